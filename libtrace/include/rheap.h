@@ -1,0 +1,69 @@
+/*
+ * rheap.h: control API of librheap, the heap recorder.
+ *
+ * librheap wraps malloc, free, calloc, realloc, reallocarray, posix_memalign, aligned_alloc,
+ * memalign, valloc and pvalloc. While recording is on, every call is written, with its time,
+ * thread, size, address and backtrace, into a recording directory `rip-<pid>/` that
+ * `rheap convert` turns into a SQLite database.
+ *
+ * Preloaded (LD_PRELOAD=librheap.so) it records from the start unless RHEAP_ENABLE=0; linked
+ * into a program, it records only between rheap_enable() and rheap_disable() (or from the start
+ * with RHEAP_ENABLE=1). All functions are thread-safe and may be called from any thread.
+ */
+#ifndef RHEAP_H
+#define RHEAP_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RHEAP_VERSION_STRING "0.1.0"
+
+typedef struct {
+    /* Most frames kept per backtrace (1-1024). */
+    unsigned max_stack_depth;
+    /* Most threads recording at the same time; a thread beyond it is not recorded and the
+     * recording says how many events were lost. */
+    unsigned max_threads;
+    /* Per-thread buffer of encoded events in KiB; one lz4 block (64, 256, 1024 or 4096). */
+    unsigned buffer_kb;
+    /* Fraction of allocations that get a backtrace, 0.0-1.0. The others are still recorded,
+     * with no backtrace, so byte counts stay exact. */
+    double sample_rate;
+    /* Where rip-<pid>/ is created; NULL or "" means the current directory. */
+    const char *output_dir;
+} rheap_config;
+
+#define RHEAP_CONFIG_INIT { 64, 4096, 64, 1.0, NULL }
+
+/* Starts a new recording in a new directory: rip-<pid>/ the first time in a process, then
+ * rip-<pid>-2/, rip-<pid>-3/, ... (an existing directory is never reused). `config` NULL means
+ * RHEAP_CONFIG_INIT. Returns 0, or -1 with errno set (EALREADY: already recording; EINVAL: bad
+ * config; otherwise why the directory could not be created). */
+int rheap_enable(const rheap_config *config);
+
+/* Stops recording: every thread's buffered events are written and the files completed. Returns
+ * 0, or -1 with errno EALREADY when not recording. */
+int rheap_disable(void);
+
+/* Writes every thread's buffered events to disk now, leaving recording on. 0 or -1 (not
+ * recording: errno EALREADY). */
+int rheap_flush(void);
+
+/* Records a marker with this label (truncated to 255 bytes) at the current time, in the calling
+ * thread. Markers name moments to compare in queries. 0, or -1 when not recording. */
+int rheap_mark(const char *label);
+
+/* 1 while recording, else 0. */
+int rheap_is_enabled(void);
+
+/* The directory of the current (or last) recording, or NULL if none was made. The pointer stays
+ * valid until the next rheap_enable. */
+const char *rheap_output_path(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,586 @@
+/*
+ * control.c: configuration, the life of a recording, and the public API.
+ *
+ * A recording starts (rheap_enable, the environment at start-up, the toggle signal, a fork
+ * child continuing its parent's recording, a failed exec) by creating a new directory
+ * rip-<pid>[-N]/ with its process file, and ends (rheap_disable, the signal, exit, exec, an
+ * internal failure) when every thread's file is flushed and closed and the process file gets
+ * its `off` record. Everything here runs under the control lock, rarely; the allocation path
+ * only reads rheap__word.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "rheap.h"
+
+_Atomic int rheap__word = RHEAP__UNINIT;
+rheap__config_t rheap__cfg;
+uint64_t rheap__start_ns;
+_Atomic unsigned rheap__gen;
+char rheap__rec_path[PATH_MAX];
+uint32_t rheap__rec_num;
+
+static pthread_mutex_t ctl = PTHREAD_MUTEX_INITIALIZER;
+static rheap__config_t env_cfg;   /* from the environment: used by env, signal and fork starts */
+static int preloaded;
+static pid_t rec_pid;             /* the process the open recording belongs to */
+static int proc_fd = -1;
+static void *proc_mem;
+static size_t proc_mem_size;
+static rip_writer_t *proc_w;
+static _Atomic int failed_once;
+
+void rheap__ctl_lock(void) {
+    pthread_mutex_lock(&ctl);
+}
+
+void rheap__ctl_unlock(void) {
+    pthread_mutex_unlock(&ctl);
+}
+
+/* ---- Configuration ---- */
+
+static void default_config(rheap__config_t *c) {
+    rheap_config d = RHEAP_CONFIG_INIT;
+    c->depth = d.max_stack_depth;
+    c->max_threads = d.max_threads;
+    c->buffer_kb = d.buffer_kb;
+    c->sample_ppm = 1000000;
+    c->signal = 0;
+    c->dir[0] = 0;
+}
+
+static int parse_uint(const char *s, unsigned long *out) {
+    unsigned long v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > 100000000ul)
+            return -1;
+        v = v * 10 + (unsigned long)(*s - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* A rate in [0, 1] written as decimal ("1", "0.25", ".001"), in parts per million. Done by
+ * hand because strtod may allocate. */
+static int parse_rate(const char *s, uint32_t *ppm) {
+    uint64_t whole = 0, frac = 0, scale = 1000000;
+    int digits = 0;
+    for (; *s >= '0' && *s <= '9'; s++, digits++)
+        if ((whole = whole * 10 + (uint64_t)(*s - '0')) > 1)
+            return -1;
+    if (*s == '.') {
+        for (s++; *s >= '0' && *s <= '9'; s++, digits++)
+            if (scale > 1) {
+                scale /= 10;
+                frac += (uint64_t)(*s - '0') * scale;
+            }
+    }
+    if (*s || !digits)
+        return -1;
+    uint64_t v = whole * 1000000 + frac;
+    if (v > 1000000)
+        return -1;
+    *ppm = (uint32_t)v;
+    return 0;
+}
+
+static unsigned block_kb(unsigned long kb) {
+    static const unsigned sizes[] = {64, 256, 1024, 4096};
+    for (unsigned i = 0; i < 4; i++)
+        if (kb <= sizes[i])
+            return sizes[i];
+    return 4096;
+}
+
+static int parse_signal(const char *s) {
+    static const struct {
+        const char *name;
+        int sig;
+    } names[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},   {"PROF", SIGPROF},
+                 {"URG", SIGURG},   {"WINCH", SIGWINCH}, {"PWR", SIGPWR}, {"TTIN", SIGTTIN},
+                 {"TTOU", SIGTTOU}};
+    if (strncmp(s, "SIG", 3) == 0)
+        s += 3;
+    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(s, names[i].name) == 0)
+            return names[i].sig;
+    if (strncmp(s, "RTMIN+", 6) == 0) {
+        unsigned long n;
+        if (parse_uint(s + 6, &n) == 0 && SIGRTMIN + (int)n <= SIGRTMAX)
+            return SIGRTMIN + (int)n;
+        return -1;
+    }
+    unsigned long n;
+    if (parse_uint(s, &n) == 0 && n >= 1 && n <= (unsigned long)SIGRTMAX && n != SIGKILL &&
+        n != SIGSTOP)
+        return (int)n;
+    return -1;
+}
+
+static void bad_env(const char *name, const char *value, const char *expected) {
+    rheap__log("ignoring ", name, "=", value, ": expected ", expected, NULL);
+}
+
+static void read_env(rheap__config_t *c) {
+    default_config(c);
+    const char *v;
+    unsigned long n;
+    if ((v = getenv("RHEAP_DEPTH"))) {
+        if (parse_uint(v, &n) == 0 && n >= 1 && n <= RIP_MAX_DEPTH)
+            c->depth = (unsigned)n;
+        else
+            bad_env("RHEAP_DEPTH", v, "a number of frames from 1 to 1024");
+    }
+    if ((v = getenv("RHEAP_SAMPLE_RATE"))) {
+        if (parse_rate(v, &c->sample_ppm) != 0) {
+            c->sample_ppm = 1000000;
+            bad_env("RHEAP_SAMPLE_RATE", v, "a fraction from 0 to 1, like 0.01");
+        }
+    }
+    if ((v = getenv("RHEAP_BUFFER_KB"))) {
+        if (parse_uint(v, &n) == 0 && n >= 1 && n <= 4096)
+            c->buffer_kb = block_kb(n);
+        else
+            bad_env("RHEAP_BUFFER_KB", v, "64, 256, 1024 or 4096");
+    }
+    if ((v = getenv("RHEAP_MAX_THREADS"))) {
+        if (parse_uint(v, &n) == 0 && n >= 1 && n <= 1000000)
+            c->max_threads = (unsigned)n;
+        else
+            bad_env("RHEAP_MAX_THREADS", v, "a number of threads");
+    }
+    if ((v = getenv("RHEAP_SIGNAL")) && *v) {
+        int sig = parse_signal(v);
+        if (sig > 0)
+            c->signal = sig;
+        else
+            bad_env("RHEAP_SIGNAL", v, "a signal name like USR2, or its number");
+    }
+    if ((v = getenv("RHEAP_DIR")) && *v) {
+        if (strlen(v) < sizeof c->dir - 64)
+            strcpy(c->dir, v);
+        else
+            bad_env("RHEAP_DIR", "(too long)", "a directory path shorter than PATH_MAX");
+    }
+}
+
+/* ---- Starting and stopping (control lock held) ---- */
+
+static int make_recording_dir(const rheap__config_t *c) {
+    char dir[PATH_MAX], num[24];
+    if (c->dir[0] == '/') {
+        strcpy(dir, c->dir);
+    } else {
+        if (!getcwd(dir, sizeof dir - 80))
+            return -1;
+        if (c->dir[0]) {
+            if (strlen(dir) + strlen(c->dir) + 80 > sizeof dir) {
+                errno = ENAMETOOLONG;
+                return -1;
+            }
+            strcat(dir, "/");
+            strcat(dir, c->dir);
+        }
+    }
+    size_t base = strlen(dir);
+    for (uint32_t n = 1; n < 100000; n++) {
+        dir[base] = 0;
+        strcat(dir, "/rip-");
+        strcat(dir, rheap__utoa((uint64_t)getpid(), num));
+        if (n > 1) {
+            strcat(dir, "-");
+            strcat(dir, rheap__utoa(n, num));
+        }
+        if (mkdir(dir, 0700) == 0) {
+            strcpy(rheap__rec_path, dir);
+            rheap__rec_num = n;
+            return 0;
+        }
+        if (errno != EEXIST)
+            return -1;
+    }
+    return -1;
+}
+
+/* The process record: who we are. /proc/self/cmdline is read into a static buffer (we are
+ * under the control lock) and cut into arguments. */
+static rip_status_t write_process(void) {
+    static char cmdline[65536];
+    static const char *argv[4096];
+    uint32_t argc = 0;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t len = 0;
+    if (fd >= 0) {
+        ssize_t n;
+        while (len < (ssize_t)sizeof cmdline - 1 &&
+               (n = read(fd, cmdline + len, sizeof cmdline - 1 - (size_t)len)) > 0)
+            len += n;
+        close(fd);
+    }
+    cmdline[len] = 0;
+    for (ssize_t i = 0; i < len && argc < 4096; i += (ssize_t)strlen(cmdline + i) + 1)
+        argv[argc++] = cmdline + i;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    uint64_t wall_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
+    return rip_writer_process(proc_w, (uint32_t)getppid(), exe, argc, argv, wall_ns, "monotonic",
+                              (uint32_t)sysconf(_SC_PAGESIZE));
+}
+
+static void close_process_file(void) {
+    if (proc_fd >= 0)
+        close(proc_fd);
+    if (proc_mem)
+        munmap(proc_mem, proc_mem_size);
+    proc_fd = -1;
+    proc_mem = NULL;
+    proc_w = NULL;
+}
+
+static int start(const rheap__config_t *c, const char *how) {
+    if (atomic_load(&rheap__word) & RHEAP__ON) {
+        errno = EALREADY;
+        return -1;
+    }
+    if (make_recording_dir(c) != 0)
+        return -1;
+    char path[PATH_MAX + 16];
+    strcpy(path, rheap__rec_path);
+    strcat(path, "/process.rip");
+    proc_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (proc_fd < 0)
+        return -1;
+    proc_mem_size = rip_writer_footprint(64 * 1024);
+    proc_mem = mmap(NULL, proc_mem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (proc_mem == MAP_FAILED) {
+        proc_mem = NULL;
+        close_process_file();
+        return -1;
+    }
+    rheap__cfg = *c;
+    rheap__start_ns = rheap__now_abs();
+    rec_pid = getpid();
+    rip_header_t h = {1, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, (uint32_t)rec_pid, 0, rheap__rec_num, 0,
+                      rheap__start_ns};
+    proc_w = rip_writer_init(proc_mem, 64 * 1024, proc_fd, &h);
+    rip_status_t st = write_process();
+    if (st == RIP_OK)
+        st = rip_writer_config(proc_w, c->depth, c->sample_ppm, c->buffer_kb, c->max_threads,
+                               (uint32_t)c->signal, rheap__rec_path);
+    if (st == RIP_OK)
+        st = rip_writer_on(proc_w, 0, how);
+    if (st == RIP_OK)
+        st = rip_writer_flush(proc_w);
+    if (st != RIP_OK) {
+        int err = errno;
+        close_process_file();
+        errno = err;
+        return -1;
+    }
+    atomic_fetch_add(&rheap__gen, 1);
+    atomic_fetch_or(&rheap__word, RHEAP__ON);
+    return 0;
+}
+
+static int stop(const char *how) {
+    if (!(atomic_load(&rheap__word) & RHEAP__ON)) {
+        errno = EALREADY;
+        return -1;
+    }
+    atomic_fetch_and(&rheap__word, ~(RHEAP__ON | RHEAP__EXITING));
+    rheap__threads_flush_all(1);
+    if (proc_w) {
+        rip_writer_off(proc_w, rheap__now(), how);
+        rip_writer_flush(proc_w);
+    }
+    close_process_file();
+    return 0;
+}
+
+/* At exit the files are flushed and the process file says "off", but the recorders stay open
+ * and write every later event through at once: static destructors and libraries finalized
+ * after librheap still free memory. */
+static void flush_for_exit(void) {
+    if (!(atomic_load(&rheap__word) & RHEAP__ON) || getpid() != rec_pid)
+        return;
+    atomic_fetch_or(&rheap__word, RHEAP__EXITING);
+    rheap__threads_flush_all(0);
+    if (proc_w) {
+        rip_writer_off(proc_w, rheap__now(), "exit");
+        rip_writer_flush(proc_w);
+    }
+}
+
+void rheap__fail(const char *what, int err) {
+    if (atomic_exchange(&failed_once, 1))
+        return;
+    rheap__log(what, ": ", strerrordesc_np(err), "; recording stopped, the program goes on", NULL);
+    rheap__ctl_lock();
+    char how[128] = "error: ";
+    strncat(how, what, sizeof how - 10);
+    stop(how);
+    rheap__ctl_unlock();
+}
+
+/* ---- Signal toggle ---- */
+
+static void on_toggle_signal(int sig) {
+    (void)sig;
+    /* Only a flag: the handler may have interrupted this very thread inside the tracer. The
+     * next allocator call in any thread acts on it. */
+    atomic_fetch_or(&rheap__word, RHEAP__TOGGLE);
+}
+
+/* ---- fork ---- */
+
+static void fork_prepare(void) {
+    int guard = rheap__guard;
+    rheap__guard = 1;
+    rheap__ctl_lock();
+    rheap__threads_lock_all();
+    rheap__guard = guard;
+}
+
+static void fork_parent(void) {
+    rheap__threads_unlock_all();
+    rheap__ctl_unlock();
+}
+
+/* The child records into its own rip-<childpid>/ (its process record names the parent), never
+ * into the parent's files. */
+static void fork_child(void) {
+    int guard = rheap__guard;
+    rheap__guard = 1;
+    int was_on = atomic_load(&rheap__word) & RHEAP__ON;
+    rheap__threads_after_fork_child();
+    pthread_mutex_init(&ctl, NULL);
+    if (proc_fd >= 0)
+        close(proc_fd);
+    proc_fd = -1;
+    proc_w = NULL; /* the mapping is the child's copy: reuse is not worth it, unmap */
+    if (proc_mem)
+        munmap(proc_mem, proc_mem_size);
+    proc_mem = NULL;
+    atomic_fetch_and(&rheap__word, ~(RHEAP__ON | RHEAP__EXITING));
+    if (was_on) {
+        rheap__config_t c = rheap__cfg;
+        if (start(&c, "fork") != 0)
+            rheap__log("cannot start the forked child's recording: ", strerrordesc_np(errno), NULL);
+    }
+    rheap__guard = guard;
+}
+
+/* ---- Initialization ---- */
+
+static void init_locked(void) {
+    if (!(atomic_load(&rheap__word) & RHEAP__UNINIT))
+        return;
+    read_env(&env_cfg);
+    const char *pre = getenv("LD_PRELOAD");
+    preloaded = pre && strstr(pre, "librheap") != NULL;
+    rheap__unwind_init();
+    rheap__threads_init();
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    if (env_cfg.signal) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_toggle_signal;
+        sa.sa_flags = SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(env_cfg.signal, &sa, NULL);
+    }
+    atomic_fetch_and(&rheap__word, ~RHEAP__UNINIT);
+    const char *en = getenv("RHEAP_ENABLE");
+    int autostart = preloaded;
+    if (en && strcmp(en, "1") == 0)
+        autostart = 1;
+    else if (en && strcmp(en, "0") == 0)
+        autostart = 0;
+    else if (en && *en)
+        bad_env("RHEAP_ENABLE", en, "1 or 0");
+    if (autostart && start(&env_cfg, "env") != 0)
+        rheap__log("cannot start recording in ", env_cfg.dir[0] ? env_cfg.dir : ".", ": ",
+                   strerrordesc_np(errno), NULL);
+}
+
+static void init(void) {
+    rheap__ctl_lock();
+    init_locked();
+    rheap__ctl_unlock();
+}
+
+void rheap__slow_path(void) {
+    int word = atomic_load(&rheap__word);
+    if (word & RHEAP__UNINIT)
+        init();
+    if ((word & RHEAP__TOGGLE) && (atomic_fetch_and(&rheap__word, ~RHEAP__TOGGLE) & RHEAP__TOGGLE)) {
+        rheap__ctl_lock();
+        if (atomic_load(&rheap__word) & RHEAP__ON)
+            stop("signal");
+        else if (start(&env_cfg, "signal") != 0)
+            rheap__log("cannot start recording: ", strerrordesc_np(errno), NULL);
+        rheap__ctl_unlock();
+    }
+}
+
+/* Programs that allocate before this constructor runs have already initialized us. */
+__attribute__((constructor)) static void rheap_constructor(void) {
+    rheap__resolve();
+    int guard = rheap__guard;
+    rheap__guard = 1;
+    if (atomic_load(&rheap__word) & RHEAP__UNINIT)
+        init();
+    rheap__guard = guard;
+}
+
+__attribute__((destructor)) static void rheap_destructor(void) {
+    int guard = rheap__guard;
+    rheap__guard = 1;
+    rheap__ctl_lock();
+    flush_for_exit();
+    rheap__ctl_unlock();
+    rheap__guard = guard;
+}
+
+/* ---- Called by exec.c and the _exit wrappers ---- */
+
+int rheap__before_exec(void) {
+    int guard = rheap__guard, was_on = 0;
+    rheap__guard = 1;
+    rheap__ctl_lock();
+    /* A vfork child shares our memory: it must not touch the parent's recording. */
+    if ((atomic_load(&rheap__word) & RHEAP__ON) && getpid() == rec_pid) {
+        was_on = 1;
+        stop("exec");
+    }
+    rheap__ctl_unlock();
+    rheap__guard = guard;
+    return was_on;
+}
+
+void rheap__after_failed_exec(int was_on) {
+    if (!was_on)
+        return;
+    int guard = rheap__guard;
+    rheap__guard = 1;
+    rheap__ctl_lock();
+    rheap__config_t c = rheap__cfg;
+    start(&c, "exec");
+    rheap__ctl_unlock();
+    rheap__guard = guard;
+}
+
+void rheap__before_exit(void) {
+    int guard = rheap__guard;
+    rheap__guard = 1;
+    rheap__ctl_lock();
+    flush_for_exit();
+    rheap__ctl_unlock();
+    rheap__guard = guard;
+}
+
+/* ---- Public API ---- */
+
+static int config_from_api(const rheap_config *in, rheap__config_t *c) {
+    rheap_config d = RHEAP_CONFIG_INIT;
+    if (!in)
+        in = &d;
+    if (in->max_stack_depth < 1 || in->max_stack_depth > RIP_MAX_DEPTH || in->max_threads < 1 ||
+        !(in->sample_rate >= 0.0 && in->sample_rate <= 1.0) || in->buffer_kb > 4096 ||
+        (in->output_dir && strlen(in->output_dir) >= sizeof c->dir - 64))
+        return -1;
+    default_config(c);
+    c->depth = in->max_stack_depth;
+    c->max_threads = in->max_threads;
+    c->buffer_kb = block_kb(in->buffer_kb ? in->buffer_kb : 64);
+    c->sample_ppm = (uint32_t)(in->sample_rate * 1000000.0 + 0.5);
+    c->signal = env_cfg.signal;
+    if (in->output_dir)
+        strcpy(c->dir, in->output_dir);
+    return 0;
+}
+
+RHEAP_EXPORT int rheap_enable(const rheap_config *config) {
+    int guard = rheap__guard, saved_errno, r;
+    rheap__guard = 1;
+    rheap__resolve();
+    rheap__ctl_lock();
+    init_locked();
+    rheap__config_t c;
+    if (config_from_api(config, &c) != 0) {
+        errno = EINVAL;
+        r = -1;
+    } else {
+        r = start(&c, "api");
+    }
+    saved_errno = errno;
+    rheap__ctl_unlock();
+    rheap__guard = guard;
+    errno = saved_errno;
+    return r;
+}
+
+RHEAP_EXPORT int rheap_disable(void) {
+    int guard = rheap__guard;
+    rheap__guard = 1;
+    rheap__ctl_lock();
+    int r = stop("api"), saved = errno;
+    rheap__ctl_unlock();
+    rheap__guard = guard;
+    errno = saved;
+    return r;
+}
+
+RHEAP_EXPORT int rheap_flush(void) {
+    int guard = rheap__guard, r = 0;
+    rheap__guard = 1;
+    rheap__ctl_lock();
+    if (atomic_load(&rheap__word) & RHEAP__ON) {
+        rheap__threads_flush_all(0);
+        if (proc_w)
+            rip_writer_flush(proc_w);
+    } else {
+        r = -1;
+    }
+    rheap__ctl_unlock();
+    rheap__guard = guard;
+    if (r)
+        errno = EALREADY;
+    return r;
+}
+
+RHEAP_EXPORT int rheap_mark(const char *label) {
+    if (!(atomic_load(&rheap__word) & RHEAP__ON) || !label) {
+        errno = EALREADY;
+        return -1;
+    }
+    int guard = rheap__guard;
+    rheap__guard = 1;
+    int r = rheap__record_mark(label);
+    rheap__guard = guard;
+    return r;
+}
+
+RHEAP_EXPORT int rheap_is_enabled(void) {
+    return (atomic_load(&rheap__word) & RHEAP__ON) ? 1 : 0;
+}
+
+RHEAP_EXPORT const char *rheap_output_path(void) {
+    return rheap__rec_path[0] ? rheap__rec_path : NULL;
+}

@@ -1,0 +1,161 @@
+/*
+ * internal.h: what the files of librheap share, grouped by the file that defines it. Reading it
+ * top to bottom is a map of the library.
+ *
+ * Rules for everything here: code reachable from a malloc wrapper never calls an allocating
+ * libc function, keeps errno as the program left it, and never calls dl_iterate_phdr (or
+ * anything else that may take the loader lock) while holding a tracer lock.
+ */
+#ifndef RHEAP_INTERNAL_H
+#define RHEAP_INTERNAL_H
+
+#include <limits.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rip.h"
+
+#define RHEAP_EXPORT __attribute__((visibility("default")))
+#define RHEAP_TLS __thread __attribute__((tls_model("initial-exec")))
+#define RHEAP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RHEAP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- wrappers.c: the interposed allocator entry points and the bootstrap arena ---- */
+
+/* The next allocator in the chain (normally glibc's), resolved with dlsym(RTLD_NEXT). */
+typedef struct {
+    void *(*malloc)(size_t);
+    void (*free)(void *);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    void *(*reallocarray)(void *, size_t, size_t);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    void *(*memalign)(size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+} rheap__real_t;
+
+extern rheap__real_t rheap__real;
+
+/* Resolves rheap__real once; safe to call from any wrapper, before libc is fully up. */
+void rheap__resolve(void);
+
+/* Per-thread recursion guard: nonzero while the thread runs tracer code, so allocations the
+ * tracer itself causes (libunwind's caches, dlsym) pass straight to the real allocator. */
+extern RHEAP_TLS int rheap__guard;
+
+/* ---- control.c: configuration, recordings, the public API, fork/exec/exit ---- */
+
+typedef struct {
+    unsigned depth;          /* frames per backtrace, 1..RIP_MAX_DEPTH */
+    unsigned max_threads;
+    unsigned buffer_kb;      /* lz4 block size in KiB: 64, 256, 1024 or 4096 */
+    uint32_t sample_ppm;     /* backtrace sampling, parts per million */
+    int signal;              /* toggle signal, 0 = none */
+    char dir[PATH_MAX];      /* output directory */
+} rheap__config_t;
+
+/* The hot path reads one word: RHEAP__ON alone means "record"; 0 means "pass through"; any
+ * other bit sends the call through rheap__slow_path first. */
+enum {
+    RHEAP__ON = 1,           /* a recording is open */
+    RHEAP__TOGGLE = 2,       /* the toggle signal arrived; not yet acted on */
+    RHEAP__EXITING = 4,      /* the process is exiting: write every event through */
+    RHEAP__UNINIT = 8,       /* the environment has not been read yet */
+};
+extern _Atomic int rheap__word;
+
+/* Settings of the current recording (valid while RHEAP__ON is set). */
+extern rheap__config_t rheap__cfg;
+extern uint64_t rheap__start_ns;     /* CLOCK_MONOTONIC at recording start */
+extern _Atomic unsigned rheap__gen;  /* increments at every new recording */
+
+/* Handles the rare states: first call (reads the environment, may start recording), a pending
+ * toggle. Called from a wrapper with the guard held. */
+void rheap__slow_path(void);
+
+/* Turns recording off after an internal failure: one line on stderr, files completed where
+ * possible. Must be called without holding any tracer lock. */
+void rheap__fail(const char *what, int err);
+
+/* The recording's directory and number, for naming thread files. Valid under rheap__ctl_lock. */
+extern char rheap__rec_path[PATH_MAX];
+extern uint32_t rheap__rec_num;
+
+/* The control lock: serializes enable/disable/flush, thread registration and fork. Lock order:
+ * control lock, then a thread's lock; never the other way round. */
+void rheap__ctl_lock(void);
+void rheap__ctl_unlock(void);
+
+/* For exec.c: complete the recording before an exec (returns whether one was open), resume
+ * after an exec that failed, flush before _exit. */
+int rheap__before_exec(void);
+void rheap__after_failed_exec(int was_on);
+void rheap__before_exit(void);
+
+/* ---- thread.c: per-thread recorder state ---- */
+
+typedef struct rheap__thread rheap__thread_t;
+
+/* The calling thread's recorder, attached to the current recording (its file open), or NULL if
+ * it cannot record (out of threads, failure, or recording just stopped). */
+rheap__thread_t *rheap__thread_get(void);
+
+/* Event recorders; the caller holds the guard and passes the time it stamped. */
+void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old,
+                         uint64_t old_t, uint64_t t);
+void rheap__record_free(void *p, uint64_t t);
+int rheap__record_mark(const char *label);
+
+/* Under the control lock: flush every thread's file; with `close`, also complete and close
+ * them (recording ends). */
+void rheap__threads_flush_all(int close);
+
+/* Creates the pthread key whose destructor flushes a thread's file when it exits. */
+void rheap__threads_init(void);
+
+/* fork handlers (control lock held by the caller in prepare, released in parent/child). */
+void rheap__threads_lock_all(void);
+void rheap__threads_unlock_all(void);
+void rheap__threads_after_fork_child(void);
+
+/* ---- unwind.c: backtraces ---- */
+
+/* Fills ips with up to `max` return addresses of the calling program, the tracer's own frames
+ * removed. Returns the count (0 if unwinding failed). Cost: ~8 ns per frame once warm. */
+unsigned rheap__unwind(uint64_t *ips, unsigned max);
+
+/* Records the address range of librheap's own code so rheap__unwind can drop its frames. */
+void rheap__unwind_init(void);
+
+/* ---- modules.c: loaded modules ---- */
+
+/* dl_iterate_phdr's load and unload counters; cheap (one loader-lock round trip). */
+void rheap__modules_counters(unsigned long long *adds, unsigned long long *subs);
+
+/* Snapshot of the loaded modules, built without any tracer lock and written later. */
+typedef struct rheap__modsnap rheap__modsnap_t;
+size_t rheap__modsnap_size(void);
+int rheap__modsnap_take(rheap__modsnap_t *s);
+rip_status_t rheap__modsnap_write(const rheap__modsnap_t *s, rip_writer_t *w, uint64_t t);
+
+/* ---- clock.c ---- */
+
+/* Monotonic time in ns (CLOCK_MONOTONIC). */
+uint64_t rheap__now_abs(void);
+/* ns since the current recording started. */
+static inline uint64_t rheap__now(void) {
+    uint64_t now = rheap__now_abs();
+    return now > rheap__start_ns ? now - rheap__start_ns : 0;
+}
+
+/* ---- log.c: messages without malloc ---- */
+
+/* Writes "rheap: " + the pieces (NULL-terminated list) + "\n" to stderr in one write. */
+void rheap__log(const char *first, ...) __attribute__((sentinel));
+/* Decimal text of v into buf (at least 24 bytes); returns buf. */
+char *rheap__utoa(uint64_t v, char *buf);
+
+#endif

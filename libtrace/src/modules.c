@@ -1,0 +1,163 @@
+/*
+ * modules.c: which shared objects are loaded where, so the converter can symbolize offline.
+ *
+ * dl_iterate_phdr takes the loader's lock, and dlclose calls free while holding that lock, so
+ * the snapshot is taken with no tracer lock held, into the thread's own scratch memory, and
+ * written into the thread's file afterwards. dl_iterate_phdr's dlpi_adds/dlpi_subs counters
+ * tell when a new snapshot is needed; they also see the loads glibc makes itself (gconv
+ * modules, libgcc_s), which a dlopen wrapper would miss.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <link.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define SNAP_BYTES (256 * 1024)
+#define MAX_SEGS 16
+#define MAX_BUILD_ID 64
+
+/* Packed entries: bias, path length + path, build-id length + bytes, segment count + segments.
+ * Modules that do not fit are left out of the snapshot; their frames stay unresolved. */
+struct rheap__modsnap {
+    uint32_t count;
+    size_t used;
+    unsigned char data[SNAP_BYTES];
+};
+
+typedef struct {
+    uint64_t bias;
+    uint16_t path_len;
+    uint8_t build_id_len;
+    uint8_t nseg;
+} entry_head_t;
+
+size_t rheap__modsnap_size(void) {
+    return sizeof(rheap__modsnap_t);
+}
+
+static int read_counters(struct dl_phdr_info *info, size_t size, void *arg) {
+    unsigned long long *c = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        c[0] = info->dlpi_adds;
+        c[1] = info->dlpi_subs;
+    }
+    return 1; /* the counters are the same in every entry: stop at the first */
+}
+
+void rheap__modules_counters(unsigned long long *adds, unsigned long long *subs) {
+    unsigned long long c[2] = {0, 0};
+    dl_iterate_phdr(read_counters, c);
+    *adds = c[0];
+    *subs = c[1];
+}
+
+/* The GNU build-id, read from the PT_NOTE segments already mapped in memory. */
+static size_t find_build_id(const struct dl_phdr_info *info, unsigned char *out) {
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        size_t align = ph->p_align == 8 ? 8 : 4;
+        const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+        const unsigned char *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            ElfW(Nhdr) nh;
+            memcpy(&nh, p, sizeof nh);
+            const unsigned char *name = p + sizeof nh;
+            const unsigned char *desc = name + ((nh.n_namesz + align - 1) & ~(align - 1));
+            const unsigned char *next = desc + ((nh.n_descsz + align - 1) & ~(align - 1));
+            if (next > end || next <= p)
+                break;
+            if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp(name, "GNU", 4) == 0 &&
+                nh.n_descsz <= MAX_BUILD_ID) {
+                memcpy(out, desc, nh.n_descsz);
+                return nh.n_descsz;
+            }
+            p = next;
+        }
+    }
+    return 0;
+}
+
+static char exe_path[PATH_MAX];
+static size_t exe_len;
+
+static int add_module(struct dl_phdr_info *info, size_t size, void *arg) {
+    (void)size;
+    rheap__modsnap_t *s = arg;
+    const char *path = info->dlpi_name;
+    size_t path_len = path ? strlen(path) : 0;
+    if (path_len == 0) {
+        /* The main program has an empty name: use the executable's path. */
+        if (!exe_len) {
+            ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+            exe_len = n > 0 ? (size_t)n : 0;
+        }
+        path = exe_path;
+        path_len = exe_len;
+    }
+    if (path_len > 4096)
+        path_len = 4096;
+    unsigned char build_id[MAX_BUILD_ID];
+    size_t bid_len = find_build_id(info, build_id);
+    rip_segment_t segs[MAX_SEGS];
+    uint8_t nseg = 0;
+    for (int i = 0; i < info->dlpi_phnum && nseg < MAX_SEGS; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        segs[nseg].start = info->dlpi_addr + ph->p_vaddr;
+        segs[nseg].size = ph->p_memsz;
+        segs[nseg].flags = ph->p_flags & 7;
+        nseg++;
+    }
+    if (nseg == 0)
+        return 0;
+    size_t need = sizeof(entry_head_t) + path_len + bid_len + nseg * sizeof(rip_segment_t);
+    if (s->used + need > SNAP_BYTES)
+        return 0;
+    entry_head_t h = {info->dlpi_addr, (uint16_t)path_len, (uint8_t)bid_len, nseg};
+    unsigned char *p = s->data + s->used;
+    memcpy(p, &h, sizeof h);
+    p += sizeof h;
+    memcpy(p, path, path_len);
+    p += path_len;
+    memcpy(p, build_id, bid_len);
+    p += bid_len;
+    memcpy(p, segs, nseg * sizeof(rip_segment_t));
+    s->used += need;
+    s->count++;
+    return 0;
+}
+
+int rheap__modsnap_take(rheap__modsnap_t *s) {
+    s->count = 0;
+    s->used = 0;
+    dl_iterate_phdr(add_module, s);
+    return s->count ? 0 : -1;
+}
+
+rip_status_t rheap__modsnap_write(const rheap__modsnap_t *s, rip_writer_t *w, uint64_t t) {
+    rip_status_t st = rip_writer_modules(w, t, s->count);
+    const unsigned char *p = s->data;
+    for (uint32_t i = 0; i < s->count && st == RIP_OK; i++) {
+        entry_head_t h;
+        memcpy(&h, p, sizeof h);
+        p += sizeof h;
+        char path[4097];
+        memcpy(path, p, h.path_len);
+        path[h.path_len] = 0;
+        p += h.path_len;
+        const unsigned char *bid = p;
+        p += h.build_id_len;
+        rip_segment_t segs[MAX_SEGS];
+        memcpy(segs, p, h.nseg * sizeof(rip_segment_t));
+        p += h.nseg * sizeof(rip_segment_t);
+        st = rip_writer_module(w, h.bias, path, bid, h.build_id_len, segs, h.nseg);
+    }
+    return st;
+}

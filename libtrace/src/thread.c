@@ -1,0 +1,500 @@
+/*
+ * thread.c: one recorder per thread, so the allocation path shares no lock between threads.
+ *
+ * A recorder is one anonymous mapping: this struct, the rip writer (raw block, compressed
+ * block, lz4 state), the table of stacks already defined in the current file, and room for a
+ * module snapshot. Its lock is taken by its own thread for each event and by another thread
+ * only to flush or close the file (rheap_flush, rheap_disable, exit, fork), so it is almost
+ * never contended.
+ *
+ * Life cycle: LIVE from the thread's first event; RETIRED when the thread's key destructor
+ * runs (the file is flushed, and events that still arrive from libc's own cleanup are written
+ * through one by one); FREE once the kernel says the thread is gone, when the mapping waits for
+ * a new thread to reuse it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+enum { T_FREE, T_LIVE, T_RETIRED };
+
+typedef struct {
+    uint64_t hash; /* 0: empty */
+    uint64_t id;
+} stack_slot_t;
+
+/* 64 Ki slots (1 MiB of address space, touched as it fills). When it is 3/4 full it is
+ * cleared and stacks seen again are defined again under new ids: memory stays bounded. */
+#define TAB_SLOTS (1u << 16)
+
+struct rheap__thread {
+    _Atomic int lock;
+    int status;
+    _Atomic unsigned gen;        /* recording the open file belongs to; 0: no file */
+    pid_t tid;
+    int fd;
+    rip_writer_t *w;
+    size_t map_size;
+    uint32_t block_size;
+    void *wmem;
+    stack_slot_t *tab;
+    uint32_t tab_used;
+    uint64_t next_stack;
+    int have_mods;
+    unsigned long long mod_adds, mod_subs;
+    rheap__modsnap_t *snap;
+    uint32_t rng;
+    char name[17];
+    rheap__thread_t *next;
+};
+
+static RHEAP_TLS rheap__thread_t *tl_self;
+static rheap__thread_t *all_threads;  /* every mapping ever made; under the control lock */
+static unsigned n_active;             /* LIVE + RETIRED */
+static unsigned serial_gen, serial;   /* thread files opened in the current recording */
+static pthread_key_t exit_key;
+static int exit_key_ok;
+static _Atomic int warned_threads;
+
+/* ---- The per-thread lock ---- */
+
+static inline void t_lock(rheap__thread_t *t) {
+    for (unsigned spins = 0; atomic_exchange_explicit(&t->lock, 1, memory_order_acquire); spins++)
+        if (spins > 64)
+            sched_yield();
+}
+
+static inline void t_unlock(rheap__thread_t *t) {
+    atomic_store_explicit(&t->lock, 0, memory_order_release);
+}
+
+/* ---- Thread exit ---- */
+
+static void read_name(rheap__thread_t *t, char out[17]) {
+    memset(out, 0, 17);
+    if (t == tl_self) {
+        prctl(PR_GET_NAME, out, 0, 0, 0);
+        return;
+    }
+    char path[64] = "/proc/self/task/", num[24];
+    strcat(path, rheap__utoa((uint64_t)t->tid, num));
+    strcat(path, "/comm");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, out, 16);
+    close(fd);
+    if (n > 0 && out[n - 1] == '\n')
+        out[n - 1] = 0;
+}
+
+/* Writes a thread-name record when the name changed since the last one in this file. */
+static rip_status_t update_name(rheap__thread_t *t) {
+    char name[17];
+    read_name(t, name);
+    if (!name[0] || strcmp(name, t->name) == 0)
+        return RIP_OK;
+    memcpy(t->name, name, sizeof name);
+    return rip_writer_thread_name(t->w, rheap__now(), name);
+}
+
+/* The key destructor: the thread is exiting. Flush now; keep the recorder usable for the frees
+ * libc makes after this point. */
+static void on_thread_exit(void *arg) {
+    rheap__thread_t *t = arg;
+    int saved = errno, guard = rheap__guard;
+    rheap__guard = 1;
+    rip_status_t st = RIP_OK;
+    t_lock(t);
+    if (t->w && atomic_load(&t->gen) == atomic_load(&rheap__gen)) {
+        st = update_name(t);
+        if (st == RIP_OK)
+            st = rip_writer_flush(t->w);
+    }
+    t->status = T_RETIRED;
+    t_unlock(t);
+    if (st != RIP_OK)
+        rheap__fail("cannot write a thread file", errno);
+    rheap__guard = guard;
+    errno = saved;
+}
+
+void rheap__threads_init(void) {
+    exit_key_ok = pthread_key_create(&exit_key, on_thread_exit) == 0;
+}
+
+/* ---- Registration (control lock held) ---- */
+
+static size_t map_size_for(uint32_t block) {
+    size_t head = (sizeof(rheap__thread_t) + 63) & ~(size_t)63;
+    size_t wsize = (rip_writer_footprint(block) + 63) & ~(size_t)63;
+    return head + wsize + TAB_SLOTS * sizeof(stack_slot_t) + rheap__modsnap_size();
+}
+
+/* Closes the files of retired threads that the kernel reports gone, making their mappings
+ * reusable. A tid that was reused by a new thread simply waits for the next pass. */
+static void reclaim_dead(void) {
+    pid_t pid = getpid();
+    for (rheap__thread_t *t = all_threads; t; t = t->next) {
+        if (t->status != T_RETIRED)
+            continue;
+        if (syscall(SYS_tgkill, pid, t->tid, 0) == 0 || errno != ESRCH)
+            continue;
+        t_lock(t);
+        if (t->w)
+            rip_writer_flush(t->w);
+        if (t->fd >= 0)
+            close(t->fd);
+        t->fd = -1;
+        t->w = NULL;
+        atomic_store(&t->gen, 0);
+        t->status = T_FREE;
+        n_active--;
+        t_unlock(t);
+    }
+}
+
+static rheap__thread_t *register_thread(void) {
+    uint32_t block = rheap__cfg.buffer_kb * 1024u;
+    size_t size = map_size_for(block);
+    int saved = errno;
+    reclaim_dead();
+    errno = saved;
+    if (n_active >= rheap__cfg.max_threads) {
+        if (!atomic_exchange(&warned_threads, 1)) {
+            char num[24];
+            rheap__log("more than ", rheap__utoa(rheap__cfg.max_threads, num),
+                       " threads at once; events of further threads are not recorded", NULL);
+        }
+        return NULL;
+    }
+    rheap__thread_t *t = NULL;
+    for (rheap__thread_t *c = all_threads; c; c = c->next)
+        if (c->status == T_FREE && c->map_size == size) {
+            t = c;
+            break;
+        }
+    if (!t) {
+        void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (mem == MAP_FAILED)
+            return NULL;
+        t = mem;
+        size_t head = (sizeof(rheap__thread_t) + 63) & ~(size_t)63;
+        size_t wsize = (rip_writer_footprint(block) + 63) & ~(size_t)63;
+        t->map_size = size;
+        t->block_size = block;
+        t->wmem = (char *)mem + head;
+        t->tab = (stack_slot_t *)((char *)mem + head + wsize);
+        t->snap = (rheap__modsnap_t *)((char *)t->tab + TAB_SLOTS * sizeof(stack_slot_t));
+        t->next = all_threads;
+        all_threads = t;
+    }
+    t->status = T_LIVE;
+    t->tid = (pid_t)syscall(SYS_gettid);
+    t->fd = -1;
+    t->w = NULL;
+    atomic_store(&t->gen, 0);
+    t->rng = (uint32_t)t->tid * 2654435761u | 1u;
+    n_active++;
+    return t;
+}
+
+/* Opens this thread's file in the current recording: t<tid>.rip, or t<tid>-N.rip when a
+ * previous thread with the same tid already has one. */
+static int open_thread_file(rheap__thread_t *t) {
+    char path[PATH_MAX + 64], num[24];
+    size_t base = strlen(rheap__rec_path);
+    if (base + 64 > sizeof path)
+        return -1;
+    for (unsigned n = 1; n < 1000; n++) {
+        memcpy(path, rheap__rec_path, base);
+        path[base] = 0;
+        strcat(path, "/t");
+        strcat(path, rheap__utoa((uint64_t)t->tid, num));
+        if (n > 1) {
+            strcat(path, "-");
+            strcat(path, rheap__utoa(n, num));
+        }
+        strcat(path, ".rip");
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* Slow path of rheap__thread_get: register the thread and/or open its file for the current
+ * recording. Takes the control lock, so it is only called with no tracer lock held. */
+static rheap__thread_t *attach(rheap__thread_t *t) {
+    int failed = 0, err = 0;
+    rheap__ctl_lock();
+    if (!(atomic_load(&rheap__word) & RHEAP__ON)) {
+        rheap__ctl_unlock();
+        return NULL;
+    }
+    if (!t) {
+        t = register_thread();
+        if (!t) {
+            rheap__ctl_unlock();
+            return NULL;
+        }
+        tl_self = t;
+        if (exit_key_ok)
+            pthread_setspecific(exit_key, t);
+    }
+    unsigned gen = atomic_load(&rheap__gen);
+    t_lock(t);
+    if (atomic_load(&t->gen) != gen) {
+        if (t->fd >= 0)
+            close(t->fd);
+        t->w = NULL;
+        t->fd = open_thread_file(t);
+        if (t->fd < 0) {
+            failed = 1;
+            err = errno;
+        } else {
+            if (serial_gen != gen) {
+                serial_gen = gen;
+                serial = 0;
+            }
+            rip_header_t h = {0, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, (uint32_t)getpid(),
+                              (uint32_t)t->tid, rheap__rec_num, ++serial, rheap__start_ns};
+            t->w = rip_writer_init(t->wmem, t->block_size, t->fd, &h);
+            memset(t->tab, 0, TAB_SLOTS * sizeof(stack_slot_t));
+            t->tab_used = 0;
+            t->next_stack = 1;
+            t->have_mods = 0;
+            t->name[0] = 0;
+            atomic_store(&t->gen, gen);
+            if (update_name(t) != RIP_OK) {
+                failed = 1;
+                err = errno;
+            }
+        }
+    }
+    t_unlock(t);
+    rheap__ctl_unlock();
+    if (failed) {
+        rheap__fail("cannot write a thread file", err);
+        return NULL;
+    }
+    return t;
+}
+
+rheap__thread_t *rheap__thread_get(void) {
+    rheap__thread_t *t = tl_self;
+    if (RHEAP_LIKELY(t && atomic_load_explicit(&t->gen, memory_order_relaxed) ==
+                              atomic_load_explicit(&rheap__gen, memory_order_relaxed)))
+        return t;
+    return attach(t);
+}
+
+/* ---- Stacks ---- */
+
+static inline uint64_t hash_stack(const uint64_t *ips, unsigned n) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    for (unsigned i = 0; i < n; i++) {
+        h ^= ips[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h ? h : 1;
+}
+
+/* The id of a stack already defined in this file, or 0. Owner-only: no lock needed. Two
+ * different stacks with the same 64-bit hash would share an id; at the rates here that is
+ * about one chance in 10^9 per million distinct stacks. */
+static uint64_t find_stack(rheap__thread_t *t, uint64_t h) {
+    for (uint32_t i = (uint32_t)h & (TAB_SLOTS - 1);; i = (i + 1) & (TAB_SLOTS - 1)) {
+        if (t->tab[i].hash == h)
+            return t->tab[i].id;
+        if (t->tab[i].hash == 0)
+            return 0;
+    }
+}
+
+static void add_stack(rheap__thread_t *t, uint64_t h, uint64_t id) {
+    if (t->tab_used >= TAB_SLOTS / 4 * 3) {
+        memset(t->tab, 0, TAB_SLOTS * sizeof(stack_slot_t));
+        t->tab_used = 0;
+    }
+    uint32_t i = (uint32_t)h & (TAB_SLOTS - 1);
+    while (t->tab[i].hash != 0)
+        i = (i + 1) & (TAB_SLOTS - 1);
+    t->tab[i].hash = h;
+    t->tab[i].id = id;
+    t->tab_used++;
+}
+
+static inline int sampled(rheap__thread_t *t) {
+    uint32_t ppm = rheap__cfg.sample_ppm;
+    if (ppm >= 1000000)
+        return 1;
+    if (ppm == 0)
+        return 0;
+    t->rng ^= t->rng << 13;
+    t->rng ^= t->rng >> 17;
+    t->rng ^= t->rng << 5;
+    return t->rng % 1000000u < ppm;
+}
+
+/* ---- Events ---- */
+
+/* After an event: write through when the thread is exiting or the process is, then report a
+ * failure (outside the lock). */
+static inline void finish_event(rheap__thread_t *t, rip_status_t st) {
+    if (st == RIP_OK && (t->status == T_RETIRED ||
+                         (atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__EXITING)))
+        st = rip_writer_flush(t->w);
+    int err = errno;
+    t_unlock(t);
+    if (st != RIP_OK)
+        rheap__fail("cannot write a thread file", err);
+}
+
+void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old,
+                         uint64_t old_t, uint64_t t_now) {
+    rheap__thread_t *t = rheap__thread_get();
+    if (!t)
+        return;
+    unsigned depth = rheap__cfg.depth, n = 0;
+    uint64_t ips[depth];
+    uint64_t stack = 0, h = 0;
+    int snapshot = 0;
+    unsigned long long adds = 0, subs = 0;
+    if (sampled(t)) {
+        n = rheap__unwind(ips, depth);
+        if (n) {
+            h = hash_stack(ips, n);
+            stack = find_stack(t, h);
+            if (!stack) {
+                rheap__modules_counters(&adds, &subs);
+                if (!t->have_mods || adds != t->mod_adds || subs != t->mod_subs)
+                    snapshot = rheap__modsnap_take(t->snap) == 0;
+            }
+        }
+    }
+    t_lock(t);
+    if (!t->w || atomic_load(&t->gen) != atomic_load(&rheap__gen)) {
+        t_unlock(t); /* the recording ended while this event was on its way */
+        return;
+    }
+    rip_status_t st = RIP_OK;
+    if (snapshot) {
+        st = rheap__modsnap_write(t->snap, t->w, t_now);
+        t->have_mods = 1;
+        t->mod_adds = adds;
+        t->mod_subs = subs;
+    }
+    if (n && !stack && st == RIP_OK) {
+        stack = t->next_stack++;
+        st = rip_writer_stack(t->w, stack, ips, n);
+        add_stack(t, h, stack);
+    }
+    if (st == RIP_OK)
+        st = rip_writer_alloc(t->w, call, t_now, (uintptr_t)p, size, stack, align, (uintptr_t)old,
+                              old ? old_t : 0);
+    finish_event(t, st);
+}
+
+void rheap__record_free(void *p, uint64_t t_now) {
+    rheap__thread_t *t = rheap__thread_get();
+    if (!t)
+        return;
+    t_lock(t);
+    if (!t->w || atomic_load(&t->gen) != atomic_load(&rheap__gen)) {
+        t_unlock(t);
+        return;
+    }
+    finish_event(t, rip_writer_free(t->w, t_now, (uintptr_t)p));
+}
+
+int rheap__record_mark(const char *label) {
+    rheap__thread_t *t = rheap__thread_get();
+    if (!t)
+        return -1;
+    t_lock(t);
+    if (!t->w || atomic_load(&t->gen) != atomic_load(&rheap__gen)) {
+        t_unlock(t);
+        return -1;
+    }
+    char text[256];
+    size_t n = strnlen(label, sizeof text - 1);
+    memcpy(text, label, n);
+    text[n] = 0;
+    finish_event(t, rip_writer_mark(t->w, rheap__now(), text));
+    return 0;
+}
+
+/* ---- Whole-process operations (control lock held) ---- */
+
+void rheap__threads_flush_all(int close_files) {
+    unsigned gen = atomic_load(&rheap__gen);
+    int failed = 0, err = 0;
+    for (rheap__thread_t *t = all_threads; t; t = t->next) {
+        if (t->status == T_FREE)
+            continue;
+        t_lock(t);
+        if (t->w && atomic_load(&t->gen) == gen) {
+            rip_status_t st = close_files ? update_name(t) : RIP_OK;
+            if (st == RIP_OK)
+                st = rip_writer_flush(t->w);
+            if (st != RIP_OK && !failed) {
+                failed = 1;
+                err = errno;
+            }
+            if (close_files) {
+                close(t->fd);
+                t->fd = -1;
+                t->w = NULL;
+                atomic_store(&t->gen, 0);
+            }
+        }
+        t_unlock(t);
+    }
+    if (failed)
+        rheap__log("cannot write a thread file: ", strerrordesc_np(err), NULL);
+}
+
+void rheap__threads_lock_all(void) {
+    for (rheap__thread_t *t = all_threads; t; t = t->next)
+        t_lock(t);
+}
+
+void rheap__threads_unlock_all(void) {
+    for (rheap__thread_t *t = all_threads; t; t = t->next)
+        t_unlock(t);
+}
+
+/* In a forked child only the forking thread exists. The other recorders' buffers hold the
+ * parent's events, which the parent writes itself: drop them, close the inherited files, and
+ * free the mappings for reuse. */
+void rheap__threads_after_fork_child(void) {
+    n_active = 0;
+    for (rheap__thread_t *t = all_threads; t; t = t->next) {
+        if (t->fd >= 0)
+            close(t->fd);
+        t->fd = -1;
+        t->w = NULL;
+        atomic_store(&t->gen, 0);
+        if (t == tl_self) {
+            t->tid = (pid_t)syscall(SYS_gettid);
+            t->status = T_LIVE;
+            n_active++;
+        } else {
+            t->status = T_FREE;
+        }
+        atomic_store(&t->lock, 0);
+    }
+}

@@ -1,0 +1,304 @@
+/*
+ * wrappers.c: the allocator entry points librheap interposes, and the bootstrap arena.
+ *
+ * Each wrapper calls the next allocator in the chain (glibc's, or another preloaded one) and,
+ * while recording, writes one event. The shape of every wrapper is the same:
+ *
+ *   - nested calls (the guard is set: the tracer itself is allocating) and calls while not
+ *     recording go straight to the real function;
+ *   - a free is stamped before the real free and an allocation after the real allocation
+ *     returns, so when another thread reuses an address its allocation sorts after the free;
+ *   - errno is whatever the real function left.
+ *
+ * Before dlsym has resolved the real functions, allocations come from a small static arena:
+ * dlsym itself may allocate. Those blocks are never freed and never recorded; free() and
+ * realloc() recognize them by address.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+rheap__real_t rheap__real;
+RHEAP_TLS int rheap__guard;
+
+/* ---- Bootstrap arena ---- */
+
+#define BOOT_SIZE (256 * 1024)
+static _Alignas(64) unsigned char boot_arena[BOOT_SIZE];
+static _Atomic size_t boot_used;
+static RHEAP_TLS int tl_resolving;
+static _Atomic int resolve_state; /* 0 not started, 1 in progress, 2 done */
+
+/* Each bootstrap block is preceded by its size, so realloc can copy it out. */
+static void *boot_alloc(size_t size, size_t align) {
+    if (align < 16)
+        align = 16;
+    for (;;) {
+        size_t used = atomic_load(&boot_used);
+        size_t start = (used + sizeof(size_t) + align - 1) & ~(align - 1);
+        size_t end = start + size;
+        if (end > BOOT_SIZE || end < start)
+            return NULL;
+        if (atomic_compare_exchange_weak(&boot_used, &used, end)) {
+            memcpy(boot_arena + start - sizeof(size_t), &size, sizeof(size_t));
+            return boot_arena + start; /* static memory is already zero: fine for calloc */
+        }
+    }
+}
+
+static inline int is_boot(const void *p) {
+    return (const unsigned char *)p >= boot_arena && (const unsigned char *)p < boot_arena + BOOT_SIZE;
+}
+
+static size_t boot_size(const void *p) {
+    size_t size;
+    memcpy(&size, (const unsigned char *)p - sizeof(size_t), sizeof size);
+    return size;
+}
+
+void rheap__resolve(void) {
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&resolve_state, &expected, 1)) {
+        /* Another thread is resolving: wait for it (this only happens at start-up). */
+        while (atomic_load(&resolve_state) != 2)
+            sched_yield();
+        return;
+    }
+    tl_resolving = 1;
+    rheap__real_t r;
+    r.malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+    r.free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+    r.calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
+    r.realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+    r.reallocarray = (void *(*)(void *, size_t, size_t))dlsym(RTLD_NEXT, "reallocarray");
+    r.posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT, "posix_memalign");
+    r.aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
+    r.memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
+    r.valloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "valloc");
+    r.pvalloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "pvalloc");
+    if (!r.malloc || !r.free || !r.calloc || !r.realloc) {
+        rheap__log("cannot find the real malloc (dlsym RTLD_NEXT failed)", NULL);
+        _exit(127);
+    }
+    rheap__real = r;
+    tl_resolving = 0;
+    atomic_store(&resolve_state, 2);
+}
+
+/* True when the caller must use the bootstrap arena: this thread is inside dlsym. */
+static inline int need_boot(void) {
+    if (RHEAP_LIKELY(atomic_load_explicit(&resolve_state, memory_order_acquire) == 2))
+        return 0;
+    if (tl_resolving)
+        return 1;
+    rheap__resolve();
+    return 0;
+}
+
+/* ---- Common wrapper prologue ---- */
+
+/* Returns 1 if this call must be recorded; then the guard is held and the caller releases it
+ * with leave(). */
+static inline int enter(void) {
+    if (rheap__guard)
+        return 0;
+    int word = atomic_load_explicit(&rheap__word, memory_order_relaxed);
+    if (RHEAP_LIKELY(word == 0))
+        return 0;
+    rheap__guard = 1;
+    if (word != RHEAP__ON) {
+        rheap__slow_path();
+        if (!(atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__ON)) {
+            rheap__guard = 0;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static inline void leave(void) {
+    rheap__guard = 0;
+}
+
+static void record(rip_call_t call, void *p, uint64_t size, uint64_t align) {
+    int saved = errno;
+    rheap__record_alloc(call, p, size, align, NULL, 0, rheap__now());
+    errno = saved;
+}
+
+/* ---- The entry points ---- */
+
+RHEAP_EXPORT void *malloc(size_t size) {
+    if (RHEAP_UNLIKELY(need_boot()))
+        return boot_alloc(size, 16);
+    if (!enter())
+        return rheap__real.malloc(size);
+    void *p = rheap__real.malloc(size);
+    if (p)
+        record(RIP_CALL_MALLOC, p, size, 0);
+    leave();
+    return p;
+}
+
+RHEAP_EXPORT void free(void *p) {
+    if (!p || RHEAP_UNLIKELY(is_boot(p)))
+        return;
+    if (RHEAP_UNLIKELY(need_boot()))
+        return;
+    if (!enter()) {
+        rheap__real.free(p);
+        return;
+    }
+    int saved = errno;
+    rheap__record_free(p, rheap__now());
+    errno = saved;
+    rheap__real.free(p);
+    leave();
+}
+
+RHEAP_EXPORT void *calloc(size_t n, size_t size) {
+    if (RHEAP_UNLIKELY(need_boot())) {
+        size_t total;
+        if (__builtin_mul_overflow(n, size, &total))
+            return NULL;
+        return boot_alloc(total, 16);
+    }
+    if (!enter())
+        return rheap__real.calloc(n, size);
+    void *p = rheap__real.calloc(n, size);
+    if (p)
+        record(RIP_CALL_CALLOC, p, (uint64_t)n * size, 0);
+    leave();
+    return p;
+}
+
+/* realloc and reallocarray share this: the old block is released at t0 (before the call), the
+ * new one exists from the moment the call returns. */
+static void record_realloc(rip_call_t call, void *old, void *p, uint64_t size, uint64_t t0) {
+    int saved = errno;
+    if (p)
+        rheap__record_alloc(call, p, size, 0, old, t0, rheap__now());
+    else if (old && size == 0)
+        rheap__record_free(old, t0); /* glibc's realloc(p, 0) frees p and returns NULL */
+    errno = saved;
+}
+
+/* A realloc of a bootstrap block moves it to the real heap; the arena copy stays behind. */
+static void *realloc_from_boot(void *old, size_t size) {
+    void *p = malloc(size);
+    if (p) {
+        size_t n = boot_size(old);
+        memcpy(p, old, n < size ? n : size);
+    }
+    return p;
+}
+
+RHEAP_EXPORT void *realloc(void *old, size_t size) {
+    if (RHEAP_UNLIKELY(need_boot())) {
+        void *p = boot_alloc(size, 16);
+        if (p && old)
+            memcpy(p, old, boot_size(old) < size ? boot_size(old) : size);
+        return p;
+    }
+    if (RHEAP_UNLIKELY(old && is_boot(old)))
+        return realloc_from_boot(old, size);
+    if (!enter())
+        return rheap__real.realloc(old, size);
+    uint64_t t0 = rheap__now();
+    void *p = rheap__real.realloc(old, size);
+    record_realloc(RIP_CALL_REALLOC, old, p, size, t0);
+    leave();
+    return p;
+}
+
+RHEAP_EXPORT void *reallocarray(void *old, size_t n, size_t size) {
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (RHEAP_UNLIKELY(need_boot()) || RHEAP_UNLIKELY(old && is_boot(old)) || !rheap__real.reallocarray)
+        return realloc(old, total);
+    if (!enter())
+        return rheap__real.reallocarray(old, n, size);
+    uint64_t t0 = rheap__now();
+    void *p = rheap__real.reallocarray(old, n, size);
+    record_realloc(RIP_CALL_REALLOCARRAY, old, p, total, t0);
+    leave();
+    return p;
+}
+
+RHEAP_EXPORT int posix_memalign(void **out, size_t align, size_t size) {
+    if (RHEAP_UNLIKELY(need_boot())) {
+        void *p = boot_alloc(size, align);
+        if (!p)
+            return ENOMEM;
+        *out = p;
+        return 0;
+    }
+    if (!enter())
+        return rheap__real.posix_memalign(out, align, size);
+    int saved = errno;
+    int r = rheap__real.posix_memalign(out, align, size);
+    if (r == 0)
+        rheap__record_alloc(RIP_CALL_POSIX_MEMALIGN, *out, size, align, NULL, 0, rheap__now());
+    errno = saved; /* posix_memalign reports through its result, never errno */
+    leave();
+    return r;
+}
+
+RHEAP_EXPORT void *aligned_alloc(size_t align, size_t size) {
+    if (RHEAP_UNLIKELY(need_boot()))
+        return boot_alloc(size, align);
+    if (!enter())
+        return rheap__real.aligned_alloc(align, size);
+    void *p = rheap__real.aligned_alloc(align, size);
+    if (p)
+        record(RIP_CALL_ALIGNED_ALLOC, p, size, align);
+    leave();
+    return p;
+}
+
+RHEAP_EXPORT void *memalign(size_t align, size_t size) {
+    if (RHEAP_UNLIKELY(need_boot()))
+        return boot_alloc(size, align);
+    if (!enter())
+        return rheap__real.memalign(align, size);
+    void *p = rheap__real.memalign(align, size);
+    if (p)
+        record(RIP_CALL_MEMALIGN, p, size, align);
+    leave();
+    return p;
+}
+
+RHEAP_EXPORT void *valloc(size_t size) {
+    if (RHEAP_UNLIKELY(need_boot()))
+        return boot_alloc(size, 4096);
+    if (!enter())
+        return rheap__real.valloc(size);
+    void *p = rheap__real.valloc(size);
+    if (p)
+        record(RIP_CALL_VALLOC, p, size, (uint64_t)sysconf(_SC_PAGESIZE));
+    leave();
+    return p;
+}
+
+RHEAP_EXPORT void *pvalloc(size_t size) {
+    if (RHEAP_UNLIKELY(need_boot()))
+        return boot_alloc(size, 4096);
+    if (!enter())
+        return rheap__real.pvalloc(size);
+    void *p = rheap__real.pvalloc(size);
+    if (p)
+        record(RIP_CALL_PVALLOC, p, size, (uint64_t)sysconf(_SC_PAGESIZE));
+    leave();
+    return p;
+}
