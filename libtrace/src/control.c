@@ -293,6 +293,7 @@ static int start(const rheap__config_t *c, const char *how) {
         errno = err;
         return -1;
     }
+    atomic_store(&failed_once, 0);
     atomic_fetch_add(&rheap__gen, 1);
     atomic_fetch_or(&rheap__word, RHEAP__ON);
     return 0;
