@@ -341,10 +341,15 @@ void rheap__fail(const char *what, int err) {
 
 /* ---- Signal toggle ---- */
 
+/* Deliveries not yet acted on: each one toggles, so two quick signals close the window and
+ * open a new one rather than cancelling out. */
+static _Atomic unsigned pending_toggles;
+
 static void on_toggle_signal(int sig) {
     (void)sig;
-    /* Only a flag: the handler may have interrupted this very thread inside the tracer. The
+    /* Only count: the handler may have interrupted this very thread inside the tracer. The
      * next allocator call in any thread acts on it. */
+    atomic_fetch_add(&pending_toggles, 1);
     atomic_fetch_or(&rheap__word, RHEAP__TOGGLE);
 }
 
@@ -430,12 +435,15 @@ void rheap__slow_path(void) {
     int word = atomic_load(&rheap__word);
     if (word & RHEAP__UNINIT)
         init();
-    if ((word & RHEAP__TOGGLE) && (atomic_fetch_and(&rheap__word, ~RHEAP__TOGGLE) & RHEAP__TOGGLE)) {
+    if (word & RHEAP__TOGGLE) {
+        atomic_fetch_and(&rheap__word, ~RHEAP__TOGGLE);
         rheap__ctl_lock();
-        if (atomic_load(&rheap__word) & RHEAP__ON)
-            stop("signal");
-        else if (start(&env_cfg, "signal") != 0)
-            rheap__log("cannot start recording: ", strerrordesc_np(errno), NULL);
+        for (unsigned n = atomic_exchange(&pending_toggles, 0); n; n--) {
+            if (atomic_load(&rheap__word) & RHEAP__ON)
+                stop("signal");
+            else if (start(&env_cfg, "signal") != 0)
+                rheap__log("cannot start recording: ", strerrordesc_np(errno), NULL);
+        }
         rheap__ctl_unlock();
     }
 }
