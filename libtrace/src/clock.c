@@ -1,14 +1,93 @@
 /*
- * clock.c: timestamps. CLOCK_MONOTONIC through the vDSO costs 25-30 ns here; it is shared by
- * every thread and process, so events of different threads and of a process tree order
- * correctly against each other.
+ * clock.c: timestamps in CLOCK_MONOTONIC nanoseconds, cheaply.
+ *
+ * clock_gettime through the vDSO costs 25-30 ns here, twice per realloc; it was the largest
+ * single cost of the recording path after unwinding. When the kernel itself uses the TSC as its
+ * clocksource (so the TSC is constant, nonstop and synchronized across CPUs), we read the TSC
+ * directly (about 7 ns) and convert it with a ratio measured against CLOCK_MONOTONIC: the
+ * first calls use clock_gettime, and once CALIBRATE_NS have passed since the first one, the
+ * ratio over that interval is published and anchored at that instant, so the two clocks agree
+ * there. A 20 ms interval with ~30 ns of read jitter puts the ratio within a few parts per
+ * million. Elsewhere (no TSC clocksource, other architectures) clock_gettime is used throughout.
  */
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
-uint64_t rheap__now_abs(void) {
+#define CALIBRATE_NS 20000000ull
+
+static uint64_t mono_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+#if defined(__x86_64__)
+static inline uint64_t rdtsc(void) {
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+enum { TSC_UNKNOWN, TSC_CALIBRATING, TSC_READY, TSC_UNUSABLE };
+
+static _Atomic int tsc_state = TSC_UNKNOWN;
+static uint64_t cal_tsc0, cal_mono0;          /* start of the calibration interval */
+static uint64_t anchor_tsc, anchor_ns;        /* the TSC reading that equals anchor_ns */
+static uint64_t mult;                         /* ns per tick, 32.32 fixed point */
+static _Atomic int calibrating_lock;
+
+/* Only a kernel that trusts the TSC for its own clock gets us to trust it. */
+static int tsc_trusted(void) {
+    char buf[32] = {0};
+    int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    return n >= 3 && strncmp(buf, "tsc", 3) == 0 && (buf[3] == '\n' || buf[3] == 0);
+}
+
+uint64_t rheap__now_abs(void) {
+    int state = atomic_load_explicit(&tsc_state, memory_order_acquire);
+    if (RHEAP_LIKELY(state == TSC_READY)) {
+        uint64_t d = rdtsc() - anchor_tsc;
+        return anchor_ns + (uint64_t)(((unsigned __int128)d * mult) >> 32);
+    }
+    if (state == TSC_UNUSABLE)
+        return mono_ns();
+    uint64_t tsc = rdtsc(), now = mono_ns();
+    if (state == TSC_UNKNOWN) {
+        if (!atomic_exchange(&calibrating_lock, 1)) {
+            if (tsc_trusted()) {
+                cal_tsc0 = tsc;
+                cal_mono0 = now;
+                atomic_store(&tsc_state, TSC_CALIBRATING);
+            } else {
+                atomic_store(&tsc_state, TSC_UNUSABLE);
+            }
+            atomic_store(&calibrating_lock, 0);
+        }
+        return now;
+    }
+    /* Calibrating: publish the ratio once enough time has passed. */
+    if (now - cal_mono0 >= CALIBRATE_NS && tsc > cal_tsc0 && !atomic_exchange(&calibrating_lock, 1)) {
+        if (atomic_load(&tsc_state) == TSC_CALIBRATING) {
+            mult = (uint64_t)(((unsigned __int128)(now - cal_mono0) << 32) / (tsc - cal_tsc0));
+            anchor_tsc = tsc;
+            anchor_ns = now;
+            atomic_store_explicit(&tsc_state, mult ? TSC_READY : TSC_UNUSABLE, memory_order_release);
+        }
+        atomic_store(&calibrating_lock, 0);
+    }
+    return now;
+}
+#else
+uint64_t rheap__now_abs(void) {
+    return mono_ns();
+}
+#endif

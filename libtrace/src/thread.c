@@ -54,6 +54,7 @@ struct rheap__thread {
     unsigned long long mod_adds, mod_subs;
     rheap__modsnap_t *snap;
     uint32_t rng;
+    uint64_t last_t;             /* latest event time in the file: times never go backwards */
     char name[17];
     rheap__thread_t *next;
 };
@@ -275,6 +276,7 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
             t->tab_used = 0;
             t->next_stack = 1;
             t->have_mods = 0;
+            t->last_t = 0;
             t->name[0] = 0;
             atomic_store(&t->gen, gen);
             if (update_name(t) != RIP_OK) {
@@ -351,6 +353,15 @@ static inline int sampled(rheap__thread_t *t) {
 
 /* ---- Events ---- */
 
+/* Per-thread event times must not decrease (the format stores deltas). Two reads of the clock
+ * around the switch from clock_gettime to the TSC can differ by a few ns the wrong way. */
+static inline uint64_t monotonic_time(rheap__thread_t *t, uint64_t t_now) {
+    if (t_now < t->last_t)
+        t_now = t->last_t;
+    t->last_t = t_now;
+    return t_now;
+}
+
 /* After an event: write through when the thread is exiting or the process is, then report a
  * failure (outside the lock). */
 static inline void finish_event(rheap__thread_t *t, rip_status_t st) {
@@ -390,6 +401,9 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
         t_unlock(t); /* the recording ended while this event was on its way */
         return;
     }
+    t_now = monotonic_time(t, t_now);
+    if (old && old_t > t_now)
+        old_t = t_now;
     rip_status_t st = RIP_OK;
     if (snapshot) {
         st = rheap__modsnap_write(t->snap, t->w, t_now);
@@ -417,7 +431,7 @@ void rheap__record_free(void *p, uint64_t t_now) {
         t_unlock(t);
         return;
     }
-    finish_event(t, rip_writer_free(t->w, t_now, (uintptr_t)p));
+    finish_event(t, rip_writer_free(t->w, monotonic_time(t, t_now), (uintptr_t)p));
 }
 
 int rheap__record_mark(const char *label) {
