@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -263,7 +264,7 @@ static int start(const rheap__config_t *c, const char *how) {
     char path[PATH_MAX + 16];
     strcpy(path, rheap__rec_path);
     strcat(path, "/process.rip");
-    proc_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    proc_fd = rheap__open_file(path);
     if (proc_fd < 0)
         return -1;
     proc_mem_size = rip_writer_footprint(64 * 1024);
@@ -279,6 +280,8 @@ static int start(const rheap__config_t *c, const char *how) {
     rip_header_t h = {1, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, (uint32_t)rec_pid, 0, rheap__rec_num, 0,
                       rheap__start_ns};
     proc_w = rip_writer_init(proc_mem, 64 * 1024, proc_fd, &h);
+    rip_writer_guard(proc_w, rheap__file_limit());
+    atomic_store(&rheap__lost_events, 0);
     rip_status_t st = write_process();
     if (st == RIP_OK)
         st = rip_writer_config(proc_w, c->depth, c->sample_ppm, c->buffer_kb, c->max_threads,
@@ -299,6 +302,42 @@ static int start(const rheap__config_t *c, const char *how) {
     return 0;
 }
 
+/* Events of threads refused a recorder (over max_threads) are counted, never silently gone. */
+static void write_lost(void) {
+    uint64_t lost = atomic_exchange(&rheap__lost_events, 0);
+    if (lost)
+        rip_writer_lost(proc_w, rheap__now(), lost, "threads over max_threads");
+}
+
+/* Creates a recording file: exclusive, never through a symlink, mode 0600, and moved to a high
+ * descriptor number so that programs which count on the numbers they get (or close and reopen
+ * low ones) are not disturbed. */
+int rheap__open_file(const char *path) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -1;
+    struct rlimit rl;
+    int high = 512;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur <= 1024)
+        high = (int)rl.rlim_cur / 2;
+    if (fd < high) {
+        int moved = fcntl(fd, F_DUPFD_CLOEXEC, high);
+        if (moved >= 0) {
+            close(fd);
+            fd = moved;
+        }
+    }
+    return fd;
+}
+
+/* The file size limit (RLIMIT_FSIZE), 0 when unlimited: the writer stops short of it. */
+uint64_t rheap__file_limit(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    return (uint64_t)rl.rlim_cur;
+}
+
 static int stop(const char *how) {
     if (!(atomic_load(&rheap__word) & RHEAP__ON)) {
         errno = EALREADY;
@@ -307,6 +346,7 @@ static int stop(const char *how) {
     atomic_fetch_and(&rheap__word, ~(RHEAP__ON | RHEAP__EXITING));
     rheap__threads_flush_all(1);
     if (proc_w) {
+        write_lost();
         rip_writer_off(proc_w, rheap__now(), how);
         rip_writer_flush(proc_w);
     }
@@ -323,15 +363,22 @@ static void flush_for_exit(void) {
     atomic_fetch_or(&rheap__word, RHEAP__EXITING);
     rheap__threads_flush_all(0);
     if (proc_w) {
+        write_lost();
         rip_writer_off(proc_w, rheap__now(), "exit");
         rip_writer_flush(proc_w);
     }
 }
 
-void rheap__fail(const char *what, int err) {
+int rheap__report_failure(const char *what, int err) {
     if (atomic_exchange(&failed_once, 1))
-        return;
+        return 0;
     rheap__log(what, ": ", strerrordesc_np(err), "; recording stopped, the program goes on", NULL);
+    return 1;
+}
+
+void rheap__fail(const char *what, int err) {
+    if (!rheap__report_failure(what, err))
+        return;
     rheap__ctl_lock();
     char how[128] = "error: ";
     strncat(how, what, sizeof how - 10);

@@ -80,6 +80,19 @@ void rheap__slow_path(void);
  * possible. Must be called without holding any tracer lock. */
 void rheap__fail(const char *what, int err);
 
+/* Prints the failure line unless one was printed in this recording already; returns whether
+ * it printed. */
+int rheap__report_failure(const char *what, int err);
+
+/* Opens a new recording file (exclusive, no symlinks, 0600, high descriptor number). */
+int rheap__open_file(const char *path);
+
+/* RLIMIT_FSIZE in bytes, 0 when unlimited. */
+uint64_t rheap__file_limit(void);
+
+/* Events not recorded because their thread was refused a recorder. */
+extern _Atomic uint64_t rheap__lost_events;
+
 /* The recording's directory and number, for naming thread files. Valid under rheap__ctl_lock. */
 extern char rheap__rec_path[PATH_MAX];
 extern uint32_t rheap__rec_num;

@@ -60,6 +60,10 @@ struct rheap__thread {
 };
 
 static RHEAP_TLS rheap__thread_t *tl_self;
+/* The recording this thread was refused a recorder in (too many threads): its events in that
+ * recording are only counted, in rheap__lost_events. */
+static RHEAP_TLS unsigned tl_refused_gen;
+_Atomic uint64_t rheap__lost_events;
 static rheap__thread_t *all_threads;  /* every mapping ever made; under the control lock */
 static unsigned n_active;             /* LIVE + RETIRED */
 static unsigned serial_gen, serial;   /* thread files opened in the current recording */
@@ -227,7 +231,7 @@ static int open_thread_file(rheap__thread_t *t) {
             strcat(path, rheap__utoa(n, num));
         }
         strcat(path, ".rip");
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        int fd = rheap__open_file(path);
         if (fd >= 0 || errno != EEXIST)
             return fd;
     }
@@ -247,6 +251,8 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
     if (!t) {
         t = register_thread();
         if (!t) {
+            tl_refused_gen = atomic_load(&rheap__gen);
+            atomic_fetch_add(&rheap__lost_events, 1);
             rheap__ctl_unlock();
             return NULL;
         }
@@ -272,6 +278,7 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
             rip_header_t h = {0, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, (uint32_t)getpid(),
                               (uint32_t)t->tid, rheap__rec_num, ++serial, rheap__start_ns};
             t->w = rip_writer_init(t->wmem, t->block_size, t->fd, &h);
+            rip_writer_guard(t->w, rheap__file_limit());
             memset(t->tab, 0, TAB_SLOTS * sizeof(stack_slot_t));
             t->tab_used = 0;
             t->next_stack = 1;
@@ -299,6 +306,10 @@ rheap__thread_t *rheap__thread_get(void) {
     if (RHEAP_LIKELY(t && atomic_load_explicit(&t->gen, memory_order_relaxed) ==
                               atomic_load_explicit(&rheap__gen, memory_order_relaxed)))
         return t;
+    if (RHEAP_UNLIKELY(!t && tl_refused_gen == atomic_load(&rheap__gen))) {
+        atomic_fetch_add_explicit(&rheap__lost_events, 1, memory_order_relaxed);
+        return NULL;
+    }
     return attach(t);
 }
 
@@ -478,7 +489,7 @@ void rheap__threads_flush_all(int close_files) {
         t_unlock(t);
     }
     if (failed)
-        rheap__log("cannot write a thread file: ", strerrordesc_np(err), NULL);
+        rheap__report_failure("cannot write a thread file", err);
 }
 
 void rheap__threads_lock_all(void) {

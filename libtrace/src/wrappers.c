@@ -297,8 +297,12 @@ RHEAP_EXPORT void *pvalloc(size_t size) {
     if (!enter())
         return rheap__real.pvalloc(size);
     void *p = rheap__real.pvalloc(size);
-    if (p)
-        record(RIP_CALL_PVALLOC, p, size, (uint64_t)sysconf(_SC_PAGESIZE));
+    if (p) {
+        /* pvalloc hands out whole pages (at least one): that is the block's size. */
+        uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+        uint64_t rounded = size ? (size + page - 1) / page * page : page;
+        record(RIP_CALL_PVALLOC, p, rounded, page);
+    }
     leave();
     return p;
 }

@@ -1,0 +1,919 @@
+/*
+ * convert.c: a whole conversion, from recording directories to the finished database.
+ *
+ * Recordings are converted one after the other; inside one recording the thread files are read
+ * as parallel streams and merged by time (merge.c), so each event is seen once, in order, and
+ * dropped. What stays in memory is the live blocks of the current process (pair.c), the
+ * distinct stacks (stacks.c) and the distinct resolved addresses (symbolize.c): bounded by what
+ * the program kept and how much code allocated, never by the length of the recording.
+ *
+ * A block becomes a row when it is freed (or at the end, if it never is), so every row is
+ * written once and complete; row ids follow that order and run on across recordings, so they
+ * stay unique in a database that holds a whole process tree.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rip.h>
+
+#include "internal.h"
+
+/* ---- A small map from a thread file's stack ids to global backtrace ids. ---- */
+
+typedef struct {
+    uint64_t *keys;  /* 0 = empty */
+    uint64_t *vals;
+    size_t mask, count;
+} idmap_t;
+
+static int idmap_init(idmap_t *m)
+{
+    m->mask = 255;
+    m->count = 0;
+    m->keys = calloc(m->mask + 1, sizeof *m->keys);
+    m->vals = calloc(m->mask + 1, sizeof *m->vals);
+    return m->keys && m->vals ? 0 : -1;
+}
+
+static void idmap_free(idmap_t *m)
+{
+    free(m->keys);
+    free(m->vals);
+    m->keys = m->vals = NULL;
+}
+
+static size_t idmap_slot(const idmap_t *m, uint64_t k)
+{
+    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 24) & m->mask;
+}
+
+static int idmap_put(idmap_t *m, uint64_t k, uint64_t v)
+{
+    if ((m->count + 1) * 2 > m->mask + 1) {
+        idmap_t n = {0};
+        n.mask = m->mask * 2 + 1;
+        n.keys = calloc(n.mask + 1, sizeof *n.keys);
+        n.vals = calloc(n.mask + 1, sizeof *n.vals);
+        if (!n.keys || !n.vals) {
+            idmap_free(&n);
+            return -1;
+        }
+        for (size_t i = 0; i <= m->mask; i++) {
+            if (!m->keys[i])
+                continue;
+            size_t j = idmap_slot(&n, m->keys[i]);
+            while (n.keys[j])
+                j = (j + 1) & n.mask;
+            n.keys[j] = m->keys[i];
+            n.vals[j] = m->vals[i];
+        }
+        n.count = m->count;
+        idmap_free(m);
+        *m = n;
+    }
+    size_t j = idmap_slot(m, k);
+    while (m->keys[j] && m->keys[j] != k)
+        j = (j + 1) & m->mask;
+    if (!m->keys[j])
+        m->count++;
+    m->keys[j] = k;
+    m->vals[j] = v;
+    return 0;
+}
+
+static int idmap_get(const idmap_t *m, uint64_t k, uint64_t *v)
+{
+    size_t j = idmap_slot(m, k);
+    while (m->keys[j]) {
+        if (m->keys[j] == k) {
+            *v = m->vals[j];
+            return 1;
+        }
+        j = (j + 1) & m->mask;
+    }
+    return 0;
+}
+
+/* ---- Per-recording state ---- */
+
+typedef struct {
+    uint64_t start, end;
+    int file_id;
+    uint64_t bias;
+} seg_t;
+
+typedef struct {
+    char *path;
+    uint64_t bias;
+    char *build_id_hex;
+    int file_id;
+} modrow_t;
+
+typedef struct {
+    const char *path;
+    rip_reader_t *r;
+    uint32_t tid, serial;
+    seg_t *segs;
+    size_t nsegs, capsegs;
+    int segs_sorted;
+    uint32_t mods_expected;  /* module records still to come for the current list */
+    idmap_t stacks;
+    /* The next event, copied out of the reader. */
+    int is_free;
+    rip_call_t call;
+    uint64_t t, addr, size, stack, align, old_addr, old_t;
+    int phase;               /* realloc: 0 = old block not yet released */
+    uint64_t old_id;         /* row id of the block this realloc released */
+    char *name;
+    uint64_t events, lost;
+    uint64_t offset;         /* file offset of the block being read, for progress */
+    uint64_t file_size;
+} stream_t;
+
+typedef struct {
+    FILE *err;
+    rheap__db_t *db;
+    rheap__sym_t *sym;
+    rheap__stacks_t *stacks;
+    int warnings;
+    int fatal;                /* RHEAP_EXIT_INPUT or RHEAP_EXIT_OUTPUT once something failed */
+    uint64_t next_id;
+    uint64_t events, rows, leaked, unmatched_frees, reused_live, null_allocs, lost, truncated;
+    char format_version[32];
+    /* progress */
+    int progress;
+    uint64_t bytes_total, bytes_done;
+    int last_pct;
+    struct timespec t0;
+    /* the recording being converted */
+    uint32_t pid;
+    modrow_t *mods;
+    size_t nmods, capmods;
+    const rheap__loc_t **locs; /* scratch, RIP_MAX_DEPTH */
+} ctx_t;
+
+static void warnf(ctx_t *c, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    if (c->progress)
+        fputc('\n', c->err);
+    fputs("rheap: warning: ", c->err);
+    vfprintf(c->err, f, ap);
+    fputc('\n', c->err);
+    va_end(ap);
+    c->warnings++;
+}
+
+static void errorf(ctx_t *c, int status, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    if (c->progress)
+        fputc('\n', c->err);
+    fputs("rheap: error: ", c->err);
+    vfprintf(c->err, f, ap);
+    fputc('\n', c->err);
+    va_end(ap);
+    if (!c->fatal)
+        c->fatal = status;
+}
+
+static void rip_fail(ctx_t *c, const rip_error_t *e)
+{
+    char buf[1024];
+    errorf(c, RHEAP_EXIT_INPUT, "%s", rip_error_format(e, buf, sizeof buf));
+}
+
+static void db_fail(ctx_t *c, const char *what)
+{
+    errorf(c, RHEAP_EXIT_OUTPUT, "writing the database (%s): %s", what,
+           rheap__db_errmsg(c->db));
+}
+
+static void progress(ctx_t *c, stream_t *s, size_t n, int final)
+{
+    if (!c->progress)
+        return;
+    uint64_t done = c->bytes_done;
+    for (size_t i = 0; i < n; i++)
+        done += s[i].offset;
+    int pct = c->bytes_total ? (int)(done * 100 / c->bytes_total) : 100;
+    if (final)
+        pct = 100;
+    if (pct > 100)
+        pct = 100;
+    if (pct == c->last_pct && !final)
+        return;
+    c->last_pct = pct;
+    char bar[41];
+    int fill = pct * 40 / 100;
+    memset(bar, '#', (size_t)fill);
+    memset(bar + fill, '.', (size_t)(40 - fill));
+    bar[40] = 0;
+    fprintf(c->err, "\rrheap: converting [%s] %3d%% %llu events", bar, pct,
+            (unsigned long long)c->events);
+    if (final)
+        fputc('\n', c->err);
+    fflush(c->err);
+}
+
+static char *hex(const uint8_t *p, size_t n)
+{
+    if (!n)
+        return NULL;
+    char *s = malloc(2 * n + 1);
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        sprintf(s + 2 * i, "%02x", p[i]);
+    return s;
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+    const seg_t *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* A module record of the stream's current list. */
+static int add_module(ctx_t *c, stream_t *s, const rip_record_t *rec)
+{
+    int fid = rheap__sym_file(c->sym, rec->u.module.path.ptr, rec->u.module.path.len,
+                              (const uint8_t *)rec->u.module.build_id.ptr,
+                              rec->u.module.build_id.len);
+    if (fid < 0)
+        return -1;
+    uint64_t bias = rec->u.module.bias;
+    for (uint32_t i = 0; i < rec->u.module.nseg; i++) {
+        if (s->nsegs == s->capsegs) {
+            size_t cap = s->capsegs ? s->capsegs * 2 : 64;
+            seg_t *n = realloc(s->segs, cap * sizeof *n);
+            if (!n)
+                return -1;
+            s->segs = n;
+            s->capsegs = cap;
+        }
+        seg_t *g = &s->segs[s->nsegs++];
+        g->start = rec->u.module.segs[i].start;
+        g->end = g->start + rec->u.module.segs[i].size;
+        g->file_id = fid;
+        g->bias = bias;
+    }
+    s->segs_sorted = 0;
+    /* The modules table lists each (path, bias) of the process once. */
+    for (size_t i = 0; i < c->nmods; i++)
+        if (c->mods[i].file_id == fid && c->mods[i].bias == bias)
+            return 0;
+    if (c->nmods == c->capmods) {
+        size_t cap = c->capmods ? c->capmods * 2 : 32;
+        modrow_t *n = realloc(c->mods, cap * sizeof *n);
+        if (!n)
+            return -1;
+        c->mods = n;
+        c->capmods = cap;
+    }
+    modrow_t *m = &c->mods[c->nmods++];
+    m->path = strdup(rheap__sym_file_path(c->sym, fid));
+    m->bias = bias;
+    m->build_id_hex = hex((const uint8_t *)rec->u.module.build_id.ptr, rec->u.module.build_id.len);
+    m->file_id = fid;
+    return m->path ? 0 : -1;
+}
+
+static const seg_t *find_seg(stream_t *s, uint64_t ip)
+{
+    if (!s->segs_sorted) {
+        qsort(s->segs, s->nsegs, sizeof *s->segs, seg_cmp);
+        s->segs_sorted = 1;
+    }
+    size_t lo = 0, hi = s->nsegs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->segs[mid].start <= ip)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const seg_t *g = &s->segs[lo - 1];
+    return ip < g->end ? g : NULL;
+}
+
+static int define_stack(ctx_t *c, stream_t *s, const rip_record_t *rec)
+{
+    uint32_t n = rec->u.stack.depth;
+    if (n > RIP_MAX_DEPTH)
+        n = RIP_MAX_DEPTH;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t ip = rec->u.stack.ips[i];
+        const seg_t *g = find_seg(s, ip);
+        const rheap__loc_t *l = g ? rheap__sym_resolve(c->sym, g->file_id, ip - g->bias)
+                                  : rheap__sym_resolve(c->sym, -1, ip);
+        if (!l) {
+            errorf(c, RHEAP_EXIT_OUTPUT, "out of memory while symbolizing");
+            return -1;
+        }
+        c->locs[i] = l;
+    }
+    uint64_t bt = rheap__stacks_intern(c->stacks, c->db, c->sym, c->locs, n);
+    if (!bt) {
+        db_fail(c, "backtraces");
+        return -1;
+    }
+    if (idmap_put(&s->stacks, rec->u.stack.id, bt) != 0) {
+        errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads the stream up to its next event. 1: an event is ready; 0: the stream ended (cleanly or
+ * truncated, which is a warning); -1: fatal. */
+static int advance(ctx_t *c, stream_t *s)
+{
+    rip_record_t rec;
+    rip_error_t e;
+    for (;;) {
+        rip_status_t st = rip_reader_next(s->r, &rec, &e);
+        if (st == RIP_END) {
+            s->offset = s->file_size;
+            return 0;
+        }
+        if (st == RIP_E_TRUNCATED) {
+            char buf[1024];
+            warnf(c, "%s; converting the complete blocks before it", rip_error_format(&e, buf, sizeof buf));
+            c->truncated++;
+            s->offset = s->file_size;
+            return 0;
+        }
+        if (st != RIP_OK) {
+            rip_fail(c, &e);
+            return -1;
+        }
+        s->offset = rec.offset;
+        switch (rec.kind) {
+        case RIP_REC_ALLOC:
+            s->is_free = 0;
+            s->call = rec.u.alloc.call;
+            s->t = rec.t;
+            s->addr = rec.u.alloc.addr;
+            s->size = rec.u.alloc.size;
+            s->stack = rec.u.alloc.stack;
+            s->align = rec.u.alloc.align;
+            s->old_addr = rec.u.alloc.old_addr;
+            s->old_t = rec.u.alloc.old_t;
+            s->phase = s->old_addr ? 0 : 1;
+            s->old_id = 0;
+            s->events++;
+            return 1;
+        case RIP_REC_FREE:
+            s->is_free = 1;
+            s->t = rec.t;
+            s->addr = rec.u.free.addr;
+            s->events++;
+            return 1;
+        case RIP_REC_STACK:
+            if (define_stack(c, s, &rec) != 0)
+                return -1;
+            break;
+        case RIP_REC_MODULES:
+            s->nsegs = 0;
+            s->segs_sorted = 0;
+            s->mods_expected = rec.u.modules.count;
+            break;
+        case RIP_REC_MODULE:
+            if (add_module(c, s, &rec) != 0) {
+                errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+                return -1;
+            }
+            break;
+        case RIP_REC_THREAD_NAME:
+            free(s->name);
+            s->name = strndup(rec.u.name.text.ptr, rec.u.name.text.len);
+            break;
+        case RIP_REC_MARK:
+            if (rheap__db_marker(c->db, c->pid, s->tid, rec.t, rec.u.name.text.ptr,
+                                 rec.u.name.text.len) != 0) {
+                db_fail(c, "markers");
+                return -1;
+            }
+            break;
+        case RIP_REC_LOST:
+            s->lost += rec.u.lost.count;
+            break;
+        default:
+            /* Process-file records in a thread file and unknown extended records carry
+             * nothing a thread stream needs. */
+            break;
+        }
+    }
+}
+
+static void stream_key(rheap__merge_t *m, size_t i, const stream_t *s)
+{
+    if (s->is_free)
+        rheap__merge_set(m, i, s->t, 0);
+    else if (s->phase == 0)
+        rheap__merge_set(m, i, s->old_t, 0);
+    else
+        rheap__merge_set(m, i, s->t, 1);
+}
+
+static int write_row(ctx_t *c, const rheap__live_t *b, int freed, uint64_t dealloc_t,
+                     uint32_t dealloc_tid, uint64_t *id_out)
+{
+    rheap__row_t r = {
+        .id = ++c->next_id,
+        .alloc_t = b->t,
+        .dealloc_t = dealloc_t,
+        .freed = freed,
+        .bt = b->bt,
+        .size = b->size,
+        .addr = b->addr,
+        .alloc_tid = b->tid,
+        .dealloc_tid = dealloc_tid,
+        .pid = c->pid,
+        .call = b->call,
+        .align = b->align,
+        .realloc_of = b->realloc_of,
+    };
+    if (rheap__db_alloc(c->db, &r) != 0) {
+        db_fail(c, "allocations");
+        return -1;
+    }
+    c->rows++;
+    if (!freed)
+        c->leaked++;
+    if (id_out)
+        *id_out = r.id;
+    return 0;
+}
+
+/* Applies the stream's current event to the live map. 0: the event is consumed; 1: only the
+ * release half of a realloc was applied, its allocation half is still to come; -1: fatal. */
+static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
+{
+    rheap__live_t b;
+    if (s->is_free) {
+        if (rheap__pairs_take(live, s->addr, &b))
+            return write_row(c, &b, 1, s->t, s->tid, NULL);
+        c->unmatched_frees++;
+        return 0;
+    }
+    if (s->phase == 0) {
+        /* The old half of a realloc: the old block ends when realloc released it. */
+        s->phase = 1;
+        if (rheap__pairs_take(live, s->old_addr, &b))
+            return write_row(c, &b, 1, s->old_t, s->tid, &s->old_id) == 0 ? 1 : -1;
+        c->unmatched_frees++;
+        return 1;
+    }
+    uint64_t bt = 0;
+    if (s->stack && !idmap_get(&s->stacks, s->stack, &bt)) {
+        errorf(c, RHEAP_EXIT_INPUT, "%s: offset %llu: allocation names stack id %llu, which the file never defined",
+               s->path, (unsigned long long)s->offset, (unsigned long long)s->stack);
+        return -1;
+    }
+    if (!s->addr) {
+        c->null_allocs++;
+        return 0;
+    }
+    b.addr = s->addr;
+    b.t = s->t;
+    b.size = s->size;
+    b.bt = bt;
+    b.align = s->align;
+    b.realloc_of = s->old_id;
+    b.tid = s->tid;
+    b.call = (uint8_t)s->call;
+    rheap__live_t old;
+    int rc = rheap__pairs_insert(live, &b, &old);
+    if (rc < 0) {
+        errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+        return -1;
+    }
+    if (rc == 1) {
+        /* The address was handed out again, so the earlier block was freed by then, but its
+         * free was not recorded: close it at the reuse, with no freeing thread. */
+        c->reused_live++;
+        return write_row(c, &old, 1, s->t, 0, NULL);
+    }
+    return 0;
+}
+
+static char *join_args(const rip_record_t *rec)
+{
+    size_t len = 1;
+    for (uint32_t i = 0; i < rec->u.process.argc; i++)
+        len += rec->u.process.argv[i].len + 1;
+    char *s = malloc(len), *p = s;
+    if (!s)
+        return NULL;
+    for (uint32_t i = 0; i < rec->u.process.argc; i++) {
+        if (i)
+            *p++ = ' ';
+        memcpy(p, rec->u.process.argv[i].ptr, rec->u.process.argv[i].len);
+        p += rec->u.process.argv[i].len;
+    }
+    *p = 0;
+    return s;
+}
+
+typedef struct {
+    uint64_t t;
+    char *how;
+    int on;
+} onoff_t;
+
+/* Reads process.rip and writes the processes and windows rows (the counters come later, so
+ * the process row is written at the end of the recording). */
+typedef struct {
+    uint32_t pid, recording, ppid, page_size, depth, sample_ppm;
+    uint64_t start_ns, wall_ns;
+    char *exe, *cmdline;
+    onoff_t *ev;
+    size_t nev;
+} procinfo_t;
+
+static void procinfo_free(procinfo_t *p)
+{
+    free(p->exe);
+    free(p->cmdline);
+    for (size_t i = 0; i < p->nev; i++)
+        free(p->ev[i].how);
+    free(p->ev);
+}
+
+static int read_process(ctx_t *c, const char *path, procinfo_t *p)
+{
+    rip_reader_t *r;
+    rip_error_t e;
+    if (rip_reader_open(path, &r, &e) != RIP_OK) {
+        rip_fail(c, &e);
+        return -1;
+    }
+    const rip_header_t *h = rip_reader_header(r);
+    if (!h->is_process) {
+        errorf(c, RHEAP_EXIT_INPUT, "%s: offset 0: a thread file where the process file was expected", path);
+        rip_reader_close(r);
+        return -1;
+    }
+    p->pid = h->pid;
+    p->recording = h->recording;
+    p->start_ns = h->start_ns;
+    snprintf(c->format_version, sizeof c->format_version, "%u.%u", h->major, h->minor);
+    rip_record_t rec;
+    rip_status_t st;
+    while ((st = rip_reader_next(r, &rec, &e)) == RIP_OK) {
+        switch (rec.kind) {
+        case RIP_REC_PROCESS:
+            p->ppid = rec.u.process.ppid;
+            free(p->exe);
+            free(p->cmdline);
+            p->exe = strndup(rec.u.process.exe.ptr, rec.u.process.exe.len);
+            p->cmdline = join_args(&rec);
+            p->wall_ns = rec.u.process.wall_ns;
+            p->page_size = rec.u.process.page_size;
+            break;
+        case RIP_REC_CONFIG:
+            p->depth = rec.u.config.depth;
+            p->sample_ppm = rec.u.config.sample_ppm;
+            break;
+        case RIP_REC_ON:
+        case RIP_REC_OFF: {
+            onoff_t *n = realloc(p->ev, (p->nev + 1) * sizeof *n);
+            if (!n)
+                break;
+            p->ev = n;
+            n[p->nev].t = rec.t;
+            n[p->nev].how = strndup(rec.u.onoff.how.ptr, rec.u.onoff.how.len);
+            n[p->nev].on = rec.kind == RIP_REC_ON;
+            p->nev++;
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    rip_reader_close(r);
+    if (st == RIP_E_TRUNCATED) {
+        char buf[1024];
+        warnf(c, "%s; using the complete blocks before it", rip_error_format(&e, buf, sizeof buf));
+        c->truncated++;
+    } else if (st != RIP_END) {
+        rip_fail(c, &e);
+        return -1;
+    }
+    return 0;
+}
+
+static int write_windows(ctx_t *c, const procinfo_t *p)
+{
+    for (size_t i = 0; i < p->nev; i++) {
+        if (!p->ev[i].on)
+            continue;
+        size_t j = i + 1;
+        while (j < p->nev && p->ev[j].on)
+            j++;
+        /* An on followed by another on (or by nothing) has no known end. */
+        int has_off = j == i + 1 && j < p->nev;
+        if (rheap__db_window(c->db, p->pid, p->ev[i].t, p->ev[i].how, has_off,
+                             has_off ? p->ev[j].t : 0, has_off ? p->ev[j].how : NULL) != 0) {
+            db_fail(c, "windows");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+}
+
+static int convert_recording(ctx_t *c, rip_recording_t *rr)
+{
+    procinfo_t p = {0};
+    int rc = -1;
+    size_t n = rip_recording_thread_count(rr);
+    stream_t *s = calloc(n ? n : 1, sizeof *s);
+    rheap__merge_t *m = rheap__merge_create(n);
+    rheap__pairs_t *live = rheap__pairs_create();
+    rheap__live_t *rest = NULL;
+    uint64_t unmatched_before = c->unmatched_frees;
+    uint64_t lost = 0;
+    if (!s || !m || !live) {
+        errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+        goto out;
+    }
+    if (read_process(c, rip_recording_process_path(rr), &p) != 0)
+        goto out;
+    c->pid = p.pid;
+    for (size_t i = 0; i < c->nmods; i++) {
+        free(c->mods[i].path);
+        free(c->mods[i].build_id_hex);
+    }
+    c->nmods = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        rip_error_t e;
+        s[i].path = rip_recording_thread_path(rr, i);
+        s[i].file_size = file_size(s[i].path);
+        if (idmap_init(&s[i].stacks) != 0) {
+            errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+            goto out;
+        }
+        if (rip_reader_open(s[i].path, &s[i].r, &e) != RIP_OK) {
+            if (e.code == RIP_E_TRUNCATED) {
+                /* Not even the first block made it to disk: nothing to convert here. */
+                char buf[1024];
+                warnf(c, "%s; the file holds no complete block", rip_error_format(&e, buf, sizeof buf));
+                c->truncated++;
+                s[i].offset = s[i].file_size;
+                continue;
+            }
+            rip_fail(c, &e);
+            goto out;
+        }
+        const rip_header_t *h = rip_reader_header(s[i].r);
+        if (h->is_process) {
+            errorf(c, RHEAP_EXIT_INPUT, "%s: offset 0: a process file where a thread file was expected",
+                   s[i].path);
+            goto out;
+        }
+        if (h->pid != p.pid || h->start_ns != p.start_ns) {
+            errorf(c, RHEAP_EXIT_INPUT,
+                   "%s: offset 0: belongs to process %u started at %llu, not to this recording "
+                   "(process %u started at %llu)",
+                   s[i].path, h->pid, (unsigned long long)h->start_ns, p.pid,
+                   (unsigned long long)p.start_ns);
+            goto out;
+        }
+        s[i].tid = h->tid;
+        s[i].serial = h->serial;
+        int a = advance(c, &s[i]);
+        if (a < 0)
+            goto out;
+        if (a > 0)
+            stream_key(m, i, &s[i]);
+    }
+
+    uint64_t tick = 0;
+    for (long top; (top = rheap__merge_top(m)) >= 0;) {
+        stream_t *cur = &s[top];
+        int a = apply(c, live, cur);
+        if (a < 0)
+            goto out;
+        if (a == 1) {
+            stream_key(m, (size_t)top, cur);
+            continue;
+        }
+        c->events++;
+        int more = advance(c, cur);
+        if (more < 0)
+            goto out;
+        if (more) {
+            rheap__pairs_prefetch(live, cur->is_free || cur->phase ? cur->addr : cur->old_addr);
+            stream_key(m, (size_t)top, cur);
+        } else
+            rheap__merge_remove(m, (size_t)top);
+        if ((++tick & 0xffff) == 0)
+            progress(c, s, n, 0);
+    }
+
+    /* What is still live was never freed while recording: rows in allocation order. */
+    size_t nrest;
+    rest = rheap__pairs_drain(live, &nrest);
+    if (nrest == SIZE_MAX) {
+        errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < nrest; i++)
+        if (write_row(c, &rest[i], 0, 0, 0, NULL) != 0)
+            goto out;
+
+    for (size_t i = 0; i < n; i++) {
+        lost += s[i].lost;
+        if (rheap__db_thread(c->db, p.pid, s[i].tid, s[i].name, s[i].serial, s[i].path,
+                             s[i].events, s[i].lost) != 0) {
+            db_fail(c, "threads");
+            goto out;
+        }
+        c->bytes_done += s[i].file_size;
+    }
+    c->lost += lost;
+    if (rheap__db_process(c->db, p.pid, p.recording, p.ppid, p.exe, p.cmdline, p.start_ns,
+                          p.wall_ns, p.page_size, p.depth, p.sample_ppm, rip_recording_dir(rr),
+                          c->unmatched_frees - unmatched_before, lost) != 0) {
+        db_fail(c, "processes");
+        goto out;
+    }
+    for (size_t i = 0; i < c->nmods; i++) {
+        if (rheap__db_module(c->db, p.pid, c->mods[i].path, c->mods[i].bias,
+                             c->mods[i].build_id_hex,
+                             rheap__sym_file_status(c->sym, c->mods[i].file_id)) != 0) {
+            db_fail(c, "modules");
+            goto out;
+        }
+    }
+    if (write_windows(c, &p) != 0)
+        goto out;
+    rc = 0;
+out:
+    free(rest);
+    procinfo_free(&p);
+    for (size_t i = 0; s && i < n; i++) {
+        rip_reader_close(s[i].r);
+        idmap_free(&s[i].stacks);
+        free(s[i].segs);
+        free(s[i].name);
+    }
+    free(s);
+    rheap__merge_destroy(m);
+    rheap__pairs_destroy(live);
+    return rc;
+}
+
+static int write_meta(ctx_t *c, size_t ninputs)
+{
+    char when[64] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm))
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    struct {
+        const char *key;
+        int64_t v;
+    } ints[] = {
+        {"schema_version", RHEAP_SCHEMA_VERSION},
+        {"recordings", (int64_t)ninputs},
+        {"events", (int64_t)c->events},
+        {"allocations", (int64_t)c->rows},
+        {"never_freed", (int64_t)c->leaked},
+        {"backtraces", (int64_t)rheap__stacks_count(c->stacks)},
+        {"unmatched_frees", (int64_t)c->unmatched_frees},
+        {"reused_live", (int64_t)c->reused_live},
+        {"null_allocations", (int64_t)c->null_allocs},
+        {"lost_events", (int64_t)c->lost},
+        {"truncated_files", (int64_t)c->truncated},
+        {"warnings", (int64_t)c->warnings},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (rheap__db_meta_int(c->db, ints[i].key, ints[i].v) != 0)
+            return -1;
+    char fmtv[32];
+    snprintf(fmtv, sizeof fmtv, "%d.%d", RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR);
+    if (rheap__db_meta_text(c->db, "rheap_version", RHEAP_VERSION_STRING) != 0 ||
+        rheap__db_meta_text(c->db, "reader_format_version", fmtv) != 0 ||
+        rheap__db_meta_text(c->db, "format_version", c->format_version) != 0 ||
+        rheap__db_meta_text(c->db, "time_unit", "ns") != 0 ||
+        rheap__db_meta_text(c->db, "converted_at", when) != 0)
+        return -1;
+    return 0;
+}
+
+int rheap__convert(const rheap__convert_opts_t *o, FILE *err)
+{
+    ctx_t c = {0};
+    c.err = err;
+    int status = RHEAP_EXIT_OK;
+    rip_recording_t **recs = calloc(o->ninputs ? o->ninputs : 1, sizeof *recs);
+    if (!recs) {
+        fprintf(err, "rheap: error: out of memory\n");
+        return RHEAP_EXIT_OUTPUT;
+    }
+    /* Every input is checked before the output is touched, so a typo costs nothing. */
+    for (size_t i = 0; i < o->ninputs; i++) {
+        rip_error_t e;
+        struct stat sb;
+        if (stat(o->inputs[i], &sb) != 0) {
+            fprintf(err, "rheap: error: %s: %s\n", o->inputs[i], strerror(errno));
+            status = RHEAP_EXIT_INPUT;
+            goto done;
+        }
+        if (!S_ISDIR(sb.st_mode)) {
+            fprintf(err, "rheap: error: %s: not a directory; expected a recording directory (rip-<pid>)\n",
+                    o->inputs[i]);
+            status = RHEAP_EXIT_INPUT;
+            goto done;
+        }
+        if (rip_recording_open(o->inputs[i], &recs[i], &e) != RIP_OK) {
+            char buf[1024];
+            fprintf(err, "rheap: error: %s\n", rip_error_format(&e, buf, sizeof buf));
+            status = RHEAP_EXIT_INPUT;
+            goto done;
+        }
+        for (size_t j = 0; j < rip_recording_thread_count(recs[i]); j++)
+            c.bytes_total += file_size(rip_recording_thread_path(recs[i], j));
+    }
+
+    char errbuf[1024];
+    status = rheap__db_create(o->output, o->force, &c.db, errbuf, sizeof errbuf);
+    if (status != RHEAP_EXIT_OK) {
+        fprintf(err, "rheap: error: %s\n", errbuf);
+        goto done;
+    }
+    c.sym = rheap__sym_create(err, &c.warnings);
+    c.stacks = rheap__stacks_create();
+    c.locs = malloc(RIP_MAX_DEPTH * sizeof *c.locs);
+    if (!c.sym || !c.stacks || !c.locs) {
+        fprintf(err, "rheap: error: out of memory\n");
+        status = RHEAP_EXIT_OUTPUT;
+        goto done;
+    }
+    c.progress = o->progress < 0 ? isatty(fileno(err)) : o->progress;
+    c.last_pct = -1;
+    clock_gettime(CLOCK_MONOTONIC, &c.t0);
+
+    for (size_t i = 0; i < o->ninputs && !c.fatal; i++)
+        convert_recording(&c, recs[i]);
+    if (!c.fatal && write_meta(&c, o->ninputs) != 0)
+        db_fail(&c, "meta");
+    if (c.fatal) {
+        /* The error line said what went wrong; the temporary database goes away below. */
+        status = c.fatal;
+        goto done;
+    }
+    progress(&c, NULL, 0, 1);
+    if (rheap__db_finish(c.db, errbuf, sizeof errbuf) != 0) {
+        c.db = NULL;
+        fprintf(err, "rheap: error: %s\n", errbuf);
+        status = RHEAP_EXIT_OUTPUT;
+        goto done;
+    }
+    c.db = NULL;
+    if (!o->quiet) {
+        struct timespec t1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double secs = (double)(t1.tv_sec - c.t0.tv_sec) + (double)(t1.tv_nsec - c.t0.tv_nsec) / 1e9;
+        fprintf(err,
+                "rheap: wrote %s: %llu allocations (%llu never freed), %llu stacks, from %llu "
+                "events in %.2f s (%.0f events/s)\n",
+                o->output, (unsigned long long)c.rows, (unsigned long long)c.leaked,
+                (unsigned long long)rheap__stacks_count(c.stacks), (unsigned long long)c.events,
+                secs, secs > 0 ? (double)c.events / secs : 0.0);
+    }
+    status = c.warnings ? RHEAP_EXIT_WARNINGS : RHEAP_EXIT_OK;
+done:
+    rheap__db_abort(c.db);
+    rheap__stacks_destroy(c.stacks);
+    rheap__sym_destroy(c.sym);
+    free(c.locs);
+    for (size_t i = 0; i < c.nmods; i++) {
+        free(c.mods[i].path);
+        free(c.mods[i].build_id_hex);
+    }
+    free(c.mods);
+    for (size_t i = 0; i < o->ninputs; i++)
+        rip_recording_close(recs[i]);
+    free(recs);
+    return status;
+}

@@ -1,0 +1,447 @@
+/*
+ * db.c: the SQLite writer.
+ *
+ * The database is built under a temporary name beside the requested one (`OUT.tmp-<pid>`) and
+ * renamed over it only when everything succeeded, so the requested path never holds a
+ * half-written database. The load runs in one transaction with the journal and fsyncs off: if
+ * the converter dies, the temporary file is garbage anyway. Large pages and prepared statements
+ * keep the per-row cost close to SQLite's own floor.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rip.h>
+#include <sqlite3.h>
+
+#include "internal.h"
+
+/* The line of schema.sql that separates what is created before the load from what after. */
+#define AFTER_LOAD_MARK "\n-- rheap: after load\n"
+
+/* Allocation rows go in batches of BATCH rows per statement: one multi-row INSERT costs far
+ * less per row than BATCH single-row ones (one step, one reset, one trip through the VDBE's
+ * statement setup). */
+#define BATCH 64
+#define ALLOC_COLS 11
+
+enum { ST_ALLOC, ST_FRAME, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_WINDOW, ST_META, ST_N };
+
+static const char *const stmt_sql[ST_N] = {
+    /* No id: SQLite's own next rowid (the largest plus one) is the converter's id, since rows
+     * arrive in id order into an empty table; an explicit rowid would cost a uniqueness seek
+     * per row. */
+    [ST_ALLOC] = "INSERT INTO allocations (alloc_after, dealloc_after, bt, size, addr, "
+                 "alloc_thread, dealloc_thread, pid, call, align, realloc_of) "
+                 "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_FRAME] = "INSERT INTO backtraces (id, frame_no, file, line, sym, module, offset, inlined, "
+                 "ip_index) VALUES (?,?,?,?,?,?,?,?,?)",
+    [ST_PROCESS] = "INSERT OR REPLACE INTO processes (pid, recording, ppid, exe, cmdline, start_ns, "
+                   "start_wall_ns, page_size, stack_depth, sample_ppm, dir, unmatched_frees, "
+                   "lost_events) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_THREAD] = "INSERT INTO threads (pid, tid, name, serial, file, events, lost_events) "
+                  "VALUES (?,?,?,?,?,?,?)",
+    [ST_MODULE] = "INSERT INTO modules (pid, path, bias, build_id, status) VALUES (?,?,?,?,?)",
+    [ST_MARKER] = "INSERT INTO markers (pid, tid, t, label) VALUES (?,?,?,?)",
+    [ST_WINDOW] = "INSERT INTO windows (pid, on_t, on_how, off_t, off_how) VALUES (?,?,?,?,?)",
+    [ST_META] = "INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)",
+};
+
+struct rheap__db {
+    sqlite3 *db;
+    sqlite3_stmt *st[ST_N];
+    sqlite3_stmt *batch;      /* BATCH-row INSERT into allocations */
+    rheap__row_t pending[BATCH];
+    size_t npending;
+    char *path;
+    char *tmp;
+};
+
+static void fmt(char *buf, size_t len, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(buf, len, f, ap);
+    va_end(ap);
+}
+
+static void close_all(rheap__db_t *db)
+{
+    sqlite3_finalize(db->batch);
+    db->batch = NULL;
+    for (int i = 0; i < ST_N; i++) {
+        sqlite3_finalize(db->st[i]);
+        db->st[i] = NULL;
+    }
+    sqlite3_close(db->db);
+    db->db = NULL;
+}
+
+static void destroy(rheap__db_t *db)
+{
+    free(db->path);
+    free(db->tmp);
+    free(db);
+}
+
+/* Runs the part of the schema before (part 0) or after (part 1) the after-load mark. */
+static int run_schema(rheap__db_t *db, int part, char *errbuf, size_t errlen)
+{
+    const char *mark = strstr(rheap__schema_sql, AFTER_LOAD_MARK);
+    size_t split = mark ? (size_t)(mark - rheap__schema_sql) : strlen(rheap__schema_sql);
+    char *sql = part == 0 ? strndup(rheap__schema_sql, split) : strdup(rheap__schema_sql + split);
+    if (!sql) {
+        fmt(errbuf, errlen, "out of memory");
+        return -1;
+    }
+    char *msg = NULL;
+    int rc = sqlite3_exec(db->db, sql, NULL, NULL, &msg);
+    free(sql);
+    if (rc != SQLITE_OK) {
+        fmt(errbuf, errlen, "%s: creating the schema: %s", db->tmp, msg ? msg : "?");
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbuf, size_t errlen)
+{
+    *out = NULL;
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) {
+            fmt(errbuf, errlen, "%s: is a directory, expected a database file name", path);
+            return RHEAP_EXIT_USAGE;
+        }
+        if (!force) {
+            fmt(errbuf, errlen, "%s: already exists (use --force to replace it)", path);
+            return RHEAP_EXIT_USAGE;
+        }
+    }
+    rheap__db_t *db = calloc(1, sizeof *db);
+    if (!db) {
+        fmt(errbuf, errlen, "out of memory");
+        return RHEAP_EXIT_OUTPUT;
+    }
+    db->path = strdup(path);
+    size_t tlen = strlen(path) + 32;
+    db->tmp = malloc(tlen);
+    if (!db->path || !db->tmp) {
+        destroy(db);
+        fmt(errbuf, errlen, "out of memory");
+        return RHEAP_EXIT_OUTPUT;
+    }
+    snprintf(db->tmp, tlen, "%s.tmp-%ld", path, (long)getpid());
+    /* The converter uses SQLite from one thread: without its mutexes and memory statistics
+     * every row is measurably cheaper. Only possible before SQLite initializes; later calls
+     * fail harmlessly and keep the defaults. */
+    sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    unlink(db->tmp); /* a leftover of an earlier run that had our pid */
+
+    if (sqlite3_open_v2(db->tmp, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) !=
+        SQLITE_OK) {
+        fmt(errbuf, errlen, "%s: cannot create the database: %s", db->tmp,
+            db->db ? sqlite3_errmsg(db->db) : "out of memory");
+        close_all(db);
+        unlink(db->tmp);
+        destroy(db);
+        return RHEAP_EXIT_OUTPUT;
+    }
+    /* page_size must come before the first table. The journal and syncs are useless here: a
+     * failed load is thrown away as a whole. */
+    const char *pragmas = "PRAGMA page_size = 65536;"
+                          "PRAGMA journal_mode = OFF;"
+                          "PRAGMA synchronous = OFF;"
+                          "PRAGMA locking_mode = EXCLUSIVE;"
+                          "PRAGMA temp_store = MEMORY;"
+                          "PRAGMA cache_size = -32768;";
+    char *msg = NULL;
+    if (sqlite3_exec(db->db, pragmas, NULL, NULL, &msg) != SQLITE_OK) {
+        fmt(errbuf, errlen, "%s: %s", db->tmp, msg ? msg : "?");
+        sqlite3_free(msg);
+        goto fail;
+    }
+    if (run_schema(db, 0, errbuf, errlen) != 0)
+        goto fail;
+    if (sqlite3_exec(db->db, "BEGIN", NULL, NULL, &msg) != SQLITE_OK) {
+        fmt(errbuf, errlen, "%s: %s", db->tmp, msg ? msg : "?");
+        sqlite3_free(msg);
+        goto fail;
+    }
+    for (int i = 0; i < ST_N; i++) {
+        if (sqlite3_prepare_v2(db->db, stmt_sql[i], -1, &db->st[i], NULL) != SQLITE_OK) {
+            fmt(errbuf, errlen, "%s: preparing '%s': %s", db->tmp, stmt_sql[i],
+                sqlite3_errmsg(db->db));
+            goto fail;
+        }
+    }
+    {
+        /* The batch statement: the single-row VALUES group repeated BATCH times. */
+        const char *one = strstr(stmt_sql[ST_ALLOC], "VALUES") + 7;
+        size_t head = (size_t)(one - stmt_sql[ST_ALLOC]);
+        size_t grp = strlen(one);
+        char *sql = malloc(head + BATCH * (grp + 1) + 1);
+        if (!sql) {
+            fmt(errbuf, errlen, "out of memory");
+            goto fail;
+        }
+        memcpy(sql, stmt_sql[ST_ALLOC], head);
+        char *p = sql + head;
+        for (int i = 0; i < BATCH; i++) {
+            if (i)
+                *p++ = ',';
+            memcpy(p, one, grp);
+            p += grp;
+        }
+        *p = 0;
+        int rc = sqlite3_prepare_v2(db->db, sql, -1, &db->batch, NULL);
+        free(sql);
+        if (rc != SQLITE_OK) {
+            fmt(errbuf, errlen, "%s: preparing the batch insert: %s", db->tmp, sqlite3_errmsg(db->db));
+            goto fail;
+        }
+    }
+    *out = db;
+    return RHEAP_EXIT_OK;
+fail:
+    close_all(db);
+    unlink(db->tmp);
+    destroy(db);
+    return RHEAP_EXIT_OUTPUT;
+}
+
+static int step(sqlite3_stmt *s)
+{
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static void bind_u64_or_null(sqlite3_stmt *s, int i, uint64_t v, int present)
+{
+    if (present)
+        sqlite3_bind_int64(s, i, (sqlite3_int64)v);
+    else
+        sqlite3_bind_null(s, i);
+}
+
+static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(s, i);
+}
+
+static void bind_row(sqlite3_stmt *s, int base, const rheap__row_t *r)
+{
+    sqlite3_bind_int64(s, base + 1, (sqlite3_int64)r->alloc_t);
+    bind_u64_or_null(s, base + 2, r->dealloc_t, r->freed);
+    bind_u64_or_null(s, base + 3, r->bt, r->bt != 0);
+    sqlite3_bind_int64(s, base + 4, (sqlite3_int64)r->size);
+    sqlite3_bind_int64(s, base + 5, (sqlite3_int64)r->addr);
+    sqlite3_bind_int64(s, base + 6, r->alloc_tid);
+    bind_u64_or_null(s, base + 7, r->dealloc_tid, r->dealloc_tid != 0);
+    sqlite3_bind_int64(s, base + 8, r->pid);
+    /* The call names are static strings: no copy. */
+    sqlite3_bind_text(s, base + 9, rip_call_name((rip_call_t)r->call), -1, SQLITE_STATIC);
+    bind_u64_or_null(s, base + 10, r->align, r->align != 0);
+    bind_u64_or_null(s, base + 11, r->realloc_of, r->realloc_of != 0);
+}
+
+/* Writes the pending rows: a full batch in one statement, a partial one row by row. */
+static int flush_rows(rheap__db_t *db)
+{
+    if (db->npending == BATCH) {
+        for (size_t i = 0; i < BATCH; i++)
+            bind_row(db->batch, (int)i * ALLOC_COLS, &db->pending[i]);
+        db->npending = 0;
+        if (step(db->batch) != 0)
+            return -1;
+        /* The ids the converter handed out (realloc_of refers to them) must be SQLite's. */
+        return sqlite3_last_insert_rowid(db->db) == (sqlite3_int64)db->pending[BATCH - 1].id ? 0 : -1;
+    }
+    for (size_t i = 0; i < db->npending; i++) {
+        bind_row(db->st[ST_ALLOC], 0, &db->pending[i]);
+        if (step(db->st[ST_ALLOC]) != 0)
+            return -1;
+    }
+    db->npending = 0;
+    return 0;
+}
+
+int rheap__db_alloc(rheap__db_t *db, const rheap__row_t *r)
+{
+    db->pending[db->npending++] = *r;
+    return db->npending == BATCH ? flush_rows(db) : 0;
+}
+
+int rheap__db_frame(rheap__db_t *db, uint64_t bt, uint32_t frame_no, const rheap__srcframe_t *f,
+                    const char *module, uint64_t offset, uint32_t ip_index)
+{
+    sqlite3_stmt *s = db->st[ST_FRAME];
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)bt);
+    sqlite3_bind_int64(s, 2, frame_no);
+    /* Symbolizer strings live as long as the conversion: no copy. */
+    if (f->file)
+        sqlite3_bind_text(s, 3, f->file, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, 3);
+    bind_u64_or_null(s, 4, f->line, f->line != 0);
+    if (f->sym)
+        sqlite3_bind_text(s, 5, f->sym, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, 5);
+    if (module)
+        sqlite3_bind_text(s, 6, module, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, 6);
+    sqlite3_bind_int64(s, 7, (sqlite3_int64)offset);
+    sqlite3_bind_int(s, 8, f->inlined ? 1 : 0);
+    sqlite3_bind_int64(s, 9, ip_index);
+    return step(s);
+}
+
+int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
+                      const char *exe, const char *cmdline, uint64_t start_ns, uint64_t wall_ns,
+                      uint32_t page_size, uint32_t depth, uint32_t sample_ppm, const char *dir,
+                      uint64_t unmatched_frees, uint64_t lost)
+{
+    sqlite3_stmt *s = db->st[ST_PROCESS];
+    sqlite3_bind_int64(s, 1, pid);
+    sqlite3_bind_int64(s, 2, recording);
+    sqlite3_bind_int64(s, 3, ppid);
+    bind_text_or_null(s, 4, exe);
+    bind_text_or_null(s, 5, cmdline);
+    sqlite3_bind_int64(s, 6, (sqlite3_int64)start_ns);
+    bind_u64_or_null(s, 7, wall_ns, wall_ns != 0);
+    bind_u64_or_null(s, 8, page_size, page_size != 0);
+    bind_u64_or_null(s, 9, depth, depth != 0);
+    bind_u64_or_null(s, 10, sample_ppm, sample_ppm != 0);
+    bind_text_or_null(s, 11, dir);
+    sqlite3_bind_int64(s, 12, (sqlite3_int64)unmatched_frees);
+    sqlite3_bind_int64(s, 13, (sqlite3_int64)lost);
+    return step(s);
+}
+
+int rheap__db_thread(rheap__db_t *db, uint32_t pid, uint32_t tid, const char *name,
+                     uint32_t serial, const char *file, uint64_t events, uint64_t lost)
+{
+    sqlite3_stmt *s = db->st[ST_THREAD];
+    sqlite3_bind_int64(s, 1, pid);
+    sqlite3_bind_int64(s, 2, tid);
+    bind_text_or_null(s, 3, name);
+    sqlite3_bind_int64(s, 4, serial);
+    bind_text_or_null(s, 5, file);
+    sqlite3_bind_int64(s, 6, (sqlite3_int64)events);
+    sqlite3_bind_int64(s, 7, (sqlite3_int64)lost);
+    return step(s);
+}
+
+int rheap__db_module(rheap__db_t *db, uint32_t pid, const char *path, uint64_t bias,
+                     const char *build_id_hex, const char *status)
+{
+    sqlite3_stmt *s = db->st[ST_MODULE];
+    sqlite3_bind_int64(s, 1, pid);
+    bind_text_or_null(s, 2, path);
+    sqlite3_bind_int64(s, 3, (sqlite3_int64)bias);
+    bind_text_or_null(s, 4, build_id_hex);
+    bind_text_or_null(s, 5, status);
+    return step(s);
+}
+
+int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t tid, uint64_t t, const char *label,
+                     size_t label_len)
+{
+    sqlite3_stmt *s = db->st[ST_MARKER];
+    sqlite3_bind_int64(s, 1, pid);
+    sqlite3_bind_int64(s, 2, tid);
+    sqlite3_bind_int64(s, 3, (sqlite3_int64)t);
+    sqlite3_bind_text(s, 4, label, (int)label_len, SQLITE_TRANSIENT);
+    return step(s);
+}
+
+int rheap__db_window(rheap__db_t *db, uint32_t pid, uint64_t on_t, const char *on_how,
+                     int has_off, uint64_t off_t, const char *off_how)
+{
+    sqlite3_stmt *s = db->st[ST_WINDOW];
+    sqlite3_bind_int64(s, 1, pid);
+    sqlite3_bind_int64(s, 2, (sqlite3_int64)on_t);
+    bind_text_or_null(s, 3, on_how);
+    bind_u64_or_null(s, 4, off_t, has_off);
+    bind_text_or_null(s, 5, has_off ? off_how : NULL);
+    return step(s);
+}
+
+int rheap__db_meta_int(rheap__db_t *db, const char *key, int64_t value)
+{
+    sqlite3_stmt *s = db->st[ST_META];
+    sqlite3_bind_text(s, 1, key, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 2, value);
+    return step(s);
+}
+
+int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value)
+{
+    sqlite3_stmt *s = db->st[ST_META];
+    sqlite3_bind_text(s, 1, key, -1, SQLITE_TRANSIENT);
+    bind_text_or_null(s, 2, value);
+    return step(s);
+}
+
+const char *rheap__db_errmsg(rheap__db_t *db)
+{
+    return db && db->db ? sqlite3_errmsg(db->db) : "no database";
+}
+
+int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen)
+{
+    char *msg = NULL;
+    if (flush_rows(db) != 0) {
+        fmt(errbuf, errlen, "%s: writing allocations: %s", db->tmp, sqlite3_errmsg(db->db));
+        goto fail;
+    }
+    if (run_schema(db, 1, errbuf, errlen) != 0)
+        goto fail;
+    sqlite3_finalize(db->batch);
+    db->batch = NULL;
+    for (int i = 0; i < ST_N; i++) {
+        sqlite3_finalize(db->st[i]);
+        db->st[i] = NULL;
+    }
+    if (sqlite3_exec(db->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+        fmt(errbuf, errlen, "%s: committing: %s", db->tmp, msg ? msg : "?");
+        sqlite3_free(msg);
+        goto fail;
+    }
+    if (sqlite3_close(db->db) != SQLITE_OK) {
+        fmt(errbuf, errlen, "%s: closing: %s", db->tmp, sqlite3_errmsg(db->db));
+        goto fail;
+    }
+    db->db = NULL;
+    if (rename(db->tmp, db->path) != 0) {
+        fmt(errbuf, errlen, "%s: cannot rename to %s: %s", db->tmp, db->path, strerror(errno));
+        goto fail;
+    }
+    destroy(db);
+    return 0;
+fail:
+    rheap__db_abort(db);
+    return -1;
+}
+
+void rheap__db_abort(rheap__db_t *db)
+{
+    if (!db)
+        return;
+    close_all(db);
+    unlink(db->tmp);
+    destroy(db);
+}

@@ -1,0 +1,175 @@
+/*
+ * dump.c: the work behind `rheap dump`. The output is meant for people and for grep: one record
+ * per line, `name key=value ...`, numbers in decimal except addresses in hex, and strings
+ * escaped so that a line never breaks and a space inside a value that is followed by more fields
+ * cannot be mistaken for a separator. The golden files in tests/data/ pin this text down, so
+ * change it only together with them.
+ */
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "rip.h"
+#include "dump.h"
+
+/* Writes s with backslash, control bytes, bytes >= 0x7f and (if `space`) spaces as \xHH. */
+static void put_str(FILE *out, rip_str_t s, int space)
+{
+    for (size_t i = 0; i < s.len; i++) {
+        unsigned char c = (unsigned char)s.ptr[i];
+        if (c < 0x20 || c >= 0x7f || c == '\\' || (space && c == ' '))
+            fprintf(out, "\\x%02x", c);
+        else
+            fputc(c, out);
+    }
+}
+
+static void put_hex_bytes(FILE *out, rip_str_t s)
+{
+    for (size_t i = 0; i < s.len; i++)
+        fprintf(out, "%02x", (unsigned char)s.ptr[i]);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static void put_record(FILE *out, const rip_record_t *r)
+{
+    switch (r->kind) {
+    case RIP_REC_ALLOC: {
+        rip_call_t call = r->u.alloc.call;
+        fprintf(out, "alloc t=%" PRIu64 " call=%s addr=0x%" PRIx64 " size=%" PRIu64
+                     " stack=%" PRIu64,
+                r->t, rip_call_name(call), r->u.alloc.addr, r->u.alloc.size, r->u.alloc.stack);
+        if (call == RIP_CALL_REALLOC || call == RIP_CALL_REALLOCARRAY)
+            fprintf(out, " old=0x%" PRIx64 " old_t=%" PRIu64, r->u.alloc.old_addr,
+                    r->u.alloc.old_t);
+        if (call >= RIP_CALL_POSIX_MEMALIGN)
+            fprintf(out, " align=%" PRIu64, r->u.alloc.align);
+        break;
+    }
+    case RIP_REC_FREE:
+        fprintf(out, "free t=%" PRIu64 " addr=0x%" PRIx64, r->t, r->u.free.addr);
+        break;
+    case RIP_REC_STACK:
+        fprintf(out, "stack id=%" PRIu64 " depth=%" PRIu32 " ips=", r->u.stack.id,
+                r->u.stack.depth);
+        for (uint32_t i = 0; i < r->u.stack.depth; i++)
+            fprintf(out, "%s0x%" PRIx64, i ? "," : "", r->u.stack.ips[i]);
+        break;
+    case RIP_REC_MODULES:
+        fprintf(out, "modules t=%" PRIu64 " count=%" PRIu32, r->t, r->u.modules.count);
+        break;
+    case RIP_REC_MODULE:
+        fprintf(out, "module bias=0x%" PRIx64 " path=", r->u.module.bias);
+        put_str(out, r->u.module.path, 1);
+        fputs(" build_id=", out);
+        put_hex_bytes(out, r->u.module.build_id);
+        fputs(" segs=", out);
+        for (uint32_t i = 0; i < r->u.module.nseg; i++) {
+            const rip_segment_t *s = &r->u.module.segs[i];
+            fprintf(out, "%s0x%" PRIx64 "+0x%" PRIx64 ":%c%c%c", i ? "," : "", s->start, s->size,
+                    s->flags & 4 ? 'r' : '-', s->flags & 2 ? 'w' : '-', s->flags & 1 ? 'x' : '-');
+        }
+        break;
+    case RIP_REC_THREAD_NAME:
+        fprintf(out, "thread_name t=%" PRIu64 " name=", r->t);
+        put_str(out, r->u.name.text, 0);
+        break;
+    case RIP_REC_MARK:
+        fprintf(out, "mark t=%" PRIu64 " label=", r->t);
+        put_str(out, r->u.name.text, 0);
+        break;
+    case RIP_REC_LOST:
+        fprintf(out, "lost t=%" PRIu64 " count=%" PRIu64 " reason=", r->t, r->u.lost.count);
+        put_str(out, r->u.lost.reason, 0);
+        break;
+    case RIP_REC_PROCESS:
+        fprintf(out, "process ppid=%" PRIu32 " exe=", r->u.process.ppid);
+        put_str(out, r->u.process.exe, 1);
+        fprintf(out, " wall_ns=%" PRIu64 " clock=", r->u.process.wall_ns);
+        put_str(out, r->u.process.clock, 1);
+        fprintf(out, " page_size=%" PRIu32 " argc=%" PRIu32 " argv=", r->u.process.page_size,
+                r->u.process.argc);
+        for (uint32_t i = 0; i < r->u.process.argc; i++) {
+            if (i)
+                fputc(' ', out);
+            put_str(out, r->u.process.argv[i], 1);
+        }
+        break;
+    case RIP_REC_CONFIG:
+        fprintf(out,
+                "config depth=%" PRIu32 " sample_ppm=%" PRIu32 " buffer_kb=%" PRIu32
+                " max_threads=%" PRIu32 " signal=%" PRIu32 " dir=",
+                r->u.config.depth, r->u.config.sample_ppm, r->u.config.buffer_kb,
+                r->u.config.max_threads, r->u.config.signal);
+        put_str(out, r->u.config.dir, 0);
+        break;
+    case RIP_REC_ON:
+    case RIP_REC_OFF:
+        fprintf(out, "%s t=%" PRIu64 " how=", r->kind == RIP_REC_ON ? "on" : "off", r->t);
+        put_str(out, r->u.onoff.how, 0);
+        break;
+    case RIP_REC_UNKNOWN:
+        fprintf(out, "unknown type=0x%02x", r->u.unknown.type);
+        break;
+    }
+    fputc('\n', out);
+}
+
+static void put_error(FILE *err, const rip_error_t *e)
+{
+    char buf[1024];
+    fprintf(err, "rheap dump: %s\n", rip_error_format(e, buf, sizeof buf));
+}
+
+/* Dumps one file. 0 clean, 3 truncated, 2 invalid. */
+static int dump_file(const char *path, FILE *out, FILE *err)
+{
+    rip_reader_t *r;
+    rip_error_t e;
+    rip_status_t st = rip_reader_open(path, &r, &e);
+    if (st != RIP_OK) {
+        put_error(err, &e);
+        return st == RIP_E_TRUNCATED ? 3 : 2;
+    }
+    const rip_header_t *h = rip_reader_header(r);
+    fprintf(out,
+            "# file %s type=%s version=%u.%u pid=%" PRIu32 " tid=%" PRIu32 " recording=%" PRIu32
+            " serial=%" PRIu32 " start_ns=%" PRIu64 "\n",
+            base_name(path), h->is_process ? "process" : "thread", h->major, h->minor, h->pid,
+            h->tid, h->recording, h->serial, h->start_ns);
+    rip_record_t rec;
+    while ((st = rip_reader_next(r, &rec, &e)) == RIP_OK)
+        put_record(out, &rec);
+    rip_reader_close(r);
+    if (st == RIP_END)
+        return 0;
+    put_error(err, &e);
+    return st == RIP_E_TRUNCATED ? 3 : 2;
+}
+
+int rheap_dump(const char *path, FILE *out, FILE *err)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        rip_recording_t *rec;
+        rip_error_t e;
+        if (rip_recording_open(path, &rec, &e) != RIP_OK) {
+            put_error(err, &e);
+            return 2;
+        }
+        int rc = dump_file(rip_recording_process_path(rec), out, err);
+        for (size_t i = 0; rc != 2 && i < rip_recording_thread_count(rec); i++) {
+            int t = dump_file(rip_recording_thread_path(rec, i), out, err);
+            if (t > rc)
+                rc = t;
+        }
+        rip_recording_close(rec);
+        return rc;
+    }
+    return dump_file(path, out, err);
+}

@@ -1,0 +1,16 @@
+/*
+ * dump.h: `rheap dump`, one text line per record of a recording or a single .rip file.
+ */
+#ifndef RHEAP_DUMP_H
+#define RHEAP_DUMP_H
+
+#include <stdio.h>
+
+/* Prints every record of `path` (a recording directory: process.rip first, then the thread
+ * files in order; or one .rip file) to `out`, one stable, greppable line each. Returns 0 when
+ * everything read cleanly; 3 when a file is truncated (the records before the cut are printed,
+ * a message goes to `err`, the other files are still dumped); 2 for a missing path or invalid
+ * or corrupt input (one line "rheap dump: PATH: offset N: DETAIL" on `err`; dumping stops). */
+int rheap_dump(const char *path, FILE *out, FILE *err);
+
+#endif

@@ -1,0 +1,183 @@
+/*
+ * internal.h: the converter's cross-file functions, grouped by the file that defines them.
+ * Nothing here is a public API; tests link the converter's static library and call these.
+ */
+#ifndef RHEAP_CONVERTER_INTERNAL_H
+#define RHEAP_CONVERTER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define RHEAP_VERSION_STRING "0.1.0"
+#define RHEAP_SCHEMA_VERSION 1
+
+/* Exit statuses of every rheap command (documented in --help and README.md). */
+enum {
+    RHEAP_EXIT_OK = 0,       /* converted, nothing to report */
+    RHEAP_EXIT_USAGE = 1,    /* bad command line, or output exists without --force */
+    RHEAP_EXIT_INPUT = 2,    /* bad input: nothing written */
+    RHEAP_EXIT_WARNINGS = 3, /* converted, with warnings (e.g. a truncated thread file) */
+    RHEAP_EXIT_OUTPUT = 4,   /* the database could not be written (disk full, ...) */
+};
+
+/* ---- schema_sql.c (generated from schema.sql at build time) ---- */
+extern const char rheap__schema_sql[];
+
+/* ---- merge.c: k-way merge of thread streams ----
+ * A min-heap of stream indices keyed by (t, class, index). Class 0 is a release (free, or the
+ * old block of a realloc), class 1 an allocation, so at equal times a free sorts before the
+ * allocation that reuses its address. */
+typedef struct rheap__merge rheap__merge_t;
+
+rheap__merge_t *rheap__merge_create(size_t nstreams);
+void rheap__merge_destroy(rheap__merge_t *m);
+/* Sets or changes the key of stream i and (re)inserts it. */
+void rheap__merge_set(rheap__merge_t *m, size_t i, uint64_t t, int cls);
+/* Removes stream i (it has no more events). */
+void rheap__merge_remove(rheap__merge_t *m, size_t i);
+/* The stream with the smallest key, or -1 when every stream is exhausted. */
+long rheap__merge_top(const rheap__merge_t *m);
+
+/* ---- pair.c: live allocations of one process, by address ---- */
+typedef struct {
+    uint64_t addr;       /* key; never 0 */
+    uint64_t t;          /* alloc_after */
+    uint64_t size;
+    uint64_t bt;         /* global backtrace id, 0 = none */
+    uint64_t align;
+    uint64_t realloc_of; /* allocation id replaced by this realloc, 0 = none */
+    uint32_t tid;
+    uint8_t call;        /* rip_call_t */
+} rheap__live_t;
+
+typedef struct rheap__pairs rheap__pairs_t;
+
+rheap__pairs_t *rheap__pairs_create(void);
+void rheap__pairs_destroy(rheap__pairs_t *p);
+/* Inserts a live block. If a block at the same address is still live (its free was not
+ * recorded), that block is moved to *evicted and 1 is returned; otherwise 0. -1: no memory. */
+int rheap__pairs_insert(rheap__pairs_t *p, const rheap__live_t *b, rheap__live_t *evicted);
+/* Removes the live block at addr into *out: 1 found, 0 not live. */
+int rheap__pairs_take(rheap__pairs_t *p, uint64_t addr, rheap__live_t *out);
+size_t rheap__pairs_count(const rheap__pairs_t *p);
+/* Starts loading the slot of addr into the cache: the map is larger than the caches and every
+ * lookup would otherwise wait for memory. */
+void rheap__pairs_prefetch(const rheap__pairs_t *p, uint64_t addr);
+/* Moves every live block into a malloc'ed array sorted by (t, tid, addr) and empties the map.
+ * Returns the array (free it) and its length in *n; NULL with *n = 0 when empty or no memory
+ * (*n = SIZE_MAX then). */
+rheap__live_t *rheap__pairs_drain(rheap__pairs_t *p, size_t *n);
+
+/* ---- symbolize.c: offline symbolization with libdwfl ---- */
+
+/* One source-level frame of a resolved address. */
+typedef struct {
+    const char *sym;   /* demangled; NULL unknown */
+    const char *file;  /* NULL unknown */
+    uint32_t line;     /* 0 unknown */
+    int inlined;       /* 1: inlined into the next row */
+} rheap__srcframe_t;
+
+/* A resolved address: one or more frames, innermost first. */
+typedef struct {
+    uint32_t id;       /* dense location id, for stack deduplication */
+    int file_id;       /* module file, -1 when the address is in no module */
+    uint64_t offset;   /* address relative to the module bias (or the absolute address) */
+    uint32_t nframes;  /* >= 1 */
+    const rheap__srcframe_t *frames;
+} rheap__loc_t;
+
+typedef struct rheap__sym rheap__sym_t;
+
+/* Creates a symbolizer that reports to `err` (warnings counted in *warnings). Unsets
+ * DEBUGINFOD_URLS so no network is ever used. */
+rheap__sym_t *rheap__sym_create(FILE *err, int *warnings);
+void rheap__sym_destroy(rheap__sym_t *s);
+/* Interns a module file by (path, build-id); returns its file id (>= 0) or -1 on no memory.
+ * The file is opened lazily on the first lookup. */
+int rheap__sym_file(rheap__sym_t *s, const char *path, size_t path_len, const uint8_t *build_id,
+                    size_t build_id_len);
+/* Resolves a return address `offset` (already relative to the bias) in file `file_id`
+ * (-1: no module; offset is then the absolute address). Each distinct address is resolved once;
+ * the result lives as long as the symbolizer. NULL only on no memory. */
+const rheap__loc_t *rheap__sym_resolve(rheap__sym_t *s, int file_id, uint64_t offset);
+const char *rheap__sym_file_path(const rheap__sym_t *s, int file_id);
+/* 'unused', 'ok', 'missing' or 'mismatch' for a file id. */
+const char *rheap__sym_file_status(const rheap__sym_t *s, int file_id);
+/* Demangles a symbol name (strips @VERSION first); returns a malloc'ed string. */
+char *rheap__demangle(const char *name);
+
+/* ---- db.c: the SQLite writer ---- */
+typedef struct rheap__db rheap__db_t;
+
+typedef struct {
+    uint64_t id;
+    uint64_t alloc_t;
+    uint64_t dealloc_t;    /* valid when freed */
+    int freed;
+    uint64_t bt;           /* 0: NULL */
+    uint64_t size, addr;
+    uint32_t alloc_tid;
+    uint32_t dealloc_tid;  /* 0: NULL */
+    uint32_t pid;
+    uint8_t call;
+    uint64_t align;        /* 0: NULL */
+    uint64_t realloc_of;   /* 0: NULL */
+} rheap__row_t;
+
+/* Creates `OUT.tmp-<pid>` beside `path`, creates the schema and opens the load transaction.
+ * Refuses (RHEAP_EXIT_USAGE) when `path` exists and !force. Message in errbuf on failure.
+ * Returns an exit status; *out set on RHEAP_EXIT_OK. */
+int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbuf, size_t errlen);
+int rheap__db_alloc(rheap__db_t *db, const rheap__row_t *r);
+int rheap__db_frame(rheap__db_t *db, uint64_t bt, uint32_t frame_no, const rheap__srcframe_t *f,
+                    const char *module, uint64_t offset, uint32_t ip_index);
+int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
+                      const char *exe, const char *cmdline, uint64_t start_ns, uint64_t wall_ns,
+                      uint32_t page_size, uint32_t depth, uint32_t sample_ppm, const char *dir,
+                      uint64_t unmatched_frees, uint64_t lost);
+int rheap__db_thread(rheap__db_t *db, uint32_t pid, uint32_t tid, const char *name,
+                     uint32_t serial, const char *file, uint64_t events, uint64_t lost);
+int rheap__db_module(rheap__db_t *db, uint32_t pid, const char *path, uint64_t bias,
+                     const char *build_id_hex, const char *status);
+int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t tid, uint64_t t, const char *label,
+                     size_t label_len);
+int rheap__db_window(rheap__db_t *db, uint32_t pid, uint64_t on_t, const char *on_how,
+                     int has_off, uint64_t off_t, const char *off_how);
+int rheap__db_meta_int(rheap__db_t *db, const char *key, int64_t value);
+int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value);
+/* Builds the after-load part of the schema, commits, closes and renames the temporary file to
+ * the requested path. Returns 0, or -1 with a message in errbuf (the temporary file is gone).
+ * Frees db either way. */
+int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen);
+/* Closes and removes the temporary file; NULL is a no-op. */
+void rheap__db_abort(rheap__db_t *db);
+/* The last SQLite error message of db. */
+const char *rheap__db_errmsg(rheap__db_t *db);
+
+/* ---- stacks.c: stack deduplication into global backtrace ids ---- */
+typedef struct rheap__stacks rheap__stacks_t;
+
+rheap__stacks_t *rheap__stacks_create(void);
+void rheap__stacks_destroy(rheap__stacks_t *st);
+/* Returns the global id of the stack made of these resolved addresses, writing its rows to db
+ * when it is new (module paths from sym). 0 on failure (no memory or a database error). */
+uint64_t rheap__stacks_intern(rheap__stacks_t *st, rheap__db_t *db, const rheap__sym_t *sym,
+                              const rheap__loc_t *const *locs, uint32_t n);
+uint64_t rheap__stacks_count(const rheap__stacks_t *st);
+
+/* ---- convert.c: the whole conversion ---- */
+typedef struct {
+    const char *const *inputs; /* recording directories */
+    size_t ninputs;
+    const char *output;
+    int force;
+    int progress;              /* -1 auto (stderr is a terminal), 0 off, 1 on */
+    int quiet;                 /* no summary line */
+} rheap__convert_opts_t;
+
+/* Converts the recordings into one database. Messages go to err. Returns an RHEAP_EXIT_*. */
+int rheap__convert(const rheap__convert_opts_t *o, FILE *err);
+
+#endif

@@ -1,0 +1,291 @@
+/*
+ * rip.h: reader and writer of the rip recording format, version 1.0 (rip-format/FORMAT.md).
+ *
+ * The writer is used inside the tracer's malloc wrappers, so it never allocates: the caller
+ * gives it its memory (rip_writer_footprint bytes) and it does its I/O with pwrite on a file
+ * descriptor the caller opened. The reader allocates with malloc and is used by the converter,
+ * `rheap dump` and the tests.
+ */
+#ifndef RIP_H
+#define RIP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RIP_FORMAT_MAJOR 1
+#define RIP_FORMAT_MINOR 0
+
+/* Limits the format sets (FORMAT.md). */
+#define RIP_MAX_DEPTH 1024
+#define RIP_HEADER_LEN_1_0 24
+/* Longest string (path, name, label, argument) the writer stores; longer ones are cut to this
+ * many bytes. */
+#define RIP_MAX_STRING 4096
+
+/* ---- Status codes: one list makes both the enum and the message table. ---- */
+#define RIP_STATUS_LIST(X)                                                     \
+    X(RIP_OK, "ok")                                                            \
+    X(RIP_END, "end of file")                                                  \
+    X(RIP_E_IO, "I/O error")                                                   \
+    X(RIP_E_NOMEM, "out of memory")                                            \
+    X(RIP_E_NOT_RIP, "not a rip file")                                         \
+    X(RIP_E_VERSION, "unsupported format version")                             \
+    X(RIP_E_TRUNCATED, "truncated file")                                       \
+    X(RIP_E_CORRUPT, "corrupted data")                                         \
+    X(RIP_E_NOT_RECORDING, "not a recording directory")                        \
+    X(RIP_E_FULL, "writer buffer too small for record")
+
+typedef enum {
+#define RIP__ENUM(name, msg) name,
+    RIP_STATUS_LIST(RIP__ENUM)
+#undef RIP__ENUM
+} rip_status_t;
+
+/* The message of a status code ("truncated file"); never NULL. */
+const char *rip_strerror(rip_status_t code);
+
+/* Where and why reading failed. `offset` is a byte offset in the file (for a problem inside a
+ * block: the offset of that block's size field), or RIP_NO_OFFSET when the problem is not at a
+ * position in a file (a missing file, a directory that is not a recording). */
+#define RIP_NO_OFFSET UINT64_MAX
+typedef struct {
+    rip_status_t code;
+    uint64_t offset;
+    char path[512];
+    char detail[256];
+} rip_error_t;
+
+/* Formats "PATH: offset N: DETAIL" ("PATH: DETAIL" when offset is RIP_NO_OFFSET) into buf
+ * (always NUL-terminated). Returns buf. */
+char *rip_error_format(const rip_error_t *err, char *buf, size_t size);
+
+/* ---- Values shared by writer and reader. ---- */
+
+/* Which call made an allocation. Values are the in-memory enum; the on-disk type codes live in
+ * rip-format/src/codes.h. */
+typedef enum {
+    RIP_CALL_MALLOC = 1,
+    RIP_CALL_CALLOC,
+    RIP_CALL_REALLOC,
+    RIP_CALL_REALLOCARRAY,
+    RIP_CALL_POSIX_MEMALIGN,
+    RIP_CALL_ALIGNED_ALLOC,
+    RIP_CALL_MEMALIGN,
+    RIP_CALL_VALLOC,
+    RIP_CALL_PVALLOC,
+} rip_call_t;
+
+/* "malloc", "calloc", ...; "?" for an unknown value. */
+const char *rip_call_name(rip_call_t call);
+
+typedef struct {
+    int is_process;          /* 1: process.rip ("RIPP"), 0: thread file ("RIPT") */
+    uint16_t major, minor;   /* format version of the file */
+    uint32_t pid;
+    uint32_t tid;            /* 0 in the process file */
+    uint32_t recording;      /* N of rip-<pid>-N */
+    uint32_t serial;         /* thread files: 1, 2, ... in opening order */
+    uint64_t start_ns;       /* CLOCK_MONOTONIC at recording start */
+} rip_header_t;
+
+typedef struct {
+    const char *ptr;         /* not NUL-terminated */
+    size_t len;
+} rip_str_t;
+
+typedef struct {
+    uint64_t start;          /* run-time address */
+    uint64_t size;
+    uint32_t flags;          /* PF_R 4, PF_W 2, PF_X 1 */
+} rip_segment_t;
+
+typedef enum {
+    RIP_REC_ALLOC,
+    RIP_REC_FREE,
+    RIP_REC_STACK,
+    RIP_REC_MODULES,
+    RIP_REC_MODULE,
+    RIP_REC_THREAD_NAME,
+    RIP_REC_MARK,
+    RIP_REC_LOST,
+    RIP_REC_PROCESS,
+    RIP_REC_CONFIG,
+    RIP_REC_ON,
+    RIP_REC_OFF,
+    RIP_REC_UNKNOWN,         /* an extended record this reader does not know: delivered with
+                                only its type (u.unknown), its payload skipped */
+} rip_rec_kind_t;
+
+/* One decoded record. Pointers inside point into the reader and stay valid until the next
+ * rip_reader_next call on the same reader. */
+typedef struct {
+    rip_rec_kind_t kind;
+    uint64_t offset;         /* file offset of the block holding the record */
+    uint64_t t;              /* ns since start_ns (0 for records without time) */
+    union {
+        struct {
+            rip_call_t call;
+            uint64_t addr, size;
+            uint64_t stack;      /* 0: no backtrace */
+            uint64_t align;      /* 0 unless an aligned call */
+            uint64_t old_addr;   /* realloc: block replaced, 0 if none */
+            uint64_t old_t;      /* realloc: when old_addr was released (<= t); 0 if none */
+        } alloc;
+        struct {
+            uint64_t addr;
+        } free;
+        struct {
+            uint64_t id;
+            uint32_t depth;
+            const uint64_t *ips;
+        } stack;
+        struct {
+            uint32_t count;
+        } modules;
+        struct {
+            uint64_t bias;
+            rip_str_t path, build_id;
+            uint32_t nseg;
+            const rip_segment_t *segs;
+        } module;
+        struct {
+            rip_str_t text;      /* thread name, marker label */
+        } name;
+        struct {
+            uint64_t count;
+            rip_str_t reason;
+        } lost;
+        struct {
+            uint32_t ppid;
+            rip_str_t exe;
+            uint32_t argc;
+            const rip_str_t *argv;
+            uint64_t wall_ns;
+            rip_str_t clock;
+            uint32_t page_size;
+        } process;
+        struct {
+            uint32_t depth, sample_ppm, buffer_kb, max_threads, signal;
+            rip_str_t dir;
+        } config;
+        struct {
+            rip_str_t how;       /* on/off */
+        } onoff;
+        struct {
+            uint8_t type;        /* unknown extended record's type byte */
+        } unknown;
+    } u;
+} rip_record_t;
+
+/* ---- Reader ---- */
+
+typedef struct rip_reader rip_reader_t;
+
+/* Opens a .rip file and reads its header (which needs the first block). On failure returns a
+ * status other than RIP_OK, fills *err and sets *out to NULL: RIP_E_TRUNCATED when the file ends
+ * before the header is complete (an empty file included, as left by a process killed before its
+ * first flush), RIP_E_NOT_RIP, RIP_E_VERSION, RIP_E_CORRUPT, RIP_E_IO (offset RIP_NO_OFFSET
+ * when the file cannot be opened). The reader reads one block at a time, so its memory is
+ * bounded by the block size. Not thread-safe per reader; separate readers are independent. */
+rip_status_t rip_reader_open(const char *path, rip_reader_t **out, rip_error_t *err);
+
+/* The same over bytes in memory (copied), named `name` in errors. For tests and fuzzing. */
+rip_status_t rip_reader_open_mem(const void *data, size_t size, const char *name,
+                                 rip_reader_t **out, rip_error_t *err);
+
+const rip_header_t *rip_reader_header(const rip_reader_t *r);
+
+/* Decodes the next record into *rec.
+ * Returns RIP_OK with a record; RIP_END after the last record of a complete frame;
+ * RIP_E_TRUNCATED once all complete blocks were delivered but the file ends early (err says
+ * where); another error code for a corrupted or invalid file (err says where and what). After
+ * anything but RIP_OK, further calls return the same status. */
+rip_status_t rip_reader_next(rip_reader_t *r, rip_record_t *rec, rip_error_t *err);
+
+/* Closes the reader; NULL is a no-op. */
+void rip_reader_close(rip_reader_t *r);
+
+/* ---- Recording directories ---- */
+
+typedef struct rip_recording rip_recording_t;
+
+/* Opens a recording directory: checks that it holds process.rip and lists its thread files
+ * (t<tid>.rip, t<tid>-<n>.rip) sorted numerically by (tid, n), t<tid>.rip counting as n = 1.
+ * RIP_E_NOT_RECORDING when `dir` does not exist, is not a directory or has no process.rip. */
+rip_status_t rip_recording_open(const char *dir, rip_recording_t **out, rip_error_t *err);
+const char *rip_recording_dir(const rip_recording_t *rec);
+const char *rip_recording_process_path(const rip_recording_t *rec);
+size_t rip_recording_thread_count(const rip_recording_t *rec);
+const char *rip_recording_thread_path(const rip_recording_t *rec, size_t i);
+void rip_recording_close(rip_recording_t *rec);
+
+/* ---- Writer (allocation-free) ---- */
+
+typedef struct rip_writer rip_writer_t;
+
+/* Bytes of memory a writer with this block size needs (block size: 64 KiB, 256 KiB, 1 MiB or
+ * 4 MiB; other values are rounded up to the next of these, at most 4 MiB). */
+size_t rip_writer_footprint(uint32_t block_size);
+
+/* Places a writer in `mem` (rip_writer_footprint bytes, 16-byte aligned), for the file open on
+ * `fd` at offset 0, and encodes the header as the start of the first block. Nothing is written
+ * to the file before the first flush. Returns the writer (== mem). */
+rip_writer_t *rip_writer_init(void *mem, uint32_t block_size, int fd, const rip_header_t *h);
+
+/* Record appenders. Each returns RIP_OK, or RIP_E_IO if a block had to be flushed and the write
+ * failed (errno is left as the write left it; the writer stays failed and later calls return
+ * RIP_E_IO without doing anything), or RIP_E_FULL for a record that cannot fit one block (a
+ * module with thousands of segments) or a stack of depth 0; nothing is written then. Strings
+ * and arrays are copied; strings (NULL reads as "") are cut to RIP_MAX_STRING bytes, stacks to
+ * RIP_MAX_DEPTH frames, and an argv too long for one block keeps its first arguments followed
+ * by a last argument "...". Event times earlier than the previous event's are written as the
+ * previous time; for a realloc from NULL (old_addr 0), old_t is ignored. */
+rip_status_t rip_writer_alloc(rip_writer_t *w, rip_call_t call, uint64_t t, uint64_t addr,
+                              uint64_t size, uint64_t stack, uint64_t align, uint64_t old_addr,
+                              uint64_t old_t);
+rip_status_t rip_writer_free(rip_writer_t *w, uint64_t t, uint64_t addr);
+rip_status_t rip_writer_stack(rip_writer_t *w, uint64_t id, const uint64_t *ips, uint32_t depth);
+rip_status_t rip_writer_modules(rip_writer_t *w, uint64_t t, uint32_t count);
+rip_status_t rip_writer_module(rip_writer_t *w, uint64_t bias, const char *path,
+                               const void *build_id, size_t build_id_len,
+                               const rip_segment_t *segs, uint32_t nseg);
+rip_status_t rip_writer_thread_name(rip_writer_t *w, uint64_t t, const char *name);
+rip_status_t rip_writer_mark(rip_writer_t *w, uint64_t t, const char *label);
+rip_status_t rip_writer_lost(rip_writer_t *w, uint64_t t, uint64_t count, const char *reason);
+rip_status_t rip_writer_process(rip_writer_t *w, uint32_t ppid, const char *exe, uint32_t argc,
+                                const char *const *argv, uint64_t wall_ns, const char *clock,
+                                uint32_t page_size);
+rip_status_t rip_writer_config(rip_writer_t *w, uint32_t depth, uint32_t sample_ppm,
+                               uint32_t buffer_kb, uint32_t max_threads, uint32_t signal,
+                               const char *dir);
+rip_status_t rip_writer_on(rip_writer_t *w, uint64_t t, const char *how);
+rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
+
+/* Protects a writer that shares its process with code it does not control (the tracer). From
+ * now on, before every write the writer checks that its descriptor still refers to the file it
+ * refers to now (fstat st_dev/st_ino) and fails with errno EBADF if the program closed it and
+ * the number was reused; and it fails with errno EFBIG rather than write past `max_bytes` bytes
+ * (0: no limit), so a file size limit never raises SIGXFSZ in the program. */
+void rip_writer_guard(rip_writer_t *w, uint64_t max_bytes);
+
+/* Compresses what is pending into a block and writes it, followed by the end mark, so the file
+ * is a complete lz4 frame afterwards. Nothing pending: writes the end mark only the first time.
+ * RIP_OK or RIP_E_IO. */
+rip_status_t rip_writer_flush(rip_writer_t *w);
+
+/* Bytes of records pending (not yet flushed), and the size of the file so far (every flushed
+ * block and the end mark after them). */
+size_t rip_writer_pending(const rip_writer_t *w);
+uint64_t rip_writer_file_size(const rip_writer_t *w);
+
+/* XXH32 with the given seed (the lz4 frame checksum). */
+uint32_t rip_xxh32(const void *data, size_t len, uint32_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

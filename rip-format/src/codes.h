@@ -1,0 +1,64 @@
+/*
+ * codes.h: the numbers written to disk (FORMAT.md). These values are frozen: a published code is
+ * never changed or reused.
+ *
+ * When you add a record type: give it a new code here, describe it in FORMAT.md (byte table and a
+ * row in the change history), bump RIP_FORMAT_MINOR (new extended record) or RIP_FORMAT_MAJOR
+ * (new core record) in include/rip.h, add a rip_rec_kind_t value and its fields to rip.h, and
+ * update writer.c, reader.c, converter/dump.c, the round-trip test and the golden files in
+ * tests/data/ (keep the old golden files: they prove old recordings still read).
+ */
+#ifndef RIP_CODES_H
+#define RIP_CODES_H
+
+#include "rip.h"
+
+/* lz4 frame (FORMAT.md section 1). */
+#define RIP__LZ4_MAGIC 0x184D2204u
+#define RIP__LZ4_FLG 0x70u             /* version 01, independent blocks, block checksums */
+#define RIP__LZ4_FRAME_HEADER_LEN 7u
+#define RIP__LZ4_UNCOMPRESSED 0x80000000u
+
+/* Decompressed stream header (FORMAT.md section 2). */
+#define RIP__MAGIC_THREAD "RIPT"
+#define RIP__MAGIC_PROCESS "RIPP"
+#define RIP__STREAM_HEADER_LEN (12u + RIP_HEADER_LEN_1_0)   /* 36 bytes in version 1.0 */
+
+/* Core records: no length, every reader of major version 1 knows them all. */
+#define RIP__T_MALLOC 0x01
+#define RIP__T_CALLOC 0x02
+#define RIP__T_REALLOC 0x03
+#define RIP__T_REALLOCARRAY 0x04
+#define RIP__T_POSIX_MEMALIGN 0x05
+#define RIP__T_ALIGNED_ALLOC 0x06
+#define RIP__T_MEMALIGN 0x07
+#define RIP__T_VALLOC 0x08
+#define RIP__T_PVALLOC 0x09
+#define RIP__T_FREE 0x10
+#define RIP__T_STACK 0x11
+#define RIP__T_CORE_LAST 0x3F
+
+/* Extended records: type, varint payload length, payload. Unknown ones are skipped. */
+#define RIP__T_EXTENDED_FIRST 0x40
+#define RIP__T_MODULES 0x40
+#define RIP__T_MODULE 0x41
+#define RIP__T_THREAD_NAME 0x42
+#define RIP__T_MARK 0x43
+#define RIP__T_LOST 0x44
+#define RIP__T_PROCESS 0x50
+#define RIP__T_CONFIG 0x51
+#define RIP__T_ON 0x52
+#define RIP__T_OFF 0x53
+
+/* The allocation type codes are laid out so that code == rip_call_t value; these checks keep the
+ * in-memory enum and the frozen codes from drifting apart silently. */
+#define RIP__T_ALLOC_FIRST RIP__T_MALLOC
+#define RIP__T_ALLOC_LAST RIP__T_PVALLOC
+_Static_assert(RIP_CALL_MALLOC == RIP__T_MALLOC && RIP_CALL_PVALLOC == RIP__T_PVALLOC &&
+               RIP_CALL_REALLOC == RIP__T_REALLOC && RIP_CALL_POSIX_MEMALIGN == RIP__T_POSIX_MEMALIGN,
+               "rip_call_t values must equal the allocation type codes");
+
+/* Longest string the writer stores; longer paths and names are cut to this many bytes. */
+#define RIP__MAX_STRING RIP_MAX_STRING
+
+#endif

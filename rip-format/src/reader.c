@@ -1,0 +1,669 @@
+/*
+ * reader.c: decodes a .rip file block by block (FORMAT.md).
+ *
+ * The reader reads one block at a time with pread (or from a copy in memory), so its memory use
+ * is bounded by the block size however large the file is. Every block's checksum is verified
+ * before the block is decompressed: corrupted bytes are never decoded into events. All checks of
+ * FORMAT.md section 4 happen here, and every failure names the file, the byte offset and what
+ * was expected.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lz4.h>
+
+#include "rip.h"
+#include "codes.h"
+#include "varint.h"
+
+struct rip_reader {
+    int fd;                    /* -1 when reading from memory */
+    uint8_t *mem;
+    size_t mem_size;
+    char path[512];
+    rip_header_t header;
+    uint32_t block_max;
+
+    uint64_t pos;              /* file offset of the next block's size field */
+    uint64_t block_off;        /* file offset of the current block */
+    uint8_t *stored;           /* the current block as stored, plus its checksum */
+    uint8_t *decoded;          /* the current block decompressed */
+    const uint8_t *block;      /* start of the current block's records */
+    const uint8_t *cur, *end;  /* next record, end of the current block */
+    uint64_t time_base, addr_base;
+
+    rip_status_t status;       /* sticky: once not RIP_OK, every call returns it */
+    rip_error_t error;
+
+    /* Stack ids defined so far: an open-addressing set (0 marks a free slot; id 0 is never
+     * defined). */
+    uint64_t *ids;
+    size_t ids_cap, ids_count;
+
+    uint64_t ips[RIP_MAX_DEPTH];
+    rip_segment_t *segs;
+    size_t segs_cap;
+    rip_str_t *argv;
+    size_t argv_cap;
+};
+
+static rip_status_t fail(rip_reader_t *r, rip_error_t *err, rip_status_t code, uint64_t offset,
+                         const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static rip_status_t fail(rip_reader_t *r, rip_error_t *err, rip_status_t code, uint64_t offset,
+                         const char *fmt, ...)
+{
+    rip_error_t *e = &r->error;
+    e->code = code;
+    e->offset = offset;
+    snprintf(e->path, sizeof e->path, "%s", r->path);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->detail, sizeof e->detail, fmt, ap);
+    va_end(ap);
+    r->status = code;
+    if (err)
+        *err = *e;
+    return code;
+}
+
+/* Reads up to n bytes at off. Returns the bytes read (fewer at the end of the file) or -1. */
+static ssize_t src_read(rip_reader_t *r, uint64_t off, void *buf, size_t n)
+{
+    if (r->fd < 0) {
+        if (off >= r->mem_size)
+            return 0;
+        size_t avail = r->mem_size - (size_t)off;
+        if (n > avail)
+            n = avail;
+        memcpy(buf, r->mem + off, n);
+        return (ssize_t)n;
+    }
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(r->fd, (uint8_t *)buf + got, n - got, (off_t)(off + got));
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (k == 0)
+            break;
+        got += (size_t)k;
+    }
+    return (ssize_t)got;
+}
+
+/* Loads the block at r->pos. RIP_OK with a block (possibly empty), RIP_END at the end mark, or
+ * an error. */
+static rip_status_t load_block(rip_reader_t *r, rip_error_t *err)
+{
+    uint8_t b[4];
+    uint64_t at = r->pos;
+    ssize_t n = src_read(r, at, b, 4);
+    if (n < 0)
+        return fail(r, err, RIP_E_IO, at, "read failed: %s", strerror(errno));
+    if (n < 4)
+        return fail(r, err, RIP_E_TRUNCATED, at,
+                    n == 0 ? "file ends before the end mark (expected a block or the end mark)"
+                           : "file ends inside a block size field");
+    uint32_t field = rip__get_le32(b);
+    if (field == 0) {
+        uint8_t extra;
+        n = src_read(r, at + 4, &extra, 1);
+        if (n < 0)
+            return fail(r, err, RIP_E_IO, at + 4, "read failed: %s", strerror(errno));
+        if (n > 0)
+            return fail(r, err, RIP_E_CORRUPT, at + 4,
+                        "data after the end mark (expected the file to end)");
+        return RIP_END;
+    }
+    /* The flag is outside the checksum: trusting it would let one flipped bit turn compressed
+     * bytes into records. rip writers always compress (FORMAT.md section 1). */
+    if (field & RIP__LZ4_UNCOMPRESSED)
+        return fail(r, err, RIP_E_CORRUPT, at,
+                    "block stored uncompressed (size field 0x%08x): rip blocks are always "
+                    "compressed",
+                    field);
+    uint32_t len = field;
+    if (len > r->block_max)
+        return fail(r, err, RIP_E_CORRUPT, at,
+                    "block of %u bytes is larger than the block max size %u", len, r->block_max);
+    n = src_read(r, at + 4, r->stored, (size_t)len + 4);
+    if (n < 0)
+        return fail(r, err, RIP_E_IO, at, "read failed: %s", strerror(errno));
+    if ((size_t)n < (size_t)len + 4)
+        return fail(r, err, RIP_E_TRUNCATED, at,
+                    "incomplete block: %u bytes and checksum expected, file ends after %zd",
+                    len, n);
+    if (rip_xxh32(r->stored, len, 0) != rip__get_le32(r->stored + len))
+        return fail(r, err, RIP_E_CORRUPT, at, "block checksum mismatch");
+    int d = LZ4_decompress_safe((const char *)r->stored, (char *)r->decoded, (int)len,
+                                (int)r->block_max);
+    if (d < 0)
+        return fail(r, err, RIP_E_CORRUPT, at,
+                    "block does not decompress (invalid lz4 data or larger than %u bytes)",
+                    r->block_max);
+    r->block = r->decoded;
+    r->end = r->decoded + d;
+    r->cur = r->block;
+    r->block_off = at;
+    r->pos = at + 4 + len + 4;
+    r->time_base = 0;
+    r->addr_base = 0;
+    return RIP_OK;
+}
+
+static rip_status_t read_frame_header(rip_reader_t *r, rip_error_t *err)
+{
+    static const uint8_t magic[4] = {0x04, 0x22, 0x4D, 0x18};
+    uint8_t h[RIP__LZ4_FRAME_HEADER_LEN];
+    ssize_t n = src_read(r, 0, h, sizeof h);
+    if (n < 0)
+        return fail(r, err, RIP_E_IO, 0, "read failed: %s", strerror(errno));
+    size_t cmp = (size_t)n < 4 ? (size_t)n : 4;
+    if (memcmp(h, magic, cmp) != 0)
+        return fail(r, err, RIP_E_NOT_RIP, 0,
+                    "not an lz4 frame (bytes %02x %02x %02x %02x, expected magic 04 22 4d 18)",
+                    h[0], n > 1 ? h[1] : 0, n > 2 ? h[2] : 0, n > 3 ? h[3] : 0);
+    if (n == 0)
+        return fail(r, err, RIP_E_TRUNCATED, 0, "empty file (expected an lz4 frame)");
+    if ((size_t)n < sizeof h)
+        return fail(r, err, RIP_E_TRUNCATED, 0, "file ends inside the lz4 frame header");
+    if (h[4] != RIP__LZ4_FLG)
+        return fail(r, err, RIP_E_NOT_RIP, 4,
+                    "lz4 frame flags 0x%02x, expected 0x70 (version 01, independent blocks, "
+                    "block checksums, no content size, no content checksum, no dictionary)",
+                    h[4]);
+    uint8_t id = h[5] >> 4;
+    if ((h[5] & 0x8F) != 0 || id < 4)
+        return fail(r, err, RIP_E_NOT_RIP, 5,
+                    "lz4 frame block descriptor 0x%02x, expected 0x40, 0x50, 0x60 or 0x70", h[5]);
+    if (h[6] != (uint8_t)(rip_xxh32(h + 4, 2, 0) >> 8))
+        return fail(r, err, RIP_E_CORRUPT, 6, "lz4 frame header checksum mismatch");
+    r->block_max = 1u << (8 + 2 * id);
+    r->pos = RIP__LZ4_FRAME_HEADER_LEN;
+    return RIP_OK;
+}
+
+static rip_status_t read_stream_header(rip_reader_t *r, rip_error_t *err)
+{
+    rip_status_t st = load_block(r, err);
+    if (st == RIP_END)
+        return fail(r, err, RIP_E_NOT_RIP, r->pos,
+                    "lz4 frame holds no data (expected a RIPT or RIPP header)");
+    if (st != RIP_OK)
+        return st;
+    const uint8_t *p = r->block;
+    size_t len = (size_t)(r->end - p);
+    rip_header_t *h = &r->header;
+    if (len >= 4 && memcmp(p, RIP__MAGIC_THREAD, 4) == 0)
+        h->is_process = 0;
+    else if (len >= 4 && memcmp(p, RIP__MAGIC_PROCESS, 4) == 0)
+        h->is_process = 1;
+    else
+        return fail(r, err, RIP_E_NOT_RIP, r->block_off,
+                    "lz4 frame content does not start with RIPT or RIPP (not a rip file)");
+    if (len < 12)
+        return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                    "first block of %zu bytes ends inside the rip header", len);
+    h->major = rip__get_le16(p + 4);
+    h->minor = rip__get_le16(p + 6);
+    if (h->major != RIP_FORMAT_MAJOR)
+        return fail(r, err, RIP_E_VERSION, r->block_off,
+                    "format version %u.%u, this reader reads version %d.x", h->major, h->minor,
+                    RIP_FORMAT_MAJOR);
+    uint32_t hlen = rip__get_le32(p + 8);
+    if (hlen < RIP_HEADER_LEN_1_0)
+        return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                    "header_len %u, expected at least %d", hlen, RIP_HEADER_LEN_1_0);
+    if (hlen > len - 12)
+        return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                    "header_len %u runs past the end of the first block (%zu bytes)", hlen, len);
+    h->pid = rip__get_le32(p + 12);
+    h->tid = rip__get_le32(p + 16);
+    h->recording = rip__get_le32(p + 20);
+    h->serial = rip__get_le32(p + 24);
+    h->start_ns = rip__get_le64(p + 28);
+    r->cur = p + 12 + hlen;   /* skips header fields of later minor versions */
+    return RIP_OK;
+}
+
+static rip_status_t open_common(rip_reader_t *r, rip_reader_t **out, rip_error_t *err)
+{
+    rip_status_t st = read_frame_header(r, err);
+    if (st == RIP_OK) {
+        r->stored = malloc((size_t)r->block_max + 4);
+        r->decoded = malloc(r->block_max);
+        if (!r->stored || !r->decoded)
+            st = fail(r, err, RIP_E_NOMEM, 0, "out of memory for a %u-byte block", r->block_max);
+    }
+    if (st == RIP_OK)
+        st = read_stream_header(r, err);
+    if (st != RIP_OK) {
+        rip_reader_close(r);
+        *out = NULL;
+        return st;
+    }
+    *out = r;
+    return RIP_OK;
+}
+
+static rip_reader_t *new_reader(const char *name)
+{
+    rip_reader_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->fd = -1;
+    snprintf(r->path, sizeof r->path, "%s", name ? name : "(memory)");
+    return r;
+}
+
+static rip_status_t nomem(const char *name, rip_reader_t **out, rip_error_t *err)
+{
+    if (err) {
+        memset(err, 0, sizeof *err);
+        err->code = RIP_E_NOMEM;
+        err->offset = RIP_NO_OFFSET;
+        snprintf(err->path, sizeof err->path, "%s", name ? name : "(memory)");
+        snprintf(err->detail, sizeof err->detail, "out of memory");
+    }
+    *out = NULL;
+    return RIP_E_NOMEM;
+}
+
+rip_status_t rip_reader_open(const char *path, rip_reader_t **out, rip_error_t *err)
+{
+    rip_reader_t *r = new_reader(path);
+    if (!r)
+        return nomem(path, out, err);
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
+        rip_status_t st = fail(r, err, RIP_E_IO, RIP_NO_OFFSET, "cannot open: %s", strerror(errno));
+        rip_reader_close(r);
+        *out = NULL;
+        return st;
+    }
+    return open_common(r, out, err);
+}
+
+rip_status_t rip_reader_open_mem(const void *data, size_t size, const char *name,
+                                 rip_reader_t **out, rip_error_t *err)
+{
+    rip_reader_t *r = new_reader(name);
+    if (!r)
+        return nomem(name, out, err);
+    r->mem = malloc(size ? size : 1);
+    if (!r->mem) {
+        rip_reader_close(r);
+        return nomem(name, out, err);
+    }
+    if (size)
+        memcpy(r->mem, data, size);
+    r->mem_size = size;
+    return open_common(r, out, err);
+}
+
+const rip_header_t *rip_reader_header(const rip_reader_t *r)
+{
+    return &r->header;
+}
+
+void rip_reader_close(rip_reader_t *r)
+{
+    if (!r)
+        return;
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r->mem);
+    free(r->stored);
+    free(r->decoded);
+    free(r->ids);
+    free(r->segs);
+    free(r->argv);
+    free(r);
+}
+
+/* ---- Stack id set ---- */
+
+static size_t id_slot(uint64_t id, size_t cap)
+{
+    /* Fibonacci hashing spreads the small consecutive ids the tracer uses. */
+    return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+static int id_defined(const rip_reader_t *r, uint64_t id)
+{
+    if (r->ids_cap == 0)
+        return 0;
+    for (size_t i = id_slot(id, r->ids_cap);; i = (i + 1) & (r->ids_cap - 1)) {
+        if (r->ids[i] == id)
+            return 1;
+        if (r->ids[i] == 0)
+            return 0;
+    }
+}
+
+static int id_add(rip_reader_t *r, uint64_t id)
+{
+    if ((r->ids_count + 1) * 2 > r->ids_cap) {
+        size_t cap = r->ids_cap ? r->ids_cap * 2 : 256;
+        uint64_t *ids = calloc(cap, sizeof *ids);
+        if (!ids)
+            return -1;
+        for (size_t i = 0; i < r->ids_cap; i++) {
+            if (r->ids[i] == 0)
+                continue;
+            size_t j = id_slot(r->ids[i], cap);
+            while (ids[j] != 0)
+                j = (j + 1) & (cap - 1);
+            ids[j] = r->ids[i];
+        }
+        free(r->ids);
+        r->ids = ids;
+        r->ids_cap = cap;
+    }
+    size_t i = id_slot(id, r->ids_cap);
+    while (r->ids[i] != 0 && r->ids[i] != id)
+        i = (i + 1) & (r->ids_cap - 1);
+    if (r->ids[i] == 0) {
+        r->ids[i] = id;
+        r->ids_count++;
+    }
+    return 0;
+}
+
+/* ---- Record decoding ---- */
+
+/* A bounded cursor: the first failure sticks, so a decoder reads all its fields and checks
+ * once at the end. */
+typedef struct {
+    const uint8_t *p, *end;
+    int err;   /* RIP__VARINT_OK, _SHORT or _LONG */
+} cursor_t;
+
+static uint64_t get_u(cursor_t *c)
+{
+    uint64_t v = 0;
+    if (c->err == RIP__VARINT_OK)
+        c->err = rip__get_varint(&c->p, c->end, &v);
+    return c->err == RIP__VARINT_OK ? v : 0;
+}
+
+static int64_t get_z(cursor_t *c)
+{
+    return rip__unzigzag(get_u(c));
+}
+
+static rip_str_t get_s(cursor_t *c)
+{
+    rip_str_t s = {"", 0};
+    uint64_t n = get_u(c);
+    if (c->err != RIP__VARINT_OK)
+        return s;
+    if (n > (uint64_t)(c->end - c->p)) {
+        c->err = RIP__VARINT_SHORT;
+        return s;
+    }
+    s.ptr = (const char *)c->p;
+    s.len = (size_t)n;
+    c->p += n;
+    return s;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*arr, n * elem);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+static rip_status_t cursor_fail(rip_reader_t *r, rip_error_t *err, const cursor_t *c,
+                                size_t rec_at, uint8_t type, int extended)
+{
+    if (c->err == RIP__VARINT_LONG)
+        return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                    "varint longer than 10 bytes (record type 0x%02x at byte %zu of the block)",
+                    type, rec_at);
+    return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                extended ? "record runs past its length (record type 0x%02x at byte %zu of the block)"
+                         : "record runs past end of block (record type 0x%02x at byte %zu of the block)",
+                type, rec_at);
+}
+
+static rip_status_t decode_extended(rip_reader_t *r, rip_record_t *rec, rip_error_t *err,
+                                    uint8_t type, cursor_t *c, size_t rec_at)
+{
+    switch (type) {
+    case RIP__T_MODULES:
+        rec->kind = RIP_REC_MODULES;
+        rec->t = get_u(c);
+        rec->u.modules.count = (uint32_t)get_u(c);
+        break;
+    case RIP__T_MODULE: {
+        rec->kind = RIP_REC_MODULE;
+        rec->u.module.bias = get_u(c);
+        rec->u.module.path = get_s(c);
+        rec->u.module.build_id = get_s(c);
+        uint64_t nseg = get_u(c);
+        /* Each segment takes at least 3 bytes: this bounds the allocation by the payload. */
+        if (c->err == RIP__VARINT_OK && nseg > (uint64_t)(c->end - c->p) / 3)
+            c->err = RIP__VARINT_SHORT;
+        if (c->err != RIP__VARINT_OK)
+            break;
+        if (grow((void **)&r->segs, &r->segs_cap, (size_t)nseg, sizeof *r->segs) != 0)
+            return fail(r, err, RIP_E_NOMEM, r->block_off, "out of memory for module segments");
+        for (uint64_t i = 0; i < nseg; i++) {
+            r->segs[i].start = get_u(c);
+            r->segs[i].size = get_u(c);
+            r->segs[i].flags = (uint32_t)get_u(c);
+        }
+        rec->u.module.nseg = (uint32_t)nseg;
+        rec->u.module.segs = r->segs;
+        break;
+    }
+    case RIP__T_THREAD_NAME:
+    case RIP__T_MARK:
+        rec->kind = type == RIP__T_MARK ? RIP_REC_MARK : RIP_REC_THREAD_NAME;
+        rec->t = get_u(c);
+        rec->u.name.text = get_s(c);
+        break;
+    case RIP__T_LOST:
+        rec->kind = RIP_REC_LOST;
+        rec->t = get_u(c);
+        rec->u.lost.count = get_u(c);
+        rec->u.lost.reason = get_s(c);
+        break;
+    case RIP__T_PROCESS: {
+        rec->kind = RIP_REC_PROCESS;
+        rec->u.process.ppid = (uint32_t)get_u(c);
+        rec->u.process.exe = get_s(c);
+        uint64_t argc = get_u(c);
+        if (c->err == RIP__VARINT_OK && argc > (uint64_t)(c->end - c->p))
+            c->err = RIP__VARINT_SHORT;
+        if (c->err != RIP__VARINT_OK)
+            break;
+        if (grow((void **)&r->argv, &r->argv_cap, (size_t)argc, sizeof *r->argv) != 0)
+            return fail(r, err, RIP_E_NOMEM, r->block_off, "out of memory for arguments");
+        for (uint64_t i = 0; i < argc; i++)
+            r->argv[i] = get_s(c);
+        rec->u.process.argc = (uint32_t)argc;
+        rec->u.process.argv = r->argv;
+        rec->u.process.wall_ns = get_u(c);
+        rec->u.process.clock = get_s(c);
+        rec->u.process.page_size = (uint32_t)get_u(c);
+        break;
+    }
+    case RIP__T_CONFIG:
+        rec->kind = RIP_REC_CONFIG;
+        rec->u.config.depth = (uint32_t)get_u(c);
+        rec->u.config.sample_ppm = (uint32_t)get_u(c);
+        rec->u.config.buffer_kb = (uint32_t)get_u(c);
+        rec->u.config.max_threads = (uint32_t)get_u(c);
+        rec->u.config.signal = (uint32_t)get_u(c);
+        rec->u.config.dir = get_s(c);
+        break;
+    case RIP__T_ON:
+    case RIP__T_OFF:
+        rec->kind = type == RIP__T_ON ? RIP_REC_ON : RIP_REC_OFF;
+        rec->t = get_u(c);
+        rec->u.onoff.how = get_s(c);
+        break;
+    default:
+        rec->kind = RIP_REC_UNKNOWN;
+        rec->u.unknown.type = type;
+        break;
+    }
+    if (c->err != RIP__VARINT_OK)
+        return cursor_fail(r, err, c, rec_at, type, 1);
+    return RIP_OK;
+}
+
+static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
+{
+    size_t rec_at = (size_t)(r->cur - r->block);
+    cursor_t c = {r->cur, r->end, RIP__VARINT_OK};
+    uint8_t type = *c.p++;
+
+    memset(rec, 0, sizeof *rec);
+    rec->offset = r->block_off;
+
+    if (type >= RIP__T_ALLOC_FIRST && type <= RIP__T_ALLOC_LAST) {
+        uint64_t dt = get_u(&c);
+        int64_t da = get_z(&c);
+        uint64_t size = get_u(&c);
+        uint64_t stack = get_u(&c);
+        uint64_t align = type >= RIP__T_POSIX_MEMALIGN ? get_u(&c) : 0;
+        int is_realloc = type == RIP__T_REALLOC || type == RIP__T_REALLOCARRAY;
+        int64_t dold = is_realloc ? get_z(&c) : 0;
+        uint64_t dt_old = is_realloc ? get_u(&c) : 0;
+        if (c.err != RIP__VARINT_OK)
+            return cursor_fail(r, err, &c, rec_at, type, 0);
+        if (dt > UINT64_MAX - r->time_base)
+            return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                        "time overflows 64 bits (record at byte %zu of the block)", rec_at);
+        uint64_t t = r->time_base + dt;
+        uint64_t addr = r->addr_base + (uint64_t)da;
+        if (stack != 0 && !id_defined(r, stack))
+            return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                        "allocation names undefined stack id %llu (record at byte %zu of the block)",
+                        (unsigned long long)stack, rec_at);
+        rec->kind = RIP_REC_ALLOC;
+        rec->t = t;
+        rec->u.alloc.call = (rip_call_t)type;
+        rec->u.alloc.addr = addr;
+        rec->u.alloc.size = size;
+        rec->u.alloc.stack = stack;
+        rec->u.alloc.align = align;
+        if (is_realloc) {
+            rec->u.alloc.old_addr = addr + (uint64_t)dold;
+            if (rec->u.alloc.old_addr != 0) {
+                if (dt_old > t)
+                    return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                                "realloc dt_old %llu is larger than its time %llu (record at byte "
+                                "%zu of the block)",
+                                (unsigned long long)dt_old, (unsigned long long)t, rec_at);
+                rec->u.alloc.old_t = t - dt_old;
+            }
+        }
+        r->time_base = t;
+        r->addr_base = addr;
+    } else if (type == RIP__T_FREE) {
+        uint64_t dt = get_u(&c);
+        int64_t da = get_z(&c);
+        if (c.err != RIP__VARINT_OK)
+            return cursor_fail(r, err, &c, rec_at, type, 0);
+        if (dt > UINT64_MAX - r->time_base)
+            return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                        "time overflows 64 bits (record at byte %zu of the block)", rec_at);
+        rec->kind = RIP_REC_FREE;
+        rec->t = r->time_base + dt;
+        rec->u.free.addr = r->addr_base + (uint64_t)da;
+        r->time_base = rec->t;
+        r->addr_base = rec->u.free.addr;
+    } else if (type == RIP__T_STACK) {
+        uint64_t id = get_u(&c);
+        uint64_t depth = get_u(&c);
+        if (c.err != RIP__VARINT_OK)
+            return cursor_fail(r, err, &c, rec_at, type, 0);
+        if (id == 0)
+            return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                        "stack id 0 is reserved for no backtrace (record at byte %zu of the block)",
+                        rec_at);
+        if (depth == 0 || depth > RIP_MAX_DEPTH)
+            return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                        "stack depth %llu, expected 1-%d (record at byte %zu of the block)",
+                        (unsigned long long)depth, RIP_MAX_DEPTH, rec_at);
+        r->ips[0] = get_u(&c);
+        for (uint64_t i = 1; i < depth; i++)
+            r->ips[i] = r->ips[i - 1] + (uint64_t)get_z(&c);
+        if (c.err != RIP__VARINT_OK)
+            return cursor_fail(r, err, &c, rec_at, type, 0);
+        if (id_add(r, id) != 0)
+            return fail(r, err, RIP_E_NOMEM, r->block_off, "out of memory for stack ids");
+        rec->kind = RIP_REC_STACK;
+        rec->u.stack.id = id;
+        rec->u.stack.depth = (uint32_t)depth;
+        rec->u.stack.ips = r->ips;
+    } else if (type < RIP__T_EXTENDED_FIRST) {
+        return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                    "record type 0x%02x unknown (a core record of a newer format or corrupted "
+                    "data; record at byte %zu of the block)",
+                    type, rec_at);
+    } else {
+        uint64_t len = get_u(&c);
+        if (c.err != RIP__VARINT_OK)
+            return cursor_fail(r, err, &c, rec_at, type, 0);
+        if (len > (uint64_t)(c.end - c.p))
+            return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                        "record runs past end of block (record type 0x%02x of %llu bytes at byte "
+                        "%zu of the block)",
+                        type, (unsigned long long)len, rec_at);
+        /* Fields beyond the ones known here (a later minor version) are skipped. */
+        cursor_t pc = {c.p, c.p + len, RIP__VARINT_OK};
+        rip_status_t st = decode_extended(r, rec, err, type, &pc, rec_at);
+        if (st != RIP_OK)
+            return st;
+        c.p += len;
+    }
+    r->cur = c.p;
+    return RIP_OK;
+}
+
+rip_status_t rip_reader_next(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
+{
+    if (r->status != RIP_OK) {
+        if (err)
+            *err = r->error;
+        return r->status;
+    }
+    while (r->cur == r->end) {
+        rip_status_t st = load_block(r, err);
+        if (st == RIP_END) {
+            r->status = RIP_END;
+            r->error.code = RIP_END;
+            r->error.offset = r->pos;
+            snprintf(r->error.path, sizeof r->error.path, "%s", r->path);
+            snprintf(r->error.detail, sizeof r->error.detail, "end of file");
+            if (err)
+                *err = r->error;
+            return RIP_END;
+        }
+        if (st != RIP_OK)
+            return st;
+    }
+    return decode(r, rec, err);
+}

@@ -1,0 +1,530 @@
+/*
+ * writer.c: encodes records into blocks and writes them as one lz4 frame (FORMAT.md).
+ *
+ * This code runs inside the tracer's malloc wrappers, so it must never allocate, never call a
+ * libc function that might, and never change errno except through a failing write. All memory
+ * comes from the caller (rip_writer_footprint bytes) and is laid out as:
+ *
+ *     struct rip_writer | lz4 state | raw block | output buffer
+ *
+ * The output buffer holds, in this order, room for the 7-byte frame header (used by the first
+ * flush only), the 4-byte block size, the compressed block data, the 4-byte block checksum and
+ * the 4-byte end mark.
+ *
+ * Blocks are always stored compressed, even the rare one that lz4 makes slightly larger: the
+ * "stored uncompressed" flag sits in the size field, outside the block checksum, and a flipped
+ * flag would turn compressed bytes into plausible records. With every block compressed, the
+ * reader rejects the flag outright (FORMAT.md section 1). To keep the compressed size within the
+ * block max size, a block holds at most `capacity` raw bytes, slightly less than the block max
+ * size (65264 of 65536). Each flush writes the whole
+ * run with one pwrite, so a block and the end mark after it land together, and the next block is
+ * written over that end mark: after every successful flush the file is a complete frame.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lz4.h>
+
+#include "rip.h"
+#include "codes.h"
+#include "varint.h"
+
+struct rip_writer {
+    int fd;
+    int failed;               /* a write failed: every later call returns RIP_E_IO */
+    int frame_started;        /* the frame header is on disk */
+    int end_mark_written;     /* the file ends with an end mark (a complete frame) */
+    uint32_t block_size;      /* the frame's block max size: 64 KiB, 256 KiB, 1 MiB or 4 MiB */
+    uint32_t capacity;        /* raw bytes per block, so that lz4's worst case fits block_size */
+    uint8_t bd;               /* the frame's BD byte for that block size */
+    size_t used;              /* raw bytes pending in the current block */
+    uint64_t offset;          /* file offset of the next block (where the end mark is) */
+    uint64_t time_base;       /* delta bases, reset at each block start */
+    uint64_t addr_base;
+    void *lz4_state;
+    uint8_t *raw;
+    uint8_t *out;
+    size_t out_cap;
+    int guarded;              /* rip_writer_guard was called: check fd and size before writes */
+    dev_t dev;                /* identity of the file fd referred to at rip_writer_guard */
+    ino_t ino;
+    uint64_t max_bytes;       /* file size limit; 0: none */
+};
+
+#define ALIGN_UP(x, a) (((x) + (size_t)(a) - 1) & ~((size_t)(a) - 1))
+
+/* Output buffer: header + size + compressed data + checksum + end mark. */
+#define OUT_DATA_AT (RIP__LZ4_FRAME_HEADER_LEN + 4)
+
+static uint32_t round_block_size(uint32_t want, uint8_t *bd_id)
+{
+    uint32_t size = 64u << 10;
+    uint8_t id = 4;
+    while (size < want && id < 7) {
+        size <<= 2;
+        id++;
+    }
+    if (bd_id)
+        *bd_id = id;
+    return size;
+}
+
+static size_t state_bytes(void)
+{
+    return ALIGN_UP((size_t)LZ4_sizeofState(), 16);
+}
+
+static size_t out_bytes(uint32_t block_size)
+{
+    return OUT_DATA_AT + (size_t)LZ4_compressBound((int)block_size) + 4 + 4;
+}
+
+size_t rip_writer_footprint(uint32_t block_size)
+{
+    uint32_t bs = round_block_size(block_size, NULL);
+    return ALIGN_UP(sizeof(struct rip_writer), 16) + state_bytes() + bs + ALIGN_UP(out_bytes(bs), 16);
+}
+
+rip_writer_t *rip_writer_init(void *mem, uint32_t block_size, int fd, const rip_header_t *h)
+{
+    struct rip_writer *w = mem;
+    uint8_t id;
+    uint32_t bs = round_block_size(block_size, &id);
+    uint8_t *base = mem;
+
+    memset(w, 0, sizeof *w);
+    w->fd = fd;
+    w->block_size = bs;
+    w->bd = (uint8_t)(id << 4);
+    w->lz4_state = base + ALIGN_UP(sizeof(struct rip_writer), 16);
+    w->raw = (uint8_t *)w->lz4_state + state_bytes();
+    w->out = w->raw + bs;
+    w->out_cap = out_bytes(bs);
+    uint32_t cap = bs - bs / 256 - 16;
+    while ((uint32_t)LZ4_compressBound((int)cap) > bs)
+        cap--;
+    w->capacity = cap;
+
+    /* The stream header opens the first block (FORMAT.md section 2). */
+    uint8_t *p = w->raw;
+    memcpy(p, h->is_process ? RIP__MAGIC_PROCESS : RIP__MAGIC_THREAD, 4);
+    rip__put_le16(p + 4, RIP_FORMAT_MAJOR);
+    rip__put_le16(p + 6, RIP_FORMAT_MINOR);
+    rip__put_le32(p + 8, RIP_HEADER_LEN_1_0);
+    rip__put_le32(p + 12, h->pid);
+    rip__put_le32(p + 16, h->is_process ? 0 : h->tid);
+    rip__put_le32(p + 20, h->recording);
+    rip__put_le32(p + 24, h->is_process ? 0 : h->serial);
+    rip__put_le64(p + 28, h->start_ns);
+    w->used = RIP__STREAM_HEADER_LEN;
+    return w;
+}
+
+/* Writes all of buf at off, retrying after signals and short writes. On failure errno is what
+ * the failing pwrite left. */
+static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
+{
+    while (len > 0) {
+        ssize_t n = pwrite(fd, buf, len, (off_t)off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0)
+            return -1;   /* no progress and no error: give up rather than spin */
+        buf += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+    }
+    return 0;
+}
+
+void rip_writer_guard(rip_writer_t *w, uint64_t max_bytes)
+{
+    struct stat st;
+    if (fstat(w->fd, &st) != 0)
+        return;
+    w->guarded = 1;
+    w->dev = st.st_dev;
+    w->ino = st.st_ino;
+    w->max_bytes = max_bytes;
+}
+
+/* With a guard: refuse to write when fd no longer names our file (the program closed it and
+ * the number was reused) or when the write would pass the size limit. errno says which. */
+static int guard_ok(const struct rip_writer *w, uint64_t end)
+{
+    if (!w->guarded)
+        return 1;
+    struct stat st;
+    int saved = errno;
+    if (fstat(w->fd, &st) != 0 || st.st_dev != w->dev || st.st_ino != w->ino) {
+        errno = EBADF;
+        return 0;
+    }
+    if (w->max_bytes && end > w->max_bytes) {
+        errno = EFBIG;
+        return 0;
+    }
+    errno = saved;
+    return 1;
+}
+
+rip_status_t rip_writer_flush(rip_writer_t *w)
+{
+    if (w->failed)
+        return RIP_E_IO;
+    if (w->used == 0 && w->end_mark_written)
+        return RIP_OK;
+
+    uint8_t *data = w->out + OUT_DATA_AT;
+    size_t block_len = 0;   /* size field + data + checksum */
+    if (w->used > 0) {
+        int cap = (int)(w->out_cap - OUT_DATA_AT - 8);
+        int n = LZ4_compress_fast_extState(w->lz4_state, (const char *)w->raw, (char *)data,
+                                           (int)w->used, cap, 1);
+        /* Cannot fail: the capacity is within LZ4_compressBound of the buffer. */
+        size_t stored = n > 0 ? (size_t)n : 0;
+        rip__put_le32(data - 4, (uint32_t)stored);
+        rip__put_le32(data + stored, rip_xxh32(data, stored, 0));
+        block_len = 4 + stored + 4;
+    }
+    rip__put_le32(data - 4 + block_len, 0);   /* end mark */
+
+    uint8_t *start = data - 4;
+    uint64_t at = w->offset;
+    if (!w->frame_started) {
+        start -= RIP__LZ4_FRAME_HEADER_LEN;
+        rip__put_le32(start, RIP__LZ4_MAGIC);
+        start[4] = RIP__LZ4_FLG;
+        start[5] = w->bd;
+        start[6] = (uint8_t)(rip_xxh32(start + 4, 2, 0) >> 8);
+    }
+    size_t total = (size_t)(data - 4 - start) + block_len + 4;
+    if (!guard_ok(w, at + total) || write_all(w->fd, start, total, at) != 0) {
+        w->failed = 1;
+        return RIP_E_IO;
+    }
+    if (!w->frame_started) {
+        w->frame_started = 1;
+        w->offset += RIP__LZ4_FRAME_HEADER_LEN;
+    }
+    /* The next block goes over the end mark just written. */
+    w->offset += block_len;
+    w->end_mark_written = 1;
+    w->used = 0;
+    w->time_base = 0;
+    w->addr_base = 0;
+    return RIP_OK;
+}
+
+/* Makes room for a record of n bytes in the current block, flushing first if it does not fit.
+ * Returns where to write it. Records never span blocks (FORMAT.md section 1). */
+static rip_status_t reserve(struct rip_writer *w, size_t n, uint8_t **at)
+{
+    if (w->failed)
+        return RIP_E_IO;
+    if (n > w->capacity)
+        return RIP_E_FULL;
+    if (w->used + n > w->capacity) {
+        rip_status_t st = rip_writer_flush(w);
+        if (st != RIP_OK)
+            return st;
+    }
+    *at = w->raw + w->used;
+    return RIP_OK;
+}
+
+static size_t cut_len(const char *s)
+{
+    return s ? strnlen(s, RIP_MAX_STRING) : 0;
+}
+
+static size_t str_size(size_t len)
+{
+    return rip__varint_len(len) + len;
+}
+
+static uint8_t *put_str(uint8_t *p, const void *s, size_t len)
+{
+    p += rip__put_varint(p, len);
+    if (len)
+        memcpy(p, s, len);
+    return p + len;
+}
+
+/* Time delta against the base. Thread events come in time order; should a caller ever pass an
+ * earlier time, it is written as the base so the file stays valid (dt is never negative). */
+static uint64_t time_delta(struct rip_writer *w, uint64_t *t)
+{
+    if (*t < w->time_base)
+        *t = w->time_base;
+    return *t - w->time_base;
+}
+
+rip_status_t rip_writer_alloc(rip_writer_t *w, rip_call_t call, uint64_t t, uint64_t addr,
+                              uint64_t size, uint64_t stack, uint64_t align, uint64_t old_addr,
+                              uint64_t old_t)
+{
+    if (w->failed)
+        return RIP_E_IO;
+    if (call < RIP_CALL_MALLOC || call > RIP_CALL_PVALLOC)
+        call = RIP_CALL_MALLOC;
+    int is_realloc = call == RIP_CALL_REALLOC || call == RIP_CALL_REALLOCARRAY;
+    int is_aligned = call >= RIP_CALL_POSIX_MEMALIGN;
+
+    /* The bases may be reset by the flush inside reserve, so size with the worst case first. */
+    size_t max = 1 + 6 * RIP__VARINT_MAX;
+    uint8_t *p;
+    rip_status_t st = reserve(w, max, &p);
+    if (st != RIP_OK)
+        return st;
+
+    uint8_t *start = p;
+    uint64_t dt = time_delta(w, &t);
+    *p++ = (uint8_t)call;   /* code == enum value, see codes.h */
+    p += rip__put_varint(p, dt);
+    p += rip__put_varint(p, rip__zigzag((int64_t)(addr - w->addr_base)));
+    p += rip__put_varint(p, size);
+    p += rip__put_varint(p, stack);
+    if (is_aligned)
+        p += rip__put_varint(p, align);
+    if (is_realloc) {
+        /* A realloc from NULL stores old 0 and dt_old 0. */
+        uint64_t dt_old = 0;
+        if (old_addr != 0 && old_t < t)
+            dt_old = t - old_t;
+        p += rip__put_varint(p, rip__zigzag((int64_t)(old_addr - addr)));
+        p += rip__put_varint(p, old_addr ? dt_old : 0);
+    }
+    w->time_base = t;
+    w->addr_base = addr;
+    w->used += (size_t)(p - start);
+    return RIP_OK;
+}
+
+rip_status_t rip_writer_free(rip_writer_t *w, uint64_t t, uint64_t addr)
+{
+    uint8_t *p;
+    rip_status_t st = reserve(w, 1 + 2 * RIP__VARINT_MAX, &p);
+    if (st != RIP_OK)
+        return st;
+    uint8_t *start = p;
+    uint64_t dt = time_delta(w, &t);
+    *p++ = RIP__T_FREE;
+    p += rip__put_varint(p, dt);
+    p += rip__put_varint(p, rip__zigzag((int64_t)(addr - w->addr_base)));
+    w->time_base = t;
+    w->addr_base = addr;
+    w->used += (size_t)(p - start);
+    return RIP_OK;
+}
+
+rip_status_t rip_writer_stack(rip_writer_t *w, uint64_t id, const uint64_t *ips, uint32_t depth)
+{
+    if (depth == 0)
+        return RIP_E_FULL;   /* the format has no empty stacks; callers use stack id 0 */
+    if (depth > RIP_MAX_DEPTH)
+        depth = RIP_MAX_DEPTH;
+    size_t n = 1 + rip__varint_len(id) + rip__varint_len(depth) + rip__varint_len(ips[0]);
+    for (uint32_t i = 1; i < depth; i++)
+        n += rip__varint_len(rip__zigzag((int64_t)(ips[i] - ips[i - 1])));
+    uint8_t *p;
+    rip_status_t st = reserve(w, n, &p);
+    if (st != RIP_OK)
+        return st;
+    *p++ = RIP__T_STACK;
+    p += rip__put_varint(p, id);
+    p += rip__put_varint(p, depth);
+    p += rip__put_varint(p, ips[0]);
+    for (uint32_t i = 1; i < depth; i++)
+        p += rip__put_varint(p, rip__zigzag((int64_t)(ips[i] - ips[i - 1])));
+    w->used += n;
+    return RIP_OK;
+}
+
+/* Reserves an extended record with a payload of exactly `len` bytes, writes type and length, and
+ * returns where the payload goes. */
+static rip_status_t begin_ext(struct rip_writer *w, uint8_t type, size_t len, uint8_t **payload)
+{
+    size_t n = 1 + rip__varint_len(len) + len;
+    uint8_t *p;
+    rip_status_t st = reserve(w, n, &p);
+    if (st != RIP_OK)
+        return st;
+    *p++ = type;
+    p += rip__put_varint(p, len);
+    *payload = p;
+    w->used += n;
+    return RIP_OK;
+}
+
+/* Records of the form `t` varint, `text` str (thread name, marker, on, off). */
+static rip_status_t t_str(struct rip_writer *w, uint8_t type, uint64_t t, const char *s)
+{
+    size_t sl = cut_len(s);
+    uint8_t *p;
+    rip_status_t st = begin_ext(w, type, rip__varint_len(t) + str_size(sl), &p);
+    if (st != RIP_OK)
+        return st;
+    p += rip__put_varint(p, t);
+    put_str(p, s, sl);
+    return RIP_OK;
+}
+
+rip_status_t rip_writer_modules(rip_writer_t *w, uint64_t t, uint32_t count)
+{
+    uint8_t *p;
+    rip_status_t st = begin_ext(w, RIP__T_MODULES, rip__varint_len(t) + rip__varint_len(count), &p);
+    if (st != RIP_OK)
+        return st;
+    p += rip__put_varint(p, t);
+    rip__put_varint(p, count);
+    return RIP_OK;
+}
+
+rip_status_t rip_writer_module(rip_writer_t *w, uint64_t bias, const char *path,
+                               const void *build_id, size_t build_id_len,
+                               const rip_segment_t *segs, uint32_t nseg)
+{
+    size_t pl = cut_len(path);
+    if (build_id_len > RIP_MAX_STRING)
+        build_id_len = RIP_MAX_STRING;
+    size_t len = rip__varint_len(bias) + str_size(pl) + str_size(build_id_len) + rip__varint_len(nseg);
+    for (uint32_t i = 0; i < nseg; i++)
+        len += rip__varint_len(segs[i].start) + rip__varint_len(segs[i].size) +
+               rip__varint_len(segs[i].flags);
+    uint8_t *p;
+    rip_status_t st = begin_ext(w, RIP__T_MODULE, len, &p);
+    if (st != RIP_OK)
+        return st;
+    p += rip__put_varint(p, bias);
+    p = put_str(p, path, pl);
+    p = put_str(p, build_id, build_id_len);
+    p += rip__put_varint(p, nseg);
+    for (uint32_t i = 0; i < nseg; i++) {
+        p += rip__put_varint(p, segs[i].start);
+        p += rip__put_varint(p, segs[i].size);
+        p += rip__put_varint(p, segs[i].flags);
+    }
+    return RIP_OK;
+}
+
+rip_status_t rip_writer_thread_name(rip_writer_t *w, uint64_t t, const char *name)
+{
+    return t_str(w, RIP__T_THREAD_NAME, t, name);
+}
+
+rip_status_t rip_writer_mark(rip_writer_t *w, uint64_t t, const char *label)
+{
+    return t_str(w, RIP__T_MARK, t, label);
+}
+
+rip_status_t rip_writer_lost(rip_writer_t *w, uint64_t t, uint64_t count, const char *reason)
+{
+    size_t rl = cut_len(reason);
+    uint8_t *p;
+    rip_status_t st = begin_ext(w, RIP__T_LOST,
+                                rip__varint_len(t) + rip__varint_len(count) + str_size(rl), &p);
+    if (st != RIP_OK)
+        return st;
+    p += rip__put_varint(p, t);
+    p += rip__put_varint(p, count);
+    put_str(p, reason, rl);
+    return RIP_OK;
+}
+
+rip_status_t rip_writer_process(rip_writer_t *w, uint32_t ppid, const char *exe, uint32_t argc,
+                                const char *const *argv, uint64_t wall_ns, const char *clock,
+                                uint32_t page_size)
+{
+    static const char more[] = "...";
+    size_t el = cut_len(exe), cl = cut_len(clock);
+    size_t fixed = rip__varint_len(ppid) + str_size(el) + rip__varint_len(wall_ns) +
+                   str_size(cl) + rip__varint_len(page_size) + RIP__VARINT_MAX /* argc */;
+    /* The record has to fit one block: type byte, length varint, payload. */
+    size_t room = w->capacity - 1 - rip__varint_len(w->capacity) - fixed;
+
+    size_t args = 0;
+    uint32_t keep = 0;
+    int cut = 0;
+    for (uint32_t i = 0; i < argc; i++) {
+        size_t a = str_size(cut_len(argv[i]));
+        if (args + a > room) {
+            cut = 1;
+            break;
+        }
+        args += a;
+        keep++;
+    }
+    if (cut) {
+        /* Drop arguments from the end until "..." fits after the ones kept. */
+        while (keep > 0 && args + str_size(3) > room) {
+            keep--;
+            args -= str_size(cut_len(argv[keep]));
+        }
+        args += str_size(3);
+    }
+    uint32_t written = keep + (uint32_t)cut;
+    size_t len = fixed - RIP__VARINT_MAX + rip__varint_len(written) + args;
+
+    uint8_t *p;
+    rip_status_t st = begin_ext(w, RIP__T_PROCESS, len, &p);
+    if (st != RIP_OK)
+        return st;
+    p += rip__put_varint(p, ppid);
+    p = put_str(p, exe, el);
+    p += rip__put_varint(p, written);
+    for (uint32_t i = 0; i < keep; i++)
+        p = put_str(p, argv[i], cut_len(argv[i]));
+    if (cut)
+        p = put_str(p, more, 3);
+    p += rip__put_varint(p, wall_ns);
+    p = put_str(p, clock, cl);
+    rip__put_varint(p, page_size);
+    return RIP_OK;
+}
+
+rip_status_t rip_writer_config(rip_writer_t *w, uint32_t depth, uint32_t sample_ppm,
+                               uint32_t buffer_kb, uint32_t max_threads, uint32_t signal,
+                               const char *dir)
+{
+    size_t dl = cut_len(dir);
+    size_t len = rip__varint_len(depth) + rip__varint_len(sample_ppm) +
+                 rip__varint_len(buffer_kb) + rip__varint_len(max_threads) +
+                 rip__varint_len(signal) + str_size(dl);
+    uint8_t *p;
+    rip_status_t st = begin_ext(w, RIP__T_CONFIG, len, &p);
+    if (st != RIP_OK)
+        return st;
+    p += rip__put_varint(p, depth);
+    p += rip__put_varint(p, sample_ppm);
+    p += rip__put_varint(p, buffer_kb);
+    p += rip__put_varint(p, max_threads);
+    p += rip__put_varint(p, signal);
+    put_str(p, dir, dl);
+    return RIP_OK;
+}
+
+rip_status_t rip_writer_on(rip_writer_t *w, uint64_t t, const char *how)
+{
+    return t_str(w, RIP__T_ON, t, how);
+}
+
+rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how)
+{
+    return t_str(w, RIP__T_OFF, t, how);
+}
+
+size_t rip_writer_pending(const rip_writer_t *w)
+{
+    return w->used;
+}
+
+uint64_t rip_writer_file_size(const rip_writer_t *w)
+{
+    return w->end_mark_written ? w->offset + 4 : w->offset;
+}

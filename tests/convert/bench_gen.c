@@ -1,0 +1,94 @@
+/*
+ * bench_gen.c: writes a large synthetic recording for bench/convert-bench.sh.
+ * Usage: convert_bench_gen DIR THREADS EVENTS
+ *
+ * Each thread allocates into a window of live blocks and frees the oldest ones, with some
+ * reallocs, some blocks freed by another thread and a few leaks; its stacks are real stacks of
+ * this program with one varied frame, so the converter symbolizes real code. Times interleave
+ * the threads so the merge has real work to do.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tgen.h"
+
+#define WINDOW 4096
+#define NSTACKS 2000
+
+static tgen_stack_t base_stack;
+
+__attribute__((noinline)) static void site(void)
+{
+    tgen_capture(&base_stack);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s DIR THREADS EVENTS\n", argv[0]);
+        return 2;
+    }
+    const char *dir = argv[1];
+    int nthreads = atoi(argv[2]);
+    uint64_t nevents = strtoull(argv[3], NULL, 10);
+    site();
+    tgen_fresh_dir(dir);
+    tgen_process(dir, 9999, 1, 1, 1, 0);
+    uint64_t per = nevents / (uint64_t)nthreads;
+    uint64_t text_lo = base_stack.ips[0] & ~0xfffull;
+    for (int th = 0; th < nthreads; th++) {
+        char name[64];
+        snprintf(name, sizeof name, "t%d.rip", 10000 + th);
+        rip_header_t h = tgen_thread_header(9999, 10000 + th, th + 1, 1);
+        tgen_file_t f;
+        void *mem;
+        (void)mem;
+        tgen_open(&f, dir, name, &h);
+        tgen_modules(&f, 0);
+        for (int s = 1; s <= NSTACKS; s++) {
+            tgen_stack_t st = base_stack;
+            /* Frame 1 varies over the program's code: distinct stacks, real symbols. */
+            st.ips[1] = text_lo + (uint64_t)(s * 37 % 4096) + 1;
+            rip_writer_stack(f.w, (uint64_t)s, st.ips, st.depth);
+        }
+        uint64_t base = 0x100000000ull * (uint64_t)(th + 1);
+        uint64_t live[WINDOW];
+        memset(live, 0, sizeof live);
+        uint64_t next = 0, seed = 12345u + (uint64_t)th;
+        for (uint64_t e = 0; e < per;) {
+            uint64_t t = e * (uint64_t)nthreads + (uint64_t)th;
+            size_t slot = next % WINDOW;
+            if (live[slot]) {
+                if (rip_writer_free(f.w, t, live[slot]) != RIP_OK)
+                    return 1;
+                live[slot] = 0;
+                e++;
+                continue;
+            }
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t addr = base + (next % (WINDOW * 4)) * 64;
+            uint64_t size = 16 + (seed >> 58) * 8;
+            uint64_t stack = 1 + (seed >> 20) % NSTACKS;
+            if ((seed >> 40) % 16 == 0 && slot > 0 && live[slot - 1]) {
+                /* realloc of the previous block */
+                uint64_t old = live[slot - 1];
+                live[slot - 1] = 0;
+                rip_writer_alloc(f.w, RIP_CALL_REALLOC, t, addr, size * 2, stack, 0, old, t);
+            } else if ((seed >> 44) % 64 == 0) {
+                rip_writer_alloc(f.w, RIP_CALL_MALLOC, t, addr + 0x80000000ull, size, stack, 0, 0, 0);
+                e++;
+                next++;
+                continue; /* a leak: never freed */
+            } else {
+                rip_writer_alloc(f.w, RIP_CALL_MALLOC, t, addr, size, stack, 0, 0, 0);
+            }
+            live[slot] = addr;
+            next++;
+            e++;
+        }
+        tgen_close(&f);
+    }
+    return 0;
+}

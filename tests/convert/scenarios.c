@@ -1,0 +1,332 @@
+/*
+ * scenarios.c: end-to-end converter tests over recordings written with the rip writer.
+ *
+ * The stacks are real return addresses of this program (built with -g), captured at known
+ * lines, and the module list is this process's own, so `rheap convert` symbolizes them from
+ * the real binary and every file:line below is exact. Usage: convert_scenarios MODE RHEAP DIR.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tgen.h"
+
+extern tgen_stack_t tgen_cxx_stack;
+extern int tgen_cxx_line;
+void tgen_cxx_site(void);
+
+static tgen_stack_t st_leak, st_inl, st_xfree, st_realloc, st_rust;
+static int line_leak, line_inl_in, line_inl_call, line_rust;
+
+__attribute__((noinline)) static void leak_site(void)
+{
+    tgen_capture(&st_leak); line_leak = __LINE__;
+}
+
+static inline __attribute__((always_inline)) void inl_alloc(void)
+{
+    tgen_capture(&st_inl); line_inl_in = __LINE__;
+}
+
+__attribute__((noinline)) static void outer_inl(void)
+{
+    inl_alloc(); line_inl_call = __LINE__;
+}
+
+__attribute__((noinline)) static void xfree_site(void)
+{
+    tgen_capture(&st_xfree);
+}
+
+__attribute__((noinline)) static void realloc_site(void)
+{
+    tgen_capture(&st_realloc);
+}
+
+/* A C function under a Rust legacy mangled name: what rustc would emit for demo::leak. */
+void rust_leak(void) __asm__("_ZN4demo4leak17h0123456789abcdefE");
+__attribute__((noinline)) void rust_leak(void)
+{
+    tgen_capture(&st_rust); line_rust = __LINE__;
+}
+
+static void capture_all(void)
+{
+    leak_site();
+    outer_inl();
+    xfree_site();
+    realloc_site();
+    rust_leak();
+    tgen_cxx_site();
+}
+
+static void define(tgen_file_t *f, uint64_t id, const tgen_stack_t *st)
+{
+    rip_writer_stack(f->w, id, st->ips, st->depth);
+}
+
+#define PID 4242
+#define CHILD 4243
+#define START 1000000000ull
+
+/* The recording every mode starts from: see the comments for what each event checks. */
+static void write_recording(const char *dir)
+{
+    char d[1024];
+    snprintf(d, sizeof d, "%s/rip-%d", dir, PID);
+    tgen_fresh_dir(d);
+    tgen_process(d, PID, 1, START, 1, 1000);
+
+    tgen_file_t a, b;
+    rip_header_t ha = tgen_thread_header(PID, 1001, 1, START);
+    rip_header_t hb = tgen_thread_header(PID, 1002, 2, START);
+    tgen_open(&a, d, "t1001.rip", &ha);
+    tgen_open(&b, d, "t1002.rip", &hb);
+
+    /* Thread A (1001). */
+    tgen_modules(&a, 0);
+    define(&a, 1, &st_leak);
+    define(&a, 2, &st_inl);
+    define(&a, 3, &st_xfree);
+    define(&a, 4, &st_realloc);
+    define(&a, 5, &st_rust);
+    define(&a, 6, &tgen_cxx_stack);
+    for (int i = 0; i < 5; i++) /* five leaks of 100 bytes at leak_site */
+        rip_writer_alloc(a.w, RIP_CALL_MALLOC, 10 + i, 0x10000 + i * 0x100, 100, 1, 0, 0, 0);
+    rip_writer_alloc(a.w, RIP_CALL_CALLOC, 20, 0x11000, 64, 2, 0, 0, 0); /* inlined site */
+    rip_writer_alloc(a.w, RIP_CALL_MALLOC, 30, 0x20000, 32, 3, 0, 0, 0); /* freed by B */
+    rip_writer_mark(a.w, 40, "phase1");
+    /* A realloc chain: in place, then moved, then freed. */
+    rip_writer_alloc(a.w, RIP_CALL_MALLOC, 200, 0x30000, 10, 4, 0, 0, 0);
+    rip_writer_alloc(a.w, RIP_CALL_REALLOC, 220, 0x30000, 20, 4, 0, 0x30000, 210);
+    rip_writer_alloc(a.w, RIP_CALL_REALLOC, 240, 0x31000, 40, 4, 0, 0x30000, 230);
+    rip_writer_free(a.w, 250, 0x31000);
+    /* A realloc whose old block B reuses before the realloc returns. */
+    rip_writer_alloc(a.w, RIP_CALL_MALLOC, 260, 0x40000, 8, 4, 0, 0, 0);
+    rip_writer_alloc(a.w, RIP_CALL_REALLOC, 320, 0x41000, 16, 4, 0, 0x40000, 300);
+    rip_writer_free(a.w, 400, 0x99990); /* allocated before recording started */
+    rip_writer_alloc(a.w, RIP_CALL_MALLOC, 500, 0x50000, 7, 1, 0, 0, 0); /* same ns as B's free */
+    rip_writer_alloc(a.w, RIP_CALL_MALLOC, 600, 0x60000, 48, 5, 0, 0, 0); /* Rust-named */
+    rip_writer_alloc(a.w, RIP_CALL_MALLOC, 610, 0x61000, 24, 6, 0, 0, 0); /* C++ */
+    rip_writer_free(a.w, 620, 0x61000);
+    rip_writer_alloc(a.w, RIP_CALL_MALLOC, 630, 0x62000, 5, 0, 0, 0, 0); /* sampled: no stack */
+    rip_writer_alloc(a.w, RIP_CALL_POSIX_MEMALIGN, 640, 0x63000, 128, 1, 64, 0, 0);
+    rip_writer_free(a.w, 650, 0x63000);
+    tgen_close(&a);
+
+    /* Thread B (1002). */
+    rip_writer_thread_name(b.w, 1, "worker");
+    tgen_modules(&b, 1);
+    define(&b, 1, &st_leak); /* the same code as A's stack 1: one backtrace id */
+    rip_writer_free(b.w, 150, 0x20000);
+    rip_writer_alloc(b.w, RIP_CALL_MALLOC, 310, 0x40000, 99, 1, 0, 0, 0);
+    rip_writer_alloc(b.w, RIP_CALL_MALLOC, 450, 0x50000, 6, 1, 0, 0, 0);
+    rip_writer_free(b.w, 500, 0x50000);
+    tgen_close(&b);
+
+    /* A forked child: same code, its own process. */
+    snprintf(d, sizeof d, "%s/rip-%d", dir, CHILD);
+    tgen_fresh_dir(d);
+    tgen_process(d, CHILD, 1, START + 5000, PID, 0);
+    tgen_file_t c;
+    rip_header_t hc = tgen_thread_header(CHILD, 2001, 1, START + 5000);
+    tgen_open(&c, d, "t2001.rip", &hc);
+    tgen_modules(&c, 0);
+    define(&c, 7, &st_leak);
+    rip_writer_alloc(c.w, RIP_CALL_MALLOC, 5, 0x10000, 1000, 7, 0, 0, 0);
+    tgen_close(&c);
+}
+
+static int convert(const char *rheap, const char *dir, const char *db, char *err, size_t errlen)
+{
+    char p1[1024], p2[1024];
+    snprintf(p1, sizeof p1, "%s/rip-%d", dir, PID);
+    snprintf(p2, sizeof p2, "%s/rip-%d", dir, CHILD);
+    unlink(db);
+    char *argv[] = {(char *)rheap, "convert", "--no-progress", p1, p2, "-o", (char *)db, NULL};
+    return tgen_run(argv, err, errlen);
+}
+
+static const char *base(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+#define ROW(cond) "(SELECT id FROM allocations WHERE " cond ")"
+
+static void check_basic(sqlite3 *db)
+{
+    /* Row counts: 19 blocks in the parent, 1 in the child, 11 + 1 never freed. */
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE pid = %d", PID), 19);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE pid = %d", CHILD), 1);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE pid = %d AND dealloc_after IS NULL", PID), 11);
+    CHECK_INT(tgen_int(db, "SELECT value FROM meta WHERE key = 'events'"), 26);
+    CHECK_INT(tgen_int(db, "SELECT value FROM meta WHERE key = 'unmatched_frees'"), 1);
+    CHECK_INT(tgen_int(db, "SELECT unmatched_frees FROM processes WHERE pid = %d", PID), 1);
+    CHECK_INT(tgen_int(db, "SELECT value FROM meta WHERE key = 'reused_live'"), 0);
+
+    /* Leaks per site, with function and file:line. */
+    CHECK_INT(tgen_int(db, "SELECT blocks FROM leaks WHERE pid = %d AND sym = 'leak_site'", PID), 7);
+    CHECK_INT(tgen_int(db, "SELECT bytes FROM leaks WHERE pid = %d AND sym = 'leak_site'", PID), 606);
+    CHECK_INT(tgen_int(db, "SELECT line FROM leaks WHERE pid = %d AND sym = 'leak_site'", PID), line_leak);
+    CHECK_STR(base(tgen_text(db, "SELECT file FROM leaks WHERE pid = %d AND sym = 'leak_site'", PID)), "scenarios.c");
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE size = 100 AND dealloc_after IS NULL AND bt = "
+                           "(SELECT id FROM backtraces WHERE sym = 'leak_site' AND line = %d AND frame_no = 0)", line_leak), 5);
+    /* One backtrace id for the same code in both threads and in the child. */
+    CHECK_INT(tgen_int(db, "SELECT count(DISTINCT bt) FROM allocation_sites WHERE sym = 'leak_site'"), 1);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocation_sites WHERE sym = 'leak_site' AND pid = %d", CHILD), 1);
+    /* Frame 1 of the leak is main, calling capture_all's callee: the whole stack is there. */
+    CHECK_STR(tgen_text(db, "SELECT sym FROM backtraces WHERE id = (SELECT bt FROM allocations WHERE addr = 0x10000 AND pid = %d) AND frame_no = 1", PID), "capture_all");
+
+    /* Inlined frames: the inline function at its own line, then its caller at the call line. */
+    const char *inl = ROW("addr = 0x11000");
+    CHECK_STR(tgen_text(db, "SELECT sym FROM backtraces WHERE id = (SELECT bt FROM allocations WHERE addr = 0x11000) AND frame_no = 0"), "inl_alloc");
+    CHECK_INT(tgen_int(db, "SELECT line FROM backtraces WHERE id = (SELECT bt FROM allocations WHERE addr = 0x11000) AND frame_no = 0"), line_inl_in);
+    CHECK_INT(tgen_int(db, "SELECT inlined FROM backtraces WHERE id = (SELECT bt FROM allocations WHERE addr = 0x11000) AND frame_no = 0"), 1);
+    CHECK_STR(tgen_text(db, "SELECT sym FROM backtraces WHERE id = (SELECT bt FROM allocations WHERE addr = 0x11000) AND frame_no = 1"), "outer_inl");
+    CHECK_INT(tgen_int(db, "SELECT line FROM backtraces WHERE id = (SELECT bt FROM allocations WHERE addr = 0x11000) AND frame_no = 1"), line_inl_call);
+    CHECK_INT(tgen_int(db, "SELECT inlined FROM backtraces WHERE id = (SELECT bt FROM allocations WHERE addr = 0x11000) AND frame_no = 1"), 0);
+    CHECK_INT(tgen_int(db, "SELECT ip_index FROM backtraces WHERE id = (SELECT bt FROM allocations WHERE addr = 0x11000) AND frame_no = 1"), 0);
+    CHECK_STR(tgen_text(db, "SELECT sym FROM backtraces WHERE id = (SELECT bt FROM allocations WHERE addr = 0x11000) AND frame_no = 2"), "capture_all");
+    CHECK_INT(tgen_int(db, "SELECT ip_index FROM backtraces WHERE id = (SELECT bt FROM allocations WHERE addr = 0x11000) AND frame_no = 2"), 1);
+    CHECK_STR(tgen_text(db, "SELECT call FROM allocations WHERE id = %s", inl), "calloc");
+    /* Frame numbers are dense in every stack. */
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM (SELECT id FROM backtraces GROUP BY id HAVING max(frame_no) + 1 != count(*))"), 0);
+
+    /* A block freed by another thread shows both threads. */
+    CHECK_INT(tgen_int(db, "SELECT alloc_thread FROM allocations WHERE addr = 0x20000"), 1001);
+    CHECK_INT(tgen_int(db, "SELECT dealloc_thread FROM allocations WHERE addr = 0x20000"), 1002);
+    CHECK_INT(tgen_int(db, "SELECT dealloc_after FROM allocations WHERE addr = 0x20000"), 150);
+    CHECK_STR(tgen_text(db, "SELECT name FROM threads WHERE tid = 1002"), "worker");
+    CHECK_STR(tgen_text(db, "SELECT name FROM threads WHERE tid = 1001"), "(null)");
+    CHECK_INT(tgen_int(db, "SELECT events FROM threads WHERE tid = 1001"), 21);
+
+    /* The realloc chain 10 -> 20 (in place) -> 40 (moved) is linked back to its start. */
+    const char *r1 = ROW("addr = 0x30000 AND size = 10");
+    const char *r2 = ROW("addr = 0x30000 AND size = 20");
+    CHECK_INT(tgen_int(db, "SELECT realloc_of FROM allocations WHERE addr = 0x31000") ,
+              tgen_int(db, "SELECT id FROM allocations WHERE addr = 0x30000 AND size = 20"));
+    CHECK_INT(tgen_int(db, "SELECT realloc_of = %s FROM allocations WHERE id = %s", r1, r2), 1);
+    CHECK_INT(tgen_int(db, "SELECT realloc_of IS NULL FROM allocations WHERE id = %s", r1), 1);
+    CHECK_INT(tgen_int(db, "SELECT dealloc_after FROM allocations WHERE id = %s", r1), 210);
+    CHECK_INT(tgen_int(db, "SELECT dealloc_after FROM allocations WHERE id = %s", r2), 230);
+    CHECK_INT(tgen_int(db, "SELECT alloc_after FROM allocations WHERE id = %s", r2), 220);
+    CHECK_INT(tgen_int(db, "SELECT dealloc_after FROM allocations WHERE addr = 0x31000"), 250);
+    CHECK_STR(tgen_text(db, "SELECT call FROM allocations WHERE addr = 0x31000"), "realloc");
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM reallocs"), 3);
+
+    /* The old block of a realloc is released at old_t, so B may reuse it before the realloc
+     * returns. */
+    CHECK_INT(tgen_int(db, "SELECT dealloc_after FROM allocations WHERE addr = 0x40000 AND size = 8"), 300);
+    CHECK_INT(tgen_int(db, "SELECT dealloc_thread FROM allocations WHERE addr = 0x40000 AND size = 8"), 1001);
+    CHECK_INT(tgen_int(db, "SELECT dealloc_after IS NULL FROM allocations WHERE addr = 0x40000 AND size = 99"), 1);
+    CHECK_INT(tgen_int(db, "SELECT alloc_thread FROM allocations WHERE addr = 0x40000 AND size = 99"), 1002);
+    CHECK_INT(tgen_int(db, "SELECT realloc_of = " ROW("addr = 0x40000 AND size = 8") " FROM allocations WHERE addr = 0x41000"), 1);
+
+    /* Same nanosecond: the free sorts before the allocation reusing the address. */
+    CHECK_INT(tgen_int(db, "SELECT dealloc_after FROM allocations WHERE addr = 0x50000 AND size = 6"), 500);
+    CHECK_INT(tgen_int(db, "SELECT dealloc_thread FROM allocations WHERE addr = 0x50000 AND size = 6"), 1002);
+    CHECK_INT(tgen_int(db, "SELECT dealloc_after IS NULL FROM allocations WHERE addr = 0x50000 AND size = 7"), 1);
+
+    /* Demangling: Rust legacy and C++. */
+    CHECK_STR(tgen_text(db, "SELECT sym FROM allocation_sites WHERE addr = 0x60000"), "demo::leak");
+    CHECK_INT(tgen_int(db, "SELECT line FROM allocation_sites WHERE addr = 0x60000"), line_rust);
+    CHECK_STR(tgen_text(db, "SELECT sym FROM allocation_sites WHERE addr = 0x61000"), "demo::Pool<int>::grow(unsigned long)");
+    CHECK_STR(base(tgen_text(db, "SELECT file FROM allocation_sites WHERE addr = 0x61000")), "cxx_sites.cpp");
+    CHECK_INT(tgen_int(db, "SELECT line FROM allocation_sites WHERE addr = 0x61000"), tgen_cxx_line);
+    CHECK_STR(tgen_text(db, "SELECT sym FROM backtraces WHERE id = (SELECT bt FROM allocations WHERE addr = 0x61000) AND frame_no = 1"), "tgen_cxx_site");
+
+    /* Sampled out: no backtrace. Aligned calls keep their alignment. */
+    CHECK_INT(tgen_int(db, "SELECT bt IS NULL FROM allocations WHERE addr = 0x62000"), 1);
+    CHECK_STR(tgen_text(db, "SELECT call FROM allocations WHERE addr = 0x63000"), "posix_memalign");
+    CHECK_INT(tgen_int(db, "SELECT align FROM allocations WHERE addr = 0x63000"), 64);
+    CHECK_INT(tgen_int(db, "SELECT align IS NULL FROM allocations WHERE addr = 0x10000 AND pid = %d", PID), 1);
+
+    /* Processes, windows, markers, modules, meta. */
+    CHECK_INT(tgen_int(db, "SELECT ppid FROM processes WHERE pid = %d", CHILD), PID);
+    CHECK_STR(tgen_text(db, "SELECT cmdline FROM processes WHERE pid = %d", PID), "./testprog --flag x");
+    CHECK_STR(tgen_text(db, "SELECT exe FROM processes WHERE pid = %d", PID), "/usr/bin/testprog");
+    CHECK_INT(tgen_int(db, "SELECT start_ns FROM processes WHERE pid = %d", CHILD), START + 5000);
+    CHECK_INT(tgen_int(db, "SELECT off_t FROM windows WHERE pid = %d", PID), 1000);
+    CHECK_STR(tgen_text(db, "SELECT off_how FROM windows WHERE pid = %d", PID), "exit");
+    CHECK_INT(tgen_int(db, "SELECT off_t IS NULL FROM windows WHERE pid = %d", CHILD), 1);
+    CHECK_STR(tgen_text(db, "SELECT label FROM markers WHERE tid = 1001 AND t = 40"), "phase1");
+    CHECK_STR(tgen_text(db, "SELECT status FROM modules WHERE pid = %d AND path LIKE '%%convert_scenarios'", PID), "ok");
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM modules WHERE pid = %d AND path LIKE '%%convert_scenarios'", PID), 1);
+    CHECK_STR(tgen_text(db, "SELECT value FROM meta WHERE key = 'format_version'"), "1.0");
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM meta WHERE key = 'rheap_version'"), 1);
+}
+
+/* The rheaper article's queries, as written: they must run and return their shape. */
+static void check_article(sqlite3 *db)
+{
+    static const struct {
+        const char *sql;
+        int cols;
+    } q[] = {
+        {"SELECT * FROM allocations ORDER BY size DESC LIMIT 5;", 12},
+        {"SELECT * FROM backtraces WHERE file like '%main%' AND line = 14;", 9},
+        {"SELECT frame_no, sym FROM backtraces WHERE id = 1;", 2},
+        {"SELECT avg(size), min(size), max(size) FROM allocations WHERE bt = (SELECT id FROM backtraces WHERE file LIKE '%main%' AND line = 22);", 3},
+        {"SELECT sum(size), avg(size), avg(dealloc_after - alloc_after) as live_for FROM allocations, backtraces as bt WHERE bt.sym LIKE '%RawVec%';", 3},
+    };
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        sqlite3_stmt *st;
+        int rc = sqlite3_prepare_v2(db, q[i].sql, -1, &st, NULL);
+        CHECK_INT(rc, SQLITE_OK);
+        if (rc != SQLITE_OK) {
+            fprintf(stderr, "  %s: %s\n", q[i].sql, sqlite3_errmsg(db));
+            continue;
+        }
+        CHECK_INT(sqlite3_column_count(st), q[i].cols);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+            ;
+        CHECK_INT(rc, SQLITE_DONE);
+        sqlite3_finalize(st);
+    }
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM (SELECT * FROM allocations ORDER BY size DESC LIMIT 5)"), 5);
+    CHECK_INT(tgen_int(db, "SELECT size FROM allocations ORDER BY size DESC LIMIT 1"), 1000);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM backtraces WHERE id = 1"),
+              tgen_int(db, "SELECT max(frame_no) + 1 FROM backtraces WHERE id = 1"));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s basic|article RHEAP DIR\n", argv[0]);
+        return 2;
+    }
+    const char *mode = argv[1], *rheap = argv[2], *dir = argv[3];
+    capture_all();
+    char sub[1024], dbpath[1200];
+    snprintf(sub, sizeof sub, "%s/%s", dir, mode);
+    tgen_fresh_dir(sub);
+    write_recording(sub);
+    snprintf(dbpath, sizeof dbpath, "%s/out.db", sub);
+    char err[8192];
+    int rc = convert(rheap, sub, dbpath, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "rheap convert exited %d:\n%s", rc, err);
+        return 1;
+    }
+    sqlite3 *db = tgen_db_open(dbpath);
+    if (!strcmp(mode, "basic"))
+        check_basic(db);
+    else if (!strcmp(mode, "article"))
+        check_article(db);
+    else {
+        fprintf(stderr, "unknown mode %s\n", mode);
+        return 2;
+    }
+    sqlite3_close(db);
+    if (tgen_failures) {
+        fprintf(stderr, "%d check(s) failed; rheap said:\n%s", tgen_failures, err);
+        return 1;
+    }
+    printf("ok\n");
+    return 0;
+}

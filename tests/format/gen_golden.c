@@ -1,0 +1,85 @@
+/*
+ * gen_golden.c: writes the golden files of format version 1.0, v1.0-thread.rip and
+ * v1.0-process.rip, into the directory given as argument. They were generated once and are
+ * kept in tests/data/ unchanged, so that the golden test proves later readers still read files of
+ * this version. Do not regenerate them for a new version: add new files beside them.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "rip.h"
+
+static void ok(rip_status_t st)
+{
+    if (st != RIP_OK) {
+        fprintf(stderr, "gen_golden: %s\n", rip_strerror(st));
+        exit(1);
+    }
+}
+
+static rip_writer_t *start(const char *dir, const char *name, const rip_header_t *h, int *fd)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    *fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (*fd < 0) {
+        perror(path);
+        exit(1);
+    }
+    void *mem = aligned_alloc(16, (rip_writer_footprint(64 << 10) + 15) & ~(size_t)15);
+    return rip_writer_init(mem, 64 << 10, *fd, h);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: gen_golden DIR\n");
+        return 2;
+    }
+    int fd;
+    rip_header_t h = {0, 0, 0, 4711, 4713, 1, 2, 987654321000ull};
+    rip_writer_t *w = start(argv[1], "v1.0-thread.rip", &h, &fd);
+    rip_segment_t exe_segs[2] = {{0x55d0c0000000ull, 0x1000, 4}, {0x55d0c0001000ull, 0x2f00, 5}};
+    rip_segment_t libc_segs[3] = {{0x7f1234500000ull, 0x26000, 4}, {0x7f1234526000ull, 0x155000, 5},
+                                  {0x7f12346a0000ull, 0x8000, 6}};
+    ok(rip_writer_thread_name(w, 100, "worker 1"));
+    ok(rip_writer_modules(w, 120, 2));
+    ok(rip_writer_module(w, 0x55d0c0000000ull, "/usr/bin/demo", "\x8a\x1f\x00\x42\xfe", 5, exe_segs, 2));
+    ok(rip_writer_module(w, 0x7f1234500000ull, "/lib/x86_64-linux-gnu/libc.so.6", "", 0, libc_segs, 3));
+    uint64_t s1[3] = {0x55d0c0001234ull, 0x55d0c0001100ull, 0x7f123452724aull};
+    uint64_t s2[1] = {0x55d0c0001300ull};
+    ok(rip_writer_stack(w, 1, s1, 3));
+    ok(rip_writer_stack(w, 2, s2, 1));
+    ok(rip_writer_alloc(w, RIP_CALL_MALLOC, 1000, 0x55d0c1000010ull, 16, 1, 0, 0, 0));
+    ok(rip_writer_alloc(w, RIP_CALL_CALLOC, 1010, 0x55d0c1000030ull, 400, 2, 0, 0, 0));
+    ok(rip_writer_alloc(w, RIP_CALL_REALLOC, 1030, 0x55d0c1000500ull, 800, 1, 0, 0x55d0c1000030ull, 1020));
+    ok(rip_writer_alloc(w, RIP_CALL_REALLOC, 1040, 0x55d0c1000900ull, 24, 1, 0, 0, 0));
+    ok(rip_writer_alloc(w, RIP_CALL_REALLOCARRAY, 1050, 0x55d0c1000010ull, 64, 2, 0, 0x55d0c1000900ull, 1049));
+    ok(rip_writer_free(w, 1060, 0x55d0c1000500ull));
+    ok(rip_writer_mark(w, 1070, "phase two"));
+    /* A new block: the delta bases start again from 0. */
+    ok(rip_writer_flush(w));
+    ok(rip_writer_alloc(w, RIP_CALL_POSIX_MEMALIGN, 2000, 0x7f1200000040ull, 100, 0, 64, 0, 0));
+    ok(rip_writer_alloc(w, RIP_CALL_ALIGNED_ALLOC, 2001, 0x7f1200001000ull, 4096, 1, 4096, 0, 0));
+    ok(rip_writer_alloc(w, RIP_CALL_MEMALIGN, 2002, 0x7f1200000800ull, 1, 2, 256, 0, 0));
+    ok(rip_writer_alloc(w, RIP_CALL_VALLOC, 2003, 0x7f1200004000ull, 10, 1, 4096, 0, 0));
+    ok(rip_writer_alloc(w, RIP_CALL_PVALLOC, 2004, 0x7f1200008000ull, 4096, 1, 4096, 0, 0));
+    ok(rip_writer_free(w, 2005, 0x55d0c1000010ull));
+    ok(rip_writer_free(w, 2006, 0));
+    ok(rip_writer_lost(w, 2007, 3, "thread table full"));
+    ok(rip_writer_flush(w));
+    close(fd);
+
+    rip_header_t p = {1, 0, 0, 4711, 0, 1, 0, 987654321000ull};
+    w = start(argv[1], "v1.0-process.rip", &p, &fd);
+    const char *args[] = {"./demo", "--size", "16", "two words"};
+    ok(rip_writer_process(w, 4700, "/usr/bin/demo", 4, args, 1700000000000000000ull, "monotonic", 4096));
+    ok(rip_writer_config(w, 64, 1000000, 1024, 4096, 12, "/tmp"));
+    ok(rip_writer_on(w, 0, "env"));
+    ok(rip_writer_off(w, 3000, "exit"));
+    ok(rip_writer_flush(w));
+    close(fd);
+    return 0;
+}

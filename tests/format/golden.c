@@ -1,0 +1,51 @@
+/*
+ * golden.c: the golden files of every format version, read by today's reader, must dump to the
+ * text stored beside them. A change to the reader or to `rheap dump` that breaks old recordings
+ * fails here.
+ */
+#include "dump.h"
+#include "test_util.h"
+
+static void check(const char *dir, const char *name)
+{
+    char rip[1024], txt[1024];
+    snprintf(rip, sizeof rip, "%s/%s.rip", dir, name);
+    snprintf(txt, sizeof txt, "%s/%s.txt", dir, name);
+    size_t len;
+    char *expect = (char *)slurp(txt, &len);
+    expect = realloc(expect, len + 1);
+    expect[len] = 0;
+
+    char *out = NULL, *err = NULL;
+    size_t on = 0, en = 0;
+    FILE *o = open_memstream(&out, &on), *e = open_memstream(&err, &en);
+    int rc = rheap_dump(rip, o, e);
+    fclose(o);
+    fclose(e);
+    if (rc != 0)
+        FAILF("%s: rheap_dump returned %d: %s", rip, rc, err);
+    if (strcmp(out, expect) != 0) {
+        /* Name the first line that differs. */
+        size_t i = 0, line = 1;
+        while (out[i] && out[i] == expect[i]) {
+            if (out[i] == '\n')
+                line++;
+            i++;
+        }
+        FAILF("%s: dump differs from %s at line %zu:\n--- got:\n%s--- expected:\n%s", rip, txt,
+              line, out, expect);
+    }
+    free(out);
+    free(err);
+    free(expect);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2)
+        FAILF("usage: golden DATA_DIR");
+    check(argv[1], "v1.0-thread");
+    check(argv[1], "v1.0-process");
+    printf("golden: ok\n");
+    return 0;
+}

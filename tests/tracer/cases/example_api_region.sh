@@ -1,0 +1,17 @@
+# The API example: only the region between rheap_enable and rheap_disable is recorded.
+STATUS=0
+"$EXAMPLES/api_region" "$REC" >run.out 2>run.err || STATUS=$?
+expect_status run 0
+expect_recordings 1
+dir=$(recordings)
+has_line run.out "recorded into $dir"
+tally summary "$dir" >summary.txt
+has_line summary.txt "total allocs=200 frees=150 bytes=12800 lost=0"
+grep -q '^thread .* calls=malloc:200$' summary.txt || fail "calls: $(grep '^thread ' summary.txt)"
+grep -q '^thread-info .* marks=2 ' summary.txt || fail "markers: $(grep ^thread-info summary.txt)"
+has_line summary.txt "on how=api"
+has_line summary.txt "off how=api"
+clean_check "$dir"
+check=$(tally check "$dir")
+expect_eq "live blocks at the end of the region" "$(field "$check" live)" 50
+expect_eq "live bytes at the end of the region" "$(field "$check" live_bytes)" 3200
