@@ -169,13 +169,16 @@ static void reclaim_dead(void) {
     }
 }
 
-static rheap__thread_t *register_thread(void) {
+/* A new recorder for the calling thread, or NULL: *over_limit says whether the thread limit was
+ * the reason (else the mapping failed, errno set). */
+static rheap__thread_t *register_thread(int *over_limit) {
     uint32_t block = rheap__cfg.buffer_kb * 1024u;
     size_t size = map_size_for(block);
     int saved = errno;
     reclaim_dead();
     errno = saved;
-    if (n_active >= rheap__cfg.max_threads) {
+    *over_limit = n_active >= rheap__cfg.max_threads;
+    if (*over_limit) {
         if (!atomic_exchange(&warned_threads, 1)) {
             char num[24];
             rheap__log("more than ", rheap__utoa(rheap__cfg.max_threads, num),
@@ -249,11 +252,15 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
         return NULL;
     }
     if (!t) {
-        t = register_thread();
+        int over_limit;
+        t = register_thread(&over_limit);
         if (!t) {
+            err = errno;
             tl_refused_gen = atomic_load(&rheap__gen);
             atomic_fetch_add(&rheap__lost_events, 1);
             rheap__ctl_unlock();
+            if (!over_limit)
+                rheap__fail("cannot map a thread's buffer", err);
             return NULL;
         }
         tl_self = t;
