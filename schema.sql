@@ -18,7 +18,7 @@ CREATE TABLE meta (
 
 -- One row per heap block the program allocated while recording was on.
 CREATE TABLE allocations (
-    id INTEGER PRIMARY KEY, -- unique in the database, across processes; rows are numbered in the order blocks were freed, blocks never freed come last
+    id INTEGER PRIMARY KEY, -- unique in the database, across processes; rows are numbered in the order blocks were freed, then the blocks of the same recording never freed, in allocation order
     alloc_after INTEGER NOT NULL, -- ns after the recording started when the allocation returned
     dealloc_after INTEGER, -- ns after the recording started when the block was freed (or released by realloc); NULL: never freed while recording
     bt INTEGER,            -- backtraces.id of the allocating call stack; NULL: no backtrace was taken (sampling)

@@ -845,6 +845,15 @@ int rheap__convert(const rheap__convert_opts_t *o, FILE *err)
             status = RHEAP_EXIT_INPUT;
             goto done;
         }
+        /* The same recording twice would double every row. */
+        for (size_t j = 0; j < i; j++) {
+            struct stat sj;
+            if (stat(o->inputs[j], &sj) == 0 && sj.st_dev == sb.st_dev && sj.st_ino == sb.st_ino) {
+                fprintf(err, "rheap: error: %s: given twice (as %s)\n", o->inputs[i], o->inputs[j]);
+                status = RHEAP_EXIT_USAGE;
+                goto done;
+            }
+        }
         if (rip_recording_open(o->inputs[i], &recs[i], &e) != RIP_OK) {
             char buf[1024];
             fprintf(err, "rheap: error: %s\n", rip_error_format(&e, buf, sizeof buf));

@@ -27,11 +27,19 @@ static void die(const char *what)
 
 __attribute__((noinline)) void tgen_capture(tgen_stack_t *st)
 {
-    void *buf[TGEN_MAX_DEPTH + 1];
-    int n = backtrace(buf, TGEN_MAX_DEPTH + 1);
-    /* buf[0] is inside this function; the recorded stack starts at its caller. */
+    void *buf[TGEN_MAX_DEPTH + 4];
+    int n = backtrace(buf, TGEN_MAX_DEPTH + 4);
+    /* The recorded stack starts at this function's caller. Frames before it (this function,
+     * and a sanitizer's interceptor of backtrace) are dropped. */
+    void *ret = __builtin_return_address(0);
+    int first = 1;
+    for (int i = 0; i < n; i++)
+        if (buf[i] == ret) {
+            first = i;
+            break;
+        }
     st->depth = 0;
-    for (int i = 1; i < n; i++)
+    for (int i = first; i < n && st->depth < TGEN_MAX_DEPTH; i++)
         st->ips[st->depth++] = (uint64_t)(uintptr_t)buf[i];
     __asm__ volatile("" ::: "memory"); /* keep this a real call, not a tail call */
 }
