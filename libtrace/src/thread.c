@@ -293,7 +293,9 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
             t->last_t = 0;
             t->name[0] = 0;
             atomic_store(&t->gen, gen);
-            if (update_name(t) != RIP_OK) {
+            /* Written at once, so a killed process leaves a valid (if short) file, never an
+             * empty one. */
+            if (update_name(t) != RIP_OK || rip_writer_flush(t->w) != RIP_OK) {
                 failed = 1;
                 err = errno;
             }
