@@ -44,11 +44,12 @@ static _Atomic int calibrating_lock;
 /* Only a kernel that trusts the TSC for its own clock gets us to trust it. */
 static int tsc_trusted(void) {
     char buf[32] = {0};
-    int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+    int fd = rheap__sys_open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+                             O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
+    long n = rheap__sys_read(fd, buf, sizeof buf - 1);
+    rheap__sys_close(fd);
     return n >= 3 && strncmp(buf, "tsc", 3) == 0 && (buf[3] == '\n' || buf[3] == 0);
 }
 

@@ -222,14 +222,14 @@ static rip_status_t write_process(void) {
     static char cmdline[65536];
     static const char *argv[4096];
     uint32_t argc = 0;
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    int fd = rheap__sys_open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
     ssize_t len = 0;
     if (fd >= 0) {
         ssize_t n;
         while (len < (ssize_t)sizeof cmdline - 1 &&
-               (n = read(fd, cmdline + len, sizeof cmdline - 1 - (size_t)len)) > 0)
+               (n = rheap__sys_read(fd, cmdline + len, sizeof cmdline - 1 - (size_t)len)) > 0)
             len += n;
-        close(fd);
+        rheap__sys_close(fd);
     }
     cmdline[len] = 0;
     for (ssize_t i = 0; i < len && argc < 4096; i += (ssize_t)strlen(cmdline + i) + 1)
@@ -246,7 +246,7 @@ static rip_status_t write_process(void) {
 
 static void close_process_file(void) {
     if (proc_fd >= 0)
-        close(proc_fd);
+        rheap__sys_close(proc_fd);
     if (proc_mem)
         munmap(proc_mem, proc_mem_size);
     proc_fd = -1;
@@ -313,7 +313,7 @@ static void write_lost(void) {
  * descriptor number so that programs which count on the numbers they get (or close and reopen
  * low ones) are not disturbed. */
 int rheap__open_file(const char *path) {
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int fd = rheap__sys_open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -1;
     struct rlimit rl;
@@ -323,7 +323,7 @@ int rheap__open_file(const char *path) {
     if (fd < high) {
         int moved = fcntl(fd, F_DUPFD_CLOEXEC, high);
         if (moved >= 0) {
-            close(fd);
+            rheap__sys_close(fd);
             fd = moved;
         }
     }
@@ -424,7 +424,7 @@ static void fork_child(void) {
     rheap__threads_after_fork_child();
     pthread_mutex_init(&ctl, NULL);
     if (proc_fd >= 0)
-        close(proc_fd);
+        rheap__sys_close(proc_fd);
     proc_fd = -1;
     proc_w = NULL; /* the mapping is the child's copy: reuse is not worth it, unmap */
     if (proc_mem)

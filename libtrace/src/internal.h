@@ -129,6 +129,9 @@ void rheap__threads_flush_all(int close);
 /* Creates the pthread key whose destructor flushes a thread's file when it exits. */
 void rheap__threads_init(void);
 
+/* (Re)registers for expedited membarrier; done at init and in a fork child. */
+void rheap__threads_init_barrier(void);
+
 /* fork handlers (control lock held by the caller in prepare, released in parent/child). */
 void rheap__threads_lock_all(void);
 void rheap__threads_unlock_all(void);
@@ -163,6 +166,15 @@ static inline uint64_t rheap__now(void) {
     uint64_t now = rheap__now_abs();
     return now > rheap__start_ns ? now - rheap__start_ns : 0;
 }
+
+/* ---- sys.c: system calls that are not cancellation points ---- */
+
+/* The tracer holds its locks across these; through libc they are cancellation points, and a
+ * thread cancelled inside one would leave a lock held forever. errno is set as usual. */
+int rheap__sys_open(const char *path, int flags, int mode);
+int rheap__sys_close(int fd);
+long rheap__sys_read(int fd, void *buf, unsigned long len);
+long rheap__sys_write(int fd, const void *buf, unsigned long len);
 
 /* ---- log.c: messages without malloc ---- */
 

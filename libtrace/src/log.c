@@ -40,7 +40,7 @@ void rheap__log(const char *first, ...) {
     va_end(ap);
     line[len++] = '\n';
     int saved = errno;
-    ssize_t r = write(STDERR_FILENO, line, len);
+    long r = rheap__sys_write(STDERR_FILENO, line, len);
     (void)r;
     errno = saved;
 }

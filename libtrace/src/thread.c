@@ -24,6 +24,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <linux/membarrier.h>
+
 #include "internal.h"
 
 enum { T_FREE, T_LIVE, T_RETIRED };
@@ -38,7 +40,8 @@ typedef struct {
 #define TAB_SLOTS (1u << 16)
 
 struct rheap__thread {
-    _Atomic int lock;
+    _Atomic int busy;            /* owner: inside an event */
+    _Atomic int claim;           /* another thread (under the control lock) wants the recorder */
     int status;
     _Atomic unsigned gen;        /* recording the open file belongs to; 0: no file */
     pid_t tid;
@@ -71,16 +74,50 @@ static pthread_key_t exit_key;
 static int exit_key_ok;
 static _Atomic int warned_threads;
 
-/* ---- The per-thread lock ---- */
+/* ---- The per-thread lock ----
+ *
+ * An owner-biased lock. The owner takes it for every event, so its side must be nearly free: a
+ * plain store of `busy` and a check of `claim`, with no atomic read-modify-write and no fence.
+ * Other threads take it rarely (flush, disable, fork, exit) and pay instead: they set `claim`,
+ * then call membarrier(), which makes every running thread of the process execute a full
+ * barrier, so either the owner sees the claim and steps back, or the claimer sees `busy` and
+ * waits. Without membarrier (old kernels, seccomp), both sides use a full fence.
+ */
+
+static int asym_ok;
+
+static void claim_barrier(void) {
+    if (!asym_ok || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+        atomic_thread_fence(memory_order_seq_cst);
+}
 
 static inline void t_lock(rheap__thread_t *t) {
-    for (unsigned spins = 0; atomic_exchange_explicit(&t->lock, 1, memory_order_acquire); spins++)
-        if (spins > 64)
+    for (;;) {
+        atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
+        if (RHEAP_LIKELY(asym_ok))
+            atomic_signal_fence(memory_order_seq_cst);
+        else
+            atomic_thread_fence(memory_order_seq_cst);
+        if (RHEAP_LIKELY(!atomic_load_explicit(&t->claim, memory_order_acquire)))
+            return;
+        atomic_store_explicit(&t->busy, 0, memory_order_release);
+        while (atomic_load_explicit(&t->claim, memory_order_acquire))
             sched_yield();
+    }
 }
 
 static inline void t_unlock(rheap__thread_t *t) {
-    atomic_store_explicit(&t->lock, 0, memory_order_release);
+    atomic_store_explicit(&t->busy, 0, memory_order_release);
+}
+
+/* Claimer side, under the control lock: announce, then one barrier for any number of claims. */
+static void claim_wait(rheap__thread_t *t) {
+    while (atomic_load_explicit(&t->busy, memory_order_acquire))
+        sched_yield();
+}
+
+static void claim_release(rheap__thread_t *t) {
+    atomic_store_explicit(&t->claim, 0, memory_order_release);
 }
 
 /* ---- Thread exit ---- */
@@ -94,11 +131,11 @@ static void read_name(rheap__thread_t *t, char out[17]) {
     char path[64] = "/proc/self/task/", num[24];
     strcat(path, rheap__utoa((uint64_t)t->tid, num));
     strcat(path, "/comm");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = rheap__sys_open(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return;
-    ssize_t n = read(fd, out, 16);
-    close(fd);
+    ssize_t n = rheap__sys_read(fd, out, 16);
+    rheap__sys_close(fd);
     if (n > 0 && out[n - 1] == '\n')
         out[n - 1] = 0;
 }
@@ -134,8 +171,15 @@ static void on_thread_exit(void *arg) {
     errno = saved;
 }
 
+/* Registers the process for expedited membarrier (again in a fork child: the registration
+ * belongs to the address space). */
+void rheap__threads_init_barrier(void) {
+    asym_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
 void rheap__threads_init(void) {
     exit_key_ok = pthread_key_create(&exit_key, on_thread_exit) == 0;
+    rheap__threads_init_barrier();
 }
 
 /* ---- Registration (control lock held) ---- */
@@ -155,17 +199,16 @@ static void reclaim_dead(void) {
             continue;
         if (syscall(SYS_tgkill, pid, t->tid, 0) == 0 || errno != ESRCH)
             continue;
-        t_lock(t);
+        /* A dead thread cannot be inside an event: events contain no cancellation point. */
         if (t->w)
             rip_writer_flush(t->w);
         if (t->fd >= 0)
-            close(t->fd);
+            rheap__sys_close(t->fd);
         t->fd = -1;
         t->w = NULL;
         atomic_store(&t->gen, 0);
         t->status = T_FREE;
         n_active--;
-        t_unlock(t);
     }
 }
 
@@ -271,7 +314,7 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
     t_lock(t);
     if (atomic_load(&t->gen) != gen) {
         if (t->fd >= 0)
-            close(t->fd);
+            rheap__sys_close(t->fd);
         t->w = NULL;
         t->fd = open_thread_file(t);
         if (t->fd < 0) {
@@ -476,10 +519,14 @@ int rheap__record_mark(const char *label) {
 void rheap__threads_flush_all(int close_files) {
     unsigned gen = atomic_load(&rheap__gen);
     int failed = 0, err = 0;
+    for (rheap__thread_t *t = all_threads; t; t = t->next)
+        if (t->status != T_FREE)
+            atomic_store(&t->claim, 1);
+    claim_barrier();
     for (rheap__thread_t *t = all_threads; t; t = t->next) {
         if (t->status == T_FREE)
             continue;
-        t_lock(t);
+        claim_wait(t);
         if (t->w && atomic_load(&t->gen) == gen) {
             rip_status_t st = close_files ? update_name(t) : RIP_OK;
             if (st == RIP_OK)
@@ -489,13 +536,13 @@ void rheap__threads_flush_all(int close_files) {
                 err = errno;
             }
             if (close_files) {
-                close(t->fd);
+                rheap__sys_close(t->fd);
                 t->fd = -1;
                 t->w = NULL;
                 atomic_store(&t->gen, 0);
             }
         }
-        t_unlock(t);
+        claim_release(t);
     }
     if (failed)
         rheap__report_failure("cannot write a thread file", err);
@@ -503,12 +550,15 @@ void rheap__threads_flush_all(int close_files) {
 
 void rheap__threads_lock_all(void) {
     for (rheap__thread_t *t = all_threads; t; t = t->next)
-        t_lock(t);
+        atomic_store(&t->claim, 1);
+    claim_barrier();
+    for (rheap__thread_t *t = all_threads; t; t = t->next)
+        claim_wait(t);
 }
 
 void rheap__threads_unlock_all(void) {
     for (rheap__thread_t *t = all_threads; t; t = t->next)
-        t_unlock(t);
+        claim_release(t);
 }
 
 /* In a forked child only the forking thread exists. The other recorders' buffers hold the
@@ -518,7 +568,7 @@ void rheap__threads_after_fork_child(void) {
     n_active = 0;
     for (rheap__thread_t *t = all_threads; t; t = t->next) {
         if (t->fd >= 0)
-            close(t->fd);
+            rheap__sys_close(t->fd);
         t->fd = -1;
         t->w = NULL;
         atomic_store(&t->gen, 0);
@@ -529,6 +579,8 @@ void rheap__threads_after_fork_child(void) {
         } else {
             t->status = T_FREE;
         }
-        atomic_store(&t->lock, 0);
+        atomic_store(&t->busy, 0);
+        atomic_store(&t->claim, 0);
     }
+    rheap__threads_init_barrier();
 }

@@ -20,9 +20,11 @@
  * run with one pwrite, so a block and the end mark after it land together, and the next block is
  * written over that end mark: after every successful flush the file is a complete frame.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <lz4.h>
@@ -127,7 +129,9 @@ rip_writer_t *rip_writer_init(void *mem, uint32_t block_size, int fd, const rip_
 static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
 {
     while (len > 0) {
-        ssize_t n = pwrite(fd, buf, len, (off_t)off);
+        /* Issued directly: libc's pwrite is a thread cancellation point, and the tracer calls
+         * this while holding a lock a cancelled thread would never release. */
+        ssize_t n = (ssize_t)syscall(SYS_pwrite64, fd, buf, len, (off_t)off);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
