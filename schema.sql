@@ -3,7 +3,8 @@
 -- what `.schema` shows the user.
 --
 -- Times are nanoseconds since the start of the recording the row belongs to (the `start_ns` of
--- its process row, CLOCK_MONOTONIC). Addresses are stored as integers.
+-- its processes row, found by (pid, recording), CLOCK_MONOTONIC). Addresses are stored as
+-- integers.
 --
 -- Everything above the after-load line (near the end) is created before the rows are inserted;
 -- everything below it is created after the load, inside the same transaction, because building
@@ -29,7 +30,8 @@ CREATE TABLE allocations (
     pid INTEGER NOT NULL,  -- process that allocated the block (processes.pid)
     call TEXT NOT NULL,    -- the allocating call: malloc, calloc, realloc, reallocarray, posix_memalign, aligned_alloc, memalign, valloc, pvalloc
     align INTEGER,         -- alignment asked for by the aligned calls; NULL for the others
-    realloc_of INTEGER     -- allocations.id of the block this realloc replaced; NULL when not a realloc, or when the old block was allocated before recording
+    realloc_of INTEGER,    -- allocations.id of the block this realloc replaced; NULL when not a realloc, or when the old block was allocated before recording
+    recording INTEGER NOT NULL -- which recording of the process (processes.recording): a process that execs, or turns recording on twice, keeps its pid but starts a new recording whose times have their own start; blocks never pair across recordings
 );
 
 -- Call stacks, one row per frame. Identical stacks (same module, offset and symbolization) share
@@ -68,6 +70,7 @@ CREATE TABLE processes (
 -- One row per recorded thread file.
 CREATE TABLE threads (
     pid INTEGER NOT NULL,      -- process id
+    recording INTEGER NOT NULL, -- the recording of the process the file belongs to (processes.recording)
     tid INTEGER NOT NULL,      -- kernel thread id (allocations.alloc_thread / dealloc_thread)
     name TEXT,                 -- thread name (last one set); NULL if never named while recording
     serial INTEGER NOT NULL,   -- order in which the recording opened the thread's file (from 1)
@@ -79,6 +82,7 @@ CREATE TABLE threads (
 -- Executables and shared objects mapped in each process while it was recorded.
 CREATE TABLE modules (
     pid INTEGER NOT NULL,      -- process id
+    recording INTEGER NOT NULL, -- the recording of the process that mapped it (processes.recording); an exec maps other modules
     path TEXT NOT NULL,        -- file path as recorded
     bias INTEGER NOT NULL,     -- load bias (dlpi_addr): run-time address minus file address
     build_id TEXT,             -- GNU build-id recorded at run time, hex; NULL if the file had none
@@ -88,6 +92,7 @@ CREATE TABLE modules (
 -- Labels a program set with rheap_mark().
 CREATE TABLE markers (
     pid INTEGER NOT NULL,    -- process id
+    recording INTEGER NOT NULL, -- the recording of the process (processes.recording); t counts from its start
     tid INTEGER NOT NULL,    -- thread that set the marker
     t INTEGER NOT NULL,      -- ns since the recording started
     label TEXT NOT NULL      -- the label
@@ -96,6 +101,7 @@ CREATE TABLE markers (
 -- When recording was on: one row per on/off window of each process.
 CREATE TABLE windows (
     pid INTEGER NOT NULL,    -- process id
+    recording INTEGER NOT NULL, -- the recording of the process (processes.recording); on_t and off_t count from its start
     on_t INTEGER NOT NULL,   -- ns since the recording started when recording went on
     on_how TEXT,             -- what turned it on: env, api, signal, fork, exec
     off_t INTEGER,           -- when it went off; NULL if the process ended without saying so (killed, or still running)
@@ -108,20 +114,21 @@ SELECT a.*, b.sym AS sym, b.file AS file, b.line AS line, b.module AS module
 FROM allocations AS a
 LEFT JOIN backtraces AS b ON b.id = a.bt AND b.frame_no = 0;
 
--- Blocks never freed, grouped by allocating stack, largest first.
+-- Blocks never freed, grouped by recording and allocating stack, largest first.
 CREATE VIEW leaks AS
 SELECT a.pid AS pid, a.bt AS bt, count(*) AS blocks, sum(a.size) AS bytes,
-       b.sym AS sym, b.file AS file, b.line AS line
+       b.sym AS sym, b.file AS file, b.line AS line, a.recording AS recording
 FROM allocations AS a
 LEFT JOIN backtraces AS b ON b.id = a.bt AND b.frame_no = 0
 WHERE a.dealloc_after IS NULL
-GROUP BY a.pid, a.bt
+GROUP BY a.pid, a.recording, a.bt
 ORDER BY bytes DESC;
 
 -- Each realloc with the block it replaced.
 CREATE VIEW reallocs AS
 SELECT n.id AS id, n.realloc_of AS old_id, o.size AS old_size, n.size AS new_size,
-       o.addr AS old_addr, n.addr AS new_addr, n.alloc_after AS t, n.alloc_thread AS thread
+       o.addr AS old_addr, n.addr AS new_addr, n.alloc_after AS t, n.alloc_thread AS thread,
+       n.pid AS pid, n.recording AS recording
 FROM allocations AS n
 JOIN allocations AS o ON o.id = n.realloc_of;
 

@@ -111,10 +111,10 @@ def make_workloads(args, tmp):
 
 
 def timed(argv, stdin=None, env=None, cwd=None, ok=(0,)):
-    """Runs argv under /usr/bin/time for its peak RSS. Returns (wall seconds, peak RSS in KiB,
-    stderr text); raises on an exit status not in ok."""
+    """Runs argv under /usr/bin/time for its peak RSS and CPU time. Returns (wall seconds,
+    peak RSS in KiB, stderr text, CPU seconds); raises on an exit status not in ok."""
     rss_file = os.path.join(TMP, "rss.txt")
-    full = ["/usr/bin/time", "-f", "%M", "-o", rss_file] + argv
+    full = ["/usr/bin/time", "-f", "%M %U %S", "-o", rss_file] + argv
     fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
     try:
         t0 = time.perf_counter()
@@ -127,9 +127,10 @@ def timed(argv, stdin=None, env=None, cwd=None, ok=(0,)):
     err = p.stderr.decode(errors="replace")
     if p.returncode not in ok:
         raise RuntimeError(f"{' '.join(argv[:4])} ... exited with {p.returncode}:\n{err[-2000:]}")
+    # A non-zero exit adds a line of its own before the figures; they are on the last line.
     with open(rss_file) as f:
-        lines = [ln for ln in f.read().split() if ln.isdigit()]
-    return wall, int(lines[-1]) if lines else 0, err
+        fields = f.read().strip().splitlines()[-1].split()
+    return wall, int(fields[0]), err, float(fields[1]) + float(fields[2])
 
 
 def dir_bytes(path):
@@ -171,21 +172,23 @@ def measure(wl, args, have_heaptrack):
     """Runs one workload args.runs times in every variant; returns lists of samples."""
     s = {k: [] for k in ("base_t", "base_rss", "rh_t", "rh_rss", "rh_bytes", "rh_events",
                          "rh_allocs", "conv_t", "ht_t", "ht_rss", "ht_bytes", "ht_events",
-                         "ht_allocs")}
+                         "ht_allocs", "base_cpu", "rh_cpu", "ht_cpu")}
     base_env = dict(os.environ, **wl.env)
     for r in range(args.runs):
         log(f"{wl.name}: round {r + 1}/{args.runs}")
-        t, rss, _ = timed(wl.argv, stdin=wl.stdin, env=base_env)
+        t, rss, _, cpu = timed(wl.argv, stdin=wl.stdin, env=base_env)
         s["base_t"].append(t)
+        s["base_cpu"].append(cpu)
         s["base_rss"].append(rss)
 
         # env sets the preload only for the program, so /usr/bin/time itself is not traced.
         rec = os.path.join(TMP, "rec")
         shutil.rmtree(rec, ignore_errors=True)
         os.makedirs(rec)
-        t, rss, _ = timed(["env", f"LD_PRELOAD={args.lib}", f"RHEAP_DIR={rec}"] + wl.argv,
-                          stdin=wl.stdin, env=base_env)
+        t, rss, _, cpu = timed(["env", f"LD_PRELOAD={args.lib}", f"RHEAP_DIR={rec}"] + wl.argv,
+                               stdin=wl.stdin, env=base_env)
         s["rh_t"].append(t)
+        s["rh_cpu"].append(cpu)
         s["rh_rss"].append(rss)
         rips = sorted(glob.glob(os.path.join(rec, "rip-*")))
         if not rips:
@@ -195,7 +198,7 @@ def measure(wl, args, have_heaptrack):
         db = os.path.join(TMP, "out.db")
         if os.path.exists(db):
             os.remove(db)
-        t, _, _ = timed([args.rheap, "convert"] + rips + ["-o", db], ok=(0, 3))
+        t, _, _, _ = timed([args.rheap, "convert"] + rips + ["-o", db], ok=(0, 3))
         s["conv_t"].append(t)
         ev, allocs = db_events(db)
         s["rh_events"].append(ev)
@@ -207,9 +210,10 @@ def measure(wl, args, have_heaptrack):
             ht_dir = os.path.join(TMP, "ht")
             shutil.rmtree(ht_dir, ignore_errors=True)
             os.makedirs(ht_dir)
-            t, rss, err = timed(["heaptrack", "-o", os.path.join(ht_dir, "ht")] + wl.argv,
-                                stdin=wl.stdin, env=base_env)
+            t, rss, err, cpu = timed(["heaptrack", "-o", os.path.join(ht_dir, "ht")] + wl.argv,
+                                     stdin=wl.stdin, env=base_env)
             s["ht_t"].append(t)
+            s["ht_cpu"].append(cpu)
             s["ht_rss"].append(rss)
             files = glob.glob(os.path.join(ht_dir, "ht*"))
             s["ht_bytes"].append(sum(os.path.getsize(f) for f in files))
@@ -228,19 +232,19 @@ def leaks_database(args):
     rec = os.path.join(TMP, "big")
     shutil.rmtree(rec, ignore_errors=True)
     os.makedirs(rec)
-    rec_t, _, _ = timed(["env", f"LD_PRELOAD={args.lib}", f"RHEAP_DIR={rec}",
+    rec_t, _, _, _ = timed(["env", f"LD_PRELOAD={args.lib}", f"RHEAP_DIR={rec}",
                          args.churn, "5000000", "2", "8"])
     rips = sorted(glob.glob(os.path.join(rec, "rip-*")))
     rip_bytes = dir_bytes(rec)
     db = os.path.join(TMP, "big.db")
     log("leaks query: converting")
-    conv_t, _, _ = timed([args.rheap, "convert"] + rips + ["-o", db], ok=(0, 3))
+    conv_t, _, _, _ = timed([args.rheap, "convert"] + rips + ["-o", db], ok=(0, 3))
     shutil.rmtree(rec)
     events, allocs = db_events(db)
     times = []
     for r in range(args.runs):
         log(f"leaks query: round {r + 1}/{args.runs}")
-        t, _, _ = timed(["sqlite3", db], stdin=args.leaks_sql)
+        t, _, _, _ = timed(["sqlite3", db], stdin=args.leaks_sql)
         times.append(t)
     res = {"allocs": allocs, "events": events, "rip_bytes": rip_bytes, "rec_t": rec_t,
            "conv_t": conv_t, "db_bytes": os.path.getsize(db), "query_t": statistics.median(times),
@@ -268,6 +272,10 @@ def summarize(wl, s):
     r["ht_t"] = med(s["ht_t"])
     r["rh_slow"] = r["rh_t"] / r["base_t"]
     r["ht_slow"] = r["ht_t"] / r["base_t"] if r["ht_t"] else None
+    # CPU time (user + system, all processes) changes less than wall time when other work
+    # competes for the cores, so its ratio is a cross-check on a busy machine.
+    r["rh_cpu_slow"] = med(s["rh_cpu"]) / med(s["base_cpu"])
+    r["ht_cpu_slow"] = med(s["ht_cpu"]) / med(s["base_cpu"]) if s["ht_cpu"] else None
     r["events"] = med(s["rh_events"])
     r["allocs"] = med(s["rh_allocs"])
     r["rh_bpe"] = med([b / e for b, e in zip(s["rh_bytes"], s["rh_events"]) if e])
@@ -309,6 +317,14 @@ def machine():
     return model, cores, platform.release(), debian, mem
 
 
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return f.read().split()[0]
+    except OSError:
+        return "?"
+
+
 def version(argv):
     try:
         p = subprocess.run(argv, capture_output=True, text=True)
@@ -336,17 +352,26 @@ def report(args, rows, big, have_heaptrack):
                f"perl {perl_v.group(0) if perl_v else '?'}")
     out.append(f"- Mode: {'quick' if args.quick else 'full'}, median of {args.runs} runs "
                f"per figure; wall times in seconds")
+    out.append(f"- Load average (1 min) at start and end: {args.load_start} / {loadavg()}; "
+               f"the cores may be shared with other work")
     out.append("")
 
-    out.append("## Per workload\n")
-    out.append("| workload | events | untraced s | rheap s | rheap slowdown | heaptrack s "
-               "| heaptrack slowdown | rheap B/event | heaptrack B/event | convert s "
-               "| convert Mevents/s | rheap mem MiB | heaptrack mem MiB |")
-    out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    out.append("## Time\n")
+    out.append("| workload | untraced s | rheap s | rheap slowdown | rheap CPU slowdown "
+               "| heaptrack s | heaptrack slowdown | heaptrack CPU slowdown |")
+    out.append("|---|--:|--:|--:|--:|--:|--:|--:|")
     for r in rows:
-        out.append(f"| {r['name']} | {r['events']:,.0f} | {r['base_t']:.3f} | {r['rh_t']:.3f} "
-                   f"| {r['rh_slow']:.2f}x | {fmt(r['ht_t'], '.3f')} | {fmt(r['ht_slow'], '.2f', 'x')} "
-                   f"| {r['rh_bpe']:.2f} | {fmt(r['ht_bpe'], '.2f')} | {r['conv_t']:.3f} "
+        out.append(f"| {r['name']} | {r['base_t']:.3f} | {r['rh_t']:.3f} | {r['rh_slow']:.2f}x "
+                   f"| {r['rh_cpu_slow']:.2f}x | {fmt(r['ht_t'], '.3f')} "
+                   f"| {fmt(r['ht_slow'], '.2f', 'x')} | {fmt(r['ht_cpu_slow'], '.2f', 'x')} |")
+    out.append("")
+    out.append("## Size, conversion, memory\n")
+    out.append("| workload | events | rheap B/event | heaptrack B/event | convert s "
+               "| convert Mevents/s | rheap mem MiB | heaptrack mem MiB |")
+    out.append("|---|--:|--:|--:|--:|--:|--:|--:|")
+    for r in rows:
+        out.append(f"| {r['name']} | {r['events']:,.0f} | {r['rh_bpe']:.2f} "
+                   f"| {fmt(r['ht_bpe'], '.2f')} | {r['conv_t']:.3f} "
                    f"| {r['conv_rate'] / 1e6:.2f} | {r['rh_mem']:.1f} | {fmt(r['ht_mem'], '.1f')} |")
     out.append("")
 
@@ -363,10 +388,12 @@ def report(args, rows, big, have_heaptrack):
     for depth in (0, 32):
         one = row(f"churn 1t depth {depth}")
         two = row(f"churn 2t depth {depth}")
-        out.append(f"| slowdown, churn 1 thread, depth {depth} | <= 2.5x | {one['rh_slow']:.2f}x "
+        out.append(f"| slowdown, churn 1 thread, depth {depth} | <= 2.5x "
+                   f"| {one['rh_slow']:.2f}x (CPU {one['rh_cpu_slow']:.2f}x) "
                    f"| {fmt(one['ht_slow'], '.2f', 'x')} | ~7.3x | {yn(one['rh_slow'] <= 2.5)} |")
         out.append(f"| slowdown, churn 2 threads, depth {depth} | <= 2.5x and <= 1 thread "
-                   f"| {two['rh_slow']:.2f}x | {fmt(two['ht_slow'], '.2f', 'x')} | ~8.5x "
+                   f"| {two['rh_slow']:.2f}x (CPU {two['rh_cpu_slow']:.2f}x) "
+                   f"| {fmt(two['ht_slow'], '.2f', 'x')} | ~8.5x "
                    f"| {yn(two['rh_slow'] <= 2.5 and two['rh_slow'] <= one['rh_slow'])} |")
     worst_bpe = max(rows, key=lambda r: r["rh_bpe"])
     ht_bpe = [r["ht_bpe"] for r in rows if r["ht_bpe"] is not None]
@@ -412,7 +439,9 @@ def report(args, rows, big, have_heaptrack):
 
     out.append("## Reading the figures\n")
     out.append("- slowdown: median traced wall time / median untraced wall time, whole process "
-               "(start-up, exit and, for heaptrack, its interpreter finishing the file).")
+               "(start-up, exit and, for heaptrack, its interpreter finishing the file). "
+               "CPU slowdown: the same with user + system CPU time of all the processes, "
+               "which moves less when other work competes for the cores.")
     out.append("- events: allocations + frees, counted in the converted database "
                "(a realloc is one of each). heaptrack B/event divides its .zst file by its own "
                "count: allocations it reports, times two, minus those it reports leaked.")
@@ -421,8 +450,9 @@ def report(args, rows, big, have_heaptrack):
                "SQLite writing) on that recording; Mevents/s = events / that time.")
     out.append("- mem: peak RSS traced minus peak RSS untraced (/usr/bin/time %M); for heaptrack "
                "the larger of the program and its interpreter process.")
-    out.append("- The machine is shared; expect a few percent of noise between runs, more on "
-               "the 2-thread rows (2 threads on 2 cores).")
+    out.append("- When the load average is above the number of CPUs, other work shared the "
+               "cores: wall-time ratios then move by tens of percent between runs (the 2-thread "
+               "rows most), and the CPU ratios are the steadier reading.")
     return "\n".join(out) + "\n"
 
 
@@ -448,6 +478,7 @@ def main():
     if not have_heaptrack:
         log("heaptrack not found: its columns will read n/a")
 
+    args.load_start = loadavg()
     global TMP
     TMP = tempfile.mkdtemp(prefix="rheap-bench.")
     try:

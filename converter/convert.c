@@ -151,7 +151,7 @@ typedef struct {
     int last_pct;
     struct timespec t0;
     /* the recording being converted */
-    uint32_t pid;
+    uint32_t pid, recording;
     modrow_t *mods;
     size_t nmods, capmods;
     const rheap__loc_t **locs; /* scratch, RIP_MAX_DEPTH */
@@ -399,8 +399,8 @@ static int advance(ctx_t *c, stream_t *s)
             s->name = strndup(rec.u.name.text.ptr, rec.u.name.text.len);
             break;
         case RIP_REC_MARK:
-            if (rheap__db_marker(c->db, c->pid, s->tid, rec.t, rec.u.name.text.ptr,
-                                 rec.u.name.text.len) != 0) {
+            if (rheap__db_marker(c->db, c->pid, c->recording, s->tid, rec.t,
+                                 rec.u.name.text.ptr, rec.u.name.text.len) != 0) {
                 db_fail(c, "markers");
                 return -1;
             }
@@ -440,6 +440,7 @@ static int write_row(ctx_t *c, const rheap__live_t *b, int freed, uint64_t deall
         .alloc_tid = b->tid,
         .dealloc_tid = dealloc_tid,
         .pid = c->pid,
+        .recording = c->recording,
         .call = b->call,
         .align = b->align,
         .realloc_of = b->realloc_of,
@@ -624,7 +625,7 @@ static int write_windows(ctx_t *c, const procinfo_t *p)
             j++;
         /* An on followed by another on (or by nothing) has no known end. */
         int has_off = j == i + 1 && j < p->nev;
-        if (rheap__db_window(c->db, p->pid, p->ev[i].t, p->ev[i].how, has_off,
+        if (rheap__db_window(c->db, p->pid, p->recording, p->ev[i].t, p->ev[i].how, has_off,
                              has_off ? p->ev[j].t : 0, has_off ? p->ev[j].how : NULL) != 0) {
             db_fail(c, "windows");
             return -1;
@@ -657,6 +658,7 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
     if (read_process(c, rip_recording_process_path(rr), &p) != 0)
         goto out;
     c->pid = p.pid;
+    c->recording = p.recording;
     for (size_t i = 0; i < c->nmods; i++) {
         free(c->mods[i].path);
         free(c->mods[i].build_id_hex);
@@ -742,8 +744,8 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
 
     for (size_t i = 0; i < n; i++) {
         lost += s[i].lost;
-        if (rheap__db_thread(c->db, p.pid, s[i].tid, s[i].name, s[i].serial, s[i].path,
-                             s[i].events, s[i].lost) != 0) {
+        if (rheap__db_thread(c->db, p.pid, p.recording, s[i].tid, s[i].name, s[i].serial,
+                             s[i].path, s[i].events, s[i].lost) != 0) {
             db_fail(c, "threads");
             goto out;
         }
@@ -757,7 +759,7 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
         goto out;
     }
     for (size_t i = 0; i < c->nmods; i++) {
-        if (rheap__db_module(c->db, p.pid, c->mods[i].path, c->mods[i].bias,
+        if (rheap__db_module(c->db, p.pid, p.recording, c->mods[i].path, c->mods[i].bias,
                              c->mods[i].build_id_hex,
                              rheap__sym_file_status(c->sym, c->mods[i].file_id)) != 0) {
             db_fail(c, "modules");

@@ -27,7 +27,7 @@
  * less per row than BATCH single-row ones (one step, one reset, one trip through the VDBE's
  * statement setup). */
 #define BATCH 64
-#define ALLOC_COLS 11
+#define ALLOC_COLS 12
 
 enum { ST_ALLOC, ST_FRAME, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_WINDOW, ST_META, ST_N };
 
@@ -36,24 +36,40 @@ static const char *const stmt_sql[ST_N] = {
      * arrive in id order into an empty table; an explicit rowid would cost a uniqueness seek
      * per row. */
     [ST_ALLOC] = "INSERT INTO allocations (alloc_after, dealloc_after, bt, size, addr, "
-                 "alloc_thread, dealloc_thread, pid, call, align, realloc_of) "
-                 "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                 "alloc_thread, dealloc_thread, pid, call, align, realloc_of, recording) "
+                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_FRAME] = "INSERT INTO backtraces (id, frame_no, file, line, sym, module, offset, inlined, "
                  "ip_index) VALUES (?,?,?,?,?,?,?,?,?)",
     [ST_PROCESS] = "INSERT OR REPLACE INTO processes (pid, recording, ppid, exe, cmdline, start_ns, "
                    "start_wall_ns, page_size, stack_depth, sample_ppm, dir, unmatched_frees, "
                    "lost_events) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_THREAD] = "INSERT INTO threads (pid, tid, name, serial, file, events, lost_events) "
-                  "VALUES (?,?,?,?,?,?,?)",
-    [ST_MODULE] = "INSERT INTO modules (pid, path, bias, build_id, status) VALUES (?,?,?,?,?)",
-    [ST_MARKER] = "INSERT INTO markers (pid, tid, t, label) VALUES (?,?,?,?)",
-    [ST_WINDOW] = "INSERT INTO windows (pid, on_t, on_how, off_t, off_how) VALUES (?,?,?,?,?)",
+    [ST_THREAD] = "INSERT INTO threads (pid, recording, tid, name, serial, file, events, "
+                  "lost_events) VALUES (?,?,?,?,?,?,?,?)",
+    [ST_MODULE] = "INSERT INTO modules (pid, recording, path, bias, build_id, status) "
+                  "VALUES (?,?,?,?,?,?)",
+    [ST_MARKER] = "INSERT INTO markers (pid, recording, tid, t, label) VALUES (?,?,?,?,?)",
+    [ST_WINDOW] = "INSERT INTO windows (pid, recording, on_t, on_how, off_t, off_how) "
+                  "VALUES (?,?,?,?,?,?)",
     [ST_META] = "INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)",
 };
+
+/* What a parameter of an allocation statement is bound to now. SQLite keeps bindings across
+ * sqlite3_reset, and most parameters repeat from one batch to the next (align, realloc_of and
+ * often dealloc_thread are NULL, call is mostly malloc, pid and recording are constant), so a
+ * parameter is bound again only when its value changes: that skips about a third of the bind
+ * calls, each of which releases and rewrites a VDBE cell. */
+enum { B_UNSET, B_NULL, B_INT, B_CALL };
+
+typedef struct {
+    uint64_t v;
+    int kind;
+} bound_t;
 
 struct rheap__db {
     sqlite3 *db;
     sqlite3_stmt *st[ST_N];
+    bound_t single[ALLOC_COLS];      /* the parameters of st[ST_ALLOC] */
+    bound_t batched[BATCH * ALLOC_COLS]; /* the parameters of batch */
     sqlite3_stmt *batch;      /* BATCH-row INSERT into allocations */
     rheap__row_t pending[BATCH];
     size_t npending;
@@ -240,20 +256,46 @@ static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
         sqlite3_bind_null(s, i);
 }
 
-static void bind_row(sqlite3_stmt *s, int base, const rheap__row_t *r)
+/* Binds parameter i (1-based) of s, whose current binding is *b, unless it holds v already. */
+static void rebind_int(sqlite3_stmt *s, bound_t *b, int i, uint64_t v)
 {
-    sqlite3_bind_int64(s, base + 1, (sqlite3_int64)r->alloc_t);
-    bind_u64_or_null(s, base + 2, r->dealloc_t, r->freed);
-    bind_u64_or_null(s, base + 3, r->bt, r->bt != 0);
-    sqlite3_bind_int64(s, base + 4, (sqlite3_int64)r->size);
-    sqlite3_bind_int64(s, base + 5, (sqlite3_int64)r->addr);
-    sqlite3_bind_int64(s, base + 6, r->alloc_tid);
-    bind_u64_or_null(s, base + 7, r->dealloc_tid, r->dealloc_tid != 0);
-    sqlite3_bind_int64(s, base + 8, r->pid);
-    /* The call names are static strings: no copy. */
-    sqlite3_bind_text(s, base + 9, rip_call_name((rip_call_t)r->call), -1, SQLITE_STATIC);
-    bind_u64_or_null(s, base + 10, r->align, r->align != 0);
-    bind_u64_or_null(s, base + 11, r->realloc_of, r->realloc_of != 0);
+    if (b->kind == B_INT && b->v == v)
+        return;
+    sqlite3_bind_int64(s, i, (sqlite3_int64)v);
+    b->kind = B_INT;
+    b->v = v;
+}
+
+static void rebind_int_or_null(sqlite3_stmt *s, bound_t *b, int i, uint64_t v, int present)
+{
+    if (present) {
+        rebind_int(s, b, i, v);
+    } else if (b->kind != B_NULL) {
+        sqlite3_bind_null(s, i);
+        b->kind = B_NULL;
+    }
+}
+
+/* b points at the row's ALLOC_COLS bindings, base is the row's first parameter minus one. */
+static void bind_row(sqlite3_stmt *s, bound_t *b, int base, const rheap__row_t *r)
+{
+    rebind_int(s, &b[0], base + 1, r->alloc_t);
+    rebind_int_or_null(s, &b[1], base + 2, r->dealloc_t, r->freed);
+    rebind_int_or_null(s, &b[2], base + 3, r->bt, r->bt != 0);
+    rebind_int(s, &b[3], base + 4, r->size);
+    rebind_int(s, &b[4], base + 5, r->addr);
+    rebind_int(s, &b[5], base + 6, r->alloc_tid);
+    rebind_int_or_null(s, &b[6], base + 7, r->dealloc_tid, r->dealloc_tid != 0);
+    rebind_int(s, &b[7], base + 8, r->pid);
+    if (b[8].kind != B_CALL || b[8].v != r->call) {
+        /* The call names are static strings: no copy. */
+        sqlite3_bind_text(s, base + 9, rip_call_name((rip_call_t)r->call), -1, SQLITE_STATIC);
+        b[8].kind = B_CALL;
+        b[8].v = r->call;
+    }
+    rebind_int_or_null(s, &b[9], base + 10, r->align, r->align != 0);
+    rebind_int_or_null(s, &b[10], base + 11, r->realloc_of, r->realloc_of != 0);
+    rebind_int(s, &b[11], base + 12, r->recording);
 }
 
 /* Writes the pending rows: a full batch in one statement, a partial one row by row. */
@@ -261,7 +303,7 @@ static int flush_rows(rheap__db_t *db)
 {
     if (db->npending == BATCH) {
         for (size_t i = 0; i < BATCH; i++)
-            bind_row(db->batch, (int)i * ALLOC_COLS, &db->pending[i]);
+            bind_row(db->batch, &db->batched[i * ALLOC_COLS], (int)i * ALLOC_COLS, &db->pending[i]);
         db->npending = 0;
         if (step(db->batch) != 0)
             return -1;
@@ -269,7 +311,7 @@ static int flush_rows(rheap__db_t *db)
         return sqlite3_last_insert_rowid(db->db) == (sqlite3_int64)db->pending[BATCH - 1].id ? 0 : -1;
     }
     for (size_t i = 0; i < db->npending; i++) {
-        bind_row(db->st[ST_ALLOC], 0, &db->pending[i]);
+        bind_row(db->st[ST_ALLOC], db->single, 0, &db->pending[i]);
         if (step(db->st[ST_ALLOC]) != 0)
             return -1;
     }
@@ -331,52 +373,57 @@ int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_
     return step(s);
 }
 
-int rheap__db_thread(rheap__db_t *db, uint32_t pid, uint32_t tid, const char *name,
-                     uint32_t serial, const char *file, uint64_t events, uint64_t lost)
+int rheap__db_thread(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid,
+                     const char *name, uint32_t serial, const char *file, uint64_t events,
+                     uint64_t lost)
 {
     sqlite3_stmt *s = db->st[ST_THREAD];
     sqlite3_bind_int64(s, 1, pid);
-    sqlite3_bind_int64(s, 2, tid);
-    bind_text_or_null(s, 3, name);
-    sqlite3_bind_int64(s, 4, serial);
-    bind_text_or_null(s, 5, file);
-    sqlite3_bind_int64(s, 6, (sqlite3_int64)events);
-    sqlite3_bind_int64(s, 7, (sqlite3_int64)lost);
+    sqlite3_bind_int64(s, 2, recording);
+    sqlite3_bind_int64(s, 3, tid);
+    bind_text_or_null(s, 4, name);
+    sqlite3_bind_int64(s, 5, serial);
+    bind_text_or_null(s, 6, file);
+    sqlite3_bind_int64(s, 7, (sqlite3_int64)events);
+    sqlite3_bind_int64(s, 8, (sqlite3_int64)lost);
     return step(s);
 }
 
-int rheap__db_module(rheap__db_t *db, uint32_t pid, const char *path, uint64_t bias,
-                     const char *build_id_hex, const char *status)
+int rheap__db_module(rheap__db_t *db, uint32_t pid, uint32_t recording, const char *path,
+                     uint64_t bias, const char *build_id_hex, const char *status)
 {
     sqlite3_stmt *s = db->st[ST_MODULE];
     sqlite3_bind_int64(s, 1, pid);
-    bind_text_or_null(s, 2, path);
-    sqlite3_bind_int64(s, 3, (sqlite3_int64)bias);
-    bind_text_or_null(s, 4, build_id_hex);
-    bind_text_or_null(s, 5, status);
+    sqlite3_bind_int64(s, 2, recording);
+    bind_text_or_null(s, 3, path);
+    sqlite3_bind_int64(s, 4, (sqlite3_int64)bias);
+    bind_text_or_null(s, 5, build_id_hex);
+    bind_text_or_null(s, 6, status);
     return step(s);
 }
 
-int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t tid, uint64_t t, const char *label,
-                     size_t label_len)
+int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid, uint64_t t,
+                     const char *label, size_t label_len)
 {
     sqlite3_stmt *s = db->st[ST_MARKER];
     sqlite3_bind_int64(s, 1, pid);
-    sqlite3_bind_int64(s, 2, tid);
-    sqlite3_bind_int64(s, 3, (sqlite3_int64)t);
-    sqlite3_bind_text(s, 4, label, (int)label_len, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 2, recording);
+    sqlite3_bind_int64(s, 3, tid);
+    sqlite3_bind_int64(s, 4, (sqlite3_int64)t);
+    sqlite3_bind_text(s, 5, label, (int)label_len, SQLITE_TRANSIENT);
     return step(s);
 }
 
-int rheap__db_window(rheap__db_t *db, uint32_t pid, uint64_t on_t, const char *on_how,
-                     int has_off, uint64_t off_t, const char *off_how)
+int rheap__db_window(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t on_t,
+                     const char *on_how, int has_off, uint64_t off_t, const char *off_how)
 {
     sqlite3_stmt *s = db->st[ST_WINDOW];
     sqlite3_bind_int64(s, 1, pid);
-    sqlite3_bind_int64(s, 2, (sqlite3_int64)on_t);
-    bind_text_or_null(s, 3, on_how);
-    bind_u64_or_null(s, 4, off_t, has_off);
-    bind_text_or_null(s, 5, has_off ? off_how : NULL);
+    sqlite3_bind_int64(s, 2, recording);
+    sqlite3_bind_int64(s, 3, (sqlite3_int64)on_t);
+    bind_text_or_null(s, 4, on_how);
+    bind_u64_or_null(s, 5, off_t, has_off);
+    bind_text_or_null(s, 6, has_off ? off_how : NULL);
     return step(s);
 }
 

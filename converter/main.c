@@ -1,10 +1,11 @@
 /*
  * main.c: the `rheap` command line. It only parses arguments and dispatches; the work lives
- * behind functions in the other files (convert.c, dump.c).
+ * behind functions in the other files (convert.c, dump.c, run.c, query.c, report.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dump.h"
 #include "internal.h"
@@ -24,13 +25,20 @@ static void usage_main(FILE *f)
             "       rheap RIP... OUT.db          (short for: rheap convert RIP... -o OUT.db)\n"
             "\n"
             "Commands:\n"
+            "  run       record a program and every process it starts, into one database\n"
+            "  report    a summary of a database: totals, peak, top leaks and sites\n"
+            "  query     run a canned query (query --list shows them) on a database\n"
             "  convert   convert recordings (rip-<pid> directories) into an SQLite database\n"
             "  dump      print the records of a recording or a .rip file as text\n"
+            "\n"
+            "Start with: rheap run -o out.db -- ./prog args...   then: rheap report out.db\n"
             "\n"
             "Options:\n"
             "  -h, --help     show this help (COMMAND --help: help on a command)\n"
             "  --version      show the version\n"
-            "\n%s",
+            "\n%s"
+            "run exits with the program's status; query and report with 0, 1 (usage) or 2\n"
+            "(missing or bad database). See rheap COMMAND --help.\n",
             exit_help);
 }
 
@@ -158,17 +166,25 @@ int main(int argc, char **argv)
         return cmd_convert(argc - 2, argv + 2, 0);
     if (!strcmp(cmd, "dump"))
         return cmd_dump(argc - 2, argv + 2);
-    /* `run`, `query` and `report` are reserved for the commands that come next. */
-    if (!strcmp(cmd, "run") || !strcmp(cmd, "query") || !strcmp(cmd, "report")) {
-        fprintf(stderr, "rheap: '%s' is not available in this version\n", cmd);
-        return RHEAP_EXIT_USAGE;
-    }
+    if (!strcmp(cmd, "run"))
+        return rheap__cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "query"))
+        return rheap__cmd_query(argc - 2, argv + 2);
+    if (!strcmp(cmd, "report"))
+        return rheap__cmd_report(argc - 2, argv + 2);
     if (cmd[0] == '-' && strcmp(cmd, "-f") && strcmp(cmd, "--force") && strcmp(cmd, "-q") &&
         strcmp(cmd, "--quiet") && strcmp(cmd, "--progress") && strcmp(cmd, "--no-progress") &&
         strcmp(cmd, "-o") && strncmp(cmd, "--output", 8)) {
         fprintf(stderr, "rheap: unknown option %s (try rheap --help)\n", cmd);
         return RHEAP_EXIT_USAGE;
     }
-    /* Anything else is the short form: rheap RIP... OUT.db */
+    /* Anything else is the short form, rheap RIP... OUT.db, whose first word is a path: a
+     * word that names nothing on disk is more likely a mistyped command. */
+    struct stat sb;
+    if (cmd[0] != '-' && stat(cmd, &sb) != 0) {
+        fprintf(stderr, "rheap: '%s' is neither a command nor a recording directory (try rheap --help)\n",
+                cmd);
+        return RHEAP_EXIT_USAGE;
+    }
     return cmd_convert(argc - 1, argv + 1, 1);
 }

@@ -6,6 +6,11 @@
  * merged stream, so the converter's memory follows the program's live heap, not the length of
  * the recording. Open addressing with linear probing and backward-shift deletion: no
  * tombstones, so a long recording with heavy churn never degrades the probe lengths.
+ *
+ * The map is larger than the caches, so what a lookup costs is the cache lines it touches. The
+ * keys (addresses) live in an array of their own, eight to a cache line, so probing a run and
+ * shifting it after a deletion read keys only; the rest of a block lives in a parallel array
+ * at the same index and is touched once, for the slot that matters.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +18,8 @@
 #include "internal.h"
 
 struct rheap__pairs {
-    rheap__live_t *slots; /* addr 0 marks an empty slot */
+    uint64_t *keys;       /* block addresses; 0 marks an empty slot */
+    rheap__live_t *vals;  /* vals[i] is the block of keys[i] */
     size_t mask;          /* capacity - 1, capacity a power of two */
     unsigned shift;       /* 64 - log2(capacity) */
     size_t count;
@@ -26,6 +32,19 @@ static size_t slot_of(const rheap__pairs_t *p, uint64_t addr)
     return (size_t)((addr * 0x9E3779B97F4A7C15ull) >> p->shift);
 }
 
+static int alloc_arrays(rheap__pairs_t *p, size_t cap)
+{
+    p->keys = calloc(cap, sizeof *p->keys);
+    /* Values are only read where a key is set: they need no clearing. */
+    p->vals = malloc(cap * sizeof *p->vals);
+    if (!p->keys || !p->vals) {
+        free(p->keys);
+        free(p->vals);
+        return -1;
+    }
+    return 0;
+}
+
 rheap__pairs_t *rheap__pairs_create(void)
 {
     rheap__pairs_t *p = calloc(1, sizeof *p);
@@ -33,8 +52,7 @@ rheap__pairs_t *rheap__pairs_create(void)
         return NULL;
     p->mask = 1023;
     p->shift = 64 - 10;
-    p->slots = calloc(p->mask + 1, sizeof *p->slots);
-    if (!p->slots) {
+    if (alloc_arrays(p, p->mask + 1) != 0) {
         free(p);
         return NULL;
     }
@@ -45,29 +63,34 @@ void rheap__pairs_destroy(rheap__pairs_t *p)
 {
     if (!p)
         return;
-    free(p->slots);
+    free(p->keys);
+    free(p->vals);
     free(p);
 }
 
 static int grow(rheap__pairs_t *p)
 {
     size_t old_cap = p->mask + 1;
-    rheap__live_t *old = p->slots;
-    rheap__live_t *slots = calloc(old_cap * 2, sizeof *slots);
-    if (!slots)
+    uint64_t *okeys = p->keys;
+    rheap__live_t *ovals = p->vals;
+    if (alloc_arrays(p, old_cap * 2) != 0) {
+        p->keys = okeys;
+        p->vals = ovals;
         return -1;
-    p->slots = slots;
+    }
     p->mask = old_cap * 2 - 1;
     p->shift--;
     for (size_t i = 0; i < old_cap; i++) {
-        if (!old[i].addr)
+        if (!okeys[i])
             continue;
-        size_t j = slot_of(p, old[i].addr);
-        while (p->slots[j].addr)
+        size_t j = slot_of(p, okeys[i]);
+        while (p->keys[j])
             j = (j + 1) & p->mask;
-        p->slots[j] = old[i];
+        p->keys[j] = okeys[i];
+        p->vals[j] = ovals[i];
     }
-    free(old);
+    free(okeys);
+    free(ovals);
     return 0;
 }
 
@@ -77,15 +100,15 @@ int rheap__pairs_insert(rheap__pairs_t *p, const rheap__live_t *b, rheap__live_t
     if ((p->count + 1) * 2 > p->mask + 1 && grow(p) != 0)
         return -1;
     size_t j = slot_of(p, b->addr);
-    while (p->slots[j].addr) {
-        if (p->slots[j].addr == b->addr) {
-            *evicted = p->slots[j];
-            p->slots[j] = *b;
+    for (uint64_t k; (k = p->keys[j]) != 0; j = (j + 1) & p->mask) {
+        if (k == b->addr) {
+            *evicted = p->vals[j];
+            p->vals[j] = *b;
             return 1;
         }
-        j = (j + 1) & p->mask;
     }
-    p->slots[j] = *b;
+    p->keys[j] = b->addr;
+    p->vals[j] = *b;
     p->count++;
     return 0;
 }
@@ -96,32 +119,39 @@ int rheap__pairs_take(rheap__pairs_t *p, uint64_t addr, rheap__live_t *out)
         return 0;
     size_t j = slot_of(p, addr);
     for (;;) {
-        if (!p->slots[j].addr)
+        uint64_t k = p->keys[j];
+        if (!k)
             return 0;
-        if (p->slots[j].addr == addr)
+        if (k == addr)
             break;
         j = (j + 1) & p->mask;
     }
-    *out = p->slots[j];
+    *out = p->vals[j];
     p->count--;
     /* Backward-shift: pull later members of the probe run into the hole when their home slot
      * does not lie cyclically between the hole and their current slot. */
     size_t hole = j;
-    for (size_t k = (j + 1) & p->mask; p->slots[k].addr; k = (k + 1) & p->mask) {
-        size_t home = slot_of(p, p->slots[k].addr);
-        int stays = (hole <= k) ? (hole < home && home <= k) : (hole < home || home <= k);
+    for (size_t i = (j + 1) & p->mask;; i = (i + 1) & p->mask) {
+        uint64_t k = p->keys[i];
+        if (!k)
+            break;
+        size_t home = slot_of(p, k);
+        int stays = (hole <= i) ? (hole < home && home <= i) : (hole < home || home <= i);
         if (stays)
             continue;
-        p->slots[hole] = p->slots[k];
-        hole = k;
+        p->keys[hole] = k;
+        p->vals[hole] = p->vals[i];
+        hole = i;
     }
-    p->slots[hole].addr = 0;
+    p->keys[hole] = 0;
     return 1;
 }
 
 void rheap__pairs_prefetch(const rheap__pairs_t *p, uint64_t addr)
 {
-    __builtin_prefetch(&p->slots[slot_of(p, addr)]);
+    size_t j = slot_of(p, addr);
+    __builtin_prefetch(&p->keys[j]);
+    __builtin_prefetch(&p->vals[j]);
 }
 
 size_t rheap__pairs_count(const rheap__pairs_t *p)
@@ -151,9 +181,9 @@ rheap__live_t *rheap__pairs_drain(rheap__pairs_t *p, size_t *n)
     }
     size_t k = 0;
     for (size_t i = 0; i <= p->mask; i++) {
-        if (p->slots[i].addr) {
-            out[k++] = p->slots[i];
-            p->slots[i].addr = 0;
+        if (p->keys[i]) {
+            out[k++] = p->vals[i];
+            p->keys[i] = 0;
         }
     }
     p->count = 0;

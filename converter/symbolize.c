@@ -16,6 +16,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <libiberty/demangle.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,26 @@ enum { MF_UNOPENED, MF_OK, MF_MISSING, MF_MISMATCH };
 
 typedef struct {
     uint64_t lo, hi;
+    uint64_t maxhi;      /* the largest hi of this range and those sorted before it */
+    size_t order;        /* position in the file, for overlapping ranges */
     Dwarf_Die cu;
 } cu_range_t;
+
+/* One symbol of a module's symbol table, as the lookup below needs it. */
+typedef struct {
+    uint64_t lo, end;    /* [lo, end); end == lo for a sizeless symbol (an assembly label) */
+    const char *name;    /* owned by libdw, valid as long as the module's Dwfl */
+    uint32_t ndx;        /* index in the table, the order dwfl_module_addrinfo visits them */
+    uint8_t bind;        /* 3 global, 2 weak, 1 local, 0 other: higher wins */
+    uint8_t global_pass; /* visited in the first (global) pass */
+    uint8_t abs;         /* section index >= SHN_LORESERVE: matches only its own address */
+} symix_t;
+
+/* An allocated section of the main file, for the sizeless-symbol rule. */
+typedef struct {
+    uint64_t start, end;
+    size_t ndx;
+} sect_t;
 
 typedef struct {
     char *path;
@@ -41,6 +60,15 @@ typedef struct {
     cu_range_t *ranges;  /* CU address ranges, built on the first address .debug_aranges misses */
     size_t nranges;
     int ranges_built;
+    /* The symbol index, built on the first lookup: symbols sorted by (address, table index),
+     * with the running maximum of their end addresses in each pass. */
+    symix_t *syms;
+    uint64_t *gmax, *lmax;
+    size_t nsyms;
+    int first_global;
+    int syms_built;
+    sect_t *sects;
+    size_t nsects;
 } file_t;
 
 typedef struct {
@@ -121,6 +149,10 @@ void rheap__sym_destroy(rheap__sym_t *s)
         free(f->path);
         free(f->build_id);
         free(f->ranges);
+        free(f->syms);
+        free(f->gmax);
+        free(f->lmax);
+        free(f->sects);
     }
     free(s->files);
     for (size_t i = 0; i < s->nlocs; i++) {
@@ -243,8 +275,18 @@ static void open_file(rheap__sym_t *s, file_t *f)
     f->state = MF_OK;
 }
 
+static int range_cmp(const void *a, const void *b)
+{
+    const cu_range_t *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
 /* Without .debug_aranges (clang, rustc) dwfl_module_addrdie finds no CU; walk the CUs'
- * address ranges instead, collected once per file. */
+ * address ranges instead, collected once per file and sorted, so each lookup is a binary
+ * search (libc's hand-written assembly misses .debug_aranges too, and it has thousands of
+ * ranges). */
 static int build_ranges(file_t *f)
 {
     f->ranges_built = 1;
@@ -261,11 +303,20 @@ static int build_ranges(file_t *f)
                     return -1;
                 f->ranges = n;
             }
-            f->ranges[f->nranges].lo = lo + bias;
-            f->ranges[f->nranges].hi = hi + bias;
-            f->ranges[f->nranges].cu = *cu;
-            f->nranges++;
+            cu_range_t *r = &f->ranges[f->nranges];
+            r->lo = lo + bias;
+            r->hi = hi + bias;
+            r->cu = *cu;
+            r->order = f->nranges++;
         }
+    }
+    qsort(f->ranges, f->nranges, sizeof *f->ranges, range_cmp);
+    /* maxhi turns "which ranges contain addr" into a short backward scan. */
+    uint64_t m = 0;
+    for (size_t i = 0; i < f->nranges; i++) {
+        if (f->ranges[i].hi > m)
+            m = f->ranges[i].hi;
+        f->ranges[i].maxhi = m;
     }
     return 0;
 }
@@ -277,17 +328,276 @@ static Dwarf_Die *find_cu(file_t *f, Dwarf_Addr addr, Dwarf_Addr *bias, Dwarf_Di
         return cu;
     if (!f->ranges_built)
         build_ranges(f);
-    for (size_t i = 0; i < f->nranges; i++) {
-        if (addr >= f->ranges[i].lo && addr < f->ranges[i].hi) {
-            *store = f->ranges[i].cu;
-            /* Every CU of a module shares the module's bias; ask for it once more. */
-            Dwarf_Addr b = 0;
-            dwfl_module_getdwarf(f->mod, &b);
-            *bias = b;
-            return store;
+    size_t lo = 0, hi = f->nranges;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (f->ranges[mid].lo <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Overlapping ranges are rare; when they occur, the CU that comes first in the file wins. */
+    const cu_range_t *best = NULL;
+    for (size_t i = lo; i-- > 0 && f->ranges[i].maxhi > addr;)
+        if (addr < f->ranges[i].hi && (!best || f->ranges[i].order < best->order))
+            best = &f->ranges[i];
+    if (!best)
+        return NULL;
+    *store = best->cu;
+    /* Every CU of a module shares the module's bias; ask for it once more. */
+    Dwarf_Addr b = 0;
+    dwfl_module_getdwarf(f->mod, &b);
+    *bias = b;
+    return store;
+}
+
+/* ---- The symbol index ----
+ *
+ * dwfl_module_addrinfo walks the whole symbol table on every call (about 120 us on libc with
+ * its debug file). The index sorts the table once per module and answers the same question
+ * with a binary search: it applies dwfl_module_addrinfo's own rules, but only to the few
+ * symbols that can matter for an address (those containing it, and the labels at the highest
+ * address below it), visited in the table order that the rules depend on:
+ *
+ * - Global symbols are searched first; local ones only when no global symbol contains the
+ *   address (and no global label sits exactly at it).
+ * - Among symbols with a size that contain the address, the one starting closest below it
+ *   wins; a better binding (global > weak > local) also wins; at the same start a larger size
+ *   or better binding wins, and otherwise the first in table order stays.
+ * - An address inside no sized symbol gets the last label (sizeless symbol) at the highest
+ *   address below it, provided no symbol below it reaches past the label and the label lies
+ *   in the address's section; otherwise it stays unresolved. */
+
+static int binding_rank(unsigned bind)
+{
+    switch (bind) {
+    case STB_GLOBAL: return 3;
+    case STB_WEAK: return 2;
+    case STB_LOCAL: return 1;
+    default: return 0;
+    }
+}
+
+static int symix_cmp(const void *a, const void *b)
+{
+    const symix_t *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    return x->ndx < y->ndx ? -1 : x->ndx > y->ndx;
+}
+
+static int sect_cmp(const void *a, const void *b)
+{
+    const sect_t *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void build_sections(file_t *f)
+{
+    GElf_Addr bias = 0;
+    Elf *elf = dwfl_module_getelf(f->mod, &bias);
+    size_t n = 0;
+    if (!elf || elf_getshdrnum(elf, &n) != 0 || n == 0)
+        return;
+    f->sects = malloc(n * sizeof *f->sects);
+    if (!f->sects)
+        return;
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
+        GElf_Shdr mem;
+        GElf_Shdr *sh = gelf_getshdr(scn, &mem);
+        if (!sh || !(sh->sh_flags & SHF_ALLOC))
+            continue;
+        sect_t *t = &f->sects[f->nsects++];
+        t->start = sh->sh_addr + bias;
+        t->end = t->start + sh->sh_size;
+        t->ndx = elf_ndxscn(scn);
+    }
+    qsort(f->sects, f->nsects, sizeof *f->sects, sect_cmp);
+}
+
+/* The section holding addr (its end counts as inside unless the next section starts there),
+ * SHN_UNDEF when none does. */
+static size_t section_of(const file_t *f, uint64_t addr)
+{
+    size_t lo = 0, hi = f->nsects;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (addr < f->sects[mid].start)
+            hi = mid;
+        else if (addr > f->sects[mid].end)
+            lo = mid + 1;
+        else {
+            if (addr == f->sects[mid].end && mid + 1 < f->nsects && addr == f->sects[mid + 1].start)
+                mid++;
+            return f->sects[mid].ndx;
         }
     }
-    return NULL;
+    return SHN_UNDEF;
+}
+
+static void build_symix(file_t *f)
+{
+    f->syms_built = 1;
+    int n = dwfl_module_getsymtab(f->mod);
+    int fg = dwfl_module_getsymtab_first_global(f->mod);
+    if (n <= 1 || fg < 0)
+        return;
+    f->first_global = fg;
+    int gstart = fg == 0 ? 1 : fg;
+    f->syms = malloc((size_t)n * sizeof *f->syms);
+    if (!f->syms)
+        return;
+    size_t k = 0;
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr value;
+        GElf_Word shndx;
+        const char *name = dwfl_module_getsym_info(f->mod, i, &sym, &value, &shndx, NULL, NULL);
+        int type = GELF_ST_TYPE(sym.st_info);
+        if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||
+            type == STT_FILE || type == STT_TLS)
+            continue;
+        /* Only the passes dwfl_module_addrinfo makes: globals from gstart, locals below fg. */
+        int global = i >= gstart;
+        if (!global && !(fg > 1 && i < fg))
+            continue;
+        symix_t *e = &f->syms[k++];
+        e->lo = value;
+        e->end = value + sym.st_size;
+        e->name = name;
+        e->ndx = (uint32_t)i;
+        e->bind = (uint8_t)binding_rank(GELF_ST_BIND(sym.st_info));
+        e->global_pass = (uint8_t)global;
+        e->abs = shndx >= SHN_LORESERVE;
+    }
+    f->nsyms = k;
+    if (!k)
+        return;
+    qsort(f->syms, k, sizeof *f->syms, symix_cmp);
+    f->gmax = malloc(k * sizeof *f->gmax);
+    f->lmax = malloc(k * sizeof *f->lmax);
+    if (!f->gmax || !f->lmax) {
+        free(f->syms);
+        f->syms = NULL;
+        f->nsyms = 0;
+        return;
+    }
+    uint64_t g = 0, l = 0;
+    for (size_t i = 0; i < k; i++) {
+        uint64_t *m = f->syms[i].global_pass ? &g : &l;
+        if (f->syms[i].end > *m)
+            *m = f->syms[i].end;
+        f->gmax[i] = g;
+        f->lmax[i] = l;
+    }
+    build_sections(f);
+}
+
+#define MAX_CONTAINERS 64
+
+/* The sized symbols of one pass that contain addr, in table order. */
+static size_t containers(const file_t *f, size_t hi, uint64_t addr, int global,
+                         const symix_t **out)
+{
+    const uint64_t *max = global ? f->gmax : f->lmax;
+    size_t n = 0;
+    for (size_t i = hi; i-- > 0 && max[i] > addr;) {
+        const symix_t *e = &f->syms[i];
+        if (e->global_pass == global && e->end > addr && n < MAX_CONTAINERS)
+            out[n++] = e;
+    }
+    /* Collected backwards by address; the rules need table order. */
+    for (size_t i = 1; i < n; i++) {
+        const symix_t *e = out[i];
+        size_t j = i;
+        while (j > 0 && out[j - 1]->ndx > e->ndx) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = e;
+    }
+    return n;
+}
+
+static const symix_t *best_container(const symix_t *const *c, size_t n)
+{
+    const symix_t *best = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const symix_t *e = c[i];
+        if (!best || best->lo < e->lo || best->bind < e->bind) {
+            best = e;
+        } else if (best->lo == e->lo) {
+            uint64_t bs = best->end - best->lo, es = e->end - e->lo;
+            if ((bs > es && best->bind <= e->bind) || (bs >= es && best->bind < e->bind))
+                best = e;
+        }
+    }
+    return best;
+}
+
+/* The name dwfl_module_addrinfo gives addr in f, from the index. */
+static const char *symix_lookup(file_t *f, uint64_t addr)
+{
+    if (!f->syms_built)
+        build_symix(f);
+    size_t lo = 0, hi = f->nsyms;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (f->syms[mid].lo <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    hi = lo; /* syms[0, hi) start at or below addr */
+    if (hi == 0)
+        return NULL;
+    const symix_t *c[MAX_CONTAINERS];
+    size_t n = containers(f, hi, addr, 1, c);
+    if (n)
+        return best_container(c, n)->name;
+
+    /* No global symbol contains addr. A global label exactly at addr ends the search. */
+    int label_at_addr = 0;
+    for (size_t i = hi; i-- > 0 && f->syms[i].lo == addr;)
+        if (f->syms[i].global_pass && f->syms[i].end == f->syms[i].lo)
+            label_at_addr = 1;
+    int locals = f->first_global > 1 && !label_at_addr;
+    if (locals) {
+        n = containers(f, hi, addr, 0, c);
+        if (n)
+            return best_container(c, n)->name;
+    }
+
+    /* Labels: the last one visited at the highest start below addr, if nothing visited
+     * reaches past it and it lies in addr's section. */
+    uint64_t top = f->gmax[hi - 1];
+    if (locals && f->lmax[hi - 1] > top)
+        top = f->lmax[hi - 1];
+    const symix_t *label = NULL;
+    size_t addr_sect = SHN_UNDEF;
+    int have_sect = 0;
+    for (size_t i = hi; i-- > 0 && f->syms[i].lo >= top;) {
+        const symix_t *e = &f->syms[i];
+        if (e->lo != top || e->end != e->lo || (!e->global_pass && !locals))
+            continue;
+        int same;
+        if (e->abs) {
+            same = e->lo == addr;
+        } else {
+            if (!have_sect) {
+                addr_sect = section_of(f, addr);
+                have_sect = 1;
+            }
+            same = section_of(f, e->lo) == addr_sect;
+        }
+        if (!same)
+            continue;
+        /* Visiting order: the global pass, then the local one, each by table index. */
+        if (!label || (e->global_pass == label->global_pass ? e->ndx > label->ndx
+                                                            : !e->global_pass))
+            label = e;
+    }
+    return label ? label->name : NULL;
 }
 
 static const char *attr_string(Dwarf_Die *die, unsigned int name)
@@ -333,9 +643,7 @@ static char *call_site_file(Dwarf_Die *cu, Dwarf_Die *inl, uint32_t *line)
 /* Fills frames (capacity MAX_INLINE + 1) for `addr` (already minus 1) in file f. */
 static uint32_t resolve_in(file_t *f, Dwarf_Addr addr, rheap__srcframe_t *fr)
 {
-    GElf_Off symoff;
-    GElf_Sym esym;
-    const char *elfname = dwfl_module_addrinfo(f->mod, addr, &symoff, &esym, NULL, NULL, NULL);
+    const char *elfname = symix_lookup(f, addr);
 
     Dwarf_Addr bias = 0;
     Dwarf_Die cu_store;
@@ -478,4 +786,14 @@ const rheap__loc_t *rheap__sym_resolve(rheap__sym_t *s, int file_id, uint64_t of
     s->slots[j].loc = (uint32_t)s->nlocs;
     s->nslots_used++;
     return l;
+}
+
+const char *rheap__sym_elf_symbol(rheap__sym_t *s, int file_id, uint64_t addr)
+{
+    if (file_id < 0 || (size_t)file_id >= s->nfiles)
+        return NULL;
+    file_t *f = &s->files[file_id];
+    if (f->state == MF_UNOPENED)
+        open_file(s, f);
+    return f->state == MF_OK ? symix_lookup(f, addr) : NULL;
 }

@@ -1,35 +1,51 @@
 -- leaks: which allocation sites leave memory behind?
 --
--- Blocks never freed while recording, grouped by allocation site, largest total first, with
--- how many, how many bytes, and when the first and the last of them were allocated (ns since
--- the recording started).
+-- Blocks never freed while recording, grouped by process and allocation site (see README.md
+-- for how the site is chosen), largest total first: how many blocks, how many bytes, and when
+-- the first and the last of them were allocated (ns since the process's recording started).
 --
--- The allocation site is the first frame of the stack that is not allocator plumbing: libc's
--- own allocating helpers (strdup, asprintf, ...), C++ operator new, and Rust's alloc:: layer
--- are skipped, so a leak shows the code that asked for the memory.
+-- param: pid = NULL  (only this process; NULL: every process)
+-- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
 --
--- Parameters: none. Runs as is in the sqlite3 shell: sqlite3 out.db < queries/leaks.sql
-WITH plumbing(pattern) AS (
-    VALUES ('operator new*'), ('strdup'), ('strndup'), ('__strdup'), ('__strndup'),
-           ('asprintf'), ('vasprintf'), ('__vasprintf*'), ('open_memstream'),
-           ('alloc::*'), ('<alloc::*'), ('__rust_alloc*'), ('__rust_realloc*'),
-           ('__rdl_alloc*'), ('__rdl_realloc*'), ('__rg_alloc*'), ('__rg_realloc*')
+-- Columns: blocks, bytes, function, location, first_ns, last_ns, pid
+-- Run: sqlite3 out.db < queries/leaks.sql
+WITH plumbing(kind, pattern) AS (
+    -- Modules and function names that allocate on their caller's behalf (README.md).
+    VALUES ('module', '*/libc.so*'), ('module', '*/libc-*.so'), ('module', '*/ld-linux*'),
+           ('module', '*/libstdc++.so*'), ('module', '*/libc++.so*'), ('module', '*/libc++abi.so*'),
+           ('name', 'operator new*'), ('name', 'std::*'), ('name', '* std::*'),
+           ('name', '__gnu_cxx::*'), ('name', '* __gnu_cxx::*'), ('name', 'alloc::*'),
+           ('name', '* alloc::*'), ('name', '__rust_*'), ('name', '__rdl_*'), ('name', '__rg_*'),
+           ('name', 'strdup'), ('name', '__strdup'), ('name', 'strndup'), ('name', '__strndup'),
+           ('name', 'asprintf'), ('name', 'vasprintf'), ('name', '__*asprintf*')
+    UNION ALL SELECT 'name', :skip WHERE :skip IS NOT NULL
 ),
-site AS (
-    SELECT b.id AS bt, min(b.frame_no) AS frame_no
-    FROM backtraces AS b
-    WHERE NOT EXISTS (SELECT 1 FROM plumbing AS p WHERE coalesce(b.sym, '') GLOB p.pattern)
-    GROUP BY b.id
+site(bt, function, location) AS (
+    -- Per stack, its first frame that is not plumbing, or frame 0 when every frame is.
+    SELECT f.id, coalesce(f.sym, '??'),
+           coalesce(f.file, f.module, '??') || ':' || coalesce(f.line, printf('0x%x', f.offset))
+    FROM (SELECT b.id AS id,
+                 coalesce(min(b.frame_no) FILTER (WHERE NOT EXISTS (
+                     SELECT 1 FROM plumbing AS p
+                     WHERE (p.kind = 'module' AND b.module GLOB p.pattern)
+                        OR (p.kind = 'name' AND substr(ltrim(b.sym, '<'), 1,
+                                min(instr(ltrim(b.sym, '<') || '<', '<'),
+                                    instr(ltrim(b.sym, '<') || '(', '(')) - 1) GLOB p.pattern))),
+                          0) AS frame_no
+          FROM backtraces AS b GROUP BY b.id) AS k
+    JOIN backtraces AS f ON f.id = k.id AND f.frame_no = k.frame_no
+),
+per_stack AS (
+    SELECT a.pid AS pid, a.bt AS bt, count(*) AS blocks, sum(a.size) AS bytes,
+           min(a.alloc_after) AS first_ns, max(a.alloc_after) AS last_ns
+    FROM allocations AS a
+    WHERE a.dealloc_after IS NULL AND a.pid = coalesce(:pid, a.pid)
+    GROUP BY a.pid, a.bt
 )
-SELECT count(*)                              AS blocks,
-       sum(a.size)                           AS bytes,
-       coalesce(f.sym, '??')                 AS function,
-       coalesce(f.file, f.module, '??') || ':' || coalesce(f.line, printf('0x%x', f.offset)) AS location,
-       min(a.alloc_after)                    AS first_ns,
-       max(a.alloc_after)                    AS last_ns
-FROM allocations AS a
-LEFT JOIN site AS s ON s.bt = a.bt
-LEFT JOIN backtraces AS f ON f.id = s.bt AND f.frame_no = s.frame_no
-WHERE a.dealloc_after IS NULL
-GROUP BY f.sym, f.file, f.line, f.module, f.offset
-ORDER BY bytes DESC, blocks DESC;
+SELECT sum(l.blocks) AS blocks, sum(l.bytes) AS bytes,
+       coalesce(s.function, '(no backtrace)') AS function, coalesce(s.location, '??') AS location,
+       min(l.first_ns) AS first_ns, max(l.last_ns) AS last_ns, l.pid AS pid
+FROM per_stack AS l
+LEFT JOIN site AS s ON s.bt = l.bt
+GROUP BY l.pid, 3, 4
+ORDER BY bytes DESC, blocks DESC, function, location, pid;

@@ -40,6 +40,7 @@ static void *proc_mem;
 static size_t proc_mem_size;
 static rip_writer_t *proc_w;
 static _Atomic int failed_once;
+static pid_t forking_pid;         /* set between fork's prepare and child handlers */
 
 void rheap__ctl_lock(void) {
     pthread_mutex_lock(&ctl);
@@ -240,7 +241,10 @@ static rip_status_t write_process(void) {
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
     uint64_t wall_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
-    return rip_writer_process(proc_w, (uint32_t)getppid(), exe, argc, argv, wall_ns, "monotonic",
+    /* A fork child names the process that forked it, even if that one has exited by now and
+     * the child was re-parented. */
+    pid_t ppid = forking_pid ? forking_pid : getppid();
+    return rip_writer_process(proc_w, (uint32_t)ppid, exe, argc, argv, wall_ns, "monotonic",
                               (uint32_t)sysconf(_SC_PAGESIZE));
 }
 
@@ -407,10 +411,12 @@ static void fork_prepare(void) {
     rheap__guard = 1;
     rheap__ctl_lock();
     rheap__threads_lock_all();
+    forking_pid = getpid();
     rheap__guard = guard;
 }
 
 static void fork_parent(void) {
+    forking_pid = 0;
     rheap__threads_unlock_all();
     rheap__ctl_unlock();
 }
@@ -436,6 +442,7 @@ static void fork_child(void) {
         if (start(&c, "fork") != 0)
             rheap__log("cannot start the forked child's recording: ", strerrordesc_np(errno), NULL);
     }
+    forking_pid = 0;
     rheap__guard = guard;
 }
 

@@ -140,11 +140,154 @@ static void write_recording(const char *dir)
     tgen_close(&c);
 }
 
+/* ---- exec: two recordings of one pid ----
+ *
+ * A process that execs keeps its pid (and its main thread's tid): the old program's recording
+ * is rip-<pid>/, the new program's rip-<pid>-2/, with its own start. The new program frees an
+ * address that was live in the old one and allocates at another such address; neither may
+ * touch the old program's blocks. */
+#define XPID 5150
+#define XSTART1 2000000000ull
+#define XSTART2 3000000000ull
+
+static void exec_process(const char *dir, uint32_t recording, uint64_t start, uint64_t off_t,
+                         const char *off_how)
+{
+    rip_header_t h = {0};
+    h.is_process = 1;
+    h.major = RIP_FORMAT_MAJOR;
+    h.minor = RIP_FORMAT_MINOR;
+    h.pid = XPID;
+    h.recording = recording;
+    h.start_ns = start;
+    tgen_file_t f;
+    tgen_open(&f, dir, "process.rip", &h);
+    const char *argv[] = {recording == 1 ? "./before" : "./after"};
+    rip_writer_process(f.w, 1, recording == 1 ? "/usr/bin/before" : "/usr/bin/after", 1, argv,
+                       1700000000000000000ull, "monotonic", 4096);
+    rip_writer_config(f.w, 64, 1000000, 1024, 64, 0, ".");
+    rip_writer_on(f.w, 0, "env");
+    rip_writer_off(f.w, off_t, off_how);
+    tgen_close(&f);
+}
+
+static void write_exec_recordings(const char *dir)
+{
+    char d[1024];
+    tgen_file_t a, b;
+
+    /* Recording 1: the program before its exec. */
+    snprintf(d, sizeof d, "%s/rip-%d", dir, XPID);
+    tgen_fresh_dir(d);
+    exec_process(d, 1, XSTART1, 1000, "exec");
+    rip_header_t ha = tgen_thread_header(XPID, XPID, 1, XSTART1);
+    rip_header_t hb = tgen_thread_header(XPID, XPID + 1, 2, XSTART1);
+    tgen_open(&a, d, "t5150.rip", &ha);
+    tgen_open(&b, d, "t5151.rip", &hb);
+    tgen_modules(&a, 0);
+    define(&a, 1, &st_leak);
+    define(&a, 2, &st_xfree);
+    rip_writer_alloc(a.w, RIP_CALL_MALLOC, 10, 0x10000, 100, 1, 0, 0, 0); /* live at the exec */
+    rip_writer_alloc(a.w, RIP_CALL_MALLOC, 20, 0x20000, 200, 1, 0, 0, 0); /* live at the exec */
+    rip_writer_alloc(a.w, RIP_CALL_MALLOC, 30, 0x30000, 300, 2, 0, 0, 0);
+    rip_writer_free(a.w, 40, 0x30000);
+    rip_writer_mark(a.w, 50, "before-exec");
+    tgen_close(&a);
+    tgen_modules(&b, 0);
+    define(&b, 1, &st_leak);
+    rip_writer_alloc(b.w, RIP_CALL_MALLOC, 15, 0x40000, 400, 1, 0, 0, 0);
+    rip_writer_free(b.w, 60, 0x40000);
+    tgen_close(&b);
+
+    /* Recording 2: the new program, same pid and main thread, times from its own start. */
+    snprintf(d, sizeof d, "%s/rip-%d-2", dir, XPID);
+    tgen_fresh_dir(d);
+    exec_process(d, 2, XSTART2, 500, "exit");
+    rip_header_t h2 = tgen_thread_header(XPID, XPID, 1, XSTART2);
+    h2.recording = 2;
+    tgen_open(&a, d, "t5150.rip", &h2);
+    tgen_modules(&a, 0);
+    define(&a, 1, &st_leak);
+    rip_writer_free(a.w, 5, 0x10000);                                    /* not this program's */
+    rip_writer_alloc(a.w, RIP_CALL_MALLOC, 10, 0x20000, 22, 1, 0, 0, 0); /* no reuse of a live one */
+    rip_writer_alloc(a.w, RIP_CALL_MALLOC, 20, 0x30000, 33, 1, 0, 0, 0);
+    rip_writer_free(a.w, 25, 0x30000);
+    rip_writer_alloc(a.w, RIP_CALL_MALLOC, 40, 0x50000, 55, 0, 0, 0, 0); /* sampled out */
+    rip_writer_mark(a.w, 30, "after-exec");
+    tgen_close(&a);
+}
+
+static void check_exec(sqlite3 *db)
+{
+    /* Per recording: rows, never freed, and the processes rows. */
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE pid = %d", XPID), 7);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE pid = %d AND recording = 1", XPID), 4);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE pid = %d AND recording = 2", XPID), 3);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE recording = 1 AND dealloc_after IS NULL"), 2);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE recording = 2 AND dealloc_after IS NULL"), 2);
+    CHECK_INT(tgen_int(db, "SELECT sum(size) FROM allocations WHERE recording = 1"), 1000);
+    CHECK_INT(tgen_int(db, "SELECT sum(size) FROM allocations WHERE recording = 2"), 110);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM processes WHERE pid = %d", XPID), 2);
+    CHECK_STR(tgen_text(db, "SELECT exe FROM processes WHERE pid = %d AND recording = 2", XPID), "/usr/bin/after");
+    CHECK_INT(tgen_int(db, "SELECT start_ns FROM processes WHERE pid = %d AND recording = 2", XPID), XSTART2);
+
+    /* No block of recording 1 is paired with a free of recording 2: the free of 0x10000 is
+     * unmatched in recording 2, and the allocation at 0x20000 does not close recording 1's
+     * block as a reuse. */
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE recording = 1 AND dealloc_after IS NOT NULL"), 2);
+    CHECK_INT(tgen_int(db, "SELECT dealloc_after IS NULL FROM allocations WHERE recording = 1 AND addr = 0x10000"), 1);
+    CHECK_INT(tgen_int(db, "SELECT dealloc_after IS NULL FROM allocations WHERE recording = 1 AND addr = 0x20000"), 1);
+    CHECK_INT(tgen_int(db, "SELECT dealloc_after FROM allocations WHERE recording = 1 AND addr = 0x30000"), 40);
+    CHECK_INT(tgen_int(db, "SELECT dealloc_after FROM allocations WHERE recording = 1 AND addr = 0x40000"), 60);
+    CHECK_INT(tgen_int(db, "SELECT dealloc_after FROM allocations WHERE recording = 2 AND addr = 0x30000"), 25);
+    CHECK_INT(tgen_int(db, "SELECT dealloc_after IS NULL FROM allocations WHERE recording = 2 AND addr = 0x20000"), 1);
+    CHECK_INT(tgen_int(db, "SELECT unmatched_frees FROM processes WHERE pid = %d AND recording = 1", XPID), 0);
+    CHECK_INT(tgen_int(db, "SELECT unmatched_frees FROM processes WHERE pid = %d AND recording = 2", XPID), 1);
+    CHECK_INT(tgen_int(db, "SELECT value FROM meta WHERE key = 'unmatched_frees'"), 1);
+    CHECK_INT(tgen_int(db, "SELECT value FROM meta WHERE key = 'reused_live'"), 0);
+    /* Row ids run on: the second recording's rows come after the first's. */
+    CHECK_INT(tgen_int(db, "SELECT min(id) > (SELECT max(id) FROM allocations WHERE recording = 1) FROM allocations WHERE recording = 2"), 1);
+
+    /* Threads, markers, windows and modules each name their recording. */
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM threads WHERE pid = %d AND recording = 1", XPID), 2);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM threads WHERE pid = %d AND recording = 2", XPID), 1);
+    CHECK_INT(tgen_int(db, "SELECT events FROM threads WHERE tid = %d AND recording = 1", XPID), 4);
+    CHECK_INT(tgen_int(db, "SELECT events FROM threads WHERE tid = %d AND recording = 2", XPID), 5);
+    CHECK_INT(tgen_int(db, "SELECT recording FROM markers WHERE label = 'before-exec'"), 1);
+    CHECK_INT(tgen_int(db, "SELECT recording FROM markers WHERE label = 'after-exec'"), 2);
+    CHECK_INT(tgen_int(db, "SELECT t FROM markers WHERE label = 'after-exec'"), 30);
+    CHECK_STR(tgen_text(db, "SELECT off_how FROM windows WHERE pid = %d AND recording = 1", XPID), "exec");
+    CHECK_INT(tgen_int(db, "SELECT off_t FROM windows WHERE pid = %d AND recording = 1", XPID), 1000);
+    CHECK_STR(tgen_text(db, "SELECT off_how FROM windows WHERE pid = %d AND recording = 2", XPID), "exit");
+    CHECK_INT(tgen_int(db, "SELECT off_t FROM windows WHERE pid = %d AND recording = 2", XPID), 500);
+    CHECK_INT(tgen_int(db, "SELECT count(DISTINCT recording) FROM modules WHERE pid = %d AND path LIKE '%%convert_scenarios%%' AND status = 'ok'", XPID), 2);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM modules WHERE pid = %d AND path LIKE '%%convert_scenarios%%'", XPID), 2);
+
+    /* Views: leaks per recording; the same code shares one backtrace across recordings. */
+    CHECK_INT(tgen_int(db, "SELECT blocks FROM leaks WHERE recording = 1 AND sym = 'leak_site'"), 2);
+    CHECK_INT(tgen_int(db, "SELECT bytes FROM leaks WHERE recording = 1 AND sym = 'leak_site'"), 300);
+    CHECK_INT(tgen_int(db, "SELECT bytes FROM leaks WHERE recording = 2 AND sym = 'leak_site'"), 22);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM leaks WHERE recording = 2"), 2);
+    CHECK_INT(tgen_int(db, "SELECT count(DISTINCT bt) FROM allocation_sites WHERE sym = 'leak_site'"), 1);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocation_sites WHERE recording = 2 AND sym = 'leak_site'"), 2);
+}
+
 static int convert(const char *rheap, const char *dir, const char *db, char *err, size_t errlen)
 {
     char p1[1024], p2[1024];
     snprintf(p1, sizeof p1, "%s/rip-%d", dir, PID);
     snprintf(p2, sizeof p2, "%s/rip-%d", dir, CHILD);
+    unlink(db);
+    char *argv[] = {(char *)rheap, "convert", "--no-progress", p1, p2, "-o", (char *)db, NULL};
+    return tgen_run(argv, err, errlen);
+}
+
+static int convert_exec(const char *rheap, const char *dir, const char *db, char *err,
+                        size_t errlen)
+{
+    char p1[1024], p2[1024];
+    snprintf(p1, sizeof p1, "%s/rip-%d", dir, XPID);
+    snprintf(p2, sizeof p2, "%s/rip-%d-2", dir, XPID);
     unlink(db);
     char *argv[] = {(char *)rheap, "convert", "--no-progress", p1, p2, "-o", (char *)db, NULL};
     return tgen_run(argv, err, errlen);
@@ -268,7 +411,7 @@ static void check_article(sqlite3 *db)
         const char *sql;
         int cols;
     } q[] = {
-        {"SELECT * FROM allocations ORDER BY size DESC LIMIT 5;", 12},
+        {"SELECT * FROM allocations ORDER BY size DESC LIMIT 5;", 13},
         {"SELECT * FROM backtraces WHERE file like '%main%' AND line = 14;", 9},
         {"SELECT frame_no, sym FROM backtraces WHERE id = 1;", 2},
         {"SELECT avg(size), min(size), max(size) FROM allocations WHERE bt = (SELECT id FROM backtraces WHERE file LIKE '%main%' AND line = 22);", 3},
@@ -288,6 +431,15 @@ static void check_article(sqlite3 *db)
         CHECK_INT(rc, SQLITE_DONE);
         sqlite3_finalize(st);
     }
+    /* The columns keep their names and order; recording was added after them. */
+    static const char *const cols[] = {"id", "alloc_after", "dealloc_after", "bt", "size", "addr",
+                                       "alloc_thread", "dealloc_thread", "pid", "call", "align",
+                                       "realloc_of", "recording"};
+    sqlite3_stmt *st;
+    CHECK_INT(sqlite3_prepare_v2(db, "SELECT * FROM allocations", -1, &st, NULL), SQLITE_OK);
+    for (int i = 0; i < (int)(sizeof cols / sizeof cols[0]); i++)
+        CHECK_STR(sqlite3_column_name(st, i), cols[i]);
+    sqlite3_finalize(st);
     CHECK_INT(tgen_int(db, "SELECT count(*) FROM (SELECT * FROM allocations ORDER BY size DESC LIMIT 5)"), 5);
     CHECK_INT(tgen_int(db, "SELECT size FROM allocations ORDER BY size DESC LIMIT 1"), 1000);
     CHECK_INT(tgen_int(db, "SELECT count(*) FROM backtraces WHERE id = 1"),
@@ -297,7 +449,7 @@ static void check_article(sqlite3 *db)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: %s basic|article RHEAP DIR\n", argv[0]);
+        fprintf(stderr, "usage: %s basic|article|exec RHEAP DIR\n", argv[0]);
         return 2;
     }
     const char *mode = argv[1], *rheap = argv[2], *dir = argv[3];
@@ -305,10 +457,15 @@ int main(int argc, char **argv)
     char sub[1024], dbpath[1200];
     snprintf(sub, sizeof sub, "%s/%s", dir, mode);
     tgen_fresh_dir(sub);
-    write_recording(sub);
+    int exec_mode = !strcmp(mode, "exec");
+    if (exec_mode)
+        write_exec_recordings(sub);
+    else
+        write_recording(sub);
     snprintf(dbpath, sizeof dbpath, "%s/out.db", sub);
     char err[8192];
-    int rc = convert(rheap, sub, dbpath, err, sizeof err);
+    int rc = exec_mode ? convert_exec(rheap, sub, dbpath, err, sizeof err)
+                       : convert(rheap, sub, dbpath, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "rheap convert exited %d:\n%s", rc, err);
         return 1;
@@ -318,6 +475,8 @@ int main(int argc, char **argv)
         check_basic(db);
     else if (!strcmp(mode, "article"))
         check_article(db);
+    else if (exec_mode)
+        check_exec(db);
     else {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;

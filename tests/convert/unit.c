@@ -1,9 +1,16 @@
 /*
- * unit.c: the converter's parts called directly: the merge order, the live map, demangling.
+ * unit.c: the converter's parts called directly: the merge order, the live map, demangling,
+ * and the symbol index against dwfl_module_addrinfo.
  */
+#define _GNU_SOURCE
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "tgen.h"
@@ -124,11 +131,130 @@ static void test_demangle(void)
     check_demangle("main", "main");
 }
 
+static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    if (strstr(info->dlpi_name, "/libc.so.")) {
+        snprintf(data, 1024, "%s", info->dlpi_name);
+        return 1;
+    }
+    return 0;
+}
+
+static int cmp_name(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The symbol index must name every address as dwfl_module_addrinfo does: checked on the
+ * starts, middles, last bytes and first bytes past the end of a spread of the file's symbols,
+ * and on addresses evenly spaced over its code. Returns how many addresses had a name. */
+static int compare_index(const char *path)
+{
+    static const Dwfl_Callbacks cb = {
+        .find_elf = dwfl_build_id_find_elf,
+        .find_debuginfo = dwfl_standard_find_debuginfo,
+        .section_address = dwfl_offline_section_address,
+    };
+    Dwfl *dwfl = dwfl_begin(&cb);
+    dwfl_report_begin(dwfl);
+    Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, -1, 0, true);
+    dwfl_report_end(dwfl, NULL, NULL);
+    if (!mod) {
+        fprintf(stderr, "%s: %s\n", path, dwfl_errmsg(-1));
+        tgen_failures++;
+        return 0;
+    }
+    int warnings = 0;
+    rheap__sym_t *sym = rheap__sym_create(stderr, &warnings);
+    int fid = rheap__sym_file(sym, path, strlen(path), NULL, 0);
+
+    enum { MAXA = 2000 };
+    static uint64_t addrs[MAXA];
+    int na = 0;
+    int nsyms = dwfl_module_getsymtab(mod);
+    int stride = nsyms / 150 > 0 ? nsyms / 150 : 1;
+    for (int i = 1; i < nsyms && na + 4 <= MAXA; i += stride) {
+        GElf_Sym s;
+        GElf_Addr v;
+        if (!dwfl_module_getsym_info(mod, i, &s, &v, NULL, NULL, NULL) || s.st_shndx == SHN_UNDEF)
+            continue;
+        addrs[na++] = v;
+        addrs[na++] = v + s.st_size / 2;
+        addrs[na++] = v + (s.st_size ? s.st_size - 1 : 1);
+        addrs[na++] = v + s.st_size;
+    }
+    GElf_Addr bias;
+    Elf *elf = dwfl_module_getelf(mod, &bias);
+    for (Elf_Scn *scn = NULL; elf && (scn = elf_nextscn(elf, scn)) != NULL;) {
+        GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+        if (!sh || !(sh->sh_flags & SHF_EXECINSTR) || !sh->sh_size)
+            continue;
+        for (int k = 0; k < 100 && na < MAXA; k++)
+            addrs[na++] = sh->sh_addr + bias + sh->sh_size * (uint64_t)k / 100 + (uint64_t)k % 7;
+    }
+
+    int named = 0, bad = 0;
+    for (int i = 0; i < na; i++) {
+        GElf_Off off;
+        GElf_Sym s;
+        const char *want = dwfl_module_addrinfo(mod, addrs[i], &off, &s, NULL, NULL, NULL);
+        const char *got = rheap__sym_elf_symbol(sym, fid, addrs[i]);
+        if (!cmp_name(got, want)) {
+            if (bad++ < 10)
+                fprintf(stderr, "%s: 0x%llx: index says %s, dwfl_module_addrinfo %s\n", path,
+                        (unsigned long long)addrs[i], got ? got : "(none)", want ? want : "(none)");
+        } else if (want) {
+            named++;
+        }
+    }
+    CHECK_INT(bad, 0);
+    CHECK_INT(warnings, 0);
+    fprintf(stderr, "%s: %d addresses, %d named, %d differ\n", path, na, named, bad);
+    rheap__sym_destroy(sym);
+    dwfl_end(dwfl);
+    return named;
+}
+
+int main(void);
+
+/* libc (with its debug file when installed) and this program, then an exact answer for
+ * this program's own main. */
+static void test_symbol_index(void)
+{
+    char libc[1024] = "";
+    dl_iterate_phdr(find_libc, libc);
+    CHECK(libc[0] != 0);
+    if (libc[0])
+        CHECK(compare_index(libc) > 300);
+    char self[1024];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    CHECK(n > 0);
+    if (n <= 0)
+        return;
+    self[n] = 0;
+    CHECK(compare_index(self) > 100);
+
+    /* main's first byte and the one after it. */
+    Dl_info di;
+    CHECK(dladdr((void *)main, &di) != 0);
+    int warnings = 0;
+    rheap__sym_t *sym = rheap__sym_create(stderr, &warnings);
+    int fid = rheap__sym_file(sym, self, (size_t)n, NULL, 0);
+    uint64_t off = (uint64_t)(uintptr_t)main - (uint64_t)(uintptr_t)di.dli_fbase;
+    const char *got = rheap__sym_elf_symbol(sym, fid, off);
+    CHECK_STR(got ? got : "(none)", "main");
+    got = rheap__sym_elf_symbol(sym, fid, off + 1);
+    CHECK_STR(got ? got : "(none)", "main");
+    rheap__sym_destroy(sym);
+}
+
 int main(void)
 {
     test_merge();
     test_pairs();
     test_demangle();
+    test_symbol_index();
     if (tgen_failures) {
         fprintf(stderr, "%d check(s) failed\n", tgen_failures);
         return 1;

@@ -1,0 +1,308 @@
+/*
+ * report.c: `rheap report DB`, a summary to read before asking questions in SQL, and the
+ * shorter one `rheap run` prints after converting.
+ *
+ * The totals are one query of their own; every other section is a canned query file (peak,
+ * leaks, temporary, top-sites) run through the same loading and binding code as `rheap query`,
+ * so the report and `rheap query NAME` always show the same rows.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "internal.h"
+
+/* Rows shown per section. */
+#define REPORT_ROWS 10
+/* Leak sites shown by the summary of `rheap run`. */
+#define BRIEF_ROWS 3
+
+static const char totals_sql[] =
+    "SELECT (SELECT count(*) FROM allocations) AS allocations,\n"
+    "       (SELECT count(dealloc_after) FROM allocations) AS frees,\n"
+    "       (SELECT coalesce(sum(size), 0) FROM allocations) AS bytes,\n"
+    "       (SELECT count(*) FROM allocations WHERE dealloc_after IS NULL) AS leaked_blocks,\n"
+    "       (SELECT coalesce(sum(size), 0) FROM allocations WHERE dealloc_after IS NULL) AS leaked_bytes,\n"
+    "       (SELECT count(*) FROM processes) AS processes,\n"
+    "       (SELECT count(*) FROM (SELECT DISTINCT pid, tid FROM threads)) AS threads,\n"
+    /* From the first recording's start to the last event or window end of any recording;
+     * each recording's times count from its own start_ns. */
+    "       (SELECT max(e.end_ns) - (SELECT min(start_ns) FROM processes) FROM (\n"
+    "            SELECT p.start_ns + max(coalesce((SELECT max(max(alloc_after), coalesce(max(dealloc_after), 0))\n"
+    "                                              FROM allocations AS a\n"
+    "                                              WHERE a.pid = p.pid AND a.recording = p.recording), 0),\n"
+    "                                    coalesce((SELECT max(coalesce(off_t, on_t)) FROM windows AS w\n"
+    "                                              WHERE w.pid = p.pid AND w.recording = p.recording), 0))\n"
+    "                   AS end_ns\n"
+    "            FROM processes AS p) AS e) AS duration_ns\n";
+
+static const char programs_sql[] =
+    "SELECT pid, ppid, recording AS rec, cmdline FROM processes ORDER BY start_ns, pid, recording";
+
+static long long num(const rheap__table_t *t, const char *col)
+{
+    const char *v = rheap__table_cell(t, 0, col);
+    return v ? strtoll(v, NULL, 10) : 0;
+}
+
+/* "45760 bytes (44.7 KiB)": the exact number for grep and scripts, the rounded one for people. */
+static void bytes(FILE *out, long long b)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+    fprintf(out, "%lld bytes", b);
+    if (b < 1024)
+        return;
+    double v = (double)b;
+    int u = -1;
+    while (v >= 1024 && u < 3) {
+        v /= 1024;
+        u++;
+    }
+    fprintf(out, " (%.1f %s)", v, units[u]);
+}
+
+static void duration(FILE *out, long long ns)
+{
+    if (ns < 1000000000)
+        fprintf(out, "%.3f ms", (double)ns / 1e6);
+    else if (ns < 10000000000LL)
+        fprintf(out, "%.3f s", (double)ns / 1e9);
+    else
+        fprintf(out, "%.1f s", (double)ns / 1e9);
+}
+
+/* Runs a canned query with the report's row limit when the query takes one. Returns 0 and
+ * fills t, or -1 after printing why under the section heading. */
+static int run_canned(sqlite3 *db, const char *name, size_t rows, rheap__table_t *t,
+                      const char *indent, FILE *out)
+{
+    rheap__query_t q;
+    FILE *quiet = tmpfile();
+    int rc = rheap__query_load(name, &q, quiet ? quiet : stderr);
+    if (quiet)
+        fclose(quiet);
+    if (rc != RHEAP_EXIT_OK) {
+        char dir[PATH_MAX];
+        fprintf(out, "%s(no query file %s.sql in %s)\n", indent, name,
+                rheap__queries_dir(dir, sizeof dir) ? dir : "any queries directory");
+        return -1;
+    }
+    char limit[32];
+    snprintf(limit, sizeof limit, "%zu", rows);
+    rheap__kv_t kv[1];
+    size_t nkv = 0;
+    /* A query that limits its own rows (top-sites' `top`) is asked for just as many. */
+    for (size_t i = 0; i < q.nparams; i++)
+        if (!strcmp(q.params[i].name, "limit") || !strcmp(q.params[i].name, "top")) {
+            kv[0].key = q.params[i].name;
+            kv[0].value = limit;
+            nkv = 1;
+        }
+    rc = rheap__query_run(db, &q, kv, nkv, t, out);
+    rheap__query_free(&q);
+    return rc == RHEAP_EXIT_OK ? 0 : -1;
+}
+
+/* Moves the named columns of src, in that order, into a new table (those src lacks are left
+ * out); src keeps the rest. Used to print the columns that fit a summary line. */
+static void project(rheap__table_t *src, const char *const *cols, rheap__table_t *dst)
+{
+    memset(dst, 0, sizeof *dst);
+    size_t idx[16], n = 0;
+    for (size_t k = 0; cols[k] && n < 16; k++)
+        for (size_t c = 0; c < src->ncols; c++)
+            if (!strcmp(src->names[c], cols[k]))
+                idx[n++] = c;
+    dst->names = calloc(n ? n : 1, sizeof *dst->names);
+    dst->cells = calloc(n * src->nrows + 1, sizeof *dst->cells);
+    dst->types = calloc(n * src->nrows + 1, 1);
+    if (!dst->names || !dst->cells || !dst->types) {
+        rheap__table_free(dst);
+        return;
+    }
+    dst->ncols = n;
+    dst->nrows = src->nrows;
+    for (size_t k = 0; k < n; k++) {
+        dst->names[k] = src->names[idx[k]];
+        src->names[idx[k]] = strdup("");
+        for (size_t r = 0; r < src->nrows; r++) {
+            size_t from = r * src->ncols + idx[k], to = r * n + k;
+            dst->cells[to] = src->cells[from];
+            dst->types[to] = src->types[from];
+            src->cells[from] = NULL;
+        }
+    }
+}
+
+/* The columns of the site queries worth a line in a summary: what, how much, where. */
+static const char *const site_cols[] = {"blocks", "bytes", "temporary", "percent",
+                                        "temporary_bytes", "avg_size", "function", "location",
+                                        "pid", NULL};
+
+/* "peak live heap 49856 bytes (48.7 KiB) at 9.630 ms, pid 5866", once per process of the peak
+ * query's rows. */
+static void peak_lines(const rheap__table_t *t, const char *prefix, FILE *out)
+{
+    const char *last_pid = NULL;
+    for (size_t r = 0; r < t->nrows; r++) {
+        const char *pid = rheap__table_cell(t, r, "pid");
+        const char *b = rheap__table_cell(t, r, "peak_bytes");
+        const char *at = rheap__table_cell(t, r, "peak_ns");
+        if (!b || !at || (last_pid && pid && !strcmp(pid, last_pid)))
+            continue;
+        last_pid = pid;
+        fprintf(out, "%speak live heap ", prefix);
+        bytes(out, strtoll(b, NULL, 10));
+        fprintf(out, " at ");
+        duration(out, strtoll(at, NULL, 10));
+        fprintf(out, "%s%s\n", pid ? ", pid " : "", pid ? pid : "");
+    }
+}
+
+static void section(sqlite3 *db, const char *heading, const char *name, FILE *out)
+{
+    fprintf(out, "\n%s (rheap query %s)\n", heading, name);
+    rheap__table_t t, shown;
+    if (run_canned(db, name, REPORT_ROWS, &t, "  ", out) != 0)
+        return;
+    if (!strcmp(name, "peak"))
+        peak_lines(&t, "  ", out);
+    project(&t, site_cols, &shown);
+    if (t.nrows == 0)
+        fprintf(out, "  (none)\n");
+    else if (shown.ncols > 0)
+        rheap__table_print_columns(&shown, REPORT_ROWS, "  ", out);
+    else
+        rheap__table_print_columns(&t, REPORT_ROWS, "  ", out);
+    rheap__table_free(&shown);
+    rheap__table_free(&t);
+}
+
+static int report(const char *path, FILE *out)
+{
+    sqlite3 *db;
+    int rc = rheap__db_open_read(path, &db, stderr);
+    if (rc != RHEAP_EXIT_OK)
+        return rc;
+    rheap__table_t t;
+    char errbuf[1024];
+    if (rheap__sql_fetch(db, totals_sql, NULL, 0, &t, errbuf, sizeof errbuf) != 0) {
+        fprintf(stderr, "rheap: %s: %s\n", path, errbuf);
+        sqlite3_close(db);
+        return RHEAP_EXIT_INPUT;
+    }
+    fprintf(out, "rheap report: %s\n\nTotals\n", path);
+    fprintf(out, "  allocations      %lld\n", num(&t, "allocations"));
+    fprintf(out, "  frees            %lld\n", num(&t, "frees"));
+    fprintf(out, "  bytes allocated  ");
+    bytes(out, num(&t, "bytes"));
+    fprintf(out, "\n  never freed      %lld blocks, ", num(&t, "leaked_blocks"));
+    bytes(out, num(&t, "leaked_bytes"));
+    fprintf(out, "\n  processes        %lld\n", num(&t, "processes"));
+    fprintf(out, "  threads          %lld\n", num(&t, "threads"));
+    fprintf(out, "  duration         ");
+    duration(out, num(&t, "duration_ns"));
+    fputc('\n', out);
+    rheap__table_free(&t);
+
+    if (rheap__sql_fetch(db, programs_sql, NULL, 0, &t, errbuf, sizeof errbuf) == 0) {
+        fprintf(out, "\nProcesses\n");
+        rheap__table_print_columns(&t, REPORT_ROWS, "  ", out);
+        rheap__table_free(&t);
+    }
+    section(db, "Peak live heap", "peak", out);
+    section(db, "Top leaks by site", "leaks", out);
+    section(db, "Top temporary allocation sites", "temporary", out);
+    section(db, "Top allocating sites", "top-sites", out);
+    fprintf(out, "\nMore: rheap query --list, or sqlite3 %s\n", path);
+    sqlite3_close(db);
+    return fflush(out) == 0 ? RHEAP_EXIT_OK : RHEAP_EXIT_OUTPUT;
+}
+
+static void brief_peak(sqlite3 *db, FILE *out)
+{
+    rheap__table_t t;
+    FILE *sink = tmpfile();
+    int rc = run_canned(db, "peak", 1, &t, "", sink ? sink : out);
+    if (sink)
+        fclose(sink);
+    if (rc != 0)
+        return;
+    peak_lines(&t, "rheap: ", out);
+    rheap__table_free(&t);
+}
+
+void rheap__report_brief(sqlite3 *db, FILE *out)
+{
+    rheap__table_t t;
+    char errbuf[1024];
+    if (rheap__sql_fetch(db, totals_sql, NULL, 0, &t, errbuf, sizeof errbuf) != 0) {
+        fprintf(out, "rheap: %s\n", errbuf);
+        return;
+    }
+    fprintf(out, "rheap: %lld processes, %lld allocations, %lld frees, ", num(&t, "processes"),
+            num(&t, "allocations"), num(&t, "frees"));
+    bytes(out, num(&t, "bytes"));
+    fprintf(out, " allocated\n");
+    long long leaked_blocks = num(&t, "leaked_blocks"), leaked = num(&t, "leaked_bytes");
+    rheap__table_free(&t);
+    brief_peak(db, out);
+    fprintf(out, "rheap: never freed: ");
+    bytes(out, leaked);
+    fprintf(out, " in %lld blocks\n", leaked_blocks);
+    if (leaked_blocks > 0) {
+        FILE *sink = tmpfile();
+        int rc = run_canned(db, "leaks", BRIEF_ROWS, &t, "", sink ? sink : out);
+        if (sink)
+            fclose(sink);
+        if (rc == 0) {
+            rheap__table_t shown;
+            project(&t, site_cols, &shown);
+            rheap__table_print_columns(shown.ncols ? &shown : &t, BRIEF_ROWS, "rheap:   ", out);
+            rheap__table_free(&shown);
+            rheap__table_free(&t);
+        }
+    }
+}
+
+static void usage_report(FILE *f)
+{
+    fprintf(f,
+            "Usage: rheap report DB\n"
+            "\n"
+            "Prints a summary of a database written by rheap run or rheap convert: totals\n"
+            "(allocations, frees, bytes, processes, threads, duration), the processes, the\n"
+            "peak of the live heap, and the top sites for leaks, temporary allocations and\n"
+            "allocations overall. Each section names the canned query it comes from\n"
+            "(rheap query NAME DB shows all its rows).\n"
+            "\n"
+            "Exit status: 0 success, 1 usage error, 2 the database is missing or not a\n"
+            "rheap database.\n");
+}
+
+int rheap__cmd_report(int argc, char **argv)
+{
+    const char *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage_report(stdout);
+            return RHEAP_EXIT_OK;
+        }
+        if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "rheap report: unknown option %s (try rheap report --help)\n", argv[i]);
+            return RHEAP_EXIT_USAGE;
+        }
+        if (path) {
+            fprintf(stderr, "rheap report: one database at a time (try rheap report --help)\n");
+            return RHEAP_EXIT_USAGE;
+        }
+        path = argv[i];
+    }
+    if (!path) {
+        fprintf(stderr, "rheap report: no database given (rheap report DB)\n");
+        return RHEAP_EXIT_USAGE;
+    }
+    return report(path, stdout);
+}

@@ -1,0 +1,556 @@
+/*
+ * run.c: `rheap run -o OUT.db -- PROG ARGS...`: records a program and everything it forks or
+ * execs, then converts all of it into one database.
+ *
+ * librheap does the following: preloaded, it records each process into its own rip-<pid>[-N]/
+ * under $RHEAP_DIR and stays in the environment of every child. This file gives the run a
+ * private directory for those recordings, waits for the whole process tree (rheap becomes a
+ * subreaper, so orphaned grandchildren come back to it), converts every recording it finds
+ * there in-process, and exits with the program's status as a shell would report it.
+ */
+#define _GNU_SOURCE /* pipe2, nftw */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "internal.h"
+
+typedef struct {
+    const char *output;
+    const char *dir;          /* parent of the private recordings directory */
+    const char *depth;        /* passed on as RHEAP_DEPTH */
+    const char *sample_rate;  /* RHEAP_SAMPLE_RATE */
+    const char *signal;       /* RHEAP_SIGNAL */
+    int off, keep, force, quiet;
+    char **argv;              /* the program and its arguments */
+} run_opts_t;
+
+static void usage_run(FILE *f)
+{
+    fprintf(f,
+            "Usage: rheap run [OPTIONS] -o OUT.db -- PROGRAM [ARGS...]\n"
+            "\n"
+            "Runs PROGRAM with librheap preloaded, records it and every process it forks or\n"
+            "execs, waits until all of them have exited, converts every recording into OUT.db\n"
+            "and prints a short summary. PROGRAM's stdin, stdout and stderr are its own;\n"
+            "rheap's messages go to stderr, prefixed \"rheap:\".\n"
+            "\n"
+            "Options:\n"
+            "  -o, --output FILE   the database to write\n"
+            "  -f, --force         replace FILE if it exists\n"
+            "  --depth N           most frames kept per backtrace, 1-1024 (default 64)\n"
+            "  --sample-rate R     fraction of allocations that get a backtrace, 0-1 (default 1);\n"
+            "                      every allocation is still recorded, so byte counts stay exact\n"
+            "  --off               start with recording off (turn it on with --signal, or from\n"
+            "                      the program with rheap_enable())\n"
+            "  --signal SIG        a signal that toggles recording (USR1, USR2, RTMIN+3, a number):\n"
+            "                      kill -SIG PID turns it on or off in that process\n"
+            "  --dir DIR           make the recordings' private directory in DIR (default: beside\n"
+            "                      the output)\n"
+            "  --keep              keep the recordings (rip-<pid>/ directories) and say where\n"
+            "  -q, --quiet         no summary\n"
+            "  -h, --help          show this help\n"
+            "\n"
+            "The tracer library is $RHEAP_LIBRARY when set, else librheap.so from the lib\n"
+            "directory next to rheap's bin directory (or the build tree's libtrace/).\n"
+            "\n"
+            "Exit status: PROGRAM's status (128+N when a signal N killed it); 1 for a usage\n"
+            "error (nothing was run); 127 when PROGRAM could not be started. When PROGRAM\n"
+            "succeeded but its recording could not be converted: the status of rheap convert\n"
+            "(2 bad input, 4 the database could not be written); the recordings are kept.\n");
+}
+
+/* Accepts what librheap's RHEAP_SIGNAL accepts, so a typo is caught before the run. */
+static int check_signal(const char *s)
+{
+    static const char *const names[] = {"USR1", "USR2", "HUP", "PROF", "URG",
+                                        "WINCH", "PWR", "TTIN", "TTOU"};
+    if (!strncmp(s, "SIG", 3))
+        s += 3;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(s, names[i]))
+            return 0;
+    char *end;
+    if (!strncmp(s, "RTMIN+", 6)) {
+        long n = strtol(s + 6, &end, 10);
+        return *end || s[6] == 0 || n < 0 || SIGRTMIN + n > SIGRTMAX ? -1 : 0;
+    }
+    long n = strtol(s, &end, 10);
+    return *end || !*s || n < 1 || n > SIGRTMAX || n == SIGKILL || n == SIGSTOP ? -1 : 0;
+}
+
+static int parse_run(int argc, char **argv, run_opts_t *o)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            o->argv = argv + i + 1;
+            break;
+        }
+        if (a[0] != '-') {
+            o->argv = argv + i;
+            break;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage_run(stdout);
+            return 0;
+        }
+        const char **value = NULL;
+        if (!strcmp(a, "-o") || !strcmp(a, "--output"))
+            value = &o->output;
+        else if (!strcmp(a, "--depth"))
+            value = &o->depth;
+        else if (!strcmp(a, "--sample-rate"))
+            value = &o->sample_rate;
+        else if (!strcmp(a, "--signal"))
+            value = &o->signal;
+        else if (!strcmp(a, "--dir"))
+            value = &o->dir;
+        if (value) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "rheap run: %s needs a value (try rheap run --help)\n", a);
+                return -1;
+            }
+            *value = argv[++i];
+            continue;
+        }
+        if (!strncmp(a, "--output=", 9))
+            o->output = a + 9;
+        else if (!strncmp(a, "--depth=", 8))
+            o->depth = a + 8;
+        else if (!strncmp(a, "--sample-rate=", 14))
+            o->sample_rate = a + 14;
+        else if (!strncmp(a, "--signal=", 9))
+            o->signal = a + 9;
+        else if (!strncmp(a, "--dir=", 6))
+            o->dir = a + 6;
+        else if (!strcmp(a, "-f") || !strcmp(a, "--force"))
+            o->force = 1;
+        else if (!strcmp(a, "--off"))
+            o->off = 1;
+        else if (!strcmp(a, "--keep"))
+            o->keep = 1;
+        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+            o->quiet = 1;
+        else {
+            fprintf(stderr, "rheap run: unknown option %s (try rheap run --help)\n", a);
+            return -1;
+        }
+    }
+    if (!o->argv || !o->argv[0]) {
+        fprintf(stderr, "rheap run: no program given (rheap run -o OUT.db -- PROGRAM ARGS...)\n");
+        return -1;
+    }
+    if (!o->output) {
+        fprintf(stderr, "rheap run: no output given; add -o OUT.db before the program\n");
+        return -1;
+    }
+    char *end;
+    if (o->depth) {
+        long d = strtol(o->depth, &end, 10);
+        if (*end || !*o->depth || d < 1 || d > 1024) {
+            fprintf(stderr, "rheap run: --depth %s: expected a number of frames from 1 to 1024\n",
+                    o->depth);
+            return -1;
+        }
+    }
+    if (o->sample_rate) {
+        double r = strtod(o->sample_rate, &end);
+        if (*end || !*o->sample_rate || !(r >= 0 && r <= 1)) {
+            fprintf(stderr, "rheap run: --sample-rate %s: expected a fraction from 0 to 1, like 0.01\n",
+                    o->sample_rate);
+            return -1;
+        }
+    }
+    if (o->signal && check_signal(o->signal) != 0) {
+        fprintf(stderr, "rheap run: --signal %s: expected a signal name like USR2, RTMIN+3, or a number\n",
+                o->signal);
+        return -1;
+    }
+    return 1;
+}
+
+static int readable(const char *p)
+{
+    return access(p, R_OK) == 0;
+}
+
+/* Finds librheap.so: $RHEAP_LIBRARY, PREFIX/LIBDIR, PREFIX/lib, then the build tree (the
+ * binary is build/converter/rheap, the library build/libtrace/librheap.so). */
+static int find_library(char *buf, size_t len)
+{
+    const char *env = getenv("RHEAP_LIBRARY");
+    if (env && *env) {
+        if (!readable(env)) {
+            fprintf(stderr, "rheap: RHEAP_LIBRARY=%s: %s\n", env, strerror(errno));
+            return -1;
+        }
+        if (!realpath(env, buf))
+            snprintf(buf, len, "%s", env);
+        return 0;
+    }
+    const char *dirs[] = {RHEAP_INSTALL_LIBDIR, "lib", "libtrace"};
+    char p[PATH_MAX];
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        if (rheap__install_path(dirs[i], "librheap.so", p, sizeof p) == 0 && readable(p) &&
+            realpath(p, buf))
+            return 0;
+    char bindir[PATH_MAX];
+    if (rheap__exe_dir(bindir, sizeof bindir) != 0)
+        snprintf(bindir, sizeof bindir, "BINDIR");
+    fprintf(stderr,
+            "rheap: cannot find librheap.so (looked in %s/../%s, %s/../lib and %s/../libtrace); "
+            "set RHEAP_LIBRARY to its path\n",
+            bindir, RHEAP_INSTALL_LIBDIR, bindir, bindir);
+    return -1;
+}
+
+/* The private directory the recordings go to: DIR/rheap-run-XXXXXX, absolute, so that a
+ * program that changes its working directory still records there. */
+static int make_private_dir(const run_opts_t *o, char *buf, size_t len)
+{
+    char parent[PATH_MAX];
+    if (o->dir) {
+        snprintf(parent, sizeof parent, "%s", o->dir);
+    } else {
+        snprintf(parent, sizeof parent, "%s", o->output);
+        char *slash = strrchr(parent, '/');
+        if (!slash)
+            snprintf(parent, sizeof parent, ".");
+        else if (slash == parent)
+            parent[1] = 0;
+        else
+            *slash = 0;
+    }
+    char abs[PATH_MAX];
+    if (!realpath(parent, abs)) {
+        fprintf(stderr, "rheap: %s: %s; %s\n", parent, strerror(errno),
+                o->dir ? "--dir needs an existing directory" : "the output's directory must exist");
+        return -1;
+    }
+    if (snprintf(buf, len, "%s/rheap-run-XXXXXX", abs) >= (int)len || !mkdtemp(buf)) {
+        fprintf(stderr, "rheap: cannot make a directory for the recordings in %s: %s\n", abs,
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static void remove_tree(const char *dir)
+{
+    if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        fprintf(stderr, "rheap: could not remove %s: %s\n", dir, strerror(errno));
+}
+
+/* ---- Running the program ---- */
+
+static volatile sig_atomic_t child_pid;
+
+/* A terminating signal sent to rheap alone (kill PID) is passed on to the program, so it can
+ * end cleanly and its recording is still converted. */
+static void forward(int sig)
+{
+    if (child_pid > 0)
+        kill((pid_t)child_pid, sig);
+}
+
+static void child_exec(const run_opts_t *o, const char *lib, const char *recdir, int errfd)
+{
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    /* librheap goes first, so it sees allocations before any other preloaded allocator. */
+    const char *old = getenv("LD_PRELOAD");
+    size_t n = strlen(lib) + (old ? strlen(old) : 0) + 2;
+    char *pre = malloc(n);
+    if (pre) {
+        snprintf(pre, n, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
+        setenv("LD_PRELOAD", pre, 1);
+    }
+    setenv("RHEAP_DIR", recdir, 1);
+    setenv("RHEAP_ENABLE", o->off ? "0" : "1", 1);
+    if (o->depth)
+        setenv("RHEAP_DEPTH", o->depth, 1);
+    if (o->sample_rate)
+        setenv("RHEAP_SAMPLE_RATE", o->sample_rate, 1);
+    if (o->signal)
+        setenv("RHEAP_SIGNAL", o->signal, 1);
+    else
+        unsetenv("RHEAP_SIGNAL");
+    execvp(o->argv[0], o->argv);
+    int e = errno;
+    ssize_t w = write(errfd, &e, sizeof e);
+    (void)w;
+    _exit(127);
+}
+
+/* Starts the program; returns its pid, or -1 (message printed) when it could not be started. */
+static pid_t start_program(const run_opts_t *o, const char *lib, const char *recdir)
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        fprintf(stderr, "rheap: pipe: %s\n", strerror(errno));
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "rheap: fork: %s\n", strerror(errno));
+        close(pfd[0]);
+        close(pfd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        child_exec(o, lib, recdir, pfd[1]);
+    }
+    close(pfd[1]);
+    /* The pipe closes on a successful exec; an errno arrives when it failed. */
+    int e = 0;
+    ssize_t r;
+    do
+        r = read(pfd[0], &e, sizeof e);
+    while (r < 0 && errno == EINTR);
+    close(pfd[0]);
+    if (r == (ssize_t)sizeof e) {
+        waitpid(pid, NULL, 0);
+        fprintf(stderr, "rheap: cannot run %s: %s%s\n", o->argv[0], strerror(e),
+                e == ENOENT && !strchr(o->argv[0], '/') ? " (not found in PATH)" : "");
+        return -1;
+    }
+    return pid;
+}
+
+/* Waits for the program, then for every descendant that outlived it (they are reparented to
+ * rheap, a subreaper): their recordings are complete only once they have exited. Returns the
+ * program's wait status. */
+static int wait_all(pid_t pid)
+{
+    int status = 0, ws;
+    for (;;) {
+        pid_t w = waitpid(pid, &ws, 0);
+        if (w == pid) {
+            status = ws;
+            break;
+        }
+        if (w < 0 && errno != EINTR) {
+            status = 0;
+            break;
+        }
+    }
+    child_pid = 0;
+    int said = 0;
+    for (;;) {
+        pid_t w = waitpid(-1, &ws, WNOHANG);
+        if (w > 0)
+            continue;
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            break; /* ECHILD: nothing left */
+        if (!said) {
+            fprintf(stderr, "rheap: the program exited; waiting for the processes it started\n");
+            said = 1;
+        }
+        w = waitpid(-1, &ws, 0);
+        if (w < 0 && errno != EINTR)
+            break;
+    }
+    return status;
+}
+
+/* ---- Collecting and converting the recordings ---- */
+
+typedef struct {
+    char *path;
+    unsigned long pid, n;
+} rec_t;
+
+static int cmp_rec(const void *a, const void *b)
+{
+    const rec_t *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* The rip-<pid>[-N] directories in recdir, ordered by pid then N. */
+static rec_t *collect(const char *recdir, size_t *n)
+{
+    *n = 0;
+    DIR *d = opendir(recdir);
+    if (!d)
+        return NULL;
+    rec_t *recs = NULL;
+    size_t cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, "rip-", 4))
+            continue;
+        char *end;
+        unsigned long pid = strtoul(e->d_name + 4, &end, 10), num = 1;
+        if (end == e->d_name + 4)
+            continue;
+        if (*end == '-')
+            num = strtoul(end + 1, &end, 10);
+        if (*end)
+            continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 8;
+            rec_t *nr = realloc(recs, cap * sizeof *nr);
+            if (!nr)
+                break;
+            recs = nr;
+        }
+        size_t len = strlen(recdir) + strlen(e->d_name) + 2;
+        char *p = malloc(len);
+        if (!p)
+            break;
+        snprintf(p, len, "%s/%s", recdir, e->d_name);
+        recs[*n].path = p;
+        recs[*n].pid = pid;
+        recs[*n].n = num;
+        (*n)++;
+    }
+    closedir(d);
+    if (*n)
+        qsort(recs, *n, sizeof *recs, cmp_rec);
+    return recs;
+}
+
+/* The exit status a shell would report for a wait status. */
+static int shell_status(int ws)
+{
+    if (WIFEXITED(ws))
+        return WEXITSTATUS(ws);
+    if (WIFSIGNALED(ws))
+        return 128 + WTERMSIG(ws);
+    return 1;
+}
+
+static void say_exit(int ws)
+{
+    if (WIFSIGNALED(ws))
+        fprintf(stderr, "rheap: the program was killed by signal %d (%s); exit status %d\n",
+                WTERMSIG(ws), strsignal(WTERMSIG(ws)), 128 + WTERMSIG(ws));
+    else if (WIFEXITED(ws) && WEXITSTATUS(ws) != 0)
+        fprintf(stderr, "rheap: the program exited with status %d\n", WEXITSTATUS(ws));
+}
+
+int rheap__cmd_run(int argc, char **argv)
+{
+    run_opts_t o = {0};
+    int p = parse_run(argc, argv, &o);
+    if (p <= 0)
+        return p == 0 ? RHEAP_EXIT_OK : RHEAP_EXIT_USAGE;
+    /* Refused before the program runs: finding out after a long run would cost the run. */
+    struct stat sb;
+    if (!o.force && stat(o.output, &sb) == 0) {
+        fprintf(stderr, "rheap: %s exists; use --force to replace it\n", o.output);
+        return RHEAP_EXIT_USAGE;
+    }
+    char lib[PATH_MAX], recdir[PATH_MAX];
+    if (find_library(lib, sizeof lib) != 0)
+        return RHEAP_EXIT_USAGE;
+    if (make_private_dir(&o, recdir, sizeof recdir) != 0)
+        return RHEAP_EXIT_USAGE;
+
+    /* Ctrl-C and Ctrl-\ reach the whole foreground process group; like a shell waiting for a
+     * job, rheap lets the program decide and converts what was recorded. The program gets the
+     * default dispositions back before exec. */
+    struct sigaction ign = {0}, fwd = {0}, old_int, old_quit, old_term, old_hup;
+    ign.sa_handler = SIG_IGN;
+    fwd.sa_handler = forward;
+    sigemptyset(&ign.sa_mask);
+    sigemptyset(&fwd.sa_mask);
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    sigaction(SIGTERM, &fwd, &old_term);
+    sigaction(SIGHUP, &fwd, &old_hup);
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+    pid_t pid = start_program(&o, lib, recdir);
+    if (pid < 0) {
+        remove_tree(recdir);
+        return 127;
+    }
+    child_pid = pid;
+    int ws = wait_all(pid);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+    int status = shell_status(ws);
+    say_exit(ws);
+
+    size_t nrec;
+    rec_t *recs = collect(recdir, &nrec);
+    if (nrec == 0) {
+        fprintf(stderr, "rheap: no recording was made%s; %s not written\n",
+                o.off ? " (recording stayed off)" : "", o.output);
+        free(recs);
+        remove_tree(recdir);
+        return status ? status : RHEAP_EXIT_INPUT;
+    }
+    const char **inputs = calloc(nrec, sizeof *inputs);
+    int crc = RHEAP_EXIT_OUTPUT;
+    if (inputs) {
+        for (size_t i = 0; i < nrec; i++)
+            inputs[i] = recs[i].path;
+        rheap__convert_opts_t co = {0};
+        co.inputs = inputs;
+        co.ninputs = nrec;
+        co.output = o.output;
+        co.force = o.force;
+        co.progress = -1;
+        co.quiet = 1;
+        crc = rheap__convert(&co, stderr);
+        free(inputs);
+    } else {
+        fprintf(stderr, "rheap: out of memory\n");
+    }
+    for (size_t i = 0; i < nrec; i++)
+        free(recs[i].path);
+    free(recs);
+
+    int converted = crc == RHEAP_EXIT_OK || crc == RHEAP_EXIT_WARNINGS;
+    if (converted && !o.quiet) {
+        sqlite3 *db;
+        if (rheap__db_open_read(o.output, &db, stderr) == RHEAP_EXIT_OK) {
+            rheap__report_brief(db, stderr);
+            sqlite3_close(db);
+        }
+    }
+    if (converted && !o.keep) {
+        remove_tree(recdir);
+    } else if (!converted) {
+        fprintf(stderr,
+                "rheap: the recordings are kept in %s; convert them again with: "
+                "rheap convert %s/rip-* -o %s\n",
+                recdir, recdir, o.output);
+    } else {
+        fprintf(stderr, "rheap: recordings kept in %s\n", recdir);
+    }
+    if (!converted && status == 0)
+        return crc;
+    return status;
+}

@@ -1,0 +1,97 @@
+-- diff: how did live memory per allocation site change from moment A to moment B?
+--
+-- Compares two heap snapshots of each process: the blocks live at A (allocated at or before A
+-- and not freed by then) against those live at B, per allocation site, largest growth first.
+-- Sites whose live blocks and bytes are the same at both moments are left out.
+--
+-- A moment is a marker label (the first marker with that label in the process, as set with
+-- rheap_mark) or, when no marker has that label, a time in ns since the recording started
+-- (digits only); anything else matches nothing and gives no rows. By default A is the
+-- process's first marker (the start of the recording when it has none) and B its last marker
+-- after A (the end of the recording when there is none).
+--
+-- param: a = NULL  (marker label or time in ns; NULL: the first marker)
+-- param: b = NULL  (marker label or time in ns; NULL: the last marker, or the end)
+-- param: pid = NULL  (only this process; NULL: every process)
+-- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
+--
+-- Columns: blocks_a, bytes_a, blocks_b, bytes_b, delta_blocks, delta_bytes, function, location,
+--          a_ns, b_ns, pid
+-- Run: sqlite3 out.db < queries/diff.sql
+WITH plumbing(kind, pattern) AS (
+    -- Modules and function names that allocate on their caller's behalf (README.md).
+    VALUES ('module', '*/libc.so*'), ('module', '*/libc-*.so'), ('module', '*/ld-linux*'),
+           ('module', '*/libstdc++.so*'), ('module', '*/libc++.so*'), ('module', '*/libc++abi.so*'),
+           ('name', 'operator new*'), ('name', 'std::*'), ('name', '* std::*'),
+           ('name', '__gnu_cxx::*'), ('name', '* __gnu_cxx::*'), ('name', 'alloc::*'),
+           ('name', '* alloc::*'), ('name', '__rust_*'), ('name', '__rdl_*'), ('name', '__rg_*'),
+           ('name', 'strdup'), ('name', '__strdup'), ('name', 'strndup'), ('name', '__strndup'),
+           ('name', 'asprintf'), ('name', 'vasprintf'), ('name', '__*asprintf*')
+    UNION ALL SELECT 'name', :skip WHERE :skip IS NOT NULL
+),
+site(bt, function, location) AS (
+    -- Per stack, its first frame that is not plumbing, or frame 0 when every frame is.
+    SELECT f.id, coalesce(f.sym, '??'),
+           coalesce(f.file, f.module, '??') || ':' || coalesce(f.line, printf('0x%x', f.offset))
+    FROM (SELECT b.id AS id,
+                 coalesce(min(b.frame_no) FILTER (WHERE NOT EXISTS (
+                     SELECT 1 FROM plumbing AS p
+                     WHERE (p.kind = 'module' AND b.module GLOB p.pattern)
+                        OR (p.kind = 'name' AND substr(ltrim(b.sym, '<'), 1,
+                                min(instr(ltrim(b.sym, '<') || '<', '<'),
+                                    instr(ltrim(b.sym, '<') || '(', '(')) - 1) GLOB p.pattern))),
+                          0) AS frame_no
+          FROM backtraces AS b GROUP BY b.id) AS k
+    JOIN backtraces AS f ON f.id = k.id AND f.frame_no = k.frame_no
+),
+procs AS (
+    SELECT DISTINCT pid FROM processes WHERE pid = coalesce(:pid, pid)
+),
+moment_a AS (
+    SELECT p.pid AS pid,
+           CASE WHEN :a IS NULL
+                THEN coalesce((SELECT min(t) FROM markers AS m WHERE m.pid = p.pid), 0)
+                ELSE coalesce((SELECT min(t) FROM markers AS m WHERE m.pid = p.pid AND m.label = :a),
+                              CASE WHEN :a GLOB '[0-9]*' AND NOT :a GLOB '*[^0-9]*'
+                                   THEN cast(:a AS INTEGER) END)
+           END AS t
+    FROM procs AS p
+),
+moments AS MATERIALIZED (
+    SELECT x.pid AS pid, x.t AS a_ns,
+           CASE WHEN :b IS NULL
+                THEN coalesce((SELECT max(t) FROM markers AS m WHERE m.pid = x.pid AND m.t > x.t),
+                              9223372036854775807)
+                ELSE coalesce((SELECT min(t) FROM markers AS m WHERE m.pid = x.pid AND m.label = :b),
+                              CASE WHEN :b GLOB '[0-9]*' AND NOT :b GLOB '*[^0-9]*'
+                                   THEN cast(:b AS INTEGER) END)
+           END AS b_ns
+    FROM moment_a AS x
+),
+per_stack AS (
+    SELECT pid, bt, sum(at_a) AS blocks_a, sum(at_a * size) AS bytes_a, sum(at_b) AS blocks_b,
+           sum(at_b * size) AS bytes_b
+    FROM (SELECT a.pid AS pid, a.bt AS bt, a.size AS size,
+                 a.alloc_after <= m.a_ns AND (a.dealloc_after IS NULL OR a.dealloc_after > m.a_ns) AS at_a,
+                 a.alloc_after <= m.b_ns AND (a.dealloc_after IS NULL OR a.dealloc_after > m.b_ns) AS at_b
+          FROM allocations AS a
+          JOIN moments AS m ON m.pid = a.pid
+          WHERE a.alloc_after <= max(m.a_ns, m.b_ns)
+            AND (a.dealloc_after IS NULL OR a.dealloc_after > min(m.a_ns, m.b_ns)))
+    WHERE at_a OR at_b
+    GROUP BY pid, bt
+),
+per_site AS (
+    SELECT l.pid AS pid, coalesce(s.function, '(no backtrace)') AS function,
+           coalesce(s.location, '??') AS location, sum(l.blocks_a) AS blocks_a,
+           sum(l.bytes_a) AS bytes_a, sum(l.blocks_b) AS blocks_b, sum(l.bytes_b) AS bytes_b
+    FROM per_stack AS l
+    LEFT JOIN site AS s ON s.bt = l.bt
+    GROUP BY 1, 2, 3
+)
+SELECT l.blocks_a, l.bytes_a, l.blocks_b, l.bytes_b, l.blocks_b - l.blocks_a AS delta_blocks,
+       l.bytes_b - l.bytes_a AS delta_bytes, l.function, l.location, m.a_ns, m.b_ns, l.pid
+FROM per_site AS l
+JOIN moments AS m ON m.pid = l.pid
+WHERE l.blocks_a <> l.blocks_b OR l.bytes_a <> l.bytes_b
+ORDER BY delta_bytes DESC, delta_blocks DESC, l.function, l.location, l.pid;

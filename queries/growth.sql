@@ -1,0 +1,121 @@
+-- growth: which allocation sites leak steadily, a little at a time?
+--
+-- A slow leak shows as never-freed blocks allocated all through the recording, where a one-off
+-- leak (a cache filled once, a buffer made at start) shows in a single stretch of it. Each
+-- process's recording is cut into phases: `phases` equal slices of time from 0 to its last
+-- allocation or free, or, when `marker` is given, the stretches between the markers with that
+-- label (before the first, between each two, after the last). Per allocation site with
+-- never-freed blocks: in how many phases it left blocks behind, out of how many, and the
+-- never-freed bytes of each phase in order (per_phase, comma-separated). Sites leaking in the
+-- most phases first.
+--
+-- param: phases = 10  (number of equal time slices, when no marker is given)
+-- param: marker = NULL  (label of the markers that separate phases; NULL: equal time slices)
+-- param: min_phases = 1  (list only sites that leaked in at least this many phases)
+-- param: pid = NULL  (only this process; NULL: every process)
+-- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
+--
+-- Columns: leaked_blocks, leaked_bytes, phases_leaking, phases, per_phase, function, location,
+--          first_ns, last_ns, pid
+-- Run: sqlite3 out.db < queries/growth.sql
+WITH plumbing(kind, pattern) AS (
+    -- Modules and function names that allocate on their caller's behalf (README.md).
+    VALUES ('module', '*/libc.so*'), ('module', '*/libc-*.so'), ('module', '*/ld-linux*'),
+           ('module', '*/libstdc++.so*'), ('module', '*/libc++.so*'), ('module', '*/libc++abi.so*'),
+           ('name', 'operator new*'), ('name', 'std::*'), ('name', '* std::*'),
+           ('name', '__gnu_cxx::*'), ('name', '* __gnu_cxx::*'), ('name', 'alloc::*'),
+           ('name', '* alloc::*'), ('name', '__rust_*'), ('name', '__rdl_*'), ('name', '__rg_*'),
+           ('name', 'strdup'), ('name', '__strdup'), ('name', 'strndup'), ('name', '__strndup'),
+           ('name', 'asprintf'), ('name', 'vasprintf'), ('name', '__*asprintf*')
+    UNION ALL SELECT 'name', :skip WHERE :skip IS NOT NULL
+),
+site(bt, function, location) AS (
+    -- Per stack, its first frame that is not plumbing, or frame 0 when every frame is.
+    SELECT f.id, coalesce(f.sym, '??'),
+           coalesce(f.file, f.module, '??') || ':' || coalesce(f.line, printf('0x%x', f.offset))
+    FROM (SELECT b.id AS id,
+                 coalesce(min(b.frame_no) FILTER (WHERE NOT EXISTS (
+                     SELECT 1 FROM plumbing AS p
+                     WHERE (p.kind = 'module' AND b.module GLOB p.pattern)
+                        OR (p.kind = 'name' AND substr(ltrim(b.sym, '<'), 1,
+                                min(instr(ltrim(b.sym, '<') || '<', '<'),
+                                    instr(ltrim(b.sym, '<') || '(', '(')) - 1) GLOB p.pattern))),
+                          0) AS frame_no
+          FROM backtraces AS b GROUP BY b.id) AS k
+    JOIN backtraces AS f ON f.id = k.id AND f.frame_no = k.frame_no
+),
+-- Phases by time: the time span needs one pass over the table, skipped when markers are used.
+slices(n) AS (
+    SELECT max(1, cast(coalesce(:phases, 10) AS INTEGER))
+),
+span AS MATERIALIZED (
+    SELECT a.pid AS pid, max(max(a.alloc_after), coalesce(max(a.dealloc_after), 0)) / s.n + 1 AS width
+    FROM allocations AS a, slices AS s
+    WHERE :marker IS NULL AND a.pid = coalesce(:pid, a.pid)
+    GROUP BY a.pid
+),
+series(k) AS (
+    SELECT 0 UNION ALL SELECT k + 1 FROM series, slices WHERE k + 1 < slices.n
+),
+bounds AS (
+    SELECT m.pid AS pid, m.t AS t, row_number() OVER (PARTITION BY m.pid ORDER BY m.t) AS k
+    FROM markers AS m
+    WHERE :marker IS NOT NULL AND m.label = :marker AND m.pid = coalesce(:pid, m.pid)
+),
+phase(pid, k, from_t, to_t) AS MATERIALIZED (
+    SELECT w.pid, s.k, s.k * w.width, (s.k + 1) * w.width FROM span AS w CROSS JOIN series AS s
+    UNION ALL
+    SELECT pid, 0, -9223372036854775807 - 1, min(t) FROM bounds GROUP BY pid
+    UNION ALL
+    SELECT pid, k, t, coalesce(lead(t) OVER (PARTITION BY pid ORDER BY k), 9223372036854775807)
+    FROM bounds
+),
+counts(pid, phases) AS (
+    SELECT pid, count(*) FROM phase GROUP BY pid
+),
+per_stack AS (
+    SELECT a.pid AS pid, a.bt AS bt, p.k AS k, count(*) AS blocks, sum(a.size) AS bytes,
+           min(a.alloc_after) AS first_ns, max(a.alloc_after) AS last_ns
+    FROM allocations AS a
+    JOIN phase AS p ON p.pid = a.pid AND a.alloc_after >= p.from_t AND a.alloc_after < p.to_t
+    WHERE a.dealloc_after IS NULL AND a.pid = coalesce(:pid, a.pid)
+    GROUP BY a.pid, a.bt, p.k
+),
+per_site_phase AS (
+    SELECT l.pid AS pid, coalesce(s.function, '(no backtrace)') AS function,
+           coalesce(s.location, '??') AS location, l.k AS k, sum(l.blocks) AS blocks,
+           sum(l.bytes) AS bytes, min(l.first_ns) AS first_ns, max(l.last_ns) AS last_ns
+    FROM per_stack AS l
+    LEFT JOIN site AS s ON s.bt = l.bt
+    GROUP BY 1, 2, 3, 4
+),
+-- Every phase of the process, with 0 where the site leaked nothing, in phase order.
+grid AS (
+    SELECT x.pid AS pid, x.function AS function, x.location AS location, p.k AS k,
+           coalesce(y.bytes, 0) AS bytes
+    FROM (SELECT DISTINCT pid, function, location FROM per_site_phase) AS x
+    JOIN phase AS p ON p.pid = x.pid
+    LEFT JOIN per_site_phase AS y
+           ON y.pid = x.pid AND y.function = x.function AND y.location = x.location AND y.k = p.k
+),
+-- A window, not GROUP BY: only a window's ORDER BY fixes the order group_concat sees.
+strip AS (
+    SELECT DISTINCT pid, function, location,
+           group_concat(bytes, ',') OVER (PARTITION BY pid, function, location ORDER BY k
+                                          ROWS BETWEEN UNBOUNDED PRECEDING
+                                                   AND UNBOUNDED FOLLOWING) AS per_phase
+    FROM grid
+),
+per_site AS (
+    SELECT pid, function, location, sum(blocks) AS leaked_blocks, sum(bytes) AS leaked_bytes,
+           count(*) AS phases_leaking, min(first_ns) AS first_ns, max(last_ns) AS last_ns
+    FROM per_site_phase
+    GROUP BY pid, function, location
+)
+SELECT l.leaked_blocks, l.leaked_bytes, l.phases_leaking, c.phases, g.per_phase, l.function,
+       l.location, l.first_ns, l.last_ns, l.pid
+FROM per_site AS l
+JOIN counts AS c ON c.pid = l.pid
+JOIN strip AS g ON g.pid = l.pid AND g.function = l.function AND g.location = l.location
+WHERE l.phases_leaking >= cast(coalesce(:min_phases, 1) AS INTEGER)
+ORDER BY l.phases_leaking DESC, l.leaked_bytes DESC, l.function, l.location, l.pid;

@@ -1,0 +1,76 @@
+-- temporary: which allocation sites make short-lived blocks?
+--
+-- A block is temporary when it is freed before the thread that allocated it allocates again
+-- (a block a thread allocates last counts when it is freed at all), or, when max_ns is given,
+-- when it is freed at most max_ns ns after it was allocated. Listed per process and allocation
+-- site, sites with the most temporary blocks first, with all the blocks the site allocated and
+-- the temporary share in percent.
+--
+-- param: max_ns = NULL  (lifetime limit in ns; NULL: freed before the thread's next allocation)
+-- param: pid = NULL  (only this process; NULL: every process)
+-- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
+--
+-- Columns: temporary, blocks, percent, temporary_bytes, function, location, pid
+-- Run: sqlite3 out.db < queries/temporary.sql
+WITH plumbing(kind, pattern) AS (
+    -- Modules and function names that allocate on their caller's behalf (README.md).
+    VALUES ('module', '*/libc.so*'), ('module', '*/libc-*.so'), ('module', '*/ld-linux*'),
+           ('module', '*/libstdc++.so*'), ('module', '*/libc++.so*'), ('module', '*/libc++abi.so*'),
+           ('name', 'operator new*'), ('name', 'std::*'), ('name', '* std::*'),
+           ('name', '__gnu_cxx::*'), ('name', '* __gnu_cxx::*'), ('name', 'alloc::*'),
+           ('name', '* alloc::*'), ('name', '__rust_*'), ('name', '__rdl_*'), ('name', '__rg_*'),
+           ('name', 'strdup'), ('name', '__strdup'), ('name', 'strndup'), ('name', '__strndup'),
+           ('name', 'asprintf'), ('name', 'vasprintf'), ('name', '__*asprintf*')
+    UNION ALL SELECT 'name', :skip WHERE :skip IS NOT NULL
+),
+site(bt, function, location) AS (
+    -- Per stack, its first frame that is not plumbing, or frame 0 when every frame is.
+    SELECT f.id, coalesce(f.sym, '??'),
+           coalesce(f.file, f.module, '??') || ':' || coalesce(f.line, printf('0x%x', f.offset))
+    FROM (SELECT b.id AS id,
+                 coalesce(min(b.frame_no) FILTER (WHERE NOT EXISTS (
+                     SELECT 1 FROM plumbing AS p
+                     WHERE (p.kind = 'module' AND b.module GLOB p.pattern)
+                        OR (p.kind = 'name' AND substr(ltrim(b.sym, '<'), 1,
+                                min(instr(ltrim(b.sym, '<') || '<', '<'),
+                                    instr(ltrim(b.sym, '<') || '(', '(')) - 1) GLOB p.pattern))),
+                          0) AS frame_no
+          FROM backtraces AS b GROUP BY b.id) AS k
+    JOIN backtraces AS f ON f.id = k.id AND f.frame_no = k.frame_no
+),
+-- Only one of the two branches reads the table: the other's WHERE is false before any row.
+-- Equal times count as freed first, as the recorder stamps a free before it happens and an
+-- allocation after it returns.
+judged AS (
+    SELECT pid, bt, size,
+           dealloc_after IS NOT NULL AND dealloc_after <= coalesce(next_ns, dealloc_after) AS temp
+    FROM (SELECT a.pid AS pid, a.bt AS bt, a.size AS size, a.dealloc_after AS dealloc_after,
+                 lead(a.alloc_after) OVER (PARTITION BY a.pid, a.alloc_thread
+                                           ORDER BY a.alloc_after, a.id) AS next_ns
+          FROM allocations AS a
+          WHERE :max_ns IS NULL AND a.pid = coalesce(:pid, a.pid))
+    UNION ALL
+    SELECT a.pid, a.bt, a.size,
+           a.dealloc_after IS NOT NULL AND a.dealloc_after - a.alloc_after <= cast(:max_ns AS INTEGER)
+    FROM allocations AS a
+    WHERE :max_ns IS NOT NULL AND a.pid = coalesce(:pid, a.pid)
+),
+per_stack AS (
+    SELECT pid, bt, sum(temp) AS temporary, count(*) AS blocks,
+           sum(CASE WHEN temp THEN size ELSE 0 END) AS temporary_bytes
+    FROM judged
+    GROUP BY pid, bt
+),
+per_site AS (
+    SELECT l.pid AS pid, coalesce(s.function, '(no backtrace)') AS function,
+           coalesce(s.location, '??') AS location, sum(l.temporary) AS temporary,
+           sum(l.blocks) AS blocks, sum(l.temporary_bytes) AS temporary_bytes
+    FROM per_stack AS l
+    LEFT JOIN site AS s ON s.bt = l.bt
+    GROUP BY 1, 2, 3
+)
+SELECT temporary, blocks, round(100.0 * temporary / blocks, 1) AS percent, temporary_bytes,
+       function, location, pid
+FROM per_site
+WHERE temporary > 0
+ORDER BY temporary DESC, temporary_bytes DESC, function, location, pid;

@@ -1,0 +1,325 @@
+#!/bin/bash
+# cli_test.sh CASE: one test of the rheap command line, run in a fresh temporary directory.
+# CMake sets the environment: RHEAP (the rheap binary), FAMILY (tests/cli/family.c built),
+# LEAKY (examples/leaky), QUERIES (the source tree's queries/), FIXTURES (tests/cli/),
+# BUILD_DIR (the build tree, for the install test). RHEAP_TEST_KEEP=1 keeps a failed test's
+# directory.
+set -euo pipefail
+
+CASE=$1
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rheap-cli-$CASE.XXXXXX")
+cd "$WORK"
+finish() {
+    local status=$?
+    if [ "$status" -ne 0 ] && [ -n "${RHEAP_TEST_KEEP:-}" ]; then
+        echo "kept $WORK" >&2
+    else
+        rm -rf "$WORK"
+    fi
+    exit "$status"
+}
+trap finish EXIT
+
+fail() {
+    echo "FAIL ($CASE): $*" >&2
+    exit 1
+}
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+    [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"
+}
+
+# has_line FILE LINE: FILE holds exactly this line.
+has_line() {
+    grep -qxF -- "$2" "$1" || { cat "$1" >&2; fail "$1 has no line '$2'"; }
+}
+
+# run LOG CMD...: stdout to LOG.out, stderr to LOG.err, status in STATUS.
+run() {
+    local log=$1
+    shift
+    STATUS=0
+    "$@" >"$log.out" 2>"$log.err" </dev/null || STATUS=$?
+}
+
+sql() {
+    sqlite3 -batch -noheader "$@"
+}
+
+# field LINE NAME: the value of NAME=VALUE in a line of words.
+field() {
+    tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"
+}
+
+case_help() {
+    for cmd in run query report convert dump; do
+        run h "$RHEAP" "$cmd" --help
+        expect_eq "rheap $cmd --help status" "$STATUS" 0
+        grep -q "^Usage: rheap $cmd" h.out || fail "rheap $cmd --help: no usage line"
+    done
+    run v "$RHEAP" --version
+    expect_eq "--version status" "$STATUS" 0
+    grep -q '^rheap [0-9]*\.[0-9]*\.[0-9]* ' v.out || fail "--version: $(cat v.out)"
+    run m "$RHEAP" --help
+    for cmd in run report query convert dump; do
+        grep -q "^  $cmd " m.out || fail "rheap --help does not list $cmd"
+    done
+    # Errors say what to do next, and nothing runs.
+    touch exists.db
+    run e "$RHEAP" run -o exists.db -- touch ran
+    expect_eq "existing output status" "$STATUS" 1
+    has_line e.err "rheap: exists.db exists; use --force to replace it"
+    [ ! -e ran ] || fail "the program ran although the output exists"
+    run e "$RHEAP" run -- touch ran
+    expect_eq "no -o status" "$STATUS" 1
+    has_line e.err "rheap run: no output given; add -o OUT.db before the program"
+    run e "$RHEAP" run -o x.db --depth 0 -- touch ran
+    expect_eq "bad depth status" "$STATUS" 1
+    has_line e.err "rheap run: --depth 0: expected a number of frames from 1 to 1024"
+    run e "$RHEAP" run -o x.db --signal NOPE -- touch ran
+    expect_eq "bad signal status" "$STATUS" 1
+    run e "$RHEAP" run -o x.db -- ./does-not-exist
+    expect_eq "missing program status" "$STATUS" 127
+    has_line e.err "rheap: cannot run ./does-not-exist: No such file or directory"
+    [ ! -e x.db ] || fail "a database was written for a program that never ran"
+    [ -z "$(ls -d rheap-run-* 2>/dev/null)" ] || fail "recordings directory left behind"
+    run e "$RHEAP" report missing.db
+    expect_eq "report of a missing db" "$STATUS" 2
+    has_line e.err "rheap: missing.db: no such file; make one with rheap run or rheap convert"
+    run e "$RHEAP" query leaks exists.db
+    expect_eq "query on an empty file" "$STATUS" 2
+    grep -q "^rheap: exists.db: .*expected a database written by rheap$" e.err || fail "$(cat e.err)"
+    run e "$RHEAP" frobnicate
+    expect_eq "unknown command status" "$STATUS" 1
+    has_line e.err "rheap: 'frobnicate' is neither a command nor a recording directory (try rheap --help)"
+}
+
+# A forked child and an exec'd child: one database, exact counts per process, parent links.
+case_run_tree() {
+    run r "$RHEAP" run -o tree.db -- "$FAMILY" tree
+    expect_eq "status" "$STATUS" 0
+    line=$(grep '^parent=' r.out) || fail "program output missing: $(cat r.out r.err)"
+    p=$(field "$line" parent)
+    c=$(field "$line" child)
+    e=$(field "$line" exec)
+    sql tree.db "SELECT pid, size, count(*), count(dealloc_after) FROM allocations
+                 GROUP BY pid, size ORDER BY pid, size" >got.txt
+    printf '%s\n' "$p|1111|7|4" "$c|2222|5|0" "$e|3333|3|1" >want.txt
+    diff want.txt got.txt || fail "allocations per process differ"
+    # The exec'd child has two recordings under one pid: before and after the exec.
+    sql tree.db "SELECT pid, recording, ppid FROM processes ORDER BY pid, recording" >got.txt
+    rheap_pid=$(sql tree.db "SELECT ppid FROM processes WHERE pid = $p")
+    printf '%s\n' "$p|1|$rheap_pid" "$c|1|$p" "$e|1|$p" "$e|2|$p" >want.txt
+    diff want.txt got.txt || fail "process tree differs"
+    expect_eq "leaf cmdline" "$(sql tree.db "SELECT cmdline FROM processes WHERE pid = $e AND recording = 2")" \
+        "family leaf"
+    has_line r.err "rheap: 4 processes, 15 allocations, 5 frees, 28886 bytes (28.2 KiB) allocated"
+    has_line r.err "rheap: never freed: 21109 bytes (20.6 KiB) in 10 blocks"
+    has_line r.err "rheap: peak live heap 11110 bytes (10.8 KiB) at $(
+        sql tree.db "SELECT printf('%.3f ms', max(alloc_after) / 1e6) FROM allocations WHERE pid = $c"), pid $c"
+    grep -q '^rheap: *5  11110  blocks *.*family\.c:[0-9]*  '"$c"'$' r.err || fail "top leak line: $(cat r.err)"
+    [ -z "$(ls -d rheap-run-* 2>/dev/null)" ] || fail "recordings not removed"
+}
+
+# The program exits before its child: rheap waits for the orphan and records it too.
+case_run_orphan() {
+    run r "$RHEAP" run -o o.db -- "$FAMILY" orphan
+    expect_eq "status" "$STATUS" 0
+    p=$(field "$(grep '^parent=' r.out)" parent)
+    o=$(field "$(grep '^orphan=' r.out)" orphan)
+    [ -n "$o" ] || fail "the orphan's output is missing: rheap did not wait for it"
+    expect_eq "orphan's blocks" "$(sql o.db "SELECT count(*) || ' ' || sum(size) FROM allocations WHERE pid = $o")" "4 17776"
+    expect_eq "orphan's parent" "$(sql o.db "SELECT ppid FROM processes WHERE pid = $o")" "$p"
+}
+
+case_run_status() {
+    run r "$RHEAP" run -q -o s0.db -- "$FAMILY" exit 0
+    expect_eq "exit 0" "$STATUS" 0
+    [ ! -s r.err ] || fail "-q printed: $(cat r.err)"
+    run r "$RHEAP" run -o s3.db -- "$FAMILY" exit 3
+    expect_eq "exit 3" "$STATUS" 3
+    has_line r.err "rheap: the program exited with status 3"
+    expect_eq "blocks of exit 3" "$(sql s3.db "SELECT count(*) FROM allocations WHERE size = 1234")" 2
+    run r "$RHEAP" run -o s9.db -- "$FAMILY" kill
+    expect_eq "SIGKILL" "$STATUS" 137
+    has_line r.err "rheap: the program was killed by signal 9 (Killed); exit status 137"
+    # What a killed process still had in its buffers is gone, but its process is in the database.
+    expect_eq "killed process recorded" "$(sql s9.db "SELECT count(*) FROM processes")" 1
+    # --force replaces; a shell's own status passes through too.
+    run r "$RHEAP" run -f -q -o s3.db -- sh -c 'exit 42'
+    expect_eq "sh exit 42" "$STATUS" 42
+}
+
+case_run_options() {
+    mkdir recs
+    run r "$RHEAP" run --keep --dir recs --depth 3 --sample-rate 0.5 -o k.db -- "$FAMILY" exit 0
+    expect_eq "status" "$STATUS" 0
+    kept=$(sed -n 's/^rheap: recordings kept in //p' r.err)
+    [ -n "$kept" ] || fail "--keep did not say where: $(cat r.err)"
+    case "$kept" in "$WORK/recs/rheap-run-"*) ;; *) fail "kept in $kept, not under --dir" ;; esac
+    ls -d "$kept"/rip-* >/dev/null || fail "no rip-* directory in $kept"
+    expect_eq "depth and rate" "$(sql k.db "SELECT stack_depth || ' ' || sample_ppm FROM processes")" "3 500000"
+    # Off from the start and never toggled: nothing recorded, nothing written.
+    run r "$RHEAP" run --off --signal USR2 -o off.db -- "$FAMILY" exit 0
+    expect_eq "--off status" "$STATUS" 2
+    has_line r.err "rheap: no recording was made (recording stayed off); off.db not written"
+    [ ! -e off.db ] || fail "off.db written"
+    # Off, and toggled on and off again by the program itself with the --signal.
+    run r "$RHEAP" run --off --signal USR2 -o tg.db -- "$FAMILY" toggle
+    expect_eq "toggle status" "$STATUS" 0
+    expect_eq "recorded between the toggles" \
+        "$(sql tg.db "SELECT size, count(*), count(dealloc_after) FROM allocations GROUP BY size")" "3210|3|1"
+    expect_eq "window" "$(sql tg.db "SELECT on_how, off_how FROM windows")" "signal|signal"
+}
+
+case_query_list() {
+    run l "$RHEAP" query --list
+    expect_eq "status" "$STATUS" 0
+    has_line l.out "Queries in $QUERIES:"
+    n=0
+    for f in "$QUERIES"/*.sql; do
+        name=$(basename "$f" .sql)
+        title=$(head -1 "$f" | sed "s/^-- *//; s/^$name: *//")
+        grep -qF -- "$name" l.out || fail "--list misses $name"
+        grep -q "^  $name  *$(printf '%s' "$title" | sed 's/[][\.*^$]/\\&/g')\$" l.out ||
+            fail "--list: no title line for $name ('$title')"
+        while read -r p; do
+            grep -q -- "--param $p=" l.out || fail "--list: $name's parameter $p missing"
+        done < <(sed -n 's/^-- param: *\([A-Za-z0-9_]*\) *=.*/\1/p' "$f")
+        n=$((n + 1))
+    done
+    expect_eq "queries listed" "$(grep -c '^  [a-z]' l.out)" "$n"
+}
+
+# The leaks of examples/leaky.c: 100 x 48 bytes at line 39, 10 x 4096 bytes at line 51.
+case_query_leaks() {
+    run r "$RHEAP" run -q -o leaky.db -- "$LEAKY"
+    expect_eq "run status" "$STATUS" 0
+    run q "$RHEAP" query leaks leaky.db --csv
+    expect_eq "query status" "$STATUS" 0
+    has_line q.out "$(printf 'blocks,bytes,function,location,first_ns,last_ns,pid\r')"
+    awk -F, 'NR > 1 && NR <= 3 { n = split($4, p, "/"); print $1 "," $2 "," $3 "," p[n] }' q.out >got.txt
+    printf '%s\n' "10,40960,open_connection,leaky.c:51" "100,4800,remember_session,leaky.c:39" >want.txt
+    diff want.txt got.txt || fail "leak rows differ"
+    # The same rows as the sqlite3 shell gives for the file itself.
+    sqlite3 -batch -csv leaky.db <"$QUERIES/leaks.sql" | tr -d '\r' >shell.txt
+    tail -n +2 q.out | tr -d '\r' >mine.txt
+    diff shell.txt mine.txt || fail "rheap query and sqlite3 disagree"
+    # Column output: a header, a rule, right-aligned numbers.
+    run c "$RHEAP" query leaks leaky.db
+    head -1 c.out | grep -Eq '^blocks  bytes  function +location +first_ns +last_ns +pid$' || fail "header: $(head -2 c.out)"
+    grep -q '^    10  40960  open_connection   .*/leaky\.c:51  ' c.out || fail "column row: $(cat c.out)"
+    grep -q '^   100   4800  remember_session  .*/leaky\.c:39  ' c.out || fail "column row: $(cat c.out)"
+    run j "$RHEAP" query leaks leaky.db --json
+    grep -q '^{"blocks": 100, "bytes": 4800, "function": "remember_session", "location": ".*/leaky\.c:39", ' j.out ||
+        fail "json row: $(cat j.out)"
+}
+
+case_query_params() {
+    run r "$RHEAP" run -q -o tree.db -- "$FAMILY" tree
+    line=$(grep '^parent=' r.out)
+    c=$(field "$line" child)
+    # A query of the tests' own: integers bound as numbers, defaults from coalesce.
+    export RHEAP_QUERIES=$FIXTURES/queries
+    run q "$RHEAP" query by_size tree.db --csv
+    expect_eq "default size rows" "$(tr -d '\r' <q.out | tail -n +2)" "$(field "$line" parent),7,7777"
+    run q "$RHEAP" query by_size tree.db --csv --param size=2222
+    expect_eq "size=2222" "$(tr -d '\r' <q.out | tail -n +2)" "$c,5,11110"
+    run q "$RHEAP" query by_size tree.db --csv -p size=2222 -p pid=1
+    expect_eq "size=2222 pid=1" "$(tr -d '\r' <q.out | wc -l)" 1
+    run q "$RHEAP" query by_size tree.db --param sise=1
+    expect_eq "unknown param status" "$STATUS" 1
+    has_line q.err "rheap: query by_size has no parameter 'sise'; valid ones: size pid"
+    run q "$RHEAP" query by_size tree.db --param size
+    expect_eq "param without value" "$STATUS" 1
+    unset RHEAP_QUERIES
+    # The shipped leaks query, restricted to one process.
+    run q "$RHEAP" query leaks tree.db --csv --param "pid=$c"
+    expect_eq "leaks of the child" "$(tr -d '\r' <q.out | tail -n +2 | cut -d, -f1,2,7)" "5,11110,$c"
+    run q "$RHEAP" query leaks tree.db -p nosuch=1
+    expect_eq "unknown param status" "$STATUS" 1
+    has_line q.err "rheap: query leaks has no parameter 'nosuch'; valid ones: $(
+        sed -n 's/^-- param: *\([A-Za-z0-9_]*\) *=.*/\1/p' "$QUERIES/leaks.sql" | tr '\n' ' ' | sed 's/ $//')"
+    run q "$RHEAP" query no-such-query tree.db
+    expect_eq "unknown query status" "$STATUS" 1
+    has_line q.err "rheap: no query named 'no-such-query' in $QUERIES (rheap query --list shows them)"
+}
+
+case_report() {
+    run r "$RHEAP" run -q -o tree.db -- "$FAMILY" tree
+    run rep "$RHEAP" report tree.db
+    expect_eq "status" "$STATUS" 0
+    has_line rep.out "  allocations      15"
+    has_line rep.out "  frees            5"
+    has_line rep.out "  bytes allocated  28886 bytes (28.2 KiB)"
+    has_line rep.out "  never freed      10 blocks, 21109 bytes (20.6 KiB)"
+    has_line rep.out "  processes        4"
+    has_line rep.out "  threads          3"
+    for s in "Peak live heap (rheap query peak)" "Top leaks by site (rheap query leaks)" \
+        "Top temporary allocation sites (rheap query temporary)" \
+        "Top allocating sites (rheap query top-sites)"; do
+        has_line rep.out "$s"
+    done
+    # Every leak row of the report is a row of rheap query leaks.
+    "$RHEAP" query leaks tree.db --csv | tr -d '\r' | tail -n +2 |
+        awk -F, '{ printf "%d %d %s %s %d\n", $1, $2, $3, $4, $7 }' | sort >q.txt
+    sed -n '/^Top leaks by site/,/^$/p' rep.out | awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3, $4, $5 }' |
+        sort >r.txt
+    [ -s r.txt ] || fail "no leak rows in the report"
+    diff q.txt r.txt || fail "report and query disagree on leaks"
+    run r "$RHEAP" run -q -o leaky.db -- "$LEAKY"
+    run rep "$RHEAP" report leaky.db
+    grep -q '^      10  40960  open_connection   .*/leaky\.c:51  ' rep.out || fail "leaky report: $(cat rep.out)"
+    grep -q '^     100   4800  remember_session  .*/leaky\.c:39  ' rep.out || fail "leaky report: $(cat rep.out)"
+}
+
+# Install into a temporary prefix; build against it with pkg-config and with find_package;
+# record with the installed rheap, which must use the installed library and queries.
+case_install() {
+    cmake --install "$BUILD_DIR" --prefix "$WORK/prefix" >install.log || fail "install failed"
+    P=$WORK/prefix
+    for f in bin/rheap include/rheap.h share/rheap/schema.sql share/rheap/queries/leaks.sql \
+        lib/cmake/rheap/rheapConfig.cmake lib/cmake/rheap/rheapTargets.cmake; do
+        [ -e "$P/$f" ] || fail "not installed: $f"
+    done
+    lib=$(ls "$P"/lib*/librheap.so "$P"/lib/*/librheap.so 2>/dev/null | head -1 || true)
+    [ -n "$lib" ] || fail "librheap.so not installed: $(cd "$P" && find . | head -50)"
+    libdir=$(dirname "$lib")
+    [ -e "$libdir/pkgconfig/rheap.pc" ] || fail "rheap.pc not installed"
+    expect_eq "queries installed" "$(ls "$P/share/rheap/queries" | sort)" "$(ls "$QUERIES" | grep '\.sql$' | sort)"
+
+    # pkg-config
+    flags=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs rheap) || fail "pkg-config"
+    # shellcheck disable=SC2086
+    cc -g -O0 -fno-builtin -o app-pc "$FIXTURES/install/app.c" $flags -Wl,-rpath,"$libdir" ||
+        fail "build with pkg-config ($flags)"
+    run a ./app-pc
+    has_line a.out "app: rheap 0.1.0, recording off"
+
+    # find_package(rheap)
+    cmake -S "$FIXTURES/install" -B app-build -DCMAKE_PREFIX_PATH="$P" >cmake.log 2>&1 ||
+        { cat cmake.log >&2; fail "configure with find_package"; }
+    cmake --build app-build >>cmake.log 2>&1 || { cat cmake.log >&2; fail "build with find_package"; }
+    run a app-build/app
+    has_line a.out "app: rheap 0.1.0, recording off"
+
+    # The installed rheap, from a directory unrelated to the build, with no hints.
+    mkdir elsewhere && cd elsewhere
+    unset RHEAP_LIBRARY RHEAP_QUERIES
+    run r "$P/bin/rheap" run -o app.db -- ../app-pc
+    expect_eq "installed run" "$STATUS" 0
+    has_line r.out "app: rheap 0.1.0, recording on"
+    expect_eq "app blocks" "$(sql app.db "SELECT count(*), count(dealloc_after) FROM allocations WHERE size = 5555")" "6|2"
+    expect_eq "marker" "$(sql app.db "SELECT label FROM markers")" "app done"
+    expect_eq "library used" "$(sql app.db "SELECT count(*) FROM modules WHERE path LIKE '$P/%librheap.so%'")" 1
+    run l "$P/bin/rheap" query --list
+    has_line l.out "Queries in $P/share/rheap/queries:"
+    run q "$P/bin/rheap" query leaks app.db --csv
+    tr -d '\r' <q.out | awk -F, 'NR > 1 { n = split($4, p, "/"); print $1 "," $2 "," $3 "," p[n] }' >got.txt
+    has_line got.txt "4,22220,main,app.c:$(grep -n 'malloc(5555)' "$FIXTURES/install/app.c" | cut -d: -f1)"
+    run rep "$P/bin/rheap" report app.db
+    has_line rep.out "  allocations      $(sql app.db "SELECT count(*) FROM allocations")"
+}
+
+"case_$CASE"
