@@ -615,8 +615,13 @@ static int read_process(ctx_t *c, const char *path, procinfo_t *p)
     return 0;
 }
 
-static int write_windows(ctx_t *c, const procinfo_t *p)
+static int write_windows(ctx_t *c, const procinfo_t *p, const char *dir)
 {
+    /* The tracer writes "off" when recording ends (disable, signal, exit, exec, error). A
+     * recording without it was cut: the process was killed, or is still recording. */
+    if (p->nev == 0 || p->ev[p->nev - 1].on)
+        warnf(c, "%s: the recording has no end (process %u was killed or is still recording); "
+                 "events it had not yet written are missing", dir, p->pid);
     for (size_t i = 0; i < p->nev; i++) {
         if (!p->ev[i].on)
             continue;
@@ -766,7 +771,7 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
             goto out;
         }
     }
-    if (write_windows(c, &p) != 0)
+    if (write_windows(c, &p, rip_recording_dir(rr)) != 0)
         goto out;
     rc = 0;
 out:
