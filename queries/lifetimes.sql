@@ -39,21 +39,31 @@ site(bt, function, location) AS (
           FROM backtraces AS b GROUP BY b.id) AS k
     JOIN backtraces AS f ON f.id = k.id AND f.frame_no = k.frame_no
 ),
-per_stack AS (
-    SELECT pid, bt, count(*) AS blocks, count(life) AS freed, sum(life) AS total_ns,
-           min(life) AS min_ns, max(life) AS max_ns,
-           sum(life < 1000) AS b0, sum(life >= 1000 AND life < 10000) AS b1,
-           sum(life >= 10000 AND life < 100000) AS b2, sum(life >= 100000 AND life < 1000000) AS b3,
-           sum(life >= 1000000 AND life < 10000000) AS b4,
-           sum(life >= 10000000 AND life < 100000000) AS b5,
-           sum(life >= 100000000 AND life < 1000000000) AS b6,
-           sum(life >= 1000000000 AND life < 10000000000) AS b7, sum(life >= 10000000000) AS b8
+-- Rows are first grouped by stack and decade, the decade being the number of decimal digits of
+-- the lifetime (NULL: never freed), so that each row is looked at once; the decades are spread
+-- into columns afterwards, over few rows.
+per_decade AS (
+    SELECT pid, bt, CASE WHEN life IS NULL THEN NULL WHEN life < 1000 THEN 0
+                         ELSE min(8, length(life) - 3) END AS d,
+           count(*) AS blocks, sum(life) AS total_ns, min(life) AS min_ns, max(life) AS max_ns
     FROM (SELECT a.pid AS pid, a.bt AS bt, a.dealloc_after - a.alloc_after AS life
           FROM allocations AS a
           WHERE a.pid = coalesce(:pid, a.pid))
+    GROUP BY pid, bt, d
+),
+per_stack AS (
+    SELECT pid, bt, sum(blocks) AS blocks, sum(blocks) FILTER (WHERE d IS NOT NULL) AS freed,
+           sum(total_ns) AS total_ns, min(min_ns) AS min_ns, max(max_ns) AS max_ns,
+           sum(blocks) FILTER (WHERE d = 0) AS b0, sum(blocks) FILTER (WHERE d = 1) AS b1,
+           sum(blocks) FILTER (WHERE d = 2) AS b2, sum(blocks) FILTER (WHERE d = 3) AS b3,
+           sum(blocks) FILTER (WHERE d = 4) AS b4, sum(blocks) FILTER (WHERE d = 5) AS b5,
+           sum(blocks) FILTER (WHERE d = 6) AS b6, sum(blocks) FILTER (WHERE d = 7) AS b7,
+           sum(blocks) FILTER (WHERE d = 8) AS b8
+    FROM per_decade
     GROUP BY pid, bt
 )
-SELECT sum(l.blocks) AS blocks, sum(l.freed) AS freed, sum(l.blocks) - sum(l.freed) AS never_freed,
+SELECT sum(l.blocks) AS blocks, coalesce(sum(l.freed), 0) AS freed,
+       sum(l.blocks) - coalesce(sum(l.freed), 0) AS never_freed,
        min(l.min_ns) AS min_ns, CAST(sum(l.total_ns) / sum(l.freed) AS INTEGER) AS avg_ns,
        max(l.max_ns) AS max_ns,
        coalesce(sum(l.b0), 0) AS under_1us, coalesce(sum(l.b1), 0) AS under_10us, coalesce(sum(l.b2), 0) AS under_100us,
