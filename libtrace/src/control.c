@@ -133,7 +133,12 @@ static int parse_signal(const char *s) {
 }
 
 static void bad_env(const char *name, const char *value, const char *expected) {
-    rheap__log("ignoring ", name, "=", value, ": expected ", expected, NULL);
+    /* Quote at most 64 bytes of the value: the message stays one short line. */
+    char shown[72];
+    size_t n = strnlen(value, 65);
+    memcpy(shown, value, n > 64 ? 64 : n);
+    strcpy(shown + (n > 64 ? 64 : n), n > 64 ? "..." : "");
+    rheap__log("ignoring ", name, "=", shown, ": expected ", expected, NULL);
 }
 
 static void read_env(rheap__config_t *c) {
@@ -175,7 +180,7 @@ static void read_env(rheap__config_t *c) {
         if (strlen(v) < sizeof c->dir - 64)
             strcpy(c->dir, v);
         else
-            bad_env("RHEAP_DIR", "(too long)", "a directory path shorter than PATH_MAX");
+            bad_env("RHEAP_DIR", v, "a directory path shorter than PATH_MAX");
     }
 }
 

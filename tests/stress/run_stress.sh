@@ -2,8 +2,7 @@
 # run_stress.sh NAME: runs the stress test cases/NAME.sh in a fresh temporary directory with the
 # helpers below.
 #
-# CMake sets the environment: RHEAP_LIB (librheap.so), RHEAP_PRELOAD_FIRST (in a sanitized
-# build, the sanitizer runtime that must precede librheap in LD_PRELOAD; else empty), RHEAP_CLI
+# CMake sets the environment: RHEAP_LIB (librheap.so), RHEAP_CLI
 # (the rheap command), RIPTALLY, PROGS (the test programs), DSO (the library dlchurn loads),
 # CASES and SQLITE3. RHEAP_TEST_KEEP=1 keeps the directory of a failed test. RHEAP_STRESS_SCALE
 # multiplies the sizes of the heavier cases (default 1; the figures in docs/RELIABILITY.md were
@@ -16,7 +15,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/rheap-stress-$NAME.XXXXXX")
 REC=$WORK/rec
 mkdir "$REC"
 cd "$WORK"
-PRELOAD=${RHEAP_PRELOAD_FIRST:+$RHEAP_PRELOAD_FIRST:}$RHEAP_LIB
+PRELOAD=$RHEAP_LIB
 CLEANUP=()
 
 finish() {

@@ -578,7 +578,8 @@ static void print_summary(recording_t *rec)
         printf("on how=%s\n", rec->on[i]);
     for (size_t i = 0; i < rec->noff; i++)
         printf("off how=%s\n", rec->off[i]);
-    qsort(rec->threads, rec->nthreads, sizeof *rec->threads, by_serial);
+    if (rec->nthreads)
+        qsort(rec->threads, rec->nthreads, sizeof *rec->threads, by_serial);
     uint64_t allocs = 0, frees = 0, bytes = 0;
     for (size_t i = 0; i < rec->nthreads; i++) {
         const thread_t *th = &rec->threads[i];
@@ -636,7 +637,8 @@ static int by_group(const void *a, const void *b)
 /* Returns 1 when --strict finds a problem. */
 static int check(recording_t *rec)
 {
-    qsort(rec->events, rec->nevents, sizeof *rec->events, by_time);
+    if (rec->nevents)
+        qsort(rec->events, rec->nevents, sizeof *rec->events, by_time);
     map_t live; /* addr -> index of the allocation event */
     map_init(&live);
     uint64_t unmatched = 0, doubles = 0;

@@ -6,7 +6,7 @@
 kills=$((10 * SCALE)) nthreads=4 max_missing=21754
 total_made=0 total_recorded=0
 for i in $(seq "$kills"); do
-    rm -rf "${REC:?}"/* side.txt
+    rm -rf "${REC:?}"/* side.txt run.out run.err
     env LD_PRELOAD="$PRELOAD" RHEAP_DIR="$REC" "$PROGS/stress_killchurn" "$nthreads" side.txt \
         >run.out 2>run.err </dev/null &
     pid=$!

@@ -70,7 +70,6 @@ static void *work(void *arg)
             p = malloc(size);
             tally_alloc(&w->tally, T_MALLOC, size);
         }
-        SINK(p);
         if (!post(next, p)) {
             free(p);
             tally_free(&w->tally);
