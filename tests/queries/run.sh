@@ -2,6 +2,9 @@
 # run.sh: test driver for the canned queries in queries/.
 #
 #   run.sh record LIB RHEAP TRUTH DIR     record TRUTH with LIB preloaded, convert to DIR/out.db
+#   run.sh record-exec LIB RHEAP REEXEC DIR
+#                                         record REEXEC (which execs itself once) with LIB
+#                                         preloaded, convert both recordings to DIR/reexec.db
 #   run.sh check SQLITE3 ROOT DIR FILE    run one expected file (below) against DIR/out.db
 #   run.sh lint ROOT                      every query: the shared site block is the same, and
 #                                         the parameters it uses are exactly those it declares
@@ -9,13 +12,16 @@
 # An expected file starts with header lines, then the exact rows:
 #
 #   # query: leaks                        runs ROOT/queries/leaks.sql, unchanged
+#   # program: reexec                     against DIR/reexec.db, tags from reexec.c (default:
+#                                         DIR/out.db, tags from truth.c)
 #   # param: skip leak_*                  prepended as `.parameter set :skip leak_*`
 #   # param-sql: a SELECT t FROM ...      the same, with the value the SQL returns
 #   # awk: { print $1, $3 }               reshapes the rows before comparing (fields split on |)
 #
 # Before comparing, a location .../truth.c:N becomes truth.c:N, the recorded pid at the end of
 # a row becomes PID, and in the expected rows each @tag becomes truth.c:N, N being the line of
-# truth.c that carries the comment /* @tag */. Rows are compared exactly, in order.
+# truth.c that carries the comment /* @tag */ (reexec.c instead of truth.c for `program:
+# reexec`). Rows are compared exactly, in order.
 set -eu
 
 die() {
@@ -36,10 +42,27 @@ record() {
         { cat "$dir/convert.err" >&2; die "rheap convert failed"; }
 }
 
+# REEXEC runs as two images under one pid: rip-<pid>/ and rip-<pid>-2/ are both converted.
+record_exec() {
+    lib=$1 rheap=$2 reexec=$3 dir=$4
+    rm -rf "$dir/reexec-rec" "$dir/reexec.db"
+    mkdir -p "$dir/reexec-rec"
+    RHEAP_DIR="$dir/reexec-rec" LD_PRELOAD="$lib" "$reexec" || die "$reexec failed"
+    set -- "$dir"/reexec-rec/rip-*
+    [ $# -eq 2 ] && [ -d "$1-2" ] || die "expected rip-<pid> and rip-<pid>-2 in $dir/reexec-rec, found: $*"
+    "$rheap" convert "$@" -o "$dir/reexec.db" 2>"$dir/reexec-convert.err" ||
+        { cat "$dir/reexec-convert.err" >&2; die "rheap convert failed"; }
+}
+
 check() {
     sqlite=$1 root=$2 dir=$3 file=$4
-    db=$dir/out.db
-    [ -f "$db" ] || die "$db missing: the queries.record test makes it"
+    program=$(sed -n 's/^# program: *//p' "$file")
+    case ${program:-truth} in
+    truth) db=$dir/out.db fixture=queries.record ;;
+    reexec) db=$dir/reexec.db fixture=queries.record_exec ;;
+    *) die "$file: unknown program '$program'" ;;
+    esac
+    [ -f "$db" ] || die "$db missing: the $fixture test makes it"
     name=$(basename "$file" .txt)
     work=$dir/$name
     rm -rf "$work"
@@ -59,16 +82,17 @@ check() {
     done
     cat "$root/queries/$query.sql" >>"$work/script.sql"
 
-    pid=$("$sqlite" -batch "$db" 'SELECT pid FROM processes')
+    pid=$("$sqlite" -batch "$db" 'SELECT DISTINCT pid FROM processes')
     "$sqlite" -batch -bail -separator '|' "$db" <"$work/script.sql" >"$work/raw.txt" 2>"$work/err.txt" ||
         { cat "$work/err.txt" >&2; die "$query.sql failed"; }
     [ -s "$work/err.txt" ] && { cat "$work/err.txt" >&2; die "$query.sql wrote to stderr"; }
-    sed -e 's#[^|]*/truth\.c:#truth.c:#g' -e "s/|$pid\$/|PID/" "$work/raw.txt" |
+    src=${program:-truth}.c
+    sed -e "s#[^|]*/$src:#$src:#g" -e "s/|$pid\$/|PID/" "$work/raw.txt" |
         awk -F'|' -v OFS='|' "$prog" >"$work/got.txt"
 
-    tags=$root/tests/queries/truth.c
+    tags=$root/tests/queries/$src
     grep -n '/\* @[a-z_0-9]* \*/' "$tags" |
-        sed 's#^\([0-9]*\):.*/\* @\([a-z_0-9]*\) \*/.*#s/@\2@/truth.c:\1/g#' >"$work/tags.sed"
+        sed "s#^\\([0-9]*\\):.*/\\* @\\([a-z_0-9]*\\) \\*/.*#s/@\\2@/$src:\\1/g#" >"$work/tags.sed"
     grep -v '^#' "$file" | sed -f "$work/tags.sed" >"$work/want.txt"
 
     if ! diff -u "$work/want.txt" "$work/got.txt"; then
@@ -115,11 +139,12 @@ lint() {
     return $status
 }
 
-[ $# -ge 1 ] || die "usage: run.sh record|check|lint ..."
+[ $# -ge 1 ] || die "usage: run.sh record|record-exec|check|lint ..."
 mode=$1
 shift
 case $mode in
 record) [ $# -eq 4 ] || die "usage: run.sh record LIB RHEAP TRUTH DIR"; record "$@" ;;
+record-exec) [ $# -eq 4 ] || die "usage: run.sh record-exec LIB RHEAP REEXEC DIR"; record_exec "$@" ;;
 check) [ $# -eq 4 ] || die "usage: run.sh check SQLITE3 ROOT DIR FILE"; check "$@" ;;
 lint) [ $# -eq 1 ] || die "usage: run.sh lint ROOT"; lint "$@" ;;
 *) die "unknown mode $mode" ;;
