@@ -139,25 +139,33 @@ static void project(rheap__table_t *src, const char *const *cols, rheap__table_t
 /* The columns of the site queries worth a line in a summary: what, how much, where. */
 static const char *const site_cols[] = {"blocks", "bytes", "temporary", "percent",
                                         "temporary_bytes", "avg_size", "function", "location",
-                                        "pid", NULL};
+                                        "recording", "pid", NULL};
 
-/* "peak live heap 49856 bytes (48.7 KiB) at 9.630 ms, pid 5866", once per process of the peak
- * query's rows. */
+/* "peak live heap 49856 bytes (48.7 KiB) at 9.630 ms, pid 5866", once per recording of the
+ * peak query's rows ("pid 5866 recording 2" for a later recording of the same process). */
 static void peak_lines(const rheap__table_t *t, const char *prefix, FILE *out)
 {
-    const char *last_pid = NULL;
+    const char *last_pid = NULL, *last_rec = NULL;
     for (size_t r = 0; r < t->nrows; r++) {
         const char *pid = rheap__table_cell(t, r, "pid");
+        const char *rec = rheap__table_cell(t, r, "recording");
         const char *b = rheap__table_cell(t, r, "peak_bytes");
         const char *at = rheap__table_cell(t, r, "peak_ns");
-        if (!b || !at || (last_pid && pid && !strcmp(pid, last_pid)))
+        if (!b || !at)
+            continue;
+        if (r > 0 && pid && last_pid && !strcmp(pid, last_pid) &&
+            (!rec || (last_rec && !strcmp(rec, last_rec))))
             continue;
         last_pid = pid;
+        last_rec = rec;
         fprintf(out, "%speak live heap ", prefix);
         bytes(out, strtoll(b, NULL, 10));
         fprintf(out, " at ");
         duration(out, strtoll(at, NULL, 10));
-        fprintf(out, "%s%s\n", pid ? ", pid " : "", pid ? pid : "");
+        fprintf(out, "%s%s", pid ? ", pid " : "", pid ? pid : "");
+        if (rec && strcmp(rec, "1") != 0)
+            fprintf(out, " recording %s", rec);
+        fputc('\n', out);
     }
 }
 

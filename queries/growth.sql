@@ -16,7 +16,7 @@
 -- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
 --
 -- Columns: leaked_blocks, leaked_bytes, phases_leaking, phases, per_phase, function, location,
---          first_ns, last_ns, pid
+--          first_ns, last_ns, recording, pid
 -- Run: sqlite3 out.db < queries/growth.sql
 WITH plumbing(kind, pattern) AS (
     -- Modules and function names that allocate on their caller's behalf (README.md).
@@ -49,73 +49,82 @@ slices(n) AS (
     SELECT max(1, cast(coalesce(:phases, 10) AS INTEGER))
 ),
 span AS MATERIALIZED (
-    SELECT a.pid AS pid, max(max(a.alloc_after), coalesce(max(a.dealloc_after), 0)) / s.n + 1 AS width
+    SELECT a.pid AS pid, a.recording AS recording,
+           max(max(a.alloc_after), coalesce(max(a.dealloc_after), 0)) / s.n + 1 AS width
     FROM allocations AS a, slices AS s
     WHERE :marker IS NULL AND a.pid = coalesce(:pid, a.pid)
-    GROUP BY a.pid
+    GROUP BY a.pid, a.recording
 ),
 series(k) AS (
     SELECT 0 UNION ALL SELECT k + 1 FROM series, slices WHERE k + 1 < slices.n
 ),
 bounds AS (
-    SELECT m.pid AS pid, m.t AS t, row_number() OVER (PARTITION BY m.pid ORDER BY m.t) AS k
+    SELECT m.pid AS pid, m.recording AS recording, m.t AS t,
+           row_number() OVER (PARTITION BY m.pid, m.recording ORDER BY m.t) AS k
     FROM markers AS m
     WHERE :marker IS NOT NULL AND m.label = :marker AND m.pid = coalesce(:pid, m.pid)
 ),
-phase(pid, k, from_t, to_t) AS MATERIALIZED (
-    SELECT w.pid, s.k, s.k * w.width, (s.k + 1) * w.width FROM span AS w CROSS JOIN series AS s
+phase(pid, recording, k, from_t, to_t) AS MATERIALIZED (
+    SELECT w.pid, w.recording, s.k, s.k * w.width, (s.k + 1) * w.width
+    FROM span AS w CROSS JOIN series AS s
     UNION ALL
-    SELECT pid, 0, -9223372036854775807 - 1, min(t) FROM bounds GROUP BY pid
+    SELECT pid, recording, 0, -9223372036854775807 - 1, min(t) FROM bounds GROUP BY pid, recording
     UNION ALL
-    SELECT pid, k, t, coalesce(lead(t) OVER (PARTITION BY pid ORDER BY k), 9223372036854775807)
+    SELECT pid, recording, k, t,
+           coalesce(lead(t) OVER (PARTITION BY pid, recording ORDER BY k), 9223372036854775807)
     FROM bounds
 ),
-counts(pid, phases) AS (
-    SELECT pid, count(*) FROM phase GROUP BY pid
+counts(pid, recording, phases) AS (
+    SELECT pid, recording, count(*) FROM phase GROUP BY pid, recording
 ),
 per_stack AS (
-    SELECT a.pid AS pid, a.bt AS bt, p.k AS k, count(*) AS blocks, sum(a.size) AS bytes,
-           min(a.alloc_after) AS first_ns, max(a.alloc_after) AS last_ns
+    SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt, p.k AS k, count(*) AS blocks,
+           sum(a.size) AS bytes, min(a.alloc_after) AS first_ns, max(a.alloc_after) AS last_ns
     FROM allocations AS a
-    JOIN phase AS p ON p.pid = a.pid AND a.alloc_after >= p.from_t AND a.alloc_after < p.to_t
+    JOIN phase AS p ON p.pid = a.pid AND p.recording = a.recording
+                   AND a.alloc_after >= p.from_t AND a.alloc_after < p.to_t
     WHERE a.dealloc_after IS NULL AND a.pid = coalesce(:pid, a.pid)
-    GROUP BY a.pid, a.bt, p.k
+    GROUP BY a.pid, a.recording, a.bt, p.k
 ),
 per_site_phase AS (
-    SELECT l.pid AS pid, coalesce(s.function, '(no backtrace)') AS function,
+    SELECT l.pid AS pid, l.recording AS recording,
+           coalesce(s.function, '(no backtrace)') AS function,
            coalesce(s.location, '??') AS location, l.k AS k, sum(l.blocks) AS blocks,
            sum(l.bytes) AS bytes, min(l.first_ns) AS first_ns, max(l.last_ns) AS last_ns
     FROM per_stack AS l
     LEFT JOIN site AS s ON s.bt = l.bt
-    GROUP BY 1, 2, 3, 4
+    GROUP BY 1, 2, 3, 4, 5
 ),
--- Every phase of the process, with 0 where the site leaked nothing, in phase order.
+-- Every phase of the recording, with 0 where the site leaked nothing, in phase order.
 grid AS (
-    SELECT x.pid AS pid, x.function AS function, x.location AS location, p.k AS k,
-           coalesce(y.bytes, 0) AS bytes
-    FROM (SELECT DISTINCT pid, function, location FROM per_site_phase) AS x
-    JOIN phase AS p ON p.pid = x.pid
+    SELECT x.pid AS pid, x.recording AS recording, x.function AS function,
+           x.location AS location, p.k AS k, coalesce(y.bytes, 0) AS bytes
+    FROM (SELECT DISTINCT pid, recording, function, location FROM per_site_phase) AS x
+    JOIN phase AS p ON p.pid = x.pid AND p.recording = x.recording
     LEFT JOIN per_site_phase AS y
-           ON y.pid = x.pid AND y.function = x.function AND y.location = x.location AND y.k = p.k
+           ON y.pid = x.pid AND y.recording = x.recording AND y.function = x.function
+          AND y.location = x.location AND y.k = p.k
 ),
 -- A window, not GROUP BY: only a window's ORDER BY fixes the order group_concat sees.
 strip AS (
-    SELECT DISTINCT pid, function, location,
-           group_concat(bytes, ',') OVER (PARTITION BY pid, function, location ORDER BY k
+    SELECT DISTINCT pid, recording, function, location,
+           group_concat(bytes, ',') OVER (PARTITION BY pid, recording, function, location ORDER BY k
                                           ROWS BETWEEN UNBOUNDED PRECEDING
                                                    AND UNBOUNDED FOLLOWING) AS per_phase
     FROM grid
 ),
 per_site AS (
-    SELECT pid, function, location, sum(blocks) AS leaked_blocks, sum(bytes) AS leaked_bytes,
-           count(*) AS phases_leaking, min(first_ns) AS first_ns, max(last_ns) AS last_ns
+    SELECT pid, recording, function, location, sum(blocks) AS leaked_blocks,
+           sum(bytes) AS leaked_bytes, count(*) AS phases_leaking, min(first_ns) AS first_ns,
+           max(last_ns) AS last_ns
     FROM per_site_phase
-    GROUP BY pid, function, location
+    GROUP BY pid, recording, function, location
 )
 SELECT l.leaked_blocks, l.leaked_bytes, l.phases_leaking, c.phases, g.per_phase, l.function,
-       l.location, l.first_ns, l.last_ns, l.pid
+       l.location, l.first_ns, l.last_ns, l.recording, l.pid
 FROM per_site AS l
-JOIN counts AS c ON c.pid = l.pid
-JOIN strip AS g ON g.pid = l.pid AND g.function = l.function AND g.location = l.location
+JOIN counts AS c ON c.pid = l.pid AND c.recording = l.recording
+JOIN strip AS g ON g.pid = l.pid AND g.recording = l.recording AND g.function = l.function
+               AND g.location = l.location
 WHERE l.phases_leaking >= cast(coalesce(:min_phases, 1) AS INTEGER)
-ORDER BY l.phases_leaking DESC, l.leaked_bytes DESC, l.function, l.location, l.pid;
+ORDER BY l.phases_leaking DESC, l.leaked_bytes DESC, l.function, l.location, l.pid, l.recording;

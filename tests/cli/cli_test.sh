@@ -118,7 +118,7 @@ case_run_tree() {
     has_line r.err "rheap: never freed: 21109 bytes (20.6 KiB) in 10 blocks"
     has_line r.err "rheap: peak live heap 11110 bytes (10.8 KiB) at $(
         sql tree.db "SELECT printf('%.3f ms', max(alloc_after) / 1e6) FROM allocations WHERE pid = $c"), pid $c"
-    grep -q '^rheap: *5  11110  blocks *.*family\.c:[0-9]*  '"$c"'$' r.err || fail "top leak line: $(cat r.err)"
+    grep -q '^rheap: *5  11110  blocks *.*family\.c:[0-9]* *1  '"$c"'$' r.err || fail "top leak line: $(cat r.err)"
     [ -z "$(ls -d rheap-run-* 2>/dev/null)" ] || fail "recordings not removed"
 }
 
@@ -198,7 +198,7 @@ case_query_leaks() {
     expect_eq "run status" "$STATUS" 0
     run q "$RHEAP" query leaks leaky.db --csv
     expect_eq "query status" "$STATUS" 0
-    has_line q.out "$(printf 'blocks,bytes,function,location,first_ns,last_ns,pid\r')"
+    has_line q.out "$(printf 'blocks,bytes,function,location,first_ns,last_ns,recording,pid\r')"
     awk -F, 'NR > 1 && NR <= 3 { n = split($4, p, "/"); print $1 "," $2 "," $3 "," p[n] }' q.out >got.txt
     printf '%s\n' "10,40960,open_connection,leaky.c:51" "100,4800,remember_session,leaky.c:39" >want.txt
     diff want.txt got.txt || fail "leak rows differ"
@@ -208,7 +208,7 @@ case_query_leaks() {
     diff shell.txt mine.txt || fail "rheap query and sqlite3 disagree"
     # Column output: a header, a rule, right-aligned numbers.
     run c "$RHEAP" query leaks leaky.db
-    head -1 c.out | grep -Eq '^blocks  bytes  function +location +first_ns +last_ns +pid$' || fail "header: $(head -2 c.out)"
+    head -1 c.out | grep -Eq '^blocks  bytes  function +location +first_ns +last_ns +recording +pid$' || fail "header: $(head -2 c.out)"
     grep -q '^    10  40960  open_connection   .*/leaky\.c:51  ' c.out || fail "column row: $(cat c.out)"
     grep -q '^   100   4800  remember_session  .*/leaky\.c:39  ' c.out || fail "column row: $(cat c.out)"
     run j "$RHEAP" query leaks leaky.db --json
@@ -236,7 +236,7 @@ case_query_params() {
     unset RHEAP_QUERIES
     # The shipped leaks query, restricted to one process.
     run q "$RHEAP" query leaks tree.db --csv --param "pid=$c"
-    expect_eq "leaks of the child" "$(tr -d '\r' <q.out | tail -n +2 | cut -d, -f1,2,7)" "5,11110,$c"
+    expect_eq "leaks of the child" "$(tr -d '\r' <q.out | tail -n +2 | cut -d, -f1,2,8)" "5,11110,$c"
     run q "$RHEAP" query leaks tree.db -p nosuch=1
     expect_eq "unknown param status" "$STATUS" 1
     has_line q.err "rheap: query leaks has no parameter 'nosuch'; valid ones: $(
@@ -263,8 +263,8 @@ case_report() {
     done
     # Every leak row of the report is a row of rheap query leaks.
     "$RHEAP" query leaks tree.db --csv | tr -d '\r' | tail -n +2 |
-        awk -F, '{ printf "%d %d %s %s %d\n", $1, $2, $3, $4, $7 }' | sort >q.txt
-    sed -n '/^Top leaks by site/,/^$/p' rep.out | awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3, $4, $5 }' |
+        awk -F, '{ printf "%d %d %s %s %d %d\n", $1, $2, $3, $4, $7, $8 }' | sort >q.txt
+    sed -n '/^Top leaks by site/,/^$/p' rep.out | awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3, $4, $5, $6 }' |
         sort >r.txt
     [ -s r.txt ] || fail "no leak rows in the report"
     diff q.txt r.txt || fail "report and query disagree on leaks"
