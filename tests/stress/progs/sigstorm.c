@@ -53,6 +53,10 @@ static void *work(void *arg)
     return NULL;
 }
 
+/* Traced, the recorder's state, so each signal is sent only once the previous one has taken
+ * effect: two deliveries of a standard signal that are pending at once merge into one. */
+extern int rheap_is_enabled(void) __attribute__((weak));
+
 static void *signaler(void *arg)
 {
     (void)arg;
@@ -60,7 +64,10 @@ static void *signaler(void *arg)
         long target = atomic_load(&progress) + spacing;
         while (atomic_load(&progress) < target)
             sched_yield();
+        int before = rheap_is_enabled ? rheap_is_enabled() : 0;
         kill(getpid(), SIGUSR2);
+        while (rheap_is_enabled && rheap_is_enabled() == before)
+            sched_yield();
     }
     atomic_store(&signals_done, 1);
     return NULL;
