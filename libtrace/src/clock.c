@@ -56,8 +56,11 @@ static int tsc_trusted(void) {
 uint64_t rheap__now_abs(void) {
     int state = atomic_load_explicit(&tsc_state, memory_order_acquire);
     if (RHEAP_LIKELY(state == TSC_READY)) {
-        uint64_t d = rdtsc() - anchor_tsc;
-        return anchor_ns + (uint64_t)(((unsigned __int128)d * mult) >> 32);
+        /* Signed: a CPU whose TSC lags the anchor's by a few ticks reads the anchor time. */
+        int64_t d = (int64_t)(rdtsc() - anchor_tsc);
+        if (d < 0)
+            d = 0;
+        return anchor_ns + (uint64_t)(((unsigned __int128)(uint64_t)d * mult) >> 32);
     }
     if (state == TSC_UNUSABLE)
         return mono_ns();

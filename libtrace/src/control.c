@@ -35,7 +35,6 @@ static pthread_mutex_t ctl = PTHREAD_MUTEX_INITIALIZER;
 static rheap__config_t env_cfg;   /* from the environment: used by env, signal and fork starts */
 static int preloaded;
 static pid_t rec_pid;             /* the process the open recording belongs to */
-static int proc_fd = -1;
 static void *proc_mem;
 static size_t proc_mem_size;
 static rip_writer_t *proc_w;
@@ -254,11 +253,8 @@ static rip_status_t write_process(void) {
 }
 
 static void close_process_file(void) {
-    if (proc_fd >= 0)
-        rheap__sys_close(proc_fd);
     if (proc_mem)
         munmap(proc_mem, proc_mem_size);
-    proc_fd = -1;
     proc_mem = NULL;
     proc_w = NULL;
 }
@@ -273,14 +269,17 @@ static int start(const rheap__config_t *c, const char *how) {
     char path[PATH_MAX + 16];
     strcpy(path, rheap__rec_path);
     strcat(path, "/process.rip");
-    proc_fd = rheap__open_file(path);
-    if (proc_fd < 0)
-        return -1;
     proc_mem_size = rip_writer_footprint(64 * 1024);
     proc_mem = mmap(NULL, proc_mem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (proc_mem == MAP_FAILED) {
         proc_mem = NULL;
+        return -1;
+    }
+    int fd = rheap__open_file(path);
+    if (fd < 0) {
+        int err = errno;
         close_process_file();
+        errno = err;
         return -1;
     }
     rheap__cfg = *c;
@@ -288,10 +287,14 @@ static int start(const rheap__config_t *c, const char *how) {
     rec_pid = getpid();
     rip_header_t h = {1, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, (uint32_t)rec_pid, 0, rheap__rec_num, 0,
                       rheap__start_ns};
-    proc_w = rip_writer_init(proc_mem, 64 * 1024, proc_fd, &h);
-    rip_writer_guard(proc_w, rheap__file_limit());
+    proc_w = rip_writer_init(proc_mem, 64 * 1024, fd, &h);
+    rip_status_t st = rip_writer_detach(proc_w, path, rheap__file_limit());
+    int err = errno;
+    rheap__sys_close(fd);
+    errno = err;
     atomic_store(&rheap__lost_events, 0);
-    rip_status_t st = write_process();
+    if (st == RIP_OK)
+        st = write_process();
     if (st == RIP_OK)
         st = rip_writer_config(proc_w, c->depth, c->sample_ppm, c->buffer_kb, c->max_threads,
                                (uint32_t)c->signal, rheap__rec_path);
@@ -318,25 +321,10 @@ static void write_lost(void) {
         rip_writer_lost(proc_w, rheap__now(), lost, "threads over max_threads");
 }
 
-/* Creates a recording file: exclusive, never through a symlink, mode 0600, and moved to a high
- * descriptor number so that programs which count on the numbers they get (or close and reopen
- * low ones) are not disturbed. */
+/* Creates a recording file: exclusive, never through a symlink, mode 0600. The caller hands
+ * it to a writer that reopens it by name for each write, then closes this descriptor. */
 int rheap__open_file(const char *path) {
-    int fd = rheap__sys_open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0)
-        return -1;
-    struct rlimit rl;
-    int high = 512;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur <= 1024)
-        high = (int)rl.rlim_cur / 2;
-    if (fd < high) {
-        int moved = fcntl(fd, F_DUPFD_CLOEXEC, high);
-        if (moved >= 0) {
-            rheap__sys_close(fd);
-            fd = moved;
-        }
-    }
-    return fd;
+    return rheap__sys_open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 }
 
 /* The file size limit (RLIMIT_FSIZE), 0 when unlimited: the writer stops short of it. */
@@ -411,8 +399,17 @@ static void on_toggle_signal(int sig) {
 
 /* ---- fork ---- */
 
-static void fork_prepare(void) {
+/* A fork from a signal handler that interrupted the tracer takes no tracer lock (it could be
+ * holding one): the child resets everything anyway. */
+static int fork_unlocked;
+
+void rheap__fork_prepare(void) {
     int guard = rheap__guard;
+    fork_unlocked = guard;
+    if (guard) {
+        forking_pid = getpid();
+        return;
+    }
     rheap__guard = 1;
     rheap__ctl_lock();
     rheap__threads_lock_all();
@@ -420,27 +417,23 @@ static void fork_prepare(void) {
     rheap__guard = guard;
 }
 
-static void fork_parent(void) {
+void rheap__fork_parent(void) {
     forking_pid = 0;
+    if (fork_unlocked)
+        return;
     rheap__threads_unlock_all();
     rheap__ctl_unlock();
 }
 
 /* The child records into its own rip-<childpid>/ (its process record names the parent), never
  * into the parent's files. */
-static void fork_child(void) {
+void rheap__fork_child(void) {
     int guard = rheap__guard;
     rheap__guard = 1;
     int was_on = atomic_load(&rheap__word) & RHEAP__ON;
     rheap__threads_after_fork_child();
     pthread_mutex_init(&ctl, NULL);
-    if (proc_fd >= 0)
-        rheap__sys_close(proc_fd);
-    proc_fd = -1;
-    proc_w = NULL; /* the mapping is the child's copy: reuse is not worth it, unmap */
-    if (proc_mem)
-        munmap(proc_mem, proc_mem_size);
-    proc_mem = NULL;
+    close_process_file(); /* the child's copy of the parent's process-file writer */
     atomic_fetch_and(&rheap__word, ~(RHEAP__ON | RHEAP__EXITING));
     if (was_on) {
         rheap__config_t c = rheap__cfg;
@@ -461,7 +454,7 @@ static void init_locked(void) {
     preloaded = pre && strstr(pre, "librheap") != NULL;
     rheap__unwind_init();
     rheap__threads_init();
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    pthread_atfork(rheap__fork_prepare, rheap__fork_parent, rheap__fork_child);
     if (env_cfg.signal) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -510,6 +503,7 @@ void rheap__slow_path(void) {
 /* Programs that allocate before this constructor runs have already initialized us. */
 __attribute__((constructor)) static void rheap_constructor(void) {
     rheap__resolve();
+    rheap__exec_init();
     int guard = rheap__guard;
     rheap__guard = 1;
     if (atomic_load(&rheap__word) & RHEAP__UNINIT)
@@ -518,18 +512,15 @@ __attribute__((constructor)) static void rheap_constructor(void) {
 }
 
 __attribute__((destructor)) static void rheap_destructor(void) {
-    int guard = rheap__guard;
-    rheap__guard = 1;
-    rheap__ctl_lock();
-    flush_for_exit();
-    rheap__ctl_unlock();
-    rheap__guard = guard;
+    rheap__before_exit();
 }
 
 /* ---- Called by exec.c and the _exit wrappers ---- */
 
 int rheap__before_exec(void) {
     int guard = rheap__guard, was_on = 0;
+    if (guard)
+        return 0; /* a signal handler interrupted the tracer: its state is mid-update, leave it */
     rheap__guard = 1;
     rheap__ctl_lock();
     /* A vfork child shares our memory: it must not touch the parent's recording. */
@@ -556,6 +547,8 @@ void rheap__after_failed_exec(int was_on) {
 
 void rheap__before_exit(void) {
     int guard = rheap__guard;
+    if (guard)
+        return; /* a signal handler interrupted the tracer: flushing now could deadlock */
     rheap__guard = 1;
     rheap__ctl_lock();
     flush_for_exit();

@@ -18,6 +18,7 @@ typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 typedef void (*exit_fn)(int);
+typedef pid_t (*fork_fn)(void);
 
 static void *next(const char *name) {
     rheap__resolve();
@@ -26,6 +27,22 @@ static void *next(const char *name) {
     void *f = dlsym(RTLD_NEXT, name);
     rheap__guard = guard;
     return f;
+}
+
+static execve_fn real_execve;
+static execvpe_fn real_execvpe;
+static fexecve_fn real_fexecve;
+static exit_fn real_exit;
+static fork_fn real_fork;
+
+/* Resolved once at start-up (from the constructor, with no tracer lock held): a vfork child that
+ * calls _exit or exec must not be the first to run dlsym, in memory it shares with its parent. */
+void rheap__exec_init(void) {
+    real_execve = (execve_fn)next("execve");
+    real_execvpe = (execvpe_fn)next("execvpe");
+    real_fexecve = (fexecve_fn)next("fexecve");
+    real_exit = (exit_fn)next("_exit");
+    real_fork = (fork_fn)next("_Fork");
 }
 
 /* Runs an exec function: completes the recording first, resumes it if the exec returns. */
@@ -40,17 +57,15 @@ static void *next(const char *name) {
     } while (0)
 
 RHEAP_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
-    static execve_fn real;
-    if (!real)
-        real = (execve_fn)next("execve");
-    RUN_EXEC(real(path, argv, envp));
+    if (!real_execve)
+        real_execve = (execve_fn)next("execve");
+    RUN_EXEC(real_execve(path, argv, envp));
 }
 
 RHEAP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
-    static execvpe_fn real;
-    if (!real)
-        real = (execvpe_fn)next("execvpe");
-    RUN_EXEC(real(file, argv, envp));
+    if (!real_execvpe)
+        real_execvpe = (execvpe_fn)next("execvpe");
+    RUN_EXEC(real_execvpe(file, argv, envp));
 }
 
 RHEAP_EXPORT int execv(const char *path, char *const argv[]) {
@@ -62,10 +77,9 @@ RHEAP_EXPORT int execvp(const char *file, char *const argv[]) {
 }
 
 RHEAP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
-    static fexecve_fn real;
-    if (!real)
-        real = (fexecve_fn)next("fexecve");
-    RUN_EXEC(real(fd, argv, envp));
+    if (!real_fexecve)
+        real_fexecve = (fexecve_fn)next("fexecve");
+    RUN_EXEC(real_fexecve(fd, argv, envp));
 }
 
 /* The execl family: gather the variadic arguments into an array on the stack. */
@@ -103,12 +117,28 @@ RHEAP_EXPORT int execle(const char *path, const char *arg, ...) {
 }
 
 RHEAP_EXPORT void _exit(int status) {
-    static exit_fn real;
-    if (!real)
-        real = (exit_fn)next("_exit");
+    if (!real_exit)
+        real_exit = (exit_fn)next("_exit");
     rheap__before_exit();
-    real(status);
+    real_exit(status);
     __builtin_unreachable();
+}
+
+/* _Fork is fork without the atfork handlers; glibc's own fork reaches it internally, not
+ * through here. A child made by it must not write into its parent's files, so the tracer's
+ * fork handling runs around it as around fork. */
+RHEAP_EXPORT pid_t _Fork(void) {
+    if (!real_fork)
+        real_fork = (fork_fn)next("_Fork");
+    rheap__fork_prepare();
+    pid_t pid = real_fork();
+    int saved = errno;
+    if (pid == 0)
+        rheap__fork_child();
+    else
+        rheap__fork_parent();
+    errno = saved;
+    return pid;
 }
 
 RHEAP_EXPORT void _Exit(int status) {

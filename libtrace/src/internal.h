@@ -84,7 +84,7 @@ void rheap__fail(const char *what, int err);
  * it printed. */
 int rheap__report_failure(const char *what, int err);
 
-/* Opens a new recording file (exclusive, no symlinks, 0600, high descriptor number). */
+/* Creates a new recording file (exclusive, no symlinks, 0600); returns its descriptor. */
 int rheap__open_file(const char *path);
 
 /* RLIMIT_FSIZE in bytes, 0 when unlimited. */
@@ -107,6 +107,14 @@ void rheap__ctl_unlock(void);
 int rheap__before_exec(void);
 void rheap__after_failed_exec(int was_on);
 void rheap__before_exit(void);
+
+/* fork handlers, also run around _Fork by exec.c. */
+void rheap__fork_prepare(void);
+void rheap__fork_parent(void);
+void rheap__fork_child(void);
+
+/* exec.c: resolves the real exec/_exit/_Fork functions (from the constructor). */
+void rheap__exec_init(void);
 
 /* ---- thread.c: per-thread recorder state ---- */
 

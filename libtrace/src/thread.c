@@ -45,7 +45,6 @@ struct rheap__thread {
     int status;
     _Atomic unsigned gen;        /* recording the open file belongs to; 0: no file */
     pid_t tid;
-    int fd;
     rip_writer_t *w;
     size_t map_size;
     uint32_t block_size;
@@ -84,14 +83,16 @@ static _Atomic int warned_threads;
  * waits. Without membarrier (old kernels, seccomp), both sides use a full fence.
  */
 
-static int asym_ok;
-
 /* Without membarrier, both sides fall back to sequentially consistent accesses, which order a
  * store before a later load on both sides (Dekker). ThreadSanitizer cannot see the ordering
  * membarrier provides, so a TSan build always uses the fallback. */
+static int asym_ok;
+
 static void claim_barrier(void) {
-    if (asym_ok)
-        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+    /* If the expedited barrier fails (a seccomp filter installed later), the slow global one
+     * gives the same guarantee. */
+    if (asym_ok && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+        syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
 }
 
 static inline void t_lock(rheap__thread_t *t) {
@@ -194,10 +195,27 @@ void rheap__threads_init(void) {
 
 /* ---- Registration (control lock held) ---- */
 
-static size_t map_size_for(uint32_t block) {
-    size_t head = (sizeof(rheap__thread_t) + 63) & ~(size_t)63;
-    size_t wsize = (rip_writer_footprint(block) + 63) & ~(size_t)63;
-    return head + wsize + TAB_SLOTS * sizeof(stack_slot_t) + rheap__modsnap_size();
+/* Layout of a recorder's mapping: the struct, the writer, the stack table, the module
+ * snapshot. The table starts on a page so it can be given back with madvise. */
+typedef struct {
+    size_t writer, table, snap, size;
+} layout_t;
+
+static layout_t layout_for(uint32_t block) {
+    layout_t l;
+    l.writer = (sizeof(rheap__thread_t) + 63) & ~(size_t)63;
+    l.table = (l.writer + rip_writer_footprint(block) + 4095) & ~(size_t)4095;
+    l.snap = l.table + TAB_SLOTS * sizeof(stack_slot_t);
+    l.size = l.snap + rheap__modsnap_size();
+    return l;
+}
+
+/* Empties the stack table. Its pages go back to the kernel rather than being zeroed by hand:
+ * a thread that defines a few stacks keeps a few pages resident, not the whole table. */
+static void clear_stacks(rheap__thread_t *t) {
+    if (t->tab_used)
+        madvise(t->tab, TAB_SLOTS * sizeof(stack_slot_t), MADV_DONTNEED);
+    t->tab_used = 0;
 }
 
 /* Closes the files of retired threads that the kernel reports gone, making their mappings
@@ -205,16 +223,15 @@ static size_t map_size_for(uint32_t block) {
 static void reclaim_dead(void) {
     pid_t pid = getpid();
     for (rheap__thread_t *t = all_threads; t; t = t->next) {
-        if (t->status != T_RETIRED)
+        /* Also LIVE ones: a thread whose first event came after its key destructors, or one
+         * made by a raw clone, never retires. */
+        if (t->status == T_FREE || t == tl_self)
             continue;
         if (syscall(SYS_tgkill, pid, t->tid, 0) == 0 || errno != ESRCH)
             continue;
         /* A dead thread cannot be inside an event: events contain no cancellation point. */
         if (t->w)
             rip_writer_flush(t->w);
-        if (t->fd >= 0)
-            rheap__sys_close(t->fd);
-        t->fd = -1;
         t->w = NULL;
         atomic_store(&t->gen, 0);
         t->status = T_FREE;
@@ -226,7 +243,8 @@ static void reclaim_dead(void) {
  * the reason (else the mapping failed, errno set). */
 static rheap__thread_t *register_thread(int *over_limit) {
     uint32_t block = rheap__cfg.buffer_kb * 1024u;
-    size_t size = map_size_for(block);
+    layout_t l = layout_for(block);
+    size_t size = l.size;
     int saved = errno;
     reclaim_dead();
     errno = saved;
@@ -250,19 +268,16 @@ static rheap__thread_t *register_thread(int *over_limit) {
         if (mem == MAP_FAILED)
             return NULL;
         t = mem;
-        size_t head = (sizeof(rheap__thread_t) + 63) & ~(size_t)63;
-        size_t wsize = (rip_writer_footprint(block) + 63) & ~(size_t)63;
         t->map_size = size;
         t->block_size = block;
-        t->wmem = (char *)mem + head;
-        t->tab = (stack_slot_t *)((char *)mem + head + wsize);
-        t->snap = (rheap__modsnap_t *)((char *)t->tab + TAB_SLOTS * sizeof(stack_slot_t));
+        t->wmem = (char *)mem + l.writer;
+        t->tab = (stack_slot_t *)((char *)mem + l.table);
+        t->snap = (rheap__modsnap_t *)((char *)mem + l.snap);
         t->next = all_threads;
         all_threads = t;
     }
     t->status = T_LIVE;
     t->tid = (pid_t)syscall(SYS_gettid);
-    t->fd = -1;
     t->w = NULL;
     atomic_store(&t->gen, 0);
     t->rng = (uint32_t)t->tid * 2654435761u | 1u;
@@ -270,13 +285,16 @@ static rheap__thread_t *register_thread(int *over_limit) {
     return t;
 }
 
-/* Opens this thread's file in the current recording: t<tid>.rip, or t<tid>-N.rip when a
- * previous thread with the same tid already has one. */
-static int open_thread_file(rheap__thread_t *t) {
+/* Creates this thread's file in the current recording, t<tid>.rip, or t<tid>-N.rip when a
+ * previous thread with the same tid already has one, and starts its writer, which from then on
+ * opens the file by name for each write (rip_writer_detach). */
+static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
     char path[PATH_MAX + 64], num[24];
     size_t base = strlen(rheap__rec_path);
-    if (base + 64 > sizeof path)
+    if (base + 64 > sizeof path) {
+        errno = ENAMETOOLONG;
         return -1;
+    }
     for (unsigned n = 1; n < 1000; n++) {
         memcpy(path, rheap__rec_path, base);
         path[base] = 0;
@@ -288,8 +306,16 @@ static int open_thread_file(rheap__thread_t *t) {
         }
         strcat(path, ".rip");
         int fd = rheap__open_file(path);
-        if (fd >= 0 || errno != EEXIST)
-            return fd;
+        if (fd < 0 && errno == EEXIST)
+            continue;
+        if (fd < 0)
+            return -1;
+        t->w = rip_writer_init(t->wmem, t->block_size, fd, h);
+        rip_status_t st = rip_writer_detach(t->w, path, rheap__file_limit());
+        int err = errno;
+        rheap__sys_close(fd);
+        errno = err;
+        return st == RIP_OK ? 0 : -1;
     }
     errno = EEXIST;
     return -1;
@@ -323,24 +349,19 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
     unsigned gen = atomic_load(&rheap__gen);
     t_lock(t);
     if (atomic_load(&t->gen) != gen) {
-        if (t->fd >= 0)
-            rheap__sys_close(t->fd);
         t->w = NULL;
-        t->fd = open_thread_file(t);
-        if (t->fd < 0) {
+        if (serial_gen != gen) {
+            serial_gen = gen;
+            serial = 0;
+        }
+        rip_header_t h = {0, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, (uint32_t)getpid(),
+                          (uint32_t)t->tid, rheap__rec_num, ++serial, rheap__start_ns};
+        if (open_thread_file(t, &h) != 0) {
+            t->w = NULL;
             failed = 1;
             err = errno;
         } else {
-            if (serial_gen != gen) {
-                serial_gen = gen;
-                serial = 0;
-            }
-            rip_header_t h = {0, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, (uint32_t)getpid(),
-                              (uint32_t)t->tid, rheap__rec_num, ++serial, rheap__start_ns};
-            t->w = rip_writer_init(t->wmem, t->block_size, t->fd, &h);
-            rip_writer_guard(t->w, rheap__file_limit());
-            memset(t->tab, 0, TAB_SLOTS * sizeof(stack_slot_t));
-            t->tab_used = 0;
+            clear_stacks(t);
             t->next_stack = 1;
             t->have_mods = 0;
             t->last_t = 0;
@@ -400,10 +421,8 @@ static uint64_t find_stack(rheap__thread_t *t, uint64_t h) {
 }
 
 static void add_stack(rheap__thread_t *t, uint64_t h, uint64_t id) {
-    if (t->tab_used >= TAB_SLOTS / 4 * 3) {
-        memset(t->tab, 0, TAB_SLOTS * sizeof(stack_slot_t));
-        t->tab_used = 0;
-    }
+    if (t->tab_used >= TAB_SLOTS / 4 * 3)
+        clear_stacks(t);
     uint32_t i = (uint32_t)h & (TAB_SLOTS - 1);
     while (t->tab[i].hash != 0)
         i = (i + 1) & (TAB_SLOTS - 1);
@@ -546,8 +565,6 @@ void rheap__threads_flush_all(int close_files) {
                 err = errno;
             }
             if (close_files) {
-                rheap__sys_close(t->fd);
-                t->fd = -1;
                 t->w = NULL;
                 atomic_store(&t->gen, 0);
             }
@@ -577,9 +594,6 @@ void rheap__threads_unlock_all(void) {
 void rheap__threads_after_fork_child(void) {
     n_active = 0;
     for (rheap__thread_t *t = all_threads; t; t = t->next) {
-        if (t->fd >= 0)
-            rheap__sys_close(t->fd);
-        t->fd = -1;
         t->w = NULL;
         atomic_store(&t->gen, 0);
         if (t == tl_self) {

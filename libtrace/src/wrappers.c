@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -86,7 +87,7 @@ void rheap__resolve(void) {
     r.pvalloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "pvalloc");
     if (!r.malloc || !r.free || !r.calloc || !r.realloc) {
         rheap__log("cannot find the real malloc (dlsym RTLD_NEXT failed)", NULL);
-        _exit(127);
+        syscall(SYS_exit_group, 127); /* not _exit: that is our own wrapper, which would wait here */
     }
     rheap__real = r;
     tl_resolving = 0;
@@ -110,12 +111,14 @@ static inline int need_boot(void) {
 static inline int enter(void) {
     if (rheap__guard)
         return 0;
-    int word = atomic_load_explicit(&rheap__word, memory_order_relaxed);
+    int word = atomic_load_explicit(&rheap__word, memory_order_acquire);
     if (RHEAP_LIKELY(word == 0))
         return 0;
     rheap__guard = 1;
     if (word != RHEAP__ON) {
+        int saved = errno; /* starting or stopping a recording makes system calls */
         rheap__slow_path();
+        errno = saved;
         if (!(atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__ON)) {
             rheap__guard = 0;
             return 0;
@@ -212,7 +215,9 @@ RHEAP_EXPORT void *realloc(void *old, size_t size) {
         return realloc_from_boot(old, size);
     if (!enter())
         return rheap__real.realloc(old, size);
+    int saved = errno;
     uint64_t t0 = rheap__now();
+    errno = saved;
     void *p = rheap__real.realloc(old, size);
     record_realloc(RIP_CALL_REALLOC, old, p, size, t0);
     leave();
@@ -229,7 +234,9 @@ RHEAP_EXPORT void *reallocarray(void *old, size_t n, size_t size) {
         return realloc(old, total);
     if (!enter())
         return rheap__real.reallocarray(old, n, size);
+    int saved = errno;
     uint64_t t0 = rheap__now();
+    errno = saved;
     void *p = rheap__real.reallocarray(old, n, size);
     record_realloc(RIP_CALL_REALLOCARRAY, old, p, total, t0);
     leave();

@@ -265,12 +265,15 @@ rip_status_t rip_writer_config(rip_writer_t *w, uint32_t depth, uint32_t sample_
 rip_status_t rip_writer_on(rip_writer_t *w, uint64_t t, const char *how);
 rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
 
-/* Protects a writer that shares its process with code it does not control (the tracer). From
- * now on, before every write the writer checks that its descriptor still refers to the file it
- * refers to now (fstat st_dev/st_ino) and fails with errno EBADF if the program closed it and
- * the number was reused; and it fails with errno EFBIG rather than write past `max_bytes` bytes
- * (0: no limit), so a file size limit never raises SIGXFSZ in the program. */
-void rip_writer_guard(rip_writer_t *w, uint64_t max_bytes);
+/* For a writer that shares its process with code it does not control (the tracer): from now on
+ * the writer keeps no descriptor. Each flush opens `path` (O_NOFOLLOW), checks that it is the
+ * very file `fd` referred to at this call (st_dev/st_ino; errno ESTALE if it was replaced),
+ * writes and closes it; the caller closes its own descriptor after this call. So the program
+ * can close or reuse any descriptor number, and the recording holds no descriptor between
+ * writes. A write that would pass `max_bytes` (0: no limit) fails with errno EFBIG instead of
+ * raising SIGXFSZ. RIP_OK, or RIP_E_IO (errno set) if fd cannot be examined or path is too
+ * long (4095 bytes at most). */
+rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_bytes);
 
 /* Compresses what is pending into a block and writes it, followed by the end mark, so the file
  * is a complete lz4 frame afterwards. Nothing pending: writes the end mark only the first time.

@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -49,10 +50,11 @@ struct rip_writer {
     uint8_t *raw;
     uint8_t *out;
     size_t out_cap;
-    int guarded;              /* rip_writer_guard was called: check fd and size before writes */
-    dev_t dev;                /* identity of the file fd referred to at rip_writer_guard */
+    int detached;             /* rip_writer_detach was called: open `path` for each write */
+    dev_t dev;                /* identity of the file created, checked at each open */
     ino_t ino;
     uint64_t max_bytes;       /* file size limit; 0: none */
+    char path[4096];
 };
 
 #define ALIGN_UP(x, a) (((x) + (size_t)(a) - 1) & ~((size_t)(a) - 1))
@@ -146,35 +148,49 @@ static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
     return 0;
 }
 
-void rip_writer_guard(rip_writer_t *w, uint64_t max_bytes)
+rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_bytes)
 {
     struct stat st;
-    if (fstat(w->fd, &st) != 0)
-        return;
-    w->guarded = 1;
+    size_t n = strlen(path);
+    if (n >= sizeof w->path || fstat(w->fd, &st) != 0) {
+        if (n >= sizeof w->path)
+            errno = ENAMETOOLONG;
+        w->failed = 1;
+        return RIP_E_IO;
+    }
+    memcpy(w->path, path, n + 1);
+    w->detached = 1;
     w->dev = st.st_dev;
     w->ino = st.st_ino;
     w->max_bytes = max_bytes;
+    w->fd = -1;
+    return RIP_OK;
 }
 
-/* With a guard: refuse to write when fd no longer names our file (the program closed it and
- * the number was reused) or when the write would pass the size limit. errno says which. */
-static int guard_ok(const struct rip_writer *w, uint64_t end)
+/* A detached writer's write: open the file by path, make sure it is still the file created
+ * (not a file or link put in its place), stay under the size limit, write, close. The calls
+ * are raw syscalls, not libc's cancellation points. */
+static int write_detached(const struct rip_writer *w, const uint8_t *buf, size_t len, uint64_t off)
 {
-    if (!w->guarded)
-        return 1;
-    struct stat st;
-    int saved = errno;
-    if (fstat(w->fd, &st) != 0 || st.st_dev != w->dev || st.st_ino != w->ino) {
-        errno = EBADF;
-        return 0;
-    }
-    if (w->max_bytes && end > w->max_bytes) {
+    if (w->max_bytes && off + len > w->max_bytes) {
         errno = EFBIG;
-        return 0;
+        return -1;
     }
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    int r = -1;
+    if (fstat(fd, &st) != 0)
+        ;
+    else if (st.st_dev != w->dev || st.st_ino != w->ino)
+        errno = ESTALE;
+    else
+        r = write_all(fd, buf, len, off);
+    int saved = errno;
+    syscall(SYS_close, fd);
     errno = saved;
-    return 1;
+    return r;
 }
 
 rip_status_t rip_writer_flush(rip_writer_t *w)
@@ -208,7 +224,7 @@ rip_status_t rip_writer_flush(rip_writer_t *w)
         start[6] = (uint8_t)(rip_xxh32(start + 4, 2, 0) >> 8);
     }
     size_t total = (size_t)(data - 4 - start) + block_len + 4;
-    if (!guard_ok(w, at + total) || write_all(w->fd, start, total, at) != 0) {
+    if ((w->detached ? write_detached(w, start, total, at) : write_all(w->fd, start, total, at)) != 0) {
         w->failed = 1;
         return RIP_E_IO;
     }

@@ -31,7 +31,8 @@ die() {
 
 record() {
     lib=$1 rheap=$2 truth=$3 dir=$4
-    rm -rf "$dir"
+    # Only this fixture's files: record_exec runs at the same time in the same directory.
+    rm -rf "$dir/rec" "$dir/out.db" "$dir/truth.out" "$dir/convert.err"
     mkdir -p "$dir/rec"
     RHEAP_DIR="$dir/rec" LD_PRELOAD="$lib" "$truth" >"$dir/truth.out" ||
         die "$truth failed"
