@@ -271,14 +271,16 @@ static int start(const rheap__config_t *c, const char *how) {
     strcat(path, "/process.rip");
     proc_mem_size = rip_writer_footprint(64 * 1024);
     proc_mem = mmap(NULL, proc_mem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (proc_mem == MAP_FAILED) {
+    int fd = -1;
+    if (proc_mem == MAP_FAILED)
         proc_mem = NULL;
-        return -1;
-    }
-    int fd = rheap__open_file(path);
+    else
+        fd = rheap__open_file(path);
     if (fd < 0) {
+        /* Leave nothing behind: an empty directory would look like a broken recording. */
         int err = errno;
         close_process_file();
+        rmdir(rheap__rec_path);
         errno = err;
         return -1;
     }
@@ -305,6 +307,8 @@ static int start(const rheap__config_t *c, const char *how) {
     if (st != RIP_OK) {
         int err = errno;
         close_process_file();
+        unlink(path);
+        rmdir(rheap__rec_path);
         errno = err;
         return -1;
     }
