@@ -12,10 +12,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -393,12 +395,68 @@ void rheap__fail(const char *what, int err) {
  * open a new one rather than cancelling out. */
 static _Atomic unsigned pending_toggles;
 
+/* The toggle thread: with a toggle signal configured, one thread of ours waits for it, so a
+ * window closes (files written, `off` recorded) when the signal arrives even if the service is
+ * idle. Without it (it could not be created, or in a forked child) the next allocator call in
+ * any thread acts on the signal instead. */
+static sem_t toggle_sem;
+static _Atomic int toggle_thread_ok;
+
 static void on_toggle_signal(int sig) {
     (void)sig;
-    /* Only count: the handler may have interrupted this very thread inside the tracer. The
-     * next allocator call in any thread acts on it. */
+    /* Only count and wake: the handler may have interrupted this very thread inside the
+     * tracer. sem_post is async-signal-safe. */
     atomic_fetch_add(&pending_toggles, 1);
     atomic_fetch_or(&rheap__word, RHEAP__TOGGLE);
+    if (atomic_load(&toggle_thread_ok)) {
+        int saved = errno;
+        sem_post(&toggle_sem);
+        errno = saved;
+    }
+}
+
+static void apply_toggles(void) {
+    atomic_fetch_and(&rheap__word, ~RHEAP__TOGGLE);
+    rheap__ctl_lock();
+    for (unsigned n = atomic_exchange(&pending_toggles, 0); n; n--) {
+        if (atomic_load(&rheap__word) & RHEAP__ON)
+            stop("signal");
+        else if (start(&env_cfg, "signal") != 0)
+            rheap__log("cannot start recording: ", strerrordesc_np(errno), NULL);
+    }
+    rheap__ctl_unlock();
+}
+
+static void *toggle_main(void *arg) {
+    (void)arg;
+    rheap__guard = 1; /* this thread's own allocations are not the program's */
+    prctl(PR_SET_NAME, "rheap-toggle", 0, 0, 0);
+    for (;;) {
+        while (sem_wait(&toggle_sem) != 0)
+            ;
+        apply_toggles();
+    }
+    return NULL;
+}
+
+/* From the constructor (libc is up by then), with the guard held. */
+static void start_toggle_thread(void) {
+    if (!env_cfg.signal || sem_init(&toggle_sem, 0, 0) != 0)
+        return;
+    pthread_t th;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 64 * 1024);
+    /* The thread must not take the toggle signal itself: block it there, as it inherits the
+     * creator's mask. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    if (pthread_create(&th, &attr, toggle_main, NULL) == 0)
+        atomic_store(&toggle_thread_ok, 1);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
 }
 
 /* ---- fork ---- */
@@ -438,6 +496,7 @@ void rheap__fork_child(void) {
     rheap__threads_after_fork_child();
     pthread_mutex_init(&ctl, NULL);
     close_process_file(); /* the child's copy of the parent's process-file writer */
+    atomic_store(&toggle_thread_ok, 0); /* threads do not survive fork */
     atomic_fetch_and(&rheap__word, ~(RHEAP__ON | RHEAP__EXITING));
     if (was_on) {
         rheap__config_t c = rheap__cfg;
@@ -491,17 +550,8 @@ void rheap__slow_path(void) {
     int word = atomic_load(&rheap__word);
     if (word & RHEAP__UNINIT)
         init();
-    if (word & RHEAP__TOGGLE) {
-        atomic_fetch_and(&rheap__word, ~RHEAP__TOGGLE);
-        rheap__ctl_lock();
-        for (unsigned n = atomic_exchange(&pending_toggles, 0); n; n--) {
-            if (atomic_load(&rheap__word) & RHEAP__ON)
-                stop("signal");
-            else if (start(&env_cfg, "signal") != 0)
-                rheap__log("cannot start recording: ", strerrordesc_np(errno), NULL);
-        }
-        rheap__ctl_unlock();
-    }
+    if (word & RHEAP__TOGGLE)
+        apply_toggles();
 }
 
 /* Programs that allocate before this constructor runs have already initialized us. */
@@ -512,6 +562,7 @@ __attribute__((constructor)) static void rheap_constructor(void) {
     rheap__guard = 1;
     if (atomic_load(&rheap__word) & RHEAP__UNINIT)
         init();
+    start_toggle_thread();
     rheap__guard = guard;
 }
 
