@@ -515,7 +515,6 @@ static void init_locked(void) {
     read_env(&env_cfg);
     const char *pre = getenv("LD_PRELOAD");
     preloaded = pre && strstr(pre, "librheap") != NULL;
-    rheap__unwind_init();
     rheap__threads_init();
     pthread_atfork(rheap__fork_prepare, rheap__fork_parent, rheap__fork_child);
     if (env_cfg.signal) {
@@ -541,6 +540,7 @@ static void init_locked(void) {
 }
 
 static void init(void) {
+    rheap__unwind_init(); /* dl_iterate_phdr: not under the control lock */
     rheap__ctl_lock();
     init_locked();
     rheap__ctl_unlock();
@@ -636,6 +636,7 @@ RHEAP_EXPORT int rheap_enable(const rheap_config *config) {
     int guard = rheap__guard, saved_errno, r;
     rheap__guard = 1;
     rheap__resolve();
+    rheap__unwind_init();
     rheap__ctl_lock();
     init_locked();
     rheap__config_t c;

@@ -56,10 +56,22 @@ void rheap__modules_counters(unsigned long long *adds, unsigned long long *subs)
 }
 
 /* The GNU build-id, read from the PT_NOTE segments already mapped in memory. */
+/* True when [vaddr, vaddr + size) lies in the file-backed part of a PT_LOAD segment: only
+ * those bytes are surely mapped and readable. */
+static int loaded(const struct dl_phdr_info *info, ElfW(Addr) vaddr, ElfW(Xword) size) {
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && vaddr >= ph->p_vaddr &&
+            vaddr + size <= ph->p_vaddr + ph->p_filesz)
+            return 1;
+    }
+    return 0;
+}
+
 static size_t find_build_id(const struct dl_phdr_info *info, unsigned char *out) {
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE)
+        if (ph->p_type != PT_NOTE || !loaded(info, ph->p_vaddr, ph->p_memsz))
             continue;
         size_t align = ph->p_align == 8 ? 8 : 4;
         const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);

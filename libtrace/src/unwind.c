@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <link.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <libunwind.h>
@@ -39,7 +40,11 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg) {
 }
 
 void rheap__unwind_init(void) {
+    static _Atomic int done;
+    if (atomic_load(&done))
+        return;
     dl_iterate_phdr(find_self, (void *)(uintptr_t)&rheap__unwind_init);
+    atomic_store(&done, 1);
 }
 
 unsigned rheap__unwind(uint64_t *ips, unsigned max) {
