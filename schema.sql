@@ -132,6 +132,30 @@ SELECT n.id AS id, n.realloc_of AS old_id, o.size AS old_size, n.size AS new_siz
 FROM allocations AS n
 JOIN allocations AS o ON o.id = n.realloc_of;
 
+-- Each frame of each stack with its bare function name (the demangled name without a leading
+-- '<', template arguments or parameters) and whether it is allocator plumbing: code that
+-- allocates on its caller's behalf. The canned queries (queries/README.md) name an allocation
+-- by its *site*, the first frame of its stack that is not plumbing. Plumbing is any frame in
+-- libc, the dynamic loader or the C++ runtime libraries, and, by name, operator new, std::,
+-- __gnu_cxx::, Rust's alloc:: and allocator shims (__rust_*, __rdl_*, __rg_*), and the strdup
+-- and asprintf families.
+CREATE VIEW frames AS
+SELECT id, frame_no, name,
+       (module GLOB '*/libc.so*' OR module GLOB '*/libc-*.so' OR module GLOB '*/ld-linux*'
+        OR module GLOB '*/libstdc++.so*' OR module GLOB '*/libc++.so*'
+        OR module GLOB '*/libc++abi.so*'
+        OR name GLOB 'operator new*' OR name GLOB 'std::*' OR name GLOB '* std::*'
+        OR name GLOB '__gnu_cxx::*' OR name GLOB '* __gnu_cxx::*' OR name GLOB 'alloc::*'
+        OR name GLOB '* alloc::*' OR name GLOB '__rust_*' OR name GLOB '__rdl_*'
+        OR name GLOB '__rg_*' OR name IN ('strdup', '__strdup', 'strndup', '__strndup',
+                                          'asprintf', 'vasprintf')
+        OR name GLOB '__*asprintf*') AS plumbing
+FROM (SELECT id, frame_no, coalesce(module, '') AS module,
+             coalesce(substr(ltrim(sym, '<'), 1, min(instr(ltrim(sym, '<') || '<', '<'),
+                                                     instr(ltrim(sym, '<') || '(', '(')) - 1), '')
+                 AS name
+      FROM backtraces);
+
 -- rheap: after load
 -- No secondary index: each one was measured against the canned queries and none paid for its
 -- build time (an index on allocations(bt) made the leaks query far slower than a plain scan).

@@ -12,30 +12,14 @@
 --
 -- Columns: temporary, blocks, percent, temporary_bytes, function, location, recording, pid
 -- Run: sqlite3 out.db < queries/temporary.sql
-WITH plumbing(kind, pattern) AS (
-    -- Modules and function names that allocate on their caller's behalf (README.md).
-    VALUES ('module', '*/libc.so*'), ('module', '*/libc-*.so'), ('module', '*/ld-linux*'),
-           ('module', '*/libstdc++.so*'), ('module', '*/libc++.so*'), ('module', '*/libc++abi.so*'),
-           ('name', 'operator new*'), ('name', 'std::*'), ('name', '* std::*'),
-           ('name', '__gnu_cxx::*'), ('name', '* __gnu_cxx::*'), ('name', 'alloc::*'),
-           ('name', '* alloc::*'), ('name', '__rust_*'), ('name', '__rdl_*'), ('name', '__rg_*'),
-           ('name', 'strdup'), ('name', '__strdup'), ('name', 'strndup'), ('name', '__strndup'),
-           ('name', 'asprintf'), ('name', 'vasprintf'), ('name', '__*asprintf*')
-    UNION ALL SELECT 'name', :skip WHERE :skip IS NOT NULL
-),
-site(bt, function, location) AS (
-    -- Per stack, its first frame that is not plumbing, or frame 0 when every frame is.
+WITH site(bt, function, location) AS (
+    -- Per stack, its first frame that is neither allocator plumbing (the view `frames` in
+    -- schema.sql) nor matched by :skip, or frame 0 when every frame is.
     SELECT f.id, coalesce(f.sym, '??'),
            coalesce(f.file, f.module, '??') || ':' || coalesce(f.line, printf('0x%x', f.offset))
-    FROM (SELECT b.id AS id,
-                 coalesce(min(b.frame_no) FILTER (WHERE NOT EXISTS (
-                     SELECT 1 FROM plumbing AS p
-                     WHERE (p.kind = 'module' AND b.module GLOB p.pattern)
-                        OR (p.kind = 'name' AND substr(ltrim(b.sym, '<'), 1,
-                                min(instr(ltrim(b.sym, '<') || '<', '<'),
-                                    instr(ltrim(b.sym, '<') || '(', '(')) - 1) GLOB p.pattern))),
-                          0) AS frame_no
-          FROM backtraces AS b GROUP BY b.id) AS k
+    FROM (SELECT id, coalesce(min(frame_no) FILTER (
+                         WHERE NOT plumbing AND NOT coalesce(name GLOB :skip, 0)), 0) AS frame_no
+          FROM frames GROUP BY id) AS k
     JOIN backtraces AS f ON f.id = k.id AND f.frame_no = k.frame_no
 ),
 -- Only one of the two branches reads the table: the other's WHERE is false before any row.

@@ -103,9 +103,9 @@ check() {
     echo "$name: $(wc -l <"$work/got.txt") rows as expected"
 }
 
-# The lines of the shared block of a query file: from "WITH plumbing" to the end of "site".
+# The lines of the shared block of a query file: the "site" CTE.
 site_block() {
-    awk '/^WITH plumbing/ { on = 1 } on { print } on && /^    JOIN backtraces AS f ON/ { exit }' "$1"
+    awk '/^WITH site/ { on = 1 } on { print } on && /^    JOIN backtraces AS f ON/ { exit }' "$1"
 }
 
 lint() {
@@ -115,12 +115,12 @@ lint() {
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/rheap-lint.XXXXXX")
     for f in "$root"/queries/*.sql; do
         q=$(basename "$f")
-        if grep -q '^WITH plumbing' "$f"; then
+        if grep -q '^WITH site' "$f"; then
             site_block "$f" >"$tmp/$q"
             if [ -z "$ref" ]; then
                 ref=$q
             elif ! cmp -s "$tmp/$ref" "$tmp/$q"; then
-                echo "$q: the plumbing/site block differs from $ref:" >&2
+                echo "$q: the site block differs from $ref:" >&2
                 diff "$tmp/$ref" "$tmp/$q" >&2 || true
                 status=1
             fi
