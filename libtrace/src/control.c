@@ -515,6 +515,7 @@ static void init_locked(void) {
     read_env(&env_cfg);
     const char *pre = getenv("LD_PRELOAD");
     preloaded = pre && strstr(pre, "librheap") != NULL;
+    rheap__modules_init();
     rheap__threads_init();
     pthread_atfork(rheap__fork_prepare, rheap__fork_parent, rheap__fork_child);
     if (env_cfg.signal) {

@@ -124,7 +124,8 @@ typedef struct rheap__thread rheap__thread_t;
  * it cannot record (out of threads, failure, or recording just stopped). */
 rheap__thread_t *rheap__thread_get(void);
 
-/* Event recorders; the caller holds the guard and passes the time it stamped. */
+/* Event recorders; the caller holds the guard and passes the absolute time it stamped
+ * (rheap__now_abs), old_t too. */
 void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old,
                          uint64_t old_t, uint64_t t);
 void rheap__record_free(void *p, uint64_t t);
@@ -155,6 +156,9 @@ unsigned rheap__unwind(uint64_t *ips, unsigned max);
 void rheap__unwind_init(void);
 
 /* ---- modules.c: loaded modules ---- */
+
+/* Reads the executable's path once (from initialization). */
+void rheap__modules_init(void);
 
 /* dl_iterate_phdr's load and unload counters; cheap (one loader-lock round trip). */
 void rheap__modules_counters(unsigned long long *adds, unsigned long long *subs);

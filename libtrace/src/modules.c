@@ -98,6 +98,13 @@ static size_t find_build_id(const struct dl_phdr_info *info, unsigned char *out)
 static char exe_path[PATH_MAX];
 static size_t exe_len;
 
+/* The executable's path, read once at start-up: snapshots taken by several threads at once
+ * only read it. */
+void rheap__modules_init(void) {
+    ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+    exe_len = n > 0 ? (size_t)n : 0;
+}
+
 static int add_module(struct dl_phdr_info *info, size_t size, void *arg) {
     (void)size;
     rheap__modsnap_t *s = arg;
@@ -105,10 +112,6 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg) {
     size_t path_len = path ? strlen(path) : 0;
     if (path_len == 0) {
         /* The main program has an empty name: use the executable's path. */
-        if (!exe_len) {
-            ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
-            exe_len = n > 0 ? (size_t)n : 0;
-        }
         path = exe_path;
         path_len = exe_len;
     }

@@ -42,7 +42,10 @@ typedef struct {
 struct rheap__thread {
     _Atomic int busy;            /* owner: inside an event */
     _Atomic int claim;           /* another thread (under the control lock) wants the recorder */
-    int status;
+    _Atomic int status;
+    unsigned depth;              /* settings of the recording the open file belongs to, copied */
+    uint32_t sample_ppm;         /* at attach so the owner never reads the global ones */
+    uint64_t start_ns;           /* that recording's start (CLOCK_MONOTONIC) */
     _Atomic unsigned gen;        /* recording the open file belongs to; 0: no file */
     pid_t tid;
     rip_writer_t *w;
@@ -60,6 +63,13 @@ struct rheap__thread {
     char name[17];
     rheap__thread_t *next;
 };
+
+/* An absolute CLOCK_MONOTONIC time as ns since the start of the recording this thread's file
+ * belongs to. Events are stamped before the thread knows which recording that is (one may end
+ * and another start in between), so the subtraction is done here, under the thread's lock. */
+static inline uint64_t since_start(const rheap__thread_t *t, uint64_t abs_ns) {
+    return abs_ns > t->start_ns ? abs_ns - t->start_ns : 0;
+}
 
 static RHEAP_TLS rheap__thread_t *tl_self;
 /* The recording this thread was refused a recorder in (too many threads): its events in that
@@ -154,7 +164,7 @@ static rip_status_t update_name(rheap__thread_t *t) {
     if (!name[0] || strcmp(name, t->name) == 0)
         return RIP_OK;
     memcpy(t->name, name, sizeof name);
-    return rip_writer_thread_name(t->w, rheap__now(), name);
+    return rip_writer_thread_name(t->w, since_start(t, rheap__now_abs()), name);
 }
 
 /* The key destructor: the thread is exiting. Flush now; keep the recorder usable for the frees
@@ -229,6 +239,8 @@ static void reclaim_dead(void) {
             continue;
         if (syscall(SYS_tgkill, pid, t->tid, 0) == 0 || errno != ESRCH)
             continue;
+        /* Take over what the dead owner wrote: its last unlock was a release of busy. */
+        (void)atomic_load_explicit(&t->busy, memory_order_acquire);
         /* A dead thread cannot be inside an event: events contain no cancellation point. */
         if (t->w)
             rip_writer_flush(t->w);
@@ -366,6 +378,9 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
             t->have_mods = 0;
             t->last_t = 0;
             t->name[0] = 0;
+            t->depth = rheap__cfg.depth;
+            t->sample_ppm = rheap__cfg.sample_ppm;
+            t->start_ns = rheap__start_ns;
             atomic_store(&t->gen, gen);
             /* Written at once, so a killed process leaves a valid (if short) file, never an
              * empty one. */
@@ -432,7 +447,7 @@ static void add_stack(rheap__thread_t *t, uint64_t h, uint64_t id) {
 }
 
 static inline int sampled(rheap__thread_t *t) {
-    uint32_t ppm = rheap__cfg.sample_ppm;
+    uint32_t ppm = t->sample_ppm;
     if (ppm >= 1000000)
         return 1;
     if (ppm == 0)
@@ -454,6 +469,7 @@ static inline uint64_t monotonic_time(rheap__thread_t *t, uint64_t t_now) {
     return t_now;
 }
 
+
 /* After an event: write through when the thread is exiting or the process is, then report a
  * failure (outside the lock). */
 static inline void finish_event(rheap__thread_t *t, rip_status_t st) {
@@ -471,7 +487,7 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
     rheap__thread_t *t = rheap__thread_get();
     if (!t)
         return;
-    unsigned depth = rheap__cfg.depth, n = 0;
+    unsigned depth = t->depth, n = 0;
     uint64_t ips[depth];
     uint64_t stack = 0, h = 0;
     int snapshot = 0;
@@ -493,7 +509,8 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
         t_unlock(t); /* the recording ended while this event was on its way */
         return;
     }
-    t_now = monotonic_time(t, t_now);
+    t_now = monotonic_time(t, since_start(t, t_now));
+    old_t = since_start(t, old_t);
     if (old && old_t > t_now)
         old_t = t_now;
     rip_status_t st = RIP_OK;
@@ -523,7 +540,7 @@ void rheap__record_free(void *p, uint64_t t_now) {
         t_unlock(t);
         return;
     }
-    finish_event(t, rip_writer_free(t->w, monotonic_time(t, t_now), (uintptr_t)p));
+    finish_event(t, rip_writer_free(t->w, monotonic_time(t, since_start(t, t_now)), (uintptr_t)p));
 }
 
 int rheap__record_mark(const char *label) {
@@ -539,7 +556,7 @@ int rheap__record_mark(const char *label) {
     size_t n = strnlen(label, sizeof text - 1);
     memcpy(text, label, n);
     text[n] = 0;
-    finish_event(t, rip_writer_mark(t->w, rheap__now(), text));
+    finish_event(t, rip_writer_mark(t->w, since_start(t, rheap__now_abs()), text));
     return 0;
 }
 

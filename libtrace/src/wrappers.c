@@ -133,7 +133,7 @@ static inline void leave(void) {
 
 static void record(rip_call_t call, void *p, uint64_t size, uint64_t align) {
     int saved = errno;
-    rheap__record_alloc(call, p, size, align, NULL, 0, rheap__now());
+    rheap__record_alloc(call, p, size, align, NULL, 0, rheap__now_abs());
     errno = saved;
 }
 
@@ -161,7 +161,7 @@ RHEAP_EXPORT void free(void *p) {
         return;
     }
     int saved = errno;
-    rheap__record_free(p, rheap__now());
+    rheap__record_free(p, rheap__now_abs());
     errno = saved;
     rheap__real.free(p);
     leave();
@@ -188,7 +188,7 @@ RHEAP_EXPORT void *calloc(size_t n, size_t size) {
 static void record_realloc(rip_call_t call, void *old, void *p, uint64_t size, uint64_t t0) {
     int saved = errno;
     if (p)
-        rheap__record_alloc(call, p, size, 0, old, t0, rheap__now());
+        rheap__record_alloc(call, p, size, 0, old, t0, rheap__now_abs());
     else if (old && size == 0)
         rheap__record_free(old, t0); /* glibc's realloc(p, 0) frees p and returns NULL */
     errno = saved;
@@ -216,7 +216,7 @@ RHEAP_EXPORT void *realloc(void *old, size_t size) {
     if (!enter())
         return rheap__real.realloc(old, size);
     int saved = errno;
-    uint64_t t0 = rheap__now();
+    uint64_t t0 = rheap__now_abs();
     errno = saved;
     void *p = rheap__real.realloc(old, size);
     record_realloc(RIP_CALL_REALLOC, old, p, size, t0);
@@ -235,7 +235,7 @@ RHEAP_EXPORT void *reallocarray(void *old, size_t n, size_t size) {
     if (!enter())
         return rheap__real.reallocarray(old, n, size);
     int saved = errno;
-    uint64_t t0 = rheap__now();
+    uint64_t t0 = rheap__now_abs();
     errno = saved;
     void *p = rheap__real.reallocarray(old, n, size);
     record_realloc(RIP_CALL_REALLOCARRAY, old, p, total, t0);
@@ -256,7 +256,7 @@ RHEAP_EXPORT int posix_memalign(void **out, size_t align, size_t size) {
     int saved = errno;
     int r = rheap__real.posix_memalign(out, align, size);
     if (r == 0)
-        rheap__record_alloc(RIP_CALL_POSIX_MEMALIGN, *out, size, align, NULL, 0, rheap__now());
+        rheap__record_alloc(RIP_CALL_POSIX_MEMALIGN, *out, size, align, NULL, 0, rheap__now_abs());
     errno = saved; /* posix_memalign reports through its result, never errno */
     leave();
     return r;
