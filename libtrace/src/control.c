@@ -473,6 +473,7 @@ void rheap__fork_prepare(void) {
         return;
     }
     rheap__guard = 1;
+    rheap__threads_quiesce_loader();
     rheap__ctl_lock();
     rheap__threads_lock_all();
     forking_pid = getpid();
@@ -485,6 +486,7 @@ void rheap__fork_parent(void) {
         return;
     rheap__threads_unlock_all();
     rheap__ctl_unlock();
+    rheap__threads_release_loader();
 }
 
 /* The child records into its own rip-<childpid>/ (its process record names the parent), never

@@ -141,6 +141,11 @@ void rheap__threads_init(void);
 /* (Re)registers for expedited membarrier; done at init and in a fork child. */
 void rheap__threads_init_barrier(void);
 
+/* fork: wait until no thread is inside dl_iterate_phdr for the tracer and keep them out
+ * (before the control lock is taken), and let them in again. */
+void rheap__threads_quiesce_loader(void);
+void rheap__threads_release_loader(void);
+
 /* fork handlers (control lock held by the caller in prepare, released in parent/child). */
 void rheap__threads_lock_all(void);
 void rheap__threads_unlock_all(void);

@@ -42,6 +42,7 @@ typedef struct {
 struct rheap__thread {
     _Atomic int busy;            /* owner: inside an event */
     _Atomic int claim;           /* another thread (under the control lock) wants the recorder */
+    _Atomic int in_loader;       /* owner: unwinding or reading module maps (dl_iterate_phdr) */
     _Atomic int status;
     unsigned depth;              /* settings of the recording the open file belongs to, copied */
     uint32_t sample_ppm;         /* at attach so the owner never reads the global ones */
@@ -125,6 +126,53 @@ static inline void t_lock(rheap__thread_t *t) {
 
 static inline void t_unlock(rheap__thread_t *t) {
     atomic_store_explicit(&t->busy, 0, memory_order_release);
+}
+
+/* ---- Forks and the loader's lock ----
+ *
+ * glibc does not reset the lock dl_iterate_phdr takes in a fork child: if any thread is inside
+ * dl_iterate_phdr when another forks, the child's first call blocks forever. The recorder calls
+ * it (through libunwind and the module maps) for new call sites, so a fork waits until no
+ * thread is inside those calls and keeps new ones out until it is done. The same owner-biased
+ * protocol as the per-thread lock keeps the common path free of atomic read-modify-writes. */
+
+static _Atomic int fork_pending;
+
+static inline void loader_enter(rheap__thread_t *t) {
+    for (;;) {
+        if (RHEAP_LIKELY(asym_ok)) {
+            atomic_store_explicit(&t->in_loader, 1, memory_order_relaxed);
+            atomic_signal_fence(memory_order_seq_cst);
+            if (RHEAP_LIKELY(!atomic_load_explicit(&fork_pending, memory_order_acquire)))
+                return;
+        } else {
+            atomic_store_explicit(&t->in_loader, 1, memory_order_seq_cst);
+            if (!atomic_load_explicit(&fork_pending, memory_order_seq_cst))
+                return;
+        }
+        atomic_store_explicit(&t->in_loader, 0, memory_order_release);
+        while (atomic_load_explicit(&fork_pending, memory_order_acquire))
+            sched_yield();
+    }
+}
+
+static inline void loader_leave(rheap__thread_t *t) {
+    atomic_store_explicit(&t->in_loader, 0, memory_order_release);
+}
+
+/* Called by fork_prepare before it takes the control lock: a thread inside dl_iterate_phdr may
+ * be waiting for a loader lock whose holder (dlopen/dlclose) allocates and may need the control
+ * lock. */
+void rheap__threads_quiesce_loader(void) {
+    atomic_store(&fork_pending, 1);
+    claim_barrier();
+    for (rheap__thread_t *t = __atomic_load_n(&all_threads, __ATOMIC_ACQUIRE); t; t = t->next)
+        while (atomic_load_explicit(&t->in_loader, memory_order_seq_cst))
+            sched_yield();
+}
+
+void rheap__threads_release_loader(void) {
+    atomic_store(&fork_pending, 0);
 }
 
 /* Claimer side, under the control lock: announce, then one barrier for any number of claims. */
@@ -286,7 +334,8 @@ static rheap__thread_t *register_thread(int *over_limit) {
         t->tab = (stack_slot_t *)((char *)mem + l.table);
         t->snap = (rheap__modsnap_t *)((char *)mem + l.snap);
         t->next = all_threads;
-        all_threads = t;
+        /* Published with release: fork_prepare walks the list without the control lock. */
+        __atomic_store_n(&all_threads, t, __ATOMIC_RELEASE);
     }
     t->status = T_LIVE;
     t->tid = (pid_t)syscall(SYS_gettid);
@@ -493,6 +542,7 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
     int snapshot = 0;
     unsigned long long adds = 0, subs = 0;
     if (sampled(t)) {
+        loader_enter(t);
         n = rheap__unwind(ips, depth);
         if (n) {
             h = hash_stack(ips, n);
@@ -503,6 +553,7 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
                     snapshot = rheap__modsnap_take(t->snap) == 0;
             }
         }
+        loader_leave(t);
     }
     t_lock(t);
     if (!t->w || atomic_load(&t->gen) != atomic_load(&rheap__gen)) {
@@ -622,6 +673,8 @@ void rheap__threads_after_fork_child(void) {
         }
         atomic_store(&t->busy, 0);
         atomic_store(&t->claim, 0);
+        atomic_store(&t->in_loader, 0);
     }
+    atomic_store(&fork_pending, 0);
     rheap__threads_init_barrier();
 }
