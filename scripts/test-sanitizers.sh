@@ -11,6 +11,9 @@
 #     stress cases run with the plain build's recorder and programs but the sanitized `rheap`
 #     and `riptally`: the reader and the converter meet real recordings, including ones cut
 #     short by kill -9, a full disk or a descriptor limit, under the sanitizer.
+# The TSan build also builds tests/tsan: the recorder's own sources compiled into a sanitized
+# test program with the allocator names renamed, so its threads, flushes, toggle signal, fork
+# and thread exits run under TSan with exact counts (ctest tsan.*).
 #
 # Usage: scripts/test-sanitizers.sh [address|thread|all]   (default all), from anywhere.
 # Builds the plain build-rel/ too when it is missing. Exits non-zero on any failure.
@@ -80,10 +83,19 @@ run_asan() {
 
 run_tsan() {
     echo "== TSan (build-tsan)"
-    # -Werror is off: gcc warns that atomic_thread_fence is not instrumented (-Wtsan).
-    configure_build build-tsan -DRHEAP_SANITIZE=thread -DRHEAP_WERROR=OFF
+    configure_build build-tsan -DRHEAP_SANITIZE=thread -DRHEAP_WERROR=ON
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
     (cd "$ROOT/build-tsan" && ctest -E "$EXCLUDE" -j "$JOBS" --output-on-failure) || status=1
+    # The recorder's own threads (tests/tsan) ran in the suite above; a build without them
+    # would pass without testing the recorder at all.
+    local n
+    n=$(cd "$ROOT/build-tsan" && ctest -N -R '^tsan\.' | sed -n 's/^Total Tests: //p')
+    if [ "${n:-0}" -ge 6 ]; then
+        echo "  tsan: the recorder's $n tsan.* tests ran in the suite above"
+    else
+        echo "  tsan: the tsan.* tests are missing from build-tsan"
+        status=1
+    fi
     cross build-tsan tsan || status=1
 }
 
