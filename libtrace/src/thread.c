@@ -91,12 +91,11 @@ static _Atomic int warned_threads;
  * Other threads take it rarely (flush, disable, fork, exit) and pay instead: they set `claim`,
  * then call membarrier(), which makes every running thread of the process execute a full
  * barrier, so either the owner sees the claim and steps back, or the claimer sees `busy` and
- * waits. Without membarrier (old kernels, seccomp), both sides use a full fence.
+ * waits. Without membarrier (old kernels, seccomp at start-up) both sides use sequentially
+ * consistent accesses, which order each side's store before its load (Dekker). ThreadSanitizer
+ * cannot see the ordering membarrier gives, so a TSan build always uses that fallback.
  */
 
-/* Without membarrier, both sides fall back to sequentially consistent accesses, which order a
- * store before a later load on both sides (Dekker). ThreadSanitizer cannot see the ordering
- * membarrier provides, so a TSan build always uses the fallback. */
 static int asym_ok;
 
 static void claim_barrier(void) {
@@ -106,26 +105,42 @@ static void claim_barrier(void) {
         syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
 }
 
-static inline void t_lock(rheap__thread_t *t) {
+/* The owner side of the protocol, shared by the per-thread lock (busy/claim) and the fork
+ * guard below (in_loader/fork_pending): raise `mine`, and step back while `stop` is set. */
+static inline void owner_enter(_Atomic int *mine, _Atomic int *stop) {
     for (;;) {
         if (RHEAP_LIKELY(asym_ok)) {
-            atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
+            atomic_store_explicit(mine, 1, memory_order_relaxed);
             atomic_signal_fence(memory_order_seq_cst);
-            if (RHEAP_LIKELY(!atomic_load_explicit(&t->claim, memory_order_acquire)))
+            if (RHEAP_LIKELY(!atomic_load_explicit(stop, memory_order_acquire)))
                 return;
         } else {
-            atomic_store_explicit(&t->busy, 1, memory_order_seq_cst);
-            if (!atomic_load_explicit(&t->claim, memory_order_seq_cst))
+            atomic_store_explicit(mine, 1, memory_order_seq_cst);
+            if (!atomic_load_explicit(stop, memory_order_seq_cst))
                 return;
         }
-        atomic_store_explicit(&t->busy, 0, memory_order_release);
-        while (atomic_load_explicit(&t->claim, memory_order_acquire))
+        atomic_store_explicit(mine, 0, memory_order_release);
+        while (atomic_load_explicit(stop, memory_order_acquire))
             sched_yield();
     }
 }
 
+static inline void owner_leave(_Atomic int *mine) {
+    atomic_store_explicit(mine, 0, memory_order_release);
+}
+
+/* The other side, after setting its `stop` flag(s) and one claim_barrier(). */
+static void wait_clear(_Atomic int *mine) {
+    while (atomic_load_explicit(mine, memory_order_seq_cst))
+        sched_yield();
+}
+
+static inline void t_lock(rheap__thread_t *t) {
+    owner_enter(&t->busy, &t->claim);
+}
+
 static inline void t_unlock(rheap__thread_t *t) {
-    atomic_store_explicit(&t->busy, 0, memory_order_release);
+    owner_leave(&t->busy);
 }
 
 /* ---- Forks and the loader's lock ----
@@ -139,25 +154,11 @@ static inline void t_unlock(rheap__thread_t *t) {
 static _Atomic int fork_pending;
 
 static inline void loader_enter(rheap__thread_t *t) {
-    for (;;) {
-        if (RHEAP_LIKELY(asym_ok)) {
-            atomic_store_explicit(&t->in_loader, 1, memory_order_relaxed);
-            atomic_signal_fence(memory_order_seq_cst);
-            if (RHEAP_LIKELY(!atomic_load_explicit(&fork_pending, memory_order_acquire)))
-                return;
-        } else {
-            atomic_store_explicit(&t->in_loader, 1, memory_order_seq_cst);
-            if (!atomic_load_explicit(&fork_pending, memory_order_seq_cst))
-                return;
-        }
-        atomic_store_explicit(&t->in_loader, 0, memory_order_release);
-        while (atomic_load_explicit(&fork_pending, memory_order_acquire))
-            sched_yield();
-    }
+    owner_enter(&t->in_loader, &fork_pending);
 }
 
 static inline void loader_leave(rheap__thread_t *t) {
-    atomic_store_explicit(&t->in_loader, 0, memory_order_release);
+    owner_leave(&t->in_loader);
 }
 
 /* Called by fork_prepare before it takes the control lock: a thread inside dl_iterate_phdr may
@@ -167,8 +168,7 @@ void rheap__threads_quiesce_loader(void) {
     atomic_store(&fork_pending, 1);
     claim_barrier();
     for (rheap__thread_t *t = __atomic_load_n(&all_threads, __ATOMIC_ACQUIRE); t; t = t->next)
-        while (atomic_load_explicit(&t->in_loader, memory_order_seq_cst))
-            sched_yield();
+        wait_clear(&t->in_loader);
 }
 
 void rheap__threads_release_loader(void) {
@@ -177,8 +177,7 @@ void rheap__threads_release_loader(void) {
 
 /* Claimer side, under the control lock: announce, then one barrier for any number of claims. */
 static void claim_wait(rheap__thread_t *t) {
-    while (atomic_load_explicit(&t->busy, memory_order_seq_cst))
-        sched_yield();
+    wait_clear(&t->busy);
 }
 
 static void claim_release(rheap__thread_t *t) {
