@@ -749,6 +749,8 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
 
     for (size_t i = 0; i < n; i++) {
         lost += s[i].lost;
+        if (s[i].tid == 0)
+            continue; /* not even its header was written (warned above): no thread to name */
         if (rheap__db_thread(c->db, p.pid, p.recording, s[i].tid, s[i].name, s[i].serial,
                              s[i].path, s[i].events, s[i].lost) != 0) {
             db_fail(c, "threads");
@@ -833,7 +835,12 @@ int rheap__convert(const rheap__convert_opts_t *o, FILE *err)
     c.err = err;
     int status = RHEAP_EXIT_OK;
     rip_recording_t **recs = calloc(o->ninputs ? o->ninputs : 1, sizeof *recs);
-    if (!recs) {
+    uint32_t *ids = calloc(2 * (o->ninputs ? o->ninputs : 1), sizeof *ids); /* pid, recording */
+    unsigned char *skip = calloc(o->ninputs ? o->ninputs : 1, 1);
+    if (!recs || !ids || !skip) {
+        free(recs);
+        free(ids);
+        free(skip);
         fprintf(err, "rheap: error: out of memory\n");
         return RHEAP_EXIT_OUTPUT;
     }
@@ -867,10 +874,49 @@ int rheap__convert(const rheap__convert_opts_t *o, FILE *err)
             status = RHEAP_EXIT_INPUT;
             goto done;
         }
+        /* Who the recording is: a process file without one complete block (the process was
+         * killed as recording started) leaves nothing to convert; the same recording of the
+         * same process twice (a copy, or a pid reused across runs) would merge two processes. */
+        rip_reader_t *pr;
+        rip_status_t ps = rip_reader_open(rip_recording_process_path(recs[i]), &pr, &e);
+        if (ps == RIP_E_TRUNCATED) {
+            char buf[1024];
+            warnf(&c, "%s; the recording is skipped (nothing of it was written)",
+                  rip_error_format(&e, buf, sizeof buf));
+            skip[i] = 1;
+            continue;
+        }
+        if (ps != RIP_OK) {
+            char buf[1024];
+            fprintf(err, "rheap: error: %s\n", rip_error_format(&e, buf, sizeof buf));
+            status = RHEAP_EXIT_INPUT;
+            goto done;
+        }
+        ids[2 * i] = rip_reader_header(pr)->pid;
+        ids[2 * i + 1] = rip_reader_header(pr)->recording;
+        rip_reader_close(pr);
+        for (size_t j = 0; j < i; j++) {
+            if (!skip[j] && ids[2 * j] == ids[2 * i] && ids[2 * j + 1] == ids[2 * i + 1]) {
+                fprintf(err,
+                        "rheap: error: %s and %s are both recording %u of process %u (a copy, or a "
+                        "pid reused by another run); convert them into separate databases\n",
+                        o->inputs[j], o->inputs[i], ids[2 * i + 1], ids[2 * i]);
+                status = RHEAP_EXIT_INPUT;
+                goto done;
+            }
+        }
         for (size_t j = 0; j < rip_recording_thread_count(recs[i]); j++)
             c.bytes_total += file_size(rip_recording_thread_path(recs[i], j));
     }
 
+    size_t usable = 0;
+    for (size_t i = 0; i < o->ninputs; i++)
+        usable += !skip[i];
+    if (usable == 0) {
+        fprintf(err, "rheap: error: nothing to convert: no recording has a complete process file\n");
+        status = RHEAP_EXIT_INPUT;
+        goto done;
+    }
     char errbuf[1024];
     status = rheap__db_create(o->output, o->force, &c.db, errbuf, sizeof errbuf);
     if (status != RHEAP_EXIT_OK) {
@@ -890,7 +936,8 @@ int rheap__convert(const rheap__convert_opts_t *o, FILE *err)
     clock_gettime(CLOCK_MONOTONIC, &c.t0);
 
     for (size_t i = 0; i < o->ninputs && !c.fatal; i++)
-        convert_recording(&c, recs[i]);
+        if (!skip[i])
+            convert_recording(&c, recs[i]);
     if (!c.fatal && write_meta(&c, o->ninputs) != 0)
         db_fail(&c, "meta");
     if (c.fatal) {
@@ -931,5 +978,7 @@ done:
     for (size_t i = 0; i < o->ninputs; i++)
         rip_recording_close(recs[i]);
     free(recs);
+    free(ids);
+    free(skip);
     return status;
 }

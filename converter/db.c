@@ -8,6 +8,8 @@
  * keep the per-row cost close to SQLite's own floor.
  */
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include <rip.h>
+
 #include <sqlite3.h>
 
 #include "internal.h"
@@ -40,7 +43,7 @@ static const char *const stmt_sql[ST_N] = {
                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_FRAME] = "INSERT INTO backtraces (id, frame_no, file, line, sym, module, offset, inlined, "
                  "ip_index) VALUES (?,?,?,?,?,?,?,?,?)",
-    [ST_PROCESS] = "INSERT OR REPLACE INTO processes (pid, recording, ppid, exe, cmdline, start_ns, "
+    [ST_PROCESS] = "INSERT INTO processes (pid, recording, ppid, exe, cmdline, start_ns, "
                    "start_wall_ns, page_size, stack_depth, sample_ppm, dir, unmatched_frees, "
                    "lost_events) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_THREAD] = "INSERT INTO threads (pid, recording, tid, name, serial, file, events, "
@@ -97,8 +100,48 @@ static void close_all(rheap__db_t *db)
     db->db = NULL;
 }
 
+/* Interrupted (Ctrl-C, kill): the temporary database must not stay behind. The handler only
+ * unlinks a path copied beforehand, then dies of the same signal. Signals the caller ignores
+ * (rheap run ignores Ctrl-C while its program runs) stay ignored. */
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+static char cleanup_path[PATH_MAX + 64];
+static struct sigaction cleanup_saved[3];
+static int cleanup_installed[3];
+
+static void on_cleanup_signal(int sig)
+{
+    unlink(cleanup_path);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void cleanup_install(const char *tmp)
+{
+    if (strlen(tmp) >= sizeof cleanup_path)
+        return;
+    strcpy(cleanup_path, tmp);
+    for (int i = 0; i < 3; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_cleanup_signal;
+        sigemptyset(&sa.sa_mask);
+        cleanup_installed[i] = sigaction(cleanup_signals[i], NULL, &cleanup_saved[i]) == 0 &&
+                               cleanup_saved[i].sa_handler == SIG_DFL &&
+                               sigaction(cleanup_signals[i], &sa, NULL) == 0;
+    }
+}
+
+static void cleanup_remove(void)
+{
+    for (int i = 0; i < 3; i++)
+        if (cleanup_installed[i])
+            sigaction(cleanup_signals[i], &cleanup_saved[i], NULL);
+    memset(cleanup_installed, 0, sizeof cleanup_installed);
+}
+
 static void destroy(rheap__db_t *db)
 {
+    cleanup_remove();
     free(db->path);
     free(db->tmp);
     free(db);
@@ -159,6 +202,7 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
     sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     unlink(db->tmp); /* a leftover of an earlier run that had our pid */
+    cleanup_install(db->tmp);
 
     if (sqlite3_open_v2(db->tmp, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         NULL) !=

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <rip.h>
+
 #include "dump.h"
 #include "internal.h"
 
@@ -158,7 +160,7 @@ int main(int argc, char **argv)
         return RHEAP_EXIT_OK;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-        printf("rheap %s (rip format %d.%d, schema %d)\n", RHEAP_VERSION_STRING, 1, 0,
+        printf("rheap %s (rip format %d.%d, schema %d)\n", RHEAP_VERSION_STRING, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR,
                RHEAP_SCHEMA_VERSION);
         return RHEAP_EXIT_OK;
     }

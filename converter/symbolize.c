@@ -16,10 +16,12 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <libiberty/demangle.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -241,8 +243,20 @@ static void open_file(rheap__sym_t *s, file_t *f)
     f->state = MF_MISSING;
     if (is_pseudo(f->path))
         return;
-    if (access(f->path, R_OK) != 0) {
+    /* Only a readable regular file: a recording may name anything, and opening a FIFO or a
+     * device would block or read something that is not the module. O_NONBLOCK keeps this open
+     * from waiting. */
+    int fd = open(f->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    int regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (fd >= 0)
+        close(fd);
+    if (fd < 0) {
         warn(s, f->path, "file not found; its frames keep module and offset only");
+        return;
+    }
+    if (!regular) {
+        warn(s, f->path, "not a regular file; its frames keep module and offset only");
         return;
     }
     f->dwfl = dwfl_begin(&s->cb);

@@ -154,6 +154,29 @@ static void mode_empty(void)
     check_err_has("t2.rip");
     sqlite3 *db = tgen_db_open(out);
     CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations"), 20);
+    /* The empty thread file names no thread. */
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM threads"), 1);
+    sqlite3_close(db);
+    /* The same recording twice under two names (a copy, or a pid reused by another run) would
+     * merge two processes: refused before anything is written. */
+    unlink(out);
+    char copy[1100], cmd[3400];
+    snprintf(copy, sizeof copy, "%s/copy", dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s'", copy, rec, copy);
+    CHECK(system(cmd) == 0);
+    char *dup[] = {(char *)rheap, "convert", "--no-progress", rec, copy, "-o", out, NULL};
+    CHECK_INT(tgen_run(dup, err, sizeof err), 2);
+    check_err_has("both recording 1 of process 77");
+    check_nothing_written();
+    /* A recording whose process file is empty, beside a good one: skipped with a warning. */
+    char q[1200];
+    snprintf(q, sizeof q, "%s/process.rip", copy);
+    write_bytes(q, "", 0);
+    CHECK_INT(tgen_run(dup, err, sizeof err), 3);
+    check_err_has("the recording is skipped");
+    db = tgen_db_open(out);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM processes"), 1);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations"), 20);
     sqlite3_close(db);
     /* An empty process file: not a recording that can be converted. */
     unlink(out);
