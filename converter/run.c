@@ -263,13 +263,17 @@ static void remove_tree(const char *dir)
 /* ---- Running the program ---- */
 
 static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t stop_waiting;
 
 /* A terminating signal sent to rheap alone (kill PID) is passed on to the program, so it can
- * end cleanly and its recording is still converted. */
+ * end cleanly and its recording is still converted. Once the program has exited, the signal
+ * tells rheap to stop waiting for the processes it left behind (a daemon may never exit). */
 static void forward(int sig)
 {
     if (child_pid > 0)
         kill((pid_t)child_pid, sig);
+    else
+        stop_waiting = 1;
 }
 
 static void child_exec(const run_opts_t *o, const char *lib, const char *recdir, int errfd)
@@ -358,8 +362,16 @@ static int wait_all(pid_t pid)
         }
     }
     child_pid = 0;
+    /* From now on Ctrl-C, like SIGTERM and SIGHUP, ends the wait below (without SA_RESTART, so
+     * waitpid returns). */
+    struct sigaction stop = {0};
+    stop.sa_handler = forward;
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGINT, &stop, NULL);
+    sigaction(SIGTERM, &stop, NULL);
+    sigaction(SIGHUP, &stop, NULL);
     int said = 0;
-    for (;;) {
+    while (!stop_waiting) {
         pid_t w = waitpid(-1, &ws, WNOHANG);
         if (w > 0)
             continue;
@@ -368,13 +380,17 @@ static int wait_all(pid_t pid)
         if (w < 0)
             break; /* ECHILD: nothing left */
         if (!said) {
-            fprintf(stderr, "rheap: the program exited; waiting for the processes it started\n");
+            fprintf(stderr, "rheap: the program exited; waiting for the processes it started "
+                            "(Ctrl-C to stop waiting and convert what they recorded so far)\n");
             said = 1;
         }
         w = waitpid(-1, &ws, 0);
         if (w < 0 && errno != EINTR)
             break;
     }
+    if (stop_waiting)
+        fprintf(stderr, "rheap: stopped waiting; processes still running are converted as far as "
+                        "they recorded\n");
     return status;
 }
 
@@ -464,6 +480,10 @@ int rheap__cmd_run(int argc, char **argv)
         return p == 0 ? RHEAP_EXIT_OK : RHEAP_EXIT_USAGE;
     /* Refused before the program runs: finding out after a long run would cost the run. */
     struct stat sb;
+    if (stat(o.output, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "rheap: %s is a directory; give the database file to write\n", o.output);
+        return RHEAP_EXIT_USAGE;
+    }
     if (!o.force && stat(o.output, &sb) == 0) {
         fprintf(stderr, "rheap: %s exists; use --force to replace it\n", o.output);
         return RHEAP_EXIT_USAGE;
