@@ -149,6 +149,29 @@ case_run_status() {
     # --force replaces; a shell's own status passes through too.
     run r "$RHEAP" run -f -q -o s3.db -- sh -c 'exit 42'
     expect_eq "sh exit 42" "$STATUS" 42
+    # A directory as output is refused before the program runs, even with --force.
+    mkdir outdir
+    run r "$RHEAP" run -f -o outdir -- sh -c 'echo ran'
+    expect_eq "directory output" "$STATUS" 1
+    [ ! -s r.out ] || fail "the program ran: $(cat r.out)"
+    has_line r.err "rheap: outdir is a directory; give the database file to write"
+}
+
+case_run_stop_waiting() {
+    # The program exits at once, leaving a process in its own session that would run for a
+    # minute: SIGTERM to rheap ends the wait, and what was recorded is converted.
+    "$RHEAP" run -o w.db -- sh -c 'setsid sleep 61.25 </dev/null >/dev/null 2>&1 & exit 0' \
+        >w.out 2>w.err &
+    local rp=$! i
+    for i in $(seq 100); do grep -q 'waiting for the processes it started' w.err && break; sleep 0.05; done
+    grep -q 'waiting for the processes it started' w.err || fail "rheap is not waiting: $(cat w.err)"
+    kill -TERM "$rp"
+    STATUS=0
+    wait "$rp" || STATUS=$?
+    pkill -f 'sleep 61.25' || true
+    expect_eq "status after stopping the wait" "$STATUS" 0
+    grep -q '^rheap: stopped waiting' w.err || fail "no 'stopped waiting' line: $(cat w.err)"
+    [ "$(sql w.db "SELECT count(*) FROM processes")" -ge 1 ] || fail "nothing converted"
 }
 
 case_run_options() {
