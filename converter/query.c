@@ -330,11 +330,12 @@ static int bind_value(sqlite3_stmt *st, int idx, const char *v)
     char *end;
     if (*v) {
         errno = 0;
-        long long ll = strtoll(v, &end, 0);
+        /* Decimal only: "010" is ten, and "0x10", "inf" or "nan" stay text. */
+        long long ll = strtoll(v, &end, 10);
         if (!*end && !errno)
             return sqlite3_bind_int64(st, idx, ll);
         double d = strtod(v, &end);
-        if (!*end)
+        if (!*end && strspn(v, "+-.0123456789eE") == strlen(v))
             return sqlite3_bind_double(st, idx, d);
     }
     return sqlite3_bind_text(st, idx, v, -1, SQLITE_TRANSIENT);
