@@ -251,14 +251,8 @@ static int add_module(ctx_t *c, stream_t *s, const rip_record_t *rec)
         return -1;
     uint64_t bias = rec->u.module.bias;
     for (uint32_t i = 0; i < rec->u.module.nseg; i++) {
-        if (s->nsegs == s->capsegs) {
-            size_t cap = s->capsegs ? s->capsegs * 2 : 64;
-            seg_t *n = realloc(s->segs, cap * sizeof *n);
-            if (!n)
-                return -1;
-            s->segs = n;
-            s->capsegs = cap;
-        }
+        if (rheap__grow(&s->segs, &s->capsegs, s->nsegs, sizeof *s->segs, 64) != 0)
+            return -1;
         seg_t *g = &s->segs[s->nsegs++];
         g->start = rec->u.module.segs[i].start;
         g->end = g->start + rec->u.module.segs[i].size;
@@ -270,14 +264,8 @@ static int add_module(ctx_t *c, stream_t *s, const rip_record_t *rec)
     for (size_t i = 0; i < c->nmods; i++)
         if (c->mods[i].file_id == fid && c->mods[i].bias == bias)
             return 0;
-    if (c->nmods == c->capmods) {
-        size_t cap = c->capmods ? c->capmods * 2 : 32;
-        modrow_t *n = realloc(c->mods, cap * sizeof *n);
-        if (!n)
-            return -1;
-        c->mods = n;
-        c->capmods = cap;
-    }
+    if (rheap__grow(&c->mods, &c->capmods, c->nmods, sizeof *c->mods, 32) != 0)
+        return -1;
     modrow_t *m = &c->mods[c->nmods++];
     m->path = strdup(rheap__sym_file_path(c->sym, fid));
     m->bias = bias;

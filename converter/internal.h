@@ -21,6 +21,13 @@ enum {
     RHEAP_EXIT_OUTPUT = 4,   /* the database could not be written (disk full, ...) */
 };
 
+/* ---- array.c ---- */
+
+/* Makes room for element n of the array *arrayp (a pointer to any element type) holding *cap
+ * elements of `elem` bytes: doubles it, or allocates `first` elements when empty. 0, or -1 when
+ * out of memory (the array is left as it was). */
+int rheap__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first);
+
 /* ---- schema_sql.c (generated from schema.sql at build time) ---- */
 extern const char rheap__schema_sql[];
 

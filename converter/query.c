@@ -698,13 +698,8 @@ char **rheap__query_names(const char *dir, size_t *n)
         size_t len = strlen(e->d_name);
         if (len <= 4 || strcmp(e->d_name + len - 4, ".sql") || e->d_name[0] == '.')
             continue;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **nn = realloc(names, cap * sizeof *nn);
-            if (!nn)
-                break;
-            names = nn;
-        }
+        if (rheap__grow(&names, &cap, *n, sizeof *names, 16) != 0)
+            break;
         names[*n] = dupn(e->d_name, len - 4);
         if (names[*n])
             (*n)++;

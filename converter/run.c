@@ -430,13 +430,8 @@ static rec_t *collect(const char *recdir, size_t *n)
             num = strtoul(end + 1, &end, 10);
         if (*end)
             continue;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 8;
-            rec_t *nr = realloc(recs, cap * sizeof *nr);
-            if (!nr)
-                break;
-            recs = nr;
-        }
+        if (rheap__grow(&recs, &cap, *n, sizeof *recs, 8) != 0)
+            break;
         size_t len = strlen(recdir) + strlen(e->d_name) + 2;
         char *p = malloc(len);
         if (!p)

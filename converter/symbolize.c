@@ -181,14 +181,8 @@ int rheap__sym_file(rheap__sym_t *s, const char *path, size_t path_len, const ui
             (build_id_len == 0 || memcmp(f->build_id, build_id, build_id_len) == 0))
             return (int)i;
     }
-    if (s->nfiles == s->capfiles) {
-        size_t cap = s->capfiles ? s->capfiles * 2 : 16;
-        file_t *n = realloc(s->files, cap * sizeof *n);
-        if (!n)
-            return -1;
-        s->files = n;
-        s->capfiles = cap;
-    }
+    if (rheap__grow(&s->files, &s->capfiles, s->nfiles, sizeof *s->files, 16) != 0)
+        return -1;
     file_t *f = &s->files[s->nfiles];
     memset(f, 0, sizeof *f);
     f->path = dup_n(path, path_len);
@@ -310,13 +304,8 @@ static int build_ranges(file_t *f)
         Dwarf_Addr base, lo, hi;
         ptrdiff_t off = 0;
         while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
-            if (f->nranges == cap) {
-                cap = cap ? cap * 2 : 64;
-                cu_range_t *n = realloc(f->ranges, cap * sizeof *n);
-                if (!n)
-                    return -1;
-                f->ranges = n;
-            }
+            if (rheap__grow(&f->ranges, &cap, f->nranges, sizeof *f->ranges, 64) != 0)
+                return -1;
             cu_range_t *r = &f->ranges[f->nranges];
             r->lo = lo + bias;
             r->hi = hi + bias;
@@ -768,14 +757,7 @@ const rheap__loc_t *rheap__sym_resolve(rheap__sym_t *s, int file_id, uint64_t of
 
     rheap__loc_t *l = calloc(1, sizeof *l);
     rheap__srcframe_t *frames = malloc(n * sizeof *frames);
-    if (s->nlocs == s->caplocs) {
-        size_t cap = s->caplocs ? s->caplocs * 2 : 1024;
-        rheap__loc_t **nl = realloc(s->locs, cap * sizeof *nl);
-        if (nl) {
-            s->locs = nl;
-            s->caplocs = cap;
-        }
-    }
+    rheap__grow(&s->locs, &s->caplocs, s->nlocs, sizeof *s->locs, 1024);
     if (!l || !frames || s->nlocs == s->caplocs ||
         ((s->nslots_used + 1) * 2 > s->mask + 1 && grow_slots(s) != 0)) {
         free(l);

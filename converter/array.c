@@ -1,0 +1,22 @@
+/*
+ * array.c: the one way the converter grows its arrays.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int rheap__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first)
+{
+    if (n < *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : first;
+    void *old, *p;
+    memcpy(&old, arrayp, sizeof old);
+    p = realloc(old, nc * elem);
+    if (!p)
+        return -1;
+    memcpy(arrayp, &p, sizeof p);
+    *cap = nc;
+    return 0;
+}
