@@ -153,9 +153,19 @@ void rheap__threads_after_fork_child(void);
 
 /* ---- unwind.c: backtraces ---- */
 
-/* Fills ips with up to `max` return addresses of the calling program, the tracer's own frames
- * removed. Returns the count (0 if unwinding failed). Cost: ~8 ns per frame once warm. */
-unsigned rheap__unwind(uint64_t *ips, unsigned max);
+/* A thread's unwinding state: its stack's bounds and a cache of unwind rules by return
+ * address. Lives in the thread's recorder mapping. */
+typedef struct rheap__unwinder rheap__unwinder_t;
+size_t rheap__unwinder_size(void);
+/* Sets up for the calling thread (reads its stack bounds; may allocate through the guard). */
+void rheap__unwinder_init(rheap__unwinder_t *u);
+/* Drops the cached rules: a module was unloaded, its addresses may now hold other code. */
+void rheap__unwinder_forget(rheap__unwinder_t *u);
+
+/* Fills ips with up to `max` return addresses of the calling thread's program, the tracer's
+ * own frames removed. Returns the count (0 if unwinding failed). Cost once the rules are cached:
+ * a few ns per frame. */
+unsigned rheap__unwind(rheap__unwinder_t *u, uint64_t *ips, unsigned max);
 
 /* Records the address range of librheap's own code so rheap__unwind can drop its frames. */
 void rheap__unwind_init(void);

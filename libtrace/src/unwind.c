@@ -1,12 +1,33 @@
 /*
- * unwind.c: backtraces with libunwind's unw_backtrace, the fast path that walks the stack from
- * cached unwind tables (about 8 ns per frame once warm, against about 300 ns per frame for an
- * unw_step loop). Frame pointers are no option: Debian's libraries are built without them.
+ * unwind.c: backtraces.
+ *
+ * Frame pointers are no option (Debian's libraries are built without them), so frames are
+ * walked with the DWARF call-frame information every x86-64 object carries in .eh_frame. A
+ * full CFI interpreter per frame is slow, and libunwind's fast path (unw_backtrace) still pays
+ * about 60 ns per call to set up its cursor. Here, instead, each return address is looked up
+ * once in the object's .eh_frame_hdr, its CFI program is run once, and the result is reduced to
+ * a rule of four numbers kept in a per-thread cache:
+ *
+ *   CFA = rsp + k | rbp + k | *(rbp + k)       (the caller's stack pointer)
+ *   return address at CFA - 8
+ *   caller's rbp = unchanged | *(CFA + k) | *(rbp + k)
+ *
+ * That is all gcc and clang emit outside of signal frames and hand-written assembly. A walk is
+ * then a hash probe and two or three loads per frame. Every load is checked to lie within the
+ * thread's stack, between the walk's first frame and the stack's top, so a stale or wrong rule
+ * yields a wrong frame, never a fault. Frames the rules cannot express (signal trampolines,
+ * unusual CFI, code outside any loaded object, a stack that is not the thread's own such as a
+ * coroutine's or a signal stack) send the whole backtrace to libunwind's unw_backtrace, so the
+ * result is the same as libunwind's everywhere.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <libunwind.h>
 
@@ -39,16 +60,502 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg) {
     return 1;
 }
 
+/* RHEAP_CHECK_UNWIND=1: every walk by the rules is repeated with libunwind and compared; the
+ * counts are printed at exit. A self-test for the tests, not for production use. */
+static int check;
+static _Atomic uint64_t n_rules, n_slow, n_mismatch;
+
 void rheap__unwind_init(void) {
     static _Atomic int done;
     if (atomic_load(&done))
         return;
     dl_iterate_phdr(find_self, (void *)(uintptr_t)&rheap__unwind_init);
+    const char *v = getenv("RHEAP_CHECK_UNWIND");
+    check = v && strcmp(v, "1") == 0;
     atomic_store(&done, 1);
 }
 
-unsigned rheap__unwind(uint64_t *ips, unsigned max) {
-    /* A few extra slots for the tracer's own frames (wrapper, recorder, this function). */
+__attribute__((destructor)) static void report_check(void) {
+    if (!check)
+        return;
+    char a[24], b[24], c[24];
+    rheap__log("unwind check: ", rheap__utoa(atomic_load(&n_rules), a), " by rules, ",
+               rheap__utoa(atomic_load(&n_slow), b), " by libunwind, ",
+               rheap__utoa(atomic_load(&n_mismatch), c), " mismatches", NULL);
+}
+
+/* ---- Rules ---- */
+
+enum { R_EMPTY, R_STEP, R_END, R_SLOW };             /* kind */
+enum { CFA_RSP, CFA_RBP, CFA_DEREF_RBP };            /* how the CFA is found */
+enum { BP_SAME, BP_AT_CFA, BP_AT_RBP };              /* where the caller's rbp is */
+
+typedef struct {
+    uintptr_t ip;     /* the return address the rule is for */
+    int32_t cfa_off;
+    int16_t bp_off;
+    uint8_t kind : 2, cfa : 2, bp : 2;
+} rule_t;
+
+#define RULES (1u << 12)
+/* Frames a walk may take: the deepest backtrace plus the tracer's own frames. */
+#define WALK (RIP_MAX_DEPTH + 8)
+
+struct rheap__unwinder {
+    uintptr_t stack_lo, stack_hi; /* the thread's stack; 0, 0: unknown */
+    rule_t rule[RULES];           /* by a hash of the return address */
+    rule_t last[WALK];            /* by frame number: the rules of the previous walk */
+};
+
+size_t rheap__unwinder_size(void) {
+    return sizeof(rheap__unwinder_t);
+}
+
+void rheap__unwinder_init(rheap__unwinder_t *u) {
+    memset(u, 0, sizeof *u);
+    pthread_attr_t a;
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+        return;
+    void *addr;
+    size_t size;
+    if (pthread_attr_getstack(&a, &addr, &size) == 0) {
+        u->stack_lo = (uintptr_t)addr;
+        u->stack_hi = (uintptr_t)addr + size;
+    }
+    pthread_attr_destroy(&a);
+}
+
+void rheap__unwinder_forget(rheap__unwinder_t *u) {
+    memset(u->rule, 0, sizeof u->rule);
+    memset(u->last, 0, sizeof u->last);
+}
+
+/* ---- Reading .eh_frame ---- */
+
+enum {
+    PE_ABSPTR = 0x00, PE_ULEB128 = 0x01, PE_UDATA2 = 0x02, PE_UDATA4 = 0x03, PE_UDATA8 = 0x04,
+    PE_SLEB128 = 0x09, PE_SDATA2 = 0x0a, PE_SDATA4 = 0x0b, PE_SDATA8 = 0x0c,
+    PE_PCREL = 0x10, PE_DATAREL = 0x30, PE_INDIRECT = 0x80, PE_OMIT = 0xff,
+};
+
+typedef struct {
+    const uint8_t *p, *end;
+    int bad;
+} cursor_t;
+
+static uint64_t uleb(cursor_t *c) {
+    uint64_t v = 0;
+    for (unsigned shift = 0; c->p < c->end; shift += 7) {
+        uint8_t b = *c->p++;
+        if (shift < 64)
+            v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    c->bad = 1;
+    return 0;
+}
+
+static int64_t sleb(cursor_t *c) {
+    uint64_t v = 0;
+    unsigned shift = 0;
+    while (c->p < c->end) {
+        uint8_t b = *c->p++;
+        if (shift < 64)
+            v |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+        if (!(b & 0x80)) {
+            if (shift < 64 && (b & 0x40))
+                v |= ~(uint64_t)0 << shift;
+            return (int64_t)v;
+        }
+    }
+    c->bad = 1;
+    return 0;
+}
+
+static uint64_t fixed(cursor_t *c, unsigned n) {
+    if ((size_t)(c->end - c->p) < n) {
+        c->bad = 1;
+        return 0;
+    }
+    uint64_t v = 0;
+    memcpy(&v, c->p, n); /* little-endian */
+    c->p += n;
+    return v;
+}
+
+static void skip(cursor_t *c, uint64_t n) {
+    if (n > (uint64_t)(c->end - c->p))
+        c->bad = 1;
+    else
+        c->p += n;
+}
+
+/* A pointer in the encoding `enc`; datarel is relative to `data` (the .eh_frame_hdr). */
+static uintptr_t encoded(cursor_t *c, uint8_t enc, uintptr_t data) {
+    uintptr_t at = (uintptr_t)c->p, v;
+    switch (enc & 0x0f) {
+    case PE_ABSPTR: v = (uintptr_t)fixed(c, 8); break;
+    case PE_ULEB128: v = (uintptr_t)uleb(c); break;
+    case PE_UDATA2: v = (uintptr_t)fixed(c, 2); break;
+    case PE_UDATA4: v = (uintptr_t)fixed(c, 4); break;
+    case PE_UDATA8: v = (uintptr_t)fixed(c, 8); break;
+    case PE_SLEB128: v = (uintptr_t)sleb(c); break;
+    case PE_SDATA2: v = (uintptr_t)(int64_t)(int16_t)fixed(c, 2); break;
+    case PE_SDATA4: v = (uintptr_t)(int64_t)(int32_t)fixed(c, 4); break;
+    case PE_SDATA8: v = (uintptr_t)fixed(c, 8); break;
+    default: c->bad = 1; return 0;
+    }
+    switch (enc & 0x70) {
+    case 0: break;
+    case PE_PCREL: v += at; break;
+    case PE_DATAREL: v += data; break;
+    default: c->bad = 1; return 0;
+    }
+    if (enc & PE_INDIRECT)
+        c->bad = 1; /* never used for code addresses */
+    return v;
+}
+
+/* One length-prefixed .eh_frame entry: sets c to its contents, returns where its length
+ * field ended (the base of the FDE's CIE pointer), or NULL. */
+static const uint8_t *entry(cursor_t *c, const uint8_t *at) {
+    uint32_t len32;
+    memcpy(&len32, at, 4);
+    at += 4;
+    uint64_t len = len32;
+    if (len32 == 0xffffffffu) {
+        memcpy(&len, at, 8);
+        at += 8;
+    }
+    if (len == 0 || len > (1u << 24))
+        return NULL;
+    c->p = at;
+    c->end = at + len;
+    c->bad = 0;
+    return at;
+}
+
+/* The register state the CFI program describes, for the registers a walk needs. */
+typedef struct {
+    int64_t cfa_off, bp_off, ra_off;
+    uint8_t cfa_reg, cfa_deref, bp, ra, ok;
+} state_t;
+
+enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
+enum { RA_SAVED, RA_UNDEFINED, RA_OTHER };
+
+/* A DWARF expression block: the one form gcc uses for frames that realign the stack,
+ * DW_OP_breg6 k (optionally followed by DW_OP_deref), read as rbp + k. */
+static int breg6(cursor_t *c, int64_t *k, int *deref) {
+    uint64_t len = uleb(c);
+    const uint8_t *end = c->p + len;
+    if (c->bad || len > (uint64_t)(c->end - c->p))
+        return c->bad = 1, 0;
+    int ok = 0;
+    if (len >= 2 && *c->p == 0x76) { /* DW_OP_breg6 */
+        cursor_t e = {c->p + 1, end, 0};
+        *k = sleb(&e);
+        *deref = 0;
+        if (!e.bad && e.p < end && *e.p == 0x06) { /* DW_OP_deref */
+            *deref = 1;
+            e.p++;
+        }
+        ok = !e.bad && e.p == end;
+    }
+    c->p = end;
+    return ok;
+}
+
+/* Runs a CFI program up to `pc` (or to its end when pc is 0). */
+static void run_cfi(cursor_t *c, state_t *s, const state_t *initial, uintptr_t *loc,
+                    uintptr_t pc, uint64_t code_align, int64_t data_align, uint8_t fde_enc) {
+    state_t stack[8];
+    unsigned depth = 0;
+    while (c->p < c->end && !c->bad && s->ok) {
+        uint8_t op = *c->p++;
+        uint64_t reg = op & 0x3f, delta = 0;
+        int64_t off;
+        int deref;
+        switch (op >> 6) {
+        case 1:
+            delta = reg * code_align;
+            goto advance;
+        case 2:
+            off = (int64_t)uleb(c) * data_align;
+            goto save;
+        case 3:
+            goto restore;
+        }
+        switch (op) {
+        case 0x00: /* nop */
+            break;
+        case 0x01: /* set_loc */
+            *loc = encoded(c, fde_enc, 0);
+            if (pc && *loc > pc)
+                return;
+            break;
+        case 0x02: delta = fixed(c, 1) * code_align; goto advance;
+        case 0x03: delta = fixed(c, 2) * code_align; goto advance;
+        case 0x04: delta = fixed(c, 4) * code_align; goto advance;
+        case 0x05: /* offset_extended */
+            reg = uleb(c);
+            off = (int64_t)uleb(c) * data_align;
+            goto save;
+        case 0x11: /* offset_extended_sf */
+            reg = uleb(c);
+            off = sleb(c) * data_align;
+            goto save;
+        case 0x2f: /* GNU_negative_offset_extended */
+            reg = uleb(c);
+            off = -(int64_t)uleb(c) * data_align;
+            goto save;
+        case 0x06: /* restore_extended */
+            reg = uleb(c);
+            goto restore;
+        case 0x07: /* undefined */
+            reg = uleb(c);
+            if (reg == DW_RA)
+                s->ra = RA_UNDEFINED;
+            else if (reg == DW_RBP)
+                s->bp = BP_SAME; /* nothing to restore; rbp is then not used as a base */
+            break;
+        case 0x08: /* same_value */
+            reg = uleb(c);
+            if (reg == DW_RBP)
+                s->bp = BP_SAME;
+            else if (reg == DW_RA)
+                s->ra = RA_OTHER;
+            break;
+        case 0x09: /* register */
+            reg = uleb(c);
+            (void)uleb(c);
+            goto other;
+        case 0x14: /* val_offset */
+            reg = uleb(c);
+            (void)uleb(c);
+            goto other;
+        case 0x15: /* val_offset_sf */
+            reg = uleb(c);
+            (void)sleb(c);
+            goto other;
+        case 0x16: /* val_expression */
+            reg = uleb(c);
+            skip(c, uleb(c));
+            goto other;
+        case 0x10: /* expression */
+            reg = uleb(c);
+            if (breg6(c, &off, &deref) && reg == DW_RBP && !deref) {
+                s->bp = BP_AT_RBP;
+                s->bp_off = off;
+                break;
+            }
+            goto other;
+        case 0x0a: /* remember_state */
+            if (depth == 8)
+                goto bad;
+            stack[depth++] = *s;
+            break;
+        case 0x0b: /* restore_state: every rule, the CFA's included */
+            if (depth == 0)
+                goto bad;
+            *s = stack[--depth];
+            break;
+        case 0x0c: /* def_cfa */
+            s->cfa_reg = (uint8_t)uleb(c);
+            s->cfa_off = (int64_t)uleb(c);
+            s->cfa_deref = 0;
+            break;
+        case 0x12: /* def_cfa_sf */
+            s->cfa_reg = (uint8_t)uleb(c);
+            s->cfa_off = sleb(c) * data_align;
+            s->cfa_deref = 0;
+            break;
+        case 0x0d: /* def_cfa_register */
+            s->cfa_reg = (uint8_t)uleb(c);
+            s->cfa_deref = 0;
+            break;
+        case 0x0e: /* def_cfa_offset */
+            s->cfa_off = (int64_t)uleb(c);
+            break;
+        case 0x13: /* def_cfa_offset_sf */
+            s->cfa_off = sleb(c) * data_align;
+            break;
+        case 0x0f: /* def_cfa_expression */
+            if (!breg6(c, &off, &deref) || !deref)
+                goto bad;
+            s->cfa_reg = DW_RBP;
+            s->cfa_off = off;
+            s->cfa_deref = 1;
+            break;
+        case 0x2e: /* GNU_args_size */
+            (void)uleb(c);
+            break;
+        default:
+            goto bad;
+        }
+        continue;
+    advance:
+        if (pc && *loc + delta > pc)
+            return;
+        *loc += delta;
+        continue;
+    save:
+        if (reg == DW_RBP) {
+            s->bp = BP_AT_CFA;
+            s->bp_off = off;
+        } else if (reg == DW_RA) {
+            s->ra = RA_SAVED;
+            s->ra_off = off;
+        }
+        continue;
+    restore:
+        if (reg == DW_RBP) {
+            s->bp = initial->bp;
+            s->bp_off = initial->bp_off;
+        } else if (reg == DW_RA) {
+            s->ra = initial->ra;
+            s->ra_off = initial->ra_off;
+        }
+        continue;
+    other:
+        if (reg == DW_RBP || reg == DW_RA)
+            goto bad;
+        continue;
+    bad:
+        s->ok = 0;
+        return;
+    }
+    if (c->bad)
+        s->ok = 0;
+}
+
+/* Finds the rule for the return address `ra` (the call is at ra - 1). */
+static rule_t make_rule(uintptr_t ra) {
+    rule_t r = {ra, 0, 0, R_SLOW, 0, 0};
+    uintptr_t pc = ra - 1;
+    struct dl_find_object fo;
+    if (_dl_find_object((void *)pc, &fo) != 0 || !fo.dlfo_eh_frame)
+        return r;
+
+    /* .eh_frame_hdr: version, three encodings, the .eh_frame pointer, the count, then a table
+     * of (start address, FDE address) sorted by start, both 4-byte offsets from the header. */
+    const uint8_t *hdr = fo.dlfo_eh_frame;
+    uintptr_t base = (uintptr_t)hdr;
+    if (hdr[0] != 1 || hdr[3] != (PE_DATAREL | PE_SDATA4))
+        return r;
+    cursor_t c = {hdr + 4, hdr + 32, 0};
+    (void)encoded(&c, hdr[1], base);
+    uintptr_t count = encoded(&c, hdr[2], base);
+    if (c.bad || count == 0)
+        return r;
+    const int32_t *table = (const int32_t *)(const void *)c.p;
+    size_t lo = 0, hi = count;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (base + (intptr_t)table[2 * mid] <= pc)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (base + (intptr_t)table[2 * lo] > pc)
+        return r;
+    const uint8_t *fde = (const uint8_t *)(base + (intptr_t)table[2 * lo + 1]);
+
+    /* The FDE, then its CIE. */
+    cursor_t f;
+    const uint8_t *fde_body = entry(&f, fde);
+    if (!fde_body)
+        return r;
+    int32_t cie_delta = (int32_t)fixed(&f, 4);
+    if (cie_delta <= 0)
+        return r;
+    cursor_t ci;
+    const uint8_t *cie_body = entry(&ci, fde_body - cie_delta);
+    if (!cie_body || fixed(&ci, 4) != 0)
+        return r;
+    uint8_t version = (uint8_t)fixed(&ci, 1);
+    const char *aug = (const char *)ci.p;
+    size_t aug_len = strnlen(aug, (size_t)(ci.end - ci.p));
+    ci.p += aug_len + 1;
+    if (version != 1 && version != 3)
+        return r;
+    uint64_t code_align = uleb(&ci);
+    int64_t data_align = sleb(&ci);
+    uint64_t ra_reg = version == 1 ? fixed(&ci, 1) : uleb(&ci);
+    uint8_t fde_enc = PE_ABSPTR;
+    int has_z = aug[0] == 'z';
+    if (has_z) {
+        uint64_t len = uleb(&ci);
+        if (ci.bad || len > (uint64_t)(ci.end - ci.p))
+            return r;
+        const uint8_t *after = ci.p + len;
+        for (size_t i = 1; i < aug_len && !ci.bad; i++) {
+            switch (aug[i]) {
+            case 'R': fde_enc = (uint8_t)fixed(&ci, 1); break;
+            case 'L': (void)fixed(&ci, 1); break;
+            case 'P': {
+                uint8_t enc = (uint8_t)fixed(&ci, 1);
+                if ((enc & 0x70) == PE_PCREL || (enc & 0x70) == 0) {
+                    (void)encoded(&ci, enc & 0x7f, 0);
+                } else {
+                    ci.bad = 1;
+                }
+                break;
+            }
+            case 'S': return r;  /* a signal frame: libunwind knows the kernel's layout */
+            default: return r; /* unknown: the data after it cannot be found */
+            }
+        }
+        ci.p = after;
+    } else if (aug_len) {
+        return r;
+    }
+    if (ci.bad || ra_reg != DW_RA || ci.p > ci.end)
+        return r;
+
+    uintptr_t start = encoded(&f, fde_enc, 0);
+    uintptr_t range = encoded(&f, fde_enc & 0x0f, 0);
+    if (f.bad || pc < start || pc - start >= range)
+        return r;
+    if (has_z)
+        skip(&f, uleb(&f));
+    if (f.bad)
+        return r;
+
+    state_t s = {0, 0, 0, DW_RSP, 0, BP_SAME, RA_OTHER, 1};
+    uintptr_t loc = start;
+    run_cfi(&ci, &s, &s, &loc, 0, code_align, data_align, fde_enc);
+    state_t initial = s;
+    loc = start;
+    run_cfi(&f, &s, &initial, &loc, pc, code_align, data_align, fde_enc);
+    if (!s.ok)
+        return r;
+    if (s.ra == RA_UNDEFINED) {
+        r.kind = R_END;
+        return r;
+    }
+    if (s.ra != RA_SAVED || s.ra_off != -8 || s.cfa_off < INT32_MIN || s.cfa_off > INT32_MAX ||
+        s.bp_off < INT16_MIN || s.bp_off > INT16_MAX)
+        return r;
+    if (s.cfa_reg == DW_RSP && !s.cfa_deref)
+        r.cfa = CFA_RSP;
+    else if (s.cfa_reg == DW_RBP)
+        r.cfa = s.cfa_deref ? CFA_DEREF_RBP : CFA_RBP;
+    else
+        return r;
+    r.cfa_off = (int32_t)s.cfa_off;
+    r.bp = s.bp;
+    r.bp_off = (int16_t)s.bp_off;
+    r.kind = R_STEP;
+    return r;
+}
+
+/* ---- Walking ---- */
+
+static unsigned unwind_slow(uint64_t *ips, unsigned max) {
+    /* A few extra slots for the tracer's own frames (wrapper, recorder, these functions). */
     enum { OWN = 8 };
     void *buf[max + OWN];
     int n = unw_backtrace(buf, (int)(max + OWN));
@@ -61,4 +568,109 @@ unsigned rheap__unwind(uint64_t *ips, unsigned max) {
     for (int i = skip; i < n && out < max; i++)
         ips[out++] = (uint64_t)(uintptr_t)buf[i];
     return out;
+}
+
+static char *hex(uint64_t v, char *buf) {
+    char *p = buf + 19;
+    *p = 0;
+    do {
+        *--p = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    *--p = 'x';
+    *--p = '0';
+    return p;
+}
+
+/* RHEAP_CHECK_UNWIND: the same walk by libunwind; the first few differences are printed. */
+static void compare(const uint64_t *ips, unsigned n, unsigned max) {
+    uint64_t ref[max];
+    unsigned m = unwind_slow(ref, max);
+    atomic_fetch_add(&n_rules, 1);
+    unsigned i = 0;
+    while (i < n && i < m && ips[i] == ref[i])
+        i++;
+    if (i == n && n == m)
+        return;
+    if (atomic_fetch_add(&n_mismatch, 1) < 5) {
+        char a[24], b[24], c[24], d[24], e[24];
+        rheap__log("unwind check: frame ", rheap__utoa(i, a), ": rules ",
+                   hex(i < n ? ips[i] : 0, b), ", libunwind ", hex(i < m ? ref[i] : 0, c),
+                   " (", rheap__utoa(n, d), " and ", rheap__utoa(m, e), " frames)", NULL);
+    }
+}
+
+/* The rule for frame number i, return address ip. Most allocations come from call paths seen
+ * just before, so the previous walk's rule for the same frame number is tried first: that
+ * guess does not depend on the value just loaded from the stack, so the processor follows it
+ * ahead of the loads instead of waiting for each return address to hash it. */
+static inline rule_t find_rule(rheap__unwinder_t *u, unsigned i, uintptr_t ip) {
+    if (RHEAP_LIKELY(u->last[i].ip == ip && u->last[i].kind != R_EMPTY))
+        return u->last[i];
+    rule_t *r = &u->rule[(ip * 0x9E3779B97F4A7C15ull) >> (64 - 12)];
+    if (RHEAP_UNLIKELY(r->ip != ip || r->kind == R_EMPTY))
+        *r = make_rule(ip);
+    u->last[i] = *r;
+    return *r;
+}
+
+/* Reads the word at `a` if it lies within [lo, hi). */
+#define LOAD(a, out)                                                                               \
+    do {                                                                                           \
+        uintptr_t a_ = (a);                                                                        \
+        if (RHEAP_UNLIKELY(a_ < lo || a_ > hi - 8))                                                \
+            goto slow;                                                                             \
+        memcpy(&(out), (const void *)a_, 8);                                                       \
+    } while (0)
+
+/* Reads other frames' stack slots, which ASan would take for overflows of this one. */
+__attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unwinder_t *u,
+                                                                      uint64_t *ips,
+                                                                      unsigned max) {
+    /* Start at this function's caller. __builtin_frame_address(0) gives this function a frame
+     * pointer whatever the compiler flags: the caller's rsp is 16 above it, its rbp at it. */
+    uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+    uintptr_t ip = (uintptr_t)__builtin_return_address(0);
+    uintptr_t lo = fp, hi = u->stack_hi, sp = fp + 16, bp, cfa, next;
+    if (RHEAP_UNLIKELY(fp < u->stack_lo || fp >= hi))
+        goto slow;
+    LOAD(fp, bp);
+    unsigned n = 0;
+    int own = 1;
+    for (unsigned i = 0; n < max && i < WALK; i++) {
+        if (own && (ip < self_lo || ip >= self_hi))
+            own = 0;
+        if (!own)
+            ips[n++] = ip;
+        const rule_t r = find_rule(u, i, ip);
+        if (r.kind != R_STEP) {
+            if (r.kind == R_END)
+                break;
+            goto slow;
+        }
+        if (r.cfa == CFA_RSP)
+            cfa = sp + r.cfa_off;
+        else if (r.cfa == CFA_RBP)
+            cfa = bp + r.cfa_off;
+        else
+            LOAD(bp + r.cfa_off, cfa);
+        if (RHEAP_UNLIKELY(cfa <= sp))
+            goto slow;
+        LOAD(cfa - 8, next);
+        if (r.bp == BP_AT_CFA)
+            LOAD(cfa + r.bp_off, bp);
+        else if (r.bp == BP_AT_RBP)
+            LOAD(bp + r.bp_off, bp);
+        sp = cfa;
+        ip = next;
+        if (ip == 0)
+            break;
+    }
+    if (RHEAP_UNLIKELY(check))
+        compare(ips, n, max);
+    return n;
+slow:
+    if (RHEAP_UNLIKELY(check))
+        atomic_fetch_add(&n_slow, 1);
+    return unwind_slow(ips, max);
 }
