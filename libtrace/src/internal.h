@@ -184,6 +184,9 @@ size_t rheap__modsnap_size(void);
 int rheap__modsnap_take(rheap__modsnap_t *s);
 rip_status_t rheap__modsnap_write(const rheap__modsnap_t *s, rip_writer_t *w, uint64_t t);
 
+/* Bumped after every dlclose (the wrapper is in modules.c): unwinders drop their rules. */
+extern _Atomic unsigned rheap__unload_gen;
+
 /* ---- clock.c ---- */
 
 /* Monotonic time in ns (CLOCK_MONOTONIC). */

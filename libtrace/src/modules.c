@@ -8,7 +8,9 @@
  * modules, libgcc_s), which a dlopen wrapper would miss.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
 #include <stddef.h>
 #include <string.h>
@@ -175,4 +177,31 @@ rip_status_t rheap__modsnap_write(const rheap__modsnap_t *s, rip_writer_t *w, ui
         st = rip_writer_module(w, h.bias, path, bid, h.build_id_len, segs, h.nseg);
     }
     return st;
+}
+
+/* ---- dlclose: unloads, for the unwinder ----
+ *
+ * Each thread's unwinder caches rules by code address (unwind.c). After an unload, another
+ * object may be loaded at the same addresses, so every unload bumps this counter and each
+ * thread drops its rules at its next walk. glibc's own unloads, which do not go through
+ * dlclose, are caught later through dlpi_subs (thread.c). */
+_Atomic unsigned rheap__unload_gen;
+
+RHEAP_EXPORT int dlclose(void *handle) {
+    static int (*real)(void *);
+    int (*f)(void *) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+    if (!f) {
+        int guard = rheap__guard;
+        rheap__guard = 1; /* dlsym's own allocations are not the program's */
+        f = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+        rheap__guard = guard;
+        if (!f) {
+            errno = ENOSYS;
+            return -1;
+        }
+        __atomic_store_n(&real, f, __ATOMIC_RELEASE);
+    }
+    int r = f(handle);
+    atomic_fetch_add(&rheap__unload_gen, 1);
+    return r;
 }

@@ -22,12 +22,16 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <libunwind.h>
 
@@ -102,7 +106,10 @@ typedef struct {
 #define WALK (RIP_MAX_DEPTH + 8)
 
 struct rheap__unwinder {
-    uintptr_t stack_lo, stack_hi; /* the thread's stack; 0, 0: unknown */
+    uintptr_t stack_lo, stack_hi; /* mapped memory the walk may read; 0, 0: none */
+    int main_thread;              /* on the process's [stack], which grows: see main_stack */
+    unsigned refreshes;           /* main_stack calls left after registration */
+    unsigned unload_gen;          /* rheap__unload_gen when the rules were last checked */
     rule_t rule[RULES];           /* by a hash of the return address */
     rule_t last[WALK];            /* by frame number: the rules of the previous walk */
 };
@@ -111,23 +118,87 @@ size_t rheap__unwinder_size(void) {
     return sizeof(rheap__unwinder_t);
 }
 
-void rheap__unwinder_init(rheap__unwinder_t *u) {
-    memset(u, 0, sizeof *u);
-    pthread_attr_t a;
-    if (pthread_getattr_np(pthread_self(), &a) != 0)
-        return;
-    void *addr;
-    size_t size;
-    if (pthread_attr_getstack(&a, &addr, &size) == 0) {
-        u->stack_lo = (uintptr_t)addr;
-        u->stack_hi = (uintptr_t)addr + size;
+/* The main thread's stack is the [stack] mapping, which the kernel extends downwards as it is
+ * used; pthread_getattr_np describes it by the stack size limit instead, a range that may hold
+ * unmapped holes (with an unlimited limit, most of the address space). So its bounds are read
+ * from /proc/self/maps: the [stack] mapping, if it contains `sp`. Raw system calls, no malloc. */
+static int main_stack(rheap__unwinder_t *u, uintptr_t sp) {
+    int fd = rheap__sys_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    char buf[4096];
+    size_t have = 0;
+    int found = 0;
+    for (;;) {
+        long n = rheap__sys_read(fd, buf + have, sizeof buf - 1 - have);
+        if (n <= 0)
+            break;
+        have += (size_t)n;
+        buf[have] = 0;
+        char *line = buf, *nl;
+        while ((nl = strchr(line, '\n'))) {
+            *nl = 0;
+            char *end;
+            uintptr_t lo = (uintptr_t)strtoull(line, &end, 16);
+            uintptr_t hi = *end == '-' ? (uintptr_t)strtoull(end + 1, NULL, 16) : 0;
+            size_t len = (size_t)(nl - line);
+            if (sp >= lo && sp < hi && len >= 7 && memcmp(nl - 7, "[stack]", 7) == 0) {
+                u->stack_lo = lo;
+                u->stack_hi = hi;
+                found = 1;
+            }
+            line = nl + 1;
+        }
+        have = (size_t)(buf + have - line);
+        memmove(buf, line, have);
+        if (have == sizeof buf - 1)
+            have = 0; /* a line longer than the buffer: not one we need */
     }
-    pthread_attr_destroy(&a);
+    rheap__sys_close(fd);
+    return found;
+}
+
+void rheap__unwinder_init(rheap__unwinder_t *u) {
+    int saved = errno;
+    memset(u, 0, sizeof *u);
+    u->unload_gen = atomic_load(&rheap__unload_gen);
+    if (getpid() == (pid_t)syscall(SYS_gettid)) {
+        u->main_thread = 1;
+        u->refreshes = 64;
+        main_stack(u, (uintptr_t)__builtin_frame_address(0));
+    } else {
+        pthread_attr_t a;
+        if (pthread_getattr_np(pthread_self(), &a) == 0) {
+            void *addr;
+            size_t size;
+            if (pthread_attr_getstack(&a, &addr, &size) == 0) {
+                u->stack_lo = (uintptr_t)addr;
+                u->stack_hi = (uintptr_t)addr + size;
+            }
+            pthread_attr_destroy(&a);
+        }
+    }
+    errno = saved;
 }
 
 void rheap__unwinder_forget(rheap__unwinder_t *u) {
     memset(u->rule, 0, sizeof u->rule);
     memset(u->last, 0, sizeof u->last);
+}
+
+/* A walk that starts outside the known bounds: on the main thread the stack may have grown
+ * since they were read (a few times in a process's life; a program that keeps allocating from
+ * elsewhere, like a coroutine on the heap, stops asking after 64 tries). */
+static int in_stack(rheap__unwinder_t *u, uintptr_t fp) {
+    if (fp >= u->stack_lo && fp < u->stack_hi)
+        return 1;
+    if (!u->main_thread || !u->refreshes)
+        return 0;
+    u->refreshes--;
+    int saved = errno;
+    int ok = main_stack(u, fp) && fp >= u->stack_lo && fp < u->stack_hi;
+    errno = saved;
+    return ok;
 }
 
 /* ---- Reading .eh_frame ---- */
@@ -175,7 +246,7 @@ static int64_t sleb(cursor_t *c) {
 }
 
 static uint64_t fixed(cursor_t *c, unsigned n) {
-    if ((size_t)(c->end - c->p) < n) {
+    if (c->p > c->end || (size_t)(c->end - c->p) < n) {
         c->bad = 1;
         return 0;
     }
@@ -237,6 +308,17 @@ static const uint8_t *entry(cursor_t *c, const uint8_t *at) {
     return at;
 }
 
+/* Products wrap instead of overflowing (only malformed CFI gets there). */
+static inline int64_t times(int64_t a, int64_t b) {
+    return (int64_t)((uint64_t)a * (uint64_t)b);
+}
+
+/* A register number; ones beyond any x86-64 register become 255, which no rule uses. */
+static uint8_t reg_num(cursor_t *c) {
+    uint64_t r = uleb(c);
+    return r < 255 ? (uint8_t)r : 255;
+}
+
 /* The register state the CFI program describes, for the registers a walk needs. */
 typedef struct {
     int64_t cfa_off, bp_off, ra_off;
@@ -283,7 +365,7 @@ static void run_cfi(cursor_t *c, state_t *s, const state_t *initial, uintptr_t *
             delta = reg * code_align;
             goto advance;
         case 2:
-            off = (int64_t)uleb(c) * data_align;
+            off = times((int64_t)uleb(c), data_align);
             goto save;
         case 3:
             goto restore;
@@ -301,15 +383,15 @@ static void run_cfi(cursor_t *c, state_t *s, const state_t *initial, uintptr_t *
         case 0x04: delta = fixed(c, 4) * code_align; goto advance;
         case 0x05: /* offset_extended */
             reg = uleb(c);
-            off = (int64_t)uleb(c) * data_align;
+            off = times((int64_t)uleb(c), data_align);
             goto save;
         case 0x11: /* offset_extended_sf */
             reg = uleb(c);
-            off = sleb(c) * data_align;
+            off = times(sleb(c), data_align);
             goto save;
         case 0x2f: /* GNU_negative_offset_extended */
             reg = uleb(c);
-            off = -(int64_t)uleb(c) * data_align;
+            off = -times((int64_t)uleb(c), data_align);
             goto save;
         case 0x06: /* restore_extended */
             reg = uleb(c);
@@ -363,24 +445,29 @@ static void run_cfi(cursor_t *c, state_t *s, const state_t *initial, uintptr_t *
             *s = stack[--depth];
             break;
         case 0x0c: /* def_cfa */
-            s->cfa_reg = (uint8_t)uleb(c);
+            s->cfa_reg = reg_num(c);
             s->cfa_off = (int64_t)uleb(c);
             s->cfa_deref = 0;
             break;
         case 0x12: /* def_cfa_sf */
-            s->cfa_reg = (uint8_t)uleb(c);
-            s->cfa_off = sleb(c) * data_align;
+            s->cfa_reg = reg_num(c);
+            s->cfa_off = times(sleb(c), data_align);
             s->cfa_deref = 0;
             break;
-        case 0x0d: /* def_cfa_register */
-            s->cfa_reg = (uint8_t)uleb(c);
-            s->cfa_deref = 0;
+        case 0x0d: /* def_cfa_register (meaningless after an expression) */
+            if (s->cfa_deref)
+                goto bad;
+            s->cfa_reg = reg_num(c);
             break;
         case 0x0e: /* def_cfa_offset */
+            if (s->cfa_deref)
+                goto bad;
             s->cfa_off = (int64_t)uleb(c);
             break;
         case 0x13: /* def_cfa_offset_sf */
-            s->cfa_off = sleb(c) * data_align;
+            if (s->cfa_deref)
+                goto bad;
+            s->cfa_off = times(sleb(c), data_align);
             break;
         case 0x0f: /* def_cfa_expression */
             if (!breg6(c, &off, &deref) || !deref)
@@ -478,6 +565,8 @@ static rule_t make_rule(uintptr_t ra) {
     uint8_t version = (uint8_t)fixed(&ci, 1);
     const char *aug = (const char *)ci.p;
     size_t aug_len = strnlen(aug, (size_t)(ci.end - ci.p));
+    if (aug_len == (size_t)(ci.end - ci.p))
+        return r; /* no terminating NUL within the CIE */
     ci.p += aug_len + 1;
     if (version != 1 && version != 3)
         return r;
@@ -631,9 +720,17 @@ __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unw
      * pointer whatever the compiler flags: the caller's rsp is 16 above it, its rbp at it. */
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     uintptr_t ip = (uintptr_t)__builtin_return_address(0);
-    uintptr_t lo = fp, hi = u->stack_hi, sp = fp + 16, bp, cfa, next;
-    if (RHEAP_UNLIKELY(fp < u->stack_lo || fp >= hi))
+#if !defined(__x86_64__)
+    goto slow; /* the rules' registers and frame layout are x86-64's */
+#endif
+    unsigned gen = atomic_load_explicit(&rheap__unload_gen, memory_order_acquire);
+    if (RHEAP_UNLIKELY(gen != u->unload_gen)) {
+        rheap__unwinder_forget(u); /* code was unloaded: its addresses may now hold other code */
+        u->unload_gen = gen;
+    }
+    if (RHEAP_UNLIKELY(!in_stack(u, fp)))
         goto slow;
+    uintptr_t lo = fp, hi = u->stack_hi, sp = fp + 16, bp, cfa, next;
     LOAD(fp, bp);
     unsigned n = 0;
     int own = 1;

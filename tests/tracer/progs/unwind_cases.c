@@ -2,7 +2,8 @@
  * unwind_cases: allocations from every kind of frame the recorder's unwinder must handle, for
  * the RHEAP_CHECK_UNWIND test, which compares each backtrace with libunwind's.
  *
- * Walked by the cached rules: plain calls, deep recursion (deeper than the recorded depth),
+ * Walked by the cached rules: plain calls, deep recursion (deeper than the recorded depth), a
+ * main-thread stack grown far beyond its size at start (the bounds are read again),
  * a frame that realigns the stack (its CFA is found through rbp), threads, a dlopen'd library
  * and one loaded again after dlclose. Handed to libunwind: a signal handler (its caller is the
  * kernel's signal frame), a handler on an alternate signal stack and a ucontext coroutine (both
@@ -45,6 +46,14 @@ __attribute__((noinline)) static void realigned(int n) {
     free(p);
 }
 
+/* 4 MiB of stack: the main thread's [stack] mapping grows below what it was at registration. */
+__attribute__((noinline)) static void big_frame(void) {
+    volatile char *b = __builtin_alloca(4u << 20);
+    b[0] = 1;
+    alloc_some(2);
+    b[1] = 2;
+}
+
 static void on_signal(int sig) {
     (void)sig;
     alloc_some(2);
@@ -75,6 +84,7 @@ int main(int argc, char **argv) {
     recurse(5);
     recurse(200);
     realigned(argc * 16);
+    big_frame();
 
     pthread_t th[3];
     for (int i = 0; i < 3; i++)
