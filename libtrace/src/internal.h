@@ -159,8 +159,9 @@ typedef struct rheap__unwinder rheap__unwinder_t;
 size_t rheap__unwinder_size(void);
 /* Sets up for the calling thread (reads its stack bounds; may allocate through the guard). */
 void rheap__unwinder_init(rheap__unwinder_t *u);
-/* Drops the cached rules: a module was unloaded, its addresses may now hold other code. */
-void rheap__unwinder_forget(rheap__unwinder_t *u);
+/* Tells the unwinder dl_iterate_phdr's unload count (dlpi_subs): when it moved, the cached
+ * rules are dropped, as after a dlclose. This catches glibc's own unloads. */
+void rheap__unwinder_unloaded(rheap__unwinder_t *u, unsigned long long subs);
 
 /* Fills ips with up to `max` return addresses of the calling thread's program, the tracer's
  * own frames removed. Returns the count (0 if unwinding failed). Cost once the rules are cached:

@@ -60,7 +60,6 @@ struct rheap__thread {
     unsigned long long mod_adds, mod_subs;
     rheap__modsnap_t *snap;
     rheap__unwinder_t *unw;
-    unsigned long long unw_subs; /* dlpi_subs when the unwinder's rules were last checked */
     uint32_t rng;
     uint64_t last_t;             /* latest event time in the file: times never go backwards */
     char name[17];
@@ -346,7 +345,6 @@ static rheap__thread_t *register_thread(int *over_limit) {
     atomic_store(&t->gen, 0);
     t->rng = (uint32_t)t->tid * 2654435761u | 1u;
     rheap__unwinder_init(t->unw);
-    errno = saved;
     n_active++;
     return t;
 }
@@ -562,10 +560,7 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
             stack = find_stack(t, h);
             if (!stack) {
                 rheap__modules_counters(&adds, &subs);
-                if (subs != t->unw_subs) {
-                    rheap__unwinder_forget(t->unw); /* cached rules may be for unloaded code */
-                    t->unw_subs = subs;
-                }
+                rheap__unwinder_unloaded(t->unw, subs);
                 if (!t->have_mods || adds != t->mod_adds || subs != t->mod_subs)
                     snapshot = rheap__modsnap_take(t->snap) == 0;
             }

@@ -110,6 +110,7 @@ struct rheap__unwinder {
     int main_thread;              /* on the process's [stack], which grows: see main_stack */
     unsigned refreshes;           /* main_stack calls left after registration */
     unsigned unload_gen;          /* rheap__unload_gen when the rules were last checked */
+    unsigned long long subs;      /* dlpi_subs when the rules were last checked */
     rule_t rule[RULES];           /* by a hash of the return address */
     rule_t last[WALK];            /* by frame number: the rules of the previous walk */
 };
@@ -181,9 +182,17 @@ void rheap__unwinder_init(rheap__unwinder_t *u) {
     errno = saved;
 }
 
-void rheap__unwinder_forget(rheap__unwinder_t *u) {
+/* Drops the cached rules: code was unloaded, its addresses may now hold other code. */
+static void forget(rheap__unwinder_t *u) {
     memset(u->rule, 0, sizeof u->rule);
     memset(u->last, 0, sizeof u->last);
+}
+
+void rheap__unwinder_unloaded(rheap__unwinder_t *u, unsigned long long subs) {
+    if (subs != u->subs) {
+        forget(u);
+        u->subs = subs;
+    }
 }
 
 /* A walk that starts outside the known bounds: on the main thread the stack may have grown
@@ -725,7 +734,7 @@ __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unw
 #endif
     unsigned gen = atomic_load_explicit(&rheap__unload_gen, memory_order_acquire);
     if (RHEAP_UNLIKELY(gen != u->unload_gen)) {
-        rheap__unwinder_forget(u); /* code was unloaded: its addresses may now hold other code */
+        forget(u);
         u->unload_gen = gen;
     }
     if (RHEAP_UNLIKELY(!in_stack(u, fp)))
