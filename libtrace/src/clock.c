@@ -8,8 +8,16 @@
  * first calls use clock_gettime, and once CALIBRATE_NS have passed since the first one, the
  * ratio over that interval is published and anchored at that instant, so the two clocks agree
  * there. A 20 ms interval with ~30 ns of read jitter puts the ratio within a few parts per
- * million. Elsewhere (no TSC clocksource, other architectures) clock_gettime is used throughout.
+ * million. Elsewhere (no TSC clocksource, no RDTSCP, other architectures) clock_gettime is used
+ * throughout.
+ *
+ * The read is RDTSCP, not RDTSC: RDTSC may execute before the loads ahead of it complete, so an
+ * allocation stamped just after malloc returned could read a time earlier than the free (in
+ * another thread) that made the block available, by 50-100 ns here. The converter would then
+ * see the address allocated again while still live. RDTSCP waits for the earlier loads, as the
+ * vDSO's own read does.
  */
+#include <cpuid.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -27,9 +35,9 @@ static uint64_t mono_ns(void) {
 }
 
 #if defined(__x86_64__)
-static inline uint64_t rdtsc(void) {
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+static inline uint64_t rdtscp(void) {
+    uint32_t lo, hi, aux;
+    __asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
     return ((uint64_t)hi << 32) | lo;
 }
 
@@ -41,8 +49,12 @@ static uint64_t anchor_tsc, anchor_ns;        /* the TSC reading that equals anc
 static uint64_t mult;                         /* ns per tick, 32.32 fixed point */
 static _Atomic int calibrating_lock;
 
-/* Only a kernel that trusts the TSC for its own clock gets us to trust it. */
+/* Only a kernel that trusts the TSC for its own clock gets us to trust it, and only with
+ * RDTSCP (CPUID 0x80000001, EDX bit 27). */
 static int tsc_trusted(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000001, &a, &b, &c, &d) || !(d & (1u << 27)))
+        return 0;
     char buf[32] = {0};
     int fd = rheap__sys_open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
                              O_RDONLY | O_CLOEXEC, 0);
@@ -57,14 +69,14 @@ uint64_t rheap__now_abs(void) {
     int state = atomic_load_explicit(&tsc_state, memory_order_acquire);
     if (RHEAP_LIKELY(state == TSC_READY)) {
         /* Signed: a CPU whose TSC lags the anchor's by a few ticks reads the anchor time. */
-        int64_t d = (int64_t)(rdtsc() - anchor_tsc);
+        int64_t d = (int64_t)(rdtscp() - anchor_tsc);
         if (d < 0)
             d = 0;
         return anchor_ns + (uint64_t)(((unsigned __int128)(uint64_t)d * mult) >> 32);
     }
     if (state == TSC_UNUSABLE)
         return mono_ns();
-    uint64_t tsc = rdtsc(), now = mono_ns();
+    uint64_t tsc = rdtscp(), now = mono_ns();
     if (state == TSC_UNKNOWN) {
         if (!atomic_exchange(&calibrating_lock, 1)) {
             if (tsc_trusted()) {
