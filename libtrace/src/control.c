@@ -290,7 +290,7 @@ static int start(const rheap__config_t *c, const char *how) {
     rheap__start_ns = rheap__now_abs();
     rec_pid = getpid();
     rip_header_t h = {1, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, (uint32_t)rec_pid, 0, rheap__rec_num, 0,
-                      rheap__start_ns};
+                      rheap__start_ns, RHEAP__TIME_SHIFT};
     proc_w = rip_writer_init(proc_mem, 64 * 1024, fd, &h);
     rip_status_t st = rip_writer_detach(proc_w, path, rheap__file_limit());
     int err = errno;

@@ -190,6 +190,11 @@ extern _Atomic unsigned rheap__unload_gen;
 
 /* ---- clock.c ---- */
 
+/* Times on disk count 4 ns units: the low bits of a ns delta are noise that lz4 cannot
+ * compress (a byte per event), and 4 ns is far below what orders events across threads (a
+ * cache line moving between CPUs takes tens of ns) or within one (each event takes longer). */
+#define RHEAP__TIME_SHIFT 2
+
 /* Monotonic time in ns (CLOCK_MONOTONIC). */
 uint64_t rheap__now_abs(void);
 /* ns since the current recording started. */

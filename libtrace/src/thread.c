@@ -419,7 +419,8 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
             serial = 0;
         }
         rip_header_t h = {0, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, (uint32_t)getpid(),
-                          (uint32_t)t->tid, rheap__rec_num, ++serial, rheap__start_ns};
+                          (uint32_t)t->tid, rheap__rec_num, ++serial, rheap__start_ns,
+                          RHEAP__TIME_SHIFT};
         if (open_thread_file(t, &h) != 0) {
             t->w = NULL;
             failed = 1;

@@ -1,5 +1,6 @@
 /*
- * rip.h: reader and writer of the rip recording format, version 1.0 (rip-format/FORMAT.md).
+ * rip.h: reader and writer of the rip recording format, version 2.0 (rip-format/FORMAT.md). The
+ * reader also reads version 1.0.
  *
  * The writer is used inside the tracer's malloc wrappers, so it never allocates: the caller
  * gives it its memory (rip_writer_footprint bytes) and it does its I/O with pwrite on a file
@@ -16,12 +17,14 @@
 extern "C" {
 #endif
 
-#define RIP_FORMAT_MAJOR 1
+#define RIP_FORMAT_MAJOR 2
 #define RIP_FORMAT_MINOR 0
 
 /* Limits the format sets (FORMAT.md). */
 #define RIP_MAX_DEPTH 1024
 #define RIP_HEADER_LEN_1_0 24
+#define RIP_HEADER_LEN_2_0 28
+#define RIP_MAX_TIME_SHIFT 16
 /* Longest string (path, name, label, argument) the writer stores; longer ones are cut to this
  * many bytes. */
 #define RIP_MAX_STRING 4096
@@ -90,6 +93,9 @@ typedef struct {
     uint32_t recording;      /* N of rip-<pid>-N */
     uint32_t serial;         /* thread files: 1, 2, ... in opening order */
     uint64_t start_ns;       /* CLOCK_MONOTONIC at recording start */
+    uint32_t time_shift;     /* since 2.0: the file counts time in units of 2^time_shift ns
+                              * (the writer divides, the reader multiplies back); 0 in 1.x.
+                              * At most RIP_MAX_TIME_SHIFT: the writer uses that for more. */
 } rip_header_t;
 
 typedef struct {

@@ -22,9 +22,9 @@
 /* Decompressed stream header (FORMAT.md section 2). */
 #define RIP__MAGIC_THREAD "RIPT"
 #define RIP__MAGIC_PROCESS "RIPP"
-#define RIP__STREAM_HEADER_LEN (12u + RIP_HEADER_LEN_1_0)   /* 36 bytes in version 1.0 */
+#define RIP__STREAM_HEADER_LEN (12u + RIP_HEADER_LEN_2_0)   /* 40 bytes in version 2.0 */
 
-/* Core records: no length, every reader of major version 1 knows them all. */
+/* Core records: no length, every reader of a major version knows all of that version's. */
 #define RIP__T_MALLOC 0x01
 #define RIP__T_CALLOC 0x02
 #define RIP__T_REALLOC 0x03
@@ -37,6 +37,18 @@
 #define RIP__T_FREE 0x10
 #define RIP__T_STACK 0x11
 #define RIP__T_CORE_LAST 0x3F
+/* Since 2.0: added to an allocation or free code when its address delta is in bytes rather
+ * than in 16-byte units. */
+#define RIP__T_EXACT 0x20
+
+/* Since 2.0: every block starts (after the stream header, in the first block) with the lengths
+ * of its four columns, 4 bytes each, and the columns follow the records in this order. */
+#define RIP__COLUMNS 4
+#define RIP__DIR_LEN (4u * RIP__COLUMNS)
+#define RIP__COL_DT 0
+#define RIP__COL_ADDR 1
+#define RIP__COL_SIZE 2
+#define RIP__COL_STACK 3
 
 /* Extended records: type, varint payload length, payload. Unknown ones are skipped. */
 #define RIP__T_EXTENDED_FIRST 0x40

@@ -21,6 +21,15 @@
 #include "codes.h"
 #include "varint.h"
 
+/* A bounded cursor: the first failure sticks, so a decoder reads all its fields and checks
+ * once at the end. */
+typedef struct {
+    const uint8_t *p, *end;
+    int err;   /* RIP__VARINT_OK, _SHORT or _LONG */
+} cursor_t;
+
+static const char *const column_names[RIP__COLUMNS] = {"time", "address", "size", "stack"};
+
 struct rip_reader {
     int fd;                    /* -1 when reading from memory */
     uint8_t *mem;
@@ -34,8 +43,10 @@ struct rip_reader {
     uint8_t *stored;           /* the current block as stored, plus its checksum */
     uint8_t *decoded;          /* the current block decompressed */
     const uint8_t *block;      /* start of the current block's records */
-    const uint8_t *cur, *end;  /* next record, end of the current block */
+    const uint8_t *cur, *end;  /* next record, end of the current block's records */
     uint64_t time_base, addr_base;
+    int columns;               /* format 2: event fields are in the block's columns */
+    cursor_t col[RIP__COLUMNS];
 
     rip_status_t status;       /* sticky: once not RIP_OK, every call returns it */
     rip_error_t error;
@@ -99,6 +110,47 @@ static ssize_t src_read(rip_reader_t *r, uint64_t off, void *buf, size_t n)
     return (ssize_t)got;
 }
 
+/* Format 2: reads the column directory at r->cur and splits the rest of the block into the
+ * records and the four columns that follow them. */
+static rip_status_t open_columns(rip_reader_t *r, rip_error_t *err)
+{
+    size_t at = (size_t)(r->cur - r->block);
+    if (r->end - r->cur < (ptrdiff_t)RIP__DIR_LEN)
+        return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                    "block of %zu bytes ends inside its column directory (expected %u bytes at "
+                    "byte %zu)",
+                    (size_t)(r->end - r->block), RIP__DIR_LEN, at);
+    uint64_t total = 0, len[RIP__COLUMNS];
+    for (int i = 0; i < RIP__COLUMNS; i++) {
+        len[i] = rip__get_le32(r->cur + 4 * i);
+        total += len[i];
+    }
+    r->cur += RIP__DIR_LEN;
+    if (total > (uint64_t)(r->end - r->cur))
+        return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                    "column directory at byte %zu gives %llu bytes of columns, the block has "
+                    "%zu after it",
+                    at, (unsigned long long)total, (size_t)(r->end - r->cur));
+    const uint8_t *p = r->end - total;
+    r->end = p;
+    for (int i = 0; i < RIP__COLUMNS; i++) {
+        r->col[i] = (cursor_t){p, p + len[i], RIP__VARINT_OK};
+        p += len[i];
+    }
+    return RIP_OK;
+}
+
+/* Format 2: at the end of a block's records, every column must be used up. */
+static rip_status_t close_columns(rip_reader_t *r, rip_error_t *err)
+{
+    for (int i = 0; r->columns && i < RIP__COLUMNS; i++)
+        if (r->col[i].p != r->col[i].end)
+            return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                        "%s column has %zu bytes left after the block's last record",
+                        column_names[i], (size_t)(r->col[i].end - r->col[i].p));
+    return RIP_OK;
+}
+
 /* Loads the block at r->pos. RIP_OK with a block (possibly empty), RIP_END at the end mark, or
  * an error. */
 static rip_status_t load_block(rip_reader_t *r, rip_error_t *err)
@@ -156,7 +208,7 @@ static rip_status_t load_block(rip_reader_t *r, rip_error_t *err)
     r->pos = at + 4 + len + 4;
     r->time_base = 0;
     r->addr_base = 0;
-    return RIP_OK;
+    return r->columns ? open_columns(r, err) : RIP_OK;
 }
 
 static rip_status_t read_frame_header(rip_reader_t *r, rip_error_t *err)
@@ -214,14 +266,15 @@ static rip_status_t read_stream_header(rip_reader_t *r, rip_error_t *err)
                     "first block of %zu bytes ends inside the rip header", len);
     h->major = rip__get_le16(p + 4);
     h->minor = rip__get_le16(p + 6);
-    if (h->major != RIP_FORMAT_MAJOR)
+    if (h->major < 1 || h->major > RIP_FORMAT_MAJOR)
         return fail(r, err, RIP_E_VERSION, r->block_off,
-                    "format version %u.%u, this reader reads version %d.x", h->major, h->minor,
-                    RIP_FORMAT_MAJOR);
+                    "format version %u.%u, this reader reads versions 1.x to %d.x", h->major,
+                    h->minor, RIP_FORMAT_MAJOR);
     uint32_t hlen = rip__get_le32(p + 8);
-    if (hlen < RIP_HEADER_LEN_1_0)
+    uint32_t min_hlen = h->major >= 2 ? RIP_HEADER_LEN_2_0 : RIP_HEADER_LEN_1_0;
+    if (hlen < min_hlen)
         return fail(r, err, RIP_E_CORRUPT, r->block_off,
-                    "header_len %u, expected at least %d", hlen, RIP_HEADER_LEN_1_0);
+                    "header_len %u, expected at least %u for version %u", hlen, min_hlen, h->major);
     if (hlen > len - 12)
         return fail(r, err, RIP_E_CORRUPT, r->block_off,
                     "header_len %u runs past the end of the first block (%zu bytes)", hlen, len);
@@ -230,8 +283,13 @@ static rip_status_t read_stream_header(rip_reader_t *r, rip_error_t *err)
     h->recording = rip__get_le32(p + 20);
     h->serial = rip__get_le32(p + 24);
     h->start_ns = rip__get_le64(p + 28);
+    h->time_shift = h->major >= 2 ? rip__get_le32(p + 36) : 0;
+    if (h->time_shift > RIP_MAX_TIME_SHIFT)
+        return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                    "header time_shift %u, expected 0-%d", h->time_shift, RIP_MAX_TIME_SHIFT);
     r->cur = p + 12 + hlen;   /* skips header fields of later minor versions */
-    return RIP_OK;
+    r->columns = h->major >= 2;
+    return r->columns ? open_columns(r, err) : RIP_OK;
 }
 
 static rip_status_t open_common(rip_reader_t *r, rip_reader_t **out, rip_error_t *err)
@@ -380,13 +438,6 @@ static int id_add(rip_reader_t *r, uint64_t id)
 
 /* ---- Record decoding ---- */
 
-/* A bounded cursor: the first failure sticks, so a decoder reads all its fields and checks
- * once at the end. */
-typedef struct {
-    const uint8_t *p, *end;
-    int err;   /* RIP__VARINT_OK, _SHORT or _LONG */
-} cursor_t;
-
 static uint64_t get_u(cursor_t *c)
 {
     uint64_t v = 0;
@@ -442,6 +493,23 @@ static rip_status_t cursor_fail(rip_reader_t *r, rip_error_t *err, const cursor_
                 extended ? "record runs past its length (record type 0x%02x at byte %zu of the block)"
                          : "record runs past end of block (record type 0x%02x at byte %zu of the block)",
                 type, rec_at);
+}
+
+/* Format 2: a column that ran out or held a bad varint while decoding the record at rec_at. */
+static rip_status_t column_fail(rip_reader_t *r, rip_error_t *err, size_t rec_at, uint8_t type)
+{
+    for (int i = 0; i < RIP__COLUMNS; i++) {
+        if (r->col[i].err == RIP__VARINT_OK)
+            continue;
+        return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                    r->col[i].err == RIP__VARINT_LONG
+                        ? "varint longer than 10 bytes in the %s column (record type 0x%02x at "
+                          "byte %zu of the block)"
+                        : "%s column ends before the record that needs it (record type 0x%02x "
+                          "at byte %zu of the block)",
+                    column_names[i], type, rec_at);
+    }
+    return RIP_OK;
 }
 
 static rip_status_t decode_extended(rip_reader_t *r, rip_record_t *rec, rip_error_t *err,
@@ -536,22 +604,42 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
 {
     size_t rec_at = (size_t)(r->cur - r->block);
     cursor_t c = {r->cur, r->end, RIP__VARINT_OK};
-    uint8_t type = *c.p++;
+    const uint8_t code = *c.p++;   /* as in the file, for messages */
+    uint8_t type = code;
 
     memset(rec, 0, sizeof *rec);
     rec->offset = r->block_off;
 
+    /* Format 1 keeps every field in the record. Format 2 keeps the time, address, size and stack
+     * of events in the block's columns, the address delta in 16-byte units unless the type code
+     * has RIP__T_EXACT. */
+    cursor_t *c_dt = &c, *c_addr = &c, *c_size = &c, *c_stack = &c;
+    unsigned shift = 0;
+    if (r->columns) {
+        uint8_t plain = type & (uint8_t)~RIP__T_EXACT;
+        if ((plain >= RIP__T_ALLOC_FIRST && plain <= RIP__T_ALLOC_LAST) || plain == RIP__T_FREE) {
+            shift = type & RIP__T_EXACT ? 0 : 4;
+            type = plain;
+        }
+        c_dt = &r->col[RIP__COL_DT];
+        c_addr = &r->col[RIP__COL_ADDR];
+        c_size = &r->col[RIP__COL_SIZE];
+        c_stack = &r->col[RIP__COL_STACK];
+    }
+
     if (type >= RIP__T_ALLOC_FIRST && type <= RIP__T_ALLOC_LAST) {
-        uint64_t dt = get_u(&c);
-        int64_t da = get_z(&c);
-        uint64_t size = get_u(&c);
-        uint64_t stack = get_u(&c);
+        uint64_t dt = get_u(c_dt);
+        int64_t da = (int64_t)((uint64_t)get_z(c_addr) << shift);
+        uint64_t size = get_u(c_size);
+        uint64_t stack = get_u(c_stack);
         uint64_t align = type >= RIP__T_POSIX_MEMALIGN ? get_u(&c) : 0;
         int is_realloc = type == RIP__T_REALLOC || type == RIP__T_REALLOCARRAY;
         int64_t dold = is_realloc ? get_z(&c) : 0;
         uint64_t dt_old = is_realloc ? get_u(&c) : 0;
         if (c.err != RIP__VARINT_OK)
-            return cursor_fail(r, err, &c, rec_at, type, 0);
+            return cursor_fail(r, err, &c, rec_at, code, 0);
+        if (r->columns && column_fail(r, err, rec_at, code) != RIP_OK)
+            return r->status;
         if (dt > UINT64_MAX - r->time_base)
             return fail(r, err, RIP_E_CORRUPT, r->block_off,
                         "time overflows 64 bits (record at byte %zu of the block)", rec_at);
@@ -582,10 +670,12 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
         r->time_base = t;
         r->addr_base = addr;
     } else if (type == RIP__T_FREE) {
-        uint64_t dt = get_u(&c);
-        int64_t da = get_z(&c);
+        uint64_t dt = get_u(c_dt);
+        int64_t da = (int64_t)((uint64_t)get_z(c_addr) << shift);
         if (c.err != RIP__VARINT_OK)
-            return cursor_fail(r, err, &c, rec_at, type, 0);
+            return cursor_fail(r, err, &c, rec_at, code, 0);
+        if (r->columns && column_fail(r, err, rec_at, code) != RIP_OK)
+            return r->status;
         if (dt > UINT64_MAX - r->time_base)
             return fail(r, err, RIP_E_CORRUPT, r->block_off,
                         "time overflows 64 bits (record at byte %zu of the block)", rec_at);
@@ -598,7 +688,7 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
         uint64_t id = get_u(&c);
         uint64_t depth = get_u(&c);
         if (c.err != RIP__VARINT_OK)
-            return cursor_fail(r, err, &c, rec_at, type, 0);
+            return cursor_fail(r, err, &c, rec_at, code, 0);
         if (id == 0)
             return fail(r, err, RIP_E_CORRUPT, r->block_off,
                         "stack id 0 is reserved for no backtrace (record at byte %zu of the block)",
@@ -611,7 +701,7 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
         for (uint64_t i = 1; i < depth; i++)
             r->ips[i] = r->ips[i - 1] + (uint64_t)get_z(&c);
         if (c.err != RIP__VARINT_OK)
-            return cursor_fail(r, err, &c, rec_at, type, 0);
+            return cursor_fail(r, err, &c, rec_at, code, 0);
         if (id_add(r, id) != 0)
             return fail(r, err, RIP_E_NOMEM, r->block_off, "out of memory for stack ids");
         rec->kind = RIP_REC_STACK;
@@ -626,7 +716,7 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
     } else {
         uint64_t len = get_u(&c);
         if (c.err != RIP__VARINT_OK)
-            return cursor_fail(r, err, &c, rec_at, type, 0);
+            return cursor_fail(r, err, &c, rec_at, code, 0);
         if (len > (uint64_t)(c.end - c.p))
             return fail(r, err, RIP_E_CORRUPT, r->block_off,
                         "record runs past end of block (record type 0x%02x of %llu bytes at byte "
@@ -639,6 +729,14 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
             return st;
         c.p += len;
     }
+    /* Times in the file count units of 2^time_shift ns; records carry ns. */
+    unsigned ts = r->header.time_shift;
+    if (ts && (rec->t > UINT64_MAX >> ts))
+        return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                    "time overflows 64 bits in ns (record at byte %zu of the block)", rec_at);
+    rec->t <<= ts;
+    if (rec->kind == RIP_REC_ALLOC)
+        rec->u.alloc.old_t <<= ts;
     r->cur = c.p;
     return RIP_OK;
 }
@@ -651,7 +749,10 @@ rip_status_t rip_reader_next(rip_reader_t *r, rip_record_t *rec, rip_error_t *er
         return r->status;
     }
     while (r->cur == r->end) {
-        rip_status_t st = load_block(r, err);
+        rip_status_t st = close_columns(r, err);
+        if (st != RIP_OK)
+            return st;
+        st = load_block(r, err);
         if (st == RIP_END) {
             r->status = RIP_END;
             r->error.code = RIP_END;

@@ -5,7 +5,12 @@
  * libc function that might, and never change errno except through a failing write. All memory
  * comes from the caller (rip_writer_footprint bytes) and is laid out as:
  *
- *     struct rip_writer | lz4 state | raw block | output buffer
+ *     struct rip_writer | lz4 state | raw block | 4 column buffers | output buffer
+ *
+ * Records go to the raw block; the time, address, size and stack fields of events go to their
+ * columns (FORMAT.md section 3), each in its own buffer as large as the block, and the flush
+ * copies the columns after the records, fills in the block's column directory and compresses
+ * the whole. Grouping like values lets lz4 find repeats that interleaved records hide.
  *
  * The output buffer holds, in this order, room for the 7-byte frame header (used by the first
  * flush only), the 4-byte block size, the compressed block data, the 4-byte block checksum and
@@ -42,9 +47,14 @@ struct rip_writer {
     uint32_t block_size;      /* the frame's block max size: 64 KiB, 256 KiB, 1 MiB or 4 MiB */
     uint32_t capacity;        /* raw bytes per block, so that lz4's worst case fits block_size */
     uint8_t bd;               /* the frame's BD byte for that block size */
-    size_t used;              /* raw bytes pending in the current block */
+    size_t used;              /* bytes of the current block: header, directory, records, columns */
+    size_t rec_used;          /* of which in the raw block: header, directory and records */
+    size_t dir_at;            /* where the column directory goes in the raw block */
+    uint8_t *col[RIP__COLUMNS];
+    size_t col_used[RIP__COLUMNS];
     uint64_t offset;          /* file offset of the next block (where the end mark is) */
-    uint64_t time_base;       /* delta bases, reset at each block start */
+    unsigned time_shift;      /* times are stored >> time_shift (the header says so) */
+    uint64_t time_base;       /* delta bases, reset at each block start, in stored units */
     uint64_t addr_base;
     void *lz4_state;
     uint8_t *raw;
@@ -88,7 +98,21 @@ static size_t out_bytes(uint32_t block_size)
 size_t rip_writer_footprint(uint32_t block_size)
 {
     uint32_t bs = round_block_size(block_size, NULL);
-    return ALIGN_UP(sizeof(struct rip_writer), 16) + state_bytes() + bs + ALIGN_UP(out_bytes(bs), 16);
+    return ALIGN_UP(sizeof(struct rip_writer), 16) + state_bytes() + (1 + RIP__COLUMNS) * (size_t)bs +
+           ALIGN_UP(out_bytes(bs), 16);
+}
+
+/* Starts a block: the column directory first (after the stream header in the first block),
+ * filled in at the flush. */
+static void begin_block(struct rip_writer *w, size_t at)
+{
+    w->dir_at = at;
+    w->rec_used = at + RIP__DIR_LEN;
+    w->used = w->rec_used;
+    for (int i = 0; i < RIP__COLUMNS; i++)
+        w->col_used[i] = 0;
+    w->time_base = 0;
+    w->addr_base = 0;
 }
 
 rip_writer_t *rip_writer_init(void *mem, uint32_t block_size, int fd, const rip_header_t *h)
@@ -104,7 +128,9 @@ rip_writer_t *rip_writer_init(void *mem, uint32_t block_size, int fd, const rip_
     w->bd = (uint8_t)(id << 4);
     w->lz4_state = base + ALIGN_UP(sizeof(struct rip_writer), 16);
     w->raw = (uint8_t *)w->lz4_state + state_bytes();
-    w->out = w->raw + bs;
+    for (int i = 0; i < RIP__COLUMNS; i++)
+        w->col[i] = w->raw + (size_t)(1 + i) * bs;
+    w->out = w->raw + (size_t)(1 + RIP__COLUMNS) * bs;
     w->out_cap = out_bytes(bs);
     uint32_t cap = bs - bs / 256 - 16;
     while ((uint32_t)LZ4_compressBound((int)cap) > bs)
@@ -116,13 +142,15 @@ rip_writer_t *rip_writer_init(void *mem, uint32_t block_size, int fd, const rip_
     memcpy(p, h->is_process ? RIP__MAGIC_PROCESS : RIP__MAGIC_THREAD, 4);
     rip__put_le16(p + 4, RIP_FORMAT_MAJOR);
     rip__put_le16(p + 6, RIP_FORMAT_MINOR);
-    rip__put_le32(p + 8, RIP_HEADER_LEN_1_0);
+    rip__put_le32(p + 8, RIP_HEADER_LEN_2_0);
     rip__put_le32(p + 12, h->pid);
     rip__put_le32(p + 16, h->is_process ? 0 : h->tid);
     rip__put_le32(p + 20, h->recording);
     rip__put_le32(p + 24, h->is_process ? 0 : h->serial);
     rip__put_le64(p + 28, h->start_ns);
-    w->used = RIP__STREAM_HEADER_LEN;
+    w->time_shift = h->time_shift <= RIP_MAX_TIME_SHIFT ? h->time_shift : RIP_MAX_TIME_SHIFT;
+    rip__put_le32(p + 36, w->time_shift);
+    begin_block(w, RIP__STREAM_HEADER_LEN);
     return w;
 }
 
@@ -197,21 +225,26 @@ rip_status_t rip_writer_flush(rip_writer_t *w)
 {
     if (w->failed)
         return RIP_E_IO;
-    if (w->used == 0 && w->end_mark_written)
+    if (w->used == RIP__DIR_LEN && w->end_mark_written)
         return RIP_OK;
 
-    uint8_t *data = w->out + OUT_DATA_AT;
-    size_t block_len = 0;   /* size field + data + checksum */
-    if (w->used > 0) {
-        int cap = (int)(w->out_cap - OUT_DATA_AT - 8);
-        int n = LZ4_compress_fast_extState(w->lz4_state, (const char *)w->raw, (char *)data,
-                                           (int)w->used, cap, 1);
-        /* Cannot fail: the capacity is within LZ4_compressBound of the buffer. */
-        size_t stored = n > 0 ? (size_t)n : 0;
-        rip__put_le32(data - 4, (uint32_t)stored);
-        rip__put_le32(data + stored, rip_xxh32(data, stored, 0));
-        block_len = 4 + stored + 4;
+    /* The columns follow the records; the directory gives their lengths. */
+    size_t end = w->rec_used;
+    for (int i = 0; i < RIP__COLUMNS; i++) {
+        rip__put_le32(w->raw + w->dir_at + 4 * (size_t)i, (uint32_t)w->col_used[i]);
+        memcpy(w->raw + end, w->col[i], w->col_used[i]);
+        end += w->col_used[i];
     }
+
+    uint8_t *data = w->out + OUT_DATA_AT;
+    int cap = (int)(w->out_cap - OUT_DATA_AT - 8);
+    int n = LZ4_compress_fast_extState(w->lz4_state, (const char *)w->raw, (char *)data,
+                                       (int)w->used, cap, 1);
+    /* Cannot fail: the capacity is within LZ4_compressBound of the buffer. */
+    size_t stored = n > 0 ? (size_t)n : 0;
+    rip__put_le32(data - 4, (uint32_t)stored);
+    rip__put_le32(data + stored, rip_xxh32(data, stored, 0));
+    size_t block_len = 4 + stored + 4;   /* size field + data + checksum */
     rip__put_le32(data - 4 + block_len, 0);   /* end mark */
 
     uint8_t *start = data - 4;
@@ -235,9 +268,7 @@ rip_status_t rip_writer_flush(rip_writer_t *w)
     /* The next block goes over the end mark just written. */
     w->offset += block_len;
     w->end_mark_written = 1;
-    w->used = 0;
-    w->time_base = 0;
-    w->addr_base = 0;
+    begin_block(w, 0);
     return RIP_OK;
 }
 
@@ -247,15 +278,43 @@ static rip_status_t reserve(struct rip_writer *w, size_t n, uint8_t **at)
 {
     if (w->failed)
         return RIP_E_IO;
-    if (n > w->capacity)
+    if (n > w->capacity - RIP__DIR_LEN)
         return RIP_E_FULL;
     if (w->used + n > w->capacity) {
         rip_status_t st = rip_writer_flush(w);
         if (st != RIP_OK)
             return st;
     }
-    *at = w->raw + w->used;
+    *at = w->raw + w->rec_used;
     return RIP_OK;
+}
+
+/* Accounts for n bytes written at the reserved place in the records. */
+static void commit(struct rip_writer *w, size_t n)
+{
+    w->rec_used += n;
+    w->used += n;
+}
+
+/* Appends a varint to a column. The caller reserved room for the whole event. */
+static inline void put_col(struct rip_writer *w, int col, uint64_t v)
+{
+    size_t n = rip__put_varint(w->col[col] + w->col_used[col], v);
+    w->col_used[col] += n;
+    w->used += n;
+}
+
+/* An event's time and address go to their columns. The address is stored as a delta in 16-byte
+ * units when it is a multiple of 16 (nearly always: allocators align to 16); otherwise the
+ * type code gets RIP__T_EXACT and the delta is in bytes. Returns the bit for the type code. */
+static inline uint8_t put_time_addr(struct rip_writer *w, uint64_t dt, uint64_t addr)
+{
+    int64_t d = (int64_t)(addr - w->addr_base);
+    uint8_t exact = (d & 15) ? RIP__T_EXACT : 0;
+    put_col(w, RIP__COL_DT, dt);
+    put_col(w, RIP__COL_ADDR, rip__zigzag(exact ? d : d / 16));
+    w->addr_base = addr;
+    return exact;
 }
 
 static size_t cut_len(const char *s)
@@ -289,6 +348,8 @@ rip_status_t rip_writer_alloc(rip_writer_t *w, rip_call_t call, uint64_t t, uint
                               uint64_t size, uint64_t stack, uint64_t align, uint64_t old_addr,
                               uint64_t old_t)
 {
+    t >>= w->time_shift;
+    old_t >>= w->time_shift;
     if (w->failed)
         return RIP_E_IO;
     if (call < RIP_CALL_MALLOC || call > RIP_CALL_PVALLOC)
@@ -305,11 +366,9 @@ rip_status_t rip_writer_alloc(rip_writer_t *w, rip_call_t call, uint64_t t, uint
 
     uint8_t *start = p;
     uint64_t dt = time_delta(w, &t);
-    *p++ = (uint8_t)call;   /* code == enum value, see codes.h */
-    p += rip__put_varint(p, dt);
-    p += rip__put_varint(p, rip__zigzag((int64_t)(addr - w->addr_base)));
-    p += rip__put_varint(p, size);
-    p += rip__put_varint(p, stack);
+    *p++ = (uint8_t)call | put_time_addr(w, dt, addr);   /* code == enum value, see codes.h */
+    put_col(w, RIP__COL_SIZE, size);
+    put_col(w, RIP__COL_STACK, stack);
     if (is_aligned)
         p += rip__put_varint(p, align);
     if (is_realloc) {
@@ -321,25 +380,21 @@ rip_status_t rip_writer_alloc(rip_writer_t *w, rip_call_t call, uint64_t t, uint
         p += rip__put_varint(p, old_addr ? dt_old : 0);
     }
     w->time_base = t;
-    w->addr_base = addr;
-    w->used += (size_t)(p - start);
+    commit(w, (size_t)(p - start));
     return RIP_OK;
 }
 
 rip_status_t rip_writer_free(rip_writer_t *w, uint64_t t, uint64_t addr)
 {
+    t >>= w->time_shift;
     uint8_t *p;
     rip_status_t st = reserve(w, 1 + 2 * RIP__VARINT_MAX, &p);
     if (st != RIP_OK)
         return st;
-    uint8_t *start = p;
     uint64_t dt = time_delta(w, &t);
-    *p++ = RIP__T_FREE;
-    p += rip__put_varint(p, dt);
-    p += rip__put_varint(p, rip__zigzag((int64_t)(addr - w->addr_base)));
+    *p = RIP__T_FREE | put_time_addr(w, dt, addr);
     w->time_base = t;
-    w->addr_base = addr;
-    w->used += (size_t)(p - start);
+    commit(w, 1);
     return RIP_OK;
 }
 
@@ -362,7 +417,7 @@ rip_status_t rip_writer_stack(rip_writer_t *w, uint64_t id, const uint64_t *ips,
     p += rip__put_varint(p, ips[0]);
     for (uint32_t i = 1; i < depth; i++)
         p += rip__put_varint(p, rip__zigzag((int64_t)(ips[i] - ips[i - 1])));
-    w->used += n;
+    commit(w, n);
     return RIP_OK;
 }
 
@@ -378,13 +433,14 @@ static rip_status_t begin_ext(struct rip_writer *w, uint8_t type, size_t len, ui
     *p++ = type;
     p += rip__put_varint(p, len);
     *payload = p;
-    w->used += n;
+    commit(w, n);
     return RIP_OK;
 }
 
 /* Records of the form `t` varint, `text` str (thread name, marker, on, off). */
 static rip_status_t t_str(struct rip_writer *w, uint8_t type, uint64_t t, const char *s)
 {
+    t >>= w->time_shift;
     size_t sl = cut_len(s);
     uint8_t *p;
     rip_status_t st = begin_ext(w, type, rip__varint_len(t) + str_size(sl), &p);
@@ -397,6 +453,7 @@ static rip_status_t t_str(struct rip_writer *w, uint8_t type, uint64_t t, const 
 
 rip_status_t rip_writer_modules(rip_writer_t *w, uint64_t t, uint32_t count)
 {
+    t >>= w->time_shift;
     uint8_t *p;
     rip_status_t st = begin_ext(w, RIP__T_MODULES, rip__varint_len(t) + rip__varint_len(count), &p);
     if (st != RIP_OK)
@@ -445,6 +502,7 @@ rip_status_t rip_writer_mark(rip_writer_t *w, uint64_t t, const char *label)
 
 rip_status_t rip_writer_lost(rip_writer_t *w, uint64_t t, uint64_t count, const char *reason)
 {
+    t >>= w->time_shift;
     size_t rl = cut_len(reason);
     uint8_t *p;
     rip_status_t st = begin_ext(w, RIP__T_LOST,
@@ -465,8 +523,9 @@ rip_status_t rip_writer_process(rip_writer_t *w, uint32_t ppid, const char *exe,
     size_t el = cut_len(exe), cl = cut_len(clock);
     size_t fixed = rip__varint_len(ppid) + str_size(el) + rip__varint_len(wall_ns) +
                    str_size(cl) + rip__varint_len(page_size) + RIP__VARINT_MAX /* argc */;
-    /* The record has to fit one block: type byte, length varint, payload. */
-    size_t room = w->capacity - 1 - rip__varint_len(w->capacity) - fixed;
+    /* The record has to fit one block after its column directory: type byte, length varint,
+     * payload. */
+    size_t room = w->capacity - RIP__DIR_LEN - 1 - rip__varint_len(w->capacity) - fixed;
 
     size_t args = 0;
     uint32_t keep = 0;
@@ -541,7 +600,7 @@ rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how)
 
 size_t rip_writer_pending(const rip_writer_t *w)
 {
-    return w->used;
+    return w->used - RIP__DIR_LEN;
 }
 
 uint64_t rip_writer_file_size(const rip_writer_t *w)

@@ -2,8 +2,8 @@
  * fuzz_reader.c: the reader's fuzz target. LLVMFuzzerTestOneInput reads any bytes to the end;
  * the reader must return an error for bad input and never crash, leak or read out of bounds.
  *
- * Each input is also wrapped as the records of a valid frame, so that mutations reach the record
- * decoder past the block checksum.
+ * Each input is also wrapped as the content of a valid frame of format 1.0 and of format 2.0, so
+ * that mutations reach the record decoders past the block checksum.
  *
  * Built with -DRIP_LIBFUZZER and -fsanitize=fuzzer it runs under libFuzzer (for example
  * `clang -DRIP_LIBFUZZER -fsanitize=fuzzer,address ...`). Built plainly, its main replays the
@@ -24,8 +24,10 @@ static void check_one(const uint8_t *data, size_t size)
         abort();   /* every failure must say what went wrong */
 }
 
-/* Each input is read twice: as a file, and as the decompressed content of a valid one-block
- * frame, so that mutations reach the record decoder instead of stopping at the checksum. */
+/* Each input is read three times: as a file, and as the decompressed content of a valid
+ * one-block frame after a 1.0 header (rows of records) and after a 2.0 header with time_shift 2
+ * (the input then starts with the column directory), so that mutations reach the record
+ * decoders of both versions instead of stopping at the checksum. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static bytes_t raw, frame;
@@ -33,6 +35,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size <= 60000) {
         raw.n = 0;
         b_header(&raw, "RIPT", 1, 0, 24);
+        b_raw(&raw, data, size);
+        b_frame(&frame, &raw);
+        check_one(frame.b, frame.n);
+        raw.n = 0;
+        b_header_v2(&raw, "RIPT", 0, 28, 2);
         b_raw(&raw, data, size);
         b_frame(&frame, &raw);
         check_one(frame.b, frame.n);

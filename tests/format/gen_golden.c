@@ -1,8 +1,15 @@
 /*
- * gen_golden.c: writes the golden files of format version 1.0, v1.0-thread.rip and
- * v1.0-process.rip, into the directory given as argument. They were generated once and are
- * kept in tests/data/ unchanged, so that the golden test proves later readers still read files of
- * this version. Do not regenerate them for a new version: add new files beside them.
+ * gen_golden.c: writes the golden files of the current format version, v<major>.<minor>-thread.rip
+ * and v<major>.<minor>-process.rip (v2.0-*.rip today), into the directory given as argument.
+ * Each version's files are generated once, when that version is new, and kept in tests/data/
+ * unchanged, so that the golden test proves later readers still read files of every version.
+ * Never regenerate the files of an older version: this program only writes the current one.
+ *
+ * The v1.0 files came from this program at format 1.0: the same records, less the ones marked
+ * "since 2.0" below, with times in ns (1.0 has no time_shift). The 2.0 headers set time_shift 2,
+ * so times not a multiple of 4 ns come back rounded down, and the records include addresses
+ * whose deltas are not multiples of 16 (stored in bytes) beside ones that are (stored in 16-byte
+ * units).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,10 +26,10 @@ static void ok(rip_status_t st)
     }
 }
 
-static rip_writer_t *start(const char *dir, const char *name, const rip_header_t *h, int *fd)
+static rip_writer_t *start(const char *dir, const char *kind, const rip_header_t *h, int *fd)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(path, sizeof path, "%s/v%d.%d-%s.rip", dir, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, kind);
     *fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
     if (*fd < 0) {
         perror(path);
@@ -39,8 +46,8 @@ int main(int argc, char **argv)
         return 2;
     }
     int fd;
-    rip_header_t h = {0, 0, 0, 4711, 4713, 1, 2, 987654321000ull};
-    rip_writer_t *w = start(argv[1], "v1.0-thread.rip", &h, &fd);
+    rip_header_t h = {0, 0, 0, 4711, 4713, 1, 2, 987654321000ull, 2};
+    rip_writer_t *w = start(argv[1], "thread", &h, &fd);
     rip_segment_t exe_segs[2] = {{0x55d0c0000000ull, 0x1000, 4}, {0x55d0c0001000ull, 0x2f00, 5}};
     rip_segment_t libc_segs[3] = {{0x7f1234500000ull, 0x26000, 4}, {0x7f1234526000ull, 0x155000, 5},
                                   {0x7f12346a0000ull, 0x8000, 6}};
@@ -57,6 +64,10 @@ int main(int argc, char **argv)
     ok(rip_writer_alloc(w, RIP_CALL_REALLOC, 1030, 0x55d0c1000500ull, 800, 1, 0, 0x55d0c1000030ull, 1020));
     ok(rip_writer_alloc(w, RIP_CALL_REALLOC, 1040, 0x55d0c1000900ull, 24, 1, 0, 0, 0));
     ok(rip_writer_alloc(w, RIP_CALL_REALLOCARRAY, 1050, 0x55d0c1000010ull, 64, 2, 0, 0x55d0c1000900ull, 1049));
+    /* Since 2.0: an 8-aligned block, as an allocator with 8-byte granules returns, and its
+     * free; the free after it is aligned but its delta from the odd base is not. */
+    ok(rip_writer_alloc(w, RIP_CALL_MALLOC, 1053, 0x55d0c1000a08ull, 8, 1, 0, 0, 0));
+    ok(rip_writer_free(w, 1055, 0x55d0c1000a08ull));
     ok(rip_writer_free(w, 1060, 0x55d0c1000500ull));
     ok(rip_writer_mark(w, 1070, "phase two"));
     /* A new block: the delta bases start again from 0. */
@@ -66,14 +77,16 @@ int main(int argc, char **argv)
     ok(rip_writer_alloc(w, RIP_CALL_MEMALIGN, 2002, 0x7f1200000800ull, 1, 2, 256, 0, 0));
     ok(rip_writer_alloc(w, RIP_CALL_VALLOC, 2003, 0x7f1200004000ull, 10, 1, 4096, 0, 0));
     ok(rip_writer_alloc(w, RIP_CALL_PVALLOC, 2004, 0x7f1200008000ull, 4096, 1, 4096, 0, 0));
+    /* Since 2.0: a realloc that moves the memalign block to an 8-aligned address. */
+    ok(rip_writer_alloc(w, RIP_CALL_REALLOC, 2005, 0x7f1200009008ull, 5, 0, 0, 0x7f1200000800ull, 2003));
     ok(rip_writer_free(w, 2005, 0x55d0c1000010ull));
     ok(rip_writer_free(w, 2006, 0));
     ok(rip_writer_lost(w, 2007, 3, "thread table full"));
     ok(rip_writer_flush(w));
     close(fd);
 
-    rip_header_t p = {1, 0, 0, 4711, 0, 1, 0, 987654321000ull};
-    w = start(argv[1], "v1.0-process.rip", &p, &fd);
+    rip_header_t p = {1, 0, 0, 4711, 0, 1, 0, 987654321000ull, 2};
+    w = start(argv[1], "process", &p, &fd);
     const char *args[] = {"./demo", "--size", "16", "two words"};
     ok(rip_writer_process(w, 4700, "/usr/bin/demo", 4, args, 1700000000000000000ull, "monotonic", 4096));
     ok(rip_writer_config(w, 64, 1000000, 1024, 4096, 12, "/tmp"));

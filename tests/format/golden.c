@@ -1,7 +1,7 @@
 /*
- * golden.c: the golden files of every format version, read by today's reader, must dump to the
- * text stored beside them. A change to the reader or to `rheap dump` that breaks old recordings
- * fails here.
+ * golden.c: the golden files of every format version (tests/data/v1.0-*, v2.0-*), read by
+ * today's reader, must dump to the text stored beside them. A change to the reader or to
+ * `rheap dump` that breaks old recordings fails here.
  */
 #include "dump.h"
 #include "test_util.h"
@@ -46,6 +46,8 @@ int main(int argc, char **argv)
         FAILF("usage: golden DATA_DIR");
     check(argv[1], "v1.0-thread");
     check(argv[1], "v1.0-process");
+    check(argv[1], "v2.0-thread");
+    check(argv[1], "v2.0-process");
     printf("golden: ok\n");
     return 0;
 }

@@ -1,7 +1,10 @@
 /*
  * reject.c: what FORMAT.md section 4 says a reader must reject, each with its offset and
  * message; and what it must accept: a higher minor version with a longer header, trailing
- * fields it does not know, unknown extended records.
+ * fields it does not know, unknown extended records. The files are built by hand, in format
+ * 1.0 (rows of records, the reading path kept for old recordings) and in format 2.0 (the
+ * time_shift header field, each block's column directory, records and columns, both address
+ * delta forms), with every 2.0 check of a block's columns.
  */
 #include "test_util.h"
 
@@ -37,9 +40,9 @@ static void finish(void)
 static void versions(void)
 {
     raw.n = 0;
-    b_header(&raw, "RIPT", 2, 0, 24);
+    b_header(&raw, "RIPT", 3, 0, 28);
     finish();
-    EXPECT(0, RIP_E_VERSION, 7, "format version 2.0, this reader reads version 1.x");
+    EXPECT(0, RIP_E_VERSION, 7, "format version 3.0, this reader reads versions 1.x to 2.x");
     raw.n = 0;
     b_header(&raw, "RIPP", 0, 9, 24);
     finish();
@@ -65,8 +68,12 @@ static void versions(void)
     rip_error_t err;
     rip_record_t rec;
     CHECK_STATUS(rip_reader_open_mem(frame.b, frame.n, "mem.rip", &r, &err), RIP_OK);
+    CHECK_U(rip_reader_header(r)->major, 1);
     CHECK_U(rip_reader_header(r)->minor, 7);
     CHECK_U(rip_reader_header(r)->start_ns, 5000000000ull);
+    /* Bytes 36-39 are a later 1.x field here (0xEE...), not the time_shift of 2.0: a 1.x file
+     * counts ns. */
+    CHECK_U(rip_reader_header(r)->time_shift, 0);
     CHECK_STATUS(rip_reader_next(r, &rec, &err), RIP_OK);
     CHECK_U(rec.kind, RIP_REC_THREAD_NAME);
     CHECK_U(rec.t, 9);
@@ -306,12 +313,386 @@ static void record_problems(void)
     EXPECT(1, RIP_E_CORRUPT, 7, "time overflows 64 bits");
 }
 
+/* ---- Format 2.x: blocks with a column directory ---- */
+
+static block2_t blk;
+
+/* A one-block 2.0 thread file: a header with this time_shift, then the records and columns the
+ * case puts in `blk`. Records start at byte 56 of the block (40-byte header, 16-byte
+ * directory). */
+static void start2(uint32_t time_shift)
+{
+    raw.n = 0;
+    b_header_v2(&raw, "RIPT", 0, 28, time_shift);
+    block2_reset(&blk);
+}
+
+static void finish2(void)
+{
+    b_join(&raw, &blk);
+    finish();
+}
+
+/* An event: its type byte in the records, its dt and address delta in their columns. */
+static void ev2(uint8_t type, uint64_t dt, int64_t da)
+{
+    b_u8(&blk.rec, type);
+    b_var(&blk.col[0], dt);
+    b_zz(&blk.col[1], da);
+}
+
+/* An allocation: ev2 and its size and stack columns. The caller appends align, old and dt_old
+ * to blk.rec. */
+static void alloc2(uint8_t type, uint64_t dt, int64_t da, uint64_t size, uint64_t stack)
+{
+    ev2(type, dt, da);
+    b_var(&blk.col[2], size);
+    b_var(&blk.col[3], stack);
+}
+
+static void next2(rip_reader_t *r, rip_record_t *rec, rip_rec_kind_t kind, uint64_t offset,
+                  uint64_t t)
+{
+    rip_error_t err;
+    rip_status_t st = rip_reader_next(r, rec, &err);
+    if (st != RIP_OK)
+        FAILF("expected a record, got %s: %s", rip_strerror(st), err.detail);
+    CHECK_U(rec->kind, kind);
+    CHECK_U(rec->offset, offset);
+    CHECK_U(rec->t, t);
+}
+
+static void check_alloc2(const rip_record_t *rec, rip_call_t call, uint64_t addr, uint64_t size,
+                         uint64_t stack, uint64_t align, uint64_t old, uint64_t old_t)
+{
+    CHECK_U(rec->u.alloc.call, call);
+    CHECK_U(rec->u.alloc.addr, addr);
+    CHECK_U(rec->u.alloc.size, size);
+    CHECK_U(rec->u.alloc.stack, stack);
+    CHECK_U(rec->u.alloc.align, align);
+    CHECK_U(rec->u.alloc.old_addr, old);
+    CHECK_U(rec->u.alloc.old_t, old_t);
+}
+
+/* Every kind of event, both address forms, records without columns in between, and a second
+ * block whose bases start again from 0. time_shift 2: the file's times are 4 ns units. */
+static void v2_decode(void)
+{
+    start2(2);
+    b_u8(&blk.rec, 0x11);              /* stack 1: whole in the records */
+    b_var(&blk.rec, 1);
+    b_var(&blk.rec, 1);
+    b_var(&blk.rec, 0x401000);
+    alloc2(0x01, 10, 0x100, 24, 1);    /* malloc, delta in 16-byte units: 0x1000 at 10 units */
+    alloc2(0x21, 1, 9, 7, 0);          /* malloc, delta in bytes: 0x1009 at 11 */
+    b_u8(&blk.rec, 0x43);              /* marker at 20 units: no columns, bases untouched */
+    b_var(&blk.rec, 1 + 3);
+    b_var(&blk.rec, 20);
+    b_str(&blk.rec, "ab");
+    ev2(0x10, 0, -0x10);               /* free, 16-byte units from an odd base: 0xf09 at 11 */
+    ev2(0x30, 2, -9);                  /* free, bytes: 0xf00 at 13 */
+    alloc2(0x03, 5, 0x20, 100, 1);     /* realloc to 0x1100 at 18 from 0x1000 released at 15 */
+    b_zz(&blk.rec, -0x100);
+    b_var(&blk.rec, 3);
+    alloc2(0x24, 1, 3, 50, 0);         /* reallocarray, bytes: 0x1103 at 19, from NULL */
+    b_zz(&blk.rec, -0x1103);
+    b_var(&blk.rec, 0);
+    alloc2(0x25, 0, 0xfd, 64, 1);      /* posix_memalign, bytes: 0x1200 at 19 */
+    b_var(&blk.rec, 64);
+    alloc2(0x06, 3, 0x10, 4096, 0);    /* aligned_alloc, units: 0x1300 at 22 */
+    b_var(&blk.rec, 4096);
+    frame.n = 0;
+    b_frame_header(&frame, 4);
+    b_join(&raw, &blk);
+    b_block(&frame, raw.b, raw.n);
+    uint64_t second = frame.n;
+    raw.n = 0;
+    block2_reset(&blk);
+    ev2(0x10, 3, 1);                   /* free 0x10 at 3 units: the bases were reset */
+    b_join(&raw, &blk);
+    b_block(&frame, raw.b, raw.n);
+    b_le32(&frame, 0);
+
+    rip_reader_t *r;
+    rip_error_t err;
+    rip_record_t rec;
+    CHECK_STATUS(rip_reader_open_mem(frame.b, frame.n, "mem.rip", &r, &err), RIP_OK);
+    CHECK_U(rip_reader_header(r)->major, 2);
+    CHECK_U(rip_reader_header(r)->minor, 0);
+    CHECK_U(rip_reader_header(r)->pid, 1000);
+    CHECK_U(rip_reader_header(r)->start_ns, 5000000000ull);
+    CHECK_U(rip_reader_header(r)->time_shift, 2);
+    next2(r, &rec, RIP_REC_STACK, 7, 0);
+    CHECK_U(rec.u.stack.id, 1);
+    CHECK_U(rec.u.stack.depth, 1);
+    CHECK_U(rec.u.stack.ips[0], 0x401000);
+    next2(r, &rec, RIP_REC_ALLOC, 7, 40);
+    check_alloc2(&rec, RIP_CALL_MALLOC, 0x1000, 24, 1, 0, 0, 0);
+    next2(r, &rec, RIP_REC_ALLOC, 7, 44);
+    check_alloc2(&rec, RIP_CALL_MALLOC, 0x1009, 7, 0, 0, 0, 0);
+    next2(r, &rec, RIP_REC_MARK, 7, 80);
+    CHECK_RSTR(rec.u.name.text, "ab");
+    next2(r, &rec, RIP_REC_FREE, 7, 44);
+    CHECK_U(rec.u.free.addr, 0xf09);
+    next2(r, &rec, RIP_REC_FREE, 7, 52);
+    CHECK_U(rec.u.free.addr, 0xf00);
+    next2(r, &rec, RIP_REC_ALLOC, 7, 72);
+    check_alloc2(&rec, RIP_CALL_REALLOC, 0x1100, 100, 1, 0, 0x1000, 60);
+    next2(r, &rec, RIP_REC_ALLOC, 7, 76);
+    check_alloc2(&rec, RIP_CALL_REALLOCARRAY, 0x1103, 50, 0, 0, 0, 0);
+    next2(r, &rec, RIP_REC_ALLOC, 7, 76);
+    check_alloc2(&rec, RIP_CALL_POSIX_MEMALIGN, 0x1200, 64, 1, 64, 0, 0);
+    next2(r, &rec, RIP_REC_ALLOC, 7, 88);
+    check_alloc2(&rec, RIP_CALL_ALIGNED_ALLOC, 0x1300, 4096, 0, 4096, 0, 0);
+    next2(r, &rec, RIP_REC_FREE, second, 12);
+    CHECK_U(rec.u.free.addr, 0x10);
+    CHECK_STATUS(rip_reader_next(r, &rec, &err), RIP_END);
+    CHECK_U(err.offset, frame.n - 4);
+    rip_reader_close(r);
+}
+
+static void v2_header(void)
+{
+    /* 16 is the largest time_shift. */
+    start2(17);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7, "header time_shift 17, expected 0-16");
+    start2(16);
+    ev2(0x10, 1, 1);
+    finish2();
+    rip_reader_t *r;
+    rip_error_t err;
+    rip_record_t rec;
+    CHECK_STATUS(rip_reader_open_mem(frame.b, frame.n, "mem.rip", &r, &err), RIP_OK);
+    next2(r, &rec, RIP_REC_FREE, 7, 65536);
+    CHECK_U(rec.u.free.addr, 16);
+    rip_reader_close(r);
+
+    /* A 2.x header holds time_shift: the 1.0 length is too short. */
+    raw.n = 0;
+    b_header(&raw, "RIPT", 2, 0, 24);
+    block2_reset(&blk);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7, "header_len 24, expected at least 28 for version 2");
+
+    /* A later minor version's longer header is skipped up to the column directory. */
+    raw.n = 0;
+    b_header_v2(&raw, "RIPT", 3, 36, 1);
+    block2_reset(&blk);
+    ev2(0x10, 5, 2);
+    finish2();
+    CHECK_STATUS(rip_reader_open_mem(frame.b, frame.n, "mem.rip", &r, &err), RIP_OK);
+    CHECK_U(rip_reader_header(r)->minor, 3);
+    CHECK_U(rip_reader_header(r)->time_shift, 1);
+    next2(r, &rec, RIP_REC_FREE, 7, 10);
+    CHECK_U(rec.u.free.addr, 32);
+    CHECK_STATUS(rip_reader_next(r, &rec, &err), RIP_END);
+    rip_reader_close(r);
+
+    /* Times that fit 64 bits in units but not in ns. */
+    start2(2);
+    ev2(0x10, (1ull << 62) - 1, 0);
+    ev2(0x10, 1, 0);
+    finish2();
+    CHECK_STATUS(rip_reader_open_mem(frame.b, frame.n, "mem.rip", &r, &err), RIP_OK);
+    next2(r, &rec, RIP_REC_FREE, 7, UINT64_MAX - 3);
+    CHECK_STATUS(rip_reader_next(r, &rec, &err), RIP_E_CORRUPT);
+    CHECK_U(err.offset, 7);
+    CHECK_CONTAINS(err.detail, "time overflows 64 bits in ns (record at byte 57 of the block)");
+    rip_reader_close(r);
+}
+
+static void v2_directory(void)
+{
+    /* The first block ends inside the directory after the header. */
+    start2(0);
+    b_raw(&raw, "\0\0\0\0\0\0\0\0\0\0", 10);
+    finish();
+    EXPECT(0, RIP_E_CORRUPT, 7,
+           "block of 50 bytes ends inside its column directory (expected 16 bytes at byte 40)");
+
+    /* A later block too short for its directory, reported at that block. */
+    start2(0);
+    ev2(0x10, 1, 1);
+    frame.n = 0;
+    b_frame_header(&frame, 4);
+    b_join(&raw, &blk);
+    b_block(&frame, raw.b, raw.n);
+    uint64_t second = frame.n;
+    b_block(&frame, "\0\0\0\0\0", 5);
+    b_le32(&frame, 0);
+    EXPECT(1, RIP_E_CORRUPT, second,
+           "block of 5 bytes ends inside its column directory (expected 16 bytes at byte 0)");
+
+    /* Column lengths adding up past the end of the block. */
+    start2(0);
+    b_le32(&raw, 3);
+    b_le32(&raw, 0);
+    b_le32(&raw, 0);
+    b_le32(&raw, 0);
+    b_raw(&raw, "\x10\x01", 2);
+    finish();
+    EXPECT(0, RIP_E_CORRUPT, 7,
+           "column directory at byte 40 gives 3 bytes of columns, the block has 2 after it");
+    /* Their sum is not cut to 32 bits (it would be 0 here). */
+    start2(0);
+    b_le32(&raw, 0x80000000u);
+    b_le32(&raw, 0x80000000u);
+    b_le32(&raw, 0);
+    b_le32(&raw, 0);
+    finish();
+    EXPECT(0, RIP_E_CORRUPT, 7,
+           "column directory at byte 40 gives 4294967296 bytes of columns, the block has 0 after it");
+}
+
+static void v2_columns(void)
+{
+    /* Each column running out under the second of two mallocs (every value is one byte). */
+    static const char *const names[4] = {"time", "address", "size", "stack"};
+    char msg[200];
+    for (int i = 0; i < 4; i++) {
+        start2(0);
+        alloc2(0x01, 1, 1, 16, 0);
+        alloc2(0x01, 1, 1, 16, 0);
+        blk.col[i].n--;
+        finish2();
+        snprintf(msg, sizeof msg,
+                 "%s column ends before the record that needs it (record type 0x01 at byte 57 of "
+                 "the block)",
+                 names[i]);
+        EXPECT(1, RIP_E_CORRUPT, 7, msg);
+    }
+    start2(0);
+    ev2(0x10, 1, 1);
+    blk.col[1].n = 0;
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7,
+           "address column ends before the record that needs it (record type 0x10 at byte 56");
+    /* Messages name the type byte as stored, the byte-delta code included. */
+    start2(0);
+    ev2(0x30, 1, 1);
+    blk.col[1].n = 0;
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7,
+           "address column ends before the record that needs it (record type 0x30 at byte 56");
+
+    /* Bad varints in a column: 11 bytes, and 10 whose last overflows 64 bits. */
+    start2(0);
+    b_u8(&blk.rec, 0x01);
+    b_var(&blk.col[0], 1);
+    b_zz(&blk.col[1], 1);
+    for (int i = 0; i < 10; i++)
+        b_u8(&blk.col[2], 0x80);
+    b_u8(&blk.col[2], 0x00);
+    b_var(&blk.col[3], 0);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7,
+           "varint longer than 10 bytes in the size column (record type 0x01 at byte 56 of the "
+           "block)");
+    start2(0);
+    b_u8(&blk.rec, 0x10);
+    for (int i = 0; i < 9; i++)
+        b_u8(&blk.col[0], 0xff);
+    b_u8(&blk.col[0], 0x02);
+    b_zz(&blk.col[1], 0);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7, "varint longer than 10 bytes in the time column");
+
+    /* Column bytes no record used: after the records, in a block without records, and in a
+     * middle block (reported at that block, before the next one is read). */
+    start2(0);
+    ev2(0x10, 1, 1);
+    b_var(&blk.col[1], 300);
+    finish2();
+    EXPECT(1, RIP_E_CORRUPT, 7, "address column has 2 bytes left after the block's last record");
+    start2(0);
+    b_var(&blk.col[3], 5);
+    b_var(&blk.col[3], 6);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7, "stack column has 2 bytes left after the block's last record");
+    start2(0);
+    ev2(0x10, 1, 1);
+    frame.n = 0;
+    b_frame_header(&frame, 4);
+    b_join(&raw, &blk);
+    b_block(&frame, raw.b, raw.n);
+    uint64_t second = frame.n;
+    raw.n = 0;
+    block2_reset(&blk);
+    ev2(0x10, 1, 1);
+    b_var(&blk.col[2], 1000);
+    b_join(&raw, &blk);
+    b_block(&frame, raw.b, raw.n);
+    raw.n = 0;
+    block2_reset(&blk);
+    ev2(0x10, 1, 1);
+    b_join(&raw, &blk);
+    b_block(&frame, raw.b, raw.n);
+    b_le32(&frame, 0);
+    EXPECT(2, RIP_E_CORRUPT, second, "size column has 2 bytes left after the block's last record");
+}
+
+static void v2_records(void)
+{
+    /* 0x20 marks a byte delta on events only: added to any other core code it is unknown. */
+    start2(0);
+    b_u8(&blk.rec, 0x31);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7, "record type 0x31 unknown");
+    start2(0);
+    b_u8(&blk.rec, 0x20);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7, "record type 0x20 unknown");
+    /* In 1.0 the byte-delta codes do not exist, even with fields that would decode. */
+    start();
+    b_u8(&raw, 0x21);
+    b_var(&raw, 1);
+    b_zz(&raw, 1);
+    b_var(&raw, 16);
+    b_var(&raw, 0);
+    finish();
+    EXPECT(0, RIP_E_CORRUPT, 7, "record type 0x21 unknown");
+    start();
+    b_u8(&raw, 0x30);
+    b_var(&raw, 1);
+    b_zz(&raw, 1);
+    finish();
+    EXPECT(0, RIP_E_CORRUPT, 7, "record type 0x30 unknown");
+
+    /* The stack id comes from the stack column and must be defined. */
+    start2(0);
+    alloc2(0x01, 1, 1, 16, 5);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7, "allocation names undefined stack id 5 (record at byte 56");
+
+    /* The records end where the columns begin: fields missing from a record are not taken from
+     * the column bytes after it. */
+    start2(0);
+    alloc2(0x05, 1, 1, 16, 0);         /* posix_memalign without its align */
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7,
+           "record runs past end of block (record type 0x05 at byte 56 of the block)");
+    start2(0);
+    b_u8(&blk.rec, 0x43);              /* a marker of 3 bytes with 1 before the columns */
+    b_var(&blk.rec, 3);
+    b_var(&blk.rec, 1);
+    b_var(&blk.col[0], 0);
+    b_var(&blk.col[0], 0);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7, "record runs past end of block (record type 0x43 of 3 bytes");
+}
+
 int main(void)
 {
     versions();
     header_problems();
     block_problems();
     record_problems();
+    v2_decode();
+    v2_header();
+    v2_directory();
+    v2_columns();
+    v2_records();
 
     /* The whole message, as tools print it. */
     start();

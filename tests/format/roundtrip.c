@@ -3,7 +3,10 @@
  * compares every field. A bulk of generated events spans several 64 KiB blocks, so block
  * boundaries and the per-block reset of the delta bases are exercised; extreme values (top of
  * the address space, size 2^40, huge time steps, stacks of depth 1 and 1024, strings over the
- * 4096-byte limit, an argv too long for a block) check the encodings at their edges.
+ * 4096-byte limit, an argv too long for a block) check the encodings at their edges. A file
+ * with time_shift 2 checks the writer's exact block content (header, column directory, records,
+ * columns, both address delta forms) and, over several blocks, that times come back rounded down
+ * to 4 ns and addresses aligned to 16 or not come back exact.
  */
 #include "test_util.h"
 
@@ -132,8 +135,9 @@ static void read_thread_file(const char *path, uint64_t file_size)
     CHECK_STATUS(rip_reader_open(path, &r, &err), RIP_OK);
     const rip_header_t *h = rip_reader_header(r);
     CHECK_U(h->is_process, 0);
-    CHECK_U(h->major, 1);
-    CHECK_U(h->minor, 0);
+    CHECK_U(h->major, RIP_FORMAT_MAJOR);
+    CHECK_U(h->minor, RIP_FORMAT_MINOR);
+    CHECK_U(h->time_shift, 0);
     CHECK_U(h->pid, 4711);
     CHECK_U(h->tid, 4712);
     CHECK_U(h->recording, 2);
@@ -246,7 +250,7 @@ static void read_thread_file(const char *path, uint64_t file_size)
 
 static void process_file(void)
 {
-    rip_header_t h = {1, 0, 0, 999, 55 /* ignored */, 1, 9 /* ignored */, 42};
+    rip_header_t h = {1, 0, 0, 999, 55 /* ignored */, 1, 9 /* ignored */, 42, 0};
     tfile_t f;
     tfile_open(&f, "roundtrip-process", 64 << 10, &h);
     const char *argv[3] = {"./server", "--port", "8080"};
@@ -297,9 +301,10 @@ static void process_file(void)
      * ones that fit are kept and "..." ends the list. */
     next_ok(r, &rec, RIP_REC_PROCESS);
     CHECK_U(rec.u.process.exe.len, RIP_MAX_STRING);
-    /* Room for arguments: 65536 - 1 (type) - 3 (length) - 4123 (other fields, argc counted as
-     * 10 bytes) = 61409 bytes; an argument takes 4002, so 15 fit (60030), and "..." (4 bytes)
-     * still fits after them: 16 arguments. */
+    /* Room for arguments: 65264 (a 64 KiB block's raw capacity) - 16 (column directory) - 1
+     * (type) - 3 (length) - 4123 (other fields, argc counted as 10 bytes) = 61121 bytes; an
+     * argument takes 4002, so 15 fit (60030), and "..." (4 bytes) still fits after them: 16
+     * arguments. */
     CHECK_U(rec.u.process.argc, 16);
     for (uint32_t i = 0; i + 1 < rec.u.process.argc; i++) {
         CHECK_U(rec.u.process.argv[i].len, 4000);
@@ -315,6 +320,206 @@ static void process_file(void)
     size_t len;
     free(slurp(f.path, &len));
     CHECK_U(len, size);
+    tfile_close(&f, 1);
+}
+
+/* The exact content of a block the writer made with time_shift 2: the header ending in
+ * time_shift, the column directory, the records, then the time, address, size and stack
+ * columns. Times are stored divided by 4; an address delta that is a multiple of 16 is stored
+ * in 16-byte units under the plain type code, another one in bytes under the code plus 0x20.
+ * Read back, times come rounded down to a multiple of 4 ns and addresses exact. */
+static void encoding(void)
+{
+    rip_header_t h = thread_header();
+    h.time_shift = 2;
+    tfile_t f;
+    tfile_open(&f, "roundtrip-enc", 64 << 10, &h);
+    CHECK_STATUS(rip_writer_free(f.w, 10, 0x1000), RIP_OK);
+    CHECK_STATUS(rip_writer_alloc(f.w, RIP_CALL_MALLOC, 13, 0x1008, 5, 0, 0, 0, 0), RIP_OK);
+    CHECK_STATUS(rip_writer_free(f.w, 21, 0xff8), RIP_OK);
+    CHECK_STATUS(rip_writer_alloc(f.w, RIP_CALL_REALLOC, 24, 0x1000, 7, 0, 0, 0xff8, 22), RIP_OK);
+    CHECK_STATUS(rip_writer_alloc(f.w, RIP_CALL_POSIX_MEMALIGN, 25, 0x1040, 64, 0, 64, 0, 0), RIP_OK);
+    CHECK_STATUS(rip_writer_mark(f.w, 27, "m"), RIP_OK);
+    CHECK_STATUS(rip_writer_flush(f.w), RIP_OK);
+
+    static bytes_t expect;
+    expect.n = 0;
+    b_raw(&expect, "RIPT", 4);
+    b_le16(&expect, 2);
+    b_le16(&expect, 0);
+    b_le32(&expect, 28);
+    b_le32(&expect, 4711);
+    b_le32(&expect, 4712);
+    b_le32(&expect, 2);
+    b_le32(&expect, 3);
+    b_le64(&expect, 123456789012345ull);
+    b_le32(&expect, 2);                /* time_shift */
+    static const uint8_t dir[16] = {5, 0, 0, 0, 6, 0, 0, 0, 3, 0, 0, 0, 3, 0, 0, 0};
+    static const uint8_t rec[] = {
+        0x10,                          /* free 0x1000 */
+        0x21,                          /* malloc 0x1008: delta 8 in bytes */
+        0x10,                          /* free 0xff8: delta -16, one unit */
+        0x23, 0x0f, 0x01,              /* realloc 0x1000: delta 8 in bytes; old -8, dt_old 1 */
+        0x05, 0x40,                    /* posix_memalign 0x1040: delta 4 units; align 64 */
+        0x43, 0x03, 0x06, 0x01, 'm',   /* marker at 6 units (27 ns) */
+    };
+    static const uint8_t cols[] = {
+        0x02, 0x01, 0x02, 0x01, 0x00,        /* time: 10, 13, 21, 24, 25 ns in units of 4 */
+        0x80, 0x04, 0x10, 0x01, 0x10, 0x08,  /* address: zigzag 0x200 (0x100 units), 16, 1, 16, 8 */
+        0x05, 0x07, 0x40,                    /* size */
+        0x00, 0x00, 0x00,                    /* stack */
+    };
+    b_raw(&expect, dir, sizeof dir);
+    b_raw(&expect, rec, sizeof rec);
+    b_raw(&expect, cols, sizeof cols);
+
+    size_t len;
+    uint8_t *data = slurp(f.path, &len);
+    uint32_t stored = (uint32_t)data[7] | (uint32_t)data[8] << 8 | (uint32_t)data[9] << 16 |
+                      (uint32_t)data[10] << 24;
+    CHECK_U(len, 7 + 4 + (size_t)stored + 4 + 4);   /* one block and the end mark */
+    static uint8_t out[1 << 16];
+    int n = LZ4_decompress_safe((const char *)data + 11, (char *)out, (int)stored, (int)sizeof out);
+    CHECK_U(n, expect.n);
+    for (size_t i = 0; i < expect.n; i++)
+        if (out[i] != expect.b[i])
+            FAILF("decompressed byte %zu: got 0x%02x, expected 0x%02x", i, out[i], expect.b[i]);
+    free(data);
+
+    rip_reader_t *r;
+    rip_error_t err;
+    rip_record_t rd;
+    CHECK_STATUS(rip_reader_open(f.path, &r, &err), RIP_OK);
+    CHECK_U(rip_reader_header(r)->time_shift, 2);
+    next_ok(r, &rd, RIP_REC_FREE);
+    CHECK_U(rd.t, 8);
+    CHECK_U(rd.u.free.addr, 0x1000);
+    next_ok(r, &rd, RIP_REC_ALLOC);
+    check_alloc(&rd, RIP_CALL_MALLOC, 12, 0x1008, 5, 0, 0, 0, 0);
+    next_ok(r, &rd, RIP_REC_FREE);
+    CHECK_U(rd.t, 20);
+    CHECK_U(rd.u.free.addr, 0xff8);
+    next_ok(r, &rd, RIP_REC_ALLOC);
+    check_alloc(&rd, RIP_CALL_REALLOC, 24, 0x1000, 7, 0, 0, 0xff8, 20);
+    next_ok(r, &rd, RIP_REC_ALLOC);
+    check_alloc(&rd, RIP_CALL_POSIX_MEMALIGN, 24, 0x1040, 64, 0, 64, 0, 0);
+    next_ok(r, &rd, RIP_REC_MARK);
+    CHECK_U(rd.t, 24);
+    CHECK_RSTR(rd.u.name.text, "m");
+    CHECK_STATUS(rip_reader_next(r, &rd, &err), RIP_END);
+    rip_reader_close(r);
+    tfile_close(&f, 1);
+}
+
+/* time_shift 2 through several blocks: every time comes back as (t >> 2) << 2, a realloc's
+ * old_t too, and addresses aligned to 16 or not, in any order, come back exact. */
+#define MIXED 40000
+
+static ev_t mixed_event(uint32_t i)
+{
+    /* Neighbours' deltas are then multiples of 16 or not in every combination: aligned to
+     * aligned, aligned to unaligned, unaligned to unaligned with a multiple-of-16 delta (1, 1)
+     * and without one, unaligned to aligned. */
+    static const uint64_t low[5] = {0, 8, 1, 1, 15};
+    ev_t e = bulk_event(i);
+    e.t = 3 + (uint64_t)i * 5 + i % 3 + (i / 11) * 999983ull;   /* grows; mostly not a multiple of 4 */
+    e.addr = (e.addr & ~(uint64_t)15) | low[i % 5];
+    if (e.old) {
+        e.old = e.addr ^ 0x1237;
+        e.old_t = e.t - i % 500;
+    }
+    return e;
+}
+
+static uint64_t down4(uint64_t t)
+{
+    return t >> 2 << 2;
+}
+
+static void shifted(void)
+{
+    rip_header_t h = thread_header();
+    h.time_shift = 2;
+    tfile_t f;
+    tfile_open(&f, "roundtrip-shift", 64 << 10, &h);
+    rip_writer_t *w = f.w;
+    CHECK_STATUS(rip_writer_thread_name(w, 3, "t"), RIP_OK);
+    CHECK_STATUS(rip_writer_modules(w, 6, 0), RIP_OK);
+    CHECK_STATUS(rip_writer_lost(w, 1001, 2, "x"), RIP_OK);
+    CHECK_STATUS(rip_writer_mark(w, UINT64_MAX, "top"), RIP_OK);
+    CHECK_STATUS(rip_writer_stack(w, 1, deep, 1), RIP_OK);
+    CHECK_STATUS(rip_writer_stack(w, 2, deep, 2), RIP_OK);
+    for (uint32_t i = 0; i < MIXED; i++) {
+        ev_t e = mixed_event(i);
+        if (e.is_free)
+            CHECK_STATUS(rip_writer_free(w, e.t, e.addr), RIP_OK);
+        else
+            CHECK_STATUS(rip_writer_alloc(w, e.call, e.t, e.addr, e.size, e.stack, e.align, e.old,
+                                          e.old_t), RIP_OK);
+    }
+    /* Deltas at the edges, in a block of their own so the bases start from 0. */
+    CHECK_STATUS(rip_writer_flush(w), RIP_OK);
+    CHECK_STATUS(rip_writer_free(w, 1, 0x8), RIP_OK);
+    CHECK_STATUS(rip_writer_free(w, 2, 0x8000000000000008ull), RIP_OK);   /* delta -2^63: units */
+    CHECK_STATUS(rip_writer_free(w, 7, 0xfffffffffffffff9ull), RIP_OK);   /* 2^63 - 15: bytes */
+    CHECK_STATUS(rip_writer_free(w, 1ull << 40, 0x9), RIP_OK);            /* 16 across the top */
+    CHECK_STATUS(rip_writer_alloc(w, RIP_CALL_REALLOC, UINT64_MAX, 0xfffffffffffffff0ull, 1, 0, 0,
+                                  0x9, UINT64_MAX - 9), RIP_OK);
+    CHECK_STATUS(rip_writer_flush(w), RIP_OK);
+
+    rip_reader_t *r;
+    rip_error_t err;
+    rip_record_t rec;
+    CHECK_STATUS(rip_reader_open(f.path, &r, &err), RIP_OK);
+    CHECK_U(rip_reader_header(r)->major, RIP_FORMAT_MAJOR);
+    CHECK_U(rip_reader_header(r)->time_shift, 2);
+    next_ok(r, &rec, RIP_REC_THREAD_NAME);
+    CHECK_U(rec.t, 0);
+    next_ok(r, &rec, RIP_REC_MODULES);
+    CHECK_U(rec.t, 4);
+    next_ok(r, &rec, RIP_REC_LOST);
+    CHECK_U(rec.t, 1000);
+    CHECK_U(rec.u.lost.count, 2);
+    next_ok(r, &rec, RIP_REC_MARK);
+    CHECK_U(rec.t, UINT64_MAX - 3);
+    next_ok(r, &rec, RIP_REC_STACK);
+    next_ok(r, &rec, RIP_REC_STACK);
+    uint64_t last_offset = rec.offset;
+    unsigned blocks = 1;
+    for (uint32_t i = 0; i < MIXED; i++) {
+        ev_t e = mixed_event(i);
+        next_ok(r, &rec, e.is_free ? RIP_REC_FREE : RIP_REC_ALLOC);
+        if (rec.offset != last_offset) {
+            last_offset = rec.offset;
+            blocks++;
+        }
+        if (e.is_free) {
+            CHECK_U(rec.t, down4(e.t));
+            CHECK_U(rec.u.free.addr, e.addr);
+        } else {
+            check_alloc(&rec, e.call, down4(e.t), e.addr, e.size, e.stack, e.align, e.old,
+                        e.old ? down4(e.old_t) : 0);
+        }
+    }
+    if (blocks < 5)
+        FAILF("mixed events took %u blocks, expected at least 5", blocks);
+    next_ok(r, &rec, RIP_REC_FREE);
+    CHECK_U(rec.t, 0);
+    CHECK_U(rec.u.free.addr, 0x8);
+    next_ok(r, &rec, RIP_REC_FREE);
+    CHECK_U(rec.t, 0);
+    CHECK_U(rec.u.free.addr, 0x8000000000000008ull);
+    next_ok(r, &rec, RIP_REC_FREE);
+    CHECK_U(rec.t, 4);
+    CHECK_U(rec.u.free.addr, 0xfffffffffffffff9ull);
+    next_ok(r, &rec, RIP_REC_FREE);
+    CHECK_U(rec.t, 1ull << 40);
+    CHECK_U(rec.u.free.addr, 0x9);
+    next_ok(r, &rec, RIP_REC_ALLOC);
+    check_alloc(&rec, RIP_CALL_REALLOC, UINT64_MAX - 3, 0xfffffffffffffff0ull, 1, 0, 0, 0x9,
+                UINT64_MAX - 11);
+    CHECK_STATUS(rip_reader_next(r, &rec, &err), RIP_END);
+    rip_reader_close(r);
     tfile_close(&f, 1);
 }
 
@@ -355,6 +560,8 @@ int main(void)
     tfile_close(&f, 1);
     process_file();
     block_sizes();
+    encoding();
+    shifted();
     printf("roundtrip: ok\n");
     return 0;
 }

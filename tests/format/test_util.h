@@ -172,6 +172,44 @@ static inline void b_header(bytes_t *b, const char *magic, uint16_t major, uint1
         b_u8(b, 0xEE);
 }
 
+/* A stream header of format 2.x: the fields of b_header, then time_shift at offset 36.
+ * header_len must be at least 28 (extra header bytes are 0xEE). */
+static inline void b_header_v2(bytes_t *b, const char *magic, uint16_t minor, uint32_t header_len,
+                               uint32_t time_shift)
+{
+    size_t at = b->n;
+    b_header(b, magic, 2, minor, header_len);
+    size_t end = b->n;
+    b->n = at + 36;
+    b_le32(b, time_shift);
+    b->n = end;
+}
+
+/* The content of a format 2.x block under construction: its records and its four columns
+ * (time, address, size, stack), kept apart until b_join lays them out. */
+typedef struct {
+    bytes_t rec;
+    bytes_t col[4];
+} block2_t;
+
+static inline void block2_reset(block2_t *k)
+{
+    k->rec.n = 0;
+    for (int i = 0; i < 4; i++)
+        k->col[i].n = 0;
+}
+
+/* Appends a block's content as format 2.x lays it out: the column directory (the four column
+ * lengths), the records, then the columns in order. */
+static inline void b_join(bytes_t *b, const block2_t *k)
+{
+    for (int i = 0; i < 4; i++)
+        b_le32(b, (uint32_t)k->col[i].n);
+    b_raw(b, k->rec.b, k->rec.n);
+    for (int i = 0; i < 4; i++)
+        b_raw(b, k->col[i].b, k->col[i].n);
+}
+
 /* Frame header for block max id 4..7. */
 static inline void b_frame_header(bytes_t *f, uint8_t bd_id)
 {
