@@ -50,6 +50,10 @@
 #define RIP__COL_SIZE 2
 #define RIP__COL_STACK 3
 
+/* Since 2.0: an event's address may name one of the last RIP__RECENT events of its block with
+ * the same address, by distance (FORMAT.md section 3). */
+#define RIP__RECENT 4096u
+
 /* Extended records: type, varint payload length, payload. Unknown ones are skipped. */
 #define RIP__T_EXTENDED_FIRST 0x40
 #define RIP__T_MODULES 0x40

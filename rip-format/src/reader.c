@@ -47,6 +47,8 @@ struct rip_reader {
     uint64_t time_base, addr_base;
     int columns;               /* format 2: event fields are in the block's columns */
     cursor_t col[RIP__COLUMNS];
+    uint64_t events;           /* format 2: events decoded in the current block */
+    uint64_t *recent;          /* format 2: their addresses, the last RIP__RECENT of them */
 
     rip_status_t status;       /* sticky: once not RIP_OK, every call returns it */
     rip_error_t error;
@@ -208,6 +210,7 @@ static rip_status_t load_block(rip_reader_t *r, rip_error_t *err)
     r->pos = at + 4 + len + 4;
     r->time_base = 0;
     r->addr_base = 0;
+    r->events = 0;
     return r->columns ? open_columns(r, err) : RIP_OK;
 }
 
@@ -298,7 +301,8 @@ static rip_status_t open_common(rip_reader_t *r, rip_reader_t **out, rip_error_t
     if (st == RIP_OK) {
         r->stored = malloc((size_t)r->block_max + 4);
         r->decoded = malloc(r->block_max);
-        if (!r->stored || !r->decoded)
+        r->recent = malloc(RIP__RECENT * sizeof *r->recent);
+        if (!r->stored || !r->decoded || !r->recent)
             st = fail(r, err, RIP_E_NOMEM, 0, "out of memory for a %u-byte block", r->block_max);
     }
     if (st == RIP_OK)
@@ -381,6 +385,7 @@ void rip_reader_close(rip_reader_t *r)
     free(r->mem);
     free(r->stored);
     free(r->decoded);
+    free(r->recent);
     free(r->ids);
     free(r->segs);
     free(r->argv);
@@ -600,6 +605,32 @@ static rip_status_t decode_extended(rip_reader_t *r, rip_record_t *rec, rip_erro
     return RIP_OK;
 }
 
+/* An event's address from its address-column value v (format 1: the record's zigzag delta).
+ * Format 2 with a plain type code: the low bit says whether v is a distance back to an earlier
+ * event of this block at the same address, or a delta in 16-byte units. Byte deltas: `exact`. */
+static rip_status_t event_addr(rip_reader_t *r, rip_error_t *err, uint64_t v, int exact,
+                               size_t rec_at, uint64_t *addr)
+{
+    if (exact) {
+        *addr = r->addr_base + (uint64_t)rip__unzigzag(v);
+    } else if (!(v & 1)) {
+        *addr = r->addr_base + ((uint64_t)rip__unzigzag(v >> 1) << 4);
+    } else {
+        uint64_t back = v >> 1;
+        if (back == 0 || back > RIP__RECENT || back > r->events)
+            return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                        "address refers to the event %llu back, the block has %llu before it (at "
+                        "most %u; record at byte %zu of the block)",
+                        (unsigned long long)back, (unsigned long long)r->events, RIP__RECENT,
+                        rec_at);
+        *addr = r->recent[(r->events - back) & (RIP__RECENT - 1)];
+    }
+    if (r->columns)
+        r->recent[r->events++ & (RIP__RECENT - 1)] = *addr;
+    r->addr_base = *addr;
+    return RIP_OK;
+}
+
 static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
 {
     size_t rec_at = (size_t)(r->cur - r->block);
@@ -611,14 +642,13 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
     rec->offset = r->block_off;
 
     /* Format 1 keeps every field in the record. Format 2 keeps the time, address, size and stack
-     * of events in the block's columns, the address delta in 16-byte units unless the type code
-     * has RIP__T_EXACT. */
+     * of events in the block's columns; RIP__T_EXACT in the type code marks a byte delta. */
     cursor_t *c_dt = &c, *c_addr = &c, *c_size = &c, *c_stack = &c;
-    unsigned shift = 0;
+    int exact = 1;
     if (r->columns) {
         uint8_t plain = type & (uint8_t)~RIP__T_EXACT;
         if ((plain >= RIP__T_ALLOC_FIRST && plain <= RIP__T_ALLOC_LAST) || plain == RIP__T_FREE) {
-            shift = type & RIP__T_EXACT ? 0 : 4;
+            exact = (type & RIP__T_EXACT) != 0;
             type = plain;
         }
         c_dt = &r->col[RIP__COL_DT];
@@ -629,7 +659,7 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
 
     if (type >= RIP__T_ALLOC_FIRST && type <= RIP__T_ALLOC_LAST) {
         uint64_t dt = get_u(c_dt);
-        int64_t da = (int64_t)((uint64_t)get_z(c_addr) << shift);
+        uint64_t av = get_u(c_addr);
         uint64_t size = get_u(c_size);
         uint64_t stack = get_u(c_stack);
         uint64_t align = type >= RIP__T_POSIX_MEMALIGN ? get_u(&c) : 0;
@@ -644,11 +674,13 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
             return fail(r, err, RIP_E_CORRUPT, r->block_off,
                         "time overflows 64 bits (record at byte %zu of the block)", rec_at);
         uint64_t t = r->time_base + dt;
-        uint64_t addr = r->addr_base + (uint64_t)da;
         if (stack != 0 && !id_defined(r, stack))
             return fail(r, err, RIP_E_CORRUPT, r->block_off,
                         "allocation names undefined stack id %llu (record at byte %zu of the block)",
                         (unsigned long long)stack, rec_at);
+        uint64_t addr;
+        if (event_addr(r, err, av, exact, rec_at, &addr) != RIP_OK)
+            return r->status;
         rec->kind = RIP_REC_ALLOC;
         rec->t = t;
         rec->u.alloc.call = (rip_call_t)type;
@@ -668,10 +700,9 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
             }
         }
         r->time_base = t;
-        r->addr_base = addr;
     } else if (type == RIP__T_FREE) {
         uint64_t dt = get_u(c_dt);
-        int64_t da = (int64_t)((uint64_t)get_z(c_addr) << shift);
+        uint64_t av = get_u(c_addr);
         if (c.err != RIP__VARINT_OK)
             return cursor_fail(r, err, &c, rec_at, code, 0);
         if (r->columns && column_fail(r, err, rec_at, code) != RIP_OK)
@@ -679,11 +710,11 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
         if (dt > UINT64_MAX - r->time_base)
             return fail(r, err, RIP_E_CORRUPT, r->block_off,
                         "time overflows 64 bits (record at byte %zu of the block)", rec_at);
+        if (event_addr(r, err, av, exact, rec_at, &rec->u.free.addr) != RIP_OK)
+            return r->status;
         rec->kind = RIP_REC_FREE;
         rec->t = r->time_base + dt;
-        rec->u.free.addr = r->addr_base + (uint64_t)da;
         r->time_base = rec->t;
-        r->addr_base = rec->u.free.addr;
     } else if (type == RIP__T_STACK) {
         uint64_t id = get_u(&c);
         uint64_t depth = get_u(&c);

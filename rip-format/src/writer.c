@@ -5,7 +5,7 @@
  * libc function that might, and never change errno except through a failing write. All memory
  * comes from the caller (rip_writer_footprint bytes) and is laid out as:
  *
- *     struct rip_writer | lz4 state | raw block | 4 column buffers | output buffer
+ *     struct rip_writer | lz4 state | raw block | 4 column buffers | output buffer | recent
  *
  * Records go to the raw block; the time, address, size and stack fields of events go to their
  * columns (FORMAT.md section 3), each in its own buffer as large as the block, and the flush
@@ -52,6 +52,11 @@ struct rip_writer {
     size_t dir_at;            /* where the column directory goes in the raw block */
     uint8_t *col[RIP__COLUMNS];
     size_t col_used[RIP__COLUMNS];
+    uint64_t events;          /* events written, from 1 */
+    uint64_t block_first;     /* number of the current block's first event */
+    struct recent {           /* the latest event at each address, by hash of the address */
+        uint64_t addr, n;
+    } *recent;
     uint64_t offset;          /* file offset of the next block (where the end mark is) */
     unsigned time_shift;      /* times are stored >> time_shift (the header says so) */
     uint64_t time_base;       /* delta bases, reset at each block start, in stored units */
@@ -99,7 +104,7 @@ size_t rip_writer_footprint(uint32_t block_size)
 {
     uint32_t bs = round_block_size(block_size, NULL);
     return ALIGN_UP(sizeof(struct rip_writer), 16) + state_bytes() + (1 + RIP__COLUMNS) * (size_t)bs +
-           ALIGN_UP(out_bytes(bs), 16);
+           ALIGN_UP(out_bytes(bs), 16) + RIP__RECENT * sizeof(struct recent);
 }
 
 /* Starts a block: the column directory first (after the stream header in the first block),
@@ -113,6 +118,7 @@ static void begin_block(struct rip_writer *w, size_t at)
         w->col_used[i] = 0;
     w->time_base = 0;
     w->addr_base = 0;
+    w->block_first = w->events;
 }
 
 rip_writer_t *rip_writer_init(void *mem, uint32_t block_size, int fd, const rip_header_t *h)
@@ -132,6 +138,9 @@ rip_writer_t *rip_writer_init(void *mem, uint32_t block_size, int fd, const rip_
         w->col[i] = w->raw + (size_t)(1 + i) * bs;
     w->out = w->raw + (size_t)(1 + RIP__COLUMNS) * bs;
     w->out_cap = out_bytes(bs);
+    w->recent = (struct recent *)(w->out + ALIGN_UP(w->out_cap, 16));
+    memset(w->recent, 0, RIP__RECENT * sizeof *w->recent);
+    w->events = 1;   /* entries with n 0 are empty */
     uint32_t cap = bs - bs / 256 - 16;
     while ((uint32_t)LZ4_compressBound((int)cap) > bs)
         cap--;
@@ -304,15 +313,29 @@ static inline void put_col(struct rip_writer *w, int col, uint64_t v)
     w->used += n;
 }
 
-/* An event's time and address go to their columns. The address is stored as a delta in 16-byte
- * units when it is a multiple of 16 (nearly always: allocators align to 16); otherwise the
- * type code gets RIP__T_EXACT and the delta is in bytes. Returns the bit for the type code. */
+/* An event's time and address go to their columns (FORMAT.md section 3). The address, best
+ * first: as the distance back to a recent event of this block at the same address (a free of a
+ * block allocated shortly before, an allocation reusing an address just freed), found through
+ * a table indexed by a hash of the address; as a delta in 16-byte units when it is a multiple of
+ * 16 (nearly always: allocators align to 16); otherwise as a delta in bytes, and the type code
+ * gets RIP__T_EXACT. Returns the bit for the type code. */
 static inline uint8_t put_time_addr(struct rip_writer *w, uint64_t dt, uint64_t addr)
 {
+    uint64_t n = w->events++;
+    struct recent *e = &w->recent[(addr >> 4) & (RIP__RECENT - 1)];
     int64_t d = (int64_t)(addr - w->addr_base);
-    uint8_t exact = (d & 15) ? RIP__T_EXACT : 0;
+    uint8_t exact = 0;
+    uint64_t v;
+    if (e->addr == addr && e->n >= w->block_first && n - e->n <= RIP__RECENT)
+        v = (n - e->n) << 1 | 1;
+    else if (d & 15)
+        v = rip__zigzag(d), exact = RIP__T_EXACT;
+    else
+        v = rip__zigzag(d / 16) << 1;
+    e->addr = addr;
+    e->n = n;
     put_col(w, RIP__COL_DT, dt);
-    put_col(w, RIP__COL_ADDR, rip__zigzag(exact ? d : d / 16));
+    put_col(w, RIP__COL_ADDR, v);
     w->addr_base = addr;
     return exact;
 }

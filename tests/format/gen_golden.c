@@ -9,7 +9,11 @@
  * "since 2.0" below, with times in ns (1.0 has no time_shift). The 2.0 headers set time_shift 2,
  * so times not a multiple of 4 ns come back rounded down, and the records include addresses
  * whose deltas are not multiples of 16 (stored in bytes) beside ones that are (stored in 16-byte
- * units).
+ * units), and addresses an earlier event of the same block had (stored as the distance back to
+ * it): the reallocarray to the first malloc's address, the free of the 8-aligned block just
+ * allocated, the free of the first realloc's block, and in the second block the free of the
+ * valloc block and the allocation that reuses its address just after. The free of the first
+ * malloc's address in the second block is a delta: references do not cross blocks.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -80,6 +84,9 @@ int main(int argc, char **argv)
     /* Since 2.0: a realloc that moves the memalign block to an 8-aligned address. */
     ok(rip_writer_alloc(w, RIP_CALL_REALLOC, 2005, 0x7f1200009008ull, 5, 0, 0, 0x7f1200000800ull, 2003));
     ok(rip_writer_free(w, 2005, 0x55d0c1000010ull));
+    /* Since 2.0: the valloc block freed and its address reused at once. */
+    ok(rip_writer_free(w, 2006, 0x7f1200004000ull));
+    ok(rip_writer_alloc(w, RIP_CALL_MALLOC, 2006, 0x7f1200004000ull, 48, 2, 0, 0, 0));
     ok(rip_writer_free(w, 2006, 0));
     ok(rip_writer_lost(w, 2007, 3, "thread table full"));
     ok(rip_writer_flush(w));

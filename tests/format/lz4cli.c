@@ -22,12 +22,14 @@ int main(void)
     tfile_t f;
     tfile_open(&f, "lz4cli", 64 << 10, &h);
     /* 100000 frees at 20 ns (5 units of 4 ns) of address 8. The first free of each block has dt 5
-     * and address delta 8, not a multiple of 16, so it is type 0x30 with the delta in bytes
-     * (zigzag 16); the others have dt 0 and delta 0, type 0x10. Each free is one byte of records,
-     * one of the time column and one of the address column. The writer starts a new block when
-     * a free's worst case (21 bytes) would pass the 65264 raw bytes of a 64 KiB block: the first
-     * block (40-byte header, 16-byte directory) takes 21730 frees, the next ones (directory only)
-     * 21743 each, and the fifth the 13041 left. */
+     * and, with no earlier event of its block to refer to (the previous block's do not count),
+     * address delta 8, not a multiple of 16, so it is type 0x30 with the delta in bytes (zigzag
+     * 16); the others have dt 0 and refer to the free just before them: type 0x10, value
+     * 1 << 1 | 1 = 3. Each free is one byte of records, one of the time column and one of the
+     * address column. The writer starts a new block when a free's worst case (21 bytes) would
+     * pass the 65264 raw bytes of a 64 KiB block: the first block (40-byte header, 16-byte
+     * directory) takes 21730 frees, the next ones (directory only) 21743 each, and the fifth the
+     * 13041 left. */
     for (int i = 0; i < 100000; i++)
         CHECK_STATUS(rip_writer_free(f.w, 20, 8), RIP_OK);
     CHECK_STATUS(rip_writer_flush(f.w), RIP_OK);
@@ -74,7 +76,7 @@ int main(void)
         at += 16;
         const uint8_t *rec = out + at, *dt = rec + c, *addr = dt + c;
         for (uint32_t i = 0; i < c; i++) {
-            uint8_t want_type = i ? 0x10 : 0x30, want_dt = i ? 0 : 5, want_addr = i ? 0 : 16;
+            uint8_t want_type = i ? 0x10 : 0x30, want_dt = i ? 0 : 5, want_addr = i ? 3 : 16;
             if (rec[i] != want_type || dt[i] != want_dt || addr[i] != want_addr)
                 FAILF("block %d, free %u: type 0x%02x dt %u address %u, expected 0x%02x %u %u", b,
                       i, rec[i], dt[i], addr[i], want_type, want_dt, want_addr);

@@ -4,7 +4,8 @@
  * fields it does not know, unknown extended records. The files are built by hand, in format
  * 1.0 (rows of records, the reading path kept for old recordings) and in format 2.0 (the
  * time_shift header field, each block's column directory, records and columns, both address
- * delta forms), with every 2.0 check of a block's columns.
+ * delta forms and references to an earlier event's address), with every 2.0 check of a block's
+ * columns and references.
  */
 #include "test_util.h"
 
@@ -333,12 +334,26 @@ static void finish2(void)
     finish();
 }
 
-/* An event: its type byte in the records, its dt and address delta in their columns. */
+/* An event: its type byte in the records, its dt and address delta in their columns. The delta
+ * is in the unit of the type code: bytes under a code with 0x20, otherwise 16-byte units, whose
+ * value carries a 0 bit below it (a 1 bit there makes it a reference, see ref2). */
 static void ev2(uint8_t type, uint64_t dt, int64_t da)
 {
     b_u8(&blk.rec, type);
     b_var(&blk.col[0], dt);
-    b_zz(&blk.col[1], da);
+    if (type & 0x20)
+        b_zz(&blk.col[1], da);
+    else
+        b_var(&blk.col[1], (((uint64_t)da << 1) ^ (uint64_t)(da >> 63)) << 1);
+}
+
+/* An event whose address is that of the event `back` events earlier in the block: the value
+ * back << 1 | 1 under a plain type code. */
+static void ref2(uint8_t type, uint64_t dt, uint64_t back)
+{
+    b_u8(&blk.rec, type);
+    b_var(&blk.col[0], dt);
+    b_var(&blk.col[1], back << 1 | 1);
 }
 
 /* An allocation: ev2 and its size and stack columns. The caller appends align, old and dt_old
@@ -682,6 +697,165 @@ static void v2_records(void)
     EXPECT(0, RIP_E_CORRUPT, 7, "record runs past end of block (record type 0x43 of 3 bytes");
 }
 
+/* References (an odd address value under a plain code): the distance counts the events of the
+ * block only (allocations and frees, not markers or stacks), from 0 at each block start, and is
+ * 1 to 4096 and at most the events before it. */
+static void v2_references(void)
+{
+    /* Resolved: to an unaligned address under a plain code; past a marker, which is no event;
+     * in a realloc, whose old address is relative to the resolved one; and each sets the address
+     * base for the delta after it. An odd value under a byte-delta code stays a delta. */
+    start2(0);
+    b_u8(&blk.rec, 0x11);              /* stack 1 */
+    b_var(&blk.rec, 1);
+    b_var(&blk.rec, 1);
+    b_var(&blk.rec, 0x401000);
+    alloc2(0x21, 10, 0x1009, 24, 1);   /* event 0: malloc 0x1009 at 10 */
+    alloc2(0x01, 1, 0x10, 8, 0);       /* event 1: malloc 0x1109 at 11 */
+    b_u8(&blk.rec, 0x43);              /* marker: would make the distance below 3 if counted */
+    b_var(&blk.rec, 2);
+    b_var(&blk.rec, 12);
+    b_str(&blk.rec, "");
+    ref2(0x10, 2, 2);                  /* event 2: free of event 0's 0x1009 at 13 */
+    ev2(0x10, 1, 1);                   /* event 3: free 0x1019 at 14, one unit from 0x1009 */
+    ref2(0x03, 1, 3);                  /* event 4: realloc to event 1's 0x1109 at 15 */
+    b_var(&blk.col[2], 100);
+    b_var(&blk.col[3], 1);
+    b_zz(&blk.rec, -0x100);            /* from 0x1009, released at 13 */
+    b_var(&blk.rec, 2);
+    ev2(0x30, 0, -2);                  /* event 5: free 0x1107 at 15: value 3, but in bytes */
+    ref2(0x10, 0, 1);                  /* event 6: free of event 5's 0x1107 */
+    ref2(0x01, 4, 6);                  /* event 7: malloc at event 1's 0x1109 at 19 */
+    b_var(&blk.col[2], 1);
+    b_var(&blk.col[3], 0);
+    finish2();
+    rip_reader_t *r;
+    rip_error_t err;
+    rip_record_t rec;
+    CHECK_STATUS(rip_reader_open_mem(frame.b, frame.n, "mem.rip", &r, &err), RIP_OK);
+    next2(r, &rec, RIP_REC_STACK, 7, 0);
+    next2(r, &rec, RIP_REC_ALLOC, 7, 10);
+    check_alloc2(&rec, RIP_CALL_MALLOC, 0x1009, 24, 1, 0, 0, 0);
+    next2(r, &rec, RIP_REC_ALLOC, 7, 11);
+    check_alloc2(&rec, RIP_CALL_MALLOC, 0x1109, 8, 0, 0, 0, 0);
+    next2(r, &rec, RIP_REC_MARK, 7, 12);
+    next2(r, &rec, RIP_REC_FREE, 7, 13);
+    CHECK_U(rec.u.free.addr, 0x1009);
+    next2(r, &rec, RIP_REC_FREE, 7, 14);
+    CHECK_U(rec.u.free.addr, 0x1019);
+    next2(r, &rec, RIP_REC_ALLOC, 7, 15);
+    check_alloc2(&rec, RIP_CALL_REALLOC, 0x1109, 100, 1, 0, 0x1009, 13);
+    next2(r, &rec, RIP_REC_FREE, 7, 15);
+    CHECK_U(rec.u.free.addr, 0x1107);
+    next2(r, &rec, RIP_REC_FREE, 7, 15);
+    CHECK_U(rec.u.free.addr, 0x1107);
+    next2(r, &rec, RIP_REC_ALLOC, 7, 19);
+    check_alloc2(&rec, RIP_CALL_MALLOC, 0x1109, 1, 0, 0, 0, 0);
+    CHECK_STATUS(rip_reader_next(r, &rec, &err), RIP_END);
+    rip_reader_close(r);
+
+    /* The farthest reference, 4096, names the event whose address the reader is about to
+     * replace with the current one's: first with exactly 4096 events before it, then with more.
+     * Events i < 4096 free 16 * (i + 1). */
+    start2(0);
+    for (int i = 0; i < 4096; i++)
+        ev2(0x10, 1, 1);
+    ref2(0x10, 1, 4096);               /* event 4096: event 0's 16 */
+    ref2(0x10, 1, 4096);               /* event 4097: event 1's 32 */
+    ref2(0x10, 1, 4095);               /* event 4098: event 3's 64 */
+    ev2(0x10, 1, 1);                   /* event 4099: 80, from the base the reference set */
+    finish2();
+    CHECK_STATUS(rip_reader_open_mem(frame.b, frame.n, "mem.rip", &r, &err), RIP_OK);
+    for (uint64_t i = 0; i < 4096; i++) {
+        next2(r, &rec, RIP_REC_FREE, 7, i + 1);
+        CHECK_U(rec.u.free.addr, 16 * (i + 1));
+    }
+    static const uint64_t last[4] = {16, 32, 64, 80};
+    for (uint64_t i = 0; i < 4; i++) {
+        next2(r, &rec, RIP_REC_FREE, 7, 4097 + i);
+        CHECK_U(rec.u.free.addr, last[i]);
+    }
+    CHECK_STATUS(rip_reader_next(r, &rec, &err), RIP_END);
+    rip_reader_close(r);
+
+    /* Distance 0, and past the start of the block: from its first event, from an event whose
+     * block holds fewer events before it (the marker does not count), and the largest value. */
+    start2(0);
+    ev2(0x10, 1, 1);
+    ref2(0x10, 1, 0);
+    finish2();
+    EXPECT(1, RIP_E_CORRUPT, 7,
+           "address refers to the event 0 back, the block has 1 before it (at most 4096; record "
+           "at byte 57 of the block)");
+    start2(0);
+    ref2(0x10, 1, 1);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7,
+           "address refers to the event 1 back, the block has 0 before it (at most 4096; record "
+           "at byte 56 of the block)");
+    start2(0);
+    ev2(0x10, 1, 1);
+    b_u8(&blk.rec, 0x43);              /* marker, bytes 57-60 */
+    b_var(&blk.rec, 2);
+    b_var(&blk.rec, 1);
+    b_str(&blk.rec, "");
+    alloc2(0x01, 1, 1, 16, 0);
+    ref2(0x10, 1, 3);
+    finish2();
+    EXPECT(3, RIP_E_CORRUPT, 7,
+           "address refers to the event 3 back, the block has 2 before it (at most 4096; record "
+           "at byte 62 of the block)");
+    start2(0);
+    ev2(0x10, 1, 1);
+    b_u8(&blk.rec, 0x10);
+    b_var(&blk.col[0], 1);
+    b_var(&blk.col[1], UINT64_MAX);
+    finish2();
+    EXPECT(1, RIP_E_CORRUPT, 7,
+           "address refers to the event 9223372036854775807 back, the block has 1 before it");
+
+    /* Across a block boundary: the first event of the second block names the last event of the
+     * first, which a reader starting at the second block has not seen. */
+    start2(0);
+    ev2(0x10, 1, 1);
+    ev2(0x10, 1, 0);
+    frame.n = 0;
+    b_frame_header(&frame, 4);
+    b_join(&raw, &blk);
+    b_block(&frame, raw.b, raw.n);
+    uint64_t second = frame.n;
+    raw.n = 0;
+    block2_reset(&blk);
+    ref2(0x10, 1, 1);
+    b_join(&raw, &blk);
+    b_block(&frame, raw.b, raw.n);
+    b_le32(&frame, 0);
+    EXPECT(2, RIP_E_CORRUPT, second,
+           "address refers to the event 1 back, the block has 0 before it (at most 4096; record "
+           "at byte 16 of the block)");
+
+    /* 4097 is past the limit even with 4097 events before it. */
+    start2(0);
+    for (int i = 0; i < 4097; i++)
+        ev2(0x10, 1, 1);
+    ref2(0x10, 1, 4097);
+    finish2();
+    EXPECT(4097, RIP_E_CORRUPT, 7,
+           "address refers to the event 4097 back, the block has 4097 before it (at most 4096; "
+           "record at byte 4153 of the block)");
+
+    /* A 1.0 file has no references: an odd value is a byte delta there. */
+    start();
+    b_u8(&raw, 0x10);
+    b_var(&raw, 1);
+    b_var(&raw, 3);
+    finish();
+    CHECK_STATUS(rip_reader_open_mem(frame.b, frame.n, "mem.rip", &r, &err), RIP_OK);
+    CHECK_STATUS(rip_reader_next(r, &rec, &err), RIP_OK);
+    CHECK_U(rec.u.free.addr, (uint64_t)-2);
+    rip_reader_close(r);
+}
+
 int main(void)
 {
     versions();
@@ -693,6 +867,7 @@ int main(void)
     v2_directory();
     v2_columns();
     v2_records();
+    v2_references();
 
     /* The whole message, as tools print it. */
     start();

@@ -325,9 +325,13 @@ static void process_file(void)
 
 /* The exact content of a block the writer made with time_shift 2: the header ending in
  * time_shift, the column directory, the records, then the time, address, size and stack
- * columns. Times are stored divided by 4; an address delta that is a multiple of 16 is stored
- * in 16-byte units under the plain type code, another one in bytes under the code plus 0x20.
- * Read back, times come rounded down to a multiple of 4 ns and addresses exact. */
+ * columns. Times are stored divided by 4. An address that an event of the block had at most
+ * 4096 events before, and that no other address of the same hash slot ((addr >> 4) & 4095)
+ * displaced since, is stored as the distance to that event (value distance << 1 | 1, plain
+ * code, even when the address is not a multiple of 16); otherwise an address delta that is a
+ * multiple of 16 is stored in 16-byte units under the plain type code (value units << 1 in
+ * zigzag), another one in bytes under the code plus 0x20. Read back, times come rounded down to
+ * a multiple of 4 ns and addresses exact. */
 static void encoding(void)
 {
     rip_header_t h = thread_header();
@@ -339,7 +343,13 @@ static void encoding(void)
     CHECK_STATUS(rip_writer_free(f.w, 21, 0xff8), RIP_OK);
     CHECK_STATUS(rip_writer_alloc(f.w, RIP_CALL_REALLOC, 24, 0x1000, 7, 0, 0, 0xff8, 22), RIP_OK);
     CHECK_STATUS(rip_writer_alloc(f.w, RIP_CALL_POSIX_MEMALIGN, 25, 0x1040, 64, 0, 64, 0, 0), RIP_OK);
-    CHECK_STATUS(rip_writer_mark(f.w, 27, "m"), RIP_OK);
+    CHECK_STATUS(rip_writer_free(f.w, 26, 0x1040), RIP_OK);
+    CHECK_STATUS(rip_writer_alloc(f.w, RIP_CALL_MALLOC, 29, 0xff8, 9, 0, 0, 0, 0), RIP_OK);
+    CHECK_STATUS(rip_writer_free(f.w, 30, 0x1000), RIP_OK);
+    CHECK_STATUS(rip_writer_free(f.w, 30, 0xff8), RIP_OK);
+    CHECK_STATUS(rip_writer_alloc(f.w, RIP_CALL_MALLOC, 33, 0x2003, 3, 0, 0, 0, 0), RIP_OK);
+    CHECK_STATUS(rip_writer_free(f.w, 40, 0x2003), RIP_OK);
+    CHECK_STATUS(rip_writer_mark(f.w, 41, "m"), RIP_OK);
     CHECK_STATUS(rip_writer_flush(f.w), RIP_OK);
 
     static bytes_t expect;
@@ -354,20 +364,34 @@ static void encoding(void)
     b_le32(&expect, 3);
     b_le64(&expect, 123456789012345ull);
     b_le32(&expect, 2);                /* time_shift */
-    static const uint8_t dir[16] = {5, 0, 0, 0, 6, 0, 0, 0, 3, 0, 0, 0, 3, 0, 0, 0};
+    static const uint8_t dir[16] = {11, 0, 0, 0, 13, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0};
+    /* Events 0-10; slot is the hash slot of the address. */
     static const uint8_t rec[] = {
-        0x10,                          /* free 0x1000 */
-        0x21,                          /* malloc 0x1008: delta 8 in bytes */
-        0x10,                          /* free 0xff8: delta -16, one unit */
-        0x23, 0x0f, 0x01,              /* realloc 0x1000: delta 8 in bytes; old -8, dt_old 1 */
-        0x05, 0x40,                    /* posix_memalign 0x1040: delta 4 units; align 64 */
-        0x43, 0x03, 0x06, 0x01, 'm',   /* marker at 6 units (27 ns) */
+        0x10,                          /* 0 free 0x1000 (slot 0x100) */
+        0x21,                          /* 1 malloc 0x1008: slot 0x100 holds 0x1000; 8 bytes */
+        0x10,                          /* 2 free 0xff8 (slot 0xff): delta -16, one unit */
+        0x23, 0x0f, 0x01,              /* 3 realloc 0x1000: slot 0x100 now holds 0x1008, so
+                                        * no reference; 8 bytes. old -8, dt_old 1 */
+        0x05, 0x40,                    /* 4 posix_memalign 0x1040: 4 units; align 64 */
+        0x10,                          /* 5 free 0x1040: event 4, 1 back */
+        0x01,                          /* 6 malloc 0xff8: event 2, 4 back */
+        0x10,                          /* 7 free 0x1000: event 3, 4 back */
+        0x10,                          /* 8 free 0xff8: event 6, 2 back */
+        0x21,                          /* 9 malloc 0x2003: new, 0x100b bytes from 0xff8 */
+        0x10,                          /* 10 free 0x2003: event 9, 1 back, under the plain
+                                        * code though not a multiple of 16 */
+        0x43, 0x03, 0x0a, 0x01, 'm',   /* marker at 10 units (41 ns) */
     };
     static const uint8_t cols[] = {
-        0x02, 0x01, 0x02, 0x01, 0x00,        /* time: 10, 13, 21, 24, 25 ns in units of 4 */
-        0x80, 0x04, 0x10, 0x01, 0x10, 0x08,  /* address: zigzag 0x200 (0x100 units), 16, 1, 16, 8 */
-        0x05, 0x07, 0x40,                    /* size */
-        0x00, 0x00, 0x00,                    /* stack */
+        /* time: 10, 13, 21, 24, 25, 26, 29, 30, 30, 33, 40 ns in units of 4 (2, 3, 5, 6, 6, 6,
+         * 7, 7, 7, 8, 10), as deltas */
+        0x02, 0x01, 0x02, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x01, 0x02,
+        /* address: zigzag(0x100 units) << 1 = 0x400, zigzag 8 = 16, zigzag(-1) << 1 = 2, 16,
+         * zigzag(4) << 1 = 16, then 1 << 1 | 1, 4 << 1 | 1, 4 << 1 | 1, 2 << 1 | 1, zigzag
+         * 0x100b = 0x2016, 1 << 1 | 1 */
+        0x80, 0x08, 0x10, 0x02, 0x10, 0x10, 0x03, 0x09, 0x09, 0x05, 0x96, 0x40, 0x03,
+        0x05, 0x07, 0x40, 0x09, 0x03,        /* size */
+        0x00, 0x00, 0x00, 0x00, 0x00,        /* stack */
     };
     b_raw(&expect, dir, sizeof dir);
     b_raw(&expect, rec, sizeof rec);
@@ -403,8 +427,24 @@ static void encoding(void)
     check_alloc(&rd, RIP_CALL_REALLOC, 24, 0x1000, 7, 0, 0, 0xff8, 20);
     next_ok(r, &rd, RIP_REC_ALLOC);
     check_alloc(&rd, RIP_CALL_POSIX_MEMALIGN, 24, 0x1040, 64, 0, 64, 0, 0);
-    next_ok(r, &rd, RIP_REC_MARK);
+    next_ok(r, &rd, RIP_REC_FREE);
     CHECK_U(rd.t, 24);
+    CHECK_U(rd.u.free.addr, 0x1040);
+    next_ok(r, &rd, RIP_REC_ALLOC);
+    check_alloc(&rd, RIP_CALL_MALLOC, 28, 0xff8, 9, 0, 0, 0, 0);
+    next_ok(r, &rd, RIP_REC_FREE);
+    CHECK_U(rd.t, 28);
+    CHECK_U(rd.u.free.addr, 0x1000);
+    next_ok(r, &rd, RIP_REC_FREE);
+    CHECK_U(rd.t, 28);
+    CHECK_U(rd.u.free.addr, 0xff8);
+    next_ok(r, &rd, RIP_REC_ALLOC);
+    check_alloc(&rd, RIP_CALL_MALLOC, 32, 0x2003, 3, 0, 0, 0, 0);
+    next_ok(r, &rd, RIP_REC_FREE);
+    CHECK_U(rd.t, 40);
+    CHECK_U(rd.u.free.addr, 0x2003);
+    next_ok(r, &rd, RIP_REC_MARK);
+    CHECK_U(rd.t, 40);
     CHECK_RSTR(rd.u.name.text, "m");
     CHECK_STATUS(rip_reader_next(r, &rd, &err), RIP_END);
     rip_reader_close(r);
@@ -523,6 +563,325 @@ static void shifted(void)
     tfile_close(&f, 1);
 }
 
+/* References through the real writer and reader: addresses reused at distances 1, 2, 4095,
+ * 4096 (references), 4097 and 5000 (too far: deltas), across block boundaries the writer made
+ * itself and ones made by a flush, between two addresses of the same hash slot, and at
+ * addresses not aligned to 16. Every time and address must come back exact, and the file's
+ * type codes and address column must be what the rule predicts, computed here by scanning the
+ * block's earlier events for the latest one of the same slot. */
+#define REFS_MAX 65536
+
+typedef struct {
+    int is_free;
+    uint64_t t, addr;
+} rev_t;
+
+static rev_t revs[REFS_MAX];
+static uint8_t rev_flush[REFS_MAX];    /* a flush follows this event */
+static uint32_t nrevs;
+static uint64_t rev_now;
+
+/* Parsed from the file, per event: type code, address column value, block number. */
+static uint8_t got_code[REFS_MAX];
+static uint64_t got_value[REFS_MAX];
+static uint32_t got_block[REFS_MAX];
+
+static uint32_t rev_add(int is_free, uint64_t addr)
+{
+    CHECK(nrevs < REFS_MAX);
+    /* Steps of 0 to 12 ns, and a jump of 2^33 ns every 1000 events. */
+    rev_now += (nrevs * 7919u) % 13 + (nrevs % 1000 == 999 ? 1ull << 33 : 0);
+    revs[nrevs] = (rev_t){is_free, rev_now, addr};
+    return nrevs++;
+}
+
+static void rev_flush_here(void)
+{
+    rev_flush[nrevs - 1] = 1;
+}
+
+static uint64_t zz(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static size_t var_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static uint32_t slot_of(uint64_t addr)
+{
+    return (uint32_t)(addr >> 4) & 4095;
+}
+
+/* Walks the frame's blocks and fills got_* from each block's records (one type byte per event:
+ * the file holds nothing else) and address column. Returns the number of blocks; addr_len gets
+ * each block's address column length. */
+static uint32_t parse_events(const uint8_t *data, size_t len, size_t *addr_len, uint32_t cap)
+{
+    static uint8_t out[1 << 16];
+    size_t at = 7;
+    uint32_t blocks = 0, ev = 0;
+    for (;;) {
+        CHECK(at + 4 <= len);
+        uint32_t stored = (uint32_t)data[at] | (uint32_t)data[at + 1] << 8 |
+                          (uint32_t)data[at + 2] << 16 | (uint32_t)data[at + 3] << 24;
+        if (stored == 0)
+            break;
+        int n = LZ4_decompress_safe((const char *)data + at + 4, (char *)out, (int)stored,
+                                    (int)sizeof out);
+        CHECK(n > 0);
+        size_t p = blocks == 0 ? 40 : 0, cols = 0, clen[4];
+        for (int i = 0; i < 4; i++) {
+            const uint8_t *d = out + p + 4 * (size_t)i;
+            clen[i] = (size_t)d[0] | (size_t)d[1] << 8 | (size_t)d[2] << 16 | (size_t)d[3] << 24;
+            cols += clen[i];
+        }
+        size_t rec = p + 16, rec_end = (size_t)n - cols;
+        const uint8_t *a = out + rec_end + clen[0], *a_end = a + clen[1];
+        CHECK(blocks < cap);
+        addr_len[blocks] = clen[1];
+        for (size_t i = rec; i < rec_end; i++) {
+            CHECK(ev < REFS_MAX);
+            uint64_t v = 0;
+            unsigned shift = 0;
+            do {
+                CHECK(a < a_end);
+                v |= (uint64_t)(*a & 0x7f) << shift;
+                shift += 7;
+            } while (*a++ & 0x80);
+            got_code[ev] = out[i];
+            got_value[ev] = v;
+            got_block[ev] = blocks;
+            ev++;
+        }
+        CHECK(a == a_end);
+        at += 4 + stored + 4;
+        blocks++;
+    }
+    CHECK_U(ev, nrevs);
+    return blocks;
+}
+
+static void references(void)
+{
+    nrevs = 0;
+    rev_now = 1000;
+    memset(rev_flush, 0, sizeof rev_flush);
+
+    /* Block 0: 1000 alternating mallocs and frees of one address: distance 1. */
+    const uint64_t X = 0x7f0000001230ull;
+    for (int i = 0; i < 1000; i++)
+        rev_add(i % 2, X);
+    rev_flush_here();
+    /* Block 1: two addresses 2^40 + 16 apart (of different hash slots), each used every other
+     * event: distance 2, one byte where a delta would take six. */
+    const uint64_t A = 0x7f0000004000ull, B = A + (1ull << 40) + 16;
+    CHECK(slot_of(A) != slot_of(B));
+    uint32_t s2 = nrevs;
+    for (int i = 0; i < 250; i++) {
+        rev_add(0, A);
+        rev_add(0, B);
+        rev_add(1, A);
+        rev_add(1, B);
+    }
+    rev_flush_here();
+    /* Blocks 2-5: T (hash slot 7) allocated, then D - 1 allocations of other addresses (slots
+     * 8-4007, none twice), then T freed D events later. Each block starts with T again, one
+     * event after the free of T that ended the block before. */
+    static const uint32_t dist[4] = {4095, 4096, 4097, 5000};
+    uint32_t t_malloc[4], t_free[4];
+    const uint64_t T = 0x600001000070ull;
+    CHECK_U(slot_of(T), 7);
+    for (int d = 0; d < 4; d++) {
+        t_malloc[d] = rev_add(0, T);
+        for (uint32_t k = 0; k + 1 < dist[d]; k++)
+            rev_add(0, 0x600000000000ull + 16 * (8 + k % 4000) + (k / 4000) * 0x100000ull);
+        t_free[d] = rev_add(1, T);
+        CHECK_U(t_free[d] - t_malloc[d], dist[d]);
+        rev_flush_here();
+    }
+    /* Block 6: C1 and C2 share a hash slot and alternate, so each displaces the other and
+     * neither is found; then C1 alternates with C3 of another slot, and both are. */
+    const uint64_t C1 = 0x500000000100ull, C2 = C1 + 0x10000, C3 = 0x500000000200ull;
+    CHECK_U(slot_of(C1), slot_of(C2));
+    CHECK(slot_of(C1) != slot_of(C3));
+    uint32_t s6 = nrevs;
+    for (int i = 0; i < 200; i++) {
+        rev_add(0, C1);
+        rev_add(0, C2);
+        rev_add(1, C1);
+        rev_add(1, C2);
+    }
+    uint32_t s6b = nrevs;
+    for (int i = 0; i < 200; i++) {
+        rev_add(0, C1);
+        rev_add(0, C3);
+        rev_add(1, C1);
+        rev_add(1, C3);
+    }
+    rev_flush_here();
+    /* Block 7: addresses not aligned to 16, found by reference under the plain codes. */
+    const uint64_t U = 0x500000000009ull, V = 0x50000000001full;
+    uint32_t s7 = nrevs;
+    for (int i = 0; i < 300; i++) {
+        rev_add(0, U);
+        rev_add(0, V);
+        rev_add(1, U);
+        rev_add(1, V);
+    }
+    rev_flush_here();
+    /* Then, with no flush, enough events for the writer to start blocks itself: three addresses
+     * allocated and freed in turn (distance 3), whose first event in each new block must be a
+     * delta. */
+    uint32_t s8 = nrevs;
+    const uint64_t G[3] = {0x7e0000000040ull, 0x7e0001000080ull, 0x7e00030000c0ull};
+    CHECK(slot_of(G[0]) != slot_of(G[1]) && slot_of(G[1]) != slot_of(G[2]) &&
+          slot_of(G[0]) != slot_of(G[2]));
+    for (int i = 0; i < 36000; i++)
+        rev_add(i % 6 >= 3, G[i % 3]);
+
+    rip_header_t h = thread_header();
+    tfile_t f;
+    tfile_open(&f, "roundtrip-refs", 64 << 10, &h);
+    for (uint32_t i = 0; i < nrevs; i++) {
+        const rev_t *e = &revs[i];
+        if (e->is_free)
+            CHECK_STATUS(rip_writer_free(f.w, e->t, e->addr), RIP_OK);
+        else
+            CHECK_STATUS(rip_writer_alloc(f.w, RIP_CALL_MALLOC, e->t, e->addr, i % 1000, 0, 0, 0,
+                                          0), RIP_OK);
+        if (rev_flush[i])
+            CHECK_STATUS(rip_writer_flush(f.w), RIP_OK);
+    }
+    CHECK_STATUS(rip_writer_flush(f.w), RIP_OK);
+
+    size_t len, addr_len[64];
+    uint8_t *data = slurp(f.path, &len);
+    CHECK_U(len, rip_writer_file_size(f.w));
+    uint32_t blocks = parse_events(data, len, addr_len, 64);
+    free(data);
+
+    /* Read back: every event exact, and in the block the file says. */
+    rip_reader_t *r;
+    rip_error_t err;
+    rip_record_t rec;
+    CHECK_STATUS(rip_reader_open(f.path, &r, &err), RIP_OK);
+    uint64_t offset = 0;
+    uint32_t block = 0;
+    for (uint32_t i = 0; i < nrevs; i++) {
+        const rev_t *e = &revs[i];
+        next_ok(r, &rec, e->is_free ? RIP_REC_FREE : RIP_REC_ALLOC);
+        if (i == 0)
+            offset = rec.offset;
+        else if (rec.offset != offset) {
+            offset = rec.offset;
+            block++;
+        }
+        if (block != got_block[i])
+            FAILF("event %u: read in block %u, the file has it in block %u", i, block,
+                  got_block[i]);
+        if (rec.t != e->t || (e->is_free ? rec.u.free.addr : rec.u.alloc.addr) != e->addr)
+            FAILF("event %u: t %" PRIu64 " address 0x%" PRIx64 ", expected %" PRIu64
+                  " 0x%" PRIx64, i, rec.t, e->is_free ? rec.u.free.addr : rec.u.alloc.addr,
+                  e->t, e->addr);
+        if (!e->is_free) {
+            CHECK_U(rec.u.alloc.call, RIP_CALL_MALLOC);
+            CHECK_U(rec.u.alloc.size, i % 1000);
+        }
+    }
+    CHECK_STATUS(rip_reader_next(r, &rec, &err), RIP_END);
+    rip_reader_close(r);
+    tfile_close(&f, 1);
+
+    /* The encoding of every event, as the rule predicts. */
+    uint32_t refs = 0, first = 0;
+    uint64_t base = 0;
+    for (uint32_t i = 0; i < nrevs; i++) {
+        if (i > 0 && got_block[i] != got_block[i - 1]) {
+            first = i;
+            base = 0;
+        }
+        uint64_t a = revs[i].addr, back = 0, v;
+        for (uint32_t j = i; j > first && i - (j - 1) <= 4096; j--) {
+            if (slot_of(revs[j - 1].addr) == slot_of(a)) {
+                if (revs[j - 1].addr == a)
+                    back = i - (j - 1);
+                break;
+            }
+        }
+        uint8_t code = revs[i].is_free ? 0x10 : 0x01;
+        int64_t d = (int64_t)(a - base);
+        if (back)
+            v = back << 1 | 1;
+        else if (d & 15)
+            v = zz(d), code |= 0x20;
+        else
+            v = zz(d / 16) << 1;
+        if (got_code[i] != code || got_value[i] != v)
+            FAILF("event %u (block %u, address 0x%" PRIx64 "): code 0x%02x value %" PRIu64
+                  ", expected 0x%02x %" PRIu64, i, got_block[i], a, got_code[i], got_value[i],
+                  code, v);
+        refs += back != 0;
+        base = a;
+    }
+
+    /* The cases the blocks were made for. Blocks 0-7 as flushed, then at least 3 the writer
+     * started itself. */
+    CHECK(blocks >= 11);
+    CHECK_U(got_block[s2], 1);
+    CHECK_U(got_block[s6], 6);
+    CHECK_U(got_block[s7], 7);
+    CHECK_U(got_block[s8], 8);
+    CHECK(got_block[nrevs - 1] >= 10);
+    /* Block 0: the first address as a delta, then 999 references of one byte. */
+    CHECK_U(addr_len[0], var_len(zz(X / 16) << 1) + 999);
+    CHECK_U(got_value[0], zz(X / 16) << 1);
+    for (uint32_t i = 1; i < 1000; i++)
+        CHECK_U(got_value[i], 1 << 1 | 1);
+    /* Block 1: two deltas, then 998 references. */
+    CHECK_U(addr_len[1], var_len(zz(A / 16) << 1) + var_len(zz((1ll << 36) + 1) << 1) + 998);
+    for (uint32_t i = s2 + 2; i < s2 + 1000; i++)
+        CHECK_U(got_value[i], 2 << 1 | 1);
+    /* Blocks 2-5: 4095 and 4096 back are references, 4097 and 5000 deltas from the address
+     * before; T at a block's start is a delta from 0 though the event before it had it. */
+    CHECK_U(got_value[t_free[0]], 4095 << 1 | 1);
+    CHECK_U(got_value[t_free[1]], 4096 << 1 | 1);
+    for (int d = 2; d < 4; d++)
+        CHECK_U(got_value[t_free[d]], zz((int64_t)(T - revs[t_free[d] - 1].addr) / 16) << 1);
+    for (int d = 0; d < 4; d++) {
+        CHECK_U(got_block[t_malloc[d]], 2 + d);
+        CHECK_U(got_value[t_malloc[d]], zz(T / 16) << 1);
+    }
+    /* Block 6: no references while C1 and C2 alternate, after the first event of C3 and of C1
+     * with it, all of them are. */
+    for (uint32_t i = s6; i < s6b; i++)
+        CHECK_U(got_value[i] & 1, 0);
+    CHECK_U(got_value[s6b + 1] & 1, 0);
+    for (uint32_t i = s6b + 2; i < s7; i++)
+        CHECK_U(got_value[i], 2 << 1 | 1);
+    /* Block 7: the first two in bytes, then references under the plain codes. */
+    CHECK_U(got_code[s7], 0x21);
+    CHECK_U(got_code[s7 + 1], 0x21);
+    for (uint32_t i = s7 + 2; i < s8; i++) {
+        CHECK_U(got_code[i], revs[i].is_free ? 0x10 : 0x01);
+        CHECK_U(got_value[i], 2 << 1 | 1);
+    }
+    /* The blocks the writer started: each begins with a delta. */
+    for (uint32_t i = s8 + 1; i < nrevs; i++)
+        if (got_block[i] != got_block[i - 1])
+            CHECK_U(got_value[i] & 1, 0);
+    /* References in all: 999 + 998 in blocks 0 and 1, 2 in blocks 2-5, 798 in block 6, 1198 in
+     * block 7, and all but the first three events of each later block. */
+    CHECK_U(refs, 999 + 998 + 2 + 798 + 1198 + 36000 - 3 * (blocks - 8));
+}
+
 /* Block sizes round up to the four the frame format allows; BD says which. */
 static void block_sizes(void)
 {
@@ -562,6 +921,7 @@ int main(void)
     block_sizes();
     encoding();
     shifted();
+    references();
     printf("roundtrip: ok\n");
     return 0;
 }
