@@ -3,8 +3,8 @@
 -- what `.schema` shows the user.
 --
 -- Times are nanoseconds since the start of the recording the row belongs to (the `start_ns` of
--- its processes row, found by (pid, recording), CLOCK_MONOTONIC). Addresses are stored as
--- integers.
+-- its processes row, found by (pid, recording), CLOCK_MONOTONIC). The tracer records them in
+-- 4 ns units, so event times are multiples of 4. Addresses are stored as integers.
 --
 -- Everything above the after-load line (near the end) is created before the rows are inserted;
 -- everything below it is created after the load, inside the same transaction, because building
