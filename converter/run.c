@@ -276,6 +276,11 @@ static void forward(int sig)
         stop_waiting = 1;
 }
 
+static void ignore_signal(int sig)
+{
+    (void)sig;
+}
+
 static void child_exec(const run_opts_t *o, const char *lib, const char *recdir, int errfd)
 {
     signal(SIGINT, SIG_DFL);
@@ -362,20 +367,35 @@ static int wait_all(pid_t pid)
         }
     }
     child_pid = 0;
-    /* From now on Ctrl-C, like SIGTERM and SIGHUP, ends the wait below (without SA_RESTART, so
-     * waitpid returns). */
-    struct sigaction stop = {0};
+    /* From now on Ctrl-C, like SIGTERM and SIGHUP, ends the wait below. The signals stay blocked
+     * except inside sigsuspend, so one that arrives between the check of stop_waiting and the
+     * wait is not lost: it is delivered when sigsuspend unblocks it. SIGCHLD gets a handler
+     * that does nothing, so that a descendant's exit also wakes sigsuspend. */
+    struct sigaction stop = {0}, chld = {0}, old_chld;
     stop.sa_handler = forward;
     sigemptyset(&stop.sa_mask);
+    chld.sa_handler = ignore_signal;
+    sigemptyset(&chld.sa_mask);
+    sigset_t block, old_mask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigaddset(&block, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &block, &old_mask);
     sigaction(SIGINT, &stop, NULL);
     sigaction(SIGTERM, &stop, NULL);
     sigaction(SIGHUP, &stop, NULL);
+    sigaction(SIGCHLD, &chld, &old_chld);
+    sigset_t wait_mask = old_mask;
+    sigdelset(&wait_mask, SIGINT);
+    sigdelset(&wait_mask, SIGTERM);
+    sigdelset(&wait_mask, SIGHUP);
+    sigdelset(&wait_mask, SIGCHLD);
     int said = 0;
     while (!stop_waiting) {
         pid_t w = waitpid(-1, &ws, WNOHANG);
-        if (w > 0)
-            continue;
-        if (w < 0 && errno == EINTR)
+        if (w > 0 || (w < 0 && errno == EINTR))
             continue;
         if (w < 0)
             break; /* ECHILD: nothing left */
@@ -384,10 +404,10 @@ static int wait_all(pid_t pid)
                             "(Ctrl-C to stop waiting and convert what they recorded so far)\n");
             said = 1;
         }
-        w = waitpid(-1, &ws, 0);
-        if (w < 0 && errno != EINTR)
-            break;
+        sigsuspend(&wait_mask);
     }
+    sigaction(SIGCHLD, &old_chld, NULL);
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (stop_waiting)
         fprintf(stderr, "rheap: stopped waiting; processes still running are converted as far as "
                         "they recorded\n");
