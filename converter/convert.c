@@ -114,6 +114,17 @@ typedef struct {
     int file_id;
 } modrow_t;
 
+/* An allocation or free copied out of the reader. */
+typedef struct {
+    int is_free;
+    rip_call_t call;
+    uint64_t t, addr, size, stack, align, old_addr, old_t;
+    uint64_t offset;         /* file offset of its block */
+} event_t;
+
+/* Events a stream decodes ahead of the one being applied (see advance). */
+#define LOOKAHEAD 16
+
 typedef struct {
     const char *path;
     rip_reader_t *r;
@@ -123,12 +134,16 @@ typedef struct {
     int segs_sorted;
     uint32_t mods_expected;  /* module records still to come for the current list */
     idmap_t stacks;
-    /* The next event, copied out of the reader. */
+    /* The next event to apply, and the ones decoded after it. */
     int is_free;
     rip_call_t call;
     uint64_t t, addr, size, stack, align, old_addr, old_t;
+    uint64_t ev_offset;      /* file offset of its block */
     int phase;               /* realloc: 0 = old block not yet released */
     uint64_t old_id;         /* row id of the block this realloc released */
+    event_t ahead[LOOKAHEAD];
+    unsigned ahead_head, ahead_n;
+    int ended;               /* no more events to decode */
     char *name;
     uint64_t events, lost;
     uint64_t offset;         /* file offset of the block being read, for progress */
@@ -322,9 +337,9 @@ static int define_stack(ctx_t *c, stream_t *s, const rip_record_t *rec)
     return 0;
 }
 
-/* Reads the stream up to its next event. 1: an event is ready; 0: the stream ended (cleanly or
- * truncated, which is a warning); -1: fatal. */
-static int advance(ctx_t *c, stream_t *s)
+/* Reads the stream up to its next event, into *ev. 1: an event was read; 0: the stream ended
+ * (cleanly or truncated, which is a warning); -1: fatal. */
+static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
 {
     rip_record_t rec;
     rip_error_t e;
@@ -348,23 +363,20 @@ static int advance(ctx_t *c, stream_t *s)
         s->offset = rec.offset;
         switch (rec.kind) {
         case RIP_REC_ALLOC:
-            s->is_free = 0;
-            s->call = rec.u.alloc.call;
-            s->t = rec.t;
-            s->addr = rec.u.alloc.addr;
-            s->size = rec.u.alloc.size;
-            s->stack = rec.u.alloc.stack;
-            s->align = rec.u.alloc.align;
-            s->old_addr = rec.u.alloc.old_addr;
-            s->old_t = rec.u.alloc.old_t;
-            s->phase = s->old_addr ? 0 : 1;
-            s->old_id = 0;
+            *ev = (event_t){0,
+                            rec.u.alloc.call,
+                            rec.t,
+                            rec.u.alloc.addr,
+                            rec.u.alloc.size,
+                            rec.u.alloc.stack,
+                            rec.u.alloc.align,
+                            rec.u.alloc.old_addr,
+                            rec.u.alloc.old_t,
+                            rec.offset};
             s->events++;
             return 1;
         case RIP_REC_FREE:
-            s->is_free = 1;
-            s->t = rec.t;
-            s->addr = rec.u.free.addr;
+            *ev = (event_t){1, RIP_CALL_MALLOC, rec.t, rec.u.free.addr, 0, 0, 0, 0, 0, rec.offset};
             s->events++;
             return 1;
         case RIP_REC_STACK:
@@ -402,6 +414,50 @@ static int advance(ctx_t *c, stream_t *s)
             break;
         }
     }
+}
+
+/* Makes the stream's next event current. 1: there is one; 0: the stream ended; -1: fatal.
+ *
+ * The stream decodes LOOKAHEAD events ahead and prefetches each one's slot in the live map as it
+ * is decoded: the map is larger than the caches, and without this a single-thread recording
+ * would apply each event right after decoding it and wait for memory on every one. Stack
+ * definitions and other records between events are handled as they are decoded, so ahead of
+ * the events before them; nothing those events use changes (a file never redefines a stack id,
+ * and module lists only serve stacks defined after them). */
+static int advance(ctx_t *c, stream_t *s, const rheap__pairs_t *live)
+{
+    while (!s->ended && s->ahead_n < LOOKAHEAD) {
+        event_t *e = &s->ahead[(s->ahead_head + s->ahead_n) % LOOKAHEAD];
+        int a = decode_next(c, s, e);
+        if (a < 0)
+            return -1;
+        if (a == 0) {
+            s->ended = 1;
+            break;
+        }
+        s->ahead_n++;
+        rheap__pairs_prefetch(live, e->addr);
+        if (e->old_addr)
+            rheap__pairs_prefetch(live, e->old_addr);
+    }
+    if (!s->ahead_n)
+        return 0;
+    const event_t *e = &s->ahead[s->ahead_head];
+    s->ahead_head = (s->ahead_head + 1) % LOOKAHEAD;
+    s->ahead_n--;
+    s->is_free = e->is_free;
+    s->call = e->call;
+    s->t = e->t;
+    s->addr = e->addr;
+    s->size = e->size;
+    s->stack = e->stack;
+    s->align = e->align;
+    s->old_addr = e->old_addr;
+    s->old_t = e->old_t;
+    s->ev_offset = e->offset;
+    s->phase = !e->is_free && e->old_addr ? 0 : 1;
+    s->old_id = 0;
+    return 1;
 }
 
 static void stream_key(rheap__merge_t *m, size_t i, const stream_t *s)
@@ -467,7 +523,7 @@ static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
     uint64_t bt = 0;
     if (s->stack && !idmap_get(&s->stacks, s->stack, &bt)) {
         errorf(c, RHEAP_EXIT_INPUT, "%s: offset %llu: allocation names stack id %llu, which the file never defined",
-               s->path, (unsigned long long)s->offset, (unsigned long long)s->stack);
+               s->path, (unsigned long long)s->ev_offset, (unsigned long long)s->stack);
         return -1;
     }
     if (!s->addr) {
@@ -694,7 +750,7 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
         }
         s[i].tid = h->tid;
         s[i].serial = h->serial;
-        int a = advance(c, &s[i]);
+        int a = advance(c, &s[i], live);
         if (a < 0)
             goto out;
         if (a > 0)
@@ -712,13 +768,12 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
             continue;
         }
         c->events++;
-        int more = advance(c, cur);
+        int more = advance(c, cur, live);
         if (more < 0)
             goto out;
-        if (more) {
-            rheap__pairs_prefetch(live, cur->is_free || cur->phase ? cur->addr : cur->old_addr);
+        if (more)
             stream_key(m, (size_t)top, cur);
-        } else
+        else
             rheap__merge_remove(m, (size_t)top);
         if ((++tick & 0xffff) == 0)
             progress(c, s, n, 0);
