@@ -6,9 +6,16 @@
  * half-written database. The load runs in one transaction with the journal and fsyncs off: if
  * the converter dies, the temporary file is garbage anyway. Large pages and prepared statements
  * keep the per-row cost close to SQLite's own floor.
+ *
+ * Allocation rows, nearly all of what is written, are inserted by a thread of their own: the
+ * converter queues full batches and goes on reading and pairing while SQLite works. SQLite is
+ * built for one thread here (no mutexes), so the two never use it at the same time: every other
+ * call first waits until the queue is empty (drain), and those calls are rare (new stacks,
+ * markers, a few rows per recording).
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +38,8 @@
  * statement setup). */
 #define BATCH 64
 #define ALLOC_COLS 12
+/* Batches queued for the writer thread. */
+#define QUEUE 32
 
 enum { ST_ALLOC, ST_FRAME, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_WINDOW, ST_META, ST_N };
 
@@ -78,6 +87,16 @@ struct rheap__db {
     size_t npending;
     char *path;
     char *tmp;
+    /* The writer thread and its queue of full batches (under mu). */
+    int have_writer;
+    pthread_t writer;
+    pthread_mutex_t mu;
+    pthread_cond_t work, room;  /* signaled when a batch is queued / written */
+    rheap__row_t (*queue)[BATCH];
+    unsigned q_head, q_count;   /* q_count includes the batch being written */
+    int quit;
+    int failed;                 /* a batch failed; the message is in error */
+    char error[512];
 };
 
 static void fmt(char *buf, size_t len, const char *f, ...)
@@ -88,8 +107,70 @@ static void fmt(char *buf, size_t len, const char *f, ...)
     va_end(ap);
 }
 
+static int write_batch(rheap__db_t *db, const rheap__row_t *rows);
+
+static void *writer_main(void *arg)
+{
+    rheap__db_t *db = arg;
+    pthread_mutex_lock(&db->mu);
+    for (;;) {
+        while (!db->q_count && !db->quit)
+            pthread_cond_wait(&db->work, &db->mu);
+        if (!db->q_count)
+            break;
+        const rheap__row_t *rows = db->queue[db->q_head];
+        int failed = db->failed;
+        pthread_mutex_unlock(&db->mu);
+        int rc = failed ? 0 : write_batch(db, rows);
+        pthread_mutex_lock(&db->mu);
+        if (rc != 0) {
+            db->failed = 1;
+            fmt(db->error, sizeof db->error, "%s", sqlite3_errmsg(db->db));
+        }
+        db->q_head = (db->q_head + 1) % QUEUE;
+        db->q_count--;
+        pthread_cond_broadcast(&db->room);
+    }
+    pthread_mutex_unlock(&db->mu);
+    return NULL;
+}
+
+/* Waits until the writer thread has written every queued batch: then SQLite is free for this
+ * thread. -1 if a batch failed. */
+static int drain(rheap__db_t *db)
+{
+    if (!db->have_writer)
+        return 0;
+    pthread_mutex_lock(&db->mu);
+    while (db->q_count)
+        pthread_cond_wait(&db->room, &db->mu);
+    int failed = db->failed;
+    pthread_mutex_unlock(&db->mu);
+    return failed ? -1 : 0;
+}
+
+/* Ends the writer thread once the queue is empty; with `discard`, batches still queued are
+ * dropped unwritten (the database is being thrown away). */
+static void stop_writer(rheap__db_t *db, int discard)
+{
+    if (!db->have_writer)
+        return;
+    pthread_mutex_lock(&db->mu);
+    db->quit = 1;
+    if (discard)
+        db->failed = 1;
+    pthread_cond_signal(&db->work);
+    pthread_mutex_unlock(&db->mu);
+    pthread_join(db->writer, NULL);
+    pthread_cond_destroy(&db->work);
+    pthread_cond_destroy(&db->room);
+    pthread_mutex_destroy(&db->mu);
+    db->have_writer = 0;
+}
+
 static void close_all(rheap__db_t *db)
 {
+    stop_writer(db, 1);
     sqlite3_finalize(db->batch);
     db->batch = NULL;
     for (int i = 0; i < ST_N; i++) {
@@ -142,6 +223,7 @@ static void cleanup_remove(void)
 static void destroy(rheap__db_t *db)
 {
     cleanup_remove();
+    free(db->queue);
     free(db->path);
     free(db->tmp);
     free(db);
@@ -196,8 +278,9 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
         return RHEAP_EXIT_OUTPUT;
     }
     snprintf(db->tmp, tlen, "%s.tmp-%ld", path, (long)getpid());
-    /* The converter uses SQLite from one thread: without its mutexes and memory statistics
-     * every row is measurably cheaper. Only possible before SQLite initializes; later calls
+    /* The converter uses SQLite from one thread at a time (the writer thread or, after a
+     * drain, the caller's): without its mutexes and memory statistics every row is measurably
+     * cheaper. Only possible before SQLite initializes; later calls
      * fail harmlessly and keep the defaults. */
     sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
@@ -267,6 +350,21 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
             fmt(errbuf, errlen, "%s: preparing the batch insert: %s", db->tmp, sqlite3_errmsg(db->db));
             goto fail;
         }
+    }
+    /* Without the thread (no memory for its queue, or no thread), batches are written here. */
+    db->queue = malloc(QUEUE * sizeof *db->queue);
+    if (db->queue && pthread_mutex_init(&db->mu, NULL) == 0) {
+        if (pthread_cond_init(&db->work, NULL) == 0) {
+            if (pthread_cond_init(&db->room, NULL) == 0) {
+                db->have_writer = pthread_create(&db->writer, NULL, writer_main, db) == 0;
+                if (!db->have_writer)
+                    pthread_cond_destroy(&db->room);
+            }
+            if (!db->have_writer)
+                pthread_cond_destroy(&db->work);
+        }
+        if (!db->have_writer)
+            pthread_mutex_destroy(&db->mu);
     }
     *out = db;
     return RHEAP_EXIT_OK;
@@ -342,17 +440,23 @@ static void bind_row(sqlite3_stmt *s, bound_t *b, int base, const rheap__row_t *
     rebind_int(s, &b[11], base + 12, r->recording);
 }
 
-/* Writes the pending rows: a full batch in one statement, a partial one row by row. */
+/* Writes BATCH rows in one statement. */
+static int write_batch(rheap__db_t *db, const rheap__row_t *rows)
+{
+    for (size_t i = 0; i < BATCH; i++)
+        bind_row(db->batch, &db->batched[i * ALLOC_COLS], (int)i * ALLOC_COLS, &rows[i]);
+    if (step(db->batch) != 0)
+        return -1;
+    /* The ids the converter handed out (realloc_of refers to them) must be SQLite's. */
+    return sqlite3_last_insert_rowid(db->db) == (sqlite3_int64)rows[BATCH - 1].id ? 0 : -1;
+}
+
+/* Writes the pending rows here: a full batch in one statement, a partial one row by row. */
 static int flush_rows(rheap__db_t *db)
 {
     if (db->npending == BATCH) {
-        for (size_t i = 0; i < BATCH; i++)
-            bind_row(db->batch, &db->batched[i * ALLOC_COLS], (int)i * ALLOC_COLS, &db->pending[i]);
         db->npending = 0;
-        if (step(db->batch) != 0)
-            return -1;
-        /* The ids the converter handed out (realloc_of refers to them) must be SQLite's. */
-        return sqlite3_last_insert_rowid(db->db) == (sqlite3_int64)db->pending[BATCH - 1].id ? 0 : -1;
+        return write_batch(db, db->pending);
     }
     for (size_t i = 0; i < db->npending; i++) {
         bind_row(db->st[ST_ALLOC], db->single, 0, &db->pending[i]);
@@ -363,15 +467,36 @@ static int flush_rows(rheap__db_t *db)
     return 0;
 }
 
+/* Queues the full pending batch for the writer thread, waiting while the queue is full. */
+static int submit(rheap__db_t *db)
+{
+    pthread_mutex_lock(&db->mu);
+    while (db->q_count == QUEUE && !db->failed)
+        pthread_cond_wait(&db->room, &db->mu);
+    int failed = db->failed;
+    if (!failed) {
+        memcpy(db->queue[(db->q_head + db->q_count) % QUEUE], db->pending, sizeof db->pending);
+        db->q_count++;
+        pthread_cond_signal(&db->work);
+    }
+    pthread_mutex_unlock(&db->mu);
+    db->npending = 0;
+    return failed ? -1 : 0;
+}
+
 int rheap__db_alloc(rheap__db_t *db, const rheap__row_t *r)
 {
     db->pending[db->npending++] = *r;
-    return db->npending == BATCH ? flush_rows(db) : 0;
+    if (db->npending < BATCH)
+        return 0;
+    return db->have_writer ? submit(db) : flush_rows(db);
 }
 
 int rheap__db_frame(rheap__db_t *db, uint64_t bt, uint32_t frame_no, const rheap__srcframe_t *f,
                     const char *module, uint64_t offset, uint32_t ip_index)
 {
+    if (drain(db) != 0)
+        return -1;
     sqlite3_stmt *s = db->st[ST_FRAME];
     sqlite3_bind_int64(s, 1, (sqlite3_int64)bt);
     sqlite3_bind_int64(s, 2, frame_no);
@@ -400,6 +525,8 @@ int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_
                       uint32_t page_size, uint32_t depth, uint32_t sample_ppm, const char *dir,
                       uint64_t unmatched_frees, uint64_t lost)
 {
+    if (drain(db) != 0)
+        return -1;
     sqlite3_stmt *s = db->st[ST_PROCESS];
     sqlite3_bind_int64(s, 1, pid);
     sqlite3_bind_int64(s, 2, recording);
@@ -421,6 +548,8 @@ int rheap__db_thread(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t
                      const char *name, uint32_t serial, const char *file, uint64_t events,
                      uint64_t lost)
 {
+    if (drain(db) != 0)
+        return -1;
     sqlite3_stmt *s = db->st[ST_THREAD];
     sqlite3_bind_int64(s, 1, pid);
     sqlite3_bind_int64(s, 2, recording);
@@ -436,6 +565,8 @@ int rheap__db_thread(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t
 int rheap__db_module(rheap__db_t *db, uint32_t pid, uint32_t recording, const char *path,
                      uint64_t bias, const char *build_id_hex, const char *status)
 {
+    if (drain(db) != 0)
+        return -1;
     sqlite3_stmt *s = db->st[ST_MODULE];
     sqlite3_bind_int64(s, 1, pid);
     sqlite3_bind_int64(s, 2, recording);
@@ -449,6 +580,8 @@ int rheap__db_module(rheap__db_t *db, uint32_t pid, uint32_t recording, const ch
 int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid, uint64_t t,
                      const char *label, size_t label_len)
 {
+    if (drain(db) != 0)
+        return -1;
     sqlite3_stmt *s = db->st[ST_MARKER];
     sqlite3_bind_int64(s, 1, pid);
     sqlite3_bind_int64(s, 2, recording);
@@ -461,6 +594,8 @@ int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t
 int rheap__db_window(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t on_t,
                      const char *on_how, int has_off, uint64_t off_t, const char *off_how)
 {
+    if (drain(db) != 0)
+        return -1;
     sqlite3_stmt *s = db->st[ST_WINDOW];
     sqlite3_bind_int64(s, 1, pid);
     sqlite3_bind_int64(s, 2, recording);
@@ -473,6 +608,8 @@ int rheap__db_window(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t
 
 int rheap__db_meta_int(rheap__db_t *db, const char *key, int64_t value)
 {
+    if (drain(db) != 0)
+        return -1;
     sqlite3_stmt *s = db->st[ST_META];
     sqlite3_bind_text(s, 1, key, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s, 2, value);
@@ -481,6 +618,8 @@ int rheap__db_meta_int(rheap__db_t *db, const char *key, int64_t value)
 
 int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value)
 {
+    if (drain(db) != 0)
+        return -1;
     sqlite3_stmt *s = db->st[ST_META];
     sqlite3_bind_text(s, 1, key, -1, SQLITE_TRANSIENT);
     bind_text_or_null(s, 2, value);
@@ -489,12 +628,19 @@ int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value)
 
 const char *rheap__db_errmsg(rheap__db_t *db)
 {
+    if (db && drain(db) != 0)
+        return db->error;
     return db && db->db ? sqlite3_errmsg(db->db) : "no database";
 }
 
 int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen)
 {
     char *msg = NULL;
+    if (drain(db) != 0) {
+        fmt(errbuf, errlen, "%s: writing allocations: %s", db->tmp, db->error);
+        goto fail;
+    }
+    stop_writer(db, 0);
     if (flush_rows(db) != 0) {
         fmt(errbuf, errlen, "%s: writing allocations: %s", db->tmp, sqlite3_errmsg(db->db));
         goto fail;
