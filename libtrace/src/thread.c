@@ -1,9 +1,9 @@
 /*
  * thread.c: one recorder per thread, so the allocation path shares no lock between threads.
  *
- * A recorder is one anonymous mapping: this struct, the rip writer (raw block, compressed
- * block, lz4 state), the table of stacks already defined in the current file, and room for a
- * module snapshot. Its lock is taken by its own thread for each event and by another thread
+ * A recorder is one anonymous mapping: this struct, the rip writer (raw block, columns,
+ * compressed block, lz4 state, recent addresses), the table of stacks already defined in the
+ * current file, room for a module snapshot, and the unwinder's rules. Its lock is taken by its own thread for each event and by another thread
  * only to flush or close the file (rheap_flush, rheap_disable, exit, fork), so it is almost
  * never contended.
  *
