@@ -7,8 +7,9 @@
  * directly (about 7 ns) and convert it with a ratio measured against CLOCK_MONOTONIC: the
  * first calls use clock_gettime, and once CALIBRATE_NS have passed since the first one, the
  * ratio over that interval is published and anchored at that instant, so the two clocks agree
- * there. A 20 ms interval with ~30 ns of read jitter puts the ratio within a few parts per
- * million. Elsewhere (no TSC clocksource, no RDTSCP, other architectures) clock_gettime is used
+ * there. Each end of the interval pairs a TSC reading with a clock_gettime read, the closest of
+ * four tries (read_pair); a 20 ms interval with ~30 ns of read jitter puts the ratio within a
+ * few parts per million. Elsewhere (no TSC clocksource, no RDTSCP, other architectures) clock_gettime is used
  * throughout.
  *
  * The read is RDTSCP, not RDTSC: RDTSC may execute before the loads ahead of it complete, so an
@@ -65,23 +66,43 @@ static int tsc_trusted(void) {
     return n >= 3 && strncmp(buf, "tsc", 3) == 0 && (buf[3] == '\n' || buf[3] == 0);
 }
 
+static inline uint64_t tsc_to_ns(uint64_t tsc) {
+    /* Signed: a CPU whose TSC lags the anchor's by a few ticks reads the anchor time. */
+    int64_t d = (int64_t)(tsc - anchor_tsc);
+    if (d < 0)
+        d = 0;
+    return anchor_ns + (uint64_t)(((unsigned __int128)(uint64_t)d * mult) >> 32);
+}
+
+/* A TSC reading and the CLOCK_MONOTONIC time of the same instant, as the ratio and the anchor
+ * need them. Both clocks are read between two TSC reads, and of four tries the one with the
+ * shortest gap is kept: a single pair can be microseconds apart (the first clock_gettime of a
+ * process faults its data page in; a thread can be preempted between the reads), which would
+ * skew the ratio by hundreds of ppm. The TSC value is the first read, so TSC time at the anchor
+ * is at or ahead of CLOCK_MONOTONIC, never behind the times read before the switch. */
+static void read_pair(uint64_t *tsc, uint64_t *ns) {
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 4; i++) {
+        uint64_t t1 = rdtscp(), n = mono_ns(), t2 = rdtscp();
+        if (t2 - t1 < best) {
+            best = t2 - t1;
+            *tsc = t1;
+            *ns = n;
+        }
+    }
+}
+
 uint64_t rheap__now_abs(void) {
     int state = atomic_load_explicit(&tsc_state, memory_order_acquire);
-    if (RHEAP_LIKELY(state == TSC_READY)) {
-        /* Signed: a CPU whose TSC lags the anchor's by a few ticks reads the anchor time. */
-        int64_t d = (int64_t)(rdtscp() - anchor_tsc);
-        if (d < 0)
-            d = 0;
-        return anchor_ns + (uint64_t)(((unsigned __int128)(uint64_t)d * mult) >> 32);
-    }
+    if (RHEAP_LIKELY(state == TSC_READY))
+        return tsc_to_ns(rdtscp());
     if (state == TSC_UNUSABLE)
         return mono_ns();
     uint64_t tsc = rdtscp(), now = mono_ns();
     if (state == TSC_UNKNOWN) {
         if (!atomic_exchange(&calibrating_lock, 1)) {
             if (tsc_trusted()) {
-                cal_tsc0 = tsc;
-                cal_mono0 = now;
+                read_pair(&cal_tsc0, &cal_mono0);
                 atomic_store(&tsc_state, TSC_CALIBRATING);
             } else {
                 atomic_store(&tsc_state, TSC_UNUSABLE);
@@ -93,13 +114,21 @@ uint64_t rheap__now_abs(void) {
     /* Calibrating: publish the ratio once enough time has passed. */
     if (now - cal_mono0 >= CALIBRATE_NS && tsc > cal_tsc0 && !atomic_exchange(&calibrating_lock, 1)) {
         if (atomic_load(&tsc_state) == TSC_CALIBRATING) {
-            mult = (uint64_t)(((unsigned __int128)(now - cal_mono0) << 32) / (tsc - cal_tsc0));
-            anchor_tsc = tsc;
-            anchor_ns = now;
+            uint64_t t, n;
+            read_pair(&t, &n);
+            mult = t > cal_tsc0 ? (uint64_t)(((unsigned __int128)(n - cal_mono0) << 32) / (t - cal_tsc0)) : 0;
+            anchor_tsc = t;
+            anchor_ns = n;
             atomic_store_explicit(&tsc_state, mult ? TSC_READY : TSC_UNUSABLE, memory_order_release);
         }
         atomic_store(&calibrating_lock, 0);
     }
+    /* If the switch happened while this thread read the clocks (it may have been preempted
+     * between loading the state and reading them), its time must come from the TSC like every
+     * other thread's from now on: CLOCK_MONOTONIC and TSC time drift apart by the ratio's error,
+     * and events of two threads stamped by different clocks could sort out of order. */
+    if (atomic_load_explicit(&tsc_state, memory_order_acquire) == TSC_READY)
+        return tsc_to_ns(tsc);
     return now;
 }
 #else
