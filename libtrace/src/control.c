@@ -347,6 +347,7 @@ static int stop(const char *how) {
         return -1;
     }
     atomic_fetch_and(&rheap__word, ~(RHEAP__ON | RHEAP__EXITING));
+    rheap__threads_wait_reallocs();
     rheap__threads_flush_all(1);
     if (proc_w) {
         write_lost();

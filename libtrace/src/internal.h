@@ -131,6 +131,13 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
 void rheap__record_free(void *p, uint64_t t);
 int rheap__record_mark(const char *label);
 
+/* realloc and reallocarray, while recording: begin returns 1 if the thread is attached to the
+ * recording and marked as inside a realloc (end clears the mark); stop() first waits, for a
+ * bounded time, until no thread is so marked (thread.c explains why). */
+int rheap__realloc_begin(void);
+void rheap__realloc_end(void);
+void rheap__threads_wait_reallocs(void);
+
 /* Under the control lock: flush every thread's file; with `close`, also complete and close
  * them (recording ends). */
 void rheap__threads_flush_all(int close);

@@ -43,6 +43,7 @@ struct rheap__thread {
     _Atomic int busy;            /* owner: inside an event */
     _Atomic int claim;           /* another thread (under the control lock) wants the recorder */
     _Atomic int in_loader;       /* owner: unwinding or reading module maps (dl_iterate_phdr) */
+    _Atomic int in_realloc;      /* owner: inside a realloc it will record (rheap__realloc_begin) */
     _Atomic int status;
     unsigned depth;              /* settings of the recording the open file belongs to, copied */
     uint32_t sample_ppm;         /* at attach so the owner never reads the global ones */
@@ -153,6 +154,59 @@ static inline void t_unlock(rheap__thread_t *t) {
  * protocol as the per-thread lock keeps the common path free of atomic read-modify-writes. */
 
 static _Atomic int fork_pending;
+
+/* ---- Reallocs in flight when a recording stops ----
+ *
+ * A realloc that moves a block frees the old one inside the real call, before its record is
+ * written. If the recording stopped in between, the record would be dropped while another
+ * thread, still recording, got the old address back: the recording would show it allocated
+ * twice. So stop() waits, for a bounded time, for reallocs of threads attached to the recording
+ * to be written. The owner side is the same protocol as the per-thread lock, except that an
+ * owner who sees the recording closing does not wait: its call starts after the stop began, so
+ * no thread can record a reuse of its old block. */
+
+static _Atomic int closing;
+
+int rheap__realloc_begin(void) {
+    rheap__thread_t *t = tl_self;
+    if (!t || atomic_load_explicit(&t->gen, memory_order_relaxed) !=
+                  atomic_load_explicit(&rheap__gen, memory_order_relaxed))
+        return 0;
+    if (RHEAP_LIKELY(asym_ok)) {
+        atomic_store_explicit(&t->in_realloc, 1, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst);
+        if (RHEAP_LIKELY(!atomic_load_explicit(&closing, memory_order_acquire)))
+            return 1;
+    } else {
+        atomic_store_explicit(&t->in_realloc, 1, memory_order_seq_cst);
+        if (!atomic_load_explicit(&closing, memory_order_seq_cst))
+            return 1;
+    }
+    atomic_store_explicit(&t->in_realloc, 0, memory_order_release);
+    return 0;
+}
+
+void rheap__realloc_end(void) {
+    atomic_store_explicit(&tl_self->in_realloc, 0, memory_order_release);
+}
+
+/* Bounded: a realloc's record may itself wait for the control lock our caller holds (to report
+ * a write failure), or for the loader's lock held by a thread that waits for it. */
+#define REALLOC_WAIT_NS 50000000ull
+
+void rheap__threads_wait_reallocs(void) {
+    atomic_store(&closing, 1);
+    claim_barrier();
+    uint64_t deadline = rheap__now_abs() + REALLOC_WAIT_NS;
+    for (rheap__thread_t *t = all_threads; t; t = t->next) {
+        if (t == tl_self || t->status == T_FREE)
+            continue;
+        while (atomic_load_explicit(&t->in_realloc, memory_order_seq_cst) &&
+               rheap__now_abs() < deadline)
+            sched_yield();
+    }
+    atomic_store(&closing, 0);
+}
 
 static inline void loader_enter(rheap__thread_t *t) {
     owner_enter(&t->in_loader, &fork_pending);
@@ -687,6 +741,7 @@ void rheap__threads_after_fork_child(void) {
         atomic_store(&t->busy, 0);
         atomic_store(&t->claim, 0);
         atomic_store(&t->in_loader, 0);
+        atomic_store(&t->in_realloc, 0);
     }
     atomic_store(&fork_pending, 0);
     rheap__threads_init_barrier();

@@ -8,6 +8,8 @@
  *     recording go straight to the real function;
  *   - a free is stamped before the real free and an allocation after the real allocation
  *     returns, so when another thread reuses an address its allocation sorts after the free;
+ *   - a realloc frees its old block inside the real call, before it is recorded: it marks itself
+ *     in flight (rheap__realloc_begin), and a recording that stops waits for its record;
  *   - errno is whatever the real function left.
  *
  * Before dlsym has resolved the real functions, allocations come from a small static arena:
@@ -216,10 +218,13 @@ RHEAP_EXPORT void *realloc(void *old, size_t size) {
     if (!enter())
         return rheap__real.realloc(old, size);
     int saved = errno;
+    int marked = rheap__realloc_begin();
     uint64_t t0 = rheap__now_abs();
     errno = saved;
     void *p = rheap__real.realloc(old, size);
     record_realloc(RIP_CALL_REALLOC, old, p, size, t0);
+    if (marked)
+        rheap__realloc_end();
     leave();
     return p;
 }
@@ -235,10 +240,13 @@ RHEAP_EXPORT void *reallocarray(void *old, size_t n, size_t size) {
     if (!enter())
         return rheap__real.reallocarray(old, n, size);
     int saved = errno;
+    int marked = rheap__realloc_begin();
     uint64_t t0 = rheap__now_abs();
     errno = saved;
     void *p = rheap__real.reallocarray(old, n, size);
     record_realloc(RIP_CALL_REALLOCARRAY, old, p, total, t0);
+    if (marked)
+        rheap__realloc_end();
     leave();
     return p;
 }
