@@ -9,7 +9,8 @@
  *   - a free is stamped before the real free and an allocation after the real allocation
  *     returns, so when another thread reuses an address its allocation sorts after the free;
  *   - a realloc frees its old block inside the real call, before it is recorded: it marks itself
- *     in flight (rheap__realloc_begin), and a recording that stops waits for its record;
+ *     in flight (rheap__realloc_begin), and a recording that stops waits for its record, which
+ *     is only the release of the old block if the stop began during the call;
  *   - errno is whatever the real function left.
  *
  * Before dlsym has resolved the real functions, allocations come from a small static arena:
@@ -187,12 +188,21 @@ RHEAP_EXPORT void *calloc(size_t n, size_t size) {
 
 /* realloc and reallocarray share this: the old block is released at t0 (before the call), the
  * new one exists from the moment the call returns. */
-static void record_realloc(rip_call_t call, void *old, void *p, uint64_t size, uint64_t t0) {
+static void record_realloc(rip_call_t call, void *old, void *p, uint64_t size, uint64_t t0,
+                           int marked) {
     int saved = errno;
-    if (p)
+    if (marked && !(atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__ON)) {
+        /* The recording began to stop during the call: the new block may come from frees that
+         * other threads made after the stop and did not record, so only the release of the
+         * old block is written (the stop waits for it). A block resized in place stays as it
+         * was recorded. */
+        if (old && p != old && (p || size == 0))
+            rheap__record_free(old, t0);
+    } else if (p) {
         rheap__record_alloc(call, p, size, 0, old, t0, rheap__now_abs());
-    else if (old && size == 0)
+    } else if (old && size == 0) {
         rheap__record_free(old, t0); /* glibc's realloc(p, 0) frees p and returns NULL */
+    }
     errno = saved;
 }
 
@@ -222,7 +232,7 @@ RHEAP_EXPORT void *realloc(void *old, size_t size) {
     uint64_t t0 = rheap__now_abs();
     errno = saved;
     void *p = rheap__real.realloc(old, size);
-    record_realloc(RIP_CALL_REALLOC, old, p, size, t0);
+    record_realloc(RIP_CALL_REALLOC, old, p, size, t0, marked);
     if (marked)
         rheap__realloc_end();
     leave();
@@ -244,7 +254,7 @@ RHEAP_EXPORT void *reallocarray(void *old, size_t n, size_t size) {
     uint64_t t0 = rheap__now_abs();
     errno = saved;
     void *p = rheap__real.reallocarray(old, n, size);
-    record_realloc(RIP_CALL_REALLOCARRAY, old, p, total, t0);
+    record_realloc(RIP_CALL_REALLOCARRAY, old, p, total, t0, marked);
     if (marked)
         rheap__realloc_end();
     leave();
