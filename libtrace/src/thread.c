@@ -3,9 +3,9 @@
  *
  * A recorder is one anonymous mapping: this struct, the rip writer (raw block, columns,
  * compressed block, lz4 state, recent addresses), the table of stacks already defined in the
- * current file, room for a module snapshot, and the unwinder's rules. Its lock is taken by its own thread for each event and by another thread
- * only to flush or close the file (rheap_flush, rheap_disable, exit, fork), so it is almost
- * never contended.
+ * current file, room for a module snapshot, and the unwinder's rules. Its lock is taken by its
+ * own thread for each event and by another thread only to flush or close the file
+ * (rheap_flush, rheap_disable, exit, fork), so it is almost never contended.
  *
  * Life cycle: LIVE from the thread's first event; RETIRED when the thread's key destructor
  * runs (the file is flushed, and events that still arrive from libc's own cleanup are written
@@ -107,24 +107,29 @@ static void claim_barrier(void) {
         syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
 }
 
-/* The owner side of the protocol, shared by the per-thread lock (busy/claim) and the fork
- * guard below (in_loader/fork_pending): raise `mine`, and step back while `stop` is set. */
+/* The owner side of the protocol, shared by the per-thread lock (busy/claim), the fork guard
+ * (in_loader/fork_pending) and reallocs in flight (in_realloc/closing): raise `mine`; if `stop`
+ * is set, lower it again and return 0. */
+static inline int owner_try(_Atomic int *mine, _Atomic int *stop) {
+    if (RHEAP_LIKELY(asym_ok)) {
+        atomic_store_explicit(mine, 1, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst);
+        if (RHEAP_LIKELY(!atomic_load_explicit(stop, memory_order_acquire)))
+            return 1;
+    } else {
+        atomic_store_explicit(mine, 1, memory_order_seq_cst);
+        if (!atomic_load_explicit(stop, memory_order_seq_cst))
+            return 1;
+    }
+    atomic_store_explicit(mine, 0, memory_order_release);
+    return 0;
+}
+
+/* Raises `mine`, stepping back while `stop` is set. */
 static inline void owner_enter(_Atomic int *mine, _Atomic int *stop) {
-    for (;;) {
-        if (RHEAP_LIKELY(asym_ok)) {
-            atomic_store_explicit(mine, 1, memory_order_relaxed);
-            atomic_signal_fence(memory_order_seq_cst);
-            if (RHEAP_LIKELY(!atomic_load_explicit(stop, memory_order_acquire)))
-                return;
-        } else {
-            atomic_store_explicit(mine, 1, memory_order_seq_cst);
-            if (!atomic_load_explicit(stop, memory_order_seq_cst))
-                return;
-        }
-        atomic_store_explicit(mine, 0, memory_order_release);
+    while (!owner_try(mine, stop))
         while (atomic_load_explicit(stop, memory_order_acquire))
             sched_yield();
-    }
 }
 
 static inline void owner_leave(_Atomic int *mine) {
@@ -155,59 +160,6 @@ static inline void t_unlock(rheap__thread_t *t) {
 
 static _Atomic int fork_pending;
 
-/* ---- Reallocs in flight when a recording stops ----
- *
- * A realloc that moves a block frees the old one inside the real call, before its record is
- * written. If the recording stopped in between, the record would be dropped while another
- * thread, still recording, got the old address back: the recording would show it allocated
- * twice. So stop() waits, for a bounded time, for reallocs of threads attached to the recording
- * to be written. The owner side is the same protocol as the per-thread lock, except that an
- * owner who sees the recording closing does not wait: its call starts after the stop began, so
- * no thread can record a reuse of its old block. */
-
-static _Atomic int closing;
-
-int rheap__realloc_begin(void) {
-    rheap__thread_t *t = tl_self;
-    if (!t || atomic_load_explicit(&t->gen, memory_order_relaxed) !=
-                  atomic_load_explicit(&rheap__gen, memory_order_relaxed))
-        return 0;
-    if (RHEAP_LIKELY(asym_ok)) {
-        atomic_store_explicit(&t->in_realloc, 1, memory_order_relaxed);
-        atomic_signal_fence(memory_order_seq_cst);
-        if (RHEAP_LIKELY(!atomic_load_explicit(&closing, memory_order_acquire)))
-            return 1;
-    } else {
-        atomic_store_explicit(&t->in_realloc, 1, memory_order_seq_cst);
-        if (!atomic_load_explicit(&closing, memory_order_seq_cst))
-            return 1;
-    }
-    atomic_store_explicit(&t->in_realloc, 0, memory_order_release);
-    return 0;
-}
-
-void rheap__realloc_end(void) {
-    atomic_store_explicit(&tl_self->in_realloc, 0, memory_order_release);
-}
-
-/* Bounded: a realloc's record may itself wait for the control lock our caller holds (to report
- * a write failure), or for the loader's lock held by a thread that waits for it. */
-#define REALLOC_WAIT_NS 50000000ull
-
-void rheap__threads_wait_reallocs(void) {
-    atomic_store(&closing, 1);
-    claim_barrier();
-    uint64_t deadline = rheap__now_abs() + REALLOC_WAIT_NS;
-    for (rheap__thread_t *t = all_threads; t; t = t->next) {
-        if (t == tl_self || t->status == T_FREE)
-            continue;
-        while (atomic_load_explicit(&t->in_realloc, memory_order_seq_cst) &&
-               rheap__now_abs() < deadline)
-            sched_yield();
-    }
-    atomic_store(&closing, 0);
-}
-
 static inline void loader_enter(rheap__thread_t *t) {
     owner_enter(&t->in_loader, &fork_pending);
 }
@@ -228,6 +180,48 @@ void rheap__threads_quiesce_loader(void) {
 
 void rheap__threads_release_loader(void) {
     atomic_store(&fork_pending, 0);
+}
+
+/* ---- Reallocs in flight when a recording stops ----
+ *
+ * A realloc that moves a block frees the old one inside the real call, before its record is
+ * written. If the recording stopped in between, the record would be dropped while another
+ * thread, still recording, got the old address back: the recording would show it allocated
+ * twice. So stop() waits, for a bounded time, for reallocs of threads attached to the recording
+ * to be written. The owner side is the same protocol as the per-thread lock, except that an
+ * owner who sees the recording closing does not wait: its call starts after the stop began, so
+ * no thread can record a reuse of its old block. */
+
+static _Atomic int closing;
+
+int rheap__realloc_begin(void) {
+    rheap__thread_t *t = tl_self;
+    if (!t || atomic_load_explicit(&t->gen, memory_order_relaxed) !=
+                  atomic_load_explicit(&rheap__gen, memory_order_relaxed))
+        return 0;
+    return owner_try(&t->in_realloc, &closing);
+}
+
+void rheap__realloc_end(void) {
+    owner_leave(&tl_self->in_realloc);
+}
+
+/* Bounded: a realloc's record may itself wait for the control lock our caller holds (to report
+ * a write failure), or for the loader's lock held by a thread that waits for it. */
+#define REALLOC_WAIT_NS 50000000ull
+
+void rheap__threads_wait_reallocs(void) {
+    atomic_store(&closing, 1);
+    claim_barrier();
+    uint64_t deadline = rheap__now_abs() + REALLOC_WAIT_NS;
+    for (rheap__thread_t *t = all_threads; t; t = t->next) {
+        if (t == tl_self || t->status == T_FREE)
+            continue;
+        while (atomic_load_explicit(&t->in_realloc, memory_order_seq_cst) &&
+               rheap__now_abs() < deadline)
+            sched_yield();
+    }
+    atomic_store(&closing, 0);
 }
 
 /* Claimer side, under the control lock: announce, then one barrier for any number of claims. */
