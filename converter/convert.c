@@ -135,10 +135,7 @@ typedef struct {
     uint32_t mods_expected;  /* module records still to come for the current list */
     idmap_t stacks;
     /* The next event to apply, and the ones decoded after it. */
-    int is_free;
-    rip_call_t call;
-    uint64_t t, addr, size, stack, align, old_addr, old_t;
-    uint64_t ev_offset;      /* file offset of its block */
+    event_t ev;
     int phase;               /* realloc: 0 = old block not yet released */
     uint64_t old_id;         /* row id of the block this realloc released */
     event_t ahead[LOOKAHEAD];
@@ -442,32 +439,22 @@ static int advance(ctx_t *c, stream_t *s, const rheap__pairs_t *live)
     }
     if (!s->ahead_n)
         return 0;
-    const event_t *e = &s->ahead[s->ahead_head];
+    s->ev = s->ahead[s->ahead_head];
     s->ahead_head = (s->ahead_head + 1) % LOOKAHEAD;
     s->ahead_n--;
-    s->is_free = e->is_free;
-    s->call = e->call;
-    s->t = e->t;
-    s->addr = e->addr;
-    s->size = e->size;
-    s->stack = e->stack;
-    s->align = e->align;
-    s->old_addr = e->old_addr;
-    s->old_t = e->old_t;
-    s->ev_offset = e->offset;
-    s->phase = !e->is_free && e->old_addr ? 0 : 1;
+    s->phase = !s->ev.is_free && s->ev.old_addr ? 0 : 1;
     s->old_id = 0;
     return 1;
 }
 
 static void stream_key(rheap__merge_t *m, size_t i, const stream_t *s)
 {
-    if (s->is_free)
-        rheap__merge_set(m, i, s->t, 0);
+    if (s->ev.is_free)
+        rheap__merge_set(m, i, s->ev.t, 0);
     else if (s->phase == 0)
-        rheap__merge_set(m, i, s->old_t, 0);
+        rheap__merge_set(m, i, s->ev.old_t, 0);
     else
-        rheap__merge_set(m, i, s->t, 1);
+        rheap__merge_set(m, i, s->ev.t, 1);
 }
 
 static int write_row(ctx_t *c, const rheap__live_t *b, int freed, uint64_t dealloc_t,
@@ -506,38 +493,38 @@ static int write_row(ctx_t *c, const rheap__live_t *b, int freed, uint64_t deall
 static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
 {
     rheap__live_t b;
-    if (s->is_free) {
-        if (rheap__pairs_take(live, s->addr, &b))
-            return write_row(c, &b, 1, s->t, s->tid, NULL);
+    if (s->ev.is_free) {
+        if (rheap__pairs_take(live, s->ev.addr, &b))
+            return write_row(c, &b, 1, s->ev.t, s->tid, NULL);
         c->unmatched_frees++;
         return 0;
     }
     if (s->phase == 0) {
         /* The old half of a realloc: the old block ends when realloc released it. */
         s->phase = 1;
-        if (rheap__pairs_take(live, s->old_addr, &b))
-            return write_row(c, &b, 1, s->old_t, s->tid, &s->old_id) == 0 ? 1 : -1;
+        if (rheap__pairs_take(live, s->ev.old_addr, &b))
+            return write_row(c, &b, 1, s->ev.old_t, s->tid, &s->old_id) == 0 ? 1 : -1;
         c->unmatched_frees++;
         return 1;
     }
     uint64_t bt = 0;
-    if (s->stack && !idmap_get(&s->stacks, s->stack, &bt)) {
+    if (s->ev.stack && !idmap_get(&s->stacks, s->ev.stack, &bt)) {
         errorf(c, RHEAP_EXIT_INPUT, "%s: offset %llu: allocation names stack id %llu, which the file never defined",
-               s->path, (unsigned long long)s->ev_offset, (unsigned long long)s->stack);
+               s->path, (unsigned long long)s->ev.offset, (unsigned long long)s->ev.stack);
         return -1;
     }
-    if (!s->addr) {
+    if (!s->ev.addr) {
         c->null_allocs++;
         return 0;
     }
-    b.addr = s->addr;
-    b.t = s->t;
-    b.size = s->size;
+    b.addr = s->ev.addr;
+    b.t = s->ev.t;
+    b.size = s->ev.size;
     b.bt = bt;
-    b.align = s->align;
+    b.align = s->ev.align;
     b.realloc_of = s->old_id;
     b.tid = s->tid;
-    b.call = (uint8_t)s->call;
+    b.call = (uint8_t)s->ev.call;
     rheap__live_t old;
     int rc = rheap__pairs_insert(live, &b, &old);
     if (rc < 0) {
@@ -548,7 +535,7 @@ static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
         /* The address was handed out again, so the earlier block was freed by then, but its
          * free was not recorded: close it at the reuse, with no freeing thread. */
         c->reused_live++;
-        return write_row(c, &old, 1, s->t, 0, NULL);
+        return write_row(c, &old, 1, s->ev.t, 0, NULL);
     }
     return 0;
 }
