@@ -124,10 +124,25 @@ typedef struct rheap__thread rheap__thread_t;
  * it cannot record (out of threads, failure, or recording just stopped). */
 rheap__thread_t *rheap__thread_get(void);
 
+/* The frame that called an exported allocator function, where its backtrace starts: the return
+ * address, the caller's stack pointer after the call returns, and its rbp. */
+typedef struct {
+    uintptr_t ip, sp, bp;
+} rheap__frame_t;
+
+/* The calling function's caller, taken in the exported function itself so that the walk does not
+ * step through the tracer's own frames: a pointer to a frame that lives until the end of the
+ * enclosing block. __builtin_frame_address(0) gives the function a frame pointer whatever the
+ * compiler flags: the saved rbp is at it, the return address above it. */
+#define RHEAP__CALLER()                                                                            \
+    (&(rheap__frame_t){(uintptr_t)__builtin_return_address(0),                                     \
+                       (uintptr_t)__builtin_frame_address(0) + 16,                                 \
+                       *(const uintptr_t *)__builtin_frame_address(0)})
+
 /* Event recorders; the caller holds the guard and passes the absolute time it stamped
- * (rheap__now_abs), old_t too. */
+ * (rheap__now_abs), old_t too, and where the backtrace starts. */
 void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old,
-                         uint64_t old_t, uint64_t t);
+                         uint64_t old_t, uint64_t t, const rheap__frame_t *from);
 void rheap__record_free(void *p, uint64_t t);
 int rheap__record_mark(const char *label);
 
@@ -170,10 +185,11 @@ void rheap__unwinder_init(rheap__unwinder_t *u);
  * rules are dropped, as after a dlclose. This catches glibc's own unloads. */
 void rheap__unwinder_unloaded(rheap__unwinder_t *u, unsigned long long subs);
 
-/* Fills ips with up to `max` return addresses of the calling thread's program, the tracer's
- * own frames removed. Returns the count (0 if unwinding failed). Cost once the rules are cached:
- * a few ns per frame. */
-unsigned rheap__unwind(rheap__unwinder_t *u, uint64_t *ips, unsigned max);
+/* Fills ips with up to `max` return addresses of the calling thread's program, from the frame
+ * `from` (RHEAP__CALLER) outwards, the tracer's own frames removed. Returns the count (0 if
+ * unwinding failed). Cost once the rules are cached: a few ns per frame. */
+unsigned rheap__unwind(rheap__unwinder_t *u, const rheap__frame_t *from, uint64_t *ips,
+                       unsigned max);
 
 /* Records the address range of librheap's own code so rheap__unwind can drop its frames. */
 void rheap__unwind_init(void);

@@ -592,7 +592,7 @@ static inline void finish_event(rheap__thread_t *t, rip_status_t st) {
 }
 
 void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old,
-                         uint64_t old_t, uint64_t t_now) {
+                         uint64_t old_t, uint64_t t_now, const rheap__frame_t *from) {
     rheap__thread_t *t = rheap__thread_get();
     if (!t)
         return;
@@ -603,7 +603,7 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
     unsigned long long adds = 0, subs = 0;
     if (sampled(t)) {
         loader_enter(t);
-        n = rheap__unwind(t->unw, ips, depth);
+        n = rheap__unwind(t->unw, from, ips, depth);
         if (n) {
             h = hash_stack(ips, n);
             stack = find_stack(t, h);

@@ -102,8 +102,6 @@ typedef struct {
 } rule_t;
 
 #define RULES (1u << 12)
-/* Frames a walk may take: the deepest backtrace plus the tracer's own frames. */
-#define WALK (RIP_MAX_DEPTH + 8)
 
 struct rheap__unwinder {
     uintptr_t stack_lo, stack_hi; /* mapped memory the walk may read; 0, 0: none */
@@ -112,7 +110,7 @@ struct rheap__unwinder {
     unsigned unload_gen;          /* rheap__unload_gen when the rules were last checked */
     unsigned long long subs;      /* dlpi_subs when the rules were last checked */
     rule_t rule[RULES];           /* by a hash of the return address */
-    rule_t last[WALK];            /* by frame number: the rules of the previous walk */
+    rule_t last[RIP_MAX_DEPTH];   /* by frame number: the rules of the previous walk */
 };
 
 size_t rheap__unwinder_size(void) {
@@ -702,14 +700,14 @@ static void compare(const uint64_t *ips, unsigned n, unsigned max) {
  * just before, so the previous walk's rule for the same frame number is tried first: that
  * guess does not depend on the value just loaded from the stack, so the processor follows it
  * ahead of the loads instead of waiting for each return address to hash it. */
-static inline rule_t find_rule(rheap__unwinder_t *u, unsigned i, uintptr_t ip) {
+static inline const rule_t *find_rule(rheap__unwinder_t *u, unsigned i, uintptr_t ip) {
     if (RHEAP_LIKELY(u->last[i].ip == ip && u->last[i].kind != R_EMPTY))
-        return u->last[i];
+        return &u->last[i];
     rule_t *r = &u->rule[(ip * 0x9E3779B97F4A7C15ull) >> (64 - 12)];
     if (RHEAP_UNLIKELY(r->ip != ip || r->kind == R_EMPTY))
         *r = make_rule(ip);
     u->last[i] = *r;
-    return *r;
+    return r;
 }
 
 /* Reads the word at `a` if it lies within [lo, hi). */
@@ -723,12 +721,10 @@ static inline rule_t find_rule(rheap__unwinder_t *u, unsigned i, uintptr_t ip) {
 
 /* Reads other frames' stack slots, which ASan would take for overflows of this one. */
 __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unwinder_t *u,
+                                                                      const rheap__frame_t *from,
                                                                       uint64_t *ips,
                                                                       unsigned max) {
-    /* Start at this function's caller. __builtin_frame_address(0) gives this function a frame
-     * pointer whatever the compiler flags: the caller's rsp is 16 above it, its rbp at it. */
-    uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-    uintptr_t ip = (uintptr_t)__builtin_return_address(0);
+    uintptr_t ip = from->ip, sp = from->sp, bp = from->bp, cfa, next;
 #if !defined(__x86_64__)
     goto slow; /* the rules' registers and frame layout are x86-64's */
 #endif
@@ -737,36 +733,35 @@ __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unw
         forget(u);
         u->unload_gen = gen;
     }
-    if (RHEAP_UNLIKELY(!in_stack(u, fp)))
+    if (RHEAP_UNLIKELY(!in_stack(u, sp)))
         goto slow;
-    uintptr_t lo = fp, hi = u->stack_hi, sp = fp + 16, bp, cfa, next;
-    LOAD(fp, bp);
+    uintptr_t lo = sp, hi = u->stack_hi;
     unsigned n = 0;
-    int own = 1;
-    for (unsigned i = 0; n < max && i < WALK; i++) {
-        if (own && (ip < self_lo || ip >= self_hi))
-            own = 0;
-        if (!own)
-            ips[n++] = ip;
-        const rule_t r = find_rule(u, i, ip);
-        if (r.kind != R_STEP) {
-            if (r.kind == R_END)
+    /* The caller is the tracer itself (an exported function calling another, while the real
+     * functions are being resolved): libunwind walks that and drops the tracer's frames. */
+    if (RHEAP_UNLIKELY(ip >= self_lo && ip < self_hi))
+        goto slow;
+    while (n < max) {
+        const rule_t *r = find_rule(u, n, ip);
+        ips[n++] = ip;
+        if (r->kind != R_STEP) {
+            if (r->kind == R_END)
                 break;
             goto slow;
         }
-        if (r.cfa == CFA_RSP)
-            cfa = sp + r.cfa_off;
-        else if (r.cfa == CFA_RBP)
-            cfa = bp + r.cfa_off;
+        if (r->cfa == CFA_RSP)
+            cfa = sp + r->cfa_off;
+        else if (r->cfa == CFA_RBP)
+            cfa = bp + r->cfa_off;
         else
-            LOAD(bp + r.cfa_off, cfa);
+            LOAD(bp + r->cfa_off, cfa);
         if (RHEAP_UNLIKELY(cfa <= sp))
             goto slow;
         LOAD(cfa - 8, next);
-        if (r.bp == BP_AT_CFA)
-            LOAD(cfa + r.bp_off, bp);
-        else if (r.bp == BP_AT_RBP)
-            LOAD(bp + r.bp_off, bp);
+        if (r->bp == BP_AT_CFA)
+            LOAD(cfa + r->bp_off, bp);
+        else if (r->bp == BP_AT_RBP)
+            LOAD(bp + r->bp_off, bp);
         sp = cfa;
         ip = next;
         if (ip == 0)

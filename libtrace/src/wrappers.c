@@ -134,9 +134,10 @@ static inline void leave(void) {
     rheap__guard = 0;
 }
 
-static void record(rip_call_t call, void *p, uint64_t size, uint64_t align) {
+static void record(rip_call_t call, void *p, uint64_t size, uint64_t align,
+                   const rheap__frame_t *from) {
     int saved = errno;
-    rheap__record_alloc(call, p, size, align, NULL, 0, rheap__now_abs());
+    rheap__record_alloc(call, p, size, align, NULL, 0, rheap__now_abs(), from);
     errno = saved;
 }
 
@@ -149,7 +150,7 @@ RHEAP_EXPORT void *malloc(size_t size) {
         return rheap__real.malloc(size);
     void *p = rheap__real.malloc(size);
     if (p)
-        record(RIP_CALL_MALLOC, p, size, 0);
+        record(RIP_CALL_MALLOC, p, size, 0, RHEAP__CALLER());
     leave();
     return p;
 }
@@ -181,7 +182,7 @@ RHEAP_EXPORT void *calloc(size_t n, size_t size) {
         return rheap__real.calloc(n, size);
     void *p = rheap__real.calloc(n, size);
     if (p)
-        record(RIP_CALL_CALLOC, p, (uint64_t)n * size, 0);
+        record(RIP_CALL_CALLOC, p, (uint64_t)n * size, 0, RHEAP__CALLER());
     leave();
     return p;
 }
@@ -189,7 +190,7 @@ RHEAP_EXPORT void *calloc(size_t n, size_t size) {
 /* realloc and reallocarray share this: the old block is released at t0 (before the call), the
  * new one exists from the moment the call returns. */
 static void record_realloc(rip_call_t call, void *old, void *p, uint64_t size, uint64_t t0,
-                           int marked) {
+                           int marked, const rheap__frame_t *from) {
     int saved = errno;
     if (marked && !(atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__ON)) {
         /* The recording began to stop during the call: the new block may come from frees that
@@ -199,7 +200,7 @@ static void record_realloc(rip_call_t call, void *old, void *p, uint64_t size, u
         if (old && p != old && (p || size == 0))
             rheap__record_free(old, t0);
     } else if (p) {
-        rheap__record_alloc(call, p, size, 0, old, t0, rheap__now_abs());
+        rheap__record_alloc(call, p, size, 0, old, t0, rheap__now_abs(), from);
     } else if (old && size == 0) {
         rheap__record_free(old, t0); /* glibc's realloc(p, 0) frees p and returns NULL */
     }
@@ -232,7 +233,7 @@ RHEAP_EXPORT void *realloc(void *old, size_t size) {
     uint64_t t0 = rheap__now_abs();
     errno = saved;
     void *p = rheap__real.realloc(old, size);
-    record_realloc(RIP_CALL_REALLOC, old, p, size, t0, marked);
+    record_realloc(RIP_CALL_REALLOC, old, p, size, t0, marked, RHEAP__CALLER());
     if (marked)
         rheap__realloc_end();
     leave();
@@ -254,7 +255,7 @@ RHEAP_EXPORT void *reallocarray(void *old, size_t n, size_t size) {
     uint64_t t0 = rheap__now_abs();
     errno = saved;
     void *p = rheap__real.reallocarray(old, n, size);
-    record_realloc(RIP_CALL_REALLOCARRAY, old, p, total, t0, marked);
+    record_realloc(RIP_CALL_REALLOCARRAY, old, p, total, t0, marked, RHEAP__CALLER());
     if (marked)
         rheap__realloc_end();
     leave();
@@ -274,7 +275,8 @@ RHEAP_EXPORT int posix_memalign(void **out, size_t align, size_t size) {
     int saved = errno;
     int r = rheap__real.posix_memalign(out, align, size);
     if (r == 0)
-        rheap__record_alloc(RIP_CALL_POSIX_MEMALIGN, *out, size, align, NULL, 0, rheap__now_abs());
+        rheap__record_alloc(RIP_CALL_POSIX_MEMALIGN, *out, size, align, NULL, 0, rheap__now_abs(),
+                            RHEAP__CALLER());
     errno = saved; /* posix_memalign reports through its result, never errno */
     leave();
     return r;
@@ -287,7 +289,7 @@ RHEAP_EXPORT void *aligned_alloc(size_t align, size_t size) {
         return rheap__real.aligned_alloc(align, size);
     void *p = rheap__real.aligned_alloc(align, size);
     if (p)
-        record(RIP_CALL_ALIGNED_ALLOC, p, size, align);
+        record(RIP_CALL_ALIGNED_ALLOC, p, size, align, RHEAP__CALLER());
     leave();
     return p;
 }
@@ -299,7 +301,7 @@ RHEAP_EXPORT void *memalign(size_t align, size_t size) {
         return rheap__real.memalign(align, size);
     void *p = rheap__real.memalign(align, size);
     if (p)
-        record(RIP_CALL_MEMALIGN, p, size, align);
+        record(RIP_CALL_MEMALIGN, p, size, align, RHEAP__CALLER());
     leave();
     return p;
 }
@@ -311,7 +313,7 @@ RHEAP_EXPORT void *valloc(size_t size) {
         return rheap__real.valloc(size);
     void *p = rheap__real.valloc(size);
     if (p)
-        record(RIP_CALL_VALLOC, p, size, (uint64_t)sysconf(_SC_PAGESIZE));
+        record(RIP_CALL_VALLOC, p, size, (uint64_t)sysconf(_SC_PAGESIZE), RHEAP__CALLER());
     leave();
     return p;
 }
@@ -326,7 +328,7 @@ RHEAP_EXPORT void *pvalloc(size_t size) {
         /* pvalloc hands out whole pages (at least one): that is the block's size. */
         uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
         uint64_t rounded = size ? (size + page - 1) / page * page : page;
-        record(RIP_CALL_PVALLOC, p, rounded, page);
+        record(RIP_CALL_PVALLOC, p, rounded, page, RHEAP__CALLER());
     }
     leave();
     return p;
