@@ -186,10 +186,11 @@ void rheap__unwinder_init(rheap__unwinder_t *u);
 void rheap__unwinder_unloaded(rheap__unwinder_t *u, unsigned long long subs);
 
 /* Fills ips with up to `max` return addresses of the calling thread's program, from the frame
- * `from` (RHEAP__CALLER) outwards, the tracer's own frames removed. Returns the count (0 if
- * unwinding failed). Cost once the rules are cached: a few ns per frame. */
+ * `from` (RHEAP__CALLER) outwards, the tracer's own frames removed, and *hash with a 64-bit
+ * nonzero hash of them (equal stacks, equal hashes). Returns the count (0 if unwinding failed).
+ * Cost once the rules are cached: a few ns per frame. */
 unsigned rheap__unwind(rheap__unwinder_t *u, const rheap__frame_t *from, uint64_t *ips,
-                       unsigned max);
+                       unsigned max, uint64_t *hash);
 
 /* Records the address range of librheap's own code so rheap__unwind can drop its frames. */
 void rheap__unwind_init(void);

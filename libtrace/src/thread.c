@@ -517,21 +517,6 @@ rheap__thread_t *rheap__thread_get(void) {
 /* Each frame is mixed on its own and the results are summed, so the frames are hashed in
  * parallel rather than as one chain of dependent multiplies (38 frames: about 80 ns as a
  * chain). The position is mixed in too: the same frames in another order hash differently. */
-static inline uint64_t mix(uint64_t x) {
-    x ^= x >> 31;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 29;
-    return x;
-}
-
-static inline uint64_t hash_stack(const uint64_t *ips, unsigned n) {
-    uint64_t h = 0x9E3779B97F4A7C15ull * n;
-    for (unsigned i = 0; i < n; i++)
-        h += mix(ips[i] + (uint64_t)i * 0xC2B2AE3D27D4EB4Full);
-    h = mix(h) * 0xc4ceb9fe1a85ec53ull;
-    return h ? h : 1;
-}
-
 /* The id of a stack already defined in this file, or 0. Owner-only: no lock needed. Two
  * different stacks with the same 64-bit hash would share an id; at the rates here that is
  * about one chance in 10^9 per million distinct stacks. */
@@ -603,9 +588,8 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
     unsigned long long adds = 0, subs = 0;
     if (sampled(t)) {
         loader_enter(t);
-        n = rheap__unwind(t->unw, from, ips, depth);
+        n = rheap__unwind(t->unw, from, ips, depth, &h);
         if (n) {
-            h = hash_stack(ips, n);
             stack = find_stack(t, h);
             if (!stack) {
                 rheap__modules_counters(&adds, &subs);

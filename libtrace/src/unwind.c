@@ -90,15 +90,15 @@ __attribute__((destructor)) static void report_check(void) {
 
 /* ---- Rules ---- */
 
-enum { R_EMPTY, R_STEP, R_END, R_SLOW };             /* kind */
-enum { CFA_RSP, CFA_RBP, CFA_DEREF_RBP };            /* how the CFA is found */
+/* What a rule says, first of all how the caller's CFA is found: the three steps, then the ends. */
+enum { R_EMPTY, CFA_RSP, CFA_RBP, CFA_DEREF_RBP, R_END, R_SLOW };
 enum { BP_SAME, BP_AT_CFA, BP_AT_RBP };              /* where the caller's rbp is */
 
 typedef struct {
     uintptr_t ip;     /* the return address the rule is for */
     int32_t cfa_off;
     int16_t bp_off;
-    uint8_t kind : 2, cfa : 2, bp : 2;
+    uint8_t kind, bp; /* plain bytes: no bit-field masking in the walk */
 } rule_t;
 
 #define RULES (1u << 12)
@@ -111,6 +111,7 @@ struct rheap__unwinder {
     unsigned long long subs;      /* dlpi_subs when the rules were last checked */
     rule_t rule[RULES];           /* by a hash of the return address */
     rule_t last[RIP_MAX_DEPTH];   /* by frame number: the rules of the previous walk */
+    uint64_t term[RIP_MAX_DEPTH]; /* and each frame's term of the stack hash (see term()) */
 };
 
 size_t rheap__unwinder_size(void) {
@@ -527,7 +528,7 @@ static void run_cfi(cursor_t *c, state_t *s, const state_t *initial, uintptr_t *
 
 /* Finds the rule for the return address `ra` (the call is at ra - 1). */
 static rule_t make_rule(uintptr_t ra) {
-    rule_t r = {ra, 0, 0, R_SLOW, 0, 0};
+    rule_t r = {ra, 0, 0, R_SLOW, BP_SAME};
     uintptr_t pc = ra - 1;
     struct dl_find_object fo;
     if (_dl_find_object((void *)pc, &fo) != 0 || !fo.dlfo_eh_frame)
@@ -636,15 +637,14 @@ static rule_t make_rule(uintptr_t ra) {
         s.bp_off < INT16_MIN || s.bp_off > INT16_MAX)
         return r;
     if (s.cfa_reg == DW_RSP && !s.cfa_deref)
-        r.cfa = CFA_RSP;
+        r.kind = CFA_RSP;
     else if (s.cfa_reg == DW_RBP)
-        r.cfa = s.cfa_deref ? CFA_DEREF_RBP : CFA_RBP;
+        r.kind = s.cfa_deref ? CFA_DEREF_RBP : CFA_RBP;
     else
         return r;
     r.cfa_off = (int32_t)s.cfa_off;
     r.bp = s.bp;
     r.bp_off = (int16_t)s.bp_off;
-    r.kind = R_STEP;
     return r;
 }
 
@@ -696,17 +696,43 @@ static void compare(const uint64_t *ips, unsigned n, unsigned max) {
     }
 }
 
-/* The rule for frame number i, return address ip. Most allocations come from call paths seen
- * just before, so the previous walk's rule for the same frame number is tried first: that
- * guess does not depend on the value just loaded from the stack, so the processor follows it
- * ahead of the loads instead of waiting for each return address to hash it. */
-static inline const rule_t *find_rule(rheap__unwinder_t *u, unsigned i, uintptr_t ip) {
-    if (RHEAP_LIKELY(u->last[i].ip == ip && u->last[i].kind != R_EMPTY))
+/* The stack hash: the sum of one well-mixed term per frame, of its address and position, then
+ * mixed again with the depth. Two different stacks share a hash about once in 2^64 pairs. A
+ * term depends on nothing but its frame, so a walk reuses the terms of frames that the previous
+ * walk had at the same position, and hashes only the frames that changed. */
+static inline uint64_t mix(uint64_t x) {
+    x ^= x >> 31;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 29;
+    return x;
+}
+
+static inline uint64_t term(uintptr_t ip, unsigned i) {
+    return mix(ip + (uint64_t)i * 0xC2B2AE3D27D4EB4Full);
+}
+
+static inline uint64_t stack_hash(uint64_t sum, unsigned n) {
+    uint64_t h = mix(0x9E3779B97F4A7C15ull * n + sum) * 0xc4ceb9fe1a85ec53ull;
+    return h ? h : 1;
+}
+
+/* The rule for frame number i, return address ip, and adds the frame's term to *sum. Most
+ * allocations come from call paths seen just before, so the previous walk's rule for the same
+ * frame number is tried first: that guess does not depend on the value just loaded from the
+ * stack, so the processor follows it ahead of the loads instead of waiting for each return
+ * address to hash it. */
+static inline const rule_t *find_rule(rheap__unwinder_t *u, unsigned i, uintptr_t ip,
+                                      uint64_t *sum) {
+    if (RHEAP_LIKELY(u->last[i].ip == ip && u->last[i].kind != R_EMPTY)) {
+        *sum += u->term[i];
         return &u->last[i];
+    }
     rule_t *r = &u->rule[(ip * 0x9E3779B97F4A7C15ull) >> (64 - 12)];
     if (RHEAP_UNLIKELY(r->ip != ip || r->kind == R_EMPTY))
         *r = make_rule(ip);
     u->last[i] = *r;
+    u->term[i] = term(ip, i);
+    *sum += u->term[i];
     return r;
 }
 
@@ -723,8 +749,10 @@ static inline const rule_t *find_rule(rheap__unwinder_t *u, unsigned i, uintptr_
 __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unwinder_t *u,
                                                                       const rheap__frame_t *from,
                                                                       uint64_t *ips,
-                                                                      unsigned max) {
+                                                                      unsigned max,
+                                                                      uint64_t *hash) {
     uintptr_t ip = from->ip, sp = from->sp, bp = from->bp, cfa, next;
+    uint64_t sum = 0;
 #if !defined(__x86_64__)
     goto slow; /* the rules' registers and frame layout are x86-64's */
 #endif
@@ -742,19 +770,18 @@ __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unw
     if (RHEAP_UNLIKELY(ip >= self_lo && ip < self_hi))
         goto slow;
     while (n < max) {
-        const rule_t *r = find_rule(u, n, ip);
+        const rule_t *r = find_rule(u, n, ip, &sum);
         ips[n++] = ip;
-        if (r->kind != R_STEP) {
-            if (r->kind == R_END)
-                break;
-            goto slow;
-        }
-        if (r->cfa == CFA_RSP)
+        if (RHEAP_LIKELY(r->kind == CFA_RSP))
             cfa = sp + r->cfa_off;
-        else if (r->cfa == CFA_RBP)
+        else if (r->kind == CFA_RBP)
             cfa = bp + r->cfa_off;
-        else
+        else if (r->kind == CFA_DEREF_RBP)
             LOAD(bp + r->cfa_off, cfa);
+        else if (r->kind == R_END)
+            break;
+        else
+            goto slow;
         if (RHEAP_UNLIKELY(cfa <= sp))
             goto slow;
         LOAD(cfa - 8, next);
@@ -769,9 +796,15 @@ __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unw
     }
     if (RHEAP_UNLIKELY(check))
         compare(ips, n, max);
+    *hash = stack_hash(sum, n);
     return n;
 slow:
     if (RHEAP_UNLIKELY(check))
         atomic_fetch_add(&n_slow, 1);
-    return unwind_slow(ips, max);
+    n = unwind_slow(ips, max);
+    sum = 0;
+    for (unsigned i = 0; i < n; i++)
+        sum += term(ips[i], i);
+    *hash = stack_hash(sum, n);
+    return n;
 }
