@@ -679,7 +679,7 @@ static char *hex(uint64_t v, char *buf) {
 }
 
 /* RHEAP_CHECK_UNWIND: the same walk by libunwind; the first few differences are printed. */
-static void compare(const uint64_t *ips, unsigned n, unsigned max) {
+static __attribute__((noinline)) void compare(const uint64_t *ips, unsigned n, unsigned max) {
     uint64_t ref[max];
     unsigned m = unwind_slow(ref, max);
     atomic_fetch_add(&n_rules, 1);
@@ -716,6 +716,19 @@ static inline uint64_t stack_hash(uint64_t sum, unsigned n) {
     return h ? h : 1;
 }
 
+/* Frame number i has a return address the previous walk did not have there: its rule from the
+ * table (made on a miss) becomes the guess for the next walk. Out of line, so that the walk's
+ * loop keeps its values in registers. */
+static __attribute__((noinline)) const rule_t *other_rule(rheap__unwinder_t *u, unsigned i,
+                                                           uintptr_t ip) {
+    rule_t *r = &u->rule[(ip * 0x9E3779B97F4A7C15ull) >> (64 - 12)];
+    if (RHEAP_UNLIKELY(r->ip != ip))
+        *r = make_rule(ip);
+    u->last[i] = *r;
+    u->term[i] = term(ip, i);
+    return r;
+}
+
 /* The rule for frame number i, return address ip, and adds the frame's term to *sum. Most
  * allocations come from call paths seen just before, so the previous walk's rule for the same
  * frame number is tried first: that guess does not depend on the value just loaded from the
@@ -723,24 +736,32 @@ static inline uint64_t stack_hash(uint64_t sum, unsigned n) {
  * address to hash it. */
 static inline const rule_t *find_rule(rheap__unwinder_t *u, unsigned i, uintptr_t ip,
                                       uint64_t *sum) {
-    if (RHEAP_LIKELY(u->last[i].ip == ip && u->last[i].kind != R_EMPTY)) {
+    if (RHEAP_LIKELY(u->last[i].ip == ip)) { /* ip is never 0, an empty entry's */
         *sum += u->term[i];
         return &u->last[i];
     }
-    rule_t *r = &u->rule[(ip * 0x9E3779B97F4A7C15ull) >> (64 - 12)];
-    if (RHEAP_UNLIKELY(r->ip != ip || r->kind == R_EMPTY))
-        *r = make_rule(ip);
-    u->last[i] = *r;
-    u->term[i] = term(ip, i);
+    const rule_t *r = other_rule(u, i, ip);
     *sum += u->term[i];
     return r;
 }
 
-/* Reads the word at `a` if it lies within [lo, hi). */
+/* The whole walk by libunwind, for stacks the rules cannot walk. */
+static __attribute__((noinline)) unsigned walk_slow(uint64_t *ips, unsigned max, uint64_t *hash) {
+    if (RHEAP_UNLIKELY(check))
+        atomic_fetch_add(&n_slow, 1);
+    unsigned n = unwind_slow(ips, max);
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < n; i++)
+        sum += term(ips[i], i);
+    *hash = stack_hash(sum, n);
+    return n;
+}
+
+/* Reads the word at `a` if it lies within [lo, lo + span + 8): one comparison, unsigned. */
 #define LOAD(a, out)                                                                               \
     do {                                                                                           \
         uintptr_t a_ = (a);                                                                        \
-        if (RHEAP_UNLIKELY(a_ < lo || a_ > hi - 8))                                                \
+        if (RHEAP_UNLIKELY(a_ - lo > span))                                                        \
             goto slow;                                                                             \
         memcpy(&(out), (const void *)a_, 8);                                                       \
     } while (0)
@@ -763,7 +784,9 @@ __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unw
     }
     if (RHEAP_UNLIKELY(!in_stack(u, sp)))
         goto slow;
-    uintptr_t lo = sp, hi = u->stack_hi;
+    if (RHEAP_UNLIKELY(u->stack_hi - sp < 8))
+        goto slow;
+    uintptr_t lo = sp, span = u->stack_hi - 8 - sp;
     unsigned n = 0;
     /* The caller is the tracer itself (an exported function calling another, while the real
      * functions are being resolved): libunwind walks that and drops the tracer's frames. */
@@ -799,12 +822,5 @@ __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unw
     *hash = stack_hash(sum, n);
     return n;
 slow:
-    if (RHEAP_UNLIKELY(check))
-        atomic_fetch_add(&n_slow, 1);
-    n = unwind_slow(ips, max);
-    sum = 0;
-    for (unsigned i = 0; i < n; i++)
-        sum += term(ips[i], i);
-    *hash = stack_hash(sum, n);
-    return n;
+    return walk_slow(ips, max, hash);
 }
