@@ -118,12 +118,6 @@ void rheap__exec_init(void);
 
 /* ---- thread.c: per-thread recorder state ---- */
 
-typedef struct rheap__thread rheap__thread_t;
-
-/* The calling thread's recorder, attached to the current recording (its file open), or NULL if
- * it cannot record (out of threads, failure, or recording just stopped). */
-rheap__thread_t *rheap__thread_get(void);
-
 /* The frame that called an exported allocator function, where its backtrace starts: the return
  * address, the caller's stack pointer after the call returns, and its rbp. */
 typedef struct {

@@ -39,6 +39,8 @@ typedef struct {
  * cleared and stacks seen again are defined again under new ids: memory stays bounded. */
 #define TAB_SLOTS (1u << 16)
 
+typedef struct rheap__thread rheap__thread_t;
+
 struct rheap__thread {
     _Atomic int busy;            /* owner: inside an event */
     _Atomic int claim;           /* another thread (under the control lock) wants the recorder */
@@ -433,7 +435,7 @@ static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
     return -1;
 }
 
-/* Slow path of rheap__thread_get: register the thread and/or open its file for the current
+/* Slow path of self(): register the thread and/or open its file for the current
  * recording. Takes the control lock, so it is only called with no tracer lock held. */
 static rheap__thread_t *attach(rheap__thread_t *t) {
     int failed = 0, err = 0;
@@ -500,7 +502,9 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
     return t;
 }
 
-rheap__thread_t *rheap__thread_get(void) {
+/* The calling thread's recorder, attached to the current recording (its file open), or NULL if
+ * it cannot record (out of threads, failure, or recording just stopped). */
+static inline rheap__thread_t *self(void) {
     rheap__thread_t *t = tl_self;
     if (RHEAP_LIKELY(t && atomic_load_explicit(&t->gen, memory_order_relaxed) ==
                               atomic_load_explicit(&rheap__gen, memory_order_relaxed)))
@@ -514,9 +518,6 @@ rheap__thread_t *rheap__thread_get(void) {
 
 /* ---- Stacks ---- */
 
-/* Each frame is mixed on its own and the results are summed, so the frames are hashed in
- * parallel rather than as one chain of dependent multiplies (38 frames: about 80 ns as a
- * chain). The position is mixed in too: the same frames in another order hash differently. */
 /* The id of a stack already defined in this file, or 0. Owner-only: no lock needed. Two
  * different stacks with the same 64-bit hash would share an id; at the rates here that is
  * about one chance in 10^9 per million distinct stacks. */
@@ -578,7 +579,7 @@ static inline void finish_event(rheap__thread_t *t, rip_status_t st) {
 
 void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old,
                          uint64_t old_t, uint64_t t_now, const rheap__frame_t *from) {
-    rheap__thread_t *t = rheap__thread_get();
+    rheap__thread_t *t = self();
     if (!t)
         return;
     unsigned depth = t->depth, n = 0;
@@ -628,7 +629,7 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
 }
 
 void rheap__record_free(void *p, uint64_t t_now) {
-    rheap__thread_t *t = rheap__thread_get();
+    rheap__thread_t *t = self();
     if (!t)
         return;
     t_lock(t);
@@ -640,7 +641,7 @@ void rheap__record_free(void *p, uint64_t t_now) {
 }
 
 int rheap__record_mark(const char *label) {
-    rheap__thread_t *t = rheap__thread_get();
+    rheap__thread_t *t = self();
     if (!t)
         return -1;
     t_lock(t);

@@ -696,10 +696,12 @@ static __attribute__((noinline)) void compare(const uint64_t *ips, unsigned n, u
     }
 }
 
-/* The stack hash: the sum of one well-mixed term per frame, of its address and position, then
- * mixed again with the depth. Two different stacks share a hash about once in 2^64 pairs. A
- * term depends on nothing but its frame, so a walk reuses the terms of frames that the previous
- * walk had at the same position, and hashes only the frames that changed. */
+/* The stack hash: the sum of one well-mixed term per frame, of its address and position (the
+ * same frames in another order hash differently), then mixed again with the depth. Two
+ * different stacks share a hash about once in 2^64 pairs. A term depends on nothing but its
+ * frame, so a walk reuses the terms of frames that the previous walk had at the same position
+ * and hashes only the frames that changed; and terms are independent, so they are computed in
+ * parallel rather than as one chain of dependent multiplies. */
 static inline uint64_t mix(uint64_t x) {
     x ^= x >> 31;
     x *= 0xff51afd7ed558ccdull;
