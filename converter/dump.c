@@ -139,9 +139,9 @@ static int dump_file(const char *path, FILE *out, FILE *err)
     const rip_header_t *h = rip_reader_header(r);
     fprintf(out,
             "# file %s type=%s version=%u.%u pid=%" PRIu32 " tid=%" PRIu32 " recording=%" PRIu32
-            " serial=%" PRIu32 " start_ns=%" PRIu64 "\n",
+            " serial=%" PRIu32 " start_ns=%" PRIu64 " time_shift=%" PRIu32 "\n",
             base_name(path), h->is_process ? "process" : "thread", h->major, h->minor, h->pid,
-            h->tid, h->recording, h->serial, h->start_ns);
+            h->tid, h->recording, h->serial, h->start_ns, h->time_shift);
     rip_record_t rec;
     while ((st = rip_reader_next(r, &rec, &e)) == RIP_OK)
         put_record(out, &rec);
