@@ -82,7 +82,6 @@ void rheap__resolve(void) {
     r.free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
     r.calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
     r.realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
-    r.reallocarray = (void *(*)(void *, size_t, size_t))dlsym(RTLD_NEXT, "reallocarray");
     r.posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT, "posix_memalign");
     r.aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
     r.memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
@@ -217,6 +216,20 @@ static void *realloc_from_boot(void *old, size_t size) {
     return p;
 }
 
+/* A recorded realloc: the old block is released at t0, before the call. */
+static void *resize(rip_call_t call, void *old, size_t size, const rheap__frame_t *from) {
+    int saved = errno;
+    int marked = rheap__realloc_begin();
+    uint64_t t0 = rheap__now_abs();
+    errno = saved;
+    void *p = rheap__real.realloc(old, size);
+    record_realloc(call, old, p, size, t0, marked, from);
+    if (marked)
+        rheap__realloc_end();
+    leave();
+    return p;
+}
+
 RHEAP_EXPORT void *realloc(void *old, size_t size) {
     if (RHEAP_UNLIKELY(need_boot())) {
         void *p = boot_alloc(size, 16);
@@ -228,38 +241,21 @@ RHEAP_EXPORT void *realloc(void *old, size_t size) {
         return realloc_from_boot(old, size);
     if (!enter())
         return rheap__real.realloc(old, size);
-    int saved = errno;
-    int marked = rheap__realloc_begin();
-    uint64_t t0 = rheap__now_abs();
-    errno = saved;
-    void *p = rheap__real.realloc(old, size);
-    record_realloc(RIP_CALL_REALLOC, old, p, size, t0, marked, RHEAP__CALLER());
-    if (marked)
-        rheap__realloc_end();
-    leave();
-    return p;
+    return resize(RIP_CALL_REALLOC, old, size, RHEAP__CALLER());
 }
 
+/* reallocarray is realloc once the product is known not to overflow, which is all glibc's does. */
 RHEAP_EXPORT void *reallocarray(void *old, size_t n, size_t size) {
     size_t total;
     if (__builtin_mul_overflow(n, size, &total)) {
         errno = ENOMEM;
         return NULL;
     }
-    if (RHEAP_UNLIKELY(need_boot()) || RHEAP_UNLIKELY(old && is_boot(old)) || !rheap__real.reallocarray)
+    if (RHEAP_UNLIKELY(need_boot()) || RHEAP_UNLIKELY(old && is_boot(old)))
         return realloc(old, total);
     if (!enter())
-        return rheap__real.reallocarray(old, n, size);
-    int saved = errno;
-    int marked = rheap__realloc_begin();
-    uint64_t t0 = rheap__now_abs();
-    errno = saved;
-    void *p = rheap__real.reallocarray(old, n, size);
-    record_realloc(RIP_CALL_REALLOCARRAY, old, p, total, t0, marked, RHEAP__CALLER());
-    if (marked)
-        rheap__realloc_end();
-    leave();
-    return p;
+        return rheap__real.realloc(old, total);
+    return resize(RIP_CALL_REALLOCARRAY, old, total, RHEAP__CALLER());
 }
 
 RHEAP_EXPORT int posix_memalign(void **out, size_t align, size_t size) {
