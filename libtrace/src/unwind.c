@@ -527,7 +527,7 @@ static void run_cfi(cursor_t *c, state_t *s, const state_t *initial, uintptr_t *
 }
 
 /* Finds the rule for the return address `ra` (the call is at ra - 1). */
-static rule_t make_rule(uintptr_t ra) {
+static __attribute__((noinline)) rule_t make_rule(uintptr_t ra) {
     rule_t r = {ra, 0, 0, R_SLOW, BP_SAME};
     uintptr_t pc = ra - 1;
     struct dl_find_object fo;
