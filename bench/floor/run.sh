@@ -3,7 +3,8 @@
 # to librheap. Runs bench/churn.c (1 thread, depth 0 and 32) untraced, under the bare shim
 # (clock + unw_backtrace + hash per call, nothing recorded; shim.c), under the shim without
 # unwinding, under librheap, and under librheap without backtraces (RHEAP_SAMPLE_RATE=0).
-# Prints the median CPU time (user + system) of RUNS runs each and the ratio to untraced.
+# Prints the median CPU time (user + system) of RUNS runs each and the ratio to untraced, then
+# what one read of each clock costs (clock.c).
 #
 #   bench/floor/run.sh [RUNS]        (default 5; build librheap first: scripts/build.sh)
 set -euo pipefail
@@ -15,6 +16,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/rheap-floor.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 cc -O2 -g -pthread "$ROOT/bench/churn.c" -o "$WORK/churn"
 cc -O2 -fPIC -shared "$ROOT/bench/floor/shim.c" -o "$WORK/shim.so" -ldl -lunwind
+cc -O2 "$ROOT/bench/floor/clock.c" -o "$WORK/clock"
 mkdir "$WORK/rec"
 
 # cpu ENV...: median CPU seconds of RUNS runs of churn with that environment.
@@ -41,3 +43,6 @@ for DEPTH in 0 32; do
         printf "| %s | %.2f | %.2f (%.1fx) | %.2f (%.1fx) | %.2f (%.1fx) | %.2f (%.1fx) |\n",
             d, b, s, s / b, c, c / b, r, r / b, n, n / b }'
 done
+
+printf '\n| clock | ns per read |\n|---|--:|\n'
+"$WORK/clock"
