@@ -125,8 +125,12 @@ typedef struct {
 
 /* The calling function's caller, taken in the exported function itself so that the walk does not
  * step through the tracer's own frames: a pointer to a frame that lives until the end of the
- * enclosing block. __builtin_frame_address(0) gives the function a frame pointer whatever the
- * compiler flags: the saved rbp is at it, the return address above it. */
+ * enclosing block. __builtin_frame_address(0) gives the function a frame pointer, with the saved
+ * rbp at it and the return address above it, as long as the function does not realign its
+ * stack: an exported function must have no locals aligned above 16 bytes, no VLA and no alloca
+ * (gcc would then keep the frame elsewhere). A wrong frame here would give wrong backtraces,
+ * never a bad read (the walk checks every load against the stack's bounds), and
+ * RHEAP_CHECK_UNWIND=1 reports it. */
 #define RHEAP__CALLER()                                                                            \
     (&(rheap__frame_t){(uintptr_t)__builtin_return_address(0),                                     \
                        (uintptr_t)__builtin_frame_address(0) + 16,                                 \

@@ -67,6 +67,8 @@ struct rheap__thread {
     uint64_t last_t;             /* latest event time in the file: times never go backwards */
     char name[17];
     rheap__thread_t *next;
+    uint64_t ips[RIP_MAX_DEPTH]; /* the backtrace being recorded: here, not on a stack that may
+                                    be small */
 };
 
 /* An absolute CLOCK_MONOTONIC time as ns since the start of the recording this thread's file
@@ -583,7 +585,7 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
     if (!t)
         return;
     unsigned depth = t->depth, n = 0;
-    uint64_t ips[depth];
+    uint64_t *ips = t->ips;
     uint64_t stack = 0, h = 0;
     int snapshot = 0;
     unsigned long long adds = 0, subs = 0;

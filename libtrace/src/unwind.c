@@ -102,6 +102,9 @@ typedef struct {
 } rule_t;
 
 #define RULES (1u << 12)
+/* Frames of the tracer itself that a walk may meet before the program's: an exported function,
+ * its helpers, the recorder and the unwinder. */
+#define OWN 8
 
 struct rheap__unwinder {
     uintptr_t stack_lo, stack_hi; /* mapped memory the walk may read; 0, 0: none */
@@ -112,6 +115,10 @@ struct rheap__unwinder {
     rule_t rule[RULES];           /* by a hash of the return address */
     rule_t last[RIP_MAX_DEPTH];   /* by frame number: the rules of the previous walk */
     uint64_t term[RIP_MAX_DEPTH]; /* and each frame's term of the stack hash (see term()) */
+    /* Buffers of the libunwind walk and of RHEAP_CHECK_UNWIND's comparison, here rather than on
+     * a stack that may be small (a thread's, a signal handler's). */
+    void *slow[RIP_MAX_DEPTH + OWN];
+    uint64_t ref[RIP_MAX_DEPTH];
 };
 
 size_t rheap__unwinder_size(void) {
@@ -650,10 +657,22 @@ static __attribute__((noinline)) rule_t make_rule(uintptr_t ra) {
 
 /* ---- Walking ---- */
 
-static unsigned unwind_slow(uint64_t *ips, unsigned max) {
-    /* A few extra slots for the tracer's own frames (wrapper, recorder, these functions). */
-    enum { OWN = 8 };
-    void *buf[max + OWN];
+/* Stack that libunwind may need below its caller: about 5 KiB measured on x86-64 (8 KiB on a
+ * process's first call), with room to spare. */
+#define SLOW_HEADROOM (12u << 10)
+
+/* Whether libunwind fits below the caller. On a thread's own stack with less than SLOW_HEADROOM
+ * left (a small thread stack, a signal handler deep in one) it does not, and the event goes
+ * without a backtrace rather than overflowing the stack. The main thread's bounds are those of
+ * its mapping so far, which grows on demand: the check does not apply to it. */
+static inline int slow_fits(const rheap__unwinder_t *u) {
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    return u->main_thread || here < u->stack_lo || here >= u->stack_hi ||
+           here - u->stack_lo >= SLOW_HEADROOM;
+}
+
+static unsigned unwind_slow(rheap__unwinder_t *u, uint64_t *ips, unsigned max) {
+    void **buf = u->slow;
     int n = unw_backtrace(buf, (int)(max + OWN));
     if (n <= 0)
         return 0;
@@ -679,9 +698,12 @@ static char *hex(uint64_t v, char *buf) {
 }
 
 /* RHEAP_CHECK_UNWIND: the same walk by libunwind; the first few differences are printed. */
-static __attribute__((noinline)) void compare(const uint64_t *ips, unsigned n, unsigned max) {
-    uint64_t ref[max];
-    unsigned m = unwind_slow(ref, max);
+static __attribute__((noinline)) void compare(rheap__unwinder_t *u, const uint64_t *ips,
+                                             unsigned n, unsigned max) {
+    if (!slow_fits(u))
+        return;
+    uint64_t *ref = u->ref;
+    unsigned m = unwind_slow(u, ref, max);
     atomic_fetch_add(&n_rules, 1);
     unsigned i = 0;
     while (i < n && i < m && ips[i] == ref[i])
@@ -721,11 +743,16 @@ static inline uint64_t stack_hash(uint64_t sum, unsigned n) {
 /* Frame number i has a return address the previous walk did not have there: its rule from the
  * table (made on a miss) becomes the guess for the next walk. Out of line, so that the walk's
  * loop keeps its values in registers. */
-static __attribute__((noinline)) const rule_t *other_rule(rheap__unwinder_t *u, unsigned i,
-                                                           uintptr_t ip) {
+static __attribute__((noinline)) const rule_t *table_rule(rheap__unwinder_t *u, uintptr_t ip) {
     rule_t *r = &u->rule[(ip * 0x9E3779B97F4A7C15ull) >> (64 - 12)];
     if (RHEAP_UNLIKELY(r->ip != ip))
         *r = make_rule(ip);
+    return r;
+}
+
+static __attribute__((noinline)) const rule_t *other_rule(rheap__unwinder_t *u, unsigned i,
+                                                           uintptr_t ip) {
+    const rule_t *r = table_rule(u, ip);
     u->last[i] = *r;
     u->term[i] = term(ip, i);
     return r;
@@ -747,11 +774,17 @@ static inline const rule_t *find_rule(rheap__unwinder_t *u, unsigned i, uintptr_
     return r;
 }
 
-/* The whole walk by libunwind, for stacks the rules cannot walk. */
-static __attribute__((noinline)) unsigned walk_slow(uint64_t *ips, unsigned max, uint64_t *hash) {
+/* The whole walk by libunwind, for stacks the rules cannot walk; none when libunwind would not
+ * fit on the stack (see slow_fits). */
+static __attribute__((noinline)) unsigned walk_slow(rheap__unwinder_t *u, uint64_t *ips,
+                                                    unsigned max, uint64_t *hash) {
+    if (!slow_fits(u)) {
+        *hash = 0;
+        return 0;
+    }
     if (RHEAP_UNLIKELY(check))
         atomic_fetch_add(&n_slow, 1);
-    unsigned n = unwind_slow(ips, max);
+    unsigned n = unwind_slow(u, ips, max);
     uint64_t sum = 0;
     for (unsigned i = 0; i < n; i++)
         sum += term(ips[i], i);
@@ -764,9 +797,37 @@ static __attribute__((noinline)) unsigned walk_slow(uint64_t *ips, unsigned max,
     do {                                                                                           \
         uintptr_t a_ = (a);                                                                        \
         if (RHEAP_UNLIKELY(a_ - lo > span))                                                        \
-            goto slow;                                                                             \
+            return STEP_SLOW;                                                                      \
         memcpy(&(out), (const void *)a_, 8);                                                       \
     } while (0)
+
+enum { STEP_SLOW = -1, STEP_END, STEP_ON };
+
+/* Moves *ip, *sp, *bp one frame outwards by rule r. STEP_ON: done; STEP_END: this was the
+ * outermost frame; STEP_SLOW: the rules cannot go on. */
+__attribute__((always_inline, no_sanitize_address)) static inline int
+step(const rule_t *r, uintptr_t *ip, uintptr_t *sp, uintptr_t *bp, uintptr_t lo,
+     uintptr_t span) {
+    uintptr_t cfa, next;
+    if (RHEAP_LIKELY(r->kind == CFA_RSP))
+        cfa = *sp + r->cfa_off;
+    else if (r->kind == CFA_RBP)
+        cfa = *bp + r->cfa_off;
+    else if (r->kind == CFA_DEREF_RBP)
+        LOAD(*bp + r->cfa_off, cfa);
+    else
+        return r->kind == R_END ? STEP_END : STEP_SLOW;
+    if (RHEAP_UNLIKELY(cfa <= *sp))
+        return STEP_SLOW;
+    LOAD(cfa - 8, next);
+    if (r->bp == BP_AT_CFA)
+        LOAD(cfa + r->bp_off, *bp);
+    else if (r->bp == BP_AT_RBP)
+        LOAD(*bp + r->bp_off, *bp);
+    *sp = cfa;
+    *ip = next;
+    return next ? STEP_ON : STEP_END;
+}
 
 /* Reads other frames' stack slots, which ASan would take for overflows of this one. */
 __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unwinder_t *u,
@@ -774,8 +835,9 @@ __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unw
                                                                       uint64_t *ips,
                                                                       unsigned max,
                                                                       uint64_t *hash) {
-    uintptr_t ip = from->ip, sp = from->sp, bp = from->bp, cfa, next;
+    uintptr_t ip = from->ip, sp = from->sp, bp = from->bp;
     uint64_t sum = 0;
+    unsigned n = 0;
 #if !defined(__x86_64__)
     goto slow; /* the rules' registers and frame layout are x86-64's */
 #endif
@@ -789,40 +851,26 @@ __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unw
     if (RHEAP_UNLIKELY(u->stack_hi - sp < 8))
         goto slow;
     uintptr_t lo = sp, span = u->stack_hi - 8 - sp;
-    unsigned n = 0;
-    /* The caller is the tracer itself (an exported function calling another, while the real
-     * functions are being resolved): libunwind walks that and drops the tracer's frames. */
-    if (RHEAP_UNLIKELY(ip >= self_lo && ip < self_hi))
-        goto slow;
+    /* The caller is the tracer itself: an exported function calling another while the real
+     * functions are being resolved, or a program that links the recorder's code in. Its frames
+     * are stepped through and dropped. */
+    for (unsigned k = 0; RHEAP_UNLIKELY(ip >= self_lo && ip < self_hi); k++)
+        if (k == OWN || step(table_rule(u, ip), &ip, &sp, &bp, lo, span) != STEP_ON)
+            goto slow;
     while (n < max) {
         const rule_t *r = find_rule(u, n, ip, &sum);
         ips[n++] = ip;
-        if (RHEAP_LIKELY(r->kind == CFA_RSP))
-            cfa = sp + r->cfa_off;
-        else if (r->kind == CFA_RBP)
-            cfa = bp + r->cfa_off;
-        else if (r->kind == CFA_DEREF_RBP)
-            LOAD(bp + r->cfa_off, cfa);
-        else if (r->kind == R_END)
+        int s = step(r, &ip, &sp, &bp, lo, span);
+        if (s != STEP_ON) {
+            if (s == STEP_SLOW)
+                goto slow;
             break;
-        else
-            goto slow;
-        if (RHEAP_UNLIKELY(cfa <= sp))
-            goto slow;
-        LOAD(cfa - 8, next);
-        if (r->bp == BP_AT_CFA)
-            LOAD(cfa + r->bp_off, bp);
-        else if (r->bp == BP_AT_RBP)
-            LOAD(bp + r->bp_off, bp);
-        sp = cfa;
-        ip = next;
-        if (ip == 0)
-            break;
+        }
     }
     if (RHEAP_UNLIKELY(check))
-        compare(ips, n, max);
+        compare(u, ips, n, max);
     *hash = stack_hash(sum, n);
     return n;
 slow:
-    return walk_slow(ips, max, hash);
+    return walk_slow(u, ips, max, hash);
 }
