@@ -140,9 +140,21 @@ static void record(rip_call_t call, void *p, uint64_t size, uint64_t align,
     errno = saved;
 }
 
+/* The common case of the busiest entry points, kept to a few instructions so that a process
+ * with librheap loaded but not recording pays little: the real functions are resolved and this
+ * call is not recorded (recording off, or the tracer itself allocating). The rest goes to the
+ * entry point's _slow function, called as the wrapper's last act: the compiler makes that a
+ * jump, so the slow function's caller is the program (were it a call, the walk would step
+ * through the wrapper's frame as one of the tracer's own). */
+static inline int quiet(void) {
+    return RHEAP_LIKELY(atomic_load_explicit(&resolve_state, memory_order_acquire) == 2) &&
+           (rheap__guard || RHEAP_LIKELY(atomic_load_explicit(&rheap__word,
+                                                               memory_order_acquire) == 0));
+}
+
 /* ---- The entry points ---- */
 
-RHEAP_EXPORT void *malloc(size_t size) {
+static __attribute__((noinline)) void *malloc_slow(size_t size) {
     if (RHEAP_UNLIKELY(need_boot()))
         return boot_alloc(size, 16);
     if (!enter())
@@ -154,7 +166,13 @@ RHEAP_EXPORT void *malloc(size_t size) {
     return p;
 }
 
-RHEAP_EXPORT void free(void *p) {
+RHEAP_EXPORT void *malloc(size_t size) {
+    if (quiet())
+        return rheap__real.malloc(size);
+    return malloc_slow(size);
+}
+
+static __attribute__((noinline)) void free_slow(void *p) {
     if (!p || RHEAP_UNLIKELY(is_boot(p)))
         return;
     if (RHEAP_UNLIKELY(need_boot()))
@@ -170,7 +188,15 @@ RHEAP_EXPORT void free(void *p) {
     leave();
 }
 
-RHEAP_EXPORT void *calloc(size_t n, size_t size) {
+RHEAP_EXPORT void free(void *p) {
+    if (quiet() && RHEAP_LIKELY(!is_boot(p))) {
+        rheap__real.free(p);
+        return;
+    }
+    free_slow(p);
+}
+
+static __attribute__((noinline)) void *calloc_slow(size_t n, size_t size) {
     if (RHEAP_UNLIKELY(need_boot())) {
         size_t total;
         if (__builtin_mul_overflow(n, size, &total))
@@ -184,6 +210,12 @@ RHEAP_EXPORT void *calloc(size_t n, size_t size) {
         record(RIP_CALL_CALLOC, p, (uint64_t)n * size, 0, RHEAP__CALLER());
     leave();
     return p;
+}
+
+RHEAP_EXPORT void *calloc(size_t n, size_t size) {
+    if (quiet())
+        return rheap__real.calloc(n, size);
+    return calloc_slow(n, size);
 }
 
 /* realloc and reallocarray share this: the old block is released at t0 (before the call), the
@@ -230,7 +262,7 @@ static void *resize(rip_call_t call, void *old, size_t size, const rheap__frame_
     return p;
 }
 
-RHEAP_EXPORT void *realloc(void *old, size_t size) {
+static __attribute__((noinline)) void *realloc_slow(void *old, size_t size) {
     if (RHEAP_UNLIKELY(need_boot())) {
         void *p = boot_alloc(size, 16);
         if (p && old)
@@ -242,6 +274,12 @@ RHEAP_EXPORT void *realloc(void *old, size_t size) {
     if (!enter())
         return rheap__real.realloc(old, size);
     return resize(RIP_CALL_REALLOC, old, size, RHEAP__CALLER());
+}
+
+RHEAP_EXPORT void *realloc(void *old, size_t size) {
+    if (quiet() && RHEAP_LIKELY(!is_boot(old)))
+        return rheap__real.realloc(old, size);
+    return realloc_slow(old, size);
 }
 
 /* reallocarray is realloc once the product is known not to overflow, which is all glibc's does. */
