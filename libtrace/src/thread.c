@@ -79,6 +79,13 @@ static inline uint64_t since_start(const rheap__thread_t *t, uint64_t abs_ns) {
 }
 
 static RHEAP_TLS rheap__thread_t *tl_self;
+
+/* Whether t (the calling thread's recorder, or NULL) has its file open in the current
+ * recording. Owner-side read, without the lock. */
+static inline int attached(const rheap__thread_t *t) {
+    return t && atomic_load_explicit(&t->gen, memory_order_relaxed) ==
+                    atomic_load_explicit(&rheap__gen, memory_order_relaxed);
+}
 /* The recording this thread was refused a recorder in (too many threads): its events in that
  * recording are only counted, in rheap__lost_events. */
 static RHEAP_TLS unsigned tl_refused_gen;
@@ -200,10 +207,7 @@ static _Atomic int closing;
 
 int rheap__realloc_begin(void) {
     rheap__thread_t *t = tl_self;
-    if (!t || atomic_load_explicit(&t->gen, memory_order_relaxed) !=
-                  atomic_load_explicit(&rheap__gen, memory_order_relaxed))
-        return 0;
-    return owner_try(&t->in_realloc, &closing);
+    return attached(t) && owner_try(&t->in_realloc, &closing);
 }
 
 void rheap__realloc_end(void) {
@@ -508,8 +512,7 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
  * it cannot record (out of threads, failure, or recording just stopped). */
 static inline rheap__thread_t *self(void) {
     rheap__thread_t *t = tl_self;
-    if (RHEAP_LIKELY(t && atomic_load_explicit(&t->gen, memory_order_relaxed) ==
-                              atomic_load_explicit(&rheap__gen, memory_order_relaxed)))
+    if (RHEAP_LIKELY(attached(t)))
         return t;
     if (RHEAP_UNLIKELY(!t && tl_refused_gen == atomic_load(&rheap__gen))) {
         atomic_fetch_add_explicit(&rheap__lost_events, 1, memory_order_relaxed);

@@ -740,9 +740,7 @@ static inline uint64_t stack_hash(uint64_t sum, unsigned n) {
     return h ? h : 1;
 }
 
-/* Frame number i has a return address the previous walk did not have there: its rule from the
- * table (made on a miss) becomes the guess for the next walk. Out of line, so that the walk's
- * loop keeps its values in registers. */
+/* The rule for ip from the table, made on a miss. */
 static __attribute__((noinline)) const rule_t *table_rule(rheap__unwinder_t *u, uintptr_t ip) {
     rule_t *r = &u->rule[(ip * 0x9E3779B97F4A7C15ull) >> (64 - 12)];
     if (RHEAP_UNLIKELY(r->ip != ip))
@@ -750,6 +748,9 @@ static __attribute__((noinline)) const rule_t *table_rule(rheap__unwinder_t *u, 
     return r;
 }
 
+/* Frame number i has a return address the previous walk did not have there: its rule from the
+ * table becomes the guess for the next walk. Out of line, so that the walk's loop keeps its
+ * values in registers. */
 static __attribute__((noinline)) const rule_t *other_rule(rheap__unwinder_t *u, unsigned i,
                                                            uintptr_t ip) {
     const rule_t *r = table_rule(u, ip);
