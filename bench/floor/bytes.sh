@@ -36,9 +36,10 @@ measure() {
         n=$("$RHEAP" dump "$f" | awk '/^alloc / { e++; if ($0 ~ / old=0x[1-9a-f]/) e++ } /^free / { e++ } END { print e + 0 }')
         events=$((events + n))
         lz=$((lz + $(stat -c %s "$f")))
-        raw=$((raw + $(lz4 -dc "$f" | wc -c)))
-        zs=$((zs + $(lz4 -dc "$f" | zstd -19 -q -c | wc -c)))
-        xzb=$((xzb + $(lz4 -dc "$f" | xz -9e -c | wc -c)))
+        lz4 -dcq "$f" >"$WORK/raw"
+        raw=$((raw + $(stat -c %s "$WORK/raw")))
+        zs=$((zs + $(zstd -19 -q -c "$WORK/raw" | wc -c)))
+        xzb=$((xzb + $(xz -9e -c "$WORK/raw" | wc -c)))
     done
     awk -v n="$name" -v e="$events" -v r="$raw" -v l="$lz" -v z="$zs" -v x="$xzb" 'BEGIN {
         printf "| %s | %d | %.2f | %.2f | %.2f | %.2f |\n", n, e, r / e, l / e, z / e, x / e }'
