@@ -15,7 +15,7 @@ BUILD=${RHEAP_BUILD:-build}
 # An existing build directory is reused as it is configured.
 [ -f "$BUILD/CMakeCache.txt" ] || cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD" --target rheap convert_bench_gen -j"$(nproc)" >/dev/null
-RHEAP="$BUILD/converter/rheap"
+RHEAP="$BUILD/cli/rheap"
 GEN="$BUILD/tests/convert/convert_bench_gen"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rheap-convert-bench.XXXXXX")

@@ -58,5 +58,5 @@ else
 fi
 
 exec /usr/bin/python3 bench/bench.py "$@" --root "$ROOT" --command "$COMMAND" \
-    --lib "$BUILD/libtrace/librheap.so" --rheap "$BUILD/converter/rheap" \
+    --lib "$BUILD/libtrace/librheap.so" --rheap "$BUILD/cli/rheap" \
     --churn "$BUILD/bench/churn"

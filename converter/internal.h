@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define RHEAP_VERSION_STRING "0.1.0"
+#include "rheap_version.h"
 #define RHEAP_SCHEMA_VERSION 1
 
 /* Exit statuses of every rheap command (documented in --help and README.md). */
@@ -192,80 +192,5 @@ typedef struct {
 
 /* Converts the recordings into one database. Messages go to err. Returns an RHEAP_EXIT_*. */
 int rheap__convert(const rheap__convert_opts_t *o, FILE *err);
-
-/* ---- query.c: canned queries, reading a database, printing results ---- */
-struct sqlite3;
-
-/* A query parameter declared in a query file's header:
- * `-- param: NAME = DEFAULT  (description)`. */
-typedef struct {
-    char *name, *def, *desc;
-} rheap__qparam_t;
-
-/* A loaded query file queries/NAME.sql. */
-typedef struct {
-    char *name, *path;
-    char *title;               /* first line of the header comment, without "NAME:" */
-    char *sql;                 /* the whole file */
-    rheap__qparam_t *params;
-    size_t nparams;
-} rheap__query_t;
-
-/* A parameter value given by the user, bound to :key. */
-typedef struct {
-    const char *key, *value;
-} rheap__kv_t;
-
-/* A fetched result: cells[row * ncols + col] is the text of a value, NULL for SQL NULL;
- * types[] holds the SQLite type of each cell. */
-typedef struct {
-    size_t ncols, nrows;
-    char **names;
-    char **cells;
-    unsigned char *types;
-} rheap__table_t;
-
-typedef enum { RHEAP_FMT_COLUMN, RHEAP_FMT_CSV, RHEAP_FMT_JSON } rheap__fmt_t;
-
-/* The directory of the running binary (PREFIX/bin when installed). 0 or -1. */
-int rheap__exe_dir(char *buf, size_t len);
-/* PREFIX/installdir/rest, where PREFIX is the parent of the binary's directory (installdir
- * absolute: used as is). 0 or -1 (too long). */
-int rheap__install_path(const char *installdir, const char *rest, char *buf, size_t len);
-/* The queries directory: $RHEAP_QUERIES, the installed share dir, or the source tree's.
- * NULL when none exists. */
-const char *rheap__queries_dir(char *buf, size_t len);
-/* Sorted names (without .sql) of the queries in dir; free each and the array. */
-char **rheap__query_names(const char *dir, size_t *n);
-/* Loads queries/NAME.sql; messages to err. Returns an RHEAP_EXIT_*. */
-int rheap__query_load(const char *name, rheap__query_t *q, FILE *err);
-void rheap__query_free(rheap__query_t *q);
-/* Opens a rheap database read-only, checking it has the allocations table. */
-int rheap__db_open_read(const char *path, struct sqlite3 **db, FILE *err);
-/* Runs SQL (one or more statements) binding :key for each kv; the table holds the result of
- * the last statement that returns columns. 0, or -1 with a message in errbuf. */
-int rheap__sql_fetch(struct sqlite3 *db, const char *sql, const rheap__kv_t *kv, size_t nkv,
-                     rheap__table_t *t, char *errbuf, size_t errlen);
-/* Runs a loaded query; a key that is not one of its parameters is a usage error listing the
- * valid ones. Returns an RHEAP_EXIT_*. */
-int rheap__query_run(struct sqlite3 *db, const rheap__query_t *q, const rheap__kv_t *kv,
-                     size_t nkv, rheap__table_t *t, FILE *err);
-/* The value of column col in row, or NULL (no such row or column, or SQL NULL). */
-const char *rheap__table_cell(const rheap__table_t *t, size_t row, const char *col);
-void rheap__table_free(rheap__table_t *t);
-void rheap__table_print(const rheap__table_t *t, rheap__fmt_t fmt, FILE *out);
-/* Aligned columns, at most max_rows rows, each line prefixed with indent. */
-void rheap__table_print_columns(const rheap__table_t *t, size_t max_rows, const char *indent,
-                                FILE *out);
-/* `rheap query ARGS...` (arguments after the command name). Returns the exit status. */
-int rheap__cmd_query(int argc, char **argv);
-
-/* ---- report.c: `rheap report`, and the summary `rheap run` prints ---- */
-int rheap__cmd_report(int argc, char **argv);
-/* Prints the short summary of a fresh database to out, each line prefixed "rheap: ". */
-void rheap__report_brief(struct sqlite3 *db, FILE *out);
-
-/* ---- run.c: `rheap run` ---- */
-int rheap__cmd_run(int argc, char **argv);
 
 #endif

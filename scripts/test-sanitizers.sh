@@ -50,7 +50,7 @@ cross() {
     rm -f "$ROOT/$dir"/cross-*.log
     for c in $STRESS_CASES; do
         if env RHEAP_LIB="$ROOT/build-rel/libtrace/librheap.so" \
-               RHEAP_CLI="$ROOT/$dir/converter/rheap" \
+               RHEAP_CLI="$ROOT/$dir/cli/rheap" \
                RIPTALLY="$tally" \
                PROGS="$ROOT/build-rel/tests/stress" \
                DSO="$ROOT/build-rel/tests/stress/libstress_dso.so" \

@@ -12,7 +12,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$ROOT/${RHEAP_BUILD:-build}
 LIB=$BUILD/libtrace/librheap.so
-RHEAP=$BUILD/converter/rheap
+RHEAP=$BUILD/cli/rheap
 for f in "$LIB" "$RHEAP"; do
     [ -e "$f" ] || { echo "bytes.sh: $f missing: run scripts/build.sh first" >&2; exit 1; }
 done

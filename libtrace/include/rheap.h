@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-#define RHEAP_VERSION_STRING "0.1.0"
+#include "rheap_version.h" /* RHEAP_VERSION_STRING, generated from the build's version */
 
 typedef struct {
     /* Most frames kept per backtrace (1-1024). */

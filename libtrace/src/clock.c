@@ -82,6 +82,8 @@ static inline uint64_t tsc_to_ns(uint64_t tsc) {
  * is at or ahead of CLOCK_MONOTONIC, never behind the times read before the switch. */
 static void read_pair(uint64_t *tsc, uint64_t *ns) {
     uint64_t best = UINT64_MAX;
+    *tsc = 0;
+    *ns = 0;
     for (int i = 0; i < 4; i++) {
         uint64_t t1 = rdtscp(), n = mono_ns(), t2 = rdtscp();
         if (t2 - t1 < best) {

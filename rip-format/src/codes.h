@@ -5,7 +5,7 @@
  * When you add a record type: give it a new code here, describe it in FORMAT.md (byte table and a
  * row in the change history), bump RIP_FORMAT_MINOR (new extended record) or RIP_FORMAT_MAJOR
  * (new core record) in include/rip.h, add a rip_rec_kind_t value and its fields to rip.h, and
- * update writer.c, reader.c, converter/dump.c, the round-trip test and the golden files in
+ * update writer.c, reader.c, cli/dump.c, the round-trip test and the golden files in
  * tests/data/ (keep the old golden files: they prove old recordings still read).
  */
 #ifndef RIP_CODES_H

@@ -24,7 +24,7 @@
 
 #include <sqlite3.h>
 
-#include "internal.h"
+#include "cli.h"
 
 typedef struct {
     const char *output;
@@ -187,7 +187,7 @@ static int readable(const char *p)
 }
 
 /* Finds librheap.so: $RHEAP_LIBRARY, PREFIX/LIBDIR, PREFIX/lib, then the build tree (the
- * binary is build/converter/rheap, the library build/libtrace/librheap.so). */
+ * binary is build/cli/rheap, the library build/libtrace/librheap.so). */
 static int find_library(char *buf, size_t len)
 {
     const char *env = getenv("RHEAP_LIBRARY");

@@ -10,7 +10,7 @@
 #include <rip.h>
 
 #include "dump.h"
-#include "internal.h"
+#include "cli.h"
 
 static const char exit_help[] =
     "Exit status:\n"

@@ -18,7 +18,7 @@
 #include <dirent.h>
 #include <sqlite3.h>
 
-#include "internal.h"
+#include "cli.h"
 
 /* ---- Where things are installed ---- */
 

@@ -12,7 +12,7 @@
 
 #include <sqlite3.h>
 
-#include "internal.h"
+#include "cli.h"
 
 /* Rows shown per section. */
 #define REPORT_ROWS 10
