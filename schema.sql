@@ -108,6 +108,134 @@ CREATE TABLE windows (
     off_how TEXT             -- what turned it off: api, signal, exit, exec, 'error: ...'
 );
 
+-- ---- Summaries ----
+-- The converter fills the tables below in the same pass that writes `allocations`, so the canned
+-- queries and `rheap report` read a few rows per stack instead of scanning every block. Each is
+-- exact: it holds what the same SQL over `allocations` gives (tests/queries checks both agree).
+-- Rows of one recording are keyed by (pid, recording); a stack `bt` of NULL stands for the
+-- allocations that have no backtrace (sampling), as in `allocations`.
+
+-- The allocation site of every stack, decided once: the first frame that is not allocator
+-- plumbing (the rule of the view `frames` below), or frame 0 when every frame is; when that
+-- frame has no function name (a stripped library), the first named frame further out.
+CREATE TABLE stacks (
+    id INTEGER PRIMARY KEY,        -- backtraces.id
+    frames INTEGER NOT NULL,       -- number of backtraces rows of the stack
+    site_frame INTEGER NOT NULL,   -- backtraces.frame_no of the allocation site
+    function TEXT NOT NULL,        -- the site's function name, '??' when unknown
+    location TEXT NOT NULL         -- the site's file:line, or module:0xoffset without line information
+);
+
+-- Per recording and stack: what its allocations did.
+CREATE TABLE stack_stats (
+    pid INTEGER NOT NULL,          -- process id
+    recording INTEGER NOT NULL,    -- processes.recording
+    bt INTEGER,                    -- stacks.id; NULL: allocations without a backtrace
+    blocks INTEGER NOT NULL,       -- allocations (rows of `allocations`)
+    bytes INTEGER NOT NULL,        -- their bytes
+    freed_blocks INTEGER NOT NULL, -- of them freed while recording (dealloc_after not NULL)
+    freed_bytes INTEGER NOT NULL,
+    leaked_blocks INTEGER NOT NULL, -- never freed while recording
+    leaked_bytes INTEGER NOT NULL,
+    temporary_blocks INTEGER NOT NULL, -- freed before the allocating thread's next allocation (the default rule of queries/temporary.sql)
+    temporary_bytes INTEGER NOT NULL,
+    first_ns INTEGER NOT NULL,     -- first allocation (alloc_after)
+    last_ns INTEGER NOT NULL,      -- last allocation
+    leak_first_ns INTEGER,         -- first never-freed allocation; NULL when none
+    leak_last_ns INTEGER,          -- last never-freed allocation
+    min_size INTEGER NOT NULL,     -- smallest and largest block
+    max_size INTEGER NOT NULL,
+    life_min_ns INTEGER,           -- shortest, longest and summed lifetime of the freed blocks; NULL when none was freed
+    life_max_ns INTEGER,
+    life_total_ns INTEGER,
+    peak_blocks INTEGER NOT NULL,  -- blocks live at the recording's peak (recording_stats.peak_ns)
+    peak_bytes INTEGER NOT NULL    -- their bytes; summed over the stacks they give recording_stats.peak_bytes
+);
+
+-- Per recording and stack: freed blocks by decade of lifetime.
+CREATE TABLE stack_lifetimes (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    bt INTEGER,                    -- stacks.id; NULL: no backtrace
+    decade INTEGER NOT NULL,       -- 0: under 1 us, 1: under 10 us, ... 7: under 10 s, 8: 10 s or more
+    blocks INTEGER NOT NULL        -- freed blocks whose lifetime falls in the decade
+);
+
+-- Per recording and stack: blocks by power-of-two size class.
+CREATE TABLE stack_sizes (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    bt INTEGER,                    -- stacks.id; NULL: no backtrace
+    min_size INTEGER NOT NULL,     -- the class holds sizes min_size .. 2 * min_size - 1 (0: size 0)
+    blocks INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    leaked_blocks INTEGER NOT NULL,
+    leaked_bytes INTEGER NOT NULL
+);
+
+-- Per recording and thread: what it allocated and freed.
+CREATE TABLE thread_stats (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    tid INTEGER NOT NULL,          -- kernel thread id
+    allocs INTEGER NOT NULL,       -- blocks it allocated, and their bytes
+    alloc_bytes INTEGER NOT NULL,
+    frees INTEGER NOT NULL,        -- blocks it freed (as allocations.dealloc_thread), and their bytes
+    freed_bytes INTEGER NOT NULL,
+    leaked_blocks INTEGER NOT NULL, -- blocks it allocated that were never freed
+    leaked_bytes INTEGER NOT NULL,
+    freed_by_other INTEGER NOT NULL, -- blocks it allocated that another thread freed
+    frees_of_other INTEGER NOT NULL  -- blocks it freed that another thread allocated
+);
+
+-- Per recording: live heap over time in slices of equal width (at most 1024; the width is a
+-- power of two times 1024 ns, the smallest that covers the recording). Coarser timelines are
+-- groups of consecutive slices (queries/timeline.sql).
+CREATE TABLE timeline (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    bucket INTEGER NOT NULL,       -- 0, 1, ...: the slice [start_ns, end_ns)
+    start_ns INTEGER NOT NULL,
+    end_ns INTEGER NOT NULL,
+    max_live_bytes INTEGER NOT NULL, -- the most bytes live at any moment of the slice (the peak shows at any width)
+    live_bytes INTEGER NOT NULL,   -- bytes live at the end of the slice
+    live_blocks INTEGER NOT NULL,  -- blocks live at the end of the slice
+    allocs INTEGER NOT NULL,       -- allocations in the slice, and their bytes
+    alloc_bytes INTEGER NOT NULL,
+    frees INTEGER NOT NULL,        -- blocks freed in the slice, and their bytes
+    freed_bytes INTEGER NOT NULL
+);
+
+-- Per recording: totals and the exact peak.
+CREATE TABLE recording_stats (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    allocs INTEGER NOT NULL,       -- rows of `allocations`, and their bytes
+    alloc_bytes INTEGER NOT NULL,
+    frees INTEGER NOT NULL,        -- of them freed while recording, and their bytes
+    freed_bytes INTEGER NOT NULL,
+    leaked_blocks INTEGER NOT NULL, -- never freed while recording
+    leaked_bytes INTEGER NOT NULL,
+    end_ns INTEGER NOT NULL,       -- time of the last allocation or free
+    peak_ns INTEGER NOT NULL,      -- the first moment at which the live heap was largest (all events of one ns counted together)
+    peak_bytes INTEGER NOT NULL,   -- bytes live then
+    peak_blocks INTEGER NOT NULL,  -- blocks live then
+    timeline_width_ns INTEGER NOT NULL, -- width of the `timeline` slices
+    PRIMARY KEY (pid, recording)
+);
+
+-- Per recording, marker time and stack: the blocks live at the moment of each marker (allocated
+-- at or before it and not freed by then), so comparing markers needs no scan. Stacks with
+-- nothing live are left out.
+CREATE TABLE marker_stacks (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    t INTEGER NOT NULL,            -- markers.t
+    bt INTEGER,                    -- stacks.id; NULL: no backtrace
+    blocks INTEGER NOT NULL,
+    bytes INTEGER NOT NULL
+);
+
 -- Each allocation with the frame where the program asked for memory.
 CREATE VIEW allocation_sites AS
 SELECT a.*, b.sym AS sym, b.file AS file, b.line AS line, b.module AS module

@@ -152,6 +152,7 @@ typedef struct {
     rheap__db_t *db;
     rheap__sym_t *sym;
     rheap__stacks_t *stacks;
+    rheap__summary_t *sum;
     int warnings;
     int fatal;                /* RHEAP_EXIT_INPUT or RHEAP_EXIT_OUTPUT once something failed */
     uint64_t next_id;
@@ -396,6 +397,7 @@ static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
             s->name = strndup(rec.u.name.text.ptr, rec.u.name.text.len);
             break;
         case RIP_REC_MARK:
+            rheap__summary_marker(c->sum, rec.t);
             if (rheap__db_marker(c->db, c->pid, c->recording, s->tid, rec.t,
                                  rec.u.name.text.ptr, rec.u.name.text.len) != 0) {
                 db_fail(c, "markers");
@@ -494,16 +496,20 @@ static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
 {
     rheap__live_t b;
     if (s->ev.is_free) {
-        if (rheap__pairs_take(live, s->ev.addr, &b))
+        if (rheap__pairs_take(live, s->ev.addr, &b)) {
+            rheap__summary_free(c->sum, &b, s->ev.t, s->tid);
             return write_row(c, &b, 1, s->ev.t, s->tid, NULL);
+        }
         c->unmatched_frees++;
         return 0;
     }
     if (s->phase == 0) {
         /* The old half of a realloc: the old block ends when realloc released it. */
         s->phase = 1;
-        if (rheap__pairs_take(live, s->ev.old_addr, &b))
+        if (rheap__pairs_take(live, s->ev.old_addr, &b)) {
+            rheap__summary_free(c->sum, &b, s->ev.old_t, s->tid);
             return write_row(c, &b, 1, s->ev.old_t, s->tid, &s->old_id) == 0 ? 1 : -1;
+        }
         c->unmatched_frees++;
         return 1;
     }
@@ -535,8 +541,11 @@ static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
         /* The address was handed out again, so the earlier block was freed by then, but its
          * free was not recorded: close it at the reuse, with no freeing thread. */
         c->reused_live++;
+        rheap__summary_free(c->sum, &old, s->ev.t, 0);
+        rheap__summary_alloc(c->sum, &b);
         return write_row(c, &old, 1, s->ev.t, 0, NULL);
     }
+    rheap__summary_alloc(c->sum, &b);
     return 0;
 }
 
@@ -695,6 +704,10 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
         goto out;
     c->pid = p.pid;
     c->recording = p.recording;
+    if (rheap__summary_begin(c->sum, p.pid, p.recording) != 0) {
+        errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+        goto out;
+    }
     for (size_t i = 0; i < c->nmods; i++) {
         free(c->mods[i].path);
         free(c->mods[i].build_id_hex);
@@ -773,10 +786,20 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
         errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < nrest; i++)
+    for (size_t i = 0; i < nrest; i++) {
+        rheap__summary_leaked(c->sum, &rest[i]);
         if (write_row(c, &rest[i], 0, 0, 0, NULL) != 0)
             goto out;
-
+    }
+    int sr = rheap__summary_end(c->sum, c->db);
+    if (sr > 0) {
+        errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+        goto out;
+    }
+    if (sr < 0) {
+        db_fail(c, "summaries");
+        goto out;
+    }
     for (size_t i = 0; i < n; i++) {
         lost += s[i].lost;
         if (s[i].tid == 0)
@@ -955,8 +978,9 @@ int rheap__convert(const rheap__convert_opts_t *o, FILE *err)
     }
     c.sym = rheap__sym_create(err, &c.warnings);
     c.stacks = rheap__stacks_create();
+    c.sum = rheap__summary_create();
     c.locs = malloc(RIP_MAX_DEPTH * sizeof *c.locs);
-    if (!c.sym || !c.stacks || !c.locs) {
+    if (!c.sym || !c.stacks || !c.sum || !c.locs) {
         fprintf(err, "rheap: error: out of memory\n");
         status = RHEAP_EXIT_OUTPUT;
         goto done;
@@ -998,6 +1022,7 @@ int rheap__convert(const rheap__convert_opts_t *o, FILE *err)
 done:
     rheap__db_abort(c.db);
     rheap__stacks_destroy(c.stacks);
+    rheap__summary_destroy(c.sum);
     rheap__sym_destroy(c.sym);
     free(c.locs);
     for (size_t i = 0; i < c.nmods; i++) {

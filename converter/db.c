@@ -41,7 +41,7 @@
 /* Batches queued for the writer thread. */
 #define QUEUE 32
 
-enum { ST_ALLOC, ST_FRAME, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_WINDOW, ST_META, ST_N };
+enum { ST_ALLOC, ST_FRAME, ST_STACK, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_WINDOW, ST_META, ST_N };
 
 static const char *const stmt_sql[ST_N] = {
     /* No id: SQLite's own next rowid (the largest plus one) is the converter's id, since rows
@@ -52,6 +52,7 @@ static const char *const stmt_sql[ST_N] = {
                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_FRAME] = "INSERT INTO backtraces (id, frame_no, file, line, sym, module, offset, inlined, "
                  "ip_index) VALUES (?,?,?,?,?,?,?,?,?)",
+    [ST_STACK] = "INSERT INTO stacks (id, frames, site_frame, function, location) VALUES (?,?,?,?,?)",
     [ST_PROCESS] = "INSERT INTO processes (pid, recording, ppid, exe, cmdline, start_ns, "
                    "start_wall_ns, page_size, stack_depth, sample_ppm, dir, unmatched_frees, "
                    "lost_events) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -518,6 +519,25 @@ int rheap__db_frame(rheap__db_t *db, uint64_t bt, uint32_t frame_no, const rheap
     sqlite3_bind_int(s, 8, f->inlined ? 1 : 0);
     sqlite3_bind_int64(s, 9, ip_index);
     return step(s);
+}
+
+int rheap__db_stack(rheap__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame,
+                    const char *function, const char *location)
+{
+    if (drain(db) != 0)
+        return -1;
+    sqlite3_stmt *s = db->st[ST_STACK];
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+    sqlite3_bind_int64(s, 2, frames);
+    sqlite3_bind_int64(s, 3, site_frame);
+    sqlite3_bind_text(s, 4, function, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 5, location, -1, SQLITE_TRANSIENT);
+    return step(s);
+}
+
+sqlite3 *rheap__db_handle(rheap__db_t *db)
+{
+    return drain(db) == 0 ? db->db : NULL;
 }
 
 int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,

@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "rheap_version.h"
-#define RHEAP_SCHEMA_VERSION 1
+#define RHEAP_SCHEMA_VERSION 2
 
 /* Exit statuses of every rheap command (documented in --help and README.md). */
 enum {
@@ -166,6 +166,12 @@ int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value);
 int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen);
 /* Closes and removes the temporary file; NULL is a no-op. */
 void rheap__db_abort(rheap__db_t *db);
+/* The SQLite handle, once every queued row is written (NULL if a batch failed), for writers of
+ * tables of their own (summary.c). */
+struct sqlite3 *rheap__db_handle(rheap__db_t *db);
+/* A stacks row: the allocation site of stack `id` (schema.sql). */
+int rheap__db_stack(rheap__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame,
+                    const char *function, const char *location);
 /* The last SQLite error message of db. */
 const char *rheap__db_errmsg(rheap__db_t *db);
 
@@ -179,6 +185,24 @@ void rheap__stacks_destroy(rheap__stacks_t *st);
 uint64_t rheap__stacks_intern(rheap__stacks_t *st, rheap__db_t *db, const rheap__sym_t *sym,
                               const rheap__loc_t *const *locs, uint32_t n);
 uint64_t rheap__stacks_count(const rheap__stacks_t *st);
+
+/* ---- summary.c: the summary tables, computed during the merge ----
+ * Calls for one recording: begin; then, in time order, alloc when a block starts and free when
+ * it ends (freed, released by realloc, or its address reused: freer 0); marker whenever a
+ * marker record is read (before any event later than it is applied); leaked for each block
+ * still live at the end; then end, which writes the recording's rows. Out of memory makes the
+ * later calls no-ops and end return 1. */
+typedef struct rheap__summary rheap__summary_t;
+
+rheap__summary_t *rheap__summary_create(void);
+void rheap__summary_destroy(rheap__summary_t *s);
+int rheap__summary_begin(rheap__summary_t *s, uint32_t pid, uint32_t recording);
+void rheap__summary_marker(rheap__summary_t *s, uint64_t t);
+void rheap__summary_alloc(rheap__summary_t *s, const rheap__live_t *b);
+void rheap__summary_free(rheap__summary_t *s, const rheap__live_t *b, uint64_t t, uint32_t freer);
+void rheap__summary_leaked(rheap__summary_t *s, const rheap__live_t *b);
+/* 0; 1 out of memory; -1 database error (rheap__db_errmsg). */
+int rheap__summary_end(rheap__summary_t *s, rheap__db_t *db);
 
 /* ---- convert.c: the whole conversion ---- */
 typedef struct {

@@ -7,6 +7,9 @@
  * id and their rows are written once. The table keeps only location ids (4 bytes per frame), so
  * its size follows the number of distinct stacks.
  */
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +88,99 @@ static int grow(rheap__stacks_t *st)
     return 0;
 }
 
+/* The rule of schema.sql's view `frames`, which the canned queries use with their `skip`
+ * parameter: the same patterns, matched the way SQLite's GLOB matches them. */
+static const char *const plumbing_modules[] = {
+    "*/libc.so*", "*/libc-*.so", "*/ld-linux*", "*/libstdc++.so*", "*/libc++.so*", "*/libc++abi.so*",
+};
+static const char *const plumbing_names[] = {
+    "operator new*", "std::*", "* std::*", "__gnu_cxx::*", "* __gnu_cxx::*", "alloc::*", "* alloc::*",
+    "__rust_*", "__rdl_*", "__rg_*", "__*asprintf*", "strdup", "__strdup", "strndup", "__strndup",
+    "asprintf", "vasprintf",
+};
+
+static int any_match(const char *const *pats, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fnmatch(pats[i], s, 0) == 0)
+            return 1;
+    return 0;
+}
+
+/* A frame is plumbing when its module is the C or C++ runtime or its bare name (the demangled
+ * name without leading '<', template arguments or parameters) is an allocation wrapper. */
+static int is_plumbing(const char *module, const char *sym)
+{
+    if (module && any_match(plumbing_modules, sizeof plumbing_modules / sizeof *plumbing_modules, module))
+        return 1;
+    if (!sym)
+        return 0;
+    while (*sym == '<')
+        sym++;
+    char name[512];
+    size_t n = strcspn(sym, "<(");
+    if (n >= sizeof name)
+        n = sizeof name - 1;
+    memcpy(name, sym, n);
+    name[n] = 0;
+    return any_match(plumbing_names, sizeof plumbing_names / sizeof *plumbing_names, name);
+}
+
+/* Writes the stacks row of a new stack: its allocation site is the first frame that is not
+ * plumbing (frame 0 when all are), moved out to the first frame with a name when it has none,
+ * so that a stripped library's internal function reads as the exported one that called it. */
+static int write_site(rheap__db_t *db, const rheap__sym_t *sym, uint64_t bt,
+                      const rheap__loc_t *const *locs, uint32_t n)
+{
+    const rheap__srcframe_t *site = NULL, *named = NULL;
+    const rheap__loc_t *site_loc = NULL, *named_loc = NULL;
+    uint32_t frame_no = 0, site_no = 0, named_no = 0, first_no = 0;
+    const rheap__srcframe_t *first = NULL;
+    const rheap__loc_t *first_loc = NULL;
+    for (uint32_t i = 0; i < n && !named; i++) {
+        const char *module = rheap__sym_file_path(sym, locs[i]->file_id);
+        for (uint32_t k = 0; k < locs[i]->nframes && !named; k++, frame_no++) {
+            const rheap__srcframe_t *f = &locs[i]->frames[k];
+            if (!first) {
+                first = f;
+                first_loc = locs[i];
+                first_no = frame_no;
+            }
+            if (!site && !is_plumbing(module, f->sym)) {
+                site = f;
+                site_loc = locs[i];
+                site_no = frame_no;
+            }
+            if (site && f->sym) {
+                named = f;
+                named_loc = locs[i];
+                named_no = frame_no;
+            }
+        }
+    }
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < n; i++)
+        total += locs[i]->nframes;
+    if (!first)
+        return rheap__db_stack(db, bt, 0, 0, "(no backtrace)", "??");
+    if (named) {
+        site = named;
+        site_loc = named_loc;
+        site_no = named_no;
+    } else if (!site) {
+        site = first;
+        site_loc = first_loc;
+        site_no = first_no;
+    }
+    const char *where = site->file ? site->file : rheap__sym_file_path(sym, site_loc->file_id);
+    char location[4096];
+    if (site->line)
+        snprintf(location, sizeof location, "%s:%" PRIu32, where ? where : "??", site->line);
+    else
+        snprintf(location, sizeof location, "%s:0x%" PRIx64, where ? where : "??", site_loc->offset);
+    return rheap__db_stack(db, bt, total, site_no, site->sym ? site->sym : "??", location);
+}
+
 uint64_t rheap__stacks_intern(rheap__stacks_t *st, rheap__db_t *db, const rheap__sym_t *sym,
                               const rheap__loc_t *const *locs, uint32_t n)
 {
@@ -128,6 +224,8 @@ uint64_t rheap__stacks_intern(rheap__stacks_t *st, rheap__db_t *db, const rheap_
         }
         st->pool[st->npool + i] = l->id;
     }
+    if (write_site(db, sym, bt, locs, n) != 0)
+        return 0;
     entry_t *e = &st->slots[j];
     e->hash = h;
     e->bt = bt;

@@ -19,13 +19,21 @@
 --          a_ns, b_ns, recording, pid
 -- Run: sqlite3 out.db < queries/diff.sql
 WITH site(bt, function, location) AS (
-    -- Per stack, its first frame that is neither allocator plumbing (the view `frames` in
-    -- schema.sql) nor matched by :skip, or frame 0 when every frame is.
+    -- Per stack, its allocation site: the first frame that is neither allocator plumbing (the
+    -- view `frames` in schema.sql) nor matched by :skip, or frame 0 when every frame is; when
+    -- that frame has no name, the first named frame further out. Without :skip the converter
+    -- chose it already (the table `stacks`); with it, the frames are read again.
+    SELECT id, function, location FROM stacks WHERE :skip IS NULL
+    UNION ALL
     SELECT f.id, coalesce(f.sym, '??'),
            coalesce(f.file, f.module, '??') || ':' || coalesce(f.line, printf('0x%x', f.offset))
-    FROM (SELECT id, coalesce(min(frame_no) FILTER (
-                         WHERE NOT plumbing AND NOT coalesce(name GLOB :skip, 0)), 0) AS frame_no
-          FROM frames GROUP BY id) AS k
+    FROM (SELECT k.id AS id,
+                 coalesce((SELECT min(n.frame_no) FROM backtraces AS n
+                           WHERE n.id = k.id AND n.frame_no >= k.frame_no AND n.sym IS NOT NULL),
+                          k.frame_no) AS frame_no
+          FROM (SELECT id, coalesce(min(frame_no) FILTER (
+                               WHERE NOT plumbing AND NOT coalesce(name GLOB :skip, 0)), 0) AS frame_no
+                FROM frames WHERE :skip IS NOT NULL GROUP BY id) AS k) AS k
     JOIN backtraces AS f ON f.id = k.id AND f.frame_no = k.frame_no
 ),
 procs AS (
@@ -56,15 +64,42 @@ moments AS MATERIALIZED (
            END AS b_ns
     FROM moment_a AS x
 ),
+-- A moment the converter took a picture of: the start (0), a marker, or the end (what was
+-- never freed). Between any other two moments every block is read.
+pictured AS MATERIALIZED (
+    SELECT m.pid AS pid, m.recording AS recording, m.a_ns AS a_ns, m.b_ns AS b_ns,
+           (m.a_ns IN (0, 9223372036854775807)
+            OR m.a_ns IN (SELECT t FROM markers AS k WHERE k.pid = m.pid AND k.recording = m.recording))
+           AND (m.b_ns IN (0, 9223372036854775807)
+                OR m.b_ns IN (SELECT t FROM markers AS k WHERE k.pid = m.pid AND k.recording = m.recording))
+               AS fast
+    FROM moments AS m
+),
+live_at(pid, recording, t, bt, blocks, bytes) AS (
+    SELECT pid, recording, t, bt, blocks, bytes FROM marker_stacks
+    UNION ALL
+    SELECT pid, recording, 9223372036854775807, bt, leaked_blocks, leaked_bytes
+    FROM stack_stats WHERE leaked_blocks > 0
+),
 per_stack AS (
+    SELECT m.pid AS pid, m.recording AS recording, x.bt AS bt,
+           sum(CASE WHEN x.t = m.a_ns THEN x.blocks ELSE 0 END) AS blocks_a,
+           sum(CASE WHEN x.t = m.a_ns THEN x.bytes ELSE 0 END) AS bytes_a,
+           sum(CASE WHEN x.t = m.b_ns THEN x.blocks ELSE 0 END) AS blocks_b,
+           sum(CASE WHEN x.t = m.b_ns THEN x.bytes ELSE 0 END) AS bytes_b
+    FROM pictured AS m
+    JOIN live_at AS x ON x.pid = m.pid AND x.recording = m.recording AND x.t IN (m.a_ns, m.b_ns)
+    WHERE m.fast
+    GROUP BY m.pid, m.recording, x.bt
+    UNION ALL
     SELECT pid, recording, bt, sum(at_a) AS blocks_a, sum(at_a * size) AS bytes_a, sum(at_b) AS blocks_b,
            sum(at_b * size) AS bytes_b
     FROM (SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt, a.size AS size,
                  a.alloc_after <= m.a_ns AND (a.dealloc_after IS NULL OR a.dealloc_after > m.a_ns) AS at_a,
                  a.alloc_after <= m.b_ns AND (a.dealloc_after IS NULL OR a.dealloc_after > m.b_ns) AS at_b
           FROM allocations AS a
-          JOIN moments AS m ON m.pid = a.pid AND m.recording = a.recording
-          WHERE a.alloc_after <= max(m.a_ns, m.b_ns)
+          JOIN pictured AS m ON m.pid = a.pid AND m.recording = a.recording
+          WHERE NOT m.fast AND a.alloc_after <= max(m.a_ns, m.b_ns)
             AND (a.dealloc_after IS NULL OR a.dealloc_after > min(m.a_ns, m.b_ns)))
     WHERE at_a OR at_b
     GROUP BY pid, recording, bt

@@ -10,21 +10,28 @@
 -- Columns: blocks, bytes, function, location, first_ns, last_ns, recording, pid
 -- Run: sqlite3 out.db < queries/leaks.sql
 WITH site(bt, function, location) AS (
-    -- Per stack, its first frame that is neither allocator plumbing (the view `frames` in
-    -- schema.sql) nor matched by :skip, or frame 0 when every frame is.
+    -- Per stack, its allocation site: the first frame that is neither allocator plumbing (the
+    -- view `frames` in schema.sql) nor matched by :skip, or frame 0 when every frame is; when
+    -- that frame has no name, the first named frame further out. Without :skip the converter
+    -- chose it already (the table `stacks`); with it, the frames are read again.
+    SELECT id, function, location FROM stacks WHERE :skip IS NULL
+    UNION ALL
     SELECT f.id, coalesce(f.sym, '??'),
            coalesce(f.file, f.module, '??') || ':' || coalesce(f.line, printf('0x%x', f.offset))
-    FROM (SELECT id, coalesce(min(frame_no) FILTER (
-                         WHERE NOT plumbing AND NOT coalesce(name GLOB :skip, 0)), 0) AS frame_no
-          FROM frames GROUP BY id) AS k
+    FROM (SELECT k.id AS id,
+                 coalesce((SELECT min(n.frame_no) FROM backtraces AS n
+                           WHERE n.id = k.id AND n.frame_no >= k.frame_no AND n.sym IS NOT NULL),
+                          k.frame_no) AS frame_no
+          FROM (SELECT id, coalesce(min(frame_no) FILTER (
+                               WHERE NOT plumbing AND NOT coalesce(name GLOB :skip, 0)), 0) AS frame_no
+                FROM frames WHERE :skip IS NOT NULL GROUP BY id) AS k) AS k
     JOIN backtraces AS f ON f.id = k.id AND f.frame_no = k.frame_no
 ),
 per_stack AS (
-    SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt, count(*) AS blocks,
-           sum(a.size) AS bytes, min(a.alloc_after) AS first_ns, max(a.alloc_after) AS last_ns
-    FROM allocations AS a
-    WHERE a.dealloc_after IS NULL AND a.pid = coalesce(:pid, a.pid)
-    GROUP BY a.pid, a.recording, a.bt
+    SELECT pid, recording, bt, leaked_blocks AS blocks, leaked_bytes AS bytes,
+           leak_first_ns AS first_ns, leak_last_ns AS last_ns
+    FROM stack_stats
+    WHERE leaked_blocks > 0 AND pid = coalesce(:pid, pid)
 )
 SELECT sum(l.blocks) AS blocks, sum(l.bytes) AS bytes,
        coalesce(s.function, '(no backtrace)') AS function, coalesce(s.location, '??') AS location,

@@ -14,38 +14,44 @@
 --          function, location, recording, pid
 -- Run: sqlite3 out.db < queries/lifetimes.sql
 WITH site(bt, function, location) AS (
-    -- Per stack, its first frame that is neither allocator plumbing (the view `frames` in
-    -- schema.sql) nor matched by :skip, or frame 0 when every frame is.
+    -- Per stack, its allocation site: the first frame that is neither allocator plumbing (the
+    -- view `frames` in schema.sql) nor matched by :skip, or frame 0 when every frame is; when
+    -- that frame has no name, the first named frame further out. Without :skip the converter
+    -- chose it already (the table `stacks`); with it, the frames are read again.
+    SELECT id, function, location FROM stacks WHERE :skip IS NULL
+    UNION ALL
     SELECT f.id, coalesce(f.sym, '??'),
            coalesce(f.file, f.module, '??') || ':' || coalesce(f.line, printf('0x%x', f.offset))
-    FROM (SELECT id, coalesce(min(frame_no) FILTER (
-                         WHERE NOT plumbing AND NOT coalesce(name GLOB :skip, 0)), 0) AS frame_no
-          FROM frames GROUP BY id) AS k
+    FROM (SELECT k.id AS id,
+                 coalesce((SELECT min(n.frame_no) FROM backtraces AS n
+                           WHERE n.id = k.id AND n.frame_no >= k.frame_no AND n.sym IS NOT NULL),
+                          k.frame_no) AS frame_no
+          FROM (SELECT id, coalesce(min(frame_no) FILTER (
+                               WHERE NOT plumbing AND NOT coalesce(name GLOB :skip, 0)), 0) AS frame_no
+                FROM frames WHERE :skip IS NOT NULL GROUP BY id) AS k) AS k
     JOIN backtraces AS f ON f.id = k.id AND f.frame_no = k.frame_no
 ),
 -- Rows are first grouped by stack and decade, the decade being the number of decimal digits of
 -- the lifetime (NULL: never freed), so that each row is looked at once; the decades are spread
 -- into columns afterwards, over few rows.
 per_decade AS (
-    SELECT pid, recording, bt, CASE WHEN life IS NULL THEN NULL WHEN life < 1000 THEN 0
-                         ELSE min(8, length(life) - 3) END AS d,
-           count(*) AS blocks, sum(life) AS total_ns, min(life) AS min_ns, max(life) AS max_ns
-    FROM (SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt,
-                 a.dealloc_after - a.alloc_after AS life
-          FROM allocations AS a
-          WHERE a.pid = coalesce(:pid, a.pid))
-    GROUP BY pid, recording, bt, d
+    SELECT pid, recording, bt,
+           sum(blocks) FILTER (WHERE decade = 0) AS b0, sum(blocks) FILTER (WHERE decade = 1) AS b1,
+           sum(blocks) FILTER (WHERE decade = 2) AS b2, sum(blocks) FILTER (WHERE decade = 3) AS b3,
+           sum(blocks) FILTER (WHERE decade = 4) AS b4, sum(blocks) FILTER (WHERE decade = 5) AS b5,
+           sum(blocks) FILTER (WHERE decade = 6) AS b6, sum(blocks) FILTER (WHERE decade = 7) AS b7,
+           sum(blocks) FILTER (WHERE decade = 8) AS b8
+    FROM stack_lifetimes
+    WHERE pid = coalesce(:pid, pid)
+    GROUP BY pid, recording, bt
 ),
 per_stack AS (
-    SELECT pid, recording, bt, sum(blocks) AS blocks, sum(blocks) FILTER (WHERE d IS NOT NULL) AS freed,
-           sum(total_ns) AS total_ns, min(min_ns) AS min_ns, max(max_ns) AS max_ns,
-           sum(blocks) FILTER (WHERE d = 0) AS b0, sum(blocks) FILTER (WHERE d = 1) AS b1,
-           sum(blocks) FILTER (WHERE d = 2) AS b2, sum(blocks) FILTER (WHERE d = 3) AS b3,
-           sum(blocks) FILTER (WHERE d = 4) AS b4, sum(blocks) FILTER (WHERE d = 5) AS b5,
-           sum(blocks) FILTER (WHERE d = 6) AS b6, sum(blocks) FILTER (WHERE d = 7) AS b7,
-           sum(blocks) FILTER (WHERE d = 8) AS b8
-    FROM per_decade
-    GROUP BY pid, recording, bt
+    SELECT s.pid AS pid, s.recording AS recording, s.bt AS bt, s.blocks AS blocks,
+           s.freed_blocks AS freed, s.life_total_ns AS total_ns, s.life_min_ns AS min_ns,
+           s.life_max_ns AS max_ns, d.b0, d.b1, d.b2, d.b3, d.b4, d.b5, d.b6, d.b7, d.b8
+    FROM stack_stats AS s
+    LEFT JOIN per_decade AS d ON d.pid = s.pid AND d.recording = s.recording AND d.bt IS s.bt
+    WHERE s.pid = coalesce(:pid, s.pid)
 )
 SELECT sum(l.blocks) AS blocks, coalesce(sum(l.freed), 0) AS freed,
        sum(l.blocks) - coalesce(sum(l.freed), 0) AS never_freed,

@@ -3,8 +3,8 @@
 -- Per recording: the moment at which the live heap (bytes allocated and not yet freed) was
 -- largest, counting every event of the same ns together, and each allocation site's blocks live
 -- at that moment, most bytes first. The bytes of the rows of one recording add up to its
--- peak_bytes. When the same largest value was reached at several moments, peak_ns is one of
--- them.
+-- peak_bytes. When the same largest value was reached at several moments, peak_ns is the first
+-- of them.
 --
 -- param: pid = NULL  (only this process; NULL: every process)
 -- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
@@ -12,40 +12,29 @@
 -- Columns: blocks, bytes, function, location, peak_ns, peak_bytes, recording, pid
 -- Run: sqlite3 out.db < queries/peak.sql
 WITH site(bt, function, location) AS (
-    -- Per stack, its first frame that is neither allocator plumbing (the view `frames` in
-    -- schema.sql) nor matched by :skip, or frame 0 when every frame is.
+    -- Per stack, its allocation site: the first frame that is neither allocator plumbing (the
+    -- view `frames` in schema.sql) nor matched by :skip, or frame 0 when every frame is; when
+    -- that frame has no name, the first named frame further out. Without :skip the converter
+    -- chose it already (the table `stacks`); with it, the frames are read again.
+    SELECT id, function, location FROM stacks WHERE :skip IS NULL
+    UNION ALL
     SELECT f.id, coalesce(f.sym, '??'),
            coalesce(f.file, f.module, '??') || ':' || coalesce(f.line, printf('0x%x', f.offset))
-    FROM (SELECT id, coalesce(min(frame_no) FILTER (
-                         WHERE NOT plumbing AND NOT coalesce(name GLOB :skip, 0)), 0) AS frame_no
-          FROM frames GROUP BY id) AS k
+    FROM (SELECT k.id AS id,
+                 coalesce((SELECT min(n.frame_no) FROM backtraces AS n
+                           WHERE n.id = k.id AND n.frame_no >= k.frame_no AND n.sym IS NOT NULL),
+                          k.frame_no) AS frame_no
+          FROM (SELECT id, coalesce(min(frame_no) FILTER (
+                               WHERE NOT plumbing AND NOT coalesce(name GLOB :skip, 0)), 0) AS frame_no
+                FROM frames WHERE :skip IS NOT NULL GROUP BY id) AS k) AS k
     JOIN backtraces AS f ON f.id = k.id AND f.frame_no = k.frame_no
 ),
-events(pid, recording, t, delta) AS (
-    SELECT a.pid, a.recording, a.alloc_after, a.size FROM allocations AS a
-    WHERE a.pid = coalesce(:pid, a.pid)
-    UNION ALL
-    SELECT a.pid, a.recording, a.dealloc_after, -a.size FROM allocations AS a
-    WHERE a.dealloc_after IS NOT NULL AND a.pid = coalesce(:pid, a.pid)
-),
--- The running sum's default frame takes all events of the same ns at once, so `live` is the
--- heap after that ns. The row holding max() lends its t to the bare column (SQLite's rule for
--- min/max aggregates); one window and one grouping is half the work of first keeping the rows
--- that set a new high.
-peak(pid, recording, t, bytes) AS MATERIALIZED (
-    SELECT pid, recording, t, max(live)
-    FROM (SELECT pid, recording, t,
-                 sum(delta) OVER (PARTITION BY pid, recording ORDER BY t) AS live
-          FROM events)
-    GROUP BY pid, recording
-),
 per_stack AS (
-    SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt, count(*) AS blocks,
-           sum(a.size) AS bytes, p.t AS peak_ns, p.bytes AS peak_bytes
-    FROM allocations AS a
-    JOIN peak AS p ON p.pid = a.pid AND p.recording = a.recording
-    WHERE a.alloc_after <= p.t AND (a.dealloc_after IS NULL OR a.dealloc_after > p.t)
-    GROUP BY a.pid, a.recording, a.bt
+    SELECT s.pid AS pid, s.recording AS recording, s.bt AS bt, s.peak_blocks AS blocks,
+           s.peak_bytes AS bytes, r.peak_ns AS peak_ns, r.peak_bytes AS peak_bytes
+    FROM stack_stats AS s
+    JOIN recording_stats AS r ON r.pid = s.pid AND r.recording = s.recording
+    WHERE s.peak_blocks > 0 AND s.pid = coalesce(:pid, s.pid)
 )
 SELECT sum(l.blocks) AS blocks, sum(l.bytes) AS bytes,
        coalesce(s.function, '(no backtrace)') AS function, coalesce(s.location, '??') AS location,

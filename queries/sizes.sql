@@ -8,29 +8,10 @@
 --
 -- Columns: min_size, max_size, blocks, bytes, leaked_blocks, leaked_bytes, recording, pid
 -- Run: sqlite3 out.db < queries/sizes.sql
-WITH per_size AS (
-    SELECT a.pid AS pid, a.recording AS recording, a.size AS size, count(*) AS blocks,
-           sum(a.dealloc_after IS NULL) AS leaked
-    FROM allocations AS a
-    WHERE a.pid = coalesce(:pid, a.pid)
-    GROUP BY a.pid, a.recording, a.size
-),
--- The class of a size is its highest set bit, found from the number of hex digits and the
--- leading digit, as SQLite 3.40 has no bit-length or log2 function by default.
-classed AS (
-    SELECT pid, recording, size, blocks, leaked,
-           CASE WHEN size <= 0 THEN 0
-                ELSE 1 << (4 * (length(printf('%x', size)) - 1)
-                           + CASE WHEN size >> (4 * (length(printf('%x', size)) - 1)) >= 8 THEN 3
-                                  WHEN size >> (4 * (length(printf('%x', size)) - 1)) >= 4 THEN 2
-                                  WHEN size >> (4 * (length(printf('%x', size)) - 1)) >= 2 THEN 1
-                                  ELSE 0 END)
-           END AS lo
-    FROM per_size
-)
-SELECT lo AS min_size, CASE WHEN lo = 0 THEN 0 ELSE 2 * lo - 1 END AS max_size,
-       sum(blocks) AS blocks, sum(blocks * size) AS bytes, sum(leaked) AS leaked_blocks,
-       sum(leaked * size) AS leaked_bytes, recording, pid
-FROM classed
-GROUP BY pid, recording, lo
-ORDER BY pid, recording, lo;
+SELECT min_size, CASE WHEN min_size = 0 THEN 0 ELSE 2 * min_size - 1 END AS max_size,
+       sum(blocks) AS blocks, sum(bytes) AS bytes, sum(leaked_blocks) AS leaked_blocks,
+       sum(leaked_bytes) AS leaked_bytes, recording, pid
+FROM stack_sizes
+WHERE pid = coalesce(:pid, pid)
+GROUP BY pid, recording, min_size
+ORDER BY pid, recording, min_size;

@@ -13,37 +13,36 @@
 -- Columns: temporary, blocks, percent, temporary_bytes, function, location, recording, pid
 -- Run: sqlite3 out.db < queries/temporary.sql
 WITH site(bt, function, location) AS (
-    -- Per stack, its first frame that is neither allocator plumbing (the view `frames` in
-    -- schema.sql) nor matched by :skip, or frame 0 when every frame is.
+    -- Per stack, its allocation site: the first frame that is neither allocator plumbing (the
+    -- view `frames` in schema.sql) nor matched by :skip, or frame 0 when every frame is; when
+    -- that frame has no name, the first named frame further out. Without :skip the converter
+    -- chose it already (the table `stacks`); with it, the frames are read again.
+    SELECT id, function, location FROM stacks WHERE :skip IS NULL
+    UNION ALL
     SELECT f.id, coalesce(f.sym, '??'),
            coalesce(f.file, f.module, '??') || ':' || coalesce(f.line, printf('0x%x', f.offset))
-    FROM (SELECT id, coalesce(min(frame_no) FILTER (
-                         WHERE NOT plumbing AND NOT coalesce(name GLOB :skip, 0)), 0) AS frame_no
-          FROM frames GROUP BY id) AS k
+    FROM (SELECT k.id AS id,
+                 coalesce((SELECT min(n.frame_no) FROM backtraces AS n
+                           WHERE n.id = k.id AND n.frame_no >= k.frame_no AND n.sym IS NOT NULL),
+                          k.frame_no) AS frame_no
+          FROM (SELECT id, coalesce(min(frame_no) FILTER (
+                               WHERE NOT plumbing AND NOT coalesce(name GLOB :skip, 0)), 0) AS frame_no
+                FROM frames WHERE :skip IS NOT NULL GROUP BY id) AS k) AS k
     JOIN backtraces AS f ON f.id = k.id AND f.frame_no = k.frame_no
 ),
--- Only one of the two branches reads the table: the other's WHERE is false before any row.
--- Equal times count as freed first, as the recorder stamps a free before it happens and an
--- allocation after it returns.
-judged AS (
-    SELECT pid, recording, bt, size,
-           dealloc_after IS NOT NULL AND dealloc_after <= coalesce(next_ns, dealloc_after) AS temp
-    FROM (SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt, a.size AS size,
-                 a.dealloc_after AS dealloc_after,
-                 lead(a.alloc_after) OVER (PARTITION BY a.pid, a.recording, a.alloc_thread
-                                           ORDER BY a.alloc_after, a.id) AS next_ns
-          FROM allocations AS a
-          WHERE :max_ns IS NULL AND a.pid = coalesce(:pid, a.pid))
-    UNION ALL
-    SELECT a.pid, a.recording, a.bt, a.size,
-           a.dealloc_after IS NOT NULL AND a.dealloc_after - a.alloc_after <= cast(:max_ns AS INTEGER)
-    FROM allocations AS a
-    WHERE :max_ns IS NOT NULL AND a.pid = coalesce(:pid, a.pid)
-),
+-- Only one of the two branches is read: the other's WHERE is false before any row. The
+-- default rule was applied by the converter (stack_stats); a lifetime limit reads every block.
 per_stack AS (
-    SELECT pid, recording, bt, sum(temp) AS temporary, count(*) AS blocks,
-           sum(CASE WHEN temp THEN size ELSE 0 END) AS temporary_bytes
-    FROM judged
+    SELECT pid, recording, bt, temporary_blocks AS temporary, blocks, temporary_bytes
+    FROM stack_stats
+    WHERE :max_ns IS NULL AND pid = coalesce(:pid, pid)
+    UNION ALL
+    SELECT pid, recording, bt, sum(temp), count(*), sum(CASE WHEN temp THEN size ELSE 0 END)
+    FROM (SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt, a.size AS size,
+                 a.dealloc_after IS NOT NULL
+                     AND a.dealloc_after - a.alloc_after <= cast(:max_ns AS INTEGER) AS temp
+          FROM allocations AS a
+          WHERE :max_ns IS NOT NULL AND a.pid = coalesce(:pid, a.pid))
     GROUP BY pid, recording, bt
 ),
 per_site AS (

@@ -1,0 +1,634 @@
+/*
+ * summary.c: the summary tables of schema.sql, computed in the converter's single pass.
+ *
+ * The converter applies every allocation and every end of a block in time order (merge.c), so
+ * the live heap of a recording is known at every moment without a second look at the rows: a
+ * running total per recording and per stack. From it come the exact peak (and what each stack
+ * held then), the timeline's largest live heap per slice, and the heap at each marker. Counts,
+ * lifetimes and size classes are added up as blocks start and end.
+ *
+ * What each event costs: a few additions into the stack's entry (an array indexed by the dense
+ * backtrace id), the thread's entry (a small hash by tid) and the current timeline slice. Two
+ * things are not constant per event, and both are bounded:
+ *
+ *  - The peak's per-stack picture. Copying every stack's live bytes whenever the heap reaches
+ *    a new high would cost the number of stacks per new high, and a growing heap sets one at
+ *    nearly every event. Instead each stack whose live total changed since the last copy is on
+ *    a dirty list, and a new high copies only those: each change is copied at most once.
+ *  - Markers copy every stack with live blocks; there are as many of those copies as distinct
+ *    marker times.
+ *
+ * Memory is one entry per stack, per thread, per (stack, size class) and 1024 timeline slices:
+ * independent of the number of events.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "internal.h"
+
+#define SLICES 1024
+#define FIRST_WIDTH 1024u /* ns: the width of a slice while the recording is younger than ~1 ms */
+
+typedef struct {
+    uint64_t blocks, bytes, freed_blocks, freed_bytes, temp_blocks, temp_bytes;
+    uint64_t first_t, last_t, leak_first, leak_last, min_size, max_size;
+    uint64_t life_min, life_max, life_total;
+    int64_t live_blocks, live_bytes;  /* now */
+    int64_t peak_blocks, peak_bytes;  /* at the peak, once copied */
+    uint64_t life[9];
+    int dirty;                        /* on the dirty list */
+} stackagg_t;
+
+typedef struct {
+    uint32_t tid;                     /* key; 0 = empty slot */
+    uint64_t allocs, alloc_bytes, frees, freed_bytes, leaked_blocks, leaked_bytes;
+    uint64_t freed_by_other, frees_of_other;
+    /* The thread's latest allocation, to decide whether it was temporary: freed before the
+     * thread allocated again. */
+    int pend, pend_freed;
+    uint64_t pend_addr, pend_t, pend_bt, pend_size;
+} threadagg_t;
+
+typedef struct {
+    uint64_t key;                     /* bt * 128 + class + 1; 0 = empty slot */
+    uint64_t blocks, bytes, leaked_blocks, leaked_bytes;
+} sizeagg_t;
+
+typedef struct {
+    uint64_t allocs, alloc_bytes, frees, freed_bytes;
+    int64_t max_live;                 /* the most live bytes after an instant inside the slice */
+    int seen;                         /* max_live is set */
+} slice_t;
+
+struct rheap__summary {
+    uint32_t pid, recording;
+    stackagg_t *st;                   /* indexed by bt (0: no backtrace) */
+    size_t capst, nst;                /* nst: 1 + the largest bt seen */
+    uint64_t *dirty;
+    size_t ndirty, capdirty;
+    threadagg_t *th;
+    size_t thmask, nth;
+    sizeagg_t *sz;
+    size_t szmask, nsz;
+    slice_t slice[SLICES];
+    uint64_t width;
+    /* The live heap and the instant being applied. */
+    int started;
+    uint64_t now;
+    int64_t live_bytes, live_blocks;
+    int64_t peak_bytes, peak_blocks;
+    uint64_t peak_t;
+    uint64_t allocs, alloc_bytes, frees, freed_bytes;
+    /* Marker times not yet passed, sorted; and the per-stack copies taken at passed ones. */
+    uint64_t *marks;
+    size_t nmarks, capmarks;
+    struct markrow {
+        uint64_t t, bt;
+        int64_t blocks, bytes;
+    } *mrows;
+    size_t nmrows, capmrows;
+    int failed;                       /* out of memory: the summaries are not written */
+};
+
+rheap__summary_t *rheap__summary_create(void)
+{
+    return calloc(1, sizeof(rheap__summary_t));
+}
+
+void rheap__summary_destroy(rheap__summary_t *s)
+{
+    if (!s)
+        return;
+    free(s->st);
+    free(s->dirty);
+    free(s->th);
+    free(s->sz);
+    free(s->marks);
+    free(s->mrows);
+    free(s);
+}
+
+int rheap__summary_begin(rheap__summary_t *s, uint32_t pid, uint32_t recording)
+{
+    s->pid = pid;
+    s->recording = recording;
+    if (s->nst)
+        memset(s->st, 0, s->nst * sizeof *s->st);
+    s->nst = 0;
+    s->ndirty = 0;
+    free(s->th);
+    s->thmask = 63;
+    s->nth = 0;
+    s->th = calloc(s->thmask + 1, sizeof *s->th);
+    free(s->sz);
+    s->szmask = 1023;
+    s->nsz = 0;
+    s->sz = calloc(s->szmask + 1, sizeof *s->sz);
+    memset(s->slice, 0, sizeof s->slice);
+    s->width = FIRST_WIDTH;
+    s->started = 0;
+    s->now = 0;
+    s->live_bytes = s->live_blocks = s->peak_bytes = s->peak_blocks = 0;
+    s->peak_t = 0;
+    s->allocs = s->alloc_bytes = s->frees = s->freed_bytes = 0;
+    s->nmarks = s->nmrows = 0;
+    s->failed = !s->th || !s->sz;
+    /* The heap at the start is pictured too, as the default first moment of queries/diff.sql. */
+    rheap__summary_marker(s, 0);
+    return s->failed ? -1 : 0;
+}
+
+static uint64_t mix(uint64_t k)
+{
+    return (k * 0x9E3779B97F4A7C15ull) >> 20;
+}
+
+/* The thread entry of tid, made on first use. NULL: out of memory. */
+static threadagg_t *thread_of(rheap__summary_t *s, uint32_t tid)
+{
+    size_t j = mix(tid) & s->thmask;
+    while (s->th[j].tid && s->th[j].tid != tid)
+        j = (j + 1) & s->thmask;
+    if (s->th[j].tid)
+        return &s->th[j];
+    if ((s->nth + 1) * 2 > s->thmask + 1) {
+        size_t nmask = s->thmask * 2 + 1;
+        threadagg_t *n = calloc(nmask + 1, sizeof *n);
+        if (!n)
+            return NULL;
+        for (size_t i = 0; i <= s->thmask; i++) {
+            if (!s->th[i].tid)
+                continue;
+            size_t k = mix(s->th[i].tid) & nmask;
+            while (n[k].tid)
+                k = (k + 1) & nmask;
+            n[k] = s->th[i];
+        }
+        free(s->th);
+        s->th = n;
+        s->thmask = nmask;
+        j = mix(tid) & s->thmask;
+        while (s->th[j].tid)
+            j = (j + 1) & s->thmask;
+    }
+    s->nth++;
+    s->th[j].tid = tid;
+    return &s->th[j];
+}
+
+static unsigned size_class(uint64_t size)
+{
+    return size ? 64u - (unsigned)__builtin_clzll(size) : 0u; /* 0, or 1 + floor(log2(size)) */
+}
+
+static sizeagg_t *size_of(rheap__summary_t *s, uint64_t bt, uint64_t size)
+{
+    uint64_t key = bt * 128 + size_class(size) + 1;
+    size_t j = mix(key) & s->szmask;
+    while (s->sz[j].key && s->sz[j].key != key)
+        j = (j + 1) & s->szmask;
+    if (s->sz[j].key)
+        return &s->sz[j];
+    if ((s->nsz + 1) * 2 > s->szmask + 1) {
+        size_t nmask = s->szmask * 2 + 1;
+        sizeagg_t *n = calloc(nmask + 1, sizeof *n);
+        if (!n)
+            return NULL;
+        for (size_t i = 0; i <= s->szmask; i++) {
+            if (!s->sz[i].key)
+                continue;
+            size_t k = mix(s->sz[i].key) & nmask;
+            while (n[k].key)
+                k = (k + 1) & nmask;
+            n[k] = s->sz[i];
+        }
+        free(s->sz);
+        s->sz = n;
+        s->szmask = nmask;
+        j = mix(key) & s->szmask;
+        while (s->sz[j].key)
+            j = (j + 1) & s->szmask;
+    }
+    s->nsz++;
+    s->sz[j].key = key;
+    return &s->sz[j];
+}
+
+static stackagg_t *stack_of(rheap__summary_t *s, uint64_t bt)
+{
+    if (bt >= s->capst) {
+        size_t cap = s->capst ? s->capst : 1024;
+        while (cap <= bt)
+            cap *= 2;
+        stackagg_t *n = realloc(s->st, cap * sizeof *n);
+        if (!n)
+            return NULL;
+        memset(n + s->capst, 0, (cap - s->capst) * sizeof *n);
+        s->st = n;
+        s->capst = cap;
+    }
+    if (bt >= s->nst)
+        s->nst = bt + 1;
+    return &s->st[bt];
+}
+
+static void fail(rheap__summary_t *s)
+{
+    s->failed = 1;
+}
+
+/* The heap after every event of the instant s->now is final: record it in the slice, the
+ * peak, and any marker between s->now and `next` (the next instant). */
+static void close_instant(rheap__summary_t *s, uint64_t next, int last)
+{
+    slice_t *sl = &s->slice[s->now / s->width];
+    if (!sl->seen || s->live_bytes > sl->max_live) {
+        sl->max_live = s->live_bytes;
+        sl->seen = 1;
+    }
+    if (s->live_bytes > s->peak_bytes) {
+        s->peak_bytes = s->live_bytes;
+        s->peak_blocks = s->live_blocks;
+        s->peak_t = s->now;
+        for (size_t i = 0; i < s->ndirty; i++) {
+            stackagg_t *a = &s->st[s->dirty[i]];
+            a->peak_blocks = a->live_blocks;
+            a->peak_bytes = a->live_bytes;
+            a->dirty = 0;
+        }
+        s->ndirty = 0;
+    }
+    size_t k = 0;
+    while (k < s->nmarks && (last || s->marks[k] < next)) {
+        for (size_t bt = 0; bt < s->nst; bt++) {
+            const stackagg_t *a = &s->st[bt];
+            if (!a->live_blocks)
+                continue;
+            if (rheap__grow(&s->mrows, &s->capmrows, s->nmrows, sizeof *s->mrows, 256) != 0) {
+                fail(s);
+                return;
+            }
+            s->mrows[s->nmrows++] = (struct markrow){s->marks[k], bt, a->live_blocks, a->live_bytes};
+        }
+        k++;
+    }
+    if (k) {
+        memmove(s->marks, s->marks + k, (s->nmarks - k) * sizeof *s->marks);
+        s->nmarks -= k;
+    }
+}
+
+/* Doubles the slice width until t falls inside the timeline, merging slices pairwise. */
+static void widen(rheap__summary_t *s, uint64_t t)
+{
+    while (t / s->width >= SLICES) {
+        for (size_t i = 0; i < SLICES / 2; i++) {
+            slice_t a = s->slice[2 * i], b = s->slice[2 * i + 1], m = {0};
+            m.allocs = a.allocs + b.allocs;
+            m.alloc_bytes = a.alloc_bytes + b.alloc_bytes;
+            m.frees = a.frees + b.frees;
+            m.freed_bytes = a.freed_bytes + b.freed_bytes;
+            m.seen = a.seen || b.seen;
+            m.max_live = !a.seen ? b.max_live : !b.seen ? a.max_live
+                                                        : a.max_live > b.max_live ? a.max_live : b.max_live;
+            s->slice[i] = m;
+        }
+        memset(s->slice + SLICES / 2, 0, SLICES / 2 * sizeof *s->slice);
+        s->width *= 2;
+    }
+}
+
+/* Moves the clock to t. Events come in time order; one that does not (a clock step the
+ * merge could not hide) is counted with the instant being applied. */
+static void at(rheap__summary_t *s, uint64_t t)
+{
+    if (s->started && t <= s->now)
+        return;
+    if (s->started) {
+        close_instant(s, t, 0);
+    } else {
+        /* Markers before the first event see an empty heap: nothing to copy, but passed. */
+        size_t k = 0;
+        while (k < s->nmarks && s->marks[k] < t)
+            k++;
+        memmove(s->marks, s->marks + k, (s->nmarks - k) * sizeof *s->marks);
+        s->nmarks -= k;
+        s->started = 1;
+    }
+    widen(s, t);
+    s->now = t;
+}
+
+static void touch(rheap__summary_t *s, stackagg_t *a, uint64_t bt)
+{
+    if (a->dirty)
+        return;
+    if (rheap__grow(&s->dirty, &s->capdirty, s->ndirty, sizeof *s->dirty, 1024) != 0) {
+        fail(s);
+        return;
+    }
+    a->dirty = 1;
+    s->dirty[s->ndirty++] = bt;
+}
+
+void rheap__summary_marker(rheap__summary_t *s, uint64_t t)
+{
+    if (s->failed)
+        return;
+    size_t i = s->nmarks;
+    while (i > 0 && s->marks[i - 1] > t)
+        i--;
+    if (i > 0 && s->marks[i - 1] == t)
+        return;
+    if (rheap__grow(&s->marks, &s->capmarks, s->nmarks, sizeof *s->marks, 16) != 0) {
+        fail(s);
+        return;
+    }
+    memmove(s->marks + i + 1, s->marks + i, (s->nmarks - i) * sizeof *s->marks);
+    s->marks[i] = t;
+    s->nmarks++;
+}
+
+void rheap__summary_alloc(rheap__summary_t *s, const rheap__live_t *b)
+{
+    if (s->failed)
+        return;
+    stackagg_t *a = stack_of(s, b->bt);
+    threadagg_t *th = thread_of(s, b->tid);
+    if (!a || !th) {
+        fail(s);
+        return;
+    }
+    at(s, b->t);
+    if (!a->blocks) {
+        a->first_t = b->t;
+        a->min_size = b->size;
+    }
+    a->blocks++;
+    a->bytes += b->size;
+    a->last_t = b->t;
+    if (b->size < a->min_size)
+        a->min_size = b->size;
+    if (b->size > a->max_size)
+        a->max_size = b->size;
+    a->live_blocks++;
+    a->live_bytes += (int64_t)b->size;
+    touch(s, a, b->bt);
+    s->live_blocks++;
+    s->live_bytes += (int64_t)b->size;
+    s->allocs++;
+    s->alloc_bytes += b->size;
+    slice_t *sl = &s->slice[b->t / s->width];
+    sl->allocs++;
+    sl->alloc_bytes += b->size;
+    th->allocs++;
+    th->alloc_bytes += b->size;
+    if (th->pend && th->pend_freed) {
+        stackagg_t *p = &s->st[th->pend_bt];
+        p->temp_blocks++;
+        p->temp_bytes += th->pend_size;
+    }
+    th->pend = 1;
+    th->pend_freed = 0;
+    th->pend_addr = b->addr;
+    th->pend_t = b->t;
+    th->pend_bt = b->bt;
+    th->pend_size = b->size;
+    sizeagg_t *z = size_of(s, b->bt, b->size);
+    if (!z) {
+        fail(s);
+        return;
+    }
+    z->blocks++;
+    z->bytes += b->size;
+}
+
+void rheap__summary_free(rheap__summary_t *s, const rheap__live_t *b, uint64_t t, uint32_t freer)
+{
+    if (s->failed)
+        return;
+    stackagg_t *a = &s->st[b->bt]; /* made by summary_alloc */
+    threadagg_t *owner = thread_of(s, b->tid);
+    threadagg_t *by = freer ? thread_of(s, freer) : NULL;
+    if (!owner || (freer && !by)) {
+        fail(s);
+        return;
+    }
+    at(s, t);
+    uint64_t life = t - b->t;
+    if (!a->freed_blocks || life < a->life_min)
+        a->life_min = life;
+    if (life > a->life_max)
+        a->life_max = life;
+    a->life_total += life;
+    unsigned d = 0;
+    for (uint64_t x = life; x >= 1000 && d < 8; x /= 10)
+        d++;
+    a->life[d]++;
+    a->freed_blocks++;
+    a->freed_bytes += b->size;
+    a->live_blocks--;
+    a->live_bytes -= (int64_t)b->size;
+    touch(s, a, b->bt);
+    s->live_blocks--;
+    s->live_bytes -= (int64_t)b->size;
+    s->frees++;
+    s->freed_bytes += b->size;
+    slice_t *sl = &s->slice[t / s->width];
+    sl->frees++;
+    sl->freed_bytes += b->size;
+    if (owner->pend && owner->pend_addr == b->addr && owner->pend_t == b->t)
+        owner->pend_freed = 1;
+    if (by) {
+        by->frees++;
+        by->freed_bytes += b->size;
+        if (freer != b->tid) {
+            owner->freed_by_other++;
+            by->frees_of_other++;
+        }
+    }
+}
+
+void rheap__summary_leaked(rheap__summary_t *s, const rheap__live_t *b)
+{
+    if (s->failed)
+        return;
+    stackagg_t *a = &s->st[b->bt];
+    threadagg_t *th = thread_of(s, b->tid);
+    sizeagg_t *z = size_of(s, b->bt, b->size);
+    if (!th || !z) {
+        fail(s);
+        return;
+    }
+    if (!a->leak_first || b->t < a->leak_first - 1)
+        a->leak_first = b->t + 1; /* + 1: 0 means none */
+    if (b->t + 1 > a->leak_last)
+        a->leak_last = b->t + 1;
+    th->leaked_blocks++;
+    th->leaked_bytes += b->size;
+    z->leaked_blocks++;
+    z->leaked_bytes += b->size;
+}
+
+/* ---- Writing the tables ---- */
+
+static void bind_bt(sqlite3_stmt *st, int i, uint64_t bt)
+{
+    if (bt)
+        sqlite3_bind_int64(st, i, (sqlite3_int64)bt);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void bind_opt(sqlite3_stmt *st, int i, uint64_t v, int present)
+{
+    if (present)
+        sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+/* Binds pid and recording, then the values, steps and resets. */
+static int put(rheap__summary_t *s, sqlite3_stmt *st)
+{
+    sqlite3_bind_int64(st, 1, s->pid);
+    sqlite3_bind_int64(st, 2, s->recording);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+enum { Q_STACK, Q_LIFE, Q_SIZE, Q_THREAD, Q_SLICE, Q_REC, Q_MARK, Q_N };
+
+static const char *const q_sql[Q_N] = {
+    [Q_STACK] = "INSERT INTO stack_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
+                "?16,?17,?18,?19,?20,?21,?22)",
+    [Q_LIFE] = "INSERT INTO stack_lifetimes VALUES (?1,?2,?3,?4,?5)",
+    [Q_SIZE] = "INSERT INTO stack_sizes VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+    [Q_THREAD] = "INSERT INTO thread_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+    [Q_SLICE] = "INSERT INTO timeline VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+    [Q_REC] = "INSERT INTO recording_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+    [Q_MARK] = "INSERT INTO marker_stacks VALUES (?1,?2,?3,?4,?5,?6)",
+};
+
+static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
+{
+    for (size_t bt = 0; bt < s->nst; bt++) {
+        stackagg_t *a = &s->st[bt];
+        if (!a->blocks)
+            continue;
+        sqlite3_stmt *st = q[Q_STACK];
+        bind_bt(st, 3, bt);
+        uint64_t v[] = {a->blocks, a->bytes, a->freed_blocks, a->freed_bytes,
+                        (uint64_t)a->live_blocks, (uint64_t)a->live_bytes, a->temp_blocks,
+                        a->temp_bytes, a->first_t, a->last_t};
+        for (int i = 0; i < 10; i++)
+            sqlite3_bind_int64(st, 4 + i, (sqlite3_int64)v[i]);
+        bind_opt(st, 14, a->leak_first - 1, a->leak_first != 0);
+        bind_opt(st, 15, a->leak_last - 1, a->leak_last != 0);
+        sqlite3_bind_int64(st, 16, (sqlite3_int64)a->min_size);
+        sqlite3_bind_int64(st, 17, (sqlite3_int64)a->max_size);
+        bind_opt(st, 18, a->life_min, a->freed_blocks != 0);
+        bind_opt(st, 19, a->life_max, a->freed_blocks != 0);
+        bind_opt(st, 20, a->life_total, a->freed_blocks != 0);
+        sqlite3_bind_int64(st, 21, a->peak_blocks);
+        sqlite3_bind_int64(st, 22, a->peak_bytes);
+        if (put(s, st) != 0)
+            return -1;
+        for (int d = 0; d < 9; d++) {
+            if (!a->life[d])
+                continue;
+            bind_bt(q[Q_LIFE], 3, bt);
+            sqlite3_bind_int(q[Q_LIFE], 4, d);
+            sqlite3_bind_int64(q[Q_LIFE], 5, (sqlite3_int64)a->life[d]);
+            if (put(s, q[Q_LIFE]) != 0)
+                return -1;
+        }
+    }
+    for (size_t i = 0; i <= s->szmask; i++) {
+        const sizeagg_t *z = &s->sz[i];
+        if (!z->key)
+            continue;
+        unsigned cls = (unsigned)((z->key - 1) % 128);
+        bind_bt(q[Q_SIZE], 3, (z->key - 1) / 128);
+        sqlite3_bind_int64(q[Q_SIZE], 4, cls ? (sqlite3_int64)(1ull << (cls - 1)) : 0);
+        sqlite3_bind_int64(q[Q_SIZE], 5, (sqlite3_int64)z->blocks);
+        sqlite3_bind_int64(q[Q_SIZE], 6, (sqlite3_int64)z->bytes);
+        sqlite3_bind_int64(q[Q_SIZE], 7, (sqlite3_int64)z->leaked_blocks);
+        sqlite3_bind_int64(q[Q_SIZE], 8, (sqlite3_int64)z->leaked_bytes);
+        if (put(s, q[Q_SIZE]) != 0)
+            return -1;
+    }
+    for (size_t i = 0; i <= s->thmask; i++) {
+        const threadagg_t *t = &s->th[i];
+        if (!t->tid)
+            continue;
+        uint64_t v[] = {t->tid, t->allocs, t->alloc_bytes, t->frees, t->freed_bytes,
+                        t->leaked_blocks, t->leaked_bytes, t->freed_by_other, t->frees_of_other};
+        for (int k = 0; k < 9; k++)
+            sqlite3_bind_int64(q[Q_THREAD], 3 + k, (sqlite3_int64)v[k]);
+        if (put(s, q[Q_THREAD]) != 0)
+            return -1;
+    }
+    if (s->started) {
+        int64_t live = 0, blocks = 0;
+        for (uint64_t i = 0; i <= s->now / s->width; i++) {
+            const slice_t *sl = &s->slice[i];
+            int64_t mx = sl->seen && sl->max_live > live ? sl->max_live : live;
+            live += (int64_t)sl->alloc_bytes - (int64_t)sl->freed_bytes;
+            blocks += (int64_t)sl->allocs - (int64_t)sl->frees;
+            int64_t v[] = {(int64_t)i, (int64_t)(i * s->width), (int64_t)((i + 1) * s->width), mx, live,
+                           blocks, (int64_t)sl->allocs, (int64_t)sl->alloc_bytes, (int64_t)sl->frees,
+                           (int64_t)sl->freed_bytes};
+            for (int k = 0; k < 10; k++)
+                sqlite3_bind_int64(q[Q_SLICE], 3 + k, v[k]);
+            if (put(s, q[Q_SLICE]) != 0)
+                return -1;
+        }
+    }
+    for (size_t i = 0; i < s->nmrows; i++) {
+        sqlite3_bind_int64(q[Q_MARK], 3, (sqlite3_int64)s->mrows[i].t);
+        bind_bt(q[Q_MARK], 4, s->mrows[i].bt);
+        sqlite3_bind_int64(q[Q_MARK], 5, s->mrows[i].blocks);
+        sqlite3_bind_int64(q[Q_MARK], 6, s->mrows[i].bytes);
+        if (put(s, q[Q_MARK]) != 0)
+            return -1;
+    }
+    int64_t v[] = {(int64_t)s->allocs, (int64_t)s->alloc_bytes, (int64_t)s->frees,
+                   (int64_t)s->freed_bytes, s->live_blocks, s->live_bytes, (int64_t)s->now,
+                   (int64_t)s->peak_t, s->peak_bytes, s->peak_blocks, (int64_t)s->width};
+    for (int k = 0; k < 11; k++)
+        sqlite3_bind_int64(q[Q_REC], 3 + k, v[k]);
+    return put(s, q[Q_REC]);
+}
+
+int rheap__summary_end(rheap__summary_t *s, rheap__db_t *db)
+{
+    if (!s->failed && s->started)
+        close_instant(s, 0, 1);
+    /* A thread's last allocation has no next one: it is temporary when it was freed at all. */
+    for (size_t i = 0; i <= s->thmask; i++) {
+        const threadagg_t *t = &s->th[i];
+        if (t->tid && t->pend && t->pend_freed) {
+            s->st[t->pend_bt].temp_blocks++;
+            s->st[t->pend_bt].temp_bytes += t->pend_size;
+        }
+    }
+    if (s->failed)
+        return 1;
+    sqlite3 *h = rheap__db_handle(db);
+    if (!h)
+        return -1;
+    sqlite3_stmt *q[Q_N] = {0};
+    int rc = 0;
+    for (int i = 0; i < Q_N && rc == 0; i++)
+        if (sqlite3_prepare_v2(h, q_sql[i], -1, &q[i], NULL) != SQLITE_OK)
+            rc = -1;
+    if (rc == 0)
+        rc = write_tables(s, q);
+    for (int i = 0; i < Q_N; i++)
+        sqlite3_finalize(q[i]);
+    return rc;
+}

@@ -1,0 +1,159 @@
+#!/bin/sh
+# agree.sh: the summary tables agree with the raw rows they summarize.
+#
+#   agree.sh SQLITE3 ROOT DIR LIB RHEAP DB... -- PROG...
+#
+# Records each PROG (a command line in one word, run by sh) with LIB preloaded and converts it
+# with RHEAP into DIR/agree-N.db; then, for those and every DB given, runs each canned query of
+# ROOT/queries that reads summaries and its twin in ROOT/tests/queries/scan, which computes the
+# same answer from `allocations` and `backtraces` alone, and requires the rows to be identical.
+# The summary tables themselves are compared the same way, stack by stack and slice by slice.
+set -eu
+
+die() {
+    echo "agree.sh: $*" >&2
+    exit 1
+}
+
+[ $# -ge 6 ] || die "usage: agree.sh SQLITE3 ROOT DIR LIB RHEAP DB... -- PROG..."
+sqlite=$1 root=$2 dir=$3 lib=$4 rheap=$5
+shift 5
+dbs=
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    [ -f "$1" ] || die "$1: no such database (its fixture test makes it)"
+    dbs="$dbs $1"
+    shift
+done
+[ $# -gt 0 ] && shift
+mkdir -p "$dir"
+n=0
+for prog in "$@"; do
+    n=$((n + 1))
+    rec=$dir/agree-rec-$n
+    rm -rf "$rec" "$dir/agree-$n.db"
+    mkdir -p "$rec"
+    RHEAP_DIR=$rec LD_PRELOAD=$lib sh -c "$prog" >/dev/null 2>"$dir/agree-$n.err" ||
+        { cat "$dir/agree-$n.err" >&2; die "$prog failed"; }
+    "$rheap" convert "$rec"/rip-* -o "$dir/agree-$n.db" 2>>"$dir/agree-$n.err" ||
+        { cat "$dir/agree-$n.err" >&2; die "rheap convert of $prog failed"; }
+    dbs="$dbs $dir/agree-$n.db"
+done
+
+# Each summary table against the same figures computed from the rows; the allocation site of
+# each stack against the rule of schema.sql's view `frames` applied to its frames.
+tables_summary='
+SELECT id, function, location FROM stacks ORDER BY id;
+SELECT pid, recording, bt, blocks, bytes, freed_blocks, freed_bytes, leaked_blocks, leaked_bytes,
+       first_ns, last_ns, leak_first_ns, leak_last_ns, min_size, max_size, life_min_ns,
+       life_max_ns, life_total_ns
+FROM stack_stats ORDER BY pid, recording, bt;
+SELECT pid, recording, bt, decade, blocks FROM stack_lifetimes ORDER BY pid, recording, bt, decade;
+SELECT pid, recording, bt, min_size, blocks, bytes, leaked_blocks, leaked_bytes FROM stack_sizes
+ORDER BY pid, recording, bt, min_size;
+SELECT pid, recording, allocs, alloc_bytes, frees, freed_bytes, leaked_blocks, leaked_bytes, end_ns
+FROM recording_stats ORDER BY pid, recording;
+SELECT bucket, start_ns, end_ns, max_live_bytes, live_bytes, live_blocks, allocs, alloc_bytes, frees,
+       freed_bytes, recording, pid
+FROM timeline ORDER BY pid, recording, bucket;
+SELECT pid, recording, t, bt, blocks, bytes FROM marker_stacks
+WHERE t IN (SELECT t FROM markers AS m WHERE m.pid = marker_stacks.pid AND m.recording = marker_stacks.recording)
+ORDER BY pid, recording, t, bt;
+'
+tables_scan='
+SELECT f.id, coalesce(f.sym, '"'??'"'),
+       coalesce(f.file, f.module, '"'??'"') || '"':'"' || coalesce(f.line, printf('"'0x%x'"', f.offset))
+FROM (SELECT k.id AS id,
+             coalesce((SELECT min(n.frame_no) FROM backtraces AS n
+                       WHERE n.id = k.id AND n.frame_no >= k.frame_no AND n.sym IS NOT NULL),
+                      k.frame_no) AS frame_no
+      FROM (SELECT id, coalesce(min(frame_no) FILTER (WHERE NOT plumbing), 0) AS frame_no
+            FROM frames GROUP BY id) AS k) AS k
+JOIN backtraces AS f ON f.id = k.id AND f.frame_no = k.frame_no
+ORDER BY f.id;
+SELECT pid, recording, bt, count(*), sum(size), count(dealloc_after), coalesce(sum(size) FILTER (WHERE dealloc_after IS NOT NULL), 0),
+       sum(dealloc_after IS NULL), coalesce(sum(size) FILTER (WHERE dealloc_after IS NULL), 0),
+       min(alloc_after), max(alloc_after), min(alloc_after) FILTER (WHERE dealloc_after IS NULL),
+       max(alloc_after) FILTER (WHERE dealloc_after IS NULL), min(size), max(size),
+       min(dealloc_after - alloc_after), max(dealloc_after - alloc_after), sum(dealloc_after - alloc_after)
+FROM allocations GROUP BY pid, recording, bt ORDER BY pid, recording, bt;
+SELECT pid, recording, bt, d, count(*)
+FROM (SELECT pid, recording, bt, CASE WHEN dealloc_after - alloc_after < 1000 THEN 0
+                                      ELSE min(8, length(dealloc_after - alloc_after) - 3) END AS d
+      FROM allocations WHERE dealloc_after IS NOT NULL)
+GROUP BY pid, recording, bt, d ORDER BY pid, recording, bt, d;
+SELECT pid, recording, bt, lo, count(*), sum(size), sum(dealloc_after IS NULL),
+       coalesce(sum(size) FILTER (WHERE dealloc_after IS NULL), 0)
+FROM (SELECT *, CASE WHEN size = 0 THEN 0 ELSE
+        (SELECT max(1 << k) FROM (WITH RECURSIVE b(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM b WHERE k < 62) SELECT k FROM b)
+         WHERE (1 << k) <= size) END AS lo FROM allocations)
+GROUP BY pid, recording, bt, lo ORDER BY pid, recording, bt, lo;
+SELECT pid, recording, count(*), sum(size), count(dealloc_after), coalesce(sum(size) FILTER (WHERE dealloc_after IS NOT NULL), 0),
+       sum(dealloc_after IS NULL), coalesce(sum(size) FILTER (WHERE dealloc_after IS NULL), 0),
+       max(max(alloc_after), coalesce(max(dealloc_after), 0))
+FROM allocations GROUP BY pid, recording ORDER BY pid, recording;
+WITH w AS MATERIALIZED (SELECT pid, recording, timeline_width_ns AS width, end_ns FROM recording_stats),
+series(pid, recording, i) AS (
+    SELECT pid, recording, 0 FROM w
+    UNION ALL
+    SELECT s.pid, s.recording, s.i + 1 FROM series AS s JOIN w ON w.pid = s.pid AND w.recording = s.recording
+    WHERE s.i + 1 <= w.end_ns / w.width),
+events(pid, recording, t, d, n) AS (
+    SELECT pid, recording, alloc_after, size, 1 FROM allocations
+    UNION ALL
+    SELECT pid, recording, dealloc_after, -size, -1 FROM allocations WHERE dealloc_after IS NOT NULL),
+inst AS (SELECT pid, recording, t, sum(d) AS d FROM events GROUP BY pid, recording, t),
+run AS (SELECT pid, recording, t, sum(d) OVER (PARTITION BY pid, recording ORDER BY t) AS live FROM inst),
+top AS (SELECT r.pid, r.recording, r.t / w.width AS i, max(r.live) AS mx
+        FROM run AS r JOIN w ON w.pid = r.pid AND w.recording = r.recording GROUP BY 1, 2, 3),
+counts AS (SELECT e.pid, e.recording, e.t / w.width AS i, sum(n > 0) AS allocs,
+                  sum(CASE WHEN n > 0 THEN d ELSE 0 END) AS alloc_bytes, sum(n < 0) AS frees,
+                  sum(CASE WHEN n < 0 THEN -d ELSE 0 END) AS freed_bytes
+           FROM events AS e JOIN w ON w.pid = e.pid AND w.recording = e.recording GROUP BY 1, 2, 3),
+grid AS (
+    SELECT s.pid, s.recording, s.i, w.width, coalesce(c.allocs, 0) AS allocs,
+           coalesce(c.alloc_bytes, 0) AS alloc_bytes, coalesce(c.frees, 0) AS frees,
+           coalesce(c.freed_bytes, 0) AS freed_bytes, m.mx
+    FROM series AS s JOIN w ON w.pid = s.pid AND w.recording = s.recording
+    LEFT JOIN counts AS c ON c.pid = s.pid AND c.recording = s.recording AND c.i = s.i
+    LEFT JOIN top AS m ON m.pid = s.pid AND m.recording = s.recording AND m.i = s.i),
+ran AS (
+    SELECT *, sum(alloc_bytes - freed_bytes) OVER (PARTITION BY pid, recording ORDER BY i) AS live_bytes,
+           sum(allocs - frees) OVER (PARTITION BY pid, recording ORDER BY i) AS live_blocks
+    FROM grid)
+SELECT i, i * width, (i + 1) * width,
+       max(coalesce(mx, live_bytes - alloc_bytes + freed_bytes), live_bytes - alloc_bytes + freed_bytes),
+       live_bytes, live_blocks, allocs, alloc_bytes, frees, freed_bytes, recording, pid
+FROM ran ORDER BY pid, recording, i;
+SELECT a.pid, a.recording, m.t, a.bt, count(*), sum(a.size)
+FROM (SELECT DISTINCT pid, recording, t FROM markers) AS m
+JOIN allocations AS a ON a.pid = m.pid AND a.recording = m.recording
+WHERE a.alloc_after <= m.t AND (a.dealloc_after IS NULL OR a.dealloc_after > m.t)
+GROUP BY a.pid, a.recording, m.t, a.bt ORDER BY a.pid, a.recording, m.t, a.bt;
+'
+
+compare() { # name db summary-sql scan-sql
+    name=$1 db=$2
+    printf '%s\n' "$3" >"$dir/agree-sum.sql"
+    printf '%s\n' "$4" >"$dir/agree-scan.sql"
+    "$sqlite" -batch -bail "$db" <"$dir/agree-sum.sql" >"$dir/agree-sum.txt" || die "$db: $name: summary SQL failed"
+    "$sqlite" -batch -bail "$db" <"$dir/agree-scan.sql" >"$dir/agree-scan.txt" || die "$db: $name: scan SQL failed"
+    if ! diff -u "$dir/agree-scan.txt" "$dir/agree-sum.txt" >"$dir/agree-diff.txt"; then
+        head -n 40 "$dir/agree-diff.txt" >&2
+        die "$db: $name: the summary differs from the scan (- scan, + summary)"
+    fi
+    rows=$((rows + $(wc -l <"$dir/agree-sum.txt")))
+}
+
+total=0
+for db in $dbs; do
+    rows=0
+    compare tables "$db" "$tables_summary" "$tables_scan"
+    for scan in "$root"/tests/queries/scan/*.sql; do
+        q=$(basename "$scan")
+        compare "$q" "$db" "$(cat "$root/queries/$q")" "$(cat "$scan")"
+    done
+    [ $rows -gt 0 ] || die "$db: no rows at all, nothing was compared"
+    echo "$(basename "$db"): $rows rows agree"
+    total=$((total + rows))
+done
+echo "agree: $total rows, summaries and scans identical"

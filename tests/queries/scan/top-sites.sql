@@ -1,0 +1,46 @@
+-- top-sites: which allocation sites allocate the most, by bytes and by number of blocks?
+--
+-- Every allocation made while recording (freed or not), grouped by recording and allocation
+-- site. A site is listed when it is among the `top` sites of its recording by bytes or among
+-- the `top` by blocks; bytes_rank and blocks_rank give both places (1 is the largest).
+--
+-- param: by = 'bytes'  (order of the rows: 'bytes' or 'blocks')
+-- param: top = 20  (how many sites per recording and per ranking)
+-- param: pid = NULL  (only this process; NULL: every process)
+-- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
+--
+-- Columns: blocks, bytes, avg_size, function, location, bytes_rank, blocks_rank, recording, pid
+-- Run: sqlite3 out.db < queries/top-sites.sql
+WITH site(bt, function, location) AS (
+    -- The allocation site of each stack; agree.sh checks the table `stacks` against the rule
+    -- applied to the frames once.
+    SELECT id, function, location FROM stacks
+),
+per_stack AS (
+    SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt, count(*) AS blocks,
+           sum(a.size) AS bytes
+    FROM allocations AS a
+    WHERE a.pid = coalesce(:pid, a.pid)
+    GROUP BY a.pid, a.recording, a.bt
+),
+per_site AS (
+    SELECT l.pid AS pid, l.recording AS recording, coalesce(s.function, '(no backtrace)') AS function,
+           coalesce(s.location, '??') AS location, sum(l.blocks) AS blocks, sum(l.bytes) AS bytes
+    FROM per_stack AS l
+    LEFT JOIN site AS s ON s.bt = l.bt
+    GROUP BY 1, 2, 3, 4
+),
+ranked AS (
+    SELECT *, rank() OVER (PARTITION BY pid, recording ORDER BY bytes DESC) AS bytes_rank,
+              rank() OVER (PARTITION BY pid, recording ORDER BY blocks DESC) AS blocks_rank
+    FROM per_site
+)
+SELECT blocks, bytes, bytes / blocks AS avg_size, function, location, bytes_rank, blocks_rank,
+       recording, pid
+FROM ranked
+WHERE bytes_rank <= cast(coalesce(:top, 20) AS INTEGER)
+   OR blocks_rank <= cast(coalesce(:top, 20) AS INTEGER)
+ORDER BY pid, recording,
+         CASE coalesce(:by, 'bytes') WHEN 'blocks' THEN blocks_rank ELSE bytes_rank END,
+         CASE coalesce(:by, 'bytes') WHEN 'blocks' THEN bytes_rank ELSE blocks_rank END,
+         function, location;
