@@ -83,6 +83,13 @@ int rheap__cmd_report(int argc, char **argv);
 /* Prints the short summary of a fresh database to out, each line prefixed "rheap: ". */
 void rheap__report_brief(struct sqlite3 *db, FILE *out);
 
+/* ---- stack.c: `rheap stack`, and call chains under site rows ---- */
+/* Prints the frames of stack id, innermost first, one a line prefixed with indent; from the
+ * allocation site outwards when from_site (the chain under a site row), else every frame with
+ * the site marked. Returns the number of frames printed, -1 on a database error. */
+int rheap__stack_print(struct sqlite3 *db, long long id, int from_site, const char *indent, FILE *out);
+int rheap__cmd_stack(int argc, char **argv);
+
 /* ---- run.c: `rheap run` ---- */
 int rheap__cmd_run(int argc, char **argv);
 

@@ -30,6 +30,7 @@ static void usage_main(FILE *f)
             "  run       record a program and every process it starts, into one database\n"
             "  report    a summary of a database: totals, peak, top leaks and sites\n"
             "  query     run a canned query (query --list shows them) on a database\n"
+            "  stack     print one call stack of a database, innermost frame first\n"
             "  convert   convert recordings (rip-<pid> directories) into an SQLite database\n"
             "  dump      print the records of a recording or a .rip file as text\n"
             "\n"
@@ -174,6 +175,8 @@ int main(int argc, char **argv)
         return rheap__cmd_query(argc - 2, argv + 2);
     if (!strcmp(cmd, "report"))
         return rheap__cmd_report(argc - 2, argv + 2);
+    if (!strcmp(cmd, "stack"))
+        return rheap__cmd_stack(argc - 2, argv + 2);
     if (cmd[0] == '-' && strcmp(cmd, "-f") && strcmp(cmd, "--force") && strcmp(cmd, "-q") &&
         strcmp(cmd, "--quiet") && strcmp(cmd, "--progress") && strcmp(cmd, "--no-progress") &&
         strcmp(cmd, "-o") && strncmp(cmd, "--output", 8)) {

@@ -7,7 +7,7 @@
 -- param: pid = NULL  (only this process; NULL: every process)
 -- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
 --
--- Columns: blocks, bytes, function, location, first_ns, last_ns, recording, pid
+-- Columns: blocks, bytes, function, location, first_ns, last_ns, stack, recording, pid
 -- Run: sqlite3 out.db < queries/leaks.sql
 WITH site(bt, function, location) AS (
     -- Per stack, its allocation site: the first frame that is neither allocator plumbing (the
@@ -32,12 +32,18 @@ per_stack AS (
            leak_first_ns AS first_ns, leak_last_ns AS last_ns
     FROM stack_stats
     WHERE leaked_blocks > 0 AND pid = coalesce(:pid, pid)
+),
+-- Each site's stack with the most bytes stands for the site (rheap stack ID DB prints it).
+sited AS (
+    SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
+           coalesce(s.location, '??') AS location,
+           first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
+                                   ORDER BY l.bytes DESC, l.bt) AS stack
+    FROM per_stack AS l
+    LEFT JOIN site AS s ON s.bt = l.bt
 )
-SELECT sum(l.blocks) AS blocks, sum(l.bytes) AS bytes,
-       coalesce(s.function, '(no backtrace)') AS function, coalesce(s.location, '??') AS location,
-       min(l.first_ns) AS first_ns, max(l.last_ns) AS last_ns, l.recording AS recording,
-       l.pid AS pid
-FROM per_stack AS l
-LEFT JOIN site AS s ON s.bt = l.bt
-GROUP BY l.pid, l.recording, 3, 4
+SELECT sum(blocks) AS blocks, sum(bytes) AS bytes, function, location,
+       min(first_ns) AS first_ns, max(last_ns) AS last_ns, stack, recording, pid
+FROM sited
+GROUP BY pid, recording, function, location
 ORDER BY bytes DESC, blocks DESC, function, location, pid, recording;

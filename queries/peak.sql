@@ -9,7 +9,7 @@
 -- param: pid = NULL  (only this process; NULL: every process)
 -- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
 --
--- Columns: blocks, bytes, function, location, peak_ns, peak_bytes, recording, pid
+-- Columns: blocks, bytes, function, location, peak_ns, peak_bytes, stack, recording, pid
 -- Run: sqlite3 out.db < queries/peak.sql
 WITH site(bt, function, location) AS (
     -- Per stack, its allocation site: the first frame that is neither allocator plumbing (the
@@ -35,11 +35,18 @@ per_stack AS (
     FROM stack_stats AS s
     JOIN recording_stats AS r ON r.pid = s.pid AND r.recording = s.recording
     WHERE s.peak_blocks > 0 AND s.pid = coalesce(:pid, s.pid)
+),
+-- Each site's stack with the most bytes stands for the site (rheap stack ID DB prints it).
+sited AS (
+    SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
+           coalesce(s.location, '??') AS location,
+           first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
+                                   ORDER BY l.bytes DESC, l.bt) AS stack
+    FROM per_stack AS l
+    LEFT JOIN site AS s ON s.bt = l.bt
 )
-SELECT sum(l.blocks) AS blocks, sum(l.bytes) AS bytes,
-       coalesce(s.function, '(no backtrace)') AS function, coalesce(s.location, '??') AS location,
-       l.peak_ns AS peak_ns, l.peak_bytes AS peak_bytes, l.recording AS recording, l.pid AS pid
-FROM per_stack AS l
-LEFT JOIN site AS s ON s.bt = l.bt
-GROUP BY l.pid, l.recording, 3, 4
+SELECT sum(blocks) AS blocks, sum(bytes) AS bytes, function, location, peak_ns, peak_bytes, stack,
+       recording, pid
+FROM sited
+GROUP BY pid, recording, function, location
 ORDER BY pid, recording, bytes DESC, blocks DESC, function, location;

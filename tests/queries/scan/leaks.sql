@@ -20,12 +20,18 @@ per_stack AS (
     FROM allocations AS a
     WHERE a.dealloc_after IS NULL AND a.pid = coalesce(:pid, a.pid)
     GROUP BY a.pid, a.recording, a.bt
+),
+-- Each site's stack with the most bytes stands for the site (rheap stack ID DB prints it).
+sited AS (
+    SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
+           coalesce(s.location, '??') AS location,
+           first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
+                                   ORDER BY l.bytes DESC, l.bt) AS stack
+    FROM per_stack AS l
+    LEFT JOIN site AS s ON s.bt = l.bt
 )
-SELECT sum(l.blocks) AS blocks, sum(l.bytes) AS bytes,
-       coalesce(s.function, '(no backtrace)') AS function, coalesce(s.location, '??') AS location,
-       min(l.first_ns) AS first_ns, max(l.last_ns) AS last_ns, l.recording AS recording,
-       l.pid AS pid
-FROM per_stack AS l
-LEFT JOIN site AS s ON s.bt = l.bt
-GROUP BY l.pid, l.recording, 3, 4
+SELECT sum(blocks) AS blocks, sum(bytes) AS bytes, function, location,
+       min(first_ns) AS first_ns, max(last_ns) AS last_ns, stack, recording, pid
+FROM sited
+GROUP BY pid, recording, function, location
 ORDER BY bytes DESC, blocks DESC, function, location, pid, recording;

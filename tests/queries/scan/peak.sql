@@ -43,11 +43,18 @@ per_stack AS (
     JOIN peak AS p ON p.pid = a.pid AND p.recording = a.recording
     WHERE a.alloc_after <= p.t AND (a.dealloc_after IS NULL OR a.dealloc_after > p.t)
     GROUP BY a.pid, a.recording, a.bt
+),
+-- Each site's stack with the most bytes stands for the site (rheap stack ID DB prints it).
+sited AS (
+    SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
+           coalesce(s.location, '??') AS location,
+           first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
+                                   ORDER BY l.bytes DESC, l.bt) AS stack
+    FROM per_stack AS l
+    LEFT JOIN site AS s ON s.bt = l.bt
 )
-SELECT sum(l.blocks) AS blocks, sum(l.bytes) AS bytes,
-       coalesce(s.function, '(no backtrace)') AS function, coalesce(s.location, '??') AS location,
-       l.peak_ns AS peak_ns, l.peak_bytes AS peak_bytes, l.recording AS recording, l.pid AS pid
-FROM per_stack AS l
-LEFT JOIN site AS s ON s.bt = l.bt
-GROUP BY l.pid, l.recording, 3, 4
+SELECT sum(blocks) AS blocks, sum(bytes) AS bytes, function, location, peak_ns, peak_bytes, stack,
+       recording, pid
+FROM sited
+GROUP BY pid, recording, function, location
 ORDER BY pid, recording, bytes DESC, blocks DESC, function, location;

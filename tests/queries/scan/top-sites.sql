@@ -23,12 +23,19 @@ per_stack AS (
     WHERE a.pid = coalesce(:pid, a.pid)
     GROUP BY a.pid, a.recording, a.bt
 ),
-per_site AS (
-    SELECT l.pid AS pid, l.recording AS recording, coalesce(s.function, '(no backtrace)') AS function,
-           coalesce(s.location, '??') AS location, sum(l.blocks) AS blocks, sum(l.bytes) AS bytes
+-- Each site's stack with the most bytes stands for the site (rheap stack ID DB prints it).
+sited AS (
+    SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
+           coalesce(s.location, '??') AS location,
+           first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
+                                   ORDER BY l.bytes DESC, l.bt) AS stack
     FROM per_stack AS l
     LEFT JOIN site AS s ON s.bt = l.bt
-    GROUP BY 1, 2, 3, 4
+),
+per_site AS (
+    SELECT pid, recording, function, location, sum(blocks) AS blocks, sum(bytes) AS bytes, stack
+    FROM sited
+    GROUP BY pid, recording, function, location
 ),
 ranked AS (
     SELECT *, rank() OVER (PARTITION BY pid, recording ORDER BY bytes DESC) AS bytes_rank,
@@ -36,7 +43,7 @@ ranked AS (
     FROM per_site
 )
 SELECT blocks, bytes, bytes / blocks AS avg_size, function, location, bytes_rank, blocks_rank,
-       recording, pid
+       stack, recording, pid
 FROM ranked
 WHERE bytes_rank <= cast(coalesce(:top, 20) AS INTEGER)
    OR blocks_rank <= cast(coalesce(:top, 20) AS INTEGER)

@@ -1,0 +1,115 @@
+/*
+ * stack.c: `rheap stack ID DB`, one symbolized call stack, and the call chains that
+ * `query --stacks` and `report --stacks` print under each site row.
+ *
+ * A stack is printed innermost first, one frame a line, the way a debugger's backtrace reads:
+ * frame number, function, file:line (or module+offset when the module has no line
+ * information). Inlined functions have rows of their own in `backtraces`; they are marked
+ * "inlined", since the frame after them is where their code really runs. The allocation site
+ * (stacks.site_frame) is marked with '>'; the frames before it are allocator plumbing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "cli.h"
+
+static const char frames_sql[] =
+    "SELECT b.frame_no, coalesce(b.sym, '?" "?'), b.file, b.line, b.module, b.offset, b.inlined,\n"
+    "       b.frame_no = s.site_frame\n"
+    "FROM backtraces AS b LEFT JOIN stacks AS s ON s.id = b.id\n"
+    "WHERE b.id = ?1 AND b.frame_no >= ?2 ORDER BY b.frame_no";
+
+/* The part of a path after its last '/', for module names. */
+static const char *base(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+int rheap__stack_print(sqlite3 *db, long long id, int from_site, const char *indent, FILE *out)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, frames_sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    long long first = 0;
+    if (from_site) {
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(db, "SELECT site_frame FROM stacks WHERE id = ?1", -1, &q, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(q, 1, id);
+            if (sqlite3_step(q) == SQLITE_ROW)
+                first = sqlite3_column_int64(q, 0);
+            sqlite3_finalize(q);
+        }
+    }
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, first);
+    int n = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *sym = (const char *)sqlite3_column_text(st, 1);
+        const char *file = (const char *)sqlite3_column_text(st, 2);
+        const char *module = (const char *)sqlite3_column_text(st, 4);
+        int site = !from_site && sqlite3_column_int(st, 7);
+        fprintf(out, "%s%s#%-3lld %s", indent, site ? "> " : from_site ? "" : "  ",
+                (long long)sqlite3_column_int64(st, 0), sym);
+        if (file && sqlite3_column_type(st, 3) != SQLITE_NULL)
+            fprintf(out, "  %s:%lld", file, (long long)sqlite3_column_int64(st, 3));
+        else
+            fprintf(out, "  %s+0x%llx", module ? base(module) : "??",
+                    (unsigned long long)sqlite3_column_int64(st, 5));
+        if (sqlite3_column_int(st, 6))
+            fprintf(out, "  (inlined)");
+        fputc('\n', out);
+        n++;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? n : -1;
+}
+
+static void usage_stack(FILE *f)
+{
+    fprintf(f,
+            "Usage: rheap stack ID DB\n"
+            "\n"
+            "Prints call stack ID of a database (the `stack` column of the site queries, or\n"
+            "allocations.bt) innermost first: frame number, function, file:line or\n"
+            "module+offset. Inlined functions are frames of their own, marked (inlined); the\n"
+            "allocation site is marked '>' (the frames above it are allocator plumbing).\n"
+            "\n"
+            "Exit status: 0 success, 1 usage error or no such stack, 2 the database is\n"
+            "missing or not a rheap database.\n");
+}
+
+int rheap__cmd_stack(int argc, char **argv)
+{
+    if (argc >= 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
+        usage_stack(stdout);
+        return RHEAP_EXIT_OK;
+    }
+    if (argc != 2) {
+        usage_stack(stderr);
+        return RHEAP_EXIT_USAGE;
+    }
+    char *end;
+    long long id = strtoll(argv[0], &end, 10);
+    if (!*argv[0] || *end || id <= 0) {
+        fprintf(stderr, "rheap stack: '%s' is not a stack id (a positive integer)\n", argv[0]);
+        return RHEAP_EXIT_USAGE;
+    }
+    sqlite3 *db;
+    int rc = rheap__db_open_read(argv[1], &db, stderr);
+    if (rc != RHEAP_EXIT_OK)
+        return rc;
+    int n = rheap__stack_print(db, id, 0, "", stdout);
+    sqlite3_close(db);
+    if (n < 0) {
+        fprintf(stderr, "rheap stack: %s: cannot read its backtraces\n", argv[1]);
+        return RHEAP_EXIT_INPUT;
+    }
+    if (n == 0) {
+        fprintf(stderr, "rheap stack: %s has no stack %lld\n", argv[1], id);
+        return RHEAP_EXIT_USAGE;
+    }
+    return fflush(stdout) == 0 ? RHEAP_EXIT_OK : RHEAP_EXIT_OUTPUT;
+}
