@@ -173,6 +173,17 @@ CREATE TABLE stack_sizes (
     leaked_bytes INTEGER NOT NULL
 );
 
+-- Per recording, stack and timeline slice: the never-freed blocks allocated in the slice (when
+-- a site leaks: once, or all along; queries/growth.sql).
+CREATE TABLE stack_leaks (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    bt INTEGER,                    -- stacks.id; NULL: no backtrace
+    bucket INTEGER NOT NULL,       -- timeline.bucket of the allocations
+    blocks INTEGER NOT NULL,       -- never-freed blocks allocated in it, and their bytes
+    bytes INTEGER NOT NULL
+);
+
 -- Per recording and thread: what it allocated and freed.
 CREATE TABLE thread_stats (
     pid INTEGER NOT NULL,

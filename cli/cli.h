@@ -75,6 +75,9 @@ void rheap__table_print(const rheap__table_t *t, rheap__fmt_t fmt, FILE *out);
 /* Aligned columns, at most max_rows rows, each line prefixed with indent. */
 void rheap__table_print_columns(const rheap__table_t *t, size_t max_rows, const char *indent,
                                 FILE *out);
+/* The same, calling after_row(row, arg) after each row is printed (to print lines under it). */
+void rheap__table_print_rows(const rheap__table_t *t, size_t max_rows, const char *indent,
+                             FILE *out, void (*after_row)(size_t row, void *arg), void *arg);
 /* `rheap query ARGS...` (arguments after the command name). Returns the exit status. */
 int rheap__cmd_query(int argc, char **argv);
 
@@ -83,11 +86,23 @@ int rheap__cmd_report(int argc, char **argv);
 /* Prints the short summary of a fresh database to out, each line prefixed "rheap: ". */
 void rheap__report_brief(struct sqlite3 *db, FILE *out);
 
+/* ---- units.c: sizes and times for people ---- */
+/* "40.0 KiB" (exact below 10 KiB); "349.2 us", "1.53 s". */
+void rheap__human_bytes(long long b, char *buf, size_t len);
+void rheap__human_ns(long long ns, char *buf, size_t len);
+/* Rewrites the byte columns (bytes, size, *_bytes, *_size) and time columns (*_ns) of t into
+ * those units, in place; the cells stay numbers for alignment. */
+void rheap__table_humanize(rheap__table_t *t);
+
 /* ---- stack.c: `rheap stack`, and call chains under site rows ---- */
 /* Prints the frames of stack id, innermost first, one a line prefixed with indent; from the
  * allocation site outwards when from_site (the chain under a site row), else every frame with
  * the site marked. Returns the number of frames printed, -1 on a database error. */
 int rheap__stack_print(struct sqlite3 *db, long long id, int from_site, const char *indent, FILE *out);
+/* Aligned columns as rheap__table_print_columns, with the call chain of each row's `stack`
+ * column (from the allocation site outwards) printed under the row. */
+void rheap__table_print_chains(struct sqlite3 *db, const rheap__table_t *t, size_t max_rows,
+                               const char *indent, FILE *out);
 int rheap__cmd_stack(int argc, char **argv);
 
 /* ---- run.c: `rheap run` ---- */

@@ -507,6 +507,12 @@ static void pad(FILE *out, size_t n)
 void rheap__table_print_columns(const rheap__table_t *t, size_t max_rows, const char *indent,
                                 FILE *out)
 {
+    rheap__table_print_rows(t, max_rows, indent, out, NULL, NULL);
+}
+
+void rheap__table_print_rows(const rheap__table_t *t, size_t max_rows, const char *indent,
+                             FILE *out, void (*after_row)(size_t row, void *arg), void *arg)
+{
     size_t rows = t->nrows < max_rows ? t->nrows : max_rows;
     size_t *w = calloc(t->ncols ? t->ncols : 1, sizeof *w);
     if (!w)
@@ -560,6 +566,8 @@ void rheap__table_print_columns(const rheap__table_t *t, size_t max_rows, const 
             }
         }
         fputc('\n', out);
+        if (after_row)
+            after_row(r, arg);
     }
     if (rows < t->nrows)
         fprintf(out, "%s... %zu more rows\n", indent, t->nrows - rows);
@@ -656,7 +664,7 @@ void rheap__table_print(const rheap__table_t *t, rheap__fmt_t fmt, FILE *out)
 static void usage_query(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap query NAME DB [--param KEY=VALUE]... [--csv | --json]\n"
+            "Usage: rheap query NAME DB [--param KEY=VALUE]... [--csv | --json | --raw] [--stacks]\n"
             "       rheap query --list\n"
             "\n"
             "Runs the canned query NAME (the file NAME.sql of the queries directory) on the\n"
@@ -669,6 +677,10 @@ static void usage_query(FILE *f)
             "                         take the default written in the query's header\n"
             "  --csv                  print CSV (RFC 4180) instead of columns\n"
             "  --json                 print a JSON array of objects\n"
+            "  --raw                  exact integers in columns too (default: sizes in KiB,\n"
+            "                         MiB, ...; times in us, ms, s; CSV and JSON are exact)\n"
+            "  --stacks               print each row's call chain under it, from the\n"
+            "                         allocation site outwards (queries with a stack column)\n"
             "  -h, --help             show this help\n"
             "\n"
             "The queries directory is $RHEAP_QUERIES when set, else the installed\n"
@@ -754,7 +766,7 @@ int rheap__cmd_query(int argc, char **argv)
     const char *pos[2] = {NULL, NULL};
     size_t npos = 0;
     rheap__fmt_t fmt = RHEAP_FMT_COLUMN;
-    int list = 0;
+    int list = 0, raw = 0, chains = 0;
     rheap__kv_t *kv = calloc((size_t)argc + 1, sizeof *kv);
     char **owned = calloc((size_t)argc + 1, sizeof *owned);
     size_t nkv = 0;
@@ -774,6 +786,10 @@ int rheap__cmd_query(int argc, char **argv)
             goto done;
         } else if (!strcmp(a, "--list")) {
             list = 1;
+        } else if (!strcmp(a, "--raw")) {
+            raw = 1;
+        } else if (!strcmp(a, "--stacks")) {
+            chains = 1;
         } else if (!strcmp(a, "--csv")) {
             fmt = RHEAP_FMT_CSV;
         } else if (!strcmp(a, "--json")) {
@@ -830,7 +846,12 @@ int rheap__cmd_query(int argc, char **argv)
         rheap__table_t t;
         status = rheap__query_run(db, &q, kv, nkv, &t, stderr);
         if (status == RHEAP_EXIT_OK) {
-            rheap__table_print(&t, fmt, stdout);
+            if (fmt == RHEAP_FMT_COLUMN && !raw)
+                rheap__table_humanize(&t);
+            if (fmt == RHEAP_FMT_COLUMN && chains && t.ncols)
+                rheap__table_print_chains(db, &t, t.nrows, "", stdout);
+            else
+                rheap__table_print(&t, fmt, stdout);
             rheap__table_free(&t);
         }
         sqlite3_close(db);

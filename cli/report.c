@@ -19,27 +19,51 @@
 /* Leak sites shown by the summary of `rheap run`. */
 #define BRIEF_ROWS 3
 
+/* Totals from the converter's per-recording summary (recording_stats): no pass over the
+ * allocations. */
 static const char totals_sql[] =
-    "SELECT (SELECT count(*) FROM allocations) AS allocations,\n"
-    "       (SELECT count(dealloc_after) FROM allocations) AS frees,\n"
-    "       (SELECT coalesce(sum(size), 0) FROM allocations) AS bytes,\n"
-    "       (SELECT count(*) FROM allocations WHERE dealloc_after IS NULL) AS leaked_blocks,\n"
-    "       (SELECT coalesce(sum(size), 0) FROM allocations WHERE dealloc_after IS NULL) AS leaked_bytes,\n"
-    "       (SELECT count(*) FROM processes) AS processes,\n"
-    "       (SELECT count(*) FROM (SELECT DISTINCT pid, tid FROM threads)) AS threads,\n"
+    "SELECT (SELECT coalesce(sum(allocs), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS allocations,\n"
+    "       (SELECT coalesce(sum(frees), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS frees,\n"
+    "       (SELECT coalesce(sum(alloc_bytes), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS bytes,\n"
+    "       (SELECT coalesce(sum(leaked_blocks), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS leaked_blocks,\n"
+    "       (SELECT coalesce(sum(leaked_bytes), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS leaked_bytes,\n"
+    "       (SELECT count(DISTINCT pid) FROM processes WHERE pid = coalesce(:pid, pid)) AS processes,\n"
+    "       (SELECT count(*) FROM (SELECT DISTINCT pid, tid FROM threads WHERE pid = coalesce(:pid, pid))) AS threads,\n"
     /* From the first recording's start to the last event or window end of any recording;
      * each recording's times count from its own start_ns. */
-    "       (SELECT max(e.end_ns) - (SELECT min(start_ns) FROM processes) FROM (\n"
-    "            SELECT p.start_ns + max(coalesce((SELECT max(max(alloc_after), coalesce(max(dealloc_after), 0))\n"
-    "                                              FROM allocations AS a\n"
-    "                                              WHERE a.pid = p.pid AND a.recording = p.recording), 0),\n"
+    "       (SELECT max(e.end_ns) - (SELECT min(start_ns) FROM processes WHERE pid = coalesce(:pid, pid)) FROM (\n"
+    "            SELECT p.start_ns + max(coalesce((SELECT r.end_ns FROM recording_stats AS r\n"
+    "                                              WHERE r.pid = p.pid AND r.recording = p.recording), 0),\n"
     "                                    coalesce((SELECT max(coalesce(off_t, on_t)) FROM windows AS w\n"
     "                                              WHERE w.pid = p.pid AND w.recording = p.recording), 0))\n"
     "                   AS end_ns\n"
-    "            FROM processes AS p) AS e) AS duration_ns\n";
+    "            FROM processes AS p WHERE p.pid = coalesce(:pid, p.pid)) AS e) AS duration_ns\n";
 
-static const char programs_sql[] =
-    "SELECT pid, ppid, recording AS rec, cmdline FROM processes ORDER BY start_ns, pid, recording";
+/* Processes, the ones that allocated most first. A pid counts once however many images it
+ * executed (each exec is a recording of the same process); its command is the last image's,
+ * cut to fit a line. */
+static const char processes_sql[] =
+    "SELECT p.pid AS pid, min(p.ppid) AS ppid, count(*) AS images,\n"
+    "       coalesce(sum(r.allocs), 0) AS allocations, coalesce(sum(r.alloc_bytes), 0) AS bytes,\n"
+    "       coalesce(max(r.peak_bytes), 0) AS peak_bytes,\n"
+    "       coalesce(sum(r.leaked_bytes), 0) AS leaked_bytes,\n"
+    "       (SELECT CASE WHEN length(q.cmdline) > 40 THEN substr(q.cmdline, 1, 37) || '...'\n"
+    "                    ELSE q.cmdline END\n"
+    "        FROM processes AS q WHERE q.pid = p.pid ORDER BY q.recording DESC LIMIT 1) AS command\n"
+    "FROM processes AS p\n"
+    "LEFT JOIN recording_stats AS r ON r.pid = p.pid AND r.recording = p.recording\n"
+    "WHERE p.pid = coalesce(:pid, p.pid)\n"
+    "GROUP BY p.pid ORDER BY bytes DESC, allocations DESC, p.pid";
+
+/* What the report prints, from the command line. */
+typedef struct {
+    int raw;          /* exact integers in the tables */
+    int chains;       /* call chains under site rows */
+    const char *pid;  /* only this process (text, bound as the queries' pid) */
+} report_opts_t;
+
+/* Processes shown before "... N more rows". */
+#define PROCESS_ROWS 20
 
 static long long num(const rheap__table_t *t, const char *col)
 {
@@ -75,8 +99,8 @@ static void duration(FILE *out, long long ns)
 
 /* Runs a canned query with the report's row limit when the query takes one. Returns 0 and
  * fills t, or -1 after printing why under the section heading. */
-static int run_canned(sqlite3 *db, const char *name, size_t rows, rheap__table_t *t,
-                      const char *indent, FILE *out)
+static int run_canned(sqlite3 *db, const char *name, size_t rows, const char *pid,
+                      rheap__table_t *t, const char *indent, FILE *out)
 {
     rheap__query_t q;
     FILE *quiet = tmpfile();
@@ -91,15 +115,15 @@ static int run_canned(sqlite3 *db, const char *name, size_t rows, rheap__table_t
     }
     char limit[32];
     snprintf(limit, sizeof limit, "%zu", rows);
-    rheap__kv_t kv[1];
+    rheap__kv_t kv[2];
     size_t nkv = 0;
     /* A query that limits its own rows (top-sites' `top`) is asked for just as many. */
-    for (size_t i = 0; i < q.nparams; i++)
-        if (!strcmp(q.params[i].name, "limit") || !strcmp(q.params[i].name, "top")) {
-            kv[0].key = q.params[i].name;
-            kv[0].value = limit;
-            nkv = 1;
-        }
+    for (size_t i = 0; i < q.nparams; i++) {
+        if (!strcmp(q.params[i].name, "limit") || !strcmp(q.params[i].name, "top"))
+            kv[nkv++] = (rheap__kv_t){q.params[i].name, limit};
+        else if (pid && !strcmp(q.params[i].name, "pid"))
+            kv[nkv++] = (rheap__kv_t){"pid", pid};
+    }
     rc = rheap__query_run(db, &q, kv, nkv, t, out);
     rheap__query_free(&q);
     return rc == RHEAP_EXIT_OK ? 0 : -1;
@@ -139,7 +163,7 @@ static void project(rheap__table_t *src, const char *const *cols, rheap__table_t
 /* The columns of the site queries worth a line in a summary: what, how much, where. */
 static const char *const site_cols[] = {"blocks", "bytes", "temporary", "percent",
                                         "temporary_bytes", "avg_size", "function", "location",
-                                        "recording", "pid", NULL};
+                                        "stack", "recording", "pid", NULL};
 
 /* "peak live heap 49856 bytes (48.7 KiB) at 9.630 ms, pid 5866", once per recording of the
  * peak query's rows ("pid 5866 recording 2" for a later recording of the same process). */
@@ -169,26 +193,30 @@ static void peak_lines(const rheap__table_t *t, const char *prefix, FILE *out)
     }
 }
 
-static void section(sqlite3 *db, const char *heading, const char *name, FILE *out)
+static void section(sqlite3 *db, const report_opts_t *o, const char *heading, const char *name,
+                    FILE *out)
 {
     fprintf(out, "\n%s (rheap query %s)\n", heading, name);
     rheap__table_t t, shown;
-    if (run_canned(db, name, REPORT_ROWS, &t, "  ", out) != 0)
+    if (run_canned(db, name, REPORT_ROWS, o->pid, &t, "  ", out) != 0)
         return;
     if (!strcmp(name, "peak"))
         peak_lines(&t, "  ", out);
     project(&t, site_cols, &shown);
+    rheap__table_t *p = shown.ncols > 0 ? &shown : &t;
+    if (!o->raw)
+        rheap__table_humanize(p);
     if (t.nrows == 0)
         fprintf(out, "  (none)\n");
-    else if (shown.ncols > 0)
-        rheap__table_print_columns(&shown, REPORT_ROWS, "  ", out);
+    else if (o->chains)
+        rheap__table_print_chains(db, p, REPORT_ROWS, "  ", out);
     else
-        rheap__table_print_columns(&t, REPORT_ROWS, "  ", out);
+        rheap__table_print_columns(p, REPORT_ROWS, "  ", out);
     rheap__table_free(&shown);
     rheap__table_free(&t);
 }
 
-static int report(const char *path, FILE *out)
+static int report(const char *path, const report_opts_t *o, FILE *out)
 {
     sqlite3 *db;
     int rc = rheap__db_open_read(path, &db, stderr);
@@ -196,12 +224,13 @@ static int report(const char *path, FILE *out)
         return rc;
     rheap__table_t t;
     char errbuf[1024];
-    if (rheap__sql_fetch(db, totals_sql, NULL, 0, &t, errbuf, sizeof errbuf) != 0) {
+    rheap__kv_t pidkv = {"pid", o->pid};
+    if (rheap__sql_fetch(db, totals_sql, &pidkv, o->pid ? 1 : 0, &t, errbuf, sizeof errbuf) != 0) {
         fprintf(stderr, "rheap: %s: %s\n", path, errbuf);
         sqlite3_close(db);
         return RHEAP_EXIT_INPUT;
     }
-    fprintf(out, "rheap report: %s\n\nTotals\n", path);
+    fprintf(out, "rheap report: %s%s%s\n\nTotals\n", path, o->pid ? ", pid " : "", o->pid ? o->pid : "");
     fprintf(out, "  allocations      %lld\n", num(&t, "allocations"));
     fprintf(out, "  frees            %lld\n", num(&t, "frees"));
     fprintf(out, "  bytes allocated  ");
@@ -215,32 +244,25 @@ static int report(const char *path, FILE *out)
     fputc('\n', out);
     rheap__table_free(&t);
 
-    if (rheap__sql_fetch(db, programs_sql, NULL, 0, &t, errbuf, sizeof errbuf) == 0) {
-        fprintf(out, "\nProcesses\n");
-        rheap__table_print_columns(&t, REPORT_ROWS, "  ", out);
+    if (rheap__sql_fetch(db, processes_sql, o->pid ? &pidkv : NULL, o->pid ? 1 : 0, &t, errbuf,
+                         sizeof errbuf) == 0) {
+        fprintf(out, "\nProcesses, most bytes allocated first\n");
+        if (!o->raw)
+            rheap__table_humanize(&t);
+        rheap__table_print_columns(&t, PROCESS_ROWS, "  ", out);
         rheap__table_free(&t);
     }
-    section(db, "Peak live heap", "peak", out);
-    section(db, "Top leaks by site", "leaks", out);
-    section(db, "Top temporary allocation sites", "temporary", out);
-    section(db, "Top allocating sites", "top-sites", out);
+    section(db, o, "Peak live heap", "peak", out);
+    section(db, o, "Top leaks by site", "leaks", out);
+    section(db, o, "Top temporary allocation sites", "temporary", out);
+    section(db, o, "Top allocating sites", "top-sites", out);
     fprintf(out, "\nMore: rheap query --list, or sqlite3 %s\n", path);
     sqlite3_close(db);
     return fflush(out) == 0 ? RHEAP_EXIT_OK : RHEAP_EXIT_OUTPUT;
 }
 
-static void brief_peak(sqlite3 *db, FILE *out)
-{
-    rheap__table_t t;
-    FILE *sink = tmpfile();
-    int rc = run_canned(db, "peak", 1, &t, "", sink ? sink : out);
-    if (sink)
-        fclose(sink);
-    if (rc != 0)
-        return;
-    peak_lines(&t, "rheap: ", out);
-    rheap__table_free(&t);
-}
+/* Processes shown by the summary of `rheap run` when there are several. */
+#define BRIEF_PROCESSES 10
 
 void rheap__report_brief(sqlite3 *db, FILE *out)
 {
@@ -250,24 +272,40 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
         fprintf(out, "rheap: %s\n", errbuf);
         return;
     }
-    fprintf(out, "rheap: %lld processes, %lld allocations, %lld frees, ", num(&t, "processes"),
+    long long nproc = num(&t, "processes");
+    fprintf(out, "rheap: %lld processes, %lld allocations, %lld frees, ", nproc,
             num(&t, "allocations"), num(&t, "frees"));
     bytes(out, num(&t, "bytes"));
     fprintf(out, " allocated\n");
     long long leaked_blocks = num(&t, "leaked_blocks"), leaked = num(&t, "leaked_bytes");
     rheap__table_free(&t);
-    brief_peak(db, out);
+    if (nproc > 1 && rheap__sql_fetch(db, processes_sql, NULL, 0, &t, errbuf, sizeof errbuf) == 0) {
+        fprintf(out, "rheap: processes, most bytes allocated first:\n");
+        rheap__table_humanize(&t);
+        rheap__table_print_columns(&t, BRIEF_PROCESSES, "rheap:   ", out);
+        rheap__table_free(&t);
+    }
+    /* The largest peak of any process: with many processes, one line per process would not
+     * fit a screen (the report has them all). */
+    static const char top_peak_sql[] =
+        "SELECT peak_ns, peak_bytes, pid, recording FROM recording_stats\n"
+        "ORDER BY peak_bytes DESC, pid, recording LIMIT 1";
+    if (rheap__sql_fetch(db, top_peak_sql, NULL, 0, &t, errbuf, sizeof errbuf) == 0) {
+        peak_lines(&t, "rheap: ", out);
+        rheap__table_free(&t);
+    }
     fprintf(out, "rheap: never freed: ");
     bytes(out, leaked);
     fprintf(out, " in %lld blocks\n", leaked_blocks);
     if (leaked_blocks > 0) {
         FILE *sink = tmpfile();
-        int rc = run_canned(db, "leaks", BRIEF_ROWS, &t, "", sink ? sink : out);
+        int rc = run_canned(db, "leaks", BRIEF_ROWS, NULL, &t, "", sink ? sink : out);
         if (sink)
             fclose(sink);
         if (rc == 0) {
             rheap__table_t shown;
             project(&t, site_cols, &shown);
+            rheap__table_humanize(shown.ncols ? &shown : &t);
             rheap__table_print_columns(shown.ncols ? &shown : &t, BRIEF_ROWS, "rheap:   ", out);
             rheap__table_free(&shown);
             rheap__table_free(&t);
@@ -278,39 +316,112 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
 static void usage_report(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap report DB\n"
+            "Usage: rheap report [--raw] [--stacks] [--pid PID | --exe GLOB] DB\n"
             "\n"
             "Prints a summary of a database written by rheap run or rheap convert: totals\n"
-            "(allocations, frees, bytes, processes, threads, duration), the processes, the\n"
-            "peak of the live heap, and the top sites for leaks, temporary allocations and\n"
-            "allocations overall. Each section names the canned query it comes from\n"
-            "(rheap query NAME DB shows all its rows).\n"
+            "(allocations, frees, bytes, processes, threads, duration), the processes (most\n"
+            "bytes allocated first), the peak of the live heap, and the top sites for leaks,\n"
+            "temporary allocations and allocations overall. Each section names the canned\n"
+            "query it comes from (rheap query NAME DB shows all its rows).\n"
             "\n"
-            "Exit status: 0 success, 1 usage error, 2 the database is missing or not a\n"
-            "rheap database.\n");
+            "Options:\n"
+            "  --raw         exact integers (default: sizes in KiB, MiB, ...; times in us, ms, s)\n"
+            "  --stacks      print each site's call chain under it, from the site outwards\n"
+            "  --pid PID     only this process\n"
+            "  --exe GLOB    only the processes whose executable or command line matches GLOB\n"
+            "                (a shell pattern, e.g. '*python3*'); one report each\n"
+            "  -h, --help    show this help\n"
+            "\n"
+            "Exit status: 0 success, 1 usage error (or no process matches), 2 the database is\n"
+            "missing or not a rheap database.\n");
+}
+
+/* The pids whose executable or command line matches glob, as text, in pid order. */
+static int exe_pids(const char *path, const char *glob, rheap__table_t *t)
+{
+    sqlite3 *db;
+    int rc = rheap__db_open_read(path, &db, stderr);
+    if (rc != RHEAP_EXIT_OK)
+        return rc;
+    char errbuf[1024];
+    rheap__kv_t kv = {"glob", glob};
+    if (rheap__sql_fetch(db,
+                         "SELECT DISTINCT pid FROM processes\n"
+                         "WHERE exe GLOB :glob OR cmdline GLOB :glob ORDER BY pid",
+                         &kv, 1, t, errbuf, sizeof errbuf) != 0) {
+        fprintf(stderr, "rheap: error: %s: %s\n", path, errbuf);
+        rc = RHEAP_EXIT_INPUT;
+    }
+    sqlite3_close(db);
+    return rc;
 }
 
 int rheap__cmd_report(int argc, char **argv)
 {
-    const char *path = NULL;
+    const char *path = NULL, *exe = NULL;
+    report_opts_t o = {0};
     for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage_report(stdout);
             return RHEAP_EXIT_OK;
-        }
-        if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "rheap report: unknown option %s (try rheap report --help)\n", argv[i]);
+        } else if (!strcmp(a, "--raw")) {
+            o.raw = 1;
+        } else if (!strcmp(a, "--stacks")) {
+            o.chains = 1;
+        } else if (!strcmp(a, "--pid") || !strcmp(a, "--exe")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "rheap report: %s needs a value (try rheap report --help)\n", a);
+                return RHEAP_EXIT_USAGE;
+            }
+            if (!strcmp(a, "--pid"))
+                o.pid = argv[++i];
+            else
+                exe = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "rheap report: unknown option %s (try rheap report --help)\n", a);
             return RHEAP_EXIT_USAGE;
-        }
-        if (path) {
+        } else if (path) {
             fprintf(stderr, "rheap report: one database at a time (try rheap report --help)\n");
             return RHEAP_EXIT_USAGE;
+        } else {
+            path = a;
         }
-        path = argv[i];
     }
     if (!path) {
         fprintf(stderr, "rheap report: no database given (rheap report DB)\n");
         return RHEAP_EXIT_USAGE;
     }
-    return report(path, stdout);
+    if (o.pid) {
+        char *end;
+        long v = strtol(o.pid, &end, 10);
+        if (!*o.pid || *end || v <= 0) {
+            fprintf(stderr, "rheap report: --pid '%s': expected a process id\n", o.pid);
+            return RHEAP_EXIT_USAGE;
+        }
+    }
+    if (!exe)
+        return report(path, &o, stdout);
+    if (o.pid) {
+        fprintf(stderr, "rheap report: --pid and --exe select processes both ways; give one\n");
+        return RHEAP_EXIT_USAGE;
+    }
+    rheap__table_t pids;
+    int rc = exe_pids(path, exe, &pids);
+    if (rc != RHEAP_EXIT_OK)
+        return rc;
+    if (pids.nrows == 0) {
+        fprintf(stderr, "rheap report: %s: no process whose executable or command line matches '%s'\n",
+                path, exe);
+        rheap__table_free(&pids);
+        return RHEAP_EXIT_USAGE;
+    }
+    for (size_t r = 0; r < pids.nrows && rc == RHEAP_EXIT_OK; r++) {
+        o.pid = rheap__table_cell(&pids, r, "pid");
+        if (r)
+            fputc('\n', stdout);
+        rc = report(path, &o, stdout);
+    }
+    rheap__table_free(&pids);
+    return rc;
 }

@@ -67,6 +67,31 @@ int rheap__stack_print(sqlite3 *db, long long id, int from_site, const char *ind
     return rc == SQLITE_DONE ? n : -1;
 }
 
+typedef struct {
+    sqlite3 *db;
+    const rheap__table_t *t;
+    const char *indent;
+    FILE *out;
+} chain_t;
+
+static void chain_under_row(size_t row, void *arg)
+{
+    const chain_t *c = arg;
+    const char *id = rheap__table_cell(c->t, row, "stack");
+    if (!id)
+        return;
+    char indent[64];
+    snprintf(indent, sizeof indent, "%s        ", c->indent);
+    rheap__stack_print(c->db, strtoll(id, NULL, 10), 1, indent, c->out);
+}
+
+void rheap__table_print_chains(sqlite3 *db, const rheap__table_t *t, size_t max_rows,
+                               const char *indent, FILE *out)
+{
+    chain_t c = {db, t, indent, out};
+    rheap__table_print_rows(t, max_rows, indent, out, chain_under_row, &c);
+}
+
 static void usage_stack(FILE *f)
 {
     fprintf(f,

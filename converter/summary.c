@@ -51,10 +51,16 @@ typedef struct {
     uint64_t pend_addr, pend_t, pend_bt, pend_size;
 } threadagg_t;
 
+/* Counters under a 64-bit key: per (stack, size class) and per (stack, timeline slice). */
 typedef struct {
-    uint64_t key;                     /* bt * 128 + class + 1; 0 = empty slot */
+    uint64_t key;                     /* never 0; 0 = empty slot */
     uint64_t blocks, bytes, leaked_blocks, leaked_bytes;
-} sizeagg_t;
+} keyagg_t;
+
+typedef struct {
+    keyagg_t *e;
+    size_t mask, n;
+} keymap_t;
 
 typedef struct {
     uint64_t allocs, alloc_bytes, frees, freed_bytes;
@@ -70,8 +76,8 @@ struct rheap__summary {
     size_t ndirty, capdirty;
     threadagg_t *th;
     size_t thmask, nth;
-    sizeagg_t *sz;
-    size_t szmask, nsz;
+    keymap_t sizes;                   /* key: bt * 128 + size class + 1 */
+    keymap_t leaks;                   /* key: bt * SLICES + slice + 1, never-freed blocks only */
     slice_t slice[SLICES];
     uint64_t width;
     /* The live heap and the instant being applied. */
@@ -104,7 +110,8 @@ void rheap__summary_destroy(rheap__summary_t *s)
     free(s->st);
     free(s->dirty);
     free(s->th);
-    free(s->sz);
+    free(s->sizes.e);
+    free(s->leaks.e);
     free(s->marks);
     free(s->mrows);
     free(s);
@@ -122,10 +129,13 @@ int rheap__summary_begin(rheap__summary_t *s, uint32_t pid, uint32_t recording)
     s->thmask = 63;
     s->nth = 0;
     s->th = calloc(s->thmask + 1, sizeof *s->th);
-    free(s->sz);
-    s->szmask = 1023;
-    s->nsz = 0;
-    s->sz = calloc(s->szmask + 1, sizeof *s->sz);
+    keymap_t *maps[] = {&s->sizes, &s->leaks};
+    for (int i = 0; i < 2; i++) {
+        free(maps[i]->e);
+        maps[i]->mask = 1023;
+        maps[i]->n = 0;
+        maps[i]->e = calloc(maps[i]->mask + 1, sizeof *maps[i]->e);
+    }
     memset(s->slice, 0, sizeof s->slice);
     s->width = FIRST_WIDTH;
     s->started = 0;
@@ -134,7 +144,7 @@ int rheap__summary_begin(rheap__summary_t *s, uint32_t pid, uint32_t recording)
     s->peak_t = 0;
     s->allocs = s->alloc_bytes = s->frees = s->freed_bytes = 0;
     s->nmarks = s->nmrows = 0;
-    s->failed = !s->th || !s->sz;
+    s->failed = !s->th || !s->sizes.e || !s->leaks.e;
     /* The heap at the start is pictured too, as the default first moment of queries/diff.sql. */
     rheap__summary_marker(s, 0);
     return s->failed ? -1 : 0;
@@ -183,37 +193,42 @@ static unsigned size_class(uint64_t size)
     return size ? 64u - (unsigned)__builtin_clzll(size) : 0u; /* 0, or 1 + floor(log2(size)) */
 }
 
-static sizeagg_t *size_of(rheap__summary_t *s, uint64_t bt, uint64_t size)
+/* The counters of key, made on first use. NULL: out of memory. */
+static keyagg_t *counters(keymap_t *m, uint64_t key)
 {
-    uint64_t key = bt * 128 + size_class(size) + 1;
-    size_t j = mix(key) & s->szmask;
-    while (s->sz[j].key && s->sz[j].key != key)
-        j = (j + 1) & s->szmask;
-    if (s->sz[j].key)
-        return &s->sz[j];
-    if ((s->nsz + 1) * 2 > s->szmask + 1) {
-        size_t nmask = s->szmask * 2 + 1;
-        sizeagg_t *n = calloc(nmask + 1, sizeof *n);
+    size_t j = mix(key) & m->mask;
+    while (m->e[j].key && m->e[j].key != key)
+        j = (j + 1) & m->mask;
+    if (m->e[j].key)
+        return &m->e[j];
+    if ((m->n + 1) * 2 > m->mask + 1) {
+        size_t nmask = m->mask * 2 + 1;
+        keyagg_t *n = calloc(nmask + 1, sizeof *n);
         if (!n)
             return NULL;
-        for (size_t i = 0; i <= s->szmask; i++) {
-            if (!s->sz[i].key)
+        for (size_t i = 0; i <= m->mask; i++) {
+            if (!m->e[i].key)
                 continue;
-            size_t k = mix(s->sz[i].key) & nmask;
+            size_t k = mix(m->e[i].key) & nmask;
             while (n[k].key)
                 k = (k + 1) & nmask;
-            n[k] = s->sz[i];
+            n[k] = m->e[i];
         }
-        free(s->sz);
-        s->sz = n;
-        s->szmask = nmask;
-        j = mix(key) & s->szmask;
-        while (s->sz[j].key)
-            j = (j + 1) & s->szmask;
+        free(m->e);
+        m->e = n;
+        m->mask = nmask;
+        j = mix(key) & m->mask;
+        while (m->e[j].key)
+            j = (j + 1) & m->mask;
     }
-    s->nsz++;
-    s->sz[j].key = key;
-    return &s->sz[j];
+    m->n++;
+    m->e[j].key = key;
+    return &m->e[j];
+}
+
+static keyagg_t *size_of(rheap__summary_t *s, uint64_t bt, uint64_t size)
+{
+    return counters(&s->sizes, bt * 128 + size_class(size) + 1);
 }
 
 static stackagg_t *stack_of(rheap__summary_t *s, uint64_t bt)
@@ -396,7 +411,7 @@ void rheap__summary_alloc(rheap__summary_t *s, const rheap__live_t *b)
     th->pend_t = b->t;
     th->pend_bt = b->bt;
     th->pend_size = b->size;
-    sizeagg_t *z = size_of(s, b->bt, b->size);
+    keyagg_t *z = size_of(s, b->bt, b->size);
     if (!z) {
         fail(s);
         return;
@@ -457,7 +472,7 @@ void rheap__summary_leaked(rheap__summary_t *s, const rheap__live_t *b)
         return;
     stackagg_t *a = &s->st[b->bt];
     threadagg_t *th = thread_of(s, b->tid);
-    sizeagg_t *z = size_of(s, b->bt, b->size);
+    keyagg_t *z = size_of(s, b->bt, b->size);
     if (!th || !z) {
         fail(s);
         return;
@@ -470,6 +485,14 @@ void rheap__summary_leaked(rheap__summary_t *s, const rheap__live_t *b)
     th->leaked_bytes += b->size;
     z->leaked_blocks++;
     z->leaked_bytes += b->size;
+    /* Leaks are drained after the last event, so the slice width is final. */
+    keyagg_t *l = counters(&s->leaks, b->bt * SLICES + b->t / s->width + 1);
+    if (!l) {
+        fail(s);
+        return;
+    }
+    l->blocks++;
+    l->bytes += b->size;
 }
 
 /* ---- Writing the tables ---- */
@@ -500,13 +523,14 @@ static int put(rheap__summary_t *s, sqlite3_stmt *st)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-enum { Q_STACK, Q_LIFE, Q_SIZE, Q_THREAD, Q_SLICE, Q_REC, Q_MARK, Q_N };
+enum { Q_STACK, Q_LIFE, Q_SIZE, Q_LEAK, Q_THREAD, Q_SLICE, Q_REC, Q_MARK, Q_N };
 
 static const char *const q_sql[Q_N] = {
     [Q_STACK] = "INSERT INTO stack_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
                 "?16,?17,?18,?19,?20,?21,?22)",
     [Q_LIFE] = "INSERT INTO stack_lifetimes VALUES (?1,?2,?3,?4,?5)",
     [Q_SIZE] = "INSERT INTO stack_sizes VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+    [Q_LEAK] = "INSERT INTO stack_leaks VALUES (?1,?2,?3,?4,?5,?6)",
     [Q_THREAD] = "INSERT INTO thread_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
     [Q_SLICE] = "INSERT INTO timeline VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
     [Q_REC] = "INSERT INTO recording_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
@@ -547,8 +571,19 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
                 return -1;
         }
     }
-    for (size_t i = 0; i <= s->szmask; i++) {
-        const sizeagg_t *z = &s->sz[i];
+    for (size_t i = 0; i <= s->leaks.mask; i++) {
+        const keyagg_t *l = &s->leaks.e[i];
+        if (!l->key)
+            continue;
+        bind_bt(q[Q_LEAK], 3, (l->key - 1) / SLICES);
+        sqlite3_bind_int64(q[Q_LEAK], 4, (sqlite3_int64)((l->key - 1) % SLICES));
+        sqlite3_bind_int64(q[Q_LEAK], 5, (sqlite3_int64)l->blocks);
+        sqlite3_bind_int64(q[Q_LEAK], 6, (sqlite3_int64)l->bytes);
+        if (put(s, q[Q_LEAK]) != 0)
+            return -1;
+    }
+    for (size_t i = 0; i <= s->sizes.mask; i++) {
+        const keyagg_t *z = &s->sizes.e[i];
         if (!z->key)
             continue;
         unsigned cls = (unsigned)((z->key - 1) % 128);

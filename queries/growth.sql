@@ -2,8 +2,9 @@
 --
 -- A slow leak shows as never-freed blocks allocated all through the recording, where a one-off
 -- leak (a cache filled once, a buffer made at start) shows in a single stretch of it. Each
--- process's recording is cut into phases: `phases` equal slices of time from 0 to its last
--- allocation or free, or, when `marker` is given, the stretches between the markers with that
+-- process's recording is cut into phases: `phases` slices of time from 0 to its last
+-- allocation or free (made of whole slices of the table `timeline`, so equal to within one of
+-- those, and fewer when the recording is short), or, when `marker` is given, the stretches between the markers with that
 -- label (before the first, between each two, after the last). Per allocation site with
 -- never-freed blocks: in how many phases it left blocks behind, out of how many, and the
 -- never-freed bytes of each phase in order (per_phase, comma-separated). Sites leaking in the
@@ -36,19 +37,21 @@ WITH site(bt, function, location) AS (
                 FROM frames WHERE :skip IS NOT NULL GROUP BY id) AS k) AS k
     JOIN backtraces AS f ON f.id = k.id AND f.frame_no = k.frame_no
 ),
--- Phases by time: the time span needs one pass over the table, skipped when markers are used.
-slices(n) AS (
+-- Phases by time are groups of whole slices of the table `timeline`, as in timeline.sql (fewer
+-- phases than asked when the recording has fewer slices), and read the converter's never-freed
+-- blocks per slice (`stack_leaks`); phases between markers read every never-freed block.
+wanted(n) AS (
     SELECT max(1, cast(coalesce(:phases, 10) AS INTEGER))
 ),
 span AS MATERIALIZED (
-    SELECT a.pid AS pid, a.recording AS recording,
-           max(max(a.alloc_after), coalesce(max(a.dealloc_after), 0)) / s.n + 1 AS width
-    FROM allocations AS a, slices AS s
-    WHERE :marker IS NULL AND a.pid = coalesce(:pid, a.pid)
-    GROUP BY a.pid, a.recording
+    SELECT t.pid AS pid, t.recording AS recording, max(t.bucket) + 1 AS slices,
+           min(max(t.bucket) + 1, w.n) AS n
+    FROM timeline AS t, wanted AS w
+    WHERE :marker IS NULL AND t.pid = coalesce(:pid, t.pid)
+    GROUP BY t.pid, t.recording
 ),
 series(k) AS (
-    SELECT 0 UNION ALL SELECT k + 1 FROM series, slices WHERE k + 1 < slices.n
+    SELECT 0 UNION ALL SELECT k + 1 FROM series, wanted WHERE k + 1 < wanted.n
 ),
 bounds AS (
     SELECT m.pid AS pid, m.recording AS recording, m.t AS t,
@@ -57,8 +60,8 @@ bounds AS (
     WHERE :marker IS NOT NULL AND m.label = :marker AND m.pid = coalesce(:pid, m.pid)
 ),
 phase(pid, recording, k, from_t, to_t) AS MATERIALIZED (
-    SELECT w.pid, w.recording, s.k, s.k * w.width, (s.k + 1) * w.width
-    FROM span AS w CROSS JOIN series AS s
+    SELECT w.pid, w.recording, s.k, NULL, NULL
+    FROM span AS w JOIN series AS s ON s.k < w.n
     UNION ALL
     SELECT pid, recording, 0, -9223372036854775807 - 1, min(t) FROM bounds GROUP BY pid, recording
     UNION ALL
@@ -70,12 +73,20 @@ counts(pid, recording, phases) AS (
     SELECT pid, recording, count(*) FROM phase GROUP BY pid, recording
 ),
 per_stack AS (
-    SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt, p.k AS k, count(*) AS blocks,
-           sum(a.size) AS bytes, min(a.alloc_after) AS first_ns, max(a.alloc_after) AS last_ns
+    SELECT l.pid AS pid, l.recording AS recording, l.bt AS bt, l.bucket * w.n / w.slices AS k,
+           sum(l.blocks) AS blocks, sum(l.bytes) AS bytes, min(s.leak_first_ns) AS first_ns,
+           max(s.leak_last_ns) AS last_ns
+    FROM stack_leaks AS l
+    JOIN span AS w ON w.pid = l.pid AND w.recording = l.recording
+    JOIN stack_stats AS s ON s.pid = l.pid AND s.recording = l.recording AND s.bt IS l.bt
+    GROUP BY 1, 2, 3, 4
+    UNION ALL
+    SELECT a.pid, a.recording, a.bt, p.k, count(*), sum(a.size), min(a.alloc_after),
+           max(a.alloc_after)
     FROM allocations AS a
     JOIN phase AS p ON p.pid = a.pid AND p.recording = a.recording
                    AND a.alloc_after >= p.from_t AND a.alloc_after < p.to_t
-    WHERE a.dealloc_after IS NULL AND a.pid = coalesce(:pid, a.pid)
+    WHERE :marker IS NOT NULL AND a.dealloc_after IS NULL AND a.pid = coalesce(:pid, a.pid)
     GROUP BY a.pid, a.recording, a.bt, p.k
 ),
 per_site_phase AS (

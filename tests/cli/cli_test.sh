@@ -114,11 +114,13 @@ case_run_tree() {
     diff want.txt got.txt || fail "process tree differs"
     expect_eq "leaf cmdline" "$(sql tree.db "SELECT cmdline FROM processes WHERE pid = $e AND recording = 2")" \
         "family leaf"
-    has_line r.err "rheap: 4 processes, 15 allocations, 5 frees, 28886 bytes (28.2 KiB) allocated"
+    # Processes are counted by pid: the exec'd image is a second recording of the same process.
+    has_line r.err "rheap: 3 processes, 15 allocations, 5 frees, 28886 bytes (28.2 KiB) allocated"
+    has_line r.err "rheap: processes, most bytes allocated first:"
     has_line r.err "rheap: never freed: 21109 bytes (20.6 KiB) in 10 blocks"
     has_line r.err "rheap: peak live heap 11110 bytes (10.8 KiB) at $(
         sql tree.db "SELECT printf('%.3f ms', max(alloc_after) / 1e6) FROM allocations WHERE pid = $c"), pid $c"
-    grep -q '^rheap: *5  11110  blocks *.*family\.c:[0-9]* *1  '"$c"'$' r.err || fail "top leak line: $(cat r.err)"
+    grep -q '^rheap: *5  10\.8 KiB  blocks *.*family\.c:[0-9]* *[0-9]* *1  '"$c"'$' r.err || fail "top leak line: $(cat r.err)"
     [ -z "$(ls -d rheap-run-* 2>/dev/null)" ] || fail "recordings not removed"
 }
 
@@ -221,7 +223,7 @@ case_query_leaks() {
     expect_eq "run status" "$STATUS" 0
     run q "$RHEAP" query leaks leaky.db --csv
     expect_eq "query status" "$STATUS" 0
-    has_line q.out "$(printf 'blocks,bytes,function,location,first_ns,last_ns,recording,pid\r')"
+    has_line q.out "$(printf 'blocks,bytes,function,location,first_ns,last_ns,stack,recording,pid\r')"
     awk -F, 'NR > 1 && NR <= 3 { n = split($4, p, "/"); print $1 "," $2 "," $3 "," p[n] }' q.out >got.txt
     printf '%s\n' "10,40960,open_connection,leaky.c:51" "100,4800,remember_session,leaky.c:39" >want.txt
     diff want.txt got.txt || fail "leak rows differ"
@@ -231,9 +233,29 @@ case_query_leaks() {
     diff shell.txt mine.txt || fail "rheap query and sqlite3 disagree"
     # Column output: a header, a rule, right-aligned numbers.
     run c "$RHEAP" query leaks leaky.db
-    head -1 c.out | grep -Eq '^blocks  bytes  function +location +first_ns +last_ns +recording +pid$' || fail "header: $(head -2 c.out)"
-    grep -q '^    10  40960  open_connection   .*/leaky\.c:51  ' c.out || fail "column row: $(cat c.out)"
-    grep -q '^   100   4800  remember_session  .*/leaky\.c:39  ' c.out || fail "column row: $(cat c.out)"
+    head -1 c.out | grep -Eq '^blocks +bytes  function +location +first_ns +last_ns +stack +recording +pid$' || fail "header: $(head -2 c.out)"
+    grep -q '^    10  40.0 KiB  open_connection   .*/leaky\.c:51  ' c.out || fail "column row: $(cat c.out)"
+    grep -q '^   100      4800  remember_session  .*/leaky\.c:39  ' c.out || fail "column row: $(cat c.out)"
+    # --raw: exact integers in columns too.
+    run c "$RHEAP" query leaks leaky.db --raw
+    grep -q '^    10  40960  open_connection   .*/leaky\.c:51  ' c.out || fail "raw column row: $(cat c.out)"
+    # --stacks: under each row, its call chain from the allocation site out to main.
+    run c "$RHEAP" query leaks leaky.db --stacks
+    expect_eq "stacks status" "$STATUS" 0
+    awk '/open_connection/ && !/#/ { on = 1; next } on && /^ +#/ { print $2; next } { on = 0 }' c.out >chain.txt
+    printf '%s\n' open_connection serve main __libc_start_call_main __libc_start_main _start >want.txt
+    diff want.txt chain.txt || fail "call chain of open_connection: $(cat c.out)"
+    grep -q '^ *#0 *open_connection  .*/leaky\.c:51  (inlined)$' c.out || fail "inlined frame not marked: $(cat c.out)"
+    # rheap stack ID: every frame, the allocation site marked.
+    id=$(tr -d '\r' <q.out | awk -F, '$3 == "open_connection" { print $7 }')
+    run s "$RHEAP" stack "$id" leaky.db
+    expect_eq "stack status" "$STATUS" 0
+    # leaky calls malloc itself, so the site is frame 0; serve and open_connection are inlined.
+    grep -q '^> #0 *open_connection  .*/leaky\.c:51  (inlined)$' s.out || fail "stack $id: $(cat s.out)"
+    grep -q '^  #2 *main  .*/leaky\.c:[0-9]*$' s.out || fail "stack $id has no main: $(cat s.out)"
+    run s "$RHEAP" stack 999999 leaky.db
+    expect_eq "missing stack status" "$STATUS" 1
+    has_line s.err "rheap stack: leaky.db has no stack 999999"
     run j "$RHEAP" query leaks leaky.db --json
     grep -q '^{"blocks": 100, "bytes": 4800, "function": "remember_session", "location": ".*/leaky\.c:39", ' j.out ||
         fail "json row: $(cat j.out)"
@@ -259,7 +281,7 @@ case_query_params() {
     unset RHEAP_QUERIES
     # The shipped leaks query, restricted to one process.
     run q "$RHEAP" query leaks tree.db --csv --param "pid=$c"
-    expect_eq "leaks of the child" "$(tr -d '\r' <q.out | tail -n +2 | cut -d, -f1,2,8)" "5,11110,$c"
+    expect_eq "leaks of the child" "$(tr -d '\r' <q.out | tail -n +2 | cut -d, -f1,2,9)" "5,11110,$c"
     run q "$RHEAP" query leaks tree.db -p nosuch=1
     expect_eq "unknown param status" "$STATUS" 1
     has_line q.err "rheap: query leaks has no parameter 'nosuch'; valid ones: $(
@@ -277,7 +299,7 @@ case_report() {
     has_line rep.out "  frees            5"
     has_line rep.out "  bytes allocated  28886 bytes (28.2 KiB)"
     has_line rep.out "  never freed      10 blocks, 21109 bytes (20.6 KiB)"
-    has_line rep.out "  processes        4"
+    has_line rep.out "  processes        3"
     has_line rep.out "  threads          3"
     for s in "Peak live heap (rheap query peak)" "Top leaks by site (rheap query leaks)" \
         "Top temporary allocation sites (rheap query temporary)" \
@@ -286,15 +308,22 @@ case_report() {
     done
     # Every leak row of the report is a row of rheap query leaks.
     "$RHEAP" query leaks tree.db --csv | tr -d '\r' | tail -n +2 |
-        awk -F, '{ printf "%d %d %s %s %d %d\n", $1, $2, $3, $4, $7, $8 }' | sort >q.txt
-    sed -n '/^Top leaks by site/,/^$/p' rep.out | awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3, $4, $5, $6 }' |
+        awk -F, '{ printf "%d %d %s %s %d %d %d\n", $1, $2, $3, $4, $7, $8, $9 }' | sort >q.txt
+    run rep "$RHEAP" report --raw tree.db
+    sed -n '/^Top leaks by site/,/^$/p' rep.out | awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3, $4, $5, $6, $7 }' |
         sort >r.txt
     [ -s r.txt ] || fail "no leak rows in the report"
     diff q.txt r.txt || fail "report and query disagree on leaks"
     run r "$RHEAP" run -q -o leaky.db -- "$LEAKY"
     run rep "$RHEAP" report leaky.db
-    grep -q '^      10  40960  open_connection   .*/leaky\.c:51  ' rep.out || fail "leaky report: $(cat rep.out)"
-    grep -q '^     100   4800  remember_session  .*/leaky\.c:39  ' rep.out || fail "leaky report: $(cat rep.out)"
+    grep -q '^      10  40.0 KiB  open_connection   .*/leaky\.c:51  ' rep.out || fail "leaky report: $(cat rep.out)"
+    grep -q '^     100      4800  remember_session  .*/leaky\.c:39  ' rep.out || fail "leaky report: $(cat rep.out)"
+    run rep "$RHEAP" report --raw --pid "$(sql leaky.db 'SELECT pid FROM processes')" leaky.db
+    grep -q '^      10  40960  open_connection   .*/leaky\.c:51  ' rep.out || fail "leaky report --raw: $(cat rep.out)"
+    run rep "$RHEAP" report --exe '*leaky' leaky.db
+    has_line rep.out "  allocations      $(sql leaky.db 'SELECT count(*) FROM allocations')"
+    run rep "$RHEAP" report --exe '*nothing-like-this*' leaky.db
+    expect_eq "no process matches" "$STATUS" 1
 }
 
 # Install into a temporary prefix; build against it with pkg-config and with find_package;

@@ -1,0 +1,114 @@
+-- growth: which allocation sites leak steadily, a little at a time?
+--
+-- A slow leak shows as never-freed blocks allocated all through the recording, where a one-off
+-- leak (a cache filled once, a buffer made at start) shows in a single stretch of it. Each
+-- process's recording is cut into phases: `phases` slices of time from 0 to its last
+-- allocation or free (made of whole slices of the table `timeline`, so equal to within one of
+-- those, and fewer when the recording is short), or, when `marker` is given, the stretches between the markers with that
+-- label (before the first, between each two, after the last). Per allocation site with
+-- never-freed blocks: in how many phases it left blocks behind, out of how many, and the
+-- never-freed bytes of each phase in order (per_phase, comma-separated). Sites leaking in the
+-- most phases first.
+--
+-- param: phases = 10  (number of equal time slices, when no marker is given)
+-- param: marker = NULL  (label of the markers that separate phases; NULL: equal time slices)
+-- param: min_phases = 1  (list only sites that leaked in at least this many phases)
+-- param: pid = NULL  (only this process; NULL: every process)
+-- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
+--
+-- Columns: leaked_blocks, leaked_bytes, phases_leaking, phases, per_phase, function, location,
+--          first_ns, last_ns, recording, pid
+-- Run: sqlite3 out.db < queries/growth.sql
+WITH site(bt, function, location) AS (
+    -- The allocation site of each stack; agree.sh checks the table `stacks` against the rule
+    -- applied to the frames once.
+    SELECT id, function, location FROM stacks
+),
+-- Phases by time are groups of whole slices of the table `timeline`, as in timeline.sql (fewer
+-- phases than asked when the recording has fewer slices), and read the converter's never-freed
+-- blocks per slice (`stack_leaks`); phases between markers read every never-freed block.
+wanted(n) AS (
+    SELECT max(1, cast(coalesce(:phases, 10) AS INTEGER))
+),
+span AS MATERIALIZED (
+    SELECT t.pid AS pid, t.recording AS recording, max(t.bucket) + 1 AS slices,
+           min(max(t.bucket) + 1, w.n) AS n
+    FROM timeline AS t, wanted AS w
+    WHERE :marker IS NULL AND t.pid = coalesce(:pid, t.pid)
+    GROUP BY t.pid, t.recording
+),
+series(k) AS (
+    SELECT 0 UNION ALL SELECT k + 1 FROM series, wanted WHERE k + 1 < wanted.n
+),
+bounds AS (
+    SELECT m.pid AS pid, m.recording AS recording, m.t AS t,
+           row_number() OVER (PARTITION BY m.pid, m.recording ORDER BY m.t) AS k
+    FROM markers AS m
+    WHERE :marker IS NOT NULL AND m.label = :marker AND m.pid = coalesce(:pid, m.pid)
+),
+phase(pid, recording, k, from_t, to_t) AS MATERIALIZED (
+    SELECT w.pid, w.recording, s.k, NULL, NULL
+    FROM span AS w JOIN series AS s ON s.k < w.n
+    UNION ALL
+    SELECT pid, recording, 0, -9223372036854775807 - 1, min(t) FROM bounds GROUP BY pid, recording
+    UNION ALL
+    SELECT pid, recording, k, t,
+           coalesce(lead(t) OVER (PARTITION BY pid, recording ORDER BY k), 9223372036854775807)
+    FROM bounds
+),
+counts(pid, recording, phases) AS (
+    SELECT pid, recording, count(*) FROM phase GROUP BY pid, recording
+),
+per_stack AS (
+    -- Every never-freed block, put in its phase by its own time.
+    SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt,
+           a.alloc_after / r.timeline_width_ns * w.n / w.slices AS k, count(*) AS blocks,
+           sum(a.size) AS bytes, min(a.alloc_after) AS first_ns, max(a.alloc_after) AS last_ns
+    FROM allocations AS a
+    JOIN span AS w ON w.pid = a.pid AND w.recording = a.recording
+    JOIN recording_stats AS r ON r.pid = a.pid AND r.recording = a.recording
+    WHERE a.dealloc_after IS NULL
+    GROUP BY 1, 2, 3, 4
+),
+per_site_phase AS (
+    SELECT l.pid AS pid, l.recording AS recording,
+           coalesce(s.function, '(no backtrace)') AS function,
+           coalesce(s.location, '??') AS location, l.k AS k, sum(l.blocks) AS blocks,
+           sum(l.bytes) AS bytes, min(l.first_ns) AS first_ns, max(l.last_ns) AS last_ns
+    FROM per_stack AS l
+    LEFT JOIN site AS s ON s.bt = l.bt
+    GROUP BY 1, 2, 3, 4, 5
+),
+-- Every phase of the recording, with 0 where the site leaked nothing, in phase order.
+grid AS (
+    SELECT x.pid AS pid, x.recording AS recording, x.function AS function,
+           x.location AS location, p.k AS k, coalesce(y.bytes, 0) AS bytes
+    FROM (SELECT DISTINCT pid, recording, function, location FROM per_site_phase) AS x
+    JOIN phase AS p ON p.pid = x.pid AND p.recording = x.recording
+    LEFT JOIN per_site_phase AS y
+           ON y.pid = x.pid AND y.recording = x.recording AND y.function = x.function
+          AND y.location = x.location AND y.k = p.k
+),
+-- A window, not GROUP BY: only a window's ORDER BY fixes the order group_concat sees.
+strip AS (
+    SELECT DISTINCT pid, recording, function, location,
+           group_concat(bytes, ',') OVER (PARTITION BY pid, recording, function, location ORDER BY k
+                                          ROWS BETWEEN UNBOUNDED PRECEDING
+                                                   AND UNBOUNDED FOLLOWING) AS per_phase
+    FROM grid
+),
+per_site AS (
+    SELECT pid, recording, function, location, sum(blocks) AS leaked_blocks,
+           sum(bytes) AS leaked_bytes, count(*) AS phases_leaking, min(first_ns) AS first_ns,
+           max(last_ns) AS last_ns
+    FROM per_site_phase
+    GROUP BY pid, recording, function, location
+)
+SELECT l.leaked_blocks, l.leaked_bytes, l.phases_leaking, c.phases, g.per_phase, l.function,
+       l.location, l.first_ns, l.last_ns, l.recording, l.pid
+FROM per_site AS l
+JOIN counts AS c ON c.pid = l.pid AND c.recording = l.recording
+JOIN strip AS g ON g.pid = l.pid AND g.recording = l.recording AND g.function = l.function
+               AND g.location = l.location
+WHERE l.phases_leaking >= cast(coalesce(:min_phases, 1) AS INTEGER)
+ORDER BY l.phases_leaking DESC, l.leaked_bytes DESC, l.function, l.location, l.pid, l.recording;
