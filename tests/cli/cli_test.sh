@@ -300,6 +300,13 @@ case_report() {
     has_line rep.out "  bytes allocated  28886 bytes (28.2 KiB)"
     has_line rep.out "  never freed      10 blocks, 21109 bytes (20.6 KiB)"
     has_line rep.out "  processes        3"
+    # Processes by pid, most bytes allocated first; the exec'd pid is one row with 2 images.
+    sed -n '/^Processes, most bytes allocated first/,/^$/p' rep.out | awk '$1 ~ /^[0-9]+$/ { print $1, $3, $4 }' >got.txt
+    sql tree.db "SELECT a.pid, (SELECT count(*) FROM processes AS p WHERE p.pid = a.pid), count(*)
+                 FROM allocations AS a GROUP BY a.pid ORDER BY sum(a.size) DESC, count(*) DESC, a.pid" |
+        tr '|' ' ' >want.txt
+    diff want.txt got.txt || fail "process ranking: $(cat rep.out)"
+    grep -q ' 2$' <(cut -d' ' -f2 got.txt | sort | uniq -c) || fail "no process with two images: $(cat got.txt)"
     has_line rep.out "  threads          3"
     for s in "Peak live heap (rheap query peak)" "Top leaks by site (rheap query leaks)" \
         "Top temporary allocation sites (rheap query temporary)" \
@@ -324,6 +331,20 @@ case_report() {
     has_line rep.out "  allocations      $(sql leaky.db 'SELECT count(*) FROM allocations')"
     run rep "$RHEAP" report --exe '*nothing-like-this*' leaky.db
     expect_eq "no process matches" "$STATUS" 1
+}
+
+# A site in a stripped library reads as the first named frame: the exported function that called
+# the unnamed internal one, with its module and offset as the location.
+case_stripped_site() {
+    run r "$RHEAP" run -q -o s.db -- "$STRIPPED"
+    expect_eq "run status" "$STATUS" 0
+    run q "$RHEAP" query leaks s.db --csv
+    tr -d '\r' <q.out | awk -F, '$3 == "stripped_make" { print $1, $2; sub(/:0x[0-9a-f]+$/, "", $4); n = split($4, p, "/"); print p[n] }' >got.txt
+    printf '%s\n' "3 2100" "libcli_stripped.so" >want.txt
+    diff want.txt got.txt || fail "site of the stripped library: $(cat q.out)"
+    # The frame that allocated has no name: it is the site's frame minus one in the stack.
+    expect_eq "unnamed frame below the site" "$(sql s.db "SELECT count(*) FROM stacks AS s JOIN backtraces AS b
+        ON b.id = s.id AND b.frame_no = s.site_frame - 1 WHERE s.function = 'stripped_make' AND b.sym IS NULL")" 1
 }
 
 # Install into a temporary prefix; build against it with pkg-config and with find_package;
