@@ -17,7 +17,7 @@
 -- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
 --
 -- Columns: leaked_blocks, leaked_bytes, phases_leaking, phases, per_phase, function, location,
---          first_ns, last_ns, recording, pid
+--          first_ns, last_ns, stack, recording, pid
 -- Run: sqlite3 out.db < queries/growth.sql
 WITH site(bt, function, location) AS (
     -- Per stack, its allocation site: the first frame that is neither allocator plumbing (the
@@ -122,10 +122,21 @@ per_site AS (
            max(last_ns) AS last_ns
     FROM per_site_phase
     GROUP BY pid, recording, function, location
+),
+-- The site's stack with the most never-freed bytes stands for it (rheap stack ID DB).
+site_stack AS (
+    SELECT DISTINCT l.pid AS pid, l.recording AS recording,
+           coalesce(s.function, '(no backtrace)') AS function, coalesce(s.location, '??') AS location,
+           first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
+                                   ORDER BY l.bytes DESC, l.bt) AS stack
+    FROM (SELECT pid, recording, bt, sum(bytes) AS bytes FROM per_stack GROUP BY pid, recording, bt) AS l
+    LEFT JOIN site AS s ON s.bt = l.bt
 )
 SELECT l.leaked_blocks, l.leaked_bytes, l.phases_leaking, c.phases, g.per_phase, l.function,
-       l.location, l.first_ns, l.last_ns, l.recording, l.pid
+       l.location, l.first_ns, l.last_ns, x.stack, l.recording, l.pid
 FROM per_site AS l
+JOIN site_stack AS x ON x.pid = l.pid AND x.recording = l.recording AND x.function = l.function
+                    AND x.location = l.location
 JOIN counts AS c ON c.pid = l.pid AND c.recording = l.recording
 JOIN strip AS g ON g.pid = l.pid AND g.recording = l.recording AND g.function = l.function
                AND g.location = l.location

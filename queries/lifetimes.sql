@@ -11,7 +11,7 @@
 --
 -- Columns: blocks, freed, never_freed, min_ns, avg_ns, max_ns, under_1us, under_10us,
 --          under_100us, under_1ms, under_10ms, under_100ms, under_1s, under_10s, over_10s,
---          function, location, recording, pid
+--          function, location, stack, recording, pid
 -- Run: sqlite3 out.db < queries/lifetimes.sql
 WITH site(bt, function, location) AS (
     -- Per stack, its allocation site: the first frame that is neither allocator plumbing (the
@@ -60,9 +60,13 @@ SELECT sum(l.blocks) AS blocks, coalesce(sum(l.freed), 0) AS freed,
        coalesce(sum(l.b0), 0) AS under_1us, coalesce(sum(l.b1), 0) AS under_10us, coalesce(sum(l.b2), 0) AS under_100us,
        coalesce(sum(l.b3), 0) AS under_1ms, coalesce(sum(l.b4), 0) AS under_10ms, coalesce(sum(l.b5), 0) AS under_100ms,
        coalesce(sum(l.b6), 0) AS under_1s, coalesce(sum(l.b7), 0) AS under_10s, coalesce(sum(l.b8), 0) AS over_10s,
-       coalesce(s.function, '(no backtrace)') AS function, coalesce(s.location, '??') AS location,
-       l.recording AS recording, l.pid AS pid
-FROM per_stack AS l
-LEFT JOIN site AS s ON s.bt = l.bt
-GROUP BY l.pid, l.recording, 16, 17
+       function, location, stack, recording, pid
+FROM (SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
+             coalesce(s.location, '??') AS location,
+             -- The site's stack with the most blocks stands for it (rheap stack ID DB).
+             first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
+                                     ORDER BY l.blocks DESC, l.bt) AS stack
+      FROM per_stack AS l
+      LEFT JOIN site AS s ON s.bt = l.bt) AS l
+GROUP BY pid, recording, function, location
 ORDER BY blocks DESC, function, location, pid, recording;

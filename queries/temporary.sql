@@ -10,7 +10,7 @@
 -- param: pid = NULL  (only this process; NULL: every process)
 -- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
 --
--- Columns: temporary, blocks, percent, temporary_bytes, function, location, recording, pid
+-- Columns: temporary, blocks, percent, temporary_bytes, function, location, stack, recording, pid
 -- Run: sqlite3 out.db < queries/temporary.sql
 WITH site(bt, function, location) AS (
     -- Per stack, its allocation site: the first frame that is neither allocator plumbing (the
@@ -45,17 +45,23 @@ per_stack AS (
           WHERE :max_ns IS NOT NULL AND a.pid = coalesce(:pid, a.pid))
     GROUP BY pid, recording, bt
 ),
-per_site AS (
-    SELECT l.pid AS pid, l.recording AS recording,
-           coalesce(s.function, '(no backtrace)') AS function,
-           coalesce(s.location, '??') AS location, sum(l.temporary) AS temporary,
-           sum(l.blocks) AS blocks, sum(l.temporary_bytes) AS temporary_bytes
+-- Each site's stack with the most temporary blocks stands for the site (rheap stack ID DB).
+sited AS (
+    SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
+           coalesce(s.location, '??') AS location,
+           first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
+                                   ORDER BY l.temporary DESC, l.bt) AS stack
     FROM per_stack AS l
     LEFT JOIN site AS s ON s.bt = l.bt
-    GROUP BY 1, 2, 3, 4
+),
+per_site AS (
+    SELECT pid, recording, function, location, sum(temporary) AS temporary, sum(blocks) AS blocks,
+           sum(temporary_bytes) AS temporary_bytes, stack
+    FROM sited
+    GROUP BY pid, recording, function, location
 )
 SELECT temporary, blocks, round(100.0 * temporary / blocks, 1) AS percent, temporary_bytes,
-       function, location, recording, pid
+       function, location, stack, recording, pid
 FROM per_site
 WHERE temporary > 0
 ORDER BY temporary DESC, temporary_bytes DESC, function, location, pid, recording;

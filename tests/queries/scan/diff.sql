@@ -64,17 +64,23 @@ per_stack AS (
     WHERE at_a OR at_b
     GROUP BY pid, recording, bt
 ),
-per_site AS (
-    SELECT l.pid AS pid, l.recording AS recording,
-           coalesce(s.function, '(no backtrace)') AS function,
-           coalesce(s.location, '??') AS location, sum(l.blocks_a) AS blocks_a,
-           sum(l.bytes_a) AS bytes_a, sum(l.blocks_b) AS blocks_b, sum(l.bytes_b) AS bytes_b
+-- Each site's stack whose bytes changed most stands for the site (rheap stack ID DB).
+sited AS (
+    SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
+           coalesce(s.location, '??') AS location,
+           first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
+                                   ORDER BY abs(l.bytes_b - l.bytes_a) DESC, l.bt) AS stack
     FROM per_stack AS l
     LEFT JOIN site AS s ON s.bt = l.bt
-    GROUP BY 1, 2, 3, 4
+),
+per_site AS (
+    SELECT pid, recording, function, location, sum(blocks_a) AS blocks_a, sum(bytes_a) AS bytes_a,
+           sum(blocks_b) AS blocks_b, sum(bytes_b) AS bytes_b, stack
+    FROM sited
+    GROUP BY pid, recording, function, location
 )
 SELECT l.blocks_a, l.bytes_a, l.blocks_b, l.bytes_b, l.blocks_b - l.blocks_a AS delta_blocks,
-       l.bytes_b - l.bytes_a AS delta_bytes, l.function, l.location, m.a_ns, m.b_ns,
+       l.bytes_b - l.bytes_a AS delta_bytes, l.function, l.location, m.a_ns, m.b_ns, l.stack,
        l.recording, l.pid
 FROM per_site AS l
 JOIN moments AS m ON m.pid = l.pid AND m.recording = l.recording

@@ -49,9 +49,13 @@ SELECT sum(l.blocks) AS blocks, coalesce(sum(l.freed), 0) AS freed,
        coalesce(sum(l.b0), 0) AS under_1us, coalesce(sum(l.b1), 0) AS under_10us, coalesce(sum(l.b2), 0) AS under_100us,
        coalesce(sum(l.b3), 0) AS under_1ms, coalesce(sum(l.b4), 0) AS under_10ms, coalesce(sum(l.b5), 0) AS under_100ms,
        coalesce(sum(l.b6), 0) AS under_1s, coalesce(sum(l.b7), 0) AS under_10s, coalesce(sum(l.b8), 0) AS over_10s,
-       coalesce(s.function, '(no backtrace)') AS function, coalesce(s.location, '??') AS location,
-       l.recording AS recording, l.pid AS pid
-FROM per_stack AS l
-LEFT JOIN site AS s ON s.bt = l.bt
-GROUP BY l.pid, l.recording, 16, 17
+       function, location, stack, recording, pid
+FROM (SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
+             coalesce(s.location, '??') AS location,
+             -- The site's stack with the most blocks stands for it (rheap stack ID DB).
+             first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
+                                     ORDER BY l.blocks DESC, l.bt) AS stack
+      FROM per_stack AS l
+      LEFT JOIN site AS s ON s.bt = l.bt) AS l
+GROUP BY pid, recording, function, location
 ORDER BY blocks DESC, function, location, pid, recording;

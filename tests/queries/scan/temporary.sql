@@ -41,17 +41,23 @@ per_stack AS (
     FROM judged
     GROUP BY pid, recording, bt
 ),
-per_site AS (
-    SELECT l.pid AS pid, l.recording AS recording,
-           coalesce(s.function, '(no backtrace)') AS function,
-           coalesce(s.location, '??') AS location, sum(l.temporary) AS temporary,
-           sum(l.blocks) AS blocks, sum(l.temporary_bytes) AS temporary_bytes
+-- Each site's stack with the most temporary blocks stands for the site (rheap stack ID DB).
+sited AS (
+    SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
+           coalesce(s.location, '??') AS location,
+           first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
+                                   ORDER BY l.temporary DESC, l.bt) AS stack
     FROM per_stack AS l
     LEFT JOIN site AS s ON s.bt = l.bt
-    GROUP BY 1, 2, 3, 4
+),
+per_site AS (
+    SELECT pid, recording, function, location, sum(temporary) AS temporary, sum(blocks) AS blocks,
+           sum(temporary_bytes) AS temporary_bytes, stack
+    FROM sited
+    GROUP BY pid, recording, function, location
 )
 SELECT temporary, blocks, round(100.0 * temporary / blocks, 1) AS percent, temporary_bytes,
-       function, location, recording, pid
+       function, location, stack, recording, pid
 FROM per_site
 WHERE temporary > 0
 ORDER BY temporary DESC, temporary_bytes DESC, function, location, pid, recording;
