@@ -28,11 +28,20 @@ CREATE TABLE allocations (
     alloc_thread INTEGER NOT NULL, -- kernel thread id (tid) that allocated the block
     dealloc_thread INTEGER, -- tid that freed it; NULL when never freed or when the free was not recorded (see meta 'reused_live')
     pid INTEGER NOT NULL,  -- process that allocated the block (processes.pid)
-    call TEXT NOT NULL,    -- the allocating call: malloc, calloc, realloc, reallocarray, posix_memalign, aligned_alloc, memalign, valloc, pvalloc
+    call INTEGER NOT NULL, -- the allocating call, an id of the table `calls` (1 malloc, 2 calloc, 3 realloc, ...); a number, as the name would take 7 bytes a row and malloc's 1 takes none
     align INTEGER,         -- alignment asked for by the aligned calls; NULL for the others
     realloc_of INTEGER,    -- allocations.id of the block this realloc replaced; NULL when not a realloc, or when the old block was allocated before recording
     recording INTEGER NOT NULL -- which recording of the process (processes.recording): a process that execs, or turns recording on twice, keeps its pid but starts a new recording whose times have their own start; blocks never pair across recordings
 );
+
+-- The names of allocations.call: SELECT c.name, count(*) FROM allocations JOIN calls AS c ON c.id = call
+-- GROUP BY c.name. The ids are those of the recording format (rip-format/FORMAT.md).
+CREATE TABLE calls (
+    id INTEGER PRIMARY KEY, -- allocations.call
+    name TEXT NOT NULL      -- malloc, calloc, realloc, reallocarray, posix_memalign, aligned_alloc, memalign, valloc, pvalloc
+);
+INSERT INTO calls VALUES (1, 'malloc'), (2, 'calloc'), (3, 'realloc'), (4, 'reallocarray'),
+    (5, 'posix_memalign'), (6, 'aligned_alloc'), (7, 'memalign'), (8, 'valloc'), (9, 'pvalloc');
 
 -- Call stacks, one row per frame. Identical stacks (same module, offset and symbolization) share
 -- one id across threads and processes.

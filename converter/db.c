@@ -71,7 +71,7 @@ static const char *const stmt_sql[ST_N] = {
  * often dealloc_thread are NULL, call is mostly malloc, pid and recording are constant), so a
  * parameter is bound again only when its value changes: that skips about a third of the bind
  * calls, each of which releases and rewrites a VDBE cell. */
-enum { B_UNSET, B_NULL, B_INT, B_CALL };
+enum { B_UNSET, B_NULL, B_INT };
 
 typedef struct {
     uint64_t v;
@@ -430,12 +430,7 @@ static void bind_row(sqlite3_stmt *s, bound_t *b, int base, const rheap__row_t *
     rebind_int(s, &b[5], base + 6, r->alloc_tid);
     rebind_int_or_null(s, &b[6], base + 7, r->dealloc_tid, r->dealloc_tid != 0);
     rebind_int(s, &b[7], base + 8, r->pid);
-    if (b[8].kind != B_CALL || b[8].v != r->call) {
-        /* The call names are static strings: no copy. */
-        sqlite3_bind_text(s, base + 9, rip_call_name((rip_call_t)r->call), -1, SQLITE_STATIC);
-        b[8].kind = B_CALL;
-        b[8].v = r->call;
-    }
+    rebind_int(s, &b[8], base + 9, r->call);
     rebind_int_or_null(s, &b[9], base + 10, r->align, r->align != 0);
     rebind_int_or_null(s, &b[10], base + 11, r->realloc_of, r->realloc_of != 0);
     rebind_int(s, &b[11], base + 12, r->recording);

@@ -154,7 +154,7 @@ int main(int argc, char **argv)
     CHECK_INT(tgen_int(d, "SELECT line FROM allocation_sites WHERE sym = 'realloc_chain' AND size = 10"), line_r0);
     CHECK_INT(tgen_int(d, "SELECT line FROM allocation_sites WHERE sym = 'realloc_chain' AND size = 2000"), line_r1);
     CHECK_INT(tgen_int(d, "SELECT line FROM allocation_sites WHERE sym = 'realloc_chain' AND size = 100000"), line_r2);
-    CHECK_STR(tgen_text(d, "SELECT call FROM allocation_sites WHERE sym = 'realloc_chain' AND size = 100000"), "realloc");
+    CHECK_STR(tgen_text(d, "SELECT name FROM calls WHERE id = (SELECT call FROM allocation_sites WHERE sym = 'realloc_chain' AND size = 100000)"), "realloc");
     CHECK_INT(tgen_int(d, "SELECT b.size FROM allocations a JOIN allocations b ON b.id = a.realloc_of WHERE a.size = 100000 AND a.pid = %d", (int)pid), 2000);
     CHECK_INT(tgen_int(d, "SELECT b.size FROM allocations a JOIN allocations b ON b.id = a.realloc_of WHERE a.size = 2000 AND a.pid = %d", (int)pid), 10);
     CHECK_INT(tgen_int(d, "SELECT dealloc_after IS NOT NULL FROM allocation_sites WHERE sym = 'realloc_chain' AND size = 100000"), 1);

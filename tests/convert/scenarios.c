@@ -336,7 +336,7 @@ static void check_basic(sqlite3 *db)
     CHECK_INT(tgen_int(db, "SELECT ip_index FROM backtraces WHERE id = (SELECT bt FROM allocations WHERE addr = 0x11000) AND frame_no = 1"), 0);
     CHECK_STR(tgen_text(db, "SELECT sym FROM backtraces WHERE id = (SELECT bt FROM allocations WHERE addr = 0x11000) AND frame_no = 2"), "capture_all");
     CHECK_INT(tgen_int(db, "SELECT ip_index FROM backtraces WHERE id = (SELECT bt FROM allocations WHERE addr = 0x11000) AND frame_no = 2"), 1);
-    CHECK_STR(tgen_text(db, "SELECT call FROM allocations WHERE id = %s", inl), "calloc");
+    CHECK_STR(tgen_text(db, "SELECT name FROM calls WHERE id = (SELECT call FROM allocations WHERE id = %s)", inl), "calloc");
     /* Frame numbers are dense in every stack. */
     CHECK_INT(tgen_int(db, "SELECT count(*) FROM (SELECT id FROM backtraces GROUP BY id HAVING max(frame_no) + 1 != count(*))"), 0);
 
@@ -359,7 +359,7 @@ static void check_basic(sqlite3 *db)
     CHECK_INT(tgen_int(db, "SELECT dealloc_after FROM allocations WHERE id = %s", r2), 230);
     CHECK_INT(tgen_int(db, "SELECT alloc_after FROM allocations WHERE id = %s", r2), 220);
     CHECK_INT(tgen_int(db, "SELECT dealloc_after FROM allocations WHERE addr = 0x31000"), 250);
-    CHECK_STR(tgen_text(db, "SELECT call FROM allocations WHERE addr = 0x31000"), "realloc");
+    CHECK_STR(tgen_text(db, "SELECT name FROM calls WHERE id = (SELECT call FROM allocations WHERE addr = 0x31000)"), "realloc");
     CHECK_INT(tgen_int(db, "SELECT count(*) FROM reallocs"), 3);
 
     /* The old block of a realloc is released at old_t, so B may reuse it before the realloc
@@ -385,7 +385,7 @@ static void check_basic(sqlite3 *db)
 
     /* Sampled out: no backtrace. Aligned calls keep their alignment. */
     CHECK_INT(tgen_int(db, "SELECT bt IS NULL FROM allocations WHERE addr = 0x62000"), 1);
-    CHECK_STR(tgen_text(db, "SELECT call FROM allocations WHERE addr = 0x63000"), "posix_memalign");
+    CHECK_STR(tgen_text(db, "SELECT name FROM calls WHERE id = (SELECT call FROM allocations WHERE addr = 0x63000)"), "posix_memalign");
     CHECK_INT(tgen_int(db, "SELECT align FROM allocations WHERE addr = 0x63000"), 64);
     CHECK_INT(tgen_int(db, "SELECT align IS NULL FROM allocations WHERE addr = 0x10000 AND pid = %d", PID), 1);
 
