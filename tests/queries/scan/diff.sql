@@ -1,56 +1,6 @@
--- diff: how did live memory per allocation site change from moment A to moment B?
---
--- Compares two heap snapshots of each recording: the blocks live at A (allocated at or before A
--- and not freed by then) against those live at B, per allocation site, largest growth first.
--- Sites whose live blocks and bytes are the same at both moments are left out.
---
--- A moment is a marker label (the first marker with that label in the recording, as set with
--- rheap_mark) or, when no marker has that label, a time in ns since the recording started
--- (digits only); anything else matches nothing and gives no rows. By default A is the
--- recording's first marker (the start of the recording when it has none) and B its last marker
--- after A (the end of the recording when there is none).
---
--- param: a = NULL  (marker label or time in ns; NULL: the first marker)
--- param: b = NULL  (marker label or time in ns; NULL: the last marker, or the end)
--- param: pid = NULL  (only this process; NULL: every process)
--- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
---
--- Columns: blocks_a, bytes_a, blocks_b, bytes_b, delta_blocks, delta_bytes, function, location,
---          a_ns, b_ns, recording, pid
--- Run: sqlite3 out.db < queries/diff.sql
-WITH site(bt, function, location) AS (
-    -- The allocation site of each stack; agree.sh checks the table `stacks` against the rule
-    -- applied to the frames once.
-    SELECT id, function, location FROM stacks
-),
-procs AS (
-    SELECT DISTINCT pid, recording FROM processes WHERE pid = coalesce(:pid, pid)
-),
-moment_a AS (
-    SELECT p.pid AS pid, p.recording AS recording,
-           CASE WHEN :a IS NULL
-                THEN coalesce((SELECT min(t) FROM markers AS m
-                               WHERE m.pid = p.pid AND m.recording = p.recording), 0)
-                ELSE coalesce((SELECT min(t) FROM markers AS m
-                               WHERE m.pid = p.pid AND m.recording = p.recording AND m.label = :a),
-                              CASE WHEN :a GLOB '[0-9]*' AND NOT :a GLOB '*[^0-9]*'
-                                   THEN cast(:a AS INTEGER) END)
-           END AS t
-    FROM procs AS p
-),
-moments AS MATERIALIZED (
-    SELECT x.pid AS pid, x.recording AS recording, x.t AS a_ns,
-           CASE WHEN :b IS NULL
-                THEN coalesce((SELECT max(t) FROM markers AS m
-                               WHERE m.pid = x.pid AND m.recording = x.recording AND m.t > x.t),
-                              9223372036854775807)
-                ELSE coalesce((SELECT min(t) FROM markers AS m
-                               WHERE m.pid = x.pid AND m.recording = x.recording AND m.label = :b),
-                              CASE WHEN :b GLOB '[0-9]*' AND NOT :b GLOB '*[^0-9]*'
-                                   THEN cast(:b AS INTEGER) END)
-           END AS b_ns
-    FROM moment_a AS x
-),
+-- diff.sql computed from the raw rows: agree.sh puts the common table expressions below in
+-- place of per_stack of queries/diff.sql and requires the same rows.
+-- replaces: per_stack
 per_stack AS (
     SELECT pid, recording, bt, sum(at_a) AS blocks_a, sum(at_a * size) AS bytes_a, sum(at_b) AS blocks_b,
            sum(at_b * size) AS bytes_b
@@ -63,26 +13,4 @@ per_stack AS (
             AND (a.dealloc_after IS NULL OR a.dealloc_after > min(m.a_ns, m.b_ns)))
     WHERE at_a OR at_b
     GROUP BY pid, recording, bt
-),
--- Each site's stack whose bytes changed most stands for the site (rheap stack ID DB).
-sited AS (
-    SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
-           coalesce(s.location, '??') AS location,
-           first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
-                                   ORDER BY abs(l.bytes_b - l.bytes_a) DESC, l.bt) AS stack
-    FROM per_stack AS l
-    LEFT JOIN site AS s ON s.bt = l.bt
-),
-per_site AS (
-    SELECT pid, recording, function, location, sum(blocks_a) AS blocks_a, sum(bytes_a) AS bytes_a,
-           sum(blocks_b) AS blocks_b, sum(bytes_b) AS bytes_b, stack
-    FROM sited
-    GROUP BY pid, recording, function, location
 )
-SELECT l.blocks_a, l.bytes_a, l.blocks_b, l.bytes_b, l.blocks_b - l.blocks_a AS delta_blocks,
-       l.bytes_b - l.bytes_a AS delta_bytes, l.function, l.location, m.a_ns, m.b_ns, l.stack,
-       l.recording, l.pid
-FROM per_site AS l
-JOIN moments AS m ON m.pid = l.pid AND m.recording = l.recording
-WHERE l.blocks_a <> l.blocks_b OR l.bytes_a <> l.bytes_b
-ORDER BY delta_bytes DESC, delta_blocks DESC, l.function, l.location, l.pid, l.recording;

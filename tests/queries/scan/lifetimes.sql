@@ -1,23 +1,6 @@
--- lifetimes: how long do the blocks of each allocation site live?
---
--- Per recording and allocation site: how many blocks, how many were freed while recording and
--- how many never were, the shortest, mean and longest lifetime of the freed ones (ns from
--- allocation to free), and how many freed blocks fall in each decade of lifetime: under 1 us,
--- 1-10 us, 10-100 us, 100 us-1 ms, 1-10 ms, 10-100 ms, 100 ms-1 s, 1-10 s, 10 s and more. Sites
--- with the most blocks first.
---
--- param: pid = NULL  (only this process; NULL: every process)
--- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
---
--- Columns: blocks, freed, never_freed, min_ns, avg_ns, max_ns, under_1us, under_10us,
---          under_100us, under_1ms, under_10ms, under_100ms, under_1s, under_10s, over_10s,
---          function, location, recording, pid
--- Run: sqlite3 out.db < queries/lifetimes.sql
-WITH site(bt, function, location) AS (
-    -- The allocation site of each stack; agree.sh checks the table `stacks` against the rule
-    -- applied to the frames once.
-    SELECT id, function, location FROM stacks
-),
+-- lifetimes.sql computed from the raw rows: agree.sh puts the common table expressions below in
+-- place of per_decade and per_stack of queries/lifetimes.sql and requires the same rows.
+-- replaces: per_decade per_stack
 -- Rows are first grouped by stack and decade, the decade being the number of decimal digits of
 -- the lifetime (NULL: never freed), so that each row is looked at once; the decades are spread
 -- into columns afterwards, over few rows.
@@ -42,20 +25,3 @@ per_stack AS (
     FROM per_decade
     GROUP BY pid, recording, bt
 )
-SELECT sum(l.blocks) AS blocks, coalesce(sum(l.freed), 0) AS freed,
-       sum(l.blocks) - coalesce(sum(l.freed), 0) AS never_freed,
-       min(l.min_ns) AS min_ns, CAST(sum(l.total_ns) / sum(l.freed) AS INTEGER) AS avg_ns,
-       max(l.max_ns) AS max_ns,
-       coalesce(sum(l.b0), 0) AS under_1us, coalesce(sum(l.b1), 0) AS under_10us, coalesce(sum(l.b2), 0) AS under_100us,
-       coalesce(sum(l.b3), 0) AS under_1ms, coalesce(sum(l.b4), 0) AS under_10ms, coalesce(sum(l.b5), 0) AS under_100ms,
-       coalesce(sum(l.b6), 0) AS under_1s, coalesce(sum(l.b7), 0) AS under_10s, coalesce(sum(l.b8), 0) AS over_10s,
-       function, location, stack, recording, pid
-FROM (SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
-             coalesce(s.location, '??') AS location,
-             -- The site's stack with the most blocks stands for it (rheap stack ID DB).
-             first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
-                                     ORDER BY l.blocks DESC, l.bt) AS stack
-      FROM per_stack AS l
-      LEFT JOIN site AS s ON s.bt = l.bt) AS l
-GROUP BY pid, recording, function, location
-ORDER BY blocks DESC, function, location, pid, recording;

@@ -1,3 +1,6 @@
+-- sizes.sql as it read every row before the summary tables: agree.sh requires the same rows
+-- from both.
+-- replaces: the whole query
 -- sizes: how are the requested sizes distributed?
 --
 -- Per recording, blocks allocated while recording counted in power-of-two size classes (min_size

@@ -1,22 +1,6 @@
--- temporary: which allocation sites make short-lived blocks?
---
--- A block is temporary when it is freed before the thread that allocated it allocates again
--- (a block a thread allocates last counts when it is freed at all), or, when max_ns is given,
--- when it is freed at most max_ns ns after it was allocated. Listed per recording and allocation
--- site, sites with the most temporary blocks first, with all the blocks the site allocated and
--- the temporary share in percent.
---
--- param: max_ns = NULL  (lifetime limit in ns; NULL: freed before the thread's next allocation)
--- param: pid = NULL  (only this process; NULL: every process)
--- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
---
--- Columns: temporary, blocks, percent, temporary_bytes, function, location, recording, pid
--- Run: sqlite3 out.db < queries/temporary.sql
-WITH site(bt, function, location) AS (
-    -- The allocation site of each stack; agree.sh checks the table `stacks` against the rule
-    -- applied to the frames once.
-    SELECT id, function, location FROM stacks
-),
+-- temporary.sql computed from the raw rows: agree.sh puts the common table expressions below in
+-- place of per_stack of queries/temporary.sql and requires the same rows.
+-- replaces: per_stack
 -- Only one of the two branches reads the table: the other's WHERE is false before any row.
 -- Equal times count as freed first, as the recorder stamps a free before it happens and an
 -- allocation after it returns.
@@ -40,24 +24,4 @@ per_stack AS (
            sum(CASE WHEN temp THEN size ELSE 0 END) AS temporary_bytes
     FROM judged
     GROUP BY pid, recording, bt
-),
--- Each site's stack with the most temporary blocks stands for the site (rheap stack ID DB).
-sited AS (
-    SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
-           coalesce(s.location, '??') AS location,
-           first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
-                                   ORDER BY l.temporary DESC, l.bt) AS stack
-    FROM per_stack AS l
-    LEFT JOIN site AS s ON s.bt = l.bt
-),
-per_site AS (
-    SELECT pid, recording, function, location, sum(temporary) AS temporary, sum(blocks) AS blocks,
-           sum(temporary_bytes) AS temporary_bytes, stack
-    FROM sited
-    GROUP BY pid, recording, function, location
 )
-SELECT temporary, blocks, round(100.0 * temporary / blocks, 1) AS percent, temporary_bytes,
-       function, location, stack, recording, pid
-FROM per_site
-WHERE temporary > 0
-ORDER BY temporary DESC, temporary_bytes DESC, function, location, pid, recording;

@@ -1,3 +1,6 @@
+-- threads.sql as it read every row before the summary tables: agree.sh requires the same rows
+-- from both.
+-- replaces: the whole query
 -- threads: how much does each thread allocate and free, and which frees cross threads?
 --
 -- Per recording and thread (kernel tid, with the name it had last while recording): blocks and

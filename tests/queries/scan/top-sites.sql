@@ -1,53 +1,10 @@
--- top-sites: which allocation sites allocate the most, by bytes and by number of blocks?
---
--- Every allocation made while recording (freed or not), grouped by recording and allocation
--- site. A site is listed when it is among the `top` sites of its recording by bytes or among
--- the `top` by blocks; bytes_rank and blocks_rank give both places (1 is the largest).
---
--- param: by = 'bytes'  (order of the rows: 'bytes' or 'blocks')
--- param: top = 20  (how many sites per recording and per ranking)
--- param: pid = NULL  (only this process; NULL: every process)
--- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
---
--- Columns: blocks, bytes, avg_size, function, location, bytes_rank, blocks_rank, recording, pid
--- Run: sqlite3 out.db < queries/top-sites.sql
-WITH site(bt, function, location) AS (
-    -- The allocation site of each stack; agree.sh checks the table `stacks` against the rule
-    -- applied to the frames once.
-    SELECT id, function, location FROM stacks
-),
+-- top-sites.sql computed from the raw rows: agree.sh puts the common table expressions below in
+-- place of per_stack of queries/top-sites.sql and requires the same rows.
+-- replaces: per_stack
 per_stack AS (
     SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt, count(*) AS blocks,
            sum(a.size) AS bytes
     FROM allocations AS a
     WHERE a.pid = coalesce(:pid, a.pid)
     GROUP BY a.pid, a.recording, a.bt
-),
--- Each site's stack with the most bytes stands for the site (rheap stack ID DB prints it).
-sited AS (
-    SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
-           coalesce(s.location, '??') AS location,
-           first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
-                                   ORDER BY l.bytes DESC, l.bt) AS stack
-    FROM per_stack AS l
-    LEFT JOIN site AS s ON s.bt = l.bt
-),
-per_site AS (
-    SELECT pid, recording, function, location, sum(blocks) AS blocks, sum(bytes) AS bytes, stack
-    FROM sited
-    GROUP BY pid, recording, function, location
-),
-ranked AS (
-    SELECT *, rank() OVER (PARTITION BY pid, recording ORDER BY bytes DESC) AS bytes_rank,
-              rank() OVER (PARTITION BY pid, recording ORDER BY blocks DESC) AS blocks_rank
-    FROM per_site
 )
-SELECT blocks, bytes, bytes / blocks AS avg_size, function, location, bytes_rank, blocks_rank,
-       stack, recording, pid
-FROM ranked
-WHERE bytes_rank <= cast(coalesce(:top, 20) AS INTEGER)
-   OR blocks_rank <= cast(coalesce(:top, 20) AS INTEGER)
-ORDER BY pid, recording,
-         CASE coalesce(:by, 'bytes') WHEN 'blocks' THEN blocks_rank ELSE bytes_rank END,
-         CASE coalesce(:by, 'bytes') WHEN 'blocks' THEN bytes_rank ELSE blocks_rank END,
-         function, location;
