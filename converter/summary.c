@@ -526,8 +526,10 @@ static int put(rheap__summary_t *s, sqlite3_stmt *st)
 enum { Q_STACK, Q_LIFE, Q_SIZE, Q_LEAK, Q_THREAD, Q_SLICE, Q_REC, Q_MARK, Q_N };
 
 static const char *const q_sql[Q_N] = {
-    [Q_STACK] = "INSERT INTO stack_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
-                "?16,?17,?18,?19,?20,?21,?22)",
+    /* Parenthesized: clang's -Wstring-concatenation takes two literals in an array
+     * initializer for a missing comma. */
+    [Q_STACK] = ("INSERT INTO stack_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
+                 "?16,?17,?18,?19,?20,?21,?22)"),
     [Q_LIFE] = "INSERT INTO stack_lifetimes VALUES (?1,?2,?3,?4,?5)",
     [Q_SIZE] = "INSERT INTO stack_sizes VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
     [Q_LEAK] = "INSERT INTO stack_leaks VALUES (?1,?2,?3,?4,?5,?6)",
