@@ -1,0 +1,292 @@
+#!/bin/bash
+# visual_test.sh CASE: the picture outputs (rheap export, rheap report --html) of a recording of
+# tests/queries/truth.c, a program whose allocations are known exactly (its header lists them).
+#
+#   record     record truth with the real librheap, convert with the real rheap into $DIR/out.db
+#   collapsed  rheap export collapsed: every line of every weight, and the sums against SQL
+#   pprof      rheap export pprof, read back by go tool pprof (golang-go): exact bytes per site
+#   html       rheap report --html, opened by headless Chromium: the DOM after the script ran
+#
+# CMake sets the environment: RHEAP, LIB (librheap.so), TRUTH (the truth program), SRC (the
+# source tree), DIR (this test group's directory; the html case leaves its screenshot there).
+set -euo pipefail
+
+CASE=$1
+DB=$DIR/out.db
+
+fail() {
+    echo "FAIL ($CASE): $*" >&2
+    exit 1
+}
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+    [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"
+}
+
+sql() {
+    sqlite3 -batch -noheader "$DB" "$@"
+}
+
+# The line of truth.c tagged /* @TAG */.
+tag_line() {
+    grep -n "/\* @$1 \*/" "$SRC/tests/queries/truth.c" | cut -d: -f1
+}
+
+case_record() {
+    rm -rf "$DIR"
+    mkdir -p "$DIR/rec"
+    RHEAP_DIR="$DIR/rec" LD_PRELOAD="$LIB" "$TRUTH" >"$DIR/truth.out" || fail "$TRUTH failed"
+    grep -q 'truth: done, 25 blocks kept' "$DIR/truth.out" || fail "unexpected output of $TRUTH"
+    "$RHEAP" convert "$DIR"/rec/rip-* -o "$DB" -q || fail "rheap convert failed"
+}
+
+need_db() {
+    [ -f "$DB" ] || fail "$DB missing: the visual.record test makes it"
+}
+
+# The frames above FUNCTION in the stack of a block SIZE bytes large, outermost first, joined
+# by ';': what every folded stack of main's (or the worker's) allocations starts with. Read
+# from the backtraces rows, so the test does not depend on how this libc starts a program.
+outer() {
+    sql "SELECT group_concat(sym, ';') FROM (
+           SELECT b.sym FROM backtraces AS b
+           WHERE b.id = (SELECT bt FROM allocations WHERE size = $1 LIMIT 1)
+             AND b.frame_no > (SELECT frame_no FROM backtraces
+                               WHERE id = b.id AND sym = '$2')
+           ORDER BY b.frame_no DESC)"
+}
+
+case_collapsed() {
+    need_db
+    local m t
+    m="$(outer 1000 main);main"     # leak_big's blocks are 1000 bytes
+    t="$(outer 77 worker);worker"   # the worker's leak is 77 bytes
+    [ "$m" != ";main" ] && [ "$t" != ";worker" ] || fail "no stack above main or worker in $DB"
+
+    # Expected lines per weight, from what truth.c does (its header): leaked (bytes never
+    # freed), peak (bytes live at the peak: the 1 MiB block and both 4096-byte blocks of peak(),
+    # and the leaks made before it), allocated (bytes), allocations (blocks) and temporary
+    # (blocks freed before their thread's next allocation). main's own 4096 bytes are stdout's
+    # buffer; threads' 304 bytes are what pthread_create keeps.
+    cat >want-leaked.txt <<EOF
+$t 77
+$m 4096
+$m;growth;grow_leak 320
+$m;growth;oneshot 320
+$m;leak_big 5000
+$m;leak_names 200
+$m;leak_zeroed 300
+$m;threads 304
+EOF
+    cat >want-peak.txt <<EOF
+$m;leak_big 5000
+$m;leak_names 200
+$m;leak_zeroed 300
+$m;peak 1056768
+EOF
+    cat >want-allocated.txt <<EOF
+$t 1661
+$m 4096
+$m;diff 3600
+$m;grow_buffer 8176
+$m;growth;grow_leak 320
+$m;growth;oneshot 320
+$m;held 512
+$m;keeper 320
+$m;leak_big 5000
+$m;leak_names 200
+$m;leak_zeroed 300
+$m;peak 1056768
+$m;scratch 3200
+$m;threads 2352
+EOF
+    cat >want-allocations.txt <<EOF
+$t 9
+$m 1
+$m;diff 10
+$m;grow_buffer 9
+$m;growth;grow_leak 8
+$m;growth;oneshot 8
+$m;held 4
+$m;keeper 10
+$m;leak_big 5
+$m;leak_names 20
+$m;leak_zeroed 3
+$m;peak 3
+$m;scratch 50
+$m;threads 5
+EOF
+    cat >want-temporary.txt <<EOF
+$t 2
+$m;diff 2
+$m;grow_buffer 9
+$m;held 1
+$m;keeper 1
+$m;peak 1
+$m;scratch 50
+EOF
+    # The same weights computed by SQL of their own (peak.sql and temporary.sql for the two
+    # that need a rule), each stack's weights must add up to them.
+    local peak_sql temp_sql
+    peak_sql=$(sqlite3 -batch "$DB" <"$SRC/queries/peak.sql" | head -n 1 | cut -d'|' -f6)
+    temp_sql=$(sqlite3 -batch "$DB" <"$SRC/queries/temporary.sql" | awk -F'|' '{ s += $1 } END { print s }')
+    declare -A total=(
+        [leaked]=$(sql "SELECT sum(size) FROM allocations WHERE dealloc_after IS NULL")
+        [peak]=$peak_sql
+        [allocated]=$(sql "SELECT sum(size) FROM allocations")
+        [allocations]=$(sql "SELECT count(*) FROM allocations")
+        [temporary]=$temp_sql
+    )
+    for w in leaked peak allocated allocations temporary; do
+        "$RHEAP" export collapsed "$DB" --weight "$w" -o "got-$w.txt" || fail "export --weight $w failed"
+        diff -u "want-$w.txt" "got-$w.txt" || fail "collapsed --weight $w: lines differ (- expected, + got)"
+        expect_eq "sum of --weight $w" "$(awk '{ s += $NF } END { print s }' "got-$w.txt")" "${total[$w]}"
+    done
+    # The default weight is leaked, the default output standard output; --pid of another
+    # process leaves nothing.
+    "$RHEAP" export collapsed "$DB" >got-default.txt
+    diff -u want-leaked.txt got-default.txt || fail "the default weight is not leaked"
+    local pid
+    pid=$(sql "SELECT pid FROM processes")
+    "$RHEAP" export collapsed "$DB" --pid "$pid" | diff -u want-leaked.txt - || fail "--pid $pid differs"
+    [ -z "$("$RHEAP" export collapsed "$DB" --pid $((pid + 1)))" ] || fail "--pid of another process printed lines"
+    local st=0
+    "$RHEAP" export collapsed "$DB" --weight nonsense 2>/dev/null || st=$?
+    expect_eq "status of an unknown weight" "$st" 1
+}
+
+case_pprof() {
+    need_db
+    if ! command -v go >/dev/null; then
+        echo "SKIP: go not found (Debian package golang-go); go tool pprof cannot read the profile"
+        exit 77
+    fi
+    # go tool pprof keeps state under $HOME; a private one keeps the test from touching the
+    # user's.
+    export HOME=$PWD/home GOCACHE=$PWD/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
+    mkdir -p "$HOME"
+    "$RHEAP" export pprof "$DB" -o heap.pb.gz || fail "export pprof failed"
+    gzip -t heap.pb.gz || fail "heap.pb.gz is not gzip"
+    top() {
+        go tool pprof -top -nodecount=1000 -nodefraction=0 -edgefraction=0 "$@" 2>&1
+    }
+    # flat value and function of each line of -top, for functions that have a flat value
+    flat() {
+        awk '$NF != "" && $1 ~ /^[0-9]+B?$/ && $1 != "0" { print $1, $NF }' | sort -k2
+    }
+    top -unit=B -sample_index=inuse_space heap.pb.gz >inuse.txt
+    grep -q 'Total samples = 10617B' inuse.txt || { cat inuse.txt; fail "inuse_space total is not 10617B"; }
+    flat <inuse.txt >got-inuse.txt
+    cat >want-inuse.txt <<EOF
+320B grow_leak
+5000B leak_big
+200B leak_names
+300B leak_zeroed
+4096B main
+320B oneshot
+304B threads
+77B worker
+EOF
+    diff -u want-inuse.txt got-inuse.txt || fail "inuse_space per function differs"
+
+    top -sample_index=alloc_objects heap.pb.gz >objects.txt
+    grep -qE 'Total samples = 145 *$' objects.txt || { cat objects.txt; fail "alloc_objects total is not 145"; }
+    flat <objects.txt | grep -E ' (scratch|leak_names|peak|worker)$' >got-objects.txt
+    printf '%s\n' '20 leak_names' '3 peak' '50 scratch' '9 worker' >want-objects.txt
+    diff -u want-objects.txt got-objects.txt || fail "alloc_objects per function differs"
+
+    # Lines: leak_big's samples are at its tagged line of truth.c; with the stacks of
+    # -traces, the outer frames of the leak are main and the libc start-up frames.
+    go tool pprof -top -lines -unit=B -sample_index=inuse_space heap.pb.gz 2>&1 |
+        grep -q "5000B .* leak_big .*truth.c:$(tag_line leak_big)\$" ||
+        fail "go tool pprof -lines does not put leak_big's 5000 bytes at truth.c:$(tag_line leak_big)"
+    go tool pprof -traces -unit=B -sample_index=inuse_space heap.pb.gz >traces.txt 2>&1
+    grep -A1 -E '^ +5000B +leak_big$' traces.txt | tail -n 1 | grep -qE '^ +main$' ||
+        { cat traces.txt; fail "-traces: leak_big's caller is not main"; }
+
+    # The build id of the program is in its mapping.
+    local bid
+    bid=$(sql "SELECT build_id FROM modules WHERE path LIKE '%queries_truth' LIMIT 1")
+    grep -q "Build ID: $bid" inuse.txt || fail "the profile does not carry the build id $bid"
+
+    # The peak profile: the blocks live at the peak, 1062268 bytes as peak.sql says.
+    "$RHEAP" export pprof "$DB" --weight peak -o peak.pb.gz || fail "export pprof --weight peak failed"
+    top -unit=B peak.pb.gz >peak.txt
+    grep -q 'Total samples = 1062268B' peak.txt || { cat peak.txt; fail "peak total is not 1062268B"; }
+    grep -qE '^ +1056768B .* peak$' peak.txt || { cat peak.txt; fail "peak() does not hold 1056768B at the peak"; }
+}
+
+case_html() {
+    need_db
+    local chromium
+    chromium=$(command -v chromium || command -v chromium-browser || true)
+    if [ -z "$chromium" ]; then
+        echo "SKIP: chromium not found (Debian package chromium); the page cannot be checked"
+        exit 77
+    fi
+    "$RHEAP" report --html -o report.html "$DB" || fail "report --html failed"
+    local size
+    size=$(stat -c %s report.html)
+    [ "$size" -lt 200000 ] || fail "the page is $size bytes for a small database"
+
+    # Self-contained: nothing that loads from elsewhere. The SVG namespace is a name, not a
+    # location, and is the only URL allowed.
+    if grep -nE 'https?://|(src|href) *=|<link|@import|url\(|fetch\(|XMLHttpRequest|WebSocket' report.html |
+        grep -v "'http://www.w3.org/2000/svg'"; then
+        fail "the page refers to something outside itself"
+    fi
+
+    local profile
+    profile=$(mktemp -d)
+    local flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+                 --disable-background-networking --disable-component-update --disable-sync
+                 --user-data-dir="$profile" --window-size=1300,2200 --enable-logging=stderr --v=0)
+    timeout 60 "$chromium" "${flags[@]}" --dump-dom "file://$PWD/report.html" >dom.html 2>chrome.err ||
+        { rm -rf "$profile"; cat chrome.err >&2; fail "chromium --dump-dom failed"; }
+    timeout 60 "$chromium" "${flags[@]}" --screenshot="$DIR/report.png" "file://$PWD/report.html" \
+        >/dev/null 2>>chrome.err || true
+    rm -rf "$profile"
+    cp report.html "$DIR/report.html"
+    if grep -E 'CONSOLE.*(Uncaught|Error)' chrome.err; then
+        fail "the page's script reported an error"
+    fi
+    grep -q 'data-ready="1"' dom.html || fail "the page's script did not finish (no data-ready)"
+
+    count() { grep -o "$1" dom.html | wc -l; }
+    expect_eq "process charts" "$(count 'class="chart proc"')" "$(sql 'SELECT count(*) FROM processes')"
+    expect_eq "markers drawn" "$(count 'class="marker"')" "$(sql 'SELECT count(*) FROM markers')"
+    # The peak marker at peak.sql's moment, with its bytes.
+    local peak_ns
+    peak_ns=$(sqlite3 -batch "$DB" <"$SRC/queries/peak.sql" | head -n 1 | cut -d'|' -f5)
+    grep -q "class=\"peak\" data-t=\"$peak_ns\" data-bytes=\"1062268\"" dom.html ||
+        fail "no peak marker at $peak_ns ns with 1062268 bytes"
+    # The flamegraph (leaked bytes first): the whole, main, and each leaking site.
+    for cell in 'all" data-v="10617' 'main" data-v="10540' 'leak_big" data-v="5000' \
+                'leak_names" data-v="200' 'leak_zeroed" data-v="300' 'grow_leak" data-v="320' \
+                'oneshot" data-v="320' 'worker" data-v="77'; do
+        grep -q "class=\"cell[^\"]*\" data-name=\"$cell\"" dom.html || fail "no flamegraph cell $cell"
+    done
+    # One leak row per leaking stack, largest first.
+    expect_eq "leak rows" "$(count 'class="leak"')" 8
+    grep -o '<tr class="leak"><td class="n" data-v="[0-9]*"' dom.html | head -n 1 | grep -q 'data-v="5000"' ||
+        fail "the first leak row is not leak_big's 5000 bytes"
+    grep -q 'data-site="leak_big"' dom.html || fail "no leak_big in the tables"
+    # Threads: main and the worker.
+    expect_eq "thread rows" "$(count 'class="thread"')" 2
+    grep -q '<td>worker</td>' dom.html || fail "the worker thread's name is missing"
+    # Totals: allocations and bytes never freed.
+    grep -q 'data-k="allocations" data-v="145"' dom.html || fail "the allocations card is not 145"
+    grep -q 'data-k="never freed" data-v="10617"' dom.html || fail "the never-freed card is not 10617"
+}
+
+case "$CASE" in
+record) case_record ;;
+collapsed | pprof | html)
+    rm -rf "${DIR:?}/$CASE"
+    mkdir -p "$DIR/$CASE"
+    cd "$DIR/$CASE"
+    "case_$CASE"
+    ;;
+*) fail "unknown case" ;;
+esac
