@@ -169,7 +169,8 @@ function drawChart(box, p) {
     const g = sv('g', {class: 'marker', 'data-t': t, 'data-label': label});
     g.append(sv('line', {x1: x(t), x2: x(t), y1: T - 4, y2: H - B}));
     if (x(t) - lastLabel > 44) {
-      g.append(sv('text', {x: x(t) + 3, y: T - 8}, label));
+      const left = x(t) > W - R - 60; // near the right edge: the label goes on the left
+      g.append(sv('text', {x: x(t) + (left ? -3 : 3), y: T - 8, 'text-anchor': left ? 'end' : 'start'}, label));
       lastLabel = x(t);
     }
     g.append(sv('title', {}, `marker "${label}" at ${fmtTime(t)}`));
@@ -313,7 +314,49 @@ function drawFlame() {
                               (focus !== tree ? ` · zoomed on ${focus.name}: ${fmtBytes(focus.v)}` : '')
                             : `nothing ${WEIGHTS[state.weight].what} in this selection`;
   info.dataset.v = tree.v;
+  info.dataset.focus = focus.v;
   drawMatch();
+  saveHash();
+}
+
+// The view lives in the address's #fragment (weight, process, search, zoomed path), so a view
+// can be bookmarked or passed on: report.html#weight=peak&search=parse
+function saveHash() {
+  const h = new URLSearchParams();
+  if (state.weight !== 'leaked') h.set('weight', state.weight);
+  if (state.proc !== (D.procs.length > 1 ? 'all' : 0)) h.set('proc', state.proc);
+  if (state.search) h.set('search', state.search.source);
+  const path = [];
+  for (let a = state.focus; a && a.parent; a = a.parent) path.unshift(a.name);
+  if (path.length) h.set('zoom', path.join(';'));
+  const s = h.toString();
+  try {
+    if (s !== location.hash.slice(1)) history.replaceState(null, '', s ? '#' + s : location.pathname + location.search);
+  } catch (e) { /* some browsers refuse it for file: pages; the view still works */ }
+}
+function loadHash() {
+  const h = new URLSearchParams(location.hash.slice(1));
+  if (WEIGHTS[h.get('weight')]) state.weight = h.get('weight');
+  const p = h.get('proc');
+  if (p === 'all' || (p !== null && D.procs[+p])) state.proc = p === 'all' ? 'all' : +p;
+  if (h.get('search')) {
+    document.getElementById('search').value = h.get('search');
+    setSearch(h.get('search'));
+  }
+  return h.get('zoom');
+}
+function zoomTo(path) {
+  let n = tree;
+  for (const name of (path || '').split(';').filter(Boolean)) {
+    n = n.kids.get(name);
+    if (!n) return;
+  }
+  state.focus = n === tree ? null : n;
+}
+function setSearch(q) {
+  q = q.trim();
+  try { state.search = q ? new RegExp(q, 'i') : null; }
+  catch (e) { state.search = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i'); }
 }
 
 // The bytes under frames matching the search, each counted once even when a match lies
@@ -449,11 +492,14 @@ function drawSelection() {
 
 // ---- Controls ----
 
+let zoom = null;
 function setup() {
   const sel = document.getElementById('proc');
   if (D.procs.length > 1) sel.append(el('option', {value: 'all', text: `all ${D.procs.length} processes`}));
   D.procs.forEach((p, i) => sel.append(el('option', {value: i, text: procName(p) + ' · ' + (p.cmd || p.exe || '')})));
   state.proc = D.procs.length > 1 ? 'all' : 0;
+  zoom = loadHash();
+  sel.value = String(state.proc);
   sel.addEventListener('change', () => { state.proc = sel.value === 'all' ? 'all' : +sel.value; drawSelection(); });
 
   const buttons = document.querySelectorAll('#weight button');
@@ -462,12 +508,7 @@ function setup() {
   mark();
 
   const search = document.getElementById('search');
-  search.addEventListener('input', () => {
-    const q = search.value.trim();
-    try { state.search = q ? new RegExp(q, 'i') : null; }
-    catch (e) { state.search = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i'); }
-    drawFlame();
-  });
+  search.addEventListener('input', () => { setSearch(search.value); drawFlame(); });
   document.getElementById('reset').addEventListener('click', () => { state.focus = null; drawFlame(); });
   let pending = 0;
   window.addEventListener('resize', () => {
@@ -481,6 +522,7 @@ try {
   setup();
   drawCharts();
   drawSelection();
+  if (zoom) { zoomTo(zoom); drawFlame(); }
   document.body.dataset.ready = '1';
 } catch (e) {
   const box = document.getElementById('error');

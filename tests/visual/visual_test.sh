@@ -237,7 +237,6 @@ case_html() {
         fail "the page refers to something outside itself"
     fi
 
-    local profile
     profile=$(mktemp -d)
     local flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
                  --disable-background-networking --disable-component-update --disable-sync
@@ -246,7 +245,7 @@ case_html() {
         { rm -rf "$profile"; cat chrome.err >&2; fail "chromium --dump-dom failed"; }
     timeout 60 "$chromium" "${flags[@]}" --screenshot="$DIR/report.png" "file://$PWD/report.html" \
         >/dev/null 2>>chrome.err || true
-    rm -rf "$profile"
+    trap 'rm -rf "$profile"' EXIT
     cp report.html "$DIR/report.html"
     if grep -E 'CONSOLE.*(Uncaught|Error)' chrome.err; then
         fail "the page's script reported an error"
@@ -275,6 +274,20 @@ case_html() {
     # Threads: main and the worker.
     expect_eq "thread rows" "$(count 'class="thread"')" 2
     grep -q '<td>worker</td>' dom.html || fail "the worker thread's name is missing"
+    # The view in the address: the peak weight with a search, and a zoom into growth().
+    timeout 60 "$chromium" "${flags[@]}" --dump-dom "file://$PWD/report.html#weight=peak&search=leak_" \
+        >dom-peak.html 2>>chrome.err || fail "chromium --dump-dom (peak view) failed"
+    grep -q 'data-name="all" data-v="1062268"' dom-peak.html || fail "peak view: the whole is not 1062268"
+    grep -q 'data-name="peak" data-v="1056768"' dom-peak.html || fail "peak view: no peak() cell of 1056768"
+    grep -q 'id="match" class="muted" data-v="5500"' dom-peak.html ||
+        fail "peak view: the search leak_ does not match 5000 + 200 + 300 bytes"
+    # leak_names and leak_zeroed are narrower than half a pixel at this width: not drawn.
+    expect_eq "peak view: highlighted cells" "$(grep -o 'class="cell hit" data-name="leak_big"' dom-peak.html | wc -l)" 1
+    timeout 60 "$chromium" "${flags[@]}" --dump-dom "file://$PWD/report.html#zoom=$(outer 1000 main);main;growth" \
+        >dom-zoom.html 2>>chrome.err || fail "chromium --dump-dom (zoomed) failed"
+    grep -q 'data-focus="640"' dom-zoom.html || fail "zoomed on growth: its width is not 640 bytes"
+    grep -q 'class="cell" data-name="grow_leak" data-v="320" data-depth="6"' dom-zoom.html ||
+        fail "zoomed on growth: grow_leak is not its child"
     # Totals: allocations and bytes never freed.
     grep -q 'data-k="allocations" data-v="145"' dom.html || fail "the allocations card is not 145"
     grep -q 'data-k="never freed" data-v="10617"' dom.html || fail "the never-freed card is not 10617"
