@@ -395,12 +395,15 @@ function stackList(si) {
 function siteOf(si) {
   if (si < 0) return {name: '(smaller stacks)', loc: ''};
   const frames = D.stacks[si], f = D.frames[frames[frames.length - 1]];
-  return {name: f[0], loc: frameLoc(f)};
+  const caller = frames.length > 1 ? D.frames[frames[frames.length - 2]][0] : null;
+  return {name: f[0], loc: frameLoc(f), caller};
 }
-function stackCell(si, extra) {
+// A stack's site and its caller ("parse ← load_config"), which tells apart the stacks of one site.
+function stackCell(si) {
   const s = siteOf(si);
   if (si < 0) return el('td', {text: s.name});
-  const det = el('details', null, el('summary', null, s.name + (extra || '')));
+  const det = el('details', null, el('summary', null, s.name,
+                 s.caller ? el('span', {cls: 'muted', text: '  ← ' + s.caller}) : null));
   det.addEventListener('toggle', () => { if (det.open && det.children.length === 1) det.append(stackList(si)); }, {once: false});
   return el('td', {cls: 'site', 'data-site': s.name}, det);
 }
