@@ -145,8 +145,8 @@ static void write_proc(FILE *out, const rheap__pd_t *pd, size_t p)
     fputs(",\"buckets\":{", out);
     for (int c = 0; c < 3; c++) {
         fprintf(out, "%s\"%s\":[", c ? "," : "", cols[c]);
-        for (size_t i = 0; i < pd->nbuckets; i++) {
-            const rheap__bucket_t *b = &pd->buckets[p * pd->nbuckets + i];
+        for (size_t i = 0; i < pr->nbuckets; i++) {
+            const rheap__bucket_t *b = &pd->buckets[pr->bucket0 + i];
             int64_t v = c == 0 ? b->t_from : c == 1 ? b->max_live : b->allocs;
             fprintf(out, "%s%" PRId64, i ? "," : "", v);
         }

@@ -26,6 +26,7 @@ typedef struct {
     int64_t peak_t, peak_bytes;   /* the largest live heap and when (peak.sql's rule) */
     int64_t peak_blocks;
     int64_t allocs, bytes, frees, leaked_blocks, leaked_bytes;
+    size_t bucket0, nbuckets;     /* its slices of time: buckets[bucket0 .. bucket0 + nbuckets) */
 } rheap__proc_t;
 
 /* The blocks one stack allocated in one recording. bt is -1 for blocks without a backtrace. */
@@ -105,8 +106,9 @@ typedef struct {
     size_t nstats;
     rheap__stack_t *stacks;     /* sorted by bt */
     size_t nstacks;
-    rheap__bucket_t *buckets;   /* nbuckets per process, in the order of procs */
+    rheap__bucket_t *buckets;   /* each process's slices (rheap__proc_t.bucket0) */
     size_t nbuckets;
+    int from_rows;              /* read from `allocations`: the database has no summary tables */
     rheap__marker_t *markers;
     size_t nmarkers;
     rheap__window_t *windows;
@@ -120,8 +122,11 @@ typedef struct {
     struct pd_pool *pool;       /* owns the strings */
 } rheap__pd_t;
 
-/* Reads what `what` (RHEAP_PD_*) asks for, for process pid (-1: every process), with
- * nbuckets slices per recording for the timeline. Returns 0, or -1 with a message in err. */
+/* Reads what `what` (RHEAP_PD_*) asks for, for process pid (-1: every process), with about
+ * nbuckets slices per recording for the timeline (at most nbuckets; from the summary tables,
+ * groups of their equal slices). Reads the summary tables (stack_stats, ...) when the database
+ * has them and the environment does not set RHEAP_SCAN_ROWS=1, else the rows of `allocations`;
+ * both give the same numbers. Returns 0, or -1 with a message in err. */
 int rheap__pd_load(struct sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets,
                    rheap__pd_t *pd, char *err, size_t errlen);
 void rheap__pd_free(rheap__pd_t *pd);

@@ -3,14 +3,19 @@
  *
  * The pictures need, per recording of each process: per stack the blocks and bytes allocated,
  * never freed, live at the peak and temporary; the stacks' frames from the allocation site
- * outward; memory over time; markers, windows, threads and size classes. They are computed
- * here from the raw tables, in as few passes over `allocations` as the questions allow:
+ * outward; memory over time; markers, windows, threads and size classes.
+ *
+ * A database written by a converter with summary tables (schema.sql's "Summaries":
+ * recording_stats, stack_stats, stack_sizes, thread_stats, timeline, stacks) has all of that
+ * in a few rows per stack, and it is read from there. An older database, or any database when
+ * RHEAP_SCAN_ROWS=1 is set (which the tests use to check both ways agree), is read from the
+ * rows of `allocations` in as few passes as the questions allow:
  *
  *   1. one plain scan, grouped in C hash tables rather than by SQLite (which groups by sorting
  *      every row): stats per stack, per thread and per size class, and each recording's end;
  *   2. one pass in time order (the only sort of every event), for the timeline and the peak:
  *      the live heap after each ns, all events of the same ns counted together as peak.sql
- *      does, so the two always name the same peak bytes;
+ *      does, the first moment of the largest value being the peak;
  *   3. one more plain scan for the blocks live at each recording's peak;
  *   4. only for the temporary weight, temporary.sql's window over each thread's allocations.
  */
@@ -547,13 +552,13 @@ static void extend_ends(rheap__pd_t *pd)
 
 static int timeline(ctx_t *c, rheap__pd_t *pd, size_t nbuckets)
 {
-    if (nbuckets == 0)
-        nbuckets = 1;
-    pd->nbuckets = nbuckets;
+    pd->nbuckets = pd->nprocs * nbuckets;
     pd->buckets = calloc(pd->nprocs * nbuckets + 1, sizeof *pd->buckets);
     if (!pd->buckets)
         return oom(c);
     for (size_t p = 0; p < pd->nprocs; p++) {
+        pd->procs[p].bucket0 = p * nbuckets;
+        pd->procs[p].nbuckets = nbuckets;
         int64_t span = pd->procs[p].end_t + 1;
         for (size_t i = 0; i < nbuckets; i++) {
             rheap__bucket_t *b = &pd->buckets[p * nbuckets + i];
@@ -721,12 +726,18 @@ static int temporary(ctx_t *c, rheap__pd_t *pd)
 
 static int load_stacks(ctx_t *c, rheap__pd_t *pd)
 {
-    sqlite3_stmt *st = prepare(c,
+    /* The converter decides each stack's site once (stacks.site_frame); a database without
+     * the table gets the same rule from the view `frames`, but for the converter's extra step
+     * (a site without a function name moves out to the first named frame). */
+    sqlite3_stmt *st = prepare(c, pd->from_rows ?
         "WITH k(id, site) AS (\n"
         "    SELECT id, coalesce(min(frame_no) FILTER (WHERE NOT plumbing), 0)\n"
         "    FROM frames GROUP BY id)\n"
         "SELECT b.id, b.sym, b.file, coalesce(b.line, 0), b.module, b.offset, b.inlined, b.ip_index\n"
         "FROM k JOIN backtraces AS b ON b.id = k.id AND b.frame_no >= k.site\n"
+        "ORDER BY b.id, b.frame_no" :
+        "SELECT b.id, b.sym, b.file, coalesce(b.line, 0), b.module, b.offset, b.inlined, b.ip_index\n"
+        "FROM stacks AS k JOIN backtraces AS b ON b.id = k.id AND b.frame_no >= k.site_frame\n"
         "ORDER BY b.id, b.frame_no");
     if (!st)
         return -1;
@@ -804,6 +815,219 @@ static int cmp_size(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* ---- The summary tables (schema.sql's "Summaries"), when the database has them ---- */
+
+static int has_summaries(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN "
+                           "('stacks', 'stack_stats', 'stack_sizes', 'thread_stats', 'timeline', "
+                           "'recording_stats')", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return n == 6;
+}
+
+static int sum_procs(ctx_t *c, rheap__pd_t *pd)
+{
+    sqlite3_stmt *st = prepare(c,
+        "SELECT pid, recording, allocs, alloc_bytes, frees, leaked_blocks, leaked_bytes, end_ns,\n"
+        "       peak_ns, peak_bytes, peak_blocks\n"
+        "FROM recording_stats WHERE pid = coalesce(?1, pid)");
+    if (!st)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t i = proc_index(pd, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+        if (i == SIZE_MAX)
+            continue;
+        rheap__proc_t *p = &pd->procs[i];
+        p->allocs = sqlite3_column_int64(st, 2);
+        p->bytes = sqlite3_column_int64(st, 3);
+        p->frees = sqlite3_column_int64(st, 4);
+        p->leaked_blocks = sqlite3_column_int64(st, 5);
+        p->leaked_bytes = sqlite3_column_int64(st, 6);
+        p->end_t = sqlite3_column_int64(st, 7);
+        /* A recording without a block has no peak, as in the pass over the rows. */
+        p->peak_t = p->allocs ? sqlite3_column_int64(st, 8) : -1;
+        p->peak_bytes = sqlite3_column_int64(st, 9);
+        p->peak_blocks = sqlite3_column_int64(st, 10);
+    }
+    return finish(c, st, rc);
+}
+
+static int sum_stats(ctx_t *c, rheap__pd_t *pd)
+{
+    sqlite3_stmt *st = prepare(c,
+        "SELECT pid, recording, coalesce(bt, -1), blocks, bytes, leaked_blocks, leaked_bytes,\n"
+        "       peak_blocks, peak_bytes, temporary_blocks\n"
+        "FROM stack_stats WHERE pid = coalesce(?1, pid)");
+    if (!st)
+        return -1;
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats) != 0)
+            break;
+        rheap__stack_stat_t *s = &pd->stats[pd->nstats++];
+        s->pid = sqlite3_column_int64(st, 0);
+        s->recording = sqlite3_column_int64(st, 1);
+        s->bt = sqlite3_column_int64(st, 2);
+        s->blocks = sqlite3_column_int64(st, 3);
+        s->bytes = sqlite3_column_int64(st, 4);
+        s->leaked_blocks = sqlite3_column_int64(st, 5);
+        s->leaked_bytes = sqlite3_column_int64(st, 6);
+        s->peak_blocks = sqlite3_column_int64(st, 7);
+        s->peak_bytes = sqlite3_column_int64(st, 8);
+        s->temporary_blocks = sqlite3_column_int64(st, 9);
+    }
+    return finish(c, st, rc);
+}
+
+static int sum_tables(ctx_t *c, rheap__pd_t *pd)
+{
+    /* Every thread with a file, named, then the counts of those that allocated or freed. */
+    map3_t thr = {0};
+    size_t cap = 0;
+    int rc, failed = 0;
+    for (int pass = 0; pass < 2 && !failed; pass++) {
+        sqlite3_stmt *st = prepare(c, pass == 0 ?
+            "SELECT pid, recording, tid, max(name) FROM threads\n"
+            "WHERE pid = coalesce(?1, pid) GROUP BY pid, recording, tid" :
+            "SELECT pid, recording, tid, NULL, allocs, alloc_bytes, frees, leaked_blocks,\n"
+            "       leaked_bytes\n"
+            "FROM thread_stats WHERE pid = coalesce(?1, pid)");
+        if (!st) {
+            map3_free(&thr);
+            return -1;
+        }
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            int created;
+            int64_t pid = sqlite3_column_int64(st, 0), rec = sqlite3_column_int64(st, 1);
+            int64_t tid = sqlite3_column_int64(st, 2);
+            size_t i = map3_get(&thr, pid, rec, tid, pd->nthreads, &created);
+            if (i == SIZE_MAX ||
+                (created && grow(&pd->threads, &cap, pd->nthreads, sizeof *pd->threads) != 0)) {
+                failed = 1;
+                break;
+            }
+            if (created) {
+                rheap__thread_t *t = &pd->threads[pd->nthreads++];
+                memset(t, 0, sizeof *t);
+                t->pid = pid;
+                t->recording = rec;
+                t->tid = tid;
+            }
+            rheap__thread_t *t = &pd->threads[i];
+            if (pass == 0) {
+                t->name = (char *)intern(pd->pool, col_text(st, 3));
+            } else {
+                t->allocs = sqlite3_column_int64(st, 4);
+                t->bytes = sqlite3_column_int64(st, 5);
+                t->frees = sqlite3_column_int64(st, 6);
+                t->leaked_blocks = sqlite3_column_int64(st, 7);
+                t->leaked_bytes = sqlite3_column_int64(st, 8);
+            }
+        }
+        if (failed)
+            rc = SQLITE_NOMEM;
+        if (finish(c, st, rc) != 0) {
+            map3_free(&thr);
+            return -1;
+        }
+    }
+    map3_free(&thr);
+
+    sqlite3_stmt *st = prepare(c,
+        "SELECT pid, recording, min_size, sum(blocks), sum(bytes), sum(leaked_blocks),\n"
+        "       sum(leaked_bytes)\n"
+        "FROM stack_sizes WHERE pid = coalesce(?1, pid) GROUP BY pid, recording, min_size");
+    if (!st)
+        return -1;
+    cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (grow(&pd->sizes, &cap, pd->nsizes, sizeof *pd->sizes) != 0)
+            break;
+        rheap__size_t *z = &pd->sizes[pd->nsizes++];
+        z->pid = sqlite3_column_int64(st, 0);
+        z->recording = sqlite3_column_int64(st, 1);
+        z->lo = sqlite3_column_int64(st, 2);
+        z->hi = z->lo ? 2 * z->lo - 1 : 0;
+        z->blocks = sqlite3_column_int64(st, 3);
+        z->bytes = sqlite3_column_int64(st, 4);
+        z->leaked_blocks = sqlite3_column_int64(st, 5);
+        z->leaked_bytes = sqlite3_column_int64(st, 6);
+    }
+    return finish(c, st, rc);
+}
+
+/* The converter's slices (up to 1024 per recording, of equal width) grouped by consecutive
+ * runs into at most nbuckets. */
+static int sum_timeline(ctx_t *c, rheap__pd_t *pd, size_t nbuckets)
+{
+    sqlite3_stmt *st = prepare(c,
+        "SELECT pid, recording, start_ns, end_ns, max_live_bytes, live_bytes, allocs, frees\n"
+        "FROM timeline WHERE pid = coalesce(?1, pid) ORDER BY pid, recording, bucket");
+    if (!st)
+        return -1;
+    typedef struct {
+        int64_t pid, rec, b[6];
+    } row_t;
+    row_t *rows = NULL;
+    size_t n = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (grow(&rows, &cap, n, sizeof *rows) != 0)
+            break;
+        row_t *r = &rows[n++];
+        r->pid = sqlite3_column_int64(st, 0);
+        r->rec = sqlite3_column_int64(st, 1);
+        for (int k = 0; k < 6; k++)
+            r->b[k] = sqlite3_column_int64(st, 2 + k);
+    }
+    if (finish(c, st, rc) != 0) {
+        free(rows);
+        return -1;
+    }
+    pd->buckets = calloc(n + 1, sizeof *pd->buckets);
+    if (!pd->buckets) {
+        free(rows);
+        return oom(c);
+    }
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && rows[j].pid == rows[i].pid && rows[j].rec == rows[i].rec)
+            j++;
+        size_t p = proc_index(pd, rows[i].pid, rows[i].rec);
+        if (p != SIZE_MAX) {
+            size_t per = (j - i + nbuckets - 1) / nbuckets;
+            rheap__proc_t *pr = &pd->procs[p];
+            pr->bucket0 = pd->nbuckets;
+            int64_t before = 0;
+            for (size_t k = i; k < j; k += per) {
+                rheap__bucket_t *b = &pd->buckets[pd->nbuckets++];
+                pr->nbuckets++;
+                size_t last = k + per < j ? k + per : j;
+                b->t_from = rows[k].b[0];
+                b->t_to = rows[last - 1].b[1];
+                b->max_live = before; /* the level it starts at, as in the pass over the rows */
+                for (size_t m = k; m < last; m++) {
+                    if (rows[m].b[2] > b->max_live)
+                        b->max_live = rows[m].b[2];
+                    b->allocs += rows[m].b[4];
+                    b->frees += rows[m].b[5];
+                }
+                b->end_live = before = rows[last - 1].b[3];
+            }
+        }
+        i = j;
+    }
+    free(rows);
+    return 0;
+}
+
 int rheap__pd_load(sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets, rheap__pd_t *pd,
                    char *err, size_t errlen)
 {
@@ -814,17 +1038,35 @@ int rheap__pd_load(sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets, rhe
         return oom(&c);
     if (what & RHEAP_PD_TIMELINE)
         what |= RHEAP_PD_PEAK;
-    if (load_procs(&c, pd) != 0 || load_marks(&c, pd) != 0 || scan(&c, pd, what) != 0)
+    if (nbuckets == 0)
+        nbuckets = 1;
+    const char *scan_rows = getenv("RHEAP_SCAN_ROWS");
+    pd->from_rows = (scan_rows && !strcmp(scan_rows, "1")) || !has_summaries(db);
+    if (load_procs(&c, pd) != 0 || load_marks(&c, pd) != 0)
         return -1;
-    extend_ends(pd);
+    if (!pd->from_rows) {
+        /* Each summary is what the passes below compute from the rows; tests/visual checks
+         * that both ways give the same pictures. */
+        if (sum_procs(&c, pd) != 0 || ((what & RHEAP_PD_STACKS) && sum_stats(&c, pd) != 0) ||
+            ((what & RHEAP_PD_TABLES) && sum_tables(&c, pd) != 0) ||
+            ((what & RHEAP_PD_TIMELINE) && sum_timeline(&c, pd, nbuckets) != 0))
+            return -1;
+        extend_ends(pd);
+    } else {
+        if (scan(&c, pd, what) != 0)
+            return -1;
+        extend_ends(pd);
+        qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
+        if ((what & RHEAP_PD_PEAK) &&
+            (timeline(&c, pd, (what & RHEAP_PD_TIMELINE) ? nbuckets : 1) != 0 ||
+             at_peak(&c, pd) != 0))
+            return -1;
+        if ((what & RHEAP_PD_TEMPORARY) && temporary(&c, pd) != 0)
+            return -1;
+    }
     qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
     qsort(pd->threads, pd->nthreads, sizeof *pd->threads, cmp_thread);
     qsort(pd->sizes, pd->nsizes, sizeof *pd->sizes, cmp_size);
-    if ((what & RHEAP_PD_PEAK) &&
-        (timeline(&c, pd, (what & RHEAP_PD_TIMELINE) ? nbuckets : 1) != 0 || at_peak(&c, pd) != 0))
-        return -1;
-    if ((what & RHEAP_PD_TEMPORARY) && temporary(&c, pd) != 0)
-        return -1;
     if ((what & RHEAP_PD_STACKS) && load_stacks(&c, pd) != 0)
         return -1;
     if (pd->pool->oom)

@@ -6,6 +6,7 @@
 #   collapsed  rheap export collapsed: every line of every weight, and the sums against SQL
 #   pprof      rheap export pprof, read back by go tool pprof (golang-go): exact bytes per site
 #   html       rheap report --html, opened by headless Chromium: the DOM after the script ran
+#   agree      the same pictures from the summary tables and from the rows (RHEAP_SCAN_ROWS=1)
 #
 # CMake sets the environment: RHEAP, LIB (librheap.so), TRUTH (the truth program), SRC (the
 # source tree), DIR (this test group's directory; the html case leaves its screenshot there).
@@ -293,9 +294,44 @@ case_html() {
     grep -q 'data-k="never freed" data-v="10617"' dom.html || fail "the never-freed card is not 10617"
 }
 
+# The summary tables the converter writes and a pass over the rows of `allocations`
+# (RHEAP_SCAN_ROWS=1, what an older database gets) must give the same pictures.
+case_agree() {
+    need_db
+    [ "$(sql "SELECT count(*) FROM sqlite_schema WHERE name = 'stack_stats'")" = 1 ] ||
+        fail "$DB has no summary tables"
+    for w in leaked peak allocated allocations temporary; do
+        "$RHEAP" export collapsed "$DB" --weight "$w" -o "sum-$w.txt"
+        RHEAP_SCAN_ROWS=1 "$RHEAP" export collapsed "$DB" --weight "$w" -o "rows-$w.txt"
+        [ -s "sum-$w.txt" ] || fail "collapsed --weight $w is empty"
+        diff -u "rows-$w.txt" "sum-$w.txt" || fail "collapsed --weight $w: rows and summaries differ"
+    done
+    for w in leaked peak; do
+        "$RHEAP" export pprof "$DB" --weight "$w" -o "sum-$w.pb.gz"
+        RHEAP_SCAN_ROWS=1 "$RHEAP" export pprof "$DB" --weight "$w" -o "rows-$w.pb.gz"
+        cmp <(gzip -dc "rows-$w.pb.gz") <(gzip -dc "sum-$w.pb.gz") ||
+            fail "pprof --weight $w: rows and summaries differ"
+    done
+    # The page's data but the time slices, whose widths differ (the converter's are powers of
+    # two): totals, peaks, markers, threads, sizes, frames, stacks and per-stack numbers.
+    data() {
+        sed -n '/<script type="application\/json"/,/<\/script>/p' "$1" | sed 's/"buckets":{[^}]*}//'
+    }
+    "$RHEAP" report --html -o sum.html "$DB"
+    RHEAP_SCAN_ROWS=1 "$RHEAP" report --html -o rows.html "$DB"
+    diff -u <(data rows.html) <(data sum.html) || fail "report --html: rows and summaries differ"
+    # Both timelines reach the peak exactly, in one of their slices.
+    local peak
+    peak=$(sql "SELECT peak_bytes FROM recording_stats")
+    for f in rows.html sum.html; do
+        grep -o '"max":\[[0-9,]*\]' "$f" | tr -c '0-9\n' '\n' | sort -n | tail -n 1 | grep -qx "$peak" ||
+            fail "$f: the timeline's largest slice is not the peak, $peak bytes"
+    done
+}
+
 case "$CASE" in
 record) case_record ;;
-collapsed | pprof | html)
+collapsed | pprof | html | agree)
     rm -rf "${DIR:?}/$CASE"
     mkdir -p "$DIR/$CASE"
     cd "$DIR/$CASE"
