@@ -62,7 +62,7 @@ const char *rheap__frame_name(const rheap__frame_t *f, char *buf, size_t len)
 
 typedef struct {
     char *text;
-    int64_t weight;
+    int64_t weight[2]; /* [0] the base database's (with --base), [1] this one's */
 } line_t;
 
 static int cmp_line(const void *a, const void *b)
@@ -102,37 +102,61 @@ static char *stack_text(const rheap__stack_t *s)
     return text;
 }
 
-static int write_collapsed(const rheap__pd_t *pd, rheap__weight_t w, FILE *out, char *err,
-                           size_t errlen)
+/* Appends the lines of one database's stacks, their weight on side `side`. */
+static int collect(const rheap__pd_t *pd, rheap__weight_t w, int side, line_t **lines, size_t *n,
+                   size_t *cap)
 {
-    line_t *lines = calloc(pd->nstats + 1, sizeof *lines);
-    if (!lines) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    size_t n = 0;
-    int rc = 0;
     for (size_t i = 0; i < pd->nstats; i++) {
         int64_t v = rheap__weight_of(&pd->stats[i], w);
         if (v == 0)
             continue;
-        lines[n].text = stack_text(rheap__pd_stack(pd, pd->stats[i].bt));
-        if (!lines[n].text) {
-            snprintf(err, errlen, "out of memory");
-            rc = -1;
-            break;
+        if (*n == *cap) {
+            size_t c = *cap ? *cap * 2 : 256;
+            line_t *l = realloc(*lines, c * sizeof *l);
+            if (!l)
+                return -1;
+            *lines = l;
+            *cap = c;
         }
-        lines[n++].weight = v;
+        line_t *l = &(*lines)[*n];
+        l->text = stack_text(rheap__pd_stack(pd, pd->stats[i].bt));
+        if (!l->text)
+            return -1;
+        l->weight[side] = v;
+        l->weight[!side] = 0;
+        (*n)++;
     }
+    return 0;
+}
+
+/* Folded stacks of pd, `stack WEIGHT` a line; with base, `stack BASE_WEIGHT WEIGHT`, the two
+ * columns a differential flamegraph reads (stacks are matched by their text, so the two
+ * databases' ids and pids do not matter). */
+static int write_collapsed(const rheap__pd_t *pd, const rheap__pd_t *base, rheap__weight_t w,
+                           FILE *out, char *err, size_t errlen)
+{
+    line_t *lines = NULL;
+    size_t n = 0, cap = 0;
+    int rc = collect(pd, w, 1, &lines, &n, &cap);
+    if (rc == 0 && base)
+        rc = collect(base, w, 0, &lines, &n, &cap);
+    if (rc != 0)
+        snprintf(err, errlen, "out of memory");
     /* Stacks that differ only below the site, or the same stack in several processes, are
      * one line: sorted, equal texts are neighbours. */
-    qsort(lines, n, sizeof *lines, cmp_line);
+    if (rc == 0)
+        qsort(lines, n, sizeof *lines, cmp_line);
     for (size_t i = 0; rc == 0 && i < n;) {
-        int64_t sum = 0;
+        int64_t sum[2] = {0, 0};
         size_t j = i;
-        for (; j < n && !strcmp(lines[j].text, lines[i].text); j++)
-            sum += lines[j].weight;
-        fprintf(out, "%s %" PRId64 "\n", lines[i].text, sum);
+        for (; j < n && !strcmp(lines[j].text, lines[i].text); j++) {
+            sum[0] += lines[j].weight[0];
+            sum[1] += lines[j].weight[1];
+        }
+        if (base)
+            fprintf(out, "%s %" PRId64 " %" PRId64 "\n", lines[i].text, sum[0], sum[1]);
+        else
+            fprintf(out, "%s %" PRId64 "\n", lines[i].text, sum[1]);
         i = j;
     }
     for (size_t i = 0; i < n; i++)
@@ -143,10 +167,28 @@ static int write_collapsed(const rheap__pd_t *pd, rheap__weight_t w, FILE *out, 
 
 /* ---- The command ---- */
 
+static int load(const char *path, int64_t pid, unsigned what, rheap__pd_t *pd)
+{
+    sqlite3 *db;
+    memset(pd, 0, sizeof *pd);
+    int rc = rheap__db_open_read(path, &db, stderr);
+    if (rc != RHEAP_EXIT_OK)
+        return rc;
+    char err[1024];
+    if (rheap__pd_load(db, pid, what, 0, pd, err, sizeof err) != 0) {
+        fprintf(stderr, "rheap export: %s: %s\n", path, err);
+        rheap__pd_free(pd);
+        sqlite3_close(db);
+        return RHEAP_EXIT_INPUT;
+    }
+    sqlite3_close(db);
+    return RHEAP_EXIT_OK;
+}
+
 static void usage_export(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap export FORMAT DB [-o FILE] [--weight W] [--pid P]\n"
+            "Usage: rheap export FORMAT DB [-o FILE] [--weight W] [--pid P] [--base BASE.db]\n"
             "\n"
             "Writes the stacks of a database in a format other tools read, each stack from\n"
             "its allocation site outward (allocator plumbing such as strdup or operator new\n"
@@ -168,6 +210,10 @@ static void usage_export(FILE *f)
             "                      allocation; collapsed only). For pprof it picks the\n"
             "                      default sample type.\n"
             "  --pid P             only process P (default: every process, stacks added up)\n"
+            "  --base BASE.db      collapsed only: 'stack BASE NEW' a line, the weights in\n"
+            "                      BASE.db and in DB, for a differential flamegraph\n"
+            "                      (difference of two pprof exports: go tool pprof\n"
+            "                      -diff_base=base.pb.gz new.pb.gz)\n"
             "  -h, --help          show this help\n"
             "\n"
             "Exit status: 0 success, 1 usage error, 2 missing or bad database, 4 the output\n"
@@ -176,7 +222,7 @@ static void usage_export(FILE *f)
 
 int rheap__cmd_export(int argc, char **argv)
 {
-    const char *format = NULL, *db_path = NULL, *output = NULL;
+    const char *format = NULL, *db_path = NULL, *output = NULL, *base_path = NULL;
     rheap__weight_t w = RHEAP_W_LEAKED;
     int64_t pid = -1;
     for (int i = 0; i < argc; i++) {
@@ -187,7 +233,7 @@ int rheap__cmd_export(int argc, char **argv)
             return RHEAP_EXIT_OK;
         }
         if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--weight") ||
-            !strcmp(a, "--pid")) {
+            !strcmp(a, "--pid") || !strcmp(a, "--base")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "rheap export: %s needs a value (try rheap export --help)\n", a);
                 return RHEAP_EXIT_USAGE;
@@ -197,6 +243,8 @@ int rheap__cmd_export(int argc, char **argv)
             val = a + 9;
         } else if (!strncmp(a, "--pid=", 6)) {
             val = a + 6;
+        } else if (!strncmp(a, "--base=", 7)) {
+            val = a + 7;
         }
         if (!val && a[0] == '-' && a[1]) {
             fprintf(stderr, "rheap export: unknown option %s (try rheap export --help)\n", a);
@@ -213,6 +261,8 @@ int rheap__cmd_export(int argc, char **argv)
             }
         } else if (a[1] == 'o' || !strncmp(a, "--output", 8)) {
             output = val;
+        } else if (!strncmp(a, "--base", 6)) {
+            base_path = val;
         } else if (!strncmp(a, "--weight", 8)) {
             size_t k = 0, nw = sizeof weights / sizeof weights[0];
             while (k < nw && strcmp(weights[k].name, val))
@@ -250,24 +300,26 @@ int rheap__cmd_export(int argc, char **argv)
         return RHEAP_EXIT_USAGE;
     }
 
-    sqlite3 *db;
-    int rc = rheap__db_open_read(db_path, &db, stderr);
-    if (rc != RHEAP_EXIT_OK)
-        return rc;
+    if (pprof && base_path) {
+        fprintf(stderr, "rheap export: --base is for collapsed; for pprof, export both and run\n"
+                        "  go tool pprof -diff_base=base.pb.gz new.pb.gz\n");
+        return RHEAP_EXIT_USAGE;
+    }
     unsigned what = RHEAP_PD_STACKS;
     if (w == RHEAP_W_PEAK)
         what |= RHEAP_PD_PEAK;
     if (w == RHEAP_W_TEMPORARY)
         what |= RHEAP_PD_TEMPORARY;
-    rheap__pd_t pd;
-    char err[1024];
-    if (rheap__pd_load(db, pid, what, 0, &pd, err, sizeof err) != 0) {
-        fprintf(stderr, "rheap export: %s: %s\n", db_path, err);
+    rheap__pd_t pd, base;
+    int rc = load(db_path, pid, what, &pd);
+    if (rc != RHEAP_EXIT_OK)
+        return rc;
+    /* The base is another run: its pids differ, so --pid does not select in it. */
+    if (base_path && (rc = load(base_path, -1, what, &base)) != RHEAP_EXIT_OK) {
         rheap__pd_free(&pd);
-        sqlite3_close(db);
-        return RHEAP_EXIT_INPUT;
+        return rc;
     }
-    sqlite3_close(db);
+    char err[1024];
 
     FILE *out = stdout;
     if (output && strcmp(output, "-")) {
@@ -275,12 +327,16 @@ int rheap__cmd_export(int argc, char **argv)
         if (!out) {
             fprintf(stderr, "rheap export: %s: %s\n", output, strerror(errno));
             rheap__pd_free(&pd);
+            if (base_path)
+                rheap__pd_free(&base);
             return RHEAP_EXIT_OUTPUT;
         }
     }
     int failed = pprof ? rheap__pprof_write(&pd, w == RHEAP_W_PEAK, w, out, err, sizeof err)
-                       : write_collapsed(&pd, w, out, err, sizeof err);
+                       : write_collapsed(&pd, base_path ? &base : NULL, w, out, err, sizeof err);
     rheap__pd_free(&pd);
+    if (base_path)
+        rheap__pd_free(&base);
     if (out != stdout ? fclose(out) != 0 : fflush(out) != 0) {
         if (!failed)
             snprintf(err, sizeof err, "%s", strerror(errno));

@@ -173,6 +173,9 @@ int rheap__cmd_export(int argc, char **argv);
 int rheap__pprof_write(const rheap__pd_t *pd, int peak,
                        rheap__weight_t default_weight, FILE *out, char *err, size_t errlen);
 
+/* ---- diff.c: `rheap diff BASE.db NEW.db` ---- */
+int rheap__cmd_diff(int argc, char **argv);
+
 /* ---- html.c: the self-contained HTML report ---- */
 
 /* `rheap report --html -o FILE DB` (arguments after the command name). */

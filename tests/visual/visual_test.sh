@@ -7,9 +7,11 @@
 #   pprof      rheap export pprof, read back by go tool pprof (golang-go): exact bytes per site
 #   html       rheap report --html, opened by headless Chromium: the DOM after the script ran
 #   agree      the same pictures from the summary tables and from the rows (RHEAP_SCAN_ROWS=1)
+#   diff       rheap diff and export collapsed --base on two runs of grow.c, whose leak grows
 #
-# CMake sets the environment: RHEAP, LIB (librheap.so), TRUTH (the truth program), SRC (the
-# source tree), DIR (this test group's directory; the html case leaves its screenshot there).
+# CMake sets the environment: RHEAP, LIB (librheap.so), TRUTH (the truth program), GROW
+# (tests/visual/grow.c), SRC (the source tree), DIR (this test group's directory; the html case
+# leaves its screenshot there).
 set -euo pipefail
 
 CASE=$1
@@ -329,9 +331,41 @@ case_agree() {
     done
 }
 
+# Two runs of grow.c, 10 and then 25 cache entries: the growth per site is known exactly.
+case_diff() {
+    for n in 10 25; do
+        mkdir -p "rec-$n"
+        RHEAP_DIR="rec-$n" LD_PRELOAD="$LIB" "$GROW" "$n" || fail "$GROW $n failed"
+        "$RHEAP" convert -q rec-"$n"/rip-* -o "run-$n.db" || fail "rheap convert of run $n failed"
+    done
+    local src=$SRC/tests/visual/grow.c
+    line() { grep -n "/\* @$1 \*/" "$src" | cut -d: -f1; }
+    # Locations are the file as compiled; the test names it by the source tree's path. CSV lines
+    # end in CRLF (RFC 4180).
+    here() { tr -d '\r' | sed "s#,[^,]*/tests/visual/grow.c:#,$src:#"; }
+    "$RHEAP" diff run-10.db run-25.db --csv >got.csv || fail "rheap diff failed"
+    # fixed() leaks the same 2000 bytes in both runs: not listed.
+    {
+        echo "leaked_base,leaked_new,leaked_change,allocated_base,allocated_new,allocated_change,peak_base,peak_new,peak_change,function,location"
+        echo "480,1200,720,480,1200,720,480,1200,720,cache_entry,$src:$(line cache_entry)"
+        echo "0,0,0,1000,2500,1500,1000,2500,1500,scratch,$src:$(line scratch)"
+    } >want.csv
+    here <got.csv | diff -u want.csv - || fail "rheap diff: rows differ"
+    "$RHEAP" diff run-10.db run-25.db --blocks --csv | tail -n +2 >got-blocks.csv
+    echo "10,25,15,10,25,15,10,25,15,cache_entry,$src:$(line cache_entry)" >want-blocks.csv
+    here <got-blocks.csv | diff -u want-blocks.csv - || fail "rheap diff --blocks: rows differ"
+    # The same as folded stacks with both weights.
+    local m
+    m=$("$RHEAP" export collapsed run-25.db --weight leaked | sed -n 's/;fixed 2000$//p')
+    [ -n "$m" ] || fail "no folded stack of fixed() in run-25.db"
+    "$RHEAP" export collapsed run-25.db --base run-10.db --weight leaked >got-folded.txt
+    printf '%s\n' "$m;cache_entry 480 1200" "$m;fixed 2000 2000" >want-folded.txt
+    diff -u want-folded.txt got-folded.txt || fail "collapsed --base: lines differ"
+}
+
 case "$CASE" in
 record) case_record ;;
-collapsed | pprof | html | agree)
+collapsed | pprof | html | agree | diff)
     rm -rf "${DIR:?}/$CASE"
     mkdir -p "$DIR/$CASE"
     cd "$DIR/$CASE"
