@@ -527,6 +527,8 @@ try {
   drawSelection();
   if (zoom) { zoomTo(zoom); drawFlame(); }
   document.body.dataset.ready = '1';
+  // Milliseconds from the start of loading to a drawn page, for measuring.
+  document.body.dataset.drawnMs = Math.round(performance.now());
 } catch (e) {
   const box = document.getElementById('error');
   box.hidden = false;
