@@ -354,13 +354,26 @@ case_diff() {
     "$RHEAP" diff run-10.db run-25.db --blocks --csv | tail -n +2 >got-blocks.csv
     echo "10,25,15,10,25,15,10,25,15,cache_entry,$src:$(line cache_entry)" >want-blocks.csv
     here <got-blocks.csv | diff -u want-blocks.csv - || fail "rheap diff --blocks: rows differ"
-    # The same as folded stacks with both weights.
+    # The same as folded stacks with both weights. new_block, inlined into fixed, is a frame
+    # of its own and the site.
     local m
-    m=$("$RHEAP" export collapsed run-25.db --weight leaked | sed -n 's/;fixed 2000$//p')
-    [ -n "$m" ] || fail "no folded stack of fixed() in run-25.db"
+    m=$("$RHEAP" export collapsed run-25.db --weight leaked | sed -n 's/;fixed;new_block 2000$//p')
+    [ -n "$m" ] || fail "no folded stack ...;fixed;new_block 2000 in run-25.db"
     "$RHEAP" export collapsed run-25.db --base run-10.db --weight leaked >got-folded.txt
-    printf '%s\n' "$m;cache_entry 480 1200" "$m;fixed 2000 2000" >want-folded.txt
+    printf '%s\n' "$m;cache_entry 480 1200" "$m;fixed;new_block 2000 2000" >want-folded.txt
     diff -u want-folded.txt got-folded.txt || fail "collapsed --base: lines differ"
+    # In pprof, the inlined function is a line of the same location, shown as inlined.
+    if command -v go >/dev/null; then
+        export HOME=$PWD/home GOCACHE=$PWD/gocache GOTOOLCHAIN=local
+        mkdir -p "$HOME"
+        "$RHEAP" export pprof run-25.db -o run-25.pb.gz
+        go tool pprof -traces -unit=B run-25.pb.gz 2>&1 | grep -A1 -E '^ +1000B +new_block \(inline\)$' |
+            tail -n 1 | grep -qE '^ +fixed$' || fail "pprof: new_block is not shown inlined into fixed"
+        go tool pprof -raw run-25.pb.gz 2>&1 >raw.txt
+        grep -qE "new_block .*grow.c:$(line new_block) s=0\$" raw.txt &&
+            grep -A1 -E "new_block .*grow.c:$(line new_block) s=0\$" raw.txt | grep -qE "^ +fixed .*grow.c:$(line fixed) s=0\$" ||
+            { cat raw.txt; fail "pprof: the location of new_block does not hold fixed's line too"; }
+    fi
 }
 
 case "$CASE" in
