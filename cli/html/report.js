@@ -39,7 +39,7 @@ function fmtTime(ns) {
 }
 function pct(a, b) { return b ? (100 * a / b).toFixed(a / b < 0.1 ? 2 : 1) + '%' : '-'; }
 
-// ---- DOM helpers ----
+// ---- Building the DOM ----
 
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
