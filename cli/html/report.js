@@ -213,7 +213,10 @@ function drawCharts() {
                   el('span', {cls: 'muted', text: (p.cmd || p.exe || '') + ' · ' + fmtNum(p.allocs) + ' allocations, ' +
                               fmtBytes(p.leaked_bytes) + ' never freed, ran ' + fmtTime(p.end)})));
     box.append(div);
-    div.append(drawChart(div, p));
+    if (p.allocs === 0 && p.markers.length === 0)
+      div.append(el('p', {cls: 'muted', text: 'no allocation recorded'}));
+    else
+      div.append(drawChart(div, p));
   }
   if (procs.length > CHART_MAX)
     box.append(el('p', {cls: 'muted', text: `${procs.length - CHART_MAX} more processes with smaller peaks not drawn`}));
