@@ -464,7 +464,7 @@ function drawThreads() {
                   numCell(t[5]), numCell(t[6], true)));
   const box = document.getElementById('thread-table');
   box.textContent = '';
-  box.append(table([procs.length > 1 ? 'pid / tid' : 'tid', 'name', {t: 'allocs', n: 1}, {t: 'bytes', n: 1},
+  box.append(table([procs.length > 1 ? 'pid / tid' : 'tid', 'name', {t: 'allocs', n: 1}, {t: 'allocated', n: 1},
                     {t: 'frees', n: 1}, {t: 'leaked', n: 1}, {t: 'leaked bytes', n: 1}], trs));
 }
 
