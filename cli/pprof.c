@@ -38,7 +38,7 @@
 typedef struct {
     Perftools__Profiles__Profile prof;
     rheap__smap_t strings, functions, locations, mappings;
-    size_t cap_str, cap_fn, cap_loc, cap_map, cap_sample;
+    size_t cap_str, cap_fn, cap_loc, cap_map, cap_sample, cap_types;
     uint64_t *map_max; /* per mapping: the largest offset of its locations */
     int oom;
 } builder_t;
@@ -197,8 +197,7 @@ static uint64_t location_id(builder_t *b, const rheap__pd_t *pd, const rheap__fr
 static void value_type(builder_t *b, const char *type, const char *unit)
 {
     Perftools__Profiles__ValueType *v = malloc(sizeof *v);
-    size_t cap = b->prof.n_sample_type;
-    if (!v || push(&b->prof.sample_type, &cap, b->prof.n_sample_type, sizeof v) != 0) {
+    if (!v || push(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v) != 0) {
         free(v);
         b->oom = 1;
         return;
