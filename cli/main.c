@@ -11,6 +11,7 @@
 
 #include "dump.h"
 #include "cli.h"
+#include "profile.h"
 
 static const char exit_help[] =
     "Exit status:\n"
@@ -31,6 +32,8 @@ static void usage_main(FILE *f)
             "  report    a summary of a database: totals, peak, top leaks and sites\n"
             "  query     run a canned query (query --list shows them) on a database\n"
             "  stack     print one call stack of a database, innermost frame first\n"
+            "  export    stacks as folded text (flamegraphs) or a pprof profile\n"
+            "  diff      compare two databases (two runs) site by site\n"
             "  convert   convert recordings (rip-<pid> directories) into an SQLite database\n"
             "  dump      print the records of a recording or a .rip file as text\n"
             "\n"
@@ -173,6 +176,10 @@ int main(int argc, char **argv)
         return rheap__cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "query"))
         return rheap__cmd_query(argc - 2, argv + 2);
+    if (!strcmp(cmd, "export"))
+        return rheap__cmd_export(argc - 2, argv + 2);
+    if (!strcmp(cmd, "diff"))
+        return rheap__cmd_diff(argc - 2, argv + 2);
     if (!strcmp(cmd, "report"))
         return rheap__cmd_report(argc - 2, argv + 2);
     if (!strcmp(cmd, "stack"))

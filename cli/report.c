@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "cli.h"
+#include "profile.h"
 
 /* Rows shown per section. */
 #define REPORT_ROWS 10
@@ -317,6 +318,7 @@ static void usage_report(FILE *f)
 {
     fprintf(f,
             "Usage: rheap report [--raw] [--stacks] [--pid PID | --exe GLOB] DB\n"
+            "       rheap report --html -o FILE [--pid PID] DB   (one self-contained page)\n"
             "\n"
             "Prints a summary of a database written by rheap run or rheap convert: totals\n"
             "(allocations, frees, bytes, processes, threads, duration), the processes (most\n"
@@ -358,6 +360,9 @@ static int exe_pids(const char *path, const char *glob, rheap__table_t *t)
 
 int rheap__cmd_report(int argc, char **argv)
 {
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--html"))
+            return rheap__cmd_report_html(argc, argv);
     const char *path = NULL, *exe = NULL;
     report_opts_t o = {0};
     for (int i = 0; i < argc; i++) {

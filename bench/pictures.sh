@@ -1,0 +1,43 @@
+#!/bin/sh
+# pictures.sh: what the picture outputs cost on a large database.
+#
+# Times `rheap export collapsed`, `rheap export pprof` and `rheap report --html` on DB (from the
+# summary tables, and with RHEAP_SCAN_ROWS=1 from the rows of `allocations` as an older
+# database would be read), prints the page's size, and, when chromium is installed, how long the
+# page takes from the start of loading to drawn (its body's data-drawn-ms, set by report.js).
+# Results are not kept: they depend on the machine.
+#
+# Usage: bench/pictures.sh DB [RHEAP]      (RHEAP default: build/cli/rheap)
+#   A 30-million-allocation database: bench/convert-bench.sh writes one of 10 million for
+#   20000000 events; build/tests/convert/convert_bench_gen DIR/rip-9999 4 60000000 and
+#   rheap convert give one of about 30 million.
+set -eu
+DB=$1
+RHEAP=${2:-build/cli/rheap}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rheap-pictures.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+echo "database: $DB, $(sqlite3 "$DB" 'SELECT count(*) FROM allocations') allocations, $(du -h "$DB" | cut -f1)"
+run() {
+    label=$1
+    shift
+    /usr/bin/time -f "%e %M" "$@" 2>"$WORK/time" >/dev/null || { cat "$WORK/time" >&2; exit 1; }
+    tail -n 1 "$WORK/time" | awk -v l="$label" '{ printf "%-44s %7.2f s  %6.1f MiB resident\n", l, $1, $2 / 1024 }'
+}
+run "export collapsed" "$RHEAP" export collapsed "$DB" -o "$WORK/leaked.folded"
+run "export pprof" "$RHEAP" export pprof "$DB" -o "$WORK/heap.pb.gz"
+run "report --html" "$RHEAP" report --html -o "$WORK/report.html" "$DB"
+echo "page: $(stat -c %s "$WORK/report.html") bytes; pprof: $(stat -c %s "$WORK/heap.pb.gz") bytes"
+if [ "${SKIP_ROWS:-0}" != 1 ]; then
+    RHEAP_SCAN_ROWS=1 run "export collapsed, from the rows" "$RHEAP" export collapsed "$DB" -o "$WORK/rows.folded"
+    RHEAP_SCAN_ROWS=1 run "report --html, from the rows" "$RHEAP" report --html -o "$WORK/rows.html" "$DB"
+fi
+if command -v chromium >/dev/null; then
+    for i in 1 2 3; do
+        mkdir -p "$WORK/profile-$i"
+        timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+            --disable-background-networking --disable-component-update --disable-sync \
+            --user-data-dir="$WORK/profile-$i" --dump-dom "file://$WORK/report.html" 2>/dev/null |
+            sed -n 's/.*data-drawn-ms="\([0-9]*\)".*/\1/p'
+    done | sort -n | awk '{ v[NR] = $1 } END { printf "page drawn in %d ms (median of %d loads in headless chromium)\n", v[int((NR + 1) / 2)], NR }'
+fi

@@ -1,0 +1,258 @@
+/*
+ * diff.c: `rheap diff BASE.db NEW.db`, two runs compared site by site.
+ *
+ * Stack ids, pids and times belong to one database, so the two are matched by what stays the
+ * same between runs of one program: an allocation site is its function and location (file:line,
+ * or module:0xoffset without line information), and a stack is its folded text. Every process
+ * and recording of a database adds up into its side.
+ *
+ * The same comparison is offered as folded stacks with two weights per line
+ * (`rheap export collapsed NEW.db --base BASE.db`, the input of a differential flamegraph).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "cli.h"
+#include "profile.h"
+
+/* Per site and side: leaked, allocated and peak, bytes then blocks. */
+enum { M_LEAKED, M_ALLOCATED, M_PEAK, M_N };
+
+typedef struct {
+    char *function, *location;
+    int64_t v[2][M_N][2]; /* [side][measure][0 bytes, 1 blocks] */
+} site_t;
+
+typedef struct {
+    rheap__smap_t keys;
+    site_t *v;
+    size_t n, cap;
+} sites_t;
+
+static void site_of(const rheap__pd_t *pd, int64_t bt, char *fn, size_t fnlen, char *loc,
+                    size_t loclen)
+{
+    const rheap__stack_t *s = rheap__pd_stack(pd, bt);
+    if (!s || s->nframes == 0) {
+        snprintf(fn, fnlen, "(no backtrace)");
+        snprintf(loc, loclen, "??");
+        return;
+    }
+    const rheap__frame_t *f = &s->frames[0];
+    snprintf(fn, fnlen, "%s", f->sym ? f->sym : "??");
+    if (f->file)
+        snprintf(loc, loclen, "%s:%" PRId64, f->file, f->line);
+    else
+        snprintf(loc, loclen, "%s:0x%" PRIx64, f->module ? f->module : "??", (uint64_t)f->offset);
+}
+
+static int add_side(sites_t *ss, const rheap__pd_t *pd, int side)
+{
+    for (size_t i = 0; i < pd->nstats; i++) {
+        const rheap__stack_stat_t *st = &pd->stats[i];
+        char fn[1024], loc[1024], key[2100];
+        site_of(pd, st->bt, fn, sizeof fn, loc, sizeof loc);
+        snprintf(key, sizeof key, "%s\x01%s", fn, loc);
+        uint64_t idx;
+        int created;
+        if (rheap__smap_get(&ss->keys, key, ss->n, &idx, &created) != 0)
+            return -1;
+        if (created) {
+            if (ss->n == ss->cap) {
+                size_t cap = ss->cap ? ss->cap * 2 : 64;
+                site_t *v = realloc(ss->v, cap * sizeof *v);
+                if (!v)
+                    return -1;
+                ss->v = v;
+                ss->cap = cap;
+            }
+            site_t *s = &ss->v[ss->n++];
+            memset(s, 0, sizeof *s);
+            s->function = strdup(fn);
+            s->location = strdup(loc);
+            if (!s->function || !s->location)
+                return -1;
+        }
+        site_t *s = &ss->v[idx];
+        s->v[side][M_LEAKED][0] += st->leaked_bytes;
+        s->v[side][M_LEAKED][1] += st->leaked_blocks;
+        s->v[side][M_ALLOCATED][0] += st->bytes;
+        s->v[side][M_ALLOCATED][1] += st->blocks;
+        s->v[side][M_PEAK][0] += st->peak_bytes;
+        s->v[side][M_PEAK][1] += st->peak_blocks;
+    }
+    return 0;
+}
+
+static int unit; /* 0 bytes, 1 blocks: what the sort compares */
+
+static int64_t change(const site_t *s, int m)
+{
+    return s->v[1][m][unit] - s->v[0][m][unit];
+}
+
+/* Largest growth of what is left behind first, then of what is allocated, then at the peak. */
+static int cmp_site(const void *a, const void *b)
+{
+    const site_t *x = a, *y = b;
+    for (int m = 0; m < M_N; m++) {
+        int64_t cx = change(x, m), cy = change(y, m);
+        if (cx != cy)
+            return cx > cy ? -1 : 1;
+    }
+    int c = strcmp(x->function, y->function);
+    return c ? c : strcmp(x->location, y->location);
+}
+
+static int load(const char *path, rheap__pd_t *pd)
+{
+    sqlite3 *db;
+    int rc = rheap__db_open_read(path, &db, stderr);
+    if (rc != RHEAP_EXIT_OK)
+        return rc;
+    char err[1024];
+    if (rheap__pd_load(db, -1, RHEAP_PD_STACKS | RHEAP_PD_PEAK, 1, pd, err, sizeof err) != 0) {
+        fprintf(stderr, "rheap diff: %s: %s\n", path, err);
+        sqlite3_close(db);
+        return RHEAP_EXIT_INPUT;
+    }
+    sqlite3_close(db);
+    return RHEAP_EXIT_OK;
+}
+
+/* Fills a printable table: for leaked, allocated and peak, base, new and change; then the
+ * site. Sites equal in every number are left out. */
+static int to_table(const sites_t *ss, rheap__table_t *t)
+{
+    static const char *const m_names[M_N] = {"leaked", "allocated", "peak"};
+    static const char *const sides[3] = {"base", "new", "change"};
+    memset(t, 0, sizeof *t);
+    t->ncols = 3 * M_N + 2;
+    t->names = calloc(t->ncols, sizeof *t->names);
+    t->cells = calloc(t->ncols * (ss->n + 1), sizeof *t->cells);
+    t->types = calloc(t->ncols * (ss->n + 1), 1);
+    if (!t->names || !t->cells || !t->types)
+        return -1;
+    for (int m = 0; m < M_N; m++)
+        for (int k = 0; k < 3; k++) {
+            char name[64];
+            snprintf(name, sizeof name, "%s_%s", m_names[m], sides[k]);
+            t->names[3 * m + k] = strdup(name);
+        }
+    t->names[3 * M_N] = strdup("function");
+    t->names[3 * M_N + 1] = strdup("location");
+    for (size_t i = 0; i < ss->n; i++) {
+        const site_t *s = &ss->v[i];
+        int same = 1;
+        for (int m = 0; m < M_N; m++)
+            same &= change(s, m) == 0;
+        if (same)
+            continue;
+        size_t r = t->nrows++;
+        for (int m = 0; m < M_N; m++) {
+            int64_t v[3] = {s->v[0][m][unit], s->v[1][m][unit], change(s, m)};
+            for (int k = 0; k < 3; k++) {
+                char num[32];
+                snprintf(num, sizeof num, "%" PRId64, v[k]);
+                t->cells[r * t->ncols + 3 * m + k] = strdup(num);
+                t->types[r * t->ncols + 3 * m + k] = SQLITE_INTEGER;
+            }
+        }
+        t->cells[r * t->ncols + 3 * M_N] = strdup(s->function);
+        t->cells[r * t->ncols + 3 * M_N + 1] = strdup(s->location);
+        t->types[r * t->ncols + 3 * M_N] = t->types[r * t->ncols + 3 * M_N + 1] = SQLITE_TEXT;
+    }
+    return 0;
+}
+
+static void usage_diff(FILE *f)
+{
+    fprintf(f,
+            "Usage: rheap diff BASE.db NEW.db [--blocks] [--csv | --json]\n"
+            "\n"
+            "Compares two databases (two runs of a program) site by site: bytes never freed,\n"
+            "allocated and live at the peak in each (base, new) and the change, the largest\n"
+            "growth of leaked bytes first. A site is its function and file:line, so the\n"
+            "runs may have other pids and stack ids; all processes of a database add up.\n"
+            "Sites equal in both are left out.\n"
+            "\n"
+            "Options:\n"
+            "  --blocks      count blocks instead of bytes\n"
+            "  --csv, --json output for scripts\n"
+            "\n"
+            "The same as folded stacks with two weights a line, for a differential flamegraph:\n"
+            "  rheap export collapsed NEW.db --base BASE.db [--weight W]\n"
+            "\n"
+            "Exit status: 0 success, 1 usage error, 2 missing or bad database.\n");
+}
+
+int rheap__cmd_diff(int argc, char **argv)
+{
+    const char *paths[2] = {NULL, NULL};
+    rheap__fmt_t fmt = RHEAP_FMT_COLUMN;
+    unit = 0;
+    size_t n = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage_diff(stdout);
+            return RHEAP_EXIT_OK;
+        } else if (!strcmp(a, "--blocks")) {
+            unit = 1;
+        } else if (!strcmp(a, "--csv")) {
+            fmt = RHEAP_FMT_CSV;
+        } else if (!strcmp(a, "--json")) {
+            fmt = RHEAP_FMT_JSON;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "rheap diff: unknown option %s (try rheap diff --help)\n", a);
+            return RHEAP_EXIT_USAGE;
+        } else if (n == 2) {
+            fprintf(stderr, "rheap diff: two databases, BASE and NEW (try rheap diff --help)\n");
+            return RHEAP_EXIT_USAGE;
+        } else {
+            paths[n++] = a;
+        }
+    }
+    if (n != 2) {
+        fprintf(stderr, "rheap diff: two databases needed (rheap diff BASE.db NEW.db)\n");
+        return RHEAP_EXIT_USAGE;
+    }
+    rheap__pd_t pd[2];
+    memset(pd, 0, sizeof pd);
+    int rc = load(paths[0], &pd[0]);
+    if (rc == RHEAP_EXIT_OK)
+        rc = load(paths[1], &pd[1]);
+    sites_t ss;
+    memset(&ss, 0, sizeof ss);
+    rheap__table_t t;
+    memset(&t, 0, sizeof t);
+    if (rc == RHEAP_EXIT_OK) {
+        if (add_side(&ss, &pd[0], 0) != 0 || add_side(&ss, &pd[1], 1) != 0) {
+            fprintf(stderr, "rheap diff: out of memory\n");
+            rc = RHEAP_EXIT_OUTPUT;
+        } else {
+            qsort(ss.v, ss.n, sizeof *ss.v, cmp_site);
+            if (to_table(&ss, &t) != 0) {
+                fprintf(stderr, "rheap diff: out of memory\n");
+                rc = RHEAP_EXIT_OUTPUT;
+            } else {
+                rheap__table_print(&t, fmt, stdout);
+                if (fflush(stdout) != 0)
+                    rc = RHEAP_EXIT_OUTPUT;
+            }
+        }
+    }
+    rheap__table_free(&t);
+    for (size_t i = 0; i < ss.n; i++) {
+        free(ss.v[i].function);
+        free(ss.v[i].location);
+    }
+    free(ss.v);
+    rheap__smap_free(&ss.keys);
+    rheap__pd_free(&pd[0]);
+    rheap__pd_free(&pd[1]);
+    return rc;
+}

@@ -1,0 +1,15 @@
+# Turns the HTML report's files (html/report.html, report.css, report.js) into one C source
+# defining `rheap__html_<name>_<ext>` for each, NUL-terminated, so the rheap binary carries its
+# page and the files stay plain, editable HTML, CSS and JavaScript.
+# Usage: cmake -DDIR=html -DOUT=html_parts.c -DPARTS=a.html,b.js -P embed_html.cmake
+string(REPLACE "," ";" PARTS "${PARTS}")
+set(body "/* Generated from cli/html/ by cli/embed_html.cmake; do not edit. */\n")
+foreach(part IN LISTS PARTS)
+  file(READ "${DIR}/${part}" hex HEX)
+  string(REGEX REPLACE "(..)" "0x\\1," bytes "${hex}")
+  string(REGEX REPLACE "((0x..,){16})" "\\1\n" bytes "${bytes}")
+  string(REGEX REPLACE "[.]" "_" name "${part}")
+  string(APPEND body "const char rheap__html_${name}[] = {\n${bytes}0x00\n};\n")
+endforeach()
+file(WRITE "${OUT}.new" "${body}")
+file(RENAME "${OUT}.new" "${OUT}")

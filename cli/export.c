@@ -1,0 +1,350 @@
+/*
+ * export.c: `rheap export FORMAT DB`, the database's stacks in the formats other tools read.
+ *
+ *   collapsed  folded stacks, one `outermost;...;site WEIGHT` line per distinct stack, the input
+ *              of flamegraph.pl, inferno and speedscope;
+ *   pprof      a gzipped profile.proto for `go tool pprof` (pprof.c).
+ *
+ * Both start each stack at its allocation site (the first frame that is not allocator
+ * plumbing, as the canned queries name it), so `strdup` or `operator new` never hides the code
+ * that wanted the memory. Inlined functions are frames of their own, as in the database.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "cli.h"
+#include "profile.h"
+
+static const struct {
+    const char *name;
+    rheap__weight_t w;
+} weights[] = {
+    {"leaked", RHEAP_W_LEAKED},           {"peak", RHEAP_W_PEAK},
+    {"allocated", RHEAP_W_ALLOCATED},     {"allocations", RHEAP_W_ALLOCATIONS},
+    {"temporary", RHEAP_W_TEMPORARY},
+};
+
+int64_t rheap__weight_of(const rheap__stack_stat_t *s, rheap__weight_t w)
+{
+    switch (w) {
+    case RHEAP_W_LEAKED:
+        return s->leaked_bytes;
+    case RHEAP_W_PEAK:
+        return s->peak_bytes;
+    case RHEAP_W_ALLOCATED:
+        return s->bytes;
+    case RHEAP_W_ALLOCATIONS:
+        return s->blocks;
+    case RHEAP_W_TEMPORARY:
+        return s->temporary_blocks;
+    }
+    return 0;
+}
+
+const char *rheap__frame_name(const rheap__frame_t *f, char *buf, size_t len)
+{
+    if (f->sym)
+        return f->sym;
+    if (f->module) {
+        const char *base = strrchr(f->module, '/');
+        snprintf(buf, len, "%s+0x%" PRIx64, base ? base + 1 : f->module, (uint64_t)f->offset);
+    } else {
+        snprintf(buf, len, "0x%" PRIx64, (uint64_t)f->offset);
+    }
+    return buf;
+}
+
+/* ---- collapsed ---- */
+
+typedef struct {
+    char *text;
+    int64_t weight[2]; /* [0] the base database's (with --base), [1] this one's */
+} line_t;
+
+static int cmp_line(const void *a, const void *b)
+{
+    return strcmp(((const line_t *)a)->text, ((const line_t *)b)->text);
+}
+
+/* Appends a frame name, with the two characters the format gives meaning to (';' between
+ * frames, the last space before the weight is fine) and line breaks made harmless. */
+static void put_name(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        fputc(*s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s, f);
+}
+
+static char *stack_text(const rheap__stack_t *s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    if (!s || s->nframes == 0) {
+        fputs("(no backtrace)", f);
+    } else {
+        for (size_t i = s->nframes; i-- > 0;) {
+            char buf[64];
+            put_name(f, rheap__frame_name(&s->frames[i], buf, sizeof buf));
+            if (i)
+                fputc(';', f);
+        }
+    }
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* Appends the lines of one database's stacks, their weight on side `side`. */
+static int collect(const rheap__pd_t *pd, rheap__weight_t w, int side, line_t **lines, size_t *n,
+                   size_t *cap)
+{
+    for (size_t i = 0; i < pd->nstats; i++) {
+        int64_t v = rheap__weight_of(&pd->stats[i], w);
+        if (v == 0)
+            continue;
+        if (*n == *cap) {
+            size_t c = *cap ? *cap * 2 : 256;
+            line_t *l = realloc(*lines, c * sizeof *l);
+            if (!l)
+                return -1;
+            *lines = l;
+            *cap = c;
+        }
+        line_t *l = &(*lines)[*n];
+        l->text = stack_text(rheap__pd_stack(pd, pd->stats[i].bt));
+        if (!l->text)
+            return -1;
+        l->weight[side] = v;
+        l->weight[!side] = 0;
+        (*n)++;
+    }
+    return 0;
+}
+
+/* Folded stacks of pd, `stack WEIGHT` a line; with base, `stack BASE_WEIGHT WEIGHT`, the two
+ * columns a differential flamegraph reads (stacks are matched by their text, so the two
+ * databases' ids and pids do not matter). */
+static int write_collapsed(const rheap__pd_t *pd, const rheap__pd_t *base, rheap__weight_t w,
+                           FILE *out, char *err, size_t errlen)
+{
+    line_t *lines = NULL;
+    size_t n = 0, cap = 0;
+    int rc = collect(pd, w, 1, &lines, &n, &cap);
+    if (rc == 0 && base)
+        rc = collect(base, w, 0, &lines, &n, &cap);
+    if (rc != 0)
+        snprintf(err, errlen, "out of memory");
+    /* Stacks that differ only below the site, or the same stack in several processes, are
+     * one line: sorted, equal texts are neighbours. */
+    if (rc == 0)
+        qsort(lines, n, sizeof *lines, cmp_line);
+    for (size_t i = 0; rc == 0 && i < n;) {
+        int64_t sum[2] = {0, 0};
+        size_t j = i;
+        for (; j < n && !strcmp(lines[j].text, lines[i].text); j++) {
+            sum[0] += lines[j].weight[0];
+            sum[1] += lines[j].weight[1];
+        }
+        if (base)
+            fprintf(out, "%s %" PRId64 " %" PRId64 "\n", lines[i].text, sum[0], sum[1]);
+        else
+            fprintf(out, "%s %" PRId64 "\n", lines[i].text, sum[1]);
+        i = j;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(lines[i].text);
+    free(lines);
+    return rc;
+}
+
+/* ---- The command ---- */
+
+static int load(const char *path, int64_t pid, unsigned what, rheap__pd_t *pd)
+{
+    sqlite3 *db;
+    memset(pd, 0, sizeof *pd);
+    int rc = rheap__db_open_read(path, &db, stderr);
+    if (rc != RHEAP_EXIT_OK)
+        return rc;
+    char err[1024];
+    if (rheap__pd_load(db, pid, what, 0, pd, err, sizeof err) != 0) {
+        fprintf(stderr, "rheap export: %s: %s\n", path, err);
+        rheap__pd_free(pd);
+        sqlite3_close(db);
+        return RHEAP_EXIT_INPUT;
+    }
+    sqlite3_close(db);
+    return RHEAP_EXIT_OK;
+}
+
+static void usage_export(FILE *f)
+{
+    fprintf(f,
+            "Usage: rheap export FORMAT DB [-o FILE] [--weight W] [--pid P] [--base BASE.db]\n"
+            "\n"
+            "Writes the stacks of a database in a format other tools read, each stack from\n"
+            "its allocation site outward (allocator plumbing such as strdup or operator new\n"
+            "left out; inlined functions are frames of their own).\n"
+            "\n"
+            "Formats:\n"
+            "  collapsed   folded stacks, 'main;parse;read_line 4096' per line, for\n"
+            "              flamegraph.pl, inferno-flamegraph and speedscope\n"
+            "  pprof       a gzipped profile.proto for go tool pprof: the sample types of a\n"
+            "              Go heap profile (alloc_objects, alloc_space, inuse_objects,\n"
+            "              inuse_space; inuse = never freed); with --weight peak, the blocks\n"
+            "              live at each process's peak instead\n"
+            "\n"
+            "Options:\n"
+            "  -o, --output FILE   where to write (default: standard output)\n"
+            "  --weight W          leaked (bytes never freed, the default), peak (bytes live at\n"
+            "                      each process's peak), allocated (bytes), allocations\n"
+            "                      (blocks), temporary (blocks freed before their thread's next\n"
+            "                      allocation; collapsed only). For pprof it picks the\n"
+            "                      default sample type.\n"
+            "  --pid P             only process P (default: every process, stacks added up)\n"
+            "  --base BASE.db      collapsed only: 'stack BASE NEW' a line, the weights in\n"
+            "                      BASE.db and in DB, for a differential flamegraph\n"
+            "                      (difference of two pprof exports: go tool pprof\n"
+            "                      -diff_base=base.pb.gz new.pb.gz)\n"
+            "  -h, --help          show this help\n"
+            "\n"
+            "Exit status: 0 success, 1 usage error, 2 missing or bad database, 4 the output\n"
+            "could not be written.\n");
+}
+
+int rheap__cmd_export(int argc, char **argv)
+{
+    const char *format = NULL, *db_path = NULL, *output = NULL, *base_path = NULL;
+    rheap__weight_t w = RHEAP_W_LEAKED;
+    int64_t pid = -1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage_export(stdout);
+            return RHEAP_EXIT_OK;
+        }
+        if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--weight") ||
+            !strcmp(a, "--pid") || !strcmp(a, "--base")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "rheap export: %s needs a value (try rheap export --help)\n", a);
+                return RHEAP_EXIT_USAGE;
+            }
+            val = argv[++i];
+        } else if (!strncmp(a, "--output=", 9) || !strncmp(a, "--weight=", 9)) {
+            val = a + 9;
+        } else if (!strncmp(a, "--pid=", 6)) {
+            val = a + 6;
+        } else if (!strncmp(a, "--base=", 7)) {
+            val = a + 7;
+        }
+        if (!val && a[0] == '-' && a[1]) {
+            fprintf(stderr, "rheap export: unknown option %s (try rheap export --help)\n", a);
+            return RHEAP_EXIT_USAGE;
+        }
+        if (!val) {
+            if (!format) {
+                format = a;
+            } else if (!db_path) {
+                db_path = a;
+            } else {
+                fprintf(stderr, "rheap export: one database at a time (try rheap export --help)\n");
+                return RHEAP_EXIT_USAGE;
+            }
+        } else if (a[1] == 'o' || !strncmp(a, "--output", 8)) {
+            output = val;
+        } else if (!strncmp(a, "--base", 6)) {
+            base_path = val;
+        } else if (!strncmp(a, "--weight", 8)) {
+            size_t k = 0, nw = sizeof weights / sizeof weights[0];
+            while (k < nw && strcmp(weights[k].name, val))
+                k++;
+            if (k == nw) {
+                fprintf(stderr, "rheap export: unknown weight '%s' (leaked, peak, allocated, "
+                                "allocations, temporary)\n", val);
+                return RHEAP_EXIT_USAGE;
+            }
+            w = weights[k].w;
+        } else {
+            char *end;
+            errno = 0;
+            long long p = strtoll(val, &end, 10);
+            if (errno || *end || end == val || p < 0) {
+                fprintf(stderr, "rheap export: --pid wants a process id, not '%s'\n", val);
+                return RHEAP_EXIT_USAGE;
+            }
+            pid = p;
+        }
+    }
+    if (!format || !db_path) {
+        fprintf(stderr, "rheap export: %s (rheap export FORMAT DB -o FILE)\n",
+                format ? "no database given" : "no format given");
+        return RHEAP_EXIT_USAGE;
+    }
+    int pprof = !strcmp(format, "pprof");
+    if (!pprof && strcmp(format, "collapsed")) {
+        fprintf(stderr, "rheap export: unknown format '%s' (collapsed, pprof)\n", format);
+        return RHEAP_EXIT_USAGE;
+    }
+    if (pprof && w == RHEAP_W_TEMPORARY) {
+        fprintf(stderr, "rheap export: a pprof profile has no temporary sample type; use "
+                        "collapsed\n");
+        return RHEAP_EXIT_USAGE;
+    }
+
+    if (pprof && base_path) {
+        fprintf(stderr, "rheap export: --base is for collapsed; for pprof, export both and run\n"
+                        "  go tool pprof -diff_base=base.pb.gz new.pb.gz\n");
+        return RHEAP_EXIT_USAGE;
+    }
+    unsigned what = RHEAP_PD_STACKS;
+    if (w == RHEAP_W_PEAK)
+        what |= RHEAP_PD_PEAK;
+    if (w == RHEAP_W_TEMPORARY)
+        what |= RHEAP_PD_TEMPORARY;
+    rheap__pd_t pd, base;
+    int rc = load(db_path, pid, what, &pd);
+    if (rc != RHEAP_EXIT_OK)
+        return rc;
+    /* The base is another run: its pids differ, so --pid does not select in it. */
+    if (base_path && (rc = load(base_path, -1, what, &base)) != RHEAP_EXIT_OK) {
+        rheap__pd_free(&pd);
+        return rc;
+    }
+    char err[1024];
+
+    FILE *out = stdout;
+    if (output && strcmp(output, "-")) {
+        out = fopen(output, pprof ? "wb" : "w");
+        if (!out) {
+            fprintf(stderr, "rheap export: %s: %s\n", output, strerror(errno));
+            rheap__pd_free(&pd);
+            if (base_path)
+                rheap__pd_free(&base);
+            return RHEAP_EXIT_OUTPUT;
+        }
+    }
+    int failed = pprof ? rheap__pprof_write(&pd, w == RHEAP_W_PEAK, w, out, err, sizeof err)
+                       : write_collapsed(&pd, base_path ? &base : NULL, w, out, err, sizeof err);
+    rheap__pd_free(&pd);
+    if (base_path)
+        rheap__pd_free(&base);
+    if (out != stdout ? fclose(out) != 0 : fflush(out) != 0) {
+        if (!failed)
+            snprintf(err, sizeof err, "%s", strerror(errno));
+        failed = 1;
+    }
+    if (failed) {
+        fprintf(stderr, "rheap export: %s: %s\n", output ? output : "standard output", err);
+        return RHEAP_EXIT_OUTPUT;
+    }
+    return RHEAP_EXIT_OK;
+}

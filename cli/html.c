@@ -1,0 +1,436 @@
+/*
+ * html.c: `rheap report --html -o FILE DB`, one self-contained page: per process, memory over
+ * time with the peak, markers and recording windows; a flamegraph of leaked, peak or allocated
+ * bytes; the top sites and leaks with their stacks; per-thread and size tables.
+ *
+ * The page is html/report.html with html/report.css and html/report.js put inline (all three
+ * embedded into the binary at build time) and the data as one JSON object. The data are
+ * summaries (per stack, per time slice, per thread, per size class), never rows of
+ * `allocations`, so the page's size follows the number of distinct stacks, not of blocks, and
+ * opens at once for any database. Nothing on the page loads anything from anywhere.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "cli.h"
+#include "profile.h"
+
+extern const char rheap__html_report_html[], rheap__html_report_css[], rheap__html_report_js[];
+
+/* Slices of each recording's time on the memory chart. */
+#define HTML_BUCKETS 400
+/* Stacks kept per weight (leaked, peak, allocated); the rest of each recording is summed into
+ * one "(other stacks)" entry, so the totals stay exact and the page small. */
+#define HTML_TOP_STACKS 4000
+
+/* A JSON string. '<', '>' and '&' are escaped too, so no "</script>" can end the data early. */
+static void json_str(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&')
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void json_i(FILE *f, const char *key, int64_t v, int comma)
+{
+    fprintf(f, "%s\"%s\":%" PRId64, comma ? "," : "", key, v);
+}
+
+typedef struct {
+    const rheap__pd_t *pd;
+    rheap__smap_t frames; /* frame key -> index in the page's frame table */
+    size_t nframes;
+    rheap__smap_t stacks; /* bt -> index in the page's stack table */
+    size_t nstacks;
+    unsigned char *keep;  /* per stat: shown on its own */
+} page_t;
+
+static int cmp_desc(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Marks the stats that are among the top HTML_TOP_STACKS of any weight. */
+static int choose(page_t *pg)
+{
+    const rheap__pd_t *pd = pg->pd;
+    pg->keep = calloc(pd->nstats + 1, 1);
+    int64_t *v = malloc((pd->nstats + 1) * sizeof *v);
+    if (!pg->keep || !v) {
+        free(v);
+        return -1;
+    }
+    static const rheap__weight_t ws[] = {RHEAP_W_LEAKED, RHEAP_W_PEAK, RHEAP_W_ALLOCATED};
+    for (size_t k = 0; k < 3; k++) {
+        for (size_t i = 0; i < pd->nstats; i++)
+            v[i] = rheap__weight_of(&pd->stats[i], ws[k]);
+        int64_t cut = 1;
+        if (pd->nstats > HTML_TOP_STACKS) {
+            qsort(v, pd->nstats, sizeof *v, cmp_desc);
+            cut = v[HTML_TOP_STACKS - 1] > 1 ? v[HTML_TOP_STACKS - 1] : 1;
+        }
+        for (size_t i = 0; i < pd->nstats; i++)
+            if (rheap__weight_of(&pd->stats[i], ws[k]) >= cut)
+                pg->keep[i] = 1;
+    }
+    free(v);
+    return 0;
+}
+
+/* The page's index of a frame, appending it to the frame table on first sight. */
+static int64_t frame_index(page_t *pg, const rheap__frame_t *f, FILE *out)
+{
+    char key[1024], buf[64];
+    const char *name = rheap__frame_name(f, buf, sizeof buf);
+    snprintf(key, sizeof key, "%s\x01%s\x01%" PRId64 "\x01%d", name, f->file ? f->file : "",
+             f->line, f->inlined);
+    uint64_t idx;
+    int created;
+    if (rheap__smap_get(&pg->frames, key, pg->nframes, &idx, &created) != 0)
+        return -1;
+    if (created) {
+        /* [name, file, line, inlined, module] */
+        fputs(pg->nframes ? ",\n[" : "[", out);
+        json_str(out, name);
+        fputc(',', out);
+        json_str(out, f->file);
+        fprintf(out, ",%" PRId64 ",%d,", f->line, f->inlined);
+        json_str(out, f->module);
+        fputc(']', out);
+        pg->nframes++;
+    }
+    return (int64_t)idx;
+}
+
+static void write_proc(FILE *out, const rheap__pd_t *pd, size_t p)
+{
+    const rheap__proc_t *pr = &pd->procs[p];
+    fputc('{', out);
+    json_i(out, "pid", pr->pid, 0);
+    json_i(out, "rec", pr->recording, 1);
+    json_i(out, "ppid", pr->ppid, 1);
+    fputs(",\"exe\":", out);
+    json_str(out, pr->exe);
+    fputs(",\"cmd\":", out);
+    json_str(out, pr->cmdline);
+    json_i(out, "start_wall", pr->start_wall_ns, 1);
+    json_i(out, "end", pr->end_t, 1);
+    json_i(out, "peak_t", pr->peak_t, 1);
+    json_i(out, "peak_bytes", pr->peak_bytes, 1);
+    json_i(out, "peak_blocks", pr->peak_blocks, 1);
+    json_i(out, "allocs", pr->allocs, 1);
+    json_i(out, "bytes", pr->bytes, 1);
+    json_i(out, "frees", pr->frees, 1);
+    json_i(out, "leaked_blocks", pr->leaked_blocks, 1);
+    json_i(out, "leaked_bytes", pr->leaked_bytes, 1);
+    /* The chart: per slice its start, the most bytes live in it and the allocations in it. */
+    static const char *const cols[] = {"t", "max", "allocs"};
+    fputs(",\"buckets\":{", out);
+    for (int c = 0; c < 3; c++) {
+        fprintf(out, "%s\"%s\":[", c ? "," : "", cols[c]);
+        for (size_t i = 0; i < pr->nbuckets; i++) {
+            const rheap__bucket_t *b = &pd->buckets[pr->bucket0 + i];
+            int64_t v = c == 0 ? b->t_from : c == 1 ? b->max_live : b->allocs;
+            fprintf(out, "%s%" PRId64, i ? "," : "", v);
+        }
+        fputc(']', out);
+    }
+    fputs("},\"markers\":[", out);
+    int n = 0;
+    for (size_t i = 0; i < pd->nmarkers; i++) {
+        const rheap__marker_t *m = &pd->markers[i];
+        if (m->pid != pr->pid || m->recording != pr->recording)
+            continue;
+        fprintf(out, "%s[%" PRId64 ",", n++ ? "," : "", m->t);
+        json_str(out, m->label);
+        fputc(']', out);
+    }
+    fputs("],\"windows\":[", out);
+    n = 0;
+    for (size_t i = 0; i < pd->nwindows; i++) {
+        const rheap__window_t *w = &pd->windows[i];
+        if (w->pid != pr->pid || w->recording != pr->recording)
+            continue;
+        fprintf(out, "%s[%" PRId64 ",%" PRId64 ",", n++ ? "," : "", w->on_t,
+                w->off_t >= 0 ? w->off_t : pr->end_t);
+        json_str(out, w->on_how);
+        fputc(',', out);
+        json_str(out, w->off_t >= 0 ? w->off_how : "(still on)");
+        fputc(']', out);
+    }
+    fputs("],\"threads\":[", out);
+    n = 0;
+    for (size_t i = 0; i < pd->nthreads; i++) {
+        const rheap__thread_t *t = &pd->threads[i];
+        if (t->pid != pr->pid || t->recording != pr->recording)
+            continue;
+        fprintf(out, "%s[%" PRId64 ",", n++ ? "," : "", t->tid);
+        json_str(out, t->name);
+        fprintf(out, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]", t->allocs,
+                t->bytes, t->frees, t->leaked_blocks, t->leaked_bytes);
+    }
+    fputs("],\"sizes\":[", out);
+    n = 0;
+    for (size_t i = 0; i < pd->nsizes; i++) {
+        const rheap__size_t *z = &pd->sizes[i];
+        if (z->pid != pr->pid || z->recording != pr->recording)
+            continue;
+        fprintf(out, "%s[%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]",
+                n++ ? "," : "", z->lo, z->hi, z->blocks, z->bytes, z->leaked_blocks, z->leaked_bytes);
+    }
+    fputs("]}", out);
+}
+
+/* The data object: {"db", "procs", "frames", "stacks", "stats"}. The frame and stack tables
+ * are written as they are first used, so the stats come last but are built in the same pass:
+ * they go to a memory stream first. */
+static int write_data(page_t *pg, const char *db_path, FILE *out)
+{
+    const rheap__pd_t *pd = pg->pd;
+    char *stacks_txt = NULL, *stats_txt = NULL;
+    size_t stacks_len = 0, stats_len = 0;
+    FILE *stacks = open_memstream(&stacks_txt, &stacks_len);
+    FILE *stats = open_memstream(&stats_txt, &stats_len);
+    if (!stacks || !stats) {
+        if (stacks)
+            fclose(stacks);
+        if (stats)
+            fclose(stats);
+        free(stacks_txt);
+        free(stats_txt);
+        return -1;
+    }
+    fputs("{\"db\":", out);
+    json_str(out, db_path);
+    fprintf(out, ",\"version\":\"%s\",\"procs\":[\n", RHEAP_VERSION_STRING);
+    for (size_t p = 0; p < pd->nprocs; p++) {
+        if (p)
+            fputs(",\n", out);
+        write_proc(out, pd, p);
+    }
+    fputs("],\n\"frames\":[", out);
+    int rc = 0;
+    size_t nstats = 0;
+    /* Per recording, the sum of the stacks not shown on their own. */
+    int64_t other[6] = {0};
+    size_t other_proc = SIZE_MAX;
+    for (size_t i = 0; i <= pd->nstats && rc == 0; i++) {
+        const rheap__stack_stat_t *s = i < pd->nstats ? &pd->stats[i] : NULL;
+        size_t p = s ? (size_t)(rheap__pd_proc(pd, s->pid, s->recording) - pd->procs) : SIZE_MAX;
+        if (other_proc != SIZE_MAX && p != other_proc) {
+            if (other[0] + other[2] + other[4]) {
+                fprintf(stats, "%s[%zu,-1", nstats++ ? ",\n" : "", other_proc);
+                for (int k = 0; k < 6; k++)
+                    fprintf(stats, ",%" PRId64, other[k]);
+                fputc(']', stats);
+            }
+            memset(other, 0, sizeof other);
+        }
+        other_proc = p;
+        if (!s)
+            break;
+        if (!pg->keep[i]) {
+            int64_t v[6] = {s->blocks, s->bytes, s->leaked_blocks, s->leaked_bytes,
+                            s->peak_blocks, s->peak_bytes};
+            for (int k = 0; k < 6; k++)
+                other[k] += v[k];
+            continue;
+        }
+        char key[32];
+        snprintf(key, sizeof key, "%" PRId64, s->bt);
+        uint64_t idx;
+        int created;
+        if (rheap__smap_get(&pg->stacks, key, pg->nstacks, &idx, &created) != 0) {
+            rc = -1;
+            break;
+        }
+        if (created) {
+            /* Frame indices from the outermost frame to the site. */
+            const rheap__stack_t *st = rheap__pd_stack(pd, s->bt);
+            fputs(pg->nstacks++ ? ",\n[" : "[", stacks);
+            if (!st || st->nframes == 0) {
+                rheap__frame_t none = {.sym = "(no backtrace)"};
+                int64_t f = frame_index(pg, &none, out);
+                rc |= f < 0;
+                fprintf(stacks, "%" PRId64, f);
+            } else {
+                for (size_t k = st->nframes; k-- > 0;) {
+                    int64_t f = frame_index(pg, &st->frames[k], out);
+                    rc |= f < 0;
+                    fprintf(stacks, "%s%" PRId64, k + 1 < st->nframes ? "," : "", f);
+                }
+            }
+            fputc(']', stacks);
+        }
+        /* [proc, stack, blocks, bytes, leaked_blocks, leaked_bytes, peak_blocks, peak_bytes] */
+        fprintf(stats, "%s[%zu,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+                       ",%" PRId64 ",%" PRId64 "]",
+                nstats++ ? ",\n" : "", p, idx, s->blocks, s->bytes, s->leaked_blocks,
+                s->leaked_bytes, s->peak_blocks, s->peak_bytes);
+    }
+    rc |= fclose(stacks) != 0;
+    rc |= fclose(stats) != 0;
+    if (rc == 0) {
+        fputs("],\n\"stacks\":[", out);
+        fwrite(stacks_txt, 1, stacks_len, out);
+        fputs("],\n\"stats\":[", out);
+        fwrite(stats_txt, 1, stats_len, out);
+        fputs("]}", out);
+    }
+    free(stacks_txt);
+    free(stats_txt);
+    return rc ? -1 : 0;
+}
+
+/* Copies the template to out, replacing each {{NAME}} by its part. */
+static int write_page(page_t *pg, const char *db_path, FILE *out)
+{
+    const char *s = rheap__html_report_html;
+    while (*s) {
+        const char *open = strstr(s, "{{");
+        if (!open) {
+            fputs(s, out);
+            break;
+        }
+        fwrite(s, 1, (size_t)(open - s), out);
+        const char *close = strstr(open, "}}");
+        if (!close)
+            return -1;
+        size_t n = (size_t)(close - open - 2);
+        if (n == 3 && !strncmp(open + 2, "CSS", 3)) {
+            fputs(rheap__html_report_css, out);
+        } else if (n == 2 && !strncmp(open + 2, "JS", 2)) {
+            fputs(rheap__html_report_js, out);
+        } else if (n == 4 && !strncmp(open + 2, "DATA", 4)) {
+            if (write_data(pg, db_path, out) != 0)
+                return -1;
+        } else if (n == 5 && !strncmp(open + 2, "TITLE", 5)) {
+            /* Text inside <title>: escape what HTML gives meaning to. */
+            const char *base = strrchr(db_path, '/');
+            for (const char *p = base ? base + 1 : db_path; *p; p++) {
+                if (*p == '<')
+                    fputs("&lt;", out);
+                else if (*p == '&')
+                    fputs("&amp;", out);
+                else
+                    fputc(*p, out);
+            }
+        } else {
+            return -1;
+        }
+        s = close + 2;
+    }
+    return 0;
+}
+
+static void usage_html(FILE *f)
+{
+    fprintf(f,
+            "Usage: rheap report --html -o FILE DB [--pid P]\n"
+            "\n"
+            "Writes one self-contained HTML page (no network, no external file): per process,\n"
+            "memory over time with the peak, markers and recording windows; a flamegraph of\n"
+            "leaked, peak or allocated bytes (click to zoom, search by name); the top sites\n"
+            "and leaks with their stacks; per-thread and size tables.\n"
+            "\n"
+            "Exit status: 0 success, 1 usage error, 2 missing or bad database, 4 the page\n"
+            "could not be written.\n");
+}
+
+int rheap__cmd_report_html(int argc, char **argv)
+{
+    const char *db_path = NULL, *output = NULL;
+    int64_t pid = -1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--html"))
+            continue;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage_html(stdout);
+            return RHEAP_EXIT_OK;
+        }
+        if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--pid")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "rheap report: %s needs a value (try rheap report --help)\n", a);
+                return RHEAP_EXIT_USAGE;
+            }
+            if (!strcmp(a, "--pid")) {
+                char *end;
+                pid = strtoll(argv[++i], &end, 10);
+                if (*end || pid < 0) {
+                    fprintf(stderr, "rheap report: --pid wants a process id\n");
+                    return RHEAP_EXIT_USAGE;
+                }
+            } else {
+                output = argv[++i];
+            }
+        } else if (!strncmp(a, "--output=", 9)) {
+            output = a + 9;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "rheap report: unknown option %s (try rheap report --help)\n", a);
+            return RHEAP_EXIT_USAGE;
+        } else if (db_path) {
+            fprintf(stderr, "rheap report: one database at a time (try rheap report --help)\n");
+            return RHEAP_EXIT_USAGE;
+        } else {
+            db_path = a;
+        }
+    }
+    if (!db_path || !output) {
+        fprintf(stderr, "rheap report: %s (rheap report --html -o FILE DB)\n",
+                db_path ? "--html needs -o FILE" : "no database given");
+        return RHEAP_EXIT_USAGE;
+    }
+    sqlite3 *db;
+    int rc = rheap__db_open_read(db_path, &db, stderr);
+    if (rc != RHEAP_EXIT_OK)
+        return rc;
+    rheap__pd_t pd;
+    char err[1024];
+    if (rheap__pd_load(db, pid, RHEAP_PD_STACKS | RHEAP_PD_TIMELINE | RHEAP_PD_TABLES,
+                       HTML_BUCKETS, &pd, err, sizeof err) != 0) {
+        fprintf(stderr, "rheap report: %s: %s\n", db_path, err);
+        rheap__pd_free(&pd);
+        sqlite3_close(db);
+        return RHEAP_EXIT_INPUT;
+    }
+    sqlite3_close(db);
+
+    page_t pg = {.pd = &pd};
+    FILE *out = fopen(output, "w");
+    if (!out) {
+        fprintf(stderr, "rheap report: %s: %s\n", output, strerror(errno));
+        rheap__pd_free(&pd);
+        return RHEAP_EXIT_OUTPUT;
+    }
+    int failed = choose(&pg) != 0 || write_page(&pg, db_path, out) != 0;
+    if (fclose(out) != 0)
+        failed = 1;
+    free(pg.keep);
+    rheap__smap_free(&pg.frames);
+    rheap__smap_free(&pg.stacks);
+    rheap__pd_free(&pd);
+    if (failed) {
+        fprintf(stderr, "rheap report: %s: could not write the page (%s)\n", output,
+                errno ? strerror(errno) : "out of memory");
+        return RHEAP_EXIT_OUTPUT;
+    }
+    return RHEAP_EXIT_OK;
+}

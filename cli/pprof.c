@@ -1,0 +1,402 @@
+/*
+ * pprof.c: a database's stacks as a pprof profile (profile.proto, gzipped), for `go tool pprof`
+ * and everything else that reads the format.
+ *
+ * The message types come from pprof's own profile.proto, compiled by protoc-c at build time
+ * (cli/CMakeLists.txt), and protobuf-c encodes them: the schema is fixed and well known, and a
+ * hand-written encoder would be one more thing to get wrong. zlib writes the gzip wrapper that
+ * pprof expects.
+ *
+ * How the database maps onto the format:
+ * - Sample types are those of a Go heap profile, so pprof's heap views and flags
+ *   (-sample_index=alloc_space, ...) work: alloc_objects/count and alloc_space/bytes are every
+ *   block allocated, inuse_objects/count and inuse_space/bytes the blocks never freed. The peak
+ *   profile has inuse_objects and inuse_space only: the blocks live at each recording's peak.
+ * - One sample per stack and recording, labelled with its pid; its locations start at the
+ *   allocation site (plumbing left out, as in `collapsed`), leaf first.
+ * - One location per return address: its lines are the inlined functions, innermost first and
+ *   the function they were inlined into last, as profile.proto asks.
+ * - One mapping per module with its build id. The database keeps offsets relative to each
+ *   module's load bias, not the run-time addresses (which differ between processes), so each
+ *   mapping gets an address range of its own and a location's address is that range's start
+ *   plus the offset; file_offset 0 makes pprof read the address back as the offset.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "profile.pb-c.h"
+#include "profile.h"
+
+/* Each mapping's synthetic address range: 1 TiB, more than any module's size. */
+#define MAPPING_SPAN ((uint64_t)1 << 40)
+
+/* ---- Building the profile ---- */
+
+typedef struct {
+    Perftools__Profiles__Profile prof;
+    rheap__smap_t strings, functions, locations, mappings;
+    size_t cap_str, cap_fn, cap_loc, cap_map, cap_sample, cap_types;
+    uint64_t *map_max; /* per mapping: the largest offset of its locations */
+    int oom;
+} builder_t;
+
+static int push(void *arrp, size_t *cap, size_t n, size_t size)
+{
+    void **arr = arrp;
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 64;
+    void *p = realloc(*arr, c * size);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+/* The string table index of s ("" is index 0, as the format requires). */
+static int64_t str(builder_t *b, const char *s)
+{
+    uint64_t v;
+    int created;
+    if (!s)
+        s = "";
+    if (rheap__smap_get(&b->strings, s, b->prof.n_string_table, &v, &created) != 0) {
+        b->oom = 1;
+        return 0;
+    }
+    if (created) {
+        if (push(&b->prof.string_table, &b->cap_str, b->prof.n_string_table, sizeof(char *)) != 0 ||
+            !(b->prof.string_table[b->prof.n_string_table] = strdup(s))) {
+            b->oom = 1;
+            return 0;
+        }
+        b->prof.n_string_table++;
+    }
+    return (int64_t)v;
+}
+
+static uint64_t function_id(builder_t *b, const char *name, const char *file)
+{
+    int64_t n = str(b, name), f = str(b, file);
+    char key[48];
+    snprintf(key, sizeof key, "%" PRId64 ":%" PRId64, n, f);
+    uint64_t id;
+    int created;
+    if (rheap__smap_get(&b->functions, key, b->prof.n_function + 1, &id, &created) != 0) {
+        b->oom = 1;
+        return 0;
+    }
+    if (created) {
+        Perftools__Profiles__Function *fn = malloc(sizeof *fn);
+        if (!fn || push(&b->prof.function, &b->cap_fn, b->prof.n_function, sizeof fn) != 0) {
+            free(fn);
+            b->oom = 1;
+            return 0;
+        }
+        perftools__profiles__function__init(fn);
+        fn->id = id;
+        fn->name = n;
+        fn->system_name = n;
+        fn->filename = f;
+        b->prof.function[b->prof.n_function++] = fn;
+    }
+    return id;
+}
+
+static uint64_t mapping_id(builder_t *b, const rheap__pd_t *pd, const char *module)
+{
+    if (!module)
+        return 0;
+    uint64_t id;
+    int created;
+    if (rheap__smap_get(&b->mappings, module, b->prof.n_mapping + 1, &id, &created) != 0) {
+        b->oom = 1;
+        return 0;
+    }
+    if (created) {
+        Perftools__Profiles__Mapping *m = malloc(sizeof *m);
+        if (!m || push(&b->prof.mapping, &b->cap_map, b->prof.n_mapping, sizeof m) != 0) {
+            free(m);
+            b->oom = 1;
+            return 0;
+        }
+        size_t cap = b->cap_map;
+        uint64_t *mx = realloc(b->map_max, cap * sizeof *mx);
+        if (!mx) {
+            free(m);
+            b->oom = 1;
+            return 0;
+        }
+        b->map_max = mx;
+        b->map_max[b->prof.n_mapping] = 0;
+        perftools__profiles__mapping__init(m);
+        m->id = id;
+        m->memory_start = id * MAPPING_SPAN;
+        m->filename = str(b, module);
+        m->build_id = str(b, rheap__pd_build_id(pd, module));
+        m->has_functions = m->has_filenames = m->has_line_numbers = m->has_inline_frames = 1;
+        b->prof.mapping[b->prof.n_mapping++] = m;
+    }
+    return id;
+}
+
+/* The location of frames[from, to) of a stack: one return address and its inlined lines. */
+static uint64_t location_id(builder_t *b, const rheap__pd_t *pd, const rheap__frame_t *fr,
+                            size_t n)
+{
+    const rheap__frame_t *outer = &fr[n - 1];
+    uint64_t map = mapping_id(b, pd, outer->module);
+    /* The same address can be cut at its site in one stack and whole in another, so the
+     * number of lines is part of the key. */
+    char key[64];
+    snprintf(key, sizeof key, "%" PRIu64 ":%" PRIx64 ":%zu:%s", map, (uint64_t)outer->offset, n,
+             n == 1 && !outer->sym && !outer->module ? "?" : "");
+    uint64_t id;
+    int created;
+    if (rheap__smap_get(&b->locations, key, b->prof.n_location + 1, &id, &created) != 0) {
+        b->oom = 1;
+        return 0;
+    }
+    if (!created)
+        return id;
+    Perftools__Profiles__Location *l = malloc(sizeof *l);
+    Perftools__Profiles__Line **lines = calloc(n, sizeof *lines);
+    if (!l || !lines || push(&b->prof.location, &b->cap_loc, b->prof.n_location, sizeof l) != 0) {
+        free(l);
+        free(lines);
+        b->oom = 1;
+        return 0;
+    }
+    perftools__profiles__location__init(l);
+    l->id = id;
+    l->mapping_id = map;
+    l->address = map * MAPPING_SPAN + (uint64_t)outer->offset;
+    if (map && (uint64_t)outer->offset > b->map_max[map - 1])
+        b->map_max[map - 1] = (uint64_t)outer->offset;
+    l->line = lines;
+    b->prof.location[b->prof.n_location++] = l;
+    for (size_t i = 0; i < n; i++) {
+        Perftools__Profiles__Line *ln = malloc(sizeof *ln);
+        if (!ln) {
+            b->oom = 1;
+            return id;
+        }
+        perftools__profiles__line__init(ln);
+        char buf[64];
+        ln->function_id = function_id(b, rheap__frame_name(&fr[i], buf, sizeof buf), fr[i].file);
+        ln->line = fr[i].line;
+        lines[l->n_line++] = ln;
+    }
+    return id;
+}
+
+static void value_type(builder_t *b, const char *type, const char *unit)
+{
+    Perftools__Profiles__ValueType *v = malloc(sizeof *v);
+    if (!v || push(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v) != 0) {
+        free(v);
+        b->oom = 1;
+        return;
+    }
+    perftools__profiles__value_type__init(v);
+    v->type = str(b, type);
+    v->unit = str(b, unit);
+    b->prof.sample_type[b->prof.n_sample_type++] = v;
+}
+
+static void add_sample(builder_t *b, const rheap__pd_t *pd, const rheap__stack_stat_t *s,
+                       const int64_t *values, size_t nvalues, int64_t pid_key)
+{
+    const rheap__stack_t *st = rheap__pd_stack(pd, s->bt);
+    Perftools__Profiles__Sample *sm = malloc(sizeof *sm);
+    Perftools__Profiles__Label *lb = malloc(sizeof *lb);
+    Perftools__Profiles__Label **lbs = malloc(sizeof *lbs);
+    int64_t *vals = malloc(nvalues * sizeof *vals);
+    uint64_t *locs = malloc(((st ? st->nframes : 0) + 1) * sizeof *locs);
+    if (!sm || !lb || !lbs || !vals || !locs ||
+        push(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm) != 0) {
+        free(sm), free(lb), free(lbs), free(vals), free(locs);
+        b->oom = 1;
+        return;
+    }
+    perftools__profiles__sample__init(sm);
+    memcpy(vals, values, nvalues * sizeof *vals);
+    sm->value = vals;
+    sm->n_value = nvalues;
+    sm->location_id = locs;
+    if (!st || st->nframes == 0) {
+        rheap__frame_t none = {.sym = "(no backtrace)"};
+        locs[sm->n_location_id++] = location_id(b, pd, &none, 1);
+    } else {
+        /* Leaf first: the site's return address, then outward. */
+        for (size_t i = 0; i < st->nframes;) {
+            size_t j = i + 1;
+            while (j < st->nframes && st->frames[j].ip_index == st->frames[i].ip_index)
+                j++;
+            locs[sm->n_location_id++] = location_id(b, pd, &st->frames[i], j - i);
+            i = j;
+        }
+    }
+    perftools__profiles__label__init(lb);
+    lb->key = pid_key;
+    lb->num = s->pid;
+    lbs[0] = lb;
+    sm->label = lbs;
+    sm->n_label = 1;
+    b->prof.sample[b->prof.n_sample++] = sm;
+}
+
+static void builder_free(builder_t *b)
+{
+    Perftools__Profiles__Profile *p = &b->prof;
+    for (size_t i = 0; i < p->n_sample_type; i++)
+        free(p->sample_type[i]);
+    free(p->sample_type);
+    for (size_t i = 0; i < p->n_sample; i++) {
+        Perftools__Profiles__Sample *s = p->sample[i];
+        free(s->location_id);
+        free(s->value);
+        for (size_t k = 0; k < s->n_label; k++)
+            free(s->label[k]);
+        free(s->label);
+        free(s);
+    }
+    free(p->sample);
+    for (size_t i = 0; i < p->n_mapping; i++)
+        free(p->mapping[i]);
+    free(p->mapping);
+    for (size_t i = 0; i < p->n_location; i++) {
+        for (size_t k = 0; k < p->location[i]->n_line; k++)
+            free(p->location[i]->line[k]);
+        free(p->location[i]->line);
+        free(p->location[i]);
+    }
+    free(p->location);
+    for (size_t i = 0; i < p->n_function; i++)
+        free(p->function[i]);
+    free(p->function);
+    for (size_t i = 0; i < p->n_string_table; i++)
+        free(p->string_table[i]);
+    free(p->string_table);
+    free(p->comment);
+    free(p->period_type);
+    free(b->map_max);
+    rheap__smap_free(&b->strings);
+    rheap__smap_free(&b->functions);
+    rheap__smap_free(&b->locations);
+    rheap__smap_free(&b->mappings);
+}
+
+/* Gzips buf to out. 0 or -1. */
+static int gzip_write(const uint8_t *buf, size_t len, FILE *out)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    /* 15 + 16: the largest window, with a gzip header and trailer instead of zlib's. */
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return -1;
+    unsigned char chunk[65536];
+    z.next_in = (Bytef *)buf;
+    z.avail_in = (uInt)len;
+    int rc;
+    do {
+        z.next_out = chunk;
+        z.avail_out = sizeof chunk;
+        rc = deflate(&z, Z_FINISH);
+        size_t have = sizeof chunk - z.avail_out;
+        if (rc == Z_STREAM_ERROR || fwrite(chunk, 1, have, out) != have) {
+            deflateEnd(&z);
+            return -1;
+        }
+    } while (rc != Z_STREAM_END);
+    deflateEnd(&z);
+    return 0;
+}
+
+int rheap__pprof_write(const rheap__pd_t *pd, int peak, rheap__weight_t default_weight,
+                       FILE *out, char *err, size_t errlen)
+{
+    builder_t b;
+    memset(&b, 0, sizeof b);
+    perftools__profiles__profile__init(&b.prof);
+    str(&b, "");
+    const char *def;
+    if (peak) {
+        value_type(&b, "inuse_objects", "count");
+        value_type(&b, "inuse_space", "bytes");
+        def = "inuse_space";
+    } else {
+        value_type(&b, "alloc_objects", "count");
+        value_type(&b, "alloc_space", "bytes");
+        value_type(&b, "inuse_objects", "count");
+        value_type(&b, "inuse_space", "bytes");
+        def = default_weight == RHEAP_W_ALLOCATED     ? "alloc_space"
+              : default_weight == RHEAP_W_ALLOCATIONS ? "alloc_objects"
+                                                      : "inuse_space";
+    }
+    b.prof.default_sample_type = str(&b, def);
+    b.prof.period_type = malloc(sizeof *b.prof.period_type);
+    if (b.prof.period_type) {
+        perftools__profiles__value_type__init(b.prof.period_type);
+        b.prof.period_type->type = str(&b, "space");
+        b.prof.period_type->unit = str(&b, "bytes");
+    }
+    b.prof.period = 1; /* every block is recorded: nothing to scale */
+    const char *note = peak ? "rheap: blocks live at each process's peak of live heap"
+                            : "rheap: inuse = never freed while recording";
+    b.prof.comment = malloc(sizeof *b.prof.comment);
+    if (b.prof.comment) {
+        b.prof.comment[0] = str(&b, note);
+        b.prof.n_comment = 1;
+    }
+    int64_t pid_key = str(&b, "pid");
+    int64_t first_wall = 0, longest = 0;
+    for (size_t i = 0; i < pd->nprocs; i++) {
+        if (pd->procs[i].start_wall_ns && (!first_wall || pd->procs[i].start_wall_ns < first_wall))
+            first_wall = pd->procs[i].start_wall_ns;
+        if (pd->procs[i].end_t > longest)
+            longest = pd->procs[i].end_t;
+    }
+    b.prof.time_nanos = first_wall;
+    b.prof.duration_nanos = longest;
+
+    for (size_t i = 0; i < pd->nstats && !b.oom; i++) {
+        const rheap__stack_stat_t *s = &pd->stats[i];
+        if (peak) {
+            int64_t v[2] = {s->peak_blocks, s->peak_bytes};
+            if (v[0])
+                add_sample(&b, pd, s, v, 2, pid_key);
+        } else {
+            int64_t v[4] = {s->blocks, s->bytes, s->leaked_blocks, s->leaked_bytes};
+            if (v[0])
+                add_sample(&b, pd, s, v, 4, pid_key);
+        }
+    }
+    for (size_t i = 0; i < b.prof.n_mapping; i++)
+        b.prof.mapping[i]->memory_limit = b.prof.mapping[i]->memory_start + b.map_max[i] + 1;
+    if (!b.prof.period_type || !b.prof.comment)
+        b.oom = 1;
+    if (b.oom) {
+        snprintf(err, errlen, "out of memory");
+        builder_free(&b);
+        return -1;
+    }
+    size_t len = perftools__profiles__profile__get_packed_size(&b.prof);
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf) {
+        snprintf(err, errlen, "out of memory (%zu bytes for the profile)", len);
+        builder_free(&b);
+        return -1;
+    }
+    perftools__profiles__profile__pack(&b.prof, buf);
+    builder_free(&b);
+    int rc = gzip_write(buf, len, out);
+    free(buf);
+    if (rc != 0)
+        snprintf(err, errlen, "write failed");
+    return rc;
+}

@@ -1,0 +1,1092 @@
+/*
+ * profile_data.c: every read of the database behind `rheap export` and `rheap report --html`.
+ *
+ * The pictures need, per recording of each process: per stack the blocks and bytes allocated,
+ * never freed, live at the peak and temporary; the stacks' frames from the allocation site
+ * outward; memory over time; markers, windows, threads and size classes.
+ *
+ * A database written by a converter with summary tables (schema.sql's "Summaries":
+ * recording_stats, stack_stats, stack_sizes, thread_stats, timeline, stacks) has all of that
+ * in a few rows per stack, and it is read from there. An older database, or any database when
+ * RHEAP_SCAN_ROWS=1 is set (which the tests use to check both ways agree), is read from the
+ * rows of `allocations` in as few passes as the questions allow:
+ *
+ *   1. one plain scan, grouped in C hash tables rather than by SQLite (which groups by sorting
+ *      every row): stats per stack, per thread and per size class, and each recording's end;
+ *   2. one pass in time order (the only sort of every event), for the timeline and the peak:
+ *      the live heap after each ns, all events of the same ns counted together as peak.sql
+ *      does, the first moment of the largest value being the peak;
+ *   3. one more plain scan for the blocks live at each recording's peak;
+ *   4. only for the temporary weight, temporary.sql's window over each thread's allocations.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "profile.h"
+
+/* ---- Strings: interned, so equal names share one pointer and are freed together ---- */
+
+struct pd_pool {
+    char **slots; /* open addressing over the strings */
+    size_t cap, n;
+    int oom;      /* a copy failed; rheap__pd_load reports it */
+};
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* The interned copy of s (NULL stays NULL). Out of memory gives NULL and sets p->oom, so the
+ * loaders need not check every string. */
+static const char *intern(struct pd_pool *p, const char *s)
+{
+    if (!s)
+        return NULL;
+    if ((p->n + 1) * 2 > p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 1024;
+        char **slots = calloc(cap, sizeof *slots);
+        if (!slots) {
+            p->oom = 1;
+            return NULL;
+        }
+        for (size_t i = 0; i < p->cap; i++)
+            if (p->slots[i]) {
+                size_t j = hash_str(p->slots[i]) & (cap - 1);
+                while (slots[j])
+                    j = (j + 1) & (cap - 1);
+                slots[j] = p->slots[i];
+            }
+        free(p->slots);
+        p->slots = slots;
+        p->cap = cap;
+    }
+    size_t j = hash_str(s) & (p->cap - 1);
+    while (p->slots[j]) {
+        if (!strcmp(p->slots[j], s))
+            return p->slots[j];
+        j = (j + 1) & (p->cap - 1);
+    }
+    p->slots[j] = strdup(s);
+    if (!p->slots[j]) {
+        p->oom = 1;
+        return NULL;
+    }
+    p->n++;
+    return p->slots[j];
+}
+
+static void pool_free(struct pd_pool *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->cap; i++)
+        free(p->slots[i]);
+    free(p->slots);
+    free(p);
+}
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+    return (const char *)sqlite3_column_text(st, i);
+}
+
+/* ---- A string -> number map, for the writers ---- */
+
+int rheap__smap_get(rheap__smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created)
+{
+    *created = 0;
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 1024;
+        char **keys = calloc(cap, sizeof *keys);
+        uint64_t *vals = calloc(cap, sizeof *vals);
+        if (!keys || !vals) {
+            free(keys);
+            free(vals);
+            return -1;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->keys[i]) {
+                size_t j = hash_str(m->keys[i]) & (cap - 1);
+                while (keys[j])
+                    j = (j + 1) & (cap - 1);
+                keys[j] = m->keys[i];
+                vals[j] = m->vals[i];
+            }
+        free(m->keys);
+        free(m->vals);
+        m->keys = keys;
+        m->vals = vals;
+        m->cap = cap;
+    }
+    size_t j = hash_str(key) & (m->cap - 1);
+    while (m->keys[j]) {
+        if (!strcmp(m->keys[j], key)) {
+            *val = m->vals[j];
+            return 0;
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+    if (!(m->keys[j] = strdup(key)))
+        return -1;
+    m->vals[j] = next;
+    m->n++;
+    *val = next;
+    *created = 1;
+    return 0;
+}
+
+void rheap__smap_free(rheap__smap_t *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->keys[i]);
+    free(m->keys);
+    free(m->vals);
+}
+
+/* ---- A hash from three integers to an index into the caller's array ---- */
+
+typedef struct {
+    int64_t *keys; /* 3 per slot */
+    size_t *idx;   /* index + 1; 0: empty slot */
+    size_t cap, n;
+} map3_t;
+
+static uint64_t hash3(int64_t a, int64_t b, int64_t c)
+{
+    uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15ULL;
+    h ^= (uint64_t)b + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
+    h ^= (uint64_t)c * 0xC2B2AE3D27D4EB4FULL + (h << 6) + (h >> 2);
+    return h ^ (h >> 29);
+}
+
+/* The index stored for (a, b, c); when absent, stores `next` and sets *created. SIZE_MAX when
+ * out of memory. */
+static size_t map3_get(map3_t *m, int64_t a, int64_t b, int64_t c, size_t next, int *created)
+{
+    *created = 0;
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        int64_t *keys = malloc(cap * 3 * sizeof *keys);
+        size_t *idx = calloc(cap, sizeof *idx);
+        if (!keys || !idx) {
+            free(keys);
+            free(idx);
+            return SIZE_MAX;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->idx[i]) {
+                int64_t *k = &m->keys[3 * i];
+                size_t j = hash3(k[0], k[1], k[2]) & (cap - 1);
+                while (idx[j])
+                    j = (j + 1) & (cap - 1);
+                memcpy(&keys[3 * j], k, 3 * sizeof *k);
+                idx[j] = m->idx[i];
+            }
+        free(m->keys);
+        free(m->idx);
+        m->keys = keys;
+        m->idx = idx;
+        m->cap = cap;
+    }
+    size_t j = hash3(a, b, c) & (m->cap - 1);
+    while (m->idx[j]) {
+        int64_t *k = &m->keys[3 * j];
+        if (k[0] == a && k[1] == b && k[2] == c)
+            return m->idx[j] - 1;
+        j = (j + 1) & (m->cap - 1);
+    }
+    m->keys[3 * j] = a;
+    m->keys[3 * j + 1] = b;
+    m->keys[3 * j + 2] = c;
+    m->idx[j] = next + 1;
+    m->n++;
+    *created = 1;
+    return next;
+}
+
+static void map3_free(map3_t *m)
+{
+    free(m->keys);
+    free(m->idx);
+    memset(m, 0, sizeof *m);
+}
+
+/* Makes room for one more element in a growing array. 0 or -1. */
+static int grow(void *arrp, size_t *cap, size_t n, size_t size)
+{
+    void **arr = arrp;
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 64;
+    void *p = realloc(*arr, c * size);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+/* ---- Statements ---- */
+
+typedef struct {
+    sqlite3 *db;
+    char *err;
+    size_t errlen;
+    int64_t pid;
+} ctx_t;
+
+static sqlite3_stmt *prepare(ctx_t *c, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        snprintf(c->err, c->errlen, "%s", sqlite3_errmsg(c->db));
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    /* ?1 is the process, NULL for every one (the queries read it as coalesce(?1, pid)). */
+    if (sqlite3_bind_parameter_count(st) >= 1) {
+        if (c->pid >= 0)
+            sqlite3_bind_int64(st, 1, c->pid);
+        else
+            sqlite3_bind_null(st, 1);
+    }
+    return st;
+}
+
+/* Finishes a statement's loop: 0 when it ran to the end, else -1 with the message. */
+static int finish(ctx_t *c, sqlite3_stmt *st, int rc)
+{
+    if (rc != SQLITE_DONE) {
+        snprintf(c->err, c->errlen, "%s", rc == SQLITE_ROW ? "out of memory" : sqlite3_errmsg(c->db));
+        sqlite3_finalize(st);
+        return -1;
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int oom(ctx_t *c)
+{
+    snprintf(c->err, c->errlen, "out of memory");
+    return -1;
+}
+
+/* ---- Processes, markers, windows, modules ---- */
+
+static int load_procs(ctx_t *c, rheap__pd_t *pd)
+{
+    sqlite3_stmt *st = prepare(c,
+        "SELECT pid, recording, coalesce(ppid, -1), exe, cmdline, coalesce(start_wall_ns, 0)\n"
+        "FROM processes WHERE pid = coalesce(?1, pid) ORDER BY start_ns, pid, recording");
+    if (!st)
+        return -1;
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (grow(&pd->procs, &cap, pd->nprocs, sizeof *pd->procs) != 0)
+            break;
+        rheap__proc_t *p = &pd->procs[pd->nprocs++];
+        memset(p, 0, sizeof *p);
+        p->pid = sqlite3_column_int64(st, 0);
+        p->recording = sqlite3_column_int64(st, 1);
+        p->ppid = sqlite3_column_int64(st, 2);
+        p->exe = (char *)intern(pd->pool, col_text(st, 3));
+        p->cmdline = (char *)intern(pd->pool, col_text(st, 4));
+        p->start_wall_ns = sqlite3_column_int64(st, 5);
+        p->peak_t = -1;
+    }
+    return finish(c, st, rc);
+}
+
+static int load_marks(ctx_t *c, rheap__pd_t *pd)
+{
+    sqlite3_stmt *st = prepare(c, "SELECT pid, recording, t, label FROM markers\n"
+                                  "WHERE pid = coalesce(?1, pid) ORDER BY pid, recording, t");
+    if (!st)
+        return -1;
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (grow(&pd->markers, &cap, pd->nmarkers, sizeof *pd->markers) != 0)
+            break;
+        rheap__marker_t *m = &pd->markers[pd->nmarkers++];
+        m->pid = sqlite3_column_int64(st, 0);
+        m->recording = sqlite3_column_int64(st, 1);
+        m->t = sqlite3_column_int64(st, 2);
+        m->label = (char *)intern(pd->pool, col_text(st, 3));
+    }
+    if (finish(c, st, rc) != 0)
+        return -1;
+
+    st = prepare(c, "SELECT pid, recording, on_t, coalesce(off_t, -1), on_how, off_how FROM windows\n"
+                    "WHERE pid = coalesce(?1, pid) ORDER BY pid, recording, on_t");
+    if (!st)
+        return -1;
+    cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (grow(&pd->windows, &cap, pd->nwindows, sizeof *pd->windows) != 0)
+            break;
+        rheap__window_t *w = &pd->windows[pd->nwindows++];
+        w->pid = sqlite3_column_int64(st, 0);
+        w->recording = sqlite3_column_int64(st, 1);
+        w->on_t = sqlite3_column_int64(st, 2);
+        w->off_t = sqlite3_column_int64(st, 3);
+        w->on_how = (char *)intern(pd->pool, col_text(st, 4));
+        w->off_how = (char *)intern(pd->pool, col_text(st, 5));
+    }
+    if (finish(c, st, rc) != 0)
+        return -1;
+
+    st = prepare(c, "SELECT path, max(build_id) FROM modules GROUP BY path ORDER BY path");
+    if (!st)
+        return -1;
+    cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (grow(&pd->modules, &cap, pd->nmodules, sizeof *pd->modules) != 0)
+            break;
+        rheap__module_t *m = &pd->modules[pd->nmodules++];
+        m->path = (char *)intern(pd->pool, col_text(st, 0));
+        m->build_id = (char *)intern(pd->pool, col_text(st, 1));
+    }
+    return finish(c, st, rc);
+}
+
+static size_t proc_index(const rheap__pd_t *pd, int64_t pid, int64_t recording)
+{
+    /* Few processes in all but the largest trees; a linear search per distinct key is cheap
+     * because the callers remember the last hit. */
+    for (size_t i = 0; i < pd->nprocs; i++)
+        if (pd->procs[i].pid == pid && pd->procs[i].recording == recording)
+            return i;
+    return SIZE_MAX;
+}
+
+const rheap__proc_t *rheap__pd_proc(const rheap__pd_t *pd, int64_t pid, int64_t recording)
+{
+    size_t i = proc_index(pd, pid, recording);
+    return i == SIZE_MAX ? NULL : &pd->procs[i];
+}
+
+/* ---- Pass 1: one scan, grouped in C ---- */
+
+/* The lowest size of a power-of-two class: the highest set bit (0 for 0). */
+static int64_t size_class(int64_t size)
+{
+    if (size <= 0)
+        return 0;
+    int64_t lo = 1;
+    while (lo <= size / 2)
+        lo *= 2;
+    return lo;
+}
+
+static int scan(ctx_t *c, rheap__pd_t *pd, unsigned what)
+{
+    map3_t stats = {0}, thr = {0}, sizes = {0};
+    size_t scap = 0, tcap = 0, zcap = 0;
+    int failed = 0;
+
+    /* Every thread the recording opened a file for, even those that never allocated. */
+    if (what & RHEAP_PD_TABLES) {
+        sqlite3_stmt *st = prepare(c, "SELECT pid, recording, tid, max(name) FROM threads\n"
+                                      "WHERE pid = coalesce(?1, pid) GROUP BY pid, recording, tid");
+        if (!st)
+            return -1;
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            int created;
+            size_t i = map3_get(&thr, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                                sqlite3_column_int64(st, 2), pd->nthreads, &created);
+            if (i == SIZE_MAX || grow(&pd->threads, &tcap, pd->nthreads, sizeof *pd->threads) != 0) {
+                failed = 1;
+                break;
+            }
+            rheap__thread_t *t = &pd->threads[pd->nthreads++];
+            memset(t, 0, sizeof *t);
+            t->pid = sqlite3_column_int64(st, 0);
+            t->recording = sqlite3_column_int64(st, 1);
+            t->tid = sqlite3_column_int64(st, 2);
+            t->name = (char *)intern(pd->pool, col_text(st, 3));
+        }
+        if (failed)
+            rc = SQLITE_NOMEM;
+        if (finish(c, st, rc) != 0)
+            goto fail;
+    }
+
+    sqlite3_stmt *st = prepare(c,
+        "SELECT pid, recording, coalesce(bt, -1), size, alloc_after, dealloc_after, alloc_thread,\n"
+        "       dealloc_thread\n"
+        "FROM allocations WHERE pid = coalesce(?1, pid)");
+    if (!st)
+        goto fail;
+    int rc;
+    size_t last = SIZE_MAX;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t pid = sqlite3_column_int64(st, 0), rec = sqlite3_column_int64(st, 1);
+        int64_t bt = sqlite3_column_int64(st, 2), size = sqlite3_column_int64(st, 3);
+        int64_t t_alloc = sqlite3_column_int64(st, 4);
+        int freed = sqlite3_column_type(st, 5) != SQLITE_NULL;
+        int64_t t_free = freed ? sqlite3_column_int64(st, 5) : 0;
+
+        if (last == SIZE_MAX || pd->procs[last].pid != pid || pd->procs[last].recording != rec)
+            last = proc_index(pd, pid, rec);
+        if (last != SIZE_MAX) {
+            rheap__proc_t *p = &pd->procs[last];
+            p->allocs++;
+            p->bytes += size;
+            p->frees += freed;
+            p->leaked_blocks += !freed;
+            p->leaked_bytes += freed ? 0 : size;
+            if (t_alloc > p->end_t)
+                p->end_t = t_alloc;
+            if (t_free > p->end_t)
+                p->end_t = t_free;
+        }
+
+        int created;
+        if (what & RHEAP_PD_STACKS) {
+            size_t i = map3_get(&stats, pid, rec, bt, pd->nstats, &created);
+            if (i == SIZE_MAX)
+                break;
+            if (created) {
+                if (grow(&pd->stats, &scap, pd->nstats, sizeof *pd->stats) != 0)
+                    break;
+                rheap__stack_stat_t *s = &pd->stats[pd->nstats++];
+                memset(s, 0, sizeof *s);
+                s->pid = pid;
+                s->recording = rec;
+                s->bt = bt;
+            }
+            rheap__stack_stat_t *s = &pd->stats[i];
+            s->blocks++;
+            s->bytes += size;
+            s->leaked_blocks += !freed;
+            s->leaked_bytes += freed ? 0 : size;
+        }
+        if (what & RHEAP_PD_TABLES) {
+            for (int k = 0; k < 1 + freed; k++) {
+                int64_t tid = sqlite3_column_int64(st, 6 + k);
+                if (k == 1 && sqlite3_column_type(st, 7) == SQLITE_NULL)
+                    continue;
+                size_t i = map3_get(&thr, pid, rec, tid, pd->nthreads, &created);
+                if (i == SIZE_MAX)
+                    goto stop;
+                if (created) {
+                    if (grow(&pd->threads, &tcap, pd->nthreads, sizeof *pd->threads) != 0)
+                        goto stop;
+                    rheap__thread_t *t = &pd->threads[pd->nthreads++];
+                    memset(t, 0, sizeof *t);
+                    t->pid = pid;
+                    t->recording = rec;
+                    t->tid = tid;
+                }
+                rheap__thread_t *t = &pd->threads[i];
+                if (k == 0) {
+                    t->allocs++;
+                    t->bytes += size;
+                    t->leaked_blocks += !freed;
+                    t->leaked_bytes += freed ? 0 : size;
+                } else {
+                    t->frees++;
+                }
+            }
+            int64_t lo = size_class(size);
+            size_t i = map3_get(&sizes, pid, rec, lo, pd->nsizes, &created);
+            if (i == SIZE_MAX)
+                break;
+            if (created) {
+                if (grow(&pd->sizes, &zcap, pd->nsizes, sizeof *pd->sizes) != 0)
+                    break;
+                rheap__size_t *z = &pd->sizes[pd->nsizes++];
+                memset(z, 0, sizeof *z);
+                z->pid = pid;
+                z->recording = rec;
+                z->lo = lo;
+                z->hi = lo ? 2 * lo - 1 : 0;
+            }
+            rheap__size_t *z = &pd->sizes[i];
+            z->blocks++;
+            z->bytes += size;
+            z->leaked_blocks += !freed;
+            z->leaked_bytes += freed ? 0 : size;
+        }
+    }
+stop:
+    map3_free(&stats);
+    map3_free(&thr);
+    map3_free(&sizes);
+    return finish(c, st, rc);
+fail:
+    map3_free(&stats);
+    map3_free(&thr);
+    map3_free(&sizes);
+    return -1;
+}
+
+/* Markers and windows end a recording too: a window that closes after the last event still
+ * belongs on its timeline. */
+static void extend_ends(rheap__pd_t *pd)
+{
+    for (size_t i = 0; i < pd->nmarkers; i++) {
+        size_t p = proc_index(pd, pd->markers[i].pid, pd->markers[i].recording);
+        if (p != SIZE_MAX && pd->markers[i].t > pd->procs[p].end_t)
+            pd->procs[p].end_t = pd->markers[i].t;
+    }
+    for (size_t i = 0; i < pd->nwindows; i++) {
+        size_t p = proc_index(pd, pd->windows[i].pid, pd->windows[i].recording);
+        int64_t t = pd->windows[i].off_t >= 0 ? pd->windows[i].off_t : pd->windows[i].on_t;
+        if (p != SIZE_MAX && t > pd->procs[p].end_t)
+            pd->procs[p].end_t = t;
+    }
+}
+
+/* ---- Pass 2: the events in time order ---- */
+
+static int timeline(ctx_t *c, rheap__pd_t *pd, size_t nbuckets)
+{
+    pd->nbuckets = pd->nprocs * nbuckets;
+    pd->buckets = calloc(pd->nprocs * nbuckets + 1, sizeof *pd->buckets);
+    if (!pd->buckets)
+        return oom(c);
+    for (size_t p = 0; p < pd->nprocs; p++) {
+        pd->procs[p].bucket0 = p * nbuckets;
+        pd->procs[p].nbuckets = nbuckets;
+        int64_t span = pd->procs[p].end_t + 1;
+        for (size_t i = 0; i < nbuckets; i++) {
+            rheap__bucket_t *b = &pd->buckets[p * nbuckets + i];
+            b->t_from = (int64_t)((__int128)span * (int64_t)i / (int64_t)nbuckets);
+            b->t_to = (int64_t)((__int128)span * (int64_t)(i + 1) / (int64_t)nbuckets);
+            b->max_live = -1; /* no event yet */
+        }
+    }
+    /* Grouping by time sums every event of one ns, so `live` below is the heap after that ns,
+     * as in peak.sql. */
+    sqlite3_stmt *st = prepare(c,
+        "SELECT pid, recording, t, sum(d), sum(a), count(*) FROM (\n"
+        "    SELECT pid, recording, alloc_after AS t, size AS d, 1 AS a FROM allocations\n"
+        "    WHERE pid = coalesce(?1, pid)\n"
+        "    UNION ALL\n"
+        "    SELECT pid, recording, dealloc_after, -size, 0 FROM allocations\n"
+        "    WHERE dealloc_after IS NOT NULL AND pid = coalesce(?1, pid))\n"
+        "GROUP BY pid, recording, t ORDER BY pid, recording, t");
+    if (!st)
+        return -1;
+    int rc;
+    size_t p = SIZE_MAX;
+    int64_t live = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t pid = sqlite3_column_int64(st, 0), rec = sqlite3_column_int64(st, 1);
+        if (p == SIZE_MAX || pd->procs[p].pid != pid || pd->procs[p].recording != rec) {
+            p = proc_index(pd, pid, rec);
+            live = 0;
+            if (p != SIZE_MAX) {
+                pd->procs[p].peak_t = -1;
+                pd->procs[p].peak_bytes = 0;
+            }
+        }
+        if (p == SIZE_MAX)
+            continue;
+        rheap__proc_t *pr = &pd->procs[p];
+        int64_t t = sqlite3_column_int64(st, 2);
+        live += sqlite3_column_int64(st, 3);
+        int64_t allocs = sqlite3_column_int64(st, 4), events = sqlite3_column_int64(st, 5);
+        size_t i = (size_t)((__int128)t * (int64_t)nbuckets / (pr->end_t + 1));
+        if (i >= nbuckets)
+            i = nbuckets - 1;
+        rheap__bucket_t *b = &pd->buckets[p * nbuckets + i];
+        if (live > b->max_live)
+            b->max_live = live;
+        b->end_live = live;
+        b->allocs += allocs;
+        b->frees += events - allocs;
+        if (pr->peak_t < 0 || live > pr->peak_bytes) {
+            pr->peak_t = t;
+            pr->peak_bytes = live;
+        }
+    }
+    if (finish(c, st, rc) != 0)
+        return -1;
+    /* A slice also holds the level it starts at, which is the previous slice's end: a slice
+     * that starts with a free was at that level before it. */
+    for (p = 0; p < pd->nprocs; p++) {
+        int64_t before = 0;
+        for (size_t i = 0; i < nbuckets; i++) {
+            rheap__bucket_t *b = &pd->buckets[p * nbuckets + i];
+            if (b->max_live < 0) {
+                b->max_live = before;
+                b->end_live = before;
+            } else if (before > b->max_live) {
+                b->max_live = before;
+            }
+            before = b->end_live;
+        }
+    }
+    return 0;
+}
+
+/* ---- Pass 3: what was live at each recording's peak ---- */
+
+static int cmp_stat(const void *a, const void *b)
+{
+    const rheap__stack_stat_t *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->recording != y->recording)
+        return x->recording < y->recording ? -1 : 1;
+    return x->bt < y->bt ? -1 : x->bt > y->bt;
+}
+
+/* The index of (pid, recording, bt) in the sorted stats, or SIZE_MAX. */
+static size_t find_stat(const rheap__pd_t *pd, int64_t pid, int64_t rec, int64_t bt)
+{
+    rheap__stack_stat_t key = {.pid = pid, .recording = rec, .bt = bt};
+    const rheap__stack_stat_t *s =
+        bsearch(&key, pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
+    return s ? (size_t)(s - pd->stats) : SIZE_MAX;
+}
+
+static int at_peak(ctx_t *c, rheap__pd_t *pd)
+{
+    /* The peaks go into the statement as a VALUES list, so one scan serves every recording. */
+    size_t cap = 256 + pd->nprocs * 72;
+    char *sql = malloc(cap), *w = sql;
+    if (!sql)
+        return oom(c);
+    w += sprintf(w, "WITH p(pid, recording, t) AS (VALUES ");
+    int any = 0;
+    for (size_t i = 0; i < pd->nprocs; i++) {
+        if (pd->procs[i].peak_t < 0)
+            continue;
+        w += sprintf(w, "%s(%lld, %lld, %lld)", any ? ", " : "", (long long)pd->procs[i].pid,
+                     (long long)pd->procs[i].recording, (long long)pd->procs[i].peak_t);
+        any = 1;
+    }
+    if (!any) {
+        free(sql);
+        return 0;
+    }
+    sprintf(w, ")\n"
+               "SELECT a.pid, a.recording, coalesce(a.bt, -1), a.size FROM allocations AS a\n"
+               "JOIN p ON p.pid = a.pid AND p.recording = a.recording\n"
+               "WHERE a.alloc_after <= p.t AND (a.dealloc_after IS NULL OR a.dealloc_after > p.t)");
+    sqlite3_stmt *st = prepare(c, sql);
+    free(sql);
+    if (!st)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t pid = sqlite3_column_int64(st, 0), rec = sqlite3_column_int64(st, 1);
+        int64_t size = sqlite3_column_int64(st, 3);
+        size_t i = find_stat(pd, pid, rec, sqlite3_column_int64(st, 2));
+        if (i != SIZE_MAX) {
+            pd->stats[i].peak_blocks++;
+            pd->stats[i].peak_bytes += size;
+        }
+        size_t p = proc_index(pd, pid, rec);
+        if (p != SIZE_MAX)
+            pd->procs[p].peak_blocks++;
+    }
+    return finish(c, st, rc);
+}
+
+/* ---- Pass 4: temporary blocks (temporary.sql's rule without max_ns) ---- */
+
+static int temporary(ctx_t *c, rheap__pd_t *pd)
+{
+    sqlite3_stmt *st = prepare(c,
+        "SELECT pid, recording, coalesce(bt, -1), sum(temp) FROM (\n"
+        "    SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt,\n"
+        "           a.dealloc_after IS NOT NULL\n"
+        "           AND a.dealloc_after <= coalesce(lead(a.alloc_after) OVER (\n"
+        "                   PARTITION BY a.pid, a.recording, a.alloc_thread\n"
+        "                   ORDER BY a.alloc_after, a.id), a.dealloc_after) AS temp\n"
+        "    FROM allocations AS a WHERE a.pid = coalesce(?1, a.pid))\n"
+        "GROUP BY pid, recording, bt");
+    if (!st)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t i = find_stat(pd, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                             sqlite3_column_int64(st, 2));
+        if (i != SIZE_MAX)
+            pd->stats[i].temporary_blocks = sqlite3_column_int64(st, 3);
+    }
+    return finish(c, st, rc);
+}
+
+/* ---- Stacks from the allocation site outward ---- */
+
+static int load_stacks(ctx_t *c, rheap__pd_t *pd)
+{
+    /* The converter decides each stack's site once (stacks.site_frame); a database without
+     * the table gets the same rule from the view `frames`, but for the converter's extra step
+     * (a site without a function name moves out to the first named frame). */
+    sqlite3_stmt *st = prepare(c, pd->from_rows ?
+        "WITH k(id, site) AS (\n"
+        "    SELECT id, coalesce(min(frame_no) FILTER (WHERE NOT plumbing), 0)\n"
+        "    FROM frames GROUP BY id)\n"
+        "SELECT b.id, b.sym, b.file, coalesce(b.line, 0), b.module, b.offset, b.inlined, b.ip_index\n"
+        "FROM k JOIN backtraces AS b ON b.id = k.id AND b.frame_no >= k.site\n"
+        "ORDER BY b.id, b.frame_no" :
+        "SELECT b.id, b.sym, b.file, coalesce(b.line, 0), b.module, b.offset, b.inlined, b.ip_index\n"
+        "FROM stacks AS k JOIN backtraces AS b ON b.id = k.id AND b.frame_no >= k.site_frame\n"
+        "ORDER BY b.id, b.frame_no");
+    if (!st)
+        return -1;
+    size_t cap = 0, fcap = 0;
+    rheap__stack_t *s = NULL;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        if (!s || s->bt != id) {
+            if (grow(&pd->stacks, &cap, pd->nstacks, sizeof *pd->stacks) != 0)
+                break;
+            s = &pd->stacks[pd->nstacks++];
+            memset(s, 0, sizeof *s);
+            s->bt = id;
+            fcap = 0;
+        }
+        if (grow(&s->frames, &fcap, s->nframes, sizeof *s->frames) != 0)
+            break;
+        rheap__frame_t *f = &s->frames[s->nframes++];
+        f->sym = intern(pd->pool, col_text(st, 1));
+        f->file = intern(pd->pool, col_text(st, 2));
+        f->line = sqlite3_column_int64(st, 3);
+        f->module = intern(pd->pool, col_text(st, 4));
+        f->offset = sqlite3_column_int64(st, 5);
+        f->inlined = sqlite3_column_int(st, 6);
+        f->ip_index = sqlite3_column_int(st, 7);
+    }
+    return finish(c, st, rc);
+}
+
+static int cmp_stack(const void *a, const void *b)
+{
+    const rheap__stack_t *x = a, *y = b;
+    return x->bt < y->bt ? -1 : x->bt > y->bt;
+}
+
+const rheap__stack_t *rheap__pd_stack(const rheap__pd_t *pd, int64_t bt)
+{
+    rheap__stack_t key = {.bt = bt};
+    return bsearch(&key, pd->stacks, pd->nstacks, sizeof *pd->stacks, cmp_stack);
+}
+
+static int cmp_module(const void *a, const void *b)
+{
+    return strcmp(((const rheap__module_t *)a)->path, ((const rheap__module_t *)b)->path);
+}
+
+const char *rheap__pd_build_id(const rheap__pd_t *pd, const char *path)
+{
+    if (!path)
+        return NULL;
+    rheap__module_t key = {.path = (char *)path};
+    const rheap__module_t *m =
+        bsearch(&key, pd->modules, pd->nmodules, sizeof *pd->modules, cmp_module);
+    return m ? m->build_id : NULL;
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+    const rheap__thread_t *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->recording != y->recording)
+        return x->recording < y->recording ? -1 : 1;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    const rheap__size_t *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->recording != y->recording)
+        return x->recording < y->recording ? -1 : 1;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* ---- The summary tables (schema.sql's "Summaries"), when the database has them ---- */
+
+static int has_summaries(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN "
+                           "('stacks', 'stack_stats', 'stack_sizes', 'thread_stats', 'timeline', "
+                           "'recording_stats')", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return n == 6;
+}
+
+static int sum_procs(ctx_t *c, rheap__pd_t *pd)
+{
+    sqlite3_stmt *st = prepare(c,
+        "SELECT pid, recording, allocs, alloc_bytes, frees, leaked_blocks, leaked_bytes, end_ns,\n"
+        "       peak_ns, peak_bytes, peak_blocks\n"
+        "FROM recording_stats WHERE pid = coalesce(?1, pid)");
+    if (!st)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t i = proc_index(pd, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+        if (i == SIZE_MAX)
+            continue;
+        rheap__proc_t *p = &pd->procs[i];
+        p->allocs = sqlite3_column_int64(st, 2);
+        p->bytes = sqlite3_column_int64(st, 3);
+        p->frees = sqlite3_column_int64(st, 4);
+        p->leaked_blocks = sqlite3_column_int64(st, 5);
+        p->leaked_bytes = sqlite3_column_int64(st, 6);
+        p->end_t = sqlite3_column_int64(st, 7);
+        /* A recording without a block has no peak, as in the pass over the rows. */
+        p->peak_t = p->allocs ? sqlite3_column_int64(st, 8) : -1;
+        p->peak_bytes = sqlite3_column_int64(st, 9);
+        p->peak_blocks = sqlite3_column_int64(st, 10);
+    }
+    return finish(c, st, rc);
+}
+
+static int sum_stats(ctx_t *c, rheap__pd_t *pd)
+{
+    sqlite3_stmt *st = prepare(c,
+        "SELECT pid, recording, coalesce(bt, -1), blocks, bytes, leaked_blocks, leaked_bytes,\n"
+        "       peak_blocks, peak_bytes, temporary_blocks\n"
+        "FROM stack_stats WHERE pid = coalesce(?1, pid)");
+    if (!st)
+        return -1;
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats) != 0)
+            break;
+        rheap__stack_stat_t *s = &pd->stats[pd->nstats++];
+        s->pid = sqlite3_column_int64(st, 0);
+        s->recording = sqlite3_column_int64(st, 1);
+        s->bt = sqlite3_column_int64(st, 2);
+        s->blocks = sqlite3_column_int64(st, 3);
+        s->bytes = sqlite3_column_int64(st, 4);
+        s->leaked_blocks = sqlite3_column_int64(st, 5);
+        s->leaked_bytes = sqlite3_column_int64(st, 6);
+        s->peak_blocks = sqlite3_column_int64(st, 7);
+        s->peak_bytes = sqlite3_column_int64(st, 8);
+        s->temporary_blocks = sqlite3_column_int64(st, 9);
+    }
+    return finish(c, st, rc);
+}
+
+static int sum_tables(ctx_t *c, rheap__pd_t *pd)
+{
+    /* Every thread with a file, named, then the counts of those that allocated or freed. */
+    map3_t thr = {0};
+    size_t cap = 0;
+    int rc, failed = 0;
+    for (int pass = 0; pass < 2 && !failed; pass++) {
+        sqlite3_stmt *st = prepare(c, pass == 0 ?
+            "SELECT pid, recording, tid, max(name) FROM threads\n"
+            "WHERE pid = coalesce(?1, pid) GROUP BY pid, recording, tid" :
+            "SELECT pid, recording, tid, NULL, allocs, alloc_bytes, frees, leaked_blocks,\n"
+            "       leaked_bytes\n"
+            "FROM thread_stats WHERE pid = coalesce(?1, pid)");
+        if (!st) {
+            map3_free(&thr);
+            return -1;
+        }
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            int created;
+            int64_t pid = sqlite3_column_int64(st, 0), rec = sqlite3_column_int64(st, 1);
+            int64_t tid = sqlite3_column_int64(st, 2);
+            size_t i = map3_get(&thr, pid, rec, tid, pd->nthreads, &created);
+            if (i == SIZE_MAX ||
+                (created && grow(&pd->threads, &cap, pd->nthreads, sizeof *pd->threads) != 0)) {
+                failed = 1;
+                break;
+            }
+            if (created) {
+                rheap__thread_t *t = &pd->threads[pd->nthreads++];
+                memset(t, 0, sizeof *t);
+                t->pid = pid;
+                t->recording = rec;
+                t->tid = tid;
+            }
+            rheap__thread_t *t = &pd->threads[i];
+            if (pass == 0) {
+                t->name = (char *)intern(pd->pool, col_text(st, 3));
+            } else {
+                t->allocs = sqlite3_column_int64(st, 4);
+                t->bytes = sqlite3_column_int64(st, 5);
+                t->frees = sqlite3_column_int64(st, 6);
+                t->leaked_blocks = sqlite3_column_int64(st, 7);
+                t->leaked_bytes = sqlite3_column_int64(st, 8);
+            }
+        }
+        if (failed)
+            rc = SQLITE_NOMEM;
+        if (finish(c, st, rc) != 0) {
+            map3_free(&thr);
+            return -1;
+        }
+    }
+    map3_free(&thr);
+
+    sqlite3_stmt *st = prepare(c,
+        "SELECT pid, recording, min_size, sum(blocks), sum(bytes), sum(leaked_blocks),\n"
+        "       sum(leaked_bytes)\n"
+        "FROM stack_sizes WHERE pid = coalesce(?1, pid) GROUP BY pid, recording, min_size");
+    if (!st)
+        return -1;
+    cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (grow(&pd->sizes, &cap, pd->nsizes, sizeof *pd->sizes) != 0)
+            break;
+        rheap__size_t *z = &pd->sizes[pd->nsizes++];
+        z->pid = sqlite3_column_int64(st, 0);
+        z->recording = sqlite3_column_int64(st, 1);
+        z->lo = sqlite3_column_int64(st, 2);
+        z->hi = z->lo ? 2 * z->lo - 1 : 0;
+        z->blocks = sqlite3_column_int64(st, 3);
+        z->bytes = sqlite3_column_int64(st, 4);
+        z->leaked_blocks = sqlite3_column_int64(st, 5);
+        z->leaked_bytes = sqlite3_column_int64(st, 6);
+    }
+    return finish(c, st, rc);
+}
+
+/* The converter's slices (up to 1024 per recording, of equal width) grouped by consecutive
+ * runs into at most nbuckets. */
+static int sum_timeline(ctx_t *c, rheap__pd_t *pd, size_t nbuckets)
+{
+    sqlite3_stmt *st = prepare(c,
+        "SELECT pid, recording, start_ns, end_ns, max_live_bytes, live_bytes, allocs, frees\n"
+        "FROM timeline WHERE pid = coalesce(?1, pid) ORDER BY pid, recording, bucket");
+    if (!st)
+        return -1;
+    typedef struct {
+        int64_t pid, rec, b[6];
+    } row_t;
+    row_t *rows = NULL;
+    size_t n = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (grow(&rows, &cap, n, sizeof *rows) != 0)
+            break;
+        row_t *r = &rows[n++];
+        r->pid = sqlite3_column_int64(st, 0);
+        r->rec = sqlite3_column_int64(st, 1);
+        for (int k = 0; k < 6; k++)
+            r->b[k] = sqlite3_column_int64(st, 2 + k);
+    }
+    if (finish(c, st, rc) != 0) {
+        free(rows);
+        return -1;
+    }
+    pd->buckets = calloc(n + 1, sizeof *pd->buckets);
+    if (!pd->buckets) {
+        free(rows);
+        return oom(c);
+    }
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && rows[j].pid == rows[i].pid && rows[j].rec == rows[i].rec)
+            j++;
+        size_t p = proc_index(pd, rows[i].pid, rows[i].rec);
+        if (p != SIZE_MAX) {
+            size_t per = (j - i + nbuckets - 1) / nbuckets;
+            rheap__proc_t *pr = &pd->procs[p];
+            pr->bucket0 = pd->nbuckets;
+            int64_t before = 0;
+            for (size_t k = i; k < j; k += per) {
+                rheap__bucket_t *b = &pd->buckets[pd->nbuckets++];
+                pr->nbuckets++;
+                size_t last = k + per < j ? k + per : j;
+                b->t_from = rows[k].b[0];
+                b->t_to = rows[last - 1].b[1];
+                b->max_live = before; /* the level it starts at, as in the pass over the rows */
+                for (size_t m = k; m < last; m++) {
+                    if (rows[m].b[2] > b->max_live)
+                        b->max_live = rows[m].b[2];
+                    b->allocs += rows[m].b[4];
+                    b->frees += rows[m].b[5];
+                }
+                b->end_live = before = rows[last - 1].b[3];
+            }
+        }
+        i = j;
+    }
+    free(rows);
+    return 0;
+}
+
+int rheap__pd_load(sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets, rheap__pd_t *pd,
+                   char *err, size_t errlen)
+{
+    memset(pd, 0, sizeof *pd);
+    ctx_t c = {db, err, errlen, pid};
+    pd->pool = calloc(1, sizeof *pd->pool);
+    if (!pd->pool)
+        return oom(&c);
+    if (what & RHEAP_PD_TIMELINE)
+        what |= RHEAP_PD_PEAK;
+    if (nbuckets == 0)
+        nbuckets = 1;
+    const char *scan_rows = getenv("RHEAP_SCAN_ROWS");
+    pd->from_rows = (scan_rows && !strcmp(scan_rows, "1")) || !has_summaries(db);
+    if (load_procs(&c, pd) != 0 || load_marks(&c, pd) != 0)
+        return -1;
+    if (!pd->from_rows) {
+        /* Each summary is what the passes below compute from the rows; tests/visual checks
+         * that both ways give the same pictures. */
+        if (sum_procs(&c, pd) != 0 || ((what & RHEAP_PD_STACKS) && sum_stats(&c, pd) != 0) ||
+            ((what & RHEAP_PD_TABLES) && sum_tables(&c, pd) != 0) ||
+            ((what & RHEAP_PD_TIMELINE) && sum_timeline(&c, pd, nbuckets) != 0))
+            return -1;
+        extend_ends(pd);
+    } else {
+        if (scan(&c, pd, what) != 0)
+            return -1;
+        extend_ends(pd);
+        qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
+        if ((what & RHEAP_PD_PEAK) &&
+            (timeline(&c, pd, (what & RHEAP_PD_TIMELINE) ? nbuckets : 1) != 0 ||
+             at_peak(&c, pd) != 0))
+            return -1;
+        if ((what & RHEAP_PD_TEMPORARY) && temporary(&c, pd) != 0)
+            return -1;
+    }
+    qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
+    qsort(pd->threads, pd->nthreads, sizeof *pd->threads, cmp_thread);
+    qsort(pd->sizes, pd->nsizes, sizeof *pd->sizes, cmp_size);
+    if ((what & RHEAP_PD_STACKS) && load_stacks(&c, pd) != 0)
+        return -1;
+    if (pd->pool->oom)
+        return oom(&c);
+    return 0;
+}
+
+void rheap__pd_free(rheap__pd_t *pd)
+{
+    free(pd->procs);
+    free(pd->stats);
+    for (size_t i = 0; i < pd->nstacks; i++)
+        free(pd->stacks[i].frames);
+    free(pd->stacks);
+    free(pd->buckets);
+    free(pd->markers);
+    free(pd->windows);
+    free(pd->threads);
+    free(pd->sizes);
+    free(pd->modules);
+    pool_free(pd->pool);
+    memset(pd, 0, sizeof *pd);
+}

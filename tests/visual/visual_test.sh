@@ -1,0 +1,388 @@
+#!/bin/bash
+# visual_test.sh CASE: the picture outputs (rheap export, rheap report --html) of a recording of
+# tests/queries/truth.c, a program whose allocations are known exactly (its header lists them).
+#
+#   record     record truth with the real librheap, convert with the real rheap into $DIR/out.db
+#   collapsed  rheap export collapsed: every line of every weight, and the sums against SQL
+#   pprof      rheap export pprof, read back by go tool pprof (golang-go): exact bytes per site
+#   html       rheap report --html, opened by headless Chromium: the DOM after the script ran
+#   agree      the same pictures from the summary tables and from the rows (RHEAP_SCAN_ROWS=1)
+#   diff       rheap diff and export collapsed --base on two runs of grow.c, whose leak grows
+#
+# CMake sets the environment: RHEAP, LIB (librheap.so), TRUTH (the truth program), GROW
+# (tests/visual/grow.c), SRC (the source tree), DIR (this test group's directory; the html case
+# leaves its screenshot there).
+set -euo pipefail
+
+CASE=$1
+DB=$DIR/out.db
+
+fail() {
+    echo "FAIL ($CASE): $*" >&2
+    exit 1
+}
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+    [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"
+}
+
+sql() {
+    sqlite3 -batch -noheader "$DB" "$@"
+}
+
+# The line of truth.c tagged /* @TAG */.
+tag_line() {
+    grep -n "/\* @$1 \*/" "$SRC/tests/queries/truth.c" | cut -d: -f1
+}
+
+case_record() {
+    rm -rf "$DIR"
+    mkdir -p "$DIR/rec"
+    RHEAP_DIR="$DIR/rec" LD_PRELOAD="$LIB" "$TRUTH" >"$DIR/truth.out" || fail "$TRUTH failed"
+    grep -q 'truth: done, 25 blocks kept' "$DIR/truth.out" || fail "unexpected output of $TRUTH"
+    "$RHEAP" convert "$DIR"/rec/rip-* -o "$DB" -q || fail "rheap convert failed"
+}
+
+need_db() {
+    [ -f "$DB" ] || fail "$DB missing: the visual.record test makes it"
+}
+
+# The frames above FUNCTION in the stack of a block SIZE bytes large, outermost first, joined
+# by ';': what every folded stack of main's (or the worker's) allocations starts with. Read
+# from the backtraces rows, so the test does not depend on how this libc starts a program.
+outer() {
+    sql "SELECT group_concat(sym, ';') FROM (
+           SELECT b.sym FROM backtraces AS b
+           WHERE b.id = (SELECT bt FROM allocations WHERE size = $1 LIMIT 1)
+             AND b.frame_no > (SELECT frame_no FROM backtraces
+                               WHERE id = b.id AND sym = '$2')
+           ORDER BY b.frame_no DESC)"
+}
+
+case_collapsed() {
+    need_db
+    local m t
+    m="$(outer 1000 main);main"     # leak_big's blocks are 1000 bytes
+    t="$(outer 77 worker);worker"   # the worker's leak is 77 bytes
+    [ "$m" != ";main" ] && [ "$t" != ";worker" ] || fail "no stack above main or worker in $DB"
+
+    # Expected lines per weight, from what truth.c does (its header): leaked (bytes never
+    # freed), peak (bytes live at the peak: the 1 MiB block and both 4096-byte blocks of peak(),
+    # and the leaks made before it), allocated (bytes), allocations (blocks) and temporary
+    # (blocks freed before their thread's next allocation). main's own 4096 bytes are stdout's
+    # buffer; threads' 304 bytes are what pthread_create keeps.
+    cat >want-leaked.txt <<EOF
+$t 77
+$m 4096
+$m;growth;grow_leak 320
+$m;growth;oneshot 320
+$m;leak_big 5000
+$m;leak_names 200
+$m;leak_zeroed 300
+$m;threads 304
+EOF
+    cat >want-peak.txt <<EOF
+$m;leak_big 5000
+$m;leak_names 200
+$m;leak_zeroed 300
+$m;peak 1056768
+EOF
+    cat >want-allocated.txt <<EOF
+$t 1661
+$m 4096
+$m;diff 3600
+$m;grow_buffer 8176
+$m;growth;grow_leak 320
+$m;growth;oneshot 320
+$m;held 512
+$m;keeper 320
+$m;leak_big 5000
+$m;leak_names 200
+$m;leak_zeroed 300
+$m;peak 1056768
+$m;scratch 3200
+$m;threads 2352
+EOF
+    cat >want-allocations.txt <<EOF
+$t 9
+$m 1
+$m;diff 10
+$m;grow_buffer 9
+$m;growth;grow_leak 8
+$m;growth;oneshot 8
+$m;held 4
+$m;keeper 10
+$m;leak_big 5
+$m;leak_names 20
+$m;leak_zeroed 3
+$m;peak 3
+$m;scratch 50
+$m;threads 5
+EOF
+    cat >want-temporary.txt <<EOF
+$t 2
+$m;diff 2
+$m;grow_buffer 9
+$m;held 1
+$m;keeper 1
+$m;peak 1
+$m;scratch 50
+EOF
+    # The same weights computed by SQL of their own (peak.sql and temporary.sql for the two
+    # that need a rule), each stack's weights must add up to them.
+    local peak_sql temp_sql
+    peak_sql=$(sqlite3 -batch "$DB" <"$SRC/queries/peak.sql" | head -n 1 | cut -d'|' -f6)
+    temp_sql=$(sqlite3 -batch "$DB" <"$SRC/queries/temporary.sql" | awk -F'|' '{ s += $1 } END { print s }')
+    declare -A total=(
+        [leaked]=$(sql "SELECT sum(size) FROM allocations WHERE dealloc_after IS NULL")
+        [peak]=$peak_sql
+        [allocated]=$(sql "SELECT sum(size) FROM allocations")
+        [allocations]=$(sql "SELECT count(*) FROM allocations")
+        [temporary]=$temp_sql
+    )
+    for w in leaked peak allocated allocations temporary; do
+        "$RHEAP" export collapsed "$DB" --weight "$w" -o "got-$w.txt" || fail "export --weight $w failed"
+        diff -u "want-$w.txt" "got-$w.txt" || fail "collapsed --weight $w: lines differ (- expected, + got)"
+        expect_eq "sum of --weight $w" "$(awk '{ s += $NF } END { print s }' "got-$w.txt")" "${total[$w]}"
+    done
+    # The default weight is leaked, the default output standard output; --pid of another
+    # process leaves nothing.
+    "$RHEAP" export collapsed "$DB" >got-default.txt
+    diff -u want-leaked.txt got-default.txt || fail "the default weight is not leaked"
+    local pid
+    pid=$(sql "SELECT pid FROM processes")
+    "$RHEAP" export collapsed "$DB" --pid "$pid" | diff -u want-leaked.txt - || fail "--pid $pid differs"
+    [ -z "$("$RHEAP" export collapsed "$DB" --pid $((pid + 1)))" ] || fail "--pid of another process printed lines"
+    local st=0
+    "$RHEAP" export collapsed "$DB" --weight nonsense 2>/dev/null || st=$?
+    expect_eq "status of an unknown weight" "$st" 1
+}
+
+case_pprof() {
+    need_db
+    if ! command -v go >/dev/null; then
+        echo "SKIP: go not found (Debian package golang-go); go tool pprof cannot read the profile"
+        exit 77
+    fi
+    # go tool pprof keeps state under $HOME; a private one keeps the test from touching the
+    # user's.
+    export HOME=$PWD/home GOCACHE=$PWD/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
+    mkdir -p "$HOME"
+    "$RHEAP" export pprof "$DB" -o heap.pb.gz || fail "export pprof failed"
+    gzip -t heap.pb.gz || fail "heap.pb.gz is not gzip"
+    top() {
+        go tool pprof -top -nodecount=1000 -nodefraction=0 -edgefraction=0 "$@" 2>&1
+    }
+    # flat value and function of each line of -top, for functions that have a flat value
+    flat() {
+        awk '$NF != "" && $1 ~ /^[0-9]+B?$/ && $1 != "0" { print $1, $NF }' | sort -k2
+    }
+    top -unit=B -sample_index=inuse_space heap.pb.gz >inuse.txt
+    grep -q 'Total samples = 10617B' inuse.txt || { cat inuse.txt; fail "inuse_space total is not 10617B"; }
+    flat <inuse.txt >got-inuse.txt
+    cat >want-inuse.txt <<EOF
+320B grow_leak
+5000B leak_big
+200B leak_names
+300B leak_zeroed
+4096B main
+320B oneshot
+304B threads
+77B worker
+EOF
+    diff -u want-inuse.txt got-inuse.txt || fail "inuse_space per function differs"
+
+    top -sample_index=alloc_objects heap.pb.gz >objects.txt
+    grep -qE 'Total samples = 145 *$' objects.txt || { cat objects.txt; fail "alloc_objects total is not 145"; }
+    flat <objects.txt | grep -E ' (scratch|leak_names|peak|worker)$' >got-objects.txt
+    printf '%s\n' '20 leak_names' '3 peak' '50 scratch' '9 worker' >want-objects.txt
+    diff -u want-objects.txt got-objects.txt || fail "alloc_objects per function differs"
+
+    # Lines: leak_big's samples are at its tagged line of truth.c; with the stacks of
+    # -traces, the outer frames of the leak are main and the libc start-up frames.
+    go tool pprof -top -lines -unit=B -sample_index=inuse_space heap.pb.gz 2>&1 |
+        grep -q "5000B .* leak_big .*truth.c:$(tag_line leak_big)\$" ||
+        fail "go tool pprof -lines does not put leak_big's 5000 bytes at truth.c:$(tag_line leak_big)"
+    go tool pprof -traces -unit=B -sample_index=inuse_space heap.pb.gz >traces.txt 2>&1
+    grep -A1 -E '^ +5000B +leak_big$' traces.txt | tail -n 1 | grep -qE '^ +main$' ||
+        { cat traces.txt; fail "-traces: leak_big's caller is not main"; }
+
+    # The build id of the program is in its mapping.
+    local bid
+    bid=$(sql "SELECT build_id FROM modules WHERE path LIKE '%queries_truth' LIMIT 1")
+    grep -q "Build ID: $bid" inuse.txt || fail "the profile does not carry the build id $bid"
+
+    # The peak profile: the blocks live at the peak, 1062268 bytes as peak.sql says.
+    "$RHEAP" export pprof "$DB" --weight peak -o peak.pb.gz || fail "export pprof --weight peak failed"
+    top -unit=B peak.pb.gz >peak.txt
+    grep -q 'Total samples = 1062268B' peak.txt || { cat peak.txt; fail "peak total is not 1062268B"; }
+    grep -qE '^ +1056768B .* peak$' peak.txt || { cat peak.txt; fail "peak() does not hold 1056768B at the peak"; }
+}
+
+case_html() {
+    need_db
+    local chromium
+    chromium=$(command -v chromium || command -v chromium-browser || true)
+    if [ -z "$chromium" ]; then
+        echo "SKIP: chromium not found (Debian package chromium); the page cannot be checked"
+        exit 77
+    fi
+    "$RHEAP" report --html -o report.html "$DB" || fail "report --html failed"
+    local size
+    size=$(stat -c %s report.html)
+    [ "$size" -lt 200000 ] || fail "the page is $size bytes for a small database"
+
+    # Self-contained: nothing that loads from elsewhere. The SVG namespace is a name, not a
+    # location, and is the only URL allowed.
+    if grep -nE 'https?://|(src|href) *=|<link|@import|url\(|fetch\(|XMLHttpRequest|WebSocket' report.html |
+        grep -v "'http://www.w3.org/2000/svg'"; then
+        fail "the page refers to something outside itself"
+    fi
+
+    profile=$(mktemp -d)
+    local flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+                 --disable-background-networking --disable-component-update --disable-sync
+                 --user-data-dir="$profile" --window-size=1300,2200 --enable-logging=stderr --v=0)
+    timeout 60 "$chromium" "${flags[@]}" --dump-dom "file://$PWD/report.html" >dom.html 2>chrome.err ||
+        { rm -rf "$profile"; cat chrome.err >&2; fail "chromium --dump-dom failed"; }
+    timeout 60 "$chromium" "${flags[@]}" --screenshot="$DIR/report.png" "file://$PWD/report.html" \
+        >/dev/null 2>>chrome.err || true
+    trap 'rm -rf "$profile"' EXIT
+    cp report.html "$DIR/report.html"
+    if grep -E 'CONSOLE.*(Uncaught|Error)' chrome.err; then
+        fail "the page's script reported an error"
+    fi
+    grep -q 'data-ready="1"' dom.html || fail "the page's script did not finish (no data-ready)"
+
+    count() { grep -o "$1" dom.html | wc -l; }
+    expect_eq "process charts" "$(count 'class="chart proc"')" "$(sql 'SELECT count(*) FROM processes')"
+    expect_eq "markers drawn" "$(count 'class="marker"')" "$(sql 'SELECT count(*) FROM markers')"
+    # The peak marker at peak.sql's moment, with its bytes.
+    local peak_ns
+    peak_ns=$(sqlite3 -batch "$DB" <"$SRC/queries/peak.sql" | head -n 1 | cut -d'|' -f5)
+    grep -q "class=\"peak\" data-t=\"$peak_ns\" data-bytes=\"1062268\"" dom.html ||
+        fail "no peak marker at $peak_ns ns with 1062268 bytes"
+    # The flamegraph (leaked bytes first): the whole, main, and each leaking site.
+    for cell in 'all" data-v="10617' 'main" data-v="10540' 'leak_big" data-v="5000' \
+                'leak_names" data-v="200' 'leak_zeroed" data-v="300' 'grow_leak" data-v="320' \
+                'oneshot" data-v="320' 'worker" data-v="77'; do
+        grep -q "class=\"cell[^\"]*\" data-name=\"$cell\"" dom.html || fail "no flamegraph cell $cell"
+    done
+    # One leak row per leaking stack, largest first.
+    expect_eq "leak rows" "$(count 'class="leak"')" 8
+    grep -o '<tr class="leak"><td class="n" data-v="[0-9]*"' dom.html | head -n 1 | grep -q 'data-v="5000"' ||
+        fail "the first leak row is not leak_big's 5000 bytes"
+    grep -q 'data-site="leak_big"' dom.html || fail "no leak_big in the tables"
+    # Threads: main and the worker.
+    expect_eq "thread rows" "$(count 'class="thread"')" 2
+    grep -q '<td>worker</td>' dom.html || fail "the worker thread's name is missing"
+    # The view in the address: the peak weight with a search, and a zoom into growth().
+    timeout 60 "$chromium" "${flags[@]}" --dump-dom "file://$PWD/report.html#weight=peak&search=leak_" \
+        >dom-peak.html 2>>chrome.err || fail "chromium --dump-dom (peak view) failed"
+    grep -q 'data-name="all" data-v="1062268"' dom-peak.html || fail "peak view: the whole is not 1062268"
+    grep -q 'data-name="peak" data-v="1056768"' dom-peak.html || fail "peak view: no peak() cell of 1056768"
+    grep -q 'id="match" class="muted" data-v="5500"' dom-peak.html ||
+        fail "peak view: the search leak_ does not match 5000 + 200 + 300 bytes"
+    # leak_names and leak_zeroed are narrower than half a pixel at this width: not drawn.
+    expect_eq "peak view: highlighted cells" "$(grep -o 'class="cell hit" data-name="leak_big"' dom-peak.html | wc -l)" 1
+    timeout 60 "$chromium" "${flags[@]}" --dump-dom "file://$PWD/report.html#zoom=$(outer 1000 main);main;growth" \
+        >dom-zoom.html 2>>chrome.err || fail "chromium --dump-dom (zoomed) failed"
+    grep -q 'data-focus="640"' dom-zoom.html || fail "zoomed on growth: its width is not 640 bytes"
+    grep -q 'class="cell" data-name="grow_leak" data-v="320" data-depth="6"' dom-zoom.html ||
+        fail "zoomed on growth: grow_leak is not its child"
+    # Totals: allocations and bytes never freed.
+    grep -q 'data-k="allocations" data-v="145"' dom.html || fail "the allocations card is not 145"
+    grep -q 'data-k="never freed" data-v="10617"' dom.html || fail "the never-freed card is not 10617"
+}
+
+# The summary tables the converter writes and a pass over the rows of `allocations`
+# (RHEAP_SCAN_ROWS=1, what an older database gets) must give the same pictures.
+case_agree() {
+    need_db
+    [ "$(sql "SELECT count(*) FROM sqlite_schema WHERE name = 'stack_stats'")" = 1 ] ||
+        fail "$DB has no summary tables"
+    for w in leaked peak allocated allocations temporary; do
+        "$RHEAP" export collapsed "$DB" --weight "$w" -o "sum-$w.txt"
+        RHEAP_SCAN_ROWS=1 "$RHEAP" export collapsed "$DB" --weight "$w" -o "rows-$w.txt"
+        [ -s "sum-$w.txt" ] || fail "collapsed --weight $w is empty"
+        diff -u "rows-$w.txt" "sum-$w.txt" || fail "collapsed --weight $w: rows and summaries differ"
+    done
+    for w in leaked peak; do
+        "$RHEAP" export pprof "$DB" --weight "$w" -o "sum-$w.pb.gz"
+        RHEAP_SCAN_ROWS=1 "$RHEAP" export pprof "$DB" --weight "$w" -o "rows-$w.pb.gz"
+        cmp <(gzip -dc "rows-$w.pb.gz") <(gzip -dc "sum-$w.pb.gz") ||
+            fail "pprof --weight $w: rows and summaries differ"
+    done
+    # The page's data but the time slices, whose widths differ (the converter's are powers of
+    # two): totals, peaks, markers, threads, sizes, frames, stacks and per-stack numbers.
+    data() {
+        sed -n '/<script type="application\/json"/,/<\/script>/p' "$1" | sed 's/"buckets":{[^}]*}//'
+    }
+    "$RHEAP" report --html -o sum.html "$DB"
+    RHEAP_SCAN_ROWS=1 "$RHEAP" report --html -o rows.html "$DB"
+    diff -u <(data rows.html) <(data sum.html) || fail "report --html: rows and summaries differ"
+    # Both timelines reach the peak exactly, in one of their slices.
+    local peak
+    peak=$(sql "SELECT peak_bytes FROM recording_stats")
+    for f in rows.html sum.html; do
+        grep -o '"max":\[[0-9,]*\]' "$f" | tr -c '0-9\n' '\n' | sort -n | tail -n 1 | grep -qx "$peak" ||
+            fail "$f: the timeline's largest slice is not the peak, $peak bytes"
+    done
+}
+
+# Two runs of grow.c, 10 and then 25 cache entries: the growth per site is known exactly.
+case_diff() {
+    for n in 10 25; do
+        mkdir -p "rec-$n"
+        RHEAP_DIR="rec-$n" LD_PRELOAD="$LIB" "$GROW" "$n" || fail "$GROW $n failed"
+        "$RHEAP" convert -q rec-"$n"/rip-* -o "run-$n.db" || fail "rheap convert of run $n failed"
+    done
+    local src=$SRC/tests/visual/grow.c
+    line() { grep -n "/\* @$1 \*/" "$src" | cut -d: -f1; }
+    # Locations are the file as compiled; the test names it by the source tree's path. CSV lines
+    # end in CRLF (RFC 4180).
+    here() { tr -d '\r' | sed "s#,[^,]*/tests/visual/grow.c:#,$src:#"; }
+    "$RHEAP" diff run-10.db run-25.db --csv >got.csv || fail "rheap diff failed"
+    # fixed() leaks the same 2000 bytes in both runs: not listed.
+    {
+        echo "leaked_base,leaked_new,leaked_change,allocated_base,allocated_new,allocated_change,peak_base,peak_new,peak_change,function,location"
+        echo "480,1200,720,480,1200,720,480,1200,720,cache_entry,$src:$(line cache_entry)"
+        echo "0,0,0,1000,2500,1500,1000,2500,1500,scratch,$src:$(line scratch)"
+    } >want.csv
+    here <got.csv | diff -u want.csv - || fail "rheap diff: rows differ"
+    "$RHEAP" diff run-10.db run-25.db --blocks --csv | tail -n +2 >got-blocks.csv
+    echo "10,25,15,10,25,15,10,25,15,cache_entry,$src:$(line cache_entry)" >want-blocks.csv
+    here <got-blocks.csv | diff -u want-blocks.csv - || fail "rheap diff --blocks: rows differ"
+    # The same as folded stacks with both weights. new_block, inlined into fixed, is a frame
+    # of its own and the site.
+    local m
+    m=$("$RHEAP" export collapsed run-25.db --weight leaked | sed -n 's/;fixed;new_block 2000$//p')
+    [ -n "$m" ] || fail "no folded stack ...;fixed;new_block 2000 in run-25.db"
+    "$RHEAP" export collapsed run-25.db --base run-10.db --weight leaked >got-folded.txt
+    printf '%s\n' "$m;cache_entry 480 1200" "$m;fixed;new_block 2000 2000" >want-folded.txt
+    diff -u want-folded.txt got-folded.txt || fail "collapsed --base: lines differ"
+    # In pprof, the inlined function is a line of the same location, shown as inlined.
+    if command -v go >/dev/null; then
+        export HOME=$PWD/home GOCACHE=$PWD/gocache GOTOOLCHAIN=local
+        mkdir -p "$HOME"
+        "$RHEAP" export pprof run-25.db -o run-25.pb.gz
+        go tool pprof -traces -unit=B run-25.pb.gz 2>&1 | grep -A1 -E '^ +1000B +new_block \(inline\)$' |
+            tail -n 1 | grep -qE '^ +fixed$' || fail "pprof: new_block is not shown inlined into fixed"
+        go tool pprof -raw run-25.pb.gz 2>&1 >raw.txt
+        grep -qE "new_block .*grow.c:$(line new_block) s=0\$" raw.txt &&
+            grep -A1 -E "new_block .*grow.c:$(line new_block) s=0\$" raw.txt | grep -qE "^ +fixed .*grow.c:$(line fixed) s=0\$" ||
+            { cat raw.txt; fail "pprof: the location of new_block does not hold fixed's line too"; }
+    fi
+}
+
+case "$CASE" in
+record) case_record ;;
+collapsed | pprof | html | agree | diff)
+    rm -rf "${DIR:?}/$CASE"
+    mkdir -p "$DIR/$CASE"
+    cd "$DIR/$CASE"
+    "case_$CASE"
+    ;;
+*) fail "unknown case" ;;
+esac
