@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <elfutils/libdw.h>
+
 #include "rheap_version.h"
 #define RHEAP_SCHEMA_VERSION 2
 
@@ -117,6 +119,20 @@ const char *rheap__sym_file_status(const rheap__sym_t *s, int file_id);
 const char *rheap__sym_elf_symbol(rheap__sym_t *s, int file_id, uint64_t addr);
 /* Demangles a symbol name (strips @VERSION first); returns a malloc'ed string. */
 char *rheap__demangle(const char *name);
+
+/* ---- scopes.c: the functions containing an address ---- */
+
+/* One module's index of function DIEs, built per compile unit on its first lookup. */
+typedef struct rheap__scopes rheap__scopes_t;
+
+rheap__scopes_t *rheap__scopes_create(void);
+void rheap__scopes_destroy(rheap__scopes_t *sc);
+/* Fills chain (capacity max) with the functions containing the CU-relative address pc in the
+ * compile unit `cu`, innermost first: each DW_TAG_inlined_subroutine, then the
+ * DW_TAG_subprogram they were inlined into. Functions inside namespaces, classes and Rust
+ * modules are found (dwarf_getscopes misses them). Returns how many, 0 when no function
+ * contains pc, -1 on no memory. The DIEs live as long as the module's Dwarf. */
+int rheap__scopes_chain(rheap__scopes_t *sc, Dwarf_Die *cu, uint64_t pc, Dwarf_Die *chain, int max);
 
 /* ---- db.c: the SQLite writer ---- */
 typedef struct rheap__db rheap__db_t;

@@ -71,6 +71,7 @@ typedef struct {
     int syms_built;
     sect_t *sects;
     size_t nsects;
+    rheap__scopes_t *scopes; /* function DIEs by address, per CU, built on first use */
 } file_t;
 
 typedef struct {
@@ -155,6 +156,7 @@ void rheap__sym_destroy(rheap__sym_t *s)
         free(f->gmax);
         free(f->lmax);
         free(f->sects);
+        rheap__scopes_destroy(f->scopes);
     }
     free(s->files);
     for (size_t i = 0; i < s->nlocs; i++) {
@@ -651,64 +653,46 @@ static uint32_t resolve_in(file_t *f, Dwarf_Addr addr, rheap__srcframe_t *fr)
     Dwarf_Addr bias = 0;
     Dwarf_Die cu_store;
     Dwarf_Die *cu = find_cu(f, addr, &bias, &cu_store);
-    uint32_t n = 0;
-    if (cu) {
-        Dwarf_Die cudie = *cu;
-        Dwarf_Die *scopes = NULL;
-        int ns = dwarf_getscopes(&cudie, addr - bias, &scopes);
-        /* dwarf_getscopes continues from an inlined function into its abstract definition,
-         * not into the function it was inlined into; the physical nesting of the innermost
-         * function DIE (dwarf_getscopes_die) gives the real chain of callers. */
-        Dwarf_Die *chain = NULL;
-        int nc = 0;
-        for (int i = 0; i < ns; i++) {
-            int tag = dwarf_tag(&scopes[i]);
-            if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
-                nc = dwarf_getscopes_die(&scopes[i], &chain);
-                break;
-            }
-        }
-        Dwarf_Die *funcs[MAX_INLINE + 1];
-        int nf = 0;
-        for (int i = 0; i < nc && nf <= MAX_INLINE; i++) {
-            int tag = dwarf_tag(&chain[i]);
-            if (tag == DW_TAG_inlined_subroutine) {
-                funcs[nf++] = &chain[i];
-            } else if (tag == DW_TAG_subprogram) {
-                funcs[nf++] = &chain[i];
-                break;
-            }
-        }
-        if (nf > 0) {
-            Dwarf_Line *l = dwarf_getsrc_die(&cudie, addr - bias);
-            int lineno = 0;
-            if (l) {
-                const char *src = dwarf_linesrc(l, NULL, NULL);
-                fr[0].file = src ? strdup(src) : NULL;
-                dwarf_lineno(l, &lineno);
-            }
-            fr[0].line = lineno > 0 ? (uint32_t)lineno : 0;
-            for (int k = 0; k < nf; k++) {
-                int is_inl = dwarf_tag(funcs[k]) == DW_TAG_inlined_subroutine;
-                fr[k].inlined = is_inl;
-                if (!is_inl && elfname)
-                    fr[k].sym = rheap__demangle(elfname);
-                else
-                    fr[k].sym = die_name(funcs[k]);
-                if (k + 1 < nf && is_inl)
-                    fr[k + 1].file = call_site_file(&cudie, funcs[k], &fr[k + 1].line);
-            }
-            n = (uint32_t)nf;
-        }
-        free(chain);
-        free(scopes);
-    }
-    if (n == 0) {
+    if (!cu) {
         /* No DWARF for this address: the symbol table still names the function. */
         fr[0].sym = elfname ? rheap__demangle(elfname) : NULL;
-        n = 1;
+        return 1;
     }
-    return n;
+    Dwarf_Die cudie = *cu;
+
+    /* The innermost frame's file:line comes from the CU's line table, which covers the address
+     * even where no function DIE does (code the compiler described by lines only). */
+    Dwarf_Line *l = dwarf_getsrc_die(&cudie, addr - bias);
+    if (l) {
+        int lineno = 0;
+        const char *src = dwarf_linesrc(l, NULL, NULL);
+        fr[0].file = src ? strdup(src) : NULL;
+        dwarf_lineno(l, &lineno);
+        fr[0].line = lineno > 0 ? (uint32_t)lineno : 0;
+    }
+
+    Dwarf_Die funcs[MAX_INLINE + 1];
+    int nf = 0;
+    if (!f->scopes)
+        f->scopes = rheap__scopes_create();
+    if (f->scopes)
+        nf = rheap__scopes_chain(f->scopes, &cudie, addr - bias, funcs, MAX_INLINE + 1);
+    if (nf <= 0) {
+        fr[0].sym = elfname ? rheap__demangle(elfname) : NULL;
+        return 1;
+    }
+    for (int k = 0; k < nf; k++) {
+        int is_inl = dwarf_tag(&funcs[k]) == DW_TAG_inlined_subroutine;
+        fr[k].inlined = is_inl;
+        /* Named as addr2line names it: from the DWARF when it describes the function (the
+         * source's name, not an alias the symbol table may prefer), else by its symbol. */
+        fr[k].sym = die_name(&funcs[k]);
+        if (!fr[k].sym && !is_inl && elfname)
+            fr[k].sym = rheap__demangle(elfname);
+        if (k + 1 < nf && is_inl)
+            fr[k + 1].file = call_site_file(&cudie, &funcs[k], &fr[k + 1].line);
+    }
+    return (uint32_t)nf;
 }
 
 static int grow_slots(rheap__sym_t *s)
