@@ -626,6 +626,24 @@ static char *die_name(Dwarf_Die *die)
     return n ? strdup(n) : NULL;
 }
 
+static int has_linkage_name(Dwarf_Die *die)
+{
+    return attr_string(die, DW_AT_linkage_name) || attr_string(die, DW_AT_MIPS_linkage_name);
+}
+
+static int is_cxx(Dwarf_Die *cu)
+{
+    switch (dwarf_srclang(cu)) {
+    case DW_LANG_C_plus_plus:
+    case DW_LANG_C_plus_plus_03:
+    case DW_LANG_C_plus_plus_11:
+    case DW_LANG_C_plus_plus_14:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static char *call_site_file(Dwarf_Die *cu, Dwarf_Die *inl, uint32_t *line)
 {
     Dwarf_Attribute a;
@@ -685,8 +703,13 @@ static uint32_t resolve_in(file_t *f, Dwarf_Addr addr, rheap__srcframe_t *fr)
         int is_inl = dwarf_tag(&funcs[k]) == DW_TAG_inlined_subroutine;
         fr[k].inlined = is_inl;
         /* Named as addr2line names it: from the DWARF when it describes the function (the
-         * source's name, not an alias the symbol table may prefer), else by its symbol. */
-        fr[k].sym = die_name(&funcs[k]);
+         * source's name, not an alias the symbol table may prefer), else by its symbol. A C++
+         * function whose DWARF has no linkage name (g++'s lambdas, for one) would get a bare
+         * "operator()"; its mangled symbol carries the qualified name. */
+        if (!is_inl && elfname && (!has_linkage_name(&funcs[k]) && is_cxx(&cudie)))
+            fr[k].sym = rheap__demangle(elfname);
+        else
+            fr[k].sym = die_name(&funcs[k]);
         if (!fr[k].sym && !is_inl && elfname)
             fr[k].sym = rheap__demangle(elfname);
         if (k + 1 < nf && is_inl)
