@@ -105,6 +105,9 @@ void rheap__table_print_chains(struct sqlite3 *db, const rheap__table_t *t, size
                                const char *indent, FILE *out);
 int rheap__cmd_stack(int argc, char **argv);
 
+/* ---- resymbolize.c: `rheap resymbolize DB` ---- */
+int rheap__cmd_resymbolize(int argc, char **argv);
+
 /* ---- run.c: `rheap run` ---- */
 int rheap__cmd_run(int argc, char **argv);
 

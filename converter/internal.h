@@ -99,8 +99,9 @@ typedef struct {
 
 typedef struct rheap__sym rheap__sym_t;
 
-/* Creates a symbolizer that reports to `err` (warnings counted in *warnings). Unsets
- * DEBUGINFOD_URLS so no network is ever used. */
+/* Creates a symbolizer that reports to `err` (warnings counted in *warnings). Separate debug
+ * files are looked up as debuginfo.c says (RHEAP_DEBUG_DIR, /usr/lib/debug, and debuginfod
+ * only when DEBUGINFOD_URLS is set). */
 rheap__sym_t *rheap__sym_create(FILE *err, int *warnings);
 void rheap__sym_destroy(rheap__sym_t *s);
 /* Interns a module file by (path, build-id); returns its file id (>= 0) or -1 on no memory.
@@ -119,6 +120,12 @@ const char *rheap__sym_file_status(const rheap__sym_t *s, int file_id);
 const char *rheap__sym_elf_symbol(rheap__sym_t *s, int file_id, uint64_t addr);
 /* Demangles a symbol name (strips @VERSION first); returns a malloc'ed string. */
 char *rheap__demangle(const char *name);
+
+/* ---- debuginfo.c: where separate debug files are looked for ---- */
+
+/* The libdwfl debuginfo search path: the module's directory, its .debug/, the directories of
+ * RHEAP_DEBUG_DIR (colon-separated), then /usr/lib/debug. malloc'ed; NULL on no memory. */
+char *rheap__debuginfo_path(void);
 
 /* ---- scopes.c: the functions containing an address ---- */
 

@@ -121,23 +121,26 @@ char *rheap__demangle(const char *name)
 
 rheap__sym_t *rheap__sym_create(FILE *err, int *warnings)
 {
-    /* Symbolization must never reach the network, whatever the user's environment says. */
-    unsetenv("DEBUGINFOD_URLS");
     rheap__sym_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
+    s->debuginfo_path = rheap__debuginfo_path();
     s->err = err;
     s->warnings = warnings;
     s->mask = 4095;
     s->slots = calloc(s->mask + 1, sizeof *s->slots);
-    if (!s->slots) {
+    if (!s->slots || !s->debuginfo_path) {
+        free(s->slots);
+        free(s->debuginfo_path);
         free(s);
         return NULL;
     }
     s->cb.find_elf = dwfl_build_id_find_elf;
     s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
     s->cb.section_address = dwfl_offline_section_address;
-    s->cb.debuginfo_path = NULL;
+    /* Separate debug files: by build-id, .gnu_debuglink, and debuginfod only when the user
+     * set DEBUGINFOD_URLS (debuginfo.c). */
+    s->cb.debuginfo_path = &s->debuginfo_path;
     return s;
 }
 
@@ -170,6 +173,7 @@ void rheap__sym_destroy(rheap__sym_t *s)
     }
     free(s->locs);
     free(s->slots);
+    free(s->debuginfo_path);
     free(s);
 }
 

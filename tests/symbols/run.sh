@@ -25,7 +25,8 @@ record() {
     rm -rf "$dir/$2.rec" "$dir/$2.db"
     mkdir -p "$dir/$2.rec"
     RHEAP_DIR="$dir/$2.rec" LD_PRELOAD="$lib" "$1" >/dev/null || die "$1 failed"
-    "$rheap" convert "$dir/$2.rec"/rip-* -o "$dir/$2.db" -q || die "rheap convert $2 failed"
+    env -u RHEAP_DEBUG_DIR "$rheap" convert "$dir/$2.rec"/rip-* -o "$dir/$2.db" -q ||
+        die "rheap convert $2 failed"
 }
 
 sql() {
@@ -110,6 +111,72 @@ compilers() {
     done
 }
 
+# The module's frames that have a source file.
+with_file() {
+    sql "$1" "SELECT count(*) FROM backtraces WHERE module = '$2' AND file IS NOT NULL"
+}
+
+debugdir() {
+    cc=${CXX_GCC:-g++}
+    orig=$dir/prog
+    "$cc" -g -O2 "$src/cxxsym.cpp" -o "$orig" || die "$cc failed"
+    objcopy --only-keep-debug "$orig" "$dir/prog.debug"
+    bid=$(readelf -n "$orig" | sed -n 's/.*Build ID: *//p')
+    [ -n "$bid" ] || die "no build id in $orig"
+
+    # 1. Stripped, its debug file only in a build-id tree of our own: RHEAP_DEBUG_DIR.
+    rm -rf "$dir/byid" "$dir/root"
+    mkdir -p "$dir/byid" "$dir/root/.build-id/$(echo "$bid" | cut -c1-2)"
+    strip --strip-all -o "$dir/byid/prog" "$orig"
+    cp "$dir/prog.debug" "$dir/root/.build-id/$(echo "$bid" | cut -c1-2)/$(echo "$bid" | cut -c3-).debug"
+    p=$dir/byid/prog
+    record "$p" byid-nodebug
+    n=$(with_file "$dir/byid-nodebug.db" "$p")
+    [ "$n" -eq 0 ] || die "byid-nodebug: $n frames of the stripped program have a file without its debug file"
+    cp "$dir/byid-nodebug.db" "$dir/byid-resym.db"
+    rm -f "$dir/byid.db"
+    RHEAP_DEBUG_DIR=$dir/root "$rheap" convert "$dir/byid-nodebug.rec"/rip-* -o "$dir/byid.db" -q ||
+        die "convert with RHEAP_DEBUG_DIR failed"
+    check byid "$p" --as "$p=$orig"
+    echo "run.sh: byid: $(with_file "$dir/byid.db" "$p") frames of the stripped program resolved through the build-id tree"
+
+    # 2. Stripped, with a .gnu_debuglink to a file in the .debug directory beside it.
+    rm -rf "$dir/link"
+    mkdir -p "$dir/link/.debug"
+    strip --strip-all -o "$dir/link/prog" "$orig"
+    (cd "$dir" && objcopy --add-gnu-debuglink=prog.debug link/prog)
+    cp "$dir/prog.debug" "$dir/link/.debug/prog.debug"
+    p=$dir/link/prog
+    record "$p" link
+    check link "$p" --as "$p=$orig"
+    echo "run.sh: link: $(with_file "$dir/link.db" "$p") frames of the stripped program resolved through .gnu_debuglink"
+
+    # 3. resymbolize: the database converted without the debug file gets every frame right.
+    p=$dir/byid/prog
+    "$rheap" resymbolize --debug-dir "$dir/root" "$dir/byid-resym.db" || die "resymbolize failed"
+    check byid-resym "$p" --as "$p=$orig"
+    a=$(sql "$dir/byid.db" "SELECT group_concat(x, '|') FROM (SELECT id || ',' || frame_no || ',' || coalesce(sym, '') || ',' || coalesce(file, '') || ',' || coalesce(line, '') || ',' || inlined || ',' || ip_index AS x FROM backtraces ORDER BY id, frame_no)")
+    b=$(sql "$dir/byid-resym.db" "SELECT group_concat(x, '|') FROM (SELECT id || ',' || frame_no || ',' || coalesce(sym, '') || ',' || coalesce(file, '') || ',' || coalesce(line, '') || ',' || inlined || ',' || ip_index AS x FROM backtraces ORDER BY id, frame_no)")
+    [ "$a" = "$b" ] || die "resymbolize: the database differs from a conversion with the debug file"
+    [ "$(sql "$dir/byid-resym.db" "SELECT status FROM modules WHERE path = '$p'")" = ok ] ||
+        die "resymbolize: module status not ok"
+
+    # 4. The module rebuilt (another build-id): a warning, exit status 3, the rows kept.
+    cp "$dir/byid-nodebug.db" "$dir/byid-mismatch.db"
+    "$cc" -g -O0 "$src/cxxsym.cpp" -o "$p" || die "$cc failed"
+    set +e
+    "$rheap" resymbolize -q --debug-dir "$dir/root" "$dir/byid-mismatch.db" 2>"$dir/mismatch.err"
+    st=$?
+    set -e
+    [ $st -eq 3 ] || die "resymbolize of a rebuilt module: exit status $st, expected 3"
+    grep -q "module $p: build-id differs" "$dir/mismatch.err" ||
+        die "resymbolize: no build-id warning: $(cat "$dir/mismatch.err")"
+    [ "$(with_file "$dir/byid-mismatch.db" "$p")" -eq 0 ] || die "resymbolize used a module of another build"
+    [ "$(sql "$dir/byid-mismatch.db" "SELECT count(*) FROM backtraces")" = \
+      "$(sql "$dir/byid-nodebug.db" "SELECT count(*) FROM backtraces")" ] || die "resymbolize lost rows"
+    echo "run.sh: rebuilt module: warned, exit status 3, rows kept"
+}
+
 mode=$1
 shift
 case $mode in
@@ -117,6 +184,11 @@ compilers)
     family=$1 lib=$2 rheap=$3 src=$4 dir=$5/$1
     mkdir -p "$dir"
     compilers "$family"
+    ;;
+debugdir)
+    lib=$1 rheap=$2 src=$3 dir=$4/debugdir
+    mkdir -p "$dir"
+    debugdir
     ;;
 *) die "unknown mode $mode" ;;
 esac
