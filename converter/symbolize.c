@@ -693,12 +693,22 @@ static uint32_t resolve_in(file_t *f, Dwarf_Addr addr, rheap__srcframe_t *fr)
         fr[0].line = lineno > 0 ? (uint32_t)lineno : 0;
     }
 
+    /* With split DWARF (-gsplit-dwarf) the CU found by address is a skeleton holding only the
+     * line table; its functions are in the split unit, which libdw reads from the .dwo file
+     * (or the .dwp package) beside the module. */
+    Dwarf_Die unit = cudie, sub;
+    uint8_t unit_type = 0;
+    memset(&sub, 0, sizeof sub);
+    if (dwarf_cu_info(cudie.cu, NULL, &unit_type, NULL, &sub, NULL, NULL, NULL) == 0 &&
+        unit_type == DW_UT_skeleton && sub.addr != NULL)
+        unit = sub;
+
     Dwarf_Die funcs[MAX_INLINE + 1];
     int nf = 0;
     if (!f->scopes)
         f->scopes = rheap__scopes_create();
     if (f->scopes)
-        nf = rheap__scopes_chain(f->scopes, &cudie, addr - bias, funcs, MAX_INLINE + 1);
+        nf = rheap__scopes_chain(f->scopes, &unit, addr - bias, funcs, MAX_INLINE + 1);
     if (nf <= 0) {
         fr[0].sym = elfname ? rheap__demangle(elfname) : NULL;
         return 1;
@@ -710,14 +720,14 @@ static uint32_t resolve_in(file_t *f, Dwarf_Addr addr, rheap__srcframe_t *fr)
          * source's name, not an alias the symbol table may prefer), else by its symbol. A C++
          * function whose DWARF has no linkage name (g++'s lambdas, for one) would get a bare
          * "operator()"; its mangled symbol carries the qualified name. */
-        if (!is_inl && elfname && (!has_linkage_name(&funcs[k]) && is_cxx(&cudie)))
+        if (!is_inl && elfname && (!has_linkage_name(&funcs[k]) && is_cxx(&unit)))
             fr[k].sym = rheap__demangle(elfname);
         else
             fr[k].sym = die_name(&funcs[k]);
         if (!fr[k].sym && !is_inl && elfname)
             fr[k].sym = rheap__demangle(elfname);
         if (k + 1 < nf && is_inl)
-            fr[k + 1].file = call_site_file(&cudie, &funcs[k], &fr[k + 1].line);
+            fr[k + 1].file = call_site_file(&unit, &funcs[k], &fr[k + 1].line);
     }
     return (uint32_t)nf;
 }
