@@ -10,7 +10,9 @@
  * Every recorded address is resolved again with the converter's own symbolizer. An address
  * whose module cannot be read now (gone, or its build-id no longer the recorded one: symbols
  * from another build would be wrong) keeps the rows it had. All of it happens in one SQLite
- * transaction, so the database is either wholly updated or left as it was.
+ * transaction, so the database is either wholly updated or left as it was. The stacks table's
+ * allocation sites, which name a function and a location, are decided again from the new rows;
+ * the other summary tables hold only numbers per stack id, which symbolization does not change.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -254,6 +256,91 @@ static int rewrite(sqlite3 *db, rheap__sym_t *sym, const module_t *mods, size_t 
     return rc;
 }
 
+static int has_table(sqlite3 *db, const char *name)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return n > 0;
+}
+
+/* The stacks table names each stack's allocation site from its frames: decided again from the
+ * new rows, with the converter's own rule. */
+static int update_stacks(sqlite3 *db)
+{
+    if (!has_table(db, "stacks"))
+        return 0;
+    sqlite3_stmt *rd, *up;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id, sym, file, module, line, offset FROM backtraces "
+                           "ORDER BY id, frame_no",
+                           -1, &rd, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_prepare_v2(db,
+                           "UPDATE stacks SET frames = ?2, site_frame = ?3, function = ?4, "
+                           "location = ?5 WHERE id = ?1",
+                           -1, &up, NULL) != SQLITE_OK) {
+        sqlite3_finalize(rd);
+        return -1;
+    }
+    rheap__siteframe_t *fr = NULL;
+    size_t n = 0, cap = 0;
+    sqlite3_int64 id = 0;
+    int rc = 0, s;
+    for (;;) {
+        s = sqlite3_step(rd);
+        sqlite3_int64 next = s == SQLITE_ROW ? sqlite3_column_int64(rd, 0) : -1;
+        if (n && (s != SQLITE_ROW || next != id)) {
+            char location[4096];
+            uint32_t site_no;
+            const char *function = rheap__stack_site(fr, (uint32_t)n, &site_no, location,
+                                                     sizeof location);
+            sqlite3_reset(up);
+            sqlite3_bind_int64(up, 1, id);
+            sqlite3_bind_int64(up, 2, (sqlite3_int64)n);
+            sqlite3_bind_int64(up, 3, site_no);
+            sqlite3_bind_text(up, 4, function, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_text(up, 5, location, -1, SQLITE_TRANSIENT);
+            if (sqlite3_step(up) != SQLITE_DONE)
+                rc = -1;
+            for (size_t i = 0; i < n; i++) {
+                free((char *)fr[i].sym);
+                free((char *)fr[i].file);
+                free((char *)fr[i].module);
+            }
+            n = 0;
+        }
+        if (s != SQLITE_ROW || rc)
+            break;
+        if (rheap__grow(&fr, &cap, n, sizeof *fr, 64) != 0) {
+            rc = -1;
+            break;
+        }
+        id = next;
+        rheap__siteframe_t *f = &fr[n++];
+        f->sym = dup_col(rd, 1);
+        f->file = dup_col(rd, 2);
+        f->module = dup_col(rd, 3);
+        f->line = (uint32_t)sqlite3_column_int64(rd, 4);
+        f->offset = (uint64_t)sqlite3_column_int64(rd, 5);
+    }
+    if (!rc && s != SQLITE_DONE && s != SQLITE_ROW)
+        rc = -1;
+    for (size_t i = 0; i < n; i++) {
+        free((char *)fr[i].sym);
+        free((char *)fr[i].file);
+        free((char *)fr[i].module);
+    }
+    free(fr);
+    sqlite3_finalize(rd);
+    sqlite3_finalize(up);
+    return rc;
+}
+
 /* A module read now gets status 'ok'; one that could not be read keeps 'ok' if an earlier
  * conversion symbolized from it (its rows were kept) and otherwise says why. */
 static int update_modules(sqlite3 *db, rheap__sym_t *sym, const module_t *mods, size_t n)
@@ -342,7 +429,7 @@ int rheap__cmd_resymbolize(int argc, char **argv)
         load_rows(db, &rows, &nrows, stderr) != 0)
         goto rollback;
     if (rewrite(db, sym, mods, nmods, rows, nrows, &before, &after) != 0 ||
-        update_modules(db, sym, mods, nmods) != 0 ||
+        update_modules(db, sym, mods, nmods) != 0 || update_stacks(db) != 0 ||
         sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         fprintf(stderr, "rheap resymbolize: error: %s: %s; the database is unchanged\n", path,
                 sqlite3_errmsg(db));

@@ -208,6 +208,18 @@ void rheap__stacks_destroy(rheap__stacks_t *st);
 uint64_t rheap__stacks_intern(rheap__stacks_t *st, rheap__db_t *db, const rheap__sym_t *sym,
                               const rheap__loc_t *const *locs, uint32_t n);
 uint64_t rheap__stacks_count(const rheap__stacks_t *st);
+/* One frame of a stack, as the allocation-site rule reads it. */
+typedef struct {
+    const char *sym, *file, *module; /* NULL unknown */
+    uint32_t line;                   /* 0 unknown */
+    uint64_t offset;
+} rheap__siteframe_t;
+/* The allocation site of a stack of n frames (innermost first), the rule of the stacks table
+ * (schema.sql): sets *site_no and the site's location ("file:line", or "module:0xoffset"
+ * without a line) and returns its function name ("??" unknown, "(no backtrace)" when n is 0).
+ * Used at conversion and by `rheap resymbolize`. */
+const char *rheap__stack_site(const rheap__siteframe_t *fr, uint32_t n, uint32_t *site_no,
+                              char *location, size_t len);
 
 /* ---- summary.c: the summary tables, computed during the merge ----
  * Calls for one recording: begin; then, in time order, alloc when a block starts and free when

@@ -171,6 +171,12 @@ debugdir() {
     a=$(sql "$dir/byid.db" "SELECT group_concat(x, '|') FROM (SELECT id || ',' || frame_no || ',' || coalesce(sym, '') || ',' || coalesce(file, '') || ',' || coalesce(line, '') || ',' || inlined || ',' || ip_index AS x FROM backtraces ORDER BY id, frame_no)")
     b=$(sql "$dir/byid-resym.db" "SELECT group_concat(x, '|') FROM (SELECT id || ',' || frame_no || ',' || coalesce(sym, '') || ',' || coalesce(file, '') || ',' || coalesce(line, '') || ',' || inlined || ',' || ip_index AS x FROM backtraces ORDER BY id, frame_no)")
     [ "$a" = "$b" ] || die "resymbolize: the database differs from a conversion with the debug file"
+    # The allocation sites of the stacks table follow the new names.
+    q="SELECT group_concat(id || ',' || frames || ',' || site_frame || ',' || function || ',' || location, '|') FROM (SELECT * FROM stacks ORDER BY id)"
+    [ "$(sql "$dir/byid.db" "$q")" = "$(sql "$dir/byid-resym.db" "$q")" ] ||
+        die "resymbolize: the stacks table differs from a conversion with the debug file"
+    [ "$(sql "$dir/byid.db" "$q")" != "$(sql "$dir/byid-nodebug.db" "$q")" ] ||
+        die "the stacks table is the same with and without the debug file"
     [ "$(sql "$dir/byid-resym.db" "SELECT status FROM modules WHERE path = '$p'")" = ok ] ||
         die "resymbolize: module status not ok"
 
