@@ -51,6 +51,27 @@ expect() {
     echo "run.sh: $1: $n frames with $3"
 }
 
+# display DB: the table output shortens template arguments (not with --full-names, not in
+# CSV), and on a terminal 120 columns wide every line fits.
+display() {
+    short='shapes::Registry<...>::add(shapes::Shape*)'
+    full='shapes::Registry<shapes::Shape*>::add(shapes::Shape*)'
+    "$rheap" query top-sites "$1" >"$dir/columns.txt"
+    "$rheap" query top-sites "$1" --full-names >"$dir/full.txt"
+    "$rheap" query top-sites "$1" --csv >"$dir/sites.csv"
+    grep -qF "$short" "$dir/columns.txt" || die "display: no '$short' in the columns"
+    ! grep -qF "$full" "$dir/columns.txt" || die "display: '$full' not shortened in the columns"
+    grep -qF "$full" "$dir/full.txt" || die "display: no '$full' with --full-names"
+    grep -qF "$full" "$dir/sites.csv" || die "display: no '$full' in the CSV"
+    if command -v script >/dev/null 2>&1; then
+        script -qc "stty cols 120; '$rheap' query top-sites '$1'" /dev/null | tr -d '\r' >"$dir/tty.txt"
+        long=$(awk 'length($0) > 120' "$dir/tty.txt" | wc -l)
+        [ "$long" -eq 0 ] || die "display: $long lines wider than a 120-column terminal"
+        grep -q 'cxxsym.cpp:27' "$dir/tty.txt" || die "display: clipped locations lost their line"
+        echo "run.sh: display: shortened, full with --full-names and in CSV, fits 120 columns"
+    fi
+}
+
 compilers() {
     family=$1
     case $family in
@@ -109,6 +130,7 @@ compilers() {
             expect $family-cxx-O$opt "module = '$x' AND inlined = 1" "an inlined call"
         fi
     done
+    [ "$family" = gcc ] && display "$dir/gcc-cxx-O0.db"
     [ "$family" = rustc ] && return
     # Split DWARF (the functions in a .dwo file beside the program, the skeleton CU holding only
     # lines) with compressed sections. eu-addr2line 0.188 finds no inlined call in split units,
