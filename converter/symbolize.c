@@ -648,6 +648,58 @@ static int is_cxx(Dwarf_Die *cu)
     }
 }
 
+/* The name of a C++ function whose DWARF has no linkage name, qualified with the scopes its
+ * declaration sits in: g++ names an inlined lambda just "operator()" and nests its unnamed
+ * closure type in the enclosing function, so the lambda of main reads
+ * "main::{lambda}::operator()". NULL when the declaration sits directly in the CU (there
+ * is nothing to add) or has no name. */
+static char *qualified_name(Dwarf_Die *die)
+{
+    Dwarf_Die cur = *die, next;
+    Dwarf_Attribute a;
+    for (int i = 0; i < 8; i++) {
+        if ((dwarf_attr(&cur, DW_AT_abstract_origin, &a) || dwarf_attr(&cur, DW_AT_specification, &a)) &&
+            dwarf_formref_die(&a, &next)) {
+            cur = next;
+            continue;
+        }
+        break;
+    }
+    const char *name = dwarf_diename(&cur);
+    if (!name)
+        return NULL;
+    Dwarf_Die *scopes = NULL;
+    int n = dwarf_getscopes_die(&cur, &scopes);
+    if (n <= 2) {
+        free(scopes);
+        return NULL;
+    }
+    size_t len = strlen(name) + 1;
+    for (int i = 1; i < n - 1; i++) {
+        const char *c = dwarf_diename(&scopes[i]);
+        len += (c ? strlen(c) : 24) + 2;
+    }
+    char *q = malloc(len);
+    if (q) {
+        q[0] = 0;
+        for (int i = n - 2; i >= 1; i--) {
+            int tag = dwarf_tag(&scopes[i]);
+            const char *c = dwarf_diename(&scopes[i]);
+            if (tag == DW_TAG_lexical_block)
+                continue;
+            /* An unnamed class around operator() is a lambda's closure type. */
+            if (!c)
+                c = tag == DW_TAG_namespace ? "(anonymous namespace)"
+                    : strcmp(name, "operator()") == 0 ? "{lambda}" : "{unnamed}";
+            strcat(q, c);
+            strcat(q, "::");
+        }
+        strcat(q, name);
+    }
+    free(scopes);
+    return q;
+}
+
 static char *call_site_file(Dwarf_Die *cu, Dwarf_Die *inl, uint32_t *line)
 {
     Dwarf_Attribute a;
@@ -720,8 +772,11 @@ static uint32_t resolve_in(file_t *f, Dwarf_Addr addr, rheap__srcframe_t *fr)
          * source's name, not an alias the symbol table may prefer), else by its symbol. A C++
          * function whose DWARF has no linkage name (g++'s lambdas, for one) would get a bare
          * "operator()"; its mangled symbol carries the qualified name. */
-        if (!is_inl && elfname && (!has_linkage_name(&funcs[k]) && is_cxx(&unit)))
+        int bare = !has_linkage_name(&funcs[k]) && is_cxx(&unit);
+        if (!is_inl && elfname && bare)
             fr[k].sym = rheap__demangle(elfname);
+        else if (bare && (fr[k].sym = qualified_name(&funcs[k])) != NULL)
+            ;
         else
             fr[k].sym = die_name(&funcs[k]);
         if (!fr[k].sym && !is_inl && elfname)

@@ -128,6 +128,9 @@ compilers() {
         if [ $opt = 2 ]; then
             expect $family-c-O$opt "module = '$c' AND inlined = 1 AND sym = 'copy_name'" "copy_name inlined"
             expect $family-cxx-O$opt "module = '$x' AND inlined = 1" "an inlined call"
+            [ "$family" = gcc ] && expect $family-cxx-O$opt \
+                "module = '$x' AND inlined = 1 AND sym = 'main::{lambda}::operator()'" \
+                "the inlined lambda named with its enclosing function"
         fi
     done
     [ "$family" = gcc ] && display "$dir/gcc-cxx-O0.db"
