@@ -81,6 +81,19 @@ void rheap__table_print_rows(const rheap__table_t *t, size_t max_rows, const cha
 /* `rheap query ARGS...` (arguments after the command name). Returns the exit status. */
 int rheap__cmd_query(int argc, char **argv);
 
+/* ---- names.c: names made to fit a table ---- */
+/* Turns the shortening and clipping off (--full-names). */
+void rheap__names_full(int on);
+/* A copy of name with each template argument list longer than 3 characters shortened to
+ * <...> (operator< and a leading <...> kept). malloc'ed; NULL on no memory. */
+char *rheap__name_short(const char *name);
+/* Fills out with t as the column printer should show it: `function` cells shortened, and on a
+ * terminal `function` and `location` cells clipped so rows of the first max_rows fit its width
+ * (indent: columns taken before each row). Returns 0, or -1 when t is to be printed as it is
+ * (--full-names, no such column, no memory); out can be passed to rheap__table_free either way. */
+int rheap__names_for_display(const rheap__table_t *t, size_t max_rows, size_t indent,
+                             rheap__table_t *out);
+
 /* ---- report.c: `rheap report`, and the summary `rheap run` prints ---- */
 int rheap__cmd_report(int argc, char **argv);
 /* Prints the short summary of a fresh database to out, each line prefixed "rheap: ". */
@@ -104,6 +117,9 @@ int rheap__stack_print(struct sqlite3 *db, long long id, int from_site, const ch
 void rheap__table_print_chains(struct sqlite3 *db, const rheap__table_t *t, size_t max_rows,
                                const char *indent, FILE *out);
 int rheap__cmd_stack(int argc, char **argv);
+
+/* ---- resymbolize.c: `rheap resymbolize DB` ---- */
+int rheap__cmd_resymbolize(int argc, char **argv);
 
 /* ---- run.c: `rheap run` ---- */
 int rheap__cmd_run(int argc, char **argv);

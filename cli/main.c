@@ -36,6 +36,7 @@ static void usage_main(FILE *f)
             "  diff      compare two databases (two runs) site by site\n"
             "  convert   convert recordings (rip-<pid> directories) into an SQLite database\n"
             "  dump      print the records of a recording or a .rip file as text\n"
+            "  resymbolize  symbolize a database again (after installing debug information)\n"
             "\n"
             "Start with: rheap run -o out.db -- ./prog args...   then: rheap report out.db\n"
             "\n"
@@ -184,6 +185,8 @@ int main(int argc, char **argv)
         return rheap__cmd_report(argc - 2, argv + 2);
     if (!strcmp(cmd, "stack"))
         return rheap__cmd_stack(argc - 2, argv + 2);
+    if (!strcmp(cmd, "resymbolize"))
+        return rheap__cmd_resymbolize(argc - 2, argv + 2);
     if (cmd[0] == '-' && strcmp(cmd, "-f") && strcmp(cmd, "--force") && strcmp(cmd, "-q") &&
         strcmp(cmd, "--quiet") && strcmp(cmd, "--progress") && strcmp(cmd, "--no-progress") &&
         strcmp(cmd, "-o") && strncmp(cmd, "--output", 8)) {

@@ -513,10 +513,16 @@ void rheap__table_print_columns(const rheap__table_t *t, size_t max_rows, const 
 void rheap__table_print_rows(const rheap__table_t *t, size_t max_rows, const char *indent,
                              FILE *out, void (*after_row)(size_t row, void *arg), void *arg)
 {
+    /* Function names shortened and clipped for reading (names.c); CSV and JSON keep them. */
+    rheap__table_t shown;
+    if (rheap__names_for_display(t, max_rows, strlen(indent), &shown) == 0)
+        t = &shown;
     size_t rows = t->nrows < max_rows ? t->nrows : max_rows;
     size_t *w = calloc(t->ncols ? t->ncols : 1, sizeof *w);
-    if (!w)
+    if (!w) {
+        rheap__table_free(&shown);
         return;
+    }
     for (size_t c = 0; c < t->ncols; c++) {
         w[c] = width(t->names[c]);
         for (size_t r = 0; r < rows; r++) {
@@ -572,6 +578,7 @@ void rheap__table_print_rows(const rheap__table_t *t, size_t max_rows, const cha
     if (rows < t->nrows)
         fprintf(out, "%s... %zu more rows\n", indent, t->nrows - rows);
     free(w);
+    rheap__table_free(&shown);
 }
 
 static void csv_field(const char *v, FILE *out)
@@ -681,6 +688,7 @@ static void usage_query(FILE *f)
             "                         MiB, ...; times in us, ms, s; CSV and JSON are exact)\n"
             "  --stacks               print each row's call chain under it, from the\n"
             "                         allocation site outwards (queries with a stack column)\n"
+            "  --full-names           columns: keep template arguments and whole names\n"
             "  -h, --help             show this help\n"
             "\n"
             "The queries directory is $RHEAP_QUERIES when set, else the installed\n"
@@ -794,6 +802,8 @@ int rheap__cmd_query(int argc, char **argv)
             fmt = RHEAP_FMT_CSV;
         } else if (!strcmp(a, "--json")) {
             fmt = RHEAP_FMT_JSON;
+        } else if (!strcmp(a, "--full-names")) {
+            rheap__names_full(1);
         } else if (!strcmp(a, "--param") || !strcmp(a, "-p")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "rheap query: %s needs KEY=VALUE\n", a);

@@ -317,7 +317,7 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
 static void usage_report(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap report [--raw] [--stacks] [--pid PID | --exe GLOB] DB\n"
+            "Usage: rheap report [--raw] [--stacks] [--full-names] [--pid PID | --exe GLOB] DB\n"
             "       rheap report --html -o FILE [--pid PID] DB   (one self-contained page)\n"
             "\n"
             "Prints a summary of a database written by rheap run or rheap convert: totals\n"
@@ -329,6 +329,8 @@ static void usage_report(FILE *f)
             "Options:\n"
             "  --raw         exact integers (default: sizes in KiB, MiB, ...; times in us, ms, s)\n"
             "  --stacks      print each site's call chain under it, from the site outwards\n"
+            "  --full-names  whole function names (default: template arguments shortened\n"
+            "                to <...>, names and locations clipped to the terminal's width)\n"
             "  --pid PID     only this process\n"
             "  --exe GLOB    only the processes whose executable or command line matches GLOB\n"
             "                (a shell pattern, e.g. '*python3*'); one report each\n"
@@ -383,6 +385,8 @@ int rheap__cmd_report(int argc, char **argv)
                 o.pid = argv[++i];
             else
                 exe = argv[++i];
+        } else if (!strcmp(a, "--full-names")) {
+            rheap__names_full(1);
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "rheap report: unknown option %s (try rheap report --help)\n", a);
             return RHEAP_EXIT_USAGE;

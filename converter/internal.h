@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <elfutils/libdw.h>
+
 #include "rheap_version.h"
 #define RHEAP_SCHEMA_VERSION 2
 
@@ -97,8 +99,9 @@ typedef struct {
 
 typedef struct rheap__sym rheap__sym_t;
 
-/* Creates a symbolizer that reports to `err` (warnings counted in *warnings). Unsets
- * DEBUGINFOD_URLS so no network is ever used. */
+/* Creates a symbolizer that reports to `err` (warnings counted in *warnings). Separate debug
+ * files are looked up as debuginfo.c says (RHEAP_DEBUG_DIR, /usr/lib/debug, and debuginfod
+ * only when DEBUGINFOD_URLS is set). */
 rheap__sym_t *rheap__sym_create(FILE *err, int *warnings);
 void rheap__sym_destroy(rheap__sym_t *s);
 /* Interns a module file by (path, build-id); returns its file id (>= 0) or -1 on no memory.
@@ -117,6 +120,26 @@ const char *rheap__sym_file_status(const rheap__sym_t *s, int file_id);
 const char *rheap__sym_elf_symbol(rheap__sym_t *s, int file_id, uint64_t addr);
 /* Demangles a symbol name (strips @VERSION first); returns a malloc'ed string. */
 char *rheap__demangle(const char *name);
+
+/* ---- debuginfo.c: where separate debug files are looked for ---- */
+
+/* The libdwfl debuginfo search path: the module's directory, its .debug/, the directories of
+ * RHEAP_DEBUG_DIR (colon-separated), then /usr/lib/debug. malloc'ed; NULL on no memory. */
+char *rheap__debuginfo_path(void);
+
+/* ---- scopes.c: the functions containing an address ---- */
+
+/* One module's index of function DIEs, built per compile unit on its first lookup. */
+typedef struct rheap__scopes rheap__scopes_t;
+
+rheap__scopes_t *rheap__scopes_create(void);
+void rheap__scopes_destroy(rheap__scopes_t *sc);
+/* Fills chain (capacity max) with the functions containing the CU-relative address pc in the
+ * compile unit `cu`, innermost first: each DW_TAG_inlined_subroutine, then the
+ * DW_TAG_subprogram they were inlined into. Functions inside namespaces, classes and Rust
+ * modules are found (dwarf_getscopes misses them). Returns how many, 0 when no function
+ * contains pc, -1 on no memory. The DIEs live as long as the module's Dwarf. */
+int rheap__scopes_chain(rheap__scopes_t *sc, Dwarf_Die *cu, uint64_t pc, Dwarf_Die *chain, int max);
 
 /* ---- db.c: the SQLite writer ---- */
 typedef struct rheap__db rheap__db_t;
@@ -185,6 +208,18 @@ void rheap__stacks_destroy(rheap__stacks_t *st);
 uint64_t rheap__stacks_intern(rheap__stacks_t *st, rheap__db_t *db, const rheap__sym_t *sym,
                               const rheap__loc_t *const *locs, uint32_t n);
 uint64_t rheap__stacks_count(const rheap__stacks_t *st);
+/* One frame of a stack, as the allocation-site rule reads it. */
+typedef struct {
+    const char *sym, *file, *module; /* NULL unknown */
+    uint32_t line;                   /* 0 unknown */
+    uint64_t offset;
+} rheap__siteframe_t;
+/* The allocation site of a stack of n frames (innermost first), the rule of the stacks table
+ * (schema.sql): sets *site_no and the site's location ("file:line", or "module:0xoffset"
+ * without a line) and returns its function name ("??" unknown, "(no backtrace)" when n is 0).
+ * Used at conversion and by `rheap resymbolize`. */
+const char *rheap__stack_site(const rheap__siteframe_t *fr, uint32_t n, uint32_t *site_no,
+                              char *location, size_t len);
 
 /* ---- summary.c: the summary tables, computed during the merge ----
  * Calls for one recording: begin; then, in time order, alloc when a block starts and free when

@@ -126,59 +126,58 @@ static int is_plumbing(const char *module, const char *sym)
     return any_match(plumbing_names, sizeof plumbing_names / sizeof *plumbing_names, name);
 }
 
-/* Writes the stacks row of a new stack: its allocation site is the first frame that is not
- * plumbing (frame 0 when all are), moved out to the first frame with a name when it has none,
- * so that a stripped library's internal function reads as the exported one that called it. */
+const char *rheap__stack_site(const rheap__siteframe_t *fr, uint32_t n, uint32_t *site_no,
+                              char *location, size_t len)
+{
+    /* The allocation site is the first frame that is not plumbing (frame 0 when all are), moved
+     * out to the first frame with a name when it has none, so that a stripped library's
+     * internal function reads as the exported one that called it. */
+    uint32_t site = UINT32_MAX, named = UINT32_MAX;
+    for (uint32_t i = 0; i < n && named == UINT32_MAX; i++) {
+        if (site == UINT32_MAX && !is_plumbing(fr[i].module, fr[i].sym))
+            site = i;
+        if (site != UINT32_MAX && fr[i].sym)
+            named = i;
+    }
+    if (n == 0) {
+        *site_no = 0;
+        snprintf(location, len, "??");
+        return "(no backtrace)";
+    }
+    uint32_t k = named != UINT32_MAX ? named : site != UINT32_MAX ? site : 0;
+    const char *where = fr[k].file ? fr[k].file : fr[k].module;
+    if (fr[k].line)
+        snprintf(location, len, "%s:%" PRIu32, where ? where : "??", fr[k].line);
+    else
+        snprintf(location, len, "%s:0x%" PRIx64, where ? where : "??", fr[k].offset);
+    *site_no = k;
+    return fr[k].sym ? fr[k].sym : "??";
+}
+
+/* Writes the stacks row of a new stack. */
 static int write_site(rheap__db_t *db, const rheap__sym_t *sym, uint64_t bt,
                       const rheap__loc_t *const *locs, uint32_t n)
 {
-    const rheap__srcframe_t *site = NULL, *named = NULL;
-    const rheap__loc_t *site_loc = NULL, *named_loc = NULL;
-    uint32_t frame_no = 0, site_no = 0, named_no = 0, first_no = 0;
-    const rheap__srcframe_t *first = NULL;
-    const rheap__loc_t *first_loc = NULL;
-    for (uint32_t i = 0; i < n && !named; i++) {
-        const char *module = rheap__sym_file_path(sym, locs[i]->file_id);
-        for (uint32_t k = 0; k < locs[i]->nframes && !named; k++, frame_no++) {
-            const rheap__srcframe_t *f = &locs[i]->frames[k];
-            if (!first) {
-                first = f;
-                first_loc = locs[i];
-                first_no = frame_no;
-            }
-            if (!site && !is_plumbing(module, f->sym)) {
-                site = f;
-                site_loc = locs[i];
-                site_no = frame_no;
-            }
-            if (site && f->sym) {
-                named = f;
-                named_loc = locs[i];
-                named_no = frame_no;
-            }
-        }
-    }
     uint32_t total = 0;
     for (uint32_t i = 0; i < n; i++)
         total += locs[i]->nframes;
-    if (!first)
-        return rheap__db_stack(db, bt, 0, 0, "(no backtrace)", "??");
-    if (named) {
-        site = named;
-        site_loc = named_loc;
-        site_no = named_no;
-    } else if (!site) {
-        site = first;
-        site_loc = first_loc;
-        site_no = first_no;
+    rheap__siteframe_t *fr = malloc((total + 1) * sizeof *fr);
+    if (!fr)
+        return -1;
+    uint32_t frame_no = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const char *module = rheap__sym_file_path(sym, locs[i]->file_id);
+        for (uint32_t k = 0; k < locs[i]->nframes; k++, frame_no++) {
+            const rheap__srcframe_t *f = &locs[i]->frames[k];
+            fr[frame_no] = (rheap__siteframe_t){f->sym, f->file, module, f->line, locs[i]->offset};
+        }
     }
-    const char *where = site->file ? site->file : rheap__sym_file_path(sym, site_loc->file_id);
     char location[4096];
-    if (site->line)
-        snprintf(location, sizeof location, "%s:%" PRIu32, where ? where : "??", site->line);
-    else
-        snprintf(location, sizeof location, "%s:0x%" PRIx64, where ? where : "??", site_loc->offset);
-    return rheap__db_stack(db, bt, total, site_no, site->sym ? site->sym : "??", location);
+    uint32_t site_no;
+    const char *function = rheap__stack_site(fr, total, &site_no, location, sizeof location);
+    int rc = rheap__db_stack(db, bt, total, site_no, function, location);
+    free(fr);
+    return rc;
 }
 
 uint64_t rheap__stacks_intern(rheap__stacks_t *st, rheap__db_t *db, const rheap__sym_t *sym,

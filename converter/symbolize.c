@@ -71,6 +71,7 @@ typedef struct {
     int syms_built;
     sect_t *sects;
     size_t nsects;
+    rheap__scopes_t *scopes; /* function DIEs by address, per CU, built on first use */
 } file_t;
 
 typedef struct {
@@ -120,23 +121,26 @@ char *rheap__demangle(const char *name)
 
 rheap__sym_t *rheap__sym_create(FILE *err, int *warnings)
 {
-    /* Symbolization must never reach the network, whatever the user's environment says. */
-    unsetenv("DEBUGINFOD_URLS");
     rheap__sym_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
+    s->debuginfo_path = rheap__debuginfo_path();
     s->err = err;
     s->warnings = warnings;
     s->mask = 4095;
     s->slots = calloc(s->mask + 1, sizeof *s->slots);
-    if (!s->slots) {
+    if (!s->slots || !s->debuginfo_path) {
+        free(s->slots);
+        free(s->debuginfo_path);
         free(s);
         return NULL;
     }
     s->cb.find_elf = dwfl_build_id_find_elf;
     s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
     s->cb.section_address = dwfl_offline_section_address;
-    s->cb.debuginfo_path = NULL;
+    /* Separate debug files: by build-id, .gnu_debuglink, and debuginfod only when the user
+     * set DEBUGINFOD_URLS (debuginfo.c). */
+    s->cb.debuginfo_path = &s->debuginfo_path;
     return s;
 }
 
@@ -155,6 +159,7 @@ void rheap__sym_destroy(rheap__sym_t *s)
         free(f->gmax);
         free(f->lmax);
         free(f->sects);
+        rheap__scopes_destroy(f->scopes);
     }
     free(s->files);
     for (size_t i = 0; i < s->nlocs; i++) {
@@ -168,6 +173,7 @@ void rheap__sym_destroy(rheap__sym_t *s)
     }
     free(s->locs);
     free(s->slots);
+    free(s->debuginfo_path);
     free(s);
 }
 
@@ -624,6 +630,76 @@ static char *die_name(Dwarf_Die *die)
     return n ? strdup(n) : NULL;
 }
 
+static int has_linkage_name(Dwarf_Die *die)
+{
+    return attr_string(die, DW_AT_linkage_name) || attr_string(die, DW_AT_MIPS_linkage_name);
+}
+
+static int is_cxx(Dwarf_Die *cu)
+{
+    switch (dwarf_srclang(cu)) {
+    case DW_LANG_C_plus_plus:
+    case DW_LANG_C_plus_plus_03:
+    case DW_LANG_C_plus_plus_11:
+    case DW_LANG_C_plus_plus_14:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The name of a C++ function whose DWARF has no linkage name, qualified with the scopes its
+ * declaration sits in: g++ names an inlined lambda just "operator()" and nests its unnamed
+ * closure type in the enclosing function, so the lambda of main reads
+ * "main::{lambda}::operator()". NULL when the declaration sits directly in the CU (there
+ * is nothing to add) or has no name. */
+static char *qualified_name(Dwarf_Die *die)
+{
+    Dwarf_Die cur = *die, next;
+    Dwarf_Attribute a;
+    for (int i = 0; i < 8; i++) {
+        if ((dwarf_attr(&cur, DW_AT_abstract_origin, &a) || dwarf_attr(&cur, DW_AT_specification, &a)) &&
+            dwarf_formref_die(&a, &next)) {
+            cur = next;
+            continue;
+        }
+        break;
+    }
+    const char *name = dwarf_diename(&cur);
+    if (!name)
+        return NULL;
+    Dwarf_Die *scopes = NULL;
+    int n = dwarf_getscopes_die(&cur, &scopes);
+    if (n <= 2) {
+        free(scopes);
+        return NULL;
+    }
+    size_t len = strlen(name) + 1;
+    for (int i = 1; i < n - 1; i++) {
+        const char *c = dwarf_diename(&scopes[i]);
+        len += (c ? strlen(c) : 24) + 2;
+    }
+    char *q = malloc(len);
+    if (q) {
+        q[0] = 0;
+        for (int i = n - 2; i >= 1; i--) {
+            int tag = dwarf_tag(&scopes[i]);
+            const char *c = dwarf_diename(&scopes[i]);
+            if (tag == DW_TAG_lexical_block)
+                continue;
+            /* An unnamed class around operator() is a lambda's closure type. */
+            if (!c)
+                c = tag == DW_TAG_namespace ? "(anonymous namespace)"
+                    : strcmp(name, "operator()") == 0 ? "{lambda}" : "{unnamed}";
+            strcat(q, c);
+            strcat(q, "::");
+        }
+        strcat(q, name);
+    }
+    free(scopes);
+    return q;
+}
+
 static char *call_site_file(Dwarf_Die *cu, Dwarf_Die *inl, uint32_t *line)
 {
     Dwarf_Attribute a;
@@ -651,64 +727,64 @@ static uint32_t resolve_in(file_t *f, Dwarf_Addr addr, rheap__srcframe_t *fr)
     Dwarf_Addr bias = 0;
     Dwarf_Die cu_store;
     Dwarf_Die *cu = find_cu(f, addr, &bias, &cu_store);
-    uint32_t n = 0;
-    if (cu) {
-        Dwarf_Die cudie = *cu;
-        Dwarf_Die *scopes = NULL;
-        int ns = dwarf_getscopes(&cudie, addr - bias, &scopes);
-        /* dwarf_getscopes continues from an inlined function into its abstract definition,
-         * not into the function it was inlined into; the physical nesting of the innermost
-         * function DIE (dwarf_getscopes_die) gives the real chain of callers. */
-        Dwarf_Die *chain = NULL;
-        int nc = 0;
-        for (int i = 0; i < ns; i++) {
-            int tag = dwarf_tag(&scopes[i]);
-            if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
-                nc = dwarf_getscopes_die(&scopes[i], &chain);
-                break;
-            }
-        }
-        Dwarf_Die *funcs[MAX_INLINE + 1];
-        int nf = 0;
-        for (int i = 0; i < nc && nf <= MAX_INLINE; i++) {
-            int tag = dwarf_tag(&chain[i]);
-            if (tag == DW_TAG_inlined_subroutine) {
-                funcs[nf++] = &chain[i];
-            } else if (tag == DW_TAG_subprogram) {
-                funcs[nf++] = &chain[i];
-                break;
-            }
-        }
-        if (nf > 0) {
-            Dwarf_Line *l = dwarf_getsrc_die(&cudie, addr - bias);
-            int lineno = 0;
-            if (l) {
-                const char *src = dwarf_linesrc(l, NULL, NULL);
-                fr[0].file = src ? strdup(src) : NULL;
-                dwarf_lineno(l, &lineno);
-            }
-            fr[0].line = lineno > 0 ? (uint32_t)lineno : 0;
-            for (int k = 0; k < nf; k++) {
-                int is_inl = dwarf_tag(funcs[k]) == DW_TAG_inlined_subroutine;
-                fr[k].inlined = is_inl;
-                if (!is_inl && elfname)
-                    fr[k].sym = rheap__demangle(elfname);
-                else
-                    fr[k].sym = die_name(funcs[k]);
-                if (k + 1 < nf && is_inl)
-                    fr[k + 1].file = call_site_file(&cudie, funcs[k], &fr[k + 1].line);
-            }
-            n = (uint32_t)nf;
-        }
-        free(chain);
-        free(scopes);
-    }
-    if (n == 0) {
+    if (!cu) {
         /* No DWARF for this address: the symbol table still names the function. */
         fr[0].sym = elfname ? rheap__demangle(elfname) : NULL;
-        n = 1;
+        return 1;
     }
-    return n;
+    Dwarf_Die cudie = *cu;
+
+    /* The innermost frame's file:line comes from the CU's line table, which covers the address
+     * even where no function DIE does (code the compiler described by lines only). */
+    Dwarf_Line *l = dwarf_getsrc_die(&cudie, addr - bias);
+    if (l) {
+        int lineno = 0;
+        const char *src = dwarf_linesrc(l, NULL, NULL);
+        fr[0].file = src ? strdup(src) : NULL;
+        dwarf_lineno(l, &lineno);
+        fr[0].line = lineno > 0 ? (uint32_t)lineno : 0;
+    }
+
+    /* With split DWARF (-gsplit-dwarf) the CU found by address is a skeleton holding only the
+     * line table; its functions are in the split unit, which libdw reads from the .dwo file
+     * (or the .dwp package) beside the module. */
+    Dwarf_Die unit = cudie, sub;
+    uint8_t unit_type = 0;
+    memset(&sub, 0, sizeof sub);
+    if (dwarf_cu_info(cudie.cu, NULL, &unit_type, NULL, &sub, NULL, NULL, NULL) == 0 &&
+        unit_type == DW_UT_skeleton && sub.addr != NULL)
+        unit = sub;
+
+    Dwarf_Die funcs[MAX_INLINE + 1];
+    int nf = 0;
+    if (!f->scopes)
+        f->scopes = rheap__scopes_create();
+    if (f->scopes)
+        nf = rheap__scopes_chain(f->scopes, &unit, addr - bias, funcs, MAX_INLINE + 1);
+    if (nf <= 0) {
+        fr[0].sym = elfname ? rheap__demangle(elfname) : NULL;
+        return 1;
+    }
+    for (int k = 0; k < nf; k++) {
+        int is_inl = dwarf_tag(&funcs[k]) == DW_TAG_inlined_subroutine;
+        fr[k].inlined = is_inl;
+        /* Named as addr2line names it: from the DWARF when it describes the function (the
+         * source's name, not an alias the symbol table may prefer), else by its symbol. A C++
+         * function whose DWARF has no linkage name (g++'s lambdas, for one) would get a bare
+         * "operator()"; its mangled symbol carries the qualified name. */
+        int bare = !has_linkage_name(&funcs[k]) && is_cxx(&unit);
+        if (!is_inl && elfname && bare)
+            fr[k].sym = rheap__demangle(elfname);
+        else if (bare && (fr[k].sym = qualified_name(&funcs[k])) != NULL)
+            ;
+        else
+            fr[k].sym = die_name(&funcs[k]);
+        if (!fr[k].sym && !is_inl && elfname)
+            fr[k].sym = rheap__demangle(elfname);
+        if (k + 1 < nf && is_inl)
+            fr[k + 1].file = call_site_file(&unit, &funcs[k], &fr[k + 1].line);
+    }
+    return (uint32_t)nf;
 }
 
 static int grow_slots(rheap__sym_t *s)

@@ -4,7 +4,7 @@
 # missing.
 set -eu
 PKGS="build-essential cmake pkg-config liblz4-dev lz4 libunwind-dev libdw-dev libelf-dev
-libiberty-dev libsqlite3-dev sqlite3 python3 perl clang
+libiberty-dev libsqlite3-dev sqlite3 python3 perl clang llvm elfutils
 protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev zlib1g-dev
 golang-go chromium"
 missing=""
