@@ -79,8 +79,8 @@ typedef struct {
 } slot_t;
 
 struct rheap__sym {
-    FILE *err;
-    int *warnings;
+    rheap__warn_fn warn;
+    void *warn_user;
     file_t *files;
     size_t nfiles, capfiles;
     rheap__loc_t **locs;
@@ -91,23 +91,13 @@ struct rheap__sym {
     char *debuginfo_path;
 };
 
-static char *dup_n(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = 0;
-    }
-    return d;
-}
-
 char *rheap__demangle(const char *name)
 {
     if (!name)
         return NULL;
     /* Versioned names from .dynsym ("memcpy@@GLIBC_2.14") carry the version after '@'. */
     const char *at = strchr(name, '@');
-    char *base = at ? dup_n(name, (size_t)(at - name)) : strdup(name);
+    char *base = at ? strndup(name, (size_t)(at - name)) : strdup(name);
     if (!base)
         return NULL;
     char *d = cplus_demangle(base, DMGL_PARAMS | DMGL_ANSI);
@@ -118,15 +108,15 @@ char *rheap__demangle(const char *name)
     return base;
 }
 
-rheap__sym_t *rheap__sym_create(FILE *err, int *warnings)
+rheap__sym_t *rheap__sym_create(rheap__warn_fn warn, void *user)
 {
     /* Symbolization must never reach the network, whatever the user's environment says. */
     unsetenv("DEBUGINFOD_URLS");
     rheap__sym_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->err = err;
-    s->warnings = warnings;
+    s->warn = warn;
+    s->warn_user = user;
     s->mask = 4095;
     s->slots = calloc(s->mask + 1, sizeof *s->slots);
     if (!s->slots) {
@@ -185,7 +175,7 @@ int rheap__sym_file(rheap__sym_t *s, const char *path, size_t path_len, const ui
         return -1;
     file_t *f = &s->files[s->nfiles];
     memset(f, 0, sizeof *f);
-    f->path = dup_n(path, path_len);
+    f->path = strndup(path, path_len);
     f->build_id = build_id_len ? malloc(build_id_len) : NULL;
     if (!f->path || (build_id_len && !f->build_id)) {
         free(f->path);
@@ -219,9 +209,10 @@ const char *rheap__sym_file_status(const rheap__sym_t *s, int file_id)
 
 static void warn(rheap__sym_t *s, const char *path, const char *what)
 {
-    fprintf(s->err, "rheap: warning: module %s: %s\n", path, what);
-    if (s->warnings)
-        (*s->warnings)++;
+    char msg[4352]; /* PATH_MAX and the longest reason */
+    snprintf(msg, sizeof msg, "module %s: %s", path, what);
+    if (s->warn)
+        s->warn(s->warn_user, path, msg);
 }
 
 /* Pseudo-modules (the vDSO, anonymous code) have no file to read; they stay unresolved

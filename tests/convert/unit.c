@@ -15,6 +15,14 @@
 #include "internal.h"
 #include "tgen.h"
 
+/* The symbolizer's warnings, printed and counted. */
+static void count_warning(void *user, const char *file, const char *message)
+{
+    (void)file;
+    fprintf(stderr, "warning: %s\n", message);
+    ++*(int *)user;
+}
+
 static void test_merge(void)
 {
     rheap__merge_t *m = rheap__merge_create(3);
@@ -166,7 +174,7 @@ static int compare_index(const char *path)
         return 0;
     }
     int warnings = 0;
-    rheap__sym_t *sym = rheap__sym_create(stderr, &warnings);
+    rheap__sym_t *sym = rheap__sym_create(count_warning, &warnings);
     int fid = rheap__sym_file(sym, path, strlen(path), NULL, 0);
 
     enum { MAXA = 2000 };
@@ -239,7 +247,7 @@ static void test_symbol_index(void)
     Dl_info di;
     CHECK(dladdr((void *)main, &di) != 0);
     int warnings = 0;
-    rheap__sym_t *sym = rheap__sym_create(stderr, &warnings);
+    rheap__sym_t *sym = rheap__sym_create(count_warning, &warnings);
     int fid = rheap__sym_file(sym, self, (size_t)n, NULL, 0);
     uint64_t off = (uint64_t)(uintptr_t)main - (uint64_t)(uintptr_t)di.dli_fbase;
     const char *got = rheap__sym_elf_symbol(sym, fid, off);

@@ -118,7 +118,7 @@ int main(void)
     free(data);
     out = run_dump(dir, 3, &errtext);
     snprintf(msg, sizeof msg,
-             "rheap dump: %s: offset %zu: file ends before the end mark (expected a block or the "
+             "rheap: warning: %s: offset %zu: file ends before the end mark (expected a block or the "
              "end mark)\n", buf, len - 4);
     if (strcmp(errtext, msg) != 0)
         FAILF("stderr: %s, expected %s", errtext, msg);
@@ -129,7 +129,7 @@ int main(void)
     /* An empty thread file (killed before its first flush) is truncated too. */
     write_file("t10-2.rip", 0, 10, 0);
     out = run_dump(buf, 3, &errtext);
-    snprintf(msg, sizeof msg, "rheap dump: %s: offset 0: empty file (expected an lz4 frame)\n", buf);
+    snprintf(msg, sizeof msg, "rheap: warning: %s: offset 0: empty file (expected an lz4 frame)\n", buf);
     CHECK(strcmp(errtext, msg) == 0);
     CHECK_U(strlen(out), 0);
     free(out);
@@ -138,7 +138,7 @@ int main(void)
     /* A corrupt file stops the dump with exit code 2 and one line. */
     spill(buf, "\x04\x22\x4d\x18\x70\x40\x00", 7);
     out = run_dump(dir, 2, &errtext);
-    snprintf(msg, sizeof msg, "rheap dump: %s: offset 6: lz4 frame header checksum mismatch\n", buf);
+    snprintf(msg, sizeof msg, "rheap: error: %s: offset 6: lz4 frame header checksum mismatch\n", buf);
     CHECK(strcmp(errtext, msg) == 0);
     CHECK(strstr(out, "# file t100.rip") == NULL);
     free(out);
@@ -146,11 +146,11 @@ int main(void)
 
     /* Missing paths and directories that are not recordings. */
     out = run_dump("no-such-path", 2, &errtext);
-    CHECK(strcmp(errtext, "rheap dump: no-such-path: cannot open: No such file or directory\n") == 0);
+    CHECK(strcmp(errtext, "rheap: error: no-such-path: cannot open: No such file or directory\n") == 0);
     free(out);
     free(errtext);
     out = run_dump(".", 2, &errtext);
-    CHECK(strcmp(errtext, "rheap dump: .: not a rip recording (no process.rip)\n") == 0);
+    CHECK(strcmp(errtext, "rheap: error: .: not a rip recording (no process.rip)\n") == 0);
     free(out);
     free(errtext);
 
