@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,82 +26,6 @@
 #include "internal.h"
 
 #define NO_OFFSET UINT64_MAX
-
-/* ---- A small map from a thread file's stack ids to global backtrace ids. ---- */
-
-typedef struct {
-    uint64_t *keys;  /* 0 = empty */
-    uint64_t *vals;
-    size_t mask, count;
-} idmap_t;
-
-static int idmap_init(idmap_t *m)
-{
-    m->mask = 255;
-    m->count = 0;
-    m->keys = calloc(m->mask + 1, sizeof *m->keys);
-    m->vals = calloc(m->mask + 1, sizeof *m->vals);
-    return m->keys && m->vals ? 0 : -1;
-}
-
-static void idmap_free(idmap_t *m)
-{
-    free(m->keys);
-    free(m->vals);
-    m->keys = m->vals = NULL;
-}
-
-static size_t idmap_slot(const idmap_t *m, uint64_t k)
-{
-    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 24) & m->mask;
-}
-
-static int idmap_put(idmap_t *m, uint64_t k, uint64_t v)
-{
-    if ((m->count + 1) * 2 > m->mask + 1) {
-        idmap_t n = {0};
-        n.mask = m->mask * 2 + 1;
-        n.keys = calloc(n.mask + 1, sizeof *n.keys);
-        n.vals = calloc(n.mask + 1, sizeof *n.vals);
-        if (!n.keys || !n.vals) {
-            idmap_free(&n);
-            return -1;
-        }
-        for (size_t i = 0; i <= m->mask; i++) {
-            if (!m->keys[i])
-                continue;
-            size_t j = idmap_slot(&n, m->keys[i]);
-            while (n.keys[j])
-                j = (j + 1) & n.mask;
-            n.keys[j] = m->keys[i];
-            n.vals[j] = m->vals[i];
-        }
-        n.count = m->count;
-        idmap_free(m);
-        *m = n;
-    }
-    size_t j = idmap_slot(m, k);
-    while (m->keys[j] && m->keys[j] != k)
-        j = (j + 1) & m->mask;
-    if (!m->keys[j])
-        m->count++;
-    m->keys[j] = k;
-    m->vals[j] = v;
-    return 0;
-}
-
-static int idmap_get(const idmap_t *m, uint64_t k, uint64_t *v)
-{
-    size_t j = idmap_slot(m, k);
-    while (m->keys[j]) {
-        if (m->keys[j] == k) {
-            *v = m->vals[j];
-            return 1;
-        }
-        j = (j + 1) & m->mask;
-    }
-    return 0;
-}
 
 /* ---- Per-recording state ---- */
 
@@ -136,7 +61,7 @@ typedef struct {
     size_t nsegs, capsegs;
     int segs_sorted;
     uint32_t mods_expected;  /* module records still to come for the current list */
-    idmap_t stacks;
+    rheap__u64map_t stacks;  /* the file's stack ids to global backtrace ids */
     /* The next event to apply, and the ones decoded after it. */
     event_t ev;
     int phase;               /* realloc: 0 = old block not yet released */
@@ -309,14 +234,7 @@ static const seg_t *find_seg(stream_t *s, uint64_t ip)
         qsort(s->segs, s->nsegs, sizeof *s->segs, seg_cmp);
         s->segs_sorted = 1;
     }
-    size_t lo = 0, hi = s->nsegs;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s->segs[mid].start <= ip)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = rheap__upper_bound(s->segs, s->nsegs, sizeof *s->segs, offsetof(seg_t, start), ip);
     if (lo == 0)
         return NULL;
     const seg_t *g = &s->segs[lo - 1];
@@ -344,7 +262,7 @@ static int define_stack(ctx_t *c, stream_t *s, const rip_record_t *rec)
         db_fail(c, "backtraces");
         return -1;
     }
-    if (idmap_put(&s->stacks, rec->u.stack.id, bt) != 0) {
+    if (rheap__u64map_put(&s->stacks, rec->u.stack.id, bt) != 0) {
         nomem(c, "");
         return -1;
     }
@@ -528,7 +446,7 @@ static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
         return 1;
     }
     uint64_t bt = 0;
-    if (s->ev.stack && !idmap_get(&s->stacks, s->ev.stack, &bt)) {
+    if (s->ev.stack && !rheap__u64map_get(&s->stacks, s->ev.stack, &bt)) {
         errorf(c, RHEAP_CONVERT_E_INPUT, s->path, s->ev.offset,
                "%s: offset %llu: allocation names stack id %llu, which the file never defined", s->path, (unsigned long long)s->ev.offset, (unsigned long long)s->ev.stack);
         return -1;
@@ -731,7 +649,7 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
         rip_error_t e;
         s[i].path = rip_recording_thread_path(rr, i);
         s[i].file_size = file_size(s[i].path);
-        if (idmap_init(&s[i].stacks) != 0) {
+        if (rheap__u64map_init(&s[i].stacks) != 0) {
             nomem(c, "");
             goto out;
         }
@@ -846,7 +764,7 @@ out:
     procinfo_free(&p);
     for (size_t i = 0; s && i < n; i++) {
         rip_reader_close(s[i].r);
-        idmap_free(&s[i].stacks);
+        rheap__u64map_free(&s[i].stacks);
         free(s[i].segs);
         free(s[i].name);
     }

@@ -9,15 +9,18 @@
 #include <stdint.h>
 
 #include "array.h"
+#include "hashmap.h"
 #include "rheap_convert.h"
 #include "rheap_version.h"
+#include "sorted.h"
 #define RHEAP_SCHEMA_VERSION 2
 
 /* How the parts below report a warning to the conversion that uses them: `file` is the file
  * concerned (or NULL), `message` the whole sentence. */
 typedef void (*rheap__warn_fn)(void *user, const char *file, const char *message);
 
-/* ---- array.c: rheap__grow, declared in array.h ---- */
+/* ---- array.c, hashmap.c, sorted.c: the shared containers, declared in array.h, hashmap.h
+ * and sorted.h ---- */
 
 /* ---- schema_sql.c (generated from schema.sql at build time) ---- */
 extern const char rheap__schema_sql[];
