@@ -65,7 +65,7 @@ static void check_nothing_written(void)
     while (d && (e = readdir(d)) != NULL)
         if (strstr(e->d_name, ".tmp-")) {
             fprintf(stderr, "left behind: %s\n", e->d_name);
-            tgen_failures++;
+            check_failures++;
         }
     if (d)
         closedir(d);
@@ -75,7 +75,7 @@ static void check_err_has(const char *what)
 {
     if (!strstr(err, what)) {
         fprintf(stderr, "stderr lacks \"%s\": %s\n", what, err);
-        tgen_failures++;
+        check_failures++;
     }
 }
 
@@ -377,8 +377,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;
     }
-    if (tgen_failures) {
-        fprintf(stderr, "%d check(s) failed; last stderr of rheap:\n%s", tgen_failures, err);
+    if (check_failures) {
+        fprintf(stderr, "%d check(s) failed; last stderr of rheap:\n%s", check_failures, err);
         return 1;
     }
     printf("ok\n");

@@ -60,7 +60,7 @@ static void test_merge(void)
         if (key[top] < last) {
             fprintf(stderr, "merge out of order: %llu after %llu\n", (unsigned long long)key[top],
                     (unsigned long long)last);
-            tgen_failures++;
+            check_failures++;
             break;
         }
         last = key[top];
@@ -170,7 +170,7 @@ static int compare_index(const char *path)
     dwfl_report_end(dwfl, NULL, NULL);
     if (!mod) {
         fprintf(stderr, "%s: %s\n", path, dwfl_errmsg(-1));
-        tgen_failures++;
+        check_failures++;
         return 0;
     }
     int warnings = 0;
@@ -263,8 +263,8 @@ int main(void)
     test_pairs();
     test_demangle();
     test_symbol_index();
-    if (tgen_failures) {
-        fprintf(stderr, "%d check(s) failed\n", tgen_failures);
+    if (check_failures) {
+        fprintf(stderr, "%d check(s) failed\n", check_failures);
         return 1;
     }
     printf("ok\n");

@@ -40,7 +40,7 @@ static char *run_dump(const char *path, int expect_rc, char **errtext)
     fclose(o);
     fclose(e);
     if (rc != expect_rc)
-        FAILF("rheap_dump(%s) returned %d, expected %d; stderr: %s", path, rc, expect_rc, err);
+        CHECK_FAIL("rheap_dump(%s) returned %d, expected %d; stderr: %s", path, rc, expect_rc, err);
     *errtext = err;
     return out;
 }
@@ -76,7 +76,7 @@ int main(void)
     for (size_t i = 0; i < 5; i++) {
         snprintf(buf, sizeof buf, "%s/%s", dir, order[i]);
         if (strcmp(rip_recording_thread_path(rec, i), buf) != 0)
-            FAILF("thread file %zu: got %s, expected %s", i, rip_recording_thread_path(rec, i), buf);
+            CHECK_FAIL("thread file %zu: got %s, expected %s", i, rip_recording_thread_path(rec, i), buf);
     }
     CHECK(rip_recording_thread_path(rec, 5) == NULL);
     rip_recording_close(rec);
@@ -105,7 +105,7 @@ int main(void)
         "# file t100.rip type=thread version=2.0 pid=321 tid=100 recording=1 serial=0 start_ns=1000 time_shift=0\n"
         "free t=100 addr=0x1064\n";
     if (strcmp(out, expect) != 0)
-        FAILF("dump output:\n%s\nexpected:\n%s", out, expect);
+        CHECK_FAIL("dump output:\n%s\nexpected:\n%s", out, expect);
     CHECK_U(strlen(errtext), 0);
     free(out);
     free(errtext);
@@ -121,7 +121,7 @@ int main(void)
              "rheap: warning: %s: offset %zu: file ends before the end mark (expected a block or the "
              "end mark)\n", buf, len - 4);
     if (strcmp(errtext, msg) != 0)
-        FAILF("stderr: %s, expected %s", errtext, msg);
+        CHECK_FAIL("stderr: %s, expected %s", errtext, msg);
     CHECK(strstr(out, "# file t100.rip") != NULL);
     free(out);
     free(errtext);
