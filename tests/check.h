@@ -29,9 +29,8 @@
  * each file can include this header and the linker keeps one). */
 __attribute__((weak)) int check_failures;
 
-__attribute__((format(printf, 4, 5))) static inline void check_report(int stop, const char *file,
-                                                                      int line, const char *fmt,
-                                                                      ...)
+__attribute__((format(printf, 4, 5))) static inline void
+check_report(int stop, const char *file, int line, const char *fmt, ...)
 {
     char buf[2048];
     int n = snprintf(buf, sizeof buf, "%s:%d: ", file, line);
@@ -54,43 +53,42 @@ __attribute__((format(printf, 4, 5))) static inline void check_report(int stop, 
 /* A failure with a message of the test's own. */
 #define CHECK_FAIL(...) check_report(CHECK_STOP_ON_FAILURE, __FILE__, __LINE__, __VA_ARGS__)
 
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond))                                                                         \
-            CHECK_FAIL("check failed: %s", #cond);                                           \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            CHECK_FAIL("check failed: %s", #cond);                                                 \
     } while (0)
 
 /* Signed integers. */
-#define CHECK_INT(got, want)                                                                 \
-    do {                                                                                     \
-        long long g_ = (long long)(got), w_ = (long long)(want);                             \
-        if (g_ != w_)                                                                        \
-            CHECK_FAIL("check failed: %s == %s: got %lld, expected %lld", #got, #want, g_,   \
-                       w_);                                                                  \
+#define CHECK_INT(got, want)                                                                       \
+    do {                                                                                           \
+        long long g_ = (long long)(got), w_ = (long long)(want);                                   \
+        if (g_ != w_)                                                                              \
+            CHECK_FAIL("check failed: %s == %s: got %lld, expected %lld", #got, #want, g_, w_);    \
     } while (0)
 
 /* Unsigned 64-bit numbers, printed in decimal and hex (addresses, sizes, offsets). */
-#define CHECK_U(got, want)                                                                   \
-    do {                                                                                     \
-        uint64_t g_ = (uint64_t)(got), w_ = (uint64_t)(want);                                \
-        if (g_ != w_)                                                                        \
-            CHECK_FAIL("check failed: %s == %s: got %" PRIu64 " (0x%" PRIx64                 \
-                       "), expected %" PRIu64 " (0x%" PRIx64 ")",                            \
-                       #got, #want, g_, g_, w_, w_);                                         \
+#define CHECK_U(got, want)                                                                         \
+    do {                                                                                           \
+        uint64_t g_ = (uint64_t)(got), w_ = (uint64_t)(want);                                      \
+        if (g_ != w_)                                                                              \
+            CHECK_FAIL("check failed: %s == %s: got %" PRIu64 " (0x%" PRIx64                       \
+                       "), expected %" PRIu64 " (0x%" PRIx64 ")",                                  \
+                       #got, #want, g_, g_, w_, w_);                                               \
     } while (0)
 
-#define CHECK_STR(got, want)                                                                 \
-    do {                                                                                     \
-        const char *g_ = (got), *w_ = (want);                                                \
-        if (strcmp(g_, w_) != 0)                                                             \
-            CHECK_FAIL("check failed: %s: got \"%s\", expected \"%s\"", #got, g_, w_);       \
+#define CHECK_STR(got, want)                                                                       \
+    do {                                                                                           \
+        const char *g_ = (got), *w_ = (want);                                                      \
+        if (strcmp(g_, w_) != 0)                                                                   \
+            CHECK_FAIL("check failed: %s: got \"%s\", expected \"%s\"", #got, g_, w_);             \
     } while (0)
 
-#define CHECK_CONTAINS(hay, needle)                                                          \
-    do {                                                                                     \
-        const char *h_ = (hay), *n_ = (needle);                                              \
-        if (!strstr(h_, n_))                                                                 \
-            CHECK_FAIL("check failed: %s: \"%s\" does not contain \"%s\"", #hay, h_, n_);    \
+#define CHECK_CONTAINS(hay, needle)                                                                \
+    do {                                                                                           \
+        const char *h_ = (hay), *n_ = (needle);                                                    \
+        if (!strstr(h_, n_))                                                                       \
+            CHECK_FAIL("check failed: %s: \"%s\" does not contain \"%s\"", #hay, h_, n_);          \
     } while (0)
 
 #endif
