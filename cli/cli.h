@@ -1,7 +1,7 @@
 /*
  * cli.h: the `rheap` command's cross-file functions, grouped by the file that defines them.
- * The conversion itself lives in the converter library (converter/internal.h); this folder
- * parses command lines, prints, and reads finished databases.
+ * The conversion itself lives in the converter library (converter/include/rheap_convert.h);
+ * this folder parses command lines, prints, and reads finished databases.
  */
 #ifndef RHEAP_CLI_H
 #define RHEAP_CLI_H
@@ -9,7 +9,18 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "array.h"
+#include "message.h"
+#include "rheap_convert.h"
+#include "rheap_version.h"
+
+/* ---- convert.c: the conversion as the user sees it ---- */
+
+/* Converts the recordings into output through the converter library, printing its warnings
+ * and errors, a progress bar (progress: 1 always, 0 never, -1 when stderr is a terminal) and,
+ * unless quiet, the summary line. Returns the exit status (an RHEAP_EXIT_*). */
+int rheap__convert_cmd(const char *const *inputs, size_t ninputs, const char *output, int force,
+                       int progress, int quiet);
 
 /* ---- query.c: canned queries, reading a database, printing results ---- */
 struct sqlite3;

@@ -11,6 +11,7 @@
 
 #include "rip.h"
 #include "dump.h"
+#include "message.h"
 
 /* Writes s with backslash, control bytes, bytes >= 0x7f and (if `space`) spaces as \xHH. */
 static void put_str(FILE *out, rip_str_t s, int space)
@@ -120,22 +121,28 @@ static void put_record(FILE *out, const rip_record_t *r)
     fputc('\n', out);
 }
 
-static void put_error(FILE *err, const rip_error_t *e)
+/* Says what went wrong and returns the exit status for it: a truncated file is a warning (what
+ * was before the cut has been printed), anything else an error. */
+static int put_error(FILE *err, const rip_error_t *e)
 {
     char buf[1024];
-    fprintf(err, "rheap dump: %s\n", rip_error_format(e, buf, sizeof buf));
+    rip_error_format(e, buf, sizeof buf);
+    if (e->code == RIP_E_TRUNCATED) {
+        rheap__warning(err, "%s", buf);
+        return RHEAP_EXIT_WARNINGS;
+    }
+    rheap__error(err, "%s", buf);
+    return RHEAP_EXIT_INPUT;
 }
 
-/* Dumps one file. 0 clean, 3 truncated, 2 invalid. */
+/* Dumps one file. Returns an RHEAP_EXIT_*: OK, WARNINGS (truncated) or INPUT (invalid). */
 static int dump_file(const char *path, FILE *out, FILE *err)
 {
     rip_reader_t *r;
     rip_error_t e;
     rip_status_t st = rip_reader_open(path, &r, &e);
-    if (st != RIP_OK) {
-        put_error(err, &e);
-        return st == RIP_E_TRUNCATED ? 3 : 2;
-    }
+    if (st != RIP_OK)
+        return put_error(err, &e);
     const rip_header_t *h = rip_reader_header(r);
     fprintf(out,
             "# file %s type=%s version=%u.%u pid=%" PRIu32 " tid=%" PRIu32 " recording=%" PRIu32
@@ -147,9 +154,8 @@ static int dump_file(const char *path, FILE *out, FILE *err)
         put_record(out, &rec);
     rip_reader_close(r);
     if (st == RIP_END)
-        return 0;
-    put_error(err, &e);
-    return st == RIP_E_TRUNCATED ? 3 : 2;
+        return RHEAP_EXIT_OK;
+    return put_error(err, &e);
 }
 
 int rheap_dump(const char *path, FILE *out, FILE *err)
@@ -158,12 +164,10 @@ int rheap_dump(const char *path, FILE *out, FILE *err)
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         rip_recording_t *rec;
         rip_error_t e;
-        if (rip_recording_open(path, &rec, &e) != RIP_OK) {
-            put_error(err, &e);
-            return 2;
-        }
+        if (rip_recording_open(path, &rec, &e) != RIP_OK)
+            return put_error(err, &e);
         int rc = dump_file(rip_recording_process_path(rec), out, err);
-        for (size_t i = 0; rc != 2 && i < rip_recording_thread_count(rec); i++) {
+        for (size_t i = 0; rc != RHEAP_EXIT_INPUT && i < rip_recording_thread_count(rec); i++) {
             int t = dump_file(rip_recording_thread_path(rec, i), out, err);
             if (t > rc)
                 rc = t;

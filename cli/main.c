@@ -1,9 +1,11 @@
 /*
  * main.c: the `rheap` command line. It only parses arguments and dispatches; the work lives
- * behind functions in the other files (convert.c, dump.c, run.c, query.c, report.c).
+ * behind functions in the other files (convert.c, dump.c, run.c, query.c, report.c). Options
+ * are parsed with getopt_long, so `-oFILE`, `--output=FILE`, `-qf` and options after the paths
+ * all work, and `--` ends the options.
  */
+#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -12,14 +14,6 @@
 #include "dump.h"
 #include "cli.h"
 #include "profile.h"
-
-static const char exit_help[] =
-    "Exit status:\n"
-    "  0  success\n"
-    "  1  usage error (bad arguments, or the output exists and --force was not given)\n"
-    "  2  bad input (missing path, not a recording, wrong version, corrupted data); nothing written\n"
-    "  3  converted, with warnings (e.g. a truncated thread file: its complete part was converted)\n"
-    "  4  the database could not be written (disk full, permissions, out of memory)\n";
 
 static void usage_main(FILE *f)
 {
@@ -43,10 +37,10 @@ static void usage_main(FILE *f)
             "Options:\n"
             "  -h, --help     show this help (COMMAND --help: help on a command)\n"
             "  --version      show the version\n"
-            "\n%s"
-            "run exits with the program's status; query and report with 0, 1 (usage) or 2\n"
-            "(missing or bad database). See rheap COMMAND --help.\n",
-            exit_help);
+            "\n");
+    rheap__exit_help(f);
+    fprintf(f, "run exits with the program's status; query and report with 0, 1 (usage) or 2\n"
+               "(missing or bad database). See rheap COMMAND --help.\n");
 }
 
 static void usage_convert(FILE *f)
@@ -67,8 +61,8 @@ static void usage_convert(FILE *f)
             "  --no-progress       never show it (default: when stderr is a terminal)\n"
             "  -q, --quiet         no summary line\n"
             "  -h, --help          show this help\n"
-            "\n%s",
-            exit_help);
+            "\n");
+    rheap__exit_help(f);
 }
 
 static void usage_dump(FILE *f)
@@ -80,77 +74,70 @@ static void usage_dump(FILE *f)
             "record a line, with file offsets. Exit status 0 on success, 2 on bad input.\n");
 }
 
-/* Parses convert options; `short_form`: the last positional argument is the output. */
+/* Parses convert's options. argv[0] is the command's name (only for getopt); `short_form`:
+ * the last positional argument is the output. */
 static int cmd_convert(int argc, char **argv, int short_form)
 {
-    rheap__convert_opts_t o = {0};
-    o.progress = -1;
-    const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
-    if (!inputs) {
-        fprintf(stderr, "rheap: error: out of memory\n");
-        return RHEAP_EXIT_OUTPUT;
-    }
-    size_t n = 0;
-    int only_paths = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (only_paths || a[0] != '-' || a[1] == 0) {
-            inputs[n++] = a;
-        } else if (!strcmp(a, "--")) {
-            only_paths = 1;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage_convert(stdout);
-            free(inputs);
-            return RHEAP_EXIT_OK;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "rheap convert: %s needs a file name\n", a);
-                free(inputs);
-                return RHEAP_EXIT_USAGE;
-            }
-            o.output = argv[++i];
-        } else if (!strncmp(a, "--output=", 9)) {
-            o.output = a + 9;
-        } else if (!strcmp(a, "-f") || !strcmp(a, "--force")) {
-            o.force = 1;
-        } else if (!strcmp(a, "--progress")) {
-            o.progress = 1;
-        } else if (!strcmp(a, "--no-progress")) {
-            o.progress = 0;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            o.quiet = 1;
-        } else {
-            fprintf(stderr, "rheap convert: unknown option %s (try rheap convert --help)\n", a);
-            free(inputs);
-            return RHEAP_EXIT_USAGE;
+    static const struct option longs[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"force", no_argument, NULL, 'f'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"progress", no_argument, NULL, 'P'},
+        {"no-progress", no_argument, NULL, 'N'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *help = short_form ? "rheap --help" : "rheap convert --help";
+    const char *output = NULL;
+    int force = 0, quiet = 0, progress = -1;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:fqh", longs, NULL)) != -1) {
+        switch (c) {
+        case 'o': output = optarg; break;
+        case 'f': force = 1; break;
+        case 'q': quiet = 1; break;
+        case 'P': progress = 1; break;
+        case 'N': progress = 0; break;
+        case 'h': usage_convert(stdout); return RHEAP_EXIT_OK;
+        default: return rheap__option_error(c, argv, longs, "a file name", help);
         }
     }
-    if (short_form && !o.output && n >= 2)
-        o.output = inputs[--n];
-    if (!o.output || n == 0) {
-        fprintf(stderr, "rheap convert: %s (try rheap convert --help)\n",
-                n == 0 ? "no recording given" : "no output given (-o OUT.db)");
-        free(inputs);
+    /* getopt_long moved the paths, in their order, behind the options. */
+    const char *const *inputs = (const char *const *)argv + optind;
+    size_t n = (size_t)(argc - optind);
+    if (short_form && !output && n >= 2)
+        output = inputs[--n];
+    if (!output || n == 0) {
+        rheap__error(stderr, "%s (try %s)",
+                     n == 0 ? "no recording given" : "no output given (-o OUT.db)", help);
         return RHEAP_EXIT_USAGE;
     }
-    o.inputs = inputs;
-    o.ninputs = n;
-    int rc = rheap__convert(&o, stderr);
-    free(inputs);
-    return rc;
+    return rheap__convert_cmd(inputs, n, output, force, progress, quiet);
 }
 
 static int cmd_dump(int argc, char **argv)
 {
-    if (argc >= 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
-        usage_dump(stdout);
-        return RHEAP_EXIT_OK;
+    static const struct option longs[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        if (c == 'h') {
+            usage_dump(stdout);
+            return RHEAP_EXIT_OK;
+        }
+        return rheap__option_error(c, argv, longs, "a value", "rheap dump --help");
     }
-    if (argc != 1) {
+    if (argc - optind != 1) {
         usage_dump(stderr);
         return RHEAP_EXIT_USAGE;
     }
-    return rheap_dump(argv[0], stdout, stderr);
+    return rheap_dump(argv[optind], stdout, stderr);
 }
 
 int main(int argc, char **argv)
@@ -165,41 +152,36 @@ int main(int argc, char **argv)
         return RHEAP_EXIT_OK;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-        printf("rheap %s (rip format %d.%d, schema %d)\n", RHEAP_VERSION_STRING, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR,
-               RHEAP_SCHEMA_VERSION);
+        printf("rheap %s (rip format %d.%d, schema %d)\n", RHEAP_VERSION_STRING, RIP_FORMAT_MAJOR,
+               RIP_FORMAT_MINOR, rheap_convert_schema_version());
         return RHEAP_EXIT_OK;
     }
+    /* Each command gets its own name as argv[0], the way getopt expects it. */
     if (!strcmp(cmd, "convert"))
-        return cmd_convert(argc - 2, argv + 2, 0);
+        return cmd_convert(argc - 1, argv + 1, 0);
     if (!strcmp(cmd, "dump"))
-        return cmd_dump(argc - 2, argv + 2);
+        return cmd_dump(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return rheap__cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "query"))
-        return rheap__cmd_query(argc - 2, argv + 2);
+        return rheap__cmd_query(argc - 1, argv + 1);
     if (!strcmp(cmd, "export"))
         return rheap__cmd_export(argc - 2, argv + 2);
     if (!strcmp(cmd, "diff"))
         return rheap__cmd_diff(argc - 2, argv + 2);
     if (!strcmp(cmd, "report"))
-        return rheap__cmd_report(argc - 2, argv + 2);
+        return rheap__cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "stack"))
-        return rheap__cmd_stack(argc - 2, argv + 2);
+        return rheap__cmd_stack(argc - 1, argv + 1);
     if (!strcmp(cmd, "resymbolize"))
         return rheap__cmd_resymbolize(argc - 2, argv + 2);
-    if (cmd[0] == '-' && strcmp(cmd, "-f") && strcmp(cmd, "--force") && strcmp(cmd, "-q") &&
-        strcmp(cmd, "--quiet") && strcmp(cmd, "--progress") && strcmp(cmd, "--no-progress") &&
-        strcmp(cmd, "-o") && strncmp(cmd, "--output", 8)) {
-        fprintf(stderr, "rheap: unknown option %s (try rheap --help)\n", cmd);
-        return RHEAP_EXIT_USAGE;
-    }
-    /* Anything else is the short form, rheap RIP... OUT.db, whose first word is a path: a
-     * word that names nothing on disk is more likely a mistyped command. */
+    /* Anything else is the short form, rheap RIP... OUT.db, whose first word is an option or a
+     * path: a word that names nothing on disk is more likely a mistyped command. */
     struct stat sb;
     if (cmd[0] != '-' && stat(cmd, &sb) != 0) {
-        fprintf(stderr, "rheap: '%s' is neither a command nor a recording directory (try rheap --help)\n",
-                cmd);
+        rheap__error(stderr, "'%s' is neither a command nor a recording directory (try rheap --help)",
+                     cmd);
         return RHEAP_EXIT_USAGE;
     }
-    return cmd_convert(argc - 1, argv + 1, 1);
+    return cmd_convert(argc, argv, 1);
 }

@@ -8,6 +8,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -79,16 +80,6 @@ const char *rheap__queries_dir(char *buf, size_t len)
 
 /* ---- Query files ---- */
 
-static char *dupn(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = 0;
-    }
-    return d;
-}
-
 static char *trim(char *s)
 {
     while (isspace((unsigned char)*s))
@@ -121,7 +112,7 @@ static int parse_header(rheap__query_t *q)
     while (*s) {
         const char *eol = strchr(s, '\n');
         size_t n = eol ? (size_t)(eol - s) : strlen(s);
-        char *line = dupn(s, n);
+        char *line = strndup(s, n);
         if (!line)
             return -1;
         char *t = trim(line);
@@ -187,22 +178,21 @@ int rheap__query_load(const char *name, rheap__query_t *q, FILE *err)
     memset(q, 0, sizeof *q);
     char dir[PATH_MAX], path[PATH_MAX + 256];
     if (!valid_name(name)) {
-        fprintf(err, "rheap: '%s' is not a query name (letters, digits, - and _; see rheap query --list)\n",
-                name);
+        rheap__error(err, "'%s' is not a query name (letters, digits, - and _; see rheap query --list)",
+                     name);
         return RHEAP_EXIT_USAGE;
     }
     if (!rheap__queries_dir(dir, sizeof dir)) {
-        fprintf(err, "rheap: cannot find the queries directory; set RHEAP_QUERIES to it\n");
+        rheap__error(err, "cannot find the queries directory; set RHEAP_QUERIES to it");
         return RHEAP_EXIT_INPUT;
     }
     snprintf(path, sizeof path, "%s/%s.sql", dir, name);
     FILE *f = fopen(path, "r");
     if (!f) {
         if (errno == ENOENT)
-            fprintf(err, "rheap: no query named '%s' in %s (rheap query --list shows them)\n", name,
-                    dir);
+            rheap__error(err, "no query named '%s' in %s (rheap query --list shows them)", name, dir);
         else
-            fprintf(err, "rheap: %s: %s\n", path, strerror(errno));
+            rheap__error(err, "%s: %s", path, strerror(errno));
         return errno == ENOENT ? RHEAP_EXIT_USAGE : RHEAP_EXIT_INPUT;
     }
     size_t cap = 4096, n = 0;
@@ -224,7 +214,7 @@ int rheap__query_load(const char *name, rheap__query_t *q, FILE *err)
     int bad = ferror(f);
     fclose(f);
     if (!sql || bad) {
-        fprintf(err, "rheap: %s: %s\n", path, sql ? "read error" : "out of memory");
+        rheap__error(err, "%s: %s", path, sql ? "read error" : "out of memory");
         free(sql);
         return RHEAP_EXIT_INPUT;
     }
@@ -233,7 +223,7 @@ int rheap__query_load(const char *name, rheap__query_t *q, FILE *err)
     q->name = strdup(name);
     q->path = strdup(path);
     if (!q->name || !q->path || parse_header(q) != 0) {
-        fprintf(err, "rheap: out of memory\n");
+        rheap__error(err, "out of memory");
         rheap__query_free(q);
         return RHEAP_EXIT_OUTPUT;
     }
@@ -265,14 +255,14 @@ int rheap__db_open_read(const char *path, sqlite3 **out, FILE *err)
     struct stat sb;
     if (stat(path, &sb) != 0) {
         if (errno == ENOENT)
-            fprintf(err, "rheap: %s: no such file; make one with rheap run or rheap convert\n", path);
+            rheap__error(err, "%s: no such file; make one with rheap run or rheap convert", path);
         else
-            fprintf(err, "rheap: %s: %s\n", path, strerror(errno));
+            rheap__error(err, "%s: %s", path, strerror(errno));
         return RHEAP_EXIT_INPUT;
     }
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        fprintf(err, "rheap: %s: %s\n", path, db ? sqlite3_errmsg(db) : "cannot open");
+        rheap__error(err, "%s: %s", path, db ? sqlite3_errmsg(db) : "cannot open");
         sqlite3_close(db);
         return RHEAP_EXIT_INPUT;
     }
@@ -283,11 +273,11 @@ int rheap__db_open_read(const char *path, sqlite3 **out, FILE *err)
     int ok = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1;
     if (!ok) {
         if (rc != SQLITE_OK || sqlite3_errcode(db) != SQLITE_OK)
-            fprintf(err, "rheap: %s: %s; expected a database written by rheap\n", path,
-                    sqlite3_errmsg(db));
+            rheap__error(err, "%s: %s; expected a database written by rheap", path,
+                         sqlite3_errmsg(db));
         else
-            fprintf(err, "rheap: %s: no allocations table; expected a database written by rheap\n",
-                    path);
+            rheap__error(err, "%s: no allocations table; expected a database written by rheap",
+                         path);
         sqlite3_finalize(st);
         sqlite3_close(db);
         return RHEAP_EXIT_INPUT;
@@ -461,21 +451,18 @@ int rheap__query_run(sqlite3 *db, const rheap__query_t *q, const rheap__kv_t *kv
             }
         }
         if (!known) {
-            fprintf(err, "rheap: query %s has no parameter '%s'; ", q->name, kv[k].key);
-            if (q->nparams == 0) {
-                fprintf(err, "it takes none\n");
-            } else {
-                fprintf(err, "valid ones:");
-                for (size_t i = 0; i < q->nparams; i++)
-                    fprintf(err, " %s", q->params[i].name);
-                fprintf(err, "\n");
-            }
+            char valid[1024] = "it takes none";
+            size_t at = 0;
+            for (size_t i = 0; i < q->nparams && at < sizeof valid; i++)
+                at += (size_t)snprintf(valid + at, sizeof valid - at, "%s %s",
+                                       i ? "" : "valid ones:", q->params[i].name);
+            rheap__error(err, "query %s has no parameter '%s'; %s", q->name, kv[k].key, valid);
             return RHEAP_EXIT_USAGE;
         }
     }
     char errbuf[1024];
     if (rheap__sql_fetch(db, q->sql, kv, nkv, t, errbuf, sizeof errbuf) != 0) {
-        fprintf(err, "rheap: query %s (%s): %s\n", q->name, q->path, errbuf);
+        rheap__error(err, "query %s (%s): %s", q->name, q->path, errbuf);
         rheap__table_free(t);
         return RHEAP_EXIT_INPUT;
     }
@@ -720,7 +707,7 @@ char **rheap__query_names(const char *dir, size_t *n)
             continue;
         if (rheap__grow(&names, &cap, *n, sizeof *names, 16) != 0)
             break;
-        names[*n] = dupn(e->d_name, len - 4);
+        names[*n] = strndup(e->d_name, len - 4);
         if (names[*n])
             (*n)++;
     }
@@ -734,13 +721,13 @@ static int list_queries(FILE *out, FILE *err)
 {
     char dir[PATH_MAX];
     if (!rheap__queries_dir(dir, sizeof dir)) {
-        fprintf(err, "rheap: cannot find the queries directory; set RHEAP_QUERIES to it\n");
+        rheap__error(err, "cannot find the queries directory; set RHEAP_QUERIES to it");
         return RHEAP_EXIT_INPUT;
     }
     size_t n;
     char **names = rheap__query_names(dir, &n);
     if (n == 0) {
-        fprintf(err, "rheap: no queries (*.sql) in %s\n", dir);
+        rheap__error(err, "no queries (*.sql) in %s", dir);
         free(names);
         return RHEAP_EXIT_INPUT;
     }
@@ -771,8 +758,17 @@ static int list_queries(FILE *out, FILE *err)
 
 int rheap__cmd_query(int argc, char **argv)
 {
-    const char *pos[2] = {NULL, NULL};
-    size_t npos = 0;
+    static const struct option longs[] = {
+        {"list", no_argument, NULL, 'l'},
+        {"raw", no_argument, NULL, 'R'},
+        {"stacks", no_argument, NULL, 'S'},
+        {"csv", no_argument, NULL, 'C'},
+        {"json", no_argument, NULL, 'J'},
+        {"full-names", no_argument, NULL, 'F'},
+        {"param", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     rheap__fmt_t fmt = RHEAP_FMT_COLUMN;
     int list = 0, raw = 0, chains = 0;
     rheap__kv_t *kv = calloc((size_t)argc + 1, sizeof *kv);
@@ -780,54 +776,33 @@ int rheap__cmd_query(int argc, char **argv)
     size_t nkv = 0;
     int status = RHEAP_EXIT_USAGE;
     if (!kv || !owned) {
-        fprintf(stderr, "rheap: out of memory\n");
+        rheap__error(stderr, "out of memory");
         free(kv);
         free(owned);
         return RHEAP_EXIT_OUTPUT;
     }
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *pv = NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":p:h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'h':
             usage_query(stdout);
             status = RHEAP_EXIT_OK;
             goto done;
-        } else if (!strcmp(a, "--list")) {
-            list = 1;
-        } else if (!strcmp(a, "--raw")) {
-            raw = 1;
-        } else if (!strcmp(a, "--stacks")) {
-            chains = 1;
-        } else if (!strcmp(a, "--csv")) {
-            fmt = RHEAP_FMT_CSV;
-        } else if (!strcmp(a, "--json")) {
-            fmt = RHEAP_FMT_JSON;
-        } else if (!strcmp(a, "--full-names")) {
-            rheap__names_full(1);
-        } else if (!strcmp(a, "--param") || !strcmp(a, "-p")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "rheap query: %s needs KEY=VALUE\n", a);
+        case 'l': list = 1; break;
+        case 'R': raw = 1; break;
+        case 'S': chains = 1; break;
+        case 'C': fmt = RHEAP_FMT_CSV; break;
+        case 'J': fmt = RHEAP_FMT_JSON; break;
+        case 'F': rheap__names_full(1); break;
+        case 'p': {
+            const char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg) {
+                rheap__error(stderr, "--param '%s': expected KEY=VALUE", optarg);
                 goto done;
             }
-            pv = argv[++i];
-        } else if (!strncmp(a, "--param=", 8)) {
-            pv = a + 8;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "rheap query: unknown option %s (try rheap query --help)\n", a);
-            goto done;
-        } else if (npos < 2) {
-            pos[npos++] = a;
-        } else {
-            fprintf(stderr, "rheap query: too many arguments at '%s' (try rheap query --help)\n", a);
-            goto done;
-        }
-        if (pv) {
-            const char *eq = strchr(pv, '=');
-            if (!eq || eq == pv) {
-                fprintf(stderr, "rheap query: --param '%s': expected KEY=VALUE\n", pv);
-                goto done;
-            }
-            owned[nkv] = dupn(pv, (size_t)(eq - pv));
+            owned[nkv] = strndup(optarg, (size_t)(eq - optarg));
             if (!owned[nkv]) {
                 status = RHEAP_EXIT_OUTPUT;
                 goto done;
@@ -835,15 +810,27 @@ int rheap__cmd_query(int argc, char **argv)
             kv[nkv].key = owned[nkv][0] == ':' ? owned[nkv] + 1 : owned[nkv];
             kv[nkv].value = eq + 1;
             nkv++;
+            break;
         }
+        default:
+            rheap__option_error(c, argv, longs, "KEY=VALUE", "rheap query --help");
+            goto done;
+        }
+    }
+    /* NAME and DB, wherever they were among the options. */
+    const char *const *pos = (const char *const *)argv + optind;
+    int npos = argc - optind;
+    if (npos > 2) {
+        rheap__error(stderr, "too many arguments at '%s' (try rheap query --help)", pos[2]);
+        goto done;
     }
     if (list) {
         status = list_queries(stdout, stderr);
         goto done;
     }
     if (npos < 2) {
-        fprintf(stderr, "rheap query: %s (try rheap query --help, or rheap query --list)\n",
-                npos == 0 ? "no query name given" : "no database given");
+        rheap__error(stderr, "%s (try rheap query --help, or rheap query --list)",
+                     npos == 0 ? "no query name given" : "no database given");
         goto done;
     }
     rheap__query_t q;

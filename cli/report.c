@@ -6,6 +6,7 @@
  * leaks, temporary, top-sites) run through the same loading and binding code as `rheap query`,
  * so the report and `rheap query NAME` always show the same rows.
  */
+#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,7 +228,7 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     char errbuf[1024];
     rheap__kv_t pidkv = {"pid", o->pid};
     if (rheap__sql_fetch(db, totals_sql, &pidkv, o->pid ? 1 : 0, &t, errbuf, sizeof errbuf) != 0) {
-        fprintf(stderr, "rheap: %s: %s\n", path, errbuf);
+        rheap__error(stderr, "%s: %s", path, errbuf);
         sqlite3_close(db);
         return RHEAP_EXIT_INPUT;
     }
@@ -270,7 +271,7 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
     rheap__table_t t;
     char errbuf[1024];
     if (rheap__sql_fetch(db, totals_sql, NULL, 0, &t, errbuf, sizeof errbuf) != 0) {
-        fprintf(out, "rheap: %s\n", errbuf);
+        rheap__error(out, "%s", errbuf);
         return;
     }
     long long nproc = num(&t, "processes");
@@ -353,7 +354,7 @@ static int exe_pids(const char *path, const char *glob, rheap__table_t *t)
                          "SELECT DISTINCT pid FROM processes\n"
                          "WHERE exe GLOB :glob OR cmdline GLOB :glob ORDER BY pid",
                          &kv, 1, t, errbuf, sizeof errbuf) != 0) {
-        fprintf(stderr, "rheap: error: %s: %s\n", path, errbuf);
+        rheap__error(stderr, "%s: %s", path, errbuf);
         rc = RHEAP_EXIT_INPUT;
     }
     sqlite3_close(db);
@@ -362,57 +363,56 @@ static int exe_pids(const char *path, const char *glob, rheap__table_t *t)
 
 int rheap__cmd_report(int argc, char **argv)
 {
-    for (int i = 0; i < argc; i++)
+    /* argv[0] is "report"; the page has options of its own (html.c). */
+    for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--html"))
-            return rheap__cmd_report_html(argc, argv);
-    const char *path = NULL, *exe = NULL;
+            return rheap__cmd_report_html(argc - 1, argv + 1);
+    static const struct option longs[] = {
+        {"raw", no_argument, NULL, 'R'},
+        {"stacks", no_argument, NULL, 'S'},
+        {"pid", required_argument, NULL, 'P'},
+        {"exe", required_argument, NULL, 'E'},
+        {"full-names", no_argument, NULL, 'F'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *exe = NULL;
     report_opts_t o = {0};
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage_report(stdout);
-            return RHEAP_EXIT_OK;
-        } else if (!strcmp(a, "--raw")) {
-            o.raw = 1;
-        } else if (!strcmp(a, "--stacks")) {
-            o.chains = 1;
-        } else if (!strcmp(a, "--pid") || !strcmp(a, "--exe")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "rheap report: %s needs a value (try rheap report --help)\n", a);
-                return RHEAP_EXIT_USAGE;
-            }
-            if (!strcmp(a, "--pid"))
-                o.pid = argv[++i];
-            else
-                exe = argv[++i];
-        } else if (!strcmp(a, "--full-names")) {
-            rheap__names_full(1);
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "rheap report: unknown option %s (try rheap report --help)\n", a);
-            return RHEAP_EXIT_USAGE;
-        } else if (path) {
-            fprintf(stderr, "rheap report: one database at a time (try rheap report --help)\n");
-            return RHEAP_EXIT_USAGE;
-        } else {
-            path = a;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'h': usage_report(stdout); return RHEAP_EXIT_OK;
+        case 'R': o.raw = 1; break;
+        case 'S': o.chains = 1; break;
+        case 'P': o.pid = optarg; break;
+        case 'E': exe = optarg; break;
+        case 'F': rheap__names_full(1); break;
+        default: return rheap__option_error(c, argv, longs, "a value", "rheap report --help");
         }
     }
-    if (!path) {
-        fprintf(stderr, "rheap report: no database given (rheap report DB)\n");
+    if (argc - optind > 1) {
+        rheap__error(stderr, "one database at a time (try rheap report --help)");
         return RHEAP_EXIT_USAGE;
     }
+    if (argc - optind < 1) {
+        rheap__error(stderr, "no database given (rheap report DB)");
+        return RHEAP_EXIT_USAGE;
+    }
+    const char *path = argv[optind];
     if (o.pid) {
         char *end;
         long v = strtol(o.pid, &end, 10);
         if (!*o.pid || *end || v <= 0) {
-            fprintf(stderr, "rheap report: --pid '%s': expected a process id\n", o.pid);
+            rheap__error(stderr, "--pid '%s': expected a process id", o.pid);
             return RHEAP_EXIT_USAGE;
         }
     }
     if (!exe)
         return report(path, &o, stdout);
     if (o.pid) {
-        fprintf(stderr, "rheap report: --pid and --exe select processes both ways; give one\n");
+        rheap__error(stderr, "--pid and --exe select processes both ways; give one");
         return RHEAP_EXIT_USAGE;
     }
     rheap__table_t pids;
@@ -420,8 +420,8 @@ int rheap__cmd_report(int argc, char **argv)
     if (rc != RHEAP_EXIT_OK)
         return rc;
     if (pids.nrows == 0) {
-        fprintf(stderr, "rheap report: %s: no process whose executable or command line matches '%s'\n",
-                path, exe);
+        rheap__error(stderr, "%s: no process whose executable or command line matches '%s'", path,
+                     exe);
         rheap__table_free(&pids);
         return RHEAP_EXIT_USAGE;
     }

@@ -20,6 +20,9 @@
 #include <sqlite3.h>
 
 #include "cli.h"
+/* The symbolizer and the site rule are the converter's own parts, used here on a finished
+ * database rather than on a recording. */
+#include "internal.h"
 
 typedef struct {
     sqlite3_int64 id, frame_no, line, offset, inlined, ip_index;
@@ -365,6 +368,15 @@ static int update_modules(sqlite3 *db, rheap__sym_t *sym, const module_t *mods, 
     return rc;
 }
 
+/* The symbolizer's warnings (a module file gone or rebuilt), printed and counted for the exit
+ * status. */
+static void count_warning(void *user, const char *file, const char *message)
+{
+    (void)file;
+    ++*(int *)user;
+    rheap__warning(stderr, "%s", message);
+}
+
 int rheap__cmd_resymbolize(int argc, char **argv)
 {
     const char *path = NULL;
@@ -413,7 +425,7 @@ int rheap__cmd_resymbolize(int argc, char **argv)
     sqlite3_busy_timeout(db, 5000);
 
     int warnings = 0;
-    rheap__sym_t *sym = rheap__sym_create(stderr, &warnings);
+    rheap__sym_t *sym = rheap__sym_create(count_warning, &warnings);
     module_t *mods = NULL;
     row_t *rows = NULL;
     size_t nmods = 0, nrows = 0, before = 0, after = 0;

@@ -33,6 +33,7 @@ typedef struct {
     const char *sample_rate;  /* RHEAP_SAMPLE_RATE */
     const char *signal;       /* RHEAP_SIGNAL */
     int off, keep, force, quiet;
+    int progress;             /* the conversion's bar: 1 always, 0 never, -1 on a terminal */
     char **argv;              /* the program and its arguments */
 } run_opts_t;
 
@@ -59,6 +60,8 @@ static void usage_run(FILE *f)
             "  --dir DIR           make the recordings' private directory in DIR (default: beside\n"
             "                      the output)\n"
             "  --keep              keep the recordings (rip-<pid>/ directories) and say where\n"
+            "  --progress          always show the conversion's progress bar on stderr\n"
+            "  --no-progress       never show it (default: when stderr is a terminal)\n"
             "  -q, --quiet         no summary\n"
             "  -h, --help          show this help\n"
             "\n"
@@ -143,6 +146,10 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
             o->keep = 1;
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
             o->quiet = 1;
+        else if (!strcmp(a, "--progress"))
+            o->progress = 1;
+        else if (!strcmp(a, "--no-progress"))
+            o->progress = 0;
         else {
             fprintf(stderr, "rheap run: unknown option %s (try rheap run --help)\n", a);
             return -1;
@@ -193,7 +200,7 @@ static int find_library(char *buf, size_t len)
     const char *env = getenv("RHEAP_LIBRARY");
     if (env && *env) {
         if (!readable(env)) {
-            fprintf(stderr, "rheap: RHEAP_LIBRARY=%s: %s\n", env, strerror(errno));
+            rheap__error(stderr, "RHEAP_LIBRARY=%s: %s", env, strerror(errno));
             return -1;
         }
         if (!realpath(env, buf))
@@ -209,10 +216,10 @@ static int find_library(char *buf, size_t len)
     char bindir[PATH_MAX];
     if (rheap__exe_dir(bindir, sizeof bindir) != 0)
         snprintf(bindir, sizeof bindir, "BINDIR");
-    fprintf(stderr,
-            "rheap: cannot find librheap.so (looked in %s/../%s, %s/../lib and %s/../libtrace); "
-            "set RHEAP_LIBRARY to its path\n",
-            bindir, RHEAP_INSTALL_LIBDIR, bindir, bindir);
+    rheap__error(stderr,
+                 "cannot find librheap.so (looked in %s/../%s, %s/../lib and %s/../libtrace); "
+                 "set RHEAP_LIBRARY to its path",
+                 bindir, RHEAP_INSTALL_LIBDIR, bindir, bindir);
     return -1;
 }
 
@@ -235,13 +242,13 @@ static int make_private_dir(const run_opts_t *o, char *buf, size_t len)
     }
     char abs[PATH_MAX];
     if (!realpath(parent, abs)) {
-        fprintf(stderr, "rheap: %s: %s; %s\n", parent, strerror(errno),
-                o->dir ? "--dir needs an existing directory" : "the output's directory must exist");
+        rheap__error(stderr, "%s: %s; %s", parent, strerror(errno),
+                     o->dir ? "--dir needs an existing directory" : "the output's directory must exist");
         return -1;
     }
     if (snprintf(buf, len, "%s/rheap-run-XXXXXX", abs) >= (int)len || !mkdtemp(buf)) {
-        fprintf(stderr, "rheap: cannot make a directory for the recordings in %s: %s\n", abs,
-                strerror(errno));
+        rheap__error(stderr, "cannot make a directory for the recordings in %s: %s", abs,
+                     strerror(errno));
         return -1;
     }
     return 0;
@@ -257,7 +264,7 @@ static int rm_entry(const char *path, const struct stat *sb, int type, struct FT
 static void remove_tree(const char *dir)
 {
     if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        fprintf(stderr, "rheap: could not remove %s: %s\n", dir, strerror(errno));
+        rheap__warning(stderr, "could not remove %s: %s", dir, strerror(errno));
 }
 
 /* ---- Running the program ---- */
@@ -317,13 +324,13 @@ static pid_t start_program(const run_opts_t *o, const char *lib, const char *rec
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) {
-        fprintf(stderr, "rheap: pipe: %s\n", strerror(errno));
+        rheap__error(stderr, "pipe: %s", strerror(errno));
         return -1;
     }
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
-        fprintf(stderr, "rheap: fork: %s\n", strerror(errno));
+        rheap__error(stderr, "fork: %s", strerror(errno));
         close(pfd[0]);
         close(pfd[1]);
         return -1;
@@ -342,8 +349,8 @@ static pid_t start_program(const run_opts_t *o, const char *lib, const char *rec
     close(pfd[0]);
     if (r == (ssize_t)sizeof e) {
         waitpid(pid, NULL, 0);
-        fprintf(stderr, "rheap: cannot run %s: %s%s\n", o->argv[0], strerror(e),
-                e == ENOENT && !strchr(o->argv[0], '/') ? " (not found in PATH)" : "");
+        rheap__error(stderr, "cannot run %s: %s%s", o->argv[0], strerror(e),
+                     e == ENOENT && !strchr(o->argv[0], '/') ? " (not found in PATH)" : "");
         return -1;
     }
     return pid;
@@ -400,8 +407,8 @@ static int wait_all(pid_t pid)
         if (w < 0)
             break; /* ECHILD: nothing left */
         if (!said) {
-            fprintf(stderr, "rheap: the program exited; waiting for the processes it started "
-                            "(Ctrl-C to stop waiting and convert what they recorded so far)\n");
+            rheap__note(stderr, "the program exited; waiting for the processes it started "
+                                "(Ctrl-C to stop waiting and convert what they recorded so far)");
             said = 1;
         }
         sigsuspend(&wait_mask);
@@ -409,8 +416,8 @@ static int wait_all(pid_t pid)
     sigaction(SIGCHLD, &old_chld, NULL);
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (stop_waiting)
-        fprintf(stderr, "rheap: stopped waiting; processes still running are converted as far as "
-                        "they recorded\n");
+        rheap__note(stderr, "stopped waiting; processes still running are converted as far as "
+                            "they recorded");
     return status;
 }
 
@@ -481,26 +488,27 @@ static int shell_status(int ws)
 static void say_exit(int ws)
 {
     if (WIFSIGNALED(ws))
-        fprintf(stderr, "rheap: the program was killed by signal %d (%s); exit status %d\n",
-                WTERMSIG(ws), strsignal(WTERMSIG(ws)), 128 + WTERMSIG(ws));
+        rheap__note(stderr, "the program was killed by signal %d (%s); exit status %d",
+                    WTERMSIG(ws), strsignal(WTERMSIG(ws)), 128 + WTERMSIG(ws));
     else if (WIFEXITED(ws) && WEXITSTATUS(ws) != 0)
-        fprintf(stderr, "rheap: the program exited with status %d\n", WEXITSTATUS(ws));
+        rheap__note(stderr, "the program exited with status %d", WEXITSTATUS(ws));
 }
 
 int rheap__cmd_run(int argc, char **argv)
 {
     run_opts_t o = {0};
+    o.progress = -1;
     int p = parse_run(argc, argv, &o);
     if (p <= 0)
         return p == 0 ? RHEAP_EXIT_OK : RHEAP_EXIT_USAGE;
     /* Refused before the program runs: finding out after a long run would cost the run. */
     struct stat sb;
     if (stat(o.output, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "rheap: %s is a directory; give the database file to write\n", o.output);
+        rheap__error(stderr, "%s is a directory; give the database file to write", o.output);
         return RHEAP_EXIT_USAGE;
     }
     if (!o.force && stat(o.output, &sb) == 0) {
-        fprintf(stderr, "rheap: %s exists; use --force to replace it\n", o.output);
+        rheap__error(stderr, "%s exists; use --force to replace it", o.output);
         return RHEAP_EXIT_USAGE;
     }
     char lib[PATH_MAX], recdir[PATH_MAX];
@@ -540,8 +548,8 @@ int rheap__cmd_run(int argc, char **argv)
     size_t nrec;
     rec_t *recs = collect(recdir, &nrec);
     if (nrec == 0) {
-        fprintf(stderr, "rheap: no recording was made%s; %s not written\n",
-                o.off ? " (recording stayed off)" : "", o.output);
+        rheap__error(stderr, "no recording was made%s; %s not written",
+                     o.off ? " (recording stayed off)" : "", o.output);
         free(recs);
         remove_tree(recdir);
         return status ? status : RHEAP_EXIT_INPUT;
@@ -551,17 +559,10 @@ int rheap__cmd_run(int argc, char **argv)
     if (inputs) {
         for (size_t i = 0; i < nrec; i++)
             inputs[i] = recs[i].path;
-        rheap__convert_opts_t co = {0};
-        co.inputs = inputs;
-        co.ninputs = nrec;
-        co.output = o.output;
-        co.force = o.force;
-        co.progress = -1;
-        co.quiet = 1;
-        crc = rheap__convert(&co, stderr);
+        crc = rheap__convert_cmd(inputs, nrec, o.output, o.force, o.progress, 1);
         free(inputs);
     } else {
-        fprintf(stderr, "rheap: out of memory\n");
+        rheap__error(stderr, "out of memory");
     }
     for (size_t i = 0; i < nrec; i++)
         free(recs[i].path);
@@ -578,12 +579,12 @@ int rheap__cmd_run(int argc, char **argv)
     if (converted && !o.keep) {
         remove_tree(recdir);
     } else if (!converted) {
-        fprintf(stderr,
-                "rheap: the recordings are kept in %s; convert them again with: "
-                "rheap convert %s/rip-* -o %s\n",
-                recdir, recdir, o.output);
+        rheap__note(stderr,
+                    "the recordings are kept in %s; convert them again with: "
+                    "rheap convert %s/rip-* -o %s",
+                    recdir, recdir, o.output);
     } else {
-        fprintf(stderr, "rheap: recordings kept in %s\n", recdir);
+        rheap__note(stderr, "recordings kept in %s", recdir);
     }
     if (!converted && status == 0)
         return crc;

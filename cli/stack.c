@@ -8,6 +8,7 @@
  * "inlined", since the frame after them is where their code really runs. The allocation site
  * (stacks.site_frame) is marked with '>'; the frames before it are allocator plumbing.
  */
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,32 +109,43 @@ static void usage_stack(FILE *f)
 
 int rheap__cmd_stack(int argc, char **argv)
 {
-    if (argc >= 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
-        usage_stack(stdout);
-        return RHEAP_EXIT_OK;
+    static const struct option longs[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        if (c == 'h') {
+            usage_stack(stdout);
+            return RHEAP_EXIT_OK;
+        }
+        return rheap__option_error(c, argv, longs, "a value", "rheap stack --help");
     }
-    if (argc != 2) {
+    if (argc - optind != 2) {
         usage_stack(stderr);
         return RHEAP_EXIT_USAGE;
     }
+    const char *ids = argv[optind], *path = argv[optind + 1];
     char *end;
-    long long id = strtoll(argv[0], &end, 10);
-    if (!*argv[0] || *end || id <= 0) {
-        fprintf(stderr, "rheap stack: '%s' is not a stack id (a positive integer)\n", argv[0]);
+    long long id = strtoll(ids, &end, 10);
+    if (!*ids || *end || id <= 0) {
+        rheap__error(stderr, "'%s' is not a stack id (a positive integer)", ids);
         return RHEAP_EXIT_USAGE;
     }
     sqlite3 *db;
-    int rc = rheap__db_open_read(argv[1], &db, stderr);
+    int rc = rheap__db_open_read(path, &db, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     int n = rheap__stack_print(db, id, 0, "", stdout);
     sqlite3_close(db);
     if (n < 0) {
-        fprintf(stderr, "rheap stack: %s: cannot read its backtraces\n", argv[1]);
+        rheap__error(stderr, "%s: cannot read its backtraces", path);
         return RHEAP_EXIT_INPUT;
     }
     if (n == 0) {
-        fprintf(stderr, "rheap stack: %s has no stack %lld\n", argv[1], id);
+        rheap__error(stderr, "%s has no stack %lld", path, id);
         return RHEAP_EXIT_USAGE;
     }
     return fflush(stdout) == 0 ? RHEAP_EXIT_OK : RHEAP_EXIT_OUTPUT;

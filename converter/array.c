@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "array.h"
 
 int rheap__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first)
 {

@@ -13,6 +13,8 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,81 +25,7 @@
 
 #include "internal.h"
 
-/* ---- A small map from a thread file's stack ids to global backtrace ids. ---- */
-
-typedef struct {
-    uint64_t *keys;  /* 0 = empty */
-    uint64_t *vals;
-    size_t mask, count;
-} idmap_t;
-
-static int idmap_init(idmap_t *m)
-{
-    m->mask = 255;
-    m->count = 0;
-    m->keys = calloc(m->mask + 1, sizeof *m->keys);
-    m->vals = calloc(m->mask + 1, sizeof *m->vals);
-    return m->keys && m->vals ? 0 : -1;
-}
-
-static void idmap_free(idmap_t *m)
-{
-    free(m->keys);
-    free(m->vals);
-    m->keys = m->vals = NULL;
-}
-
-static size_t idmap_slot(const idmap_t *m, uint64_t k)
-{
-    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 24) & m->mask;
-}
-
-static int idmap_put(idmap_t *m, uint64_t k, uint64_t v)
-{
-    if ((m->count + 1) * 2 > m->mask + 1) {
-        idmap_t n = {0};
-        n.mask = m->mask * 2 + 1;
-        n.keys = calloc(n.mask + 1, sizeof *n.keys);
-        n.vals = calloc(n.mask + 1, sizeof *n.vals);
-        if (!n.keys || !n.vals) {
-            idmap_free(&n);
-            return -1;
-        }
-        for (size_t i = 0; i <= m->mask; i++) {
-            if (!m->keys[i])
-                continue;
-            size_t j = idmap_slot(&n, m->keys[i]);
-            while (n.keys[j])
-                j = (j + 1) & n.mask;
-            n.keys[j] = m->keys[i];
-            n.vals[j] = m->vals[i];
-        }
-        n.count = m->count;
-        idmap_free(m);
-        *m = n;
-    }
-    size_t j = idmap_slot(m, k);
-    while (m->keys[j] && m->keys[j] != k)
-        j = (j + 1) & m->mask;
-    if (!m->keys[j])
-        m->count++;
-    m->keys[j] = k;
-    m->vals[j] = v;
-    return 0;
-}
-
-static int idmap_get(const idmap_t *m, uint64_t k, uint64_t *v)
-{
-    size_t j = idmap_slot(m, k);
-    while (m->keys[j]) {
-        if (m->keys[j] == k) {
-            *v = m->vals[j];
-            return 1;
-        }
-        j = (j + 1) & m->mask;
-    }
-    return 0;
-}
+#define NO_OFFSET UINT64_MAX
 
 /* ---- Per-recording state ---- */
 
@@ -133,7 +61,7 @@ typedef struct {
     size_t nsegs, capsegs;
     int segs_sorted;
     uint32_t mods_expected;  /* module records still to come for the current list */
-    idmap_t stacks;
+    rheap__u64map_t stacks;  /* the file's stack ids to global backtrace ids */
     /* The next event to apply, and the ones decoded after it. */
     event_t ev;
     int phase;               /* realloc: 0 = old block not yet released */
@@ -148,20 +76,18 @@ typedef struct {
 } stream_t;
 
 typedef struct {
-    FILE *err;
+    const rheap_convert_opts_t *o;  /* the callbacks */
     rheap__db_t *db;
     rheap__sym_t *sym;
     rheap__stacks_t *stacks;
     rheap__summary_t *sum;
     int warnings;
-    int fatal;                /* RHEAP_EXIT_INPUT or RHEAP_EXIT_OUTPUT once something failed */
+    int fatal;                /* the rheap_convert_status_t of the first error, 0 while none */
     uint64_t next_id;
     uint64_t events, rows, leaked, unmatched_frees, reused_live, null_allocs, lost, truncated;
     char format_version[32];
     /* progress */
-    int progress;
     uint64_t bytes_total, bytes_done;
-    int last_pct;
     struct timespec t0;
     /* the recording being converted */
     uint32_t pid, recording;
@@ -170,70 +96,85 @@ typedef struct {
     const rheap__loc_t **locs; /* scratch, RIP_MAX_DEPTH */
 } ctx_t;
 
-static void warnf(ctx_t *c, const char *f, ...)
+/* Hands one diagnostic to the caller. The message is formatted whole here (callers put the
+ * file and offset into it, as rip_error_format does); file and offset are repeated apart. */
+static void vsay(ctx_t *c, rheap_convert_level_t level, const char *file, uint64_t offset,
+                 const char *f, va_list ap)
+{
+    if (!c->o->diag)
+        return;
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, f, ap);
+    rheap_convert_diag_t d = {level, msg, file, offset};
+    c->o->diag(c->o->user, &d);
+}
+
+static void warnf(ctx_t *c, const char *file, uint64_t offset, const char *f, ...)
+    __attribute__((format(printf, 4, 5)));
+static void warnf(ctx_t *c, const char *file, uint64_t offset, const char *f, ...)
 {
     va_list ap;
     va_start(ap, f);
-    if (c->progress)
-        fputc('\n', c->err);
-    fputs("rheap: warning: ", c->err);
-    vfprintf(c->err, f, ap);
-    fputc('\n', c->err);
+    vsay(c, RHEAP_CONVERT_WARNING, file, offset, f, ap);
     va_end(ap);
     c->warnings++;
 }
 
-static void errorf(ctx_t *c, int status, const char *f, ...)
+/* Reports an error that ends the conversion; the first one decides its status. */
+static void errorf(ctx_t *c, int status, const char *file, uint64_t offset, const char *f, ...)
+    __attribute__((format(printf, 5, 6)));
+static void errorf(ctx_t *c, int status, const char *file, uint64_t offset, const char *f, ...)
 {
     va_list ap;
     va_start(ap, f);
-    if (c->progress)
-        fputc('\n', c->err);
-    fputs("rheap: error: ", c->err);
-    vfprintf(c->err, f, ap);
-    fputc('\n', c->err);
+    vsay(c, RHEAP_CONVERT_ERROR, file, offset, f, ap);
     va_end(ap);
     if (!c->fatal)
         c->fatal = status;
 }
 
+/* The symbolizer's warnings (a module file gone or rebuilt) count like the converter's own. */
+static void sym_warning(void *user, const char *file, const char *message)
+{
+    warnf(user, file, NO_OFFSET, "%s", message);
+}
+
 static void rip_fail(ctx_t *c, const rip_error_t *e)
 {
     char buf[1024];
-    errorf(c, RHEAP_EXIT_INPUT, "%s", rip_error_format(e, buf, sizeof buf));
+    errorf(c, RHEAP_CONVERT_E_INPUT, e->path, e->offset, "%s", rip_error_format(e, buf, sizeof buf));
+}
+
+/* A truncated file: a warning naming the file and the offset of its incomplete block, with
+ * what became of it. */
+static void rip_truncated(ctx_t *c, const rip_error_t *e, const char *consequence)
+{
+    char buf[1024];
+    warnf(c, e->path, e->offset, "%s; %s", rip_error_format(e, buf, sizeof buf), consequence);
+    c->truncated++;
 }
 
 static void db_fail(ctx_t *c, const char *what)
 {
-    errorf(c, RHEAP_EXIT_OUTPUT, "writing the database (%s): %s", what,
+    errorf(c, RHEAP_CONVERT_E_OUTPUT, NULL, NO_OFFSET, "writing the database (%s): %s", what,
            rheap__db_errmsg(c->db));
 }
 
-static void progress(ctx_t *c, stream_t *s, size_t n, int final)
+static void nomem(ctx_t *c, const char *while_doing)
 {
-    if (!c->progress)
+    errorf(c, RHEAP_CONVERT_E_OUTPUT, NULL, NO_OFFSET, "out of memory%s", while_doing);
+}
+
+/* Tells the caller how far the conversion is: the thread files already done, plus the offset
+ * each open stream has reached. */
+static void progress(ctx_t *c, const stream_t *s, size_t n, int final)
+{
+    if (!c->o->progress)
         return;
-    uint64_t done = c->bytes_done;
+    rheap_convert_progress_t p = {c->bytes_done, c->bytes_total, c->events, final};
     for (size_t i = 0; i < n; i++)
-        done += s[i].offset;
-    int pct = c->bytes_total ? (int)(done * 100 / c->bytes_total) : 100;
-    if (final)
-        pct = 100;
-    if (pct > 100)
-        pct = 100;
-    if (pct == c->last_pct && !final)
-        return;
-    c->last_pct = pct;
-    char bar[41];
-    int fill = pct * 40 / 100;
-    memset(bar, '#', (size_t)fill);
-    memset(bar + fill, '.', (size_t)(40 - fill));
-    bar[40] = 0;
-    fprintf(c->err, "\rrheap: converting [%s] %3d%% %llu events", bar, pct,
-            (unsigned long long)c->events);
-    if (final)
-        fputc('\n', c->err);
-    fflush(c->err);
+        p.bytes_done += s[i].offset;
+    c->o->progress(c->o->user, &p);
 }
 
 static char *hex(const uint8_t *p, size_t n)
@@ -293,14 +234,7 @@ static const seg_t *find_seg(stream_t *s, uint64_t ip)
         qsort(s->segs, s->nsegs, sizeof *s->segs, seg_cmp);
         s->segs_sorted = 1;
     }
-    size_t lo = 0, hi = s->nsegs;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s->segs[mid].start <= ip)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = rheap__upper_bound(s->segs, s->nsegs, sizeof *s->segs, offsetof(seg_t, start), ip);
     if (lo == 0)
         return NULL;
     const seg_t *g = &s->segs[lo - 1];
@@ -318,7 +252,7 @@ static int define_stack(ctx_t *c, stream_t *s, const rip_record_t *rec)
         const rheap__loc_t *l = g ? rheap__sym_resolve(c->sym, g->file_id, ip - g->bias)
                                   : rheap__sym_resolve(c->sym, -1, ip);
         if (!l) {
-            errorf(c, RHEAP_EXIT_OUTPUT, "out of memory while symbolizing");
+            nomem(c, " while symbolizing");
             return -1;
         }
         c->locs[i] = l;
@@ -328,8 +262,8 @@ static int define_stack(ctx_t *c, stream_t *s, const rip_record_t *rec)
         db_fail(c, "backtraces");
         return -1;
     }
-    if (idmap_put(&s->stacks, rec->u.stack.id, bt) != 0) {
-        errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+    if (rheap__u64map_put(&s->stacks, rec->u.stack.id, bt) != 0) {
+        nomem(c, "");
         return -1;
     }
     return 0;
@@ -348,9 +282,7 @@ static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
             return 0;
         }
         if (st == RIP_E_TRUNCATED) {
-            char buf[1024];
-            warnf(c, "%s; converting the complete blocks before it", rip_error_format(&e, buf, sizeof buf));
-            c->truncated++;
+            rip_truncated(c, &e, "converting the complete blocks before it");
             s->offset = s->file_size;
             return 0;
         }
@@ -388,7 +320,7 @@ static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
             break;
         case RIP_REC_MODULE:
             if (add_module(c, s, &rec) != 0) {
-                errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+                nomem(c, "");
                 return -1;
             }
             break;
@@ -514,9 +446,9 @@ static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
         return 1;
     }
     uint64_t bt = 0;
-    if (s->ev.stack && !idmap_get(&s->stacks, s->ev.stack, &bt)) {
-        errorf(c, RHEAP_EXIT_INPUT, "%s: offset %llu: allocation names stack id %llu, which the file never defined",
-               s->path, (unsigned long long)s->ev.offset, (unsigned long long)s->ev.stack);
+    if (s->ev.stack && !rheap__u64map_get(&s->stacks, s->ev.stack, &bt)) {
+        errorf(c, RHEAP_CONVERT_E_INPUT, s->path, s->ev.offset,
+               "%s: offset %llu: allocation names stack id %llu, which the file never defined", s->path, (unsigned long long)s->ev.offset, (unsigned long long)s->ev.stack);
         return -1;
     }
     if (!s->ev.addr) {
@@ -534,7 +466,7 @@ static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
     rheap__live_t old;
     int rc = rheap__pairs_insert(live, &b, &old);
     if (rc < 0) {
-        errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+        nomem(c, "");
         return -1;
     }
     if (rc == 1) {
@@ -602,7 +534,8 @@ static int read_process(ctx_t *c, const char *path, procinfo_t *p)
     }
     const rip_header_t *h = rip_reader_header(r);
     if (!h->is_process) {
-        errorf(c, RHEAP_EXIT_INPUT, "%s: offset 0: a thread file where the process file was expected", path);
+        errorf(c, RHEAP_CONVERT_E_INPUT, path, 0,
+               "%s: offset 0: a thread file where the process file was expected", path);
         rip_reader_close(r);
         return -1;
     }
@@ -645,9 +578,7 @@ static int read_process(ctx_t *c, const char *path, procinfo_t *p)
     }
     rip_reader_close(r);
     if (st == RIP_E_TRUNCATED) {
-        char buf[1024];
-        warnf(c, "%s; using the complete blocks before it", rip_error_format(&e, buf, sizeof buf));
-        c->truncated++;
+        rip_truncated(c, &e, "using the complete blocks before it");
     } else if (st != RIP_END) {
         rip_fail(c, &e);
         return -1;
@@ -660,7 +591,7 @@ static int write_windows(ctx_t *c, const procinfo_t *p, const char *dir)
     /* The tracer writes "off" when recording ends (disable, signal, exit, exec, error). A
      * recording without it was cut: the process was killed, or is still recording. */
     if (p->nev == 0 || p->ev[p->nev - 1].on)
-        warnf(c, "%s: the recording has no end (process %u was killed or is still recording); "
+        warnf(c, dir, NO_OFFSET, "%s: the recording has no end (process %u was killed or is still recording); "
                  "events it had not yet written are missing", dir, p->pid);
     for (size_t i = 0; i < p->nev; i++) {
         if (!p->ev[i].on)
@@ -697,7 +628,7 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
     uint64_t unmatched_before = c->unmatched_frees;
     uint64_t lost = 0;
     if (!s || !m || !live) {
-        errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+        nomem(c, "");
         goto out;
     }
     if (read_process(c, rip_recording_process_path(rr), &p) != 0)
@@ -705,7 +636,7 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
     c->pid = p.pid;
     c->recording = p.recording;
     if (rheap__summary_begin(c->sum, p.pid, p.recording) != 0) {
-        errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+        nomem(c, "");
         goto out;
     }
     for (size_t i = 0; i < c->nmods; i++) {
@@ -718,16 +649,14 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
         rip_error_t e;
         s[i].path = rip_recording_thread_path(rr, i);
         s[i].file_size = file_size(s[i].path);
-        if (idmap_init(&s[i].stacks) != 0) {
-            errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+        if (rheap__u64map_init(&s[i].stacks) != 0) {
+            nomem(c, "");
             goto out;
         }
         if (rip_reader_open(s[i].path, &s[i].r, &e) != RIP_OK) {
             if (e.code == RIP_E_TRUNCATED) {
                 /* Not even the first block made it to disk: nothing to convert here. */
-                char buf[1024];
-                warnf(c, "%s; the file holds no complete block", rip_error_format(&e, buf, sizeof buf));
-                c->truncated++;
+                rip_truncated(c, &e, "the file holds no complete block");
                 s[i].offset = s[i].file_size;
                 continue;
             }
@@ -736,12 +665,13 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
         }
         const rip_header_t *h = rip_reader_header(s[i].r);
         if (h->is_process) {
-            errorf(c, RHEAP_EXIT_INPUT, "%s: offset 0: a process file where a thread file was expected",
+            errorf(c, RHEAP_CONVERT_E_INPUT, s[i].path, 0,
+                   "%s: offset 0: a process file where a thread file was expected",
                    s[i].path);
             goto out;
         }
         if (h->pid != p.pid || h->start_ns != p.start_ns) {
-            errorf(c, RHEAP_EXIT_INPUT,
+            errorf(c, RHEAP_CONVERT_E_INPUT, s[i].path, 0,
                    "%s: offset 0: belongs to process %u started at %llu, not to this recording "
                    "(process %u started at %llu)",
                    s[i].path, h->pid, (unsigned long long)h->start_ns, p.pid,
@@ -783,7 +713,7 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
     size_t nrest;
     rest = rheap__pairs_drain(live, &nrest);
     if (nrest == SIZE_MAX) {
-        errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+        nomem(c, "");
         goto out;
     }
     for (size_t i = 0; i < nrest; i++) {
@@ -793,7 +723,7 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
     }
     int sr = rheap__summary_end(c->sum, c->db);
     if (sr > 0) {
-        errorf(c, RHEAP_EXIT_OUTPUT, "out of memory");
+        nomem(c, "");
         goto out;
     }
     if (sr < 0) {
@@ -834,7 +764,7 @@ out:
     procinfo_free(&p);
     for (size_t i = 0; s && i < n; i++) {
         rip_reader_close(s[i].r);
-        idmap_free(&s[i].stacks);
+        rheap__u64map_free(&s[i].stacks);
         free(s[i].segs);
         free(s[i].name);
     }
@@ -882,50 +812,44 @@ static int write_meta(ctx_t *c, size_t ninputs)
     return 0;
 }
 
-int rheap__convert(const rheap__convert_opts_t *o, FILE *err)
+/* Checks every input before the output is touched, so a typo costs nothing, and sums the
+ * thread files' sizes for progress. recs[i] is opened for each input; skip[i] set for a
+ * recording whose process file holds no complete block. 0, or -1 after an error. */
+static int check_inputs(ctx_t *c, rip_recording_t **recs, unsigned char *skip)
 {
-    ctx_t c = {0};
-    c.err = err;
-    int status = RHEAP_EXIT_OK;
-    rip_recording_t **recs = calloc(o->ninputs ? o->ninputs : 1, sizeof *recs);
+    const rheap_convert_opts_t *o = c->o;
     uint32_t *ids = calloc(2 * (o->ninputs ? o->ninputs : 1), sizeof *ids); /* pid, recording */
-    unsigned char *skip = calloc(o->ninputs ? o->ninputs : 1, 1);
-    if (!recs || !ids || !skip) {
-        free(recs);
-        free(ids);
-        free(skip);
-        fprintf(err, "rheap: error: out of memory\n");
-        return RHEAP_EXIT_OUTPUT;
+    if (!ids) {
+        nomem(c, "");
+        return -1;
     }
-    /* Every input is checked before the output is touched, so a typo costs nothing. */
-    for (size_t i = 0; i < o->ninputs; i++) {
+    for (size_t i = 0; i < o->ninputs && !c->fatal; i++) {
+        const char *in = o->inputs[i];
         rip_error_t e;
         struct stat sb;
-        if (stat(o->inputs[i], &sb) != 0) {
-            fprintf(err, "rheap: error: %s: %s\n", o->inputs[i], strerror(errno));
-            status = RHEAP_EXIT_INPUT;
-            goto done;
+        if (stat(in, &sb) != 0) {
+            errorf(c, RHEAP_CONVERT_E_INPUT, in, NO_OFFSET, "%s: %s", in, strerror(errno));
+            break;
         }
         if (!S_ISDIR(sb.st_mode)) {
-            fprintf(err, "rheap: error: %s: not a directory; expected a recording directory (rip-<pid>)\n",
-                    o->inputs[i]);
-            status = RHEAP_EXIT_INPUT;
-            goto done;
+            errorf(c, RHEAP_CONVERT_E_INPUT, in, NO_OFFSET,
+                   "%s: not a directory; expected a recording directory (rip-<pid>)", in);
+            break;
         }
         /* The same recording twice would double every row. */
         for (size_t j = 0; j < i; j++) {
             struct stat sj;
             if (stat(o->inputs[j], &sj) == 0 && sj.st_dev == sb.st_dev && sj.st_ino == sb.st_ino) {
-                fprintf(err, "rheap: error: %s: given twice (as %s)\n", o->inputs[i], o->inputs[j]);
-                status = RHEAP_EXIT_USAGE;
-                goto done;
+                errorf(c, RHEAP_CONVERT_E_REFUSED, in, NO_OFFSET, "%s: given twice (as %s)", in,
+                       o->inputs[j]);
+                break;
             }
         }
-        if (rip_recording_open(o->inputs[i], &recs[i], &e) != RIP_OK) {
-            char buf[1024];
-            fprintf(err, "rheap: error: %s\n", rip_error_format(&e, buf, sizeof buf));
-            status = RHEAP_EXIT_INPUT;
-            goto done;
+        if (c->fatal)
+            break;
+        if (rip_recording_open(in, &recs[i], &e) != RIP_OK) {
+            rip_fail(c, &e);
+            break;
         }
         /* Who the recording is: a process file without one complete block (the process was
          * killed as recording started) leaves nothing to convert; the same recording of the
@@ -934,59 +858,87 @@ int rheap__convert(const rheap__convert_opts_t *o, FILE *err)
         rip_status_t ps = rip_reader_open(rip_recording_process_path(recs[i]), &pr, &e);
         if (ps == RIP_E_TRUNCATED) {
             char buf[1024];
-            warnf(&c, "%s; the recording is skipped (nothing of it was written)",
+            warnf(c, e.path, e.offset, "%s; the recording is skipped (nothing of it was written)",
                   rip_error_format(&e, buf, sizeof buf));
             skip[i] = 1;
             continue;
         }
         if (ps != RIP_OK) {
-            char buf[1024];
-            fprintf(err, "rheap: error: %s\n", rip_error_format(&e, buf, sizeof buf));
-            status = RHEAP_EXIT_INPUT;
-            goto done;
+            rip_fail(c, &e);
+            break;
         }
         ids[2 * i] = rip_reader_header(pr)->pid;
         ids[2 * i + 1] = rip_reader_header(pr)->recording;
         rip_reader_close(pr);
         for (size_t j = 0; j < i; j++) {
             if (!skip[j] && ids[2 * j] == ids[2 * i] && ids[2 * j + 1] == ids[2 * i + 1]) {
-                fprintf(err,
-                        "rheap: error: %s and %s are both recording %u of process %u (a copy, or a "
-                        "pid reused by another run); convert them into separate databases\n",
-                        o->inputs[j], o->inputs[i], ids[2 * i + 1], ids[2 * i]);
-                status = RHEAP_EXIT_INPUT;
-                goto done;
+                errorf(c, RHEAP_CONVERT_E_INPUT, in, NO_OFFSET,
+                       "%s and %s are both recording %u of process %u (a copy, or a pid reused "
+                       "by another run); convert them into separate databases",
+                       o->inputs[j], in, ids[2 * i + 1], ids[2 * i]);
+                break;
             }
         }
         for (size_t j = 0; j < rip_recording_thread_count(recs[i]); j++)
-            c.bytes_total += file_size(rip_recording_thread_path(recs[i], j));
+            c->bytes_total += file_size(rip_recording_thread_path(recs[i], j));
     }
-
+    free(ids);
+    if (c->fatal)
+        return -1;
     size_t usable = 0;
     for (size_t i = 0; i < o->ninputs; i++)
         usable += !skip[i];
     if (usable == 0) {
-        fprintf(err, "rheap: error: nothing to convert: no recording has a complete process file\n");
-        status = RHEAP_EXIT_INPUT;
+        errorf(c, RHEAP_CONVERT_E_INPUT, NULL, NO_OFFSET,
+               "nothing to convert: no recording has a complete process file");
+        return -1;
+    }
+    return 0;
+}
+
+const char *rheap_convert_status_str(int status)
+{
+#define STATUS_CASE(name, code, text) \
+    case code:                        \
+        return text;
+    switch (status) {
+        RHEAP_CONVERT_STATUS_LIST(STATUS_CASE)
+    }
+#undef STATUS_CASE
+    return "unknown status";
+}
+
+int rheap_convert_schema_version(void)
+{
+    return RHEAP_SCHEMA_VERSION;
+}
+
+rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_convert_result_t *result)
+{
+    ctx_t c = {0};
+    c.o = o;
+    rip_recording_t **recs = calloc(o->ninputs ? o->ninputs : 1, sizeof *recs);
+    unsigned char *skip = calloc(o->ninputs ? o->ninputs : 1, 1);
+    if (!recs || !skip) {
+        nomem(&c, "");
         goto done;
     }
+    if (check_inputs(&c, recs, skip) != 0)
+        goto done;
     char errbuf[1024];
-    status = rheap__db_create(o->output, o->force, &c.db, errbuf, sizeof errbuf);
-    if (status != RHEAP_EXIT_OK) {
-        fprintf(err, "rheap: error: %s\n", errbuf);
+    int st = rheap__db_create(o->output, o->force, &c.db, errbuf, sizeof errbuf);
+    if (st != RHEAP_CONVERT_OK) {
+        errorf(&c, st, o->output, NO_OFFSET, "%s", errbuf);
         goto done;
     }
-    c.sym = rheap__sym_create(err, &c.warnings);
+    c.sym = rheap__sym_create(sym_warning, &c);
     c.stacks = rheap__stacks_create();
     c.sum = rheap__summary_create();
     c.locs = malloc(RIP_MAX_DEPTH * sizeof *c.locs);
     if (!c.sym || !c.stacks || !c.sum || !c.locs) {
-        fprintf(err, "rheap: error: out of memory\n");
-        status = RHEAP_EXIT_OUTPUT;
+        nomem(&c, "");
         goto done;
     }
-    c.progress = o->progress < 0 ? isatty(fileno(err)) : o->progress;
-    c.last_pct = -1;
     clock_gettime(CLOCK_MONOTONIC, &c.t0);
 
     for (size_t i = 0; i < o->ninputs && !c.fatal; i++)
@@ -994,31 +946,26 @@ int rheap__convert(const rheap__convert_opts_t *o, FILE *err)
             convert_recording(&c, recs[i]);
     if (!c.fatal && write_meta(&c, o->ninputs) != 0)
         db_fail(&c, "meta");
-    if (c.fatal) {
-        /* The error line said what went wrong; the temporary database goes away below. */
-        status = c.fatal;
-        goto done;
-    }
+    if (c.fatal)
+        goto done; /* the error said what went wrong; the temporary database goes away below */
     progress(&c, NULL, 0, 1);
-    if (rheap__db_finish(c.db, errbuf, sizeof errbuf) != 0) {
-        c.db = NULL;
-        fprintf(err, "rheap: error: %s\n", errbuf);
-        status = RHEAP_EXIT_OUTPUT;
+    rheap__db_t *db = c.db;
+    c.db = NULL;
+    if (rheap__db_finish(db, errbuf, sizeof errbuf) != 0) {
+        errorf(&c, RHEAP_CONVERT_E_OUTPUT, o->output, NO_OFFSET, "%s", errbuf);
         goto done;
     }
-    c.db = NULL;
-    if (!o->quiet) {
+    if (result) {
         struct timespec t1;
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        double secs = (double)(t1.tv_sec - c.t0.tv_sec) + (double)(t1.tv_nsec - c.t0.tv_nsec) / 1e9;
-        fprintf(err,
-                "rheap: wrote %s: %llu allocations (%llu never freed), %llu stacks, from %llu "
-                "events in %.2f s (%.0f events/s)\n",
-                o->output, (unsigned long long)c.rows, (unsigned long long)c.leaked,
-                (unsigned long long)rheap__stacks_count(c.stacks), (unsigned long long)c.events,
-                secs, secs > 0 ? (double)c.events / secs : 0.0);
+        result->events = c.events;
+        result->allocations = c.rows;
+        result->never_freed = c.leaked;
+        result->stacks = rheap__stacks_count(c.stacks);
+        result->warnings = (uint64_t)c.warnings;
+        result->seconds =
+            (double)(t1.tv_sec - c.t0.tv_sec) + (double)(t1.tv_nsec - c.t0.tv_nsec) / 1e9;
     }
-    status = c.warnings ? RHEAP_EXIT_WARNINGS : RHEAP_EXIT_OK;
 done:
     rheap__db_abort(c.db);
     rheap__stacks_destroy(c.stacks);
@@ -1030,10 +977,11 @@ done:
         free(c.mods[i].build_id_hex);
     }
     free(c.mods);
-    for (size_t i = 0; i < o->ninputs; i++)
+    for (size_t i = 0; recs && i < o->ninputs; i++)
         rip_recording_close(recs[i]);
     free(recs);
-    free(ids);
     free(skip);
-    return status;
+    if (c.fatal)
+        return (rheap_convert_status_t)c.fatal;
+    return c.warnings ? RHEAP_CONVERT_WARNINGS : RHEAP_CONVERT_OK;
 }

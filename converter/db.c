@@ -258,17 +258,17 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
     if (stat(path, &sb) == 0) {
         if (S_ISDIR(sb.st_mode)) {
             fmt(errbuf, errlen, "%s: is a directory, expected a database file name", path);
-            return RHEAP_EXIT_USAGE;
+            return RHEAP_CONVERT_E_REFUSED;
         }
         if (!force) {
             fmt(errbuf, errlen, "%s: already exists (use --force to replace it)", path);
-            return RHEAP_EXIT_USAGE;
+            return RHEAP_CONVERT_E_REFUSED;
         }
     }
     rheap__db_t *db = calloc(1, sizeof *db);
     if (!db) {
         fmt(errbuf, errlen, "out of memory");
-        return RHEAP_EXIT_OUTPUT;
+        return RHEAP_CONVERT_E_OUTPUT;
     }
     db->path = strdup(path);
     size_t tlen = strlen(path) + 32;
@@ -276,7 +276,7 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
     if (!db->path || !db->tmp) {
         destroy(db);
         fmt(errbuf, errlen, "out of memory");
-        return RHEAP_EXIT_OUTPUT;
+        return RHEAP_CONVERT_E_OUTPUT;
     }
     snprintf(db->tmp, tlen, "%s.tmp-%ld", path, (long)getpid());
     /* The converter uses SQLite from one thread at a time (the writer thread or, after a
@@ -296,7 +296,7 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
         close_all(db);
         unlink(db->tmp);
         destroy(db);
-        return RHEAP_EXIT_OUTPUT;
+        return RHEAP_CONVERT_E_OUTPUT;
     }
     /* page_size must come before the first table. The journal and syncs are useless here: a
      * failed load is thrown away as a whole. */
@@ -368,12 +368,12 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
             pthread_mutex_destroy(&db->mu);
     }
     *out = db;
-    return RHEAP_EXIT_OK;
+    return RHEAP_CONVERT_OK;
 fail:
     close_all(db);
     unlink(db->tmp);
     destroy(db);
-    return RHEAP_EXIT_OUTPUT;
+    return RHEAP_CONVERT_E_OUTPUT;
 }
 
 static int step(sqlite3_stmt *s)

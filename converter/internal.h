@@ -7,28 +7,22 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include <elfutils/libdw.h>
 
+#include "array.h"
+#include "hashmap.h"
+#include "rheap_convert.h"
 #include "rheap_version.h"
+#include "sorted.h"
 #define RHEAP_SCHEMA_VERSION 2
 
-/* Exit statuses of every rheap command (documented in --help and README.md). */
-enum {
-    RHEAP_EXIT_OK = 0,       /* converted, nothing to report */
-    RHEAP_EXIT_USAGE = 1,    /* bad command line, or output exists without --force */
-    RHEAP_EXIT_INPUT = 2,    /* bad input: nothing written */
-    RHEAP_EXIT_WARNINGS = 3, /* converted, with warnings (e.g. a truncated thread file) */
-    RHEAP_EXIT_OUTPUT = 4,   /* the database could not be written (disk full, ...) */
-};
+/* How the parts below report a warning to the conversion that uses them: `file` is the file
+ * concerned (or NULL), `message` the whole sentence. */
+typedef void (*rheap__warn_fn)(void *user, const char *file, const char *message);
 
-/* ---- array.c ---- */
-
-/* Makes room for element n of the array *arrayp (a pointer to any element type) holding *cap
- * elements of `elem` bytes: doubles it, or allocates `first` elements when empty. 0, or -1 when
- * out of memory (the array is left as it was). */
-int rheap__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first);
+/* ---- array.c, hashmap.c, sorted.c: the shared containers, declared in array.h, hashmap.h
+ * and sorted.h ---- */
 
 /* ---- schema_sql.c (generated from schema.sql at build time) ---- */
 extern const char rheap__schema_sql[];
@@ -99,10 +93,10 @@ typedef struct {
 
 typedef struct rheap__sym rheap__sym_t;
 
-/* Creates a symbolizer that reports to `err` (warnings counted in *warnings). Separate debug
- * files are looked up as debuginfo.c says (RHEAP_DEBUG_DIR, /usr/lib/debug, and debuginfod
- * only when DEBUGINFOD_URLS is set). */
-rheap__sym_t *rheap__sym_create(FILE *err, int *warnings);
+/* Creates a symbolizer that reports a module file that is gone or rebuilt to warn (NULL: not
+ * at all). Separate debug files are looked up as debuginfo.c says (RHEAP_DEBUG_DIR,
+ * /usr/lib/debug, and debuginfod only when DEBUGINFOD_URLS is set). */
+rheap__sym_t *rheap__sym_create(rheap__warn_fn warn, void *user);
 void rheap__sym_destroy(rheap__sym_t *s);
 /* Interns a module file by (path, build-id); returns its file id (>= 0) or -1 on no memory.
  * The file is opened lazily on the first lookup. */
@@ -161,8 +155,8 @@ typedef struct {
 } rheap__row_t;
 
 /* Creates `OUT.tmp-<pid>` beside `path`, creates the schema and opens the load transaction.
- * Refuses (RHEAP_EXIT_USAGE) when `path` exists and !force. Message in errbuf on failure.
- * Returns an exit status; *out set on RHEAP_EXIT_OK. */
+ * Refuses (RHEAP_CONVERT_E_REFUSED) when `path` exists and !force. Message in errbuf on
+ * failure. Returns a rheap_convert_status_t; *out set on RHEAP_CONVERT_OK. */
 int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbuf, size_t errlen);
 int rheap__db_alloc(rheap__db_t *db, const rheap__row_t *r);
 int rheap__db_frame(rheap__db_t *db, uint64_t bt, uint32_t frame_no, const rheap__srcframe_t *f,
@@ -239,17 +233,7 @@ void rheap__summary_leaked(rheap__summary_t *s, const rheap__live_t *b);
 /* 0; 1 out of memory; -1 database error (rheap__db_errmsg). */
 int rheap__summary_end(rheap__summary_t *s, rheap__db_t *db);
 
-/* ---- convert.c: the whole conversion ---- */
-typedef struct {
-    const char *const *inputs; /* recording directories */
-    size_t ninputs;
-    const char *output;
-    int force;
-    int progress;              /* -1 auto (stderr is a terminal), 0 off, 1 on */
-    int quiet;                 /* no summary line */
-} rheap__convert_opts_t;
-
-/* Converts the recordings into one database. Messages go to err. Returns an RHEAP_EXIT_*. */
-int rheap__convert(const rheap__convert_opts_t *o, FILE *err);
+/* ---- convert.c: the whole conversion ----
+ * rheap_convert() and its options are the public API, in include/rheap_convert.h. */
 
 #endif

@@ -10,7 +10,9 @@
  * The map is larger than the caches, so what a lookup costs is the cache lines it touches. The
  * keys (addresses) live in an array of their own, eight to a cache line, so probing a run and
  * shifting it after a deletion read keys only; the rest of a block lives in a parallel array
- * at the same index and is touched once, for the slot that matters.
+ * at the same index and is touched once, for the slot that matters. The layout, the hash and
+ * the growing are those of every table in hashmap.h; the probing is written out here, for the
+ * values of this one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +31,7 @@ static size_t slot_of(const rheap__pairs_t *p, uint64_t addr)
 {
     /* Heap addresses are 16-byte aligned and clustered; Fibonacci hashing (the top bits of a
      * multiplicative hash) spreads them evenly. */
-    return (size_t)((addr * 0x9E3779B97F4A7C15ull) >> p->shift);
+    return rheap__hash_slot(addr, p->shift);
 }
 
 static int alloc_arrays(rheap__pairs_t *p, size_t cap)
@@ -68,36 +70,11 @@ void rheap__pairs_destroy(rheap__pairs_t *p)
     free(p);
 }
 
-static int grow(rheap__pairs_t *p)
-{
-    size_t old_cap = p->mask + 1;
-    uint64_t *okeys = p->keys;
-    rheap__live_t *ovals = p->vals;
-    if (alloc_arrays(p, old_cap * 2) != 0) {
-        p->keys = okeys;
-        p->vals = ovals;
-        return -1;
-    }
-    p->mask = old_cap * 2 - 1;
-    p->shift--;
-    for (size_t i = 0; i < old_cap; i++) {
-        if (!okeys[i])
-            continue;
-        size_t j = slot_of(p, okeys[i]);
-        while (p->keys[j])
-            j = (j + 1) & p->mask;
-        p->keys[j] = okeys[i];
-        p->vals[j] = ovals[i];
-    }
-    free(okeys);
-    free(ovals);
-    return 0;
-}
-
 int rheap__pairs_insert(rheap__pairs_t *p, const rheap__live_t *b, rheap__live_t *evicted)
 {
     /* At most half full: linear probing stays short, and so do the deletion shifts. */
-    if ((p->count + 1) * 2 > p->mask + 1 && grow(p) != 0)
+    if ((p->count + 1) * 2 > p->mask + 1 &&
+        rheap__hash_grow(&p->keys, &p->vals, sizeof *p->vals, &p->mask, &p->shift) != 0)
         return -1;
     size_t j = slot_of(p, b->addr);
     for (uint64_t k; (k = p->keys[j]) != 0; j = (j + 1) & p->mask) {

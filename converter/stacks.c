@@ -15,16 +15,19 @@
 
 #include "internal.h"
 
+/* A stack, in the table under the hash of its locations. */
 typedef struct {
-    uint64_t hash;
-    uint64_t bt;      /* global id; 0 = empty slot */
+    uint64_t bt;      /* global id */
     size_t at;        /* start in pool */
     uint32_t n;
 } entry_t;
 
 struct rheap__stacks {
+    /* Open addressing (hashmap.h): keys are hashes, never 0; different stacks may share one. */
+    uint64_t *keys;
     entry_t *slots;
     size_t mask, count;
+    unsigned shift;
     uint32_t *pool;
     size_t npool, cappool;
 };
@@ -35,8 +38,12 @@ rheap__stacks_t *rheap__stacks_create(void)
     if (!st)
         return NULL;
     st->mask = 1023;
-    st->slots = calloc(st->mask + 1, sizeof *st->slots);
-    if (!st->slots) {
+    st->shift = 64 - 10;
+    st->keys = calloc(st->mask + 1, sizeof *st->keys);
+    st->slots = malloc((st->mask + 1) * sizeof *st->slots);
+    if (!st->keys || !st->slots) {
+        free(st->keys);
+        free(st->slots);
         free(st);
         return NULL;
     }
@@ -47,6 +54,7 @@ void rheap__stacks_destroy(rheap__stacks_t *st)
 {
     if (!st)
         return;
+    free(st->keys);
     free(st->slots);
     free(st->pool);
     free(st);
@@ -66,26 +74,6 @@ static uint64_t hash_locs(const rheap__loc_t *const *locs, uint32_t n)
         h ^= h >> 29;
     }
     return h | 1;
-}
-
-static int grow(rheap__stacks_t *st)
-{
-    size_t cap = (st->mask + 1) * 2;
-    entry_t *n = calloc(cap, sizeof *n);
-    if (!n)
-        return -1;
-    for (size_t i = 0; i <= st->mask; i++) {
-        if (!st->slots[i].bt)
-            continue;
-        size_t j = (size_t)st->slots[i].hash & (cap - 1);
-        while (n[j].bt)
-            j = (j + 1) & (cap - 1);
-        n[j] = st->slots[i];
-    }
-    free(st->slots);
-    st->slots = n;
-    st->mask = cap - 1;
-    return 0;
 }
 
 /* The rule of schema.sql's view `frames`, which the canned queries use with their `skip`
@@ -184,10 +172,10 @@ uint64_t rheap__stacks_intern(rheap__stacks_t *st, rheap__db_t *db, const rheap_
                               const rheap__loc_t *const *locs, uint32_t n)
 {
     uint64_t h = hash_locs(locs, n);
-    size_t j = (size_t)h & st->mask;
-    for (; st->slots[j].bt; j = (j + 1) & st->mask) {
+    size_t j = rheap__hash_slot(h, st->shift);
+    for (; st->keys[j]; j = (j + 1) & st->mask) {
         entry_t *e = &st->slots[j];
-        if (e->hash != h || e->n != n)
+        if (st->keys[j] != h || e->n != n)
             continue;
         uint32_t k = 0;
         while (k < n && st->pool[e->at + k] == locs[k]->id)
@@ -196,10 +184,10 @@ uint64_t rheap__stacks_intern(rheap__stacks_t *st, rheap__db_t *db, const rheap_
             return e->bt;
     }
     if ((st->count + 1) * 2 > st->mask + 1) {
-        if (grow(st) != 0)
+        if (rheap__hash_grow(&st->keys, &st->slots, sizeof *st->slots, &st->mask, &st->shift) != 0)
             return 0;
-        j = (size_t)h & st->mask;
-        while (st->slots[j].bt)
+        j = rheap__hash_slot(h, st->shift);
+        while (st->keys[j])
             j = (j + 1) & st->mask;
     }
     if (st->npool + n > st->cappool) {
@@ -225,8 +213,8 @@ uint64_t rheap__stacks_intern(rheap__stacks_t *st, rheap__db_t *db, const rheap_
     }
     if (write_site(db, sym, bt, locs, n) != 0)
         return 0;
+    st->keys[j] = h;
     entry_t *e = &st->slots[j];
-    e->hash = h;
     e->bt = bt;
     e->at = st->npool;
     e->n = n;

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libiberty/demangle.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -74,33 +75,22 @@ typedef struct {
     rheap__scopes_t *scopes; /* function DIEs by address, per CU, built on first use */
 } file_t;
 
-typedef struct {
-    uint64_t key;
-    uint32_t loc;        /* index + 1; 0 = empty slot */
-} slot_t;
-
 struct rheap__sym {
-    FILE *err;
-    int *warnings;
+    rheap__warn_fn warn;
+    void *warn_user;
     file_t *files;
     size_t nfiles, capfiles;
     rheap__loc_t **locs;
     size_t nlocs, caplocs;
-    slot_t *slots;
+    /* The resolved addresses by key (see key_of): open addressing (hashmap.h), the value the
+     * index of the location in locs. */
+    uint64_t *slot_keys;
+    uint32_t *slot_locs;
     size_t mask, nslots_used;
+    unsigned shift;
     Dwfl_Callbacks cb;
     char *debuginfo_path;
 };
-
-static char *dup_n(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = 0;
-    }
-    return d;
-}
 
 char *rheap__demangle(const char *name)
 {
@@ -108,7 +98,7 @@ char *rheap__demangle(const char *name)
         return NULL;
     /* Versioned names from .dynsym ("memcpy@@GLIBC_2.14") carry the version after '@'. */
     const char *at = strchr(name, '@');
-    char *base = at ? dup_n(name, (size_t)(at - name)) : strdup(name);
+    char *base = at ? strndup(name, (size_t)(at - name)) : strdup(name);
     if (!base)
         return NULL;
     char *d = cplus_demangle(base, DMGL_PARAMS | DMGL_ANSI);
@@ -119,18 +109,21 @@ char *rheap__demangle(const char *name)
     return base;
 }
 
-rheap__sym_t *rheap__sym_create(FILE *err, int *warnings)
+rheap__sym_t *rheap__sym_create(rheap__warn_fn warn, void *user)
 {
     rheap__sym_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->debuginfo_path = rheap__debuginfo_path();
-    s->err = err;
-    s->warnings = warnings;
+    s->warn = warn;
+    s->warn_user = user;
     s->mask = 4095;
-    s->slots = calloc(s->mask + 1, sizeof *s->slots);
-    if (!s->slots || !s->debuginfo_path) {
-        free(s->slots);
+    s->shift = 64 - 12;
+    s->slot_keys = calloc(s->mask + 1, sizeof *s->slot_keys);
+    s->slot_locs = malloc((s->mask + 1) * sizeof *s->slot_locs);
+    if (!s->slot_keys || !s->slot_locs || !s->debuginfo_path) {
+        free(s->slot_keys);
+        free(s->slot_locs);
         free(s->debuginfo_path);
         free(s);
         return NULL;
@@ -172,7 +165,8 @@ void rheap__sym_destroy(rheap__sym_t *s)
         free(l);
     }
     free(s->locs);
-    free(s->slots);
+    free(s->slot_keys);
+    free(s->slot_locs);
     free(s->debuginfo_path);
     free(s);
 }
@@ -191,7 +185,7 @@ int rheap__sym_file(rheap__sym_t *s, const char *path, size_t path_len, const ui
         return -1;
     file_t *f = &s->files[s->nfiles];
     memset(f, 0, sizeof *f);
-    f->path = dup_n(path, path_len);
+    f->path = strndup(path, path_len);
     f->build_id = build_id_len ? malloc(build_id_len) : NULL;
     if (!f->path || (build_id_len && !f->build_id)) {
         free(f->path);
@@ -225,9 +219,10 @@ const char *rheap__sym_file_status(const rheap__sym_t *s, int file_id)
 
 static void warn(rheap__sym_t *s, const char *path, const char *what)
 {
-    fprintf(s->err, "rheap: warning: module %s: %s\n", path, what);
-    if (s->warnings)
-        (*s->warnings)++;
+    char msg[4352]; /* PATH_MAX and the longest reason */
+    snprintf(msg, sizeof msg, "module %s: %s", path, what);
+    if (s->warn)
+        s->warn(s->warn_user, path, msg);
 }
 
 /* Pseudo-modules (the vDSO, anonymous code) have no file to read; they stay unresolved
@@ -337,14 +332,8 @@ static Dwarf_Die *find_cu(file_t *f, Dwarf_Addr addr, Dwarf_Addr *bias, Dwarf_Di
         return cu;
     if (!f->ranges_built)
         build_ranges(f);
-    size_t lo = 0, hi = f->nranges;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (f->ranges[mid].lo <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = rheap__upper_bound(f->ranges, f->nranges, sizeof *f->ranges,
+                                   offsetof(cu_range_t, lo), addr);
     /* Overlapping ranges are rare; when they occur, the CU that comes first in the file wins. */
     const cu_range_t *best = NULL;
     for (size_t i = lo; i-- > 0 && f->ranges[i].maxhi > addr;)
@@ -549,15 +538,8 @@ static const char *symix_lookup(file_t *f, uint64_t addr)
 {
     if (!f->syms_built)
         build_symix(f);
-    size_t lo = 0, hi = f->nsyms;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (f->syms[mid].lo <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    hi = lo; /* syms[0, hi) start at or below addr */
+    /* syms[0, hi) start at or below addr */
+    size_t hi = rheap__upper_bound(f->syms, f->nsyms, sizeof *f->syms, offsetof(symix_t, lo), addr);
     if (hi == 0)
         return NULL;
     const symix_t *c[MAX_CONTAINERS];
@@ -787,36 +769,23 @@ static uint32_t resolve_in(file_t *f, Dwarf_Addr addr, rheap__srcframe_t *fr)
     return (uint32_t)nf;
 }
 
-static int grow_slots(rheap__sym_t *s)
+/* The table key of an address: user-space addresses fit in 48 bits, the file id takes the bits
+ * above. Two addresses may still share a key (an offset beyond 48 bits, or 0 made 1 because 0
+ * marks an empty slot), so a lookup also compares the location itself. */
+static uint64_t key_of(int file_id, uint64_t offset)
 {
-    size_t cap = (s->mask + 1) * 2;
-    slot_t *n = calloc(cap, sizeof *n);
-    if (!n)
-        return -1;
-    for (size_t i = 0; i <= s->mask; i++) {
-        if (!s->slots[i].loc)
-            continue;
-        size_t j = (size_t)((s->slots[i].key * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
-        while (n[j].loc)
-            j = (j + 1) & (cap - 1);
-        n[j] = s->slots[i];
-    }
-    free(s->slots);
-    s->slots = n;
-    s->mask = cap - 1;
-    return 0;
+    uint64_t key = ((uint64_t)(uint32_t)(file_id + 1) << 48) ^ offset;
+    return key ? key : 1;
 }
 
 const rheap__loc_t *rheap__sym_resolve(rheap__sym_t *s, int file_id, uint64_t offset)
 {
-    /* User-space addresses fit in 48 bits; the file id takes the bits above. */
-    uint64_t key = ((uint64_t)(uint32_t)(file_id + 1) << 48) ^ offset;
-    size_t j = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & s->mask;
-    while (s->slots[j].loc) {
-        const rheap__loc_t *l = s->locs[s->slots[j].loc - 1];
-        if (s->slots[j].key == key && l->file_id == file_id && l->offset == offset)
+    uint64_t key = key_of(file_id, offset);
+    size_t j = rheap__hash_slot(key, s->shift);
+    for (; s->slot_keys[j]; j = (j + 1) & s->mask) {
+        const rheap__loc_t *l = s->locs[s->slot_locs[j]];
+        if (s->slot_keys[j] == key && l->file_id == file_id && l->offset == offset)
             return l;
-        j = (j + 1) & s->mask;
     }
 
     rheap__srcframe_t fr[MAX_INLINE + 1];
@@ -835,7 +804,9 @@ const rheap__loc_t *rheap__sym_resolve(rheap__sym_t *s, int file_id, uint64_t of
     rheap__srcframe_t *frames = malloc(n * sizeof *frames);
     rheap__grow(&s->locs, &s->caplocs, s->nlocs, sizeof *s->locs, 1024);
     if (!l || !frames || s->nlocs == s->caplocs ||
-        ((s->nslots_used + 1) * 2 > s->mask + 1 && grow_slots(s) != 0)) {
+        ((s->nslots_used + 1) * 2 > s->mask + 1 &&
+         rheap__hash_grow(&s->slot_keys, &s->slot_locs, sizeof *s->slot_locs, &s->mask,
+                          &s->shift) != 0)) {
         free(l);
         free(frames);
         for (uint32_t k = 0; k < n; k++) {
@@ -851,11 +822,11 @@ const rheap__loc_t *rheap__sym_resolve(rheap__sym_t *s, int file_id, uint64_t of
     l->nframes = n;
     l->frames = frames;
     s->locs[s->nlocs++] = l;
-    j = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & s->mask;
-    while (s->slots[j].loc)
+    j = rheap__hash_slot(key, s->shift);
+    while (s->slot_keys[j])
         j = (j + 1) & s->mask;
-    s->slots[j].key = key;
-    s->slots[j].loc = (uint32_t)s->nlocs;
+    s->slot_keys[j] = key;
+    s->slot_locs[j] = (uint32_t)s->nlocs - 1;
     s->nslots_used++;
     return l;
 }

@@ -69,7 +69,7 @@ case_help() {
     touch exists.db
     run e "$RHEAP" run -o exists.db -- touch ran
     expect_eq "existing output status" "$STATUS" 1
-    has_line e.err "rheap: exists.db exists; use --force to replace it"
+    has_line e.err "rheap: error: exists.db exists; use --force to replace it"
     [ ! -e ran ] || fail "the program ran although the output exists"
     run e "$RHEAP" run -- touch ran
     expect_eq "no -o status" "$STATUS" 1
@@ -81,18 +81,18 @@ case_help() {
     expect_eq "bad signal status" "$STATUS" 1
     run e "$RHEAP" run -o x.db -- ./does-not-exist
     expect_eq "missing program status" "$STATUS" 127
-    has_line e.err "rheap: cannot run ./does-not-exist: No such file or directory"
+    has_line e.err "rheap: error: cannot run ./does-not-exist: No such file or directory"
     [ ! -e x.db ] || fail "a database was written for a program that never ran"
     [ -z "$(ls -d rheap-run-* 2>/dev/null)" ] || fail "recordings directory left behind"
     run e "$RHEAP" report missing.db
     expect_eq "report of a missing db" "$STATUS" 2
-    has_line e.err "rheap: missing.db: no such file; make one with rheap run or rheap convert"
+    has_line e.err "rheap: error: missing.db: no such file; make one with rheap run or rheap convert"
     run e "$RHEAP" query leaks exists.db
     expect_eq "query on an empty file" "$STATUS" 2
-    grep -q "^rheap: exists.db: .*expected a database written by rheap$" e.err || fail "$(cat e.err)"
+    grep -q "^rheap: error: exists.db: .*expected a database written by rheap$" e.err || fail "$(cat e.err)"
     run e "$RHEAP" frobnicate
     expect_eq "unknown command status" "$STATUS" 1
-    has_line e.err "rheap: 'frobnicate' is neither a command nor a recording directory (try rheap --help)"
+    has_line e.err "rheap: error: 'frobnicate' is neither a command nor a recording directory (try rheap --help)"
 }
 
 # A forked child and an exec'd child: one database, exact counts per process, parent links.
@@ -156,7 +156,7 @@ case_run_status() {
     run r "$RHEAP" run -f -o outdir -- sh -c 'echo ran'
     expect_eq "directory output" "$STATUS" 1
     [ ! -s r.out ] || fail "the program ran: $(cat r.out)"
-    has_line r.err "rheap: outdir is a directory; give the database file to write"
+    has_line r.err "rheap: error: outdir is a directory; give the database file to write"
 }
 
 case_run_stop_waiting() {
@@ -178,8 +178,9 @@ case_run_stop_waiting() {
 
 case_run_options() {
     mkdir recs
-    run r "$RHEAP" run --keep --dir recs --depth 3 --sample-rate 0.5 -o k.db -- "$FAMILY" exit 0
+    run r "$RHEAP" run --keep --dir recs --depth 3 --sample-rate 0.5 --progress -o k.db -- "$FAMILY" exit 0
     expect_eq "status" "$STATUS" 0
+    grep -q 'rheap: converting \[#\{40\}\] 100% ' r.err || fail "--progress drew no full bar: $(cat r.err)"
     kept=$(sed -n 's/^rheap: recordings kept in //p' r.err)
     [ -n "$kept" ] || fail "--keep did not say where: $(cat r.err)"
     case "$kept" in "$WORK/recs/rheap-run-"*) ;; *) fail "kept in $kept, not under --dir" ;; esac
@@ -188,10 +189,10 @@ case_run_options() {
     # Off from the start and never toggled: nothing recorded, nothing written.
     run r "$RHEAP" run --off --signal USR2 -o off.db -- "$FAMILY" exit 0
     expect_eq "--off status" "$STATUS" 2
-    has_line r.err "rheap: no recording was made (recording stayed off); off.db not written"
+    has_line r.err "rheap: error: no recording was made (recording stayed off); off.db not written"
     [ ! -e off.db ] || fail "off.db written"
     # Off, and toggled on and off again by the program itself with the --signal.
-    run r "$RHEAP" run --off --signal USR2 -o tg.db -- "$FAMILY" toggle
+    run r "$RHEAP" run --no-progress --off --signal USR2 -o tg.db -- "$FAMILY" toggle
     expect_eq "toggle status" "$STATUS" 0
     expect_eq "recorded between the toggles" \
         "$(sql tg.db "SELECT size, count(*), count(dealloc_after) FROM allocations GROUP BY size")" "3210|3|1"
@@ -258,7 +259,7 @@ case_query_leaks() {
     grep -q '^  #2 *main  .*/leaky\.c:[0-9]*$' s.out || fail "stack $id has no main: $(cat s.out)"
     run s "$RHEAP" stack 999999 leaky.db
     expect_eq "missing stack status" "$STATUS" 1
-    has_line s.err "rheap stack: leaky.db has no stack 999999"
+    has_line s.err "rheap: error: leaky.db has no stack 999999"
     run j "$RHEAP" query leaks leaky.db --json
     grep -q '^{"blocks": 100, "bytes": 4800, "function": "remember_session", "location": ".*/leaky\.c:39", ' j.out ||
         fail "json row: $(cat j.out)"
@@ -276,9 +277,15 @@ case_query_params() {
     expect_eq "size=2222" "$(tr -d '\r' <q.out | tail -n +2)" "$c,5,11110"
     run q "$RHEAP" query by_size tree.db --csv -p size=2222 -p pid=1
     expect_eq "size=2222 pid=1" "$(tr -d '\r' <q.out | wc -l)" 1
+    # getopt_long's forms: an attached value, --param=, options before the names.
+    run q "$RHEAP" query --csv -psize=2222 "--param=pid=$c" by_size tree.db
+    expect_eq "attached values" "$(tr -d '\r' <q.out | tail -n +2)" "$c,5,11110"
+    run q "$RHEAP" query by_size tree.db --csv -p
+    expect_eq "-p without value status" "$STATUS" 1
+    has_line q.err "rheap: error: -p needs KEY=VALUE (try rheap query --help)"
     run q "$RHEAP" query by_size tree.db --param sise=1
     expect_eq "unknown param status" "$STATUS" 1
-    has_line q.err "rheap: query by_size has no parameter 'sise'; valid ones: size pid"
+    has_line q.err "rheap: error: query by_size has no parameter 'sise'; valid ones: size pid"
     run q "$RHEAP" query by_size tree.db --param size
     expect_eq "param without value" "$STATUS" 1
     unset RHEAP_QUERIES
@@ -287,17 +294,20 @@ case_query_params() {
     expect_eq "leaks of the child" "$(tr -d '\r' <q.out | tail -n +2 | cut -d, -f1,2,9)" "5,11110,$c"
     run q "$RHEAP" query leaks tree.db -p nosuch=1
     expect_eq "unknown param status" "$STATUS" 1
-    has_line q.err "rheap: query leaks has no parameter 'nosuch'; valid ones: $(
+    has_line q.err "rheap: error: query leaks has no parameter 'nosuch'; valid ones: $(
         sed -n 's/^-- param: *\([A-Za-z0-9_]*\) *=.*/\1/p' "$QUERIES/leaks.sql" | tr '\n' ' ' | sed 's/ $//')"
     run q "$RHEAP" query no-such-query tree.db
     expect_eq "unknown query status" "$STATUS" 1
-    has_line q.err "rheap: no query named 'no-such-query' in $QUERIES (rheap query --list shows them)"
+    has_line q.err "rheap: error: no query named 'no-such-query' in $QUERIES (rheap query --list shows them)"
 }
 
 case_report() {
     run r "$RHEAP" run -q -o tree.db -- "$FAMILY" tree
     run rep "$RHEAP" report tree.db
     expect_eq "status" "$STATUS" 0
+    run e "$RHEAP" report --bogus tree.db
+    expect_eq "unknown option status" "$STATUS" 1
+    has_line e.err "rheap: error: unknown option --bogus (try rheap report --help)"
     has_line rep.out "  allocations      15"
     has_line rep.out "  frees            5"
     has_line rep.out "  bytes allocated  28886 bytes (28.2 KiB)"

@@ -65,7 +65,7 @@ static void check_nothing_written(void)
     while (d && (e = readdir(d)) != NULL)
         if (strstr(e->d_name, ".tmp-")) {
             fprintf(stderr, "left behind: %s\n", e->d_name);
-            tgen_failures++;
+            check_failures++;
         }
     if (d)
         closedir(d);
@@ -75,7 +75,7 @@ static void check_err_has(const char *what)
 {
     if (!strstr(err, what)) {
         fprintf(stderr, "stderr lacks \"%s\": %s\n", what, err);
-        tgen_failures++;
+        check_failures++;
     }
 }
 
@@ -282,6 +282,46 @@ static void mode_paths(void)
     sqlite3_close(db);
     unlink(out);
 
+    /* The option forms getopt_long allows: an attached value, --output=FILE, grouped short
+     * options, options after the paths. Each converts the same 20 rows. */
+    char attached[1300], eq[1300];
+    snprintf(attached, sizeof attached, "-o%s", out);
+    snprintf(eq, sizeof eq, "--output=%s", out);
+    char *f1[] = {(char *)rheap, "convert", "--no-progress", rec, attached, NULL};
+    char *f2[] = {(char *)rheap, "convert", eq, "-qf", "--no-progress", rec, NULL};
+    char *f3[] = {(char *)rheap, "convert", rec, "--no-progress", "-fq", "-o", out, NULL};
+    char *f4[] = {(char *)rheap, "-qf", "--no-progress", rec, out, NULL};
+    char **forms[] = {f1, f2, f3, f4};
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        CHECK_INT(tgen_run(forms[i], err, sizeof err), 0);
+        /* -q: no summary line; without it, the line names the output. */
+        CHECK_INT(strstr(err, "rheap: wrote ") != NULL, i == 0);
+        sqlite3 *fdb = tgen_db_open(out);
+        CHECK_INT(tgen_int(fdb, "SELECT count(*) FROM allocations"), 20);
+        sqlite3_close(fdb); /* the next forms replace it, with -f */
+    }
+    unlink(out);
+    /* What a usage error says. */
+    char *m1[] = {(char *)rheap, "convert", rec, "-o", NULL};
+    CHECK_INT(tgen_run(m1, err, sizeof err), 1);
+    CHECK_STR(err, "rheap: error: -o needs a file name (try rheap convert --help)\n");
+    char *m2[] = {(char *)rheap, "convert", rec, "--output", NULL};
+    CHECK_INT(tgen_run(m2, err, sizeof err), 1);
+    CHECK_STR(err, "rheap: error: --output needs a file name (try rheap convert --help)\n");
+    char *m3[] = {(char *)rheap, "convert", "-qx", rec, "-o", out, NULL};
+    CHECK_INT(tgen_run(m3, err, sizeof err), 1);
+    CHECK_STR(err, "rheap: error: unknown option -x (try rheap convert --help)\n");
+    char *m4[] = {(char *)rheap, "convert", "--bogus=1", rec, "-o", out, NULL};
+    CHECK_INT(tgen_run(m4, err, sizeof err), 1);
+    CHECK_STR(err, "rheap: error: unknown option --bogus=1 (try rheap convert --help)\n");
+    char *m5[] = {(char *)rheap, "convert", "--force=yes", rec, "-o", out, NULL};
+    CHECK_INT(tgen_run(m5, err, sizeof err), 1);
+    CHECK_STR(err, "rheap: error: --force takes no value (try rheap convert --help)\n");
+    char *m6[] = {(char *)rheap, "-x", rec, out, NULL};
+    CHECK_INT(tgen_run(m6, err, sizeof err), 1);
+    CHECK_STR(err, "rheap: error: unknown option -x (try rheap --help)\n");
+    CHECK(access(out, F_OK) != 0);
+
     /* An output in a directory that does not exist: the database cannot be written. */
     char bad_out[1300];
     snprintf(bad_out, sizeof bad_out, "%s/missing-dir/out.db", dir);
@@ -337,8 +377,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;
     }
-    if (tgen_failures) {
-        fprintf(stderr, "%d check(s) failed; last stderr of rheap:\n%s", tgen_failures, err);
+    if (check_failures) {
+        fprintf(stderr, "%d check(s) failed; last stderr of rheap:\n%s", check_failures, err);
         return 1;
     }
     printf("ok\n");

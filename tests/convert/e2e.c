@@ -170,8 +170,8 @@ int main(int argc, char **argv)
     CHECK_INT(tgen_int(d, "SELECT count(*) FROM processes WHERE pid = %d", (int)pid), 1);
     CHECK_INT(tgen_int(d, "SELECT count(*) FROM modules WHERE status = 'mismatch'"), 0);
     sqlite3_close(d);
-    if (tgen_failures) {
-        fprintf(stderr, "%d check(s) failed; rheap said:\n%s", tgen_failures, err);
+    if (check_failures) {
+        fprintf(stderr, "%d check(s) failed; rheap said:\n%s", check_failures, err);
         return 1;
     }
     printf("ok\n");

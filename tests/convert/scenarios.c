@@ -493,8 +493,8 @@ int main(int argc, char **argv)
         return 2;
     }
     sqlite3_close(db);
-    if (tgen_failures) {
-        fprintf(stderr, "%d check(s) failed; rheap said:\n%s", tgen_failures, err);
+    if (check_failures) {
+        fprintf(stderr, "%d check(s) failed; rheap said:\n%s", check_failures, err);
         return 1;
     }
     printf("ok\n");

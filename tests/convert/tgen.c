@@ -17,8 +17,6 @@
 
 #include "tgen.h"
 
-int tgen_failures;
-
 static void die(const char *what)
 {
     fprintf(stderr, "tgen: %s: %s\n", what, strerror(errno));

@@ -13,6 +13,8 @@
 
 #include <rip.h>
 
+#include "check.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -60,34 +62,6 @@ sqlite3 *tgen_db_open(const char *path);
 int64_t tgen_int(sqlite3 *db, const char *fmt, ...);
 /* Returns a static buffer; "(null)" for NULL, "(no row)" when there is none. */
 const char *tgen_text(sqlite3 *db, const char *fmt, ...);
-
-/* Comparisons that print both sides and count failures. */
-extern int tgen_failures;
-#define CHECK_INT(got, want)                                                                \
-    do {                                                                                    \
-        long long g_ = (long long)(got), w_ = (long long)(want);                            \
-        if (g_ != w_) {                                                                     \
-            fprintf(stderr, "%s:%d: CHECK failed: %s == %lld, expected %s == %lld\n",       \
-                    __FILE__, __LINE__, #got, g_, #want, w_);                               \
-            tgen_failures++;                                                                \
-        }                                                                                   \
-    } while (0)
-#define CHECK_STR(got, want)                                                                \
-    do {                                                                                    \
-        const char *g_ = (got), *w_ = (want);                                               \
-        if (strcmp(g_, w_) != 0) {                                                          \
-            fprintf(stderr, "%s:%d: CHECK failed: %s is \"%s\", expected \"%s\"\n",         \
-                    __FILE__, __LINE__, #got, g_, w_);                                      \
-            tgen_failures++;                                                                \
-        }                                                                                   \
-    } while (0)
-#define CHECK(cond)                                                                         \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);        \
-            tgen_failures++;                                                                \
-        }                                                                                   \
-    } while (0)
 
 #ifdef __cplusplus
 }

@@ -20,15 +20,15 @@ static rip_status_t read_damaged(const uint8_t *data, size_t len, size_t at, con
         size_t n = 0;
         while ((st = rip_reader_next(r, &rec, &err)) == RIP_OK) {
             if (n >= total || fingerprint(&rec) != fps[n])
-                FAILF("%s at byte %zu: record %zu delivered wrong", what, at, n);
+                CHECK_FAIL("%s at byte %zu: record %zu delivered wrong", what, at, n);
             n++;
         }
         rip_reader_close(r);
     }
     if (st == RIP_END || st == RIP_OK)
-        FAILF("%s at byte %zu: damage not detected", what, at);
+        CHECK_FAIL("%s at byte %zu: damage not detected", what, at);
     if (err.detail[0] == 0 || strcmp(err.path, "flip.rip") != 0)
-        FAILF("%s at byte %zu: error without detail or path", what, at);
+        CHECK_FAIL("%s at byte %zu: error without detail or path", what, at);
     return st;
 }
 

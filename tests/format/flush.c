@@ -14,7 +14,7 @@ static size_t count_records(const char *path, rip_status_t expect)
     rip_status_t st = read_all_mem(data, len, &n, &err);
     if (st != expect) {
         char buf[600];
-        FAILF("%s: got %s (%s), expected %s", path, rip_strerror(st),
+        CHECK_FAIL("%s: got %s (%s), expected %s", path, rip_strerror(st),
               rip_error_format(&err, buf, sizeof buf), rip_strerror(expect));
     }
     free(data);

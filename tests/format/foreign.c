@@ -13,7 +13,7 @@ static void expect(const void *data, size_t n, rip_status_t code, uint64_t offse
     rip_error_t err;
     rip_status_t st = read_all_mem(data, n, &records, &err);
     if (st != code || err.offset != offset || !strstr(err.detail, detail))
-        FAILF("got %s at offset %" PRIu64 " (%s), expected %s at offset %" PRIu64 " (%s)",
+        CHECK_FAIL("got %s at offset %" PRIu64 " (%s), expected %s at offset %" PRIu64 " (%s)",
               rip_strerror(st), err.offset, err.detail, rip_strerror(code), offset, detail);
     CHECK_U(records, 0);
     char buf[600];
@@ -39,7 +39,7 @@ static uint8_t *lz4_cli(const char *opts, const char *content, size_t *len)
     spill(in, content, strlen(content));
     snprintf(cmd, sizeof cmd, "lz4 -q -f %s %s %s", opts, in, out);
     if (system(cmd) != 0)
-        FAILF("%s failed", cmd);
+        CHECK_FAIL("%s failed", cmd);
     uint8_t *data = slurp(out, len);
     unlink(in);
     unlink(out);

@@ -23,7 +23,7 @@ static void check(const char *dir, const char *name)
     fclose(o);
     fclose(e);
     if (rc != 0)
-        FAILF("%s: rheap_dump returned %d: %s", rip, rc, err);
+        CHECK_FAIL("%s: rheap_dump returned %d: %s", rip, rc, err);
     if (strcmp(out, expect) != 0) {
         /* Name the first line that differs. */
         size_t i = 0, line = 1;
@@ -32,7 +32,7 @@ static void check(const char *dir, const char *name)
                 line++;
             i++;
         }
-        FAILF("%s: dump differs from %s at line %zu:\n--- got:\n%s--- expected:\n%s", rip, txt,
+        CHECK_FAIL("%s: dump differs from %s at line %zu:\n--- got:\n%s--- expected:\n%s", rip, txt,
               line, out, expect);
     }
     free(out);
@@ -43,7 +43,7 @@ static void check(const char *dir, const char *name)
 int main(int argc, char **argv)
 {
     if (argc != 2)
-        FAILF("usage: golden DATA_DIR");
+        CHECK_FAIL("usage: golden DATA_DIR");
     check(argv[1], "v1.0-thread");
     check(argv[1], "v1.0-process");
     check(argv[1], "v2.0-thread");

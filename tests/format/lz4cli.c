@@ -38,7 +38,7 @@ int main(void)
     snprintf(cmd, sizeof cmd, "lz4 -t %s 2>&1", f.path);
     int rc = system(cmd);
     if (rc != 0)
-        FAILF("%s: exit status %d", cmd, rc);
+        CHECK_FAIL("%s: exit status %d", cmd, rc);
 
     snprintf(cmd, sizeof cmd, "lz4 -dc %s", f.path);
     FILE *p = popen(cmd, "r");
@@ -78,7 +78,7 @@ int main(void)
         for (uint32_t i = 0; i < c; i++) {
             uint8_t want_type = i ? 0x10 : 0x30, want_dt = i ? 0 : 5, want_addr = i ? 3 : 16;
             if (rec[i] != want_type || dt[i] != want_dt || addr[i] != want_addr)
-                FAILF("block %d, free %u: type 0x%02x dt %u address %u, expected 0x%02x %u %u", b,
+                CHECK_FAIL("block %d, free %u: type 0x%02x dt %u address %u, expected 0x%02x %u %u", b,
                       i, rec[i], dt[i], addr[i], want_type, want_dt, want_addr);
         }
         at += 3 * (size_t)c;

@@ -40,7 +40,7 @@ static char *run_dump(const char *path, int expect_rc, char **errtext)
     fclose(o);
     fclose(e);
     if (rc != expect_rc)
-        FAILF("rheap_dump(%s) returned %d, expected %d; stderr: %s", path, rc, expect_rc, err);
+        CHECK_FAIL("rheap_dump(%s) returned %d, expected %d; stderr: %s", path, rc, expect_rc, err);
     *errtext = err;
     return out;
 }
@@ -76,7 +76,7 @@ int main(void)
     for (size_t i = 0; i < 5; i++) {
         snprintf(buf, sizeof buf, "%s/%s", dir, order[i]);
         if (strcmp(rip_recording_thread_path(rec, i), buf) != 0)
-            FAILF("thread file %zu: got %s, expected %s", i, rip_recording_thread_path(rec, i), buf);
+            CHECK_FAIL("thread file %zu: got %s, expected %s", i, rip_recording_thread_path(rec, i), buf);
     }
     CHECK(rip_recording_thread_path(rec, 5) == NULL);
     rip_recording_close(rec);
@@ -105,7 +105,7 @@ int main(void)
         "# file t100.rip type=thread version=2.0 pid=321 tid=100 recording=1 serial=0 start_ns=1000 time_shift=0\n"
         "free t=100 addr=0x1064\n";
     if (strcmp(out, expect) != 0)
-        FAILF("dump output:\n%s\nexpected:\n%s", out, expect);
+        CHECK_FAIL("dump output:\n%s\nexpected:\n%s", out, expect);
     CHECK_U(strlen(errtext), 0);
     free(out);
     free(errtext);
@@ -118,10 +118,10 @@ int main(void)
     free(data);
     out = run_dump(dir, 3, &errtext);
     snprintf(msg, sizeof msg,
-             "rheap dump: %s: offset %zu: file ends before the end mark (expected a block or the "
+             "rheap: warning: %s: offset %zu: file ends before the end mark (expected a block or the "
              "end mark)\n", buf, len - 4);
     if (strcmp(errtext, msg) != 0)
-        FAILF("stderr: %s, expected %s", errtext, msg);
+        CHECK_FAIL("stderr: %s, expected %s", errtext, msg);
     CHECK(strstr(out, "# file t100.rip") != NULL);
     free(out);
     free(errtext);
@@ -129,7 +129,7 @@ int main(void)
     /* An empty thread file (killed before its first flush) is truncated too. */
     write_file("t10-2.rip", 0, 10, 0);
     out = run_dump(buf, 3, &errtext);
-    snprintf(msg, sizeof msg, "rheap dump: %s: offset 0: empty file (expected an lz4 frame)\n", buf);
+    snprintf(msg, sizeof msg, "rheap: warning: %s: offset 0: empty file (expected an lz4 frame)\n", buf);
     CHECK(strcmp(errtext, msg) == 0);
     CHECK_U(strlen(out), 0);
     free(out);
@@ -138,7 +138,7 @@ int main(void)
     /* A corrupt file stops the dump with exit code 2 and one line. */
     spill(buf, "\x04\x22\x4d\x18\x70\x40\x00", 7);
     out = run_dump(dir, 2, &errtext);
-    snprintf(msg, sizeof msg, "rheap dump: %s: offset 6: lz4 frame header checksum mismatch\n", buf);
+    snprintf(msg, sizeof msg, "rheap: error: %s: offset 6: lz4 frame header checksum mismatch\n", buf);
     CHECK(strcmp(errtext, msg) == 0);
     CHECK(strstr(out, "# file t100.rip") == NULL);
     free(out);
@@ -146,11 +146,11 @@ int main(void)
 
     /* Missing paths and directories that are not recordings. */
     out = run_dump("no-such-path", 2, &errtext);
-    CHECK(strcmp(errtext, "rheap dump: no-such-path: cannot open: No such file or directory\n") == 0);
+    CHECK(strcmp(errtext, "rheap: error: no-such-path: cannot open: No such file or directory\n") == 0);
     free(out);
     free(errtext);
     out = run_dump(".", 2, &errtext);
-    CHECK(strcmp(errtext, "rheap dump: .: not a rip recording (no process.rip)\n") == 0);
+    CHECK(strcmp(errtext, "rheap: error: .: not a rip recording (no process.rip)\n") == 0);
     free(out);
     free(errtext);
 

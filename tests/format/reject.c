@@ -19,7 +19,7 @@ static void expect(size_t records, rip_status_t code, uint64_t offset, const cha
     rip_error_t err;
     rip_status_t st = read_all_mem(frame.b, frame.n, &n, &err);
     if (st != code || n != records || err.offset != offset || !strstr(err.detail, detail))
-        FAILF("(case at line %d) got %zu records then %s at offset %" PRIu64 " (%s), expected %zu "
+        CHECK_FAIL("(case at line %d) got %zu records then %s at offset %" PRIu64 " (%s), expected %zu "
               "records then %s at offset %" PRIu64 " (%s)",
               line, n, rip_strerror(st), err.offset, err.detail, records, rip_strerror(code),
               offset, detail);
@@ -371,7 +371,7 @@ static void next2(rip_reader_t *r, rip_record_t *rec, rip_rec_kind_t kind, uint6
     rip_error_t err;
     rip_status_t st = rip_reader_next(r, rec, &err);
     if (st != RIP_OK)
-        FAILF("expected a record, got %s: %s", rip_strerror(st), err.detail);
+        CHECK_FAIL("expected a record, got %s: %s", rip_strerror(st), err.detail);
     CHECK_U(rec->kind, kind);
     CHECK_U(rec->offset, offset);
     CHECK_U(rec->t, t);

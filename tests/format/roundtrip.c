@@ -108,7 +108,7 @@ static void next_ok(rip_reader_t *r, rip_record_t *rec, rip_rec_kind_t kind)
     rip_status_t st = rip_reader_next(r, rec, &err);
     if (st != RIP_OK) {
         char buf[1024];
-        FAILF("expected a record, got %s: %s", rip_strerror(st), rip_error_format(&err, buf, sizeof buf));
+        CHECK_FAIL("expected a record, got %s: %s", rip_strerror(st), rip_error_format(&err, buf, sizeof buf));
     }
     CHECK_U(rec->kind, kind);
 }
@@ -176,7 +176,7 @@ static void read_thread_file(const char *path, uint64_t file_size)
         CHECK_U(rec.u.stack.depth, RIP_MAX_DEPTH);
         for (int i = 0; i < RIP_MAX_DEPTH; i++)
             if (rec.u.stack.ips[i] != deep[i])
-                FAILF("stack %" PRIu64 " ip[%d]: got 0x%" PRIx64 ", expected 0x%" PRIx64, id, i,
+                CHECK_FAIL("stack %" PRIu64 " ip[%d]: got 0x%" PRIx64 ", expected 0x%" PRIx64, id, i,
                       rec.u.stack.ips[i], deep[i]);
     }
 
@@ -242,7 +242,7 @@ static void read_thread_file(const char *path, uint64_t file_size)
     rip_reader_close(r);
     /* About 7 bytes per bulk event: at least 6 full 64 KiB blocks after the first. */
     if (blocks < 7)
-        FAILF("bulk events took %u blocks, expected at least 7", blocks);
+        CHECK_FAIL("bulk events took %u blocks, expected at least 7", blocks);
     size_t len;
     free(slurp(path, &len));
     CHECK_U(len, file_size);
@@ -407,7 +407,7 @@ static void encoding(void)
     CHECK_U(n, expect.n);
     for (size_t i = 0; i < expect.n; i++)
         if (out[i] != expect.b[i])
-            FAILF("decompressed byte %zu: got 0x%02x, expected 0x%02x", i, out[i], expect.b[i]);
+            CHECK_FAIL("decompressed byte %zu: got 0x%02x, expected 0x%02x", i, out[i], expect.b[i]);
     free(data);
 
     rip_reader_t *r;
@@ -542,7 +542,7 @@ static void shifted(void)
         }
     }
     if (blocks < 5)
-        FAILF("mixed events took %u blocks, expected at least 5", blocks);
+        CHECK_FAIL("mixed events took %u blocks, expected at least 5", blocks);
     next_ok(r, &rec, RIP_REC_FREE);
     CHECK_U(rec.t, 0);
     CHECK_U(rec.u.free.addr, 0x8);
@@ -785,10 +785,10 @@ static void references(void)
             block++;
         }
         if (block != got_block[i])
-            FAILF("event %u: read in block %u, the file has it in block %u", i, block,
+            CHECK_FAIL("event %u: read in block %u, the file has it in block %u", i, block,
                   got_block[i]);
         if (rec.t != e->t || (e->is_free ? rec.u.free.addr : rec.u.alloc.addr) != e->addr)
-            FAILF("event %u: t %" PRIu64 " address 0x%" PRIx64 ", expected %" PRIu64
+            CHECK_FAIL("event %u: t %" PRIu64 " address 0x%" PRIx64 ", expected %" PRIu64
                   " 0x%" PRIx64, i, rec.t, e->is_free ? rec.u.free.addr : rec.u.alloc.addr,
                   e->t, e->addr);
         if (!e->is_free) {
@@ -825,7 +825,7 @@ static void references(void)
         else
             v = zz(d / 16) << 1;
         if (got_code[i] != code || got_value[i] != v)
-            FAILF("event %u (block %u, address 0x%" PRIx64 "): code 0x%02x value %" PRIu64
+            CHECK_FAIL("event %u (block %u, address 0x%" PRIx64 "): code 0x%02x value %" PRIu64
                   ", expected 0x%02x %" PRIu64, i, got_block[i], a, got_code[i], got_value[i],
                   code, v);
         refs += back != 0;

@@ -52,26 +52,26 @@ int main(void)
         rip_status_t st = rip_reader_open_mem(data, cut, "cut.rip", &r, &err);
         if (complete == 0) {
             if (st != RIP_E_TRUNCATED)
-                FAILF("cut at %zu: open gave %s, expected truncated", cut, rip_strerror(st));
+                CHECK_FAIL("cut at %zu: open gave %s, expected truncated", cut, rip_strerror(st));
             CHECK(r == NULL);
             CHECK_U(err.offset, expect_off);
             continue;
         }
         if (st != RIP_OK)
-            FAILF("cut at %zu: open gave %s (%s)", cut, rip_strerror(st), err.detail);
+            CHECK_FAIL("cut at %zu: open gave %s (%s)", cut, rip_strerror(st), err.detail);
         rip_record_t rec;
         size_t n = 0;
         while ((st = rip_reader_next(r, &rec, &err)) == RIP_OK) {
             CHECK(n < total);
             if (fingerprint(&rec) != fps[n])
-                FAILF("cut at %zu: record %zu differs from the original", cut, n);
+                CHECK_FAIL("cut at %zu: record %zu differs from the original", cut, n);
             n++;
         }
         if (st != RIP_E_TRUNCATED)
-            FAILF("cut at %zu: ended with %s (%s), expected truncated", cut, rip_strerror(st),
+            CHECK_FAIL("cut at %zu: ended with %s (%s), expected truncated", cut, rip_strerror(st),
                   err.detail);
         if (n != expect_records || err.offset != expect_off)
-            FAILF("cut at %zu: %zu records then offset %" PRIu64 ", expected %zu records then "
+            CHECK_FAIL("cut at %zu: %zu records then offset %" PRIu64 ", expected %zu records then "
                   "offset %" PRIu64 " (%s)",
                   cut, n, err.offset, expect_records, expect_off, err.detail);
         CHECK_STATUS(rip_reader_next(r, &rec, &err), RIP_E_TRUNCATED);   /* sticky */

@@ -9,15 +9,17 @@
 
 #include "rheap.h"
 
-PROGS_SINK_DEFINITION;
+#define CHECK_STOP_ON_FAILURE 1
+#include "check.h"
 
-#define CHECK(cond)                                                                            \
+/* The control API's failures set errno: a failed check shows it. */
+#define CHECK_API(cond)                                                                        \
     do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            say("%s:%d: check failed: %s (errno %d)\n", __FILE__, __LINE__, #cond, errno);     \
-            exit(1);                                                                           \
-        }                                                                                      \
+        if (!(cond))                                                                           \
+            CHECK_FAIL("check failed: %s (errno %d)", #cond, errno);                           \
     } while (0)
+
+PROGS_SINK_DEFINITION;
 
 /* Allocates set C from 8 calls deep, so that the depth limit of 5 cuts every backtrace. */
 __attribute__((noinline)) static void deep(int level, tally_t *t)
@@ -47,17 +49,17 @@ int main(void)
     tally_t a = {0}, c = {0};
     char first[256], second[256];
 
-    CHECK(rheap_is_enabled() == 0);
+    CHECK_API(rheap_is_enabled() == 0);
     errno = 0;
-    CHECK(rheap_disable() == -1 && errno == EALREADY);
-    CHECK(rheap_mark("nothing") == -1);
-    CHECK(rheap_output_path() == NULL);
+    CHECK_API(rheap_disable() == -1 && errno == EALREADY);
+    CHECK_API(rheap_mark("nothing") == -1);
+    CHECK_API(rheap_output_path() == NULL);
 
-    CHECK(rheap_enable(NULL) == 0);
-    CHECK(rheap_is_enabled() == 1);
+    CHECK_API(rheap_enable(NULL) == 0);
+    CHECK_API(rheap_is_enabled() == 1);
     errno = 0;
-    CHECK(rheap_enable(NULL) == -1 && errno == EALREADY);
-    CHECK(rheap_mark("set A") == 0);
+    CHECK_API(rheap_enable(NULL) == -1 && errno == EALREADY);
+    CHECK_API(rheap_mark("set A") == 0);
     void *keep[8];
     for (int i = 0; i < 8; i++) {
         keep[i] = malloc(123 + (size_t)i);
@@ -69,13 +71,13 @@ int main(void)
     }
     keep[0] = realloc(keep[1], 999);
     tally_alloc(&a, T_REALLOC, 999);
-    CHECK(rheap_flush() == 0);
-    CHECK(rheap_disable() == 0);
-    CHECK(rheap_is_enabled() == 0);
-    CHECK(rheap_output_path() != NULL);
+    CHECK_API(rheap_flush() == 0);
+    CHECK_API(rheap_disable() == 0);
+    CHECK_API(rheap_is_enabled() == 0);
+    CHECK_API(rheap_output_path() != NULL);
     copy_base(first, sizeof first, rheap_output_path());
     errno = 0;
-    CHECK(rheap_flush() == -1 && errno == EALREADY);
+    CHECK_API(rheap_flush() == -1 && errno == EALREADY);
 
     /* Set B: not recorded. */
     for (int i = 0; i < 30; i++) {
@@ -91,18 +93,18 @@ int main(void)
     rheap_config bad = RHEAP_CONFIG_INIT;
     bad.max_stack_depth = 0;
     errno = 0;
-    CHECK(rheap_enable(&bad) == -1 && errno == EINVAL);
+    CHECK_API(rheap_enable(&bad) == -1 && errno == EINVAL);
     bad = (rheap_config)RHEAP_CONFIG_INIT;
     bad.sample_rate = 1.5;
     errno = 0;
-    CHECK(rheap_enable(&bad) == -1 && errno == EINVAL);
-    CHECK(rheap_is_enabled() == 0);
+    CHECK_API(rheap_enable(&bad) == -1 && errno == EINVAL);
+    CHECK_API(rheap_is_enabled() == 0);
 
     rheap_config cfg = RHEAP_CONFIG_INIT;
     cfg.max_stack_depth = 5;
-    CHECK(rheap_enable(&cfg) == 0);
+    CHECK_API(rheap_enable(&cfg) == 0);
     deep(8, &c);
-    CHECK(rheap_disable() == 0);
+    CHECK_API(rheap_disable() == 0);
     copy_base(second, sizeof second, rheap_output_path());
 
     say("dirs %s %s\n", first, second);

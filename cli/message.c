@@ -1,0 +1,81 @@
+/*
+ * message.c: the exit status texts and the one message printer of the `rheap` command.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "message.h"
+
+void rheap__exit_help(FILE *f)
+{
+    fputs("Exit status:\n", f);
+#define RHEAP__EXIT_LINE(name, code, text) fprintf(f, "  %d  %s\n", code, text);
+    RHEAP_EXIT_LIST(RHEAP__EXIT_LINE)
+#undef RHEAP__EXIT_LINE
+}
+
+static void vsay(FILE *f, const char *prefix, const char *fmt, va_list ap)
+{
+    fputs(prefix, f);
+    vfprintf(f, fmt, ap);
+    fputc('\n', f);
+}
+
+void rheap__error(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(f, "rheap: error: ", fmt, ap);
+    va_end(ap);
+}
+
+void rheap__warning(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(f, "rheap: warning: ", fmt, ap);
+    va_end(ap);
+}
+
+void rheap__note(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(f, "rheap: ", fmt, ap);
+    va_end(ap);
+}
+
+/* The long option of the argument getopt_long just gave up on, when it is one: "--output=x"
+ * for an 'o' option that takes no value, "--output" for one missing its value. Its length
+ * without any "=value" goes to *len. NULL when the error was about a short option. */
+static const char *failed_long(char *const *argv, const struct option *longs, size_t *len)
+{
+    const char *a = optind > 0 ? argv[optind - 1] : NULL;
+    if (!a || strncmp(a, "--", 2) != 0 || !a[2])
+        return NULL;
+    *len = strcspn(a, "=");
+    for (const struct option *o = longs; o->name; o++)
+        if (o->val == optopt && !strncmp(a + 2, o->name, *len - 2))
+            return a;
+    return NULL;
+}
+
+int rheap__option_error(int c, char *const *argv, const struct option *longs, const char *needs,
+                        const char *help)
+{
+    size_t len = 0;
+    const char *lng = optopt ? failed_long(argv, longs, &len) : NULL;
+    if (optopt == 0)
+        /* An unknown long option: getopt_long has stepped past it. */
+        rheap__error(stderr, "unknown option %s (try %s)", argv[optind - 1], help);
+    else if (c == ':' && lng)
+        rheap__error(stderr, "%.*s needs %s (try %s)", (int)len, lng, needs, help);
+    else if (c == ':')
+        rheap__error(stderr, "-%c needs %s (try %s)", optopt, needs, help);
+    else if (lng)
+        rheap__error(stderr, "%.*s takes no value (try %s)", (int)len, lng, help);
+    else
+        rheap__error(stderr, "unknown option -%c (try %s)", optopt, help);
+    return RHEAP_EXIT_USAGE;
+}

@@ -1,0 +1,47 @@
+/*
+ * message.h: how the `rheap` command ends and what it says on the way: one list of exit
+ * statuses (the enum and the "Exit status" text of --help come from it) and one way to print
+ * a message, so every line a user sees starts the same way.
+ */
+#ifndef RHEAP_CLI_MESSAGE_H
+#define RHEAP_CLI_MESSAGE_H
+
+#include <stdio.h>
+
+/* X(NAME, CODE, TEXT): every exit status of `rheap convert` and the short form, and the line
+ * --help prints for it. `rheap run` also passes on the program's own status; query and report
+ * use OK, USAGE and INPUT. When adding one, update the tables in cli/README.md and
+ * converter/README.md. */
+#define RHEAP_EXIT_LIST(X)                                                                       \
+    X(OK, 0, "success")                                                                          \
+    X(USAGE, 1, "usage error (bad arguments, or the output exists and --force was not given)")  \
+    X(INPUT, 2, "bad input (missing path, not a recording, wrong version, corrupted data); "      \
+                "nothing written")                                                               \
+    X(WARNINGS, 3, "converted, with warnings (e.g. a truncated thread file: its complete part "  \
+                   "was converted)")                                                             \
+    X(OUTPUT, 4, "the database could not be written (disk full, permissions, out of memory)")
+
+#define RHEAP__EXIT_ENUM(name, code, text) RHEAP_EXIT_##name = code,
+typedef enum { RHEAP_EXIT_LIST(RHEAP__EXIT_ENUM) } rheap__exit_t;
+#undef RHEAP__EXIT_ENUM
+
+/* Prints "Exit status:" and one line per status, as --help shows them. */
+void rheap__exit_help(FILE *f);
+
+/* Every message of the command is one line on f (stderr, or the stream a caller gave a
+ * library function): "rheap: error: ..." for what stopped the command or made its status
+ * non-zero, "rheap: warning: ..." for what it worked around, "rheap: ..." for plain notes.
+ * The newline is added here. */
+void rheap__error(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rheap__warning(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rheap__note(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Says what getopt_long's result c ('?' an unknown option or an unexpected value, ':' a
+ * missing value; opterr off and ":" leading the option string) was about, as
+ * "unknown option -x (try HELP)" or "--output needs NEEDS (try HELP)", and returns
+ * RHEAP_EXIT_USAGE. longs: the table given to getopt_long. */
+struct option;
+int rheap__option_error(int c, char *const *argv, const struct option *longs, const char *needs,
+                        const char *help);
+
+#endif

@@ -1,0 +1,97 @@
+/*
+ * rheap_convert.h: the converter library. Recordings (rip-<pid>[-N]/ directories written by
+ * librheap, format in rip-format/FORMAT.md) in, one SQLite database (schema.sql) out.
+ *
+ * The library prints nothing. What a user should hear about (warnings, the error that stopped
+ * a conversion) and how far it has come reach the caller through the callbacks of
+ * rheap_convert_opts_t; the `rheap` command turns them into its lines and progress bar.
+ */
+#ifndef RHEAP_CONVERT_H
+#define RHEAP_CONVERT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(NAME, CODE, TEXT): the results of a conversion. The codes are the exit statuses of
+ * `rheap convert`, which passes them on unchanged; keep them stable. */
+#define RHEAP_CONVERT_STATUS_LIST(X)                                                           \
+    X(RHEAP_CONVERT_OK, 0, "converted")                                                        \
+    X(RHEAP_CONVERT_E_REFUSED, 1, "refused: the output exists and force was not set, or an "   \
+                                  "input was given twice; nothing written")                    \
+    X(RHEAP_CONVERT_E_INPUT, 2, "bad input; nothing written")                                  \
+    X(RHEAP_CONVERT_WARNINGS, 3, "converted, with warnings")                                   \
+    X(RHEAP_CONVERT_E_OUTPUT, 4, "the database could not be written")
+
+#define RHEAP_CONVERT__ENUM(name, code, text) name = code,
+typedef enum { RHEAP_CONVERT_STATUS_LIST(RHEAP_CONVERT__ENUM) } rheap_convert_status_t;
+#undef RHEAP_CONVERT__ENUM
+
+/* The TEXT of a status; "unknown status" for any other value. */
+const char *rheap_convert_status_str(int status);
+
+typedef enum { RHEAP_CONVERT_WARNING, RHEAP_CONVERT_ERROR } rheap_convert_level_t;
+
+/* One diagnostic. `message` is the whole sentence, in the form "FILE: offset N: what" when it
+ * concerns a place in a file; `file` and `offset` repeat that place for a caller that wants it
+ * apart (file NULL and offset UINT64_MAX when the message is about no file or no offset). All
+ * pointers are valid during the callback only. Warnings may come at any time; an error
+ * ends the conversion (the first one decides the status rheap_convert returns). */
+typedef struct {
+    rheap_convert_level_t level;
+    const char *message;
+    const char *file;
+    uint64_t offset;
+} rheap_convert_diag_t;
+
+/* How far the conversion is: bytes of thread files read out of the total, and events merged.
+ * `final` is 1 on the last call, when everything has been read and the database is about to be
+ * committed. */
+typedef struct {
+    uint64_t bytes_done, bytes_total;
+    uint64_t events;
+    int final;
+} rheap_convert_progress_t;
+
+typedef struct {
+    const char *const *inputs; /* recording directories, converted in this order */
+    size_t ninputs;
+    const char *output;        /* the database; built as OUTPUT.tmp-<pid> and renamed */
+    int force;                 /* replace an existing output */
+    /* Called for each warning and for the error that ends a conversion; NULL: not told. */
+    void (*diag)(void *user, const rheap_convert_diag_t *d);
+    /* Called every 65536 events and once more at the end; NULL: not told (and not counted). */
+    void (*progress)(void *user, const rheap_convert_progress_t *p);
+    void *user;                /* passed to both callbacks */
+} rheap_convert_opts_t;
+
+#define RHEAP_CONVERT_OPTS_INIT {NULL, 0, NULL, 0, NULL, NULL, NULL}
+
+/* What a successful conversion wrote. */
+typedef struct {
+    uint64_t events;           /* allocation and free events read */
+    uint64_t allocations;      /* rows of the allocations table */
+    uint64_t never_freed;      /* of them, blocks still live at the end of their recording */
+    uint64_t stacks;           /* distinct backtraces */
+    uint64_t warnings;
+    double seconds;            /* from opening the database to committing it */
+} rheap_convert_result_t;
+
+/* Converts o->inputs into the database o->output. Every input is checked before the output is
+ * touched; on any failure the temporary file is removed and the output left as it was. Returns
+ * RHEAP_CONVERT_OK or RHEAP_CONVERT_WARNINGS with *result filled (result may be NULL), or an
+ * error status after an ERROR diagnostic saying why. Not thread-safe: one conversion at a time per
+ * process (SQLite is configured single-threaded for speed). */
+rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_convert_result_t *result);
+
+/* The schema version written to meta.schema_version. */
+int rheap_convert_schema_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
