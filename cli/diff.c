@@ -9,6 +9,7 @@
  * The same comparison is offered as folded stacks with two weights per line
  * (`rheap export collapsed NEW.db --base BASE.db`, the input of a differential flamegraph).
  */
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,7 +116,7 @@ static int load(const char *path, rheap__pd_t *pd)
         return rc;
     char err[1024];
     if (rheap__pd_load(db, -1, RHEAP_PD_STACKS | RHEAP_PD_PEAK, 1, pd, err, sizeof err) != 0) {
-        fprintf(stderr, "rheap diff: %s: %s\n", path, err);
+        rheap__error(stderr, "%s: %s", path, err);
         sqlite3_close(db);
         return RHEAP_EXIT_INPUT;
     }
@@ -189,37 +190,40 @@ static void usage_diff(FILE *f)
             "Exit status: 0 success, 1 usage error, 2 missing or bad database.\n");
 }
 
+/* argv[0] is the command's name (only for getopt). */
 int rheap__cmd_diff(int argc, char **argv)
 {
-    const char *paths[2] = {NULL, NULL};
+    static const struct option longs[] = {
+        {"blocks", no_argument, NULL, 'b'},
+        {"csv", no_argument, NULL, 'C'},
+        {"json", no_argument, NULL, 'J'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     rheap__fmt_t fmt = RHEAP_FMT_COLUMN;
     unit = 0;
-    size_t n = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage_diff(stdout);
-            return RHEAP_EXIT_OK;
-        } else if (!strcmp(a, "--blocks")) {
-            unit = 1;
-        } else if (!strcmp(a, "--csv")) {
-            fmt = RHEAP_FMT_CSV;
-        } else if (!strcmp(a, "--json")) {
-            fmt = RHEAP_FMT_JSON;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "rheap diff: unknown option %s (try rheap diff --help)\n", a);
-            return RHEAP_EXIT_USAGE;
-        } else if (n == 2) {
-            fprintf(stderr, "rheap diff: two databases, BASE and NEW (try rheap diff --help)\n");
-            return RHEAP_EXIT_USAGE;
-        } else {
-            paths[n++] = a;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'h': usage_diff(stdout); return RHEAP_EXIT_OK;
+        case 'b': unit = 1; break;
+        case 'C': fmt = RHEAP_FMT_CSV; break;
+        case 'J': fmt = RHEAP_FMT_JSON; break;
+        default: return rheap__option_error(c, argv, longs, "a value", "rheap diff --help");
         }
     }
-    if (n != 2) {
-        fprintf(stderr, "rheap diff: two databases needed (rheap diff BASE.db NEW.db)\n");
+    /* BASE and NEW, wherever they were among the options. */
+    if (argc - optind > 2) {
+        rheap__error(stderr, "two databases, BASE and NEW (try rheap diff --help)");
         return RHEAP_EXIT_USAGE;
     }
+    if (argc - optind != 2) {
+        rheap__error(stderr, "two databases needed (rheap diff BASE.db NEW.db)");
+        return RHEAP_EXIT_USAGE;
+    }
+    const char *paths[2] = {argv[optind], argv[optind + 1]};
     rheap__pd_t pd[2];
     memset(pd, 0, sizeof pd);
     int rc = load(paths[0], &pd[0]);
@@ -231,12 +235,12 @@ int rheap__cmd_diff(int argc, char **argv)
     memset(&t, 0, sizeof t);
     if (rc == RHEAP_EXIT_OK) {
         if (add_side(&ss, &pd[0], 0) != 0 || add_side(&ss, &pd[1], 1) != 0) {
-            fprintf(stderr, "rheap diff: out of memory\n");
+            rheap__error(stderr, "out of memory");
             rc = RHEAP_EXIT_OUTPUT;
         } else {
             qsort(ss.v, ss.n, sizeof *ss.v, cmp_site);
             if (to_table(&ss, &t) != 0) {
-                fprintf(stderr, "rheap diff: out of memory\n");
+                rheap__error(stderr, "out of memory");
                 rc = RHEAP_EXIT_OUTPUT;
             } else {
                 rheap__table_print(&t, fmt, stdout);

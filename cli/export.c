@@ -10,6 +10,7 @@
  * that wanted the memory. Inlined functions are frames of their own, as in the database.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,7 +177,7 @@ static int load(const char *path, int64_t pid, unsigned what, rheap__pd_t *pd)
         return rc;
     char err[1024];
     if (rheap__pd_load(db, pid, what, 0, pd, err, sizeof err) != 0) {
-        fprintf(stderr, "rheap export: %s: %s\n", path, err);
+        rheap__error(stderr, "%s: %s", path, err);
         rheap__pd_free(pd);
         sqlite3_close(db);
         return RHEAP_EXIT_INPUT;
@@ -220,89 +221,93 @@ static void usage_export(FILE *f)
             "could not be written.\n");
 }
 
+/* What a value-taking option of export wants, for the message when it is missing. */
+static const char *export_needs(void)
+{
+    switch (optopt) {
+    case 'o': return "a file name";
+    case 'W': return "a weight";
+    case 'P': return "a process id";
+    case 'B': return "a database";
+    }
+    return "a value";
+}
+
+/* argv[0] is the command's name (only for getopt). */
 int rheap__cmd_export(int argc, char **argv)
 {
+    static const struct option longs[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"weight", required_argument, NULL, 'W'},
+        {"pid", required_argument, NULL, 'P'},
+        {"base", required_argument, NULL, 'B'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     const char *format = NULL, *db_path = NULL, *output = NULL, *base_path = NULL;
     rheap__weight_t w = RHEAP_W_LEAKED;
     int64_t pid = -1;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage_export(stdout);
-            return RHEAP_EXIT_OK;
-        }
-        if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--weight") ||
-            !strcmp(a, "--pid") || !strcmp(a, "--base")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "rheap export: %s needs a value (try rheap export --help)\n", a);
-                return RHEAP_EXIT_USAGE;
-            }
-            val = argv[++i];
-        } else if (!strncmp(a, "--output=", 9) || !strncmp(a, "--weight=", 9)) {
-            val = a + 9;
-        } else if (!strncmp(a, "--pid=", 6)) {
-            val = a + 6;
-        } else if (!strncmp(a, "--base=", 7)) {
-            val = a + 7;
-        }
-        if (!val && a[0] == '-' && a[1]) {
-            fprintf(stderr, "rheap export: unknown option %s (try rheap export --help)\n", a);
-            return RHEAP_EXIT_USAGE;
-        }
-        if (!val) {
-            if (!format) {
-                format = a;
-            } else if (!db_path) {
-                db_path = a;
-            } else {
-                fprintf(stderr, "rheap export: one database at a time (try rheap export --help)\n");
-                return RHEAP_EXIT_USAGE;
-            }
-        } else if (a[1] == 'o' || !strncmp(a, "--output", 8)) {
-            output = val;
-        } else if (!strncmp(a, "--base", 6)) {
-            base_path = val;
-        } else if (!strncmp(a, "--weight", 8)) {
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'h': usage_export(stdout); return RHEAP_EXIT_OK;
+        case 'o': output = optarg; break;
+        case 'B': base_path = optarg; break;
+        case 'W': {
             size_t k = 0, nw = sizeof weights / sizeof weights[0];
-            while (k < nw && strcmp(weights[k].name, val))
+            while (k < nw && strcmp(weights[k].name, optarg))
                 k++;
             if (k == nw) {
-                fprintf(stderr, "rheap export: unknown weight '%s' (leaked, peak, allocated, "
-                                "allocations, temporary)\n", val);
+                rheap__error(stderr, "unknown weight '%s' (leaked, peak, allocated, "
+                                     "allocations, temporary)", optarg);
                 return RHEAP_EXIT_USAGE;
             }
             w = weights[k].w;
-        } else {
+            break;
+        }
+        case 'P': {
             char *end;
             errno = 0;
-            long long p = strtoll(val, &end, 10);
-            if (errno || *end || end == val || p < 0) {
-                fprintf(stderr, "rheap export: --pid wants a process id, not '%s'\n", val);
+            long long p = strtoll(optarg, &end, 10);
+            if (errno || *end || end == optarg || p < 0) {
+                rheap__error(stderr, "--pid wants a process id, not '%s'", optarg);
                 return RHEAP_EXIT_USAGE;
             }
             pid = p;
+            break;
+        }
+        default: return rheap__option_error(c, argv, longs, export_needs(), "rheap export --help");
         }
     }
+    /* FORMAT and DB, wherever they were among the options. */
+    if (argc - optind > 2) {
+        rheap__error(stderr, "one database at a time (try rheap export --help)");
+        return RHEAP_EXIT_USAGE;
+    }
+    if (optind < argc)
+        format = argv[optind];
+    if (optind + 1 < argc)
+        db_path = argv[optind + 1];
     if (!format || !db_path) {
-        fprintf(stderr, "rheap export: %s (rheap export FORMAT DB -o FILE)\n",
-                format ? "no database given" : "no format given");
+        rheap__error(stderr, "%s (rheap export FORMAT DB -o FILE)",
+                     format ? "no database given" : "no format given");
         return RHEAP_EXIT_USAGE;
     }
     int pprof = !strcmp(format, "pprof");
     if (!pprof && strcmp(format, "collapsed")) {
-        fprintf(stderr, "rheap export: unknown format '%s' (collapsed, pprof)\n", format);
+        rheap__error(stderr, "unknown format '%s' (collapsed, pprof)", format);
         return RHEAP_EXIT_USAGE;
     }
     if (pprof && w == RHEAP_W_TEMPORARY) {
-        fprintf(stderr, "rheap export: a pprof profile has no temporary sample type; use "
-                        "collapsed\n");
+        rheap__error(stderr, "a pprof profile has no temporary sample type; use collapsed");
         return RHEAP_EXIT_USAGE;
     }
 
     if (pprof && base_path) {
-        fprintf(stderr, "rheap export: --base is for collapsed; for pprof, export both and run\n"
-                        "  go tool pprof -diff_base=base.pb.gz new.pb.gz\n");
+        rheap__error(stderr, "--base is for collapsed; for pprof, export both and run "
+                             "go tool pprof -diff_base=base.pb.gz new.pb.gz");
         return RHEAP_EXIT_USAGE;
     }
     unsigned what = RHEAP_PD_STACKS;
@@ -325,7 +330,7 @@ int rheap__cmd_export(int argc, char **argv)
     if (output && strcmp(output, "-")) {
         out = fopen(output, pprof ? "wb" : "w");
         if (!out) {
-            fprintf(stderr, "rheap export: %s: %s\n", output, strerror(errno));
+            rheap__error(stderr, "%s: %s", output, strerror(errno));
             rheap__pd_free(&pd);
             if (base_path)
                 rheap__pd_free(&base);
@@ -343,7 +348,7 @@ int rheap__cmd_export(int argc, char **argv)
         failed = 1;
     }
     if (failed) {
-        fprintf(stderr, "rheap export: %s: %s\n", output ? output : "standard output", err);
+        rheap__error(stderr, "%s: %s", output ? output : "standard output", err);
         return RHEAP_EXIT_OUTPUT;
     }
     return RHEAP_EXIT_OK;

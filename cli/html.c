@@ -10,6 +10,7 @@
  * opens at once for any database. Nothing on the page loads anything from anywhere.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,50 +355,74 @@ static void usage_html(FILE *f)
             "could not be written.\n");
 }
 
+/* Parses the page's options; argv[0] is the command's name (only for getopt). Returns -1 when
+ * the page is to be written, else the exit status. */
+static int html_options(int argc, char **argv, const char **db_path, const char **output,
+                        int64_t *pid)
+{
+    static const struct option longs[] = {
+        {"html", no_argument, NULL, 'H'},
+        {"output", required_argument, NULL, 'o'},
+        {"pid", required_argument, NULL, 'P'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'h': usage_html(stdout); return RHEAP_EXIT_OK;
+        case 'H': break;
+        case 'o': *output = optarg; break;
+        case 'P': {
+            char *end;
+            *pid = strtoll(optarg, &end, 10);
+            if (*end || *pid < 0) {
+                rheap__error(stderr, "--pid wants a process id, not '%s'", optarg);
+                return RHEAP_EXIT_USAGE;
+            }
+            break;
+        }
+        default:
+            return rheap__option_error(c, argv, longs,
+                                       optopt == 'P' ? "a process id" : "a file name",
+                                       "rheap report --help");
+        }
+    }
+    /* DB, wherever it was among the options. */
+    if (argc - optind > 1) {
+        rheap__error(stderr, "one database at a time (try rheap report --help)");
+        return RHEAP_EXIT_USAGE;
+    }
+    if (optind < argc)
+        *db_path = argv[optind];
+    if (!*db_path || !*output) {
+        rheap__error(stderr, "%s (rheap report --html -o FILE DB)",
+                     *db_path ? "--html needs -o FILE" : "no database given");
+        return RHEAP_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* report.c hands over its arguments after "report" (--html among them); getopt wants the
+ * command's name in front, so it gets a copy with one. */
 int rheap__cmd_report_html(int argc, char **argv)
 {
     const char *db_path = NULL, *output = NULL;
     int64_t pid = -1;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--html"))
-            continue;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage_html(stdout);
-            return RHEAP_EXIT_OK;
-        }
-        if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--pid")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "rheap report: %s needs a value (try rheap report --help)\n", a);
-                return RHEAP_EXIT_USAGE;
-            }
-            if (!strcmp(a, "--pid")) {
-                char *end;
-                pid = strtoll(argv[++i], &end, 10);
-                if (*end || pid < 0) {
-                    fprintf(stderr, "rheap report: --pid wants a process id\n");
-                    return RHEAP_EXIT_USAGE;
-                }
-            } else {
-                output = argv[++i];
-            }
-        } else if (!strncmp(a, "--output=", 9)) {
-            output = a + 9;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "rheap report: unknown option %s (try rheap report --help)\n", a);
-            return RHEAP_EXIT_USAGE;
-        } else if (db_path) {
-            fprintf(stderr, "rheap report: one database at a time (try rheap report --help)\n");
-            return RHEAP_EXIT_USAGE;
-        } else {
-            db_path = a;
-        }
+    char **av = malloc(((size_t)argc + 2) * sizeof *av);
+    if (!av) {
+        rheap__error(stderr, "out of memory");
+        return RHEAP_EXIT_OUTPUT;
     }
-    if (!db_path || !output) {
-        fprintf(stderr, "rheap report: %s (rheap report --html -o FILE DB)\n",
-                db_path ? "--html needs -o FILE" : "no database given");
-        return RHEAP_EXIT_USAGE;
-    }
+    av[0] = (char *)"report";
+    memcpy(av + 1, argv, (size_t)argc * sizeof *av);
+    av[argc + 1] = NULL;
+    int st = html_options(argc + 1, av, &db_path, &output, &pid);
+    free(av);
+    if (st >= 0)
+        return st;
     sqlite3 *db;
     int rc = rheap__db_open_read(db_path, &db, stderr);
     if (rc != RHEAP_EXIT_OK)
@@ -406,7 +431,7 @@ int rheap__cmd_report_html(int argc, char **argv)
     char err[1024];
     if (rheap__pd_load(db, pid, RHEAP_PD_STACKS | RHEAP_PD_TIMELINE | RHEAP_PD_TABLES,
                        HTML_BUCKETS, &pd, err, sizeof err) != 0) {
-        fprintf(stderr, "rheap report: %s: %s\n", db_path, err);
+        rheap__error(stderr, "%s: %s", db_path, err);
         rheap__pd_free(&pd);
         sqlite3_close(db);
         return RHEAP_EXIT_INPUT;
@@ -416,7 +441,7 @@ int rheap__cmd_report_html(int argc, char **argv)
     page_t pg = {.pd = &pd};
     FILE *out = fopen(output, "w");
     if (!out) {
-        fprintf(stderr, "rheap report: %s: %s\n", output, strerror(errno));
+        rheap__error(stderr, "%s: %s", output, strerror(errno));
         rheap__pd_free(&pd);
         return RHEAP_EXIT_OUTPUT;
     }
@@ -428,8 +453,8 @@ int rheap__cmd_report_html(int argc, char **argv)
     rheap__smap_free(&pg.stacks);
     rheap__pd_free(&pd);
     if (failed) {
-        fprintf(stderr, "rheap report: %s: could not write the page (%s)\n", output,
-                errno ? strerror(errno) : "out of memory");
+        rheap__error(stderr, "%s: could not write the page (%s)", output,
+                     errno ? strerror(errno) : "out of memory");
         return RHEAP_EXIT_OUTPUT;
     }
     return RHEAP_EXIT_OK;

@@ -166,15 +166,15 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "query"))
         return rheap__cmd_query(argc - 1, argv + 1);
     if (!strcmp(cmd, "export"))
-        return rheap__cmd_export(argc - 2, argv + 2);
+        return rheap__cmd_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "diff"))
-        return rheap__cmd_diff(argc - 2, argv + 2);
+        return rheap__cmd_diff(argc - 1, argv + 1);
     if (!strcmp(cmd, "report"))
         return rheap__cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "stack"))
         return rheap__cmd_stack(argc - 1, argv + 1);
     if (!strcmp(cmd, "resymbolize"))
-        return rheap__cmd_resymbolize(argc - 2, argv + 2);
+        return rheap__cmd_resymbolize(argc - 1, argv + 1);
     /* Anything else is the short form, rheap RIP... OUT.db, whose first word is an option or a
      * path: a word that names nothing on disk is more likely a mistyped command. */
     struct stat sb;

@@ -14,6 +14,7 @@
  * allocation sites, which name a function and a location, are decided again from the new rows;
  * the other summary tables hold only numbers per stack id, which symbolization does not change.
  */
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,7 +84,7 @@ static int load_modules(sqlite3 *db, rheap__sym_t *sym, module_t **out, size_t *
     if (sqlite3_prepare_v2(db,
                            "SELECT path, min(build_id) FROM modules GROUP BY path ORDER BY path",
                            -1, &st, NULL) != SQLITE_OK) {
-        fprintf(err, "rheap resymbolize: error: %s\n", sqlite3_errmsg(db));
+        rheap__error(err, "%s", sqlite3_errmsg(db));
         return -1;
     }
     size_t cap = 0;
@@ -117,7 +118,7 @@ static int load_modules(sqlite3 *db, rheap__sym_t *sym, module_t **out, size_t *
     }
     sqlite3_finalize(st);
     if (rc)
-        fprintf(err, "rheap resymbolize: error: out of memory\n");
+        rheap__error(err, "out of memory");
     return rc;
 }
 
@@ -144,7 +145,7 @@ static int load_rows(sqlite3 *db, row_t **out, size_t *n, FILE *err)
                            "SELECT id, frame_no, file, line, sym, module, offset, inlined, ip_index "
                            "FROM backtraces ORDER BY id, frame_no",
                            -1, &st, NULL) != SQLITE_OK) {
-        fprintf(err, "rheap resymbolize: error: %s\n", sqlite3_errmsg(db));
+        rheap__error(err, "%s", sqlite3_errmsg(db));
         return -1;
     }
     size_t cap = 0;
@@ -168,10 +169,10 @@ static int load_rows(sqlite3 *db, row_t **out, size_t *n, FILE *err)
         r->ip_index = sqlite3_column_int64(st, 8);
     }
     if (!rc && s != SQLITE_DONE) {
-        fprintf(err, "rheap resymbolize: error: %s\n", sqlite3_errmsg(db));
+        rheap__error(err, "%s", sqlite3_errmsg(db));
         rc = -1;
     } else if (rc) {
-        fprintf(err, "rheap resymbolize: error: out of memory\n");
+        rheap__error(err, "out of memory");
     }
     sqlite3_finalize(st);
     return rc;
@@ -377,39 +378,41 @@ static void count_warning(void *user, const char *file, const char *message)
     rheap__warning(stderr, "%s", message);
 }
 
+/* argv[0] is the command's name (only for getopt). */
 int rheap__cmd_resymbolize(int argc, char **argv)
 {
-    const char *path = NULL;
+    static const struct option longs[] = {
+        {"debug-dir", required_argument, NULL, 'D'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     int quiet = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return RHEAP_EXIT_OK;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = 1;
-        } else if (!strcmp(a, "--debug-dir") || !strncmp(a, "--debug-dir=", 12)) {
-            const char *dir = a[11] == '=' ? a + 12 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!dir) {
-                fprintf(stderr, "rheap resymbolize: --debug-dir needs a directory\n");
-                return RHEAP_EXIT_USAGE;
-            }
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":qh", longs, NULL)) != -1) {
+        switch (c) {
+        case 'h': usage(stdout); return RHEAP_EXIT_OK;
+        case 'q': quiet = 1; break;
+        case 'D':
             /* The symbolizer reads its search path from the environment (debuginfo.c). */
-            setenv("RHEAP_DEBUG_DIR", dir, 1);
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "rheap resymbolize: unknown option %s (try rheap resymbolize --help)\n", a);
-            return RHEAP_EXIT_USAGE;
-        } else if (path) {
-            fprintf(stderr, "rheap resymbolize: one database at a time (try rheap resymbolize --help)\n");
-            return RHEAP_EXIT_USAGE;
-        } else {
-            path = a;
+            setenv("RHEAP_DEBUG_DIR", optarg, 1);
+            break;
+        default:
+            return rheap__option_error(c, argv, longs, "a directory", "rheap resymbolize --help");
         }
     }
-    if (!path) {
+    /* DB, wherever it was among the options. */
+    if (argc - optind > 1) {
+        rheap__error(stderr, "one database at a time (try rheap resymbolize --help)");
+        return RHEAP_EXIT_USAGE;
+    }
+    if (argc - optind < 1) {
         usage(stderr);
         return RHEAP_EXIT_USAGE;
     }
+    const char *path = argv[optind];
 
     /* rheap__db_open_read checks that the file is a rheap database without creating one. */
     sqlite3 *db;
@@ -418,7 +421,7 @@ int rheap__cmd_resymbolize(int argc, char **argv)
         return rc;
     sqlite3_close(db);
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        fprintf(stderr, "rheap resymbolize: error: %s: %s\n", path, sqlite3_errmsg(db));
+        rheap__error(stderr, "%s: %s", path, sqlite3_errmsg(db));
         sqlite3_close(db);
         return RHEAP_EXIT_OUTPUT;
     }
@@ -433,7 +436,7 @@ int rheap__cmd_resymbolize(int argc, char **argv)
     /* BEGIN IMMEDIATE takes the write lock before reading, so nothing changes the rows
      * between reading them and writing them back. */
     if (!sym || sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        fprintf(stderr, "rheap resymbolize: error: %s: %s\n", path,
+        rheap__error(stderr, "%s: %s", path,
                 sym ? sqlite3_errmsg(db) : "out of memory");
         goto out;
     }
@@ -443,7 +446,7 @@ int rheap__cmd_resymbolize(int argc, char **argv)
     if (rewrite(db, sym, mods, nmods, rows, nrows, &before, &after) != 0 ||
         update_modules(db, sym, mods, nmods) != 0 || update_stacks(db) != 0 ||
         sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        fprintf(stderr, "rheap resymbolize: error: %s: %s; the database is unchanged\n", path,
+        rheap__error(stderr, "%s: %s; the database is unchanged", path,
                 sqlite3_errmsg(db));
         goto rollback;
     }

@@ -90,6 +90,49 @@ case_help() {
     run e "$RHEAP" query leaks exists.db
     expect_eq "query on an empty file" "$STATUS" 2
     grep -q "^rheap: error: exists.db: .*expected a database written by rheap$" e.err || fail "$(cat e.err)"
+    # The picture commands and resymbolize parse with getopt_long too, and say so the same way.
+    run e "$RHEAP" export collapsed
+    expect_eq "export without a database" "$STATUS" 1
+    has_line e.err "rheap: error: no database given (rheap export FORMAT DB -o FILE)"
+    run e "$RHEAP" export collapsed x.db --output
+    expect_eq "export --output without a file" "$STATUS" 1
+    has_line e.err "rheap: error: --output needs a file name (try rheap export --help)"
+    run e "$RHEAP" export -x collapsed x.db
+    expect_eq "export -x" "$STATUS" 1
+    has_line e.err "rheap: error: unknown option -x (try rheap export --help)"
+    run e "$RHEAP" export --weight=heavy collapsed x.db
+    expect_eq "export --weight=heavy" "$STATUS" 1
+    has_line e.err "rheap: error: unknown weight 'heavy' (leaked, peak, allocated, allocations, temporary)"
+    run e "$RHEAP" export collapsed a.db b.db
+    expect_eq "export of two databases" "$STATUS" 1
+    has_line e.err "rheap: error: one database at a time (try rheap export --help)"
+    run e "$RHEAP" export jpeg missing.db
+    expect_eq "export jpeg" "$STATUS" 1
+    has_line e.err "rheap: error: unknown format 'jpeg' (collapsed, pprof)"
+    run e "$RHEAP" export collapsed missing.db
+    expect_eq "export of a missing db" "$STATUS" 2
+    has_line e.err "rheap: error: missing.db: no such file; make one with rheap run or rheap convert"
+    run e "$RHEAP" diff a.db b.db c.db
+    expect_eq "diff of three databases" "$STATUS" 1
+    has_line e.err "rheap: error: two databases, BASE and NEW (try rheap diff --help)"
+    run e "$RHEAP" diff --bogus a.db b.db
+    expect_eq "diff --bogus" "$STATUS" 1
+    has_line e.err "rheap: error: unknown option --bogus (try rheap diff --help)"
+    run e "$RHEAP" report --html missing.db
+    expect_eq "report --html without -o" "$STATUS" 1
+    has_line e.err "rheap: error: --html needs -o FILE (rheap report --html -o FILE DB)"
+    run e "$RHEAP" report --html missing.db -o
+    expect_eq "report --html -o without a file" "$STATUS" 1
+    has_line e.err "rheap: error: -o needs a file name (try rheap report --help)"
+    run e "$RHEAP" resymbolize -qz missing.db
+    expect_eq "resymbolize -qz" "$STATUS" 1
+    has_line e.err "rheap: error: unknown option -z (try rheap resymbolize --help)"
+    run e "$RHEAP" resymbolize missing.db --debug-dir
+    expect_eq "resymbolize --debug-dir without a directory" "$STATUS" 1
+    has_line e.err "rheap: error: --debug-dir needs a directory (try rheap resymbolize --help)"
+    run e "$RHEAP" resymbolize a.db b.db
+    expect_eq "resymbolize of two databases" "$STATUS" 1
+    has_line e.err "rheap: error: one database at a time (try rheap resymbolize --help)"
     run e "$RHEAP" frobnicate
     expect_eq "unknown command status" "$STATUS" 1
     has_line e.err "rheap: error: 'frobnicate' is neither a command nor a recording directory (try rheap --help)"
@@ -334,6 +377,23 @@ case_report() {
         sort >r.txt
     [ -s r.txt ] || fail "no leak rows in the report"
     diff q.txt r.txt || fail "report and query disagree on leaks"
+    # rheap export in getopt_long's forms: -o FILE, -oFILE, --output=FILE, --weight=W, options
+    # before FORMAT and DB; the same lines each time, and what the leaks query counts.
+    run x "$RHEAP" export collapsed tree.db -o sep.txt --weight allocations
+    expect_eq "export -o FILE status" "$STATUS" 0
+    run x "$RHEAP" export -oshort.txt --weight=allocations collapsed tree.db
+    expect_eq "export -oFILE status" "$STATUS" 0
+    run x "$RHEAP" export --output=long.txt collapsed tree.db --weight=allocations
+    expect_eq "export --output=FILE status" "$STATUS" 0
+    [ -s sep.txt ] || fail "export -o FILE wrote nothing"
+    cmp sep.txt short.txt || fail "export -oFILE differs from -o FILE"
+    cmp sep.txt long.txt || fail "export --output=FILE differs from -o FILE"
+    expect_eq "blocks exported" "$(awk '{ s += $NF } END { print s }' sep.txt)" 15
+    run x "$RHEAP" export collapsed tree.db "--output=-" --weight=allocations
+    cmp sep.txt x.out || fail "export --output=- is not standard output"
+    run x "$RHEAP" export pprof -oheap.pb.gz tree.db
+    expect_eq "export pprof -oFILE status" "$STATUS" 0
+    gzip -t heap.pb.gz || fail "export pprof -oFILE: not a gzip file"
     run r "$RHEAP" run -q -o leaky.db -- "$LEAKY"
     run rep "$RHEAP" report leaky.db
     grep -q '^      10  40.0 KiB  open_connection   .*/leaky\.c:51  ' rep.out || fail "leaky report: $(cat rep.out)"

@@ -191,7 +191,8 @@ debugdir() {
 
     # 3. resymbolize: the database converted without the debug file gets every frame right.
     p=$dir/byid/prog
-    "$rheap" resymbolize --debug-dir "$dir/root" "$dir/byid-resym.db" || die "resymbolize failed"
+    # (--debug-dir=DIR after the database: getopt_long's form; case 4 gives it before, apart.)
+    "$rheap" resymbolize "$dir/byid-resym.db" --debug-dir="$dir/root" || die "resymbolize failed"
     check byid-resym "$p" --as "$p=$orig"
     a=$(sql "$dir/byid.db" "SELECT group_concat(x, '|') FROM (SELECT id || ',' || frame_no || ',' || coalesce(sym, '') || ',' || coalesce(file, '') || ',' || coalesce(line, '') || ',' || inlined || ',' || ip_index AS x FROM backtraces ORDER BY id, frame_no)")
     b=$(sql "$dir/byid-resym.db" "SELECT group_concat(x, '|') FROM (SELECT id || ',' || frame_no || ',' || coalesce(sym, '') || ',' || coalesce(file, '') || ',' || coalesce(line, '') || ',' || inlined || ',' || ip_index AS x FROM backtraces ORDER BY id, frame_no)")
@@ -213,8 +214,16 @@ debugdir() {
     st=$?
     set -e
     [ $st -eq 3 ] || die "resymbolize of a rebuilt module: exit status $st, expected 3"
-    grep -q "module $p: build-id differs" "$dir/mismatch.err" ||
+    grep -q "^rheap: warning: .*module $p: build-id differs" "$dir/mismatch.err" ||
         die "resymbolize: no build-id warning: $(cat "$dir/mismatch.err")"
+    # A usage error is one rheap: error: line and exit status 1, the database untouched.
+    set +e
+    "$rheap" resymbolize "$dir/byid-mismatch.db" --debug-dir 2>"$dir/usage.err"
+    st=$?
+    set -e
+    [ $st -eq 1 ] || die "resymbolize --debug-dir without a directory: exit status $st, expected 1"
+    [ "$(cat "$dir/usage.err")" = "rheap: error: --debug-dir needs a directory (try rheap resymbolize --help)" ] ||
+        die "resymbolize --debug-dir without a directory: $(cat "$dir/usage.err")"
     [ "$(with_file "$dir/byid-mismatch.db" "$p")" -eq 0 ] || die "resymbolize used a module of another build"
     [ "$(sql "$dir/byid-mismatch.db" "SELECT count(*) FROM backtraces")" = \
       "$(sql "$dir/byid-nodebug.db" "SELECT count(*) FROM backtraces")" ] || die "resymbolize lost rows"

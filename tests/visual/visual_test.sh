@@ -158,9 +158,32 @@ EOF
     "$RHEAP" export collapsed "$DB" --pid "$pid" | LC_ALL=C sort | diff -u <(LC_ALL=C sort want-leaked.txt) - ||
         fail "--pid $pid differs"
     [ -z "$("$RHEAP" export collapsed "$DB" --pid $((pid + 1)))" ] || fail "--pid of another process printed lines"
+    # getopt_long's forms: an attached value (-oFILE), --output=FILE and --weight=W, options
+    # before FORMAT and DB; all give the same file as the separate forms above.
+    "$RHEAP" export -ogot-short.txt --weight=peak collapsed "$DB" || fail "export -oFILE failed"
+    cmp got-peak.txt got-short.txt || fail "export -oFILE --weight=peak differs from -o FILE --weight peak"
+    "$RHEAP" export --output=got-long.txt collapsed --weight allocated "$DB" || fail "export --output=FILE failed"
+    cmp got-allocated.txt got-long.txt || fail "export --output=FILE differs from -o FILE"
+    "$RHEAP" export -ogot-end.txt -- collapsed "$DB" || fail "export -oFILE -- FORMAT DB failed"
+    cmp got-leaked.txt got-end.txt || fail "export -oFILE -- FORMAT DB differs from the default weight"
     local st=0
-    "$RHEAP" export collapsed "$DB" --weight nonsense 2>/dev/null || st=$?
+    "$RHEAP" export collapsed "$DB" --weight nonsense 2>err.txt || st=$?
     expect_eq "status of an unknown weight" "$st" 1
+    expect_eq "unknown weight message" "$(cat err.txt)" \
+        "rheap: error: unknown weight 'nonsense' (leaked, peak, allocated, allocations, temporary)"
+    st=0
+    "$RHEAP" export collapsed "$DB" -o 2>err.txt || st=$?
+    expect_eq "status of -o without a file" "$st" 1
+    expect_eq "-o without a file" "$(cat err.txt)" "rheap: error: -o needs a file name (try rheap export --help)"
+    st=0
+    "$RHEAP" export collapsed "$DB" --pid=x 2>err.txt || st=$?
+    expect_eq "status of a bad --pid" "$st" 1
+    expect_eq "bad --pid message" "$(cat err.txt)" "rheap: error: --pid wants a process id, not 'x'"
+    st=0
+    "$RHEAP" export pprof "$DB" --weight temporary -o t.pb.gz 2>err.txt || st=$?
+    expect_eq "status of pprof --weight temporary" "$st" 1
+    expect_eq "pprof --weight temporary message" "$(cat err.txt)" \
+        "rheap: error: a pprof profile has no temporary sample type; use collapsed"
 }
 
 case_pprof() {
@@ -325,6 +348,25 @@ case_agree() {
     }
     "$RHEAP" report --html -o sum.html "$DB"
     RHEAP_SCAN_ROWS=1 "$RHEAP" report --html -o rows.html "$DB"
+    # The page's options in getopt_long's forms (-oFILE, --output=FILE, the database first)
+    # give the same page; pprof's -oFILE and --output=FILE the same profile.
+    "$RHEAP" report --html -osum-short.html "$DB" || fail "report --html -oFILE failed"
+    "$RHEAP" report "$DB" --html --output=sum-long.html || fail "report DB --html --output=FILE failed"
+    cmp sum.html sum-short.html || fail "report --html -oFILE differs from -o FILE"
+    cmp sum.html sum-long.html || fail "report --html --output=FILE differs from -o FILE"
+    "$RHEAP" export -osum-short.pb.gz --weight=peak pprof "$DB" || fail "export pprof -oFILE failed"
+    "$RHEAP" export pprof --output=sum-long.pb.gz "$DB" --weight=leaked || fail "export pprof --output=FILE failed"
+    cmp <(gzip -dc sum-peak.pb.gz) <(gzip -dc sum-short.pb.gz) || fail "export pprof -oFILE differs from -o FILE"
+    cmp <(gzip -dc sum-leaked.pb.gz) <(gzip -dc sum-long.pb.gz) || fail "export pprof --output=FILE differs"
+    local st=0
+    "$RHEAP" report --html "$DB" 2>err.txt || st=$?
+    expect_eq "status of report --html without -o" "$st" 1
+    expect_eq "report --html without -o" "$(cat err.txt)" \
+        "rheap: error: --html needs -o FILE (rheap report --html -o FILE DB)"
+    st=0
+    "$RHEAP" report --html -o x.html "$DB" --bogus 2>err.txt || st=$?
+    expect_eq "status of report --html --bogus" "$st" 1
+    expect_eq "report --html --bogus" "$(cat err.txt)" "rheap: error: unknown option --bogus (try rheap report --help)"
     diff -u <(data rows.html) <(data sum.html) || fail "report --html: rows and summaries differ"
     # Both timelines reach the peak exactly, in one of their slices.
     local peak
@@ -355,6 +397,17 @@ case_diff() {
         echo "0,0,0,1000,2500,1500,1000,2500,1500,scratch,$src:$(line scratch)"
     } >want.csv
     here <got.csv | diff -u want.csv - || fail "rheap diff: rows differ"
+    # Options before the databases, as getopt_long allows, give the same rows.
+    "$RHEAP" diff --csv run-10.db run-25.db | cmp got.csv - || fail "rheap diff --csv BASE NEW differs"
+    local st=0
+    "$RHEAP" diff run-10.db 2>err.txt || st=$?
+    expect_eq "status of diff with one database" "$st" 1
+    expect_eq "diff with one database" "$(cat err.txt)" \
+        "rheap: error: two databases needed (rheap diff BASE.db NEW.db)"
+    st=0
+    "$RHEAP" diff run-10.db run-25.db --csv=yes 2>err.txt || st=$?
+    expect_eq "status of diff --csv=yes" "$st" 1
+    expect_eq "diff --csv=yes" "$(cat err.txt)" "rheap: error: --csv takes no value (try rheap diff --help)"
     "$RHEAP" diff run-10.db run-25.db --blocks --csv | tail -n +2 >got-blocks.csv
     echo "10,25,15,10,25,15,10,25,15,cache_entry,$src:$(line cache_entry)" >want-blocks.csv
     here <got-blocks.csv | diff -u want-blocks.csv - || fail "rheap diff --blocks: rows differ"
