@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,7 +169,9 @@ static int write_collapsed(const rheap__pd_t *pd, const rheap__pd_t *base, rheap
 
 /* ---- The command ---- */
 
-static int load(const char *path, int64_t pid, unsigned what, rheap__pd_t *pd)
+/* Reads a database for export, its suppressed leaks taken out (named in a note on stderr). */
+static int load(const char *path, int64_t pid, unsigned what, const rheap__supp_opts_t *so,
+                rheap__pd_t *pd)
 {
     sqlite3 *db;
     memset(pd, 0, sizeof *pd);
@@ -182,7 +185,35 @@ static int load(const char *path, int64_t pid, unsigned what, rheap__pd_t *pd)
         sqlite3_close(db);
         return RHEAP_EXIT_INPUT;
     }
+    rheap__supp_t *supp;
+    rc = rheap__supp_open(so, db, &supp, stderr);
     sqlite3_close(db);
+    if (rc != RHEAP_EXIT_OK) {
+        rheap__pd_free(pd);
+        return rc;
+    }
+    size_t nr = rheap__supp_nrules(supp);
+    int64_t *bl = calloc(nr + 1, sizeof *bl), *by = calloc(nr + 1, sizeof *by);
+    if (!bl || !by) {
+        free(bl);
+        free(by);
+        rheap__supp_destroy(supp);
+        rheap__pd_free(pd);
+        rheap__error(stderr, "out of memory");
+        return RHEAP_EXIT_OUTPUT;
+    }
+    rheap__supp_apply_pd(supp, pd, bl, by);
+    int64_t any = 0;
+    for (size_t r = 0; r < nr; r++)
+        any += bl[r];
+    if (any) {
+        char prefix[PATH_MAX + 16];
+        snprintf(prefix, sizeof prefix, "rheap: %s: ", path);
+        rheap__supp_print(supp, bl, by, prefix, stderr);
+    }
+    free(bl);
+    free(by);
+    rheap__supp_destroy(supp);
     return RHEAP_EXIT_OK;
 }
 
@@ -190,6 +221,7 @@ static void usage_export(FILE *f)
 {
     fprintf(f,
             "Usage: rheap export FORMAT DB [-o FILE] [--weight W] [--pid P] [--base BASE.db]\n"
+            "                    [--suppress FILE]... [--no-default-suppressions]\n"
             "\n"
             "Writes the stacks of a database in a format other tools read, each stack from\n"
             "its allocation site outward (allocator plumbing such as strdup or operator new\n"
@@ -211,10 +243,14 @@ static void usage_export(FILE *f)
             "                      allocation; collapsed only). For pprof it picks the\n"
             "                      default sample type.\n"
             "  --pid P             only process P (default: every process, stacks added up)\n"
-            "  --base BASE.db      collapsed only: 'stack BASE NEW' a line, the weights in\n"
-            "                      BASE.db and in DB, for a differential flamegraph\n"
-            "                      (difference of two pprof exports: go tool pprof\n"
-            "                      -diff_base=base.pb.gz new.pb.gz)\n"
+            "  --base BASE.db      compare with another run. collapsed: 'stack BASE NEW' a\n"
+            "                      line, the weights in BASE.db and in DB, for a differential\n"
+            "                      flamegraph. pprof: one sample per stack, DB minus BASE.db\n"
+            "                      (negative where BASE.db had more), stacks matched by\n"
+            "                      function, file and line, as go tool pprof -diff_base shows\n"
+            "                      two exports\n"
+            RHEAP_SUPP_HELP
+            "                      (suppressed leaks are named in a note on stderr)\n"
             "  -h, --help          show this help\n"
             "\n"
             "Exit status: 0 success, 1 usage error, 2 missing or bad database, 4 the output\n"
@@ -242,8 +278,10 @@ int rheap__cmd_export(int argc, char **argv)
         {"pid", required_argument, NULL, 'P'},
         {"base", required_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
+        RHEAP_SUPP_LONGS,
         {NULL, 0, NULL, 0},
     };
+    rheap__supp_opts_t so = {0};
     const char *format = NULL, *db_path = NULL, *output = NULL, *base_path = NULL;
     rheap__weight_t w = RHEAP_W_LEAKED;
     int64_t pid = -1;
@@ -278,7 +316,10 @@ int rheap__cmd_export(int argc, char **argv)
             pid = p;
             break;
         }
-        default: return rheap__option_error(c, argv, longs, export_needs(), "rheap export --help");
+        default:
+            if (rheap__supp_option(&so, c, optarg) > 0)
+                break;
+            return rheap__option_error(c, argv, longs, export_needs(), "rheap export --help");
         }
     }
     /* FORMAT and DB, wherever they were among the options. */
@@ -305,22 +346,17 @@ int rheap__cmd_export(int argc, char **argv)
         return RHEAP_EXIT_USAGE;
     }
 
-    if (pprof && base_path) {
-        rheap__error(stderr, "--base is for collapsed; for pprof, export both and run "
-                             "go tool pprof -diff_base=base.pb.gz new.pb.gz");
-        return RHEAP_EXIT_USAGE;
-    }
     unsigned what = RHEAP_PD_STACKS;
     if (w == RHEAP_W_PEAK)
         what |= RHEAP_PD_PEAK;
     if (w == RHEAP_W_TEMPORARY)
         what |= RHEAP_PD_TEMPORARY;
     rheap__pd_t pd, base;
-    int rc = load(db_path, pid, what, &pd);
+    int rc = load(db_path, pid, what, &so, &pd);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     /* The base is another run: its pids differ, so --pid does not select in it. */
-    if (base_path && (rc = load(base_path, -1, what, &base)) != RHEAP_EXIT_OK) {
+    if (base_path && (rc = load(base_path, -1, what, &so, &base)) != RHEAP_EXIT_OK) {
         rheap__pd_free(&pd);
         return rc;
     }
@@ -337,7 +373,8 @@ int rheap__cmd_export(int argc, char **argv)
             return RHEAP_EXIT_OUTPUT;
         }
     }
-    int failed = pprof ? rheap__pprof_write(&pd, w == RHEAP_W_PEAK, w, out, err, sizeof err)
+    int failed = pprof ? rheap__pprof_write_diff(&pd, base_path ? &base : NULL, w == RHEAP_W_PEAK,
+                                                 w, out, err, sizeof err)
                        : write_collapsed(&pd, base_path ? &base : NULL, w, out, err, sizeof err);
     rheap__pd_free(&pd);
     if (base_path)

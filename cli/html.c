@@ -55,6 +55,7 @@ static void json_i(FILE *f, const char *key, int64_t v, int comma)
 
 typedef struct {
     const rheap__pd_t *pd;
+    char *suppressed;     /* the line naming what suppressions took out, or NULL */
     rheap__smap_t frames; /* frame key -> index in the page's frame table */
     size_t nframes;
     rheap__smap_t stacks; /* bt -> index in the page's stack table */
@@ -220,7 +221,9 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
     }
     fputs("{\"db\":", out);
     json_str(out, db_path);
-    fprintf(out, ",\"version\":\"%s\",\"procs\":[\n", RHEAP_VERSION_STRING);
+    fprintf(out, ",\"version\":\"%s\",\"suppressed\":", RHEAP_VERSION_STRING);
+    json_str(out, pg->suppressed);
+    fputs(",\"procs\":[\n", out);
     for (size_t p = 0; p < pd->nprocs; p++) {
         if (p)
             fputs(",\n", out);
@@ -344,12 +347,19 @@ static int write_page(page_t *pg, const char *db_path, FILE *out)
 static void usage_html(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap report --html -o FILE DB [--pid P]\n"
+            "Usage: rheap report --html -o FILE DB [--pid P] [--suppress FILE]...\n"
+            "                    [--no-default-suppressions]\n"
             "\n"
             "Writes one self-contained HTML page (no network, no external file): per process,\n"
             "memory over time with the peak, markers and recording windows; a flamegraph of\n"
             "leaked, peak or allocated bytes (click to zoom, search by name); the top sites\n"
             "and leaks with their stacks; per-thread and size tables.\n"
+            "\n"
+            "Options:\n"
+            "  -o, --output FILE   the page to write\n"
+            "  --pid P             only process P\n"
+            RHEAP_SUPP_HELP
+            "                      (the page names what was suppressed above the leaks)\n"
             "\n"
             "Exit status: 0 success, 1 usage error, 2 missing or bad database, 4 the page\n"
             "could not be written.\n");
@@ -358,13 +368,14 @@ static void usage_html(FILE *f)
 /* Parses the page's options; argv[0] is the command's name (only for getopt). Returns -1 when
  * the page is to be written, else the exit status. */
 static int html_options(int argc, char **argv, const char **db_path, const char **output,
-                        int64_t *pid)
+                        int64_t *pid, rheap__supp_opts_t *so)
 {
     static const struct option longs[] = {
         {"html", no_argument, NULL, 'H'},
         {"output", required_argument, NULL, 'o'},
         {"pid", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
+        RHEAP_SUPP_LONGS,
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -385,6 +396,8 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
             break;
         }
         default:
+            if (rheap__supp_option(so, c, optarg) > 0)
+                break;
             return rheap__option_error(c, argv, longs,
                                        optopt == 'P' ? "a process id" : "a file name",
                                        "rheap report --help");
@@ -411,6 +424,7 @@ int rheap__cmd_report_html(int argc, char **argv)
 {
     const char *db_path = NULL, *output = NULL;
     int64_t pid = -1;
+    rheap__supp_opts_t so = {0};
     char **av = malloc(((size_t)argc + 2) * sizeof *av);
     if (!av) {
         rheap__error(stderr, "out of memory");
@@ -419,7 +433,7 @@ int rheap__cmd_report_html(int argc, char **argv)
     av[0] = (char *)"report";
     memcpy(av + 1, argv, (size_t)argc * sizeof *av);
     av[argc + 1] = NULL;
-    int st = html_options(argc + 1, av, &db_path, &output, &pid);
+    int st = html_options(argc + 1, av, &db_path, &output, &pid, &so);
     free(av);
     if (st >= 0)
         return st;
@@ -436,9 +450,39 @@ int rheap__cmd_report_html(int argc, char **argv)
         sqlite3_close(db);
         return RHEAP_EXIT_INPUT;
     }
+    /* Suppressed stacks leave the leak table, the leaked flamegraph and the never-freed
+     * totals; the page names them in a line of their own. */
+    rheap__supp_t *supp;
+    rc = rheap__supp_open(&so, db, &supp, stderr);
     sqlite3_close(db);
-
+    if (rc != RHEAP_EXIT_OK) {
+        rheap__pd_free(&pd);
+        return rc;
+    }
     page_t pg = {.pd = &pd};
+    size_t nr = rheap__supp_nrules(supp);
+    int64_t *bl = calloc(nr + 1, sizeof *bl), *by = calloc(nr + 1, sizeof *by);
+    size_t len = 0;
+    FILE *line = bl && by ? open_memstream(&pg.suppressed, &len) : NULL;
+    if (line) {
+        rheap__supp_apply_pd(supp, &pd, bl, by);
+        rheap__supp_print(supp, bl, by, "", line);
+        fclose(line);
+        if (pg.suppressed && len && pg.suppressed[len - 1] == '\n')
+            pg.suppressed[len - 1] = 0;
+        if (pg.suppressed && !*pg.suppressed) {
+            free(pg.suppressed);
+            pg.suppressed = NULL;
+        }
+    }
+    free(bl);
+    free(by);
+    rheap__supp_destroy(supp);
+    if (!line) {
+        rheap__error(stderr, "out of memory");
+        rheap__pd_free(&pd);
+        return RHEAP_EXIT_OUTPUT;
+    }
     FILE *out = fopen(output, "w");
     if (!out) {
         rheap__error(stderr, "%s: %s", output, strerror(errno));
@@ -449,6 +493,7 @@ int rheap__cmd_report_html(int argc, char **argv)
     if (fclose(out) != 0)
         failed = 1;
     free(pg.keep);
+    free(pg.suppressed);
     rheap__smap_free(&pg.frames);
     rheap__smap_free(&pg.stacks);
     rheap__pd_free(&pd);

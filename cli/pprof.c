@@ -22,6 +22,7 @@
  *   plus the offset; file_offset 0 makes pprof read the address back as the offset.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -208,6 +209,7 @@ static void value_type(builder_t *b, const char *type, const char *unit)
     b->prof.sample_type[b->prof.n_sample_type++] = v;
 }
 
+/* One sample for the stack of s (read from pd), labelled with its pid unless pid_key < 0. */
 static void add_sample(builder_t *b, const rheap__pd_t *pd, const rheap__stack_stat_t *s,
                        const int64_t *values, size_t nvalues, int64_t pid_key)
 {
@@ -241,12 +243,17 @@ static void add_sample(builder_t *b, const rheap__pd_t *pd, const rheap__stack_s
             i = j;
         }
     }
-    perftools__profiles__label__init(lb);
-    lb->key = pid_key;
-    lb->num = s->pid;
-    lbs[0] = lb;
-    sm->label = lbs;
-    sm->n_label = 1;
+    if (pid_key >= 0) {
+        perftools__profiles__label__init(lb);
+        lb->key = pid_key;
+        lb->num = s->pid;
+        lbs[0] = lb;
+        sm->label = lbs;
+        sm->n_label = 1;
+    } else {
+        free(lb);
+        free(lbs);
+    }
     b->prof.sample[b->prof.n_sample++] = sm;
 }
 
@@ -317,8 +324,94 @@ static int gzip_write(const uint8_t *buf, size_t len, FILE *out)
     return 0;
 }
 
+/* The values of one stack's sample: inuse blocks and bytes at the peak, or alloc and inuse
+ * (never freed) blocks and bytes. Returns how many. */
+static size_t stat_values(const rheap__stack_stat_t *s, int peak, int64_t *v)
+{
+    if (peak) {
+        v[0] = s->peak_blocks;
+        v[1] = s->peak_bytes;
+        return 2;
+    }
+    v[0] = s->blocks;
+    v[1] = s->bytes;
+    v[2] = s->leaked_blocks;
+    v[3] = s->leaked_bytes;
+    return 4;
+}
+
+/* A stack as text that means the same in any database: each frame's function, file and line
+ * (module+offset for a frame without a name), and where one return address ends, since stack
+ * ids, pids and addresses differ between two runs. malloc'ed, NULL when out of memory. */
+static char *stack_text(const rheap__pd_t *pd, int64_t bt)
+{
+    const rheap__stack_t *st = rheap__pd_stack(pd, bt);
+    if (!st || st->nframes == 0)
+        return strdup("(no backtrace)");
+    char *txt = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&txt, &len);
+    if (!f)
+        return NULL;
+    for (size_t i = 0; i < st->nframes; i++) {
+        char buf[64];
+        const rheap__frame_t *fr = &st->frames[i];
+        fprintf(f, "%s\x1f%s\x1f%" PRId64 "%s", rheap__frame_name(fr, buf, sizeof buf),
+                fr->file ? fr->file : "", fr->line,
+                i + 1 < st->nframes && st->frames[i + 1].ip_index == fr->ip_index ? "\x1f" : "\x1e");
+    }
+    if (fclose(f) != 0) {
+        free(txt);
+        return NULL;
+    }
+    return txt;
+}
+
+/* One stack of the difference: the values NEW minus BASE, and where to read its frames. */
+typedef struct {
+    const rheap__pd_t *pd;
+    const rheap__stack_stat_t *s;
+    int64_t v[4];
+} diff_t;
+
+/* Adds sign * the values of every stack of pd into the entries, keyed by stack text. */
+static int diff_add(const rheap__pd_t *pd, int peak, int sign, rheap__smap_t *keys, diff_t **ents,
+                    size_t *n, size_t *cap)
+{
+    for (size_t i = 0; i < pd->nstats; i++) {
+        const rheap__stack_stat_t *s = &pd->stats[i];
+        int64_t v[4];
+        size_t nv = stat_values(s, peak, v);
+        if (v[0] == 0)
+            continue;
+        char *key = stack_text(pd, s->bt);
+        uint64_t idx;
+        int created;
+        if (!key || rheap__smap_get(keys, key, *n, &idx, &created) != 0) {
+            free(key);
+            return -1;
+        }
+        free(key);
+        if (created) {
+            if (push(ents, cap, *n, sizeof **ents) != 0)
+                return -1;
+            (*ents)[*n] = (diff_t){pd, s, {0, 0, 0, 0}};
+            (*n)++;
+        }
+        for (size_t k = 0; k < nv; k++)
+            (*ents)[idx].v[k] += sign * v[k];
+    }
+    return 0;
+}
+
 int rheap__pprof_write(const rheap__pd_t *pd, int peak, rheap__weight_t default_weight,
                        FILE *out, char *err, size_t errlen)
+{
+    return rheap__pprof_write_diff(pd, NULL, peak, default_weight, out, err, errlen);
+}
+
+int rheap__pprof_write_diff(const rheap__pd_t *pd, const rheap__pd_t *base, int peak,
+                            rheap__weight_t default_weight, FILE *out, char *err, size_t errlen)
 {
     builder_t b;
     memset(&b, 0, sizeof b);
@@ -348,6 +441,9 @@ int rheap__pprof_write(const rheap__pd_t *pd, int peak, rheap__weight_t default_
     b.prof.period = 1; /* every block is recorded: nothing to scale */
     const char *note = peak ? "rheap: blocks live at each process's peak of live heap"
                             : "rheap: inuse = never freed while recording";
+    if (base)
+        note = peak ? "rheap: blocks live at the peak, this run minus the base run, per stack"
+                    : "rheap: this run minus the base run, per stack; inuse = never freed";
     b.prof.comment = malloc(sizeof *b.prof.comment);
     if (b.prof.comment) {
         b.prof.comment[0] = str(&b, note);
@@ -364,17 +460,32 @@ int rheap__pprof_write(const rheap__pd_t *pd, int peak, rheap__weight_t default_
     b.prof.time_nanos = first_wall;
     b.prof.duration_nanos = longest;
 
-    for (size_t i = 0; i < pd->nstats && !b.oom; i++) {
-        const rheap__stack_stat_t *s = &pd->stats[i];
-        if (peak) {
-            int64_t v[2] = {s->peak_blocks, s->peak_bytes};
+    if (!base) {
+        for (size_t i = 0; i < pd->nstats && !b.oom; i++) {
+            int64_t v[4];
+            size_t nv = stat_values(&pd->stats[i], peak, v);
             if (v[0])
-                add_sample(&b, pd, s, v, 2, pid_key);
-        } else {
-            int64_t v[4] = {s->blocks, s->bytes, s->leaked_blocks, s->leaked_bytes};
-            if (v[0])
-                add_sample(&b, pd, s, v, 4, pid_key);
+                add_sample(&b, pd, &pd->stats[i], v, nv, pid_key);
         }
+    } else {
+        /* Stacks are matched by their text, every process of a database adding into its side;
+         * a sample carries no pid then. Its frames are read from the run that has the stack,
+         * NEW first. Stacks the same in both leave no sample. */
+        rheap__smap_t keys = {0};
+        diff_t *ents = NULL;
+        size_t n = 0, cap = 0;
+        if (diff_add(pd, peak, 1, &keys, &ents, &n, &cap) != 0 ||
+            diff_add(base, peak, -1, &keys, &ents, &n, &cap) != 0)
+            b.oom = 1;
+        for (size_t i = 0; i < n && !b.oom; i++) {
+            size_t nv = peak ? 2 : 4, k = 0;
+            while (k < nv && ents[i].v[k] == 0)
+                k++;
+            if (k < nv)
+                add_sample(&b, ents[i].pd, ents[i].s, ents[i].v, nv, -1);
+        }
+        free(ents);
+        rheap__smap_free(&keys);
     }
     for (size_t i = 0; i < b.prof.n_mapping; i++)
         b.prof.mapping[i]->memory_limit = b.prof.mapping[i]->memory_start + b.map_max[i] + 1;

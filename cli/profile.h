@@ -149,6 +149,68 @@ typedef struct {
 int rheap__smap_get(rheap__smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created);
 void rheap__smap_free(rheap__smap_t *m);
 
+/* ---- suppress.c: leak suppressions (LeakSanitizer's `leak:PATTERN` files) ---- */
+
+/* The rules (a built-in list and the user's files) and, once computed, the suppressed stacks. */
+typedef struct rheap__supp rheap__supp_t;
+
+/* What the command line asked for: --suppress FILE (up to 16) and --no-default-suppressions. */
+typedef struct {
+    const char *files[16];
+    size_t nfiles;
+    int no_defaults;
+} rheap__supp_opts_t;
+
+/* getopt_long values of the two options, for each command's table. */
+enum { RHEAP_SUPP_OPT_FILE = 0x1001, RHEAP_SUPP_OPT_NO_DEFAULTS = 0x1002 };
+#define RHEAP_SUPP_LONGS                                                                         \
+    {"suppress", required_argument, NULL, RHEAP_SUPP_OPT_FILE},                                  \
+        {"no-default-suppressions", no_argument, NULL, RHEAP_SUPP_OPT_NO_DEFAULTS}
+#define RHEAP_SUPP_HELP                                                                          \
+    "  --suppress FILE     leave out leaks whose stack matches a rule of FILE, in\n"              \
+    "                      LeakSanitizer's format: leak:PATTERN lines, # comments; PATTERN\n"     \
+    "                      matches a function, source file or module anywhere in the stack,\n"   \
+    "                      * any characters, ^ and $ anchor it (repeatable)\n"                   \
+    "  --no-default-suppressions\n"                                                              \
+    "                      keep the never-freed runtime pools the built-in list leaves out\n"   \
+    "                      (stdio buffers, libstdc++'s emergency exception pool)\n"
+
+/* Takes getopt_long's result c: 1 when it was one of the two options (recorded in o), 0 when
+ * not, -1 when too many files were given. */
+int rheap__supp_option(rheap__supp_opts_t *o, int c, const char *arg);
+/* LeakSanitizer's match of one pattern against one name: anywhere in it unless anchored by a
+ * leading ^ or a trailing $, * for any run of characters. An empty or NULL name never matches. */
+int rheap__supp_match(const char *pattern, const char *name);
+/* An empty set of rules, with the built-in list when defaults; NULL when out of memory. */
+rheap__supp_t *rheap__supp_create(int defaults);
+void rheap__supp_destroy(rheap__supp_t *s);
+/* Adds the rules of a suppression file. An RHEAP_EXIT_*, with a message on err. */
+int rheap__supp_load(rheap__supp_t *s, const char *path, FILE *err);
+/* Decides every stack of the database in one pass over `backtraces`. 0, or -1 with err. */
+int rheap__supp_stacks(rheap__supp_t *s, struct sqlite3 *db, char *err, size_t errlen);
+/* create + load each file + stacks, as the options ask. An RHEAP_EXIT_*; *out set on success. */
+int rheap__supp_open(const rheap__supp_opts_t *o, struct sqlite3 *db, rheap__supp_t **out,
+                     FILE *err);
+/* The index of the rule that suppresses stack bt, or -1 (also for s NULL). */
+long rheap__supp_rule_of(const rheap__supp_t *s, int64_t bt);
+size_t rheap__supp_nrules(const rheap__supp_t *s);
+size_t rheap__supp_nids(const rheap__supp_t *s);
+/* Makes the connection's `stack_stats` a temp view of main.stack_stats with the leak columns
+ * of suppressed stacks zeroed, so canned queries (leaks.sql) run unchanged. 0 or -1. */
+int rheap__supp_shadow(const rheap__supp_t *s, struct sqlite3 *db, char *err, size_t errlen);
+/* Zeroes the leaks of suppressed stacks in pd (and takes them off their processes' totals),
+ * adding them per rule into blocks[] and bytes[] (rheap__supp_nrules entries each). */
+void rheap__supp_apply_pd(const rheap__supp_t *s, rheap__pd_t *pd, int64_t *blocks,
+                          int64_t *bytes);
+/* Adds the never-freed blocks and bytes of suppressed stacks (of process pid, text; NULL: all)
+ * per rule into blocks[] and bytes[], from main.stack_stats. 0 or -1. */
+int rheap__supp_totals(const rheap__supp_t *s, struct sqlite3 *db, const char *pid,
+                       int64_t *blocks, int64_t *bytes);
+/* "PREFIXsuppressed: N blocks, B bytes (default list: stdio buffers; FILE: pattern)" and a
+ * newline, naming the rules that took something; nothing when there are no rules. */
+void rheap__supp_print(const rheap__supp_t *s, const int64_t *blocks, const int64_t *bytes,
+                       const char *prefix, FILE *out);
+
 /* ---- export.c: `rheap export` ---- */
 
 /* The weights a stack can be measured by. */
@@ -172,6 +234,11 @@ int rheap__cmd_export(int argc, char **argv);
  * recording's peak. 0, or -1 with a message in err. */
 int rheap__pprof_write(const rheap__pd_t *pd, int peak,
                        rheap__weight_t default_weight, FILE *out, char *err, size_t errlen);
+/* The same with base: one sample per stack of either, NEW minus BASE (negative where BASE had
+ * more), stacks matched by their frames' function, file and line since ids and pids differ
+ * between databases; what `go tool pprof -diff_base=BASE NEW` shows of two exports. */
+int rheap__pprof_write_diff(const rheap__pd_t *pd, const rheap__pd_t *base, int peak,
+                            rheap__weight_t default_weight, FILE *out, char *err, size_t errlen);
 
 /* ---- diff.c: `rheap diff BASE.db NEW.db` ---- */
 int rheap__cmd_diff(int argc, char **argv);

@@ -20,6 +20,7 @@
 #include <sqlite3.h>
 
 #include "cli.h"
+#include "profile.h"
 
 /* ---- Where things are installed ---- */
 
@@ -678,6 +679,9 @@ static void usage_query(FILE *f)
             "  --full-names           columns: keep template arguments and whole names\n"
             "  -h, --help             show this help\n"
             "\n"
+            "The leaks query also takes (its suppressed blocks are counted on stderr):\n"
+            RHEAP_SUPP_HELP
+            "\n"
             "The queries directory is $RHEAP_QUERIES when set, else the installed\n"
             "share/rheap/queries, else the source tree's queries/.\n"
             "\n"
@@ -767,8 +771,10 @@ int rheap__cmd_query(int argc, char **argv)
         {"full-names", no_argument, NULL, 'F'},
         {"param", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
+        RHEAP_SUPP_LONGS,
         {NULL, 0, NULL, 0},
     };
+    rheap__supp_opts_t so = {0};
     rheap__fmt_t fmt = RHEAP_FMT_COLUMN;
     int list = 0, raw = 0, chains = 0;
     rheap__kv_t *kv = calloc((size_t)argc + 1, sizeof *kv);
@@ -813,6 +819,8 @@ int rheap__cmd_query(int argc, char **argv)
             break;
         }
         default:
+            if (rheap__supp_option(&so, c, optarg) > 0)
+                break;
             rheap__option_error(c, argv, longs, "KEY=VALUE", "rheap query --help");
             goto done;
         }
@@ -839,9 +847,39 @@ int rheap__cmd_query(int argc, char **argv)
         goto done;
     sqlite3 *db;
     status = rheap__db_open_read(pos[1], &db, stderr);
+    /* Suppressions belong to the leaks query: it reads stack_stats, which becomes a view with
+     * the suppressed stacks' leaks taken out (suppress.c); the file itself is unchanged. */
+    int leaks = !strcmp(q.name, "leaks");
+    rheap__supp_t *supp = NULL;
+    if (status == RHEAP_EXIT_OK && !leaks && (so.nfiles || so.no_defaults)) {
+        rheap__error(stderr, "--suppress and --no-default-suppressions apply to the leaks query only");
+        status = RHEAP_EXIT_USAGE;
+        sqlite3_close(db);
+    } else if (status == RHEAP_EXIT_OK && leaks) {
+        char msg[512];
+        status = rheap__supp_open(&so, db, &supp, stderr);
+        if (status == RHEAP_EXIT_OK && rheap__supp_shadow(supp, db, msg, sizeof msg) != 0) {
+            rheap__error(stderr, "%s", msg);
+            status = RHEAP_EXIT_INPUT;
+        }
+        if (status != RHEAP_EXIT_OK)
+            sqlite3_close(db);
+    }
     if (status == RHEAP_EXIT_OK) {
         rheap__table_t t;
         status = rheap__query_run(db, &q, kv, nkv, &t, stderr);
+        if (status == RHEAP_EXIT_OK && supp && rheap__supp_nids(supp)) {
+            const char *pid = NULL;
+            for (size_t i = 0; i < nkv; i++)
+                if (!strcmp(kv[i].key, "pid"))
+                    pid = kv[i].value;
+            size_t nr = rheap__supp_nrules(supp);
+            int64_t *bl = calloc(nr, sizeof *bl), *by = calloc(nr, sizeof *by);
+            if (bl && by && rheap__supp_totals(supp, db, pid, bl, by) == 0)
+                rheap__supp_print(supp, bl, by, "rheap: ", stderr);
+            free(bl);
+            free(by);
+        }
         if (status == RHEAP_EXIT_OK) {
             if (fmt == RHEAP_FMT_COLUMN && !raw)
                 rheap__table_humanize(&t);
@@ -853,6 +891,7 @@ int rheap__cmd_query(int argc, char **argv)
         }
         sqlite3_close(db);
     }
+    rheap__supp_destroy(supp);
     rheap__query_free(&q);
 done:
     for (size_t i = 0; i < nkv; i++)

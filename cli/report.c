@@ -48,7 +48,10 @@ static const char processes_sql[] =
     "SELECT p.pid AS pid, min(p.ppid) AS ppid, count(*) AS images,\n"
     "       coalesce(sum(r.allocs), 0) AS allocations, coalesce(sum(r.alloc_bytes), 0) AS bytes,\n"
     "       coalesce(max(r.peak_bytes), 0) AS peak_bytes,\n"
-    "       coalesce(sum(r.leaked_bytes), 0) AS leaked_bytes,\n"
+    /* From stack_stats, so that leaks a suppression took out (report's view over it) are out
+     * of this column too. */
+    "       (SELECT coalesce(sum(s.leaked_bytes), 0) FROM stack_stats AS s WHERE s.pid = p.pid)\n"
+    "           AS leaked_bytes,\n"
     "       (SELECT CASE WHEN length(q.cmdline) > 40 THEN substr(q.cmdline, 1, 37) || '...'\n"
     "                    ELSE q.cmdline END\n"
     "        FROM processes AS q WHERE q.pid = p.pid ORDER BY q.recording DESC LIMIT 1) AS command\n"
@@ -62,6 +65,7 @@ typedef struct {
     int raw;          /* exact integers in the tables */
     int chains;       /* call chains under site rows */
     const char *pid;  /* only this process (text, bound as the queries' pid) */
+    rheap__supp_opts_t supp; /* leak suppressions */
 } report_opts_t;
 
 /* Processes shown before "... N more rows". */
@@ -224,11 +228,45 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     int rc = rheap__db_open_read(path, &db, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
-    rheap__table_t t;
+    /* Suppressed stacks leave the leaks section (its query reads the view rheap__supp_shadow
+     * puts over stack_stats) and the never-freed total, and get a line of their own. */
+    rheap__supp_t *supp;
     char errbuf[1024];
+    rc = rheap__supp_open(&o->supp, db, &supp, stderr);
+    if (rc == RHEAP_EXIT_OK && rheap__supp_shadow(supp, db, errbuf, sizeof errbuf) != 0) {
+        rheap__error(stderr, "%s: %s", path, errbuf);
+        rc = RHEAP_EXIT_INPUT;
+    }
+    size_t nr = rheap__supp_nrules(supp);
+    int64_t *sup_blocks = calloc(nr + 1, sizeof *sup_blocks);
+    int64_t *sup_bytes = calloc(nr + 1, sizeof *sup_bytes);
+    if (rc == RHEAP_EXIT_OK && (!sup_blocks || !sup_bytes)) {
+        rheap__error(stderr, "out of memory");
+        rc = RHEAP_EXIT_OUTPUT;
+    }
+    if (rc == RHEAP_EXIT_OK && rheap__supp_totals(supp, db, o->pid, sup_blocks, sup_bytes) != 0) {
+        rheap__error(stderr, "%s: reading stack_stats: %s", path, sqlite3_errmsg(db));
+        rc = RHEAP_EXIT_INPUT;
+    }
+    if (rc != RHEAP_EXIT_OK) {
+        free(sup_blocks);
+        free(sup_bytes);
+        rheap__supp_destroy(supp);
+        sqlite3_close(db);
+        return rc;
+    }
+    long long sb = 0, sbytes = 0;
+    for (size_t r = 0; r < nr; r++) {
+        sb += sup_blocks[r];
+        sbytes += sup_bytes[r];
+    }
+    rheap__table_t t;
     rheap__kv_t pidkv = {"pid", o->pid};
     if (rheap__sql_fetch(db, totals_sql, &pidkv, o->pid ? 1 : 0, &t, errbuf, sizeof errbuf) != 0) {
         rheap__error(stderr, "%s: %s", path, errbuf);
+        free(sup_blocks);
+        free(sup_bytes);
+        rheap__supp_destroy(supp);
         sqlite3_close(db);
         return RHEAP_EXIT_INPUT;
     }
@@ -237,9 +275,11 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     fprintf(out, "  frees            %lld\n", num(&t, "frees"));
     fprintf(out, "  bytes allocated  ");
     bytes(out, num(&t, "bytes"));
-    fprintf(out, "\n  never freed      %lld blocks, ", num(&t, "leaked_blocks"));
-    bytes(out, num(&t, "leaked_bytes"));
-    fprintf(out, "\n  processes        %lld\n", num(&t, "processes"));
+    fprintf(out, "\n  never freed      %lld blocks, ", num(&t, "leaked_blocks") - sb);
+    bytes(out, num(&t, "leaked_bytes") - sbytes);
+    fputc('\n', out);
+    rheap__supp_print(supp, sup_blocks, sup_bytes, "  ", out);
+    fprintf(out, "  processes        %lld\n", num(&t, "processes"));
     fprintf(out, "  threads          %lld\n", num(&t, "threads"));
     fprintf(out, "  duration         ");
     duration(out, num(&t, "duration_ns"));
@@ -259,6 +299,9 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     section(db, o, "Top temporary allocation sites", "temporary", out);
     section(db, o, "Top allocating sites", "top-sites", out);
     fprintf(out, "\nMore: rheap query --list, or sqlite3 %s\n", path);
+    free(sup_blocks);
+    free(sup_bytes);
+    rheap__supp_destroy(supp);
     sqlite3_close(db);
     return fflush(out) == 0 ? RHEAP_EXIT_OK : RHEAP_EXIT_OUTPUT;
 }
@@ -318,8 +361,10 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
 static void usage_report(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap report [--raw] [--stacks] [--full-names] [--pid PID | --exe GLOB] DB\n"
-            "       rheap report --html -o FILE [--pid PID] DB   (one self-contained page)\n"
+            "Usage: rheap report [--raw] [--stacks] [--full-names] [--pid PID | --exe GLOB]\n"
+            "                    [--suppress FILE]... [--no-default-suppressions] DB\n"
+            "       rheap report --html -o FILE [--pid PID] [--suppress FILE]... DB\n"
+            "                    (one self-contained page)\n"
             "\n"
             "Prints a summary of a database written by rheap run or rheap convert: totals\n"
             "(allocations, frees, bytes, processes, threads, duration), the processes (most\n"
@@ -335,6 +380,7 @@ static void usage_report(FILE *f)
             "  --pid PID     only this process\n"
             "  --exe GLOB    only the processes whose executable or command line matches GLOB\n"
             "                (a shell pattern, e.g. '*python3*'); one report each\n"
+            RHEAP_SUPP_HELP
             "  -h, --help    show this help\n"
             "\n"
             "Exit status: 0 success, 1 usage error (or no process matches), 2 the database is\n"
@@ -374,6 +420,7 @@ int rheap__cmd_report(int argc, char **argv)
         {"exe", required_argument, NULL, 'E'},
         {"full-names", no_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
+        RHEAP_SUPP_LONGS,
         {NULL, 0, NULL, 0},
     };
     const char *exe = NULL;
@@ -389,7 +436,10 @@ int rheap__cmd_report(int argc, char **argv)
         case 'P': o.pid = optarg; break;
         case 'E': exe = optarg; break;
         case 'F': rheap__names_full(1); break;
-        default: return rheap__option_error(c, argv, longs, "a value", "rheap report --help");
+        default:
+            if (rheap__supp_option(&o.supp, c, optarg) > 0)
+                break;
+            return rheap__option_error(c, argv, longs, "a value", "rheap report --help");
         }
     }
     if (argc - optind > 1) {

@@ -2,6 +2,7 @@
 // Plain DOM and SVG, no library: the page must open anywhere, offline, as one file.
 //
 // The data (written by cli/html.c):
+//   suppressed  the line naming the leaks suppressions left out, or null
 //   procs[i]  one recording of a process: totals, peak, buckets {t, max, allocs} (the chart),
 //             markers [[t, label]], windows [[on, off, on_how, off_how]],
 //             threads [[tid, name, allocs, bytes, frees, leaked_blocks, leaked_bytes]],
@@ -419,6 +420,9 @@ function drawLeaks() {
   const trs = rows.slice(0, LEAK_ROWS).map(s => el('tr', {cls: 'leak'},
     numCell(s[5], true), numCell(s[4]), stackCell(s[1]), el('td', {cls: 'loc', text: siteOf(s[1]).loc}),
     all ? el('td', {text: procName(D.procs[s[0]])}) : null));
+  const sup = document.getElementById('suppressed');
+  sup.hidden = !D.suppressed;
+  sup.textContent = D.suppressed ? D.suppressed + ' (left out of the leaks, the flamegraph and the totals)' : '';
   const box = document.getElementById('leak-table');
   box.textContent = '';
   box.append(rows.length ? table([{t: 'bytes', n: 1}, {t: 'blocks', n: 1}, 'site (open for the stack)', 'location',

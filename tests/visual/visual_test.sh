@@ -8,6 +8,7 @@
 #   html       rheap report --html, opened by headless Chromium: the DOM after the script ran
 #   agree      the same pictures from the summary tables and from the rows (RHEAP_SCAN_ROWS=1)
 #   diff       rheap diff and export collapsed --base on two runs of grow.c, whose leak grows
+#   suppress   --suppress FILE and the built-in list on query leaks, report, the page, export
 #
 # CMake sets the environment: RHEAP, LIB (librheap.so), TRUTH (the truth program), GROW
 # (tests/visual/grow.c), SRC (the source tree), DIR (this test group's directory; the html case
@@ -67,6 +68,8 @@ case_collapsed() {
     t="$(outer 77 worker);worker"   # the worker's leak is 77 bytes
     [ "$m" != ";main" ] && [ "$t" != ";worker" ] || fail "no stack above main or worker in $DB"
 
+    # --no-default-suppressions everywhere below: these cases check every leak truth.c has,
+    # stdio's buffer included (case_suppress checks the suppressions).
     # Expected lines per weight, from what truth.c does (its header): leaked (bytes never
     # freed), peak (bytes live at the peak: the 1 MiB block and both 4096-byte blocks of peak(),
     # and the leaks made before it), allocated (bytes), allocations (blocks) and temporary
@@ -142,7 +145,7 @@ EOF
         [temporary]=$temp_sql
     )
     for w in leaked peak allocated allocations temporary; do
-        "$RHEAP" export collapsed "$DB" --weight "$w" -o "got-$w.txt" || fail "export --weight $w failed"
+        "$RHEAP" export collapsed "$DB" --weight "$w" --no-default-suppressions -o "got-$w.txt" || fail "export --weight $w failed"
         # Compared as sets of lines: the export's order is byte order of the stack text, which
         # depends on the names the symbolizer gives the outer frames (clone3 or __clone3).
         diff -u <(LC_ALL=C sort "want-$w.txt") <(LC_ALL=C sort "got-$w.txt") ||
@@ -151,11 +154,11 @@ EOF
     done
     # The default weight is leaked, the default output standard output; --pid of another
     # process leaves nothing.
-    "$RHEAP" export collapsed "$DB" >got-default.txt
+    "$RHEAP" export collapsed "$DB" --no-default-suppressions >got-default.txt
     diff -u <(LC_ALL=C sort want-leaked.txt) <(LC_ALL=C sort got-default.txt) || fail "the default weight is not leaked"
     local pid
     pid=$(sql "SELECT pid FROM processes")
-    "$RHEAP" export collapsed "$DB" --pid "$pid" | LC_ALL=C sort | diff -u <(LC_ALL=C sort want-leaked.txt) - ||
+    "$RHEAP" export collapsed "$DB" --pid "$pid" --no-default-suppressions | LC_ALL=C sort | diff -u <(LC_ALL=C sort want-leaked.txt) - ||
         fail "--pid $pid differs"
     [ -z "$("$RHEAP" export collapsed "$DB" --pid $((pid + 1)))" ] || fail "--pid of another process printed lines"
     # getopt_long's forms: an attached value (-oFILE), --output=FILE and --weight=W, options
@@ -164,7 +167,7 @@ EOF
     cmp got-peak.txt got-short.txt || fail "export -oFILE --weight=peak differs from -o FILE --weight peak"
     "$RHEAP" export --output=got-long.txt collapsed --weight allocated "$DB" || fail "export --output=FILE failed"
     cmp got-allocated.txt got-long.txt || fail "export --output=FILE differs from -o FILE"
-    "$RHEAP" export -ogot-end.txt -- collapsed "$DB" || fail "export -oFILE -- FORMAT DB failed"
+    "$RHEAP" export -ogot-end.txt --no-default-suppressions -- collapsed "$DB" || fail "export -oFILE -- FORMAT DB failed"
     cmp got-leaked.txt got-end.txt || fail "export -oFILE -- FORMAT DB differs from the default weight"
     local st=0
     "$RHEAP" export collapsed "$DB" --weight nonsense 2>err.txt || st=$?
@@ -196,7 +199,7 @@ case_pprof() {
     # user's.
     export HOME=$PWD/home GOCACHE=$PWD/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
     mkdir -p "$HOME"
-    "$RHEAP" export pprof "$DB" -o heap.pb.gz || fail "export pprof failed"
+    "$RHEAP" export pprof "$DB" --no-default-suppressions -o heap.pb.gz || fail "export pprof failed"
     gzip -t heap.pb.gz || fail "heap.pb.gz is not gzip"
     top() {
         go tool pprof -top -nodecount=1000 -nodefraction=0 -edgefraction=0 "$@" 2>&1
@@ -255,7 +258,7 @@ case_html() {
         echo "SKIP: chromium not found (Debian package chromium); the page cannot be checked"
         exit 77
     fi
-    "$RHEAP" report --html -o report.html "$DB" || fail "report --html failed"
+    "$RHEAP" report --html --no-default-suppressions -o report.html "$DB" || fail "report --html failed"
     local size
     size=$(stat -c %s report.html)
     [ "$size" -lt 200000 ] || fail "the page is $size bytes for a small database"
@@ -430,12 +433,169 @@ case_diff() {
         grep -qE "new_block .*grow.c:$(line new_block) s=0\$" raw.txt &&
             grep -A1 -E "new_block .*grow.c:$(line new_block) s=0\$" raw.txt | grep -qE "^ +fixed .*grow.c:$(line fixed) s=0\$" ||
             { cat raw.txt; fail "pprof: the location of new_block does not hold fixed's line too"; }
+        # export pprof --base: per stack run-25 minus run-10. cache_entry grew by 720 bytes (15
+        # blocks of 48) never freed and allocated, scratch by 1500 bytes allocated; fixed is
+        # the same in both and has no sample. Exactly what go tool pprof -diff_base makes of
+        # the two runs' own exports.
+        "$RHEAP" export pprof run-25.db --base run-10.db -o diff.pb.gz || fail "export pprof --base failed"
+        "$RHEAP" export pprof run-10.db -o run-10.pb.gz
+        flat() { awk '$1 ~ /^-?[0-9]+B?$/ && $1 != "0" { print $1, $NF }' | sort -k2; }
+        local idx unit
+        for idx in inuse_space alloc_space inuse_objects alloc_objects; do
+            unit=-unit=B
+            [ "${idx%_objects}" = "$idx" ] || unit=-unit=minimum
+            go tool pprof -top $unit -nodefraction=0 -sample_index=$idx diff.pb.gz 2>&1 | flat >"got-$idx.txt"
+            go tool pprof -top $unit -nodefraction=0 -sample_index=$idx -diff_base=run-10.pb.gz run-25.pb.gz 2>&1 |
+                flat >"pprof-$idx.txt"
+            diff -u "pprof-$idx.txt" "got-$idx.txt" || fail "export pprof --base, $idx: not what -diff_base shows"
+        done
+        printf '%s\n' "720B cache_entry" >want.txt
+        diff -u want.txt got-inuse_space.txt || fail "export pprof --base: inuse_space per function"
+        printf '%s\n' "720B cache_entry" "1500B scratch" >want.txt
+        diff -u want.txt got-alloc_space.txt || fail "export pprof --base: alloc_space per function"
+        # scratch is one block in each run, only larger.
+        printf '%s\n' "15 cache_entry" >want.txt
+        diff -u want.txt got-alloc_objects.txt || fail "export pprof --base: alloc_objects per function"
+        # The other way round, the values are negative.
+        "$RHEAP" export pprof run-10.db --base run-25.db -o back.pb.gz
+        go tool pprof -top -unit=B -sample_index=alloc_space back.pb.gz 2>&1 | flat >got.txt
+        printf '%s\n' "-720B cache_entry" "-1500B scratch" >want.txt
+        diff -u want.txt got.txt || fail "export pprof --base, the other way: alloc_space per function"
+        if go tool pprof -raw diff.pb.gz 2>&1 | grep -q ' fixed '; then
+            fail "fixed, the same in both, has a sample"
+        fi
+    fi
+}
+
+# Leak suppressions (LeakSanitizer's leak:PATTERN files and the built-in list) on the leaks
+# query, the text report, the page and the exports, with truth.c's leaks: leak_big 5 x 1000,
+# leak_names 20 x 10, leak_zeroed 3 x 100, grow_leak and oneshot 8 x 40 each, the thread's
+# 304-byte TLS block (allocated by ld.so for pthread_create), the worker's 77 and stdio's
+# 4096-byte buffer for main's printf: 47 blocks, 10617 bytes.
+case_suppress() {
+    need_db
+    # leaks query rows as "blocks bytes function", and the note it prints on stderr.
+    rows() { "$RHEAP" query leaks "$DB" --csv "$@" 2>note.txt | tr -d '\r' | tail -n +2 | cut -d, -f1-3 | tr , ' '; }
+    # The built-in list takes stdio's buffer (main's printf, truth.c @stdout_buffer) and says so.
+    rows >got.txt
+    printf '%s\n' "5 5000 leak_big" "8 320 grow_leak" "8 320 oneshot" "1 304 threads" \
+        "3 300 leak_zeroed" "20 200 leak_names" "1 77 worker" >want-default.txt
+    diff -u want-default.txt got.txt || fail "leaks with the default list"
+    expect_eq "query note" "$(cat note.txt)" "rheap: suppressed: 1 blocks, 4096 bytes (default list: stdio buffers)"
+    # The buffer is allocated at main's printf, under glibc's _IO_file_doallocate.
+    expect_eq "stdio stack" "$(sql "SELECT count(*) FROM backtraces AS b JOIN backtraces AS m ON m.id = b.id
+        WHERE b.sym LIKE '%_IO_file_doallocate' AND m.sym = 'main' AND m.line = $(tag_line stdout_buffer)")" 1
+    # --no-default-suppressions brings it back, and nothing is said.
+    rows --no-default-suppressions >got.txt
+    { echo "5 5000 leak_big"; echo "1 4096 main"; tail -n +2 want-default.txt; } >want-all.txt
+    diff -u want-all.txt got.txt || fail "leaks without the default list"
+    [ ! -s note.txt ] || fail "a note without suppressions: $(cat note.txt)"
+    # The same rows as the query file in the sqlite3 shell, which knows no suppressions.
+    sqlite3 -batch -csv "$DB" <"$SRC/queries/leaks.sql" | cut -d, -f1-3 | tr , ' ' | diff -u want-all.txt - ||
+        fail "leaks.sql in sqlite3 differs"
+
+    # By function (with a comment and a blank line), by source file (anchored at the end; the
+    # same pattern anchored at the start matches no absolute path), by module (ld.so allocated
+    # the thread's block) and with a wildcard.
+    printf '# truth.c leaks on purpose\n\nleak:leak_big\n' >func.supp
+    printf 'leak:truth.c$\nleak:^truth.c\n' >file.supp
+    printf 'leak:ld-linux-x86-64.so\n' >module.supp
+    printf 'leak:leak_*d\n' >wild.supp
+    rows --suppress func.supp >got.txt
+    tail -n +2 want-default.txt | diff -u - got.txt || fail "suppressed by function"
+    expect_eq "function note" "$(cat note.txt)" \
+        "rheap: suppressed: 6 blocks, 9096 bytes (default list: stdio buffers; func.supp: leak_big)"
+    rows --suppress file.supp >got.txt
+    [ ! -s got.txt ] || fail "suppressed by file: rows left: $(cat got.txt)"
+    expect_eq "file note" "$(cat note.txt)" \
+        "rheap: suppressed: 47 blocks, 10617 bytes (default list: stdio buffers; file.supp: truth.c\$)"
+    rows --suppress module.supp --no-default-suppressions >got.txt
+    grep -v threads want-all.txt | diff -u - got.txt || fail "suppressed by module"
+    expect_eq "module note" "$(cat note.txt)" \
+        "rheap: suppressed: 1 blocks, 304 bytes (module.supp: ld-linux-x86-64.so)"
+    rows --suppress wild.supp --suppress func.supp --no-default-suppressions >got.txt
+    grep -v -e leak_zeroed -e leak_big want-all.txt | diff -u - got.txt || fail "suppressed with a wildcard"
+    expect_eq "two files' note" "$(cat note.txt)" \
+        "rheap: suppressed: 8 blocks, 5300 bytes (wild.supp: leak_*d; func.supp: leak_big)"
+    # A line that is not leak:PATTERN, and a file that is not there: usage and input errors.
+    printf 'race:leak_big\n' >bad.supp
+    local st=0
+    "$RHEAP" query leaks "$DB" --suppress bad.supp 2>err.txt >/dev/null || st=$?
+    expect_eq "bad line status" "$st" 1
+    expect_eq "bad line" "$(cat err.txt)" \
+        "rheap: error: --suppress bad.supp: line 1: expected leak:PATTERN, got 'race:leak_big'"
+    st=0
+    "$RHEAP" query leaks "$DB" --suppress nosuch.supp 2>err.txt >/dev/null || st=$?
+    expect_eq "missing file status" "$st" 2
+    st=0
+    "$RHEAP" query top-sites "$DB" --suppress func.supp 2>err.txt >/dev/null || st=$?
+    expect_eq "suppress on another query" "$st" 1
+
+    # The text report: the never-freed total without what was suppressed, and a line naming it.
+    "$RHEAP" report --raw "$DB" >rep.txt
+    grep -qx '  never freed      46 blocks, 6521 bytes (6.4 KiB)' rep.txt || { cat rep.txt; fail "report total"; }
+    grep -qx '  suppressed: 1 blocks, 4096 bytes (default list: stdio buffers)' rep.txt ||
+        { cat rep.txt; fail "report suppressed line"; }
+    sed -n '/^Top leaks by site/,/^$/p' rep.txt | awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3 }' >got.txt
+    diff -u want-default.txt got.txt || fail "report leak rows"
+    "$RHEAP" report --raw --suppress func.supp "$DB" >rep.txt
+    grep -qx '  never freed      41 blocks, 1521 bytes (1.5 KiB)' rep.txt || { cat rep.txt; fail "report total with func.supp"; }
+    grep -qx '  suppressed: 6 blocks, 9096 bytes (default list: stdio buffers; func.supp: leak_big)' rep.txt ||
+        { cat rep.txt; fail "report suppressed line with func.supp"; }
+    "$RHEAP" report --raw --no-default-suppressions "$DB" >rep.txt
+    grep -qx '  never freed      47 blocks, 10617 bytes (10.4 KiB)' rep.txt || { cat rep.txt; fail "report total without the list"; }
+    ! grep -q 'suppressed' rep.txt || fail "report names suppressions that are off"
+
+    # export collapsed: leaked lines without the suppressed stacks; the other weights keep them.
+    "$RHEAP" export collapsed "$DB" --suppress func.supp 2>note.txt >leaked.txt
+    expect_eq "leaked sum with func.supp" "$(awk '{ s += $NF } END { print s }' leaked.txt)" 1521
+    ! grep -qE ';(leak_big|_IO_file_doallocate) ' leaked.txt || fail "a suppressed stack was exported"
+    expect_eq "export note" "$(cat note.txt)" \
+        "rheap: $DB: suppressed: 6 blocks, 9096 bytes (default list: stdio buffers; func.supp: leak_big)"
+    expect_eq "allocated sum with func.supp" \
+        "$("$RHEAP" export collapsed "$DB" --suppress func.supp --weight allocated 2>/dev/null | awk '{ s += $NF } END { print s }')" \
+        "$(sql "SELECT sum(size) FROM allocations")"
+    expect_eq "leaked sum with the list" "$("$RHEAP" export collapsed "$DB" 2>/dev/null | awk '{ s += $NF } END { print s }')" 6521
+
+    # pprof: inuse (never freed) without them.
+    if command -v go >/dev/null; then
+        export HOME=$PWD/home GOCACHE=$PWD/gocache GOTOOLCHAIN=local
+        mkdir -p "$HOME"
+        "$RHEAP" export pprof "$DB" --suppress func.supp -o s.pb.gz 2>/dev/null || fail "export pprof --suppress failed"
+        go tool pprof -top -unit=B -sample_index=inuse_space s.pb.gz >s.txt 2>&1
+        grep -q 'Total samples = 1521B' s.txt || { cat s.txt; fail "pprof inuse_space with func.supp is not 1521B"; }
+        ! grep -qE ' (leak_big|main)$' <(awk '$1 != "0" && $1 ~ /B$/' s.txt) || { cat s.txt; fail "pprof keeps a suppressed leak"; }
+    fi
+
+    # The page: the leak table, the leaked flamegraph and the total without them, and the line
+    # naming them above the leaks.
+    local chromium
+    chromium=$(command -v chromium || command -v chromium-browser || true)
+    if [ -n "$chromium" ]; then
+        "$RHEAP" report --html --suppress func.supp -o report.html "$DB" || fail "report --html --suppress failed"
+        profile=$(mktemp -d)
+        trap 'rm -rf "$profile"' EXIT
+        local flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+                     --disable-background-networking --disable-component-update --disable-sync
+                     --user-data-dir="$profile" --window-size=1300,2200 --enable-logging=stderr --v=0)
+        timeout 60 "$chromium" "${flags[@]}" --dump-dom "file://$PWD/report.html" >dom.html 2>chrome.err ||
+            { cat chrome.err >&2; fail "chromium --dump-dom failed"; }
+        timeout 60 "$chromium" "${flags[@]}" --screenshot="$DIR/report-suppressed.png" "file://$PWD/report.html" \
+            >/dev/null 2>>chrome.err || true
+        ! grep -E 'CONSOLE.*(Uncaught|Error)' chrome.err || fail "the page's script reported an error"
+        grep -q 'data-ready="1"' dom.html || fail "the page's script did not finish"
+        expect_eq "leak rows" "$(grep -o 'class="leak"' dom.html | wc -l)" 6
+        grep -q 'data-k="never freed" data-v="1521"' dom.html || fail "the never-freed card is not 1521"
+        grep -q 'data-name="all" data-v="1521"' dom.html || fail "the leaked flamegraph is not 1521 bytes"
+        ! grep -q 'data-name="leak_big" data-v=' dom.html || fail "leak_big is still in the flamegraph"
+        grep -q '<p id="suppressed" class="muted">suppressed: 6 blocks, 9096 bytes (default list: stdio buffers; func.supp: leak_big)' dom.html ||
+            fail "the page does not name the suppressed leaks"
     fi
 }
 
 case "$CASE" in
 record) case_record ;;
-collapsed | pprof | html | agree | diff)
+collapsed | pprof | html | agree | diff | suppress)
     rm -rf "${DIR:?}/$CASE"
     mkdir -p "$DIR/$CASE"
     cd "$DIR/$CASE"
