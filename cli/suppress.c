@@ -36,8 +36,12 @@ static const default_rule_t default_rules[] = {
      * debug information). */
     {"stdio buffers", {"_IO_file_doallocate", NULL}},
     /* libstdc++ reserves a pool for exceptions thrown when malloc fails, from its static
-     * initialization; __gnu_cxx::__freeres is the only thing that would release it. */
+     * initialization; __gnu_cxx::__freeres is the only thing that would release it. Without
+     * libstdc++'s debug information the allocating frame has no name: the stack is then a
+     * libstdc++ frame called by the dynamic loader's _dl_init, which runs libraries' static
+     * initializers. */
     {"libstdc++ emergency exception pool", {"(anonymous namespace)::pool::pool", "libstdc++.so", NULL}},
+    {"libstdc++ emergency exception pool", {"libstdc++.so", "_dl_init", NULL}},
     {"libstdc++ emergency exception pool", {"_GLOBAL__sub_I_eh_alloc.cc", NULL}},
     {"libstdc++ emergency exception pool", {"__gnu_cxx::__freeres", NULL}},
 };

@@ -567,6 +567,24 @@ case_suppress() {
         ! grep -qE ' (leak_big|main)$' <(awk '$1 != "0" && $1 ~ /B$/' s.txt) || { cat s.txt; fail "pprof keeps a suppressed leak"; }
     fi
 
+    # libstdc++'s emergency exception pool, allocated from its static initializer in any C++
+    # program, is on the default list; the program's own leak stays.
+    mkdir -p pool-rec
+    RHEAP_DIR=pool-rec LD_PRELOAD="$LIB" "$POOL" || fail "$POOL failed"
+    "$RHEAP" convert -q pool-rec/rip-* -o pool.db || fail "rheap convert of $POOL failed"
+    local pool_bytes
+    # (main's own stacks have a libstdc++ frame too: operator new[].)
+    pool_bytes=$(sqlite3 -batch pool.db "SELECT sum(leaked_bytes) FROM stack_stats WHERE bt IN (
+        SELECT id FROM backtraces WHERE module LIKE '%libstdc++.so%')
+        AND bt NOT IN (SELECT id FROM backtraces WHERE sym = 'main')")
+    [ "${pool_bytes:-0}" -gt 0 ] || fail "no never-freed block allocated in libstdc++"
+    "$RHEAP" query leaks pool.db --csv 2>note.txt | tr -d '\r' | tail -n +2 | cut -d, -f1-3 >got.txt
+    expect_eq "C++ program's leaks" "$(cat got.txt)" "3,300,main"
+    expect_eq "pool note" "$(cat note.txt)" \
+        "rheap: suppressed: 1 blocks, $pool_bytes bytes (default list: libstdc++ emergency exception pool)"
+    "$RHEAP" query leaks pool.db --csv --no-default-suppressions | tr -d '\r' | tail -n +2 | cut -d, -f1,2 >got.txt
+    expect_eq "C++ program's leaks with the pool" "$(cat got.txt)" "$(printf '1,%s\n3,300' "$pool_bytes")"
+
     # The page: the leak table, the leaked flamegraph and the total without them, and the line
     # naming them above the leaks.
     local chromium
