@@ -316,10 +316,14 @@ int rheap__cmd_export(int argc, char **argv)
             pid = p;
             break;
         }
-        default:
-            if (rheap__supp_option(&so, c, optarg) > 0)
+        default: {
+            int sr = rheap__supp_option(&so, c, optarg);
+            if (sr > 0)
                 break;
+            if (sr < 0)
+                return RHEAP_EXIT_USAGE;
             return rheap__option_error(c, argv, longs, export_needs(), "rheap export --help");
+        }
         }
     }
     /* FORMAT and DB, wherever they were among the options. */

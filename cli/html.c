@@ -395,12 +395,16 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
             }
             break;
         }
-        default:
-            if (rheap__supp_option(so, c, optarg) > 0)
+        default: {
+            int sr = rheap__supp_option(so, c, optarg);
+            if (sr > 0)
                 break;
+            if (sr < 0)
+                return RHEAP_EXIT_USAGE;
             return rheap__option_error(c, argv, longs,
                                        optopt == 'P' ? "a process id" : "a file name",
                                        "rheap report --help");
+        }
         }
     }
     /* DB, wherever it was among the options. */

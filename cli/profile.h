@@ -176,7 +176,7 @@ enum { RHEAP_SUPP_OPT_FILE = 0x1001, RHEAP_SUPP_OPT_NO_DEFAULTS = 0x1002 };
     "                      (stdio buffers, libstdc++'s emergency exception pool)\n"
 
 /* Takes getopt_long's result c: 1 when it was one of the two options (recorded in o), 0 when
- * not, -1 when too many files were given. */
+ * not, -1 when too many files were given (said on stderr; a usage error). */
 int rheap__supp_option(rheap__supp_opts_t *o, int c, const char *arg);
 /* LeakSanitizer's match of one pattern against one name: anywhere in it unless anchored by a
  * leading ^ or a trailing $, * for any run of characters. An empty or NULL name never matches. */
@@ -196,7 +196,8 @@ long rheap__supp_rule_of(const rheap__supp_t *s, int64_t bt);
 size_t rheap__supp_nrules(const rheap__supp_t *s);
 size_t rheap__supp_nids(const rheap__supp_t *s);
 /* Makes the connection's `stack_stats` a temp view of main.stack_stats with the leak columns
- * of suppressed stacks zeroed, so canned queries (leaks.sql) run unchanged. 0 or -1. */
+ * of suppressed stacks zeroed, so canned queries (leaks.sql) run unchanged; nothing when no
+ * stack is suppressed. 0 or -1. */
 int rheap__supp_shadow(const rheap__supp_t *s, struct sqlite3 *db, char *err, size_t errlen);
 /* Zeroes the leaks of suppressed stacks in pd (and takes them off their processes' totals),
  * adding them per rule into blocks[] and bytes[] (rheap__supp_nrules entries each). */

@@ -818,11 +818,15 @@ int rheap__cmd_query(int argc, char **argv)
             nkv++;
             break;
         }
-        default:
-            if (rheap__supp_option(&so, c, optarg) > 0)
+        default: {
+            int sr = rheap__supp_option(&so, c, optarg);
+            if (sr > 0)
                 break;
+            if (sr < 0)
+                goto done;
             rheap__option_error(c, argv, longs, "KEY=VALUE", "rheap query --help");
             goto done;
+        }
         }
     }
     /* NAME and DB, wherever they were among the options. */

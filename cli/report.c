@@ -436,10 +436,14 @@ int rheap__cmd_report(int argc, char **argv)
         case 'P': o.pid = optarg; break;
         case 'E': exe = optarg; break;
         case 'F': rheap__names_full(1); break;
-        default:
-            if (rheap__supp_option(&o.supp, c, optarg) > 0)
+        default: {
+            int sr = rheap__supp_option(&o.supp, c, optarg);
+            if (sr > 0)
                 break;
+            if (sr < 0)
+                return RHEAP_EXIT_USAGE;
             return rheap__option_error(c, argv, longs, "a value", "rheap report --help");
+        }
         }
     }
     if (argc - optind > 1) {

@@ -339,6 +339,8 @@ int rheap__supp_shadow(const rheap__supp_t *s, sqlite3 *db, char *err, size_t er
         "       min_size, max_size, life_min_ns, life_max_ns, life_total_ns,\n"
         "       peak_blocks, peak_bytes\n"
         "FROM main.stack_stats LEFT JOIN temp.rheap_suppressed AS x ON x.id = bt;\n";
+    if (!s || s->nids == 0)
+        return 0; /* nothing to take out: the queries read the table itself */
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
         snprintf(err, errlen, "suppressions: %s", msg ? msg : sqlite3_errmsg(db));
@@ -443,8 +445,10 @@ int rheap__supp_open(const rheap__supp_opts_t *o, sqlite3 *db, rheap__supp_t **o
 int rheap__supp_option(rheap__supp_opts_t *o, int c, const char *arg)
 {
     if (c == RHEAP_SUPP_OPT_FILE) {
-        if (o->nfiles == sizeof o->files / sizeof o->files[0])
+        if (o->nfiles == sizeof o->files / sizeof o->files[0]) {
+            rheap__error(stderr, "at most %zu --suppress files", o->nfiles);
             return -1;
+        }
         o->files[o->nfiles++] = arg;
         return 1;
     }
