@@ -167,13 +167,13 @@ enum { RHEAP_SUPP_OPT_FILE = 0x1001, RHEAP_SUPP_OPT_NO_DEFAULTS = 0x1002 };
     {"suppress", required_argument, NULL, RHEAP_SUPP_OPT_FILE},                                  \
         {"no-default-suppressions", no_argument, NULL, RHEAP_SUPP_OPT_NO_DEFAULTS}
 #define RHEAP_SUPP_HELP                                                                          \
-    "  --suppress FILE     leave out leaks whose stack matches a rule of FILE, in\n"              \
-    "                      LeakSanitizer's format: leak:PATTERN lines, # comments; PATTERN\n"     \
-    "                      matches a function, source file or module anywhere in the stack,\n"   \
+    "  --suppress FILE     leave out leaks whose stack matches a line of FILE, in\n"             \
+    "                      LeakSanitizer's format: leak:PATTERN, # comments; PATTERN\n"          \
+    "                      matches a function, source file or module of any frame,\n"           \
     "                      * any characters, ^ and $ anchor it (repeatable)\n"                   \
     "  --no-default-suppressions\n"                                                              \
-    "                      keep the never-freed runtime pools the built-in list leaves out\n"   \
-    "                      (stdio buffers, libstdc++'s emergency exception pool)\n"
+    "                      keep the never-freed runtime pools that the built-in list\n"         \
+    "                      leaves out (stdio buffers, libstdc++'s exception pool)\n"
 
 /* Takes getopt_long's result c: 1 when it was one of the two options (recorded in o), 0 when
  * not, -1 when too many files were given (said on stderr; a usage error). */
