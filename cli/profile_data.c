@@ -1064,9 +1064,13 @@ int rheap__pd_load(sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets, rhe
         if ((what & RHEAP_PD_TEMPORARY) && temporary(&c, pd) != 0)
             return -1;
     }
-    qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
-    qsort(pd->threads, pd->nthreads, sizeof *pd->threads, cmp_thread);
-    qsort(pd->sizes, pd->nsizes, sizeof *pd->sizes, cmp_size);
+    /* qsort's array may not be NULL, even when empty. */
+    if (pd->nstats)
+        qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
+    if (pd->nthreads)
+        qsort(pd->threads, pd->nthreads, sizeof *pd->threads, cmp_thread);
+    if (pd->nsizes)
+        qsort(pd->sizes, pd->nsizes, sizeof *pd->sizes, cmp_size);
     if ((what & RHEAP_PD_STACKS) && load_stacks(&c, pd) != 0)
         return -1;
     if (pd->pool->oom)
