@@ -25,6 +25,7 @@
 
 #include "internal.h"
 #include "rheap.h"
+#include "settings.h"
 
 _Atomic int rheap__word = RHEAP__UNINIT;
 rheap__config_t rheap__cfg;
@@ -53,136 +54,54 @@ void rheap__ctl_unlock(void) {
 
 /* ---- Configuration ---- */
 
+/* The defaults of the settings table (settings.c), which are RHEAP_CONFIG_INIT's. */
 static void default_config(rheap__config_t *c) {
-    rheap_config d = RHEAP_CONFIG_INIT;
-    c->depth = d.max_stack_depth;
-    c->max_threads = d.max_threads;
-    c->buffer_kb = d.buffer_kb;
-    c->sample_ppm = 1000000;
+    c->depth = (unsigned)rheap__settings[RHEAP__SET_DEPTH].def;
+    c->max_threads = (unsigned)rheap__settings[RHEAP__SET_MAX_THREADS].def;
+    c->buffer_kb = (unsigned)rheap__settings[RHEAP__SET_BUFFER_KB].def;
+    c->sample_ppm = (uint32_t)rheap__settings[RHEAP__SET_SAMPLE_RATE].def;
     c->signal = 0;
     c->dir[0] = 0;
 }
 
-static int parse_uint(const char *s, unsigned long *out) {
-    unsigned long v = 0;
-    if (!*s)
-        return -1;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9' || v > 100000000ul)
-            return -1;
-        v = v * 10 + (unsigned long)(*s - '0');
+/* Reads setting `id` from the environment into *value: 1 when it is set to an accepted value;
+ * 0 when it is unset, empty where empty means the default, or refused. A refused value gets
+ * one line on stderr and the caller keeps the default. */
+static int env_setting(rheap__setting_id_t id, uint64_t *value, const char **text) {
+    const rheap__setting_t *s = &rheap__settings[id];
+    const char *v = getenv(s->env);
+    if (!v)
+        return 0;
+    int st = rheap__setting_parse(id, v, value);
+    if (st == RHEAP__SETTING_BAD) {
+        /* Quote at most 64 bytes of the value: the message stays one short line. */
+        char shown[72];
+        size_t n = strnlen(v, 65);
+        memcpy(shown, v, n > 64 ? 64 : n);
+        strcpy(shown + (n > 64 ? 64 : n), n > 64 ? "..." : "");
+        rheap__log("ignoring ", s->env, "=", shown, ": expected ", s->expected, NULL);
     }
-    *out = v;
-    return 0;
-}
-
-/* A rate in [0, 1] written as decimal ("1", "0.25", ".001"), in parts per million. Done by
- * hand because strtod may allocate. */
-static int parse_rate(const char *s, uint32_t *ppm) {
-    uint64_t whole = 0, frac = 0, scale = 1000000;
-    int digits = 0;
-    for (; *s >= '0' && *s <= '9'; s++, digits++)
-        if ((whole = whole * 10 + (uint64_t)(*s - '0')) > 1)
-            return -1;
-    if (*s == '.') {
-        for (s++; *s >= '0' && *s <= '9'; s++, digits++)
-            if (scale > 1) {
-                scale /= 10;
-                frac += (uint64_t)(*s - '0') * scale;
-            }
-    }
-    if (*s || !digits)
-        return -1;
-    uint64_t v = whole * 1000000 + frac;
-    if (v > 1000000)
-        return -1;
-    *ppm = (uint32_t)v;
-    return 0;
-}
-
-static unsigned block_kb(unsigned long kb) {
-    static const unsigned sizes[] = {64, 256, 1024, 4096};
-    for (unsigned i = 0; i < 4; i++)
-        if (kb <= sizes[i])
-            return sizes[i];
-    return 4096;
-}
-
-static int parse_signal(const char *s) {
-    static const struct {
-        const char *name;
-        int sig;
-    } names[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},   {"PROF", SIGPROF},
-                 {"URG", SIGURG},   {"WINCH", SIGWINCH}, {"PWR", SIGPWR}, {"TTIN", SIGTTIN},
-                 {"TTOU", SIGTTOU}};
-    if (strncmp(s, "SIG", 3) == 0)
-        s += 3;
-    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(s, names[i].name) == 0)
-            return names[i].sig;
-    if (strncmp(s, "RTMIN+", 6) == 0) {
-        unsigned long n;
-        if (parse_uint(s + 6, &n) == 0 && SIGRTMIN + (int)n <= SIGRTMAX)
-            return SIGRTMIN + (int)n;
-        return -1;
-    }
-    unsigned long n;
-    if (parse_uint(s, &n) == 0 && n >= 1 && n <= (unsigned long)SIGRTMAX && n != SIGKILL &&
-        n != SIGSTOP)
-        return (int)n;
-    return -1;
-}
-
-static void bad_env(const char *name, const char *value, const char *expected) {
-    /* Quote at most 64 bytes of the value: the message stays one short line. */
-    char shown[72];
-    size_t n = strnlen(value, 65);
-    memcpy(shown, value, n > 64 ? 64 : n);
-    strcpy(shown + (n > 64 ? 64 : n), n > 64 ? "..." : "");
-    rheap__log("ignoring ", name, "=", shown, ": expected ", expected, NULL);
+    if (text)
+        *text = v;
+    return st == RHEAP__SETTING_OK;
 }
 
 static void read_env(rheap__config_t *c) {
     default_config(c);
-    const char *v;
-    unsigned long n;
-    if ((v = getenv("RHEAP_DEPTH"))) {
-        if (parse_uint(v, &n) == 0 && n >= 1 && n <= RIP_MAX_DEPTH)
-            c->depth = (unsigned)n;
-        else
-            bad_env("RHEAP_DEPTH", v, "a number of frames from 1 to 1024");
-    }
-    if ((v = getenv("RHEAP_SAMPLE_RATE"))) {
-        if (parse_rate(v, &c->sample_ppm) != 0) {
-            c->sample_ppm = 1000000;
-            bad_env("RHEAP_SAMPLE_RATE", v, "a fraction from 0 to 1, like 0.01");
-        }
-    }
-    if ((v = getenv("RHEAP_BUFFER_KB"))) {
-        if (parse_uint(v, &n) == 0 && n >= 1 && n <= 4096)
-            c->buffer_kb = block_kb(n);
-        else
-            bad_env("RHEAP_BUFFER_KB", v, "64, 256, 1024 or 4096");
-    }
-    if ((v = getenv("RHEAP_MAX_THREADS"))) {
-        if (parse_uint(v, &n) == 0 && n >= 1 && n <= 1000000)
-            c->max_threads = (unsigned)n;
-        else
-            bad_env("RHEAP_MAX_THREADS", v, "a number of threads");
-    }
-    if ((v = getenv("RHEAP_SIGNAL")) && *v) {
-        int sig = parse_signal(v);
-        if (sig > 0)
-            c->signal = sig;
-        else
-            bad_env("RHEAP_SIGNAL", v, "a signal name like USR2, or its number");
-    }
-    if ((v = getenv("RHEAP_DIR")) && *v) {
-        if (strlen(v) < sizeof c->dir - 64)
-            strcpy(c->dir, v);
-        else
-            bad_env("RHEAP_DIR", v, "a directory path shorter than PATH_MAX");
-    }
+    uint64_t v;
+    const char *text;
+    if (env_setting(RHEAP__SET_DEPTH, &v, NULL))
+        c->depth = (unsigned)v;
+    if (env_setting(RHEAP__SET_SAMPLE_RATE, &v, NULL))
+        c->sample_ppm = (uint32_t)v;
+    if (env_setting(RHEAP__SET_BUFFER_KB, &v, NULL))
+        c->buffer_kb = (unsigned)v;
+    if (env_setting(RHEAP__SET_MAX_THREADS, &v, NULL))
+        c->max_threads = (unsigned)v;
+    if (env_setting(RHEAP__SET_SIGNAL, &v, NULL))
+        c->signal = (int)v;
+    if (env_setting(RHEAP__SET_DIR, &v, &text))
+        memcpy(c->dir, text, v + 1);
 }
 
 /* ---- Starting and stopping (control lock held) ---- */
@@ -530,14 +449,10 @@ static void init_locked(void) {
         sigaction(env_cfg.signal, &sa, NULL);
     }
     atomic_fetch_and(&rheap__word, ~RHEAP__UNINIT);
-    const char *en = getenv("RHEAP_ENABLE");
+    uint64_t enable;
     int autostart = preloaded;
-    if (en && strcmp(en, "1") == 0)
-        autostart = 1;
-    else if (en && strcmp(en, "0") == 0)
-        autostart = 0;
-    else if (en && *en)
-        bad_env("RHEAP_ENABLE", en, "1 or 0");
+    if (env_setting(RHEAP__SET_ENABLE, &enable, NULL))
+        autostart = (int)enable;
     if (autostart && start(&env_cfg, "env") != 0)
         rheap__log("cannot start recording in ", env_cfg.dir[0] ? env_cfg.dir : ".", ": ",
                    strerrordesc_np(errno), NULL);
@@ -628,7 +543,7 @@ static int config_from_api(const rheap_config *in, rheap__config_t *c) {
     default_config(c);
     c->depth = in->max_stack_depth;
     c->max_threads = in->max_threads;
-    c->buffer_kb = block_kb(in->buffer_kb ? in->buffer_kb : 64);
+    c->buffer_kb = (unsigned)rheap__block_kb(in->buffer_kb ? in->buffer_kb : 64);
     c->sample_ppm = (uint32_t)(in->sample_rate * 1000000.0 + 0.5);
     c->signal = env_cfg.signal;
     if (in->output_dir)
