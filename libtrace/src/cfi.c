@@ -330,22 +330,22 @@ static int32_t s32(const uint8_t *p) {
     return (int32_t)v;
 }
 
-rheap__cfi_rule_t rheap__cfi_rule(const uint8_t *lo, const uint8_t *hi, const uint8_t *hdr,
-                                  uintptr_t pc) {
-    rheap__cfi_rule_t r = {0, 0, RHEAP__CFI_SLOW, RHEAP__BP_SAME};
+/* The FDE of pc by the .eh_frame_hdr's table: version, three encodings, the .eh_frame pointer,
+ * the count, then (start address, FDE address) pairs sorted by start, both 4-byte offsets from
+ * the header. Sets f to the FDE's contents after the length and returns where its CIE pointer
+ * is counted from, or NULL. */
+static const uint8_t *find_fde(const uint8_t *lo, const uint8_t *hi, const uint8_t *hdr,
+                               uintptr_t pc, cursor_t *f) {
     if (hdr < lo || hdr >= hi || hi - hdr < 4)
-        return r;
-
-    /* .eh_frame_hdr: version, three encodings, the .eh_frame pointer, the count, then a table
-     * of (start address, FDE address) sorted by start, both 4-byte offsets from the header. */
+        return NULL;
     uintptr_t base = (uintptr_t)hdr;
     if (hdr[0] != 1 || hdr[3] != (PE_DATAREL | PE_SDATA4))
-        return r;
+        return NULL;
     cursor_t c = {hdr + 4, hi - hdr < 32 ? hi : hdr + 32, 0};
     (void)encoded(&c, hdr[1], base);
     uintptr_t count = encoded(&c, hdr[2], base);
     if (c.bad || count == 0 || count > (uintptr_t)(hi - c.p) / 8)
-        return r;
+        return NULL;
     const uint8_t *table = c.p; /* pairs of 4-byte offsets, maybe unaligned */
     size_t a = 0, b = count;
     while (b - a > 1) {
@@ -356,80 +356,97 @@ rheap__cfi_rule_t rheap__cfi_rule(const uint8_t *lo, const uint8_t *hi, const ui
             b = mid;
     }
     if (base + (uintptr_t)(intptr_t)s32(table + 8 * a) > pc)
-        return r;
-    uintptr_t fde = base + (uintptr_t)(intptr_t)s32(table + 8 * a + 4);
+        return NULL;
+    return entry(f, base + (uintptr_t)(intptr_t)s32(table + 8 * a + 4), lo, hi);
+}
 
-    /* The FDE, then its CIE. */
-    cursor_t f;
-    const uint8_t *fde_body = entry(&f, fde, lo, hi);
-    if (!fde_body)
-        return r;
-    int32_t cie_delta = (int32_t)fixed(&f, 4);
-    if (f.bad || cie_delta <= 0)
-        return r;
-    cursor_t ci;
-    const uint8_t *cie_body = entry(&ci, (uintptr_t)fde_body - (uintptr_t)cie_delta, lo, hi);
-    if (!cie_body || fixed(&ci, 4) != 0)
-        return r;
-    uint8_t version = (uint8_t)fixed(&ci, 1);
-    if (ci.bad)
-        return r;
-    const char *aug = (const char *)ci.p;
-    size_t aug_len = strnlen(aug, (size_t)(ci.end - ci.p));
-    if (aug_len == (size_t)(ci.end - ci.p))
-        return r; /* no terminating NUL within the CIE */
-    ci.p += aug_len + 1;
+/* What a CIE says that its FDEs need; `ins` is its initial instructions. */
+typedef struct {
+    uint64_t code_align;
+    int64_t data_align;
+    uint8_t fde_enc; /* how the FDE's addresses are encoded */
+    int has_z;       /* the FDE has augmentation data to skip */
+    cursor_t ins;
+} cie_t;
+
+/* Reads the CIE at `at`; 0 when it is one a rule can come from (not a signal frame, the return
+ * address in its usual register, every augmentation known). */
+static int read_cie(uintptr_t at, const uint8_t *lo, const uint8_t *hi, cie_t *cie) {
+    cursor_t *ci = &cie->ins;
+    if (!entry(ci, at, lo, hi) || fixed(ci, 4) != 0)
+        return -1;
+    uint8_t version = (uint8_t)fixed(ci, 1);
+    if (ci->bad)
+        return -1;
+    const char *aug = (const char *)ci->p;
+    size_t aug_len = strnlen(aug, (size_t)(ci->end - ci->p));
+    if (aug_len == (size_t)(ci->end - ci->p))
+        return -1; /* no terminating NUL within the CIE */
+    ci->p += aug_len + 1;
     if (version != 1 && version != 3)
-        return r;
-    uint64_t code_align = uleb(&ci);
-    int64_t data_align = sleb(&ci);
-    uint64_t ra_reg = version == 1 ? fixed(&ci, 1) : uleb(&ci);
-    uint8_t fde_enc = PE_ABSPTR;
-    int has_z = aug[0] == 'z';
-    if (has_z) {
-        uint64_t len = uleb(&ci);
-        if (ci.bad || len > (uint64_t)(ci.end - ci.p))
-            return r;
-        const uint8_t *after = ci.p + len;
-        for (size_t i = 1; i < aug_len && !ci.bad; i++) {
+        return -1;
+    cie->code_align = uleb(ci);
+    cie->data_align = sleb(ci);
+    uint64_t ra_reg = version == 1 ? fixed(ci, 1) : uleb(ci);
+    cie->fde_enc = PE_ABSPTR;
+    cie->has_z = aug[0] == 'z';
+    if (cie->has_z) {
+        uint64_t len = uleb(ci);
+        if (ci->bad || len > (uint64_t)(ci->end - ci->p))
+            return -1;
+        const uint8_t *after = ci->p + len;
+        for (size_t i = 1; i < aug_len && !ci->bad; i++) {
             switch (aug[i]) {
-            case 'R': fde_enc = (uint8_t)fixed(&ci, 1); break;
-            case 'L': (void)fixed(&ci, 1); break;
+            case 'R': cie->fde_enc = (uint8_t)fixed(ci, 1); break;
+            case 'L': (void)fixed(ci, 1); break;
             case 'P': {
-                uint8_t enc = (uint8_t)fixed(&ci, 1);
+                uint8_t enc = (uint8_t)fixed(ci, 1);
                 if ((enc & 0x70) == PE_PCREL || (enc & 0x70) == 0) {
-                    (void)encoded(&ci, enc & 0x7f, 0);
+                    (void)encoded(ci, enc & 0x7f, 0);
                 } else {
-                    ci.bad = 1;
+                    ci->bad = 1;
                 }
                 break;
             }
-            case 'S': return r;  /* a signal frame: libunwind knows the kernel's layout */
-            default: return r; /* unknown: the data after it cannot be found */
+            case 'S': return -1; /* a signal frame: libunwind knows the kernel's layout */
+            default: return -1;  /* unknown: the data after it cannot be found */
             }
         }
-        ci.p = after;
+        ci->p = after;
     } else if (aug_len) {
-        return r;
+        return -1;
     }
-    if (ci.bad || ra_reg != DW_RA || ci.p > ci.end)
-        return r;
+    return ci->bad || ra_reg != DW_RA || ci->p > ci->end ? -1 : 0;
+}
 
-    uintptr_t start = encoded(&f, fde_enc, 0);
-    uintptr_t range = encoded(&f, fde_enc & 0x0f, 0);
+rheap__cfi_rule_t rheap__cfi_rule(const uint8_t *lo, const uint8_t *hi, const uint8_t *hdr,
+                                  uintptr_t pc) {
+    rheap__cfi_rule_t r = {0, 0, RHEAP__CFI_SLOW, RHEAP__BP_SAME};
+    cursor_t f;
+    cie_t cie;
+    const uint8_t *fde_body = find_fde(lo, hi, hdr, pc, &f);
+    if (!fde_body)
+        return r;
+    int32_t cie_delta = (int32_t)fixed(&f, 4);
+    if (f.bad || cie_delta <= 0 ||
+        read_cie((uintptr_t)fde_body - (uintptr_t)cie_delta, lo, hi, &cie) != 0)
+        return r;
+    uintptr_t start = encoded(&f, cie.fde_enc, 0);
+    uintptr_t range = encoded(&f, cie.fde_enc & 0x0f, 0);
     if (f.bad || pc < start || pc - start >= range)
         return r;
-    if (has_z)
+    if (cie.has_z)
         skip(&f, uleb(&f));
     if (f.bad)
         return r;
 
+    /* The CIE's initial rules, then the FDE's rows up to pc. */
     state_t s = {0, 0, 0, DW_RSP, 0, RHEAP__BP_SAME, RA_OTHER, 1};
     uintptr_t loc = start;
-    run_cfi(&ci, &s, &s, &loc, 0, code_align, data_align, fde_enc);
+    run_cfi(&cie.ins, &s, &s, &loc, 0, cie.code_align, cie.data_align, cie.fde_enc);
     state_t initial = s;
     loc = start;
-    run_cfi(&f, &s, &initial, &loc, pc, code_align, data_align, fde_enc);
+    run_cfi(&f, &s, &initial, &loc, pc, cie.code_align, cie.data_align, cie.fde_enc);
     if (!s.ok)
         return r;
     if (s.ra == RA_UNDEFINED) {
