@@ -195,7 +195,7 @@ static void run_cfi(cursor_t *c, state_t *s, const state_t *initial, uintptr_t *
             goto save;
         case 0x2f: /* GNU_negative_offset_extended */
             reg = uleb(c);
-            off = -times((int64_t)uleb(c), data_align);
+            off = times((int64_t)(0 - uleb(c)), data_align); /* no negation to overflow */
             goto save;
         case 0x06: /* restore_extended */
             reg = uleb(c);

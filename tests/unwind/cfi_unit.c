@@ -154,6 +154,12 @@ static void leb_operands(void) {
     expect_rule("def_cfa_sf", &img, 22, RBP, 8, AT_CFA, 16);
     expect_rule("def_cfa 128", &img, 54, RSP, 128, AT_CFA, 16);
     expect_rule("before it", &img, 53, RBP, 8, AT_CFA, 16);
+    ONE_FDE(0x41, 0x2f, 0x06, 0x02); /* GNU_negative_offset_extended r6, -(2 * -8) */
+    expect_rule("negative offset", &img, 1, RSP, 8, AT_CFA, 16);
+    /* 2^60 times -8 is INT64_MIN, whose negation would overflow: the offset does not fit a
+     * rule. */
+    ONE_FDE(0x41, 0x2f, 0x06, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10);
+    expect_rule("huge negative offset", &img, 1, RHEAP__CFI_SLOW, 0, 0, 0);
 }
 
 /* Rules a walk cannot use: the return address elsewhere, rbp in another register, unknown
