@@ -342,7 +342,8 @@ __attribute__((noinline)) static void leaf(int n) {
     sink = n;
 }
 
-/* A frame that realigns its stack (built without frame pointers: see CMakeLists.txt). */
+/* A frame that realigns its stack: gcc, built without frame pointers (see CMakeLists.txt),
+ * finds its CFA through *(rbp - 8). */
 __attribute__((noinline)) static void aligned_frame(int n) {
     _Alignas(64) volatile char buf[64];
     volatile char *v = __builtin_alloca((size_t)n);
@@ -373,8 +374,11 @@ static void own_cfi(void) {
     recurse(5);
     /* unwound[0] is inside here() itself; the rules' walk starts at its caller. */
     CHECK(nwalked >= 10, "the rules walked %d frames", nwalked);
+#if !defined(__clang__)
+    /* gcc realigns through a register; clang keeps a frame pointer there (CFA = rbp + 16). */
     CHECK(kinds[RHEAP__CFA_DEREF_RBP] == 1, "%d frames with CFA = *(rbp + k), expected 1 (aligned_frame)",
           kinds[RHEAP__CFA_DEREF_RBP]);
+#endif
     CHECK(walk_end == RHEAP__CFI_END, "the walk by rules stopped with %s", kind_name(walk_end));
     CHECK(nunwound - 1 == nwalked, "libunwind has %d frames after here(), the rules %d",
           nunwound - 1, nwalked);
