@@ -38,8 +38,12 @@ static void on_toggle_signal(int sig) {
     }
 }
 
+/* The TOGGLE bit is cleared only once the deliveries are acted on. Cleared first, it let a
+ * thread that allocated while the toggle thread was still starting the recording see neither
+ * TOGGLE nor ON, and its allocations passed unrecorded although the signal had come before
+ * them; now such a thread takes the slow path and waits on the control lock until the
+ * recording is on. A delivery that arrives after the last exchange sets the bit again. */
 void rheap__toggle_apply(void) {
-    atomic_fetch_and(&rheap__word, ~RHEAP__TOGGLE);
     rheap__ctl_lock();
     for (unsigned n = atomic_exchange(&toggle.pending, 0); n; n--) {
         if (atomic_load(&rheap__word) & RHEAP__ON)
@@ -47,6 +51,9 @@ void rheap__toggle_apply(void) {
         else if (rheap__start(&rheap__env_cfg, "signal") != 0)
             rheap__log("cannot start recording: ", strerrordesc_np(errno), NULL);
     }
+    atomic_fetch_and(&rheap__word, ~RHEAP__TOGGLE);
+    if (atomic_load(&toggle.pending))
+        atomic_fetch_or(&rheap__word, RHEAP__TOGGLE);
     rheap__ctl_unlock();
 }
 
