@@ -24,19 +24,15 @@
 #include <libunwind.h>
 
 #include "cfi.h"
+#include "check.h"
 #include "cfi_image.h"
 #include "varint.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
+/* A check with a message of its own, through tests/check.h. */
+#define EXPECT(cond, fmt, ...)                                                                     \
     do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
+        if (!(cond))                                                                               \
+            CHECK_FAIL("check failed: %s: " fmt, #cond, ##__VA_ARGS__);                            \
     } while (0)
 
 static const char *kind_name(int k) {
@@ -56,7 +52,7 @@ static void expect_rule(const char *what, const image_t *m, uint32_t pc, int kin
     int same = r.kind == kind;
     if (same && kind >= RHEAP__CFA_RSP && kind <= RHEAP__CFA_DEREF_RBP)
         same = r.cfa_off == cfa_off && r.bp == bp && (bp == RHEAP__BP_SAME || r.bp_off == bp_off);
-    CHECK(same, "%s at +%u: got %s %d bp %d %d, expected %s %d bp %d %d", what, pc,
+    EXPECT(same, "%s at +%u: got %s %d bp %d %d, expected %s %d bp %d %d", what, pc,
           kind_name(r.kind), r.cfa_off, r.bp, r.bp_off, kind_name(kind), cfa_off, bp, bp_off);
 }
 
@@ -200,7 +196,7 @@ static void table_search(void) {
     expect_rule("gap", &img, 60, RHEAP__CFI_SLOW, 0, 0, 0);
     expect_rule("beyond", &img, 250, RHEAP__CFI_SLOW, 0, 0, 0);
     rheap__cfi_rule_t r = rheap__cfi_rule(img.b, img.b + img.n, img.b, at(&img, CODE) - 1);
-    CHECK(r.kind == RHEAP__CFI_SLOW, "before the first FDE: %s", kind_name(r.kind));
+    EXPECT(r.kind == RHEAP__CFI_SLOW, "before the first FDE: %s", kind_name(r.kind));
 }
 
 /* Images that point outside the range they are given: nothing outside is read (the fuzz
@@ -210,10 +206,10 @@ static void out_of_range(void) {
     size_t full = img.n;
     /* The FDE cut short by the range's end. */
     rheap__cfi_rule_t r = rheap__cfi_rule(img.b, img.b + full - 4, img.b, at(&img, CODE + 1));
-    CHECK(r.kind == RHEAP__CFI_SLOW, "FDE past the end: %s", kind_name(r.kind));
+    EXPECT(r.kind == RHEAP__CFI_SLOW, "FDE past the end: %s", kind_name(r.kind));
     /* The header before the range's start. */
     r = rheap__cfi_rule(img.b + 4, img.b + full, img.b, at(&img, CODE + 1));
-    CHECK(r.kind == RHEAP__CFI_SLOW, "header outside: %s", kind_name(r.kind));
+    EXPECT(r.kind == RHEAP__CFI_SLOW, "header outside: %s", kind_name(r.kind));
     /* A table longer than the image. */
     set32(&img, 8, 1000000);
     expect_rule("huge count", &img, 1, RHEAP__CFI_SLOW, 0, 0, 0);
@@ -237,7 +233,7 @@ static void out_of_range(void) {
     expect_rule("absolute table", &img, 1, RHEAP__CFI_SLOW, 0, 0, 0);
     /* Three bytes: not even a header. */
     r = rheap__cfi_rule(img.b, img.b + 3, img.b, at(&img, CODE + 1));
-    CHECK(r.kind == RHEAP__CFI_SLOW, "3 bytes: %s", kind_name(r.kind));
+    EXPECT(r.kind == RHEAP__CFI_SLOW, "3 bytes: %s", kind_name(r.kind));
     /* An operand that runs off the FDE's end. */
     ONE_FDE(0x41, 0x0e, 0x80, 0x80, 0x80, 0x80, 0x80); /* def_cfa_offset, continued in nops */
     expect_rule("LEB128 off the end", &img, 1, RHEAP__CFI_SLOW, 0, 0, 0);
@@ -265,20 +261,20 @@ static void leb128(void) {
         int64_t s = 0;
         uint64_t u = 0;
         int st = rip__get_svarint(&p, cases[i].b + cases[i].n, &s);
-        CHECK(st == RIP__VARINT_OK && p == cases[i].b + cases[i].n && s == cases[i].s,
+        EXPECT(st == RIP__VARINT_OK && p == cases[i].b + cases[i].n && s == cases[i].s,
               "case %zu: signed: status %d, %" PRId64 " in %td bytes", i, st, s, p - cases[i].b);
         p = cases[i].b;
         st = rip__get_varint(&p, cases[i].b + cases[i].n, &u);
-        CHECK(st == RIP__VARINT_OK && u == cases[i].u, "case %zu: unsigned: %d, %" PRIu64, i, st, u);
+        EXPECT(st == RIP__VARINT_OK && u == cases[i].u, "case %zu: unsigned: %d, %" PRIu64, i, st, u);
         /* One byte short: nothing read. */
         p = cases[i].b;
         st = rip__get_svarint(&p, cases[i].b + cases[i].n - 1, &s);
-        CHECK(st == RIP__VARINT_SHORT && p == cases[i].b, "case %zu: short: %d", i, st);
+        EXPECT(st == RIP__VARINT_SHORT && p == cases[i].b, "case %zu: short: %d", i, st);
     }
     static const uint8_t eleven[11] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0};
     const uint8_t *p = eleven;
     int64_t s;
-    CHECK(rip__get_svarint(&p, eleven + 11, &s) == RIP__VARINT_LONG, "eleven bytes");
+    EXPECT(rip__get_svarint(&p, eleven + 11, &s) == RIP__VARINT_LONG, "eleven bytes");
 }
 
 /* ---- This program's own CFI ---- */
@@ -367,23 +363,23 @@ static void own_cfi(void) {
                                  (void (*)(void))recurse, own_cfi};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         rheap__cfi_rule_t r;
-        CHECK(self_rule((uintptr_t)fns[i], &r) == 0, "function %zu: no object", i);
-        CHECK(r.kind == RHEAP__CFA_RSP && r.cfa_off == 8 && r.bp == RHEAP__BP_SAME,
+        EXPECT(self_rule((uintptr_t)fns[i], &r) == 0, "function %zu: no object", i);
+        EXPECT(r.kind == RHEAP__CFA_RSP && r.cfa_off == 8 && r.bp == RHEAP__BP_SAME,
               "function %zu at entry: %s %d bp %d", i, kind_name(r.kind), r.cfa_off, r.bp);
     }
     recurse(5);
     /* unwound[0] is inside here() itself; the rules' walk starts at its caller. */
-    CHECK(nwalked >= 10, "the rules walked %d frames", nwalked);
+    EXPECT(nwalked >= 10, "the rules walked %d frames", nwalked);
 #if !defined(__clang__)
     /* gcc realigns through a register; clang keeps a frame pointer there (CFA = rbp + 16). */
-    CHECK(kinds[RHEAP__CFA_DEREF_RBP] == 1, "%d frames with CFA = *(rbp + k), expected 1 (aligned_frame)",
+    EXPECT(kinds[RHEAP__CFA_DEREF_RBP] == 1, "%d frames with CFA = *(rbp + k), expected 1 (aligned_frame)",
           kinds[RHEAP__CFA_DEREF_RBP]);
 #endif
-    CHECK(walk_end == RHEAP__CFI_END, "the walk by rules stopped with %s", kind_name(walk_end));
-    CHECK(nunwound - 1 == nwalked, "libunwind has %d frames after here(), the rules %d",
+    EXPECT(walk_end == RHEAP__CFI_END, "the walk by rules stopped with %s", kind_name(walk_end));
+    EXPECT(nunwound - 1 == nwalked, "libunwind has %d frames after here(), the rules %d",
           nunwound - 1, nwalked);
     for (int i = 0; i < nwalked && i + 1 < nunwound; i++)
-        CHECK(walked[i] == unwound[i + 1], "frame %d: rules %#" PRIxPTR ", libunwind %#" PRIxPTR, i,
+        EXPECT(walked[i] == unwound[i + 1], "frame %d: rules %#" PRIxPTR ", libunwind %#" PRIxPTR, i,
               walked[i], unwound[i + 1]);
 }
 
@@ -462,8 +458,8 @@ int main(int argc, char **argv) {
     out_of_range();
     leb128();
     own_cfi();
-    if (failures) {
-        fprintf(stderr, "cfi_unit: %d failures\n", failures);
+    if (check_failures) {
+        fprintf(stderr, "cfi_unit: %d failures\n", check_failures);
         return 1;
     }
     printf("cfi_unit: all passed\n");
