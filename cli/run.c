@@ -25,6 +25,7 @@
 #include <sqlite3.h>
 
 #include "cli.h"
+#include "settings.h"
 
 typedef struct {
     const char *output;
@@ -74,23 +75,24 @@ static void usage_run(FILE *f)
             "(2 bad input, 4 the database could not be written); the recordings are kept.\n");
 }
 
-/* Accepts what librheap's RHEAP_SIGNAL accepts, so a typo is caught before the run. */
-static int check_signal(const char *s)
+/* Checks an option's value with librheap's own parser (libtrace/src/settings.c): what passes
+ * here is what librheap then takes from its environment, and a bad value is refused before the
+ * program runs rather than ignored with a warning once it has started. An empty value that the
+ * setting takes as its default (--signal '') is dropped. */
+static int check_setting(rheap__setting_id_t id, const char **value)
 {
-    static const char *const names[] = {"USR1", "USR2", "HUP", "PROF", "URG",
-                                        "WINCH", "PWR", "TTIN", "TTOU"};
-    if (!strncmp(s, "SIG", 3))
-        s += 3;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(s, names[i]))
-            return 0;
-    char *end;
-    if (!strncmp(s, "RTMIN+", 6)) {
-        long n = strtol(s + 6, &end, 10);
-        return *end || s[6] == 0 || n < 0 || SIGRTMIN + n > SIGRTMAX ? -1 : 0;
+    uint64_t v;
+    if (!*value)
+        return 0;
+    int st = rheap__setting_parse(id, *value, &v);
+    if (st == RHEAP__SETTING_BAD) {
+        fprintf(stderr, "rheap run: %s %s: expected %s\n", rheap__settings[id].option, *value,
+                rheap__settings[id].expected);
+        return -1;
     }
-    long n = strtol(s, &end, 10);
-    return *end || !*s || n < 1 || n > SIGRTMAX || n == SIGKILL || n == SIGSTOP ? -1 : 0;
+    if (st == RHEAP__SETTING_EMPTY)
+        *value = NULL;
+    return 0;
 }
 
 static int parse_run(int argc, char **argv, run_opts_t *o)
@@ -163,28 +165,10 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
         fprintf(stderr, "rheap run: no output given; add -o OUT.db before the program\n");
         return -1;
     }
-    char *end;
-    if (o->depth) {
-        long d = strtol(o->depth, &end, 10);
-        if (*end || !*o->depth || d < 1 || d > 1024) {
-            fprintf(stderr, "rheap run: --depth %s: expected a number of frames from 1 to 1024\n",
-                    o->depth);
-            return -1;
-        }
-    }
-    if (o->sample_rate) {
-        double r = strtod(o->sample_rate, &end);
-        if (*end || !*o->sample_rate || !(r >= 0 && r <= 1)) {
-            fprintf(stderr, "rheap run: --sample-rate %s: expected a fraction from 0 to 1, like 0.01\n",
-                    o->sample_rate);
-            return -1;
-        }
-    }
-    if (o->signal && check_signal(o->signal) != 0) {
-        fprintf(stderr, "rheap run: --signal %s: expected a signal name like USR2, RTMIN+3, or a number\n",
-                o->signal);
+    if (check_setting(RHEAP__SET_DEPTH, &o->depth) != 0 ||
+        check_setting(RHEAP__SET_SAMPLE_RATE, &o->sample_rate) != 0 ||
+        check_setting(RHEAP__SET_SIGNAL, &o->signal) != 0)
         return -1;
-    }
     return 1;
 }
 

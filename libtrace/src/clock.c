@@ -100,7 +100,9 @@ uint64_t rheap__now_abs(void) {
         return tsc_to_ns(rdtscp());
     if (state == TSC_UNUSABLE)
         return mono_ns();
-    uint64_t tsc = rdtscp(), now = mono_ns();
+    /* No RDTSCP before tsc_trusted() has seen the CPU offer it: where it lacks (some virtual
+     * machines, valgrind) the instruction would raise SIGILL in the program. */
+    uint64_t tsc = state == TSC_CALIBRATING ? rdtscp() : 0, now = mono_ns();
     if (state == TSC_UNKNOWN) {
         if (!atomic_exchange(&calibrating_lock, 1)) {
             if (tsc_trusted()) {

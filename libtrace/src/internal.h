@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "rip.h"
 
@@ -45,7 +46,17 @@ void rheap__resolve(void);
  * tracer itself causes (libunwind's caches, dlsym) pass straight to the real allocator. */
 extern RHEAP_TLS int rheap__guard;
 
-/* ---- control.c: configuration, recordings, the public API, fork/exec/exit ---- */
+/* ---- The recorder's control: config.c, recording.c, toggle.c, fork.c, lifecycle.c, api.c ----
+ *
+ * config.c     settings from the environment, through settings.c
+ * recording.c  one recording's life: its directory, process file, start, stop, failures
+ * toggle.c     the toggle signal, its handler and its thread
+ * fork.c       the fork handlers
+ * lifecycle.c  initialization, the slow path, exec and exit
+ * api.c        the public API (rheap.h)
+ *
+ * Everything here but rheap__word runs rarely and, where it changes a recording, under the
+ * control lock. */
 
 typedef struct {
     unsigned depth;          /* frames per backtrace, 1..RIP_MAX_DEPTH */
@@ -56,6 +67,18 @@ typedef struct {
     char dir[PATH_MAX];      /* output directory */
 } rheap__config_t;
 
+/* -- config.c -- */
+
+/* The settings in the environment, read once at initialization: an environment start, the
+ * toggle signal and a fork child's recording use them. */
+extern rheap__config_t rheap__env_cfg;
+/* Reads them (a bad value: one stderr line, the default kept). */
+void rheap__config_read_env(void);
+/* RHEAP_ENABLE as 1 or 0, else `otherwise`. */
+int rheap__config_env_enable(int otherwise);
+
+/* -- recording.c -- */
+
 /* The hot path reads one word: RHEAP__ON alone means "record"; 0 means "pass through"; any
  * other bit sends the call through rheap__slow_path first. */
 enum {
@@ -65,15 +88,35 @@ enum {
     RHEAP__UNINIT = 8,       /* the environment has not been read yet */
 };
 extern _Atomic int rheap__word;
-
-/* Settings of the current recording (valid while RHEAP__ON is set). */
-extern rheap__config_t rheap__cfg;
-extern uint64_t rheap__start_ns;     /* CLOCK_MONOTONIC at recording start */
 extern _Atomic unsigned rheap__gen;  /* increments at every new recording */
 
-/* Handles the rare states: first call (reads the environment, may start recording), a pending
- * toggle. Called from a wrapper with the guard held. */
-void rheap__slow_path(void);
+/* The current recording, as the recorders need it: valid while RHEAP__ON is set, written only
+ * under the control lock while it is not. */
+typedef struct {
+    rheap__config_t cfg;     /* its settings */
+    uint64_t start_ns;       /* CLOCK_MONOTONIC at its start */
+    char path[PATH_MAX];     /* its directory, for naming thread files */
+    uint32_t num;            /* N of rip-<pid>-N (1 for rip-<pid>) */
+    pid_t pid;               /* the process it belongs to (a vfork child is not that one) */
+} rheap__recording_t;
+extern rheap__recording_t rheap__rec;
+
+/* The control lock: serializes enable/disable/flush, thread registration and fork. Lock order:
+ * control lock, then a thread's lock; never the other way round. */
+void rheap__ctl_lock(void);
+void rheap__ctl_unlock(void);
+
+/* Under the control lock: start a recording with settings c, `how` naming what started it (the
+ * `on` record); stop it (`how`: the `off` record); flush everything now; at exit, flush and
+ * write `off` but keep the recorders open for later frees. start and stop return 0, or -1 with
+ * errno (EALREADY when already in that state); so does flush. */
+int rheap__start(const rheap__config_t *c, const char *how);
+int rheap__stop(const char *how);
+int rheap__flush(void);
+void rheap__flush_for_exit(void);
+
+/* In a fork child, under no lock: reset the control lock, drop the parent's process file. */
+void rheap__recording_after_fork(void);
 
 /* Turns recording off after an internal failure: one line on stderr, files completed where
  * possible. Must be called without holding any tracer lock. */
@@ -89,17 +132,33 @@ int rheap__open_file(const char *path);
 /* RLIMIT_FSIZE in bytes, 0 when unlimited. */
 uint64_t rheap__file_limit(void);
 
-/* Events not recorded because their thread was refused a recorder. */
-extern _Atomic uint64_t rheap__lost_events;
+/* -- toggle.c -- */
 
-/* The recording's directory and number, for naming thread files. Valid under rheap__ctl_lock. */
-extern char rheap__rec_path[PATH_MAX];
-extern uint32_t rheap__rec_num;
+/* Installs the handler of the toggle signal sig (at initialization). */
+void rheap__toggle_install(int sig);
+/* Starts the thread that acts on it (from the constructor, guard held). */
+void rheap__toggle_start_thread(void);
+/* Acts on the deliveries not yet acted on (takes the control lock). */
+void rheap__toggle_apply(void);
+/* In a fork child: the thread is gone; allocator calls act on the signal instead. */
+void rheap__toggle_after_fork(void);
 
-/* The control lock: serializes enable/disable/flush, thread registration and fork. Lock order:
- * control lock, then a thread's lock; never the other way round. */
-void rheap__ctl_lock(void);
-void rheap__ctl_unlock(void);
+/* -- fork.c: handlers, also run around _Fork by exec.c -- */
+
+void rheap__fork_prepare(void);
+void rheap__fork_parent(void);
+void rheap__fork_child(void);
+/* The forking process's pid while a fork is under way, else 0. */
+pid_t rheap__forking_pid(void);
+
+/* -- lifecycle.c -- */
+
+/* Handles the rare states: first call (reads the environment, may start recording), a pending
+ * toggle. Called from a wrapper with the guard held. */
+void rheap__slow_path(void);
+
+/* Initialization, if not done yet, with the control lock held (rheap_enable's way in). */
+void rheap__init_locked(void);
 
 /* For exec.c: complete the recording before an exec (returns whether one was open), resume
  * after an exec that failed, flush before _exit. */
@@ -107,10 +166,9 @@ int rheap__before_exec(void);
 void rheap__after_failed_exec(int was_on);
 void rheap__before_exit(void);
 
-/* fork handlers, also run around _Fork by exec.c. */
-void rheap__fork_prepare(void);
-void rheap__fork_parent(void);
-void rheap__fork_child(void);
+/* Events not recorded because their thread was refused a recorder (thread.c counts them, the
+ * process file records them). */
+extern _Atomic uint64_t rheap__lost_events;
 
 /* exec.c: resolves the real exec/_exit/_Fork functions (from the constructor). */
 void rheap__exec_init(void);
@@ -221,7 +279,7 @@ uint64_t rheap__now_abs(void);
 /* ns since the current recording started. */
 static inline uint64_t rheap__now(void) {
     uint64_t now = rheap__now_abs();
-    return now > rheap__start_ns ? now - rheap__start_ns : 0;
+    return now > rheap__rec.start_ns ? now - rheap__rec.start_ns : 0;
 }
 
 /* ---- sys.c: system calls that are not cancellation points ---- */

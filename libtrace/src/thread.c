@@ -359,17 +359,17 @@ static void reclaim_dead(void) {
 /* A new recorder for the calling thread, or NULL: *over_limit says whether the thread limit was
  * the reason (else the mapping failed, errno set). */
 static rheap__thread_t *register_thread(int *over_limit) {
-    uint32_t block = rheap__cfg.buffer_kb * 1024u;
+    uint32_t block = rheap__rec.cfg.buffer_kb * 1024u;
     layout_t l = layout_for(block);
     size_t size = l.size;
     int saved = errno;
     reclaim_dead();
     errno = saved;
-    *over_limit = n_active >= rheap__cfg.max_threads;
+    *over_limit = n_active >= rheap__rec.cfg.max_threads;
     if (*over_limit) {
         if (!atomic_exchange(&warned_threads, 1)) {
             char num[24];
-            rheap__log("more than ", rheap__utoa(rheap__cfg.max_threads, num),
+            rheap__log("more than ", rheap__utoa(rheap__rec.cfg.max_threads, num),
                        " threads at once; events of further threads are not recorded", NULL);
         }
         return NULL;
@@ -410,13 +410,13 @@ static rheap__thread_t *register_thread(int *over_limit) {
  * opens the file by name for each write (rip_writer_detach). */
 static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
     char path[PATH_MAX + 64], num[24];
-    size_t base = strlen(rheap__rec_path);
+    size_t base = strlen(rheap__rec.path);
     if (base + 64 > sizeof path) {
         errno = ENAMETOOLONG;
         return -1;
     }
     for (unsigned n = 1; n < 1000; n++) {
-        memcpy(path, rheap__rec_path, base);
+        memcpy(path, rheap__rec.path, base);
         path[base] = 0;
         strcat(path, "/t");
         strcat(path, rheap__utoa((uint64_t)t->tid, num));
@@ -475,7 +475,7 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
             serial = 0;
         }
         rip_header_t h = {0, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, (uint32_t)getpid(),
-                          (uint32_t)t->tid, rheap__rec_num, ++serial, rheap__start_ns,
+                          (uint32_t)t->tid, rheap__rec.num, ++serial, rheap__rec.start_ns,
                           RHEAP__TIME_SHIFT};
         if (open_thread_file(t, &h) != 0) {
             t->w = NULL;
@@ -487,9 +487,9 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
             t->have_mods = 0;
             t->last_t = 0;
             t->name[0] = 0;
-            t->depth = rheap__cfg.depth;
-            t->sample_ppm = rheap__cfg.sample_ppm;
-            t->start_ns = rheap__start_ns;
+            t->depth = rheap__rec.cfg.depth;
+            t->sample_ppm = rheap__rec.cfg.sample_ppm;
+            t->start_ns = rheap__rec.start_ns;
             atomic_store(&t->gen, gen);
             /* Written at once, so a killed process leaves a valid (if short) file, never an
              * empty one. */

@@ -1,12 +1,14 @@
 /*
- * unwind.c: backtraces.
+ * unwind.c: backtraces: the thread's stack bounds, the per-thread rule cache, the walk, and
+ * libunwind for the stacks the rules cannot walk.
  *
  * Frame pointers are no option (Debian's libraries are built without them), so frames are
  * walked with the DWARF call-frame information every x86-64 object carries in .eh_frame. A
  * full CFI interpreter per frame is slow, and libunwind's fast path (unw_backtrace) still pays
  * about 60 ns per call to set up its cursor. Here, instead, each return address is looked up
  * once in the object's .eh_frame_hdr, its CFI program is run once, and the result is reduced to
- * a rule of four numbers kept in a per-thread cache:
+ * a rule of four numbers (all of that is cfi.c's, a decoder with no state of its own) kept in a
+ * per-thread cache:
  *
  *   CFA = rsp + k | rbp + k | *(rbp + k)       (the caller's stack pointer)
  *   return address at CFA - 8
@@ -35,6 +37,7 @@
 
 #include <libunwind.h>
 
+#include "cfi.h"
 #include "internal.h"
 
 /* librheap's own code: leading frames in this range are the tracer's and are dropped. */
@@ -90,10 +93,8 @@ __attribute__((destructor)) static void report_check(void) {
 
 /* ---- Rules ---- */
 
-/* What a rule says, first of all how the caller's CFA is found: the three steps, then the ends. */
-enum { R_EMPTY, CFA_RSP, CFA_RBP, CFA_DEREF_RBP, R_END, R_SLOW };
-enum { BP_SAME, BP_AT_CFA, BP_AT_RBP };              /* where the caller's rbp is */
-
+/* A rule (cfi.h) and the return address it is for; kind 0 is an empty entry. The fields are
+ * rheap__cfi_rule_t's, flat, so the walk reads them at fixed offsets from the entry. */
 typedef struct {
     uintptr_t ip;     /* the return address the rule is for */
     int32_t cfa_off;
@@ -216,442 +217,21 @@ static int in_stack(rheap__unwinder_t *u, uintptr_t fp) {
     return ok;
 }
 
-/* ---- Reading .eh_frame ---- */
-
-enum {
-    PE_ABSPTR = 0x00, PE_ULEB128 = 0x01, PE_UDATA2 = 0x02, PE_UDATA4 = 0x03, PE_UDATA8 = 0x04,
-    PE_SLEB128 = 0x09, PE_SDATA2 = 0x0a, PE_SDATA4 = 0x0b, PE_SDATA8 = 0x0c,
-    PE_PCREL = 0x10, PE_DATAREL = 0x30, PE_INDIRECT = 0x80, PE_OMIT = 0xff,
-};
-
-typedef struct {
-    const uint8_t *p, *end;
-    int bad;
-} cursor_t;
-
-static uint64_t uleb(cursor_t *c) {
-    uint64_t v = 0;
-    for (unsigned shift = 0; c->p < c->end; shift += 7) {
-        uint8_t b = *c->p++;
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return v;
-    }
-    c->bad = 1;
-    return 0;
-}
-
-static int64_t sleb(cursor_t *c) {
-    uint64_t v = 0;
-    unsigned shift = 0;
-    while (c->p < c->end) {
-        uint8_t b = *c->p++;
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80)) {
-            if (shift < 64 && (b & 0x40))
-                v |= ~(uint64_t)0 << shift;
-            return (int64_t)v;
-        }
-    }
-    c->bad = 1;
-    return 0;
-}
-
-static uint64_t fixed(cursor_t *c, unsigned n) {
-    if (c->p > c->end || (size_t)(c->end - c->p) < n) {
-        c->bad = 1;
-        return 0;
-    }
-    uint64_t v = 0;
-    memcpy(&v, c->p, n); /* little-endian */
-    c->p += n;
-    return v;
-}
-
-static void skip(cursor_t *c, uint64_t n) {
-    if (n > (uint64_t)(c->end - c->p))
-        c->bad = 1;
-    else
-        c->p += n;
-}
-
-/* A pointer in the encoding `enc`; datarel is relative to `data` (the .eh_frame_hdr). */
-static uintptr_t encoded(cursor_t *c, uint8_t enc, uintptr_t data) {
-    uintptr_t at = (uintptr_t)c->p, v;
-    switch (enc & 0x0f) {
-    case PE_ABSPTR: v = (uintptr_t)fixed(c, 8); break;
-    case PE_ULEB128: v = (uintptr_t)uleb(c); break;
-    case PE_UDATA2: v = (uintptr_t)fixed(c, 2); break;
-    case PE_UDATA4: v = (uintptr_t)fixed(c, 4); break;
-    case PE_UDATA8: v = (uintptr_t)fixed(c, 8); break;
-    case PE_SLEB128: v = (uintptr_t)sleb(c); break;
-    case PE_SDATA2: v = (uintptr_t)(int64_t)(int16_t)fixed(c, 2); break;
-    case PE_SDATA4: v = (uintptr_t)(int64_t)(int32_t)fixed(c, 4); break;
-    case PE_SDATA8: v = (uintptr_t)fixed(c, 8); break;
-    default: c->bad = 1; return 0;
-    }
-    switch (enc & 0x70) {
-    case 0: break;
-    case PE_PCREL: v += at; break;
-    case PE_DATAREL: v += data; break;
-    default: c->bad = 1; return 0;
-    }
-    if (enc & PE_INDIRECT)
-        c->bad = 1; /* never used for code addresses */
-    return v;
-}
-
-/* One length-prefixed .eh_frame entry: sets c to its contents, returns where its length
- * field ended (the base of the FDE's CIE pointer), or NULL. */
-static const uint8_t *entry(cursor_t *c, const uint8_t *at) {
-    uint32_t len32;
-    memcpy(&len32, at, 4);
-    at += 4;
-    uint64_t len = len32;
-    if (len32 == 0xffffffffu) {
-        memcpy(&len, at, 8);
-        at += 8;
-    }
-    if (len == 0 || len > (1u << 24))
-        return NULL;
-    c->p = at;
-    c->end = at + len;
-    c->bad = 0;
-    return at;
-}
-
-/* Products wrap instead of overflowing (only malformed CFI gets there). */
-static inline int64_t times(int64_t a, int64_t b) {
-    return (int64_t)((uint64_t)a * (uint64_t)b);
-}
-
-/* A register number; ones beyond any x86-64 register become 255, which no rule uses. */
-static uint8_t reg_num(cursor_t *c) {
-    uint64_t r = uleb(c);
-    return r < 255 ? (uint8_t)r : 255;
-}
-
-/* The register state the CFI program describes, for the registers a walk needs. */
-typedef struct {
-    int64_t cfa_off, bp_off, ra_off;
-    uint8_t cfa_reg, cfa_deref, bp, ra, ok;
-} state_t;
-
-enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
-enum { RA_SAVED, RA_UNDEFINED, RA_OTHER };
-
-/* A DWARF expression block: the one form gcc uses for frames that realign the stack,
- * DW_OP_breg6 k (optionally followed by DW_OP_deref), read as rbp + k. */
-static int breg6(cursor_t *c, int64_t *k, int *deref) {
-    uint64_t len = uleb(c);
-    const uint8_t *end = c->p + len;
-    if (c->bad || len > (uint64_t)(c->end - c->p))
-        return c->bad = 1, 0;
-    int ok = 0;
-    if (len >= 2 && *c->p == 0x76) { /* DW_OP_breg6 */
-        cursor_t e = {c->p + 1, end, 0};
-        *k = sleb(&e);
-        *deref = 0;
-        if (!e.bad && e.p < end && *e.p == 0x06) { /* DW_OP_deref */
-            *deref = 1;
-            e.p++;
-        }
-        ok = !e.bad && e.p == end;
-    }
-    c->p = end;
-    return ok;
-}
-
-/* Runs a CFI program up to `pc` (or to its end when pc is 0). */
-static void run_cfi(cursor_t *c, state_t *s, const state_t *initial, uintptr_t *loc,
-                    uintptr_t pc, uint64_t code_align, int64_t data_align, uint8_t fde_enc) {
-    state_t stack[8];
-    unsigned depth = 0;
-    while (c->p < c->end && !c->bad && s->ok) {
-        uint8_t op = *c->p++;
-        uint64_t reg = op & 0x3f, delta = 0;
-        int64_t off;
-        int deref;
-        switch (op >> 6) {
-        case 1:
-            delta = reg * code_align;
-            goto advance;
-        case 2:
-            off = times((int64_t)uleb(c), data_align);
-            goto save;
-        case 3:
-            goto restore;
-        }
-        switch (op) {
-        case 0x00: /* nop */
-            break;
-        case 0x01: /* set_loc */
-            *loc = encoded(c, fde_enc, 0);
-            if (pc && *loc > pc)
-                return;
-            break;
-        case 0x02: delta = fixed(c, 1) * code_align; goto advance;
-        case 0x03: delta = fixed(c, 2) * code_align; goto advance;
-        case 0x04: delta = fixed(c, 4) * code_align; goto advance;
-        case 0x05: /* offset_extended */
-            reg = uleb(c);
-            off = times((int64_t)uleb(c), data_align);
-            goto save;
-        case 0x11: /* offset_extended_sf */
-            reg = uleb(c);
-            off = times(sleb(c), data_align);
-            goto save;
-        case 0x2f: /* GNU_negative_offset_extended */
-            reg = uleb(c);
-            off = -times((int64_t)uleb(c), data_align);
-            goto save;
-        case 0x06: /* restore_extended */
-            reg = uleb(c);
-            goto restore;
-        case 0x07: /* undefined */
-            reg = uleb(c);
-            if (reg == DW_RA)
-                s->ra = RA_UNDEFINED;
-            else if (reg == DW_RBP)
-                s->bp = BP_SAME; /* nothing to restore; rbp is then not used as a base */
-            break;
-        case 0x08: /* same_value */
-            reg = uleb(c);
-            if (reg == DW_RBP)
-                s->bp = BP_SAME;
-            else if (reg == DW_RA)
-                s->ra = RA_OTHER;
-            break;
-        case 0x09: /* register */
-            reg = uleb(c);
-            (void)uleb(c);
-            goto other;
-        case 0x14: /* val_offset */
-            reg = uleb(c);
-            (void)uleb(c);
-            goto other;
-        case 0x15: /* val_offset_sf */
-            reg = uleb(c);
-            (void)sleb(c);
-            goto other;
-        case 0x16: /* val_expression */
-            reg = uleb(c);
-            skip(c, uleb(c));
-            goto other;
-        case 0x10: /* expression */
-            reg = uleb(c);
-            if (breg6(c, &off, &deref) && reg == DW_RBP && !deref) {
-                s->bp = BP_AT_RBP;
-                s->bp_off = off;
-                break;
-            }
-            goto other;
-        case 0x0a: /* remember_state */
-            if (depth == 8)
-                goto bad;
-            stack[depth++] = *s;
-            break;
-        case 0x0b: /* restore_state: every rule, the CFA's included */
-            if (depth == 0)
-                goto bad;
-            *s = stack[--depth];
-            break;
-        case 0x0c: /* def_cfa */
-            s->cfa_reg = reg_num(c);
-            s->cfa_off = (int64_t)uleb(c);
-            s->cfa_deref = 0;
-            break;
-        case 0x12: /* def_cfa_sf */
-            s->cfa_reg = reg_num(c);
-            s->cfa_off = times(sleb(c), data_align);
-            s->cfa_deref = 0;
-            break;
-        case 0x0d: /* def_cfa_register (meaningless after an expression) */
-            if (s->cfa_deref)
-                goto bad;
-            s->cfa_reg = reg_num(c);
-            break;
-        case 0x0e: /* def_cfa_offset */
-            if (s->cfa_deref)
-                goto bad;
-            s->cfa_off = (int64_t)uleb(c);
-            break;
-        case 0x13: /* def_cfa_offset_sf */
-            if (s->cfa_deref)
-                goto bad;
-            s->cfa_off = times(sleb(c), data_align);
-            break;
-        case 0x0f: /* def_cfa_expression */
-            if (!breg6(c, &off, &deref) || !deref)
-                goto bad;
-            s->cfa_reg = DW_RBP;
-            s->cfa_off = off;
-            s->cfa_deref = 1;
-            break;
-        case 0x2e: /* GNU_args_size */
-            (void)uleb(c);
-            break;
-        default:
-            goto bad;
-        }
-        continue;
-    advance:
-        if (pc && *loc + delta > pc)
-            return;
-        *loc += delta;
-        continue;
-    save:
-        if (reg == DW_RBP) {
-            s->bp = BP_AT_CFA;
-            s->bp_off = off;
-        } else if (reg == DW_RA) {
-            s->ra = RA_SAVED;
-            s->ra_off = off;
-        }
-        continue;
-    restore:
-        if (reg == DW_RBP) {
-            s->bp = initial->bp;
-            s->bp_off = initial->bp_off;
-        } else if (reg == DW_RA) {
-            s->ra = initial->ra;
-            s->ra_off = initial->ra_off;
-        }
-        continue;
-    other:
-        if (reg == DW_RBP || reg == DW_RA)
-            goto bad;
-        continue;
-    bad:
-        s->ok = 0;
-        return;
-    }
-    if (c->bad)
-        s->ok = 0;
-}
-
-/* Finds the rule for the return address `ra` (the call is at ra - 1). */
+/* Finds the rule for the return address `ra` (the call is at ra - 1) in the CFI of the object
+ * that holds it (cfi.c); every byte the decoder reads lies within that object's mapping. */
 static __attribute__((noinline)) rule_t make_rule(uintptr_t ra) {
-    rule_t r = {ra, 0, 0, R_SLOW, BP_SAME};
+    rule_t r = {ra, 0, 0, RHEAP__CFI_SLOW, RHEAP__BP_SAME};
     uintptr_t pc = ra - 1;
     struct dl_find_object fo;
     if (_dl_find_object((void *)pc, &fo) != 0 || !fo.dlfo_eh_frame)
         return r;
-
-    /* .eh_frame_hdr: version, three encodings, the .eh_frame pointer, the count, then a table
-     * of (start address, FDE address) sorted by start, both 4-byte offsets from the header. */
-    const uint8_t *hdr = fo.dlfo_eh_frame;
-    uintptr_t base = (uintptr_t)hdr;
-    if (hdr[0] != 1 || hdr[3] != (PE_DATAREL | PE_SDATA4))
-        return r;
-    cursor_t c = {hdr + 4, hdr + 32, 0};
-    (void)encoded(&c, hdr[1], base);
-    uintptr_t count = encoded(&c, hdr[2], base);
-    if (c.bad || count == 0)
-        return r;
-    const int32_t *table = (const int32_t *)(const void *)c.p;
-    size_t lo = 0, hi = count;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (base + (intptr_t)table[2 * mid] <= pc)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    if (base + (intptr_t)table[2 * lo] > pc)
-        return r;
-    const uint8_t *fde = (const uint8_t *)(base + (intptr_t)table[2 * lo + 1]);
-
-    /* The FDE, then its CIE. */
-    cursor_t f;
-    const uint8_t *fde_body = entry(&f, fde);
-    if (!fde_body)
-        return r;
-    int32_t cie_delta = (int32_t)fixed(&f, 4);
-    if (cie_delta <= 0)
-        return r;
-    cursor_t ci;
-    const uint8_t *cie_body = entry(&ci, fde_body - cie_delta);
-    if (!cie_body || fixed(&ci, 4) != 0)
-        return r;
-    uint8_t version = (uint8_t)fixed(&ci, 1);
-    const char *aug = (const char *)ci.p;
-    size_t aug_len = strnlen(aug, (size_t)(ci.end - ci.p));
-    if (aug_len == (size_t)(ci.end - ci.p))
-        return r; /* no terminating NUL within the CIE */
-    ci.p += aug_len + 1;
-    if (version != 1 && version != 3)
-        return r;
-    uint64_t code_align = uleb(&ci);
-    int64_t data_align = sleb(&ci);
-    uint64_t ra_reg = version == 1 ? fixed(&ci, 1) : uleb(&ci);
-    uint8_t fde_enc = PE_ABSPTR;
-    int has_z = aug[0] == 'z';
-    if (has_z) {
-        uint64_t len = uleb(&ci);
-        if (ci.bad || len > (uint64_t)(ci.end - ci.p))
-            return r;
-        const uint8_t *after = ci.p + len;
-        for (size_t i = 1; i < aug_len && !ci.bad; i++) {
-            switch (aug[i]) {
-            case 'R': fde_enc = (uint8_t)fixed(&ci, 1); break;
-            case 'L': (void)fixed(&ci, 1); break;
-            case 'P': {
-                uint8_t enc = (uint8_t)fixed(&ci, 1);
-                if ((enc & 0x70) == PE_PCREL || (enc & 0x70) == 0) {
-                    (void)encoded(&ci, enc & 0x7f, 0);
-                } else {
-                    ci.bad = 1;
-                }
-                break;
-            }
-            case 'S': return r;  /* a signal frame: libunwind knows the kernel's layout */
-            default: return r; /* unknown: the data after it cannot be found */
-            }
-        }
-        ci.p = after;
-    } else if (aug_len) {
-        return r;
-    }
-    if (ci.bad || ra_reg != DW_RA || ci.p > ci.end)
-        return r;
-
-    uintptr_t start = encoded(&f, fde_enc, 0);
-    uintptr_t range = encoded(&f, fde_enc & 0x0f, 0);
-    if (f.bad || pc < start || pc - start >= range)
-        return r;
-    if (has_z)
-        skip(&f, uleb(&f));
-    if (f.bad)
-        return r;
-
-    state_t s = {0, 0, 0, DW_RSP, 0, BP_SAME, RA_OTHER, 1};
-    uintptr_t loc = start;
-    run_cfi(&ci, &s, &s, &loc, 0, code_align, data_align, fde_enc);
-    state_t initial = s;
-    loc = start;
-    run_cfi(&f, &s, &initial, &loc, pc, code_align, data_align, fde_enc);
-    if (!s.ok)
-        return r;
-    if (s.ra == RA_UNDEFINED) {
-        r.kind = R_END;
-        return r;
-    }
-    if (s.ra != RA_SAVED || s.ra_off != -8 || s.cfa_off < INT32_MIN || s.cfa_off > INT32_MAX ||
-        s.bp_off < INT16_MIN || s.bp_off > INT16_MAX)
-        return r;
-    if (s.cfa_reg == DW_RSP && !s.cfa_deref)
-        r.kind = CFA_RSP;
-    else if (s.cfa_reg == DW_RBP)
-        r.kind = s.cfa_deref ? CFA_DEREF_RBP : CFA_RBP;
-    else
-        return r;
-    r.cfa_off = (int32_t)s.cfa_off;
-    r.bp = s.bp;
-    r.bp_off = (int16_t)s.bp_off;
+    rheap__cfi_rule_t c = rheap__cfi_rule((const uint8_t *)fo.dlfo_map_start,
+                                          (const uint8_t *)fo.dlfo_map_end,
+                                          (const uint8_t *)fo.dlfo_eh_frame, pc);
+    r.cfa_off = c.cfa_off;
+    r.bp_off = c.bp_off;
+    r.kind = c.kind;
+    r.bp = c.bp;
     return r;
 }
 
@@ -810,20 +390,20 @@ __attribute__((always_inline, no_sanitize_address)) static inline int
 step(const rule_t *r, uintptr_t *ip, uintptr_t *sp, uintptr_t *bp, uintptr_t lo,
      uintptr_t span) {
     uintptr_t cfa, next;
-    if (RHEAP_LIKELY(r->kind == CFA_RSP))
+    if (RHEAP_LIKELY(r->kind == RHEAP__CFA_RSP))
         cfa = *sp + r->cfa_off;
-    else if (r->kind == CFA_RBP)
+    else if (r->kind == RHEAP__CFA_RBP)
         cfa = *bp + r->cfa_off;
-    else if (r->kind == CFA_DEREF_RBP)
+    else if (r->kind == RHEAP__CFA_DEREF_RBP)
         LOAD(*bp + r->cfa_off, cfa);
     else
-        return r->kind == R_END ? STEP_END : STEP_SLOW;
+        return r->kind == RHEAP__CFI_END ? STEP_END : STEP_SLOW;
     if (RHEAP_UNLIKELY(cfa <= *sp))
         return STEP_SLOW;
     LOAD(cfa - 8, next);
-    if (r->bp == BP_AT_CFA)
+    if (r->bp == RHEAP__BP_AT_CFA)
         LOAD(cfa + r->bp_off, *bp);
-    else if (r->bp == BP_AT_RBP)
+    else if (r->bp == RHEAP__BP_AT_RBP)
         LOAD(*bp + r->bp_off, *bp);
     *sp = cfa;
     *ip = next;

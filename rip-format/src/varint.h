@@ -1,5 +1,6 @@
 /*
- * varint.h: little-endian and LEB128 helpers shared by the writer and the reader. Everything on
+ * varint.h: little-endian and LEB128 helpers shared by the writer and the reader, and the one
+ * LEB128 decoder of the project (librheap's call-frame decoder reads DWARF with it). Everything on
  * disk goes through these, never through a struct copy, so the format does not depend on the
  * compiler's layout or the host's byte order.
  */
@@ -106,6 +107,24 @@ static inline int rip__get_varint(const uint8_t **p, const uint8_t *end, uint64_
         }
     }
     return RIP__VARINT_LONG;
+}
+
+/* Reads one signed LEB128 value (DWARF's SLEB128, two's complement: the last byte's bit 6 is
+ * the sign) from [*p, end): the bytes rip__get_varint reads, then the sign extended from the
+ * last of them. On success advances *p. The format itself stores signed numbers zigzagged; the
+ * tracer's call-frame decoder reads DWARF with this. */
+static inline int rip__get_svarint(const uint8_t **p, const uint8_t *end, int64_t *out)
+{
+    const uint8_t *start = *p;
+    uint64_t v;
+    int st = rip__get_varint(p, end, &v);
+    if (st != RIP__VARINT_OK)
+        return st;
+    unsigned bits = 7 * (unsigned)(*p - start);
+    if (bits < 64 && ((v >> (bits - 1)) & 1))
+        v |= ~(uint64_t)0 << bits;
+    *out = (int64_t)v;
+    return RIP__VARINT_OK;
 }
 
 #endif

@@ -1,0 +1,95 @@
+/*
+ * api.c: the public API (rheap.h). Each call holds the guard, so whatever it allocates is not
+ * recorded, and keeps errno as the contract in rheap.h says.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+#include "rheap.h"
+#include "settings.h"
+
+/* The settings an API caller asked for, checked as RHEAP_CONFIG_INIT's documentation says; the
+ * toggle signal stays the environment's. */
+static int config_from_api(const rheap_config *in, rheap__config_t *c) {
+    rheap_config d = RHEAP_CONFIG_INIT;
+    if (!in)
+        in = &d;
+    if (in->max_stack_depth < 1 || in->max_stack_depth > RIP_MAX_DEPTH || in->max_threads < 1 ||
+        !(in->sample_rate >= 0.0 && in->sample_rate <= 1.0) || in->buffer_kb > 4096 ||
+        (in->output_dir && strlen(in->output_dir) >= sizeof c->dir - 64))
+        return -1;
+    c->dir[0] = 0;
+    c->depth = in->max_stack_depth;
+    c->max_threads = in->max_threads;
+    c->buffer_kb = (unsigned)rheap__block_kb(in->buffer_kb ? in->buffer_kb : 64);
+    c->sample_ppm = (uint32_t)(in->sample_rate * 1000000.0 + 0.5);
+    c->signal = rheap__env_cfg.signal;
+    if (in->output_dir)
+        strcpy(c->dir, in->output_dir);
+    return 0;
+}
+
+RHEAP_EXPORT int rheap_enable(const rheap_config *config) {
+    int guard = rheap__guard, saved_errno, r;
+    rheap__guard = 1;
+    rheap__resolve();
+    rheap__unwind_init();
+    rheap__ctl_lock();
+    rheap__init_locked();
+    rheap__config_t c;
+    if (config_from_api(config, &c) != 0) {
+        errno = EINVAL;
+        r = -1;
+    } else {
+        r = rheap__start(&c, "api");
+    }
+    saved_errno = errno;
+    rheap__ctl_unlock();
+    rheap__guard = guard;
+    errno = saved_errno;
+    return r;
+}
+
+RHEAP_EXPORT int rheap_disable(void) {
+    int guard = rheap__guard;
+    rheap__guard = 1;
+    rheap__ctl_lock();
+    int r = rheap__stop("api"), saved = errno;
+    rheap__ctl_unlock();
+    rheap__guard = guard;
+    errno = saved;
+    return r;
+}
+
+RHEAP_EXPORT int rheap_flush(void) {
+    int guard = rheap__guard;
+    rheap__guard = 1;
+    rheap__ctl_lock();
+    int r = rheap__flush(), saved = errno;
+    rheap__ctl_unlock();
+    rheap__guard = guard;
+    errno = saved;
+    return r;
+}
+
+RHEAP_EXPORT int rheap_mark(const char *label) {
+    if (!(atomic_load(&rheap__word) & RHEAP__ON) || !label) {
+        errno = EALREADY;
+        return -1;
+    }
+    int guard = rheap__guard;
+    rheap__guard = 1;
+    int r = rheap__record_mark(label);
+    rheap__guard = guard;
+    return r;
+}
+
+RHEAP_EXPORT int rheap_is_enabled(void) {
+    return (atomic_load(&rheap__word) & RHEAP__ON) ? 1 : 0;
+}
+
+RHEAP_EXPORT const char *rheap_output_path(void) {
+    return rheap__rec.path[0] ? rheap__rec.path : NULL;
+}

@@ -1,0 +1,108 @@
+/*
+ * lifecycle.c: the process's life around the recorder: initialization (the first allocator call
+ * or the constructor, whichever comes first: the environment is read, the handlers installed,
+ * and recording may start), the rare states the allocation path hands over (rheap__slow_path),
+ * and the recording's end before an exec or at exit.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* ---- Initialization ---- */
+
+void rheap__init_locked(void) {
+    if (!(atomic_load(&rheap__word) & RHEAP__UNINIT))
+        return;
+    rheap__config_read_env();
+    /* Preloaded, librheap records from the start unless told otherwise; linked, it waits for
+     * rheap_enable. */
+    const char *pre = getenv("LD_PRELOAD");
+    int preloaded = pre && strstr(pre, "librheap") != NULL;
+    rheap__modules_init();
+    rheap__threads_init();
+    pthread_atfork(rheap__fork_prepare, rheap__fork_parent, rheap__fork_child);
+    if (rheap__env_cfg.signal)
+        rheap__toggle_install(rheap__env_cfg.signal);
+    atomic_fetch_and(&rheap__word, ~RHEAP__UNINIT);
+    int autostart = rheap__config_env_enable(preloaded);
+    if (autostart && rheap__start(&rheap__env_cfg, "env") != 0)
+        rheap__log("cannot start recording in ", rheap__env_cfg.dir[0] ? rheap__env_cfg.dir : ".",
+                   ": ", strerrordesc_np(errno), NULL);
+}
+
+static void init(void) {
+    rheap__unwind_init(); /* dl_iterate_phdr: not under the control lock */
+    rheap__ctl_lock();
+    rheap__init_locked();
+    rheap__ctl_unlock();
+}
+
+void rheap__slow_path(void) {
+    int word = atomic_load(&rheap__word);
+    if (word & RHEAP__UNINIT)
+        init();
+    if (word & RHEAP__TOGGLE)
+        rheap__toggle_apply();
+}
+
+/* Programs that allocate before this constructor runs have already initialized us. */
+__attribute__((constructor)) static void rheap_constructor(void) {
+    rheap__resolve();
+    rheap__exec_init();
+    int guard = rheap__guard;
+    rheap__guard = 1;
+    if (atomic_load(&rheap__word) & RHEAP__UNINIT)
+        init();
+    rheap__toggle_start_thread();
+    rheap__guard = guard;
+}
+
+__attribute__((destructor)) static void rheap_destructor(void) {
+    rheap__before_exit();
+}
+
+/* ---- exec and exit (from exec.c and the _exit wrappers) ---- */
+
+int rheap__before_exec(void) {
+    int guard = rheap__guard, was_on = 0;
+    if (guard)
+        return 0; /* a signal handler interrupted the tracer: its state is mid-update, leave it */
+    rheap__guard = 1;
+    rheap__ctl_lock();
+    /* A vfork child shares our memory: it must not touch the parent's recording. */
+    if ((atomic_load(&rheap__word) & RHEAP__ON) && getpid() == rheap__rec.pid) {
+        was_on = 1;
+        rheap__stop("exec");
+    }
+    rheap__ctl_unlock();
+    rheap__guard = guard;
+    return was_on;
+}
+
+void rheap__after_failed_exec(int was_on) {
+    if (!was_on)
+        return;
+    int guard = rheap__guard;
+    rheap__guard = 1;
+    rheap__ctl_lock();
+    rheap__config_t c = rheap__rec.cfg;
+    rheap__start(&c, "exec");
+    rheap__ctl_unlock();
+    rheap__guard = guard;
+}
+
+void rheap__before_exit(void) {
+    int guard = rheap__guard;
+    if (guard)
+        return; /* a signal handler interrupted the tracer: flushing now could deadlock */
+    rheap__guard = 1;
+    rheap__ctl_lock();
+    rheap__flush_for_exit();
+    rheap__ctl_unlock();
+    rheap__guard = guard;
+}

@@ -1,0 +1,157 @@
+/*
+ * settings.c: the settings table and the parser of their values (see settings.h).
+ *
+ * The numbers are read by hand rather than with strtol or strtod: those skip leading blanks,
+ * take a sign, and (strtod) read exponents, hex floats and the locale's decimal point, and
+ * strtod may allocate. A setting written " 5", "+5" or "1e-2" is refused here, the same way
+ * wherever it comes from.
+ */
+#include "settings.h"
+
+#include <limits.h>
+#include <signal.h>
+#include <string.h>
+
+#include "rip.h"
+
+/* The defaults are those of RHEAP_CONFIG_INIT in rheap.h; README.md's settings table lists
+ * the same names, ranges and defaults. */
+const rheap__setting_t rheap__settings[RHEAP__SET_COUNT] = {
+    [RHEAP__SET_DEPTH] = {"RHEAP_DEPTH", "--depth", RHEAP__TYPE_UINT, 1, RIP_MAX_DEPTH, 64,
+                          "a number of frames from 1 to 1024"},
+    [RHEAP__SET_SAMPLE_RATE] = {"RHEAP_SAMPLE_RATE", "--sample-rate", RHEAP__TYPE_RATE, 0, 1000000,
+                                1000000, "a fraction from 0 to 1, like 0.01"},
+    [RHEAP__SET_BUFFER_KB] = {"RHEAP_BUFFER_KB", NULL, RHEAP__TYPE_BLOCK, 1, 4096, 64,
+                              "64, 256, 1024 or 4096"},
+    [RHEAP__SET_MAX_THREADS] = {"RHEAP_MAX_THREADS", NULL, RHEAP__TYPE_UINT, 1, 1000000, 4096,
+                                "a number of threads from 1 to 1000000"},
+    [RHEAP__SET_SIGNAL] = {"RHEAP_SIGNAL", "--signal", RHEAP__TYPE_SIGNAL, 0, 0, 0,
+                           "a signal name like USR2, RTMIN+3, or a number"},
+    /* The recording directory's own name and the thread files' names need the last 64 bytes. */
+    [RHEAP__SET_DIR] = {"RHEAP_DIR", NULL, RHEAP__TYPE_PATH, 0, PATH_MAX - 65, 0,
+                        "a directory path shorter than PATH_MAX"},
+    /* The default depends on how librheap was loaded: 1 when preloaded, 0 when linked. */
+    [RHEAP__SET_ENABLE] = {"RHEAP_ENABLE", NULL, RHEAP__TYPE_BOOL, 0, 1, 0, "1 or 0"},
+};
+
+/* Decimal digits only, at most 9 of value (anything larger is out of every range here). */
+static int parse_uint(const char *s, uint64_t *out) {
+    uint64_t v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > 100000000u)
+            return -1;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* A rate in [0, 1] written as a decimal ("1", "0.25", ".001", "1."), in parts per million;
+ * digits past the sixth decimal are dropped, but "1.0000001" is above 1 and refused. */
+static int parse_rate(const char *s, uint64_t *ppm) {
+    uint64_t whole = 0, frac = 0, scale = 1000000;
+    int digits = 0, beyond = 0;
+    for (; *s >= '0' && *s <= '9'; s++, digits++)
+        if ((whole = whole * 10 + (uint64_t)(*s - '0')) > 1)
+            return -1;
+    if (*s == '.') {
+        for (s++; *s >= '0' && *s <= '9'; s++, digits++) {
+            if (scale > 1) {
+                scale /= 10;
+                frac += (uint64_t)(*s - '0') * scale;
+            } else if (*s != '0') {
+                beyond = 1;
+            }
+        }
+    }
+    if (*s || !digits)
+        return -1;
+    uint64_t v = whole * 1000000 + frac;
+    if (v > 1000000 || (v == 1000000 && beyond))
+        return -1;
+    *ppm = v;
+    return 0;
+}
+
+uint64_t rheap__block_kb(uint64_t kb) {
+    static const unsigned sizes[] = {64, 256, 1024, 4096};
+    for (unsigned i = 0; i < 4; i++)
+        if (kb <= sizes[i])
+            return sizes[i];
+    return 4096;
+}
+
+/* The signals a program may leave to a profiler, by name, then RTMIN+N, then any number but
+ * SIGKILL's and SIGSTOP's. */
+static int parse_signal(const char *s) {
+    static const struct {
+        const char *name;
+        int sig;
+    } names[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},   {"PROF", SIGPROF},
+                 {"URG", SIGURG},   {"WINCH", SIGWINCH}, {"PWR", SIGPWR}, {"TTIN", SIGTTIN},
+                 {"TTOU", SIGTTOU}};
+    if (strncmp(s, "SIG", 3) == 0)
+        s += 3;
+    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(s, names[i].name) == 0)
+            return names[i].sig;
+    uint64_t n;
+    if (strncmp(s, "RTMIN+", 6) == 0) {
+        if (parse_uint(s + 6, &n) == 0 && (uint64_t)SIGRTMIN + n <= (uint64_t)SIGRTMAX)
+            return SIGRTMIN + (int)n;
+        return -1;
+    }
+    if (parse_uint(s, &n) == 0 && n >= 1 && n <= (uint64_t)SIGRTMAX && n != SIGKILL &&
+        n != SIGSTOP)
+        return (int)n;
+    return -1;
+}
+
+int rheap__setting_parse(rheap__setting_id_t id, const char *text, uint64_t *value) {
+    if ((unsigned)id >= RHEAP__SET_COUNT || !text)
+        return RHEAP__SETTING_BAD;
+    const rheap__setting_t *s = &rheap__settings[id];
+    uint64_t v;
+    switch (s->type) {
+    case RHEAP__TYPE_UINT:
+    case RHEAP__TYPE_BLOCK:
+        if (parse_uint(text, &v) != 0 || v < s->min || v > s->max)
+            return RHEAP__SETTING_BAD;
+        if (s->type == RHEAP__TYPE_BLOCK)
+            v = rheap__block_kb(v);
+        break;
+    case RHEAP__TYPE_RATE:
+        if (parse_rate(text, &v) != 0)
+            return RHEAP__SETTING_BAD;
+        break;
+    case RHEAP__TYPE_SIGNAL: {
+        if (!*text)
+            return RHEAP__SETTING_EMPTY;
+        int sig = parse_signal(text);
+        if (sig <= 0)
+            return RHEAP__SETTING_BAD;
+        v = (uint64_t)sig;
+        break;
+    }
+    case RHEAP__TYPE_PATH:
+        if (!*text)
+            return RHEAP__SETTING_EMPTY;
+        v = strnlen(text, s->max + 1);
+        if (v > s->max)
+            return RHEAP__SETTING_BAD;
+        break;
+    case RHEAP__TYPE_BOOL:
+        if (!*text)
+            return RHEAP__SETTING_EMPTY;
+        if ((text[0] != '0' && text[0] != '1') || text[1])
+            return RHEAP__SETTING_BAD;
+        v = (uint64_t)(text[0] - '0');
+        break;
+    default:
+        return RHEAP__SETTING_BAD;
+    }
+    *value = v;
+    return RHEAP__SETTING_OK;
+}
