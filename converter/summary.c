@@ -42,7 +42,7 @@ typedef struct {
 } stackagg_t;
 
 typedef struct {
-    uint32_t tid;                     /* key; 0 = empty slot */
+    uint32_t tid;
     uint64_t allocs, alloc_bytes, frees, freed_bytes, leaked_blocks, leaked_bytes;
     uint64_t freed_by_other, frees_of_other;
     /* The thread's latest allocation, to decide whether it was temporary: freed before the
@@ -51,16 +51,21 @@ typedef struct {
     uint64_t pend_addr, pend_t, pend_bt, pend_size;
 } threadagg_t;
 
-/* Counters under a 64-bit key: per (stack, size class) and per (stack, timeline slice). */
+/* Counters per (stack, size class) and per (stack, timeline slice). */
 typedef struct {
-    uint64_t key;                     /* never 0; 0 = empty slot */
     uint64_t blocks, bytes, leaked_blocks, leaked_bytes;
 } keyagg_t;
 
+/* A hash table from nonzero 64-bit keys to values of vsize bytes, the converter's layout
+ * (hashmap.h): keys apart, values in a parallel array, grown by rheap__hash_grow. */
 typedef struct {
-    keyagg_t *e;
-    size_t mask, n;
-} keymap_t;
+    uint64_t *keys;                   /* 0 = empty slot */
+    unsigned char *vals;
+    size_t vsize, mask, n;
+    unsigned shift;
+} table_t;
+
+static int table_reset(table_t *t, size_t vsize);
 
 typedef struct {
     uint64_t allocs, alloc_bytes, frees, freed_bytes;
@@ -74,10 +79,9 @@ struct rheap__summary {
     size_t capst, nst;                /* nst: 1 + the largest bt seen */
     uint64_t *dirty;
     size_t ndirty, capdirty;
-    threadagg_t *th;
-    size_t thmask, nth;
-    keymap_t sizes;                   /* key: bt * 128 + size class + 1 */
-    keymap_t leaks;                   /* key: bt * SLICES + slice + 1, never-freed blocks only */
+    table_t threads;                  /* threadagg_t by tid */
+    table_t sizes;                    /* keyagg_t by bt * 128 + size class + 1 */
+    table_t leaks;                    /* keyagg_t by bt * SLICES + slice + 1, never-freed blocks only */
     slice_t slice[SLICES];
     uint64_t width;
     /* The live heap and the instant being applied. */
@@ -109,9 +113,11 @@ void rheap__summary_destroy(rheap__summary_t *s)
         return;
     free(s->st);
     free(s->dirty);
-    free(s->th);
-    free(s->sizes.e);
-    free(s->leaks.e);
+    table_t *tables[] = {&s->threads, &s->sizes, &s->leaks};
+    for (int i = 0; i < 3; i++) {
+        free(tables[i]->keys);
+        free(tables[i]->vals);
+    }
     free(s->marks);
     free(s->mrows);
     free(s);
@@ -125,17 +131,9 @@ int rheap__summary_begin(rheap__summary_t *s, uint32_t pid, uint32_t recording)
         memset(s->st, 0, s->nst * sizeof *s->st);
     s->nst = 0;
     s->ndirty = 0;
-    free(s->th);
-    s->thmask = 63;
-    s->nth = 0;
-    s->th = calloc(s->thmask + 1, sizeof *s->th);
-    keymap_t *maps[] = {&s->sizes, &s->leaks};
-    for (int i = 0; i < 2; i++) {
-        free(maps[i]->e);
-        maps[i]->mask = 1023;
-        maps[i]->n = 0;
-        maps[i]->e = calloc(maps[i]->mask + 1, sizeof *maps[i]->e);
-    }
+    int ok = table_reset(&s->threads, sizeof(threadagg_t)) == 0;
+    ok &= table_reset(&s->sizes, sizeof(keyagg_t)) == 0;
+    ok &= table_reset(&s->leaks, sizeof(keyagg_t)) == 0;
     memset(s->slice, 0, sizeof s->slice);
     s->width = FIRST_WIDTH;
     s->started = 0;
@@ -144,48 +142,54 @@ int rheap__summary_begin(rheap__summary_t *s, uint32_t pid, uint32_t recording)
     s->peak_t = 0;
     s->allocs = s->alloc_bytes = s->frees = s->freed_bytes = 0;
     s->nmarks = s->nmrows = 0;
-    s->failed = !s->th || !s->sizes.e || !s->leaks.e;
+    s->failed = !ok;
     /* The heap at the start is pictured too, as the default first moment of queries/diff.sql. */
     rheap__summary_marker(s, 0);
     return s->failed ? -1 : 0;
 }
 
-static uint64_t mix(uint64_t k)
+/* The value of key in t, made zeroed on first use. NULL: out of memory. */
+static void *table_at(table_t *t, uint64_t key)
 {
-    return (k * 0x9E3779B97F4A7C15ull) >> 20;
+    size_t j = rheap__hash_slot(key, t->shift);
+    while (t->keys[j] && t->keys[j] != key)
+        j = (j + 1) & t->mask;
+    if (!t->keys[j]) {
+        if ((t->n + 1) * 2 > t->mask + 1) {
+            if (rheap__hash_grow(&t->keys, &t->vals, t->vsize, &t->mask, &t->shift) != 0)
+                return NULL;
+            j = rheap__hash_slot(key, t->shift);
+            while (t->keys[j])
+                j = (j + 1) & t->mask;
+        }
+        t->n++;
+        t->keys[j] = key;
+        memset(t->vals + j * t->vsize, 0, t->vsize);
+    }
+    return t->vals + j * t->vsize;
+}
+
+/* Empties t for a new recording: 64 slots of vsize bytes. 0, or -1 when out of memory. */
+static int table_reset(table_t *t, size_t vsize)
+{
+    free(t->keys);
+    free(t->vals);
+    t->vsize = vsize;
+    t->mask = 63;
+    t->shift = 64 - 6;
+    t->n = 0;
+    t->keys = calloc(t->mask + 1, sizeof *t->keys);
+    t->vals = malloc((t->mask + 1) * vsize);
+    return t->keys && t->vals ? 0 : -1;
 }
 
 /* The thread entry of tid, made on first use. NULL: out of memory. */
 static threadagg_t *thread_of(rheap__summary_t *s, uint32_t tid)
 {
-    size_t j = mix(tid) & s->thmask;
-    while (s->th[j].tid && s->th[j].tid != tid)
-        j = (j + 1) & s->thmask;
-    if (s->th[j].tid)
-        return &s->th[j];
-    if ((s->nth + 1) * 2 > s->thmask + 1) {
-        size_t nmask = s->thmask * 2 + 1;
-        threadagg_t *n = calloc(nmask + 1, sizeof *n);
-        if (!n)
-            return NULL;
-        for (size_t i = 0; i <= s->thmask; i++) {
-            if (!s->th[i].tid)
-                continue;
-            size_t k = mix(s->th[i].tid) & nmask;
-            while (n[k].tid)
-                k = (k + 1) & nmask;
-            n[k] = s->th[i];
-        }
-        free(s->th);
-        s->th = n;
-        s->thmask = nmask;
-        j = mix(tid) & s->thmask;
-        while (s->th[j].tid)
-            j = (j + 1) & s->thmask;
-    }
-    s->nth++;
-    s->th[j].tid = tid;
-    return &s->th[j];
+    threadagg_t *t = table_at(&s->threads, tid);
+    if (t)
+        t->tid = tid;
+    return t;
 }
 
 static unsigned size_class(uint64_t size)
@@ -193,42 +197,9 @@ static unsigned size_class(uint64_t size)
     return size ? 64u - (unsigned)__builtin_clzll(size) : 0u; /* 0, or 1 + floor(log2(size)) */
 }
 
-/* The counters of key, made on first use. NULL: out of memory. */
-static keyagg_t *counters(keymap_t *m, uint64_t key)
-{
-    size_t j = mix(key) & m->mask;
-    while (m->e[j].key && m->e[j].key != key)
-        j = (j + 1) & m->mask;
-    if (m->e[j].key)
-        return &m->e[j];
-    if ((m->n + 1) * 2 > m->mask + 1) {
-        size_t nmask = m->mask * 2 + 1;
-        keyagg_t *n = calloc(nmask + 1, sizeof *n);
-        if (!n)
-            return NULL;
-        for (size_t i = 0; i <= m->mask; i++) {
-            if (!m->e[i].key)
-                continue;
-            size_t k = mix(m->e[i].key) & nmask;
-            while (n[k].key)
-                k = (k + 1) & nmask;
-            n[k] = m->e[i];
-        }
-        free(m->e);
-        m->e = n;
-        m->mask = nmask;
-        j = mix(key) & m->mask;
-        while (m->e[j].key)
-            j = (j + 1) & m->mask;
-    }
-    m->n++;
-    m->e[j].key = key;
-    return &m->e[j];
-}
-
 static keyagg_t *size_of(rheap__summary_t *s, uint64_t bt, uint64_t size)
 {
-    return counters(&s->sizes, bt * 128 + size_class(size) + 1);
+    return table_at(&s->sizes, bt * 128 + size_class(size) + 1);
 }
 
 static stackagg_t *stack_of(rheap__summary_t *s, uint64_t bt)
@@ -486,7 +457,7 @@ void rheap__summary_leaked(rheap__summary_t *s, const rheap__live_t *b)
     z->leaked_blocks++;
     z->leaked_bytes += b->size;
     /* Leaks are drained after the last event, so the slice width is final. */
-    keyagg_t *l = counters(&s->leaks, b->bt * SLICES + b->t / s->width + 1);
+    keyagg_t *l = table_at(&s->leaks, b->bt * SLICES + b->t / s->width + 1);
     if (!l) {
         fail(s);
         return;
@@ -574,22 +545,24 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
         }
     }
     for (size_t i = 0; i <= s->leaks.mask; i++) {
-        const keyagg_t *l = &s->leaks.e[i];
-        if (!l->key)
+        uint64_t key = s->leaks.keys[i];
+        if (!key)
             continue;
-        bind_bt(q[Q_LEAK], 3, (l->key - 1) / SLICES);
-        sqlite3_bind_int64(q[Q_LEAK], 4, (sqlite3_int64)((l->key - 1) % SLICES));
+        const keyagg_t *l = (const keyagg_t *)(s->leaks.vals + i * s->leaks.vsize);
+        bind_bt(q[Q_LEAK], 3, (key - 1) / SLICES);
+        sqlite3_bind_int64(q[Q_LEAK], 4, (sqlite3_int64)((key - 1) % SLICES));
         sqlite3_bind_int64(q[Q_LEAK], 5, (sqlite3_int64)l->blocks);
         sqlite3_bind_int64(q[Q_LEAK], 6, (sqlite3_int64)l->bytes);
         if (put(s, q[Q_LEAK]) != 0)
             return -1;
     }
     for (size_t i = 0; i <= s->sizes.mask; i++) {
-        const keyagg_t *z = &s->sizes.e[i];
-        if (!z->key)
+        uint64_t key = s->sizes.keys[i];
+        if (!key)
             continue;
-        unsigned cls = (unsigned)((z->key - 1) % 128);
-        bind_bt(q[Q_SIZE], 3, (z->key - 1) / 128);
+        const keyagg_t *z = (const keyagg_t *)(s->sizes.vals + i * s->sizes.vsize);
+        unsigned cls = (unsigned)((key - 1) % 128);
+        bind_bt(q[Q_SIZE], 3, (key - 1) / 128);
         sqlite3_bind_int64(q[Q_SIZE], 4, cls ? (sqlite3_int64)(1ull << (cls - 1)) : 0);
         sqlite3_bind_int64(q[Q_SIZE], 5, (sqlite3_int64)z->blocks);
         sqlite3_bind_int64(q[Q_SIZE], 6, (sqlite3_int64)z->bytes);
@@ -598,10 +571,10 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
         if (put(s, q[Q_SIZE]) != 0)
             return -1;
     }
-    for (size_t i = 0; i <= s->thmask; i++) {
-        const threadagg_t *t = &s->th[i];
-        if (!t->tid)
+    for (size_t i = 0; i <= s->threads.mask; i++) {
+        if (!s->threads.keys[i])
             continue;
+        const threadagg_t *t = (const threadagg_t *)(s->threads.vals + i * s->threads.vsize);
         uint64_t v[] = {t->tid, t->allocs, t->alloc_bytes, t->frees, t->freed_bytes,
                         t->leaked_blocks, t->leaked_bytes, t->freed_by_other, t->frees_of_other};
         for (int k = 0; k < 9; k++)
@@ -646,9 +619,9 @@ int rheap__summary_end(rheap__summary_t *s, rheap__db_t *db)
     if (!s->failed && s->started)
         close_instant(s, 0, 1);
     /* A thread's last allocation has no next one: it is temporary when it was freed at all. */
-    for (size_t i = 0; i <= s->thmask; i++) {
-        const threadagg_t *t = &s->th[i];
-        if (t->tid && t->pend && t->pend_freed) {
+    for (size_t i = 0; !s->failed && i <= s->threads.mask; i++) {
+        const threadagg_t *t = (const threadagg_t *)(s->threads.vals + i * s->threads.vsize);
+        if (s->threads.keys[i] && t->pend && t->pend_freed) {
             s->st[t->pend_bt].temp_blocks++;
             s->st[t->pend_bt].temp_bytes += t->pend_size;
         }
