@@ -119,20 +119,9 @@ static int cmd_convert(int argc, char **argv, int short_form)
 
 static int cmd_dump(int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
-        if (c == 'h') {
-            usage_dump(stdout);
-            return RHEAP_EXIT_OK;
-        }
-        return rheap__option_error(c, argv, longs, "a value", "rheap dump --help");
-    }
+    int rc = rheap__help_only(argc, argv, usage_dump, "rheap dump --help");
+    if (rc >= 0)
+        return rc;
     if (argc - optind != 1) {
         usage_dump(stderr);
         return RHEAP_EXIT_USAGE;

@@ -79,3 +79,21 @@ int rheap__option_error(int c, char *const *argv, const struct option *longs, co
         rheap__error(stderr, "unknown option -%c (try %s)", optopt, help);
     return RHEAP_EXIT_USAGE;
 }
+
+int rheap__help_only(int argc, char **argv, void (*usage)(FILE *), const char *help)
+{
+    static const struct option longs[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        if (c != 'h')
+            return rheap__option_error(c, argv, longs, "a value", help);
+        usage(stdout);
+        return RHEAP_EXIT_OK;
+    }
+    return -1;
+}

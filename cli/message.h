@@ -44,4 +44,9 @@ struct option;
 int rheap__option_error(int c, char *const *argv, const struct option *longs, const char *needs,
                         const char *help);
 
+/* Options of a command that has none but -h/--help (argv[0] is the command's name): -1 when the
+ * command goes on with its operands from argv[optind], else the exit status after printing
+ * usage (help) or an option error naming help. */
+int rheap__help_only(int argc, char **argv, void (*usage)(FILE *), const char *help);
+
 #endif

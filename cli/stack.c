@@ -109,20 +109,9 @@ static void usage_stack(FILE *f)
 
 int rheap__cmd_stack(int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
-        if (c == 'h') {
-            usage_stack(stdout);
-            return RHEAP_EXIT_OK;
-        }
-        return rheap__option_error(c, argv, longs, "a value", "rheap stack --help");
-    }
+    int rc = rheap__help_only(argc, argv, usage_stack, "rheap stack --help");
+    if (rc >= 0)
+        return rc;
     if (argc - optind != 2) {
         usage_stack(stderr);
         return RHEAP_EXIT_USAGE;
@@ -135,7 +124,7 @@ int rheap__cmd_stack(int argc, char **argv)
         return RHEAP_EXIT_USAGE;
     }
     sqlite3 *db;
-    int rc = rheap__db_open_read(path, &db, stderr);
+    rc = rheap__db_open_read(path, &db, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     int n = rheap__stack_print(db, id, 0, "", stdout);
