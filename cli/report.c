@@ -318,7 +318,7 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
         return;
     }
     long long nproc = num(&t, "processes");
-    fprintf(out, "rheap: %lld processes, %lld allocations, %lld frees, ", nproc,
+    fprintf(out, "rheap: %lld %s, %lld allocations, %lld frees, ", nproc, nproc == 1 ? "process" : "processes",
             num(&t, "allocations"), num(&t, "frees"));
     bytes(out, num(&t, "bytes"));
     fprintf(out, " allocated\n");
