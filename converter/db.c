@@ -38,8 +38,10 @@
  * statement setup). */
 #define BATCH 64
 #define ALLOC_COLS 12
-/* Batches queued for the writer thread. */
-#define QUEUE 32
+/* Rows go to the writer thread in chunks of CHUNK rows, QUEUE chunks at most in flight: a chunk
+ * of many batches keeps the two threads from waking each other at every batch. */
+#define CHUNK (16 * BATCH)
+#define QUEUE 4
 
 enum { ST_ALLOC, ST_FRAME, ST_STACK, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_WINDOW, ST_META, ST_N };
 
@@ -84,7 +86,7 @@ struct rheap__db {
     bound_t single[ALLOC_COLS];      /* the parameters of st[ST_ALLOC] */
     bound_t batched[BATCH * ALLOC_COLS]; /* the parameters of batch */
     sqlite3_stmt *batch;      /* BATCH-row INSERT into allocations */
-    rheap__row_t pending[BATCH];
+    rheap__row_t pending[CHUNK];
     size_t npending;
     char *path;
     char *tmp;
@@ -93,7 +95,7 @@ struct rheap__db {
     pthread_t writer;
     pthread_mutex_t mu;
     pthread_cond_t work, room;  /* signaled when a batch is queued / written */
-    rheap__row_t (*queue)[BATCH];
+    rheap__row_t (*queue)[CHUNK];
     unsigned q_head, q_count;   /* q_count includes the batch being written */
     int quit;
     int failed;                 /* a batch failed; the message is in error */
@@ -108,7 +110,7 @@ static void fmt(char *buf, size_t len, const char *f, ...)
     va_end(ap);
 }
 
-static int write_batch(rheap__db_t *db, const rheap__row_t *rows);
+static int write_rows(rheap__db_t *db, const rheap__row_t *rows, size_t n);
 
 static void *writer_main(void *arg)
 {
@@ -122,7 +124,7 @@ static void *writer_main(void *arg)
         const rheap__row_t *rows = db->queue[db->q_head];
         int failed = db->failed;
         pthread_mutex_unlock(&db->mu);
-        int rc = failed ? 0 : write_batch(db, rows);
+        int rc = failed ? 0 : write_rows(db, rows, CHUNK);
         pthread_mutex_lock(&db->mu);
         if (rc != 0) {
             db->failed = 1;
@@ -447,23 +449,30 @@ static int write_batch(rheap__db_t *db, const rheap__row_t *rows)
     return sqlite3_last_insert_rowid(db->db) == (sqlite3_int64)rows[BATCH - 1].id ? 0 : -1;
 }
 
-/* Writes the pending rows here: a full batch in one statement, a partial one row by row. */
-static int flush_rows(rheap__db_t *db)
+/* Writes n rows: whole batches in one statement each, the rest row by row. */
+static int write_rows(rheap__db_t *db, const rheap__row_t *rows, size_t n)
 {
-    if (db->npending == BATCH) {
-        db->npending = 0;
-        return write_batch(db, db->pending);
-    }
-    for (size_t i = 0; i < db->npending; i++) {
-        bind_row(db->st[ST_ALLOC], db->single, 0, &db->pending[i]);
+    size_t i = 0;
+    for (; i + BATCH <= n; i += BATCH)
+        if (write_batch(db, rows + i) != 0)
+            return -1;
+    for (; i < n; i++) {
+        bind_row(db->st[ST_ALLOC], db->single, 0, &rows[i]);
         if (step(db->st[ST_ALLOC]) != 0)
             return -1;
     }
-    db->npending = 0;
     return 0;
 }
 
-/* Queues the full pending batch for the writer thread, waiting while the queue is full. */
+/* Writes the pending rows on this thread. */
+static int flush_rows(rheap__db_t *db)
+{
+    size_t n = db->npending;
+    db->npending = 0;
+    return write_rows(db, db->pending, n);
+}
+
+/* Queues the full pending chunk for the writer thread, waiting while the queue is full. */
 static int submit(rheap__db_t *db)
 {
     pthread_mutex_lock(&db->mu);
@@ -483,7 +492,7 @@ static int submit(rheap__db_t *db)
 int rheap__db_alloc(rheap__db_t *db, const rheap__row_t *r)
 {
     db->pending[db->npending++] = *r;
-    if (db->npending < BATCH)
+    if (db->npending < CHUNK)
         return 0;
     return db->have_writer ? submit(db) : flush_rows(db);
 }
