@@ -69,7 +69,7 @@ CREATE TABLE processes (
     start_wall_ns INTEGER,       -- CLOCK_REALTIME at recording start, ns since the Unix epoch
     page_size INTEGER,           -- page size of the machine
     stack_depth INTEGER,         -- most frames the tracer kept per stack
-    sample_ppm INTEGER,          -- sampling rate in parts per million (1000000: every allocation has a stack)
+    sample_ppm INTEGER,          -- sampling rate in parts per million (1000000: every allocation has a stack, 0: none has); NULL: the recording has no config record
     dir TEXT,                    -- recording directory that was converted
     unmatched_frees INTEGER NOT NULL, -- frees of blocks allocated before recording started (not errors)
     lost_events INTEGER NOT NULL,     -- events the tracer reported it could not record
