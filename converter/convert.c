@@ -825,8 +825,9 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
     }
     c->lost += lost;
     if (rheap__db_process(c->db, p.pid, p.recording, p.ppid, p.exe, p.cmdline, p.start_ns,
-                          p.wall_ns, p.page_size, p.depth, p.sample_ppm, p.has_config, rip_recording_dir(rr),
-                          c->unmatched_frees - unmatched_before, lost) != 0) {
+                          p.wall_ns, p.page_size, p.depth, p.sample_ppm, p.has_config,
+                          rip_recording_dir(rr), c->unmatched_frees - unmatched_before,
+                          lost) != 0) {
         db_fail(c, "processes");
         goto out;
     }
@@ -931,8 +932,9 @@ static void check_origin(ctx_t *c, const char *in, rip_recording_t *rec, uint32_
     uid_t owner = me;
     size_t others = 0, n = rip_recording_thread_count(rec);
     for (size_t j = 0; j < n + 2; j++) {
-        const char *path = j == 0 ? in : j == 1 ? rip_recording_process_path(rec)
-                                                : rip_recording_thread_path(rec, j - 2);
+        const char *path = j == 0   ? in
+                           : j == 1 ? rip_recording_process_path(rec)
+                                    : rip_recording_thread_path(rec, j - 2);
         if (stat(path, &sb) == 0 && sb.st_uid != me) {
             if (!odd) {
                 odd = path;

@@ -164,8 +164,7 @@ int rheap__db_frame(rheap__db_t *db, uint64_t bt, uint32_t frame_no, const rheap
 int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
                       const char *exe, const char *cmdline, uint64_t start_ns, uint64_t wall_ns,
                       uint32_t page_size, uint32_t depth, uint32_t sample_ppm, int has_config,
-                      const char *dir,
-                      uint64_t unmatched_frees, uint64_t lost);
+                      const char *dir, uint64_t unmatched_frees, uint64_t lost);
 /* In the per-recording tables, (pid, recording) names the processes row. */
 int rheap__db_thread(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid,
                      const char *name, uint32_t serial, const char *file, uint64_t events,
