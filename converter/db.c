@@ -71,7 +71,7 @@ static const char *const stmt_sql[ST_N] = {
  * often dealloc_thread are NULL, call is mostly malloc, pid and recording are constant), so a
  * parameter is bound again only when its value changes: that skips about a third of the bind
  * calls, each of which releases and rewrites a VDBE cell. */
-enum { B_UNSET, B_NULL, B_INT };
+enum { B_UNSET, B_NULL, B_INT, B_REAL };
 
 typedef struct {
     uint64_t v;
@@ -411,6 +411,26 @@ static void rebind_int(sqlite3_stmt *s, bound_t *b, int i, uint64_t v)
     b->v = v;
 }
 
+/* A size: unsigned, stored as a REAL from 2^63 on (rheap__bind_wide). */
+static void rebind_size(sqlite3_stmt *s, bound_t *b, int i, uint64_t v)
+{
+    if (v <= INT64_MAX) {
+        rebind_int(s, b, i, v);
+    } else if (b->kind != B_REAL || b->v != v) {
+        sqlite3_bind_double(s, i, (double)v);
+        b->kind = B_REAL;
+        b->v = v;
+    }
+}
+
+void rheap__bind_wide(sqlite3_stmt *s, int i, rheap__wide_t v)
+{
+    if (v >= INT64_MIN && v <= INT64_MAX)
+        sqlite3_bind_int64(s, i, (sqlite3_int64)v);
+    else
+        sqlite3_bind_double(s, i, (double)v);
+}
+
 static void rebind_int_or_null(sqlite3_stmt *s, bound_t *b, int i, uint64_t v, int present)
 {
     if (present) {
@@ -427,7 +447,7 @@ static void bind_row(sqlite3_stmt *s, bound_t *b, int base, const rheap__row_t *
     rebind_int(s, &b[0], base + 1, r->alloc_t);
     rebind_int_or_null(s, &b[1], base + 2, r->dealloc_t, r->freed);
     rebind_int_or_null(s, &b[2], base + 3, r->bt, r->bt != 0);
-    rebind_int(s, &b[3], base + 4, r->size);
+    rebind_size(s, &b[3], base + 4, r->size);
     rebind_int(s, &b[4], base + 5, r->addr);
     rebind_int(s, &b[5], base + 6, r->alloc_tid);
     rebind_int_or_null(s, &b[6], base + 7, r->dealloc_tid, r->dealloc_tid != 0);

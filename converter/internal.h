@@ -184,6 +184,13 @@ int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value);
 int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen);
 /* Closes and removes the temporary file; NULL is a no-op. */
 void rheap__db_abort(rheap__db_t *db);
+/* Sizes are unsigned 64-bit numbers, and sums of them (the summaries) can pass 2^64 in a
+ * hostile recording: they are added up in 128 bits, and stored by rheap__bind_wide. */
+typedef __int128 rheap__wide_t;
+struct sqlite3_stmt;
+/* Binds v as an INTEGER when it fits in 64 signed bits, else as a REAL (rounded to 53 bits of
+ * precision): never as a wrapped, negative number (schema.sql, "Sizes"). */
+void rheap__bind_wide(struct sqlite3_stmt *s, int i, rheap__wide_t v);
 /* The SQLite handle, once every queued row is written (NULL if a batch failed), for writers of
  * tables of their own (summary.c). */
 struct sqlite3 *rheap__db_handle(rheap__db_t *db);

@@ -460,6 +460,59 @@ static void mode_live(void)
     sqlite3_close(db);
 }
 
+static void mode_huge(void)
+{
+    /* Sizes of 2^63 and more (no allocation that large succeeds: only a hostile recording holds
+     * them) are unsigned in the database: an exact INTEGER up to 2^63 - 1, a REAL after it,
+     * never negative, and no summary or query overflows. t2.rip adds to t1's 20 blocks of 8
+     * bytes: 2^64 - 8 (freed), 2^64 - 8, 2^63 - 1 and 2^63 (never freed). */
+    rip_header_t h = tgen_thread_header(77, 2, 2, 5000);
+    tgen_file_t f;
+    tgen_open(&f, rec, "t2.rip", &h);
+    tgen_modules(&f, 0);
+    rip_writer_stack(f.w, 1, st.ips, st.depth);
+    rip_writer_alloc(f.w, RIP_CALL_MALLOC, 1, 0x50000, UINT64_MAX - 7, 1, 0, 0, 0);
+    rip_writer_alloc(f.w, RIP_CALL_MALLOC, 2, 0x60000, UINT64_MAX - 7, 1, 0, 0, 0);
+    rip_writer_alloc(f.w, RIP_CALL_MALLOC, 3, 0x70000, INT64_MAX, 1, 0, 0, 0);
+    rip_writer_alloc(f.w, RIP_CALL_MALLOC, 4, 0x80000, (uint64_t)INT64_MAX + 1, 1, 0, 0, 0);
+    rip_writer_free(f.w, 5, 0x50000);
+    tgen_close(&f);
+    CHECK_INT(run_convert(0), 0);
+    sqlite3 *db = tgen_db_open(out);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE size < 0"), 0);
+    CHECK_STR(tgen_text(db, "SELECT typeof(size) FROM allocations WHERE addr = %d", 0x70000),
+              "integer");
+    CHECK_INT(tgen_int(db, "SELECT size FROM allocations WHERE addr = %d", 0x70000), INT64_MAX);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE typeof(size) = 'real'"), 3);
+    CHECK_INT(tgen_int(db, "SELECT size = 18446744073709551616.0 FROM allocations WHERE addr = %d",
+                       0x60000), 1);
+    CHECK_INT(tgen_int(db, "SELECT size = 9223372036854775808.0 FROM allocations WHERE addr = %d",
+                       0x80000), 1);
+    /* 160 + 2 (2^64 - 8) + (2^63 - 1) + 2^63 = 3 * 2^64 + 143 bytes allocated, 2^64 - 8 freed:
+     * exact in 128 bits, stored rounded. */
+    CHECK_INT(tgen_int(db, "SELECT alloc_bytes = 55340232221128654848.0 FROM recording_stats"), 1);
+    CHECK_INT(tgen_int(db, "SELECT freed_bytes = 18446744073709551616.0 FROM recording_stats"), 1);
+    CHECK_INT(tgen_int(db, "SELECT leaked_bytes = 36893488147419103232.0 FROM recording_stats"), 1);
+    CHECK_INT(tgen_int(db, "SELECT bytes = 55340232221128654848.0 FROM stack_stats"), 1);
+    CHECK_INT(tgen_int(db, "SELECT max_size = 18446744073709551616.0 FROM stack_stats"), 1);
+    CHECK_INT(tgen_int(db, "SELECT alloc_bytes FROM thread_stats WHERE tid = 1"), 160);
+    CHECK_INT(tgen_int(db, "SELECT alloc_bytes = 55340232221128654848.0 FROM thread_stats WHERE "
+                           "tid = 2"), 1);
+    CHECK_INT(tgen_int(db, "SELECT min_size = 9223372036854775808.0 FROM stack_sizes WHERE "
+                           "blocks = 3"), 1);
+    sqlite3_close(db);
+    /* The commands that read those tables answer. */
+    const char *cmds[][2] = {{"query", "sizes"}, {"query", "timeline"}, {"query", "threads"},
+                             {"query", "top-sites"}, {"query", "leaks"}, {"query", "peak"},
+                             {"report", NULL}};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char *a[] = {(char *)rheap, (char *)cmds[i][0], cmds[i][1] ? (char *)cmds[i][1] : out,
+                     cmds[i][1] ? out : NULL, NULL};
+        CHECK_INT(tgen_run(a, err, sizeof err), 0);
+        CHECK(strstr(err, "overflow") == NULL);
+    }
+}
+
 static void mode_paths(void)
 {
     char bogus[1200];
@@ -597,6 +650,8 @@ int main(int argc, char **argv)
         mode_output();
     else if (!strcmp(mode, "live"))
         mode_live();
+    else if (!strcmp(mode, "huge"))
+        mode_huge();
     else {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;
