@@ -441,6 +441,9 @@ static void mode_live(void)
             tgen_flush(&f);
         }
     }
+    /* The writer is the child's: the parent only lets go of its copy. */
+    close(f.fd);
+    free(f.mem);
     struct stat sb;
     do
         usleep(10000);
