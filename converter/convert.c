@@ -665,9 +665,9 @@ static int check_serials(ctx_t *c, stream_t *s, size_t n, const char *dir)
         uint32_t prev = i ? by[i - 1]->serial : 0;
         if (i && by[i]->serial == prev) {
             errorf(c, RHEAP_CONVERT_E_INPUT, by[i]->path, 0,
-                   "%s: offset 0: thread %u's file number %u of this recording, as is %s "
-                   "(thread %u): one is a copy; remove it and convert again",
-                   by[i]->path, by[i]->tid, by[i]->serial, by[i - 1]->path, by[i - 1]->tid);
+                   "%s: offset 0: file number %u of the recording (thread %u), the same number "
+                   "as %s (thread %u): one is a copy; remove it and convert again",
+                   by[i]->path, by[i]->serial, by[i]->tid, by[i - 1]->path, by[i - 1]->tid);
             free(by);
             return -1;
         }
@@ -945,9 +945,9 @@ static void check_origin(ctx_t *c, const char *in, rip_recording_t *rec, uint32_
     }
     if (odd)
         warnf(c, odd, NO_OFFSET,
-              "%s: owned by user %u, not by the user converting (%u), as are %zu other file(s) of "
-              "the recording: it may have been placed there by someone else",
-              odd, (unsigned)owner, (unsigned)me, others - 1);
+              "%s: owned by user %u, not by the user converting (%u), like %zu of the "
+              "recording's files: it may have been placed there by someone else",
+              odd, (unsigned)owner, (unsigned)me, others);
 }
 
 /* A recording directory holds the tracer's files only: a database written into one (even with

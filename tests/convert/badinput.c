@@ -316,8 +316,9 @@ static void mode_serials(void)
     snprintf(cmd, sizeof cmd, "cp '%s/t3.rip' '%s/t9.rip'", rec, rec);
     CHECK(system(cmd) == 0);
     CHECK_INT(run_convert(0), 2);
-    check_err_has("t9.rip: offset 0: thread 3's file number 3 of this recording, as is ");
-    check_err_has("t3.rip (thread 3): one is a copy");
+    check_err_has("t9.rip: offset 0: file number 3 of the recording (thread 3), the same number "
+                  "as ");
+    check_err_has("t3.rip (thread 3): one is a copy; remove it and convert again");
     check_one_line();
     check_nothing_written();
     unlink(rec_file("t9.rip"));
@@ -355,7 +356,8 @@ static void mode_origin(void)
     }
     CHECK(chown(thread_path(), 4242, 4242) == 0);
     CHECK_INT(run_convert(0), 3);
-    check_err_has("t1.rip: owned by user 4242, not by the user converting (0)");
+    check_err_has("t1.rip: owned by user 4242, not by the user converting (0), like 1 of the "
+                  "recording's files");
 }
 
 /* Starts `rheap convert` of the recording to `out` without --force, stderr into `errfile`. */
