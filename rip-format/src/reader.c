@@ -97,13 +97,6 @@ static ssize_t src_read(rip_reader_t *r, uint64_t off, void *buf, size_t n)
 {
     if (r->detached)
         return detached_read(r, off, buf, n);
-    if (r->fd >= 0) {
-        /* Bytes appended after the open are not part of the snapshot (FORMAT.md section 4). */
-        if (off >= r->limit)
-            return 0;
-        if (n > r->limit - off)
-            n = (size_t)(r->limit - off);
-    }
     if (r->fd < 0) {
         if (off >= r->mem_size)
             return 0;
@@ -113,6 +106,11 @@ static ssize_t src_read(rip_reader_t *r, uint64_t off, void *buf, size_t n)
         memcpy(buf, r->mem + off, n);
         return (ssize_t)n;
     }
+    /* Bytes appended after the open are not part of the file read (FORMAT.md section 4). */
+    if (off >= r->limit)
+        return 0;
+    if (n > r->limit - off)
+        n = (size_t)(r->limit - off);
     size_t got = 0;
     while (got < n) {
         ssize_t k = pread(r->fd, (uint8_t *)buf + got, n - got, (off_t)(off + got));
@@ -432,7 +430,7 @@ void rip_reader_detach(rip_reader_t *r)
 
 uint64_t rip_reader_size(const rip_reader_t *r)
 {
-    return r->fd < 0 && !r->detached ? (uint64_t)r->mem_size : r->limit;
+    return r->mem ? (uint64_t)r->mem_size : r->limit;
 }
 
 rip_status_t rip_reader_open(const char *path, rip_reader_t **out, rip_error_t *err)
