@@ -6,6 +6,14 @@
 -- its processes row, found by (pid, recording), CLOCK_MONOTONIC). The tracer records them in
 -- 4 ns units, so event times are multiples of 4. Addresses are stored as integers.
 --
+-- Sizes and byte counts (allocations.size, the bytes columns of the summary tables) are
+-- unsigned. SQLite's integers are signed 64-bit, so a value of 2^63 or more, which only a
+-- hostile or corrupted recording can hold (no allocation that large succeeds, and the tracer
+-- records no failed call), is stored as a REAL rounded to 53 bits of precision, never as a
+-- negative number: `typeof(size) = 'real'` finds such rows, and a reader gets the value with
+-- sqlite3_column_double. The converter adds the summaries up in 128 bits, so they never wrap;
+-- sum() over a column holding a REAL returns a REAL and cannot overflow; total() never does.
+--
 -- Everything above the after-load line (near the end) is created before the rows are inserted;
 -- everything below it is created after the load, inside the same transaction, because building
 -- an index once over finished rows is much cheaper than keeping it up to date on every insert.
@@ -23,7 +31,7 @@ CREATE TABLE allocations (
     alloc_after INTEGER NOT NULL, -- ns after the recording started when the allocation returned
     dealloc_after INTEGER, -- ns after the recording started when the block was freed (or released by realloc); NULL: never freed while recording
     bt INTEGER,            -- backtraces.id of the allocating call stack; NULL: no backtrace was taken (sampling)
-    size INTEGER NOT NULL, -- bytes requested (calloc: nmemb * size)
+    size INTEGER NOT NULL, -- bytes requested (calloc: nmemb * size); unsigned, a REAL from 2^63 on (see the top)
     addr INTEGER NOT NULL, -- address of the block
     alloc_thread INTEGER NOT NULL, -- kernel thread id (tid) that allocated the block
     dealloc_thread INTEGER, -- tid that freed it; NULL when never freed or when the free was not recorded (see meta 'reused_live')
@@ -69,7 +77,7 @@ CREATE TABLE processes (
     start_wall_ns INTEGER,       -- CLOCK_REALTIME at recording start, ns since the Unix epoch
     page_size INTEGER,           -- page size of the machine
     stack_depth INTEGER,         -- most frames the tracer kept per stack
-    sample_ppm INTEGER,          -- sampling rate in parts per million (1000000: every allocation has a stack)
+    sample_ppm INTEGER,          -- sampling rate in parts per million (1000000: every allocation has a stack, 0: none has); NULL: the recording has no config record
     dir TEXT,                    -- recording directory that was converted
     unmatched_frees INTEGER NOT NULL, -- frees of blocks allocated before recording started (not errors)
     lost_events INTEGER NOT NULL,     -- events the tracer reported it could not record

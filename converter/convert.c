@@ -269,6 +269,22 @@ static int define_stack(ctx_t *c, stream_t *s, const rip_record_t *rec)
     return 0;
 }
 
+/* A thread file that ends inside a block. If it has grown since it was opened, the program
+ * is still writing it: the conversion is a snapshot of the moment it started, and the cut is
+ * where the snapshot ends, not damage. */
+static void stream_cut(ctx_t *c, const stream_t *s, const rip_error_t *e)
+{
+    struct stat sb;
+    if (stat(s->path, &sb) == 0 && (uint64_t)sb.st_size > s->file_size) {
+        warnf(c, s->path, e->offset,
+              "%s: offset %llu: still being written; converted what it held when the conversion "
+              "started (%llu bytes), the events written since are not in the database",
+              s->path, (unsigned long long)e->offset, (unsigned long long)s->file_size);
+        return;
+    }
+    rip_truncated(c, e, "converting the complete blocks before it");
+}
+
 /* Reads the stream up to its next event, into *ev. 1: an event was read; 0: the stream ended
  * (cleanly or truncated, which is a warning); -1: fatal. */
 static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
@@ -282,7 +298,7 @@ static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
             return 0;
         }
         if (st == RIP_E_TRUNCATED) {
-            rip_truncated(c, &e, "converting the complete blocks before it");
+            stream_cut(c, s, &e);
             s->offset = s->file_size;
             return 0;
         }
@@ -509,6 +525,7 @@ typedef struct {
  * the process row is written at the end of the recording). */
 typedef struct {
     uint32_t pid, recording, ppid, page_size, depth, sample_ppm;
+    int has_config;
     uint64_t start_ns, wall_ns;
     char *exe, *cmdline;
     onoff_t *ev;
@@ -559,6 +576,7 @@ static int read_process(ctx_t *c, const char *path, procinfo_t *p)
         case RIP_REC_CONFIG:
             p->depth = rec.u.config.depth;
             p->sample_ppm = rec.u.config.sample_ppm;
+            p->has_config = 1;
             break;
         case RIP_REC_ON:
         case RIP_REC_OFF: {
@@ -616,6 +634,59 @@ static uint64_t file_size(const char *path)
     return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 }
 
+static int serial_cmp(const void *a, const void *b)
+{
+    const stream_t *x = *(const stream_t *const *)a, *y = *(const stream_t *const *)b;
+    return x->serial < y->serial ? -1 : x->serial > y->serial;
+}
+
+/* The tracer numbers the thread files of a recording 1, 2, ... as it opens them (the header's
+ * serial). Two files with one serial are one file twice (a copy would double its rows): an
+ * error. A serial missing below the highest is a file moved or deleted: a warning, as the
+ * rest converts; files without a header (no serial known) may account for the missing. */
+static int check_serials(ctx_t *c, stream_t *s, size_t n, const char *dir)
+{
+    const stream_t **by = malloc((n ? n : 1) * sizeof *by);
+    if (!by) {
+        nomem(c, "");
+        return -1;
+    }
+    size_t k = 0, headerless = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].r)
+            by[k++] = &s[i];
+        else
+            headerless++;
+    }
+    qsort(by, k, sizeof *by, serial_cmp);
+    uint64_t missing = 0;
+    uint32_t first_missing = 0;
+    for (size_t i = 0; i < k; i++) {
+        uint32_t prev = i ? by[i - 1]->serial : 0;
+        if (i && by[i]->serial == prev) {
+            errorf(c, RHEAP_CONVERT_E_INPUT, by[i]->path, 0,
+                   "%s: offset 0: file number %u of the recording (thread %u), the same number "
+                   "as %s (thread %u): one is a copy; remove it and convert again",
+                   by[i]->path, by[i]->serial, by[i]->tid, by[i - 1]->path, by[i - 1]->tid);
+            free(by);
+            return -1;
+        }
+        if (by[i]->serial > prev + 1) {
+            if (!missing)
+                first_missing = prev + 1;
+            missing += by[i]->serial - prev - 1;
+        }
+    }
+    uint32_t last = k ? by[k - 1]->serial : 0;
+    free(by);
+    if (missing > headerless)
+        warnf(c, dir, NO_OFFSET,
+              "%s: %llu thread file(s) missing (the tracer numbered its files 1 to %u, number %u "
+              "is the first not found): moved or deleted, their events are not in the database",
+              dir, (unsigned long long)(missing - headerless), last, first_missing);
+    return 0;
+}
+
 static int convert_recording(ctx_t *c, rip_recording_t *rr)
 {
     procinfo_t p = {0};
@@ -645,10 +716,12 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
     }
     c->nmods = 0;
 
+    /* Every thread file is opened once for its header, then detached: it holds no descriptor
+     * between the reads of its blocks, so a program that ran thousands of threads converts under
+     * any limit of open files. */
     for (size_t i = 0; i < n; i++) {
         rip_error_t e;
         s[i].path = rip_recording_thread_path(rr, i);
-        s[i].file_size = file_size(s[i].path);
         if (rheap__u64map_init(&s[i].stacks) != 0) {
             nomem(c, "");
             goto out;
@@ -657,12 +730,15 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
             if (e.code == RIP_E_TRUNCATED) {
                 /* Not even the first block made it to disk: nothing to convert here. */
                 rip_truncated(c, &e, "the file holds no complete block");
+                s[i].file_size = file_size(s[i].path);
                 s[i].offset = s[i].file_size;
                 continue;
             }
             rip_fail(c, &e);
             goto out;
         }
+        rip_reader_detach(s[i].r);
+        s[i].file_size = rip_reader_size(s[i].r);
         const rip_header_t *h = rip_reader_header(s[i].r);
         if (h->is_process) {
             errorf(c, RHEAP_CONVERT_E_INPUT, s[i].path, 0,
@@ -680,6 +756,12 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
         }
         s[i].tid = h->tid;
         s[i].serial = h->serial;
+    }
+    if (check_serials(c, s, n, rip_recording_dir(rr)) != 0)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        if (!s[i].r)
+            continue;
         int a = advance(c, &s[i], live);
         if (a < 0)
             goto out;
@@ -743,8 +825,9 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
     }
     c->lost += lost;
     if (rheap__db_process(c->db, p.pid, p.recording, p.ppid, p.exe, p.cmdline, p.start_ns,
-                          p.wall_ns, p.page_size, p.depth, p.sample_ppm, rip_recording_dir(rr),
-                          c->unmatched_frees - unmatched_before, lost) != 0) {
+                          p.wall_ns, p.page_size, p.depth, p.sample_ppm, p.has_config,
+                          rip_recording_dir(rr), c->unmatched_frees - unmatched_before,
+                          lost) != 0) {
         db_fail(c, "processes");
         goto out;
     }
@@ -812,6 +895,87 @@ static int write_meta(ctx_t *c, size_t ninputs)
     return 0;
 }
 
+/* The pid a recording directory's name gives (rip-<pid> or rip-<pid>-<n>), 0 for another name. */
+static uint32_t pid_of_name(const char *dir)
+{
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        len--;
+    size_t b = len;
+    while (b > 0 && dir[b - 1] != '/')
+        b--;
+    if (len - b < 5 || strncmp(dir + b, "rip-", 4) != 0)
+        return 0;
+    uint64_t pid = 0;
+    size_t i = b + 4;
+    for (; i < len && dir[i] >= '0' && dir[i] <= '9' && pid <= UINT32_MAX; i++)
+        pid = pid * 10 + (uint64_t)(dir[i] - '0');
+    if (i == b + 4 || pid > UINT32_MAX || (i < len && dir[i] != '-'))
+        return 0;
+    return (uint32_t)pid;
+}
+
+/* A recording in a directory others can write to (a shared RHEAP_DIR) may not be what it
+ * seems: warns when the directory's name gives another pid than its process file, and when the
+ * directory or one of its files belongs to another user than the one converting. */
+static void check_origin(ctx_t *c, const char *in, rip_recording_t *rec, uint32_t pid)
+{
+    uint32_t named = pid_of_name(in);
+    if (named && named != pid)
+        warnf(c, rip_recording_process_path(rec), 0,
+              "%s: offset 0: records process %u, but its directory is named for process %u "
+              "(renamed, or placed there by someone else)",
+              rip_recording_process_path(rec), pid, named);
+    uid_t me = geteuid();
+    struct stat sb;
+    const char *odd = NULL;
+    uid_t owner = me;
+    size_t others = 0, n = rip_recording_thread_count(rec);
+    for (size_t j = 0; j < n + 2; j++) {
+        const char *path = j == 0   ? in
+                           : j == 1 ? rip_recording_process_path(rec)
+                                    : rip_recording_thread_path(rec, j - 2);
+        if (stat(path, &sb) == 0 && sb.st_uid != me) {
+            if (!odd) {
+                odd = path;
+                owner = sb.st_uid;
+            }
+            others++;
+        }
+    }
+    if (odd)
+        warnf(c, odd, NO_OFFSET,
+              "%s: owned by user %u, not by the user converting (%u), like %zu of the "
+              "recording's files: it may have been placed there by someone else",
+              odd, (unsigned)owner, (unsigned)me, others);
+}
+
+/* A recording directory holds the tracer's files only: a database written into one (even with
+ * --force) could replace its process file. 0, or -1 after an error. */
+static int check_output_place(ctx_t *c)
+{
+    const char *out = c->o->output;
+    const char *slash = strrchr(out, '/');
+    char parent[4096];
+    if (!slash)
+        snprintf(parent, sizeof parent, ".");
+    else
+        snprintf(parent, sizeof parent, "%.*s", (int)(slash - out == 0 ? 1 : slash - out), out);
+    struct stat ps, is;
+    if (stat(parent, &ps) != 0)
+        return 0; /* the database cannot be created there: db.c says so */
+    for (size_t i = 0; i < c->o->ninputs; i++) {
+        if (stat(c->o->inputs[i], &is) == 0 && is.st_dev == ps.st_dev && is.st_ino == ps.st_ino) {
+            errorf(c, RHEAP_CONVERT_E_REFUSED, out, NO_OFFSET,
+                   "%s: inside the recording %s, which is an input; write the database "
+                   "elsewhere",
+                   out, c->o->inputs[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Checks every input before the output is touched, so a typo costs nothing, and sums the
  * thread files' sizes for progress. recs[i] is opened for each input; skip[i] set for a
  * recording whose process file holds no complete block. 0, or -1 after an error. */
@@ -870,6 +1034,7 @@ static int check_inputs(ctx_t *c, rip_recording_t **recs, unsigned char *skip)
         ids[2 * i] = rip_reader_header(pr)->pid;
         ids[2 * i + 1] = rip_reader_header(pr)->recording;
         rip_reader_close(pr);
+        check_origin(c, in, recs[i], ids[2 * i]);
         for (size_t j = 0; j < i; j++) {
             if (!skip[j] && ids[2 * j] == ids[2 * i] && ids[2 * j + 1] == ids[2 * i + 1]) {
                 errorf(c, RHEAP_CONVERT_E_INPUT, in, NO_OFFSET,
@@ -923,7 +1088,7 @@ rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_conver
         nomem(&c, "");
         goto done;
     }
-    if (check_inputs(&c, recs, skip) != 0)
+    if (check_inputs(&c, recs, skip) != 0 || check_output_place(&c) != 0)
         goto done;
     char errbuf[1024];
     int st = rheap__db_create(o->output, o->force, &c.db, errbuf, sizeof errbuf);
@@ -951,8 +1116,9 @@ rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_conver
     progress(&c, NULL, 0, 1);
     rheap__db_t *db = c.db;
     c.db = NULL;
-    if (rheap__db_finish(db, errbuf, sizeof errbuf) != 0) {
-        errorf(&c, RHEAP_CONVERT_E_OUTPUT, o->output, NO_OFFSET, "%s", errbuf);
+    st = rheap__db_finish(db, errbuf, sizeof errbuf);
+    if (st != RHEAP_CONVERT_OK) {
+        errorf(&c, st, o->output, NO_OFFSET, "%s", errbuf);
         goto done;
     }
     if (result) {

@@ -73,7 +73,7 @@ static const char *const stmt_sql[ST_N] = {
  * often dealloc_thread are NULL, call is mostly malloc, pid and recording are constant), so a
  * parameter is bound again only when its value changes: that skips about a third of the bind
  * calls, each of which releases and rewrites a VDBE cell. */
-enum { B_UNSET, B_NULL, B_INT };
+enum { B_UNSET, B_NULL, B_INT, B_REAL };
 
 typedef struct {
     uint64_t v;
@@ -90,6 +90,7 @@ struct rheap__db {
     size_t npending;
     char *path;
     char *tmp;
+    int force;                /* replace an existing path; without it, never */
     /* The writer thread and its queue of full batches (under mu). */
     int have_writer;
     pthread_t writer;
@@ -273,6 +274,7 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
         return RHEAP_CONVERT_E_OUTPUT;
     }
     db->path = strdup(path);
+    db->force = force;
     size_t tlen = strlen(path) + 32;
     db->tmp = malloc(tlen);
     if (!db->path || !db->tmp) {
@@ -411,6 +413,26 @@ static void rebind_int(sqlite3_stmt *s, bound_t *b, int i, uint64_t v)
     b->v = v;
 }
 
+/* A size: unsigned, stored as a REAL from 2^63 on (rheap__bind_wide). */
+static void rebind_size(sqlite3_stmt *s, bound_t *b, int i, uint64_t v)
+{
+    if (v <= INT64_MAX) {
+        rebind_int(s, b, i, v);
+    } else if (b->kind != B_REAL || b->v != v) {
+        sqlite3_bind_double(s, i, (double)v);
+        b->kind = B_REAL;
+        b->v = v;
+    }
+}
+
+void rheap__bind_wide(sqlite3_stmt *s, int i, rheap__wide_t v)
+{
+    if (v >= INT64_MIN && v <= INT64_MAX)
+        sqlite3_bind_int64(s, i, (sqlite3_int64)v);
+    else
+        sqlite3_bind_double(s, i, (double)v);
+}
+
 static void rebind_int_or_null(sqlite3_stmt *s, bound_t *b, int i, uint64_t v, int present)
 {
     if (present) {
@@ -427,7 +449,7 @@ static void bind_row(sqlite3_stmt *s, bound_t *b, int base, const rheap__row_t *
     rebind_int(s, &b[0], base + 1, r->alloc_t);
     rebind_int_or_null(s, &b[1], base + 2, r->dealloc_t, r->freed);
     rebind_int_or_null(s, &b[2], base + 3, r->bt, r->bt != 0);
-    rebind_int(s, &b[3], base + 4, r->size);
+    rebind_size(s, &b[3], base + 4, r->size);
     rebind_int(s, &b[4], base + 5, r->addr);
     rebind_int(s, &b[5], base + 6, r->alloc_tid);
     rebind_int_or_null(s, &b[6], base + 7, r->dealloc_tid, r->dealloc_tid != 0);
@@ -546,8 +568,8 @@ sqlite3 *rheap__db_handle(rheap__db_t *db)
 
 int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
                       const char *exe, const char *cmdline, uint64_t start_ns, uint64_t wall_ns,
-                      uint32_t page_size, uint32_t depth, uint32_t sample_ppm, const char *dir,
-                      uint64_t unmatched_frees, uint64_t lost)
+                      uint32_t page_size, uint32_t depth, uint32_t sample_ppm, int has_config,
+                      const char *dir, uint64_t unmatched_frees, uint64_t lost)
 {
     if (drain(db) != 0)
         return -1;
@@ -561,7 +583,7 @@ int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_
     bind_u64_or_null(s, 7, wall_ns, wall_ns != 0);
     bind_u64_or_null(s, 8, page_size, page_size != 0);
     bind_u64_or_null(s, 9, depth, depth != 0);
-    bind_u64_or_null(s, 10, sample_ppm, sample_ppm != 0);
+    bind_u64_or_null(s, 10, sample_ppm, has_config);
     bind_text_or_null(s, 11, dir);
     sqlite3_bind_int64(s, 12, (sqlite3_int64)unmatched_frees);
     sqlite3_bind_int64(s, 13, (sqlite3_int64)lost);
@@ -657,6 +679,33 @@ const char *rheap__db_errmsg(rheap__db_t *db)
     return db && db->db ? sqlite3_errmsg(db->db) : "no database";
 }
 
+/* Puts the finished temporary file in place. With force, rename replaces whatever is there.
+ * Without it, link() claims the name only if it is still free: the output did not exist when
+ * the conversion began, but another conversion to the same name may have finished since, and
+ * its database must not be replaced in silence. A file system without hard links falls back to
+ * a check and rename. */
+static int install(rheap__db_t *db, char *errbuf, size_t errlen)
+{
+    if (!db->force) {
+        if (link(db->tmp, db->path) == 0) {
+            unlink(db->tmp);
+            return RHEAP_CONVERT_OK;
+        }
+        if (errno == EEXIST || access(db->path, F_OK) == 0) {
+            fmt(errbuf, errlen,
+                "%s: created by someone else while this conversion ran; left alone (use --force "
+                "to replace it)",
+                db->path);
+            return RHEAP_CONVERT_E_REFUSED;
+        }
+    }
+    if (rename(db->tmp, db->path) != 0) {
+        fmt(errbuf, errlen, "%s: cannot rename to %s: %s", db->tmp, db->path, strerror(errno));
+        return RHEAP_CONVERT_E_OUTPUT;
+    }
+    return RHEAP_CONVERT_OK;
+}
+
 int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen)
 {
     char *msg = NULL;
@@ -687,15 +736,16 @@ int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen)
         goto fail;
     }
     db->db = NULL;
-    if (rename(db->tmp, db->path) != 0) {
-        fmt(errbuf, errlen, "%s: cannot rename to %s: %s", db->tmp, db->path, strerror(errno));
-        goto fail;
-    }
+    int st = install(db, errbuf, errlen);
+    if (st != RHEAP_CONVERT_OK)
+        goto fail_status;
     destroy(db);
-    return 0;
+    return RHEAP_CONVERT_OK;
 fail:
+    st = RHEAP_CONVERT_E_OUTPUT;
+fail_status:
     rheap__db_abort(db);
-    return -1;
+    return st;
 }
 
 void rheap__db_abort(rheap__db_t *db)

@@ -163,8 +163,8 @@ int rheap__db_frame(rheap__db_t *db, uint64_t bt, uint32_t frame_no, const rheap
                     const char *module, uint64_t offset, uint32_t ip_index);
 int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
                       const char *exe, const char *cmdline, uint64_t start_ns, uint64_t wall_ns,
-                      uint32_t page_size, uint32_t depth, uint32_t sample_ppm, const char *dir,
-                      uint64_t unmatched_frees, uint64_t lost);
+                      uint32_t page_size, uint32_t depth, uint32_t sample_ppm, int has_config,
+                      const char *dir, uint64_t unmatched_frees, uint64_t lost);
 /* In the per-recording tables, (pid, recording) names the processes row. */
 int rheap__db_thread(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid,
                      const char *name, uint32_t serial, const char *file, uint64_t events,
@@ -177,12 +177,20 @@ int rheap__db_window(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t
                      const char *on_how, int has_off, uint64_t off_t, const char *off_how);
 int rheap__db_meta_int(rheap__db_t *db, const char *key, int64_t value);
 int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value);
-/* Builds the after-load part of the schema, commits, closes and renames the temporary file to
- * the requested path. Returns 0, or -1 with a message in errbuf (the temporary file is gone).
- * Frees db either way. */
+/* Builds the after-load part of the schema, commits, closes and puts the temporary file in
+ * place of the requested path: without force, only if no file has appeared there meanwhile
+ * (RHEAP_CONVERT_E_REFUSED otherwise). Returns a rheap_convert_status_t, with a message in
+ * errbuf unless RHEAP_CONVERT_OK (the temporary file is gone). Frees db either way. */
 int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen);
 /* Closes and removes the temporary file; NULL is a no-op. */
 void rheap__db_abort(rheap__db_t *db);
+/* Sizes are unsigned 64-bit numbers, and sums of them (the summaries) can pass 2^64 in a
+ * hostile recording: they are added up in 128 bits, and stored by rheap__bind_wide. */
+typedef __int128 rheap__wide_t;
+struct sqlite3_stmt;
+/* Binds v as an INTEGER when it fits in 64 signed bits, else as a REAL (rounded to 53 bits of
+ * precision): never as a wrapped, negative number (schema.sql, "Sizes"). */
+void rheap__bind_wide(struct sqlite3_stmt *s, int i, rheap__wide_t v);
 /* The SQLite handle, once every queued row is written (NULL if a batch failed), for writers of
  * tables of their own (summary.c). */
 struct sqlite3 *rheap__db_handle(rheap__db_t *db);

@@ -31,19 +31,23 @@
 #define SLICES 1024
 #define FIRST_WIDTH 1024u /* ns: the width of a slice while the recording is younger than ~1 ms */
 
+/* Byte counts and the sum of lifetimes are rheap__wide_t: sums of 64-bit values. */
 typedef struct {
-    uint64_t blocks, bytes, freed_blocks, freed_bytes, temp_blocks, temp_bytes;
+    uint64_t blocks, freed_blocks, temp_blocks;
+    rheap__wide_t bytes, freed_bytes, temp_bytes;
     uint64_t first_t, last_t, leak_first, leak_last, min_size, max_size;
-    uint64_t life_min, life_max, life_total;
-    int64_t live_blocks, live_bytes;  /* now */
-    int64_t peak_blocks, peak_bytes;  /* at the peak, once copied */
+    uint64_t life_min, life_max;
+    rheap__wide_t life_total;
+    int64_t live_blocks, peak_blocks;
+    rheap__wide_t live_bytes, peak_bytes; /* now, and at the peak once copied */
     uint64_t life[9];
     int dirty;                        /* on the dirty list */
 } stackagg_t;
 
 typedef struct {
     uint32_t tid;
-    uint64_t allocs, alloc_bytes, frees, freed_bytes, leaked_blocks, leaked_bytes;
+    uint64_t allocs, frees, leaked_blocks;
+    rheap__wide_t alloc_bytes, freed_bytes, leaked_bytes;
     uint64_t freed_by_other, frees_of_other;
     /* The thread's latest allocation, to decide whether it was temporary: freed before the
      * thread allocated again. */
@@ -53,7 +57,8 @@ typedef struct {
 
 /* Counters per (stack, size class) and per (stack, timeline slice). */
 typedef struct {
-    uint64_t blocks, bytes, leaked_blocks, leaked_bytes;
+    uint64_t blocks, leaked_blocks;
+    rheap__wide_t bytes, leaked_bytes;
 } keyagg_t;
 
 /* A hash table from nonzero 64-bit keys to values of vsize bytes, the converter's layout
@@ -68,8 +73,9 @@ typedef struct {
 static int table_reset(table_t *t, size_t vsize);
 
 typedef struct {
-    uint64_t allocs, alloc_bytes, frees, freed_bytes;
-    int64_t max_live;                 /* the most live bytes after an instant inside the slice */
+    uint64_t allocs, frees;
+    rheap__wide_t alloc_bytes, freed_bytes;
+    rheap__wide_t max_live;           /* the most live bytes after an instant inside the slice */
     int seen;                         /* max_live is set */
 } slice_t;
 
@@ -87,16 +93,18 @@ struct rheap__summary {
     /* The live heap and the instant being applied. */
     int started;
     uint64_t now;
-    int64_t live_bytes, live_blocks;
-    int64_t peak_bytes, peak_blocks;
+    int64_t live_blocks, peak_blocks;
+    rheap__wide_t live_bytes, peak_bytes;
     uint64_t peak_t;
-    uint64_t allocs, alloc_bytes, frees, freed_bytes;
+    uint64_t allocs, frees;
+    rheap__wide_t alloc_bytes, freed_bytes;
     /* Marker times not yet passed, sorted; and the per-stack copies taken at passed ones. */
     uint64_t *marks;
     size_t nmarks, capmarks;
     struct markrow {
         uint64_t t, bt;
-        int64_t blocks, bytes;
+        int64_t blocks;
+        rheap__wide_t bytes;
     } *mrows;
     size_t nmrows, capmrows;
     int failed;                       /* out of memory: the summaries are not written */
@@ -360,10 +368,10 @@ void rheap__summary_alloc(rheap__summary_t *s, const rheap__live_t *b)
     if (b->size > a->max_size)
         a->max_size = b->size;
     a->live_blocks++;
-    a->live_bytes += (int64_t)b->size;
+    a->live_bytes += b->size;
     touch(s, a, b->bt);
     s->live_blocks++;
-    s->live_bytes += (int64_t)b->size;
+    s->live_bytes += b->size;
     s->allocs++;
     s->alloc_bytes += b->size;
     slice_t *sl = &s->slice[b->t / s->width];
@@ -416,10 +424,10 @@ void rheap__summary_free(rheap__summary_t *s, const rheap__live_t *b, uint64_t t
     a->freed_blocks++;
     a->freed_bytes += b->size;
     a->live_blocks--;
-    a->live_bytes -= (int64_t)b->size;
+    a->live_bytes -= b->size;
     touch(s, a, b->bt);
     s->live_blocks--;
-    s->live_bytes -= (int64_t)b->size;
+    s->live_bytes -= b->size;
     s->frees++;
     s->freed_bytes += b->size;
     slice_t *sl = &s->slice[t / s->width];
@@ -518,20 +526,23 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
             continue;
         sqlite3_stmt *st = q[Q_STACK];
         bind_bt(st, 3, bt);
-        uint64_t v[] = {a->blocks, a->bytes, a->freed_blocks, a->freed_bytes,
-                        (uint64_t)a->live_blocks, (uint64_t)a->live_bytes, a->temp_blocks,
-                        a->temp_bytes, a->first_t, a->last_t};
+        rheap__wide_t v[] = {a->blocks,      a->bytes,       a->freed_blocks, a->freed_bytes,
+                             a->live_blocks, a->live_bytes,  a->temp_blocks,  a->temp_bytes,
+                             a->first_t,     a->last_t};
         for (int i = 0; i < 10; i++)
-            sqlite3_bind_int64(st, 4 + i, (sqlite3_int64)v[i]);
+            rheap__bind_wide(st, 4 + i, v[i]);
         bind_opt(st, 14, a->leak_first - 1, a->leak_first != 0);
         bind_opt(st, 15, a->leak_last - 1, a->leak_last != 0);
-        sqlite3_bind_int64(st, 16, (sqlite3_int64)a->min_size);
-        sqlite3_bind_int64(st, 17, (sqlite3_int64)a->max_size);
+        rheap__bind_wide(st, 16, a->min_size);
+        rheap__bind_wide(st, 17, a->max_size);
         bind_opt(st, 18, a->life_min, a->freed_blocks != 0);
         bind_opt(st, 19, a->life_max, a->freed_blocks != 0);
-        bind_opt(st, 20, a->life_total, a->freed_blocks != 0);
+        if (a->freed_blocks)
+            rheap__bind_wide(st, 20, a->life_total);
+        else
+            sqlite3_bind_null(st, 20);
         sqlite3_bind_int64(st, 21, a->peak_blocks);
-        sqlite3_bind_int64(st, 22, a->peak_bytes);
+        rheap__bind_wide(st, 22, a->peak_bytes);
         if (put(s, st) != 0)
             return -1;
         for (int d = 0; d < 9; d++) {
@@ -552,7 +563,7 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
         bind_bt(q[Q_LEAK], 3, (key - 1) / SLICES);
         sqlite3_bind_int64(q[Q_LEAK], 4, (sqlite3_int64)((key - 1) % SLICES));
         sqlite3_bind_int64(q[Q_LEAK], 5, (sqlite3_int64)l->blocks);
-        sqlite3_bind_int64(q[Q_LEAK], 6, (sqlite3_int64)l->bytes);
+        rheap__bind_wide(q[Q_LEAK], 6, l->bytes);
         if (put(s, q[Q_LEAK]) != 0)
             return -1;
     }
@@ -563,11 +574,11 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
         const keyagg_t *z = (const keyagg_t *)(s->sizes.vals + i * s->sizes.vsize);
         unsigned cls = (unsigned)((key - 1) % 128);
         bind_bt(q[Q_SIZE], 3, (key - 1) / 128);
-        sqlite3_bind_int64(q[Q_SIZE], 4, cls ? (sqlite3_int64)(1ull << (cls - 1)) : 0);
+        rheap__bind_wide(q[Q_SIZE], 4, cls ? (rheap__wide_t)1 << (cls - 1) : 0);
         sqlite3_bind_int64(q[Q_SIZE], 5, (sqlite3_int64)z->blocks);
-        sqlite3_bind_int64(q[Q_SIZE], 6, (sqlite3_int64)z->bytes);
+        rheap__bind_wide(q[Q_SIZE], 6, z->bytes);
         sqlite3_bind_int64(q[Q_SIZE], 7, (sqlite3_int64)z->leaked_blocks);
-        sqlite3_bind_int64(q[Q_SIZE], 8, (sqlite3_int64)z->leaked_bytes);
+        rheap__bind_wide(q[Q_SIZE], 8, z->leaked_bytes);
         if (put(s, q[Q_SIZE]) != 0)
             return -1;
     }
@@ -575,25 +586,26 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
         if (!s->threads.keys[i])
             continue;
         const threadagg_t *t = (const threadagg_t *)(s->threads.vals + i * s->threads.vsize);
-        uint64_t v[] = {t->tid, t->allocs, t->alloc_bytes, t->frees, t->freed_bytes,
-                        t->leaked_blocks, t->leaked_bytes, t->freed_by_other, t->frees_of_other};
+        rheap__wide_t v[] = {t->tid,           t->allocs,         t->alloc_bytes,
+                             t->frees,         t->freed_bytes,    t->leaked_blocks,
+                             t->leaked_bytes,  t->freed_by_other, t->frees_of_other};
         for (int k = 0; k < 9; k++)
-            sqlite3_bind_int64(q[Q_THREAD], 3 + k, (sqlite3_int64)v[k]);
+            rheap__bind_wide(q[Q_THREAD], 3 + k, v[k]);
         if (put(s, q[Q_THREAD]) != 0)
             return -1;
     }
     if (s->started) {
-        int64_t live = 0, blocks = 0;
+        rheap__wide_t live = 0;
+        int64_t blocks = 0;
         for (uint64_t i = 0; i <= s->now / s->width; i++) {
             const slice_t *sl = &s->slice[i];
-            int64_t mx = sl->seen && sl->max_live > live ? sl->max_live : live;
-            live += (int64_t)sl->alloc_bytes - (int64_t)sl->freed_bytes;
+            rheap__wide_t mx = sl->seen && sl->max_live > live ? sl->max_live : live;
+            live += sl->alloc_bytes - sl->freed_bytes;
             blocks += (int64_t)sl->allocs - (int64_t)sl->frees;
-            int64_t v[] = {(int64_t)i, (int64_t)(i * s->width), (int64_t)((i + 1) * s->width), mx, live,
-                           blocks, (int64_t)sl->allocs, (int64_t)sl->alloc_bytes, (int64_t)sl->frees,
-                           (int64_t)sl->freed_bytes};
+            rheap__wide_t v[] = {i,      i * s->width, (i + 1) * s->width, mx,        live,
+                                 blocks, sl->allocs,   sl->alloc_bytes,    sl->frees, sl->freed_bytes};
             for (int k = 0; k < 10; k++)
-                sqlite3_bind_int64(q[Q_SLICE], 3 + k, v[k]);
+                rheap__bind_wide(q[Q_SLICE], 3 + k, v[k]);
             if (put(s, q[Q_SLICE]) != 0)
                 return -1;
         }
@@ -602,15 +614,15 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
         sqlite3_bind_int64(q[Q_MARK], 3, (sqlite3_int64)s->mrows[i].t);
         bind_bt(q[Q_MARK], 4, s->mrows[i].bt);
         sqlite3_bind_int64(q[Q_MARK], 5, s->mrows[i].blocks);
-        sqlite3_bind_int64(q[Q_MARK], 6, s->mrows[i].bytes);
+        rheap__bind_wide(q[Q_MARK], 6, s->mrows[i].bytes);
         if (put(s, q[Q_MARK]) != 0)
             return -1;
     }
-    int64_t v[] = {(int64_t)s->allocs, (int64_t)s->alloc_bytes, (int64_t)s->frees,
-                   (int64_t)s->freed_bytes, s->live_blocks, s->live_bytes, (int64_t)s->now,
-                   (int64_t)s->peak_t, s->peak_bytes, s->peak_blocks, (int64_t)s->width};
+    rheap__wide_t v[] = {s->allocs, s->alloc_bytes, s->frees,      s->freed_bytes,
+                         s->live_blocks, s->live_bytes, s->now, s->peak_t,
+                         s->peak_bytes, s->peak_blocks, s->width};
     for (int k = 0; k < 11; k++)
-        sqlite3_bind_int64(q[Q_REC], 3 + k, v[k]);
+        rheap__bind_wide(q[Q_REC], 3 + k, v[k]);
     return put(s, q[Q_REC]);
 }
 

@@ -195,9 +195,21 @@ typedef struct rip_reader rip_reader_t;
  * status other than RIP_OK, fills *err and sets *out to NULL: RIP_E_TRUNCATED when the file ends
  * before the header is complete (an empty file included, as left by a process killed before its
  * first flush), RIP_E_NOT_RIP, RIP_E_VERSION, RIP_E_CORRUPT, RIP_E_IO (offset RIP_NO_OFFSET
- * when the file cannot be opened). The reader reads one block at a time, so its memory is
- * bounded by the block size. Not thread-safe per reader; separate readers are independent. */
+ * when the file cannot be opened or is not a regular file: a FIFO is refused without blocking).
+ * The reader reads one block at a time, so its memory is bounded by the block size. It reads the
+ * file as it was when opened: bytes a writer appends later are not read (rip_reader_size), so a
+ * file still being written reads as a consistent snapshot, cut (RIP_E_TRUNCATED) if the cut
+ * falls inside a block. Not thread-safe per reader; separate readers are independent. */
 rip_status_t rip_reader_open(const char *path, rip_reader_t **out, rip_error_t *err);
+
+/* The file's size when the reader opened it: the reader reads no byte after it. */
+uint64_t rip_reader_size(const rip_reader_t *r);
+
+/* From now on the reader holds no descriptor between reads: each block is read by opening the
+ * file again (it must be the same file, else reading fails with RIP_E_IO), reading and closing,
+ * so any number of readers can be open under a small descriptor limit. NULL, a reader over
+ * memory or one already detached: no-op. */
+void rip_reader_detach(rip_reader_t *r);
 
 /* The same over bytes in memory (copied), named `name` in errors. For tests and fuzzing. */
 rip_status_t rip_reader_open_mem(const void *data, size_t size, const char *name,

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <lz4.h>
@@ -31,9 +32,13 @@ typedef struct {
 static const char *const column_names[RIP__COLUMNS] = {"time", "address", "size", "stack"};
 
 struct rip_reader {
-    int fd;                    /* -1 when reading from memory */
+    int fd;                    /* -1 when reading from memory or detached */
     uint8_t *mem;
     size_t mem_size;
+    uint64_t limit;            /* the file's size when opened: nothing after it is read */
+    int detached;              /* rip_reader_detach: the file is opened for each read */
+    dev_t dev;                 /* the file opened, to recognize it when detached */
+    ino_t ino;
     char path[512];
     rip_header_t header;
     uint32_t block_max;
@@ -85,9 +90,13 @@ static rip_status_t fail(rip_reader_t *r, rip_error_t *err, rip_status_t code, u
     return code;
 }
 
+static ssize_t detached_read(rip_reader_t *r, uint64_t off, void *buf, size_t n);
+
 /* Reads up to n bytes at off. Returns the bytes read (fewer at the end of the file) or -1. */
 static ssize_t src_read(rip_reader_t *r, uint64_t off, void *buf, size_t n)
 {
+    if (r->detached)
+        return detached_read(r, off, buf, n);
     if (r->fd < 0) {
         if (off >= r->mem_size)
             return 0;
@@ -97,6 +106,11 @@ static ssize_t src_read(rip_reader_t *r, uint64_t off, void *buf, size_t n)
         memcpy(buf, r->mem + off, n);
         return (ssize_t)n;
     }
+    /* Bytes appended after the open are not part of the file read (FORMAT.md section 4). */
+    if (off >= r->limit)
+        return 0;
+    if (n > r->limit - off)
+        n = (size_t)(r->limit - off);
     size_t got = 0;
     while (got < n) {
         ssize_t k = pread(r->fd, (uint8_t *)buf + got, n - got, (off_t)(off + got));
@@ -339,14 +353,95 @@ static rip_status_t nomem(const char *name, rip_reader_t **out, rip_error_t *err
     return RIP_E_NOMEM;
 }
 
+static const char *file_kind(mode_t mode)
+{
+    switch (mode & S_IFMT) {
+    case S_IFDIR: return "a directory";
+    case S_IFIFO: return "a FIFO";
+    case S_IFSOCK: return "a socket";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    default: return "not a regular file";
+    }
+}
+
+/* Opens r->path for reading if it is a regular file. O_NONBLOCK keeps a FIFO planted under a
+ * rip file's name from blocking the open (it has no effect on a regular file). The first open
+ * takes the file's identity and size, the snapshot the reader keeps to; a later open (detached
+ * reader) must find the same file. The descriptor, or -1 with errno set and `why` filled. */
+static int open_regular(rip_reader_t *r, char *why, size_t len)
+{
+    int fd = open(r->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        snprintf(why, len, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    struct stat sb;
+    int e = 0;
+    if (fstat(fd, &sb) != 0) {
+        e = errno;
+        snprintf(why, len, "cannot examine: %s", strerror(e));
+    } else if (!S_ISREG(sb.st_mode)) {
+        e = EINVAL;
+        snprintf(why, len, "%s, expected a regular rip file", file_kind(sb.st_mode));
+    } else if (!r->detached) {
+        r->dev = sb.st_dev;
+        r->ino = sb.st_ino;
+        r->limit = (uint64_t)sb.st_size;
+        return fd;
+    } else if (sb.st_dev != r->dev || sb.st_ino != r->ino) {
+        e = ESTALE;
+        snprintf(why, len, "replaced by another file while being read");
+    } else {
+        return fd;
+    }
+    close(fd);
+    errno = e;
+    return -1;
+}
+
+/* A detached reader's read: open the same file, read, close. -1 with errno set when the file
+ * is gone or was replaced (ESTALE). */
+static ssize_t detached_read(rip_reader_t *r, uint64_t off, void *buf, size_t n)
+{
+    char why[256];
+    int fd = open_regular(r, why, sizeof why);
+    if (fd < 0)
+        return -1;
+    r->fd = fd;
+    r->detached = 0;
+    ssize_t k = src_read(r, off, buf, n);
+    int saved = errno;
+    close(fd);
+    r->fd = -1;
+    r->detached = 1;
+    errno = saved;
+    return k;
+}
+
+void rip_reader_detach(rip_reader_t *r)
+{
+    if (!r || r->fd < 0)
+        return;
+    close(r->fd);
+    r->fd = -1;
+    r->detached = 1;
+}
+
+uint64_t rip_reader_size(const rip_reader_t *r)
+{
+    return r->mem ? (uint64_t)r->mem_size : r->limit;
+}
+
 rip_status_t rip_reader_open(const char *path, rip_reader_t **out, rip_error_t *err)
 {
     rip_reader_t *r = new_reader(path);
     if (!r)
         return nomem(path, out, err);
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    char why[256];
+    r->fd = open_regular(r, why, sizeof why);
     if (r->fd < 0) {
-        rip_status_t st = fail(r, err, RIP_E_IO, RIP_NO_OFFSET, "cannot open: %s", strerror(errno));
+        rip_status_t st = fail(r, err, RIP_E_IO, RIP_NO_OFFSET, "%s", why);
         rip_reader_close(r);
         *out = NULL;
         return st;

@@ -112,9 +112,15 @@ rip_status_t rip_recording_open(const char *dir, rip_recording_t **out, rip_erro
         rip_recording_close(rec);
         return rec_fail(err, RIP_E_NOMEM, dir, "out of memory");
     }
-    if (stat(rec->process_path, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (stat(rec->process_path, &st) != 0) {
         rip_recording_close(rec);
         return rec_fail(err, RIP_E_NOT_RECORDING, dir, "not a rip recording (no process.rip)");
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rip_recording_close(rec);
+        return rec_fail(err, RIP_E_NOT_RECORDING, dir,
+                        S_ISFIFO(st.st_mode) ? "process.rip is a FIFO, expected a regular file"
+                                             : "process.rip is not a regular file");
     }
 
     DIR *d = opendir(dir);

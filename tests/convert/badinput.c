@@ -1,16 +1,21 @@
 /*
- * badinput.c: `rheap convert` on truncated, bit-flipped, empty and foreign inputs, and the
- * command-line contract (exit statuses, --force, never a half-written database).
+ * badinput.c: `rheap convert` on truncated, bit-flipped, empty and foreign inputs, on hostile
+ * ones (a FIFO, a copied or missing thread file, a misnamed or foreign-owned recording, a
+ * recording still being written, sizes of 2^63 and more), and the command-line contract (exit
+ * statuses, --force, an output claimed once and never inside a recording, never a half-written
+ * database).
  * Usage: convert_badinput MODE RHEAP DIR.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
 #include <lz4frame.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tgen.h"
@@ -56,10 +61,9 @@ static int run_convert(int force)
     return tgen_run(argv, err, sizeof err);
 }
 
-/* Neither the database nor a temporary file may be left behind after a failure. */
-static void check_nothing_written(void)
+/* No temporary database left behind. */
+static void check_no_temporary(void)
 {
-    CHECK(access(out, F_OK) != 0);
     DIR *d = opendir(dir);
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL)
@@ -69,6 +73,13 @@ static void check_nothing_written(void)
         }
     if (d)
         closedir(d);
+}
+
+/* Neither the database nor a temporary file may be left behind after a failure. */
+static void check_nothing_written(void)
+{
+    CHECK(access(out, F_OK) != 0);
+    check_no_temporary();
 }
 
 static void check_err_has(const char *what)
@@ -246,6 +257,267 @@ static void mode_version(void)
     check_nothing_written();
 }
 
+/* A thread file of rip-77 with `n` mallocs of `size` bytes at addresses from `base`. */
+static void write_thread(const char *name, uint32_t tid, uint32_t serial, int n, uint64_t base,
+                         uint64_t size)
+{
+    rip_header_t h = tgen_thread_header(77, tid, serial, 5000);
+    tgen_file_t f;
+    tgen_open(&f, rec, name, &h);
+    tgen_modules(&f, 0);
+    rip_writer_stack(f.w, 1, st.ips, st.depth);
+    for (int i = 0; i < n; i++)
+        rip_writer_alloc(f.w, RIP_CALL_MALLOC, 1 + i, base + 16 * (uint64_t)i, size, 1, 0, 0, 0);
+    tgen_close(&f);
+}
+
+static char *rec_file(const char *name)
+{
+    static char p[1200];
+    snprintf(p, sizeof p, "%s/%s", rec, name);
+    return p;
+}
+
+static void mode_fifo(void)
+{
+    /* A FIFO under a thread file's name would block a reader forever: refused at once, by
+     * convert and by dump, naming it. */
+    CHECK(mkfifo(rec_file("t2.rip"), 0600) == 0);
+    CHECK_INT(run_convert(0), 2);
+    check_err_has("t2.rip: a FIFO, expected a regular rip file");
+    check_nothing_written();
+    char *d1[] = {(char *)rheap, "dump", rec, NULL};
+    CHECK_INT(tgen_run(d1, err, sizeof err), 2);
+    check_err_has("t2.rip: a FIFO, expected a regular rip file");
+    char *d2[] = {(char *)rheap, "dump", rec_file("t2.rip"), NULL};
+    CHECK_INT(tgen_run(d2, err, sizeof err), 2);
+    check_err_has("t2.rip: a FIFO, expected a regular rip file");
+    unlink(rec_file("t2.rip"));
+    /* The process file as a FIFO: not a recording. */
+    unlink(rec_file("process.rip"));
+    CHECK(mkfifo(rec_file("process.rip"), 0600) == 0);
+    CHECK_INT(run_convert(0), 2);
+    check_err_has("process.rip is a FIFO, expected a regular file");
+    check_nothing_written();
+}
+
+static void mode_serials(void)
+{
+    /* Three thread files numbered 1, 2, 3 by the tracer: all there, no warning. */
+    write_thread("t2.rip", 2, 2, 3, 0x20000, 8);
+    write_thread("t3.rip", 3, 3, 4, 0x30000, 8);
+    CHECK_INT(run_convert(0), 0);
+    sqlite3 *db = tgen_db_open(out);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations"), 20 + 3 + 4);
+    sqlite3_close(db);
+    unlink(out);
+    /* t3.rip copied as t9.rip: two files claim number 3, which would double its rows. */
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, "cp '%s/t3.rip' '%s/t9.rip'", rec, rec);
+    CHECK(system(cmd) == 0);
+    CHECK_INT(run_convert(0), 2);
+    check_err_has("t9.rip: offset 0: file number 3 of the recording (thread 3), the same number "
+                  "as ");
+    check_err_has("t3.rip (thread 3): one is a copy; remove it and convert again");
+    check_one_line();
+    check_nothing_written();
+    unlink(rec_file("t9.rip"));
+    /* t2.rip moved away: number 2 is missing, the rest converts, with a warning. */
+    unlink(rec_file("t2.rip"));
+    CHECK_INT(run_convert(0), 3);
+    check_err_has("rip-77: 1 thread file(s) missing (the tracer numbered its files 1 to 3, "
+                  "number 2 is the first not found)");
+    db = tgen_db_open(out);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations"), 20 + 4);
+    sqlite3_close(db);
+}
+
+static void mode_origin(void)
+{
+    /* A recording renamed (or planted) under another process's name. */
+    char moved[1100];
+    snprintf(moved, sizeof moved, "%s/rip-78", dir);
+    CHECK(rename(rec, moved) == 0);
+    char *a[] = {(char *)rheap, "convert", "--no-progress", moved, "-o", out, NULL};
+    CHECK_INT(tgen_run(a, err, sizeof err), 3);
+    check_err_has("rip-78/process.rip: offset 0: records process 77, but its directory is named "
+                  "for process 78");
+    sqlite3 *db = tgen_db_open(out);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations"), 20);
+    sqlite3_close(db);
+    unlink(out);
+    CHECK(rename(moved, rec) == 0);
+    CHECK_INT(run_convert(0), 0);
+    unlink(out);
+    /* A file of the recording owned by another user: only root can make one. */
+    if (geteuid() != 0) {
+        printf("origin: not root, a file owned by another user not checked\n");
+        return;
+    }
+    CHECK(chown(thread_path(), 4242, 4242) == 0);
+    CHECK_INT(run_convert(0), 3);
+    check_err_has("t1.rip: owned by user 4242, not by the user converting (0), like 1 of the "
+                  "recording's files");
+}
+
+/* Starts `rheap convert` of the recording to `out` without --force, stderr into `errfile`. */
+static pid_t start_convert(const char *errfile)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0)
+            _exit(99);
+        dup2(fd, 2);
+        execl(rheap, rheap, "convert", "--no-progress", "-q", rec, "-o", out, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int wait_status(pid_t pid)
+{
+    int ws;
+    if (waitpid(pid, &ws, 0) != pid || !WIFEXITED(ws))
+        return -1;
+    return WEXITSTATUS(ws);
+}
+
+static void mode_output(void)
+{
+    /* Never into a recording directory, even with --force: it would replace the input. */
+    struct stat before, after;
+    CHECK(stat(rec_file("process.rip"), &before) == 0);
+    char *a1[] = {(char *)rheap, "convert", "--no-progress", rec, "-o", rec_file("process.rip"),
+                  "-f", NULL};
+    CHECK_INT(tgen_run(a1, err, sizeof err), 1);
+    check_err_has("process.rip: inside the recording ");
+    check_one_line();
+    CHECK(stat(rec_file("process.rip"), &after) == 0);
+    CHECK(after.st_size == before.st_size && after.st_mtime == before.st_mtime);
+    char *a2[] = {(char *)rheap, "convert", "--no-progress", rec, "-o", rec_file("x.db"), NULL};
+    CHECK_INT(tgen_run(a2, err, sizeof err), 1);
+    CHECK(access(rec_file("x.db"), F_OK) != 0);
+    /* Two conversions to one output without --force: whatever their timing, one writes the
+     * database and the other says the output is taken, never both exit 0. */
+    for (int round = 0; round < 5; round++) {
+        unlink(out);
+        char e1[1200], e2[1200];
+        snprintf(e1, sizeof e1, "%s/err1", dir);
+        snprintf(e2, sizeof e2, "%s/err2", dir);
+        pid_t p1 = start_convert(e1), p2 = start_convert(e2);
+        int s1 = wait_status(p1), s2 = wait_status(p2);
+        CHECK((s1 == 0 && s2 == 1) || (s1 == 1 && s2 == 0));
+        FILE *f = fopen(s1 == 1 ? e1 : e2, "r");
+        size_t n = f ? fread(err, 1, sizeof err - 1, f) : 0;
+        err[n] = 0;
+        if (f)
+            fclose(f);
+        CHECK(strstr(err, "already exists (use --force") ||
+              strstr(err, "created by someone else while this conversion ran"));
+        sqlite3 *db = tgen_db_open(out);
+        CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations"), 20);
+        sqlite3_close(db);
+    }
+    check_no_temporary();
+}
+
+static void mode_live(void)
+{
+    /* A program still recording: its process file has no off, and t2.rip grows by a block of
+     * 100 mallocs at a time while rheap converts. The conversion ends, with a warning, on a
+     * snapshot of whole blocks. */
+    tgen_process(rec, 77, 1, 5000, 1, 0);
+    rip_header_t h = tgen_thread_header(77, 2, 2, 5000);
+    tgen_file_t f;
+    tgen_open(&f, rec, "t2.rip", &h);
+    tgen_modules(&f, 0);
+    rip_writer_stack(f.w, 1, st.ips, st.depth);
+    tgen_flush(&f);
+    pid_t writer = fork();
+    if (writer == 0) {
+        for (uint64_t t = 1;; t++) {
+            for (int i = 0; i < 100; i++)
+                rip_writer_alloc(f.w, RIP_CALL_MALLOC, t * 100 + (uint64_t)i,
+                                 0x100000 + 16 * (t * 100 + (uint64_t)i), 24, 1, 0, 0, 0);
+            tgen_flush(&f);
+        }
+    }
+    /* The writer is the child's: the parent only lets go of its copy. */
+    close(f.fd);
+    free(f.mem);
+    struct stat sb;
+    do
+        usleep(10000);
+    while (stat(rec_file("t2.rip"), &sb) == 0 && sb.st_size < 64 * 1024);
+    int rc = run_convert(0);
+    kill(writer, SIGKILL);
+    wait_status(writer);
+    CHECK_INT(rc, 3);
+    CHECK(strstr(err, "error") == NULL);
+    check_err_has("rip-77: the recording has no end");
+    sqlite3 *db = tgen_db_open(out);
+    int64_t n = tgen_int(db, "SELECT count(*) FROM allocations WHERE size = 24");
+    CHECK(n >= 100);
+    CHECK_INT(n % 100, 0);
+    CHECK_INT(tgen_int(db, "SELECT events FROM threads WHERE tid = 2"), n);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE size = 8"), 20);
+    sqlite3_close(db);
+}
+
+static void mode_huge(void)
+{
+    /* Sizes of 2^63 and more (no allocation that large succeeds: only a hostile recording holds
+     * them) are unsigned in the database: an exact INTEGER up to 2^63 - 1, a REAL after it,
+     * never negative, and no summary or query overflows. t2.rip adds to t1's 20 blocks of 8
+     * bytes: 2^64 - 8 (freed), 2^64 - 8, 2^63 - 1 and 2^63 (never freed). */
+    rip_header_t h = tgen_thread_header(77, 2, 2, 5000);
+    tgen_file_t f;
+    tgen_open(&f, rec, "t2.rip", &h);
+    tgen_modules(&f, 0);
+    rip_writer_stack(f.w, 1, st.ips, st.depth);
+    rip_writer_alloc(f.w, RIP_CALL_MALLOC, 1, 0x50000, UINT64_MAX - 7, 1, 0, 0, 0);
+    rip_writer_alloc(f.w, RIP_CALL_MALLOC, 2, 0x60000, UINT64_MAX - 7, 1, 0, 0, 0);
+    rip_writer_alloc(f.w, RIP_CALL_MALLOC, 3, 0x70000, INT64_MAX, 1, 0, 0, 0);
+    rip_writer_alloc(f.w, RIP_CALL_MALLOC, 4, 0x80000, (uint64_t)INT64_MAX + 1, 1, 0, 0, 0);
+    rip_writer_free(f.w, 5, 0x50000);
+    tgen_close(&f);
+    CHECK_INT(run_convert(0), 0);
+    sqlite3 *db = tgen_db_open(out);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE size < 0"), 0);
+    CHECK_STR(tgen_text(db, "SELECT typeof(size) FROM allocations WHERE addr = %d", 0x70000),
+              "integer");
+    CHECK_INT(tgen_int(db, "SELECT size FROM allocations WHERE addr = %d", 0x70000), INT64_MAX);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE typeof(size) = 'real'"), 3);
+    CHECK_INT(tgen_int(db, "SELECT size = 18446744073709551616.0 FROM allocations WHERE addr = %d",
+                       0x60000), 1);
+    CHECK_INT(tgen_int(db, "SELECT size = 9223372036854775808.0 FROM allocations WHERE addr = %d",
+                       0x80000), 1);
+    /* 160 + 2 (2^64 - 8) + (2^63 - 1) + 2^63 = 3 * 2^64 + 143 bytes allocated, 2^64 - 8 freed:
+     * exact in 128 bits, stored rounded. */
+    CHECK_INT(tgen_int(db, "SELECT alloc_bytes = 55340232221128654848.0 FROM recording_stats"), 1);
+    CHECK_INT(tgen_int(db, "SELECT freed_bytes = 18446744073709551616.0 FROM recording_stats"), 1);
+    CHECK_INT(tgen_int(db, "SELECT leaked_bytes = 36893488147419103232.0 FROM recording_stats"), 1);
+    CHECK_INT(tgen_int(db, "SELECT bytes = 55340232221128654848.0 FROM stack_stats"), 1);
+    CHECK_INT(tgen_int(db, "SELECT max_size = 18446744073709551616.0 FROM stack_stats"), 1);
+    CHECK_INT(tgen_int(db, "SELECT alloc_bytes FROM thread_stats WHERE tid = 1"), 160);
+    CHECK_INT(tgen_int(db, "SELECT alloc_bytes = 55340232221128654848.0 FROM thread_stats WHERE "
+                           "tid = 2"), 1);
+    CHECK_INT(tgen_int(db, "SELECT min_size = 9223372036854775808.0 FROM stack_sizes WHERE "
+                           "blocks = 3"), 1);
+    sqlite3_close(db);
+    /* The commands that read those tables answer. */
+    const char *cmds[][2] = {{"query", "sizes"}, {"query", "timeline"}, {"query", "threads"},
+                             {"query", "top-sites"}, {"query", "leaks"}, {"query", "peak"},
+                             {"report", NULL}};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char *a[] = {(char *)rheap, (char *)cmds[i][0], cmds[i][1] ? (char *)cmds[i][1] : out,
+                     cmds[i][1] ? out : NULL, NULL};
+        CHECK_INT(tgen_run(a, err, sizeof err), 0);
+        CHECK(strstr(err, "overflow") == NULL);
+    }
+}
+
 static void mode_paths(void)
 {
     char bogus[1200];
@@ -373,6 +645,18 @@ int main(int argc, char **argv)
         mode_version();
     else if (!strcmp(mode, "paths"))
         mode_paths();
+    else if (!strcmp(mode, "fifo"))
+        mode_fifo();
+    else if (!strcmp(mode, "serials"))
+        mode_serials();
+    else if (!strcmp(mode, "origin"))
+        mode_origin();
+    else if (!strcmp(mode, "output"))
+        mode_output();
+    else if (!strcmp(mode, "live"))
+        mode_live();
+    else if (!strcmp(mode, "huge"))
+        mode_huge();
     else {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;

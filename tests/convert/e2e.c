@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,27 @@ __attribute__((noinline)) static void realloc_chain(void)
     free(p);
 }
 
+/* Calls that fail record nothing: the database holds the one block that exists, freed, and the
+ * realloc that failed leaves it allocated. A realloc from NULL is a realloc (through a volatile
+ * pointer: gcc compiles a literal realloc(NULL, n) as malloc(n)). */
+static void *volatile no_block;
+static volatile size_t huge = SIZE_MAX - 7;
+__attribute__((noinline)) static void failed_calls(void)
+{
+    char *p = malloc(40);
+    keep[20] = malloc(huge);
+    void *q = NULL;
+    keep[21] = posix_memalign(&q, 64, huge) == 0 ? q : NULL;
+    keep[22] = aligned_alloc(64, huge - 57);
+    keep[23] = calloc(huge / 2, 4);
+    char *r = realloc(p, huge);
+    if (r)
+        keep[24] = r;
+    else
+        free(p);
+    keep[25] = realloc(no_block, 50);
+}
+
 void rust_leak(void) __asm__("_ZN4demo4leak17h0123456789abcdefE");
 __attribute__((noinline)) void rust_leak(void)
 {
@@ -77,6 +99,7 @@ static void workload(void)
     realloc_chain();
     rust_leak();
     e2e_cxx_site();
+    failed_calls();
 }
 
 static const char *base(const char *path)
@@ -166,6 +189,16 @@ int main(int argc, char **argv)
                           "WHERE a.size = 66 AND b.sym = 'demo::Pool<int>::grow(unsigned long)' AND b.line = %d", e2e_cxx_line), 1);
     CHECK_INT(tgen_int(d, "SELECT count(*) FROM allocations a JOIN backtraces b ON b.id = a.bt AND b.frame_no = 0 "
                           "WHERE a.size = 66 AND b.sym LIKE 'operator new%%'"), 1);
+
+    /* Failed calls: nothing recorded, the block a failed realloc kept freed by free. */
+    CHECK_INT(tgen_int(d, "SELECT count(*) FROM allocations WHERE size < 0 OR size > 1e15"), 0);
+    CHECK_INT(tgen_int(d, "SELECT count(*) FROM allocation_sites WHERE sym = 'failed_calls'"), 2);
+    CHECK_INT(tgen_int(d, "SELECT dealloc_after IS NOT NULL FROM allocation_sites WHERE sym = "
+                          "'failed_calls' AND size = 40"), 1);
+    CHECK_STR(tgen_text(d, "SELECT c.name FROM allocation_sites a JOIN calls c ON c.id = a.call "
+                           "WHERE sym = 'failed_calls' AND size = 50"), "realloc");
+    CHECK_INT(tgen_int(d, "SELECT realloc_of IS NULL FROM allocation_sites WHERE sym = "
+                          "'failed_calls' AND size = 50"), 1);
 
     CHECK_INT(tgen_int(d, "SELECT count(*) FROM processes WHERE pid = %d", (int)pid), 1);
     CHECK_INT(tgen_int(d, "SELECT count(*) FROM modules WHERE status = 'mismatch'"), 0);

@@ -1,9 +1,10 @@
 /*
  * foreign.c: files that are not rip files get a clear error with an offset: an empty file,
  * random bytes, a gzip header, lz4 frames holding plain text (written by hand, and by the lz4
- * command when it is installed), a frame without blocks, a missing file.
+ * command when it is installed), a frame without blocks, a missing file, a directory and a FIFO.
  */
 #include <errno.h>
+#include <sys/stat.h>
 
 #include "test_util.h"
 
@@ -116,8 +117,17 @@ int main(void)
     char buf[600];
     CHECK(strcmp(rip_error_format(&err, buf, sizeof buf),
                  "no-such-file.rip: cannot open: No such file or directory") == 0);
+    /* Only regular files are read: a directory fails at once, and so does a FIFO, without
+     * waiting for a writer that never comes. */
     CHECK_STATUS(rip_reader_open(".", &r, &err), RIP_E_IO);
-    CHECK_CONTAINS(err.detail, "read failed");
+    CHECK_CONTAINS(err.detail, "a directory, expected a regular rip file");
+    char fifo[64];
+    snprintf(fifo, sizeof fifo, "foreign-fifo-%ld.rip", (long)getpid());
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK_STATUS(rip_reader_open(fifo, &r, &err), RIP_E_IO);
+    CHECK_CONTAINS(err.detail, "a FIFO, expected a regular rip file");
+    unlink(fifo);
     printf("foreign: ok\n");
     return 0;
 }
