@@ -244,8 +244,6 @@ int rheap__cmd_diff(int argc, char **argv)
                 rc = RHEAP_EXIT_OUTPUT;
             } else {
                 rheap__table_print(&t, fmt, stdout);
-                if (fflush(stdout) != 0)
-                    rc = RHEAP_EXIT_OUTPUT;
             }
         }
     }
