@@ -40,8 +40,9 @@ static void usage_main(FILE *f)
             "  --version      show the version\n"
             "\n");
     rheap__exit_help(f);
-    fprintf(f, "run exits with the program's status; query and report with 0, 1 (usage) or 2\n"
-               "(missing or bad database). See rheap COMMAND --help.\n");
+    fprintf(f, "run exits with the program's status; query and report with 0, 1 (usage), 2\n"
+               "(missing or bad database) or 4 (standard output could not be written). See\n"
+               "rheap COMMAND --help.\n");
 }
 
 static void usage_convert(FILE *f)

@@ -679,8 +679,13 @@ static void usage_query(FILE *f)
             "The queries directory is $RHEAP_QUERIES when set, else the installed\n"
             "share/rheap/queries, else the source tree's queries/.\n"
             "\n"
-            "Exit status: 0 success, 1 usage error (unknown query or parameter), 2 the\n"
-            "database is missing or not a rheap database, or the query failed.\n");
+            "Parameter values are checked: pid a process of DB, buckets, phases and top\n"
+            "whole numbers from 1, by bytes or blocks, marker a marker label of DB, a and b\n"
+            "a marker label or a time in ns, ...\n"
+            "\n"
+            "Exit status: 0 success, 1 usage error (unknown query or parameter, or a value\n"
+            "the parameter does not take), 2 the database is missing, not a rheap database of\n"
+            "this version, or locked, or the query failed; 4 the output could not be written.\n");
 }
 
 static int list_queries(FILE *out, FILE *err)
