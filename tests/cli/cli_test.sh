@@ -472,8 +472,7 @@ case_db_open() {
     lock_for() { # SECONDS: holds an exclusive lock on good.db that long, in the background
         rm -f locked
         printf 'BEGIN EXCLUSIVE;\n.shell touch locked; sleep %s\nCOMMIT;\n' "$1" | sqlite3 good.db &
-        local i
-        for i in $(seq 100); do [ -e locked ] && return; sleep 0.05; done
+        for _ in $(seq 100); do [ -e locked ] && return; sleep 0.05; done
         fail "sqlite3 did not take the lock"
     }
     lock_for 1
@@ -494,8 +493,8 @@ case_output_errors() {
     made_db good.db
     for cmd in "query --help" "query --list" "query leaks good.db" "query leaks good.db --json" \
         "report good.db" "diff good.db good.db"; do
-        # shellcheck disable=SC2086
         STATUS=0
+        # shellcheck disable=SC2086
         "$RHEAP" $cmd >/dev/full 2>e.err || STATUS=$?
         expect_eq "rheap $cmd >/dev/full: status" "$STATUS" 4
         expect_eq "rheap $cmd >/dev/full" "$(cat e.err)" "rheap: error: writing standard output: No space left on device"
