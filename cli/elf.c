@@ -62,8 +62,8 @@ int rheap__exe_is_static(const char *path)
         close(fd); /* not ELF: a script, whose interpreter is another file */
         return 0;
     }
-    /* The program headers of the file's own class; the byte order is the machine's, since the
-     * kernel runs nothing else. */
+    /* The program headers of the file's own class, read in this machine's byte order: a file
+     * of the other order could not have run here with librheap preloaded anyway. */
     uint64_t phoff;
     size_t phnum, phentsize, want;
     if (ident[EI_CLASS] == ELFCLASS64) {
