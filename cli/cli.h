@@ -69,8 +69,6 @@ char **rheap__query_names(const char *dir, size_t *n);
 /* Loads queries/NAME.sql; messages to err. Returns an RHEAP_EXIT_*. */
 int rheap__query_load(const char *name, rheap__query_t *q, FILE *err);
 void rheap__query_free(rheap__query_t *q);
-/* Opens a rheap database read-only, checking it has the allocations table. */
-int rheap__db_open_read(const char *path, struct sqlite3 **db, FILE *err);
 /* Runs SQL (one or more statements) binding :key for each kv; the table holds the result of
  * the last statement that returns columns. 0, or -1 with a message in errbuf. */
 int rheap__sql_fetch(struct sqlite3 *db, const char *sql, const rheap__kv_t *kv, size_t nkv,
@@ -105,6 +103,38 @@ char *rheap__name_short(const char *name);
 int rheap__names_for_display(const rheap__table_t *t, size_t max_rows, size_t indent,
                              rheap__table_t *out);
 
+/* ---- dbopen.c: opening a database, never creating one ---- */
+/* Opens the rheap database at path read-only (read) or to change its rows (write), with a busy
+ * timeout of a few seconds, after checking that it is a regular, non-empty file, an SQLite
+ * database with the tables meta and allocations, and of the schema version this rheap reads.
+ * Returns an RHEAP_EXIT_* (INPUT with one line on err when any check fails); *db is NULL
+ * unless OK. */
+int rheap__db_open_read(const char *path, struct sqlite3 **db, FILE *err);
+int rheap__db_open_write(const char *path, struct sqlite3 **db, FILE *err);
+
+/* ---- json.c: JSON strings ---- */
+/* Writes s as a JSON string (null when s is NULL) that is valid UTF-8 whatever s holds: each
+ * byte outside a well-formed UTF-8 sequence becomes \ufffd, control characters (and DEL) are
+ * escaped; with html, '<', '>' and '&' too, so the text cannot end a <script> early. */
+void rheap__json_string(FILE *f, const char *s, int html);
+
+/* ---- params.c: the values query parameters take ---- */
+/* Checks value against what the documented parameter name takes (a pid of the database, a
+ * whole number, one of a few words, a marker label of the database, ...); names it does not
+ * know pass. RHEAP_EXIT_OK, or RHEAP_EXIT_USAGE with one line on err naming the allowed
+ * values and the option the value came from (opt, or "--param NAME" when NULL). */
+int rheap__param_check(struct sqlite3 *db, const char *name, const char *value, const char *opt,
+                       FILE *err);
+/* rheap__param_check for each kv whose key is a declared parameter of q. */
+int rheap__params_check(struct sqlite3 *db, const rheap__query_t *q, const rheap__kv_t *kv,
+                        size_t nkv, FILE *err);
+
+/* ---- suggest.c: "did you mean" ---- */
+/* The name of names[0..n) closest to word by edit distance (letters inserted, deleted, changed
+ * or two neighbours swapped), when at most a third of word's letters (1 or 2) differ; else
+ * NULL. The first of equally close names wins. */
+const char *rheap__suggest(const char *word, const char *const *names, size_t n);
+
 /* ---- report.c: `rheap report`, and the summary `rheap run` prints ---- */
 int rheap__cmd_report(int argc, char **argv);
 /* Prints the short summary of a fresh database to out, each line prefixed "rheap: ". */
@@ -131,6 +161,15 @@ int rheap__cmd_stack(int argc, char **argv);
 
 /* ---- resymbolize.c: `rheap resymbolize DB` ---- */
 int rheap__cmd_resymbolize(int argc, char **argv);
+
+/* ---- elf.c: the program rheap run starts ---- */
+/* The file execvp(name) would run (name when it has a '/', else the first executable regular
+ * file in PATH) into buf. 0, or -1 when there is none. */
+int rheap__exe_find(const char *name, char *buf, size_t len);
+/* 1 when path is an ELF executable without a PT_INTERP header (statically linked: the dynamic
+ * loader, which reads LD_PRELOAD, never runs); 0 when it has one or is not ELF (a script); -1
+ * when it cannot be read or its headers are cut short. */
+int rheap__exe_is_static(const char *path);
 
 /* ---- run.c: `rheap run` ---- */
 int rheap__cmd_run(int argc, char **argv);

@@ -238,14 +238,13 @@ int rheap__cmd_diff(int argc, char **argv)
             rheap__error(stderr, "out of memory");
             rc = RHEAP_EXIT_OUTPUT;
         } else {
-            qsort(ss.v, ss.n, sizeof *ss.v, cmp_site);
+            if (ss.n) /* two empty databases: no array at all, and qsort wants one */
+                qsort(ss.v, ss.n, sizeof *ss.v, cmp_site);
             if (to_table(&ss, &t) != 0) {
                 rheap__error(stderr, "out of memory");
                 rc = RHEAP_EXIT_OUTPUT;
             } else {
                 rheap__table_print(&t, fmt, stdout);
-                if (fflush(stdout) != 0)
-                    rc = RHEAP_EXIT_OUTPUT;
             }
         }
     }

@@ -29,23 +29,10 @@ extern const char rheap__html_report_html[], rheap__html_report_css[], rheap__ht
  * one "(other stacks)" entry, so the totals stay exact and the page small. */
 #define HTML_TOP_STACKS 4000
 
-/* A JSON string. '<', '>' and '&' are escaped too, so no "</script>" can end the data early. */
+/* A JSON string; '<', '>' and '&' are escaped too, so no "</script>" can end the data early. */
 static void json_str(FILE *f, const char *s)
 {
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&')
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
+    rheap__json_string(f, s, 1);
 }
 
 static void json_i(FILE *f, const char *key, int64_t v, int comma)

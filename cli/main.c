@@ -4,6 +4,7 @@
  * are parsed with getopt_long, so `-oFILE`, `--output=FILE`, `-qf` and options after the paths
  * all work, and `--` ends the options.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,8 +40,9 @@ static void usage_main(FILE *f)
             "  --version      show the version\n"
             "\n");
     rheap__exit_help(f);
-    fprintf(f, "run exits with the program's status; query and report with 0, 1 (usage) or 2\n"
-               "(missing or bad database). See rheap COMMAND --help.\n");
+    fprintf(f, "run exits with the program's status; query and report with 0, 1 (usage), 2\n"
+               "(missing or bad database) or 4 (standard output could not be written). See\n"
+               "rheap COMMAND --help.\n");
 }
 
 static void usage_convert(FILE *f)
@@ -129,7 +131,7 @@ static int cmd_dump(int argc, char **argv)
     return rheap_dump(argv[optind], stdout, stderr);
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         usage_main(stderr);
@@ -168,9 +170,39 @@ int main(int argc, char **argv)
      * path: a word that names nothing on disk is more likely a mistyped command. */
     struct stat sb;
     if (cmd[0] != '-' && stat(cmd, &sb) != 0) {
-        rheap__error(stderr, "'%s' is neither a command nor a recording directory (try rheap --help)",
-                     cmd);
+        static const char *const commands[] = {"run",         "report", "query",   "stack",
+                                               "export",      "diff",   "convert", "dump",
+                                               "resymbolize", "help",   "version"};
+        const char *near = rheap__suggest(cmd, commands, sizeof commands / sizeof *commands);
+        if (near)
+            rheap__error(stderr, "unknown command '%s'; did you mean '%s'?", cmd, near);
+        else
+            rheap__error(stderr,
+                         "'%s' is neither a command nor a recording directory (try rheap --help)",
+                         cmd);
         return RHEAP_EXIT_USAGE;
     }
     return cmd_convert(argc, argv, 1);
+}
+
+/* Whatever a command printed must have reached standard output: a full disk or a closed pipe
+ * is found here, once for every command, by flushing what is buffered and by the error flag an
+ * earlier write left. A command that succeeded then exits RHEAP_EXIT_OUTPUT. */
+static int finish_stdout(int status)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0;
+    int e = errno;
+    if (ferror(stdout) || bad) {
+        /* glibc keeps what a failed write could not write, so the flush fails again with the
+         * same errno; "write error" only when the flush found nothing left to write. */
+        rheap__error(stderr, "writing standard output: %s", bad && e ? strerror(e) : "write error");
+        return status == RHEAP_EXIT_OK ? RHEAP_EXIT_OUTPUT : status;
+    }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    return finish_stdout(dispatch(argc, argv));
 }

@@ -174,6 +174,53 @@ static int valid_name(const char *name)
     return 1;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Lists the NAME.sql files of the queries directory, sorted. Returns a malloc'ed array of
+ * malloc'ed names (without .sql), *n set; NULL with *n = 0 when none or on error. */
+char **rheap__query_names(const char *dir, size_t *n)
+{
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return NULL;
+    char **names = NULL;
+    size_t cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len <= 4 || strcmp(e->d_name + len - 4, ".sql") || e->d_name[0] == '.')
+            continue;
+        if (rheap__grow(&names, &cap, *n, sizeof *names, 16) != 0)
+            break;
+        names[*n] = strndup(e->d_name, len - 4);
+        if (names[*n])
+            (*n)++;
+    }
+    closedir(d);
+    if (*n)
+        qsort(names, *n, sizeof *names, cmp_str);
+    return names;
+}
+
+/* "no query named 'leak' in DIR; did you mean 'leaks'?" */
+static void no_such_query(const char *name, const char *dir, FILE *err)
+{
+    size_t n;
+    char **names = rheap__query_names(dir, &n);
+    const char *near = rheap__suggest(name, (const char *const *)names, n);
+    if (near)
+        rheap__error(err, "no query named '%s' in %s; did you mean '%s'?", name, dir, near);
+    else
+        rheap__error(err, "no query named '%s' in %s (rheap query --list shows them)", name, dir);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
 int rheap__query_load(const char *name, rheap__query_t *q, FILE *err)
 {
     memset(q, 0, sizeof *q);
@@ -191,7 +238,7 @@ int rheap__query_load(const char *name, rheap__query_t *q, FILE *err)
     FILE *f = fopen(path, "r");
     if (!f) {
         if (errno == ENOENT)
-            rheap__error(err, "no query named '%s' in %s (rheap query --list shows them)", name, dir);
+            no_such_query(name, dir, err);
         else
             rheap__error(err, "%s: %s", path, strerror(errno));
         return errno == ENOENT ? RHEAP_EXIT_USAGE : RHEAP_EXIT_INPUT;
@@ -246,46 +293,6 @@ void rheap__query_free(rheap__query_t *q)
     free(q->title);
     free(q->sql);
     memset(q, 0, sizeof *q);
-}
-
-/* ---- Opening a database ---- */
-
-int rheap__db_open_read(const char *path, sqlite3 **out, FILE *err)
-{
-    *out = NULL;
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        if (errno == ENOENT)
-            rheap__error(err, "%s: no such file; make one with rheap run or rheap convert", path);
-        else
-            rheap__error(err, "%s: %s", path, strerror(errno));
-        return RHEAP_EXIT_INPUT;
-    }
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        rheap__error(err, "%s: %s", path, db ? sqlite3_errmsg(db) : "cannot open");
-        sqlite3_close(db);
-        return RHEAP_EXIT_INPUT;
-    }
-    /* A file that is not SQLite, or SQLite without our tables, fails here with one line. */
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema WHERE name = 'allocations'",
-                                -1, &st, NULL);
-    int ok = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1;
-    if (!ok) {
-        if (rc != SQLITE_OK || sqlite3_errcode(db) != SQLITE_OK)
-            rheap__error(err, "%s: %s; expected a database written by rheap", path,
-                         sqlite3_errmsg(db));
-        else
-            rheap__error(err, "%s: no allocations table; expected a database written by rheap",
-                         path);
-        sqlite3_finalize(st);
-        sqlite3_close(db);
-        return RHEAP_EXIT_INPUT;
-    }
-    sqlite3_finalize(st);
-    *out = db;
-    return RHEAP_EXIT_OK;
 }
 
 /* ---- Running SQL into a table ---- */
@@ -461,6 +468,11 @@ int rheap__query_run(sqlite3 *db, const rheap__query_t *q, const rheap__kv_t *kv
             return RHEAP_EXIT_USAGE;
         }
     }
+    int rc = rheap__params_check(db, q, kv, nkv, err);
+    if (rc != RHEAP_EXIT_OK) {
+        memset(t, 0, sizeof *t);
+        return rc;
+    }
     char errbuf[1024];
     if (rheap__sql_fetch(db, q->sql, kv, nkv, t, errbuf, sizeof errbuf) != 0) {
         rheap__error(err, "query %s (%s): %s", q->name, q->path, errbuf);
@@ -584,24 +596,6 @@ static void csv_field(const char *v, FILE *out)
     fputc('"', out);
 }
 
-static void json_string(const char *v, FILE *out)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", out);
-        else if (*p == '\t')
-            fputs("\\t", out);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
 void rheap__table_print(const rheap__table_t *t, rheap__fmt_t fmt, FILE *out)
 {
     if (fmt == RHEAP_FMT_COLUMN) {
@@ -636,7 +630,7 @@ void rheap__table_print(const rheap__table_t *t, rheap__fmt_t fmt, FILE *out)
             size_t at = r * t->ncols + c;
             if (c)
                 fputs(", ", out);
-            json_string(t->names[c], out);
+            rheap__json_string(out, t->names[c], 0);
             fputs(": ", out);
             const char *v = t->cells[at];
             if (!v)
@@ -645,9 +639,9 @@ void rheap__table_print(const rheap__table_t *t, rheap__fmt_t fmt, FILE *out)
                 fputs(v, out);
             else if (t->types[at] == SQLITE_FLOAT)
                 /* inf and nan are not JSON numbers */
-                (strpbrk(v, "in") ? json_string(v, out) : (void)fputs(v, out));
+                (strpbrk(v, "in") ? rheap__json_string(out, v, 0) : (void)fputs(v, out));
             else
-                json_string(v, out);
+                rheap__json_string(out, v, 0);
         }
         fputc('}', out);
     }
@@ -685,40 +679,13 @@ static void usage_query(FILE *f)
             "The queries directory is $RHEAP_QUERIES when set, else the installed\n"
             "share/rheap/queries, else the source tree's queries/.\n"
             "\n"
-            "Exit status: 0 success, 1 usage error (unknown query or parameter), 2 the\n"
-            "database is missing or not a rheap database, or the query failed.\n");
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Lists the NAME.sql files of the queries directory, sorted. Returns a malloc'ed array of
- * malloc'ed names (without .sql), *n set; NULL with *n = 0 when none or on error. */
-char **rheap__query_names(const char *dir, size_t *n)
-{
-    *n = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return NULL;
-    char **names = NULL;
-    size_t cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len <= 4 || strcmp(e->d_name + len - 4, ".sql") || e->d_name[0] == '.')
-            continue;
-        if (rheap__grow(&names, &cap, *n, sizeof *names, 16) != 0)
-            break;
-        names[*n] = strndup(e->d_name, len - 4);
-        if (names[*n])
-            (*n)++;
-    }
-    closedir(d);
-    if (*n)
-        qsort(names, *n, sizeof *names, cmp_str);
-    return names;
+            "Parameter values are checked: pid a process of DB, buckets, phases and top\n"
+            "whole numbers from 1, by bytes or blocks, marker a marker label of DB, a and b\n"
+            "a marker label or a time in ns, ...\n"
+            "\n"
+            "Exit status: 0 success, 1 usage error (unknown query or parameter, or a value\n"
+            "the parameter does not take), 2 the database is missing, not a rheap database of\n"
+            "this version, or locked, or the query failed; 4 the output could not be written.\n");
 }
 
 static int list_queries(FILE *out, FILE *err)
@@ -902,7 +869,5 @@ done:
         free(owned[i]);
     free(owned);
     free(kv);
-    if (fflush(stdout) != 0 && status == RHEAP_EXIT_OK)
-        status = RHEAP_EXIT_OUTPUT;
     return status;
 }

@@ -228,6 +228,10 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     int rc = rheap__db_open_read(path, &db, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
+    if (o->pid && (rc = rheap__param_check(db, "pid", o->pid, "--pid", stderr)) != RHEAP_EXIT_OK) {
+        sqlite3_close(db);
+        return rc;
+    }
     /* Suppressed stacks leave the leaks section (its query reads the view rheap__supp_shadow
      * puts over stack_stats) and the never-freed total, and get a line of their own. */
     rheap__supp_t *supp;
@@ -303,7 +307,7 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     free(sup_bytes);
     rheap__supp_destroy(supp);
     sqlite3_close(db);
-    return fflush(out) == 0 ? RHEAP_EXIT_OK : RHEAP_EXIT_OUTPUT;
+    return RHEAP_EXIT_OK; /* main checks that standard output was written */
 }
 
 /* Processes shown by the summary of `rheap run` when there are several. */

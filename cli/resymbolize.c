@@ -414,18 +414,11 @@ int rheap__cmd_resymbolize(int argc, char **argv)
     }
     const char *path = argv[optind];
 
-    /* rheap__db_open_read checks that the file is a rheap database without creating one. */
+    /* rheap__db_open_write checks that the file is a rheap database without creating one. */
     sqlite3 *db;
-    int rc = rheap__db_open_read(path, &db, stderr);
+    int rc = rheap__db_open_write(path, &db, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
-    sqlite3_close(db);
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        rheap__error(stderr, "%s: %s", path, sqlite3_errmsg(db));
-        sqlite3_close(db);
-        return RHEAP_EXIT_OUTPUT;
-    }
-    sqlite3_busy_timeout(db, 5000);
 
     int warnings = 0;
     rheap__sym_t *sym = rheap__sym_create(count_warning, &warnings);

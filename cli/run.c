@@ -71,8 +71,10 @@ static void usage_run(FILE *f)
             "\n"
             "Exit status: PROGRAM's status (128+N when a signal N killed it); 1 for a usage\n"
             "error (nothing was run); 127 when PROGRAM could not be started. When PROGRAM\n"
-            "succeeded but its recording could not be converted: the status of rheap convert\n"
-            "(2 bad input, 4 the database could not be written); the recordings are kept.\n");
+            "succeeded but nothing was recorded, 2; when its recording could not be converted,\n"
+            "the status of rheap convert (2 bad input, 4 the database could not be written)\n"
+            "and the recordings are kept. A statically linked PROGRAM cannot be recorded (its\n"
+            "malloc cannot be interposed): rheap says so and exits with PROGRAM's status.\n");
 }
 
 /* Checks an option's value with librheap's own parser (libtrace/src/settings.c): what passes
@@ -532,11 +534,23 @@ int rheap__cmd_run(int argc, char **argv)
     size_t nrec;
     rec_t *recs = collect(recdir, &nrec);
     if (nrec == 0) {
-        rheap__error(stderr, "no recording was made%s; %s not written",
-                     o.off ? " (recording stayed off)" : "", o.output);
+        /* A static program is no failure of rheap's: the run did what it could, and its status
+         * is the program's. Anything else that recorded nothing is one, when the program
+         * itself succeeded. */
+        char exe[PATH_MAX];
+        int is_static =
+            rheap__exe_find(o.argv[0], exe, sizeof exe) == 0 && rheap__exe_is_static(exe) == 1;
+        if (is_static)
+            rheap__warning(stderr,
+                           "%s: statically linked: its malloc cannot be interposed, nothing was "
+                           "recorded; %s not written",
+                           o.argv[0], o.output);
+        else
+            rheap__error(stderr, "no recording was made%s; %s not written",
+                         o.off ? " (recording stayed off)" : "", o.output);
         free(recs);
         remove_tree(recdir);
-        return status ? status : RHEAP_EXIT_INPUT;
+        return status || is_static ? status : RHEAP_EXIT_INPUT;
     }
     const char **inputs = calloc(nrec, sizeof *inputs);
     int crc = RHEAP_EXIT_OUTPUT;

@@ -89,7 +89,7 @@ case_help() {
     has_line e.err "rheap: error: missing.db: no such file; make one with rheap run or rheap convert"
     run e "$RHEAP" query leaks exists.db
     expect_eq "query on an empty file" "$STATUS" 2
-    grep -q "^rheap: error: exists.db: .*expected a database written by rheap$" e.err || fail "$(cat e.err)"
+    has_line e.err "rheap: error: exists.db: empty file, expected a database made by rheap convert"
     # The picture commands and resymbolize parse with getopt_long too, and say so the same way.
     run e "$RHEAP" export collapsed
     expect_eq "export without a database" "$STATUS" 1
@@ -136,6 +136,17 @@ case_help() {
     run e "$RHEAP" frobnicate
     expect_eq "unknown command status" "$STATUS" 1
     has_line e.err "rheap: error: 'frobnicate' is neither a command nor a recording directory (try rheap --help)"
+    # A word close to a command or a query name is taken for a typo of it.
+    run e "$RHEAP" qeury leaks x.db
+    expect_eq "mistyped command status" "$STATUS" 1
+    expect_eq "mistyped command" "$(cat e.err)" "rheap: error: unknown command 'qeury'; did you mean 'query'?"
+    run e "$RHEAP" repot x.db
+    expect_eq "mistyped report" "$(cat e.err)" "rheap: error: unknown command 'repot'; did you mean 'report'?"
+    run e "$RHEAP" query leak x.db
+    expect_eq "mistyped query status" "$STATUS" 1
+    expect_eq "mistyped query" "$(cat e.err)" "rheap: error: no query named 'leak' in $QUERIES; did you mean 'leaks'?"
+    run e "$RHEAP" query top_sites x.db
+    expect_eq "mistyped top-sites" "$(cat e.err)" "rheap: error: no query named 'top_sites' in $QUERIES; did you mean 'top-sites'?"
 }
 
 # A forked child and an exec'd child: one database, exact counts per process, parent links.
@@ -321,7 +332,9 @@ case_query_params() {
     run q "$RHEAP" query by_size tree.db --csv --param size=2222
     expect_eq "size=2222" "$(tr -d '\r' <q.out | tail -n +2)" "$c,5,11110"
     run q "$RHEAP" query by_size tree.db --csv -p size=2222 -p pid=1
-    expect_eq "size=2222 pid=1" "$(tr -d '\r' <q.out | wc -l)" 1
+    expect_eq "pid=1 status" "$STATUS" 1
+    expect_eq "pid=1" "$(cat q.err)" "rheap: error: --param pid: expected the pid of a process in the database ($(
+        sql tree.db "SELECT group_concat(pid, ', ') FROM (SELECT DISTINCT pid FROM processes ORDER BY pid)")); got '1'"
     # getopt_long's forms: an attached value, --param=, options before the names.
     run q "$RHEAP" query --csv -psize=2222 "--param=pid=$c" by_size tree.db
     expect_eq "attached values" "$(tr -d '\r' <q.out | tail -n +2)" "$c,5,11110"
@@ -406,6 +419,182 @@ case_report() {
     has_line rep.out "  allocations      $(sql leaky.db 'SELECT count(*) FROM allocations')"
     run rep "$RHEAP" report --exe '*nothing-like-this*' leaky.db
     expect_eq "no process matches" "$STATUS" 1
+}
+
+# made_db FILE [VERSION]: an empty database of schema.sql, as rheap convert makes one, with
+# meta.schema_version VERSION (default: the one this rheap reads). No recording is involved, so
+# these cases also run in the sanitized builds.
+made_db() {
+    local version=${2:-$("$RHEAP" --version | sed -n 's/.*schema \([0-9]*\)).*/\1/p')}
+    rm -f "$1"
+    sql "$1" <"$QUERIES/../schema.sql"
+    sql "$1" "INSERT INTO meta (key, value) VALUES ('schema_version', $version)"
+}
+
+# Every command that reads a database says in one line what is wrong with the path, with
+# status 2, and creates nothing.
+case_db_open() {
+    made_db good.db
+    want=$(sql good.db "SELECT value FROM meta WHERE key = 'schema_version'")
+    [ -n "$want" ] || fail "no schema version in --version: $("$RHEAP" --version)"
+    : >empty.db
+    sql other.db "CREATE TABLE t (x)"
+    sql nometa.db "CREATE TABLE meta (key TEXT PRIMARY KEY, value)"
+    echo "not a database at all, but long enough to be read as one by SQLite's header check" >text.db
+    made_db old.db $((want - 1))
+    made_db new.db $((want + 1))
+    mkdir dir.db
+    # db_says DB LINE: each reading command refuses DB with exactly LINE.
+    db_says() {
+        local cmd
+        for cmd in "query leaks" "report" "export collapsed" "stack 1" "diff good.db" "resymbolize"; do
+            # shellcheck disable=SC2086
+            run e "$RHEAP" $cmd "$1"
+            expect_eq "rheap $cmd $1: status" "$STATUS" 2
+            expect_eq "rheap $cmd $1" "$(cat e.err)" "rheap: error: $2"
+        done
+    }
+    db_says empty.db "empty.db: empty file, expected a database made by rheap convert"
+    db_says other.db "other.db: not a rheap database (no table meta)"
+    db_says nometa.db "nometa.db: not a rheap database (no schema_version in table meta)"
+    db_says text.db "text.db: not an SQLite database, expected a database made by rheap convert"
+    db_says dir.db "dir.db: is a directory, expected a database made by rheap convert"
+    db_says old.db "old.db: database schema version $((want - 1)) (an older rheap), this rheap reads version $want; convert the recording again with this rheap (rheap convert RIP... -o DB)"
+    db_says new.db "new.db: database schema version $((want + 1)) (a newer rheap), this rheap reads version $want; convert the recording again with this rheap (rheap convert RIP... -o DB)"
+    db_says missing.db "missing.db: no such file; make one with rheap run or rheap convert"
+    [ ! -e missing.db ] || fail "reading missing.db created it"
+    # The database of the schema this rheap reads passes every check.
+    run q "$RHEAP" query leaks good.db --csv
+    expect_eq "query on a good database" "$STATUS" 0
+    expect_eq "its header" "$(tr -d '\r' <q.out)" "blocks,bytes,function,location,first_ns,last_ns,stack,recording,pid"
+
+    # A writer holding the lock: a reader waits for it (busy timeout), up to a few seconds.
+    lock_for() { # SECONDS: holds an exclusive lock on good.db that long, in the background
+        rm -f locked
+        printf 'BEGIN EXCLUSIVE;\n.shell touch locked; sleep %s\nCOMMIT;\n' "$1" | sqlite3 good.db &
+        for _ in $(seq 100); do [ -e locked ] && return; sleep 0.05; done
+        fail "sqlite3 did not take the lock"
+    }
+    lock_for 1
+    run q "$RHEAP" query leaks good.db --csv
+    expect_eq "query while locked for 1 s: status" "$STATUS" 0
+    expect_eq "query while locked for 1 s" "$(tr -d '\r' <q.out | head -1)" "blocks,bytes,function,location,first_ns,last_ns,stack,recording,pid"
+    wait
+    lock_for 8
+    run q "$RHEAP" query leaks good.db
+    expect_eq "query while locked for 8 s: status" "$STATUS" 2
+    expect_eq "query while locked for 8 s" "$(cat q.err)" "rheap: error: good.db: locked by another process for more than 5 s; try again when it is done"
+    wait
+}
+
+# Output that cannot be written is an error of every command: status 4 and one line.
+case_output_errors() {
+    [ -w /dev/full ] || fail "no /dev/full to write to"
+    made_db good.db
+    for cmd in "query --help" "query --list" "query leaks good.db" "query leaks good.db --json" \
+        "report good.db" "diff good.db good.db"; do
+        STATUS=0
+        # shellcheck disable=SC2086
+        "$RHEAP" $cmd >/dev/full 2>e.err || STATUS=$?
+        expect_eq "rheap $cmd >/dev/full: status" "$STATUS" 4
+        expect_eq "rheap $cmd >/dev/full" "$(cat e.err)" "rheap: error: writing standard output: No space left on device"
+    done
+}
+
+# Values of each documented parameter are checked against what it takes; the database's own
+# pids and marker labels are listed when a value is not one of them.
+case_query_values() {
+    run r "$RHEAP" run -q -o m.db -- "$FAMILY" marks
+    expect_eq "run status" "$STATUS" 0
+    pid=$(sql m.db "SELECT pid FROM processes")
+    # bad NAME=VALUE QUERY LINE: the query refuses the value with exactly LINE, status 1.
+    bad() {
+        run q "$RHEAP" query "$2" m.db --param "$1"
+        expect_eq "$2 --param $1: status" "$STATUS" 1
+        expect_eq "$2 --param $1" "$(cat q.err)" "rheap: error: $3"
+        [ ! -s q.out ] || fail "$2 --param $1 printed: $(cat q.out)"
+    }
+    bad by=size top-sites "--param by: expected one of bytes, blocks; got 'size'"
+    bad top=0 top-sites "--param top: expected a whole number from 1 up; got '0'"
+    bad buckets=0 timeline "--param buckets: expected a whole number from 1 up; got '0'"
+    bad buckets=ten timeline "--param buckets: expected a whole number from 1 up; got 'ten'"
+    bad phases=-3 growth "--param phases: expected a whole number from 1 up; got '-3'"
+    bad min_phases=1.5 growth "--param min_phases: expected a whole number from 0 up; got '1.5'"
+    bad max_ns=0x10 temporary "--param max_ns: expected a whole number from 0 up; got '0x10'"
+    bad pid=abc leaks "--param pid: expected the pid of a process in the database ($pid); got 'abc'"
+    bad pid=$((pid + 1)) sizes "--param pid: expected the pid of a process in the database ($pid); got '$((pid + 1))'"
+    bad marker=tick growth "--param marker: expected a marker label (the database's: 'drain', 'fill'); got 'tick'"
+    bad a=start diff "--param a: expected a time in ns or a marker label (the database's: 'drain', 'fill'); got 'start'"
+    bad b=1e6 diff "--param b: expected a time in ns or a marker label (the database's: 'drain', 'fill'); got '1e6'"
+    bad skip= leaks "--param skip: expected a pattern; got ''"
+    run e "$RHEAP" report --pid $((pid + 1)) m.db
+    expect_eq "report --pid of no process: status" "$STATUS" 1
+    expect_eq "report --pid of no process" "$(cat e.err)" "rheap: error: --pid: expected the pid of a process in the database ($pid); got '$((pid + 1))'"
+    # Good values still give their answers: between the markers, the two 1234-byte blocks.
+    run q "$RHEAP" query diff m.db --csv -p a=fill -p b=drain -p "pid=$pid"
+    expect_eq "diff fill..drain status" "$STATUS" 0
+    tr -d '\r' <q.out | awk -F, 'NR > 1 && $6 != 0 { print $5, $6 }' >got.txt
+    expect_eq "diff fill..drain" "$(cat got.txt)" "2 2468"
+    run q "$RHEAP" query diff m.db --csv -p a=0 -p b=drain
+    expect_eq "diff 0..drain status" "$STATUS" 0
+    run q "$RHEAP" query top-sites m.db --csv -p by=blocks -p top=1 -p min_size=1
+    expect_eq "unknown parameter status" "$STATUS" 1
+    run q "$RHEAP" query top-sites m.db --csv -p by=blocks -p top=1
+    expect_eq "top-sites by blocks status" "$STATUS" 0
+    # One site (family.c's blocks()) made all three blocks.
+    expect_eq "top-sites by blocks rows" "$(tr -d '\r' <q.out | awk -F, 'NR > 1 { print $1, $2 }')" "3 5678"
+}
+
+# JSON stays valid UTF-8 whatever bytes a thread name or a path holds: each invalid byte is
+# \ufffd, control characters are escaped, well-formed characters are kept.
+case_query_json() {
+    dir=$'src\xff\xfe\xc3\xa9'
+    mkdir "$dir"
+    cp "$FIXTURES/badnames.c" "$dir/"
+    cc -g -O0 -fno-builtin -pthread -o badnames "$dir/badnames.c" || fail "cannot build badnames.c"
+    run r "$RHEAP" run -q -o bad.db -- ./badnames
+    expect_eq "run status" "$STATUS" 0
+    run t "$RHEAP" query threads bad.db --json
+    expect_eq "threads status" "$STATUS" 0
+    grep -q '"name": "\\ufffd\\ufffd\\u0001", "allocs": 1, "alloc_bytes": 777, ' t.out || fail "thread name: $(cat t.out)"
+    run l "$RHEAP" query leaks bad.db --json
+    line=$(grep '"bytes": 777,' l.out) || fail "no leak of 777 bytes: $(cat l.out)"
+    expect_eq "location" "$(sed 's/.*"location": "\([^"]*\)".*/\1/' <<<"$line")" \
+        "src\\ufffd\\ufffd$(printf '\xc3\xa9')/badnames.c:$(grep -n 'malloc(777)' "$FIXTURES/badnames.c" | cut -d: -f1)"
+    for f in t.out l.out; do
+        iconv -f UTF-8 -t UTF-8 "$f" >/dev/null || fail "$f is not UTF-8"
+        python3 -c 'import json, sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$f" ||
+            fail "$f is not JSON"
+    done
+}
+
+# A statically linked program cannot be recorded: rheap says why, and the status is the
+# program's own.
+case_run_static() {
+    printf '%s\n' '#include <stdio.h>' '#include <stdlib.h>' \
+        'int main(int c, char **v) { free(malloc(100)); puts("ran"); return c > 1 ? atoi(v[1]) : 0; }' >st.c
+    cc -static -O0 -o static-prog st.c || fail "cannot link a static program (libc.a)"
+    run r "$RHEAP" run -o s.db -- ./static-prog
+    expect_eq "static, exit 0: status" "$STATUS" 0
+    expect_eq "static, exit 0: output" "$(cat r.out)" "ran"
+    expect_eq "static, exit 0" "$(cat r.err)" "rheap: warning: ./static-prog: statically linked: its malloc cannot be interposed, nothing was recorded; s.db not written"
+    [ ! -e s.db ] || fail "a database was written"
+    [ -z "$(ls -d rheap-run-* 2>/dev/null)" ] || fail "recordings directory left behind"
+    # Found through PATH, as the program was run.
+    PATH=$WORK:$PATH run r "$RHEAP" run -o s.db -- static-prog 7
+    expect_eq "static, exit 7: status" "$STATUS" 7
+    has_line r.err "rheap: warning: static-prog: statically linked: its malloc cannot be interposed, nothing was recorded; s.db not written"
+    # A dynamic program that records nothing still fails.
+    run r "$RHEAP" run --off -o s.db -- "$FAMILY" exit 0
+    expect_eq "nothing recorded: status" "$STATUS" 2
+    expect_eq "nothing recorded" "$(cat r.err)" "rheap: error: no recording was made (recording stayed off); s.db not written"
+}
+
+# rheap run hands the program every argument, however many.
+case_run_many_args() {
+    run r "$RHEAP" run -q -o a.db -- sh -c 'echo "$#" "$1" "${5000}"' sh $(seq 5000)
+    expect_eq "status" "$STATUS" 0
+    expect_eq "arguments the program got" "$(cat r.out)" "5000 1 5000"
 }
 
 # A site in a stripped library reads as the first named frame: the exported function that called

@@ -13,7 +13,11 @@
  *   family kill      allocates 2 x 1234, then kills itself with SIGKILL.
  *   family toggle    2 x 1234, SIGUSR2 to itself, 3 x 3210 (1 freed), SIGUSR2, 2 x 1234: run
  *                    with recording off and USR2 as the toggle, only the 3210s are recorded.
+ *   family marks     markers "fill", 2 x 1234, "drain", 1 x 3210, through librheap's
+ *                    rheap_mark when it is preloaded.
  */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,11 +111,21 @@ int main(int argc, char **argv)
         blocks(2, 1234, 0);
         return 0;
     }
+    if (argc >= 2 && !strcmp(argv[1], "marks")) {
+        int (*mark)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "rheap_mark");
+        if (!mark)
+            return 3;
+        mark("fill");
+        blocks(2, 1234, 0);
+        mark("drain");
+        blocks(1, 3210, 0);
+        return 0;
+    }
     if (argc >= 2 && !strcmp(argv[1], "kill")) {
         blocks(2, 1234, 0);
         raise(SIGKILL);
         return 95;
     }
-    say("usage: family tree|leaf|orphan|exit N|kill|toggle\n", 0, 0, 0);
+    say("usage: family tree|leaf|orphan|exit N|kill|toggle|marks\n", 0, 0, 0);
     return 2;
 }

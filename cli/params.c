@@ -1,0 +1,160 @@
+/*
+ * params.c: the values each documented query parameter takes (queries/README.md,
+ * "Parameters"), checked before a query runs. The SQL itself takes anything, so a value it
+ * cannot use (pid=abc, buckets=0, by=size, a marker label the recording does not have) would
+ * otherwise give empty output and status 0. A parameter means the same in every query file
+ * that declares it, a query of the user's own included; names not listed here are not checked.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "cli.h"
+
+typedef enum {
+    P_PID,    /* a process of the database */
+    P_NUMBER, /* a whole number from min up */
+    P_CHOICE, /* one of choices */
+    P_MARKER, /* a marker label of the database */
+    P_MOMENT, /* a marker label of the database, or a time in ns */
+    P_TEXT,   /* any text but the empty one */
+} kind_t;
+
+static const struct {
+    const char *name;
+    kind_t kind;
+    long long min;
+    const char *const *choices;
+} rules[] = {
+    {"pid", P_PID, 0, NULL},
+    {"buckets", P_NUMBER, 1, NULL},
+    {"phases", P_NUMBER, 1, NULL},
+    {"top", P_NUMBER, 1, NULL},
+    {"min_phases", P_NUMBER, 0, NULL},
+    {"max_ns", P_NUMBER, 0, NULL},
+    {"by", P_CHOICE, 0, (const char *const[]){"bytes", "blocks", NULL}},
+    {"marker", P_MARKER, 0, NULL},
+    {"a", P_MOMENT, 0, NULL},
+    {"b", P_MOMENT, 0, NULL},
+    {"skip", P_TEXT, 0, NULL},
+};
+
+/* Lists (in a, at most max bytes) the distinct values of one column, "'x', 'y'" (quoted) or
+ * "1, 2", cut with ", ..." when long; "" when there are none. */
+static void list_values(sqlite3 *db, const char *sql, int quote, char *a, size_t max)
+{
+    a[0] = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return;
+    size_t at = 0;
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+        const char *q = quote ? "'" : "";
+        int w = snprintf(a + at, max - at, "%s%s%s%s", n++ ? ", " : "", q, v ? v : "", q);
+        if (w < 0 || (size_t)w >= max - at || n > 20) {
+            snprintf(a + at, max - at, ", ...");
+            break;
+        }
+        at += (size_t)w;
+    }
+    sqlite3_finalize(st);
+}
+
+/* 1 when the query sql, with ?1 bound to v, returns a row. */
+static int found(sqlite3 *db, const char *sql, const char *v)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, v, -1, SQLITE_STATIC);
+    int hit = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return hit;
+}
+
+/* A decimal whole number without sign or blanks, as bind_value (query.c) binds it. */
+static int whole(const char *v, long long *out)
+{
+    if (!*v || strspn(v, "0123456789") != strlen(v))
+        return 0;
+    errno = 0;
+    *out = strtoll(v, NULL, 10);
+    return errno == 0;
+}
+
+static const char markers_sql[] = "SELECT DISTINCT label FROM markers ORDER BY label";
+static const char marker_sql[] = "SELECT 1 FROM markers WHERE label = ?1";
+
+int rheap__param_check(sqlite3 *db, const char *name, const char *v, const char *opt, FILE *err)
+{
+    char label[128];
+    if (!opt) {
+        snprintf(label, sizeof label, "--param %s", name);
+        opt = label;
+    }
+    size_t i = 0, n = sizeof rules / sizeof *rules;
+    while (i < n && strcmp(rules[i].name, name))
+        i++;
+    if (i == n)
+        return RHEAP_EXIT_OK;
+    char list[512];
+    long long num;
+    switch (rules[i].kind) {
+    case P_PID:
+        if (whole(v, &num) && found(db, "SELECT 1 FROM processes WHERE pid = ?1", v))
+            return RHEAP_EXIT_OK;
+        list_values(db, "SELECT DISTINCT pid FROM processes ORDER BY pid", 0, list, sizeof list);
+        rheap__error(err, "%s: expected the pid of a process in the database (%s); got '%s'", opt,
+                     *list ? list : "it has none", v);
+        return RHEAP_EXIT_USAGE;
+    case P_NUMBER:
+        if (whole(v, &num) && num >= rules[i].min)
+            return RHEAP_EXIT_OK;
+        rheap__error(err, "%s: expected a whole number from %lld up; got '%s'", opt, rules[i].min,
+                     v);
+        return RHEAP_EXIT_USAGE;
+    case P_CHOICE: {
+        size_t at = 0;
+        for (const char *const *c = rules[i].choices; *c; c++) {
+            if (!strcmp(*c, v))
+                return RHEAP_EXIT_OK;
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", at ? ", " : "", *c);
+        }
+        rheap__error(err, "%s: expected one of %s; got '%s'", opt, list, v);
+        return RHEAP_EXIT_USAGE;
+    }
+    case P_MARKER:
+    case P_MOMENT:
+        if (found(db, marker_sql, v) || (rules[i].kind == P_MOMENT && whole(v, &num)))
+            return RHEAP_EXIT_OK;
+        list_values(db, markers_sql, 1, list, sizeof list);
+        rheap__error(err, "%s: expected %s (%s%s); got '%s'", opt,
+                     rules[i].kind == P_MOMENT ? "a time in ns or a marker label"
+                                               : "a marker label",
+                     *list ? "the database's: " : "the database has no markers", list, v);
+        return RHEAP_EXIT_USAGE;
+    case P_TEXT:
+        if (*v)
+            return RHEAP_EXIT_OK;
+        rheap__error(err, "%s: expected a pattern; got ''", opt);
+        return RHEAP_EXIT_USAGE;
+    }
+    return RHEAP_EXIT_OK;
+}
+
+int rheap__params_check(sqlite3 *db, const rheap__query_t *q, const rheap__kv_t *kv, size_t nkv,
+                        FILE *err)
+{
+    for (size_t k = 0; k < nkv; k++)
+        for (size_t i = 0; i < q->nparams; i++)
+            if (!strcmp(q->params[i].name, kv[k].key)) {
+                int rc = rheap__param_check(db, kv[k].key, kv[k].value, NULL, err);
+                if (rc != RHEAP_EXIT_OK)
+                    return rc;
+            }
+    return RHEAP_EXIT_OK;
+}
