@@ -26,9 +26,9 @@
 static const char totals_sql[] =
     "SELECT (SELECT coalesce(sum(allocs), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS allocations,\n"
     "       (SELECT coalesce(sum(frees), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS frees,\n"
-    "       (SELECT coalesce(sum(alloc_bytes), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS bytes,\n"
+    "       (SELECT printf('%!.0f', total(alloc_bytes)) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS bytes,\n"
     "       (SELECT coalesce(sum(leaked_blocks), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS leaked_blocks,\n"
-    "       (SELECT coalesce(sum(leaked_bytes), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS leaked_bytes,\n"
+    "       (SELECT printf('%!.0f', total(leaked_bytes)) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS leaked_bytes,\n"
     "       (SELECT count(DISTINCT pid) FROM processes WHERE pid = coalesce(:pid, pid)) AS processes,\n"
     "       (SELECT count(*) FROM (SELECT DISTINCT pid, tid FROM threads WHERE pid = coalesce(:pid, pid))) AS threads,\n"
     /* From the first recording's start to the last event or window end of any recording;
@@ -77,16 +77,25 @@ static long long num(const rheap__table_t *t, const char *col)
     return v ? strtoll(v, NULL, 10) : 0;
 }
 
-/* "45760 bytes (44.7 KiB)": the exact number for grep and scripts, the rounded one for people. */
-static void bytes(FILE *out, long long b)
+/* A byte total: sizes are unsigned, and from 2^63 on the database holds them as REAL
+ * (schema.sql), so they are read as doubles (the totals query prints them with all their
+ * digits: SQLite's own text for a REAL keeps 15). */
+static double byte_num(const rheap__table_t *t, const char *col)
 {
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
-    fprintf(out, "%lld bytes", b);
+    const char *v = rheap__table_cell(t, 0, col);
+    return v ? strtod(v, NULL) : 0;
+}
+
+/* "45760 bytes (44.7 KiB)": the exact number for grep and scripts, the rounded one for people. */
+static void bytes(FILE *out, double b)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    fprintf(out, "%.0f bytes", b);
     if (b < 1024)
         return;
-    double v = (double)b;
+    double v = b;
     int u = -1;
-    while (v >= 1024 && u < 3) {
+    while (v >= 1024 && u < 5) {
         v /= 1024;
         u++;
     }
@@ -189,7 +198,7 @@ static void peak_lines(const rheap__table_t *t, const char *prefix, FILE *out)
         last_pid = pid;
         last_rec = rec;
         fprintf(out, "%speak live heap ", prefix);
-        bytes(out, strtoll(b, NULL, 10));
+        bytes(out, strtod(b, NULL));
         fprintf(out, " at ");
         duration(out, strtoll(at, NULL, 10));
         fprintf(out, "%s%s", pid ? ", pid " : "", pid ? pid : "");
@@ -278,9 +287,9 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     fprintf(out, "  allocations      %lld\n", num(&t, "allocations"));
     fprintf(out, "  frees            %lld\n", num(&t, "frees"));
     fprintf(out, "  bytes allocated  ");
-    bytes(out, num(&t, "bytes"));
+    bytes(out, byte_num(&t, "bytes"));
     fprintf(out, "\n  never freed      %lld blocks, ", num(&t, "leaked_blocks") - sb);
-    bytes(out, num(&t, "leaked_bytes") - sbytes);
+    bytes(out, byte_num(&t, "leaked_bytes") - (double)sbytes);
     fputc('\n', out);
     rheap__supp_print(supp, sup_blocks, sup_bytes, "  ", out);
     fprintf(out, "  processes        %lld\n", num(&t, "processes"));
@@ -324,9 +333,10 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
     long long nproc = num(&t, "processes");
     fprintf(out, "rheap: %lld %s, %lld allocations, %lld frees, ", nproc, nproc == 1 ? "process" : "processes",
             num(&t, "allocations"), num(&t, "frees"));
-    bytes(out, num(&t, "bytes"));
+    bytes(out, byte_num(&t, "bytes"));
     fprintf(out, " allocated\n");
-    long long leaked_blocks = num(&t, "leaked_blocks"), leaked = num(&t, "leaked_bytes");
+    long long leaked_blocks = num(&t, "leaked_blocks");
+    double leaked = byte_num(&t, "leaked_bytes");
     rheap__table_free(&t);
     if (nproc > 1 && rheap__sql_fetch(db, processes_sql, NULL, 0, &t, errbuf, sizeof errbuf) == 0) {
         fprintf(out, "rheap: processes, most bytes allocated first:\n");

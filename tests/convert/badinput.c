@@ -516,6 +516,20 @@ static void mode_huge(void)
         CHECK_INT(tgen_run(a, err, sizeof err), 0);
         CHECK(strstr(err, "overflow") == NULL);
     }
+    /* The report's totals read them as unsigned. */
+    char cmd[4200], txt[1200];
+    snprintf(txt, sizeof txt, "%s/report.txt", dir);
+    snprintf(cmd, sizeof cmd, "'%s' report '%s' > '%s'", rheap, out, txt);
+    char *sh[] = {"/bin/sh", "-c", cmd, NULL};
+    CHECK_INT(tgen_run(sh, err, sizeof err), 0);
+    FILE *rf = fopen(txt, "r");
+    CHECK(rf != NULL);
+    char report[8192];
+    size_t n = fread(report, 1, sizeof report - 1, rf);
+    report[n] = 0;
+    fclose(rf);
+    CHECK(strstr(report, "bytes allocated  55340232221128654848 bytes (48.0 EiB)") != NULL);
+    CHECK(strstr(report, "36893488147419103232 bytes (32.0 EiB)") != NULL);
 }
 
 static void mode_paths(void)
