@@ -63,6 +63,9 @@ typedef struct {
     unsigned max_threads;
     unsigned buffer_kb;      /* lz4 block size in KiB: 64, 256, 1024 or 4096 */
     uint32_t sample_ppm;     /* backtrace sampling, parts per million */
+    int profile;             /* 1: profile mode (sample.c), 0: trace every event */
+    uint64_t interval;       /* profile mode: mean bytes between samples */
+    uint64_t seed;           /* profile mode: seed of the draws, 0 = pick one */
     int signal;              /* toggle signal, 0 = none */
     char dir[PATH_MAX];      /* output directory */
 } rheap__config_t;
@@ -199,6 +202,9 @@ typedef struct {
 void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old,
                          uint64_t old_t, uint64_t t, const rheap__frame_t *from);
 void rheap__record_free(void *p, uint64_t t);
+/* Profile mode: counts an allocation of `size` bytes, or a free, for the thread's exact totals
+ * (thread.c writes them with each flush). Recorded or not, every call is counted once. */
+void rheap__record_count(uint64_t size, int is_free);
 int rheap__record_mark(const char *label);
 
 /* realloc and reallocarray, while recording: begin returns 1 if the thread is attached to the

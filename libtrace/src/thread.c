@@ -49,6 +49,11 @@ struct rheap__thread {
     _Atomic int status;
     unsigned depth;              /* settings of the recording the open file belongs to, copied */
     uint32_t sample_ppm;         /* at attach so the owner never reads the global ones */
+    int profile;                 /* profile mode: only sampled events have records */
+    /* Profile mode: every allocation and free of this thread since its file began, counted by
+     * the owner (plain relaxed stores, no read-modify-write) and written as a totals record
+     * with each flush, by whichever thread flushes. */
+    _Atomic uint64_t n_allocs, n_bytes, n_frees;
     uint64_t start_ns;           /* that recording's start (CLOCK_MONOTONIC) */
     _Atomic unsigned gen;        /* recording the open file belongs to; 0: no file */
     pid_t tid;
@@ -241,6 +246,20 @@ static void claim_release(rheap__thread_t *t) {
     atomic_store_explicit(&t->claim, 0, memory_order_release);
 }
 
+/* Writes the thread's buffered records, preceded in profile mode by its totals so far. */
+static rip_status_t flush_file(rheap__thread_t *t) {
+    if (t->profile) {
+        rip_status_t st = rip_writer_totals(
+            t->w, since_start(t, rheap__now_abs()),
+            atomic_load_explicit(&t->n_allocs, memory_order_relaxed),
+            atomic_load_explicit(&t->n_bytes, memory_order_relaxed),
+            atomic_load_explicit(&t->n_frees, memory_order_relaxed));
+        if (st != RIP_OK)
+            return st;
+    }
+    return rip_writer_flush(t->w);
+}
+
 /* ---- Thread exit ---- */
 
 static void read_name(rheap__thread_t *t, char out[17]) {
@@ -282,7 +301,7 @@ static void on_thread_exit(void *arg) {
     if (t->w && atomic_load(&t->gen) == atomic_load(&rheap__gen)) {
         st = update_name(t);
         if (st == RIP_OK)
-            st = rip_writer_flush(t->w);
+            st = flush_file(t);
     }
     t->status = T_RETIRED;
     t_unlock(t);
@@ -348,7 +367,7 @@ static void reclaim_dead(void) {
         (void)atomic_load_explicit(&t->busy, memory_order_acquire);
         /* A dead thread cannot be inside an event: events contain no cancellation point. */
         if (t->w)
-            rip_writer_flush(t->w);
+            flush_file(t);
         t->w = NULL;
         atomic_store(&t->gen, 0);
         t->status = T_FREE;
@@ -488,7 +507,11 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
             t->last_t = 0;
             t->name[0] = 0;
             t->depth = rheap__rec.cfg.depth;
-            t->sample_ppm = rheap__rec.cfg.sample_ppm;
+            t->profile = rheap__rec.cfg.profile;
+            t->sample_ppm = t->profile ? 1000000 : rheap__rec.cfg.sample_ppm;
+            atomic_store_explicit(&t->n_allocs, 0, memory_order_relaxed);
+            atomic_store_explicit(&t->n_bytes, 0, memory_order_relaxed);
+            atomic_store_explicit(&t->n_frees, 0, memory_order_relaxed);
             t->start_ns = rheap__rec.start_ns;
             atomic_store(&t->gen, gen);
             /* Written at once, so a killed process leaves a valid (if short) file, never an
@@ -575,7 +598,7 @@ static inline uint64_t monotonic_time(rheap__thread_t *t, uint64_t t_now) {
 static inline void finish_event(rheap__thread_t *t, rip_status_t st) {
     if (st == RIP_OK && (t->status == T_RETIRED ||
                          (atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__EXITING)))
-        st = rip_writer_flush(t->w);
+        st = flush_file(t);
     int err = errno;
     t_unlock(t);
     if (st != RIP_OK)
@@ -645,6 +668,27 @@ void rheap__record_free(void *p, uint64_t t_now) {
     finish_event(t, rip_writer_free(t->w, monotonic_time(t, since_start(t, t_now)), (uintptr_t)p));
 }
 
+void rheap__record_count(uint64_t size, int is_free) {
+    rheap__thread_t *t = tl_self;
+    if (RHEAP_UNLIKELY(!attached(t))) {
+        int saved = errno; /* the thread's first event: attaching makes system calls */
+        t = self();
+        errno = saved;
+        if (!t)
+            return;
+    }
+    if (is_free) {
+        atomic_store_explicit(&t->n_frees,
+                              atomic_load_explicit(&t->n_frees, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        return;
+    }
+    atomic_store_explicit(&t->n_allocs, atomic_load_explicit(&t->n_allocs, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&t->n_bytes, atomic_load_explicit(&t->n_bytes, memory_order_relaxed) + size,
+                          memory_order_relaxed);
+}
+
 int rheap__record_mark(const char *label) {
     rheap__thread_t *t = self();
     if (!t)
@@ -678,7 +722,7 @@ void rheap__threads_flush_all(int close_files) {
         if (t->w && atomic_load(&t->gen) == gen) {
             rip_status_t st = close_files ? update_name(t) : RIP_OK;
             if (st == RIP_OK)
-                st = rip_writer_flush(t->w);
+                st = flush_file(t);
             if (st != RIP_OK && !failed) {
                 failed = 1;
                 err = errno;

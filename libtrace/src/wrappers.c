@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sample.h"
 
 rheap__real_t rheap__real;
 RHEAP_TLS int rheap__guard;
@@ -133,8 +134,25 @@ static inline void leave(void) {
     rheap__guard = 0;
 }
 
+/* Profile mode: remembers a sampled block, or turns recording off when it cannot (its free
+ * would go unseen). 0 when tracked. */
+static int track(void *p) {
+    if (RHEAP_LIKELY(rheap__sample_track(p) == 0))
+        return 0;
+    int saved = errno;
+    rheap__fail("cannot remember a sampled block", ENOMEM);
+    errno = saved;
+    return -1;
+}
+
+/* Records an allocation; in profile mode, counts it and records it only when sampled. */
 static void record(rip_call_t call, void *p, uint64_t size, uint64_t align,
                    const rheap__frame_t *from) {
+    if (rheap__profiling()) {
+        rheap__record_count(size, 0);
+        if (RHEAP_LIKELY(!rheap__sample_pick(size)) || track(p) != 0)
+            return;
+    }
     int saved = errno;
     rheap__record_alloc(call, p, size, align, NULL, 0, rheap__now_abs(), from);
     errno = saved;
@@ -179,6 +197,19 @@ static __attribute__((noinline)) void free_slow(void *p) {
         return;
     if (!enter()) {
         rheap__real.free(p);
+        return;
+    }
+    if (rheap__profiling()) {
+        /* Only a sampled block's free is stamped and recorded; the filter answers for the rest
+         * with one load. */
+        rheap__record_count(0, 1);
+        if (RHEAP_UNLIKELY(rheap__sample_forget(p))) {
+            int saved = errno;
+            rheap__record_free(p, rheap__now_abs());
+            errno = saved;
+        }
+        rheap__real.free(p);
+        leave();
         return;
     }
     int saved = errno;
@@ -248,8 +279,44 @@ static void *realloc_from_boot(void *old, size_t size) {
     return p;
 }
 
+/* A realloc in profile mode: a free of the old block, recorded if it was sampled, and an
+ * allocation of the new one, sampled by its size. The old block leaves the sampled set before
+ * the call, which may hand its address to another thread. */
+static void *resize_profiled(rip_call_t call, void *old, size_t size, const rheap__frame_t *from) {
+    int saved = errno;
+    int marked = rheap__realloc_begin();
+    int was = old && rheap__sample_forget(old);
+    uint64_t t0 = was ? rheap__now_abs() : 0;
+    errno = saved;
+    void *p = rheap__real.realloc(old, size);
+    saved = errno;
+    if (marked && !(atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__ON)) {
+        if (was && p != old && (p || size == 0))
+            rheap__record_free(old, t0); /* as in record_realloc */
+    } else if (p) {
+        rheap__record_count(size, 0);
+        if (rheap__sample_pick(size) && track(p) == 0)
+            rheap__record_alloc(call, p, size, 0, was ? old : NULL, t0, rheap__now_abs(), from);
+        else if (was)
+            rheap__record_free(old, t0);
+    } else if (old && size == 0) {
+        rheap__record_count(0, 1);
+        if (was)
+            rheap__record_free(old, t0);
+    } else if (was) {
+        track(old); /* the call failed: the old block lives on */
+    }
+    errno = saved;
+    if (marked)
+        rheap__realloc_end();
+    leave();
+    return p;
+}
+
 /* A recorded realloc: the old block is released at t0, before the call. */
 static void *resize(rip_call_t call, void *old, size_t size, const rheap__frame_t *from) {
+    if (rheap__profiling())
+        return resize_profiled(call, old, size, from);
     int saved = errno;
     int marked = rheap__realloc_begin();
     uint64_t t0 = rheap__now_abs();
@@ -309,8 +376,7 @@ RHEAP_EXPORT int posix_memalign(void **out, size_t align, size_t size) {
     int saved = errno;
     int r = rheap__real.posix_memalign(out, align, size);
     if (r == 0)
-        rheap__record_alloc(RIP_CALL_POSIX_MEMALIGN, *out, size, align, NULL, 0, rheap__now_abs(),
-                            RHEAP__CALLER());
+        record(RIP_CALL_POSIX_MEMALIGN, *out, size, align, RHEAP__CALLER());
     errno = saved; /* posix_memalign reports through its result, never errno */
     leave();
     return r;
