@@ -73,6 +73,8 @@ CREATE TABLE processes (
     dir TEXT,                    -- recording directory that was converted
     unmatched_frees INTEGER NOT NULL, -- frees of blocks allocated before recording started (not errors)
     lost_events INTEGER NOT NULL,     -- events the tracer reported it could not record
+    mode TEXT NOT NULL DEFAULT 'trace', -- 'trace': every allocation and free has its row; 'profile': only a sample of allocations (about one per sample_interval bytes), each with its backtrace and its free, and the summaries below hold estimates (see "Profile mode" there)
+    sample_interval INTEGER,     -- profile mode: mean bytes allocated between two samples; NULL in trace mode
     PRIMARY KEY (pid, recording)
 );
 
@@ -123,6 +125,16 @@ CREATE TABLE windows (
 -- exact: it holds what the same SQL over `allocations` gives (tests/queries checks both agree).
 -- Rows of one recording are keyed by (pid, recording); a stack `bt` of NULL stands for the
 -- allocations that have no backtrace (sampling), as in `allocations`.
+--
+-- Profile mode (processes.mode = 'profile'): `allocations` holds only the sampled blocks. A block
+-- of `size` bytes was sampled with probability p = 1 - exp(-size / sample_interval), so it stands
+-- for 1/p blocks and size/p bytes: every count of blocks and bytes below (and the lifetime sums)
+-- is that weighed estimate, rounded, not an exact count. Two figures stay exact, counted by the
+-- tracer for every call: recording_stats.allocs and alloc_bytes, and thread_stats.allocs and
+-- alloc_bytes. In SQL over `allocations`, weigh a row with
+--   1.0 / (1.0 - exp(-size * 1.0 / p.sample_interval))   (p: its processes row)
+-- for the blocks it stands for, times size for the bytes. min_size, max_size, times and
+-- lifetimes' extremes are those of the sampled blocks.
 
 -- The allocation site of every stack, decided once: the first frame that is not allocator
 -- plumbing (the rule of the view `frames` below), or frame 0 when every frame is; when that

@@ -232,6 +232,20 @@ void rheap__summary_free(rheap__summary_t *s, const rheap__live_t *b, uint64_t t
 void rheap__summary_leaked(rheap__summary_t *s, const rheap__live_t *b);
 /* 0; 1 out of memory; -1 database error (rheap__db_errmsg). */
 int rheap__summary_end(rheap__summary_t *s, rheap__db_t *db);
+/* Profile mode, after begin: blocks are weighed (profile.c) by this sampling interval. */
+void rheap__summary_sampling(rheap__summary_t *s, uint64_t interval);
+/* Profile mode, before end: the exact counts of a thread file's totals record, which replace
+ * the estimates of allocations and their bytes in thread_stats and recording_stats. */
+void rheap__summary_counted(rheap__summary_t *s, uint32_t tid, uint64_t allocs, uint64_t bytes);
+
+/* ---- profile.c: recordings made in profile mode ---- */
+
+/* The number of blocks a sampled block of `size` bytes stands for (1 when interval is 0, trace
+ * mode); its bytes stand for size times as many. */
+double rheap__profile_weight(uint64_t size, uint64_t interval);
+/* Marks the processes row as a profile-mode recording with this interval. 0, or -1 on a
+ * database error. */
+int rheap__profile_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t interval);
 
 /* ---- convert.c: the whole conversion ----
  * rheap_convert() and its options are the public API, in include/rheap_convert.h. */
