@@ -71,6 +71,10 @@ int rheap__query_load(const char *name, rheap__query_t *q, FILE *err);
 void rheap__query_free(rheap__query_t *q);
 /* Opens a rheap database read-only, checking it has the allocations table. */
 int rheap__db_open_read(const char *path, struct sqlite3 **db, FILE *err);
+/* The largest sampling interval of the recordings of process pid (NULL: of every process) made
+ * in profile mode, whose figures but allocations and bytes allocated are estimates; 0 when all
+ * were made in trace mode (or the database predates profile mode). */
+long long rheap__db_sample_interval(struct sqlite3 *db, const char *pid);
 /* Runs SQL (one or more statements) binding :key for each kv; the table holds the result of
  * the last statement that returns columns. 0, or -1 with a message in errbuf. */
 int rheap__sql_fetch(struct sqlite3 *db, const char *sql, const rheap__kv_t *kv, size_t nkv,

@@ -250,6 +250,23 @@ void rheap__query_free(rheap__query_t *q)
 
 /* ---- Opening a database ---- */
 
+long long rheap__db_sample_interval(sqlite3 *db, const char *pid)
+{
+    sqlite3_stmt *st = NULL;
+    long long v = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT coalesce(max(sample_interval), 0) FROM processes\n"
+                           "WHERE pid = coalesce(?1, pid)",
+                           -1, &st, NULL) == SQLITE_OK) {
+        if (pid)
+            sqlite3_bind_text(st, 1, pid, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
 int rheap__db_open_read(const char *path, sqlite3 **out, FILE *err)
 {
     *out = NULL;
@@ -892,6 +909,12 @@ int rheap__cmd_query(int argc, char **argv)
             else
                 rheap__table_print(&t, fmt, stdout);
             rheap__table_free(&t);
+            long long interval = rheap__db_sample_interval(db, NULL);
+            if (interval)
+                fprintf(stderr,
+                        "rheap: profile mode: blocks and bytes are estimates from allocations "
+                        "sampled about once every %lld bytes\n",
+                        interval);
         }
         sqlite3_close(db);
     }
