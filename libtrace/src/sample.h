@@ -41,6 +41,45 @@ static inline int rheap__sample_pick(uint64_t size) {
     return rheap__sample_next(size);
 }
 
+/* Profile mode: counts an allocation of `size` bytes, or a free, in the thread's exact totals. */
+static inline void rheap__count_add(rheap__counts_t *c, uint64_t size) {
+    rheap__counts_add(&c->allocs, 1);
+    rheap__counts_add(&c->bytes, size);
+}
+
+static inline void rheap__count_alloc(uint64_t size) {
+    rheap__counts_t *c = rheap__counts();
+    if (RHEAP_LIKELY(c != NULL))
+        rheap__count_add(c, size);
+}
+
+static inline void rheap__count_free(void) {
+    rheap__counts_t *c = rheap__counts();
+    if (RHEAP_LIKELY(c != NULL))
+        rheap__counts_add(&c->frees, 1);
+}
+
+/* The calling thread's totals if it is attached to the current recording and that recording is
+ * in profile mode, else NULL (without attaching: the slow path does that). */
+static inline rheap__counts_t *rheap__counts_now(void) {
+    rheap__counts_t *c = rheap__tl_counts;
+    return RHEAP_LIKELY(c && atomic_load_explicit(&c->open, memory_order_relaxed)) ? c : NULL;
+}
+
+/* Profile mode's common case, for the exported functions themselves: when recording is on in
+ * profile mode and the thread attached, an allocation of `size` bytes that stays short of the
+ * next sample point is taken off the countdown and passes straight through. Returns the
+ * thread's totals (the caller counts the call once the real one succeeded), or NULL: then
+ * the slow path decides, the countdown untouched. The caller has checked that recording is on
+ * and the tracer is not allocating. */
+static inline rheap__counts_t *rheap__sample_skip(uint64_t size) {
+    rheap__counts_t *c = rheap__counts_now();
+    if (RHEAP_UNLIKELY(!c) || size >= (uint64_t)rheap__sample_left)
+        return NULL;
+    rheap__sample_left -= (int64_t)size;
+    return c;
+}
+
 /* The address filter: one byte per slot, the number of live sampled blocks whose address hashes
  * there (saturating at 255). 64 KiB: with a few thousand live samples nearly every slot is 0. */
 #define RHEAP__FILTER_BITS 16
@@ -59,11 +98,23 @@ int rheap__sample_forget_slow(const void *p);
 
 /* Whether p is a live sampled block; if so, forgets it. Called before the real free, so the
  * address cannot be handed out and sampled again in between. */
+/* The same for a free: the thread's totals when p (not NULL) is certainly not a sampled
+ * block, else NULL. */
+static inline rheap__counts_t *rheap__sample_skip_free(const void *p);
+
 static inline int rheap__sample_forget(const void *p) {
     if (RHEAP_LIKELY(!atomic_load_explicit(&rheap__filter[rheap__filter_slot(p)],
                                            memory_order_relaxed)))
         return 0;
     return rheap__sample_forget_slow(p);
+}
+
+static inline rheap__counts_t *rheap__sample_skip_free(const void *p) {
+    rheap__counts_t *c = rheap__counts_now();
+    if (RHEAP_UNLIKELY(!c) || !p ||
+        atomic_load_explicit(&rheap__filter[rheap__filter_slot(p)], memory_order_relaxed))
+        return NULL;
+    return c;
 }
 
 /* Under the control lock, before a recording goes on: its mode and interval, and an empty set

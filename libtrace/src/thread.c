@@ -50,10 +50,7 @@ struct rheap__thread {
     unsigned depth;              /* settings of the recording the open file belongs to, copied */
     uint32_t sample_ppm;         /* at attach so the owner never reads the global ones */
     int profile;                 /* profile mode: only sampled events have records */
-    /* Profile mode: every allocation and free of this thread since its file began, counted by
-     * the owner (plain relaxed stores, no read-modify-write) and written as a totals record
-     * with each flush, by whichever thread flushes. */
-    _Atomic uint64_t n_allocs, n_bytes, n_frees;
+    rheap__counts_t counts;      /* profile mode: every call since the file began */
     uint64_t start_ns;           /* that recording's start (CLOCK_MONOTONIC) */
     _Atomic unsigned gen;        /* recording the open file belongs to; 0: no file */
     pid_t tid;
@@ -84,6 +81,14 @@ static inline uint64_t since_start(const rheap__thread_t *t, uint64_t abs_ns) {
 }
 
 static RHEAP_TLS rheap__thread_t *tl_self;
+RHEAP_TLS rheap__counts_t *rheap__tl_counts;
+
+/* Attaches t's file to recording gen, or detaches it (0). In profile mode the totals are open
+ * for counting exactly while it is attached: profile mode's fast path reads that flag alone. */
+static void set_gen(rheap__thread_t *t, unsigned gen) {
+    atomic_store(&t->gen, gen);
+    atomic_store_explicit(&t->counts.open, gen != 0 && t->profile, memory_order_relaxed);
+}
 
 /* Whether t (the calling thread's recorder, or NULL) has its file open in the current
  * recording. Owner-side read, without the lock. */
@@ -251,9 +256,9 @@ static rip_status_t flush_file(rheap__thread_t *t) {
     if (t->profile) {
         rip_status_t st = rip_writer_totals(
             t->w, since_start(t, rheap__now_abs()),
-            atomic_load_explicit(&t->n_allocs, memory_order_relaxed),
-            atomic_load_explicit(&t->n_bytes, memory_order_relaxed),
-            atomic_load_explicit(&t->n_frees, memory_order_relaxed));
+            atomic_load_explicit(&t->counts.allocs, memory_order_relaxed),
+            atomic_load_explicit(&t->counts.bytes, memory_order_relaxed),
+            atomic_load_explicit(&t->counts.frees, memory_order_relaxed));
         if (st != RIP_OK)
             return st;
     }
@@ -369,7 +374,7 @@ static void reclaim_dead(void) {
         if (t->w)
             flush_file(t);
         t->w = NULL;
-        atomic_store(&t->gen, 0);
+        set_gen(t, 0);
         t->status = T_FREE;
         n_active--;
     }
@@ -417,7 +422,7 @@ static rheap__thread_t *register_thread(int *over_limit) {
     t->status = T_LIVE;
     t->tid = (pid_t)syscall(SYS_gettid);
     t->w = NULL;
-    atomic_store(&t->gen, 0);
+    set_gen(t, 0);
     t->rng = (uint32_t)t->tid * 2654435761u | 1u;
     rheap__unwinder_init(t->unw);
     n_active++;
@@ -482,6 +487,7 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
             return NULL;
         }
         tl_self = t;
+        rheap__tl_counts = &t->counts;
         if (exit_key_ok)
             pthread_setspecific(exit_key, t);
     }
@@ -509,11 +515,11 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
             t->depth = rheap__rec.cfg.depth;
             t->profile = rheap__rec.cfg.profile;
             t->sample_ppm = t->profile ? 1000000 : rheap__rec.cfg.sample_ppm;
-            atomic_store_explicit(&t->n_allocs, 0, memory_order_relaxed);
-            atomic_store_explicit(&t->n_bytes, 0, memory_order_relaxed);
-            atomic_store_explicit(&t->n_frees, 0, memory_order_relaxed);
+            atomic_store_explicit(&t->counts.allocs, 0, memory_order_relaxed);
+            atomic_store_explicit(&t->counts.bytes, 0, memory_order_relaxed);
+            atomic_store_explicit(&t->counts.frees, 0, memory_order_relaxed);
             t->start_ns = rheap__rec.start_ns;
-            atomic_store(&t->gen, gen);
+            set_gen(t, gen);
             /* Written at once, so a killed process leaves a valid (if short) file, never an
              * empty one. */
             if (update_name(t) != RIP_OK || rip_writer_flush(t->w) != RIP_OK) {
@@ -668,25 +674,11 @@ void rheap__record_free(void *p, uint64_t t_now) {
     finish_event(t, rip_writer_free(t->w, monotonic_time(t, since_start(t, t_now)), (uintptr_t)p));
 }
 
-void rheap__record_count(uint64_t size, int is_free) {
-    rheap__thread_t *t = tl_self;
-    if (RHEAP_UNLIKELY(!attached(t))) {
-        int saved = errno; /* the thread's first event: attaching makes system calls */
-        t = self();
-        errno = saved;
-        if (!t)
-            return;
-    }
-    if (is_free) {
-        atomic_store_explicit(&t->n_frees,
-                              atomic_load_explicit(&t->n_frees, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-        return;
-    }
-    atomic_store_explicit(&t->n_allocs, atomic_load_explicit(&t->n_allocs, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-    atomic_store_explicit(&t->n_bytes, atomic_load_explicit(&t->n_bytes, memory_order_relaxed) + size,
-                          memory_order_relaxed);
+rheap__counts_t *rheap__counts_attach(void) {
+    int saved = errno; /* attaching makes system calls */
+    rheap__thread_t *t = self();
+    errno = saved;
+    return t ? &t->counts : NULL;
 }
 
 int rheap__record_mark(const char *label) {
@@ -729,7 +721,7 @@ void rheap__threads_flush_all(int close_files) {
             }
             if (close_files) {
                 t->w = NULL;
-                atomic_store(&t->gen, 0);
+                set_gen(t, 0);
             }
         }
         claim_release(t);
@@ -758,7 +750,7 @@ void rheap__threads_after_fork_child(void) {
     n_active = 0;
     for (rheap__thread_t *t = all_threads; t; t = t->next) {
         t->w = NULL;
-        atomic_store(&t->gen, 0);
+        set_gen(t, 0);
         if (t == tl_self) {
             t->tid = (pid_t)syscall(SYS_gettid);
             t->status = T_LIVE;
