@@ -39,8 +39,9 @@
 typedef struct {
     double blocks, bytes, freed_blocks, freed_bytes, temp_blocks, temp_bytes;
     uint64_t first_t, last_t, leak_first, leak_last, min_size, max_size;
-    uint64_t life_min, life_max;
-    double life_total;                /* lifetimes of freed blocks times their weights */
+    uint64_t life_min, life_max, life_total;
+    double life_weighed;              /* profile mode: lifetimes times their blocks' weights (a
+                                         trace's sum can pass 2^53 ns, exact only in integers) */
     double live_blocks, live_bytes;   /* now */
     double peak_blocks, peak_bytes;   /* at the peak, once copied */
     double life[9];
@@ -447,7 +448,8 @@ void rheap__summary_free(rheap__summary_t *s, const rheap__live_t *b, uint64_t t
         a->life_min = life;
     if (life > a->life_max)
         a->life_max = life;
-    a->life_total += w * (double)life;
+    a->life_total += life;
+    a->life_weighed += w * (double)life;
     unsigned d = 0;
     for (uint64_t x = life; x >= 1000 && d < 8; x /= 10)
         d++;
@@ -576,7 +578,8 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
         sqlite3_bind_int64(st, 17, (sqlite3_int64)a->max_size);
         bind_opt(st, 18, a->life_min, a->freed_blocks != 0);
         bind_opt(st, 19, a->life_max, a->freed_blocks != 0);
-        bind_opt(st, 20, (uint64_t)llround(a->life_total), a->freed_blocks != 0);
+        bind_opt(st, 20, s->interval ? (uint64_t)llround(a->life_weighed) : a->life_total,
+                 a->freed_blocks != 0);
         bind_w(st, 21, a->peak_blocks);
         bind_w(st, 22, a->peak_bytes);
         if (put(s, st) != 0)
