@@ -66,3 +66,18 @@ grep -q 'id="sampled"' page.html || fail "the page has no place for the note"
 expect_eq "diff note" "$(cat diff.err)" \
     "rheap: profile.db was recorded in profile mode: its figures are estimates from allocations sampled about once every 8192 bytes"
 grep -q small_temporary diff.txt || fail "rheap diff shows no site"
+
+# rheap run --profile records the whole program in profile mode; --sample-interval needs it and
+# is checked by librheap's own parser before anything runs.
+"$RHEAP" run -q --profile --sample-interval 4096 -o run.db -- "$EXAMPLES/leaky" >/dev/null 2>run.err ||
+    fail "rheap run --profile: $(cat run.err)"
+expect_eq "rheap run --profile mode" "$(q run.db "SELECT DISTINCT mode || ' ' || sample_interval FROM processes")" "profile 4096"
+expect_eq "rheap run --profile: sampled rows have stacks" "$(q run.db "SELECT count(*) FROM allocations WHERE bt IS NULL")" 0
+STATUS=0
+"$RHEAP" run -q --sample-interval 4096 -o no.db -- "$EXAMPLES/leaky" >/dev/null 2>no.err || STATUS=$?
+expect_eq "--sample-interval without --profile" "$STATUS $(cat no.err)" "1 rheap run: --sample-interval needs --profile"
+STATUS=0
+"$RHEAP" run -q --profile --sample-interval 0 -o no.db -- "$EXAMPLES/leaky" >/dev/null 2>no.err || STATUS=$?
+expect_eq "--sample-interval 0" "$STATUS $(cat no.err)" \
+    "1 rheap run: --sample-interval 0: expected a number of bytes from 1 to 999999999"
+[ ! -e no.db ] || fail "a refused rheap run wrote a database"
