@@ -60,6 +60,11 @@ grep -q '^Top allocating sites, estimated (rheap query top-sites)$' report.txt |
 "$RHEAP" report --html -o page.html profile.db || fail "report --html"
 grep -q '"sample_interval":8192' page.html || fail "the page has no sampling interval"
 grep -q 'id="sampled"' page.html || fail "the page has no place for the note"
+if command -v chromium >/dev/null; then
+    timeout 60 chromium --headless --no-sandbox --dump-dom "file://$WORK/page.html" 2>/dev/null >dom.html || true
+    grep -q '<p id="sampled" class="muted">Profile mode: allocations were sampled about once every 8.00 KiB' dom.html ||
+        fail "the drawn page shows no note on estimates"
+fi
 
 # rheap diff names the side recorded in profile mode.
 "$RHEAP" diff trace.db profile.db >diff.txt 2>diff.err || fail "rheap diff: $(cat diff.err)"
