@@ -5,7 +5,8 @@
  * thread-local countdown of bytes: an unsampled allocation subtracts its size and goes on. For a
  * free: was this block sampled? That is one load from a small shared filter that only sampled
  * allocations and their frees write. Both answers cost no clock read, no lock and no write to a
- * shared cache line.
+ * shared cache line. Every call is also counted in the thread's exact totals (internal.h,
+ * rheap__counts_t).
  */
 #ifndef RHEAP_SAMPLE_H
 #define RHEAP_SAMPLE_H
@@ -22,6 +23,8 @@ extern _Atomic uint64_t rheap__sample_interval;
 static inline int rheap__profiling(void) {
     return atomic_load_explicit(&rheap__sample_interval, memory_order_relaxed) != 0;
 }
+
+/* ---- The countdown ---- */
 
 /* Bytes this thread may still allocate before its next sample point; 0 before the first draw. */
 extern RHEAP_TLS int64_t rheap__sample_left;
@@ -41,16 +44,19 @@ static inline int rheap__sample_pick(uint64_t size) {
     return rheap__sample_next(size);
 }
 
-/* Profile mode: counts an allocation of `size` bytes, or a free, in the thread's exact totals. */
-static inline void rheap__count_add(rheap__counts_t *c, uint64_t size) {
+/* ---- The totals ---- */
+
+/* Counts an allocation of `size` bytes in totals c. */
+static inline void rheap__count_alloc_to(rheap__counts_t *c, uint64_t size) {
     rheap__counts_add(&c->allocs, 1);
     rheap__counts_add(&c->bytes, size);
 }
 
+/* Counts an allocation, or a free, in the calling thread's totals (attaching it if needed). */
 static inline void rheap__count_alloc(uint64_t size) {
     rheap__counts_t *c = rheap__counts();
     if (RHEAP_LIKELY(c != NULL))
-        rheap__count_add(c, size);
+        rheap__count_alloc_to(c, size);
 }
 
 static inline void rheap__count_free(void) {
@@ -66,19 +72,7 @@ static inline rheap__counts_t *rheap__counts_now(void) {
     return RHEAP_LIKELY(c && atomic_load_explicit(&c->open, memory_order_relaxed)) ? c : NULL;
 }
 
-/* Profile mode's common case, for the exported functions themselves: when recording is on in
- * profile mode and the thread attached, an allocation of `size` bytes that stays short of the
- * next sample point is taken off the countdown and passes straight through. Returns the
- * thread's totals (the caller counts the call once the real one succeeded), or NULL: then
- * the slow path decides, the countdown untouched. The caller has checked that recording is on
- * and the tracer is not allocating. */
-static inline rheap__counts_t *rheap__sample_skip(uint64_t size) {
-    rheap__counts_t *c = rheap__counts_now();
-    if (RHEAP_UNLIKELY(!c) || size >= (uint64_t)rheap__sample_left)
-        return NULL;
-    rheap__sample_left -= (int64_t)size;
-    return c;
-}
+/* ---- The sampled blocks ---- */
 
 /* The address filter: one byte per slot, the number of live sampled blocks whose address hashes
  * there (saturating at 255). 64 KiB: with a few thousand live samples nearly every slot is 0. */
@@ -87,6 +81,10 @@ extern _Atomic uint8_t rheap__filter[1u << RHEAP__FILTER_BITS];
 
 static inline uint32_t rheap__filter_slot(const void *p) {
     return (uint32_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull >> (64 - RHEAP__FILTER_BITS));
+}
+
+static inline int rheap__filter_may_hold(const void *p) {
+    return atomic_load_explicit(&rheap__filter[rheap__filter_slot(p)], memory_order_relaxed) != 0;
 }
 
 /* Remembers a sampled block (before the allocating wrapper returns it). 0, or -1 when the set of
@@ -98,24 +96,38 @@ int rheap__sample_forget_slow(const void *p);
 
 /* Whether p is a live sampled block; if so, forgets it. Called before the real free, so the
  * address cannot be handed out and sampled again in between. */
-/* The same for a free: the thread's totals when p (not NULL) is certainly not a sampled
- * block, else NULL. */
-static inline rheap__counts_t *rheap__sample_skip_free(const void *p);
-
 static inline int rheap__sample_forget(const void *p) {
-    if (RHEAP_LIKELY(!atomic_load_explicit(&rheap__filter[rheap__filter_slot(p)],
-                                           memory_order_relaxed)))
+    if (RHEAP_LIKELY(!rheap__filter_may_hold(p)))
         return 0;
     return rheap__sample_forget_slow(p);
 }
 
+/* ---- The fast paths of the exported functions ----
+ *
+ * The caller has checked that a recording is on and that the call is the program's (not the
+ * tracer's own). Each returns the thread's totals when the call needs nothing but counting
+ * (the caller counts it once the real call succeeded), or NULL: the slow path then decides,
+ * with the countdown untouched. */
+
+/* An allocation of `size` bytes that stays short of the next sample point: taken off the
+ * countdown. */
+static inline rheap__counts_t *rheap__sample_skip(uint64_t size) {
+    rheap__counts_t *c = rheap__counts_now();
+    if (RHEAP_UNLIKELY(!c) || size >= (uint64_t)rheap__sample_left)
+        return NULL;
+    rheap__sample_left -= (int64_t)size;
+    return c;
+}
+
+/* A free (or the release of a realloc) of p, not NULL and certainly not a sampled block. */
 static inline rheap__counts_t *rheap__sample_skip_free(const void *p) {
     rheap__counts_t *c = rheap__counts_now();
-    if (RHEAP_UNLIKELY(!c) || !p ||
-        atomic_load_explicit(&rheap__filter[rheap__filter_slot(p)], memory_order_relaxed))
+    if (RHEAP_UNLIKELY(!c) || !p || rheap__filter_may_hold(p))
         return NULL;
     return c;
 }
+
+/* ---- Recordings and forks ---- */
 
 /* Under the control lock, before a recording goes on: its mode and interval, and an empty set
  * (blocks sampled in an earlier window are not this recording's). The wrappers only ask while

@@ -205,7 +205,7 @@ RHEAP_EXPORT void *malloc(size_t size) {
     if (c) {
         void *p = rheap__real.malloc(size);
         if (p)
-            rheap__count_add(c, size);
+            rheap__count_alloc_to(c, size);
         return p;
     }
     return malloc_slow(size);
@@ -282,7 +282,7 @@ RHEAP_EXPORT void *calloc(size_t n, size_t size) {
     if (c) {
         void *p = rheap__real.calloc(n, size);
         if (p)
-            rheap__count_add(c, total);
+            rheap__count_alloc_to(c, total);
         return p;
     }
     return calloc_slow(n, size);
@@ -394,7 +394,7 @@ RHEAP_EXPORT void *realloc(void *old, size_t size) {
     if (c) {
         void *p = rheap__real.realloc(old, size);
         if (p)
-            rheap__count_add(c, size);
+            rheap__count_alloc_to(c, size);
         return p;
     }
     return realloc_slow(old, size);
