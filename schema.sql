@@ -210,7 +210,7 @@ CREATE TABLE thread_stats (
     pid INTEGER NOT NULL,
     recording INTEGER NOT NULL,
     tid INTEGER NOT NULL,          -- kernel thread id
-    allocs INTEGER NOT NULL,       -- blocks it allocated, and their bytes
+    allocs INTEGER NOT NULL,       -- blocks it allocated, and their bytes (profile mode: every call, counted exactly by the tracer)
     alloc_bytes INTEGER NOT NULL,
     frees INTEGER NOT NULL,        -- blocks it freed (as allocations.dealloc_thread), and their bytes
     freed_bytes INTEGER NOT NULL,
@@ -242,7 +242,7 @@ CREATE TABLE timeline (
 CREATE TABLE recording_stats (
     pid INTEGER NOT NULL,
     recording INTEGER NOT NULL,
-    allocs INTEGER NOT NULL,       -- rows of `allocations`, and their bytes
+    allocs INTEGER NOT NULL,       -- rows of `allocations`, and their bytes (profile mode: every call, counted exactly by the tracer)
     alloc_bytes INTEGER NOT NULL,
     frees INTEGER NOT NULL,        -- of them freed while recording, and their bytes
     freed_bytes INTEGER NOT NULL,
