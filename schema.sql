@@ -11,8 +11,9 @@
 -- hostile or corrupted recording can hold (no allocation that large succeeds, and the tracer
 -- records no failed call), is stored as a REAL rounded to 53 bits of precision, never as a
 -- negative number: `typeof(size) = 'real'` finds such rows, and a reader gets the value with
--- sqlite3_column_double. The converter adds the summaries up in 128 bits, so they never wrap;
--- sum() over a column holding a REAL returns a REAL and cannot overflow; total() never does.
+-- sqlite3_column_double. The converter adds the summaries up as doubles (exact up to 2^53 bytes,
+-- 8 PiB; weighed in profile mode) and lifetimes in 128 bits, so they never wrap; sum() over a
+-- column holding a REAL returns a REAL and cannot overflow; total() never does.
 --
 -- Everything above the after-load line (near the end) is created before the rows are inserted;
 -- everything below it is created after the load, inside the same transaction, because building
@@ -81,6 +82,8 @@ CREATE TABLE processes (
     dir TEXT,                    -- recording directory that was converted
     unmatched_frees INTEGER NOT NULL, -- frees of blocks allocated before recording started (not errors)
     lost_events INTEGER NOT NULL,     -- events the tracer reported it could not record
+    mode TEXT NOT NULL DEFAULT 'trace', -- 'trace': every allocation and free has its row; 'profile': only a sample of allocations (about one per sample_interval bytes), each with its backtrace and its free, and the summaries below hold estimates (see "Profile mode" there)
+    sample_interval INTEGER,     -- profile mode: mean bytes allocated between two samples; NULL in trace mode
     PRIMARY KEY (pid, recording)
 );
 
@@ -131,6 +134,16 @@ CREATE TABLE windows (
 -- exact: it holds what the same SQL over `allocations` gives (tests/queries checks both agree).
 -- Rows of one recording are keyed by (pid, recording); a stack `bt` of NULL stands for the
 -- allocations that have no backtrace (sampling), as in `allocations`.
+--
+-- Profile mode (processes.mode = 'profile'): `allocations` holds only the sampled blocks. A block
+-- of `size` bytes was sampled with probability p = 1 - exp(-size / sample_interval), so it stands
+-- for 1/p blocks and size/p bytes: every count of blocks and bytes below (and the lifetime sums)
+-- is that weighed estimate, rounded, not an exact count. Two figures stay exact, counted by the
+-- tracer for every call: recording_stats.allocs and alloc_bytes, and thread_stats.allocs and
+-- alloc_bytes. In SQL over `allocations`, weigh a row with
+--   1.0 / (1.0 - exp(-size * 1.0 / p.sample_interval))   (p: its processes row)
+-- for the blocks it stands for, times size for the bytes. min_size, max_size, times and
+-- lifetimes' extremes are those of the sampled blocks.
 
 -- The allocation site of every stack, decided once: the first frame that is not allocator
 -- plumbing (the rule of the view `frames` below), or frame 0 when every frame is; when that
@@ -206,7 +219,7 @@ CREATE TABLE thread_stats (
     pid INTEGER NOT NULL,
     recording INTEGER NOT NULL,
     tid INTEGER NOT NULL,          -- kernel thread id
-    allocs INTEGER NOT NULL,       -- blocks it allocated, and their bytes
+    allocs INTEGER NOT NULL,       -- blocks it allocated, and their bytes (profile mode: every call, counted exactly by the tracer)
     alloc_bytes INTEGER NOT NULL,
     frees INTEGER NOT NULL,        -- blocks it freed (as allocations.dealloc_thread), and their bytes
     freed_bytes INTEGER NOT NULL,
@@ -238,7 +251,7 @@ CREATE TABLE timeline (
 CREATE TABLE recording_stats (
     pid INTEGER NOT NULL,
     recording INTEGER NOT NULL,
-    allocs INTEGER NOT NULL,       -- rows of `allocations`, and their bytes
+    allocs INTEGER NOT NULL,       -- rows of `allocations`, and their bytes (profile mode: every call, counted exactly by the tracer)
     alloc_bytes INTEGER NOT NULL,
     frees INTEGER NOT NULL,        -- of them freed while recording, and their bytes
     freed_bytes INTEGER NOT NULL,

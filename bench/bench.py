@@ -492,8 +492,16 @@ def main():
     sys.stdout.write(text)
     if args.write:
         path = os.path.join(args.root, "bench", "RESULTS.md")
+        # profile.py's section (between its markers) stays.
+        kept = ""
+        if os.path.exists(path):
+            with open(path) as f:
+                old = f.read()
+            begin, end = "<!-- profile.py: begin -->", "<!-- profile.py: end -->"
+            if begin in old and end in old:
+                kept = "\n" + old[old.index(begin):old.index(end) + len(end)] + "\n"
         with open(path, "w") as f:
-            f.write(text)
+            f.write(text + kept)
         log(f"wrote {path}")
 
 

@@ -158,3 +158,21 @@ int rheap__db_open_write(const char *path, sqlite3 **db, FILE *err)
 {
     return db_open(path, SQLITE_OPEN_READWRITE, db, err);
 }
+
+long long rheap__db_sample_interval(sqlite3 *db, const char *pid)
+{
+    sqlite3_stmt *st = NULL;
+    long long v = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT coalesce(max(sample_interval), 0) FROM processes\n"
+                           "WHERE pid = coalesce(?1, pid)",
+                           -1, &st, NULL) == SQLITE_OK) {
+        if (pid)
+            sqlite3_bind_text(st, 1, pid, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+

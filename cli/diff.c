@@ -245,6 +245,13 @@ int rheap__cmd_diff(int argc, char **argv)
                 rc = RHEAP_EXIT_OUTPUT;
             } else {
                 rheap__table_print(&t, fmt, stdout);
+                for (int k = 0; k < 2; k++)
+                    if (rheap__pd_sample_interval(&pd[k]))
+                        fprintf(stderr,
+                                "rheap: %s was recorded in profile mode: its figures are "
+                                "estimates from allocations sampled about once every %" PRId64
+                                " bytes\n",
+                                paths[k], rheap__pd_sample_interval(&pd[k]));
             }
         }
     }

@@ -114,6 +114,14 @@ static void put_record(FILE *out, const rip_record_t *r)
         fprintf(out, "%s t=%" PRIu64 " how=", r->kind == RIP_REC_ON ? "on" : "off", r->t);
         put_str(out, r->u.onoff.how, 0);
         break;
+    case RIP_REC_TOTALS:
+        fprintf(out, "totals t=%" PRIu64 " allocs=%" PRIu64 " bytes=%" PRIu64 " frees=%" PRIu64,
+                r->t, r->u.totals.allocs, r->u.totals.bytes, r->u.totals.frees);
+        break;
+    case RIP_REC_SAMPLING:
+        fprintf(out, "sampling interval=%" PRIu64 " seed=%" PRIu64, r->u.sampling.interval,
+                r->u.sampling.seed);
+        break;
     case RIP_REC_UNKNOWN:
         fprintf(out, "unknown type=0x%02x", r->u.unknown.type);
         break;

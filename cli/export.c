@@ -235,6 +235,10 @@ static void usage_export(FILE *f)
             "              inuse_space; inuse = never freed); with --weight peak, the blocks\n"
             "              live at each process's peak instead\n"
             "\n"
+            "A database recorded in profile mode (rheap run --profile) holds a sample of the\n"
+            "allocations: both formats carry the estimates scaled up from it (pprof's period\n"
+            "is the sampling interval, as in Go's sampled heap profiles).\n"
+            "\n"
             "Options:\n"
             "  -o, --output FILE   where to write (default: standard output)\n"
             "  --weight W          leaked (bytes never freed, the default), peak (bytes live at\n"
@@ -365,6 +369,15 @@ int rheap__cmd_export(int argc, char **argv)
         return rc;
     }
     char err[1024];
+    int64_t interval = rheap__pd_sample_interval(&pd);
+    if (base_path && rheap__pd_sample_interval(&base) > interval)
+        interval = rheap__pd_sample_interval(&base);
+    /* Folded stacks have no room for a note; pprof carries it as a comment. */
+    if (interval && !pprof)
+        fprintf(stderr,
+                "rheap: profile mode: the weights are estimates from allocations sampled about "
+                "once every %" PRId64 " bytes\n",
+                interval);
 
     FILE *out = stdout;
     if (output && strcmp(output, "-")) {

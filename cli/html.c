@@ -129,6 +129,7 @@ static void write_proc(FILE *out, const rheap__pd_t *pd, size_t p)
     json_i(out, "frees", pr->frees, 1);
     json_i(out, "leaked_blocks", pr->leaked_blocks, 1);
     json_i(out, "leaked_bytes", pr->leaked_bytes, 1);
+    json_i(out, "sample_interval", pr->sample_interval, 1);
     /* The chart: per slice its start, the most bytes live in it and the allocations in it. */
     static const char *const cols[] = {"t", "max", "allocs"};
     fputs(",\"buckets\":{", out);

@@ -438,16 +438,28 @@ int rheap__pprof_write_diff(const rheap__pd_t *pd, const rheap__pd_t *base, int 
         b.prof.period_type->type = str(&b, "space");
         b.prof.period_type->unit = str(&b, "bytes");
     }
-    b.prof.period = 1; /* every block is recorded: nothing to scale */
+    /* A trace records every block; a profile-mode recording's values are already scaled up
+     * from its samples, as in Go's heap profiles, and the period says how they were drawn. */
+    int64_t interval = rheap__pd_sample_interval(pd);
+    if (base && rheap__pd_sample_interval(base) > interval)
+        interval = rheap__pd_sample_interval(base);
+    b.prof.period = interval ? interval : 1;
     const char *note = peak ? "rheap: blocks live at each process's peak of live heap"
                             : "rheap: inuse = never freed while recording";
     if (base)
         note = peak ? "rheap: blocks live at the peak, this run minus the base run, per stack"
                     : "rheap: this run minus the base run, per stack; inuse = never freed";
-    b.prof.comment = malloc(sizeof *b.prof.comment);
+    char sampled[160];
+    snprintf(sampled, sizeof sampled,
+             "rheap: profile mode: values are estimates from allocations sampled about once "
+             "every %" PRId64 " bytes",
+             interval);
+    b.prof.comment = malloc(2 * sizeof *b.prof.comment);
     if (b.prof.comment) {
         b.prof.comment[0] = str(&b, note);
         b.prof.n_comment = 1;
+        if (interval)
+            b.prof.comment[b.prof.n_comment++] = str(&b, sampled);
     }
     int64_t pid_key = str(&b, "pid");
     int64_t first_wall = 0, longest = 0;

@@ -26,6 +26,8 @@ typedef struct {
     int64_t peak_t, peak_bytes;   /* the largest live heap and when (peak.sql's rule) */
     int64_t peak_blocks;
     int64_t allocs, bytes, frees, leaked_blocks, leaked_bytes;
+    int64_t sample_interval;      /* profile mode: mean bytes between samples (the figures but
+                                     allocs and bytes are estimates); 0 in trace mode */
     size_t bucket0, nbuckets;     /* its slices of time: buckets[bucket0 .. bucket0 + nbuckets) */
 } rheap__proc_t;
 
@@ -134,6 +136,9 @@ void rheap__pd_free(rheap__pd_t *pd);
 const rheap__stack_t *rheap__pd_stack(const rheap__pd_t *pd, int64_t bt);
 /* The process row of (pid, recording), or NULL. */
 const rheap__proc_t *rheap__pd_proc(const rheap__pd_t *pd, int64_t pid, int64_t recording);
+/* The largest sampling interval of pd's recordings: 0 when all were made in trace mode (every
+ * figure exact), else the figures but allocations and bytes allocated are estimates. */
+int64_t rheap__pd_sample_interval(const rheap__pd_t *pd);
 /* The build id (hex) recorded for a module path, or NULL. */
 const char *rheap__pd_build_id(const rheap__pd_t *pd, const char *path);
 

@@ -282,8 +282,16 @@ static int oom(ctx_t *c)
 
 static int load_procs(ctx_t *c, rheap__pd_t *pd)
 {
-    sqlite3_stmt *st = prepare(c,
-        "SELECT pid, recording, coalesce(ppid, -1), exe, cmdline, coalesce(start_wall_ns, 0)\n"
+    /* Databases of schema version 2 and before have no sample_interval: trace mode. */
+    sqlite3_stmt *st = NULL;
+    int sampled = sqlite3_prepare_v2(c->db, "SELECT sample_interval FROM processes", -1, &st,
+                                     NULL) == SQLITE_OK;
+    sqlite3_finalize(st);
+    st = prepare(c, sampled ?
+        "SELECT pid, recording, coalesce(ppid, -1), exe, cmdline, coalesce(start_wall_ns, 0),\n"
+        "       coalesce(sample_interval, 0)\n"
+        "FROM processes WHERE pid = coalesce(?1, pid) ORDER BY start_ns, pid, recording" :
+        "SELECT pid, recording, coalesce(ppid, -1), exe, cmdline, coalesce(start_wall_ns, 0), 0\n"
         "FROM processes WHERE pid = coalesce(?1, pid) ORDER BY start_ns, pid, recording");
     if (!st)
         return -1;
@@ -300,6 +308,7 @@ static int load_procs(ctx_t *c, rheap__pd_t *pd)
         p->exe = (char *)intern(pd->pool, col_text(st, 3));
         p->cmdline = (char *)intern(pd->pool, col_text(st, 4));
         p->start_wall_ns = sqlite3_column_int64(st, 5);
+        p->sample_interval = sqlite3_column_int64(st, 6);
         p->peak_t = -1;
     }
     return finish(c, st, rc);
@@ -1093,4 +1102,13 @@ void rheap__pd_free(rheap__pd_t *pd)
     free(pd->modules);
     pool_free(pd->pool);
     memset(pd, 0, sizeof *pd);
+}
+
+int64_t rheap__pd_sample_interval(const rheap__pd_t *pd)
+{
+    int64_t v = 0;
+    for (size_t i = 0; i < pd->nprocs; i++)
+        if (pd->procs[i].sample_interval > v)
+            v = pd->procs[i].sample_interval;
+    return v;
 }

@@ -859,6 +859,12 @@ int rheap__cmd_query(int argc, char **argv)
             else
                 rheap__table_print(&t, fmt, stdout);
             rheap__table_free(&t);
+            long long interval = rheap__db_sample_interval(db, NULL);
+            if (interval)
+                fprintf(stderr,
+                        "rheap: profile mode: blocks and bytes are estimates from allocations "
+                        "sampled about once every %lld bytes\n",
+                        interval);
         }
         sqlite3_close(db);
     }

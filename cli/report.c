@@ -209,9 +209,9 @@ static void peak_lines(const rheap__table_t *t, const char *prefix, FILE *out)
 }
 
 static void section(sqlite3 *db, const report_opts_t *o, const char *heading, const char *name,
-                    FILE *out)
+                    long long interval, FILE *out)
 {
-    fprintf(out, "\n%s (rheap query %s)\n", heading, name);
+    fprintf(out, "\n%s%s (rheap query %s)\n", heading, interval ? ", estimated" : "", name);
     rheap__table_t t, shown;
     if (run_canned(db, name, REPORT_ROWS, o->pid, &t, "  ", out) != 0)
         return;
@@ -283,14 +283,22 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
         sqlite3_close(db);
         return RHEAP_EXIT_INPUT;
     }
+    long long interval = rheap__db_sample_interval(db, o->pid);
+    const char *est = interval ? " (estimated)" : "";
     fprintf(out, "rheap report: %s%s%s\n\nTotals\n", path, o->pid ? ", pid " : "", o->pid ? o->pid : "");
+    if (interval)
+        fprintf(out,
+                "  mode             profile: about one allocation sampled every %lld bytes;\n"
+                "                   allocations and bytes allocated are exact counts, the other\n"
+                "                   figures estimates scaled up from the samples\n",
+                interval);
     fprintf(out, "  allocations      %lld\n", num(&t, "allocations"));
-    fprintf(out, "  frees            %lld\n", num(&t, "frees"));
+    fprintf(out, "  frees            %lld%s\n", num(&t, "frees"), est);
     fprintf(out, "  bytes allocated  ");
     bytes(out, byte_num(&t, "bytes"));
     fprintf(out, "\n  never freed      %lld blocks, ", num(&t, "leaked_blocks") - sb);
     bytes(out, byte_num(&t, "leaked_bytes") - (double)sbytes);
-    fputc('\n', out);
+    fprintf(out, "%s\n", est);
     rheap__supp_print(supp, sup_blocks, sup_bytes, "  ", out);
     fprintf(out, "  processes        %lld\n", num(&t, "processes"));
     fprintf(out, "  threads          %lld\n", num(&t, "threads"));
@@ -307,10 +315,10 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
         rheap__table_print_columns(&t, PROCESS_ROWS, "  ", out);
         rheap__table_free(&t);
     }
-    section(db, o, "Peak live heap", "peak", out);
-    section(db, o, "Top leaks by site", "leaks", out);
-    section(db, o, "Top temporary allocation sites", "temporary", out);
-    section(db, o, "Top allocating sites", "top-sites", out);
+    section(db, o, "Peak live heap", "peak", interval, out);
+    section(db, o, "Top leaks by site", "leaks", interval, out);
+    section(db, o, "Top temporary allocation sites", "temporary", interval, out);
+    section(db, o, "Top allocating sites", "top-sites", interval, out);
     fprintf(out, "\nMore: rheap query --list, or sqlite3 %s\n", path);
     free(sup_blocks);
     free(sup_bytes);
@@ -331,6 +339,12 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
         return;
     }
     long long nproc = num(&t, "processes");
+    long long interval = rheap__db_sample_interval(db, NULL);
+    if (interval)
+        fprintf(out,
+                "rheap: profile mode, about one allocation sampled every %lld bytes: frees, "
+                "peak and never freed are estimates\n",
+                interval);
     fprintf(out, "rheap: %lld %s, %lld allocations, %lld frees, ", nproc, nproc == 1 ? "process" : "processes",
             num(&t, "allocations"), num(&t, "frees"));
     bytes(out, byte_num(&t, "bytes"));

@@ -33,6 +33,8 @@ typedef struct {
     const char *depth;        /* passed on as RHEAP_DEPTH */
     const char *sample_rate;  /* RHEAP_SAMPLE_RATE */
     const char *signal;       /* RHEAP_SIGNAL */
+    const char *interval;     /* RHEAP_SAMPLE_INTERVAL */
+    int profile;              /* RHEAP_MODE=profile */
     int off, keep, force, quiet;
     int progress;             /* the conversion's bar: 1 always, 0 never, -1 on a terminal */
     char **argv;              /* the program and its arguments */
@@ -54,6 +56,11 @@ static void usage_run(FILE *f)
             "  --depth N           most frames kept per backtrace, 1-1024 (default 64)\n"
             "  --sample-rate R     fraction of allocations that get a backtrace, 0-1 (default 1);\n"
             "                      every allocation is still recorded, so byte counts stay exact\n"
+            "  --profile           profile mode: record a sample of the allocations, about one\n"
+            "                      per 512 KiB allocated, each with its backtrace and its free;\n"
+            "                      cheap enough to leave on, and the database holds estimates\n"
+            "                      (calls and bytes allocated stay exact)\n"
+            "  --sample-interval N profile mode: mean bytes between samples (default 524288)\n"
             "  --off               start with recording off (turn it on with --signal, or from\n"
             "                      the program with rheap_enable())\n"
             "  --signal SIG        a signal that toggles recording (USR1, USR2, RTMIN+3, a number):\n"
@@ -122,6 +129,8 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
             value = &o->sample_rate;
         else if (!strcmp(a, "--signal"))
             value = &o->signal;
+        else if (!strcmp(a, "--sample-interval"))
+            value = &o->interval;
         else if (!strcmp(a, "--dir"))
             value = &o->dir;
         if (value) {
@@ -140,6 +149,10 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
             o->sample_rate = a + 14;
         else if (!strncmp(a, "--signal=", 9))
             o->signal = a + 9;
+        else if (!strncmp(a, "--sample-interval=", 18))
+            o->interval = a + 18;
+        else if (!strcmp(a, "--profile"))
+            o->profile = 1;
         else if (!strncmp(a, "--dir=", 6))
             o->dir = a + 6;
         else if (!strcmp(a, "-f") || !strcmp(a, "--force"))
@@ -169,8 +182,13 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
     }
     if (check_setting(RHEAP__SET_DEPTH, &o->depth) != 0 ||
         check_setting(RHEAP__SET_SAMPLE_RATE, &o->sample_rate) != 0 ||
-        check_setting(RHEAP__SET_SIGNAL, &o->signal) != 0)
+        check_setting(RHEAP__SET_SIGNAL, &o->signal) != 0 ||
+        check_setting(RHEAP__SET_SAMPLE_INTERVAL, &o->interval) != 0)
         return -1;
+    if (o->interval && !o->profile) {
+        fprintf(stderr, "rheap run: --sample-interval needs --profile\n");
+        return -1;
+    }
     return 1;
 }
 
@@ -294,6 +312,9 @@ static void child_exec(const run_opts_t *o, const char *lib, const char *recdir,
         setenv("RHEAP_DEPTH", o->depth, 1);
     if (o->sample_rate)
         setenv("RHEAP_SAMPLE_RATE", o->sample_rate, 1);
+    setenv("RHEAP_MODE", o->profile ? "profile" : "trace", 1);
+    if (o->interval)
+        setenv("RHEAP_SAMPLE_INTERVAL", o->interval, 1);
     if (o->signal)
         setenv("RHEAP_SIGNAL", o->signal, 1);
     else

@@ -71,6 +71,7 @@ typedef struct {
     int ended;               /* no more events to decode */
     char *name;
     uint64_t events, lost;
+    rip_record_t totals;     /* profile mode: the file's last totals record (kind set if any) */
     uint64_t offset;         /* file offset of the block being read, for progress */
     uint64_t file_size;
 } stream_t;
@@ -355,6 +356,9 @@ static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
         case RIP_REC_LOST:
             s->lost += rec.u.lost.count;
             break;
+        case RIP_REC_TOTALS:
+            s->totals = rec;
+            break;
         default:
             /* Process-file records in a thread file and unknown extended records carry
              * nothing a thread stream needs. */
@@ -527,6 +531,7 @@ typedef struct {
     uint32_t pid, recording, ppid, page_size, depth, sample_ppm;
     int has_config;
     uint64_t start_ns, wall_ns;
+    uint64_t interval;       /* profile mode's sampling interval; 0 in trace mode */
     char *exe, *cmdline;
     onoff_t *ev;
     size_t nev;
@@ -577,6 +582,9 @@ static int read_process(ctx_t *c, const char *path, procinfo_t *p)
             p->depth = rec.u.config.depth;
             p->sample_ppm = rec.u.config.sample_ppm;
             p->has_config = 1;
+            break;
+        case RIP_REC_SAMPLING:
+            p->interval = rec.u.sampling.interval;
             break;
         case RIP_REC_ON:
         case RIP_REC_OFF: {
@@ -710,6 +718,7 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
         nomem(c, "");
         goto out;
     }
+    rheap__summary_sampling(c->sum, p.interval);
     for (size_t i = 0; i < c->nmods; i++) {
         free(c->mods[i].path);
         free(c->mods[i].build_id_hex);
@@ -803,6 +812,10 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
         if (write_row(c, &rest[i], 0, 0, 0, NULL) != 0)
             goto out;
     }
+    for (size_t i = 0; i < n; i++)
+        if (s[i].totals.kind == RIP_REC_TOTALS)
+            rheap__summary_counted(c->sum, s[i].tid, s[i].totals.u.totals.allocs,
+                                   s[i].totals.u.totals.bytes);
     int sr = rheap__summary_end(c->sum, c->db);
     if (sr > 0) {
         nomem(c, "");
@@ -828,6 +841,10 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
                           p.wall_ns, p.page_size, p.depth, p.sample_ppm, p.has_config,
                           rip_recording_dir(rr), c->unmatched_frees - unmatched_before,
                           lost) != 0) {
+        db_fail(c, "processes");
+        goto out;
+    }
+    if (p.interval && rheap__profile_process(c->db, p.pid, p.recording, p.interval) != 0) {
         db_fail(c, "processes");
         goto out;
     }

@@ -15,7 +15,7 @@
 #include "rheap_convert.h"
 #include "rheap_version.h"
 #include "sorted.h"
-#define RHEAP_SCHEMA_VERSION 2
+#define RHEAP_SCHEMA_VERSION 3
 
 /* How the parts below report a warning to the conversion that uses them: `file` is the file
  * concerned (or NULL), `message` the whole sentence. */
@@ -184,8 +184,8 @@ int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value);
 int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen);
 /* Closes and removes the temporary file; NULL is a no-op. */
 void rheap__db_abort(rheap__db_t *db);
-/* Sizes are unsigned 64-bit numbers, and sums of them (the summaries) can pass 2^64 in a
- * hostile recording: they are added up in 128 bits, and stored by rheap__bind_wide. */
+/* Sizes are unsigned 64-bit numbers, and sums of them can pass 2^64 in a hostile recording:
+ * rheap__bind_wide stores them, a REAL from 2^63 on. */
 typedef __int128 rheap__wide_t;
 struct sqlite3_stmt;
 /* Binds v as an INTEGER when it fits in 64 signed bits, else as a REAL (rounded to 53 bits of
@@ -240,6 +240,20 @@ void rheap__summary_free(rheap__summary_t *s, const rheap__live_t *b, uint64_t t
 void rheap__summary_leaked(rheap__summary_t *s, const rheap__live_t *b);
 /* 0; 1 out of memory; -1 database error (rheap__db_errmsg). */
 int rheap__summary_end(rheap__summary_t *s, rheap__db_t *db);
+/* Profile mode, after begin: blocks are weighed (profile.c) by this sampling interval. */
+void rheap__summary_sampling(rheap__summary_t *s, uint64_t interval);
+/* Profile mode, before end: the exact counts of a thread file's totals record, which replace
+ * the estimates of allocations and their bytes in thread_stats and recording_stats. */
+void rheap__summary_counted(rheap__summary_t *s, uint32_t tid, uint64_t allocs, uint64_t bytes);
+
+/* ---- profile.c: recordings made in profile mode ---- */
+
+/* The number of blocks a sampled block of `size` bytes stands for (1 when interval is 0, trace
+ * mode); its bytes stand for size times as many. */
+double rheap__profile_weight(uint64_t size, uint64_t interval);
+/* Marks the processes row as a profile-mode recording with this interval. 0, or -1 on a
+ * database error. */
+int rheap__profile_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t interval);
 
 /* ---- convert.c: the whole conversion ----
  * rheap_convert() and its options are the public API, in include/rheap_convert.h. */

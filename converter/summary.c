@@ -20,7 +20,12 @@
  *
  * Memory is one entry per stack, per thread, per (stack, size class) and 1024 timeline slices:
  * independent of the number of events.
+ *
+ * Counts of blocks and bytes are weighed, and so kept as doubles: in a trace-mode recording
+ * every block weighs 1 (doubles add integers exactly up to 2^53), in a profile-mode one a
+ * sampled block weighs the blocks it stands for (profile.c). They are rounded when written.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,34 +36,36 @@
 #define SLICES 1024
 #define FIRST_WIDTH 1024u /* ns: the width of a slice while the recording is younger than ~1 ms */
 
-/* Byte counts and the sum of lifetimes are rheap__wide_t: sums of 64-bit values. */
+/* Counts and byte totals are doubles, weighed in profile mode and exact in a trace up to 2^53
+ * (8 PiB); a trace's sum of lifetimes is rheap__wide_t, exact. */
 typedef struct {
-    uint64_t blocks, freed_blocks, temp_blocks;
-    rheap__wide_t bytes, freed_bytes, temp_bytes;
+    double blocks, bytes, freed_blocks, freed_bytes, temp_blocks, temp_bytes;
     uint64_t first_t, last_t, leak_first, leak_last, min_size, max_size;
     uint64_t life_min, life_max;
     rheap__wide_t life_total;
-    int64_t live_blocks, peak_blocks;
-    rheap__wide_t live_bytes, peak_bytes; /* now, and at the peak once copied */
-    uint64_t life[9];
+    double life_weighed;              /* profile mode: lifetimes times their blocks' weights (a
+                                         trace's sum can pass 2^53 ns, exact only in integers) */
+    double live_blocks, live_bytes;   /* now */
+    double peak_blocks, peak_bytes;   /* at the peak, once copied */
+    double life[9];
     int dirty;                        /* on the dirty list */
 } stackagg_t;
 
 typedef struct {
     uint32_t tid;
-    uint64_t allocs, frees, leaked_blocks;
-    rheap__wide_t alloc_bytes, freed_bytes, leaked_bytes;
-    uint64_t freed_by_other, frees_of_other;
+    double allocs, alloc_bytes, frees, freed_bytes, leaked_blocks, leaked_bytes;
+    double freed_by_other, frees_of_other;
+    int counted;                      /* allocs and alloc_bytes are a totals record's */
     /* The thread's latest allocation, to decide whether it was temporary: freed before the
      * thread allocated again. */
     int pend, pend_freed;
-    uint64_t pend_addr, pend_t, pend_bt, pend_size;
+    uint64_t pend_addr, pend_t, pend_bt;
+    double pend_w, pend_bytes;
 } threadagg_t;
 
 /* Counters per (stack, size class) and per (stack, timeline slice). */
 typedef struct {
-    uint64_t blocks, leaked_blocks;
-    rheap__wide_t bytes, leaked_bytes;
+    double blocks, bytes, leaked_blocks, leaked_bytes;
 } keyagg_t;
 
 /* A hash table from nonzero 64-bit keys to values of vsize bytes, the converter's layout
@@ -73,9 +80,8 @@ typedef struct {
 static int table_reset(table_t *t, size_t vsize);
 
 typedef struct {
-    uint64_t allocs, frees;
-    rheap__wide_t alloc_bytes, freed_bytes;
-    rheap__wide_t max_live;           /* the most live bytes after an instant inside the slice */
+    double allocs, alloc_bytes, frees, freed_bytes;
+    double max_live;                  /* the most live bytes after an instant inside the slice */
     int seen;                         /* max_live is set */
 } slice_t;
 
@@ -93,18 +99,19 @@ struct rheap__summary {
     /* The live heap and the instant being applied. */
     int started;
     uint64_t now;
-    int64_t live_blocks, peak_blocks;
-    rheap__wide_t live_bytes, peak_bytes;
+    double live_bytes, live_blocks;
+    double peak_bytes, peak_blocks;
     uint64_t peak_t;
-    uint64_t allocs, frees;
-    rheap__wide_t alloc_bytes, freed_bytes;
+    double allocs, alloc_bytes, frees, freed_bytes;
+    uint64_t interval;                /* profile mode's sampling interval, 0 in trace mode */
+    int counted;                      /* allocs and alloc_bytes are the totals records' */
+    uint64_t counted_allocs, counted_bytes;
     /* Marker times not yet passed, sorted; and the per-stack copies taken at passed ones. */
     uint64_t *marks;
     size_t nmarks, capmarks;
     struct markrow {
         uint64_t t, bt;
-        int64_t blocks;
-        rheap__wide_t bytes;
+        double blocks, bytes;
     } *mrows;
     size_t nmrows, capmrows;
     int failed;                       /* out of memory: the summaries are not written */
@@ -149,6 +156,9 @@ int rheap__summary_begin(rheap__summary_t *s, uint32_t pid, uint32_t recording)
     s->live_bytes = s->live_blocks = s->peak_bytes = s->peak_blocks = 0;
     s->peak_t = 0;
     s->allocs = s->alloc_bytes = s->frees = s->freed_bytes = 0;
+    s->interval = 0;
+    s->counted = 0;
+    s->counted_allocs = s->counted_bytes = 0;
     s->nmarks = s->nmrows = 0;
     s->failed = !ok;
     /* The heap at the start is pictured too, as the default first moment of queries/diff.sql. */
@@ -258,7 +268,7 @@ static void close_instant(rheap__summary_t *s, uint64_t next, int last)
     while (k < s->nmarks && (last || s->marks[k] < next)) {
         for (size_t bt = 0; bt < s->nst; bt++) {
             const stackagg_t *a = &s->st[bt];
-            if (!a->live_blocks)
+            if (a->live_blocks < 0.5) /* none: a weight is at least 1, sums round to 0 */
                 continue;
             if (rheap__grow(&s->mrows, &s->capmrows, s->nmrows, sizeof *s->mrows, 256) != 0) {
                 fail(s);
@@ -345,10 +355,33 @@ void rheap__summary_marker(rheap__summary_t *s, uint64_t t)
     s->nmarks++;
 }
 
+void rheap__summary_sampling(rheap__summary_t *s, uint64_t interval)
+{
+    s->interval = interval;
+}
+
+void rheap__summary_counted(rheap__summary_t *s, uint32_t tid, uint64_t allocs, uint64_t bytes)
+{
+    threadagg_t *th = s->failed ? NULL : thread_of(s, tid);
+    if (!th) {
+        fail(s);
+        return;
+    }
+    if (!th->counted)
+        th->allocs = th->alloc_bytes = 0;
+    th->counted = 1;
+    th->allocs += (double)allocs;
+    th->alloc_bytes += (double)bytes;
+    s->counted = 1;
+    s->counted_allocs += allocs;
+    s->counted_bytes += bytes;
+}
+
 void rheap__summary_alloc(rheap__summary_t *s, const rheap__live_t *b)
 {
     if (s->failed)
         return;
+    double w = rheap__profile_weight(b->size, s->interval), wb = w * (double)b->size;
     stackagg_t *a = stack_of(s, b->bt);
     threadagg_t *th = thread_of(s, b->tid);
     if (!a || !th) {
@@ -360,43 +393,44 @@ void rheap__summary_alloc(rheap__summary_t *s, const rheap__live_t *b)
         a->first_t = b->t;
         a->min_size = b->size;
     }
-    a->blocks++;
-    a->bytes += b->size;
+    a->blocks += w;
+    a->bytes += wb;
     a->last_t = b->t;
     if (b->size < a->min_size)
         a->min_size = b->size;
     if (b->size > a->max_size)
         a->max_size = b->size;
-    a->live_blocks++;
-    a->live_bytes += b->size;
+    a->live_blocks += w;
+    a->live_bytes += wb;
     touch(s, a, b->bt);
-    s->live_blocks++;
-    s->live_bytes += b->size;
-    s->allocs++;
-    s->alloc_bytes += b->size;
+    s->live_blocks += w;
+    s->live_bytes += wb;
+    s->allocs += w;
+    s->alloc_bytes += wb;
     slice_t *sl = &s->slice[b->t / s->width];
-    sl->allocs++;
-    sl->alloc_bytes += b->size;
-    th->allocs++;
-    th->alloc_bytes += b->size;
+    sl->allocs += w;
+    sl->alloc_bytes += wb;
+    th->allocs += w;
+    th->alloc_bytes += wb;
     if (th->pend && th->pend_freed) {
         stackagg_t *p = &s->st[th->pend_bt];
-        p->temp_blocks++;
-        p->temp_bytes += th->pend_size;
+        p->temp_blocks += th->pend_w;
+        p->temp_bytes += th->pend_bytes;
     }
     th->pend = 1;
     th->pend_freed = 0;
     th->pend_addr = b->addr;
     th->pend_t = b->t;
     th->pend_bt = b->bt;
-    th->pend_size = b->size;
+    th->pend_w = w;
+    th->pend_bytes = wb;
     keyagg_t *z = size_of(s, b->bt, b->size);
     if (!z) {
         fail(s);
         return;
     }
-    z->blocks++;
-    z->bytes += b->size;
+    z->blocks += w;
+    z->bytes += wb;
 }
 
 void rheap__summary_free(rheap__summary_t *s, const rheap__live_t *b, uint64_t t, uint32_t freer)
@@ -410,6 +444,7 @@ void rheap__summary_free(rheap__summary_t *s, const rheap__live_t *b, uint64_t t
         fail(s);
         return;
     }
+    double w = rheap__profile_weight(b->size, s->interval), wb = w * (double)b->size;
     at(s, t);
     uint64_t life = t - b->t;
     if (!a->freed_blocks || life < a->life_min)
@@ -417,30 +452,31 @@ void rheap__summary_free(rheap__summary_t *s, const rheap__live_t *b, uint64_t t
     if (life > a->life_max)
         a->life_max = life;
     a->life_total += life;
+    a->life_weighed += w * (double)life;
     unsigned d = 0;
     for (uint64_t x = life; x >= 1000 && d < 8; x /= 10)
         d++;
-    a->life[d]++;
-    a->freed_blocks++;
-    a->freed_bytes += b->size;
-    a->live_blocks--;
-    a->live_bytes -= b->size;
+    a->life[d] += w;
+    a->freed_blocks += w;
+    a->freed_bytes += wb;
+    a->live_blocks -= w;
+    a->live_bytes -= wb;
     touch(s, a, b->bt);
-    s->live_blocks--;
-    s->live_bytes -= b->size;
-    s->frees++;
-    s->freed_bytes += b->size;
+    s->live_blocks -= w;
+    s->live_bytes -= wb;
+    s->frees += w;
+    s->freed_bytes += wb;
     slice_t *sl = &s->slice[t / s->width];
-    sl->frees++;
-    sl->freed_bytes += b->size;
+    sl->frees += w;
+    sl->freed_bytes += wb;
     if (owner->pend && owner->pend_addr == b->addr && owner->pend_t == b->t)
         owner->pend_freed = 1;
     if (by) {
-        by->frees++;
-        by->freed_bytes += b->size;
+        by->frees += w;
+        by->freed_bytes += wb;
         if (freer != b->tid) {
-            owner->freed_by_other++;
-            by->frees_of_other++;
+            owner->freed_by_other += w;
+            by->frees_of_other += w;
         }
     }
 }
@@ -460,18 +496,19 @@ void rheap__summary_leaked(rheap__summary_t *s, const rheap__live_t *b)
         a->leak_first = b->t + 1; /* + 1: 0 means none */
     if (b->t + 1 > a->leak_last)
         a->leak_last = b->t + 1;
-    th->leaked_blocks++;
-    th->leaked_bytes += b->size;
-    z->leaked_blocks++;
-    z->leaked_bytes += b->size;
+    double w = rheap__profile_weight(b->size, s->interval), wb = w * (double)b->size;
+    th->leaked_blocks += w;
+    th->leaked_bytes += wb;
+    z->leaked_blocks += w;
+    z->leaked_bytes += wb;
     /* Leaks are drained after the last event, so the slice width is final. */
     keyagg_t *l = table_at(&s->leaks, b->bt * SLICES + b->t / s->width + 1);
     if (!l) {
         fail(s);
         return;
     }
-    l->blocks++;
-    l->bytes += b->size;
+    l->blocks += w;
+    l->bytes += wb;
 }
 
 /* ---- Writing the tables ---- */
@@ -482,6 +519,16 @@ static void bind_bt(sqlite3_stmt *st, int i, uint64_t bt)
         sqlite3_bind_int64(st, i, (sqlite3_int64)bt);
     else
         sqlite3_bind_null(st, i);
+}
+
+/* A count or a byte total, weighed in profile mode: rounded to an integer, a REAL from 2^63 on
+ * (the sizes of a hostile recording), never wrapped. */
+static void bind_w(sqlite3_stmt *st, int i, double v)
+{
+    if (v > -9223372036854775808.0 && v < 9223372036854775808.0)
+        sqlite3_bind_int64(st, i, (sqlite3_int64)llround(v));
+    else
+        sqlite3_bind_double(st, i, v);
 }
 
 static void bind_opt(sqlite3_stmt *st, int i, uint64_t v, int present)
@@ -526,23 +573,26 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
             continue;
         sqlite3_stmt *st = q[Q_STACK];
         bind_bt(st, 3, bt);
-        rheap__wide_t v[] = {a->blocks,      a->bytes,       a->freed_blocks, a->freed_bytes,
-                             a->live_blocks, a->live_bytes,  a->temp_blocks,  a->temp_bytes,
-                             a->first_t,     a->last_t};
-        for (int i = 0; i < 10; i++)
-            rheap__bind_wide(st, 4 + i, v[i]);
+        double v[] = {a->blocks, a->bytes, a->freed_blocks, a->freed_bytes, a->live_blocks,
+                      a->live_bytes, a->temp_blocks, a->temp_bytes};
+        for (int i = 0; i < 8; i++)
+            bind_w(st, 4 + i, v[i]);
+        sqlite3_bind_int64(st, 12, (sqlite3_int64)a->first_t);
+        sqlite3_bind_int64(st, 13, (sqlite3_int64)a->last_t);
         bind_opt(st, 14, a->leak_first - 1, a->leak_first != 0);
         bind_opt(st, 15, a->leak_last - 1, a->leak_last != 0);
         rheap__bind_wide(st, 16, a->min_size);
         rheap__bind_wide(st, 17, a->max_size);
         bind_opt(st, 18, a->life_min, a->freed_blocks != 0);
         bind_opt(st, 19, a->life_max, a->freed_blocks != 0);
-        if (a->freed_blocks)
-            rheap__bind_wide(st, 20, a->life_total);
-        else
+        if (!a->freed_blocks)
             sqlite3_bind_null(st, 20);
-        sqlite3_bind_int64(st, 21, a->peak_blocks);
-        rheap__bind_wide(st, 22, a->peak_bytes);
+        else if (s->interval)
+            bind_w(st, 20, a->life_weighed);
+        else
+            rheap__bind_wide(st, 20, a->life_total);
+        bind_w(st, 21, a->peak_blocks);
+        bind_w(st, 22, a->peak_bytes);
         if (put(s, st) != 0)
             return -1;
         for (int d = 0; d < 9; d++) {
@@ -550,7 +600,7 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
                 continue;
             bind_bt(q[Q_LIFE], 3, bt);
             sqlite3_bind_int(q[Q_LIFE], 4, d);
-            sqlite3_bind_int64(q[Q_LIFE], 5, (sqlite3_int64)a->life[d]);
+            bind_w(q[Q_LIFE], 5, a->life[d]);
             if (put(s, q[Q_LIFE]) != 0)
                 return -1;
         }
@@ -562,8 +612,8 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
         const keyagg_t *l = (const keyagg_t *)(s->leaks.vals + i * s->leaks.vsize);
         bind_bt(q[Q_LEAK], 3, (key - 1) / SLICES);
         sqlite3_bind_int64(q[Q_LEAK], 4, (sqlite3_int64)((key - 1) % SLICES));
-        sqlite3_bind_int64(q[Q_LEAK], 5, (sqlite3_int64)l->blocks);
-        rheap__bind_wide(q[Q_LEAK], 6, l->bytes);
+        bind_w(q[Q_LEAK], 5, l->blocks);
+        bind_w(q[Q_LEAK], 6, l->bytes);
         if (put(s, q[Q_LEAK]) != 0)
             return -1;
     }
@@ -575,10 +625,10 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
         unsigned cls = (unsigned)((key - 1) % 128);
         bind_bt(q[Q_SIZE], 3, (key - 1) / 128);
         rheap__bind_wide(q[Q_SIZE], 4, cls ? (rheap__wide_t)1 << (cls - 1) : 0);
-        sqlite3_bind_int64(q[Q_SIZE], 5, (sqlite3_int64)z->blocks);
-        rheap__bind_wide(q[Q_SIZE], 6, z->bytes);
-        sqlite3_bind_int64(q[Q_SIZE], 7, (sqlite3_int64)z->leaked_blocks);
-        rheap__bind_wide(q[Q_SIZE], 8, z->leaked_bytes);
+        bind_w(q[Q_SIZE], 5, z->blocks);
+        bind_w(q[Q_SIZE], 6, z->bytes);
+        bind_w(q[Q_SIZE], 7, z->leaked_blocks);
+        bind_w(q[Q_SIZE], 8, z->leaked_bytes);
         if (put(s, q[Q_SIZE]) != 0)
             return -1;
     }
@@ -586,26 +636,27 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
         if (!s->threads.keys[i])
             continue;
         const threadagg_t *t = (const threadagg_t *)(s->threads.vals + i * s->threads.vsize);
-        rheap__wide_t v[] = {t->tid,           t->allocs,         t->alloc_bytes,
-                             t->frees,         t->freed_bytes,    t->leaked_blocks,
-                             t->leaked_bytes,  t->freed_by_other, t->frees_of_other};
-        for (int k = 0; k < 9; k++)
-            rheap__bind_wide(q[Q_THREAD], 3 + k, v[k]);
+        sqlite3_bind_int64(q[Q_THREAD], 3, t->tid);
+        double v[] = {t->allocs, t->alloc_bytes, t->frees, t->freed_bytes, t->leaked_blocks,
+                      t->leaked_bytes, t->freed_by_other, t->frees_of_other};
+        for (int k = 0; k < 8; k++)
+            bind_w(q[Q_THREAD], 4 + k, v[k]);
         if (put(s, q[Q_THREAD]) != 0)
             return -1;
     }
     if (s->started) {
-        rheap__wide_t live = 0;
-        int64_t blocks = 0;
+        double live = 0, blocks = 0;
         for (uint64_t i = 0; i <= s->now / s->width; i++) {
             const slice_t *sl = &s->slice[i];
-            rheap__wide_t mx = sl->seen && sl->max_live > live ? sl->max_live : live;
+            double mx = sl->seen && sl->max_live > live ? sl->max_live : live;
             live += sl->alloc_bytes - sl->freed_bytes;
-            blocks += (int64_t)sl->allocs - (int64_t)sl->frees;
-            rheap__wide_t v[] = {i,      i * s->width, (i + 1) * s->width, mx,        live,
-                                 blocks, sl->allocs,   sl->alloc_bytes,    sl->frees, sl->freed_bytes};
-            for (int k = 0; k < 10; k++)
-                rheap__bind_wide(q[Q_SLICE], 3 + k, v[k]);
+            blocks += sl->allocs - sl->frees;
+            sqlite3_bind_int64(q[Q_SLICE], 3, (sqlite3_int64)i);
+            sqlite3_bind_int64(q[Q_SLICE], 4, (sqlite3_int64)(i * s->width));
+            sqlite3_bind_int64(q[Q_SLICE], 5, (sqlite3_int64)((i + 1) * s->width));
+            double v[] = {mx, live, blocks, sl->allocs, sl->alloc_bytes, sl->frees, sl->freed_bytes};
+            for (int k = 0; k < 7; k++)
+                bind_w(q[Q_SLICE], 6 + k, v[k]);
             if (put(s, q[Q_SLICE]) != 0)
                 return -1;
         }
@@ -613,16 +664,22 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
     for (size_t i = 0; i < s->nmrows; i++) {
         sqlite3_bind_int64(q[Q_MARK], 3, (sqlite3_int64)s->mrows[i].t);
         bind_bt(q[Q_MARK], 4, s->mrows[i].bt);
-        sqlite3_bind_int64(q[Q_MARK], 5, s->mrows[i].blocks);
-        rheap__bind_wide(q[Q_MARK], 6, s->mrows[i].bytes);
+        bind_w(q[Q_MARK], 5, s->mrows[i].blocks);
+        bind_w(q[Q_MARK], 6, s->mrows[i].bytes);
         if (put(s, q[Q_MARK]) != 0)
             return -1;
     }
-    rheap__wide_t v[] = {s->allocs, s->alloc_bytes, s->frees,      s->freed_bytes,
-                         s->live_blocks, s->live_bytes, s->now, s->peak_t,
-                         s->peak_bytes, s->peak_blocks, s->width};
-    for (int k = 0; k < 11; k++)
-        rheap__bind_wide(q[Q_REC], 3 + k, v[k]);
+    /* Profile mode: the calls and bytes the tracer counted, exact, rather than estimates. */
+    double v[] = {s->counted ? (double)s->counted_allocs : s->allocs,
+                  s->counted ? (double)s->counted_bytes : s->alloc_bytes, s->frees,
+                  s->freed_bytes, s->live_blocks, s->live_bytes};
+    for (int k = 0; k < 6; k++)
+        bind_w(q[Q_REC], 3 + k, v[k]);
+    sqlite3_bind_int64(q[Q_REC], 9, (sqlite3_int64)s->now);
+    sqlite3_bind_int64(q[Q_REC], 10, (sqlite3_int64)s->peak_t);
+    bind_w(q[Q_REC], 11, s->peak_bytes);
+    bind_w(q[Q_REC], 12, s->peak_blocks);
+    sqlite3_bind_int64(q[Q_REC], 13, (sqlite3_int64)s->width);
     return put(s, q[Q_REC]);
 }
 
@@ -634,8 +691,8 @@ int rheap__summary_end(rheap__summary_t *s, rheap__db_t *db)
     for (size_t i = 0; !s->failed && i <= s->threads.mask; i++) {
         const threadagg_t *t = (const threadagg_t *)(s->threads.vals + i * s->threads.vsize);
         if (s->threads.keys[i] && t->pend && t->pend_freed) {
-            s->st[t->pend_bt].temp_blocks++;
-            s->st[t->pend_bt].temp_bytes += t->pend_size;
+            s->st[t->pend_bt].temp_blocks += t->pend_w;
+            s->st[t->pend_bt].temp_bytes += t->pend_bytes;
         }
     }
     if (s->failed)

@@ -22,8 +22,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WHICH=${1:-all}
 JOBS=$(nproc 2>/dev/null || echo 2)
-# Tests that run a sanitized program with librheap preloaded or linked.
-EXCLUDE='^(tracer\.|stress\.[^f]|convert\.(e2e|threads)|cli\.(run|query|report|install|stripped)|queries\.|visual\.|symbols\.)'
+# Tests that run a sanitized program with librheap preloaded or linked (profile.*: sites.c links
+# librheap and the service preloads it).
+EXCLUDE='^(tracer\.|profile\.|stress\.[^f]|convert\.(e2e|threads)|cli\.(run|query|report|install|stripped)|queries\.|visual\.|symbols\.)'
 STRESS_CASES="xthreads waves api_cycles signal_storm dlopen_churn exec_chain spawn_fork
   exit_return exit_thread exit_underscore exit_abort kill9 disk_full readonly_dir fd_limit
   vm_limit perms symlinks long_env"

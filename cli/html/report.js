@@ -3,7 +3,8 @@
 //
 // The data (written by cli/html.c):
 //   suppressed  the line naming the leaks suppressions left out, or null
-//   procs[i]  one recording of a process: totals, peak, buckets {t, max, allocs} (the chart),
+//   procs[i]  one recording of a process: totals, peak, sample_interval (profile mode: the
+//             figures but allocs and bytes are estimates; 0 in trace mode), buckets {t, max, allocs} (the chart),
 //             markers [[t, label]], windows [[on, off, on_how, off_how]],
 //             threads [[tid, name, allocs, bytes, frees, leaked_blocks, leaked_bytes]],
 //             sizes [[lo, hi, blocks, bytes, leaked_blocks, leaked_bytes]]
@@ -107,6 +108,12 @@ function drawTotals() {
     ['never freed', fmtBytes(sum('leaked_bytes')) + ' in ' + fmtNum(sum('leaked_blocks')), sum('leaked_bytes')],
     ['largest peak', fmtBytes(peak.peak_bytes || 0), peak.peak_bytes || 0],
   ];
+  const interval = D.procs.reduce((a, p) => Math.max(a, p.sample_interval || 0), 0);
+  const note = document.getElementById('sampled');
+  note.hidden = !interval;
+  note.textContent = interval ? 'Profile mode: allocations were sampled about once every ' + fmtBytes(interval) +
+    ' allocated; allocations and bytes allocated are exact counts, every other figure (frees, never freed, ' +
+    'peaks, sites, the flamegraph and the chart) is an estimate scaled up from the samples.' : '';
   const box = document.getElementById('totals');
   for (const [k, v, exact] of cards)
     box.append(el('div', {cls: 'card', 'data-k': k, 'data-v': exact},

@@ -34,9 +34,17 @@ typedef struct {
     double sample_rate;
     /* Where rip-<pid>/ is created; NULL or "" means the current directory. */
     const char *output_dir;
+    /* RHEAP_MODE_TRACE records every call; RHEAP_MODE_PROFILE records a sample of allocations,
+     * about one per sample_interval bytes allocated, each with its backtrace and its free, and
+     * counts the calls and bytes of all of them (sample_rate is then unused). */
+    int mode;
+    /* Profile mode: mean bytes allocated between two samples (1-999999999). */
+    unsigned long sample_interval;
 } rheap_config;
 
-#define RHEAP_CONFIG_INIT { 64, 4096, 64, 1.0, NULL }
+enum { RHEAP_MODE_TRACE = 0, RHEAP_MODE_PROFILE = 1 };
+
+#define RHEAP_CONFIG_INIT { 64, 4096, 64, 1.0, NULL, RHEAP_MODE_TRACE, 524288 }
 
 /* Starts a new recording in a new directory: rip-<pid>/ the first time in a process, then
  * rip-<pid>-2/, rip-<pid>-3/, ... (an existing directory is never reused). `config` NULL means

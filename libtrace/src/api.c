@@ -18,13 +18,18 @@ static int config_from_api(const rheap_config *in, rheap__config_t *c) {
         in = &d;
     if (in->max_stack_depth < 1 || in->max_stack_depth > RIP_MAX_DEPTH || in->max_threads < 1 ||
         !(in->sample_rate >= 0.0 && in->sample_rate <= 1.0) || in->buffer_kb > 4096 ||
-        (in->output_dir && strlen(in->output_dir) >= sizeof c->dir - 64))
+        (in->output_dir && strlen(in->output_dir) >= sizeof c->dir - 64) ||
+        (in->mode != RHEAP_MODE_TRACE && in->mode != RHEAP_MODE_PROFILE) ||
+        in->sample_interval < 1 || in->sample_interval > 999999999)
         return -1;
     c->dir[0] = 0;
     c->depth = in->max_stack_depth;
     c->max_threads = in->max_threads;
     c->buffer_kb = (unsigned)rheap__block_kb(in->buffer_kb ? in->buffer_kb : 64);
     c->sample_ppm = (uint32_t)(in->sample_rate * 1000000.0 + 0.5);
+    c->profile = in->mode == RHEAP_MODE_PROFILE;
+    c->interval = in->sample_interval;
+    c->seed = rheap__env_cfg.seed;
     c->signal = rheap__env_cfg.signal;
     if (in->output_dir)
         strcpy(c->dir, in->output_dir);

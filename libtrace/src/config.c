@@ -17,6 +17,9 @@ static void default_config(rheap__config_t *c) {
     c->max_threads = (unsigned)rheap__settings[RHEAP__SET_MAX_THREADS].def;
     c->buffer_kb = (unsigned)rheap__settings[RHEAP__SET_BUFFER_KB].def;
     c->sample_ppm = (uint32_t)rheap__settings[RHEAP__SET_SAMPLE_RATE].def;
+    c->profile = (int)rheap__settings[RHEAP__SET_MODE].def;
+    c->interval = rheap__settings[RHEAP__SET_SAMPLE_INTERVAL].def;
+    c->seed = rheap__settings[RHEAP__SET_SAMPLE_SEED].def;
     c->signal = 0;
     c->dir[0] = 0;
 }
@@ -58,6 +61,12 @@ void rheap__config_read_env(void) {
         c->max_threads = (unsigned)v;
     if (env_setting(RHEAP__SET_SIGNAL, &v, NULL))
         c->signal = (int)v;
+    if (env_setting(RHEAP__SET_MODE, &v, NULL))
+        c->profile = (int)v;
+    if (env_setting(RHEAP__SET_SAMPLE_INTERVAL, &v, NULL))
+        c->interval = v;
+    if (env_setting(RHEAP__SET_SAMPLE_SEED, &v, NULL))
+        c->seed = v;
     if (env_setting(RHEAP__SET_DIR, &v, &text))
         memcpy(c->dir, text, v + 1);
 }

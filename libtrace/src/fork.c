@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sample.h"
 
 /* A fork from a signal handler that interrupted the tracer takes no tracer lock (it could be
  * holding one): the child resets everything anyway. */
@@ -28,6 +29,7 @@ void rheap__fork_prepare(void) {
     rheap__threads_quiesce_loader();
     rheap__ctl_lock();
     rheap__threads_lock_all();
+    rheap__sample_fork_lock();
     forking.pid = getpid();
     rheap__guard = guard;
 }
@@ -36,6 +38,7 @@ void rheap__fork_parent(void) {
     forking.pid = 0;
     if (forking.unlocked)
         return;
+    rheap__sample_fork_unlock();
     rheap__threads_unlock_all();
     rheap__ctl_unlock();
     rheap__threads_release_loader();
@@ -47,6 +50,8 @@ void rheap__fork_child(void) {
     int guard = rheap__guard;
     rheap__guard = 1;
     int was_on = atomic_load(&rheap__word) & RHEAP__ON;
+    if (!forking.unlocked)
+        rheap__sample_fork_unlock();
     rheap__threads_after_fork_child();
     rheap__recording_after_fork();
     rheap__toggle_after_fork();

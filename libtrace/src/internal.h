@@ -63,6 +63,9 @@ typedef struct {
     unsigned max_threads;
     unsigned buffer_kb;      /* lz4 block size in KiB: 64, 256, 1024 or 4096 */
     uint32_t sample_ppm;     /* backtrace sampling, parts per million */
+    int profile;             /* 1: profile mode (sample.c), 0: trace every event */
+    uint64_t interval;       /* profile mode: mean bytes between samples */
+    uint64_t seed;           /* profile mode: seed of the draws, 0 = pick one */
     int signal;              /* toggle signal, 0 = none */
     char dir[PATH_MAX];      /* output directory */
 } rheap__config_t;
@@ -199,6 +202,32 @@ typedef struct {
 void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old,
                          uint64_t old_t, uint64_t t, const rheap__frame_t *from);
 void rheap__record_free(void *p, uint64_t t);
+/* Profile mode: a thread's exact totals of calls, recorded or not, in its recorder. The owner
+ * adds to them with relaxed loads and stores (no read-modify-write); whoever flushes the
+ * thread's file writes them (a totals record) first. */
+typedef struct {
+    _Atomic uint64_t allocs, bytes, frees;
+    _Atomic int open; /* the thread's file is open in the current recording, in profile mode */
+} rheap__counts_t;
+
+/* The calling thread's totals, or NULL before its first event (thread.c sets it). */
+extern RHEAP_TLS rheap__counts_t *rheap__tl_counts;
+/* The slow half of rheap__counts: attaches the thread to the recording (its first event in it).
+ * NULL when the thread cannot record. errno preserved. */
+rheap__counts_t *rheap__counts_attach(void);
+
+/* The calling thread's totals in the current recording (profile mode), or NULL. */
+static inline rheap__counts_t *rheap__counts(void) {
+    rheap__counts_t *c = rheap__tl_counts;
+    if (RHEAP_LIKELY(c && atomic_load_explicit(&c->open, memory_order_relaxed)))
+        return c;
+    return rheap__counts_attach();
+}
+
+static inline void rheap__counts_add(_Atomic uint64_t *v, uint64_t n) {
+    atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
 int rheap__record_mark(const char *label);
 
 /* realloc and reallocarray, while recording: begin returns 1 if the thread is attached to the

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sample.h"
 
 _Atomic int rheap__word = RHEAP__UNINIT;
 _Atomic unsigned rheap__gen;
@@ -158,6 +159,8 @@ int rheap__start(const rheap__config_t *c, const char *how) {
     if (st == RIP_OK)
         st = rip_writer_config(ctl.proc_w, c->depth, c->sample_ppm, c->buffer_kb, c->max_threads,
                                (uint32_t)c->signal, rheap__rec.path);
+    if (st == RIP_OK && c->profile)
+        st = rip_writer_sampling(ctl.proc_w, c->interval, c->seed);
     if (st == RIP_OK)
         st = rip_writer_on(ctl.proc_w, 0, how);
     if (st == RIP_OK)
@@ -171,6 +174,7 @@ int rheap__start(const rheap__config_t *c, const char *how) {
         return -1;
     }
     atomic_store(&ctl.failed_once, 0);
+    rheap__sample_start(c);
     atomic_fetch_add(&rheap__gen, 1);
     atomic_fetch_or(&rheap__word, RHEAP__ON);
     return 0;

@@ -32,6 +32,14 @@ const rheap__setting_t rheap__settings[RHEAP__SET_COUNT] = {
                         "a directory path shorter than PATH_MAX"},
     /* The default depends on how librheap was loaded: 1 when preloaded, 0 when linked. */
     [RHEAP__SET_ENABLE] = {"RHEAP_ENABLE", NULL, RHEAP__TYPE_BOOL, 0, 1, 0, "1 or 0"},
+    /* `rheap run --profile` sets it; it has no option of its own. */
+    [RHEAP__SET_MODE] = {"RHEAP_MODE", NULL, RHEAP__TYPE_MODE, 0, 1, 0, "trace or profile"},
+    /* 512 KiB, jemalloc's default (lg_prof_sample 19). */
+    [RHEAP__SET_SAMPLE_INTERVAL] = {"RHEAP_SAMPLE_INTERVAL", "--sample-interval", RHEAP__TYPE_UINT,
+                                    1, 999999999, 524288,
+                                    "a number of bytes from 1 to 999999999"},
+    [RHEAP__SET_SAMPLE_SEED] = {"RHEAP_SAMPLE_SEED", NULL, RHEAP__TYPE_UINT, 0, 999999999, 0,
+                                "a number from 0 to 999999999"},
 };
 
 /* Decimal digits only, at most 9 of value (anything larger is out of every range here). */
@@ -148,6 +156,16 @@ int rheap__setting_parse(rheap__setting_id_t id, const char *text, uint64_t *val
         if ((text[0] != '0' && text[0] != '1') || text[1])
             return RHEAP__SETTING_BAD;
         v = (uint64_t)(text[0] - '0');
+        break;
+    case RHEAP__TYPE_MODE:
+        if (!*text)
+            return RHEAP__SETTING_EMPTY;
+        if (strcmp(text, "trace") == 0)
+            v = 0;
+        else if (strcmp(text, "profile") == 0)
+            v = 1;
+        else
+            return RHEAP__SETTING_BAD;
         break;
     default:
         return RHEAP__SETTING_BAD;

@@ -21,6 +21,9 @@ typedef enum {
     RHEAP__SET_SIGNAL,      /* toggle signal number */
     RHEAP__SET_DIR,         /* where rip-<pid>/ is made; the value is the text's length */
     RHEAP__SET_ENABLE,      /* record from the start (1) or not (0) */
+    RHEAP__SET_MODE,        /* trace (0: every event) or profile (1: sampled by bytes) */
+    RHEAP__SET_SAMPLE_INTERVAL, /* profile mode: mean bytes allocated between two samples */
+    RHEAP__SET_SAMPLE_SEED, /* profile mode: seed of the sampling draws; 0 picks one */
     RHEAP__SET_COUNT
 } rheap__setting_id_t;
 
@@ -32,6 +35,7 @@ typedef enum {
     RHEAP__TYPE_SIGNAL, /* a name (USR2, SIGUSR2, RTMIN+3) or a number; "" means none */
     RHEAP__TYPE_PATH,   /* any text shorter than max bytes; "" means the default */
     RHEAP__TYPE_BOOL,   /* "1" or "0"; "" means the default */
+    RHEAP__TYPE_MODE,   /* "trace" (0) or "profile" (1); "" means the default */
 } rheap__setting_type_t;
 
 typedef struct {
@@ -54,7 +58,8 @@ enum {
 
 /* Reads `text` as the value of setting `id`. No allocation, no locale, no errno; safe inside
  * malloc and in a signal handler. Values: UINT and BLOCK the number (BLOCK rounded up), RATE
- * parts per million, SIGNAL the signal number, PATH the text's length, BOOL 0 or 1. */
+ * parts per million, SIGNAL the signal number, PATH the text's length, BOOL 0 or 1, MODE
+ * 0 (trace) or 1 (profile). */
 int rheap__setting_parse(rheap__setting_id_t id, const char *text, uint64_t *value);
 
 /* The buffer size the writer uses for a request of `kb` KiB: the lz4 block size (64, 256, 1024

@@ -49,6 +49,8 @@ struct rheap__thread {
     _Atomic int status;
     unsigned depth;              /* settings of the recording the open file belongs to, copied */
     uint32_t sample_ppm;         /* at attach so the owner never reads the global ones */
+    int profile;                 /* profile mode: only sampled events have records */
+    rheap__counts_t counts;      /* profile mode: every call since the file began */
     uint64_t start_ns;           /* that recording's start (CLOCK_MONOTONIC) */
     _Atomic unsigned gen;        /* recording the open file belongs to; 0: no file */
     pid_t tid;
@@ -79,6 +81,14 @@ static inline uint64_t since_start(const rheap__thread_t *t, uint64_t abs_ns) {
 }
 
 static RHEAP_TLS rheap__thread_t *tl_self;
+RHEAP_TLS rheap__counts_t *rheap__tl_counts;
+
+/* Attaches t's file to recording gen, or detaches it (0). In profile mode the totals are open
+ * for counting exactly while it is attached: profile mode's fast path reads that flag alone. */
+static void set_gen(rheap__thread_t *t, unsigned gen) {
+    atomic_store(&t->gen, gen);
+    atomic_store_explicit(&t->counts.open, gen != 0 && t->profile, memory_order_relaxed);
+}
 
 /* Whether t (the calling thread's recorder, or NULL) has its file open in the current
  * recording. Owner-side read, without the lock. */
@@ -241,6 +251,20 @@ static void claim_release(rheap__thread_t *t) {
     atomic_store_explicit(&t->claim, 0, memory_order_release);
 }
 
+/* Writes the thread's buffered records, preceded in profile mode by its totals so far. */
+static rip_status_t flush_file(rheap__thread_t *t) {
+    if (t->profile) {
+        rip_status_t st = rip_writer_totals(
+            t->w, since_start(t, rheap__now_abs()),
+            atomic_load_explicit(&t->counts.allocs, memory_order_relaxed),
+            atomic_load_explicit(&t->counts.bytes, memory_order_relaxed),
+            atomic_load_explicit(&t->counts.frees, memory_order_relaxed));
+        if (st != RIP_OK)
+            return st;
+    }
+    return rip_writer_flush(t->w);
+}
+
 /* ---- Thread exit ---- */
 
 static void read_name(rheap__thread_t *t, char out[17]) {
@@ -282,7 +306,7 @@ static void on_thread_exit(void *arg) {
     if (t->w && atomic_load(&t->gen) == atomic_load(&rheap__gen)) {
         st = update_name(t);
         if (st == RIP_OK)
-            st = rip_writer_flush(t->w);
+            st = flush_file(t);
     }
     t->status = T_RETIRED;
     t_unlock(t);
@@ -348,9 +372,9 @@ static void reclaim_dead(void) {
         (void)atomic_load_explicit(&t->busy, memory_order_acquire);
         /* A dead thread cannot be inside an event: events contain no cancellation point. */
         if (t->w)
-            rip_writer_flush(t->w);
+            flush_file(t);
         t->w = NULL;
-        atomic_store(&t->gen, 0);
+        set_gen(t, 0);
         t->status = T_FREE;
         n_active--;
     }
@@ -398,7 +422,7 @@ static rheap__thread_t *register_thread(int *over_limit) {
     t->status = T_LIVE;
     t->tid = (pid_t)syscall(SYS_gettid);
     t->w = NULL;
-    atomic_store(&t->gen, 0);
+    set_gen(t, 0);
     t->rng = (uint32_t)t->tid * 2654435761u | 1u;
     rheap__unwinder_init(t->unw);
     n_active++;
@@ -463,6 +487,7 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
             return NULL;
         }
         tl_self = t;
+        rheap__tl_counts = &t->counts;
         if (exit_key_ok)
             pthread_setspecific(exit_key, t);
     }
@@ -488,9 +513,13 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
             t->last_t = 0;
             t->name[0] = 0;
             t->depth = rheap__rec.cfg.depth;
-            t->sample_ppm = rheap__rec.cfg.sample_ppm;
+            t->profile = rheap__rec.cfg.profile;
+            t->sample_ppm = t->profile ? 1000000 : rheap__rec.cfg.sample_ppm;
+            atomic_store_explicit(&t->counts.allocs, 0, memory_order_relaxed);
+            atomic_store_explicit(&t->counts.bytes, 0, memory_order_relaxed);
+            atomic_store_explicit(&t->counts.frees, 0, memory_order_relaxed);
             t->start_ns = rheap__rec.start_ns;
-            atomic_store(&t->gen, gen);
+            set_gen(t, gen);
             /* Written at once, so a killed process leaves a valid (if short) file, never an
              * empty one. */
             if (update_name(t) != RIP_OK || rip_writer_flush(t->w) != RIP_OK) {
@@ -575,7 +604,7 @@ static inline uint64_t monotonic_time(rheap__thread_t *t, uint64_t t_now) {
 static inline void finish_event(rheap__thread_t *t, rip_status_t st) {
     if (st == RIP_OK && (t->status == T_RETIRED ||
                          (atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__EXITING)))
-        st = rip_writer_flush(t->w);
+        st = flush_file(t);
     int err = errno;
     t_unlock(t);
     if (st != RIP_OK)
@@ -645,6 +674,13 @@ void rheap__record_free(void *p, uint64_t t_now) {
     finish_event(t, rip_writer_free(t->w, monotonic_time(t, since_start(t, t_now)), (uintptr_t)p));
 }
 
+rheap__counts_t *rheap__counts_attach(void) {
+    int saved = errno; /* attaching makes system calls */
+    rheap__thread_t *t = self();
+    errno = saved;
+    return t ? &t->counts : NULL;
+}
+
 int rheap__record_mark(const char *label) {
     rheap__thread_t *t = self();
     if (!t)
@@ -678,14 +714,14 @@ void rheap__threads_flush_all(int close_files) {
         if (t->w && atomic_load(&t->gen) == gen) {
             rip_status_t st = close_files ? update_name(t) : RIP_OK;
             if (st == RIP_OK)
-                st = rip_writer_flush(t->w);
+                st = flush_file(t);
             if (st != RIP_OK && !failed) {
                 failed = 1;
                 err = errno;
             }
             if (close_files) {
                 t->w = NULL;
-                atomic_store(&t->gen, 0);
+                set_gen(t, 0);
             }
         }
         claim_release(t);
@@ -714,7 +750,7 @@ void rheap__threads_after_fork_child(void) {
     n_active = 0;
     for (rheap__thread_t *t = all_threads; t; t = t->next) {
         t->w = NULL;
-        atomic_store(&t->gen, 0);
+        set_gen(t, 0);
         if (t == tl_self) {
             t->tid = (pid_t)syscall(SYS_gettid);
             t->status = T_LIVE;

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sample.h"
 
 rheap__real_t rheap__real;
 RHEAP_TLS int rheap__guard;
@@ -133,23 +134,53 @@ static inline void leave(void) {
     rheap__guard = 0;
 }
 
-static void record(rip_call_t call, void *p, uint64_t size, uint64_t align,
-                   const rheap__frame_t *from) {
+/* Profile mode: remembers a sampled block, or turns recording off when it cannot (its free
+ * would go unseen). 0 when tracked. */
+static __attribute__((noinline)) int track(void *p) {
+    if (RHEAP_LIKELY(rheap__sample_track(p) == 0))
+        return 0;
+    int saved = errno;
+    rheap__fail("cannot remember a sampled block", ENOMEM);
+    errno = saved;
+    return -1;
+}
+
+static __attribute__((noinline)) void record_event(rip_call_t call, void *p, uint64_t size,
+                                                   uint64_t align, const rheap__frame_t *from) {
     int saved = errno;
     rheap__record_alloc(call, p, size, align, NULL, 0, rheap__now_abs(), from);
     errno = saved;
 }
 
+/* Records an allocation; in profile mode, counts it and records it only when sampled. The
+ * unsampled case stays inline: a few loads and stores of thread-local data. */
+static inline void record(rip_call_t call, void *p, uint64_t size, uint64_t align,
+                          const rheap__frame_t *from) {
+    if (rheap__profiling()) {
+        rheap__count_alloc(size);
+        if (RHEAP_LIKELY(!rheap__sample_pick(size)) || track(p) != 0)
+            return;
+    }
+    record_event(call, p, size, align, from);
+}
+
 /* The common case of the busiest entry points, kept to a few instructions so that a process
  * with librheap loaded but not recording pays little: the real functions are resolved and this
- * call is not recorded (recording off, or the tracer itself allocating). The rest goes to the
- * entry point's _slow function, called as the wrapper's last act: the compiler makes that a
- * jump, so the slow function's caller is the program (were it a call, the walk would step
- * through the wrapper's frame as one of the tracer's own). */
-static inline int quiet(void) {
-    return RHEAP_LIKELY(atomic_load_explicit(&resolve_state, memory_order_acquire) == 2) &&
-           (rheap__guard || RHEAP_LIKELY(atomic_load_explicit(&rheap__word,
-                                                               memory_order_acquire) == 0));
+ * call is not recorded (recording off, or the tracer itself allocating): CALL_PASS. While a
+ * recording is on (CALL_ON), a profile-mode recording lets most calls through after a few
+ * thread-local updates (the rheap__sample_skip functions). The rest goes to the entry point's
+ * _slow function, called as the wrapper's last act: the compiler makes that a jump, so the slow
+ * function's caller is the program (were it a call, the walk would step through the wrapper's
+ * frame as one of the tracer's own). */
+enum { CALL_PASS, CALL_ON, CALL_SLOW };
+
+static inline int call_state(void) {
+    if (RHEAP_UNLIKELY(atomic_load_explicit(&resolve_state, memory_order_acquire) != 2))
+        return CALL_SLOW;
+    if (rheap__guard)
+        return CALL_PASS;
+    int word = atomic_load_explicit(&rheap__word, memory_order_acquire);
+    return RHEAP_LIKELY(word == 0) ? CALL_PASS : word == RHEAP__ON ? CALL_ON : CALL_SLOW;
 }
 
 /* ---- The entry points ---- */
@@ -167,8 +198,16 @@ static __attribute__((noinline)) void *malloc_slow(size_t size) {
 }
 
 RHEAP_EXPORT void *malloc(size_t size) {
-    if (quiet())
+    int state = call_state();
+    if (RHEAP_LIKELY(state == CALL_PASS))
         return rheap__real.malloc(size);
+    rheap__counts_t *c = state == CALL_ON ? rheap__sample_skip(size) : NULL;
+    if (c) {
+        void *p = rheap__real.malloc(size);
+        if (p)
+            rheap__count_alloc_to(c, size);
+        return p;
+    }
     return malloc_slow(size);
 }
 
@@ -181,6 +220,19 @@ static __attribute__((noinline)) void free_slow(void *p) {
         rheap__real.free(p);
         return;
     }
+    if (rheap__profiling()) {
+        /* Only a sampled block's free is stamped and recorded; the filter answers for the rest
+         * with one load. */
+        rheap__count_free();
+        if (RHEAP_UNLIKELY(rheap__sample_forget(p))) {
+            int saved = errno;
+            rheap__record_free(p, rheap__now_abs());
+            errno = saved;
+        }
+        rheap__real.free(p);
+        leave();
+        return;
+    }
     int saved = errno;
     rheap__record_free(p, rheap__now_abs());
     errno = saved;
@@ -189,7 +241,14 @@ static __attribute__((noinline)) void free_slow(void *p) {
 }
 
 RHEAP_EXPORT void free(void *p) {
-    if (quiet() && RHEAP_LIKELY(!is_boot(p))) {
+    int state = RHEAP_LIKELY(!is_boot(p)) ? call_state() : CALL_SLOW;
+    if (RHEAP_LIKELY(state == CALL_PASS)) {
+        rheap__real.free(p);
+        return;
+    }
+    rheap__counts_t *c = state == CALL_ON ? rheap__sample_skip_free(p) : NULL;
+    if (c) {
+        rheap__counts_add(&c->frees, 1);
         rheap__real.free(p);
         return;
     }
@@ -213,8 +272,19 @@ static __attribute__((noinline)) void *calloc_slow(size_t n, size_t size) {
 }
 
 RHEAP_EXPORT void *calloc(size_t n, size_t size) {
-    if (quiet())
+    int state = call_state();
+    if (RHEAP_LIKELY(state == CALL_PASS))
         return rheap__real.calloc(n, size);
+    size_t total;
+    rheap__counts_t *c = state == CALL_ON && !__builtin_mul_overflow(n, size, &total)
+                             ? rheap__sample_skip(total)
+                             : NULL;
+    if (c) {
+        void *p = rheap__real.calloc(n, size);
+        if (p)
+            rheap__count_alloc_to(c, total);
+        return p;
+    }
     return calloc_slow(n, size);
 }
 
@@ -248,8 +318,44 @@ static void *realloc_from_boot(void *old, size_t size) {
     return p;
 }
 
+/* A realloc in profile mode: a free of the old block, recorded if it was sampled, and an
+ * allocation of the new one, sampled by its size. The old block leaves the sampled set before
+ * the call, which may hand its address to another thread. */
+static void *resize_profiled(rip_call_t call, void *old, size_t size, const rheap__frame_t *from) {
+    int saved = errno;
+    int marked = rheap__realloc_begin();
+    int was = old && rheap__sample_forget(old);
+    uint64_t t0 = was ? rheap__now_abs() : 0;
+    errno = saved;
+    void *p = rheap__real.realloc(old, size);
+    saved = errno;
+    if (marked && !(atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__ON)) {
+        if (was && p != old && (p || size == 0))
+            rheap__record_free(old, t0); /* as in record_realloc */
+    } else if (p) {
+        rheap__count_alloc(size);
+        if (rheap__sample_pick(size) && track(p) == 0)
+            rheap__record_alloc(call, p, size, 0, was ? old : NULL, t0, rheap__now_abs(), from);
+        else if (was)
+            rheap__record_free(old, t0);
+    } else if (old && size == 0) {
+        rheap__count_free();
+        if (was)
+            rheap__record_free(old, t0);
+    } else if (was) {
+        track(old); /* the call failed: the old block lives on */
+    }
+    errno = saved;
+    if (marked)
+        rheap__realloc_end();
+    leave();
+    return p;
+}
+
 /* A recorded realloc: the old block is released at t0, before the call. */
 static void *resize(rip_call_t call, void *old, size_t size, const rheap__frame_t *from) {
+    if (rheap__profiling())
+        return resize_profiled(call, old, size, from);
     int saved = errno;
     int marked = rheap__realloc_begin();
     uint64_t t0 = rheap__now_abs();
@@ -277,8 +383,20 @@ static __attribute__((noinline)) void *realloc_slow(void *old, size_t size) {
 }
 
 RHEAP_EXPORT void *realloc(void *old, size_t size) {
-    if (quiet() && RHEAP_LIKELY(!is_boot(old)))
+    int state = RHEAP_LIKELY(!is_boot(old)) ? call_state() : CALL_SLOW;
+    if (RHEAP_LIKELY(state == CALL_PASS))
         return rheap__real.realloc(old, size);
+    /* Profile mode: an unsampled block resized to an unsampled one records nothing, so no
+     * stop can come between its release and a record (resize's concern). */
+    rheap__counts_t *c = state == CALL_ON && size && (!old || rheap__sample_skip_free(old))
+                             ? rheap__sample_skip(size)
+                             : NULL;
+    if (c) {
+        void *p = rheap__real.realloc(old, size);
+        if (p)
+            rheap__count_alloc_to(c, size);
+        return p;
+    }
     return realloc_slow(old, size);
 }
 
@@ -309,8 +427,7 @@ RHEAP_EXPORT int posix_memalign(void **out, size_t align, size_t size) {
     int saved = errno;
     int r = rheap__real.posix_memalign(out, align, size);
     if (r == 0)
-        rheap__record_alloc(RIP_CALL_POSIX_MEMALIGN, *out, size, align, NULL, 0, rheap__now_abs(),
-                            RHEAP__CALLER());
+        record(RIP_CALL_POSIX_MEMALIGN, *out, size, align, RHEAP__CALLER());
     errno = saved; /* posix_memalign reports through its result, never errno */
     leave();
     return r;

@@ -684,6 +684,18 @@ static rip_status_t decode_extended(rip_reader_t *r, rip_record_t *rec, rip_erro
         rec->u.config.signal = (uint32_t)get_u(c);
         rec->u.config.dir = get_s(c);
         break;
+    case RIP__T_TOTALS:
+        rec->kind = RIP_REC_TOTALS;
+        rec->t = get_u(c);
+        rec->u.totals.allocs = get_u(c);
+        rec->u.totals.bytes = get_u(c);
+        rec->u.totals.frees = get_u(c);
+        break;
+    case RIP__T_SAMPLING:
+        rec->kind = RIP_REC_SAMPLING;
+        rec->u.sampling.interval = get_u(c);
+        rec->u.sampling.seed = get_u(c);
+        break;
     case RIP__T_ON:
     case RIP__T_OFF:
         rec->kind = type == RIP__T_ON ? RIP_REC_ON : RIP_REC_OFF;

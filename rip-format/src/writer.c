@@ -611,6 +611,36 @@ rip_status_t rip_writer_config(rip_writer_t *w, uint32_t depth, uint32_t sample_
     return RIP_OK;
 }
 
+rip_status_t rip_writer_totals(rip_writer_t *w, uint64_t t, uint64_t allocs, uint64_t bytes,
+                               uint64_t frees)
+{
+    t >>= w->time_shift;
+    uint8_t *p;
+    rip_status_t st = begin_ext(w, RIP__T_TOTALS,
+                                rip__varint_len(t) + rip__varint_len(allocs) +
+                                    rip__varint_len(bytes) + rip__varint_len(frees),
+                                &p);
+    if (st != RIP_OK)
+        return st;
+    p += rip__put_varint(p, t);
+    p += rip__put_varint(p, allocs);
+    p += rip__put_varint(p, bytes);
+    rip__put_varint(p, frees);
+    return RIP_OK;
+}
+
+rip_status_t rip_writer_sampling(rip_writer_t *w, uint64_t interval, uint64_t seed)
+{
+    uint8_t *p;
+    rip_status_t st = begin_ext(w, RIP__T_SAMPLING,
+                                rip__varint_len(interval) + rip__varint_len(seed), &p);
+    if (st != RIP_OK)
+        return st;
+    p += rip__put_varint(p, interval);
+    rip__put_varint(p, seed);
+    return RIP_OK;
+}
+
 rip_status_t rip_writer_on(rip_writer_t *w, uint64_t t, const char *how)
 {
     return t_str(w, RIP__T_ON, t, how);

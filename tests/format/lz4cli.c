@@ -53,7 +53,7 @@ int main(void)
     static bytes_t header;
     b_raw(&header, "RIPT", 4);
     b_le16(&header, 2);           /* major */
-    b_le16(&header, 0);           /* minor */
+    b_le16(&header, RIP_FORMAT_MINOR); /* minor */
     b_le32(&header, 28);          /* header_len */
     b_le32(&header, 4711);        /* pid */
     b_le32(&header, 4712);        /* tid */

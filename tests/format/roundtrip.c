@@ -85,6 +85,7 @@ static void write_thread_file(tfile_t *f)
     CHECK_STATUS(rip_writer_free(w, (1ull << 62) + 1, 0), RIP_OK);
     CHECK_STATUS(rip_writer_mark(w, 77, "phase one \\ \n done"), RIP_OK);
     CHECK_STATUS(rip_writer_lost(w, 78, UINT64_MAX, "buffer full"), RIP_OK);
+    CHECK_STATUS(rip_writer_totals(w, 78, 1000003, UINT64_MAX, 0), RIP_OK);
     CHECK_STATUS(rip_writer_mark(w, 79, NULL), RIP_OK);
 
     /* Bulk: times restart low, which the writer clamps to the last time; a new block resets the
@@ -214,6 +215,11 @@ static void read_thread_file(const char *path, uint64_t file_size)
     CHECK_U(rec.t, 78);
     CHECK_U(rec.u.lost.count, UINT64_MAX);
     CHECK_RSTR(rec.u.lost.reason, "buffer full");
+    next_ok(r, &rec, RIP_REC_TOTALS);
+    CHECK_U(rec.t, 78);
+    CHECK_U(rec.u.totals.allocs, 1000003);
+    CHECK_U(rec.u.totals.bytes, UINT64_MAX);
+    CHECK_U(rec.u.totals.frees, 0);
     next_ok(r, &rec, RIP_REC_MARK);
     CHECK_RSTR(rec.u.name.text, "");
     uint64_t first_block = rec.offset;
@@ -261,6 +267,7 @@ static void process_file(void)
     CHECK_STATUS(rip_writer_process(f.w, 1, "/usr/bin/server", 3, argv, 1700000000123456789ull,
                                     "monotonic", 4096), RIP_OK);
     CHECK_STATUS(rip_writer_config(f.w, 64, 1000000, 1024, 4096, 12, "/tmp/out dir"), RIP_OK);
+    CHECK_STATUS(rip_writer_sampling(f.w, 524288, 999999999), RIP_OK);
     CHECK_STATUS(rip_writer_on(f.w, 0, "env"), RIP_OK);
     CHECK_STATUS(rip_writer_process(f.w, 2, long_path, 40, argv_long, 1, "monotonic", 65536), RIP_OK);
     CHECK_STATUS(rip_writer_off(f.w, 999999, "error: disk full"), RIP_OK);
@@ -294,6 +301,9 @@ static void process_file(void)
     CHECK_U(rec.u.config.max_threads, 4096);
     CHECK_U(rec.u.config.signal, 12);
     CHECK_RSTR(rec.u.config.dir, "/tmp/out dir");
+    next_ok(r, &rec, RIP_REC_SAMPLING);
+    CHECK_U(rec.u.sampling.interval, 524288);
+    CHECK_U(rec.u.sampling.seed, 999999999);
     next_ok(r, &rec, RIP_REC_ON);
     CHECK_U(rec.t, 0);
     CHECK_RSTR(rec.u.onoff.how, "env");
@@ -356,7 +366,7 @@ static void encoding(void)
     expect.n = 0;
     b_raw(&expect, "RIPT", 4);
     b_le16(&expect, 2);
-    b_le16(&expect, 0);
+    b_le16(&expect, RIP_FORMAT_MINOR);
     b_le32(&expect, 28);
     b_le32(&expect, 4711);
     b_le32(&expect, 4712);

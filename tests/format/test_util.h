@@ -314,6 +314,12 @@ static inline uint64_t fingerprint(const rip_record_t *r)
     case RIP_REC_OFF:
         h = fp_str(h, r->u.onoff.how);
         break;
+    case RIP_REC_TOTALS:
+        h = fp_mix(fp_mix(fp_mix(h, r->u.totals.allocs), r->u.totals.bytes), r->u.totals.frees);
+        break;
+    case RIP_REC_SAMPLING:
+        h = fp_mix(fp_mix(h, r->u.sampling.interval), r->u.sampling.seed);
+        break;
     case RIP_REC_UNKNOWN:
         h = fp_mix(h, r->u.unknown.type);
         break;

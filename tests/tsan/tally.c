@@ -130,6 +130,12 @@ static void read_thread(const char *path, rheap_tsan_file_t *f) {
             f->frees++;
             live_del(&live, f, rec.u.free.addr);
             break;
+        case RIP_REC_TOTALS:
+            f->has_totals = 1;
+            f->totals_allocs = rec.u.totals.allocs;
+            f->totals_bytes = rec.u.totals.bytes;
+            f->totals_frees = rec.u.totals.frees;
+            break;
         case RIP_REC_STACK:
             if (rec.u.stack.id != last_stack + 1)
                 rheap_tsan_fail("%s: offset %llu: stack id %llu after %llu", path,

@@ -22,6 +22,8 @@ typedef struct {
     uint64_t stackless;                 /* allocations without a backtrace */
     uint64_t unmatched, double_live, live_end;
     uint64_t last_t;                    /* the latest event time (ns since the start) */
+    int has_totals;                     /* profile mode: the last totals record */
+    uint64_t totals_allocs, totals_bytes, totals_frees;
 } rheap_tsan_file_t;
 
 #define RHEAP_TSAN_MAX_FILES 256

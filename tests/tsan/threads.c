@@ -561,6 +561,69 @@ static void phase_churn(void) {
     free(rec);
 }
 
+/* ---- profile: profile mode's counters, countdowns and sampled set under threads ----
+ *
+ * Workers run rounds in profile mode with a small interval (many samples, so the set of sampled
+ * blocks and its lock are busy) while another thread flushes: every thread's last totals record
+ * must count its calls and bytes exactly, and every sampled allocation carry a backtrace. */
+
+enum { PROFILE_THREADS = 8, PROFILE_ROUNDS = 300 };
+
+static void *profile_thread(void *arg) {
+    worker_t *w = arg;
+    pthread_setname_np(pthread_self(), w->name);
+    for (unsigned i = 0; i < w->rounds; i++)
+        one_round(i);
+    return NULL;
+}
+
+static void phase_profile(void) {
+    rheap_config c = api_config(1.0);
+    c.mode = RHEAP_MODE_PROFILE;
+    c.sample_interval = 512;
+    if (rheap_enable(&c) != 0)
+        FAIL("rheap_enable: %s", strerror(errno));
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s", rheap_output_path());
+    pthread_t flusher;
+    atomic_store(&churn_done, 0);
+    spawn(&flusher, churn_flusher, NULL);
+    static worker_t w[PROFILE_THREADS];
+    for (unsigned i = 0; i < PROFILE_THREADS; i++) {
+        snprintf(w[i].name, sizeof w[i].name, "tsan-p%u", i);
+        w[i].rounds = PROFILE_ROUNDS;
+        spawn(&w[i].th, profile_thread, &w[i]);
+    }
+    for (unsigned i = 0; i < PROFILE_THREADS; i++)
+        pthread_join(w[i].th, NULL);
+    atomic_store(&churn_done, 1);
+    pthread_join(flusher, NULL);
+    disable_or_fail();
+
+    /* one_round(i) asks for n + 4n + 2n + 8n + n + 256 + n + n bytes and a page (pvalloc). */
+    uint64_t bytes = 0;
+    for (unsigned i = 0; i < PROFILE_ROUNDS; i++)
+        bytes += 18 * (16 + (i % 61) * 8) + 256 + (uint64_t)sysconf(_SC_PAGESIZE);
+    rheap_tsan_rec_t *rec = read_rec(path);
+    uint64_t sampled = 0;
+    for (unsigned i = 0; i < PROFILE_THREADS; i++) {
+        const rheap_tsan_file_t *f = rheap_tsan_by_name(rec, w[i].name);
+        if (!f || !f->has_totals)
+            FAIL("%s: no totals of thread %s", path, w[i].name);
+        EXPECT_EQ("allocations counted", f->totals_allocs, (uint64_t)PROFILE_ROUNDS * 9);
+        EXPECT_EQ("bytes counted", f->totals_bytes, bytes);
+        EXPECT_EQ("frees counted", f->totals_frees, (uint64_t)PROFILE_ROUNDS * 7);
+        EXPECT_EQ("sampled allocations without a backtrace", f->stackless, 0);
+        EXPECT_EQ("addresses live twice", f->double_live, 0);
+        sampled += f->allocs;
+    }
+    if (sampled < PROFILE_THREADS * PROFILE_ROUNDS)
+        FAIL("%s: only %llu sampled allocations", path, (unsigned long long)sampled);
+    printf("profile: %u threads, %llu samples, exact totals\n", (unsigned)PROFILE_THREADS,
+           (unsigned long long)sampled);
+    free(rec);
+}
+
 /* ---- stress: windows opened and closed by the API under running threads ---- */
 
 enum { CYCLES = 30, EXEC_EVERY = 5 };
@@ -633,7 +696,8 @@ int main(int argc, char **argv) {
         const char *name;
         void (*run)(void);
     } phases[] = {{"api", phase_api},     {"signal", phase_signal}, {"fork", phase_fork},
-                  {"churn", phase_churn}, {"stress", phase_stress}};
+                  {"churn", phase_churn}, {"profile", phase_profile},
+                  {"stress", phase_stress}};
     void (*run)(void) = NULL;
     for (unsigned i = 0; argc == 2 && i < sizeof phases / sizeof phases[0]; i++)
         if (strcmp(argv[1], phases[i].name) == 0) {

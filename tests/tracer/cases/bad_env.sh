@@ -2,7 +2,9 @@
 # and recording works.
 for setting in RHEAP_DEPTH=abc RHEAP_DEPTH=0 RHEAP_DEPTH=5000 RHEAP_SAMPLE_RATE=1.5 \
                RHEAP_SAMPLE_RATE=-1 RHEAP_SAMPLE_RATE=half RHEAP_BUFFER_KB=lots \
-               RHEAP_SIGNAL=NOTASIGNAL RHEAP_ENABLE=maybe; do
+               RHEAP_SIGNAL=NOTASIGNAL RHEAP_ENABLE=maybe RHEAP_MODE=sampled \
+               RHEAP_MODE=PROFILE RHEAP_SAMPLE_INTERVAL=0 RHEAP_SAMPLE_INTERVAL=1e6 \
+               RHEAP_SAMPLE_SEED=-1; do
     rm -rf "${REC:?}"/*
     traced run "$setting" "$PROGS/deep"
     expect_status run 0

@@ -1,0 +1,37 @@
+/*
+ * profile.c: recordings made in profile mode (libtrace/src/sample.c), where only a sample of the
+ * allocations has records. Each sampled block stands for the blocks it was drawn from: the
+ * tracer samples every allocated byte with probability 1/interval, so a block of `size` bytes
+ * was sampled with probability p = 1 - exp(-size/interval) and counts as 1/p blocks and size/p
+ * bytes. Those are unbiased estimates of what the program allocated at the block's stack, the
+ * weights pprof's heap profiles carry for the same kind of sample.
+ */
+#include <math.h>
+
+#include <sqlite3.h>
+
+#include "internal.h"
+
+double rheap__profile_weight(uint64_t size, uint64_t interval)
+{
+    if (!interval || !size)
+        return 1.0; /* trace mode: every block is there; a 0-byte block is never sampled */
+    return -1.0 / expm1(-(double)size / (double)interval);
+}
+
+int rheap__profile_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t interval)
+{
+    sqlite3 *h = rheap__db_handle(db);
+    sqlite3_stmt *st;
+    if (!h || sqlite3_prepare_v2(h,
+                                 "UPDATE processes SET mode = 'profile', sample_interval = ?3 "
+                                 "WHERE pid = ?1 AND recording = ?2",
+                                 -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, pid);
+    sqlite3_bind_int64(st, 2, recording);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)interval);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}

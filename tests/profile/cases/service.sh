@@ -1,0 +1,56 @@
+# The live-service workflow in profile mode: examples/service runs with librheap preloaded and
+# recording off; a signal turns profile-mode recording on and off twice; each window is
+# converted while the service goes on running, and the two are compared with rheap diff.
+# Each window's exact totals (counted by every thread) must agree with its estimates: the
+# blocks and bytes the weighed samples stand for, summed over all stacks, within 10% (about
+# 1000 samples a window at one per KiB: one standard error is about 3%).
+env LD_PRELOAD="$RHEAP_LIB" RHEAP_DIR="$REC" RHEAP_ENABLE=0 RHEAP_SIGNAL=USR2 RHEAP_MODE=profile \
+    RHEAP_SAMPLE_INTERVAL=1024 RHEAP_SAMPLE_SEED=7 "$EXAMPLES/service" 2 30 >svc.out 2>svc.err </dev/null &
+pid=$!
+CLEANUP+=("kill -KILL $pid 2>/dev/null")
+for _ in $(seq 100); do
+    grep -q ready svc.out && break
+    sleep 0.1
+done
+grep -q "service pid $pid ready" svc.out || fail "service did not start"
+
+# window N DIR: records one window into DIR (on, 0.5 s, off) and converts it into wN.db while
+# the service runs.
+window() {
+    kill -USR2 "$pid"
+    sleep 0.5
+    kill -USR2 "$pid"
+    for _ in $(seq 100); do
+        "$RHEAP" dump "$2/process.rip" 2>/dev/null | grep -q '^off ' && break
+        sleep 0.05
+    done
+    "$RHEAP" dump "$2/process.rip" | grep -q '^off t=[0-9]* how=signal$' || fail "window $1 did not end"
+    "$RHEAP" convert -q "$2" -o "w$1.db" || fail "window $1 could not be converted"
+    kill -0 "$pid" || fail "the service stopped during window $1"
+}
+window 1 "$REC/rip-$pid"
+window 2 "$REC/rip-$pid-2"
+
+for db in w1.db w2.db; do
+    expect_eq "$db mode" "$(q $db "SELECT mode || ' ' || sample_interval FROM processes")" "profile 1024"
+    expect_eq "$db window" "$(q $db "SELECT on_how || ' ' || off_how FROM windows")" "signal signal"
+    allocs=$(q $db "SELECT allocs FROM recording_stats")
+    bytes=$(q $db "SELECT alloc_bytes FROM recording_stats")
+    rows=$(q $db "SELECT count(*) FROM allocations")
+    [ "$allocs" -gt 5000 ] || fail "$db: only $allocs allocations in 0.5 s"
+    [ "$rows" -gt 1000 ] && [ "$rows" -lt $((allocs / 5)) ] || fail "$db: $rows rows for $allocs allocations"
+    expect_eq "$db thread totals" "$(q $db "SELECT sum(allocs) || ' ' || sum(alloc_bytes) FROM thread_stats")" "$allocs $bytes"
+    within "$db estimated blocks" "$(q $db "SELECT sum(blocks) FROM stack_stats")" "$allocs" 10
+    within "$db estimated bytes" "$(q $db "SELECT sum(bytes) FROM stack_stats")" "$bytes" 10
+done
+
+"$RHEAP" diff w1.db w2.db --csv >diff.csv 2>diff.err || fail "rheap diff: $(cat diff.err)"
+expect_eq "diff notes" "$(grep -c 'was recorded in profile mode' diff.err)" 2
+grep -q ',build_response,' diff.csv || fail "rheap diff shows no build_response site: $(head -5 diff.csv)"
+
+kill -TERM "$pid"
+STATUS=0
+wait "$pid" || STATUS=$?
+expect_eq "service exit status" "$STATUS" 0
+grep -q '^served [0-9]* requests$' svc.out || fail "service did not finish: $(cat svc.out)"
+[ ! -s svc.err ] || fail "the service's stderr: $(cat svc.err)"
