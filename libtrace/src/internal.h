@@ -150,6 +150,9 @@ void rheap__fork_parent(void);
 void rheap__fork_child(void);
 /* The forking process's pid while a fork is under way, else 0. */
 pid_t rheap__forking_pid(void);
+/* Whether this process is not the one recording (a raw clone, a fork system call or a vfork
+ * child); a copy made without fork handlers has its recording turned off, with one line. */
+int rheap__foreign_process(void);
 
 /* -- lifecycle.c -- */
 

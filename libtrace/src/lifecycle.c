@@ -73,9 +73,13 @@ int rheap__before_exec(void) {
     if (guard)
         return 0; /* a signal handler interrupted the tracer: its state is mid-update, leave it */
     rheap__guard = 1;
-    rheap__ctl_lock();
     /* A vfork child shares our memory: it must not touch the parent's recording. */
-    if ((atomic_load(&rheap__word) & RHEAP__ON) && getpid() == rheap__rec.pid) {
+    if (rheap__foreign_process()) {
+        rheap__guard = guard;
+        return 0;
+    }
+    rheap__ctl_lock();
+    if (atomic_load(&rheap__word) & RHEAP__ON) {
         was_on = 1;
         rheap__stop("exec");
     }
@@ -101,6 +105,10 @@ void rheap__before_exit(void) {
     if (guard)
         return; /* a signal handler interrupted the tracer: flushing now could deadlock */
     rheap__guard = 1;
+    if (rheap__foreign_process()) {
+        rheap__guard = guard;
+        return;
+    }
     rheap__ctl_lock();
     rheap__flush_for_exit();
     rheap__ctl_unlock();

@@ -22,7 +22,8 @@
 #define MAX_SEGS 16
 #define MAX_BUILD_ID 64
 
-/* Packed entries: bias, path length + path, build-id length + bytes, segment count + segments.
+/* Packed entries: bias, path length + path and its NUL, build-id length + bytes, segment count +
+ * segments.
  * Modules that do not fit are left out of the snapshot; their frames stay unresolved. */
 struct rheap__modsnap {
     uint32_t count;
@@ -134,7 +135,7 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg) {
     }
     if (nseg == 0)
         return 0;
-    size_t need = sizeof(entry_head_t) + path_len + bid_len + nseg * sizeof(rip_segment_t);
+    size_t need = sizeof(entry_head_t) + path_len + 1 + bid_len + nseg * sizeof(rip_segment_t);
     if (s->used + need > SNAP_BYTES)
         return 0;
     entry_head_t h = {info->dlpi_addr, (uint16_t)path_len, (uint8_t)bid_len, nseg};
@@ -142,7 +143,8 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg) {
     memcpy(p, &h, sizeof h);
     p += sizeof h;
     memcpy(p, path, path_len);
-    p += path_len;
+    p[path_len] = 0;
+    p += path_len + 1;
     memcpy(p, build_id, bid_len);
     p += bid_len;
     memcpy(p, segs, nseg * sizeof(rip_segment_t));
@@ -165,10 +167,8 @@ rip_status_t rheap__modsnap_write(const rheap__modsnap_t *s, rip_writer_t *w, ui
         entry_head_t h;
         memcpy(&h, p, sizeof h);
         p += sizeof h;
-        char path[4097];
-        memcpy(path, p, h.path_len);
-        path[h.path_len] = 0;
-        p += h.path_len;
+        const char *path = (const char *)p; /* written with its NUL: no copy on the stack */
+        p += h.path_len + 1;
         const unsigned char *bid = p;
         p += h.build_id_len;
         rip_segment_t segs[MAX_SEGS];

@@ -256,6 +256,8 @@ int rheap__report_failure(const char *what, int err) {
 }
 
 void rheap__fail(const char *what, int err) {
+    if (rheap__foreign_process())
+        return; /* not this process's recording to stop (fork.c) */
     if (!rheap__report_failure(what, err))
         return;
     rheap__ctl_lock();

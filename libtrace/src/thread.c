@@ -409,7 +409,9 @@ static rheap__thread_t *register_thread(int *over_limit) {
  * previous thread with the same tid already has one, and starts its writer, which from then on
  * opens the file by name for each write (rip_writer_detach). */
 static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
-    char path[PATH_MAX + 64], num[24];
+    /* Static, under the control lock: a thread's first event may come with little stack left. */
+    static char path[PATH_MAX + 64];
+    char num[24];
     size_t base = strlen(rheap__rec.path);
     if (base + 64 > sizeof path) {
         errno = ENAMETOOLONG;
@@ -445,6 +447,8 @@ static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
  * recording. Takes the control lock, so it is only called with no tracer lock held. */
 static rheap__thread_t *attach(rheap__thread_t *t) {
     int failed = 0, err = 0;
+    if (rheap__foreign_process())
+        return NULL; /* the control lock may be a copy of one held in another process */
     rheap__ctl_lock();
     if (!(atomic_load(&rheap__word) & RHEAP__ON)) {
         rheap__ctl_unlock();
