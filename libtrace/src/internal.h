@@ -163,6 +163,10 @@ void rheap__slow_path(void);
 /* Initialization, if not done yet, with the control lock held (rheap_enable's way in). */
 void rheap__init_locked(void);
 
+/* Whether the existing directory `dir` was made since this program image started (recording.c
+ * skips it; one it did not make itself is reported). */
+int rheap__dir_planted(const char *dir);
+
 /* For exec.c: complete the recording before an exec (returns whether one was open), resume
  * after an exec that failed, flush before _exit. */
 int rheap__before_exec(void);

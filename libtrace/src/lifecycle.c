@@ -9,15 +9,22 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 /* ---- Initialization ---- */
 
+/* When this program image initialized. File times are at most as late as this clock (they may
+ * come from its coarse variant), so a directory made before is never taken as made after. */
+static struct timespec image_start;
+
 void rheap__init_locked(void) {
     if (!(atomic_load(&rheap__word) & RHEAP__UNINIT))
         return;
+    clock_gettime(CLOCK_REALTIME, &image_start);
     rheap__config_read_env();
     /* Preloaded, librheap records from the start unless told otherwise; linked, it waits for
      * rheap_enable. */
@@ -64,6 +71,19 @@ __attribute__((constructor)) static void rheap_constructor(void) {
 
 __attribute__((destructor)) static void rheap_destructor(void) {
     rheap__before_exit();
+}
+
+/* A directory that holds a recording's name was made after this image started (and not by
+ * this image's recorder, which the caller knows): then it was planted, and the recording lands
+ * elsewhere than predicted. One made before (an earlier image of this process, before an exec,
+ * or a stale one) is not reported; nor is one made in the same tick of the file clock as the
+ * start. */
+int rheap__dir_planted(const char *dir) {
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return 0;
+    return st.st_ctim.tv_sec > image_start.tv_sec ||
+           (st.st_ctim.tv_sec == image_start.tv_sec && st.st_ctim.tv_nsec > image_start.tv_nsec);
 }
 
 /* ---- exec and exit (from exec.c and the _exit wrappers) ---- */

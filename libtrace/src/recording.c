@@ -58,6 +58,10 @@ static int make_recording_dir(const rheap__config_t *c) {
         }
     }
     size_t base = strlen(dir);
+    /* Names this program image took itself are skipped silently; another one is said. */
+    uint32_t own = rheap__rec.pid == getpid() ? rheap__rec.num : 0;
+    static char taken[PATH_MAX]; /* under the control lock, off a stack that may be small */
+    taken[0] = 0;
     for (uint32_t n = 1; n < 100000; n++) {
         dir[base] = 0;
         strcat(dir, "/rip-");
@@ -69,10 +73,14 @@ static int make_recording_dir(const rheap__config_t *c) {
         if (mkdir(dir, 0700) == 0) {
             strcpy(rheap__rec.path, dir);
             rheap__rec.num = n;
+            if (taken[0])
+                rheap__log("recording into ", dir, " (", taken, " was made by another)", NULL);
             return 0;
         }
         if (errno != EEXIST)
             return -1;
+        if (n > own && !taken[0] && rheap__dir_planted(dir))
+            strcpy(taken, dir);
     }
     return -1;
 }
