@@ -73,17 +73,28 @@ __attribute__((destructor)) static void rheap_destructor(void) {
     rheap__before_exit();
 }
 
-/* A directory that holds a recording's name was made after this image started (and not by
- * this image's recorder, which the caller knows): then it was planted, and the recording lands
- * elsewhere than predicted. One made before (an earlier image of this process, before an exec,
- * or a stale one) is not reported; nor is one made in the same tick of the file clock as the
- * start. */
+/* Whether the existing `dir`, at a name a recording wanted, was put there by someone else than
+ * the recorder (the caller has left out the names this image took itself): it is not a
+ * directory (a link, a file), or it is one made after this image started, or one without a
+ * process file. A recording of an earlier image of this process (before an exec) is none of
+ * these; a stale recording of an earlier process with the same pid is not reported either.
+ * Under the control lock. */
 int rheap__dir_planted(const char *dir) {
+    static char file[PATH_MAX + 16];
     struct stat st;
-    if (stat(dir, &st) != 0)
+    if (lstat(dir, &st) != 0)
         return 0;
-    return st.st_ctim.tv_sec > image_start.tv_sec ||
-           (st.st_ctim.tv_sec == image_start.tv_sec && st.st_ctim.tv_nsec > image_start.tv_nsec);
+    if (!S_ISDIR(st.st_mode))
+        return 1;
+    if (st.st_ctim.tv_sec > image_start.tv_sec ||
+        (st.st_ctim.tv_sec == image_start.tv_sec && st.st_ctim.tv_nsec > image_start.tv_nsec))
+        return 1;
+    size_t n = strlen(dir);
+    if (n + sizeof "/process.rip" > sizeof file)
+        return 0;
+    memcpy(file, dir, n);
+    memcpy(file + n, "/process.rip", sizeof "/process.rip");
+    return lstat(file, &st) != 0;
 }
 
 /* ---- exec and exit (from exec.c and the _exit wrappers) ---- */
