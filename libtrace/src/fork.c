@@ -85,10 +85,12 @@ void rheap__fork_child(void) {
 int rheap__foreign_process(void) {
     if (!(atomic_load(&rheap__word) & RHEAP__ON))
         return 0;
-    pid_t pid = getpid();
-    if (pid == rheap__rec.pid)
+    /* Read without the control lock (a copy of it may be held for good): an atomic read of a
+     * value that, within one process, is always this process's pid once it recorded. */
+    pid_t pid = getpid(), owner = __atomic_load_n(&rheap__rec.pid, __ATOMIC_RELAXED);
+    if (pid == owner)
         return 0;
-    long order = syscall(SYS_kcmp, pid, rheap__rec.pid, KCMP_VM, 0, 0);
+    long order = syscall(SYS_kcmp, pid, owner, KCMP_VM, 0, 0);
     if (order == 1 || order == 2) {
         char num[24];
         reset_child();
