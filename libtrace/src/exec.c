@@ -127,25 +127,25 @@ static size_t env_len(char *const envp[]) {
     return n;
 }
 
-/* Pointers that fit on the stack for a child's environment; a longer one is mapped. */
+/* Pointers of a child's environment that the caller's stack holds (env_space[STACK_ENV]); a
+ * longer list is mapped. */
 #define STACK_ENV 128
-
-/* Room for the list env_for builds: up to STACK_ENV pointers on the caller's stack. */
-#define ENV_SPACE char *env_space[STACK_ENV]
 
 /* The environment to start `what` with: envp itself when it needs nothing (not following,
  * everything there, or untraced on purpose: then one line says so), else a copy with what is
- * missing added, in `space` or in a mapping that env_done releases. NULL when no room could be
- * found: the child then starts with envp, untraced, and a line says so. */
+ * missing added, in `space` or in a mapping that env_done releases. When no mapping can be had,
+ * envp, and a line says the child is not recorded. errno is kept. */
 static char *const *env_for(char *const envp[], char **space, const char *what) {
     if (!follow.count)
         return envp;
+    int saved = errno;
+    char *const *env = envp;
     for (char *const *e = envp; e && *e; e++)
         if (sets(*e, "LD_PRELOAD=")) {
             if (!strstr(*e, "librheap")) {
                 rheap__log(what, ": started with an LD_PRELOAD without librheap: not recorded",
                            NULL);
-                return envp;
+                goto done;
             }
             break;
         }
@@ -153,7 +153,7 @@ static char *const *env_for(char *const envp[], char **space, const char *what) 
     for (unsigned i = 0; i < follow.count; i++)
         missing += !has_var(envp, follow.var[i]);
     if (!missing)
-        return envp;
+        goto done;
     size_t total = n + missing + 1;
     char **out = space;
     if (total > STACK_ENV) {
@@ -161,7 +161,7 @@ static char *const *env_for(char *const envp[], char **space, const char *what) 
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED) {
             rheap__log(what, ": no memory to add librheap to its environment: not recorded", NULL);
-            return envp;
+            goto done;
         }
         out = m;
     }
@@ -172,7 +172,10 @@ static char *const *env_for(char *const envp[], char **space, const char *what) 
     for (size_t i = 0; i < n; i++)
         out[k++] = envp[i];
     out[k] = NULL;
-    return out;
+    env = out;
+done:
+    errno = saved;
+    return env;
 }
 
 /* After a start that returned (a spawn, or an exec that failed): a mapped list is released. */
@@ -211,7 +214,7 @@ void rheap__exec_init(void) {
 RHEAP_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
     if (!real_execve)
         real_execve = (execve_fn)next("execve");
-    ENV_SPACE;
+    char *env_space[STACK_ENV];
     char *const *env = env_for(envp, env_space, path);
     RUN_EXEC(real_execve(path, argv, env));
 }
@@ -219,7 +222,7 @@ RHEAP_EXPORT int execve(const char *path, char *const argv[], char *const envp[]
 RHEAP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
     if (!real_execvpe)
         real_execvpe = (execvpe_fn)next("execvpe");
-    ENV_SPACE;
+    char *env_space[STACK_ENV];
     char *const *env = env_for(envp, env_space, file);
     RUN_EXEC(real_execvpe(file, argv, env));
 }
@@ -235,7 +238,7 @@ RHEAP_EXPORT int execvp(const char *file, char *const argv[]) {
 RHEAP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
     if (!real_fexecve)
         real_fexecve = (fexecve_fn)next("fexecve");
-    ENV_SPACE;
+    char *env_space[STACK_ENV];
     char *const *env = env_for(envp, env_space, "the program of fexecve");
     RUN_EXEC(real_fexecve(fd, argv, env));
 }
@@ -248,7 +251,7 @@ RHEAP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char 
         errno = ENOSYS;
         return -1;
     }
-    ENV_SPACE;
+    char *env_space[STACK_ENV];
     char *const *env = env_for(envp, env_space, path);
     RUN_EXEC(real_execveat(dirfd, path, argv, env, flags));
 }
@@ -257,7 +260,7 @@ RHEAP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char 
  * here. */
 static int spawn(spawn_fn real, pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
                  const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
-    ENV_SPACE;
+    char *env_space[STACK_ENV];
     char *const *env = env_for(envp, env_space, path);
     int r = real(pid, path, fa, attr, argv, env);
     int saved = errno;
