@@ -41,7 +41,7 @@ RHEAP_EXPORT int rheap_enable(const rheap_config *config) {
     rheap__unwind_init();
     rheap__ctl_lock();
     rheap__init_locked();
-    rheap__config_t c;
+    static rheap__config_t c; /* under the control lock; 4 KiB kept off the program's stack */
     if (config_from_api(config, &c) != 0) {
         errno = EINVAL;
         r = -1;

@@ -65,7 +65,8 @@ void rheap__fork_child(void) {
     int was_on = atomic_load(&rheap__word) & RHEAP__ON;
     reset_child();
     if (was_on) {
-        rheap__config_t c = rheap__rec.cfg;
+        static rheap__config_t c; /* 4 KiB: not on the forking thread's stack */
+        c = rheap__rec.cfg;
         if (rheap__start(&c, "fork") != 0)
             rheap__log("cannot start the forked child's recording: ", strerrordesc_np(errno), NULL);
     }

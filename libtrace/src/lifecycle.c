@@ -125,7 +125,8 @@ void rheap__after_failed_exec(int was_on) {
     int guard = rheap__guard;
     rheap__guard = 1;
     rheap__ctl_lock();
-    rheap__config_t c = rheap__rec.cfg;
+    static rheap__config_t c; /* under the control lock; 4 KiB kept off the stack */
+    c = rheap__rec.cfg;
     rheap__start(&c, "exec");
     rheap__ctl_unlock();
     rheap__guard = guard;

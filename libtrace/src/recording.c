@@ -42,7 +42,10 @@ void rheap__ctl_unlock(void) {
 }
 
 static int make_recording_dir(const rheap__config_t *c) {
-    char dir[PATH_MAX], num[24];
+    /* Static, as every path buffer here (under the control lock): a recording may start from
+     * an allocation (the toggle signal, a fork) with little stack left. */
+    static char dir[PATH_MAX];
+    char num[24];
     if (c->dir[0] == '/') {
         strcpy(dir, c->dir);
     } else {
@@ -103,7 +106,7 @@ static rip_status_t write_process(void) {
     cmdline[len] = 0;
     for (ssize_t i = 0; i < len && argc < 4096; i += (ssize_t)strlen(cmdline + i) + 1)
         argv[argc++] = cmdline + i;
-    char exe[PATH_MAX];
+    static char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
     struct timespec wall;
@@ -132,7 +135,7 @@ int rheap__start(const rheap__config_t *c, const char *how) {
     }
     if (make_recording_dir(c) != 0)
         return -1;
-    char path[PATH_MAX + 16];
+    static char path[PATH_MAX + 16];
     strcpy(path, rheap__rec.path);
     strcat(path, "/process.rip");
     ctl.proc_mem_size = rip_writer_footprint(64 * 1024);
