@@ -44,6 +44,13 @@ void rheap__init_locked(void) {
 
 static void init(void) {
     rheap__unwind_init(); /* dl_iterate_phdr: not under the control lock */
+    /* libc binds its own calls lazily too: the process's first pthread_getattr_np (a thread's
+     * registration, unwind.c) runs the resolver for the calloc inside it, whose saved vector
+     * registers would take 1 KiB of that thread's stack in its first allocation. Once here,
+     * where the stack has room. */
+    pthread_attr_t a;
+    if (pthread_getattr_np(pthread_self(), &a) == 0)
+        pthread_attr_destroy(&a);
     rheap__ctl_lock();
     rheap__init_locked();
     rheap__ctl_unlock();
