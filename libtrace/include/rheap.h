@@ -49,7 +49,11 @@ enum { RHEAP_MODE_TRACE = 0, RHEAP_MODE_PROFILE = 1 };
 /* Starts a new recording in a new directory: rip-<pid>/ the first time in a process, then
  * rip-<pid>-2/, rip-<pid>-3/, ... (an existing directory is never reused). `config` NULL means
  * RHEAP_CONFIG_INIT. Returns 0, or -1 with errno set (EALREADY: already recording; EINVAL: bad
- * config; otherwise why the directory could not be created). */
+ * config; otherwise why the directory could not be created). When the recording under way was
+ * not started by rheap_enable (RHEAP_ENABLE=1, the toggle signal), the call's settings are not
+ * applied, so it also writes one line on stderr naming the directory in use. A directory is
+ * never silently other than the one expected: when the name rip-<pid>[-N] was taken by a
+ * directory the recorder did not make, one stderr line names the directory used instead. */
 int rheap_enable(const rheap_config *config);
 
 /* Stops recording: every thread's buffered events are written and the files completed. Returns

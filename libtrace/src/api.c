@@ -36,6 +36,9 @@ static int config_from_api(const rheap_config *in, rheap__config_t *c) {
     return 0;
 }
 
+/* The recording rheap_enable last started (rheap__gen's value then), under the control lock. */
+static unsigned api_gen;
+
 RHEAP_EXPORT int rheap_enable(const rheap_config *config) {
     int guard = rheap__guard, saved_errno, r;
     rheap__guard = 1;
@@ -43,12 +46,20 @@ RHEAP_EXPORT int rheap_enable(const rheap_config *config) {
     rheap__unwind_init();
     rheap__ctl_lock();
     rheap__init_locked();
-    rheap__config_t c;
+    static rheap__config_t c; /* under the control lock; 4 KiB kept off the program's stack */
     if (config_from_api(config, &c) != 0) {
         errno = EINVAL;
         r = -1;
     } else {
         r = rheap__start(&c, "api");
+        if (r == 0)
+            api_gen = atomic_load(&rheap__gen);
+        else if (errno == EALREADY && api_gen != atomic_load(&rheap__gen))
+            /* Started by the environment or the toggle signal: the program's settings (its
+             * output directory above all) would be lost without a word. */
+            rheap__log("rheap_enable: already recording into ", rheap__rec.path,
+                       " (not started by rheap_enable); this call's settings are not applied",
+                       NULL);
     }
     saved_errno = errno;
     rheap__ctl_unlock();

@@ -1,12 +1,15 @@
 /*
  * fork.c: the fork handlers (pthread_atfork, and around _Fork in exec.c). The parent's locks are
  * held across the fork so the child gets them in a known state; the child records into a
- * recording of its own.
+ * recording of its own. Also processes made without these handlers (rheap__foreign_process).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/kcmp.h>
 
 #include "internal.h"
 #include "sample.h"
@@ -18,6 +21,10 @@ static struct {
     pid_t pid;     /* the forking process, set between prepare and the child handler */
 } forking;
 
+/* The guard stays held from prepare until the parent or child handler: atfork handlers
+ * registered before librheap's run while the locks are held (prepare handlers in reverse order,
+ * the others in order), and what they allocate must pass through untraced rather than wait for
+ * a lock this thread holds. */
 void rheap__fork_prepare(void) {
     int guard = rheap__guard;
     forking.unlocked = guard;
@@ -31,7 +38,6 @@ void rheap__fork_prepare(void) {
     rheap__threads_lock_all();
     rheap__sample_fork_lock();
     forking.pid = getpid();
-    rheap__guard = guard;
 }
 
 void rheap__fork_parent(void) {
@@ -42,27 +48,64 @@ void rheap__fork_parent(void) {
     rheap__threads_unlock_all();
     rheap__ctl_unlock();
     rheap__threads_release_loader();
+    rheap__guard = 0;
 }
 
 /* The child records into its own rip-<childpid>/ (its process record names the parent), never
  * into the parent's files. */
-void rheap__fork_child(void) {
-    int guard = rheap__guard;
-    rheap__guard = 1;
-    int was_on = atomic_load(&rheap__word) & RHEAP__ON;
-    if (!forking.unlocked)
-        rheap__sample_fork_unlock();
+/* The recorder's state in a child, copied from the parent while another thread may have been
+ * inside it: every recorder and lock reset, the parent's buffered events dropped (the parent
+ * writes them), recording off. */
+static void reset_child(void) {
     rheap__threads_after_fork_child();
     rheap__recording_after_fork();
     rheap__toggle_after_fork();
     atomic_fetch_and(&rheap__word, ~(RHEAP__ON | RHEAP__EXITING));
+}
+
+void rheap__fork_child(void) {
+    rheap__guard = 1;
+    int was_on = atomic_load(&rheap__word) & RHEAP__ON;
+    if (!forking.unlocked)
+        rheap__sample_fork_unlock();
+    reset_child();
     if (was_on) {
-        rheap__config_t c = rheap__rec.cfg;
+        static rheap__config_t c; /* 4 KiB: not on the forking thread's stack */
+        c = rheap__rec.cfg;
         if (rheap__start(&c, "fork") != 0)
             rheap__log("cannot start the forked child's recording: ", strerrordesc_np(errno), NULL);
     }
     forking.pid = 0;
-    rheap__guard = guard;
+    rheap__guard = forking.unlocked;
+}
+
+/* A process made by clone() without CLONE_VM or by the fork system call runs no fork handler:
+ * it holds a copy of its parent's recorders, files named and offsets counted for the parent.
+ * Its writers refuse to write (rip_writer_detach), and where the pid is compared (a failed
+ * write, exit, exec) this turns its recording off with one line: the events it made are
+ * already mixed with its parent's in memory and cannot be told apart, so it is not recorded
+ * rather than recorded in part. A vfork child shares its parent's memory, which must then stay
+ * untouched: kcmp tells the two apart, and when it cannot (no kcmp, not permitted) memory is
+ * taken as shared. Returns 1 when this process is not the recording's, 0 when it is (or
+ * nothing is recording). Called with the guard held and no tracer lock. */
+int rheap__foreign_process(void) {
+    if (!(atomic_load(&rheap__word) & RHEAP__ON))
+        return 0;
+    /* Read without the control lock (a copy of it may be held for good): an atomic read of a
+     * value that, within one process, is always this process's pid once it recorded. */
+    pid_t pid = getpid(), owner = __atomic_load_n(&rheap__rec.pid, __ATOMIC_RELAXED);
+    if (pid == owner)
+        return 0;
+    long order = syscall(SYS_kcmp, pid, owner, KCMP_VM, 0, 0);
+    if (order == 1 || order == 2) {
+        char num[24];
+        reset_child();
+        rheap__log("process ", rheap__utoa((uint64_t)pid, num),
+                   " was made without fork handlers (a raw clone or fork system call): it is not "
+                   "recorded",
+                   NULL);
+    }
+    return 1;
 }
 
 /* The process that is forking this one, or 0 outside a fork: a fork child's process record

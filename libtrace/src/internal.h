@@ -153,6 +153,9 @@ void rheap__fork_parent(void);
 void rheap__fork_child(void);
 /* The forking process's pid while a fork is under way, else 0. */
 pid_t rheap__forking_pid(void);
+/* Whether this process is not the one recording (a raw clone, a fork system call or a vfork
+ * child); a copy made without fork handlers has its recording turned off, with one line. */
+int rheap__foreign_process(void);
 
 /* -- lifecycle.c -- */
 
@@ -162,6 +165,10 @@ void rheap__slow_path(void);
 
 /* Initialization, if not done yet, with the control lock held (rheap_enable's way in). */
 void rheap__init_locked(void);
+
+/* Whether the existing directory `dir` was made since this program image started (recording.c
+ * skips it; one it did not make itself is reported). */
+int rheap__dir_planted(const char *dir);
 
 /* For exec.c: complete the recording before an exec (returns whether one was open), resume
  * after an exec that failed, flush before _exit. */

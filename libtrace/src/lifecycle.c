@@ -9,15 +9,22 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 /* ---- Initialization ---- */
 
+/* When this program image initialized. File times are at most as late as this clock (they may
+ * come from its coarse variant), so a directory made before is never taken as made after. */
+static struct timespec image_start;
+
 void rheap__init_locked(void) {
     if (!(atomic_load(&rheap__word) & RHEAP__UNINIT))
         return;
+    clock_gettime(CLOCK_REALTIME, &image_start);
     rheap__config_read_env();
     /* Preloaded, librheap records from the start unless told otherwise; linked, it waits for
      * rheap_enable. */
@@ -37,6 +44,13 @@ void rheap__init_locked(void) {
 
 static void init(void) {
     rheap__unwind_init(); /* dl_iterate_phdr: not under the control lock */
+    /* libc binds its own calls lazily too: the process's first pthread_getattr_np (a thread's
+     * registration, unwind.c) runs the resolver for the calloc inside it, whose saved vector
+     * registers would take 1 KiB of that thread's stack in its first allocation. Once here,
+     * where the stack has room. */
+    pthread_attr_t a;
+    if (pthread_getattr_np(pthread_self(), &a) == 0)
+        pthread_attr_destroy(&a);
     rheap__ctl_lock();
     rheap__init_locked();
     rheap__ctl_unlock();
@@ -66,6 +80,30 @@ __attribute__((destructor)) static void rheap_destructor(void) {
     rheap__before_exit();
 }
 
+/* Whether the existing `dir`, at a name a recording wanted, was put there by someone else than
+ * the recorder (the caller has left out the names this image took itself): it is not a
+ * directory (a link, a file), or it is one made after this image started, or one without a
+ * process file. A recording of an earlier image of this process (before an exec) is none of
+ * these; a stale recording of an earlier process with the same pid is not reported either.
+ * Under the control lock. */
+int rheap__dir_planted(const char *dir) {
+    static char file[PATH_MAX + 16];
+    struct stat st;
+    if (lstat(dir, &st) != 0)
+        return 0;
+    if (!S_ISDIR(st.st_mode))
+        return 1;
+    if (st.st_ctim.tv_sec > image_start.tv_sec ||
+        (st.st_ctim.tv_sec == image_start.tv_sec && st.st_ctim.tv_nsec > image_start.tv_nsec))
+        return 1;
+    size_t n = strlen(dir);
+    if (n + sizeof "/process.rip" > sizeof file)
+        return 0;
+    memcpy(file, dir, n);
+    memcpy(file + n, "/process.rip", sizeof "/process.rip");
+    return lstat(file, &st) != 0;
+}
+
 /* ---- exec and exit (from exec.c and the _exit wrappers) ---- */
 
 int rheap__before_exec(void) {
@@ -73,9 +111,13 @@ int rheap__before_exec(void) {
     if (guard)
         return 0; /* a signal handler interrupted the tracer: its state is mid-update, leave it */
     rheap__guard = 1;
-    rheap__ctl_lock();
     /* A vfork child shares our memory: it must not touch the parent's recording. */
-    if ((atomic_load(&rheap__word) & RHEAP__ON) && getpid() == rheap__rec.pid) {
+    if (rheap__foreign_process()) {
+        rheap__guard = guard;
+        return 0;
+    }
+    rheap__ctl_lock();
+    if (atomic_load(&rheap__word) & RHEAP__ON) {
         was_on = 1;
         rheap__stop("exec");
     }
@@ -90,7 +132,8 @@ void rheap__after_failed_exec(int was_on) {
     int guard = rheap__guard;
     rheap__guard = 1;
     rheap__ctl_lock();
-    rheap__config_t c = rheap__rec.cfg;
+    static rheap__config_t c; /* under the control lock; 4 KiB kept off the stack */
+    c = rheap__rec.cfg;
     rheap__start(&c, "exec");
     rheap__ctl_unlock();
     rheap__guard = guard;
@@ -101,6 +144,10 @@ void rheap__before_exit(void) {
     if (guard)
         return; /* a signal handler interrupted the tracer: flushing now could deadlock */
     rheap__guard = 1;
+    if (rheap__foreign_process()) {
+        rheap__guard = guard;
+        return;
+    }
     rheap__ctl_lock();
     rheap__flush_for_exit();
     rheap__ctl_unlock();

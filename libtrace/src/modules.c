@@ -22,12 +22,14 @@
 #define MAX_SEGS 16
 #define MAX_BUILD_ID 64
 
-/* Packed entries: bias, path length + path, build-id length + bytes, segment count + segments.
- * Modules that do not fit are left out of the snapshot; their frames stay unresolved. */
+/* Entries, each 8-byte aligned: a head (bias, lengths, segment count), the path and its NUL,
+ * the build-id, then (aligned) the segments. Everything is written and read in place, so a
+ * snapshot costs the thread's stack nothing beyond a few words. Modules that do not fit are
+ * left out of the snapshot; their frames stay unresolved. */
 struct rheap__modsnap {
     uint32_t count;
     size_t used;
-    unsigned char data[SNAP_BYTES];
+    _Alignas(8) unsigned char data[SNAP_BYTES];
 };
 
 typedef struct {
@@ -36,6 +38,11 @@ typedef struct {
     uint8_t build_id_len;
     uint8_t nseg;
 } entry_head_t;
+
+/* Where an entry's segments start, from the entry's start. */
+static size_t segs_at(size_t path_len, size_t build_id_len) {
+    return (sizeof(entry_head_t) + path_len + 1 + build_id_len + 7) & ~(size_t)7;
+}
 
 size_t rheap__modsnap_size(void) {
     return sizeof(rheap__modsnap_t);
@@ -119,34 +126,30 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg) {
     }
     if (path_len > 4096)
         path_len = 4096;
-    unsigned char build_id[MAX_BUILD_ID];
-    size_t bid_len = find_build_id(info, build_id);
-    rip_segment_t segs[MAX_SEGS];
     uint8_t nseg = 0;
-    for (int i = 0; i < info->dlpi_phnum && nseg < MAX_SEGS; i++) {
+    for (int i = 0; i < info->dlpi_phnum && nseg < MAX_SEGS; i++)
+        nseg += info->dlpi_phdr[i].p_type == PT_LOAD;
+    if (nseg == 0 ||
+        s->used + segs_at(path_len, MAX_BUILD_ID) + nseg * sizeof(rip_segment_t) > SNAP_BYTES)
+        return 0;
+    unsigned char *p = s->data + s->used;
+    size_t bid_len = find_build_id(info, p + sizeof(entry_head_t) + path_len + 1);
+    rip_segment_t *segs = (rip_segment_t *)(p + segs_at(path_len, bid_len));
+    uint8_t n = 0;
+    for (int i = 0; i < info->dlpi_phnum && n < nseg; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD)
             continue;
-        segs[nseg].start = info->dlpi_addr + ph->p_vaddr;
-        segs[nseg].size = ph->p_memsz;
-        segs[nseg].flags = ph->p_flags & 7;
-        nseg++;
+        segs[n].start = info->dlpi_addr + ph->p_vaddr;
+        segs[n].size = ph->p_memsz;
+        segs[n].flags = ph->p_flags & 7;
+        n++;
     }
-    if (nseg == 0)
-        return 0;
-    size_t need = sizeof(entry_head_t) + path_len + bid_len + nseg * sizeof(rip_segment_t);
-    if (s->used + need > SNAP_BYTES)
-        return 0;
     entry_head_t h = {info->dlpi_addr, (uint16_t)path_len, (uint8_t)bid_len, nseg};
-    unsigned char *p = s->data + s->used;
     memcpy(p, &h, sizeof h);
-    p += sizeof h;
-    memcpy(p, path, path_len);
-    p += path_len;
-    memcpy(p, build_id, bid_len);
-    p += bid_len;
-    memcpy(p, segs, nseg * sizeof(rip_segment_t));
-    s->used += need;
+    memcpy(p + sizeof h, path, path_len);
+    p[sizeof h + path_len] = 0;
+    s->used += segs_at(path_len, bid_len) + nseg * sizeof(rip_segment_t);
     s->count++;
     return 0;
 }
@@ -162,19 +165,13 @@ rip_status_t rheap__modsnap_write(const rheap__modsnap_t *s, rip_writer_t *w, ui
     rip_status_t st = rip_writer_modules(w, t, s->count);
     const unsigned char *p = s->data;
     for (uint32_t i = 0; i < s->count && st == RIP_OK; i++) {
-        entry_head_t h;
-        memcpy(&h, p, sizeof h);
-        p += sizeof h;
-        char path[4097];
-        memcpy(path, p, h.path_len);
-        path[h.path_len] = 0;
-        p += h.path_len;
-        const unsigned char *bid = p;
-        p += h.build_id_len;
-        rip_segment_t segs[MAX_SEGS];
-        memcpy(segs, p, h.nseg * sizeof(rip_segment_t));
-        p += h.nseg * sizeof(rip_segment_t);
-        st = rip_writer_module(w, h.bias, path, bid, h.build_id_len, segs, h.nseg);
+        const entry_head_t *h = (const entry_head_t *)p;
+        const char *path = (const char *)p + sizeof *h;
+        const unsigned char *bid = p + sizeof *h + h->path_len + 1;
+        const rip_segment_t *segs =
+            (const rip_segment_t *)(p + segs_at(h->path_len, h->build_id_len));
+        st = rip_writer_module(w, h->bias, path, bid, h->build_id_len, segs, h->nseg);
+        p += segs_at(h->path_len, h->build_id_len) + h->nseg * sizeof(rip_segment_t);
     }
     return st;
 }

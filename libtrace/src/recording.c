@@ -43,7 +43,10 @@ void rheap__ctl_unlock(void) {
 }
 
 static int make_recording_dir(const rheap__config_t *c) {
-    char dir[PATH_MAX], num[24];
+    /* Static, as every path buffer here (under the control lock): a recording may start from
+     * an allocation (the toggle signal, a fork) with little stack left. */
+    static char dir[PATH_MAX];
+    char num[24];
     if (c->dir[0] == '/') {
         strcpy(dir, c->dir);
     } else {
@@ -59,6 +62,10 @@ static int make_recording_dir(const rheap__config_t *c) {
         }
     }
     size_t base = strlen(dir);
+    /* Names this program image took itself are skipped silently; another one is said. */
+    uint32_t own = rheap__rec.pid == getpid() ? rheap__rec.num : 0;
+    static char taken[PATH_MAX]; /* under the control lock, off a stack that may be small */
+    taken[0] = 0;
     for (uint32_t n = 1; n < 100000; n++) {
         dir[base] = 0;
         strcat(dir, "/rip-");
@@ -70,10 +77,14 @@ static int make_recording_dir(const rheap__config_t *c) {
         if (mkdir(dir, 0700) == 0) {
             strcpy(rheap__rec.path, dir);
             rheap__rec.num = n;
+            if (taken[0])
+                rheap__log("recording into ", dir, " (", taken, " was made by another)", NULL);
             return 0;
         }
         if (errno != EEXIST)
             return -1;
+        if (n > own && !taken[0] && rheap__dir_planted(dir))
+            strcpy(taken, dir);
     }
     return -1;
 }
@@ -96,7 +107,7 @@ static rip_status_t write_process(void) {
     cmdline[len] = 0;
     for (ssize_t i = 0; i < len && argc < 4096; i += (ssize_t)strlen(cmdline + i) + 1)
         argv[argc++] = cmdline + i;
-    char exe[PATH_MAX];
+    static char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
     struct timespec wall;
@@ -125,7 +136,7 @@ int rheap__start(const rheap__config_t *c, const char *how) {
     }
     if (make_recording_dir(c) != 0)
         return -1;
-    char path[PATH_MAX + 16];
+    static char path[PATH_MAX + 16];
     strcpy(path, rheap__rec.path);
     strcat(path, "/process.rip");
     ctl.proc_mem_size = rip_writer_footprint(64 * 1024);
@@ -145,7 +156,7 @@ int rheap__start(const rheap__config_t *c, const char *how) {
     }
     rheap__rec.cfg = *c;
     rheap__rec.start_ns = rheap__now_abs();
-    rheap__rec.pid = getpid();
+    __atomic_store_n(&rheap__rec.pid, getpid(), __ATOMIC_RELAXED); /* read unlocked: fork.c */
     rip_header_t h = {1, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, (uint32_t)rheap__rec.pid, 0, rheap__rec.num, 0,
                       rheap__rec.start_ns, RHEAP__TIME_SHIFT};
     ctl.proc_w = rip_writer_init(ctl.proc_mem, 64 * 1024, fd, &h);
@@ -260,6 +271,8 @@ int rheap__report_failure(const char *what, int err) {
 }
 
 void rheap__fail(const char *what, int err) {
+    if (rheap__foreign_process())
+        return; /* not this process's recording to stop (fork.c) */
     if (!rheap__report_failure(what, err))
         return;
     rheap__ctl_lock();

@@ -63,6 +63,7 @@ struct rheap__thread {
     uint64_t next_stack;
     int have_mods;
     unsigned long long mod_adds, mod_subs;
+    unsigned unload_gen;         /* rheap__unload_gen when the stack table was last valid */
     rheap__modsnap_t *snap;
     rheap__unwinder_t *unw;
     uint32_t rng;
@@ -433,7 +434,9 @@ static rheap__thread_t *register_thread(int *over_limit) {
  * previous thread with the same tid already has one, and starts its writer, which from then on
  * opens the file by name for each write (rip_writer_detach). */
 static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
-    char path[PATH_MAX + 64], num[24];
+    /* Static, under the control lock: a thread's first event may come with little stack left. */
+    static char path[PATH_MAX + 64];
+    char num[24];
     size_t base = strlen(rheap__rec.path);
     if (base + 64 > sizeof path) {
         errno = ENAMETOOLONG;
@@ -469,6 +472,8 @@ static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
  * recording. Takes the control lock, so it is only called with no tracer lock held. */
 static rheap__thread_t *attach(rheap__thread_t *t) {
     int failed = 0, err = 0;
+    if (rheap__foreign_process())
+        return NULL; /* the control lock may be a copy of one held in another process */
     rheap__ctl_lock();
     if (!(atomic_load(&rheap__word) & RHEAP__ON)) {
         rheap__ctl_unlock();
@@ -510,6 +515,7 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
             clear_stacks(t);
             t->next_stack = 1;
             t->have_mods = 0;
+            t->unload_gen = atomic_load(&rheap__unload_gen);
             t->last_t = 0;
             t->name[0] = 0;
             t->depth = rheap__rec.cfg.depth;
@@ -622,6 +628,14 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
     int snapshot = 0;
     unsigned long long adds = 0, subs = 0;
     if (sampled(t)) {
+        /* After an unload, another object may sit at the same addresses: the same return
+         * addresses are then another stack, defined anew after a new module snapshot. */
+        unsigned unload_gen = atomic_load_explicit(&rheap__unload_gen, memory_order_relaxed);
+        if (RHEAP_UNLIKELY(unload_gen != t->unload_gen)) {
+            t->unload_gen = unload_gen;
+            clear_stacks(t);
+            t->have_mods = 0;
+        }
         loader_enter(t);
         n = rheap__unwind(t->unw, from, ips, depth, &h);
         if (n) {
@@ -629,6 +643,8 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
             if (!stack) {
                 rheap__modules_counters(&adds, &subs);
                 rheap__unwinder_unloaded(t->unw, subs);
+                if (t->have_mods && subs != t->mod_subs)
+                    clear_stacks(t); /* an unload that bypassed dlclose (glibc's own) */
                 if (!t->have_mods || adds != t->mod_adds || subs != t->mod_subs)
                     snapshot = rheap__modsnap_take(t->snap) == 0;
             }

@@ -120,6 +120,9 @@ struct rheap__unwinder {
      * a stack that may be small (a thread's, a signal handler's). */
     void *slow[RIP_MAX_DEPTH + OWN];
     uint64_t ref[RIP_MAX_DEPTH];
+    /* main_stack's read buffer: it runs when the main thread's stack has just grown, where
+     * the program may have little room left below. */
+    char maps[4096];
 };
 
 size_t rheap__unwinder_size(void) {
@@ -134,11 +137,12 @@ static int main_stack(rheap__unwinder_t *u, uintptr_t sp) {
     int fd = rheap__sys_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return 0;
-    char buf[4096];
+    char *buf = u->maps;
+    const size_t cap = sizeof u->maps;
     size_t have = 0;
     int found = 0;
     for (;;) {
-        long n = rheap__sys_read(fd, buf + have, sizeof buf - 1 - have);
+        long n = rheap__sys_read(fd, buf + have, cap - 1 - have);
         if (n <= 0)
             break;
         have += (size_t)n;
@@ -159,7 +163,7 @@ static int main_stack(rheap__unwinder_t *u, uintptr_t sp) {
         }
         have = (size_t)(buf + have - line);
         memmove(buf, line, have);
-        if (have == sizeof buf - 1)
+        if (have == cap - 1)
             have = 0; /* a line longer than the buffer: not one we need */
     }
     rheap__sys_close(fd);

@@ -475,12 +475,10 @@ RHEAP_EXPORT void *pvalloc(size_t size) {
     if (!enter())
         return rheap__real.pvalloc(size);
     void *p = rheap__real.pvalloc(size);
-    if (p) {
-        /* pvalloc hands out whole pages (at least one): that is the block's size. */
-        uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-        uint64_t rounded = size ? (size + page - 1) / page * page : page;
-        record(RIP_CALL_PVALLOC, p, rounded, page, RHEAP__CALLER());
-    }
+    /* The size recorded is the one asked for, as for every call; pvalloc's rounding up to whole
+     * pages shows in the alignment. */
+    if (p)
+        record(RIP_CALL_PVALLOC, p, size, (uint64_t)sysconf(_SC_PAGESIZE), RHEAP__CALLER());
     leave();
     return p;
 }

@@ -303,7 +303,9 @@ rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
  * writes and closes it; the caller closes its own descriptor after this call. So the program
  * can close or reuse any descriptor number, and the recording holds no descriptor between
  * writes. A write that would pass `max_bytes` (0: no limit) fails with errno EFBIG instead of
- * raising SIGXFSZ. RIP_OK, or RIP_E_IO (errno set) if fd cannot be examined or path is too
+ * raising SIGXFSZ. Only the calling process writes: in any other (one made by a raw clone or
+ * fork system call, which holds a copy of the writer) a flush fails with errno ECHILD and the
+ * file is untouched. RIP_OK, or RIP_E_IO (errno set) if fd cannot be examined or path is too
  * long (4095 bytes at most). */
 rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_bytes);
 

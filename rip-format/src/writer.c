@@ -66,6 +66,7 @@ struct rip_writer {
     uint8_t *out;
     size_t out_cap;
     int detached;             /* rip_writer_detach was called: open `path` for each write */
+    pid_t pid;                /* the process that detached it, the only one that writes */
     dev_t dev;                /* identity of the file created, checked at each open */
     ino_t ino;
     uint64_t max_bytes;       /* file size limit; 0: none */
@@ -197,6 +198,7 @@ rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_b
     }
     memcpy(w->path, path, n + 1);
     w->detached = 1;
+    w->pid = (pid_t)syscall(SYS_getpid);
     w->dev = st.st_dev;
     w->ino = st.st_ino;
     w->max_bytes = max_bytes;
@@ -206,9 +208,15 @@ rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_b
 
 /* A detached writer's write: open the file by path, make sure it is still the file created
  * (not a file or link put in its place), stay under the size limit, write, close. The calls
- * are raw syscalls, not libc's cancellation points. */
+ * are raw syscalls, not libc's cancellation points. Only the process that detached the writer
+ * writes: a process copied from it without its knowledge (a raw clone or fork system call)
+ * holds a copy of the writer whose offsets are the other process's, and gets ECHILD. */
 static int write_detached(const struct rip_writer *w, const uint8_t *buf, size_t len, uint64_t off)
 {
+    if ((pid_t)syscall(SYS_getpid) != w->pid) {
+        errno = ECHILD;
+        return -1;
+    }
     if (w->max_bytes && off + len > w->max_bytes) {
         errno = EFBIG;
         return -1;

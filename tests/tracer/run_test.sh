@@ -2,7 +2,7 @@
 # run_test.sh NAME: runs the tracer test cases/NAME.sh in a fresh temporary directory, then
 # checks every .rip file the test produced with `lz4 -t`.
 #
-# CMake sets the environment: RHEAP_LIB (librheap.so), RIPTALLY, PROGS (test programs), DSO
+# CMake sets the environment: RHEAP_LIB (librheap.so), RHEAP (the command), RIPTALLY, PROGS (test programs), DSO
 # (the test library for dlopen), EXAMPLES, CASES, and the real programs SQLITE3, PYTHON3, PERL,
 # CMAKE and CC. Set RHEAP_TEST_KEEP=1 to keep the directory of a failed test.
 set -euo pipefail
@@ -19,6 +19,18 @@ expected() {
 # has_line FILE LINE: FILE has exactly this line.
 has_line() {
     grep -qxF -- "$2" "$1" || { cat "$1" >&2; fail "$1: no line '$2'"; }
+}
+
+# to_db RIPDIR...: converts the recordings into db.sqlite with the `rheap` command.
+to_db() {
+    rm -f db.sqlite
+    "$RHEAP" convert "$@" -o db.sqlite >convert.out 2>&1 || { cat convert.out >&2; fail "rheap convert $*"; }
+}
+
+# sql QUERY: runs QUERY on db.sqlite.
+sql() {
+    [ -n "$SQLITE3" ] || skip "no sqlite3"
+    "$SQLITE3" -batch db.sqlite "$1" || fail "sqlite3: $1"
 }
 
 # real_program COMMAND ARGS...: runs a real program untraced, then traced: the output and exit

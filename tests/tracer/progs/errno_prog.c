@@ -25,7 +25,6 @@ PROGS_SINK_DEFINITION;
 int main(void)
 {
     tally_t t = {0};
-    long page = sysconf(_SC_PAGESIZE);
     void *p = NULL, *q = NULL;
     volatile size_t huge = SIZE_MAX;
 
@@ -59,7 +58,7 @@ int main(void)
     KEEPS_ERRNO(free(p));
     tally_free(&t);
     KEEPS_ERRNO(p = pvalloc(100));
-    tally_alloc(&t, T_PVALLOC, (unsigned long)page);
+    tally_alloc(&t, T_PVALLOC, 100);
     KEEPS_ERRNO(free(p));
     tally_free(&t);
     KEEPS_ERRNO(free(NULL));
