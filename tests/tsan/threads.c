@@ -600,10 +600,11 @@ static void phase_profile(void) {
     pthread_join(flusher, NULL);
     disable_or_fail();
 
-    /* one_round(i) asks for n + 4n + 2n + 8n + n + 256 + n + n bytes and a page (pvalloc). */
+    /* one_round(i) asks for n + 4n + 2n + 8n + n + 256 + n + n bytes and n more from pvalloc
+     * (the bytes asked for are counted, not the page it rounds them up to). */
     uint64_t bytes = 0;
     for (unsigned i = 0; i < PROFILE_ROUNDS; i++)
-        bytes += 18 * (16 + (i % 61) * 8) + 256 + (uint64_t)sysconf(_SC_PAGESIZE);
+        bytes += 19 * (16 + (i % 61) * 8) + 256;
     rheap_tsan_rec_t *rec = read_rec(path);
     uint64_t sampled = 0;
     for (unsigned i = 0; i < PROFILE_THREADS; i++) {
