@@ -110,7 +110,10 @@ static rip_status_t write_process(void) {
                               (uint32_t)sysconf(_SC_PAGESIZE));
 }
 
+/* The process file has no staging area: closing its writer only closes the kept descriptor. */
 static void close_process_file(void) {
+    if (ctl.proc_w)
+        rip_writer_close(ctl.proc_w, 0);
     if (ctl.proc_mem)
         munmap(ctl.proc_mem, ctl.proc_mem_size);
     ctl.proc_mem = NULL;
@@ -184,9 +187,10 @@ static void write_lost(void) {
 }
 
 /* Creates a recording file: exclusive, never through a symlink, mode 0600. The caller hands
- * it to a writer that reopens it by name for each write, then closes this descriptor. */
+ * it to a writer (which keeps a copy of its own) and closes this descriptor; read and write, as
+ * a thread file's staging area is mapped shared from it. */
 int rheap__open_file(const char *path) {
-    return rheap__sys_open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    return rheap__sys_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 }
 
 /* The file size limit (RLIMIT_FSIZE), 0 when unlimited: the writer stops short of it. */

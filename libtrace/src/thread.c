@@ -1,9 +1,11 @@
 /*
  * thread.c: one recorder per thread, so the allocation path shares no lock between threads.
  *
- * A recorder is one anonymous mapping: this struct, the rip writer (raw block, columns,
- * compressed block, lz4 state, recent addresses), the table of stacks already defined in the
- * current file, room for a module snapshot, and the unwinder's rules. Its lock is taken by its
+ * A recorder is one anonymous mapping: this struct, the rip writer (compressed block, lz4 state,
+ * recent addresses), the table of stacks already defined in the current file, room for a module
+ * snapshot, and the unwinder's rules. The writer builds its records in a second, shared mapping:
+ * the staging area at the start of the thread's file (rip-format/FORMAT.md section 6), whose
+ * pages the kernel keeps when the process dies however it dies, and which a reader sees at once. Its lock is taken by its
  * own thread for each event and by another thread only to flush or close the file
  * (rheap_flush, rheap_disable, exit, fork), so it is almost never contended.
  *
@@ -53,6 +55,8 @@ struct rheap__thread {
     _Atomic unsigned gen;        /* recording the open file belongs to; 0: no file */
     pid_t tid;
     rip_writer_t *w;
+    void *stage;                 /* the file's staging area, mapped shared while w is set */
+    size_t stage_size;
     size_t map_size;
     uint32_t block_size;
     void *wmem;
@@ -318,7 +322,7 @@ typedef struct {
 static layout_t layout_for(uint32_t block) {
     layout_t l;
     l.writer = (sizeof(rheap__thread_t) + 63) & ~(size_t)63;
-    l.table = (l.writer + rip_writer_footprint(block) + 4095) & ~(size_t)4095;
+    l.table = (l.writer + rip_writer_footprint_staged(block) + 4095) & ~(size_t)4095;
     l.snap = l.table + TAB_SLOTS * sizeof(stack_slot_t);
     l.unw = (l.snap + rheap__modsnap_size() + 63) & ~(size_t)63;
     l.size = l.unw + rheap__unwinder_size();
@@ -331,6 +335,18 @@ static void clear_stacks(rheap__thread_t *t) {
     if (t->tab_used)
         madvise(t->tab, TAB_SLOTS * sizeof(stack_slot_t), MADV_DONTNEED);
     t->tab_used = 0;
+}
+
+/* Ends the thread's writer: its kept descriptor closed, its staging area unmapped. With
+ * `give_back`, a staging area whose records are all in blocks gives its disk space back; a fork
+ * child passes 0, as the file and its staging area are its parent's. */
+static void drop_writer(rheap__thread_t *t, int give_back) {
+    if (!t->w)
+        return;
+    rip_writer_close(t->w, give_back);
+    munmap(t->stage, t->stage_size);
+    t->w = NULL;
+    t->stage = NULL;
 }
 
 /* Closes the files of retired threads that the kernel reports gone, making their mappings
@@ -349,7 +365,7 @@ static void reclaim_dead(void) {
         /* A dead thread cannot be inside an event: events contain no cancellation point. */
         if (t->w)
             rip_writer_flush(t->w);
-        t->w = NULL;
+        drop_writer(t, 1);
         atomic_store(&t->gen, 0);
         t->status = T_FREE;
         n_active--;
@@ -405,9 +421,33 @@ static rheap__thread_t *register_thread(int *over_limit) {
     return t;
 }
 
+/* Gives a new thread file its staging area: the file extended to the area's size with its
+ * blocks allocated (stores into a shared mapping of a hole would raise SIGBUS on a full disk),
+ * then mapped shared. Returns 0, or -1 with errno. */
+static int map_stage(rheap__thread_t *t, int fd) {
+    size_t size = rip_stage_size(t->block_size);
+    uint64_t limit = rheap__file_limit();
+    if (limit && size > limit) {
+        errno = EFBIG; /* rather than SIGXFSZ, which would kill the program */
+        return -1;
+    }
+    if (syscall(SYS_fallocate, fd, 0, (off_t)0, (off_t)size) != 0) {
+        /* A file system without fallocate: a sparse area (on such a file system a full disk can
+         * still fault a store; none of the usual ones lacks fallocate). */
+        if (errno != EOPNOTSUPP || syscall(SYS_ftruncate, fd, (off_t)size) != 0)
+            return -1;
+    }
+    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    t->stage = m;
+    t->stage_size = size;
+    return 0;
+}
+
 /* Creates this thread's file in the current recording, t<tid>.rip, or t<tid>-N.rip when a
- * previous thread with the same tid already has one, and starts its writer, which from then on
- * opens the file by name for each write (rip_writer_detach). */
+ * previous thread with the same tid already has one, maps its staging area and starts its
+ * writer, which keeps a descriptor of its own, checked before each write (rip_writer_detach). */
 static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
     char path[PATH_MAX + 64], num[24];
     size_t base = strlen(rheap__rec.path);
@@ -430,10 +470,18 @@ static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
             continue;
         if (fd < 0)
             return -1;
-        t->w = rip_writer_init(t->wmem, t->block_size, fd, h);
+        if (map_stage(t, fd) != 0) {
+            int err = errno;
+            rheap__sys_close(fd);
+            errno = err;
+            return -1;
+        }
+        t->w = rip_writer_init_staged(t->wmem, t->block_size, fd, h, t->stage);
         rip_status_t st = rip_writer_detach(t->w, path, rheap__file_limit());
         int err = errno;
         rheap__sys_close(fd);
+        if (st != RIP_OK)
+            drop_writer(t, 0);
         errno = err;
         return st == RIP_OK ? 0 : -1;
     }
@@ -469,7 +517,7 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
     unsigned gen = atomic_load(&rheap__gen);
     t_lock(t);
     if (atomic_load(&t->gen) != gen) {
-        t->w = NULL;
+        drop_writer(t, 0);
         if (serial_gen != gen) {
             serial_gen = gen;
             serial = 0;
@@ -478,7 +526,6 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
                           (uint32_t)t->tid, rheap__rec.num, ++serial, rheap__rec.start_ns,
                           RHEAP__TIME_SHIFT};
         if (open_thread_file(t, &h) != 0) {
-            t->w = NULL;
             failed = 1;
             err = errno;
         } else {
@@ -570,12 +617,10 @@ static inline uint64_t monotonic_time(rheap__thread_t *t, uint64_t t_now) {
 }
 
 
-/* After an event: write through when the thread is exiting or the process is, then report a
- * failure (outside the lock). */
+/* After an event: report a failure (outside the lock). Nothing needs writing through, not even
+ * at exit or after the thread's exit: the event is in the staging area, which outlives the
+ * process. */
 static inline void finish_event(rheap__thread_t *t, rip_status_t st) {
-    if (st == RIP_OK && (t->status == T_RETIRED ||
-                         (atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__EXITING)))
-        st = rip_writer_flush(t->w);
     int err = errno;
     t_unlock(t);
     if (st != RIP_OK)
@@ -684,7 +729,7 @@ void rheap__threads_flush_all(int close_files) {
                 err = errno;
             }
             if (close_files) {
-                t->w = NULL;
+                drop_writer(t, st == RIP_OK);
                 atomic_store(&t->gen, 0);
             }
         }
@@ -713,7 +758,7 @@ void rheap__threads_unlock_all(void) {
 void rheap__threads_after_fork_child(void) {
     n_active = 0;
     for (rheap__thread_t *t = all_threads; t; t = t->next) {
-        t->w = NULL;
+        drop_writer(t, 0);
         atomic_store(&t->gen, 0);
         if (t == tl_self) {
             t->tid = (pid_t)syscall(SYS_gettid);
