@@ -5,7 +5,9 @@
  * 8-byte numbers, its tid, the operations started and the operations done. A thread stores
  * `started` before each allocator call and `done` after it returns, so after a kill the file
  * says exactly how many calls completed, and whether one more was in flight. Prints "ready" once
- * every thread runs. `od -An -t d8 -w24 COUNTERS_FILE` prints one line per thread.
+ * every thread runs. `od -An -t d8 -w24 COUNTERS_FILE` prints one line per thread. With MAX_OPS
+ * each thread then frees what its slots still hold, counting those calls too, and exits. Every
+ * thread waits after its first call until all have made theirs, so all are alive at once.
  *
  * Usage: killchurn NTHREADS COUNTERS_FILE [MAX_OPS]
  */
@@ -27,7 +29,8 @@ typedef struct {
 
 static counts_t *counts;
 static long max_ops;
-static atomic_int running;
+static int nthreads;
+static atomic_int running, started_all;
 
 static void *work(void *arg)
 {
@@ -47,9 +50,21 @@ static void *work(void *arg)
             *s = malloc(1 + (r >> 8) % 1000);
         }
         atomic_store_explicit(&c->done, ops, memory_order_release);
+        if (ops == 1) {
+            /* Every thread has made its first call before any goes on: their lives overlap. */
+            atomic_fetch_add(&started_all, 1);
+            while (atomic_load(&started_all) < nthreads)
+                sched_yield();
+        }
     }
-    for (int k = 0; k < SLOTS; k++)
+    long ops = atomic_load(&c->done);
+    for (int k = 0; k < SLOTS; k++) {
+        if (!slot[k])
+            continue;
+        atomic_store_explicit(&c->started, ++ops, memory_order_release);
         free(slot[k]);
+        atomic_store_explicit(&c->done, ops, memory_order_release);
+    }
     return NULL;
 }
 
@@ -63,6 +78,7 @@ int main(int argc, char **argv)
     max_ops = argc > 3 ? atol(argv[3]) : 0;
     if (n < 1 || n > MAX_THREADS)
         return 2;
+    nthreads = n;
     int fd = open(argv[2], O_RDWR | O_CREAT | O_TRUNC, 0644);
     if (fd < 0 || ftruncate(fd, (off_t)(n * sizeof(counts_t))) != 0)
         return 1;
