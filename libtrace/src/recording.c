@@ -41,6 +41,10 @@ void rheap__ctl_unlock(void) {
     pthread_mutex_unlock(&ctl.lock);
 }
 
+int rheap__ctl_trylock(void) {
+    return pthread_mutex_trylock(&ctl.lock);
+}
+
 static int make_recording_dir(const rheap__config_t *c) {
     char dir[PATH_MAX], num[24];
     if (c->dir[0] == '/') {
@@ -262,9 +266,14 @@ int rheap__report_failure(const char *what, int err) {
 void rheap__fail(const char *what, int err) {
     if (!rheap__report_failure(what, err))
         return;
+    sigset_t old;
+    rheap__sys_block_signals(&old);
+    rheap__internal++;
     rheap__ctl_lock();
     char how[128] = "error: ";
     strncat(how, what, sizeof how - 10);
     rheap__stop(how);
     rheap__ctl_unlock();
+    rheap__internal--;
+    rheap__sys_restore_signals(&old);
 }

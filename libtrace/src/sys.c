@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -25,4 +26,21 @@ long rheap__sys_read(int fd, void *buf, unsigned long len) {
 
 long rheap__sys_write(int fd, const void *buf, unsigned long len) {
     return syscall(SYS_write, fd, buf, len);
+}
+
+/* The signals a handler could run for, blocked, except those a fault raises (blocked, they
+ * would kill the process at once). */
+void rheap__sys_block_signals(sigset_t *old) {
+    sigset_t all;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGBUS);
+    sigdelset(&all, SIGILL);
+    sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGTRAP);
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, _NSIG / 8);
+}
+
+void rheap__sys_restore_signals(const sigset_t *old) {
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
 }

@@ -43,6 +43,15 @@ typedef struct {
 
 typedef struct rheap__thread rheap__thread_t;
 
+/* An event of a signal handler that interrupted its thread inside the writer, kept until the
+ * interrupted event is written (call 0: a free). */
+typedef struct {
+    int call;
+    uint64_t p, size, align, old, t;
+} side_ev_t;
+
+#define SIDE_SLOTS 64
+
 struct rheap__thread {
     _Atomic int busy;            /* owner: inside an event */
     _Atomic int claim;           /* another thread (under the control lock) wants the recorder */
@@ -71,6 +80,12 @@ struct rheap__thread {
     uint64_t last_t;             /* latest event time in the file: times never go backwards */
     char name[17];
     rheap__thread_t *next;
+    /* The side area: written by the owner's signal handlers, read by the owner (and by another
+     * thread holding the recorder, when no handler can be writing: see rheap__record_nested).
+     * volatile: a handler may move the tail while the owner drains. */
+    volatile uint32_t side_head, side_tail;
+    uint64_t side_lost;          /* handler events the side area had no room for */
+    side_ev_t side[SIDE_SLOTS];
     uint64_t ips[RIP_MAX_DEPTH]; /* the backtrace being recorded: here, not on a stack that may
                                     be small */
 };
@@ -83,6 +98,8 @@ static inline uint64_t since_start(const rheap__thread_t *t, uint64_t abs_ns) {
 }
 
 static RHEAP_TLS rheap__thread_t *tl_self;
+
+static rip_status_t drain_side(rheap__thread_t *t);
 
 /* Whether t (the calling thread's recorder, or NULL) has its file open in the current
  * recording. Owner-side read, without the lock. */
@@ -284,7 +301,9 @@ static void on_thread_exit(void *arg) {
     rip_status_t st = RIP_OK;
     t_lock(t);
     if (t->w && atomic_load(&t->gen) == atomic_load(&rheap__gen)) {
-        st = update_name(t);
+        st = drain_side(t);
+        if (st == RIP_OK)
+            st = update_name(t);
         if (st == RIP_OK)
             st = rip_writer_flush(t->w);
     }
@@ -491,7 +510,7 @@ static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
 
 /* Slow path of self(): register the thread and/or open its file for the current
  * recording. Takes the control lock, so it is only called with no tracer lock held. */
-static rheap__thread_t *attach(rheap__thread_t *t) {
+static rheap__thread_t *attach_locked(rheap__thread_t *t) {
     int failed = 0, err = 0;
     rheap__ctl_lock();
     if (!(atomic_load(&rheap__word) & RHEAP__ON)) {
@@ -530,6 +549,8 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
             err = errno;
         } else {
             clear_stacks(t);
+            t->side_head = t->side_tail; /* a handler's events of an earlier file */
+            t->side_lost = 0;
             t->next_stack = 1;
             t->have_mods = 0;
             t->last_t = 0;
@@ -552,6 +573,20 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
         rheap__fail("cannot write a thread file", err);
         return NULL;
     }
+    return t;
+}
+
+static rheap__thread_t *attach(rheap__thread_t *t) {
+    sigset_t old;
+    int saved = errno;
+    rheap__sys_block_signals(&old);
+    errno = saved;
+    rheap__internal++; /* pthread_setspecific and the unwinder's set-up may allocate */
+    t = attach_locked(t);
+    rheap__internal--;
+    saved = errno;
+    rheap__sys_restore_signals(&old);
+    errno = saved;
     return t;
 }
 
@@ -617,10 +652,46 @@ static inline uint64_t monotonic_time(rheap__thread_t *t, uint64_t t_now) {
 }
 
 
+/* Writes a signal handler's event (side_ev_t), without a backtrace. Lock held. */
+static rip_status_t write_side(rheap__thread_t *t, const side_ev_t *e) {
+    uint64_t when = monotonic_time(t, since_start(t, e->t));
+    if (!e->call)
+        return rip_writer_free(t->w, when, e->p);
+    return rip_writer_alloc(t->w, (rip_call_t)e->call, when, e->p, e->size, 0, e->align, e->old,
+                            e->old ? when : 0);
+}
+
+/* Writes out the side area (lock held): the events of handlers that interrupted this thread
+ * inside the writer, and the count of those it had no room for. */
+static rip_status_t drain_side(rheap__thread_t *t) {
+    rip_status_t st = RIP_OK;
+    while (st == RIP_OK && t->side_head != t->side_tail) {
+        st = write_side(t, &t->side[t->side_head % SIDE_SLOTS]);
+        t->side_head++;
+    }
+    if (st == RIP_OK && t->side_lost) {
+        st = rip_writer_lost(t->w, t->last_t, t->side_lost,
+                             "signal handler events beyond the side area");
+        t->side_lost = 0;
+    }
+    return st;
+}
+
+/* Before an event (lock held): the side area's events happened before this event began (a
+ * handler that interrupted the end of the previous one), so they go first; the address of a
+ * block a handler freed may come back from this very call. */
+static inline rip_status_t drain_earlier(rheap__thread_t *t) {
+    if (RHEAP_LIKELY(t->side_head == t->side_tail && !t->side_lost))
+        return RIP_OK;
+    return drain_side(t);
+}
+
 /* After an event: report a failure (outside the lock). Nothing needs writing through, not even
  * at exit or after the thread's exit: the event is in the staging area, which outlives the
  * process. */
 static inline void finish_event(rheap__thread_t *t, rip_status_t st) {
+    if (RHEAP_UNLIKELY(t->side_head != t->side_tail || t->side_lost) && st == RIP_OK)
+        st = drain_side(t);
     int err = errno;
     t_unlock(t);
     if (st != RIP_OK)
@@ -656,12 +727,12 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
         t_unlock(t); /* the recording ended while this event was on its way */
         return;
     }
+    rip_status_t st = drain_earlier(t);
     t_now = monotonic_time(t, since_start(t, t_now));
     old_t = since_start(t, old_t);
     if (old && old_t > t_now)
         old_t = t_now;
-    rip_status_t st = RIP_OK;
-    if (snapshot) {
+    if (snapshot && st == RIP_OK) {
         st = rheap__modsnap_write(t->snap, t->w, t_now);
         t->have_mods = 1;
         t->mod_adds = adds;
@@ -687,7 +758,62 @@ void rheap__record_free(void *p, uint64_t t_now) {
         t_unlock(t);
         return;
     }
-    finish_event(t, rip_writer_free(t->w, monotonic_time(t, since_start(t, t_now)), (uintptr_t)p));
+    rip_status_t st = drain_earlier(t);
+    if (st == RIP_OK)
+        st = rip_writer_free(t->w, monotonic_time(t, since_start(t, t_now)), (uintptr_t)p);
+    finish_event(t, st);
+}
+
+void rheap__record_nested(int call, void *p, uint64_t size, uint64_t align, void *old,
+                          uint64_t t_now) {
+    rheap__thread_t *t = tl_self;
+    if (!attached(t)) {
+        if (!t && tl_refused_gen == atomic_load(&rheap__gen))
+            atomic_fetch_add_explicit(&rheap__lost_events, 1, memory_order_relaxed);
+        return;
+    }
+    side_ev_t e = {call, (uintptr_t)p, size, align, (uintptr_t)old, t_now};
+    if (atomic_load_explicit(&t->busy, memory_order_relaxed)) {
+        /* Only the owner raises busy: the interrupted wrapper is inside the writer, and will
+         * write the side area before it leaves. */
+        uint32_t tail = t->side_tail;
+        if (tail - t->side_head >= SIDE_SLOTS) {
+            t->side_lost++;
+            return;
+        }
+        t->side[tail % SIDE_SLOTS] = e;
+        atomic_signal_fence(memory_order_release);
+        t->side_tail = tail + 1;
+        return;
+    }
+    /* The interrupted wrapper is outside the writer (in the real allocator, or unwinding: the
+     * backtrace buffers are its own, so this event has none): write it now. */
+    t_lock(t);
+    if (!t->w || atomic_load(&t->gen) != atomic_load(&rheap__gen)) {
+        t_unlock(t);
+        return;
+    }
+    rip_status_t st = drain_earlier(t);
+    finish_event(t, st == RIP_OK ? write_side(t, &e) : st);
+}
+
+void rheap__threads_recover(void) {
+    rheap__thread_t *t = tl_self;
+    if (!t)
+        return;
+    atomic_store(&t->in_loader, 0);
+    atomic_store(&t->in_realloc, 0);
+    if (!atomic_load(&t->busy))
+        return;
+    /* Left in the middle of an event: the writer's state may be half updated, so it is not
+     * used again. Its file stays as it is, complete up to its last committed record (the commit
+     * word says where), and the next event opens a new file. Those who wait for busy see no
+     * writer. */
+    drop_writer(t, 0);
+    atomic_store(&t->gen, 0);
+    t->side_head = t->side_tail;
+    t->side_lost = 0;
+    atomic_store_explicit(&t->busy, 0, memory_order_release);
 }
 
 int rheap__record_mark(const char *label) {
@@ -709,19 +835,28 @@ int rheap__record_mark(const char *label) {
 
 /* ---- Whole-process operations (control lock held) ---- */
 
+/* Whether t is the calling thread's recorder, held by the calling thread itself: exit() from a
+ * signal handler that interrupted it inside an event. It cannot be waited for; its records up to
+ * the interrupted one are in its staging area. */
+static int held_by_me(rheap__thread_t *t) {
+    return t == tl_self && atomic_load_explicit(&t->busy, memory_order_relaxed);
+}
+
 void rheap__threads_flush_all(int close_files) {
     unsigned gen = atomic_load(&rheap__gen);
     int failed = 0, err = 0;
     for (rheap__thread_t *t = all_threads; t; t = t->next)
-        if (t->status != T_FREE)
+        if (t->status != T_FREE && !held_by_me(t))
             atomic_store(&t->claim, 1);
     claim_barrier();
     for (rheap__thread_t *t = all_threads; t; t = t->next) {
-        if (t->status == T_FREE)
+        if (t->status == T_FREE || held_by_me(t))
             continue;
         claim_wait(t);
         if (t->w && atomic_load(&t->gen) == gen) {
-            rip_status_t st = close_files ? update_name(t) : RIP_OK;
+            rip_status_t st = drain_side(t);
+            if (st == RIP_OK && close_files)
+                st = update_name(t);
             if (st == RIP_OK)
                 st = rip_writer_flush(t->w);
             if (st != RIP_OK && !failed) {

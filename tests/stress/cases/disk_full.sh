@@ -6,10 +6,10 @@
 mkdir small
 mount -t tmpfs -o size=4m tmpfs small 2>/dev/null || skip "mount -t tmpfs is not permitted here"
 CLEANUP+=("umount '$WORK/small'")
-plain plain "$PROGS/stress_xthreads" 4 100000
+plain plain "$PROGS/stress_xthreads" 4 300000
 expect_status plain 0
 STATUS=0
-env LD_PRELOAD="$PRELOAD" RHEAP_DIR="$WORK/small" "$PROGS/stress_xthreads" 4 100000 \
+env LD_PRELOAD="$PRELOAD" RHEAP_DIR="$WORK/small" "$PROGS/stress_xthreads" 4 300000 \
     >run.out 2>run.err </dev/null || STATUS=$?
 expect_status run 0
 one_rheap_message run
