@@ -152,6 +152,21 @@ static inline void leave(void) {
     rheap__guard_frame = 0;
 }
 
+/* The rare states (first call, a pending toggle), with the guard held: returns whether a
+ * recording is on afterwards. Apart from the wrappers, so that its signal set (128 bytes) is
+ * not on the stack of every event. */
+static __attribute__((noinline)) int slow_enter(void) {
+    int saved = errno; /* starting or stopping a recording makes system calls */
+    sigset_t old;
+    rheap__sys_block_signals(&old);
+    rheap__internal++;
+    rheap__slow_path();
+    rheap__internal--;
+    rheap__sys_restore_signals(&old);
+    errno = saved;
+    return (atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__ON) != 0;
+}
+
 /* RECORD if this call must be recorded: then the guard is held, taken by the wrapper whose
  * frame is `frame` (its own), and the caller releases it with leave(). NESTED: record it with
  * rheap__record_nested, without the guard. PASS: call the real function only. */
@@ -170,19 +185,9 @@ static inline int enter(uintptr_t frame) {
     atomic_signal_fence(memory_order_seq_cst);
     rheap__guard = 1;
     atomic_signal_fence(memory_order_seq_cst);
-    if (word != RHEAP__ON) {
-        int saved = errno; /* starting or stopping a recording makes system calls */
-        sigset_t old;
-        rheap__sys_block_signals(&old);
-        rheap__internal++;
-        rheap__slow_path();
-        rheap__internal--;
-        rheap__sys_restore_signals(&old);
-        errno = saved;
-        if (!(atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__ON)) {
-            leave();
-            return PASS;
-        }
+    if (word != RHEAP__ON && !slow_enter()) {
+        leave();
+        return PASS;
     }
     return RECORD;
 }
