@@ -576,6 +576,8 @@ static rheap__thread_t *attach_locked(rheap__thread_t *t) {
     return t;
 }
 
+/* attach_locked with signals blocked (a handler's jump must not leave the control lock held)
+ * and the tracer's own allocations passing through. */
 static rheap__thread_t *attach(rheap__thread_t *t) {
     sigset_t old;
     int saved = errno;
