@@ -93,7 +93,7 @@ int rheap__config_env_enable(int otherwise);
 enum {
     RHEAP__ON = 1,           /* a recording is open */
     RHEAP__TOGGLE = 2,       /* the toggle signal arrived; not yet acted on */
-    RHEAP__EXITING = 4,      /* the process is exiting: write every event through */
+    RHEAP__EXITING = 4,      /* the process is exiting: its exit flush ran */
     RHEAP__UNINIT = 8,       /* the environment has not been read yet */
 };
 extern _Atomic int rheap__word;

@@ -223,7 +223,7 @@ int rheap__stop(const char *how) {
 }
 
 /* At exit the files are flushed and the process file says "off", but the recorders stay open
- * and write every later event through at once: static destructors and libraries finalized
+ * for later events, which their staging areas keep: static destructors and libraries finalized
  * after librheap still free memory. */
 void rheap__flush_for_exit(void) {
     if (!(atomic_load(&rheap__word) & RHEAP__ON) || getpid() != rheap__rec.pid)

@@ -10,9 +10,9 @@
  * (rheap_flush, rheap_disable, exit, fork), so it is almost never contended.
  *
  * Life cycle: LIVE from the thread's first event; RETIRED when the thread's key destructor
- * runs (the file is flushed, and events that still arrive from libc's own cleanup are written
- * through one by one); FREE once the kernel says the thread is gone, when the mapping waits for
- * a new thread to reuse it.
+ * runs (the file is flushed; events that still arrive from libc's own cleanup are staged like
+ * any other); FREE once the kernel says the thread is gone, when its file is completed and the
+ * mapping waits for a new thread to reuse it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
