@@ -292,9 +292,9 @@ static int kept_fd_ok(struct rip_writer *w)
 
 /* Opens the file by path and checks that it is still the file created (not a file or link put
  * in its place). Returns the descriptor or -1 (errno set). */
-static int open_detached(const struct rip_writer *w, int flags)
+static int open_detached(const struct rip_writer *w)
 {
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, w->path, flags | O_NOFOLLOW | O_CLOEXEC);
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return -1;
     struct stat st;
@@ -324,7 +324,7 @@ static int write_detached(struct rip_writer *w, const uint8_t *buf, size_t len, 
     }
     if (kept_fd_ok(w))
         return write_all(w->fd, buf, len, off);
-    int fd = open_detached(w, O_WRONLY);
+    int fd = open_detached(w);
     if (fd < 0)
         return -1;
     int r = write_all(fd, buf, len, off);
@@ -343,7 +343,7 @@ void rip_writer_close(rip_writer_t *w, int give_back)
     if (give_back && w->stage && !w->failed && w->used == RIP__DIR_LEN && w->end_mark_written) {
         /* Everything staged is in blocks: give the staged pages' disk space back. The first
          * page, with the commit word, stays and says the staged block is empty. */
-        int pfd = fd >= 0 ? fd : (w->detached ? open_detached(w, O_WRONLY) : -1);
+        int pfd = fd >= 0 ? fd : (w->detached ? open_detached(w) : -1);
         if (pfd >= 0)
             syscall(SYS_fallocate, pfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                     (off_t)RIP__STAGE_AREA, (off_t)(rip_stage_size(w->block_size) - RIP__STAGE_AREA));
