@@ -139,6 +139,11 @@ int rheap__report_failure(const char *what, int err);
 
 /* Creates a new recording file (exclusive, no symlinks, 0600); returns its descriptor. */
 int rheap__open_file(const char *path);
+/* The same for the file `name` of the open recording (whose path is `path`): through the kept
+ * descriptor of its directory while the program has not closed it, else by path. */
+int rheap__create_in_recording(const char *name, const char *path);
+/* Gives the open recording's directory to user uid (root is about to become that user). */
+void rheap__recording_give_to(uid_t uid);
 
 /* RLIMIT_FSIZE in bytes, 0 when unlimited. */
 uint64_t rheap__file_limit(void);
@@ -313,6 +318,11 @@ int rheap__sys_open(const char *path, int flags, int mode);
 int rheap__sys_close(int fd);
 long rheap__sys_read(int fd, void *buf, unsigned long len);
 long rheap__sys_write(int fd, const void *buf, unsigned long len);
+
+/* fd moved among the top quarter of the numbers the descriptor limit allows (as the writer keeps
+ * its descriptors: a program's own open() takes the lowest free number), or -1 when there is no
+ * room there; fd itself is closed either way. */
+int rheap__sys_keep_high(int fd);
 
 /* Around tracer code inside a wrapper that takes the control lock (a thread's registration,
  * start-up, a failure): no signal handler runs there, so none can jump out of it with the lock

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,6 +27,17 @@ long rheap__sys_read(int fd, void *buf, unsigned long len) {
 
 long rheap__sys_write(int fd, const void *buf, unsigned long len) {
     return syscall(SYS_write, fd, buf, len);
+}
+
+int rheap__sys_keep_high(int fd) {
+    struct rlimit rl;
+    int high = -1;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur >= 64) {
+        rlim_t lim = rl.rlim_cur > (1u << 20) ? (1u << 20) : rl.rlim_cur;
+        high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, (int)(lim - lim / 4));
+    }
+    syscall(SYS_close, fd);
+    return high;
 }
 
 /* The signals a handler could run for, blocked, except those a fault raises (blocked, they

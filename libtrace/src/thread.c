@@ -484,7 +484,7 @@ static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
             strcat(path, rheap__utoa(n, num));
         }
         strcat(path, ".rip");
-        int fd = rheap__open_file(path);
+        int fd = rheap__create_in_recording(path + base + 1, path);
         if (fd < 0 && errno == EEXIST)
             continue;
         if (fd < 0)

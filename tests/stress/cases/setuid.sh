@@ -1,7 +1,8 @@
-# A program that drops root (setgid/setuid 65534) halfway through: its recording directory and
-# files are root's, 0700/0600, so it can no longer open them by name, yet both threads' events
-# after the drop are recorded, exactly, through the descriptors the recorder kept, and the
-# process file gets its `off how=exit` record. Needs root.
+# A program that drops root (setgid/setuid 65534) halfway through: its files are root's, 0600,
+# so it can no longer open them by name, yet both threads' events after the drop are recorded,
+# exactly, through the descriptors the recorder kept, and the process file gets its
+# `off how=exit` record; a thread started after the drop gets its file too (the recording
+# directory was given to the new user) with exact counts. Needs root.
 [ "$(id -u)" = 0 ] || skip "dropping privileges needs root"
 plain plain "$PROGS/stress_setuid" 30000
 expect_status plain 0

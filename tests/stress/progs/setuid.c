@@ -51,6 +51,16 @@ static void *work(void *arg)
     return NULL;
 }
 
+static void *late_work(void *arg)
+{
+    worker_t *w = arg;
+    w->tid = gettid();
+    progs_mark("begin");
+    churn(w);
+    progs_mark("end");
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     npairs = argc > 1 ? atol(argv[1]) : 30000;
@@ -60,7 +70,7 @@ int main(int argc, char **argv)
     }
     pthread_barrier_init(&before, NULL, 2);
     pthread_barrier_init(&dropped, NULL, 2);
-    static worker_t w[2];
+    static worker_t w[3];
     pthread_t th;
     pthread_create(&th, NULL, work, &w[1]);
     w[0].tid = gettid();
@@ -75,7 +85,10 @@ int main(int argc, char **argv)
     churn(&w[0]);
     progs_mark("end");
     pthread_join(th, NULL);
-    for (int i = 0; i < 2; i++)
+    pthread_t late;
+    pthread_create(&late, NULL, late_work, &w[2]);
+    pthread_join(late, NULL);
+    for (int i = 0; i < 3; i++)
         tally_print(&w[i].tally, w[i].tid);
     say("uid %d\n", (int)getuid());
     return 0;
