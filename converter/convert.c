@@ -535,6 +535,7 @@ typedef struct {
     char *exe, *cmdline;
     onoff_t *ev;
     size_t nev;
+    uint64_t lost;           /* events of threads that had no file (the process file's lost) */
 } procinfo_t;
 
 static void procinfo_free(procinfo_t *p)
@@ -598,6 +599,9 @@ static int read_process(ctx_t *c, const char *path, procinfo_t *p)
             p->nev++;
             break;
         }
+        case RIP_REC_LOST:
+            p->lost += rec.u.lost.count;
+            break;
         default:
             break;
         }
@@ -825,6 +829,9 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
         db_fail(c, "summaries");
         goto out;
     }
+    /* Lost events of every cause: those the thread files report, and those of threads that got
+     * no file at all (more threads than max_threads), which the process file reports. */
+    lost = p.lost;
     for (size_t i = 0; i < n; i++) {
         lost += s[i].lost;
         if (s[i].tid == 0)
@@ -837,6 +844,11 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
         c->bytes_done += s[i].file_size;
     }
     c->lost += lost;
+    if (lost)
+        warnf(c, rip_recording_dir(rr), NO_OFFSET,
+              "%s: %llu events of process %u were not recorded; the database counts them in "
+              "lost_events (meta, processes, and threads for those a thread file reports)",
+              rip_recording_dir(rr), (unsigned long long)lost, p.pid);
     if (rheap__db_process(c->db, p.pid, p.recording, p.ppid, p.exe, p.cmdline, p.start_ns,
                           p.wall_ns, p.page_size, p.depth, p.sample_ppm, p.has_config,
                           rip_recording_dir(rr), c->unmatched_frees - unmatched_before,

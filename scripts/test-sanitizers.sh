@@ -26,8 +26,9 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 # librheap and the service preloads it).
 EXCLUDE='^(tracer\.|profile\.|stress\.[^f]|convert\.(e2e|threads)|cli\.(run|query|report|install|stripped)|queries\.|visual\.|symbols\.)'
 STRESS_CASES="xthreads waves api_cycles signal_storm dlopen_churn exec_chain spawn_fork
-  exit_return exit_thread exit_underscore exit_abort kill9 disk_full readonly_dir fd_limit
-  vm_limit perms symlinks long_env"
+  exit_return exit_thread exit_underscore exit_abort exit_segv exit_group exit_sigterm kill9
+  disk_full readonly_dir fd_limit vm_limit perms symlinks long_env setuid max_threads_lost
+  handler_alloc handler_longjmp handler_exit stack_use"
 
 status=0
 
@@ -55,6 +56,7 @@ cross() {
                RIPTALLY="$tally" \
                PROGS="$ROOT/build-rel/tests/stress" \
                DSO="$ROOT/build-rel/tests/stress/libstress_dso.so" \
+               BUMP="$ROOT/build-rel/tests/stress/libstress_bump.so" \
                CASES="$ROOT/tests/stress/cases" SQLITE3="$(command -v sqlite3 || true)" \
                bash "$ROOT/tests/stress/run_stress.sh" "$c" >"$ROOT/$dir/cross-$c.log" 2>&1; then
             echo "  $name cross: $c passed"

@@ -10,6 +10,7 @@
 #define RHEAP_INTERNAL_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,6 +46,14 @@ void rheap__resolve(void);
 /* Per-thread recursion guard: nonzero while the thread runs tracer code, so allocations the
  * tracer itself causes (libunwind's caches, dlsym) pass straight to the real allocator. */
 extern RHEAP_TLS int rheap__guard;
+/* The frame of the wrapper holding the guard (0 when tracer code outside a wrapper set it): a
+ * call that finds the guard set by a wrapper whose frame is still live comes from a signal
+ * handler and is recorded (rheap__record_nested); one whose frame is gone finds the guard stale
+ * (a handler jumped out of the wrapper) and releases it (rheap__threads_recover). */
+extern RHEAP_TLS uintptr_t rheap__guard_frame;
+/* Nonzero inside a wrapper while it runs tracer code that may allocate (start-up, a thread's
+ * registration, libunwind, a failure): calls from there pass through, never recorded. */
+extern RHEAP_TLS int rheap__internal;
 
 /* ---- The recorder's control: config.c, recording.c, toggle.c, fork.c, lifecycle.c, api.c ----
  *
@@ -87,7 +96,7 @@ int rheap__config_env_enable(int otherwise);
 enum {
     RHEAP__ON = 1,           /* a recording is open */
     RHEAP__TOGGLE = 2,       /* the toggle signal arrived; not yet acted on */
-    RHEAP__EXITING = 4,      /* the process is exiting: write every event through */
+    RHEAP__EXITING = 4,      /* the process is exiting: its exit flush ran */
     RHEAP__UNINIT = 8,       /* the environment has not been read yet */
 };
 extern _Atomic int rheap__word;
@@ -108,6 +117,8 @@ extern rheap__recording_t rheap__rec;
  * control lock, then a thread's lock; never the other way round. */
 void rheap__ctl_lock(void);
 void rheap__ctl_unlock(void);
+/* 0 if taken, else an error number: for exit() from a signal handler, which must not wait. */
+int rheap__ctl_trylock(void);
 
 /* Under the control lock: start a recording with settings c, `how` naming what started it (the
  * `on` record); stop it (`how`: the `off` record); flush everything now; at exit, flush and
@@ -131,6 +142,11 @@ int rheap__report_failure(const char *what, int err);
 
 /* Creates a new recording file (exclusive, no symlinks, 0600); returns its descriptor. */
 int rheap__open_file(const char *path);
+/* The same for the file `name` of the open recording (whose path is `path`): through the kept
+ * descriptor of its directory while the program has not closed it, else by path. */
+int rheap__create_in_recording(const char *name, const char *path);
+/* Gives the open recording's directory to user uid (root is about to become that user). */
+void rheap__recording_give_to(uid_t uid);
 
 /* RLIMIT_FSIZE in bytes, 0 when unlimited. */
 uint64_t rheap__file_limit(void);
@@ -237,6 +253,18 @@ static inline void rheap__counts_add(_Atomic uint64_t *v, uint64_t n) {
 }
 int rheap__record_mark(const char *label);
 
+/* An event of a signal handler that interrupted a wrapper of this thread (call 0: a free of p;
+ * else an allocation, a realloc of `old` when old is set), at absolute time t, without a
+ * backtrace. Written at once if the interrupted wrapper is not inside the thread's writer, else
+ * kept in a small side area that the wrapper writes out before it leaves the writer. Takes no
+ * lock another thread may hold for long, allocates nothing. */
+void rheap__record_nested(int call, void *p, uint64_t size, uint64_t align, void *old, uint64_t t);
+
+/* The calling thread left a wrapper by a jump out of a signal handler, with whatever the wrapper
+ * held: its recorder's lock (the file is then left as it was, consistent up to its last complete
+ * record, and the thread's next event opens a new one), its loader and realloc marks. */
+void rheap__threads_recover(void);
+
 /* realloc and reallocarray, while recording: begin returns 1 if the thread is attached to the
  * recording and marked as inside a realloc (end clears the mark); stop() first waits, for a
  * bounded time, until no thread is so marked (thread.c explains why). */
@@ -326,6 +354,17 @@ int rheap__sys_open(const char *path, int flags, int mode);
 int rheap__sys_close(int fd);
 long rheap__sys_read(int fd, void *buf, unsigned long len);
 long rheap__sys_write(int fd, const void *buf, unsigned long len);
+
+/* fd moved among the top quarter of the numbers the descriptor limit allows (as the writer keeps
+ * its descriptors: a program's own open() takes the lowest free number), or -1 when there is no
+ * room there; fd itself is closed either way. */
+int rheap__sys_keep_high(int fd);
+
+/* Around tracer code inside a wrapper that takes the control lock (a thread's registration,
+ * start-up, a failure): no signal handler runs there, so none can jump out of it with the lock
+ * held. errno is kept. */
+void rheap__sys_block_signals(sigset_t *old);
+void rheap__sys_restore_signals(const sigset_t *old);
 
 /* ---- log.c: messages without malloc ---- */
 

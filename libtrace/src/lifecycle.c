@@ -141,8 +141,17 @@ void rheap__after_failed_exec(int was_on) {
 
 void rheap__before_exit(void) {
     int guard = rheap__guard;
-    if (guard)
-        return; /* a signal handler interrupted the tracer: flushing now could deadlock */
+    if (guard) {
+        /* exit() from a signal handler that interrupted the tracer. The interrupted code may
+         * hold the control lock: then nothing more is done (every record so far is in the
+         * staging areas). Else the other threads' files are written and the `off` record too;
+         * this thread's recorder, if the handler interrupted it, is left as it is. */
+        if (rheap__ctl_trylock() != 0)
+            return;
+        rheap__flush_for_exit();
+        rheap__ctl_unlock();
+        return;
+    }
     rheap__guard = 1;
     if (rheap__foreign_process()) {
         rheap__guard = guard;

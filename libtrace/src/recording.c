@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,8 +32,11 @@ static struct {
     void *proc_mem;
     size_t proc_mem_size;
     rip_writer_t *proc_w;
+    int dirfd;               /* the open recording's directory (O_PATH, placed high), or -1 */
+    dev_t dir_dev;           /* its identity, checked before each use */
+    ino_t dir_ino;
     _Atomic int failed_once; /* the failure line was printed in this recording */
-} ctl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} ctl = {.lock = PTHREAD_MUTEX_INITIALIZER, .dirfd = -1};
 
 void rheap__ctl_lock(void) {
     pthread_mutex_lock(&ctl.lock);
@@ -40,6 +44,10 @@ void rheap__ctl_lock(void) {
 
 void rheap__ctl_unlock(void) {
     pthread_mutex_unlock(&ctl.lock);
+}
+
+int rheap__ctl_trylock(void) {
+    return pthread_mutex_trylock(&ctl.lock);
 }
 
 static int make_recording_dir(const rheap__config_t *c) {
@@ -122,7 +130,57 @@ static rip_status_t write_process(void) {
                               (uint32_t)sysconf(_SC_PAGESIZE));
 }
 
+/* The process file has no staging area: closing its writer only closes the kept descriptor. */
+/* Keeps a descriptor of the new recording's directory, so that its thread files can be created
+ * in it whatever becomes of the path (a new root, a mount namespace, search permission lost on
+ * a directory above it). None when no high number is free: files are then made by path. */
+static void keep_dir(void) {
+    struct stat st;
+    int fd = rheap__sys_open(rheap__rec.path, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW, 0);
+    ctl.dirfd = fd < 0 ? -1 : rheap__sys_keep_high(fd);
+    if (ctl.dirfd >= 0 && fstat(ctl.dirfd, &st) == 0) {
+        ctl.dir_dev = st.st_dev;
+        ctl.dir_ino = st.st_ino;
+    } else if (ctl.dirfd >= 0) {
+        rheap__sys_close(ctl.dirfd);
+        ctl.dirfd = -1;
+    }
+}
+
+/* The kept directory descriptor, if the program has not closed it or reused its number. */
+static int dir_fd(void) {
+    struct stat st;
+    if (ctl.dirfd >= 0 &&
+        (fstat(ctl.dirfd, &st) != 0 || st.st_dev != ctl.dir_dev || st.st_ino != ctl.dir_ino))
+        ctl.dirfd = -1; /* not ours any more: forgotten, never closed */
+    return ctl.dirfd;
+}
+
+static void drop_dir(void) {
+    if (dir_fd() >= 0)
+        rheap__sys_close(ctl.dirfd);
+    ctl.dirfd = -1;
+}
+
+int rheap__create_in_recording(const char *name, const char *path) {
+    int dfd = dir_fd();
+    if (dfd < 0)
+        return rheap__open_file(path);
+    return (int)syscall(SYS_openat, dfd, name,
+                        O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+}
+
+void rheap__recording_give_to(uid_t uid) {
+    int dfd = dir_fd();
+    if (dfd >= 0)
+        (void)fchownat(dfd, "", uid, (gid_t)-1, AT_EMPTY_PATH);
+    else
+        (void)chown(rheap__rec.path, uid, (gid_t)-1);
+}
+
 static void close_process_file(void) {
+    if (ctl.proc_w)
+        rip_writer_close(ctl.proc_w, 0);
     if (ctl.proc_mem)
         munmap(ctl.proc_mem, ctl.proc_mem_size);
     ctl.proc_mem = NULL;
@@ -184,6 +242,7 @@ int rheap__start(const rheap__config_t *c, const char *how) {
         errno = err;
         return -1;
     }
+    keep_dir();
     atomic_store(&ctl.failed_once, 0);
     rheap__sample_start(c);
     atomic_fetch_add(&rheap__gen, 1);
@@ -199,9 +258,10 @@ static void write_lost(void) {
 }
 
 /* Creates a recording file: exclusive, never through a symlink, mode 0600. The caller hands
- * it to a writer that reopens it by name for each write, then closes this descriptor. */
+ * it to a writer (which keeps a copy of its own) and closes this descriptor; read and write, as
+ * a thread file's staging area is mapped shared from it. */
 int rheap__open_file(const char *path) {
-    return rheap__sys_open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    return rheap__sys_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 }
 
 /* The file size limit (RLIMIT_FSIZE), 0 when unlimited: the writer stops short of it. */
@@ -226,11 +286,12 @@ int rheap__stop(const char *how) {
         rip_writer_flush(ctl.proc_w);
     }
     close_process_file();
+    drop_dir();
     return 0;
 }
 
 /* At exit the files are flushed and the process file says "off", but the recorders stay open
- * and write every later event through at once: static destructors and libraries finalized
+ * for later events, which their staging areas keep: static destructors and libraries finalized
  * after librheap still free memory. */
 void rheap__flush_for_exit(void) {
     if (!(atomic_load(&rheap__word) & RHEAP__ON) || getpid() != rheap__rec.pid)
@@ -261,6 +322,7 @@ int rheap__flush(void) {
 void rheap__recording_after_fork(void) {
     pthread_mutex_init(&ctl.lock, NULL);
     close_process_file();
+    drop_dir();
 }
 
 int rheap__report_failure(const char *what, int err) {
@@ -275,9 +337,14 @@ void rheap__fail(const char *what, int err) {
         return; /* not this process's recording to stop (fork.c) */
     if (!rheap__report_failure(what, err))
         return;
+    sigset_t old;
+    rheap__sys_block_signals(&old);
+    rheap__internal++;
     rheap__ctl_lock();
     char how[128] = "error: ";
     strncat(how, what, sizeof how - 10);
     rheap__stop(how);
     rheap__ctl_unlock();
+    rheap__internal--;
+    rheap__sys_restore_signals(&old);
 }

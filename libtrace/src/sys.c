@@ -6,6 +6,8 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -25,4 +27,32 @@ long rheap__sys_read(int fd, void *buf, unsigned long len) {
 
 long rheap__sys_write(int fd, const void *buf, unsigned long len) {
     return syscall(SYS_write, fd, buf, len);
+}
+
+int rheap__sys_keep_high(int fd) {
+    struct rlimit rl;
+    int high = -1;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur >= 64) {
+        rlim_t lim = rl.rlim_cur > (1u << 20) ? (1u << 20) : rl.rlim_cur;
+        high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, (int)(lim - lim / 4));
+    }
+    syscall(SYS_close, fd);
+    return high;
+}
+
+/* The signals a handler could run for, blocked, except those a fault raises (blocked, they
+ * would kill the process at once). */
+void rheap__sys_block_signals(sigset_t *old) {
+    sigset_t all;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGBUS);
+    sigdelset(&all, SIGILL);
+    sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGTRAP);
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, _NSIG / 8);
+}
+
+void rheap__sys_restore_signals(const sigset_t *old) {
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
 }

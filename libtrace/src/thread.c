@@ -1,16 +1,18 @@
 /*
  * thread.c: one recorder per thread, so the allocation path shares no lock between threads.
  *
- * A recorder is one anonymous mapping: this struct, the rip writer (raw block, columns,
- * compressed block, lz4 state, recent addresses), the table of stacks already defined in the
- * current file, room for a module snapshot, and the unwinder's rules. Its lock is taken by its
+ * A recorder is one anonymous mapping: this struct, the rip writer (compressed block, lz4 state,
+ * recent addresses), the table of stacks already defined in the current file, room for a module
+ * snapshot, and the unwinder's rules. The writer builds its records in a second, shared mapping:
+ * the staging area at the start of the thread's file (rip-format/FORMAT.md section 6), whose
+ * pages the kernel keeps when the process dies however it dies, and which a reader sees at once. Its lock is taken by its
  * own thread for each event and by another thread only to flush or close the file
  * (rheap_flush, rheap_disable, exit, fork), so it is almost never contended.
  *
  * Life cycle: LIVE from the thread's first event; RETIRED when the thread's key destructor
- * runs (the file is flushed, and events that still arrive from libc's own cleanup are written
- * through one by one); FREE once the kernel says the thread is gone, when the mapping waits for
- * a new thread to reuse it.
+ * runs (the file is flushed; events that still arrive from libc's own cleanup are staged like
+ * any other); FREE once the kernel says the thread is gone, when its file is completed and the
+ * mapping waits for a new thread to reuse it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,6 +43,15 @@ typedef struct {
 
 typedef struct rheap__thread rheap__thread_t;
 
+/* An event of a signal handler that interrupted its thread inside the writer, kept until the
+ * interrupted event is written (call 0: a free). */
+typedef struct {
+    int call;
+    uint64_t p, size, align, old, t;
+} side_ev_t;
+
+#define SIDE_SLOTS 64
+
 struct rheap__thread {
     _Atomic int busy;            /* owner: inside an event */
     _Atomic int claim;           /* another thread (under the control lock) wants the recorder */
@@ -55,6 +66,8 @@ struct rheap__thread {
     _Atomic unsigned gen;        /* recording the open file belongs to; 0: no file */
     pid_t tid;
     rip_writer_t *w;
+    void *stage;                 /* the file's staging area, mapped shared while w is set */
+    size_t stage_size;
     size_t map_size;
     uint32_t block_size;
     void *wmem;
@@ -70,6 +83,12 @@ struct rheap__thread {
     uint64_t last_t;             /* latest event time in the file: times never go backwards */
     char name[17];
     rheap__thread_t *next;
+    /* The side area: written by the owner's signal handlers, read by the owner (and by another
+     * thread holding the recorder, when no handler can be writing: see rheap__record_nested).
+     * volatile: a handler may move the tail while the owner drains. */
+    volatile uint32_t side_head, side_tail;
+    uint64_t side_lost;          /* handler events the side area had no room for */
+    side_ev_t side[SIDE_SLOTS];
     uint64_t ips[RIP_MAX_DEPTH]; /* the backtrace being recorded: here, not on a stack that may
                                     be small */
 };
@@ -90,6 +109,8 @@ static void set_gen(rheap__thread_t *t, unsigned gen) {
     atomic_store(&t->gen, gen);
     atomic_store_explicit(&t->counts.open, gen != 0 && t->profile, memory_order_relaxed);
 }
+
+static rip_status_t drain_side(rheap__thread_t *t);
 
 /* Whether t (the calling thread's recorder, or NULL) has its file open in the current
  * recording. Owner-side read, without the lock. */
@@ -252,18 +273,20 @@ static void claim_release(rheap__thread_t *t) {
     atomic_store_explicit(&t->claim, 0, memory_order_release);
 }
 
+/* Profile mode: a record of the thread's totals so far. */
+static rip_status_t stage_totals(rheap__thread_t *t) {
+    if (!t->profile)
+        return RIP_OK;
+    return rip_writer_totals(t->w, since_start(t, rheap__now_abs()),
+                             atomic_load_explicit(&t->counts.allocs, memory_order_relaxed),
+                             atomic_load_explicit(&t->counts.bytes, memory_order_relaxed),
+                             atomic_load_explicit(&t->counts.frees, memory_order_relaxed));
+}
+
 /* Writes the thread's buffered records, preceded in profile mode by its totals so far. */
 static rip_status_t flush_file(rheap__thread_t *t) {
-    if (t->profile) {
-        rip_status_t st = rip_writer_totals(
-            t->w, since_start(t, rheap__now_abs()),
-            atomic_load_explicit(&t->counts.allocs, memory_order_relaxed),
-            atomic_load_explicit(&t->counts.bytes, memory_order_relaxed),
-            atomic_load_explicit(&t->counts.frees, memory_order_relaxed));
-        if (st != RIP_OK)
-            return st;
-    }
-    return rip_writer_flush(t->w);
+    rip_status_t st = stage_totals(t);
+    return st == RIP_OK ? rip_writer_flush(t->w) : st;
 }
 
 /* ---- Thread exit ---- */
@@ -305,7 +328,9 @@ static void on_thread_exit(void *arg) {
     rip_status_t st = RIP_OK;
     t_lock(t);
     if (t->w && atomic_load(&t->gen) == atomic_load(&rheap__gen)) {
-        st = update_name(t);
+        st = drain_side(t);
+        if (st == RIP_OK)
+            st = update_name(t);
         if (st == RIP_OK)
             st = flush_file(t);
     }
@@ -343,7 +368,7 @@ typedef struct {
 static layout_t layout_for(uint32_t block) {
     layout_t l;
     l.writer = (sizeof(rheap__thread_t) + 63) & ~(size_t)63;
-    l.table = (l.writer + rip_writer_footprint(block) + 4095) & ~(size_t)4095;
+    l.table = (l.writer + rip_writer_footprint_staged(block) + 4095) & ~(size_t)4095;
     l.snap = l.table + TAB_SLOTS * sizeof(stack_slot_t);
     l.unw = (l.snap + rheap__modsnap_size() + 63) & ~(size_t)63;
     l.size = l.unw + rheap__unwinder_size();
@@ -356,6 +381,18 @@ static void clear_stacks(rheap__thread_t *t) {
     if (t->tab_used)
         madvise(t->tab, TAB_SLOTS * sizeof(stack_slot_t), MADV_DONTNEED);
     t->tab_used = 0;
+}
+
+/* Ends the thread's writer: its kept descriptor closed, its staging area unmapped. With
+ * `give_back`, a staging area whose records are all in blocks gives its disk space back; a fork
+ * child passes 0, as the file and its staging area are its parent's. */
+static void drop_writer(rheap__thread_t *t, int give_back) {
+    if (!t->w)
+        return;
+    rip_writer_close(t->w, give_back);
+    munmap(t->stage, t->stage_size);
+    t->w = NULL;
+    t->stage = NULL;
 }
 
 /* Closes the files of retired threads that the kernel reports gone, making their mappings
@@ -374,7 +411,7 @@ static void reclaim_dead(void) {
         /* A dead thread cannot be inside an event: events contain no cancellation point. */
         if (t->w)
             flush_file(t);
-        t->w = NULL;
+        drop_writer(t, 1);
         set_gen(t, 0);
         t->status = T_FREE;
         n_active--;
@@ -430,9 +467,33 @@ static rheap__thread_t *register_thread(int *over_limit) {
     return t;
 }
 
+/* Gives a new thread file its staging area: the file extended to the area's size with its
+ * blocks allocated (stores into a shared mapping of a hole would raise SIGBUS on a full disk),
+ * then mapped shared. Returns 0, or -1 with errno. */
+static int map_stage(rheap__thread_t *t, int fd) {
+    size_t size = rip_stage_size(t->block_size);
+    uint64_t limit = rheap__file_limit();
+    if (limit && size > limit) {
+        errno = EFBIG; /* rather than SIGXFSZ, which would kill the program */
+        return -1;
+    }
+    if (syscall(SYS_fallocate, fd, 0, (off_t)0, (off_t)size) != 0) {
+        /* A file system without fallocate: a sparse area (on such a file system a full disk can
+         * still fault a store; none of the usual ones lacks fallocate). */
+        if (errno != EOPNOTSUPP || syscall(SYS_ftruncate, fd, (off_t)size) != 0)
+            return -1;
+    }
+    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    t->stage = m;
+    t->stage_size = size;
+    return 0;
+}
+
 /* Creates this thread's file in the current recording, t<tid>.rip, or t<tid>-N.rip when a
- * previous thread with the same tid already has one, and starts its writer, which from then on
- * opens the file by name for each write (rip_writer_detach). */
+ * previous thread with the same tid already has one, maps its staging area and starts its
+ * writer, which keeps a descriptor of its own, checked before each write (rip_writer_detach). */
 static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
     /* Static, under the control lock: a thread's first event may come with little stack left. */
     static char path[PATH_MAX + 64];
@@ -452,15 +513,23 @@ static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
             strcat(path, rheap__utoa(n, num));
         }
         strcat(path, ".rip");
-        int fd = rheap__open_file(path);
+        int fd = rheap__create_in_recording(path + base + 1, path);
         if (fd < 0 && errno == EEXIST)
             continue;
         if (fd < 0)
             return -1;
-        t->w = rip_writer_init(t->wmem, t->block_size, fd, h);
+        if (map_stage(t, fd) != 0) {
+            int err = errno;
+            rheap__sys_close(fd);
+            errno = err;
+            return -1;
+        }
+        t->w = rip_writer_init_staged(t->wmem, t->block_size, fd, h, t->stage);
         rip_status_t st = rip_writer_detach(t->w, path, rheap__file_limit());
         int err = errno;
         rheap__sys_close(fd);
+        if (st != RIP_OK)
+            drop_writer(t, 0);
         errno = err;
         return st == RIP_OK ? 0 : -1;
     }
@@ -470,7 +539,7 @@ static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
 
 /* Slow path of self(): register the thread and/or open its file for the current
  * recording. Takes the control lock, so it is only called with no tracer lock held. */
-static rheap__thread_t *attach(rheap__thread_t *t) {
+static rheap__thread_t *attach_locked(rheap__thread_t *t) {
     int failed = 0, err = 0;
     if (rheap__foreign_process())
         return NULL; /* the control lock may be a copy of one held in another process */
@@ -499,7 +568,7 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
     unsigned gen = atomic_load(&rheap__gen);
     t_lock(t);
     if (atomic_load(&t->gen) != gen) {
-        t->w = NULL;
+        drop_writer(t, 0);
         if (serial_gen != gen) {
             serial_gen = gen;
             serial = 0;
@@ -508,11 +577,12 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
                           (uint32_t)t->tid, rheap__rec.num, ++serial, rheap__rec.start_ns,
                           RHEAP__TIME_SHIFT};
         if (open_thread_file(t, &h) != 0) {
-            t->w = NULL;
             failed = 1;
             err = errno;
         } else {
             clear_stacks(t);
+            t->side_head = t->side_tail; /* a handler's events of an earlier file */
+            t->side_lost = 0;
             t->next_stack = 1;
             t->have_mods = 0;
             t->unload_gen = atomic_load(&rheap__unload_gen);
@@ -540,6 +610,22 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
         rheap__fail("cannot write a thread file", err);
         return NULL;
     }
+    return t;
+}
+
+/* attach_locked with signals blocked (a handler's jump must not leave the control lock held)
+ * and the tracer's own allocations passing through. */
+static rheap__thread_t *attach(rheap__thread_t *t) {
+    sigset_t old;
+    int saved = errno;
+    rheap__sys_block_signals(&old);
+    errno = saved;
+    rheap__internal++; /* pthread_setspecific and the unwinder's set-up may allocate */
+    t = attach_locked(t);
+    rheap__internal--;
+    saved = errno;
+    rheap__sys_restore_signals(&old);
+    errno = saved;
     return t;
 }
 
@@ -605,12 +691,52 @@ static inline uint64_t monotonic_time(rheap__thread_t *t, uint64_t t_now) {
 }
 
 
-/* After an event: write through when the thread is exiting or the process is, then report a
- * failure (outside the lock). */
+/* Writes a signal handler's event (side_ev_t), without a backtrace. Lock held. */
+static rip_status_t write_side(rheap__thread_t *t, const side_ev_t *e) {
+    uint64_t when = monotonic_time(t, since_start(t, e->t));
+    if (!e->call)
+        return rip_writer_free(t->w, when, e->p);
+    return rip_writer_alloc(t->w, (rip_call_t)e->call, when, e->p, e->size, 0, e->align, e->old,
+                            e->old ? when : 0);
+}
+
+/* Writes out the side area (lock held): the events of handlers that interrupted this thread
+ * inside the writer, and the count of those it had no room for. */
+static rip_status_t drain_side(rheap__thread_t *t) {
+    rip_status_t st = RIP_OK;
+    while (st == RIP_OK && t->side_head != t->side_tail) {
+        st = write_side(t, &t->side[t->side_head % SIDE_SLOTS]);
+        t->side_head++;
+    }
+    if (st == RIP_OK && t->side_lost) {
+        st = rip_writer_lost(t->w, t->last_t, t->side_lost,
+                             "signal handler events beyond the side area");
+        t->side_lost = 0;
+    }
+    return st;
+}
+
+/* Before an event (lock held): the side area's events happened before this event began (a
+ * handler that interrupted the end of the previous one), so they go first; the address of a
+ * block a handler freed may come back from this very call. */
+static inline rip_status_t drain_earlier(rheap__thread_t *t) {
+    if (RHEAP_LIKELY(t->side_head == t->side_tail && !t->side_lost))
+        return RIP_OK;
+    return drain_side(t);
+}
+
+/* After an event: report a failure (outside the lock). Nothing needs writing through, not even
+ * at exit or after the thread's exit: the event is in the staging area, which outlives the
+ * process. */
 static inline void finish_event(rheap__thread_t *t, rip_status_t st) {
-    if (st == RIP_OK && (t->status == T_RETIRED ||
-                         (atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__EXITING)))
-        st = flush_file(t);
+    if (RHEAP_UNLIKELY(t->side_head != t->side_tail || t->side_lost) && st == RIP_OK)
+        st = drain_side(t);
+    /* Profile mode: after the thread's or the process's exit flush, the totals are staged again
+     * with each event, so that the last ones stand. */
+    if (RHEAP_UNLIKELY(t->profile) && st == RIP_OK &&
+        (t->status == T_RETIRED ||
+         (atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__EXITING)))
+        st = stage_totals(t);
     int err = errno;
     t_unlock(t);
     if (st != RIP_OK)
@@ -656,12 +782,12 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
         t_unlock(t); /* the recording ended while this event was on its way */
         return;
     }
+    rip_status_t st = drain_earlier(t);
     t_now = monotonic_time(t, since_start(t, t_now));
     old_t = since_start(t, old_t);
     if (old && old_t > t_now)
         old_t = t_now;
-    rip_status_t st = RIP_OK;
-    if (snapshot) {
+    if (snapshot && st == RIP_OK) {
         st = rheap__modsnap_write(t->snap, t->w, t_now);
         t->have_mods = 1;
         t->mod_adds = adds;
@@ -687,7 +813,62 @@ void rheap__record_free(void *p, uint64_t t_now) {
         t_unlock(t);
         return;
     }
-    finish_event(t, rip_writer_free(t->w, monotonic_time(t, since_start(t, t_now)), (uintptr_t)p));
+    rip_status_t st = drain_earlier(t);
+    if (st == RIP_OK)
+        st = rip_writer_free(t->w, monotonic_time(t, since_start(t, t_now)), (uintptr_t)p);
+    finish_event(t, st);
+}
+
+void rheap__record_nested(int call, void *p, uint64_t size, uint64_t align, void *old,
+                          uint64_t t_now) {
+    rheap__thread_t *t = tl_self;
+    if (!attached(t)) {
+        if (!t && tl_refused_gen == atomic_load(&rheap__gen))
+            atomic_fetch_add_explicit(&rheap__lost_events, 1, memory_order_relaxed);
+        return;
+    }
+    side_ev_t e = {call, (uintptr_t)p, size, align, (uintptr_t)old, t_now};
+    if (atomic_load_explicit(&t->busy, memory_order_relaxed)) {
+        /* Only the owner raises busy: the interrupted wrapper is inside the writer, and will
+         * write the side area before it leaves. */
+        uint32_t tail = t->side_tail;
+        if (tail - t->side_head >= SIDE_SLOTS) {
+            t->side_lost++;
+            return;
+        }
+        t->side[tail % SIDE_SLOTS] = e;
+        atomic_signal_fence(memory_order_release);
+        t->side_tail = tail + 1;
+        return;
+    }
+    /* The interrupted wrapper is outside the writer (in the real allocator, or unwinding: the
+     * backtrace buffers are its own, so this event has none): write it now. */
+    t_lock(t);
+    if (!t->w || atomic_load(&t->gen) != atomic_load(&rheap__gen)) {
+        t_unlock(t);
+        return;
+    }
+    rip_status_t st = drain_earlier(t);
+    finish_event(t, st == RIP_OK ? write_side(t, &e) : st);
+}
+
+void rheap__threads_recover(void) {
+    rheap__thread_t *t = tl_self;
+    if (!t)
+        return;
+    atomic_store(&t->in_loader, 0);
+    atomic_store(&t->in_realloc, 0);
+    if (!atomic_load(&t->busy))
+        return;
+    /* Left in the middle of an event: the writer's state may be half updated, so it is not
+     * used again. Its file stays as it is, complete up to its last committed record (the commit
+     * word says where), and the next event opens a new file. Those who wait for busy see no
+     * writer. */
+    drop_writer(t, 0);
+    atomic_store(&t->gen, 0);
+    t->side_head = t->side_tail;
+    t->side_lost = 0;
+    atomic_store_explicit(&t->busy, 0, memory_order_release);
 }
 
 rheap__counts_t *rheap__counts_attach(void) {
@@ -716,19 +897,28 @@ int rheap__record_mark(const char *label) {
 
 /* ---- Whole-process operations (control lock held) ---- */
 
+/* Whether t is the calling thread's recorder, held by the calling thread itself: exit() from a
+ * signal handler that interrupted it inside an event. It cannot be waited for; its records up to
+ * the interrupted one are in its staging area. */
+static int held_by_me(rheap__thread_t *t) {
+    return t == tl_self && atomic_load_explicit(&t->busy, memory_order_relaxed);
+}
+
 void rheap__threads_flush_all(int close_files) {
     unsigned gen = atomic_load(&rheap__gen);
     int failed = 0, err = 0;
     for (rheap__thread_t *t = all_threads; t; t = t->next)
-        if (t->status != T_FREE)
+        if (t->status != T_FREE && !held_by_me(t))
             atomic_store(&t->claim, 1);
     claim_barrier();
     for (rheap__thread_t *t = all_threads; t; t = t->next) {
-        if (t->status == T_FREE)
+        if (t->status == T_FREE || held_by_me(t))
             continue;
         claim_wait(t);
         if (t->w && atomic_load(&t->gen) == gen) {
-            rip_status_t st = close_files ? update_name(t) : RIP_OK;
+            rip_status_t st = drain_side(t);
+            if (st == RIP_OK && close_files)
+                st = update_name(t);
             if (st == RIP_OK)
                 st = flush_file(t);
             if (st != RIP_OK && !failed) {
@@ -736,7 +926,7 @@ void rheap__threads_flush_all(int close_files) {
                 err = errno;
             }
             if (close_files) {
-                t->w = NULL;
+                drop_writer(t, st == RIP_OK);
                 set_gen(t, 0);
             }
         }
@@ -765,7 +955,7 @@ void rheap__threads_unlock_all(void) {
 void rheap__threads_after_fork_child(void) {
     n_active = 0;
     for (rheap__thread_t *t = all_threads; t; t = t->next) {
-        t->w = NULL;
+        drop_writer(t, 0);
         set_gen(t, 0);
         if (t == tl_self) {
             t->tid = (pid_t)syscall(SYS_gettid);

@@ -4,8 +4,13 @@
  * Each wrapper calls the next allocator in the chain (glibc's, or another preloaded one) and,
  * while recording, writes one event. The shape of every wrapper is the same:
  *
- *   - nested calls (the guard is set: the tracer itself is allocating) and calls while not
- *     recording go straight to the real function;
+ *   - calls while not recording, and the tracer's own calls (the guard is set by tracer code
+ *     outside a wrapper, or inside one in a region that may allocate: rheap__internal), go
+ *     straight to the real function;
+ *   - a call from a signal handler that interrupted a wrapper (the guard is set by a wrapper
+ *     whose frame is still live) is recorded without a backtrace (rheap__record_nested), so a
+ *     handler's blocks and their frees pair; a guard left set by a handler that jumped out of
+ *     a wrapper (siglongjmp) is found stale and released (nested_kind);
  *   - a free is stamped before the real free and an allocation after the real allocation
  *     returns, so when another thread reuses an address its allocation sorts after the free;
  *   - a realloc frees its old block inside the real call, before it is recorded: it marks itself
@@ -21,6 +26,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +39,8 @@
 
 rheap__real_t rheap__real;
 RHEAP_TLS int rheap__guard;
+RHEAP_TLS uintptr_t rheap__guard_frame;
+RHEAP_TLS int rheap__internal;
 
 /* ---- Bootstrap arena ---- */
 
@@ -109,29 +117,92 @@ static inline int need_boot(void) {
 
 /* ---- Common wrapper prologue ---- */
 
-/* Returns 1 if this call must be recorded; then the guard is held and the caller releases it
- * with leave(). */
-static inline int enter(void) {
-    if (rheap__guard)
-        return 0;
-    int word = atomic_load_explicit(&rheap__word, memory_order_acquire);
-    if (RHEAP_LIKELY(word == 0))
-        return 0;
-    rheap__guard = 1;
-    if (word != RHEAP__ON) {
-        int saved = errno; /* starting or stopping a recording makes system calls */
-        rheap__slow_path();
-        errno = saved;
-        if (!(atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__ON)) {
-            rheap__guard = 0;
-            return 0;
-        }
-    }
-    return 1;
+enum { PASS, RECORD, NESTED };
+
+/* Whether the calling thread runs on its signal stack. One system call, on the rare path only. */
+static int on_signal_stack(void) {
+    stack_t ss;
+    return syscall(SYS_sigaltstack, NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK);
 }
 
-static inline void leave(void) {
+/* A call that finds the guard set. PASS: tracer code is running (set outside any wrapper, or in
+ * a region that may allocate). NESTED: a signal handler interrupted a wrapper of this thread; its
+ * frame, where the guard was taken, lies above this call's on the stack (stacks grow down) or
+ * the handler runs on the signal stack. RECORD: the frame that took the guard is gone, since
+ * this call's frame is not below it: a handler left the wrapper with siglongjmp. The guard and
+ * whatever the wrapper held are released, and the call goes on as any other. In profile mode a
+ * handler's calls pass: they are neither sampled nor counted. */
+static __attribute__((noinline)) int nested_kind(uintptr_t frame) {
+    if (!rheap__guard_frame)
+        return PASS;
+    if (frame < rheap__guard_frame || on_signal_stack())
+        return rheap__internal || rheap__profiling() ? PASS : NESTED;
+    int saved = errno;
+    rheap__threads_recover();
+    errno = saved;
     rheap__guard = 0;
+    rheap__guard_frame = 0;
+    rheap__internal = 0;
+    return RECORD;
+}
+
+/* Releases the guard: in the reverse order of enter(). */
+static inline void leave(void) {
+    atomic_signal_fence(memory_order_seq_cst);
+    rheap__guard = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    rheap__guard_frame = 0;
+}
+
+/* The rare states (first call, a pending toggle), with the guard held: returns whether a
+ * recording is on afterwards. Apart from the wrappers, so that its signal set (128 bytes) is
+ * not on the stack of every event. */
+static __attribute__((noinline)) int slow_enter(void) {
+    int saved = errno; /* starting or stopping a recording makes system calls */
+    sigset_t old;
+    rheap__sys_block_signals(&old);
+    rheap__internal++;
+    rheap__slow_path();
+    rheap__internal--;
+    rheap__sys_restore_signals(&old);
+    errno = saved;
+    return (atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__ON) != 0;
+}
+
+/* RECORD if this call must be recorded: then the guard is held, taken by the wrapper whose
+ * frame is `frame` (its own), and the caller releases it with leave(). NESTED: record it with
+ * rheap__record_nested, without the guard. PASS: call the real function only. */
+static inline int enter(uintptr_t frame) {
+    if (RHEAP_UNLIKELY(rheap__guard)) {
+        int k = nested_kind(frame);
+        if (k != RECORD)
+            return k;
+    }
+    int word = atomic_load_explicit(&rheap__word, memory_order_acquire);
+    if (RHEAP_LIKELY(word == 0))
+        return PASS;
+    /* A handler may run between any two stores: the frame first, so that a set guard always
+     * comes with its frame (a guard without one means tracer code outside a wrapper). */
+    rheap__guard_frame = frame;
+    atomic_signal_fence(memory_order_seq_cst);
+    rheap__guard = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (word != RHEAP__ON && !slow_enter()) {
+        leave();
+        return PASS;
+    }
+    return RECORD;
+}
+
+#define ENTER() enter((uintptr_t)__builtin_frame_address(0))
+
+/* A handler's allocation: p from `call`, or NULL (nothing to record). Returns p. */
+static void *nested_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old) {
+    int saved = errno;
+    if (p)
+        rheap__record_nested(call, p, size, align, old, rheap__now_abs());
+    errno = saved;
+    return p;
 }
 
 /* Profile mode: remembers a sampled block, or turns recording off when it cannot (its free
@@ -166,19 +237,20 @@ static inline void record(rip_call_t call, void *p, uint64_t size, uint64_t alig
 
 /* The common case of the busiest entry points, kept to a few instructions so that a process
  * with librheap loaded but not recording pays little: the real functions are resolved and this
- * call is not recorded (recording off, or the tracer itself allocating): CALL_PASS. While a
- * recording is on (CALL_ON), a profile-mode recording lets most calls through after a few
- * thread-local updates (the rheap__sample_skip functions). The rest goes to the entry point's
- * _slow function, called as the wrapper's last act: the compiler makes that a jump, so the slow
- * function's caller is the program (were it a call, the walk would step through the wrapper's
- * frame as one of the tracer's own). */
+ * call is not recorded (recording off, or the tracer itself allocating outside a wrapper):
+ * CALL_PASS. While a recording is on (CALL_ON), a profile-mode recording lets most calls through
+ * after a few thread-local updates (the rheap__sample_skip functions). The rest, and a call made
+ * while a wrapper holds the guard (the tracer's own, or a signal handler's: the _slow function
+ * tells them apart), goes to the entry point's _slow function, called as the wrapper's last act:
+ * the compiler makes that a jump, so the slow function's caller is the program (were it a call,
+ * the walk would step through the wrapper's frame as one of the tracer's own). */
 enum { CALL_PASS, CALL_ON, CALL_SLOW };
 
 static inline int call_state(void) {
     if (RHEAP_UNLIKELY(atomic_load_explicit(&resolve_state, memory_order_acquire) != 2))
         return CALL_SLOW;
     if (rheap__guard)
-        return CALL_PASS;
+        return rheap__guard_frame ? CALL_SLOW : CALL_PASS;
     int word = atomic_load_explicit(&rheap__word, memory_order_acquire);
     return RHEAP_LIKELY(word == 0) ? CALL_PASS : word == RHEAP__ON ? CALL_ON : CALL_SLOW;
 }
@@ -188,8 +260,10 @@ static inline int call_state(void) {
 static __attribute__((noinline)) void *malloc_slow(size_t size) {
     if (RHEAP_UNLIKELY(need_boot()))
         return boot_alloc(size, 16);
-    if (!enter())
-        return rheap__real.malloc(size);
+    int e = ENTER();
+    if (e != RECORD)
+        return e == PASS ? rheap__real.malloc(size)
+                         : nested_alloc(RIP_CALL_MALLOC, rheap__real.malloc(size), size, 0, NULL);
     void *p = rheap__real.malloc(size);
     if (p)
         record(RIP_CALL_MALLOC, p, size, 0, RHEAP__CALLER());
@@ -216,7 +290,13 @@ static __attribute__((noinline)) void free_slow(void *p) {
         return;
     if (RHEAP_UNLIKELY(need_boot()))
         return;
-    if (!enter()) {
+    int e = ENTER();
+    if (e != RECORD) {
+        if (e == NESTED) {
+            int saved = errno;
+            rheap__record_nested(0, p, 0, 0, NULL, rheap__now_abs());
+            errno = saved;
+        }
         rheap__real.free(p);
         return;
     }
@@ -262,8 +342,11 @@ static __attribute__((noinline)) void *calloc_slow(size_t n, size_t size) {
             return NULL;
         return boot_alloc(total, 16);
     }
-    if (!enter())
-        return rheap__real.calloc(n, size);
+    int e = ENTER();
+    if (e != RECORD)
+        return e == PASS ? rheap__real.calloc(n, size)
+                         : nested_alloc(RIP_CALL_CALLOC, rheap__real.calloc(n, size),
+                                        (uint64_t)n * size, 0, NULL);
     void *p = rheap__real.calloc(n, size);
     if (p)
         record(RIP_CALL_CALLOC, p, (uint64_t)n * size, 0, RHEAP__CALLER());
@@ -352,6 +435,20 @@ static void *resize_profiled(rip_call_t call, void *old, size_t size, const rhea
     return p;
 }
 
+/* A handler's realloc: recorded as a realloc when it returns a block, as a free when it freed
+ * (size 0). */
+static void *nested_realloc(rip_call_t call, void *old, size_t size) {
+    void *p = rheap__real.realloc(old, size);
+    if (p)
+        return nested_alloc(call, p, size, 0, old);
+    if (old && size == 0) {
+        int saved = errno;
+        rheap__record_nested(0, old, 0, 0, NULL, rheap__now_abs());
+        errno = saved;
+    }
+    return p;
+}
+
 /* A recorded realloc: the old block is released at t0, before the call. */
 static void *resize(rip_call_t call, void *old, size_t size, const rheap__frame_t *from) {
     if (rheap__profiling())
@@ -377,8 +474,9 @@ static __attribute__((noinline)) void *realloc_slow(void *old, size_t size) {
     }
     if (RHEAP_UNLIKELY(old && is_boot(old)))
         return realloc_from_boot(old, size);
-    if (!enter())
-        return rheap__real.realloc(old, size);
+    int e = ENTER();
+    if (e != RECORD)
+        return e == PASS ? rheap__real.realloc(old, size) : nested_realloc(RIP_CALL_REALLOC, old, size);
     return resize(RIP_CALL_REALLOC, old, size, RHEAP__CALLER());
 }
 
@@ -409,8 +507,10 @@ RHEAP_EXPORT void *reallocarray(void *old, size_t n, size_t size) {
     }
     if (RHEAP_UNLIKELY(need_boot()) || RHEAP_UNLIKELY(old && is_boot(old)))
         return realloc(old, total);
-    if (!enter())
-        return rheap__real.realloc(old, total);
+    int e = ENTER();
+    if (e != RECORD)
+        return e == PASS ? rheap__real.realloc(old, total)
+                         : nested_realloc(RIP_CALL_REALLOCARRAY, old, total);
     return resize(RIP_CALL_REALLOCARRAY, old, total, RHEAP__CALLER());
 }
 
@@ -422,8 +522,13 @@ RHEAP_EXPORT int posix_memalign(void **out, size_t align, size_t size) {
         *out = p;
         return 0;
     }
-    if (!enter())
-        return rheap__real.posix_memalign(out, align, size);
+    int e = ENTER();
+    if (e != RECORD) {
+        int r = rheap__real.posix_memalign(out, align, size);
+        if (e == NESTED && r == 0)
+            nested_alloc(RIP_CALL_POSIX_MEMALIGN, *out, size, align, NULL);
+        return r;
+    }
     int saved = errno;
     int r = rheap__real.posix_memalign(out, align, size);
     if (r == 0)
@@ -436,8 +541,10 @@ RHEAP_EXPORT int posix_memalign(void **out, size_t align, size_t size) {
 RHEAP_EXPORT void *aligned_alloc(size_t align, size_t size) {
     if (RHEAP_UNLIKELY(need_boot()))
         return boot_alloc(size, align);
-    if (!enter())
-        return rheap__real.aligned_alloc(align, size);
+    int e = ENTER();
+    if (e != RECORD)
+        return e == PASS ? rheap__real.aligned_alloc(align, size)
+                         : nested_alloc(RIP_CALL_ALIGNED_ALLOC, rheap__real.aligned_alloc(align, size), size, align, NULL);
     void *p = rheap__real.aligned_alloc(align, size);
     if (p)
         record(RIP_CALL_ALIGNED_ALLOC, p, size, align, RHEAP__CALLER());
@@ -448,8 +555,10 @@ RHEAP_EXPORT void *aligned_alloc(size_t align, size_t size) {
 RHEAP_EXPORT void *memalign(size_t align, size_t size) {
     if (RHEAP_UNLIKELY(need_boot()))
         return boot_alloc(size, align);
-    if (!enter())
-        return rheap__real.memalign(align, size);
+    int e = ENTER();
+    if (e != RECORD)
+        return e == PASS ? rheap__real.memalign(align, size)
+                         : nested_alloc(RIP_CALL_MEMALIGN, rheap__real.memalign(align, size), size, align, NULL);
     void *p = rheap__real.memalign(align, size);
     if (p)
         record(RIP_CALL_MEMALIGN, p, size, align, RHEAP__CALLER());
@@ -460,8 +569,10 @@ RHEAP_EXPORT void *memalign(size_t align, size_t size) {
 RHEAP_EXPORT void *valloc(size_t size) {
     if (RHEAP_UNLIKELY(need_boot()))
         return boot_alloc(size, 4096);
-    if (!enter())
-        return rheap__real.valloc(size);
+    int e = ENTER();
+    if (e != RECORD)
+        return e == PASS ? rheap__real.valloc(size)
+                         : nested_alloc(RIP_CALL_VALLOC, rheap__real.valloc(size), size, (uint64_t)sysconf(_SC_PAGESIZE), NULL);
     void *p = rheap__real.valloc(size);
     if (p)
         record(RIP_CALL_VALLOC, p, size, (uint64_t)sysconf(_SC_PAGESIZE), RHEAP__CALLER());
@@ -472,8 +583,11 @@ RHEAP_EXPORT void *valloc(size_t size) {
 RHEAP_EXPORT void *pvalloc(size_t size) {
     if (RHEAP_UNLIKELY(need_boot()))
         return boot_alloc(size, 4096);
-    if (!enter())
-        return rheap__real.pvalloc(size);
+    int e = ENTER();
+    if (e != RECORD)
+        return e == PASS ? rheap__real.pvalloc(size)
+                         : nested_alloc(RIP_CALL_PVALLOC, rheap__real.pvalloc(size), size,
+                                        (uint64_t)sysconf(_SC_PAGESIZE), NULL);
     void *p = rheap__real.pvalloc(size);
     /* The size recorded is the one asked for, as for every call; pvalloc's rounding up to whole
      * pages shows in the alignment. */

@@ -1,6 +1,6 @@
 /*
- * rip.h: reader and writer of the rip recording format, version 2.0 (rip-format/FORMAT.md). The
- * reader also reads version 1.0.
+ * rip.h: reader and writer of the rip recording format, version 3.0 (rip-format/FORMAT.md). The
+ * reader also reads versions 1.0 and 2.0.
  *
  * The writer is used inside the tracer's malloc wrappers, so it never allocates: the caller
  * gives it its memory (rip_writer_footprint bytes) and it does its I/O with pwrite on a file
@@ -17,8 +17,8 @@
 extern "C" {
 #endif
 
-#define RIP_FORMAT_MAJOR 2
-#define RIP_FORMAT_MINOR 1
+#define RIP_FORMAT_MAJOR 3
+#define RIP_FORMAT_MINOR 0
 
 /* Limits the format sets (FORMAT.md). */
 #define RIP_MAX_DEPTH 1024
@@ -262,6 +262,25 @@ size_t rip_writer_footprint(uint32_t block_size);
  * to the file before the first flush. Returns the writer (== mem). */
 rip_writer_t *rip_writer_init(void *mem, uint32_t block_size, int fd, const rip_header_t *h);
 
+/* The same with a staging area (FORMAT.md section 6): `stage` is a shared, writable mapping of
+ * the first rip_stage_size(block_size) bytes of the file open on `fd`, zero-filled (a new file
+ * extended to that size, its blocks allocated so that stores into it cannot fail), and `mem`
+ * holds rip_writer_footprint_staged bytes. Records are built in the staging area itself, and
+ * each becomes visible there as it is complete (one 8-byte store with release order): a process
+ * that dies keeps every record in the file, and a reader sees a live file's latest records at
+ * once. Blocks are written after the staging area. */
+size_t rip_stage_size(uint32_t block_size);
+size_t rip_writer_footprint_staged(uint32_t block_size);
+rip_writer_t *rip_writer_init_staged(void *mem, uint32_t block_size, int fd,
+                                     const rip_header_t *h, void *stage);
+
+/* Ends a writer: closes the descriptor a detached writer kept and, with `give_back`, for a
+ * staged writer with nothing left unwritten, gives the staging area's disk space back (its first
+ * page stays, saying the staged block is empty). Without `give_back` the file is not touched (a
+ * fork child dropping the writer it inherited). The writer must not be used afterwards; its
+ * memory and the staging mapping are the caller's to release. errno is kept. NULL is a no-op. */
+void rip_writer_close(rip_writer_t *w, int give_back);
+
 /* Record appenders. Each returns RIP_OK, or RIP_E_IO if a block had to be flushed and the write
  * failed (errno is left as the write left it; the writer stays failed and later calls return
  * RIP_E_IO without doing anything), or RIP_E_FULL for a record that cannot fit one block (a
@@ -297,16 +316,19 @@ rip_status_t rip_writer_totals(rip_writer_t *w, uint64_t t, uint64_t allocs, uin
 rip_status_t rip_writer_sampling(rip_writer_t *w, uint64_t interval, uint64_t seed);
 rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
 
-/* For a writer that shares its process with code it does not control (the tracer): from now on
- * the writer keeps no descriptor. Each flush opens `path` (O_NOFOLLOW), checks that it is the
- * very file `fd` referred to at this call (st_dev/st_ino; errno ESTALE if it was replaced),
- * writes and closes it; the caller closes its own descriptor after this call. So the program
- * can close or reuse any descriptor number, and the recording holds no descriptor between
- * writes. A write that would pass `max_bytes` (0: no limit) fails with errno EFBIG instead of
- * raising SIGXFSZ. Only the calling process writes: in any other (one made by a raw clone or
- * fork system call, which holds a copy of the writer) a flush fails with errno ECHILD and the
- * file is untouched. RIP_OK, or RIP_E_IO (errno set) if fd cannot be examined or path is too
- * long (4095 bytes at most). */
+/* For a writer that shares its process with code it does not control (the tracer). The writer
+ * keeps a copy of `fd` among the top quarter of the descriptor numbers the limit allows (none
+ * when the limit is below 64 or that range is full), close-on-exec, and before each write checks
+ * that it still refers to the very file `fd` referred to at this call (st_dev/st_ino): a program
+ * that closed it, or reused its number, never gets written to; the writer then opens `path`
+ * (O_NOFOLLOW) for each write, with the same check (errno ESTALE if the file was replaced). Only the
+ * calling process writes: in any other (one made by a raw clone or fork system call, which holds
+ * a copy of the writer) a write fails with errno ECHILD and the file is untouched. The kept
+ * descriptor lets a process that drops privileges or changes its root keep recording. The
+ * caller closes its own descriptor after this call; rip_writer_close closes the kept one. A
+ * write that would pass `max_bytes` (0: no limit) fails with errno EFBIG instead of raising
+ * SIGXFSZ. RIP_OK, or RIP_E_IO (errno set) if fd cannot be examined or path is too long (4095
+ * bytes at most). */
 rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_bytes);
 
 /* Compresses what is pending into a block and writes it, followed by the end mark, so the file

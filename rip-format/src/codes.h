@@ -19,6 +19,15 @@
 #define RIP__LZ4_FRAME_HEADER_LEN 7u
 #define RIP__LZ4_UNCOMPRESSED 0x80000000u
 
+/* Since 3.0: a thread file may start with its staging area (FORMAT.md section 6), a skippable
+ * lz4 frame: magic, 4-byte length, then "RIPS", the block size, the commit word at byte
+ * RIP__STAGE_COMMIT, and from byte RIP__STAGE_AREA the raw block and the four columns, one
+ * block size each. */
+#define RIP__STAGE_MAGIC 0x184D2A52u
+#define RIP__MAGIC_STAGE "RIPS"
+#define RIP__STAGE_COMMIT 64u
+#define RIP__STAGE_AREA 4096u
+
 /* Decompressed stream header (FORMAT.md section 2). */
 #define RIP__MAGIC_THREAD "RIPT"
 #define RIP__MAGIC_PROCESS "RIPP"

@@ -55,6 +55,12 @@ struct rip_reader {
     uint64_t events;           /* format 2: events decoded in the current block */
     uint64_t *recent;          /* format 2: their addresses, the last RIP__RECENT of them */
 
+    uint64_t frame_at;         /* file offset of the lz4 frame: after the staging area, if any */
+    uint64_t blocks;           /* blocks loaded from the frame */
+    uint32_t stage_bs;         /* format 3: the staging area's block size; 0: none */
+    int stage_state;           /* 0: not tried, 1: delivering the staged block, 2: done */
+    uint8_t *staged;           /* the staged block: raw records, then the four columns */
+
     rip_status_t status;       /* sticky: once not RIP_OK, every call returns it */
     rip_error_t error;
 
@@ -221,6 +227,7 @@ static rip_status_t load_block(rip_reader_t *r, rip_error_t *err)
     r->end = r->decoded + d;
     r->cur = r->block;
     r->block_off = at;
+    r->blocks++;
     r->pos = at + 4 + len + 4;
     r->time_base = 0;
     r->addr_base = 0;
@@ -228,11 +235,111 @@ static rip_status_t load_block(rip_reader_t *r, rip_error_t *err)
     return r->columns ? open_columns(r, err) : RIP_OK;
 }
 
+/* ---- Format 3: the staging area (FORMAT.md section 6) ---- */
+
+/* A file that starts with a staging area: checks its header and notes where the frame starts.
+ * Any other file is left to read_frame_header. */
+static rip_status_t read_stage_header(rip_reader_t *r, rip_error_t *err)
+{
+    uint8_t h[16];
+    ssize_t n = src_read(r, 0, h, sizeof h);
+    if (n < 0)
+        return fail(r, err, RIP_E_IO, 0, "read failed: %s", strerror(errno));
+    if (n < 4 || rip__get_le32(h) != RIP__STAGE_MAGIC)
+        return RIP_OK;
+    if (n < 16)
+        return fail(r, err, RIP_E_TRUNCATED, 0, "file ends inside the staging area's header");
+    uint32_t bs = rip__get_le32(h + 12);
+    if (memcmp(h + 8, RIP__MAGIC_STAGE, 4) != 0)
+        return fail(r, err, RIP_E_NOT_RIP, 8,
+                    "skippable lz4 frame without RIPS (not a rip staging area)");
+    if (bs != 65536 && bs != 262144 && bs != 1048576 && bs != 4194304)
+        return fail(r, err, RIP_E_CORRUPT, 12,
+                    "staging area block size %u, expected 64, 256, 1024 or 4096 KiB", bs);
+    uint64_t size = RIP__STAGE_AREA + (1 + RIP__COLUMNS) * (uint64_t)bs;
+    if (rip__get_le32(h + 4) != size - 8)
+        return fail(r, err, RIP_E_CORRUPT, 4,
+                    "staging area of %u bytes, expected %llu for %u-byte blocks",
+                    rip__get_le32(h + 4), (unsigned long long)(size - 8), bs);
+    r->stage_bs = bs;
+    r->frame_at = size;
+    return RIP_OK;
+}
+
+/* The staging area's commit word: the number of the block being staged and the end of its
+ * committed records. 0: cannot be read. */
+static int read_commit(rip_reader_t *r, uint64_t *word)
+{
+    uint8_t b[8];
+    if (src_read(r, RIP__STAGE_COMMIT, b, 8) != 8)
+        return 0;
+    *word = rip__get_le64(b);
+    return 1;
+}
+
+/* After the frame's last complete block (`st`: RIP_END, or RIP_E_TRUNCATED for a block cut
+ * short): makes the staged block current when the staging area holds the block that follows
+ * the frame's complete ones, and returns RIP_OK; otherwise returns `st` unchanged. A staging
+ * area whose number is not that block's belongs to a block already written (the writer died
+ * between its write and the update of the commit word) or, in a file still being written, to a
+ * block after the ones this reader saw: either way it adds nothing consistent. The commit word
+ * is read before the records and again after them: if the writer moved to another block
+ * meanwhile, the bytes read may be a mix, and are dropped. */
+static rip_status_t staged_tail(rip_reader_t *r, rip_error_t *err, rip_status_t st)
+{
+    if (!r->stage_bs || r->stage_state != 0)
+        return st;
+    r->stage_state = 2;
+    uint64_t word, again;
+    if (!read_commit(r, &word) || (word >> 32) != r->blocks)
+        return st;
+    size_t bs = r->stage_bs, end = (size_t)(word & 0xffffffffu);
+    if (end <= RIP__DIR_LEN)
+        return st;
+    rip_status_t saved = r->status;
+    r->status = RIP_OK;
+    if (end > bs)
+        return fail(r, err, RIP_E_CORRUPT, RIP__STAGE_COMMIT,
+                    "staging area commit word gives %zu bytes of records, a block holds %zu", end,
+                    bs);
+    if (!r->staged && !(r->staged = malloc((1 + RIP__COLUMNS) * bs)))
+        return fail(r, err, RIP_E_NOMEM, RIP__STAGE_AREA, "out of memory for the staged block");
+    for (size_t i = 0; i <= RIP__COLUMNS; i++) {
+        size_t want = i == 0 ? end : bs;
+        ssize_t n = src_read(r, RIP__STAGE_AREA + i * bs, r->staged + i * bs, want);
+        if (n < 0)
+            return fail(r, err, RIP_E_IO, RIP__STAGE_AREA + i * bs, "read failed: %s",
+                        strerror(errno));
+        if (i == 0 && (size_t)n < want)
+            return fail(r, err, RIP_E_TRUNCATED, RIP__STAGE_AREA,
+                        "file ends inside the staged records (%zu bytes expected)", want);
+        memset(r->staged + i * bs + n, 0, want - (size_t)n);   /* columns: pages never written */
+    }
+    if (!read_commit(r, &again) || (again >> 32) != (word >> 32)) {
+        r->status = saved;
+        return st;
+    }
+    r->block = r->staged;
+    r->cur = r->staged + RIP__DIR_LEN;
+    r->end = r->staged + end;
+    r->block_off = RIP__STAGE_AREA;
+    r->time_base = 0;
+    r->addr_base = 0;
+    r->events = 0;
+    /* The columns run to the end of their areas: a staged block's records use a prefix of
+     * each. */
+    for (size_t i = 0; i < RIP__COLUMNS; i++)
+        r->col[i] = (cursor_t){r->staged + (1 + i) * bs, r->staged + (2 + i) * bs,
+                               RIP__VARINT_OK};
+    r->stage_state = 1;
+    return RIP_OK;
+}
+
 static rip_status_t read_frame_header(rip_reader_t *r, rip_error_t *err)
 {
     static const uint8_t magic[4] = {0x04, 0x22, 0x4D, 0x18};
     uint8_t h[RIP__LZ4_FRAME_HEADER_LEN];
-    ssize_t n = src_read(r, 0, h, sizeof h);
+    ssize_t n = src_read(r, r->frame_at, h, sizeof h);
     if (n < 0)
         return fail(r, err, RIP_E_IO, 0, "read failed: %s", strerror(errno));
     size_t cmp = (size_t)n < 4 ? (size_t)n : 4;
@@ -256,7 +363,11 @@ static rip_status_t read_frame_header(rip_reader_t *r, rip_error_t *err)
     if (h[6] != (uint8_t)(rip_xxh32(h + 4, 2, 0) >> 8))
         return fail(r, err, RIP_E_CORRUPT, 6, "lz4 frame header checksum mismatch");
     r->block_max = 1u << (8 + 2 * id);
-    r->pos = RIP__LZ4_FRAME_HEADER_LEN;
+    r->pos = r->frame_at + RIP__LZ4_FRAME_HEADER_LEN;
+    if (r->stage_bs && r->stage_bs != r->block_max)
+        return fail(r, err, RIP_E_CORRUPT, 12,
+                    "staging area for %u-byte blocks, the frame's blocks are %u bytes",
+                    r->stage_bs, r->block_max);
     return RIP_OK;
 }
 
@@ -311,7 +422,9 @@ static rip_status_t read_stream_header(rip_reader_t *r, rip_error_t *err)
 
 static rip_status_t open_common(rip_reader_t *r, rip_reader_t **out, rip_error_t *err)
 {
-    rip_status_t st = read_frame_header(r, err);
+    rip_status_t st = read_stage_header(r, err);
+    if (st == RIP_OK)
+        st = read_frame_header(r, err);
     if (st == RIP_OK) {
         r->stored = malloc((size_t)r->block_max + 4);
         r->decoded = malloc(r->block_max);
@@ -481,6 +594,7 @@ void rip_reader_close(rip_reader_t *r)
     free(r->stored);
     free(r->decoded);
     free(r->recent);
+    free(r->staged);
     free(r->ids);
     free(r->segs);
     free(r->argv);
@@ -887,10 +1001,15 @@ rip_status_t rip_reader_next(rip_reader_t *r, rip_record_t *rec, rip_error_t *er
         return r->status;
     }
     while (r->cur == r->end) {
-        rip_status_t st = close_columns(r, err);
-        if (st != RIP_OK)
-            return st;
-        st = load_block(r, err);
+        /* A staged block is the last: its columns are not used up, they are areas. */
+        rip_status_t st = r->stage_state == 1 ? RIP_END : close_columns(r, err);
+        if (st == RIP_OK)
+            st = load_block(r, err);
+        if (st == RIP_END || st == RIP_E_TRUNCATED) {
+            st = staged_tail(r, err, st);
+            if (st == RIP_OK)
+                continue;
+        }
         if (st == RIP_END) {
             r->status = RIP_END;
             r->error.code = RIP_END;

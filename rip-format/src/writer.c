@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -40,7 +41,7 @@
 #include "varint.h"
 
 struct rip_writer {
-    int fd;
+    int fd;                   /* detached: the descriptor kept (placed high), or -1 */
     int failed;               /* a write failed: every later call returns RIP_E_IO */
     int frame_started;        /* the frame header is on disk */
     int end_mark_written;     /* the file ends with an end mark (a complete frame) */
@@ -70,6 +71,9 @@ struct rip_writer {
     dev_t dev;                /* identity of the file created, checked at each open */
     ino_t ino;
     uint64_t max_bytes;       /* file size limit; 0: none */
+    uint8_t *stage;           /* the staging area (a shared mapping of the file's start), or NULL */
+    uint64_t blocks;          /* blocks written: the number of the block being staged */
+    size_t ext_len;           /* the extended record being written (begin_ext, end_ext) */
     char path[4096];
 };
 
@@ -101,11 +105,39 @@ static size_t out_bytes(uint32_t block_size)
     return OUT_DATA_AT + (size_t)LZ4_compressBound((int)block_size) + 4 + 4;
 }
 
+/* The part of a writer's memory that is never staged: the struct, the lz4 state, the output
+ * buffer and the recent-address table. The raw block and the columns follow it, unless they
+ * live in a staging area. */
+static size_t private_bytes(uint32_t bs)
+{
+    return ALIGN_UP(sizeof(struct rip_writer), 16) + state_bytes() + ALIGN_UP(out_bytes(bs), 16) +
+           RIP__RECENT * sizeof(struct recent);
+}
+
 size_t rip_writer_footprint(uint32_t block_size)
 {
     uint32_t bs = round_block_size(block_size, NULL);
-    return ALIGN_UP(sizeof(struct rip_writer), 16) + state_bytes() + (1 + RIP__COLUMNS) * (size_t)bs +
-           ALIGN_UP(out_bytes(bs), 16) + RIP__RECENT * sizeof(struct recent);
+    return private_bytes(bs) + (1 + RIP__COLUMNS) * (size_t)bs;
+}
+
+size_t rip_writer_footprint_staged(uint32_t block_size)
+{
+    return private_bytes(round_block_size(block_size, NULL));
+}
+
+size_t rip_stage_size(uint32_t block_size)
+{
+    return RIP__STAGE_AREA + (1 + RIP__COLUMNS) * (size_t)round_block_size(block_size, NULL);
+}
+
+/* Makes the staged block's records visible: one 8-byte store, ordered after every byte of the
+ * records and columns before it, of the block's number and the end of its records. A reader
+ * that sees the word sees those bytes (FORMAT.md section 6). */
+static inline void publish(struct rip_writer *w)
+{
+    if (w->stage)
+        __atomic_store_n((uint64_t *)(void *)(w->stage + RIP__STAGE_COMMIT),
+                         w->blocks << 32 | (uint64_t)w->rec_used, __ATOMIC_RELEASE);
 }
 
 /* Starts a block: the column directory first (after the stream header in the first block),
@@ -122,7 +154,10 @@ static void begin_block(struct rip_writer *w, size_t at)
     w->block_first = w->events;
 }
 
-rip_writer_t *rip_writer_init(void *mem, uint32_t block_size, int fd, const rip_header_t *h)
+/* Lays the writer out in mem (and the raw block and columns in `stage` + RIP__STAGE_AREA when
+ * staged) and encodes the stream header. */
+static rip_writer_t *init(void *mem, uint32_t block_size, int fd, const rip_header_t *h,
+                          uint8_t *stage)
 {
     struct rip_writer *w = mem;
     uint8_t id;
@@ -134,13 +169,13 @@ rip_writer_t *rip_writer_init(void *mem, uint32_t block_size, int fd, const rip_
     w->block_size = bs;
     w->bd = (uint8_t)(id << 4);
     w->lz4_state = base + ALIGN_UP(sizeof(struct rip_writer), 16);
-    w->raw = (uint8_t *)w->lz4_state + state_bytes();
-    for (int i = 0; i < RIP__COLUMNS; i++)
-        w->col[i] = w->raw + (size_t)(1 + i) * bs;
-    w->out = w->raw + (size_t)(1 + RIP__COLUMNS) * bs;
+    w->out = (uint8_t *)w->lz4_state + state_bytes();
     w->out_cap = out_bytes(bs);
     w->recent = (struct recent *)(w->out + ALIGN_UP(w->out_cap, 16));
     memset(w->recent, 0, RIP__RECENT * sizeof *w->recent);
+    w->raw = stage ? stage + RIP__STAGE_AREA : base + private_bytes(bs);
+    for (int i = 0; i < RIP__COLUMNS; i++)
+        w->col[i] = w->raw + (size_t)(1 + i) * bs;
     w->events = 1;   /* entries with n 0 are empty */
     uint32_t cap = bs - bs / 256 - 16;
     while ((uint32_t)LZ4_compressBound((int)cap) > bs)
@@ -161,7 +196,30 @@ rip_writer_t *rip_writer_init(void *mem, uint32_t block_size, int fd, const rip_
     w->time_shift = h->time_shift <= RIP_MAX_TIME_SHIFT ? h->time_shift : RIP_MAX_TIME_SHIFT;
     rip__put_le32(p + 36, w->time_shift);
     begin_block(w, RIP__STREAM_HEADER_LEN);
+
+    if (stage) {
+        /* The staging area is a skippable lz4 frame: lz4 tools pass over it (FORMAT.md 6). */
+        size_t size = rip_stage_size(bs);
+        rip__put_le32(stage, RIP__STAGE_MAGIC);
+        rip__put_le32(stage + 4, (uint32_t)(size - 8));
+        memcpy(stage + 8, RIP__MAGIC_STAGE, 4);
+        rip__put_le32(stage + 12, bs);
+        w->stage = stage;
+        w->offset = size;   /* the frame follows the staging area */
+        publish(w);
+    }
     return w;
+}
+
+rip_writer_t *rip_writer_init(void *mem, uint32_t block_size, int fd, const rip_header_t *h)
+{
+    return init(mem, block_size, fd, h, NULL);
+}
+
+rip_writer_t *rip_writer_init_staged(void *mem, uint32_t block_size, int fd,
+                                     const rip_header_t *h, void *stage)
+{
+    return init(mem, block_size, fd, h, stage);
 }
 
 /* Writes all of buf at off, retrying after signals and short writes. On failure errno is what
@@ -186,6 +244,18 @@ static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
     return 0;
 }
 
+/* A copy of fd placed among the highest numbers the descriptor limit allows (the top quarter),
+ * where a program's own open() calls, which take the lowest free number, do not reach it; -1
+ * when there is no room there (a low limit). */
+static int keep_high(int fd)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 64)
+        return -1;
+    rlim_t lim = rl.rlim_cur > (1u << 20) ? (1u << 20) : rl.rlim_cur;
+    return (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, (int)(lim - lim / 4));
+}
+
 rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_bytes)
 {
     struct stat st;
@@ -196,22 +266,61 @@ rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_b
         w->failed = 1;
         return RIP_E_IO;
     }
+    int saved = errno;
     memcpy(w->path, path, n + 1);
     w->detached = 1;
     w->pid = (pid_t)syscall(SYS_getpid);
     w->dev = st.st_dev;
     w->ino = st.st_ino;
     w->max_bytes = max_bytes;
-    w->fd = -1;
+    w->fd = keep_high(w->fd);
+    errno = saved;
     return RIP_OK;
 }
 
-/* A detached writer's write: open the file by path, make sure it is still the file created
- * (not a file or link put in its place), stay under the size limit, write, close. The calls
- * are raw syscalls, not libc's cancellation points. Only the process that detached the writer
- * writes: a process copied from it without its knowledge (a raw clone or fork system call)
- * holds a copy of the writer whose offsets are the other process's, and gets ECHILD. */
-static int write_detached(const struct rip_writer *w, const uint8_t *buf, size_t len, uint64_t off)
+/* Whether the kept descriptor still refers to the file created. The program may have closed
+ * it (a daemon closing every descriptor) and reused the number: then it is not ours any more,
+ * and is forgotten, never written to or closed. */
+static int kept_fd_ok(struct rip_writer *w)
+{
+    struct stat st;
+    if (w->fd < 0)
+        return 0;
+    if (fstat(w->fd, &st) == 0 && st.st_dev == w->dev && st.st_ino == w->ino)
+        return 1;
+    w->fd = -1;
+    return 0;
+}
+
+/* Opens the file by path and checks that it is still the file created (not a file or link put
+ * in its place). Returns the descriptor or -1 (errno set). */
+static int open_detached(const struct rip_writer *w)
+{
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    int ok = fstat(fd, &st) == 0;
+    if (ok && (st.st_dev != w->dev || st.st_ino != w->ino)) {
+        errno = ESTALE;
+        ok = 0;
+    }
+    if (!ok) {
+        int saved = errno;
+        syscall(SYS_close, fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+/* A detached writer's write: through the kept descriptor while it is still the file's (so a
+ * process that dropped its privileges, changed root or namespace keeps recording), else by
+ * opening the file by path for this write alone; never past the size limit. The calls are raw
+ * syscalls, not libc's cancellation points. Only the process that detached the writer writes:
+ * a process copied from it without its knowledge (a raw clone or fork system call) holds a copy
+ * of the writer whose offsets are the other process's, and gets ECHILD. */
+static int write_detached(struct rip_writer *w, const uint8_t *buf, size_t len, uint64_t off)
 {
     if ((pid_t)syscall(SYS_getpid) != w->pid) {
         errno = ECHILD;
@@ -221,21 +330,39 @@ static int write_detached(const struct rip_writer *w, const uint8_t *buf, size_t
         errno = EFBIG;
         return -1;
     }
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (kept_fd_ok(w))
+        return write_all(w->fd, buf, len, off);
+    int fd = open_detached(w);
     if (fd < 0)
         return -1;
-    struct stat st;
-    int r = -1;
-    if (fstat(fd, &st) != 0)
-        ;
-    else if (st.st_dev != w->dev || st.st_ino != w->ino)
-        errno = ESTALE;
-    else
-        r = write_all(fd, buf, len, off);
+    int r = write_all(fd, buf, len, off);
     int saved = errno;
     syscall(SYS_close, fd);
     errno = saved;
     return r;
+}
+
+void rip_writer_close(rip_writer_t *w, int give_back)
+{
+    if (!w)
+        return;
+    int saved = errno;
+    int fd = w->detached ? (kept_fd_ok(w) ? w->fd : -1) : w->fd;
+    if (give_back && w->stage && !w->failed && w->used == RIP__DIR_LEN && w->end_mark_written) {
+        /* Everything staged is in blocks: give the staged pages' disk space back. The first
+         * page, with the commit word, stays and says the staged block is empty. */
+        int pfd = fd >= 0 ? fd : (w->detached ? open_detached(w) : -1);
+        if (pfd >= 0)
+            syscall(SYS_fallocate, pfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                    (off_t)RIP__STAGE_AREA, (off_t)(rip_stage_size(w->block_size) - RIP__STAGE_AREA));
+        if (pfd >= 0 && pfd != fd)
+            syscall(SYS_close, pfd);
+    }
+    if (w->detached && fd >= 0)
+        syscall(SYS_close, fd);
+    w->fd = -1;
+    w->failed = 1;
+    errno = saved;
 }
 
 rip_status_t rip_writer_flush(rip_writer_t *w)
@@ -285,7 +412,9 @@ rip_status_t rip_writer_flush(rip_writer_t *w)
     /* The next block goes over the end mark just written. */
     w->offset += block_len;
     w->end_mark_written = 1;
+    w->blocks++;
     begin_block(w, 0);
+    publish(w);
     return RIP_OK;
 }
 
@@ -306,11 +435,13 @@ static rip_status_t reserve(struct rip_writer *w, size_t n, uint8_t **at)
     return RIP_OK;
 }
 
-/* Accounts for n bytes written at the reserved place in the records. */
+/* Accounts for n bytes written at the reserved place in the records, the record's columns
+ * written before: the record is complete, and visible in a staging area. */
 static void commit(struct rip_writer *w, size_t n)
 {
     w->rec_used += n;
     w->used += n;
+    publish(w);
 }
 
 /* Appends a varint to a column. The caller reserved room for the whole event. */
@@ -464,7 +595,14 @@ static rip_status_t begin_ext(struct rip_writer *w, uint8_t type, size_t len, ui
     *p++ = type;
     p += rip__put_varint(p, len);
     *payload = p;
-    commit(w, n);
+    w->ext_len = n;
+    return RIP_OK;
+}
+
+/* Commits the extended record begin_ext reserved, once its payload is written. */
+static rip_status_t end_ext(struct rip_writer *w)
+{
+    commit(w, w->ext_len);
     return RIP_OK;
 }
 
@@ -479,7 +617,7 @@ static rip_status_t t_str(struct rip_writer *w, uint8_t type, uint64_t t, const 
         return st;
     p += rip__put_varint(p, t);
     put_str(p, s, sl);
-    return RIP_OK;
+    return end_ext(w);
 }
 
 rip_status_t rip_writer_modules(rip_writer_t *w, uint64_t t, uint32_t count)
@@ -491,7 +629,7 @@ rip_status_t rip_writer_modules(rip_writer_t *w, uint64_t t, uint32_t count)
         return st;
     p += rip__put_varint(p, t);
     rip__put_varint(p, count);
-    return RIP_OK;
+    return end_ext(w);
 }
 
 rip_status_t rip_writer_module(rip_writer_t *w, uint64_t bias, const char *path,
@@ -518,7 +656,7 @@ rip_status_t rip_writer_module(rip_writer_t *w, uint64_t bias, const char *path,
         p += rip__put_varint(p, segs[i].size);
         p += rip__put_varint(p, segs[i].flags);
     }
-    return RIP_OK;
+    return end_ext(w);
 }
 
 rip_status_t rip_writer_thread_name(rip_writer_t *w, uint64_t t, const char *name)
@@ -543,7 +681,7 @@ rip_status_t rip_writer_lost(rip_writer_t *w, uint64_t t, uint64_t count, const 
     p += rip__put_varint(p, t);
     p += rip__put_varint(p, count);
     put_str(p, reason, rl);
-    return RIP_OK;
+    return end_ext(w);
 }
 
 rip_status_t rip_writer_process(rip_writer_t *w, uint32_t ppid, const char *exe, uint32_t argc,
@@ -595,7 +733,7 @@ rip_status_t rip_writer_process(rip_writer_t *w, uint32_t ppid, const char *exe,
     p += rip__put_varint(p, wall_ns);
     p = put_str(p, clock, cl);
     rip__put_varint(p, page_size);
-    return RIP_OK;
+    return end_ext(w);
 }
 
 rip_status_t rip_writer_config(rip_writer_t *w, uint32_t depth, uint32_t sample_ppm,
@@ -616,7 +754,7 @@ rip_status_t rip_writer_config(rip_writer_t *w, uint32_t depth, uint32_t sample_
     p += rip__put_varint(p, max_threads);
     p += rip__put_varint(p, signal);
     put_str(p, dir, dl);
-    return RIP_OK;
+    return end_ext(w);
 }
 
 rip_status_t rip_writer_totals(rip_writer_t *w, uint64_t t, uint64_t allocs, uint64_t bytes,
@@ -634,7 +772,7 @@ rip_status_t rip_writer_totals(rip_writer_t *w, uint64_t t, uint64_t allocs, uin
     p += rip__put_varint(p, allocs);
     p += rip__put_varint(p, bytes);
     rip__put_varint(p, frees);
-    return RIP_OK;
+    return end_ext(w);
 }
 
 rip_status_t rip_writer_sampling(rip_writer_t *w, uint64_t interval, uint64_t seed)
@@ -646,7 +784,7 @@ rip_status_t rip_writer_sampling(rip_writer_t *w, uint64_t interval, uint64_t se
         return st;
     p += rip__put_varint(p, interval);
     rip__put_varint(p, seed);
-    return RIP_OK;
+    return end_ext(w);
 }
 
 rip_status_t rip_writer_on(rip_writer_t *w, uint64_t t, const char *how)

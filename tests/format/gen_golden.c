@@ -1,6 +1,6 @@
 /*
  * gen_golden.c: writes the golden files of the current format version, v<major>.<minor>-thread.rip
- * and v<major>.<minor>-process.rip (v2.0-*.rip today), into the directory given as argument.
+ * and v<major>.<minor>-process.rip (v3.0-*.rip today), into the directory given as argument.
  * Each version's files are generated once, when that version is new, and kept in tests/data/
  * unchanged, so that the golden test proves later readers still read files of every version.
  * Never regenerate the files of an older version: this program only writes the current one.
@@ -14,10 +14,16 @@
  * allocated, the free of the first realloc's block, and in the second block the free of the
  * valloc block and the allocation that reuses its address just after. The free of the first
  * malloc's address in the second block is a delta: references do not cross blocks.
+ *
+ * Since 3.0 the thread file starts with its staging area (the 2.0 records are written the same
+ * way, after it), and records written after the last flush stay staged: a malloc, a realloc of
+ * it, a reference to an address of the staged block, a free and a marker, as a process that
+ * died would leave them. The process file has no staging area.
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "rip.h"
@@ -30,7 +36,8 @@ static void ok(rip_status_t st)
     }
 }
 
-static rip_writer_t *start(const char *dir, const char *kind, const rip_header_t *h, int *fd)
+static rip_writer_t *start(const char *dir, const char *kind, const rip_header_t *h, int *fd,
+                           int staged)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/v%d.%d-%s.rip", dir, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, kind);
@@ -39,8 +46,20 @@ static rip_writer_t *start(const char *dir, const char *kind, const rip_header_t
         perror(path);
         exit(1);
     }
-    void *mem = aligned_alloc(16, (rip_writer_footprint(64 << 10) + 15) & ~(size_t)15);
-    return rip_writer_init(mem, 64 << 10, *fd, h);
+    if (!staged) {
+        void *mem = aligned_alloc(16, (rip_writer_footprint(64 << 10) + 15) & ~(size_t)15);
+        return rip_writer_init(mem, 64 << 10, *fd, h);
+    }
+    size_t size = rip_stage_size(64 << 10);
+    void *stage = MAP_FAILED;
+    if (ftruncate(*fd, (off_t)size) == 0)
+        stage = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+    if (stage == MAP_FAILED) {
+        perror("staging area");
+        exit(1);
+    }
+    void *mem = aligned_alloc(16, (rip_writer_footprint_staged(64 << 10) + 15) & ~(size_t)15);
+    return rip_writer_init_staged(mem, 64 << 10, *fd, h, stage);
 }
 
 int main(int argc, char **argv)
@@ -51,7 +70,7 @@ int main(int argc, char **argv)
     }
     int fd;
     rip_header_t h = {0, 0, 0, 4711, 4713, 1, 2, 987654321000ull, 2};
-    rip_writer_t *w = start(argv[1], "thread", &h, &fd);
+    rip_writer_t *w = start(argv[1], "thread", &h, &fd, 1);
     rip_segment_t exe_segs[2] = {{0x55d0c0000000ull, 0x1000, 4}, {0x55d0c0001000ull, 0x2f00, 5}};
     rip_segment_t libc_segs[3] = {{0x7f1234500000ull, 0x26000, 4}, {0x7f1234526000ull, 0x155000, 5},
                                   {0x7f12346a0000ull, 0x8000, 6}};
@@ -90,10 +109,16 @@ int main(int argc, char **argv)
     ok(rip_writer_free(w, 2006, 0));
     ok(rip_writer_lost(w, 2007, 3, "thread table full"));
     ok(rip_writer_flush(w));
+    /* Since 3.0: staged, never flushed. */
+    ok(rip_writer_alloc(w, RIP_CALL_MALLOC, 3000, 0x7f1200010010ull, 32, 1, 0, 0, 0));
+    ok(rip_writer_alloc(w, RIP_CALL_REALLOC, 3004, 0x7f1200020000ull, 64, 2, 0, 0x7f1200010010ull, 3002));
+    ok(rip_writer_free(w, 3008, 0x7f1200020000ull));
+    ok(rip_writer_free(w, 3012, 0x7f1200009008ull));
+    ok(rip_writer_mark(w, 3016, "staged"));
     close(fd);
 
     rip_header_t p = {1, 0, 0, 4711, 0, 1, 0, 987654321000ull, 2};
-    w = start(argv[1], "process", &p, &fd);
+    w = start(argv[1], "process", &p, &fd, 0);
     const char *args[] = {"./demo", "--size", "16", "two words"};
     ok(rip_writer_process(w, 4700, "/usr/bin/demo", 4, args, 1700000000000000000ull, "monotonic", 4096));
     ok(rip_writer_config(w, 64, 1000000, 1024, 4096, 12, "/tmp"));

@@ -1,6 +1,6 @@
 /*
  * lz4cli.c: the lz4 command accepts a written file (`lz4 -t`) and decompresses it (`lz4 -dc`)
- * to the exact stream the format describes: the 40-byte header of format 2.0 ending in
+ * to the exact stream the format describes: the 40-byte header of format 3.0 ending in
  * time_shift, then in every block the column directory, the records and the columns. Skipped
  * (exit 77) when lz4 is not installed.
  */
@@ -52,7 +52,7 @@ int main(void)
 
     static bytes_t header;
     b_raw(&header, "RIPT", 4);
-    b_le16(&header, 2);           /* major */
+    b_le16(&header, RIP_FORMAT_MAJOR); /* major */
     b_le16(&header, RIP_FORMAT_MINOR); /* minor */
     b_le32(&header, 28);          /* header_len */
     b_le32(&header, 4711);        /* pid */

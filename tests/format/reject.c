@@ -41,9 +41,9 @@ static void finish(void)
 static void versions(void)
 {
     raw.n = 0;
-    b_header(&raw, "RIPT", 3, 0, 28);
+    b_header(&raw, "RIPT", 4, 0, 28);
     finish();
-    EXPECT(0, RIP_E_VERSION, 7, "format version 3.0, this reader reads versions 1.x to 2.x");
+    EXPECT(0, RIP_E_VERSION, 7, "format version 4.0, this reader reads versions 1.x to 3.x");
     raw.n = 0;
     b_header(&raw, "RIPP", 0, 9, 24);
     finish();

@@ -365,7 +365,7 @@ static void encoding(void)
     static bytes_t expect;
     expect.n = 0;
     b_raw(&expect, "RIPT", 4);
-    b_le16(&expect, 2);
+    b_le16(&expect, RIP_FORMAT_MAJOR);
     b_le16(&expect, RIP_FORMAT_MINOR);
     b_le32(&expect, 28);
     b_le32(&expect, 4711);

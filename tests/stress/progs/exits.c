@@ -6,7 +6,12 @@
  *   exit     worker 0 calls exit(0) while the others are blocked and a fourth thread keeps
  *            allocating (not counted);
  *   _exit    main calls _exit(0);
- *   abort    main calls abort().
+ *   abort    main calls abort();
+ *   segv     main stores through a null pointer (SIGSEGV, default action);
+ *   exit_group  main makes the raw exit_group system call, as Go programs end: no atexit
+ *            handler, no destructor runs;
+ *   idle     main prints "idle" and waits, allocating nothing, for a signal from outside (a
+ *            service stopped by kill -TERM: the signal's default action ends it).
  * Before ending, main prints every worker's ground truth ("expect thread ...").
  *
  * Usage: exits MODE
@@ -15,6 +20,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/syscall.h>
 
 PROGS_SINK_DEFINITION;
 
@@ -69,9 +75,13 @@ static void *spinner(void *arg)
 int main(int argc, char **argv)
 {
     mode = argc > 1 ? argv[1] : "";
-    if (strcmp(mode, "return") && strcmp(mode, "exit") && strcmp(mode, "_exit") &&
-        strcmp(mode, "abort")) {
-        say("usage: exits return|exit|_exit|abort\n");
+    static const char *const modes[] = {"return", "exit", "_exit", "abort", "segv", "exit_group",
+                                        "idle"};
+    int known = 0;
+    for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
+        known |= strcmp(mode, modes[i]) == 0;
+    if (!known) {
+        say("usage: exits return|exit|_exit|abort|segv|exit_group|idle\n");
         return 2;
     }
     pthread_barrier_init(&done, NULL, NWORKERS + 1);
@@ -94,6 +104,17 @@ int main(int argc, char **argv)
         _exit(0);
     if (strcmp(mode, "abort") == 0)
         abort();
+    if (strcmp(mode, "segv") == 0) {
+        int *volatile null = NULL; /* read back at run time: the compiler cannot drop the store */
+        *null = 1;
+    }
+    if (strcmp(mode, "exit_group") == 0)
+        syscall(SYS_exit_group, 0);
+    if (strcmp(mode, "idle") == 0) {
+        say("idle\n");
+        for (;;)
+            pause();
+    }
     pthread_barrier_wait(&release);
     for (int i = 0; i < NWORKERS; i++)
         pthread_join(th[i], NULL);

@@ -1,0 +1,152 @@
+/*
+ * staged.c: the staging area of format 3.0 (FORMAT.md section 6), through the real writer on a
+ * file mapped shared, then read back from memory as a process that died would leave it, and
+ * altered the ways the section describes:
+ *   - as left: the frame's records, then the staged ones, each exactly once;
+ *   - killed between a block's write and the commit word's update (the commit word names a
+ *     block already in the frame): the staged bytes are ignored, nothing is delivered twice;
+ *   - killed inside a block's write (the frame ends inside the block the staging area holds):
+ *     the staged records are delivered and the file reads as complete;
+ *   - a commit word naming a later block (a live file whose writer moved on): only the frame;
+ *   - a bad kind, block size or length, a commit word past the block, a file cut inside the
+ *     area's header: one error naming the offset and what was expected.
+ */
+#include <sys/mman.h>
+
+#include "test_util.h"
+
+#define BS 65536u
+
+static uint8_t *file;
+static size_t file_len;
+
+/* Counts records until the end; returns the final status, err filled. */
+static rip_status_t count(const uint8_t *data, size_t len, uint64_t *n, rip_error_t *err)
+{
+    rip_reader_t *r;
+    rip_status_t st = rip_reader_open_mem(data, len, "staged.rip", &r, err);
+    *n = 0;
+    if (st != RIP_OK)
+        return st;
+    rip_record_t rec;
+    while ((st = rip_reader_next(r, &rec, err)) == RIP_OK)
+        (*n)++;
+    rip_reader_close(r);
+    return st;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static void expect_error(const uint8_t *data, size_t len, rip_status_t want, uint64_t offset,
+                         const char *detail)
+{
+    uint64_t n;
+    rip_error_t err;
+    rip_status_t st = count(data, len, &n, &err);
+    CHECK_STATUS(st, want);
+    CHECK_U(err.offset, offset);
+    if (!strstr(err.detail, detail))
+        CHECK_FAIL("error detail \"%s\" lacks \"%s\"", err.detail, detail);
+}
+
+int main(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "staged-%d.rip", (int)getpid());
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    size_t stage_size = rip_stage_size(BS);
+    CHECK_U(stage_size, 4096 + 5 * BS);
+    CHECK(ftruncate(fd, (off_t)stage_size) == 0);
+    void *stage = mmap(NULL, stage_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    CHECK(stage != MAP_FAILED);
+    void *mem = aligned_alloc(16, (rip_writer_footprint_staged(BS) + 15) & ~(size_t)15);
+    rip_header_t h = thread_header();
+    rip_writer_t *w = rip_writer_init_staged(mem, BS, fd, &h, stage);
+
+    /* Two blocks in the frame (10 + 10 frees), 7 records staged. */
+    for (int b = 0; b < 2; b++) {
+        for (uint64_t i = 0; i < 10; i++)
+            CHECK_STATUS(rip_writer_free(w, 100 * (uint64_t)b + i, 0x1000 + 16 * i), RIP_OK);
+        CHECK_STATUS(rip_writer_flush(w), RIP_OK);
+    }
+    uint64_t frame_end = rip_writer_file_size(w);
+    for (uint64_t i = 0; i < 6; i++)
+        CHECK_STATUS(rip_writer_alloc(w, RIP_CALL_MALLOC, 300 + i, 0x2000 + 32 * i, 24, 0, 0, 0, 0),
+                     RIP_OK);
+    CHECK_STATUS(rip_writer_mark(w, 400, "staged"), RIP_OK);
+    uint64_t commit = get64((uint8_t *)stage + 64);
+    CHECK_U(commit >> 32, 2); /* the third block is staged */
+
+    file_len = (size_t)frame_end;
+    file = malloc(file_len);
+    CHECK(pread(fd, file, file_len, 0) == (ssize_t)file_len);
+    uint64_t n;
+    rip_error_t err;
+
+    CHECK_STATUS(count(file, file_len, &n, &err), RIP_END);
+    CHECK_U(n, 20 + 7);
+
+    /* Written, but the commit word not yet updated: block 1 is already in the frame. */
+    uint8_t *copy = malloc(file_len);
+    memcpy(copy, file, file_len);
+    put64(copy + 64, (uint64_t)1 << 32 | (commit & 0xffffffffu));
+    CHECK_STATUS(count(copy, file_len, &n, &err), RIP_END);
+    CHECK_U(n, 20);
+
+    /* A later block than the frame holds: only the frame. */
+    put64(copy + 64, (uint64_t)3 << 32 | (commit & 0xffffffffu));
+    CHECK_STATUS(count(copy, file_len, &n, &err), RIP_END);
+    CHECK_U(n, 20);
+
+    /* Killed inside the write of the staged block: the frame ends with part of it. */
+    static const uint8_t partial[] = {0x40, 0x00, 0x00, 0x00, 0x11, 0x22};
+    size_t cut = file_len - 4; /* the end mark goes: the next block is written over it */
+    uint8_t *cut_file = malloc(cut + sizeof partial);
+    memcpy(cut_file, file, cut);
+    memcpy(cut_file + cut, partial, sizeof partial);
+    CHECK_STATUS(count(cut_file, cut + sizeof partial, &n, &err), RIP_END);
+    CHECK_U(n, 20 + 7);
+    /* The same without a staging area that holds it: truncated at the partial block. */
+    put64(cut_file + 64, (uint64_t)1 << 32 | 16);
+    CHECK_STATUS(count(cut_file, cut + sizeof partial, &n, &err), RIP_E_TRUNCATED);
+    CHECK_U(n, 20);
+    CHECK_U(err.offset, cut);
+
+    /* Bad staging areas. */
+    memcpy(copy, file, file_len);
+    memcpy(copy + 8, "RIPX", 4);
+    expect_error(copy, file_len, RIP_E_NOT_RIP, 8, "without RIPS");
+    memcpy(copy, file, file_len);
+    copy[12] = 0x39; /* 65536 + 0x39 */
+    expect_error(copy, file_len, RIP_E_CORRUPT, 12, "block size 65593");
+    memcpy(copy, file, file_len);
+    copy[4] ^= 1;
+    expect_error(copy, file_len, RIP_E_CORRUPT, 4, "expected 331768");
+    memcpy(copy, file, file_len);
+    put64(copy + 64, (uint64_t)2 << 32 | (BS + 1));
+    expect_error(copy, file_len, RIP_E_CORRUPT, 64, "a block holds 65536");
+    expect_error(file, 12, RIP_E_TRUNCATED, 0, "inside the staging area's header");
+
+    munmap(stage, stage_size);
+    free(mem);
+    free(copy);
+    free(cut_file);
+    free(file);
+    close(fd);
+    unlink(path);
+    printf("staged: ok\n");
+    return 0;
+}
