@@ -529,6 +529,7 @@ typedef struct {
  * the process row is written at the end of the recording). */
 typedef struct {
     uint32_t pid, recording, ppid, page_size, depth, sample_ppm;
+    unsigned major;          /* the format's: from 3 on, thread files stage their last events */
     int has_config;
     uint64_t start_ns, wall_ns;
     uint64_t interval;       /* profile mode's sampling interval; 0 in trace mode */
@@ -565,6 +566,7 @@ static int read_process(ctx_t *c, const char *path, procinfo_t *p)
     p->pid = h->pid;
     p->recording = h->recording;
     p->start_ns = h->start_ns;
+    p->major = h->major;
     snprintf(c->format_version, sizeof c->format_version, "%u.%u", h->major, h->minor);
     rip_record_t rec;
     rip_status_t st;
@@ -621,8 +623,10 @@ static int write_windows(ctx_t *c, const procinfo_t *p, const char *dir)
     /* The tracer writes "off" when recording ends (disable, signal, exit, exec, error). A
      * recording without it was cut: the process was killed, or is still recording. */
     if (p->nev == 0 || p->ev[p->nev - 1].on)
-        warnf(c, dir, NO_OFFSET, "%s: the recording has no end (process %u was killed or is still recording); "
-                 "events it had not yet written are missing", dir, p->pid);
+        warnf(c, dir, NO_OFFSET, "%s: the recording has no end (process %u was killed or is still recording); %s",
+              dir, p->pid,
+              p->major >= 3 ? "its events up to then are here, kept in its thread files' staging areas"
+                            : "events it had not yet written are missing");
     for (size_t i = 0; i < p->nev; i++) {
         if (!p->ev[i].on)
             continue;
