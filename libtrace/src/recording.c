@@ -98,23 +98,36 @@ static int make_recording_dir(const rheap__config_t *c) {
 }
 
 /* The process record: who we are. /proc/self/cmdline is read into a static buffer (we are
- * under the control lock) and cut into arguments. */
+ * under the control lock) and cut into arguments: at most MAX_ARGS of them, in 60 KiB (the
+ * record must fit a block). A longer command line ends with an argument that says so. */
+#define MAX_ARGS 4096
 static rip_status_t write_process(void) {
-    static char cmdline[65536];
-    static const char *argv[4096];
+    static char cmdline[60 * 1024];
+    static const char *argv[MAX_ARGS];
     uint32_t argc = 0;
     int fd = rheap__sys_open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
     ssize_t len = 0;
+    int cut = 0;
     if (fd >= 0) {
         ssize_t n;
         while (len < (ssize_t)sizeof cmdline - 1 &&
                (n = rheap__sys_read(fd, cmdline + len, sizeof cmdline - 1 - (size_t)len)) > 0)
             len += n;
+        char more;
+        cut = len == (ssize_t)sizeof cmdline - 1 && rheap__sys_read(fd, &more, 1) == 1;
         rheap__sys_close(fd);
     }
+    if (len < 0 || len >= (ssize_t)sizeof cmdline)
+        len = 0; /* not from read(2) as documented */
     cmdline[len] = 0;
-    for (ssize_t i = 0; i < len && argc < 4096; i += (ssize_t)strlen(cmdline + i) + 1)
+    ssize_t i = 0;
+    for (; i < len && argc < MAX_ARGS - 1; i += (ssize_t)strlen(cmdline + i) + 1)
         argv[argc++] = cmdline + i;
+    if (cut || i < len) {
+        if (cut && argc > 1)
+            argc--; /* the last one read may be partial */
+        argv[argc++] = "[the command line goes on: too long to record]";
+    }
     static char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;

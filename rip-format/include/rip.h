@@ -122,8 +122,8 @@ typedef enum {
     RIP_REC_CONFIG,
     RIP_REC_ON,
     RIP_REC_OFF,
-    RIP_REC_TOTALS,          /* since 2.1 */
-    RIP_REC_SAMPLING,        /* since 2.1 */
+    RIP_REC_TOTALS,          /* since 3.0 */
+    RIP_REC_SAMPLING,        /* since 3.0 */
     RIP_REC_UNKNOWN,         /* an extended record this reader does not know: delivered with
                                 only its type (u.unknown), its payload skipped */
 } rip_rec_kind_t;
@@ -308,11 +308,11 @@ rip_status_t rip_writer_config(rip_writer_t *w, uint32_t depth, uint32_t sample_
                                uint32_t buffer_kb, uint32_t max_threads, uint32_t signal,
                                const char *dir);
 rip_status_t rip_writer_on(rip_writer_t *w, uint64_t t, const char *how);
-/* Since 2.1. A thread file's exact counts of the calls it made since the file began (profile
+/* Since 3.0. A thread file's exact counts of the calls it made since the file began (profile
  * mode, where only a sample of them has records); the last one in the file counts. */
 rip_status_t rip_writer_totals(rip_writer_t *w, uint64_t t, uint64_t allocs, uint64_t bytes,
                                uint64_t frees);
-/* Since 2.1. The process file of a profile-mode recording: its sampling parameters. */
+/* Since 3.0. The process file of a profile-mode recording: its sampling parameters. */
 rip_status_t rip_writer_sampling(rip_writer_t *w, uint64_t interval, uint64_t seed);
 rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
 

@@ -70,12 +70,12 @@
 #define RIP__T_THREAD_NAME 0x42
 #define RIP__T_MARK 0x43
 #define RIP__T_LOST 0x44
-#define RIP__T_TOTALS 0x45 /* since 2.1 */
+#define RIP__T_TOTALS 0x45 /* since 3.0 */
 #define RIP__T_PROCESS 0x50
 #define RIP__T_CONFIG 0x51
 #define RIP__T_ON 0x52
 #define RIP__T_OFF 0x53
-#define RIP__T_SAMPLING 0x54 /* since 2.1 */
+#define RIP__T_SAMPLING 0x54 /* since 3.0 */
 
 /* The allocation type codes are laid out so that code == rip_call_t value; these checks keep the
  * in-memory enum and the frozen codes from drifting apart silently. */

@@ -595,6 +595,9 @@ case_run_many_args() {
     run r "$RHEAP" run -q -o a.db -- sh -c 'echo "$#" "$1" "${5000}"' sh $(seq 5000)
     expect_eq "status" "$STATUS" 0
     expect_eq "arguments the program got" "$(cat r.out)" "5000 1 5000"
+    # The process record keeps 4,095 arguments and says the command line goes on.
+    expect_eq "command line recorded" "$(sql a.db "SELECT substr(cmdline, -51) FROM processes")" \
+        "4091 [the command line goes on: too long to record]"
 }
 
 # A site in a stripped library reads as the first named frame: the exported function that called
