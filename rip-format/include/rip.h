@@ -321,10 +321,10 @@ rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
  * when the limit is below 64 or that range is full), close-on-exec, and before each write checks
  * that it still refers to the very file `fd` referred to at this call (st_dev/st_ino): a program
  * that closed it, or reused its number, never gets written to; the writer then opens `path`
- * (O_NOFOLLOW) for each write, with the same check (errno ESTALE if the file was replaced). Only the
- * calling process writes: in any other (one made by a raw clone or fork system call, which holds
- * a copy of the writer) a write fails with errno ECHILD and the file is untouched. The kept
- * descriptor lets a process that drops privileges or changes its root keep recording. The
+ * (O_NOFOLLOW) for each write, with the same check (errno ESTALE if the file was replaced).
+ * Only the calling process writes: in any other (one made by a raw clone or fork system call,
+ * which holds a copy of the writer) a write fails with errno ECHILD and the file is untouched.
+ * The kept descriptor lets a process that drops privileges or changes its root keep recording. The
  * caller closes its own descriptor after this call; rip_writer_close closes the kept one. A
  * write that would pass `max_bytes` (0: no limit) fails with errno EFBIG instead of raising
  * SIGXFSZ. RIP_OK, or RIP_E_IO (errno set) if fd cannot be examined or path is too long (4095
