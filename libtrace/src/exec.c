@@ -34,7 +34,7 @@ typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t 
 typedef void (*exit_fn)(int);
 typedef pid_t (*fork_fn)(void);
 
-static void *next(const char *name) {
+void *rheap__next(const char *name) {
     rheap__resolve();
     int guard = rheap__guard;
     rheap__guard = 1;
@@ -187,14 +187,14 @@ static void env_done(char *const *env, char *const envp[], char **space) {
 /* Resolved once at start-up (from the constructor, with no tracer lock held): a vfork child that
  * calls _exit or exec must not be the first to run dlsym, in memory it shares with its parent. */
 void rheap__exec_init(void) {
-    real_execve = (execve_fn)next("execve");
-    real_execvpe = (execvpe_fn)next("execvpe");
-    real_fexecve = (fexecve_fn)next("fexecve");
-    real_execveat = (execveat_fn)next("execveat");
-    real_spawn = (spawn_fn)next("posix_spawn");
-    real_spawnp = (spawn_fn)next("posix_spawnp");
-    real_exit = (exit_fn)next("_exit");
-    real_fork = (fork_fn)next("_Fork");
+    real_execve = (execve_fn)rheap__next("execve");
+    real_execvpe = (execvpe_fn)rheap__next("execvpe");
+    real_fexecve = (fexecve_fn)rheap__next("fexecve");
+    real_execveat = (execveat_fn)rheap__next("execveat");
+    real_spawn = (spawn_fn)rheap__next("posix_spawn");
+    real_spawnp = (spawn_fn)rheap__next("posix_spawnp");
+    real_exit = (exit_fn)rheap__next("_exit");
+    real_fork = (fork_fn)rheap__next("_Fork");
     follow_init();
 }
 
@@ -213,7 +213,7 @@ void rheap__exec_init(void) {
 
 RHEAP_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
     if (!real_execve)
-        real_execve = (execve_fn)next("execve");
+        real_execve = (execve_fn)rheap__next("execve");
     char *env_space[STACK_ENV];
     char *const *env = env_for(envp, env_space, path);
     RUN_EXEC(real_execve(path, argv, env));
@@ -221,7 +221,7 @@ RHEAP_EXPORT int execve(const char *path, char *const argv[], char *const envp[]
 
 RHEAP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
     if (!real_execvpe)
-        real_execvpe = (execvpe_fn)next("execvpe");
+        real_execvpe = (execvpe_fn)rheap__next("execvpe");
     char *env_space[STACK_ENV];
     char *const *env = env_for(envp, env_space, file);
     RUN_EXEC(real_execvpe(file, argv, env));
@@ -237,7 +237,7 @@ RHEAP_EXPORT int execvp(const char *file, char *const argv[]) {
 
 RHEAP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
     if (!real_fexecve)
-        real_fexecve = (fexecve_fn)next("fexecve");
+        real_fexecve = (fexecve_fn)rheap__next("fexecve");
     char *env_space[STACK_ENV];
     char *const *env = env_for(envp, env_space, "the program of fexecve");
     RUN_EXEC(real_fexecve(fd, argv, env));
@@ -246,7 +246,7 @@ RHEAP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
 RHEAP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
                           int flags) {
     if (!real_execveat)
-        real_execveat = (execveat_fn)next("execveat");
+        real_execveat = (execveat_fn)rheap__next("execveat");
     if (!real_execveat) {
         errno = ENOSYS;
         return -1;
@@ -273,7 +273,7 @@ RHEAP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_fil
                              const posix_spawnattr_t *attr, char *const argv[],
                              char *const envp[]) {
     if (!real_spawn)
-        real_spawn = (spawn_fn)next("posix_spawn");
+        real_spawn = (spawn_fn)rheap__next("posix_spawn");
     return spawn(real_spawn, pid, path, fa, attr, argv, envp);
 }
 
@@ -281,7 +281,7 @@ RHEAP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_fi
                               const posix_spawnattr_t *attr, char *const argv[],
                               char *const envp[]) {
     if (!real_spawnp)
-        real_spawnp = (spawn_fn)next("posix_spawnp");
+        real_spawnp = (spawn_fn)rheap__next("posix_spawnp");
     return spawn(real_spawnp, pid, file, fa, attr, argv, envp);
 }
 
@@ -321,7 +321,7 @@ RHEAP_EXPORT int execle(const char *path, const char *arg, ...) {
 
 RHEAP_EXPORT void _exit(int status) {
     if (!real_exit)
-        real_exit = (exit_fn)next("_exit");
+        real_exit = (exit_fn)rheap__next("_exit");
     rheap__before_exit();
     real_exit(status);
     __builtin_unreachable();
@@ -332,7 +332,7 @@ RHEAP_EXPORT void _exit(int status) {
  * fork handling runs around it as around fork. */
 RHEAP_EXPORT pid_t _Fork(void) {
     if (!real_fork)
-        real_fork = (fork_fn)next("_Fork");
+        real_fork = (fork_fn)rheap__next("_Fork");
     rheap__fork_prepare();
     pid_t pid = real_fork();
     int saved = errno;

@@ -42,6 +42,9 @@ extern rheap__real_t rheap__real;
 
 /* Resolves rheap__real once; safe to call from any wrapper, before libc is fully up. */
 void rheap__resolve(void);
+/* The next definition of a function this library also defines (dlsym RTLD_NEXT), looked up with
+ * the guard held: dlsym may allocate. In exec.c. */
+void *rheap__next(const char *name);
 
 /* Per-thread recursion guard: nonzero while the thread runs tracer code, so allocations the
  * tracer itself causes (libunwind's caches, dlsym) pass straight to the real allocator. */

@@ -8,20 +8,10 @@
  * mappings it keeps.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-static void *next(const char *name) {
-    rheap__resolve();
-    int guard = rheap__guard;
-    rheap__guard = 1;
-    void *f = dlsym(RTLD_NEXT, name);
-    rheap__guard = guard;
-    return f;
-}
 
 /* Gives the open recording's directory to `euid` when root is about to become that user. */
 static void hand_over(uid_t euid) {
@@ -39,7 +29,7 @@ static void hand_over(uid_t euid) {
 RHEAP_EXPORT int setuid(uid_t uid) {
     static int (*real)(uid_t);
     if (!real)
-        real = (int (*)(uid_t))next("setuid");
+        real = (int (*)(uid_t))rheap__next("setuid");
     if (!real) {
         errno = ENOSYS;
         return -1;
@@ -51,7 +41,7 @@ RHEAP_EXPORT int setuid(uid_t uid) {
 RHEAP_EXPORT int seteuid(uid_t euid) {
     static int (*real)(uid_t);
     if (!real)
-        real = (int (*)(uid_t))next("seteuid");
+        real = (int (*)(uid_t))rheap__next("seteuid");
     if (!real) {
         errno = ENOSYS;
         return -1;
@@ -63,7 +53,7 @@ RHEAP_EXPORT int seteuid(uid_t euid) {
 RHEAP_EXPORT int setreuid(uid_t ruid, uid_t euid) {
     static int (*real)(uid_t, uid_t);
     if (!real)
-        real = (int (*)(uid_t, uid_t))next("setreuid");
+        real = (int (*)(uid_t, uid_t))rheap__next("setreuid");
     if (!real) {
         errno = ENOSYS;
         return -1;
@@ -75,7 +65,7 @@ RHEAP_EXPORT int setreuid(uid_t ruid, uid_t euid) {
 RHEAP_EXPORT int setresuid(uid_t ruid, uid_t euid, uid_t suid) {
     static int (*real)(uid_t, uid_t, uid_t);
     if (!real)
-        real = (int (*)(uid_t, uid_t, uid_t))next("setresuid");
+        real = (int (*)(uid_t, uid_t, uid_t))rheap__next("setresuid");
     if (!real) {
         errno = ENOSYS;
         return -1;
