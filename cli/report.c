@@ -330,12 +330,42 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
 /* Processes shown by the summary of `rheap run` when there are several. */
 #define BRIEF_PROCESSES 10
 
+/* The built-in suppression list, as `rheap report` applies it by default: its stacks leave the
+ * leaks (a view over stack_stats) and their blocks and bytes are added into *blocks, *bytes.
+ * NULL when nothing could be decided (then nothing is left out). */
+static rheap__supp_t *brief_suppressions(sqlite3 *db, long long *blocks, double *bytes)
+{
+    rheap__supp_opts_t none = {0};
+    rheap__supp_t *supp = NULL;
+    char errbuf[256];
+    if (rheap__supp_open(&none, db, &supp, stderr) != RHEAP_EXIT_OK)
+        return NULL;
+    size_t nr = rheap__supp_nrules(supp);
+    int64_t *b = calloc(nr + 1, sizeof *b), *n = calloc(nr + 1, sizeof *n);
+    if (!b || !n || rheap__supp_totals(supp, db, NULL, b, n) != 0 ||
+        rheap__supp_shadow(supp, db, errbuf, sizeof errbuf) != 0) {
+        rheap__supp_destroy(supp);
+        supp = NULL;
+    }
+    for (size_t r = 0; supp && r < nr; r++) {
+        *blocks += b[r];
+        *bytes += (double)n[r];
+    }
+    free(b);
+    free(n);
+    return supp;
+}
+
 void rheap__report_brief(sqlite3 *db, FILE *out)
 {
     rheap__table_t t;
     char errbuf[1024];
+    long long sup_blocks = 0;
+    double sup_bytes = 0;
+    rheap__supp_t *supp = brief_suppressions(db, &sup_blocks, &sup_bytes);
     if (rheap__sql_fetch(db, totals_sql, NULL, 0, &t, errbuf, sizeof errbuf) != 0) {
         rheap__error(out, "%s", errbuf);
+        rheap__supp_destroy(supp);
         return;
     }
     long long nproc = num(&t, "processes");
@@ -349,8 +379,8 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
             num(&t, "allocations"), num(&t, "frees"));
     bytes(out, byte_num(&t, "bytes"));
     fprintf(out, " allocated\n");
-    long long leaked_blocks = num(&t, "leaked_blocks");
-    double leaked = byte_num(&t, "leaked_bytes");
+    long long leaked_blocks = num(&t, "leaked_blocks") - sup_blocks;
+    double leaked = byte_num(&t, "leaked_bytes") - sup_bytes;
     rheap__table_free(&t);
     if (nproc > 1 && rheap__sql_fetch(db, processes_sql, NULL, 0, &t, errbuf, sizeof errbuf) == 0) {
         fprintf(out, "rheap: processes, most bytes allocated first:\n");
@@ -384,6 +414,12 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
             rheap__table_free(&t);
         }
     }
+    if (sup_blocks > 0) {
+        fprintf(out, "rheap: suppressed (rheap report --no-default-suppressions shows them): ");
+        bytes(out, sup_bytes);
+        fprintf(out, " in %lld blocks\n", sup_blocks);
+    }
+    rheap__supp_destroy(supp);
 }
 
 static void usage_report(FILE *f)

@@ -178,6 +178,18 @@ case_run_tree() {
     [ -z "$(ls -d rheap-run-* 2>/dev/null)" ] || fail "recordings not removed"
 }
 
+# The summary of rheap run leaves out what the built-in suppression list takes, as report does:
+# examples/leaky leaks 10 connections of 4096 bytes and 100 sessions of 48, and its printf's
+# stdio buffer (4096 bytes) is never freed either.
+case_run_suppressed() {
+    run r "$RHEAP" run -o leaky.db -- "$LEAKY"
+    expect_eq "status" "$STATUS" 0
+    has_line r.err "rheap: never freed: 45760 bytes (44.7 KiB) in 110 blocks"
+    has_line r.err "rheap: suppressed (rheap report --no-default-suppressions shows them): 4096 bytes (4.0 KiB) in 1 blocks"
+    grep -q "^rheap: .* main .*leaky\.c" r.err && fail "the stdio buffer is listed: $(cat r.err)"
+    return 0
+}
+
 # The program exits before its child: rheap waits for the orphan and records it too.
 case_run_orphan() {
     run r "$RHEAP" run -o o.db -- "$FAMILY" orphan
