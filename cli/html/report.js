@@ -96,12 +96,18 @@ function selectedStats() {
 
 // ---- Header ----
 
+// Processes are counted by pid: an exec starts a new recording of the same process.
+function pidCount() {
+  return new Set(D.procs.map(p => p.pid)).size;
+}
+
 function drawTotals() {
   document.getElementById('db').textContent = D.db + ' · rheap ' + D.version;
   const sum = k => D.procs.reduce((a, p) => a + p[k], 0);
   const peak = D.procs.reduce((a, p) => (p.peak_bytes > a.peak_bytes ? p : a), D.procs[0] || {peak_bytes: 0});
+  const pids = pidCount();
   const cards = [
-    ['processes', fmtNum(D.procs.length), D.procs.length],
+    ['processes', fmtNum(pids), pids],
     ['allocations', fmtNum(sum('allocs')), sum('allocs')],
     ['allocated', fmtBytes(sum('bytes')), sum('bytes')],
     ['frees', fmtNum(sum('frees')), sum('frees')],
@@ -512,7 +518,12 @@ function drawSelection() {
 let zoom = null;
 function setup() {
   const sel = document.getElementById('proc');
-  if (D.procs.length > 1) sel.append(el('option', {value: 'all', text: `all ${D.procs.length} processes`}));
+  if (D.procs.length > 1) {
+    const n = pidCount();
+    const what = n === D.procs.length ? `${n} processes`
+      : `${n} ${n === 1 ? 'process' : 'processes'}, ${D.procs.length} recordings`;
+    sel.append(el('option', {value: 'all', text: `all: ${what}`}));
+  }
   D.procs.forEach((p, i) => sel.append(el('option', {value: i, text: procName(p) + ' · ' + (p.cmd || p.exe || '')})));
   state.proc = D.procs.length > 1 ? 'all' : 0;
   zoom = loadHash();

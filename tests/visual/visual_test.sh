@@ -322,6 +322,8 @@ case_html() {
     grep -q 'class="cell" data-name="grow_leak" data-v="320" data-depth="6"' dom-zoom.html ||
         fail "zoomed on growth: grow_leak is not its child"
     # Totals: allocations and bytes never freed.
+    grep -q "data-k=\"processes\" data-v=\"$(sql 'SELECT count(DISTINCT pid) FROM processes')\"" dom.html ||
+        fail "the processes card does not count pids"
     grep -q 'data-k="allocations" data-v="145"' dom.html || fail "the allocations card is not 145"
     grep -q 'data-k="never freed" data-v="10617"' dom.html || fail "the never-freed card is not 10617"
 }
