@@ -18,10 +18,8 @@ enum {
     PE_PCREL = 0x10, PE_DATAREL = 0x30, PE_INDIRECT = 0x80, PE_OMIT = 0xff,
 };
 
-typedef struct {
-    const uint8_t *p, *end;
-    int bad;
-} cursor_t;
+typedef rheap__cfi_cursor_t cursor_t;
+typedef rheap__cfi_work_t work_t;
 
 /* LEB128 numbers, read with the format's own decoder (varint.h). One longer than ten bytes
  * counts as malformed: no compiler or assembler emits one for the values CFI holds. */
@@ -124,40 +122,32 @@ static uint8_t reg_num(cursor_t *c) {
 }
 
 /* The register state the CFI program describes, for the registers a walk needs. */
-typedef struct {
-    int64_t cfa_off, bp_off, ra_off;
-    uint8_t cfa_reg, cfa_deref, bp, ra, ok;
-} state_t;
+typedef rheap__cfi_state_t state_t;
 
 enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
 enum { RA_SAVED, RA_UNDEFINED, RA_OTHER };
 
 /* A DWARF expression block: the one form gcc uses for frames that realign the stack,
- * DW_OP_breg6 k (optionally followed by DW_OP_deref), read as rbp + k. */
+ * DW_OP_breg6 k (optionally followed by DW_OP_deref), read as rbp + k. The block's bytes are
+ * read in place, not through a cursor of their own: the frame stays small. */
 static int breg6(cursor_t *c, int64_t *k, int *deref) {
     uint64_t len = uleb(c);
     if (c->bad || len > (uint64_t)(c->end - c->p))
         return c->bad = 1, 0;
-    const uint8_t *end = c->p + len;
-    int ok = 0;
-    if (len >= 2 && *c->p == 0x76) { /* DW_OP_breg6 */
-        cursor_t e = {c->p + 1, end, 0};
-        *k = sleb(&e);
-        *deref = 0;
-        if (!e.bad && e.p < end && *e.p == 0x06) { /* DW_OP_deref */
-            *deref = 1;
-            e.p++;
-        }
-        ok = !e.bad && e.p == end;
-    }
+    const uint8_t *p = c->p, *end = p + len;
     c->p = end;
-    return ok;
+    if (len < 2 || *p++ != 0x76 || rip__get_svarint(&p, end, k) != RIP__VARINT_OK)
+        return 0; /* not DW_OP_breg6 k */
+    *deref = p < end && *p == 0x06; /* DW_OP_deref */
+    return p + *deref == end;
 }
 
-/* Runs a CFI program up to `pc` (or to its end when pc is 0). */
-static void run_cfi(cursor_t *c, state_t *s, const state_t *initial, uintptr_t *loc,
-                    uintptr_t pc, uint64_t code_align, int64_t data_align, uint8_t fde_enc) {
-    state_t stack[8];
+/* Runs a CFI program up to `pc` (or to its end when pc is 0) on w->state, with the CIE's
+ * alignments and encoding from w; `initial` holds the rules restore returns to. */
+static void run_cfi(work_t *w, cursor_t *c, const state_t *initial, uintptr_t *loc, uintptr_t pc) {
+    state_t *s = &w->state;
+    const uint64_t code_align = w->code_align;
+    const int64_t data_align = w->data_align;
     unsigned depth = 0;
     while (c->p < c->end && !c->bad && s->ok) {
         uint8_t op = *c->p++;
@@ -178,7 +168,7 @@ static void run_cfi(cursor_t *c, state_t *s, const state_t *initial, uintptr_t *
         case 0x00: /* nop */
             break;
         case 0x01: /* set_loc */
-            *loc = encoded(c, fde_enc, 0);
+            *loc = encoded(c, w->fde_enc, 0);
             if (pc && *loc > pc)
                 return;
             break;
@@ -239,14 +229,14 @@ static void run_cfi(cursor_t *c, state_t *s, const state_t *initial, uintptr_t *
             }
             goto other;
         case 0x0a: /* remember_state */
-            if (depth == 8)
+            if (depth == RHEAP__CFI_REMEMBER)
                 goto bad;
-            stack[depth++] = *s;
+            w->saved[depth++] = *s;
             break;
         case 0x0b: /* restore_state: every rule, the CFA's included */
             if (depth == 0)
                 goto bad;
-            *s = stack[--depth];
+            *s = w->saved[--depth];
             break;
         case 0x0c: /* def_cfa */
             s->cfa_reg = reg_num(c);
@@ -332,8 +322,8 @@ static int32_t s32(const uint8_t *p) {
 
 /* The FDE of pc by the .eh_frame_hdr's table: version, three encodings, the .eh_frame pointer,
  * the count, then (start address, FDE address) pairs sorted by start, both 4-byte offsets from
- * the header. Sets f to the FDE's contents after the length and returns where its CIE pointer
- * is counted from, or NULL. */
+ * the header. Sets f to the FDE's contents after the length (it reads the header with f before)
+ * and returns where its CIE pointer is counted from, or NULL. */
 static const uint8_t *find_fde(const uint8_t *lo, const uint8_t *hi, const uint8_t *hdr,
                                uintptr_t pc, cursor_t *f) {
     if (hdr < lo || hdr >= hi || hi - hdr < 4)
@@ -341,12 +331,12 @@ static const uint8_t *find_fde(const uint8_t *lo, const uint8_t *hi, const uint8
     uintptr_t base = (uintptr_t)hdr;
     if (hdr[0] != 1 || hdr[3] != (PE_DATAREL | PE_SDATA4))
         return NULL;
-    cursor_t c = {hdr + 4, hi - hdr < 32 ? hi : hdr + 32, 0};
-    (void)encoded(&c, hdr[1], base);
-    uintptr_t count = encoded(&c, hdr[2], base);
-    if (c.bad || count == 0 || count > (uintptr_t)(hi - c.p) / 8)
+    *f = (cursor_t){hdr + 4, hi - hdr < 32 ? hi : hdr + 32, 0};
+    (void)encoded(f, hdr[1], base);
+    uintptr_t count = encoded(f, hdr[2], base);
+    if (f->bad || count == 0 || count > (uintptr_t)(hi - f->p) / 8)
         return NULL;
-    const uint8_t *table = c.p; /* pairs of 4-byte offsets, maybe unaligned */
+    const uint8_t *table = f->p; /* pairs of 4-byte offsets, maybe unaligned */
     size_t a = 0, b = count;
     while (b - a > 1) {
         size_t mid = a + (b - a) / 2;
@@ -360,19 +350,11 @@ static const uint8_t *find_fde(const uint8_t *lo, const uint8_t *hi, const uint8
     return entry(f, base + (uintptr_t)(intptr_t)s32(table + 8 * a + 4), lo, hi);
 }
 
-/* What a CIE says that its FDEs need; `ins` is its initial instructions. */
-typedef struct {
-    uint64_t code_align;
-    int64_t data_align;
-    uint8_t fde_enc; /* how the FDE's addresses are encoded */
-    int has_z;       /* the FDE has augmentation data to skip */
-    cursor_t ins;
-} cie_t;
-
-/* Reads the CIE at `at`; 0 when it is one a rule can come from (not a signal frame, the return
- * address in its usual register, every augmentation known). */
-static int read_cie(uintptr_t at, const uint8_t *lo, const uint8_t *hi, cie_t *cie) {
-    cursor_t *ci = &cie->ins;
+/* Reads the CIE at `at` into w: what its FDEs need, and w->ins set to its initial
+ * instructions. 0 when it is one a rule can come from (not a signal frame, the return address
+ * in its usual register, every augmentation known). */
+static int read_cie(uintptr_t at, const uint8_t *lo, const uint8_t *hi, work_t *w) {
+    cursor_t *ci = &w->ins;
     if (!entry(ci, at, lo, hi) || fixed(ci, 4) != 0)
         return -1;
     uint8_t version = (uint8_t)fixed(ci, 1);
@@ -385,19 +367,19 @@ static int read_cie(uintptr_t at, const uint8_t *lo, const uint8_t *hi, cie_t *c
     ci->p += aug_len + 1;
     if (version != 1 && version != 3)
         return -1;
-    cie->code_align = uleb(ci);
-    cie->data_align = sleb(ci);
+    w->code_align = uleb(ci);
+    w->data_align = sleb(ci);
     uint64_t ra_reg = version == 1 ? fixed(ci, 1) : uleb(ci);
-    cie->fde_enc = PE_ABSPTR;
-    cie->has_z = aug[0] == 'z';
-    if (cie->has_z) {
+    w->fde_enc = PE_ABSPTR;
+    w->has_z = aug[0] == 'z';
+    if (w->has_z) {
         uint64_t len = uleb(ci);
         if (ci->bad || len > (uint64_t)(ci->end - ci->p))
             return -1;
         const uint8_t *after = ci->p + len;
         for (size_t i = 1; i < aug_len && !ci->bad; i++) {
             switch (aug[i]) {
-            case 'R': cie->fde_enc = (uint8_t)fixed(ci, 1); break;
+            case 'R': w->fde_enc = (uint8_t)fixed(ci, 1); break;
             case 'L': (void)fixed(ci, 1); break;
             case 'P': {
                 uint8_t enc = (uint8_t)fixed(ci, 1);
@@ -420,50 +402,50 @@ static int read_cie(uintptr_t at, const uint8_t *lo, const uint8_t *hi, cie_t *c
 }
 
 rheap__cfi_rule_t rheap__cfi_rule(const uint8_t *lo, const uint8_t *hi, const uint8_t *hdr,
-                                  uintptr_t pc) {
+                                  uintptr_t pc, work_t *w) {
     rheap__cfi_rule_t r = {0, 0, RHEAP__CFI_SLOW, RHEAP__BP_SAME};
-    cursor_t f;
-    cie_t cie;
-    const uint8_t *fde_body = find_fde(lo, hi, hdr, pc, &f);
+    cursor_t *f = &w->fde;
+    const uint8_t *fde_body = find_fde(lo, hi, hdr, pc, f);
     if (!fde_body)
         return r;
-    int32_t cie_delta = (int32_t)fixed(&f, 4);
-    if (f.bad || cie_delta <= 0 ||
-        read_cie((uintptr_t)fde_body - (uintptr_t)cie_delta, lo, hi, &cie) != 0)
+    int32_t cie_delta = (int32_t)fixed(f, 4);
+    if (f->bad || cie_delta <= 0 ||
+        read_cie((uintptr_t)fde_body - (uintptr_t)cie_delta, lo, hi, w) != 0)
         return r;
-    uintptr_t start = encoded(&f, cie.fde_enc, 0);
-    uintptr_t range = encoded(&f, cie.fde_enc & 0x0f, 0);
-    if (f.bad || pc < start || pc - start >= range)
+    uintptr_t start = encoded(f, w->fde_enc, 0);
+    uintptr_t range = encoded(f, w->fde_enc & 0x0f, 0);
+    if (f->bad || pc < start || pc - start >= range)
         return r;
-    if (cie.has_z)
-        skip(&f, uleb(&f));
-    if (f.bad)
+    if (w->has_z)
+        skip(f, uleb(f));
+    if (f->bad)
         return r;
 
     /* The CIE's initial rules, then the FDE's rows up to pc. */
-    state_t s = {0, 0, 0, DW_RSP, 0, RHEAP__BP_SAME, RA_OTHER, 1};
+    const state_t *s = &w->state;
+    w->state = (state_t){0, 0, 0, DW_RSP, 0, RHEAP__BP_SAME, RA_OTHER, 1};
     uintptr_t loc = start;
-    run_cfi(&cie.ins, &s, &s, &loc, 0, cie.code_align, cie.data_align, cie.fde_enc);
-    state_t initial = s;
+    run_cfi(w, &w->ins, s, &loc, 0);
+    w->initial = *s;
     loc = start;
-    run_cfi(&f, &s, &initial, &loc, pc, cie.code_align, cie.data_align, cie.fde_enc);
-    if (!s.ok)
+    run_cfi(w, f, &w->initial, &loc, pc);
+    if (!s->ok)
         return r;
-    if (s.ra == RA_UNDEFINED) {
+    if (s->ra == RA_UNDEFINED) {
         r.kind = RHEAP__CFI_END;
         return r;
     }
-    if (s.ra != RA_SAVED || s.ra_off != -8 || s.cfa_off < INT32_MIN || s.cfa_off > INT32_MAX ||
-        s.bp_off < INT16_MIN || s.bp_off > INT16_MAX)
+    if (s->ra != RA_SAVED || s->ra_off != -8 || s->cfa_off < INT32_MIN || s->cfa_off > INT32_MAX ||
+        s->bp_off < INT16_MIN || s->bp_off > INT16_MAX)
         return r;
-    if (s.cfa_reg == DW_RSP && !s.cfa_deref)
+    if (s->cfa_reg == DW_RSP && !s->cfa_deref)
         r.kind = RHEAP__CFA_RSP;
-    else if (s.cfa_reg == DW_RBP)
-        r.kind = s.cfa_deref ? RHEAP__CFA_DEREF_RBP : RHEAP__CFA_RBP;
+    else if (s->cfa_reg == DW_RBP)
+        r.kind = s->cfa_deref ? RHEAP__CFA_DEREF_RBP : RHEAP__CFA_RBP;
     else
         return r;
-    r.cfa_off = (int32_t)s.cfa_off;
-    r.bp = s.bp;
-    r.bp_off = (int16_t)s.bp_off;
+    r.cfa_off = (int32_t)s->cfa_off;
+    r.bp = s->bp;
+    r.bp_off = (int16_t)s->bp_off;
     return r;
 }

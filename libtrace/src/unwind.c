@@ -123,6 +123,10 @@ struct rheap__unwinder {
     /* main_stack's read buffer: it runs when the main thread's stack has just grown, where
      * the program may have little room left below. */
     char maps[4096];
+    /* make_rule's object and the decoder's working memory: a new return address is met inside
+     * the program's allocation, wherever its stack ends. */
+    struct dl_find_object found;
+    rheap__cfi_work_t cfi;
 };
 
 size_t rheap__unwinder_size(void) {
@@ -223,15 +227,15 @@ static int in_stack(rheap__unwinder_t *u, uintptr_t fp) {
 
 /* Finds the rule for the return address `ra` (the call is at ra - 1) in the CFI of the object
  * that holds it (cfi.c); every byte the decoder reads lies within that object's mapping. */
-static __attribute__((noinline)) rule_t make_rule(uintptr_t ra) {
+static __attribute__((noinline)) rule_t make_rule(rheap__unwinder_t *u, uintptr_t ra) {
     rule_t r = {ra, 0, 0, RHEAP__CFI_SLOW, RHEAP__BP_SAME};
     uintptr_t pc = ra - 1;
-    struct dl_find_object fo;
-    if (_dl_find_object((void *)pc, &fo) != 0 || !fo.dlfo_eh_frame)
+    struct dl_find_object *fo = &u->found;
+    if (_dl_find_object((void *)pc, fo) != 0 || !fo->dlfo_eh_frame)
         return r;
-    rheap__cfi_rule_t c = rheap__cfi_rule((const uint8_t *)fo.dlfo_map_start,
-                                          (const uint8_t *)fo.dlfo_map_end,
-                                          (const uint8_t *)fo.dlfo_eh_frame, pc);
+    rheap__cfi_rule_t c =
+        rheap__cfi_rule((const uint8_t *)fo->dlfo_map_start, (const uint8_t *)fo->dlfo_map_end,
+                        (const uint8_t *)fo->dlfo_eh_frame, pc, &u->cfi);
     r.cfa_off = c.cfa_off;
     r.bp_off = c.bp_off;
     r.kind = c.kind;
@@ -330,7 +334,7 @@ static inline uint64_t stack_hash(uint64_t sum, unsigned n) {
 static __attribute__((noinline)) const rule_t *table_rule(rheap__unwinder_t *u, uintptr_t ip) {
     rule_t *r = &u->rule[(ip * 0x9E3779B97F4A7C15ull) >> (64 - 12)];
     if (RHEAP_UNLIKELY(r->ip != ip))
-        *r = make_rule(ip);
+        *r = make_rule(u, ip);
     return r;
 }
 

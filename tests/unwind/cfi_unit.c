@@ -2,9 +2,11 @@
  * cfi_unit: the call-frame decoder (libtrace/src/cfi.c) on its own.
  *
  * 1. Hand-built .eh_frame_hdr + CIE + FDE images (cfi_image.h) whose rules are known: the
- *    prologue and epilogue of a frame-pointer function, remember/restore_state, a frame that
- *    realigns its stack, the outermost frame, a signal frame, multi-byte LEB128 operands, the
- *    table's binary search, and images cut or pointing outside their range.
+ *    prologue and epilogue of a frame-pointer function, remember/restore_state (also nested as
+ *    deep as the decoder keeps states, and one level more), a frame that realigns its stack, the
+ *    outermost frame, a signal frame, multi-byte LEB128 operands, the table's binary search, and
+ *    images cut or pointing outside their range. The decoder's working memory holds another
+ *    byte pattern at each call.
  * 2. LEB128 as varint.h decodes it for the format and for the decoder.
  * 3. This program's own .eh_frame as the loader mapped it: the rule at the entry of each of its
  *    functions, and a walk of its own stack by the decoder's rules, frame by frame equal to
@@ -40,9 +42,18 @@ static const char *kind_name(int k) {
     return k >= 0 && k <= RHEAP__CFI_SLOW ? names[k] : "?";
 }
 
+/* The decoder's working memory, filled with another byte before each call: no rule may depend
+ * on what an earlier call left there. */
+static rheap__cfi_work_t *work(void) {
+    static rheap__cfi_work_t w;
+    static unsigned char fill;
+    memset(&w, fill += 0x5b, sizeof w);
+    return &w;
+}
+
 /* The rule at CODE + pc of image m, decoded with the image as the whole readable range. */
 static rheap__cfi_rule_t rule_at(const image_t *m, uint32_t pc) {
-    return rheap__cfi_rule(m->b, m->b + m->n, m->b, at(m, CODE + pc));
+    return rheap__cfi_rule(m->b, m->b + m->n, m->b, at(m, CODE + pc), work());
 }
 
 /* expect_rule: the rule at pc is `kind` with these offsets ("rsp+16 bp@cfa-16"). */
@@ -114,6 +125,36 @@ static void remember_restore(void) {
     expect_rule("both popped", &img, 14, RSP, 8, SAME, 0);
     expect_rule("restored", &img, 15, RSP, 24, AT_CFA, -16);
     expect_rule("after restore", &img, 20, RSP, 32, AT_CFA, -16);
+}
+
+/* remember_state nested as deep as the decoder keeps states (RHEAP__CFI_REMEMBER): CFA offsets
+ * 16, 24, ... remembered in turn, then restored one per byte of code; one level more is beyond
+ * it. */
+static void remember_depth(void) {
+    for (int extra = 0; extra < 2; extra++) {
+        uint8_t ins[6 * RHEAP__CFI_REMEMBER + 8];
+        size_t n = 0;
+        for (int i = 0; i < RHEAP__CFI_REMEMBER + extra; i++) {
+            ins[n++] = 0x0e; /* def_cfa_offset */
+            ins[n++] = (uint8_t)(16 + 8 * i);
+            ins[n++] = 0x0a; /* remember_state */
+        }
+        ins[n++] = 0x0e;
+        ins[n++] = 0x7f;
+        for (int i = 0; i < RHEAP__CFI_REMEMBER + extra; i++) {
+            ins[n++] = 0x41; /* advance 1 */
+            ins[n++] = 0x0b; /* restore_state */
+        }
+        one_fde(ins, n);
+        if (extra) {
+            expect_rule("remembered once too often", &img, 0, RHEAP__CFI_SLOW, 0, 0, 0);
+            continue;
+        }
+        expect_rule("all remembered", &img, 0, RSP, 0x7f, SAME, 0);
+        for (int i = 1; i <= RHEAP__CFI_REMEMBER; i++)
+            expect_rule("restored in turn", &img, (uint32_t)i, RSP,
+                        16 + 8 * (RHEAP__CFI_REMEMBER - i), SAME, 0);
+    }
 }
 
 /* gcc's realigned frame without frame pointers: CFA = *(rbp - 8), rbp found at rbp + 0. */
@@ -195,7 +236,7 @@ static void table_search(void) {
     expect_rule("third", &img, 249, RSP, 48, SAME, 0);
     expect_rule("gap", &img, 60, RHEAP__CFI_SLOW, 0, 0, 0);
     expect_rule("beyond", &img, 250, RHEAP__CFI_SLOW, 0, 0, 0);
-    rheap__cfi_rule_t r = rheap__cfi_rule(img.b, img.b + img.n, img.b, at(&img, CODE) - 1);
+    rheap__cfi_rule_t r = rheap__cfi_rule(img.b, img.b + img.n, img.b, at(&img, CODE) - 1, work());
     EXPECT(r.kind == RHEAP__CFI_SLOW, "before the first FDE: %s", kind_name(r.kind));
 }
 
@@ -205,10 +246,11 @@ static void out_of_range(void) {
     ONE_FDE(0x41, 0x0e, 0x10);
     size_t full = img.n;
     /* The FDE cut short by the range's end. */
-    rheap__cfi_rule_t r = rheap__cfi_rule(img.b, img.b + full - 4, img.b, at(&img, CODE + 1));
+    rheap__cfi_rule_t r =
+        rheap__cfi_rule(img.b, img.b + full - 4, img.b, at(&img, CODE + 1), work());
     EXPECT(r.kind == RHEAP__CFI_SLOW, "FDE past the end: %s", kind_name(r.kind));
     /* The header before the range's start. */
-    r = rheap__cfi_rule(img.b + 4, img.b + full, img.b, at(&img, CODE + 1));
+    r = rheap__cfi_rule(img.b + 4, img.b + full, img.b, at(&img, CODE + 1), work());
     EXPECT(r.kind == RHEAP__CFI_SLOW, "header outside: %s", kind_name(r.kind));
     /* A table longer than the image. */
     set32(&img, 8, 1000000);
@@ -232,7 +274,7 @@ static void out_of_range(void) {
     img.b[3] = 0x03;
     expect_rule("absolute table", &img, 1, RHEAP__CFI_SLOW, 0, 0, 0);
     /* Three bytes: not even a header. */
-    r = rheap__cfi_rule(img.b, img.b + 3, img.b, at(&img, CODE + 1));
+    r = rheap__cfi_rule(img.b, img.b + 3, img.b, at(&img, CODE + 1), work());
     EXPECT(r.kind == RHEAP__CFI_SLOW, "3 bytes: %s", kind_name(r.kind));
     /* An operand that runs off the FDE's end. */
     ONE_FDE(0x41, 0x0e, 0x80, 0x80, 0x80, 0x80, 0x80); /* def_cfa_offset, continued in nops */
@@ -283,7 +325,7 @@ static int self_rule(uintptr_t pc, rheap__cfi_rule_t *r) {
     struct dl_find_object fo;
     if (_dl_find_object((void *)pc, &fo) != 0 || !fo.dlfo_eh_frame)
         return -1;
-    *r = rheap__cfi_rule(fo.dlfo_map_start, fo.dlfo_map_end, fo.dlfo_eh_frame, pc);
+    *r = rheap__cfi_rule(fo.dlfo_map_start, fo.dlfo_map_end, fo.dlfo_eh_frame, pc, work());
     return 0;
 }
 
@@ -451,6 +493,7 @@ int main(int argc, char **argv) {
     }
     frame_pointer_function();
     remember_restore();
+    remember_depth();
     realigned();
     leb_operands();
     not_rules();

@@ -3,7 +3,8 @@
  * and an image: the offset, from the image's start, is the code address asked about, and the
  * image is an .eh_frame_hdr followed by whatever the table points to. The decoder gets the image
  * (copied to a buffer of exactly its size, so ASan sees any read past it) as its whole range and
- * must answer with a valid rule or "slow", never crash or read outside.
+ * must answer with a valid rule or "slow", never crash or read outside. Its working memory is
+ * filled with another byte before each call, as a caller may leave anything there.
  *
  * Besides the input's own address, the first entries of the header's table (when the header
  * has the usual encodings) are asked about at their start and a few bytes in, so that mutations
@@ -25,8 +26,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static unsigned answered[RHEAP__CFI_SLOW + 1];
 
+/* The decoder's working memory, another byte in every byte of it at each call. */
+static rheap__cfi_work_t *work(void) {
+    static rheap__cfi_work_t w;
+    static unsigned char fill;
+    memset(&w, fill += 0x5b, sizeof w);
+    return &w;
+}
+
 static void ask(const uint8_t *img, size_t n, uintptr_t pc) {
-    rheap__cfi_rule_t r = rheap__cfi_rule(img, img + n, img, pc);
+    rheap__cfi_rule_t r = rheap__cfi_rule(img, img + n, img, pc, work());
     if (r.kind < RHEAP__CFA_RSP || r.kind > RHEAP__CFI_SLOW || r.bp > RHEAP__BP_AT_RBP)
         abort();
     answered[r.kind]++;
@@ -99,7 +108,7 @@ int main(int argc, char **argv) {
         if (len >= 4)
             memcpy(&off, data, 4);
         if (len < 4 || rheap__cfi_rule(data + 4, data + len, data + 4,
-                                       (uintptr_t)data + 4 + (uintptr_t)(intptr_t)off)
+                                       (uintptr_t)data + 4 + (uintptr_t)(intptr_t)off, work())
                                .kind == RHEAP__CFI_SLOW) {
             fprintf(stderr, "fuzz_cfi: %s: the seed's own address has no rule\n", argv[a]);
             return 1;

@@ -5,7 +5,10 @@
  * the last is printed) and once at a new call site. Run untraced and traced, the difference is
  * what the tracer adds to the stack of an event. Prints
  *   stack malloc=N free=N new_site_malloc=N first_malloc=N
- * (first_malloc: the thread's first event, which registers the thread).
+ * (first_malloc: the thread's first event, which registers the thread, opens its file and writes
+ * the first module snapshot, and which glibc's malloc takes to set up the thread's arena).
+ * The program is linked with -z now (CMakeLists.txt): bound lazily, the first call of malloc
+ * would run the dynamic linker's resolver, deeper than either, in both runs alike.
  */
 #include "progs.h"
 
