@@ -380,7 +380,12 @@ static void read_thread(recording_t *rec, const char *path, size_t *evcap)
 {
     rip_reader_t *r;
     rip_error_t err;
-    if (rip_reader_open(path, &r, &err) != RIP_OK)
+    rip_status_t st = rip_reader_open(path, &r, &err);
+    /* A file that ends before its header (a thread killed between creating its file and writing
+     * to it) holds no event: the thread recorded nothing, as rheap convert reads it too. */
+    if (st == RIP_E_TRUNCATED)
+        return;
+    if (st != RIP_OK)
         die_reader(&err);
     const rip_header_t *h = rip_reader_header(r);
     if (h->is_process || h->pid != rec->pid || h->recording != rec->n) {

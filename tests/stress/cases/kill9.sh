@@ -4,7 +4,7 @@
 # recorded events (riptally) equal its completed calls, plus at most the one call in flight when
 # the kill landed (started = completed + 1); every 5th recording is also converted and the same
 # exact counts are checked in the database, with no unmatched free, no address live twice, no
-# lost event and no file cut short. Prints one "figure:" line per kill.
+# lost event and no file cut short but an empty one. Prints one "figure:" line per kill.
 kills=$((20 * SCALE)) nthreads=4
 total_done=0 total_recorded=0 in_flight=0
 for i in $(seq "$kills"); do
@@ -32,9 +32,13 @@ for i in $(seq "$kills"); do
             SELECT alloc_thread AS t, count(*) AS n FROM allocations GROUP BY 1 UNION ALL
             SELECT dealloc_thread, count(*) FROM allocations WHERE dealloc_thread IS NOT NULL GROUP BY 1)
             GROUP BY t" | tr '|' ' ' >dbcounts.txt
-        for key in unmatched_frees reused_live lost_events truncated_files; do
+        for key in unmatched_frees reused_live lost_events; do
             expect_eq "kill $i: $key" "$(sql "$db" "SELECT value FROM meta WHERE key = '$key'")" 0
         done
+        # A kill between a thread file's creation and its first write leaves it empty: the one
+        # kind of file the converter may count as cut short (it holds no event).
+        expect_eq "kill $i: truncated_files" "$(sql "$db" "SELECT value FROM meta WHERE key = 'truncated_files'")" \
+            "$(find "$dir" -name 't*.rip' -size 0 | wc -l)"
     fi
     made=0 recorded=0
     while read -r tid started done; do
