@@ -904,7 +904,8 @@ static int held_by_me(rheap__thread_t *t) {
     return t == tl_self && atomic_load_explicit(&t->busy, memory_order_relaxed);
 }
 
-void rheap__threads_flush_all(int close_files) {
+void rheap__threads_flush_all(int how) {
+    int close_files = how == RHEAP__FLUSH_CLOSE;
     unsigned gen = atomic_load(&rheap__gen);
     int failed = 0, err = 0;
     for (rheap__thread_t *t = all_threads; t; t = t->next)
@@ -928,6 +929,10 @@ void rheap__threads_flush_all(int close_files) {
             if (close_files) {
                 drop_writer(t, st == RIP_OK);
                 set_gen(t, 0);
+            } else if (how == RHEAP__FLUSH_EXIT && st == RIP_OK) {
+                /* The area's records are all in blocks: its space is given back until the
+                 * thread's next record (an atexit handler, a destructor) takes it again. */
+                rip_writer_give_back(t->w);
             }
         }
         claim_release(t);

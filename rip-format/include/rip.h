@@ -281,6 +281,12 @@ rip_writer_t *rip_writer_init_staged(void *mem, uint32_t block_size, int fd,
  * memory and the staging mapping are the caller's to release. errno is kept. NULL is a no-op. */
 void rip_writer_close(rip_writer_t *w, int give_back);
 
+/* For a staged writer with nothing left unwritten (just flushed), gives the staging area's disk
+ * space back as rip_writer_close does, but the writer stays open: the next record allocates the
+ * space again (fallocate, as for a new file) before it stores anything there, and a failure to
+ * do so is a failed write (RIP_E_IO, errno from fallocate). errno is kept; otherwise a no-op. */
+void rip_writer_give_back(rip_writer_t *w);
+
 /* Record appenders. Each returns RIP_OK, or RIP_E_IO if a block had to be flushed and the write
  * failed (errno is left as the write left it; the writer stays failed and later calls return
  * RIP_E_IO without doing anything), or RIP_E_FULL for a record that cannot fit one block (a
