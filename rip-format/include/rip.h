@@ -270,6 +270,12 @@ rip_writer_t *rip_writer_init(void *mem, uint32_t block_size, int fd, const rip_
  * that dies keeps every record in the file, and a reader sees a live file's latest records at
  * once. Blocks are written after the staging area. */
 size_t rip_stage_size(uint32_t block_size);
+/* The staging area's first RIP_STAGE_HEADER_LEN bytes as a writer starts it (magic, length,
+ * kind, block size, zeros, a commit word of 0): written into a new file before it is extended to
+ * the area's size, a file never holds a zero-filled area without them (a process killed while
+ * making it leaves a file that reads as empty). */
+#define RIP_STAGE_HEADER_LEN 72u
+void rip_stage_header(void *out, uint32_t block_size);
 size_t rip_writer_footprint_staged(uint32_t block_size);
 rip_writer_t *rip_writer_init_staged(void *mem, uint32_t block_size, int fd,
                                      const rip_header_t *h, void *stage);

@@ -132,6 +132,17 @@ size_t rip_stage_size(uint32_t block_size)
     return RIP__STAGE_AREA + (1 + RIP__COLUMNS) * (size_t)round_block_size(block_size, NULL);
 }
 
+void rip_stage_header(void *out, uint32_t block_size)
+{
+    uint8_t *p = out;
+    uint32_t bs = round_block_size(block_size, NULL);
+    memset(p, 0, RIP_STAGE_HEADER_LEN);
+    rip__put_le32(p, RIP__STAGE_MAGIC);
+    rip__put_le32(p + 4, (uint32_t)(rip_stage_size(bs) - 8));
+    memcpy(p + 8, RIP__MAGIC_STAGE, 4);
+    rip__put_le32(p + 12, bs);
+}
+
 /* Makes the staged block's records visible: one 8-byte store, ordered after every byte of the
  * records and columns before it, of the block's number and the end of its records. A reader
  * that sees the word sees those bytes (FORMAT.md section 6). */
@@ -201,13 +212,11 @@ static rip_writer_t *init(void *mem, uint32_t block_size, int fd, const rip_head
 
     if (stage) {
         /* The staging area is a skippable lz4 frame: lz4 tools pass over it (FORMAT.md 6). */
-        size_t size = rip_stage_size(bs);
-        rip__put_le32(stage, RIP__STAGE_MAGIC);
-        rip__put_le32(stage + 4, (uint32_t)(size - 8));
-        memcpy(stage + 8, RIP__MAGIC_STAGE, 4);
-        rip__put_le32(stage + 12, bs);
+        uint8_t head[RIP_STAGE_HEADER_LEN];
+        rip_stage_header(head, bs);
+        memcpy(stage, head, RIP__STAGE_COMMIT);
         w->stage = stage;
-        w->offset = size;   /* the frame follows the staging area */
+        w->offset = rip_stage_size(bs);   /* the frame follows the staging area */
         publish(w);
     }
     return w;

@@ -82,6 +82,12 @@ int main(void)
     void *mem = aligned_alloc(16, (rip_writer_footprint_staged(BS) + 15) & ~(size_t)15);
     rip_header_t h = thread_header();
     rip_writer_t *w = rip_writer_init_staged(mem, BS, fd, &h, stage);
+    /* The header a tracer writes into a new file before extending it: the writer's own. */
+    uint8_t head[RIP_STAGE_HEADER_LEN];
+    rip_stage_header(head, BS);
+    CHECK(memcmp(head, stage, 64) == 0);
+    CHECK_U(get64(head + 64), 0);
+    CHECK_U(head[12] | head[13] << 8 | head[14] << 16 | (uint64_t)head[15] << 24, BS);
 
     /* Two blocks in the frame (10 + 10 frees), 7 records staged. */
     for (int b = 0; b < 2; b++) {
