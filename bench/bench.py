@@ -134,10 +134,13 @@ def timed(argv, stdin=None, env=None, cwd=None, ok=(0,)):
 
 
 def dir_bytes(path):
+    """Bytes the recording takes on disk: each file's size, or less when it has holes (a
+    staging area whose space was given back): its allocated blocks then."""
     total = 0
     for root, _, files in os.walk(path):
         for name in files:
-            total += os.path.getsize(os.path.join(root, name))
+            st = os.stat(os.path.join(root, name))
+            total += min(st.st_size, st.st_blocks * 512)
     return total
 
 

@@ -275,9 +275,11 @@ int rheap__realloc_begin(void);
 void rheap__realloc_end(void);
 void rheap__threads_wait_reallocs(void);
 
-/* Under the control lock: flush every thread's file; with `close`, also complete and close
- * them (recording ends). */
-void rheap__threads_flush_all(int close);
+/* Under the control lock: flush every thread's file; with RHEAP__FLUSH_CLOSE, also complete and
+ * close them (recording ends); with RHEAP__FLUSH_EXIT, keep them open but give their staging
+ * areas' disk space back until a later event needs it (the process's exit flush). */
+enum { RHEAP__FLUSH_ONLY, RHEAP__FLUSH_CLOSE, RHEAP__FLUSH_EXIT };
+void rheap__threads_flush_all(int how);
 
 /* Creates the pthread key whose destructor flushes a thread's file when it exits. */
 void rheap__threads_init(void);

@@ -292,7 +292,7 @@ int rheap__stop(const char *how) {
     }
     atomic_fetch_and(&rheap__word, ~(RHEAP__ON | RHEAP__EXITING));
     rheap__threads_wait_reallocs();
-    rheap__threads_flush_all(1);
+    rheap__threads_flush_all(RHEAP__FLUSH_CLOSE);
     if (ctl.proc_w) {
         write_lost();
         rip_writer_off(ctl.proc_w, rheap__now(), how);
@@ -305,12 +305,13 @@ int rheap__stop(const char *how) {
 
 /* At exit the files are flushed and the process file says "off", but the recorders stay open
  * for later events, which their staging areas keep: static destructors and libraries finalized
- * after librheap still free memory. */
+ * after librheap still free memory. The staging areas give their disk space back meanwhile; a
+ * thread's next event allocates it again. */
 void rheap__flush_for_exit(void) {
     if (!(atomic_load(&rheap__word) & RHEAP__ON) || getpid() != rheap__rec.pid)
         return;
     atomic_fetch_or(&rheap__word, RHEAP__EXITING);
-    rheap__threads_flush_all(0);
+    rheap__threads_flush_all(RHEAP__FLUSH_EXIT);
     if (ctl.proc_w) {
         write_lost();
         rip_writer_off(ctl.proc_w, rheap__now(), "exit");
@@ -324,7 +325,7 @@ int rheap__flush(void) {
         errno = EALREADY;
         return -1;
     }
-    rheap__threads_flush_all(0);
+    rheap__threads_flush_all(RHEAP__FLUSH_ONLY);
     if (ctl.proc_w)
         rip_writer_flush(ctl.proc_w);
     return 0;

@@ -469,7 +469,10 @@ static rheap__thread_t *register_thread(int *over_limit) {
 
 /* Gives a new thread file its staging area: the file extended to the area's size with its
  * blocks allocated (stores into a shared mapping of a hole would raise SIGBUS on a full disk),
- * then mapped shared. Returns 0, or -1 with errno. */
+ * then mapped shared. The blocks are allocated first, the area's header written next, and only
+ * then is the file extended: a process that ends at any point of this (exit from another
+ * thread) leaves an empty file or a header without records, which read as a file holding
+ * nothing, never a zero-filled area. Returns 0, or -1 with errno. */
 static int map_stage(rheap__thread_t *t, int fd) {
     size_t size = rip_stage_size(t->block_size);
     uint64_t limit = rheap__file_limit();
@@ -477,12 +480,21 @@ static int map_stage(rheap__thread_t *t, int fd) {
         errno = EFBIG; /* rather than SIGXFSZ, which would kill the program */
         return -1;
     }
-    if (syscall(SYS_fallocate, fd, 0, (off_t)0, (off_t)size) != 0) {
-        /* A file system without fallocate: a sparse area (on such a file system a full disk can
-         * still fault a store; none of the usual ones lacks fallocate). */
-        if (errno != EOPNOTSUPP || syscall(SYS_ftruncate, fd, (off_t)size) != 0)
-            return -1;
+    uint8_t head[RIP_STAGE_HEADER_LEN];
+    rip_stage_header(head, t->block_size);
+    if (syscall(SYS_fallocate, fd, FALLOC_FL_KEEP_SIZE, (off_t)0, (off_t)size) != 0 &&
+        errno != EOPNOTSUPP)
+        return -1;
+    /* A file system without fallocate gets a sparse area (where a full disk can still fault a
+     * store; none of the usual ones lacks fallocate). */
+    long n = syscall(SYS_pwrite64, fd, head, sizeof head, (off_t)0);
+    if (n != (long)sizeof head) {
+        if (n >= 0)
+            errno = EIO; /* a short write of one small block: the disk is full */
+        return -1;
     }
+    if (syscall(SYS_ftruncate, fd, (off_t)size) != 0)
+        return -1;
     void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED)
         return -1;
@@ -904,7 +916,8 @@ static int held_by_me(rheap__thread_t *t) {
     return t == tl_self && atomic_load_explicit(&t->busy, memory_order_relaxed);
 }
 
-void rheap__threads_flush_all(int close_files) {
+void rheap__threads_flush_all(int how) {
+    int close_files = how == RHEAP__FLUSH_CLOSE;
     unsigned gen = atomic_load(&rheap__gen);
     int failed = 0, err = 0;
     for (rheap__thread_t *t = all_threads; t; t = t->next)
@@ -928,6 +941,10 @@ void rheap__threads_flush_all(int close_files) {
             if (close_files) {
                 drop_writer(t, st == RIP_OK);
                 set_gen(t, 0);
+            } else if (how == RHEAP__FLUSH_EXIT && st == RIP_OK) {
+                /* The area's records are all in blocks: its space is given back until the
+                 * thread's next record (an atexit handler, a destructor) takes it again. */
+                rip_writer_give_back(t->w);
             }
         }
         claim_release(t);

@@ -270,6 +270,12 @@ rip_writer_t *rip_writer_init(void *mem, uint32_t block_size, int fd, const rip_
  * that dies keeps every record in the file, and a reader sees a live file's latest records at
  * once. Blocks are written after the staging area. */
 size_t rip_stage_size(uint32_t block_size);
+/* The staging area's first RIP_STAGE_HEADER_LEN bytes as a writer starts it (magic, length,
+ * kind, block size, zeros, a commit word of 0): written into a new file before it is extended to
+ * the area's size, a file never holds a zero-filled area without them (a process killed while
+ * making it leaves a file that reads as empty). */
+#define RIP_STAGE_HEADER_LEN 72u
+void rip_stage_header(void *out, uint32_t block_size);
 size_t rip_writer_footprint_staged(uint32_t block_size);
 rip_writer_t *rip_writer_init_staged(void *mem, uint32_t block_size, int fd,
                                      const rip_header_t *h, void *stage);
@@ -280,6 +286,12 @@ rip_writer_t *rip_writer_init_staged(void *mem, uint32_t block_size, int fd,
  * fork child dropping the writer it inherited). The writer must not be used afterwards; its
  * memory and the staging mapping are the caller's to release. errno is kept. NULL is a no-op. */
 void rip_writer_close(rip_writer_t *w, int give_back);
+
+/* For a staged writer with nothing left unwritten (just flushed), gives the staging area's disk
+ * space back as rip_writer_close does, but the writer stays open: the next record allocates the
+ * space again (fallocate, as for a new file) before it stores anything there, and a failure to
+ * do so is a failed write (RIP_E_IO, errno from fallocate). errno is kept; otherwise a no-op. */
+void rip_writer_give_back(rip_writer_t *w);
 
 /* Record appenders. Each returns RIP_OK, or RIP_E_IO if a block had to be flushed and the write
  * failed (errno is left as the write left it; the writer stays failed and later calls return

@@ -73,6 +73,8 @@ struct rip_writer {
     uint64_t max_bytes;       /* file size limit; 0: none */
     uint8_t *stage;           /* the staging area (a shared mapping of the file's start), or NULL */
     uint64_t blocks;          /* blocks written: the number of the block being staged */
+    int stage_given;          /* the staging area's disk space is given back: allocate it again
+                               * before the next store into it (rip_writer_give_back) */
     size_t ext_len;           /* the extended record being written (begin_ext, end_ext) */
     char path[4096];
 };
@@ -128,6 +130,17 @@ size_t rip_writer_footprint_staged(uint32_t block_size)
 size_t rip_stage_size(uint32_t block_size)
 {
     return RIP__STAGE_AREA + (1 + RIP__COLUMNS) * (size_t)round_block_size(block_size, NULL);
+}
+
+void rip_stage_header(void *out, uint32_t block_size)
+{
+    uint8_t *p = out;
+    uint32_t bs = round_block_size(block_size, NULL);
+    memset(p, 0, RIP_STAGE_HEADER_LEN);
+    rip__put_le32(p, RIP__STAGE_MAGIC);
+    rip__put_le32(p + 4, (uint32_t)(rip_stage_size(bs) - 8));
+    memcpy(p + 8, RIP__MAGIC_STAGE, 4);
+    rip__put_le32(p + 12, bs);
 }
 
 /* Makes the staged block's records visible: one 8-byte store, ordered after every byte of the
@@ -199,13 +212,11 @@ static rip_writer_t *init(void *mem, uint32_t block_size, int fd, const rip_head
 
     if (stage) {
         /* The staging area is a skippable lz4 frame: lz4 tools pass over it (FORMAT.md 6). */
-        size_t size = rip_stage_size(bs);
-        rip__put_le32(stage, RIP__STAGE_MAGIC);
-        rip__put_le32(stage + 4, (uint32_t)(size - 8));
-        memcpy(stage + 8, RIP__MAGIC_STAGE, 4);
-        rip__put_le32(stage + 12, bs);
+        uint8_t head[RIP_STAGE_HEADER_LEN];
+        rip_stage_header(head, bs);
+        memcpy(stage, head, RIP__STAGE_COMMIT);
         w->stage = stage;
-        w->offset = size;   /* the frame follows the staging area */
+        w->offset = rip_stage_size(bs);   /* the frame follows the staging area */
         publish(w);
     }
     return w;
@@ -342,22 +353,71 @@ static int write_detached(struct rip_writer *w, const uint8_t *buf, size_t len, 
     return r;
 }
 
+/* The staging area's disk space after its first page (the commit word's), punched out
+ * (`punch`) or allocated again: the descriptor of the file, opened by path for this call when
+ * the kept one is gone. Returns 0, or -1 with errno. */
+static int stage_space(struct rip_writer *w, int punch)
+{
+    int fd = w->detached ? (kept_fd_ok(w) ? w->fd : -1) : w->fd;
+    int own = fd < 0 && w->detached;
+    if (own)
+        fd = open_detached(w);
+    if (fd < 0)
+        return -1;
+    int mode = punch ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE : 0;
+    int r = (int)syscall(SYS_fallocate, fd, mode, (off_t)RIP__STAGE_AREA,
+                         (off_t)(rip_stage_size(w->block_size) - RIP__STAGE_AREA));
+    if (own) {
+        int saved = errno;
+        syscall(SYS_close, fd);
+        errno = saved;
+    }
+    return r == 0 ? 0 : -1;
+}
+
+void rip_writer_give_back(rip_writer_t *w)
+{
+    if (!w || !w->stage || w->failed || w->stage_given || w->used != RIP__DIR_LEN ||
+        !w->end_mark_written)
+        return;
+    /* Everything staged is in blocks: the staged pages read as zeros from now on, and the
+     * commit word, whose page stays, says the staged block is empty. */
+    int saved = errno;
+    if (stage_space(w, 1) == 0)
+        w->stage_given = 1;
+    errno = saved;
+}
+
+/* Before a record goes into a given-back staging area: its disk space allocated again, as
+ * when the file was made, so that no store into the mapping can fault on a full disk. A
+ * failure is a write failure. */
+__attribute__((noinline, cold)) static rip_status_t take_back(struct rip_writer *w)
+{
+    if (w->failed)
+        return RIP_E_IO;
+    int saved = errno;
+    if (w->pid && (pid_t)syscall(SYS_getpid) != w->pid) {
+        errno = ECHILD;
+        w->failed = 1;
+        return RIP_E_IO;
+    }
+    if (stage_space(w, 0) != 0) {
+        w->failed = 1;
+        return RIP_E_IO;
+    }
+    w->stage_given = 0;
+    errno = saved;
+    return RIP_OK;
+}
+
 void rip_writer_close(rip_writer_t *w, int give_back)
 {
     if (!w)
         return;
     int saved = errno;
+    if (give_back)
+        rip_writer_give_back(w);
     int fd = w->detached ? (kept_fd_ok(w) ? w->fd : -1) : w->fd;
-    if (give_back && w->stage && !w->failed && w->used == RIP__DIR_LEN && w->end_mark_written) {
-        /* Everything staged is in blocks: give the staged pages' disk space back. The first
-         * page, with the commit word, stays and says the staged block is empty. */
-        int pfd = fd >= 0 ? fd : (w->detached ? open_detached(w) : -1);
-        if (pfd >= 0)
-            syscall(SYS_fallocate, pfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                    (off_t)RIP__STAGE_AREA, (off_t)(rip_stage_size(w->block_size) - RIP__STAGE_AREA));
-        if (pfd >= 0 && pfd != fd)
-            syscall(SYS_close, pfd);
-    }
     if (w->detached && fd >= 0)
         syscall(SYS_close, fd);
     w->fd = -1;
@@ -420,9 +480,11 @@ rip_status_t rip_writer_flush(rip_writer_t *w)
 
 /* Makes room for a record of n bytes in the current block, flushing first if it does not fit.
  * Returns where to write it. Records never span blocks (FORMAT.md section 1). */
-static rip_status_t reserve(struct rip_writer *w, size_t n, uint8_t **at)
+static inline __attribute__((always_inline)) rip_status_t reserve(struct rip_writer *w, size_t n,
+                                                                  uint8_t **at)
 {
-    if (w->failed)
+    /* One test for both rare cases: a failed writer, a staging area given back. */
+    if (__builtin_expect(w->failed | w->stage_given, 0) && take_back(w) != RIP_OK)
         return RIP_E_IO;
     if (n > w->capacity - RIP__DIR_LEN)
         return RIP_E_FULL;

@@ -9,9 +9,16 @@
  *     the staged records are delivered and the file reads as complete;
  *   - a commit word naming a later block (a live file whose writer moved on): only the frame;
  *   - a bad kind, block size or length, a commit word past the block, a file cut inside the
- *     area's header: one error naming the offset and what was expected.
+ *     area's header: one error naming the offset and what was expected;
+ *   - given back (rip_writer_give_back) after a flush: the area's disk space after its first
+ *     page is freed, its pages read as zeros, the file reads the same; the next record takes
+ *     the space back before it is stored and is staged as usual; a failure to take it back is a
+ *     failed write that leaves the area untouched.
  */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "test_util.h"
 
@@ -69,12 +76,18 @@ int main(void)
     CHECK(fd >= 0);
     size_t stage_size = rip_stage_size(BS);
     CHECK_U(stage_size, 4096 + 5 * BS);
-    CHECK(ftruncate(fd, (off_t)stage_size) == 0);
+    CHECK(fallocate(fd, 0, 0, (off_t)stage_size) == 0); /* as the tracer makes its files */
     void *stage = mmap(NULL, stage_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     CHECK(stage != MAP_FAILED);
     void *mem = aligned_alloc(16, (rip_writer_footprint_staged(BS) + 15) & ~(size_t)15);
     rip_header_t h = thread_header();
     rip_writer_t *w = rip_writer_init_staged(mem, BS, fd, &h, stage);
+    /* The header a tracer writes into a new file before extending it: the writer's own. */
+    uint8_t head[RIP_STAGE_HEADER_LEN];
+    rip_stage_header(head, BS);
+    CHECK(memcmp(head, stage, 64) == 0);
+    CHECK_U(get64(head + 64), 0);
+    CHECK_U(head[12] | head[13] << 8 | head[14] << 16 | (uint64_t)head[15] << 24, BS);
 
     /* Two blocks in the frame (10 + 10 frees), 7 records staged. */
     for (int b = 0; b < 2; b++) {
@@ -140,8 +153,57 @@ int main(void)
     expect_error(copy, file_len, RIP_E_CORRUPT, 64, "a block holds 65536");
     expect_error(file, 12, RIP_E_TRUNCATED, 0, "inside the staging area's header");
 
+    /* Given back once everything staged is in blocks. */
+    struct stat st;
+    CHECK(fstat(fd, &st) == 0);
+    blkcnt_t held = st.st_blocks;
+    rip_writer_give_back(w); /* a staged block not yet written: nothing happens */
+    CHECK(fstat(fd, &st) == 0);
+    CHECK_U((uint64_t)st.st_blocks, (uint64_t)held);
+    CHECK_STATUS(rip_writer_flush(w), RIP_OK);
+    CHECK(fstat(fd, &st) == 0);
+    held = st.st_blocks;
+    errno = 1234;
+    rip_writer_give_back(w);
+    CHECK_U((uint64_t)errno, 1234);
+    CHECK(fstat(fd, &st) == 0);
+    CHECK_U((uint64_t)(held - st.st_blocks) * 512, 5 * (uint64_t)BS);
+    CHECK_U(get64((uint8_t *)stage + 64), (uint64_t)3 << 32 | 16);
+    static const uint8_t zeros[5 * BS];
+    CHECK(memcmp((uint8_t *)stage + 4096, zeros, sizeof zeros) == 0);
+    size_t len = (size_t)rip_writer_file_size(w);
+    uint8_t *given = malloc(len);
+    CHECK(pread(fd, given, len, 0) == (ssize_t)len);
+    CHECK_STATUS(count(given, len, &n, &err), RIP_END);
+    CHECK_U(n, 20 + 7);
+
+    /* The next record takes the space back first, then is staged as any other. */
+    CHECK_STATUS(rip_writer_free(w, 500, 0x3000), RIP_OK);
+    CHECK(fstat(fd, &st) == 0);
+    CHECK_U((uint64_t)st.st_blocks, (uint64_t)held);
+    CHECK_U(get64((uint8_t *)stage + 64), (uint64_t)3 << 32 | 17);
+    CHECK(pread(fd, given, len, 0) == (ssize_t)len);
+    CHECK_STATUS(count(given, len, &n, &err), RIP_END);
+    CHECK_U(n, 20 + 7 + 1);
+
+    /* Taking it back fails (here: the descriptor is gone): a failed write, the area as it was. */
+    CHECK_STATUS(rip_writer_flush(w), RIP_OK);
+    rip_writer_give_back(w);
+    CHECK(fstat(fd, &st) == 0);
+    CHECK_U((uint64_t)(held - st.st_blocks) * 512, 5 * (uint64_t)BS);
+    int spare = dup(fd);
+    CHECK(spare >= 0);
+    close(fd);
+    CHECK_STATUS(rip_writer_free(w, 600, 0x3000), RIP_E_IO);
+    CHECK_U((uint64_t)errno, EBADF);
+    CHECK_U(get64((uint8_t *)stage + 64), (uint64_t)4 << 32 | 16);
+    CHECK(memcmp((uint8_t *)stage + 4096, zeros, sizeof zeros) == 0);
+    CHECK_STATUS(rip_writer_free(w, 700, 0x3000), RIP_E_IO);
+    fd = spare;
+
     munmap(stage, stage_size);
     free(mem);
+    free(given);
     free(copy);
     free(cut_file);
     free(file);

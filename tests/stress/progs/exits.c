@@ -12,7 +12,9 @@
  *            handler, no destructor runs;
  *   idle     main prints "idle" and waits, allocating nothing, for a signal from outside (a
  *            service stopped by kill -TERM: the signal's default action ends it).
- * Before ending, main prints every worker's ground truth ("expect thread ...").
+ * Before ending, main prints every worker's ground truth ("expect thread ..."), its pid ("pid
+ * N") and the number of 7777-byte blocks the late library's destructor allocates and frees
+ * after the tracer's exit flush ("late N", 0 but in mode return; late.c).
  *
  * Usage: exits MODE
  */
@@ -21,6 +23,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
+
+int stress_late_arm(void);
 
 PROGS_SINK_DEFINITION;
 
@@ -94,6 +98,9 @@ int main(int argc, char **argv)
     pthread_barrier_wait(&done);
     for (int i = 0; i < NWORKERS; i++)
         tally_print(&workers[i].tally, workers[i].tid);
+    /* Return only: the other ends run no destructor, or (exit) end while a thread allocates. */
+    int late = strcmp(mode, "return") == 0 ? stress_late_arm() : 0;
+    say("pid %d\nlate %d\n", (int)getpid(), late);
     if (strcmp(mode, "exit") == 0) {
         pthread_create(&spin, NULL, spinner, NULL);
         atomic_store(&printed, 1);
