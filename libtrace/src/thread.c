@@ -50,7 +50,8 @@ typedef struct {
     uint64_t p, size, align, old, t;
 } side_ev_t;
 
-#define SIDE_SLOTS 64
+/* Enough for a storm of handlers during one block's compression and write (64 were not). */
+#define SIDE_SLOTS 1024
 
 struct rheap__thread {
     _Atomic int busy;            /* owner: inside an event */
@@ -387,12 +388,17 @@ static void clear_stacks(rheap__thread_t *t) {
  * `give_back`, a staging area whose records are all in blocks gives its disk space back; a fork
  * child passes 0, as the file and its staging area are its parent's. */
 static void drop_writer(rheap__thread_t *t, int give_back) {
-    if (!t->w)
+    rip_writer_t *w = t->w;
+    void *stage = t->stage;
+    if (!w)
         return;
-    rip_writer_close(t->w, give_back);
-    munmap(t->stage, t->stage_size);
+    /* Out of the recorder first: a signal handler's jump from the middle of this leaves no
+     * closed writer behind for the next event to use. */
     t->w = NULL;
     t->stage = NULL;
+    atomic_signal_fence(memory_order_seq_cst);
+    rip_writer_close(w, give_back);
+    munmap(stage, t->stage_size);
 }
 
 /* Closes the files of retired threads that the kernel reports gone, making their mappings

@@ -182,10 +182,14 @@ static inline int enter(uintptr_t frame) {
     if (RHEAP_LIKELY(word == 0))
         return PASS;
     /* A handler may run between any two stores: the frame first, so that a set guard always
-     * comes with its frame (a guard without one means tracer code outside a wrapper). */
+     * comes with its frame (a guard without one means tracer code outside a wrapper). A handler
+     * that runs between the first two and records a call of its own leaves with the frame
+     * cleared: it is stored again once the guard is set. */
     rheap__guard_frame = frame;
     atomic_signal_fence(memory_order_seq_cst);
     rheap__guard = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    rheap__guard_frame = frame;
     atomic_signal_fence(memory_order_seq_cst);
     if (word != RHEAP__ON && !slow_enter()) {
         leave();
