@@ -112,14 +112,8 @@ static int collect(const rheap__pd_t *pd, rheap__weight_t w, int side, line_t **
         int64_t v = rheap__weight_of(&pd->stats[i], w);
         if (v == 0)
             continue;
-        if (*n == *cap) {
-            size_t c = *cap ? *cap * 2 : 256;
-            line_t *l = realloc(*lines, c * sizeof *l);
-            if (!l)
-                return -1;
-            *lines = l;
-            *cap = c;
-        }
+        if (rheap__grow(lines, cap, *n, sizeof **lines, 256) != 0)
+            return -1;
         line_t *l = &(*lines)[*n];
         l->text = stack_text(rheap__pd_stack(pd, pd->stats[i].bt));
         if (!l->text)

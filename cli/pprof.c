@@ -28,6 +28,7 @@
 
 #include <zlib.h>
 
+#include "array.h"
 #include "profile.pb-c.h"
 #include "profile.h"
 
@@ -44,20 +45,6 @@ typedef struct {
     int oom;
 } builder_t;
 
-static int push(void *arrp, size_t *cap, size_t n, size_t size)
-{
-    void **arr = arrp;
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 64;
-    void *p = realloc(*arr, c * size);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = c;
-    return 0;
-}
-
 /* The string table index of s ("" is index 0, as the format requires). */
 static int64_t str(builder_t *b, const char *s)
 {
@@ -70,7 +57,8 @@ static int64_t str(builder_t *b, const char *s)
         return 0;
     }
     if (created) {
-        if (push(&b->prof.string_table, &b->cap_str, b->prof.n_string_table, sizeof(char *)) != 0 ||
+        if (rheap__grow(&b->prof.string_table, &b->cap_str, b->prof.n_string_table, sizeof(char *),
+                        64) != 0 ||
             !(b->prof.string_table[b->prof.n_string_table] = strdup(s))) {
             b->oom = 1;
             return 0;
@@ -93,7 +81,8 @@ static uint64_t function_id(builder_t *b, const char *name, const char *file)
     }
     if (created) {
         Perftools__Profiles__Function *fn = malloc(sizeof *fn);
-        if (!fn || push(&b->prof.function, &b->cap_fn, b->prof.n_function, sizeof fn) != 0) {
+        if (!fn ||
+            rheap__grow(&b->prof.function, &b->cap_fn, b->prof.n_function, sizeof fn, 64) != 0) {
             free(fn);
             b->oom = 1;
             return 0;
@@ -120,7 +109,8 @@ static uint64_t mapping_id(builder_t *b, const rheap__pd_t *pd, const char *modu
     }
     if (created) {
         Perftools__Profiles__Mapping *m = malloc(sizeof *m);
-        if (!m || push(&b->prof.mapping, &b->cap_map, b->prof.n_mapping, sizeof m) != 0) {
+        if (!m ||
+            rheap__grow(&b->prof.mapping, &b->cap_map, b->prof.n_mapping, sizeof m, 64) != 0) {
             free(m);
             b->oom = 1;
             return 0;
@@ -166,7 +156,8 @@ static uint64_t location_id(builder_t *b, const rheap__pd_t *pd, const rheap__fr
         return id;
     Perftools__Profiles__Location *l = malloc(sizeof *l);
     Perftools__Profiles__Line **lines = calloc(n, sizeof *lines);
-    if (!l || !lines || push(&b->prof.location, &b->cap_loc, b->prof.n_location, sizeof l) != 0) {
+    if (!l || !lines ||
+        rheap__grow(&b->prof.location, &b->cap_loc, b->prof.n_location, sizeof l, 64) != 0) {
         free(l);
         free(lines);
         b->oom = 1;
@@ -198,7 +189,8 @@ static uint64_t location_id(builder_t *b, const rheap__pd_t *pd, const rheap__fr
 static void value_type(builder_t *b, const char *type, const char *unit)
 {
     Perftools__Profiles__ValueType *v = malloc(sizeof *v);
-    if (!v || push(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v) != 0) {
+    if (!v || rheap__grow(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v,
+                          64) != 0) {
         free(v);
         b->oom = 1;
         return;
@@ -220,7 +212,7 @@ static void add_sample(builder_t *b, const rheap__pd_t *pd, const rheap__stack_s
     int64_t *vals = malloc(nvalues * sizeof *vals);
     uint64_t *locs = malloc(((st ? st->nframes : 0) + 1) * sizeof *locs);
     if (!sm || !lb || !lbs || !vals || !locs ||
-        push(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm) != 0) {
+        rheap__grow(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm, 64) != 0) {
         free(sm), free(lb), free(lbs), free(vals), free(locs);
         b->oom = 1;
         return;
@@ -393,7 +385,7 @@ static int diff_add(const rheap__pd_t *pd, int peak, int sign, rheap__smap_t *ke
         }
         free(key);
         if (created) {
-            if (push(ents, cap, *n, sizeof **ents) != 0)
+            if (rheap__grow(ents, cap, *n, sizeof **ents, 64) != 0)
                 return -1;
             (*ents)[*n] = (diff_t){pd, s, {0, 0, 0, 0}};
             (*n)++;

@@ -25,6 +25,7 @@
 
 #include <sqlite3.h>
 
+#include "array.h"
 #include "profile.h"
 
 /* ---- Strings: interned, so equal names share one pointer and are freed together ---- */
@@ -218,20 +219,6 @@ static void map3_free(map3_t *m)
     memset(m, 0, sizeof *m);
 }
 
-/* Makes room for one more element in a growing array. 0 or -1. */
-static int grow(void *arrp, size_t *cap, size_t n, size_t size)
-{
-    void **arr = arrp;
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 64;
-    void *p = realloc(*arr, c * size);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = c;
-    return 0;
-}
 
 /* ---- Statements ---- */
 
@@ -298,7 +285,7 @@ static int load_procs(ctx_t *c, rheap__pd_t *pd)
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (grow(&pd->procs, &cap, pd->nprocs, sizeof *pd->procs) != 0)
+        if (rheap__grow(&pd->procs, &cap, pd->nprocs, sizeof *pd->procs, 64) != 0)
             break;
         rheap__proc_t *p = &pd->procs[pd->nprocs++];
         memset(p, 0, sizeof *p);
@@ -323,7 +310,7 @@ static int load_marks(ctx_t *c, rheap__pd_t *pd)
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (grow(&pd->markers, &cap, pd->nmarkers, sizeof *pd->markers) != 0)
+        if (rheap__grow(&pd->markers, &cap, pd->nmarkers, sizeof *pd->markers, 64) != 0)
             break;
         rheap__marker_t *m = &pd->markers[pd->nmarkers++];
         m->pid = sqlite3_column_int64(st, 0);
@@ -340,7 +327,7 @@ static int load_marks(ctx_t *c, rheap__pd_t *pd)
         return -1;
     cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (grow(&pd->windows, &cap, pd->nwindows, sizeof *pd->windows) != 0)
+        if (rheap__grow(&pd->windows, &cap, pd->nwindows, sizeof *pd->windows, 64) != 0)
             break;
         rheap__window_t *w = &pd->windows[pd->nwindows++];
         w->pid = sqlite3_column_int64(st, 0);
@@ -358,7 +345,7 @@ static int load_marks(ctx_t *c, rheap__pd_t *pd)
         return -1;
     cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (grow(&pd->modules, &cap, pd->nmodules, sizeof *pd->modules) != 0)
+        if (rheap__grow(&pd->modules, &cap, pd->nmodules, sizeof *pd->modules, 64) != 0)
             break;
         rheap__module_t *m = &pd->modules[pd->nmodules++];
         m->path = (char *)intern(pd->pool, col_text(st, 0));
@@ -413,7 +400,8 @@ static int scan(ctx_t *c, rheap__pd_t *pd, unsigned what)
             int created;
             size_t i = map3_get(&thr, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
                                 sqlite3_column_int64(st, 2), pd->nthreads, &created);
-            if (i == SIZE_MAX || grow(&pd->threads, &tcap, pd->nthreads, sizeof *pd->threads) != 0) {
+            if (i == SIZE_MAX ||
+                rheap__grow(&pd->threads, &tcap, pd->nthreads, sizeof *pd->threads, 64) != 0) {
                 failed = 1;
                 break;
             }
@@ -466,7 +454,7 @@ static int scan(ctx_t *c, rheap__pd_t *pd, unsigned what)
             if (i == SIZE_MAX)
                 break;
             if (created) {
-                if (grow(&pd->stats, &scap, pd->nstats, sizeof *pd->stats) != 0)
+                if (rheap__grow(&pd->stats, &scap, pd->nstats, sizeof *pd->stats, 64) != 0)
                     break;
                 rheap__stack_stat_t *s = &pd->stats[pd->nstats++];
                 memset(s, 0, sizeof *s);
@@ -489,7 +477,8 @@ static int scan(ctx_t *c, rheap__pd_t *pd, unsigned what)
                 if (i == SIZE_MAX)
                     goto stop;
                 if (created) {
-                    if (grow(&pd->threads, &tcap, pd->nthreads, sizeof *pd->threads) != 0)
+                    if (rheap__grow(&pd->threads, &tcap, pd->nthreads, sizeof *pd->threads, 64) !=
+                        0)
                         goto stop;
                     rheap__thread_t *t = &pd->threads[pd->nthreads++];
                     memset(t, 0, sizeof *t);
@@ -512,7 +501,7 @@ static int scan(ctx_t *c, rheap__pd_t *pd, unsigned what)
             if (i == SIZE_MAX)
                 break;
             if (created) {
-                if (grow(&pd->sizes, &zcap, pd->nsizes, sizeof *pd->sizes) != 0)
+                if (rheap__grow(&pd->sizes, &zcap, pd->nsizes, sizeof *pd->sizes, 64) != 0)
                     break;
                 rheap__size_t *z = &pd->sizes[pd->nsizes++];
                 memset(z, 0, sizeof *z);
@@ -756,14 +745,14 @@ static int load_stacks(ctx_t *c, rheap__pd_t *pd)
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
         if (!s || s->bt != id) {
-            if (grow(&pd->stacks, &cap, pd->nstacks, sizeof *pd->stacks) != 0)
+            if (rheap__grow(&pd->stacks, &cap, pd->nstacks, sizeof *pd->stacks, 64) != 0)
                 break;
             s = &pd->stacks[pd->nstacks++];
             memset(s, 0, sizeof *s);
             s->bt = id;
             fcap = 0;
         }
-        if (grow(&s->frames, &fcap, s->nframes, sizeof *s->frames) != 0)
+        if (rheap__grow(&s->frames, &fcap, s->nframes, sizeof *s->frames, 64) != 0)
             break;
         rheap__frame_t *f = &s->frames[s->nframes++];
         f->sym = intern(pd->pool, col_text(st, 1));
@@ -878,7 +867,7 @@ static int sum_stats(ctx_t *c, rheap__pd_t *pd)
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats) != 0)
+        if (rheap__grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats, 64) != 0)
             break;
         rheap__stack_stat_t *s = &pd->stats[pd->nstats++];
         s->pid = sqlite3_column_int64(st, 0);
@@ -917,8 +906,8 @@ static int sum_tables(ctx_t *c, rheap__pd_t *pd)
             int64_t pid = sqlite3_column_int64(st, 0), rec = sqlite3_column_int64(st, 1);
             int64_t tid = sqlite3_column_int64(st, 2);
             size_t i = map3_get(&thr, pid, rec, tid, pd->nthreads, &created);
-            if (i == SIZE_MAX ||
-                (created && grow(&pd->threads, &cap, pd->nthreads, sizeof *pd->threads) != 0)) {
+            if (i == SIZE_MAX || (created && rheap__grow(&pd->threads, &cap, pd->nthreads,
+                                                         sizeof *pd->threads, 64) != 0)) {
                 failed = 1;
                 break;
             }
@@ -957,7 +946,7 @@ static int sum_tables(ctx_t *c, rheap__pd_t *pd)
         return -1;
     cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (grow(&pd->sizes, &cap, pd->nsizes, sizeof *pd->sizes) != 0)
+        if (rheap__grow(&pd->sizes, &cap, pd->nsizes, sizeof *pd->sizes, 64) != 0)
             break;
         rheap__size_t *z = &pd->sizes[pd->nsizes++];
         z->pid = sqlite3_column_int64(st, 0);
@@ -988,7 +977,7 @@ static int sum_timeline(ctx_t *c, rheap__pd_t *pd, size_t nbuckets)
     size_t n = 0, cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (grow(&rows, &cap, n, sizeof *rows) != 0)
+        if (rheap__grow(&rows, &cap, n, sizeof *rows, 64) != 0)
             break;
         row_t *r = &rows[n++];
         r->pid = sqlite3_column_int64(st, 0);
