@@ -10,23 +10,9 @@
 # CMake sets RHEAP (the rheap binary), RHEAP_LIB (librheap.so) and FAMILY (tests/cli/family.c).
 set -euo pipefail
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/rheap-cli-settings.XXXXXX")
-cd "$WORK"
-finish() {
-    local status=$?
-    if [ "$status" -ne 0 ] && [ -n "${RHEAP_TEST_KEEP:-}" ]; then
-        echo "kept $WORK" >&2
-    else
-        rm -rf "$WORK"
-    fi
-    exit "$status"
-}
-trap finish EXIT
-
-fail() {
-    echo "FAIL (settings): $*" >&2
-    exit 1
-}
+# The shared test harness: a fresh temporary directory WORK, removed at exit, and fail().
+NAME=settings KIND=cli
+. "$(dirname "$0")/../harness.sh"
 
 DEFAULTS="depth=64 sample_ppm=1000000 buffer_kb=64 max_threads=4096 signal=0"
 
