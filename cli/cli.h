@@ -69,10 +69,6 @@ char **rheap__query_names(const char *dir, size_t *n);
 /* Loads queries/NAME.sql; messages to err. Returns an RHEAP_EXIT_*. */
 int rheap__query_load(const char *name, rheap__query_t *q, FILE *err);
 void rheap__query_free(rheap__query_t *q);
-/* The largest sampling interval of the recordings of process pid (NULL: of every process) made
- * in profile mode, whose figures but allocations and bytes allocated are estimates; 0 when all
- * were made in trace mode (or the database predates profile mode). */
-long long rheap__db_sample_interval(struct sqlite3 *db, const char *pid);
 /* Runs SQL (one or more statements) binding :key for each kv; the table holds the result of
  * the last statement that returns columns. 0, or -1 with a message in errbuf. */
 int rheap__sql_fetch(struct sqlite3 *db, const char *sql, const rheap__kv_t *kv, size_t nkv,
@@ -115,6 +111,10 @@ int rheap__names_for_display(const rheap__table_t *t, size_t max_rows, size_t in
  * unless OK. */
 int rheap__db_open_read(const char *path, struct sqlite3 **db, FILE *err);
 int rheap__db_open_write(const char *path, struct sqlite3 **db, FILE *err);
+/* The largest sampling interval of the recordings of process pid (NULL: of every process) made
+ * in profile mode, whose figures but allocations and bytes allocated are estimates; 0 when all
+ * were made in trace mode. */
+long long rheap__db_sample_interval(struct sqlite3 *db, const char *pid);
 
 /* ---- json.c: JSON strings ---- */
 /* Writes s as a JSON string (null when s is NULL) that is valid UTF-8 whatever s holds: each
