@@ -6,7 +6,8 @@
 1. The python3 workload of bench.py (PYTHONMALLOC=malloc, every object through malloc) is
    recorded once by rheap and once by heaptrack. Timed: `rheap convert` of the recording,
    `rheap report` on the result, and `heaptrack_print` on heaptrack's file (which prints its
-   leaks, peak consumers, temporaries and top sites).
+   leaks, peak consumers, temporaries and top sites). Then the same run under `rheap run`:
+   the time from the program's end to the printed summary, and to `rheap run`'s exit.
 2. A process tree, four such python3 runs, the sqlite3 and the perl workloads under one
    `rheap run`, makes a large database; every canned query and `rheap report` is timed on it.
 
@@ -44,6 +45,31 @@ def run(argv, env=None, stdin=None, cwd=None, out=subprocess.DEVNULL):
             sys.exit(f"answers: {' '.join(argv)} exited {p.returncode}:\n{p.stderr.decode()[-2000:]}")
         rss = int(open(tf.name).read().split()[-1] or 0)
     return t, rss
+
+
+def run_to_summary(rheap, db, argv, env):
+    """`rheap run` of argv through a shell that writes a mark to stderr when argv has ended;
+    returns (seconds from the mark to the first line of rheap run's summary, seconds from the
+    mark to rheap run's exit). The mark's line and the summary's arrive on one pipe, each read
+    the moment it is written."""
+    mark = "answers: program ended"
+    script = " ".join(argv) + f" >/dev/null; echo '{mark}' >&2"
+    p = subprocess.Popen([rheap, "run", "-f", "-o", db, "--", "sh", "-c", script],
+                         env=dict(os.environ, **env), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, bufsize=1)
+    t_end = t_summary = None
+    for line in p.stderr:
+        now = time.monotonic()
+        if line.startswith(mark):
+            t_end = now
+        elif t_end is not None and t_summary is None and line.startswith("rheap: ") \
+                and " allocations, " in line:
+            t_summary = now
+    p.wait()
+    t_exit = time.monotonic()
+    if p.returncode != 0 or t_end is None or t_summary is None:
+        sys.exit(f"answers: rheap run of {script} exited {p.returncode} without its summary")
+    return t_summary - t_end, t_exit - t_end
 
 
 def median_of(n, fn):
@@ -106,6 +132,14 @@ def main():
         hfile = [os.path.join(hdir, f) for f in os.listdir(hdir) if f.startswith("py")][0]
         hp_t, _ = median_of(args.runs, lambda: run(["heaptrack_print", hfile]))
         rows.append(("python3: `heaptrack_print` (yardstick)", hp_t, ""))
+    log("python3 under rheap run: from the program's end to the summary")
+    ends = [run_to_summary(rheap, os.path.join(tmp, "run.db"),
+                           ["/usr/bin/python3", pywork, str(py_rounds)], pyenv)
+            for _ in range(args.runs)]
+    rows.append(("python3: `rheap run`, program's end to the printed summary",
+                 statistics.median(e[0] for e in ends), ""))
+    rows.append(("python3: `rheap run`, program's end to its exit (database written)",
+                 statistics.median(e[1] for e in ends), ""))
 
     # 2. A process tree under one rheap run, then every query on the big database.
     log("recording the process tree with rheap run")

@@ -61,8 +61,20 @@ static void on_progress(void *user, const rheap_convert_progress_t *p)
     fflush(stderr);
 }
 
+/* The summary tables are written: rheap run's summary, before the last rows are. */
+static void on_summary(void *user, struct sqlite3 *db)
+{
+    view_t *v = user;
+    if (v->bar_open) {
+        fputc('\n', stderr);
+        v->bar_open = 0;
+    }
+    rheap__report_brief(db, stderr);
+    fflush(stderr);
+}
+
 int rheap__convert_cmd(const char *const *inputs, size_t ninputs, const char *output, int force,
-                       int progress, int quiet)
+                       int progress, int quiet, int brief)
 {
     view_t v = {progress < 0 ? isatty(STDERR_FILENO) : progress, 0, -1};
     rheap_convert_opts_t o = RHEAP_CONVERT_OPTS_INIT;
@@ -72,6 +84,7 @@ int rheap__convert_cmd(const char *const *inputs, size_t ninputs, const char *ou
     o.force = force;
     o.diag = on_diag;
     o.progress = v.bar ? on_progress : NULL;
+    o.summary = brief ? on_summary : NULL;
     o.user = &v;
     rheap_convert_result_t r;
     rheap_convert_status_t st = rheap_convert(&o, &r);

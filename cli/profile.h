@@ -204,6 +204,8 @@ size_t rheap__supp_nids(const rheap__supp_t *s);
  * of suppressed stacks zeroed, so canned queries (leaks.sql) run unchanged; nothing when no
  * stack is suppressed. 0 or -1. */
 int rheap__supp_shadow(const rheap__supp_t *s, struct sqlite3 *db, char *err, size_t errlen);
+/* Drops what rheap__supp_shadow made. */
+void rheap__supp_unshadow(struct sqlite3 *db);
 /* Zeroes the leaks of suppressed stacks in pd (and takes them off their processes' totals),
  * adding them per rule into blocks[] and bytes[] (rheap__supp_nrules entries each). */
 void rheap__supp_apply_pd(const rheap__supp_t *s, rheap__pd_t *pd, int64_t *blocks,

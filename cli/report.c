@@ -365,6 +365,7 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
     rheap__supp_t *supp = brief_suppressions(db, &sup_blocks, &sup_bytes);
     if (rheap__sql_fetch(db, totals_sql, NULL, 0, &t, errbuf, sizeof errbuf) != 0) {
         rheap__error(out, "%s", errbuf);
+        rheap__supp_unshadow(db);
         rheap__supp_destroy(supp);
         return;
     }
@@ -419,6 +420,7 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
         bytes(out, sup_bytes);
         fprintf(out, " in %lld blocks\n", sup_blocks);
     }
+    rheap__supp_unshadow(db);
     rheap__supp_destroy(supp);
 }
 

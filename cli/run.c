@@ -22,7 +22,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
 
 #include "cli.h"
 #include "settings.h"
@@ -578,7 +577,7 @@ int rheap__cmd_run(int argc, char **argv)
     if (inputs) {
         for (size_t i = 0; i < nrec; i++)
             inputs[i] = recs[i].path;
-        crc = rheap__convert_cmd(inputs, nrec, o.output, o.force, o.progress, 1);
+        crc = rheap__convert_cmd(inputs, nrec, o.output, o.force, o.progress, 1, !o.quiet);
         free(inputs);
     } else {
         rheap__error(stderr, "out of memory");
@@ -588,13 +587,6 @@ int rheap__cmd_run(int argc, char **argv)
     free(recs);
 
     int converted = crc == RHEAP_EXIT_OK || crc == RHEAP_EXIT_WARNINGS;
-    if (converted && !o.quiet) {
-        sqlite3 *db;
-        if (rheap__db_open_read(o.output, &db, stderr) == RHEAP_EXIT_OK) {
-            rheap__report_brief(db, stderr);
-            sqlite3_close(db);
-        }
-    }
     if (converted && !o.keep) {
         remove_tree(recdir);
     } else if (!converted) {

@@ -354,7 +354,11 @@ int rheap__supp_shadow(const rheap__supp_t *s, sqlite3 *db, char *err, size_t er
         return -1;
     }
     int rc = 0;
-    sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+    /* One transaction for the inserts, unless the caller is inside one (rheap run's summary
+     * reads the database while the converter is still loading it). */
+    int own = sqlite3_get_autocommit(db);
+    if (own)
+        sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
     for (size_t i = 0; s && i < s->nids && rc == 0; i++) {
         sqlite3_bind_int64(ins, 1, s->ids[i]);
         if (sqlite3_step(ins) != SQLITE_DONE) {
@@ -363,9 +367,16 @@ int rheap__supp_shadow(const rheap__supp_t *s, sqlite3 *db, char *err, size_t er
         }
         sqlite3_reset(ins);
     }
-    sqlite3_exec(db, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+    if (own)
+        sqlite3_exec(db, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
     sqlite3_finalize(ins);
     return rc;
+}
+
+void rheap__supp_unshadow(sqlite3 *db)
+{
+    sqlite3_exec(db, "DROP VIEW IF EXISTS temp.stack_stats; DROP TABLE IF EXISTS temp.rheap_suppressed",
+                 NULL, NULL, NULL);
 }
 
 /* A rule's name in the summary line: the built-in entry's label, or the user's pattern. */

@@ -1147,6 +1147,15 @@ rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_conver
     if (c.fatal)
         goto done; /* the error said what went wrong; the temporary database goes away below */
     progress(&c, NULL, 0, 1);
+    if (o->summary) {
+        struct sqlite3 *h = rheap__db_enter(c.db);
+        if (!h) {
+            db_fail(&c, "allocations");
+            goto done;
+        }
+        o->summary(o->user, h);
+        rheap__db_leave(c.db);
+    }
     rheap__db_t *db = c.db;
     c.db = NULL;
     st = rheap__db_finish(db, errbuf, sizeof errbuf);

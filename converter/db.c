@@ -8,16 +8,20 @@
  * keep the per-row cost close to SQLite's own floor.
  *
  * Allocation rows, nearly all of what is written, are inserted by a thread of their own: the
- * converter queues full batches and goes on reading and pairing while SQLite works. SQLite is
- * built for one thread here (no mutexes), so the two never use it at the same time: every other
- * call first waits until the queue is empty (drain), and those calls are rare (new stacks,
- * markers, a few rows per recording).
+ * converter queues chunks of rows and goes on reading and pairing while SQLite works. SQLite is
+ * built for one thread here (no mutexes), so the two take turns on the connection (`conn`): the
+ * writer holds it for one chunk at a time, and any other write waits for the chunk in progress
+ * only, not for the queue to empty (enter/leave). Stack rows, which come throughout a
+ * conversion, are kept here and written together, so a new stack costs the reader no wait.
+ * The queue may hold up to QUEUE_BYTES of rows: the reader finishes its pass, and the caller
+ * reads the summaries (rheap run prints its summary), while the writer is still catching up.
  */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +32,7 @@
 
 #include <sqlite3.h>
 
+#include "array.h"
 #include "internal.h"
 
 /* The line of schema.sql that separates what is created before the load from what after. */
@@ -38,10 +43,13 @@
  * statement setup). */
 #define BATCH 64
 #define ALLOC_COLS 12
-/* Rows go to the writer thread in chunks of CHUNK rows, QUEUE chunks at most in flight: a chunk
- * of many batches keeps the two threads from waking each other at every batch. */
+/* Rows go to the writer thread in chunks of CHUNK rows (a chunk of many batches keeps the two
+ * threads from waking each other at every batch), at most QUEUE_BYTES of them waiting. */
 #define CHUNK (16 * BATCH)
-#define QUEUE 4
+#define QUEUE_BYTES (128u << 20)
+#define QUEUE ((unsigned)(QUEUE_BYTES / (CHUNK * sizeof(rheap__row_t))))
+/* Frame rows kept before they are written (see flush_side). */
+#define SIDE 8192
 
 enum { ST_ALLOC, ST_FRAME, ST_STACK, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_WINDOW, ST_META, ST_N };
 
@@ -80,24 +88,52 @@ typedef struct {
     int kind;
 } bound_t;
 
+/* A row of backtraces kept until flush_side: the symbolizer's strings live as long as the
+ * conversion, so they are not copied. */
+typedef struct {
+    uint64_t bt, offset;
+    uint32_t frame_no, line, ip_index;
+    int inlined;
+    const char *file, *sym, *module;
+} frame_row_t;
+
+/* A row of stacks kept until flush_side; its strings are copies. */
+typedef struct {
+    uint64_t id;
+    uint32_t frames, site_frame;
+    char *function, *location;
+} stack_row_t;
+
 struct rheap__db {
     sqlite3 *db;
     sqlite3_stmt *st[ST_N];
     bound_t single[ALLOC_COLS];      /* the parameters of st[ST_ALLOC] */
     bound_t batched[BATCH * ALLOC_COLS]; /* the parameters of batch */
     sqlite3_stmt *batch;      /* BATCH-row INSERT into allocations */
-    rheap__row_t pending[CHUNK];
+    rheap__row_t *pending;    /* the chunk being filled (CHUNK rows) */
     size_t npending;
+    /* Rows of backtraces and stacks not yet written (flush_side). */
+    frame_row_t *frames;
+    size_t nframes, capframes;
+    stack_row_t *stacks;
+    size_t nstacks, capstacks;
     char *path;
     char *tmp;
     int force;                /* replace an existing path; without it, never */
-    /* The writer thread and its queue of full batches (under mu). */
+    /* The writer thread and its queue of full chunks (under mu). */
     int have_writer;
     pthread_t writer;
     pthread_mutex_t mu;
-    pthread_cond_t work, room;  /* signaled when a batch is queued / written */
-    rheap__row_t (*queue)[CHUNK];
-    unsigned q_head, q_count;   /* q_count includes the batch being written */
+    pthread_cond_t work, room;  /* signaled when a chunk is queued / written */
+    rheap__row_t **queue;       /* QUEUE chunks, a ring */
+    unsigned q_head, q_count;   /* q_count includes the chunk being written */
+    rheap__row_t **spare;       /* written chunks, for reuse (QUEUE + 1 places) */
+    unsigned nspare;
+    /* Turns on the connection: the writer holds conn while it writes a chunk; `want` counts the
+     * other callers waiting for it, and the writer lets them go first (turn). */
+    pthread_mutex_t conn;
+    pthread_cond_t turn;
+    _Atomic int want;
     int quit;
     int failed;                 /* a batch failed; the message is in error */
     char error[512];
@@ -122,15 +158,23 @@ static void *writer_main(void *arg)
             pthread_cond_wait(&db->work, &db->mu);
         if (!db->q_count)
             break;
-        const rheap__row_t *rows = db->queue[db->q_head];
+        rheap__row_t *rows = db->queue[db->q_head];
         int failed = db->failed;
         pthread_mutex_unlock(&db->mu);
-        int rc = failed ? 0 : write_rows(db, rows, CHUNK);
-        pthread_mutex_lock(&db->mu);
-        if (rc != 0) {
-            db->failed = 1;
-            fmt(db->error, sizeof db->error, "%s", sqlite3_errmsg(db->db));
+        int rc = 0;
+        if (!failed) {
+            pthread_mutex_lock(&db->conn);
+            while (atomic_load(&db->want))
+                pthread_cond_wait(&db->turn, &db->conn);
+            rc = write_rows(db, rows, CHUNK);
+            if (rc != 0)
+                fmt(db->error, sizeof db->error, "%s", sqlite3_errmsg(db->db));
+            pthread_mutex_unlock(&db->conn);
         }
+        pthread_mutex_lock(&db->mu);
+        if (rc != 0)
+            db->failed = 1;
+        db->spare[db->nspare++] = rows;
         db->q_head = (db->q_head + 1) % QUEUE;
         db->q_count--;
         pthread_cond_broadcast(&db->room);
@@ -139,8 +183,18 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-/* Waits until the writer thread has written every queued batch: then SQLite is free for this
- * thread. -1 if a batch failed. */
+/* Whether a chunk failed to be written (db->error says why). */
+static int writer_failed(rheap__db_t *db)
+{
+    if (!db->have_writer)
+        return 0;
+    pthread_mutex_lock(&db->mu);
+    int failed = db->failed;
+    pthread_mutex_unlock(&db->mu);
+    return failed;
+}
+
+/* Waits until the writer thread has written every queued chunk. -1 if one failed. */
 static int drain(rheap__db_t *db)
 {
     if (!db->have_writer)
@@ -151,6 +205,38 @@ static int drain(rheap__db_t *db)
     int failed = db->failed;
     pthread_mutex_unlock(&db->mu);
     return failed ? -1 : 0;
+}
+
+/* Takes the connection from the writer thread, which finishes its chunk first. */
+static void take_turn(rheap__db_t *db)
+{
+    if (!db->have_writer)
+        return;
+    atomic_fetch_add(&db->want, 1);
+    pthread_mutex_lock(&db->conn);
+}
+
+static void give_turn(rheap__db_t *db)
+{
+    if (!db->have_writer)
+        return;
+    atomic_fetch_sub(&db->want, 1);
+    pthread_cond_broadcast(&db->turn);
+    pthread_mutex_unlock(&db->conn);
+}
+
+static int flush_side(rheap__db_t *db);
+
+/* The connection for this thread, with the kept stack rows written: 0, or -1 when a chunk or
+ * those rows failed (the turn is given back then). */
+static int enter(rheap__db_t *db)
+{
+    take_turn(db);
+    if (writer_failed(db) || flush_side(db) != 0) {
+        give_turn(db);
+        return -1;
+    }
+    return 0;
 }
 
 /* Ends the writer thread once the queue is empty; with `discard`, batches still queued are
@@ -169,6 +255,8 @@ static void stop_writer(rheap__db_t *db, int discard)
     pthread_cond_destroy(&db->work);
     pthread_cond_destroy(&db->room);
     pthread_mutex_destroy(&db->mu);
+    pthread_cond_destroy(&db->turn);
+    pthread_mutex_destroy(&db->conn);
     db->have_writer = 0;
 }
 
@@ -227,7 +315,17 @@ static void cleanup_remove(void)
 static void destroy(rheap__db_t *db)
 {
     cleanup_remove();
+    for (unsigned i = 0; i < db->nspare; i++)
+        free(db->spare[i]);
+    free(db->spare);
     free(db->queue);
+    free(db->pending);
+    free(db->frames);
+    for (size_t i = 0; i < db->nstacks; i++) {
+        free(db->stacks[i].function);
+        free(db->stacks[i].location);
+    }
+    free(db->stacks);
     free(db->path);
     free(db->tmp);
     free(db);
@@ -356,20 +454,21 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
             goto fail;
         }
     }
-    /* Without the thread (no memory for its queue, or no thread), batches are written here. */
+    db->pending = malloc(CHUNK * sizeof *db->pending);
+    if (!db->pending) {
+        fmt(errbuf, errlen, "out of memory");
+        goto fail;
+    }
+    /* Without the thread (no memory for its queue, or no thread), chunks are written here. */
     db->queue = malloc(QUEUE * sizeof *db->queue);
-    if (db->queue && pthread_mutex_init(&db->mu, NULL) == 0) {
-        if (pthread_cond_init(&db->work, NULL) == 0) {
-            if (pthread_cond_init(&db->room, NULL) == 0) {
-                db->have_writer = pthread_create(&db->writer, NULL, writer_main, db) == 0;
-                if (!db->have_writer)
-                    pthread_cond_destroy(&db->room);
-            }
-            if (!db->have_writer)
-                pthread_cond_destroy(&db->work);
-        }
-        if (!db->have_writer)
-            pthread_mutex_destroy(&db->mu);
+    db->spare = malloc((QUEUE + 1) * sizeof *db->spare);
+    if (db->queue && db->spare && pthread_mutex_init(&db->mu, NULL) == 0) {
+        int ok = pthread_cond_init(&db->work, NULL) == 0;
+        ok = ok && pthread_cond_init(&db->room, NULL) == 0;
+        ok = ok && pthread_mutex_init(&db->conn, NULL) == 0;
+        ok = ok && pthread_cond_init(&db->turn, NULL) == 0;
+        db->have_writer = ok && pthread_create(&db->writer, NULL, writer_main, db) == 0;
+        /* (A failed init leaves nothing to destroy on Linux, where these allocate nothing.) */
     }
     *out = db;
     return RHEAP_CONVERT_OK;
@@ -494,21 +593,32 @@ static int flush_rows(rheap__db_t *db)
     return write_rows(db, db->pending, n);
 }
 
-/* Queues the full pending chunk for the writer thread, waiting while the queue is full. */
+/* Queues the full pending chunk for the writer thread and takes an empty one, waiting while
+ * the queue is full (or, out of memory, until a chunk is written). */
 static int submit(rheap__db_t *db)
 {
     pthread_mutex_lock(&db->mu);
     while (db->q_count == QUEUE && !db->failed)
         pthread_cond_wait(&db->room, &db->mu);
-    int failed = db->failed;
-    if (!failed) {
-        memcpy(db->queue[(db->q_head + db->q_count) % QUEUE], db->pending, sizeof db->pending);
+    if (!db->failed) {
+        db->queue[(db->q_head + db->q_count) % QUEUE] = db->pending;
         db->q_count++;
         pthread_cond_signal(&db->work);
+        db->pending = db->nspare ? db->spare[--db->nspare] : NULL;
+        if (!db->pending) {
+            pthread_mutex_unlock(&db->mu);
+            db->pending = malloc(CHUNK * sizeof *db->pending);
+            pthread_mutex_lock(&db->mu);
+            while (!db->pending && !db->nspare && !db->failed)
+                pthread_cond_wait(&db->room, &db->mu);
+            if (!db->pending && db->nspare)
+                db->pending = db->spare[--db->nspare];
+        }
     }
+    int failed = db->failed;
     pthread_mutex_unlock(&db->mu);
     db->npending = 0;
-    return failed ? -1 : 0;
+    return failed || !db->pending ? -1 : 0;
 }
 
 int rheap__db_alloc(rheap__db_t *db, const rheap__row_t *r)
@@ -519,51 +629,87 @@ int rheap__db_alloc(rheap__db_t *db, const rheap__row_t *r)
     return db->have_writer ? submit(db) : flush_rows(db);
 }
 
+/* Writes the kept backtraces and stacks rows; the caller has the connection. */
+static int flush_side(rheap__db_t *db)
+{
+    int rc = 0;
+    sqlite3_stmt *s = db->st[ST_FRAME];
+    for (size_t i = 0; i < db->nframes && rc == 0; i++) {
+        const frame_row_t *f = &db->frames[i];
+        sqlite3_bind_int64(s, 1, (sqlite3_int64)f->bt);
+        sqlite3_bind_int64(s, 2, f->frame_no);
+        bind_text_or_null(s, 3, f->file);
+        bind_u64_or_null(s, 4, f->line, f->line != 0);
+        bind_text_or_null(s, 5, f->sym);
+        bind_text_or_null(s, 6, f->module);
+        sqlite3_bind_int64(s, 7, (sqlite3_int64)f->offset);
+        sqlite3_bind_int(s, 8, f->inlined ? 1 : 0);
+        sqlite3_bind_int64(s, 9, f->ip_index);
+        rc = step(s);
+    }
+    db->nframes = 0;
+    s = db->st[ST_STACK];
+    for (size_t i = 0; i < db->nstacks; i++) {
+        stack_row_t *k = &db->stacks[i];
+        if (rc == 0) {
+            sqlite3_bind_int64(s, 1, (sqlite3_int64)k->id);
+            sqlite3_bind_int64(s, 2, k->frames);
+            sqlite3_bind_int64(s, 3, k->site_frame);
+            sqlite3_bind_text(s, 4, k->function, -1, SQLITE_STATIC);
+            sqlite3_bind_text(s, 5, k->location, -1, SQLITE_STATIC);
+            rc = step(s);
+        }
+        free(k->function);
+        free(k->location);
+    }
+    db->nstacks = 0;
+    return rc;
+}
+
+/* Writes the kept rows when there are SIDE frames of them. */
+static int side_full(rheap__db_t *db)
+{
+    if (db->nframes < SIDE)
+        return 0;
+    if (enter(db) != 0)
+        return -1;
+    give_turn(db);
+    return 0;
+}
+
 int rheap__db_frame(rheap__db_t *db, uint64_t bt, uint32_t frame_no, const rheap__srcframe_t *f,
                     const char *module, uint64_t offset, uint32_t ip_index)
 {
-    if (drain(db) != 0)
+    if (rheap__grow(&db->frames, &db->capframes, db->nframes, sizeof *db->frames, 1024) != 0)
         return -1;
-    sqlite3_stmt *s = db->st[ST_FRAME];
-    sqlite3_bind_int64(s, 1, (sqlite3_int64)bt);
-    sqlite3_bind_int64(s, 2, frame_no);
-    /* Symbolizer strings live as long as the conversion: no copy. */
-    if (f->file)
-        sqlite3_bind_text(s, 3, f->file, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(s, 3);
-    bind_u64_or_null(s, 4, f->line, f->line != 0);
-    if (f->sym)
-        sqlite3_bind_text(s, 5, f->sym, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(s, 5);
-    if (module)
-        sqlite3_bind_text(s, 6, module, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(s, 6);
-    sqlite3_bind_int64(s, 7, (sqlite3_int64)offset);
-    sqlite3_bind_int(s, 8, f->inlined ? 1 : 0);
-    sqlite3_bind_int64(s, 9, ip_index);
-    return step(s);
+    db->frames[db->nframes++] = (frame_row_t){bt, offset, frame_no, f->line, ip_index,
+                                              f->inlined, f->file, f->sym, module};
+    return side_full(db);
 }
 
 int rheap__db_stack(rheap__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame,
                     const char *function, const char *location)
 {
-    if (drain(db) != 0)
+    if (rheap__grow(&db->stacks, &db->capstacks, db->nstacks, sizeof *db->stacks, 256) != 0)
         return -1;
-    sqlite3_stmt *s = db->st[ST_STACK];
-    sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
-    sqlite3_bind_int64(s, 2, frames);
-    sqlite3_bind_int64(s, 3, site_frame);
-    sqlite3_bind_text(s, 4, function, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s, 5, location, -1, SQLITE_TRANSIENT);
-    return step(s);
+    char *fn = strdup(function), *loc = strdup(location);
+    if (!fn || !loc) {
+        free(fn);
+        free(loc);
+        return -1;
+    }
+    db->stacks[db->nstacks++] = (stack_row_t){id, frames, site_frame, fn, loc};
+    return side_full(db);
 }
 
-sqlite3 *rheap__db_handle(rheap__db_t *db)
+sqlite3 *rheap__db_enter(rheap__db_t *db)
 {
-    return drain(db) == 0 ? db->db : NULL;
+    return enter(db) == 0 ? db->db : NULL;
+}
+
+void rheap__db_leave(rheap__db_t *db)
+{
+    give_turn(db);
 }
 
 int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
@@ -571,7 +717,7 @@ int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_
                       uint32_t page_size, uint32_t depth, uint32_t sample_ppm, int has_config,
                       const char *dir, uint64_t unmatched_frees, uint64_t lost)
 {
-    if (drain(db) != 0)
+    if (enter(db) != 0)
         return -1;
     sqlite3_stmt *s = db->st[ST_PROCESS];
     sqlite3_bind_int64(s, 1, pid);
@@ -587,14 +733,16 @@ int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_
     bind_text_or_null(s, 11, dir);
     sqlite3_bind_int64(s, 12, (sqlite3_int64)unmatched_frees);
     sqlite3_bind_int64(s, 13, (sqlite3_int64)lost);
-    return step(s);
+    int rc = step(s);
+    give_turn(db);
+    return rc;
 }
 
 int rheap__db_thread(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid,
                      const char *name, uint32_t serial, const char *file, uint64_t events,
                      uint64_t lost)
 {
-    if (drain(db) != 0)
+    if (enter(db) != 0)
         return -1;
     sqlite3_stmt *s = db->st[ST_THREAD];
     sqlite3_bind_int64(s, 1, pid);
@@ -605,13 +753,15 @@ int rheap__db_thread(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t
     bind_text_or_null(s, 6, file);
     sqlite3_bind_int64(s, 7, (sqlite3_int64)events);
     sqlite3_bind_int64(s, 8, (sqlite3_int64)lost);
-    return step(s);
+    int rc = step(s);
+    give_turn(db);
+    return rc;
 }
 
 int rheap__db_module(rheap__db_t *db, uint32_t pid, uint32_t recording, const char *path,
                      uint64_t bias, const char *build_id_hex, const char *status)
 {
-    if (drain(db) != 0)
+    if (enter(db) != 0)
         return -1;
     sqlite3_stmt *s = db->st[ST_MODULE];
     sqlite3_bind_int64(s, 1, pid);
@@ -620,13 +770,15 @@ int rheap__db_module(rheap__db_t *db, uint32_t pid, uint32_t recording, const ch
     sqlite3_bind_int64(s, 4, (sqlite3_int64)bias);
     bind_text_or_null(s, 5, build_id_hex);
     bind_text_or_null(s, 6, status);
-    return step(s);
+    int rc = step(s);
+    give_turn(db);
+    return rc;
 }
 
 int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid, uint64_t t,
                      const char *label, size_t label_len)
 {
-    if (drain(db) != 0)
+    if (enter(db) != 0)
         return -1;
     sqlite3_stmt *s = db->st[ST_MARKER];
     sqlite3_bind_int64(s, 1, pid);
@@ -634,13 +786,15 @@ int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t
     sqlite3_bind_int64(s, 3, tid);
     sqlite3_bind_int64(s, 4, (sqlite3_int64)t);
     sqlite3_bind_text(s, 5, label, (int)label_len, SQLITE_TRANSIENT);
-    return step(s);
+    int rc = step(s);
+    give_turn(db);
+    return rc;
 }
 
 int rheap__db_window(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t on_t,
                      const char *on_how, int has_off, uint64_t off_t, const char *off_how)
 {
-    if (drain(db) != 0)
+    if (enter(db) != 0)
         return -1;
     sqlite3_stmt *s = db->st[ST_WINDOW];
     sqlite3_bind_int64(s, 1, pid);
@@ -649,32 +803,38 @@ int rheap__db_window(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t
     bind_text_or_null(s, 4, on_how);
     bind_u64_or_null(s, 5, off_t, has_off);
     bind_text_or_null(s, 6, has_off ? off_how : NULL);
-    return step(s);
+    int rc = step(s);
+    give_turn(db);
+    return rc;
 }
 
 int rheap__db_meta_int(rheap__db_t *db, const char *key, int64_t value)
 {
-    if (drain(db) != 0)
+    if (enter(db) != 0)
         return -1;
     sqlite3_stmt *s = db->st[ST_META];
     sqlite3_bind_text(s, 1, key, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s, 2, value);
-    return step(s);
+    int rc = step(s);
+    give_turn(db);
+    return rc;
 }
 
 int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value)
 {
-    if (drain(db) != 0)
+    if (enter(db) != 0)
         return -1;
     sqlite3_stmt *s = db->st[ST_META];
     sqlite3_bind_text(s, 1, key, -1, SQLITE_TRANSIENT);
     bind_text_or_null(s, 2, value);
-    return step(s);
+    int rc = step(s);
+    give_turn(db);
+    return rc;
 }
 
 const char *rheap__db_errmsg(rheap__db_t *db)
 {
-    if (db && drain(db) != 0)
+    if (db && writer_failed(db))
         return db->error;
     return db && db->db ? sqlite3_errmsg(db->db) : "no database";
 }
@@ -714,7 +874,7 @@ int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen)
         goto fail;
     }
     stop_writer(db, 0);
-    if (flush_rows(db) != 0) {
+    if (flush_rows(db) != 0 || flush_side(db) != 0) {
         fmt(errbuf, errlen, "%s: writing allocations: %s", db->tmp, sqlite3_errmsg(db->db));
         goto fail;
     }

@@ -191,9 +191,12 @@ struct sqlite3_stmt;
 /* Binds v as an INTEGER when it fits in 64 signed bits, else as a REAL (rounded to 53 bits of
  * precision): never as a wrapped, negative number (schema.sql, "Sizes"). */
 void rheap__bind_wide(struct sqlite3_stmt *s, int i, rheap__wide_t v);
-/* The SQLite handle, once every queued row is written (NULL if a batch failed), for writers of
- * tables of their own (summary.c). */
-struct sqlite3 *rheap__db_handle(rheap__db_t *db);
+/* The SQLite handle for this thread, for writers of tables of their own (summary.c) and readers
+ * of what is written so far: the writer thread finishes its chunk of rows and waits, and the
+ * kept stack rows are written first. NULL when a write failed. Every non-NULL return must be
+ * followed by rheap__db_leave, after which the writer thread goes on. */
+struct sqlite3 *rheap__db_enter(rheap__db_t *db);
+void rheap__db_leave(rheap__db_t *db);
 /* A stacks row: the allocation site of stack `id` (schema.sql). */
 int rheap__db_stack(rheap__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame,
                     const char *function, const char *location);

@@ -21,17 +21,21 @@ double rheap__profile_weight(uint64_t size, uint64_t interval)
 
 int rheap__profile_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t interval)
 {
-    sqlite3 *h = rheap__db_handle(db);
-    sqlite3_stmt *st;
-    if (!h || sqlite3_prepare_v2(h,
-                                 "UPDATE processes SET mode = 'profile', sample_interval = ?3 "
-                                 "WHERE pid = ?1 AND recording = ?2",
-                                 -1, &st, NULL) != SQLITE_OK)
+    sqlite3 *h = rheap__db_enter(db);
+    if (!h)
         return -1;
-    sqlite3_bind_int64(st, 1, pid);
-    sqlite3_bind_int64(st, 2, recording);
-    sqlite3_bind_int64(st, 3, (sqlite3_int64)interval);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(h,
+                                "UPDATE processes SET mode = 'profile', sample_interval = ?3 "
+                                "WHERE pid = ?1 AND recording = ?2",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, pid);
+        sqlite3_bind_int64(st, 2, recording);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)interval);
+        rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+    }
+    rheap__db_leave(db);
     return rc == SQLITE_DONE ? 0 : -1;
 }

@@ -697,7 +697,7 @@ int rheap__summary_end(rheap__summary_t *s, rheap__db_t *db)
     }
     if (s->failed)
         return 1;
-    sqlite3 *h = rheap__db_handle(db);
+    sqlite3 *h = rheap__db_enter(db);
     if (!h)
         return -1;
     sqlite3_stmt *q[Q_N] = {0};
@@ -709,5 +709,6 @@ int rheap__summary_end(rheap__summary_t *s, rheap__db_t *db)
         rc = write_tables(s, q);
     for (int i = 0; i < Q_N; i++)
         sqlite3_finalize(q[i]);
+    rheap__db_leave(db);
     return rc;
 }

@@ -56,6 +56,8 @@ typedef struct {
     int final;
 } rheap_convert_progress_t;
 
+struct sqlite3;
+
 typedef struct {
     const char *const *inputs; /* recording directories, converted in this order */
     size_t ninputs;
@@ -65,10 +67,16 @@ typedef struct {
     void (*diag)(void *user, const rheap_convert_diag_t *d);
     /* Called every 65536 events and once more at the end; NULL: not told (and not counted). */
     void (*progress)(void *user, const rheap_convert_progress_t *p);
-    void *user;                /* passed to both callbacks */
+    /* Called once when every table but `allocations` is complete (the summary tables, stacks,
+     * processes, meta) and the rows of `allocations` may still be being written: `db` is the
+     * database being built, to be read on this thread during the call and not changed (temp
+     * objects must be dropped before returning). This is how `rheap run` prints its summary
+     * without waiting for every row. NULL: not called. */
+    void (*summary)(void *user, struct sqlite3 *db);
+    void *user;                /* passed to the callbacks */
 } rheap_convert_opts_t;
 
-#define RHEAP_CONVERT_OPTS_INIT {NULL, 0, NULL, 0, NULL, NULL, NULL}
+#define RHEAP_CONVERT_OPTS_INIT {NULL, 0, NULL, 0, NULL, NULL, NULL, NULL}
 
 /* What a successful conversion wrote. */
 typedef struct {
