@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,6 +49,7 @@
 #define CHUNK (16 * BATCH)
 #define QUEUE_BYTES (128u << 20)
 #define QUEUE ((unsigned)(QUEUE_BYTES / (CHUNK * sizeof(rheap__row_t))))
+#define AREA_BYTES ((size_t)(QUEUE + 1) * CHUNK * sizeof(rheap__row_t))
 /* Frame rows kept before they are written (see flush_side). */
 #define SIDE 8192
 
@@ -110,7 +112,10 @@ struct rheap__db {
     bound_t single[ALLOC_COLS];      /* the parameters of st[ST_ALLOC] */
     bound_t batched[BATCH * ALLOC_COLS]; /* the parameters of batch */
     sqlite3_stmt *batch;      /* BATCH-row INSERT into allocations */
-    rheap__row_t *pending;    /* the chunk being filled (CHUNK rows) */
+    /* The chunks: QUEUE + 1 places of CHUNK rows in one mapping, where the queue's chunks wait
+     * and the pending one is filled; memory is used as far as the queue ever grows. */
+    rheap__row_t *area;
+    unsigned pending;         /* the place being filled */
     size_t npending;
     /* Rows of backtraces and stacks not yet written (flush_side). */
     frame_row_t *frames;
@@ -125,9 +130,9 @@ struct rheap__db {
     pthread_t writer;
     pthread_mutex_t mu;
     pthread_cond_t work, room;  /* signaled when a chunk is queued / written */
-    rheap__row_t **queue;       /* QUEUE chunks, a ring */
+    unsigned *queue;            /* places of full chunks, a ring of QUEUE */
     unsigned q_head, q_count;   /* q_count includes the chunk being written */
-    rheap__row_t **spare;       /* written chunks, for reuse (QUEUE + 1 places) */
+    unsigned *spare;            /* free places, a stack: the last written is reused first */
     unsigned nspare;
     /* Turns on the connection: the writer holds conn while it writes a chunk; `want` counts the
      * other callers waiting for it, and the writer lets them go first (turn). */
@@ -149,6 +154,12 @@ static void fmt(char *buf, size_t len, const char *f, ...)
 
 static int write_rows(rheap__db_t *db, const rheap__row_t *rows, size_t n);
 
+/* The rows of chunk place i. */
+static inline rheap__row_t *chunk(rheap__db_t *db, unsigned i)
+{
+    return db->area + (size_t)i * CHUNK;
+}
+
 static void *writer_main(void *arg)
 {
     rheap__db_t *db = arg;
@@ -158,7 +169,7 @@ static void *writer_main(void *arg)
             pthread_cond_wait(&db->work, &db->mu);
         if (!db->q_count)
             break;
-        rheap__row_t *rows = db->queue[db->q_head];
+        unsigned place = db->queue[db->q_head];
         int failed = db->failed;
         pthread_mutex_unlock(&db->mu);
         int rc = 0;
@@ -166,7 +177,7 @@ static void *writer_main(void *arg)
             pthread_mutex_lock(&db->conn);
             while (atomic_load(&db->want))
                 pthread_cond_wait(&db->turn, &db->conn);
-            rc = write_rows(db, rows, CHUNK);
+            rc = write_rows(db, chunk(db, place), CHUNK);
             if (rc != 0)
                 fmt(db->error, sizeof db->error, "%s", sqlite3_errmsg(db->db));
             pthread_mutex_unlock(&db->conn);
@@ -174,7 +185,7 @@ static void *writer_main(void *arg)
         pthread_mutex_lock(&db->mu);
         if (rc != 0)
             db->failed = 1;
-        db->spare[db->nspare++] = rows;
+        db->spare[db->nspare++] = place;
         db->q_head = (db->q_head + 1) % QUEUE;
         db->q_count--;
         pthread_cond_broadcast(&db->room);
@@ -315,11 +326,10 @@ static void cleanup_remove(void)
 static void destroy(rheap__db_t *db)
 {
     cleanup_remove();
-    for (unsigned i = 0; i < db->nspare; i++)
-        free(db->spare[i]);
+    if (db->area)
+        munmap(db->area, AREA_BYTES);
     free(db->spare);
     free(db->queue);
-    free(db->pending);
     free(db->frames);
     for (size_t i = 0; i < db->nstacks; i++) {
         free(db->stacks[i].function);
@@ -454,14 +464,20 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
             goto fail;
         }
     }
-    db->pending = malloc(CHUNK * sizeof *db->pending);
-    if (!db->pending) {
+    /* Address space only: pages are used as they are first written. */
+    void *area = mmap(NULL, AREA_BYTES, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (area == MAP_FAILED) {
         fmt(errbuf, errlen, "out of memory");
         goto fail;
     }
+    db->area = area;
     /* Without the thread (no memory for its queue, or no thread), chunks are written here. */
     db->queue = malloc(QUEUE * sizeof *db->queue);
-    db->spare = malloc((QUEUE + 1) * sizeof *db->spare);
+    db->spare = malloc(QUEUE * sizeof *db->spare);
+    for (unsigned i = 0; db->spare && i < QUEUE; i++)
+        db->spare[i] = QUEUE - i; /* place 0 is pending; 1, 2, ... come next */
+    db->nspare = db->spare ? QUEUE : 0;
     if (db->queue && db->spare && pthread_mutex_init(&db->mu, NULL) == 0) {
         int ok = pthread_cond_init(&db->work, NULL) == 0;
         ok = ok && pthread_cond_init(&db->room, NULL) == 0;
@@ -590,11 +606,11 @@ static int flush_rows(rheap__db_t *db)
 {
     size_t n = db->npending;
     db->npending = 0;
-    return write_rows(db, db->pending, n);
+    return write_rows(db, chunk(db, db->pending), n);
 }
 
-/* Queues the full pending chunk for the writer thread and takes an empty one, waiting while
- * the queue is full (or, out of memory, until a chunk is written). */
+/* Queues the full pending chunk for the writer thread and takes a free place, waiting while
+ * the queue is full. */
 static int submit(rheap__db_t *db)
 {
     pthread_mutex_lock(&db->mu);
@@ -604,26 +620,17 @@ static int submit(rheap__db_t *db)
         db->queue[(db->q_head + db->q_count) % QUEUE] = db->pending;
         db->q_count++;
         pthread_cond_signal(&db->work);
-        db->pending = db->nspare ? db->spare[--db->nspare] : NULL;
-        if (!db->pending) {
-            pthread_mutex_unlock(&db->mu);
-            db->pending = malloc(CHUNK * sizeof *db->pending);
-            pthread_mutex_lock(&db->mu);
-            while (!db->pending && !db->nspare && !db->failed)
-                pthread_cond_wait(&db->room, &db->mu);
-            if (!db->pending && db->nspare)
-                db->pending = db->spare[--db->nspare];
-        }
+        db->pending = db->spare[--db->nspare]; /* QUEUE + 1 places, at most QUEUE queued */
     }
     int failed = db->failed;
     pthread_mutex_unlock(&db->mu);
     db->npending = 0;
-    return failed || !db->pending ? -1 : 0;
+    return failed ? -1 : 0;
 }
 
 int rheap__db_alloc(rheap__db_t *db, const rheap__row_t *r)
 {
-    db->pending[db->npending++] = *r;
+    chunk(db, db->pending)[db->npending++] = *r;
     if (db->npending < CHUNK)
         return 0;
     return db->have_writer ? submit(db) : flush_rows(db);
