@@ -652,12 +652,21 @@ static int id_add(rip_reader_t *r, uint64_t id)
 
 /* ---- Record decoding ---- */
 
-static uint64_t get_u(cursor_t *c)
+static uint64_t get_u_long(cursor_t *c)
 {
     uint64_t v = 0;
     if (c->err == RIP__VARINT_OK)
         c->err = rip__get_varint(&c->p, c->end, &v);
     return c->err == RIP__VARINT_OK ? v : 0;
+}
+
+/* The next varint, or 0 once the cursor has failed. Most event fields are one byte: that case
+ * is decoded here, the rest out of line. */
+static inline uint64_t get_u(cursor_t *c)
+{
+    if (__builtin_expect(c->err == RIP__VARINT_OK && c->p < c->end && *c->p < 0x80, 1))
+        return *c->p++;
+    return get_u_long(c);
 }
 
 static int64_t get_z(cursor_t *c)
@@ -710,7 +719,7 @@ static rip_status_t cursor_fail(rip_reader_t *r, rip_error_t *err, const cursor_
 }
 
 /* Format 2: a column that ran out or held a bad varint while decoding the record at rec_at. */
-static rip_status_t column_fail(rip_reader_t *r, rip_error_t *err, size_t rec_at, uint8_t type)
+static rip_status_t column_error(rip_reader_t *r, rip_error_t *err, size_t rec_at, uint8_t type)
 {
     for (int i = 0; i < RIP__COLUMNS; i++) {
         if (r->col[i].err == RIP__VARINT_OK)
@@ -724,6 +733,16 @@ static rip_status_t column_fail(rip_reader_t *r, rip_error_t *err, size_t rec_at
                     column_names[i], type, rec_at);
     }
     return RIP_OK;
+}
+
+/* RIP_OK, or the error of the first column that failed. */
+static inline rip_status_t column_fail(rip_reader_t *r, rip_error_t *err, size_t rec_at,
+                                       uint8_t type)
+{
+    _Static_assert(RIP__COLUMNS == 4 && RIP__VARINT_OK == 0, "one test for the four columns");
+    if (__builtin_expect((r->col[0].err | r->col[1].err | r->col[2].err | r->col[3].err) == 0, 1))
+        return RIP_OK;
+    return column_error(r, err, rec_at, type);
 }
 
 static rip_status_t decode_extended(rip_reader_t *r, rip_record_t *rec, rip_error_t *err,
