@@ -50,8 +50,10 @@
 #define QUEUE_BYTES (128u << 20)
 #define QUEUE ((unsigned)(QUEUE_BYTES / (CHUNK * sizeof(rheap__row_t))))
 #define AREA_BYTES ((size_t)(QUEUE + 1) * CHUNK * sizeof(rheap__row_t))
-/* Frame rows kept before they are written (see flush_side). */
+/* Frame rows kept before they are written (see flush_side), FRAME_BATCH per statement. */
 #define SIDE 8192
+#define FRAME_BATCH 32
+#define FRAME_COLS 9
 
 enum { ST_ALLOC, ST_FRAME, ST_STACK, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_WINDOW, ST_META, ST_N };
 
@@ -112,6 +114,7 @@ struct rheap__db {
     bound_t single[ALLOC_COLS];      /* the parameters of st[ST_ALLOC] */
     bound_t batched[BATCH * ALLOC_COLS]; /* the parameters of batch */
     sqlite3_stmt *batch;      /* BATCH-row INSERT into allocations */
+    sqlite3_stmt *frame_batch; /* FRAME_BATCH-row INSERT into backtraces */
     /* The chunks: QUEUE + 1 places of CHUNK rows in one mapping, where the queue's chunks wait
      * and the pending one is filled; memory is used as far as the queue ever grows. */
     rheap__row_t *area;
@@ -276,6 +279,8 @@ static void close_all(rheap__db_t *db)
     stop_writer(db, 1);
     sqlite3_finalize(db->batch);
     db->batch = NULL;
+    sqlite3_finalize(db->frame_batch);
+    db->frame_batch = NULL;
     for (int i = 0; i < ST_N; i++) {
         sqlite3_finalize(db->st[i]);
         db->st[i] = NULL;
@@ -362,6 +367,29 @@ static int run_schema(rheap__db_t *db, int part, char *errbuf, size_t errlen)
     return 0;
 }
 
+/* Prepares the INSERT `single` (one VALUES group) with its group repeated n times. */
+static int prepare_batch(rheap__db_t *db, const char *single, int n, sqlite3_stmt **out)
+{
+    const char *one = strstr(single, "VALUES") + 7;
+    size_t head = (size_t)(one - single);
+    size_t grp = strlen(one);
+    char *sql = malloc(head + (size_t)n * (grp + 1) + 1);
+    if (!sql)
+        return -1;
+    memcpy(sql, single, head);
+    char *p = sql + head;
+    for (int i = 0; i < n; i++) {
+        if (i)
+            *p++ = ',';
+        memcpy(p, one, grp);
+        p += grp;
+    }
+    *p = 0;
+    int rc = sqlite3_prepare_v2(db->db, sql, -1, out, NULL);
+    free(sql);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
 int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbuf, size_t errlen)
 {
     *out = NULL;
@@ -438,31 +466,10 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
             goto fail;
         }
     }
-    {
-        /* The batch statement: the single-row VALUES group repeated BATCH times. */
-        const char *one = strstr(stmt_sql[ST_ALLOC], "VALUES") + 7;
-        size_t head = (size_t)(one - stmt_sql[ST_ALLOC]);
-        size_t grp = strlen(one);
-        char *sql = malloc(head + BATCH * (grp + 1) + 1);
-        if (!sql) {
-            fmt(errbuf, errlen, "out of memory");
-            goto fail;
-        }
-        memcpy(sql, stmt_sql[ST_ALLOC], head);
-        char *p = sql + head;
-        for (int i = 0; i < BATCH; i++) {
-            if (i)
-                *p++ = ',';
-            memcpy(p, one, grp);
-            p += grp;
-        }
-        *p = 0;
-        int rc = sqlite3_prepare_v2(db->db, sql, -1, &db->batch, NULL);
-        free(sql);
-        if (rc != SQLITE_OK) {
-            fmt(errbuf, errlen, "%s: preparing the batch insert: %s", db->tmp, sqlite3_errmsg(db->db));
-            goto fail;
-        }
+    if (prepare_batch(db, stmt_sql[ST_ALLOC], BATCH, &db->batch) != 0 ||
+        prepare_batch(db, stmt_sql[ST_FRAME], FRAME_BATCH, &db->frame_batch) != 0) {
+        fmt(errbuf, errlen, "%s: preparing a batch insert: %s", db->tmp, sqlite3_errmsg(db->db));
+        goto fail;
     }
     /* Address space only: pages are used as they are first written. */
     void *area = mmap(NULL, AREA_BYTES, PROT_READ | PROT_WRITE,
@@ -514,6 +521,15 @@ static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
 {
     if (v)
         sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(s, i);
+}
+
+/* The same for a string that outlives the statement's next step: not copied. */
+static void bind_static_or_null(sqlite3_stmt *s, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(s, i);
 }
@@ -636,26 +652,36 @@ int rheap__db_alloc(rheap__db_t *db, const rheap__row_t *r)
     return db->have_writer ? submit(db) : flush_rows(db);
 }
 
+/* Binds frame row f to the parameters from base + 1 of statement s. */
+static void bind_frame(sqlite3_stmt *s, int base, const frame_row_t *f)
+{
+    sqlite3_bind_int64(s, base + 1, (sqlite3_int64)f->bt);
+    sqlite3_bind_int64(s, base + 2, f->frame_no);
+    bind_static_or_null(s, base + 3, f->file);
+    bind_u64_or_null(s, base + 4, f->line, f->line != 0);
+    bind_static_or_null(s, base + 5, f->sym);
+    bind_static_or_null(s, base + 6, f->module);
+    sqlite3_bind_int64(s, base + 7, (sqlite3_int64)f->offset);
+    sqlite3_bind_int(s, base + 8, f->inlined ? 1 : 0);
+    sqlite3_bind_int64(s, base + 9, f->ip_index);
+}
+
 /* Writes the kept backtraces and stacks rows; the caller has the connection. */
 static int flush_side(rheap__db_t *db)
 {
     int rc = 0;
-    sqlite3_stmt *s = db->st[ST_FRAME];
-    for (size_t i = 0; i < db->nframes && rc == 0; i++) {
-        const frame_row_t *f = &db->frames[i];
-        sqlite3_bind_int64(s, 1, (sqlite3_int64)f->bt);
-        sqlite3_bind_int64(s, 2, f->frame_no);
-        bind_text_or_null(s, 3, f->file);
-        bind_u64_or_null(s, 4, f->line, f->line != 0);
-        bind_text_or_null(s, 5, f->sym);
-        bind_text_or_null(s, 6, f->module);
-        sqlite3_bind_int64(s, 7, (sqlite3_int64)f->offset);
-        sqlite3_bind_int(s, 8, f->inlined ? 1 : 0);
-        sqlite3_bind_int64(s, 9, f->ip_index);
-        rc = step(s);
+    size_t i = 0;
+    for (; rc == 0 && i + FRAME_BATCH <= db->nframes; i += FRAME_BATCH) {
+        for (int k = 0; k < FRAME_BATCH; k++)
+            bind_frame(db->frame_batch, k * FRAME_COLS, &db->frames[i + (size_t)k]);
+        rc = step(db->frame_batch);
+    }
+    for (; rc == 0 && i < db->nframes; i++) {
+        bind_frame(db->st[ST_FRAME], 0, &db->frames[i]);
+        rc = step(db->st[ST_FRAME]);
     }
     db->nframes = 0;
-    s = db->st[ST_STACK];
+    sqlite3_stmt *s = db->st[ST_STACK];
     for (size_t i = 0; i < db->nstacks; i++) {
         stack_row_t *k = &db->stacks[i];
         if (rc == 0) {
@@ -889,6 +915,8 @@ int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen)
         goto fail;
     sqlite3_finalize(db->batch);
     db->batch = NULL;
+    sqlite3_finalize(db->frame_batch);
+    db->frame_batch = NULL;
     for (int i = 0; i < ST_N; i++) {
         sqlite3_finalize(db->st[i]);
         db->st[i] = NULL;
