@@ -145,6 +145,7 @@ struct rheap__db {
     int quit;
     int failed;                 /* a batch failed; the message is in error */
     char error[512];
+    char why[600];
 };
 
 static void fmt(char *buf, size_t len, const char *f, ...)
@@ -153,6 +154,20 @@ static void fmt(char *buf, size_t len, const char *f, ...)
     va_start(ap, f);
     vsnprintf(buf, len, f, ap);
     va_end(ap);
+}
+
+/* SQLite's message for the last error (or msg when given), with the system's reason when a
+ * system call failed ("disk I/O error (File too large)"). In a buffer of db's, valid until the
+ * next call. */
+static const char *why(rheap__db_t *db, const char *msg)
+{
+    int e = db->db ? sqlite3_system_errno(db->db) : 0;
+    const char *m = msg ? msg : db->db ? sqlite3_errmsg(db->db) : "out of memory";
+    if (e)
+        fmt(db->why, sizeof db->why, "%s (%s)", m, strerror(e));
+    else
+        fmt(db->why, sizeof db->why, "%s", m);
+    return db->why;
 }
 
 static int write_rows(rheap__db_t *db, const rheap__row_t *rows, size_t n);
@@ -182,7 +197,7 @@ static void *writer_main(void *arg)
                 pthread_cond_wait(&db->turn, &db->conn);
             rc = write_rows(db, chunk(db, place), CHUNK);
             if (rc != 0)
-                fmt(db->error, sizeof db->error, "%s", sqlite3_errmsg(db->db));
+                fmt(db->error, sizeof db->error, "%s", why(db, NULL));
             pthread_mutex_unlock(&db->conn);
         }
         pthread_mutex_lock(&db->mu);
@@ -290,12 +305,24 @@ static void close_all(rheap__db_t *db)
 }
 
 /* Interrupted (Ctrl-C, kill): the temporary database must not stay behind. The handler only
- * unlinks a path copied beforehand, then dies of the same signal. Signals the caller ignores
- * (rheap run ignores Ctrl-C while its program runs) stay ignored. */
-static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+ * unlinks a path copied beforehand, then dies of the same signal. A file size limit (ulimit
+ * -f) would kill the converter the same way, by SIGXFSZ: that one is ignored instead, so the
+ * write fails (EFBIG), the conversion says so and removes its file. Signals the caller ignores
+ * or handles (rheap run ignores Ctrl-C while its program runs) stay as they are. */
+static void on_cleanup_signal(int sig);
+static const struct {
+    int sig;
+    void (*handler)(int);
+} cleanup_signals[] = {
+    {SIGINT, on_cleanup_signal},
+    {SIGTERM, on_cleanup_signal},
+    {SIGHUP, on_cleanup_signal},
+    {SIGXFSZ, SIG_IGN},
+};
+#define CLEANUP_SIGNALS (sizeof cleanup_signals / sizeof cleanup_signals[0])
 static char cleanup_path[PATH_MAX + 64];
-static struct sigaction cleanup_saved[3];
-static int cleanup_installed[3];
+static struct sigaction cleanup_saved[CLEANUP_SIGNALS];
+static int cleanup_installed[CLEANUP_SIGNALS];
 
 static void on_cleanup_signal(int sig)
 {
@@ -309,22 +336,22 @@ static void cleanup_install(const char *tmp)
     if (strlen(tmp) >= sizeof cleanup_path)
         return;
     strcpy(cleanup_path, tmp);
-    for (int i = 0; i < 3; i++) {
+    for (size_t i = 0; i < CLEANUP_SIGNALS; i++) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_cleanup_signal;
+        sa.sa_handler = cleanup_signals[i].handler;
         sigemptyset(&sa.sa_mask);
-        cleanup_installed[i] = sigaction(cleanup_signals[i], NULL, &cleanup_saved[i]) == 0 &&
+        cleanup_installed[i] = sigaction(cleanup_signals[i].sig, NULL, &cleanup_saved[i]) == 0 &&
                                cleanup_saved[i].sa_handler == SIG_DFL &&
-                               sigaction(cleanup_signals[i], &sa, NULL) == 0;
+                               sigaction(cleanup_signals[i].sig, &sa, NULL) == 0;
     }
 }
 
 static void cleanup_remove(void)
 {
-    for (int i = 0; i < 3; i++)
+    for (size_t i = 0; i < CLEANUP_SIGNALS; i++)
         if (cleanup_installed[i])
-            sigaction(cleanup_signals[i], &cleanup_saved[i], NULL);
+            sigaction(cleanup_signals[i].sig, &cleanup_saved[i], NULL);
     memset(cleanup_installed, 0, sizeof cleanup_installed);
 }
 
@@ -360,7 +387,7 @@ static int run_schema(rheap__db_t *db, int part, char *errbuf, size_t errlen)
     int rc = sqlite3_exec(db->db, sql, NULL, NULL, &msg);
     free(sql);
     if (rc != SQLITE_OK) {
-        fmt(errbuf, errlen, "%s: creating the schema: %s", db->tmp, msg ? msg : "?");
+        fmt(errbuf, errlen, "%s: creating the schema: %s", db->tmp, why(db, msg ? msg : "?"));
         sqlite3_free(msg);
         return -1;
     }
@@ -432,7 +459,7 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
                         NULL) !=
         SQLITE_OK) {
         fmt(errbuf, errlen, "%s: cannot create the database: %s", db->tmp,
-            db->db ? sqlite3_errmsg(db->db) : "out of memory");
+            why(db, NULL));
         close_all(db);
         unlink(db->tmp);
         destroy(db);
@@ -867,9 +894,14 @@ int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value)
 
 const char *rheap__db_errmsg(rheap__db_t *db)
 {
-    if (db && writer_failed(db))
+    if (!db)
+        return "no database";
+    if (writer_failed(db))
         return db->error;
-    return db && db->db ? sqlite3_errmsg(db->db) : "no database";
+    take_turn(db);
+    fmt(db->error, sizeof db->error, "%s", why(db, NULL));
+    give_turn(db);
+    return db->error;
 }
 
 /* Puts the finished temporary file in place. With force, rename replaces whatever is there.
@@ -908,7 +940,7 @@ int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen)
     }
     stop_writer(db, 0);
     if (flush_rows(db) != 0 || flush_side(db) != 0) {
-        fmt(errbuf, errlen, "%s: writing allocations: %s", db->tmp, sqlite3_errmsg(db->db));
+        fmt(errbuf, errlen, "%s: writing allocations: %s", db->tmp, why(db, NULL));
         goto fail;
     }
     if (run_schema(db, 1, errbuf, errlen) != 0)
@@ -922,12 +954,12 @@ int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen)
         db->st[i] = NULL;
     }
     if (sqlite3_exec(db->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-        fmt(errbuf, errlen, "%s: committing: %s", db->tmp, msg ? msg : "?");
+        fmt(errbuf, errlen, "%s: committing: %s", db->tmp, why(db, msg ? msg : "?"));
         sqlite3_free(msg);
         goto fail;
     }
     if (sqlite3_close(db->db) != SQLITE_OK) {
-        fmt(errbuf, errlen, "%s: closing: %s", db->tmp, sqlite3_errmsg(db->db));
+        fmt(errbuf, errlen, "%s: closing: %s", db->tmp, why(db, NULL));
         goto fail;
     }
     db->db = NULL;

@@ -513,6 +513,22 @@ case_output_errors() {
     done
 }
 
+# A file size limit (ulimit -f) that the database outgrows: the conversion fails with status 4
+# and a message, instead of dying of SIGXFSZ, and leaves neither the output nor its temporary
+# file behind.
+case_output_limit() {
+    run r "$RHEAP" run --keep -q -o full.db -- "$LEAKY"
+    expect_eq "rheap run --keep status" "$STATUS" 0
+    rec=$(sed -n 's/^rheap: recordings kept in //p' r.err)
+    [ -d "$rec" ] || fail "no kept recording in: $(cat r.err)"
+    STATUS=0
+    (ulimit -f 64; exec "$RHEAP" convert "$rec"/rip-* -o small.db) >c.out 2>c.err || STATUS=$?
+    expect_eq "convert under ulimit -f 64: status" "$STATUS" 4
+    grep -q '^rheap: error: .*disk I/O error' c.err || fail "no error line: $(cat c.err)"
+    ls small.db* 2>/dev/null && fail "left behind: $(ls small.db*)"
+    [ "$(sql full.db 'SELECT count(*) FROM allocations')" -gt 0 ] || fail "full.db is empty"
+}
+
 # Values of each documented parameter are checked against what it takes; the database's own
 # pids and marker labels are listed when a value is not one of them.
 case_query_values() {
