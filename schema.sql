@@ -367,7 +367,9 @@ FROM (SELECT id, frame_no, coalesce(module, '') AS module,
 
 -- rheap: after load
 -- No secondary index: each one was measured against the canned queries and none paid for its
--- build time (an index on allocations(bt) made the leaks query far slower than a plain scan).
+-- build time (an index on allocations(bt) made the leaks query far slower than a plain scan),
+-- when allocations was a table of full rows; the canned queries now read only the summaries,
+-- and the answers that scan allocation_rows read all of it.
 -- A covering index on allocations(pid, recording, bt, size, alloc_after, dealloc_after), which
 -- would let the per-site queries group without sorting, cost about 27 s of CPU and 280 MB on
 -- 10.4 million allocations, four times the whole conversion of that database, and would still
