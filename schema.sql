@@ -38,7 +38,7 @@ CREATE TABLE allocation_rows (
     bt INTEGER,            -- allocations.bt
     size INTEGER NOT NULL, -- allocations.size
     addr INTEGER NOT NULL, -- the address XOR the allocating thread's threads.addr_base (small: a thread's blocks lie close together), in units of 16 bytes (unscaled, in bytes, when `how` has 32 set)
-    how INTEGER NOT NULL   -- bits 0-3: call - 1; 16: freed by another thread or by none recorded (see allocation_frees); 32: unscaled, as a time not a multiple of 4 ns or an address not a multiple of 16 bytes from the base would not scale; bits 6-31: threads.id of the allocating thread; from bit 32: realloc and reallocarray: id - realloc_of, the other calls: align, 0 when NULL, 2147483647 when in allocation_extras. Mostly 0 (a malloc by the first thread, freed by it), which takes no byte
+    how INTEGER NOT NULL   -- bits 0-3: call - 1; 16: freed by another thread or by none recorded (see allocation_frees); 32: unscaled, as a time not a multiple of 4 ns or an address not a multiple of 16 bytes from the base would not scale; bits 6-27: threads.id of the allocating thread; from bit 28: realloc and reallocarray: id - realloc_of, the other calls: align, 0 when NULL, 34359738367 (2^35 - 1) when in allocation_extras. Mostly 0 (a malloc by the first thread, freed by it), which takes no byte
 );
 
 -- The freeing thread of the blocks freed by another thread than the one that allocated them
@@ -48,7 +48,7 @@ CREATE TABLE allocation_frees (
     thread INTEGER NOT NULL -- threads.id of the freeing thread
 );
 
--- The values of id - realloc_of or align too large for allocation_rows.how (2^31 - 1 or more).
+-- The values of id - realloc_of or align too large for allocation_rows.how (2^35 - 1 or more).
 CREATE TABLE allocation_extras (
     id INTEGER PRIMARY KEY, -- allocations.id
     extra INTEGER NOT NULL  -- id - realloc_of (realloc, reallocarray), else align
@@ -307,15 +307,15 @@ SELECT r.id AS id, -- unique in the database, across processes; rows are numbere
                   WHERE f.id = r.id) END AS dealloc_thread, -- tid that freed it; NULL when never freed or when the free was not recorded (see meta 'reused_live')
        th.pid AS pid, -- process that allocated the block (processes.pid)
        (r.how & 15) + 1 AS call, -- the allocating call, an id of the table `calls` (1 malloc, 2 calloc, 3 realloc, ...)
-       CASE WHEN r.how & 15 IN (2, 3) OR r.how >> 32 = 0 THEN NULL
-            WHEN r.how >> 32 < 2147483647 THEN r.how >> 32
+       CASE WHEN r.how & 15 IN (2, 3) OR r.how >> 28 = 0 THEN NULL
+            WHEN r.how >> 28 < 34359738367 THEN r.how >> 28
             ELSE (SELECT e.extra FROM allocation_extras AS e WHERE e.id = r.id) END AS align, -- alignment asked for by the aligned calls; NULL for the others
-       CASE WHEN r.how & 15 NOT IN (2, 3) OR r.how >> 32 = 0 THEN NULL
-            WHEN r.how >> 32 < 2147483647 THEN r.id - (r.how >> 32)
+       CASE WHEN r.how & 15 NOT IN (2, 3) OR r.how >> 28 = 0 THEN NULL
+            WHEN r.how >> 28 < 34359738367 THEN r.id - (r.how >> 28)
             ELSE r.id - (SELECT e.extra FROM allocation_extras AS e WHERE e.id = r.id) END AS realloc_of, -- allocations.id of the block this realloc replaced; NULL when not a realloc, or when the old block was allocated before recording
        th.recording AS recording -- which recording of the process (processes.recording): a process that execs, or turns recording on twice, keeps its pid but starts a new recording whose times have their own start; blocks never pair across recordings
 FROM allocation_rows AS r
-LEFT JOIN threads AS th ON th.id = (r.how >> 6) & 67108863;
+LEFT JOIN threads AS th ON th.id = (r.how >> 6) & 4194303;
 
 -- Each allocation with the frame where the program asked for memory.
 CREATE VIEW allocation_sites AS

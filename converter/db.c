@@ -450,8 +450,8 @@ static void rebind_int_or_null(sqlite3_stmt *s, bound_t *b, int i, uint64_t v, i
  * 16 away (always, from glibc's malloc). A row where either is not so is stored unscaled.
  * Call, kind of free, thread and realloc_of or align are packed into `how`, so that a malloc by
  * the first thread freed by itself is a 0, which SQLite stores in no byte at all. */
-#define EXTRA_SHIFT 32
-#define EXTRA_ELSEWHERE 0x7fffffffu /* how's extra field: the value is in allocation_extras */
+#define EXTRA_SHIFT 28 /* above 22 bits of thread: a realloc_of up to 2^19 rows back fits in 6 bytes */
+#define EXTRA_ELSEWHERE (((uint64_t)1 << (63 - EXTRA_SHIFT)) - 1) /* the value is in allocation_extras */
 
 static int cross_free(const rheap__row_t *r)
 {

@@ -155,8 +155,8 @@ typedef struct {
 } rheap__row_t;
 
 #define RHEAP_NO_THREAD UINT32_MAX
-/* threads.id stays below this: allocation_rows.how holds it in 26 bits. */
-#define RHEAP_MAX_THREADS ((uint32_t)1 << 26)
+/* threads.id stays below this: allocation_rows.how holds it in 22 bits. */
+#define RHEAP_MAX_THREADS ((uint32_t)1 << 22)
 
 /* Creates `OUT.tmp-<pid>` beside `path`, creates the schema and opens the load transaction.
  * Refuses (RHEAP_CONVERT_E_REFUSED) when `path` exists and !force. Message in errbuf on

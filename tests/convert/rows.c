@@ -5,7 +5,7 @@
  * the thread's first one where that is exact, unscaled otherwise, thread, call, kind of free and
  * realloc_of or align packed into one integer. Recording 1 (two threads, 4 ns time units, 16-byte
  * aligned addresses) takes the scaled path: a realloc chain, calloc, posix_memalign, an
- * aligned_alloc whose alignment (2^32) is too large for the packed integer, a block allocated by
+ * aligned_alloc whose alignment (2^40) is too large for the packed integer, a block allocated by
  * one thread and freed by the other both ways, a block whose free was not recorded (its address
  * handed out again), a block without a backtrace and never-freed blocks. Recording 2 of the same
  * pid (as after an exec) counts single nanoseconds and has addresses not 16 bytes apart: the
@@ -22,7 +22,7 @@
 #define TID_B 6101
 #define START1 5000000000ull
 #define START2 9000000000ull
-#define BIG_ALIGN (1ull << 32)
+#define BIG_ALIGN (1ull << 40)
 
 static tgen_stack_t st_one, st_two;
 
@@ -120,7 +120,7 @@ static const char *const want[] = {
     "5|112|220|site_two|32|7f1000000010|6101|6100|6100|1|-|-|1",
     "6|104|300|site_one|48|555500002000|6100|6101|6100|2|-|-|1",
     "7|140|400|site_two|40|555500005000|6100|6100|6100|4|-|2|1",
-    "8|160|412|site_two|16|7f0000000000|6100|6100|6100|6|4294967296|-|1",
+    "8|160|412|site_two|16|7f0000000000|6100|6100|6100|6|1099511627776|-|1",
     "9|172|500|site_one|8|555500006000|6100|-|6100|1|-|-|1",
     "10|152|-|site_two|64|555500010000|6100|-|6100|5|4096|-|1",
     "11|500|-|site_two|9|555500006000|6101|-|6100|1|-|-|1",
@@ -165,7 +165,7 @@ static void check(sqlite3 *db)
     CHECK_INT(tgen_int(db, "SELECT how FROM allocation_rows WHERE id = 4"), 0);
     /* Threads: each thread file one row, with the id the rows refer to. */
     CHECK_INT(tgen_int(db, "SELECT count(DISTINCT id) FROM threads"), 3);
-    CHECK_INT(tgen_int(db, "SELECT tid FROM threads WHERE id = (SELECT (how >> 6) & 67108863 "
+    CHECK_INT(tgen_int(db, "SELECT tid FROM threads WHERE id = (SELECT (how >> 6) & 4194303 "
                            "FROM allocation_rows WHERE id = 11)"), TID_B);
 }
 
