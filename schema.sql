@@ -291,8 +291,8 @@ CREATE TABLE marker_stacks (
 );
 
 -- One row per heap block the program allocated while recording was on: allocation_rows with its
--- thread, process and recording looked up and its encodings undone. This is the table every
--- query reads; each column means what it says below.
+-- thread, process and recording looked up and its encodings undone. This is what every query
+-- reads; each column means what it says below.
 CREATE VIEW allocations AS
 SELECT r.id AS id, -- unique in the database, across processes; rows are numbered in the order blocks were freed, then the blocks of the same recording never freed, in allocation order
        CASE WHEN r.how & 32 THEN r.t ELSE r.t * 4 END AS alloc_after, -- ns after the recording started when the allocation returned
