@@ -58,8 +58,7 @@ typedef struct {
     rip_reader_t *r;
     uint32_t tid, serial;
     uint32_t id;             /* threads.id */
-    uint64_t addr_base;      /* threads.addr_base: the address of its first allocation */
-    int have_base;
+    uint64_t addr_base;      /* threads.addr_base: the address of its first allocation, 0 before */
     seg_t *segs;
     size_t nsegs, capsegs;
     int segs_sorted;
@@ -490,10 +489,8 @@ static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
     b.tid = s->tid;
     b.thread = s->id;
     b.call = (uint8_t)s->ev.call;
-    if (!s->have_base) {
-        s->addr_base = b.addr;
-        s->have_base = 1;
-    }
+    if (!s->addr_base)
+        s->addr_base = b.addr; /* never 0: allocations that returned NULL were skipped above */
     rheap__live_t old;
     int rc = rheap__pairs_insert(live, &b, &old);
     if (rc < 0) {
