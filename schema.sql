@@ -26,21 +26,32 @@ CREATE TABLE meta (
     value                  -- its value (text or integer)
 );
 
--- One row per heap block the program allocated while recording was on.
-CREATE TABLE allocations (
-    id INTEGER PRIMARY KEY, -- unique in the database, across processes; rows are numbered in the order blocks were freed, then the blocks of the same recording never freed, in allocation order
-    alloc_after INTEGER NOT NULL, -- ns after the recording started when the allocation returned
-    dealloc_after INTEGER, -- ns after the recording started when the block was freed (or released by realloc); NULL: never freed while recording
-    bt INTEGER,            -- backtraces.id of the allocating call stack; NULL: no backtrace was taken (sampling)
-    size INTEGER NOT NULL, -- bytes requested (calloc: nmemb * size); unsigned, a REAL from 2^63 on (see the top)
-    addr INTEGER NOT NULL, -- address of the block
-    alloc_thread INTEGER NOT NULL, -- kernel thread id (tid) that allocated the block
-    dealloc_thread INTEGER, -- tid that freed it; NULL when never freed or when the free was not recorded (see meta 'reused_live')
-    pid INTEGER NOT NULL,  -- process that allocated the block (processes.pid)
-    call INTEGER NOT NULL, -- the allocating call, an id of the table `calls` (1 malloc, 2 calloc, 3 realloc, ...); a number, as the name would take 7 bytes a row and malloc's 1 takes none
-    align INTEGER,         -- alignment asked for by the aligned calls; NULL for the others
-    realloc_of INTEGER,    -- allocations.id of the block this realloc replaced; NULL when not a realloc, or when the old block was allocated before recording
-    recording INTEGER NOT NULL -- which recording of the process (processes.recording): a process that execs, or turns recording on twice, keeps its pid but starts a new recording whose times have their own start; blocks never pair across recordings
+-- One row per heap block the program allocated while recording was on, stored compactly: read it
+-- through the view `allocations` (below), which gives every column in full. A row holds what
+-- differs from block to block; what a thread or a recording shares is in `threads`. SQLite
+-- stores an integer in as few bytes as its value needs (0 and 1 in none) plus one header byte
+-- per column, so the columns are few and hold small numbers.
+CREATE TABLE allocation_rows (
+    id INTEGER PRIMARY KEY, -- allocations.id
+    t INTEGER NOT NULL,    -- alloc_after in units of 4 ns (unscaled, in ns, when `how` has 32 set)
+    life INTEGER,          -- dealloc_after - alloc_after in the same unit; NULL: never freed while recording
+    bt INTEGER,            -- allocations.bt
+    size INTEGER NOT NULL, -- allocations.size
+    addr INTEGER NOT NULL, -- the address XOR the allocating thread's threads.addr_base (small: a thread's blocks lie close together), in units of 16 bytes (unscaled, in bytes, when `how` has 32 set)
+    how INTEGER NOT NULL   -- bits 0-3: call - 1; 16: freed by another thread or by none recorded (see allocation_frees); 32: unscaled, as a time not a multiple of 4 ns or an address not a multiple of 16 bytes from the base would not scale; bits 6-27: threads.id of the allocating thread; from bit 28: realloc and reallocarray: id - realloc_of, the other calls: align, 0 when NULL, 34359738367 (2^35 - 1) when in allocation_extras. Mostly 0 (a malloc by the first thread, freed by it), which takes no byte
+);
+
+-- The freeing thread of the blocks freed by another thread than the one that allocated them
+-- (allocation_rows.how has 16 set); such a block without a row here had its free unrecorded.
+CREATE TABLE allocation_frees (
+    id INTEGER PRIMARY KEY, -- allocations.id
+    thread INTEGER NOT NULL -- threads.id of the freeing thread
+);
+
+-- The values of id - realloc_of or align too large for allocation_rows.how (2^35 - 1 or more).
+CREATE TABLE allocation_extras (
+    id INTEGER PRIMARY KEY, -- allocations.id
+    extra INTEGER NOT NULL  -- id - realloc_of (realloc, reallocarray), else align
 );
 
 -- The names of allocations.call: SELECT c.name, count(*) FROM allocations JOIN calls AS c ON c.id = call
@@ -96,7 +107,9 @@ CREATE TABLE threads (
     serial INTEGER NOT NULL,   -- order in which the recording opened the thread's file (from 1)
     file TEXT NOT NULL,        -- the thread file that was converted
     events INTEGER NOT NULL,   -- allocation and free records read from it
-    lost_events INTEGER NOT NULL -- events the tracer reported it could not record in this thread
+    lost_events INTEGER NOT NULL, -- events the tracer reported it could not record in this thread
+    id INTEGER PRIMARY KEY,    -- unique in the database, from 0; allocation_rows and allocation_frees refer to it
+    addr_base INTEGER NOT NULL -- the address of the thread's first allocation (0 if none): allocation_rows.addr is stored relative to it
 );
 
 -- Executables and shared objects mapped in each process while it was recorded.
@@ -277,6 +290,33 @@ CREATE TABLE marker_stacks (
     bytes INTEGER NOT NULL
 );
 
+-- One row per heap block the program allocated while recording was on: allocation_rows with its
+-- thread, process and recording looked up and its encodings undone. This is what every query
+-- reads; each column means what it says below.
+CREATE VIEW allocations AS
+SELECT r.id AS id, -- unique in the database, across processes; rows are numbered in the order blocks were freed, then the blocks of the same recording never freed, in allocation order
+       CASE WHEN r.how & 32 THEN r.t ELSE r.t * 4 END AS alloc_after, -- ns after the recording started when the allocation returned
+       CASE WHEN r.how & 32 THEN r.t + r.life ELSE (r.t + r.life) * 4 END AS dealloc_after, -- ns after the recording started when the block was freed (or released by realloc); NULL: never freed while recording
+       r.bt AS bt, -- backtraces.id of the allocating call stack; NULL: no backtrace was taken (sampling)
+       r.size AS size, -- bytes requested (calloc: nmemb * size); unsigned, a REAL from 2^63 on (see the top)
+       (CASE WHEN r.how & 32 THEN r.addr ELSE r.addr * 16 END | th.addr_base)
+           & ~(CASE WHEN r.how & 32 THEN r.addr ELSE r.addr * 16 END & th.addr_base) AS addr, -- address of the block
+       th.tid AS alloc_thread, -- kernel thread id (tid) that allocated the block
+       CASE WHEN r.life IS NULL THEN NULL WHEN r.how & 16 = 0 THEN th.tid
+            ELSE (SELECT ft.tid FROM allocation_frees AS f JOIN threads AS ft ON ft.id = f.thread
+                  WHERE f.id = r.id) END AS dealloc_thread, -- tid that freed it; NULL when never freed or when the free was not recorded (see meta 'reused_live')
+       th.pid AS pid, -- process that allocated the block (processes.pid)
+       (r.how & 15) + 1 AS call, -- the allocating call, an id of the table `calls` (1 malloc, 2 calloc, 3 realloc, ...)
+       CASE WHEN r.how & 15 IN (2, 3) OR r.how >> 28 = 0 THEN NULL
+            WHEN r.how >> 28 < 34359738367 THEN r.how >> 28
+            ELSE (SELECT e.extra FROM allocation_extras AS e WHERE e.id = r.id) END AS align, -- alignment asked for by the aligned calls; NULL for the others
+       CASE WHEN r.how & 15 NOT IN (2, 3) OR r.how >> 28 = 0 THEN NULL
+            WHEN r.how >> 28 < 34359738367 THEN r.id - (r.how >> 28)
+            ELSE r.id - (SELECT e.extra FROM allocation_extras AS e WHERE e.id = r.id) END AS realloc_of, -- allocations.id of the block this realloc replaced; NULL when not a realloc, or when the old block was allocated before recording
+       th.recording AS recording -- which recording of the process (processes.recording): a process that execs, or turns recording on twice, keeps its pid but starts a new recording whose times have their own start; blocks never pair across recordings
+FROM allocation_rows AS r
+LEFT JOIN threads AS th ON th.id = (r.how >> 6) & 4194303;
+
 -- Each allocation with the frame where the program asked for memory.
 CREATE VIEW allocation_sites AS
 SELECT a.*, b.sym AS sym, b.file AS file, b.line AS line, b.module AS module
@@ -327,7 +367,9 @@ FROM (SELECT id, frame_no, coalesce(module, '') AS module,
 
 -- rheap: after load
 -- No secondary index: each one was measured against the canned queries and none paid for its
--- build time (an index on allocations(bt) made the leaks query far slower than a plain scan).
+-- build time (an index on allocations(bt) made the leaks query far slower than a plain scan),
+-- when allocations was a table of full rows; the canned queries now read only the summaries,
+-- and the answers that scan allocation_rows read all of it.
 -- A covering index on allocations(pid, recording, bt, size, alloc_after, dealloc_after), which
 -- would let the per-site queries group without sorting, cost about 27 s of CPU and 280 MB on
 -- 10.4 million allocations, four times the whole conversion of that database, and would still

@@ -35,12 +35,13 @@ static void say_sqlite(const char *path, sqlite3 *db, FILE *err)
         rheap__error(err, "%s: %s", path, sqlite3_errmsg(db));
 }
 
-/* 1 when the table exists, 0 when not, -1 on an SQLite error. */
+/* 1 when the table or view exists, 0 when not, -1 on an SQLite error. */
 static int has_table(sqlite3 *db, const char *name)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db,
-                           "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                           "SELECT count(*) FROM sqlite_schema WHERE type IN ('table', 'view') "
+                           "AND name = ?1",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);

@@ -57,6 +57,8 @@ typedef struct {
     const char *path;
     rip_reader_t *r;
     uint32_t tid, serial;
+    uint32_t id;             /* threads.id */
+    uint64_t addr_base;      /* threads.addr_base: the address of its first allocation, 0 before */
     seg_t *segs;
     size_t nsegs, capsegs;
     int segs_sorted;
@@ -85,6 +87,7 @@ typedef struct {
     int warnings;
     int fatal;                /* the rheap_convert_status_t of the first error, 0 while none */
     uint64_t next_id;
+    uint32_t next_thread;     /* the next threads.id to hand out (from 0) */
     uint64_t events, rows, leaked, unmatched_frees, reused_live, null_allocs, lost, truncated;
     char format_version[32];
     /* progress */
@@ -92,6 +95,8 @@ typedef struct {
     struct timespec t0;
     /* the recording being converted */
     uint32_t pid, recording;
+    const stream_t *streams;  /* its thread files: streams[i] has threads.id first_thread + i */
+    uint32_t first_thread;
     modrow_t *mods;
     size_t nmods, capmods;
     const rheap__loc_t **locs; /* scratch, RIP_MAX_DEPTH */
@@ -411,8 +416,9 @@ static void stream_key(rheap__merge_t *m, size_t i, const stream_t *s)
         rheap__merge_set(m, i, s->ev.t, 1);
 }
 
+/* free_thread: threads.id of the freeing thread, RHEAP_NO_THREAD when none was recorded. */
 static int write_row(ctx_t *c, const rheap__live_t *b, int freed, uint64_t dealloc_t,
-                     uint32_t dealloc_tid, uint64_t *id_out)
+                     uint32_t free_thread, uint64_t *id_out)
 {
     rheap__row_t r = {
         .id = ++c->next_id,
@@ -422,10 +428,9 @@ static int write_row(ctx_t *c, const rheap__live_t *b, int freed, uint64_t deall
         .bt = b->bt,
         .size = b->size,
         .addr = b->addr,
-        .alloc_tid = b->tid,
-        .dealloc_tid = dealloc_tid,
-        .pid = c->pid,
-        .recording = c->recording,
+        .addr_base = c->streams[b->thread - c->first_thread].addr_base,
+        .thread = b->thread,
+        .free_thread = free_thread,
         .call = b->call,
         .align = b->align,
         .realloc_of = b->realloc_of,
@@ -450,7 +455,7 @@ static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
     if (s->ev.is_free) {
         if (rheap__pairs_take(live, s->ev.addr, &b)) {
             rheap__summary_free(c->sum, &b, s->ev.t, s->tid);
-            return write_row(c, &b, 1, s->ev.t, s->tid, NULL);
+            return write_row(c, &b, 1, s->ev.t, s->id, NULL);
         }
         c->unmatched_frees++;
         return 0;
@@ -460,7 +465,7 @@ static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
         s->phase = 1;
         if (rheap__pairs_take(live, s->ev.old_addr, &b)) {
             rheap__summary_free(c->sum, &b, s->ev.old_t, s->tid);
-            return write_row(c, &b, 1, s->ev.old_t, s->tid, &s->old_id) == 0 ? 1 : -1;
+            return write_row(c, &b, 1, s->ev.old_t, s->id, &s->old_id) == 0 ? 1 : -1;
         }
         c->unmatched_frees++;
         return 1;
@@ -482,7 +487,10 @@ static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
     b.align = s->ev.align;
     b.realloc_of = s->old_id;
     b.tid = s->tid;
+    b.thread = s->id;
     b.call = (uint8_t)s->ev.call;
+    if (!s->addr_base)
+        s->addr_base = b.addr; /* never 0: allocations that returned NULL were skipped above */
     rheap__live_t old;
     int rc = rheap__pairs_insert(live, &b, &old);
     if (rc < 0) {
@@ -495,7 +503,7 @@ static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
         c->reused_live++;
         rheap__summary_free(c->sum, &old, s->ev.t, 0);
         rheap__summary_alloc(c->sum, &b);
-        return write_row(c, &old, 1, s->ev.t, 0, NULL);
+        return write_row(c, &old, 1, s->ev.t, RHEAP_NO_THREAD, NULL);
     }
     rheap__summary_alloc(c->sum, &b);
     return 0;
@@ -722,6 +730,16 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
         goto out;
     c->pid = p.pid;
     c->recording = p.recording;
+    c->streams = s;
+    c->first_thread = c->next_thread;
+    if (n >= RHEAP_MAX_THREADS - c->next_thread) {
+        errorf(c, RHEAP_CONVERT_E_INPUT, rip_recording_dir(rr), NO_OFFSET,
+               "%s: more than %u thread files in the recordings, more than a database holds",
+               rip_recording_dir(rr), RHEAP_MAX_THREADS);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        s[i].id = c->next_thread++;
     if (rheap__summary_begin(c->sum, p.pid, p.recording) != 0) {
         nomem(c, "");
         goto out;
@@ -817,7 +835,7 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
     }
     for (size_t i = 0; i < nrest; i++) {
         rheap__summary_leaked(c->sum, &rest[i]);
-        if (write_row(c, &rest[i], 0, 0, 0, NULL) != 0)
+        if (write_row(c, &rest[i], 0, 0, RHEAP_NO_THREAD, NULL) != 0)
             goto out;
     }
     for (size_t i = 0; i < n; i++)
@@ -840,8 +858,9 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
         lost += s[i].lost;
         if (s[i].tid == 0)
             continue; /* not even its header was written (warned above): no thread to name */
-        if (rheap__db_thread(c->db, p.pid, p.recording, s[i].tid, s[i].name, s[i].serial,
-                             s[i].path, s[i].events, s[i].lost) != 0) {
+        if (rheap__db_thread(c->db, s[i].id, p.pid, p.recording, s[i].tid, s[i].name,
+                             s[i].serial, s[i].path, s[i].events, s[i].lost,
+                             s[i].addr_base) != 0) {
             db_fail(c, "threads");
             goto out;
         }

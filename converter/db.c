@@ -43,7 +43,7 @@
  * less per row than BATCH single-row ones (one step, one reset, one trip through the VDBE's
  * statement setup). */
 #define BATCH 64
-#define ALLOC_COLS 12
+#define ALLOC_COLS 6
 /* Rows go to the writer thread in chunks of CHUNK rows (a chunk of many batches keeps the two
  * threads from waking each other at every batch), at most QUEUE_BYTES of them waiting. */
 #define CHUNK (16 * BATCH)
@@ -55,23 +55,24 @@
 #define FRAME_BATCH 32
 #define FRAME_COLS 9
 
-enum { ST_ALLOC, ST_FRAME, ST_STACK, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_WINDOW, ST_META, ST_N };
+enum { ST_ALLOC, ST_FREE, ST_EXTRA, ST_FRAME, ST_STACK, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_WINDOW, ST_META, ST_N };
 
 static const char *const stmt_sql[ST_N] = {
     /* No id: SQLite's own next rowid (the largest plus one) is the converter's id, since rows
      * arrive in id order into an empty table; an explicit rowid would cost a uniqueness seek
      * per row. */
-    [ST_ALLOC] = "INSERT INTO allocations (alloc_after, dealloc_after, bt, size, addr, "
-                 "alloc_thread, dealloc_thread, pid, call, align, realloc_of, recording) "
-                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_ALLOC] = "INSERT INTO allocation_rows (t, life, bt, size, addr, how) "
+                 "VALUES (?,?,?,?,?,?)",
+    [ST_FREE] = "INSERT INTO allocation_frees (id, thread) VALUES (?,?)",
+    [ST_EXTRA] = "INSERT INTO allocation_extras (id, extra) VALUES (?,?)",
     [ST_FRAME] = "INSERT INTO backtraces (id, frame_no, file, line, sym, module, offset, inlined, "
                  "ip_index) VALUES (?,?,?,?,?,?,?,?,?)",
     [ST_STACK] = "INSERT INTO stacks (id, frames, site_frame, function, location) VALUES (?,?,?,?,?)",
     [ST_PROCESS] = "INSERT INTO processes (pid, recording, ppid, exe, cmdline, start_ns, "
                    "start_wall_ns, page_size, stack_depth, sample_ppm, dir, unmatched_frees, "
                    "lost_events) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_THREAD] = "INSERT INTO threads (pid, recording, tid, name, serial, file, events, "
-                  "lost_events) VALUES (?,?,?,?,?,?,?,?)",
+    [ST_THREAD] = "INSERT INTO threads (id, pid, recording, tid, name, serial, file, events, "
+                  "lost_events, addr_base) VALUES (?,?,?,?,?,?,?,?,?,?)",
     [ST_MODULE] = "INSERT INTO modules (pid, recording, path, bias, build_id, status) "
                   "VALUES (?,?,?,?,?,?)",
     [ST_MARKER] = "INSERT INTO markers (pid, recording, tid, t, label) VALUES (?,?,?,?,?)",
@@ -81,10 +82,9 @@ static const char *const stmt_sql[ST_N] = {
 };
 
 /* What a parameter of an allocation statement is bound to now. SQLite keeps bindings across
- * sqlite3_reset, and most parameters repeat from one batch to the next (align, realloc_of and
- * often dealloc_thread are NULL, call is mostly malloc, pid and recording are constant), so a
- * parameter is bound again only when its value changes: that skips about a third of the bind
- * calls, each of which releases and rewrites a VDBE cell. */
+ * sqlite3_reset, and some parameters repeat from one batch to the next (how is mostly 0),
+ * so a parameter is bound again only when its value changes: each bind
+ * releases and rewrites a VDBE cell. */
 enum { B_UNSET, B_NULL, B_INT, B_REAL };
 
 typedef struct {
@@ -467,7 +467,7 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
     }
     /* page_size must come before the first table. The journal and syncs are useless here: a
      * failed load is thrown away as a whole. */
-    const char *pragmas = "PRAGMA page_size = 65536;"
+    const char *pragmas = "PRAGMA page_size = 16384;"
                           "PRAGMA journal_mode = OFF;"
                           "PRAGMA synchronous = OFF;"
                           "PRAGMA locking_mode = EXCLUSIVE;"
@@ -601,21 +601,71 @@ static void rebind_int_or_null(sqlite3_stmt *s, bound_t *b, int i, uint64_t v, i
     }
 }
 
+/* The row's columns in allocation_rows (schema.sql) are scaled down where that is exact: times
+ * in units of 4 ns when both are multiples of 4 (always, from librheap, whose files count 4 ns
+ * units) and small enough that the view's product cannot overflow, and the address, taken
+ * relative to the allocating thread's first one, in units of 16 bytes when it is a multiple of
+ * 16 away (always, from glibc's malloc). A row where either is not so is stored unscaled.
+ * Call, kind of free, thread and realloc_of or align are packed into `how`, so that a malloc by
+ * the first thread freed by itself is a 0, which SQLite stores in no byte at all. */
+#define EXTRA_SHIFT 28 /* above 22 bits of thread: a realloc_of up to 2^19 rows back fits in 6 bytes */
+#define EXTRA_ELSEWHERE (((uint64_t)1 << (63 - EXTRA_SHIFT)) - 1) /* the value is in allocation_extras */
+
+static int cross_free(const rheap__row_t *r)
+{
+    return r->freed && r->free_thread != r->thread;
+}
+
+/* realloc_of as id - realloc_of for reallocs, align for the others; 0: NULL. */
+static uint64_t extra_of(const rheap__row_t *r)
+{
+    if (r->call == RIP_CALL_REALLOC || r->call == RIP_CALL_REALLOCARRAY)
+        return r->realloc_of ? r->id - r->realloc_of : 0;
+    return r->align;
+}
+
 /* b points at the row's ALLOC_COLS bindings, base is the row's first parameter minus one. */
 static void bind_row(sqlite3_stmt *s, bound_t *b, int base, const rheap__row_t *r)
 {
-    rebind_int(s, &b[0], base + 1, r->alloc_t);
-    rebind_int_or_null(s, &b[1], base + 2, r->dealloc_t, r->freed);
+    const uint64_t limit = (uint64_t)1 << 59;
+    uint64_t addr = r->addr ^ r->addr_base;
+    int plain = r->alloc_t % 4 != 0 || r->alloc_t >= limit || addr % 16 != 0 || addr >= limit ||
+                (r->freed && (r->dealloc_t % 4 != 0 || r->dealloc_t >= limit));
+    int64_t unit = plain ? 1 : 4;
+    int64_t life = (int64_t)(r->dealloc_t - r->alloc_t);
+    uint64_t extra = extra_of(r);
+    if (extra >= EXTRA_ELSEWHERE)
+        extra = EXTRA_ELSEWHERE;
+    uint64_t how = (uint64_t)((r->call - 1) & 15) | (cross_free(r) ? 16 : 0) | (plain ? 32 : 0) |
+                   (uint64_t)r->thread << 6 | extra << EXTRA_SHIFT;
+    rebind_int(s, &b[0], base + 1, r->alloc_t / (uint64_t)unit);
+    rebind_int_or_null(s, &b[1], base + 2, (uint64_t)(life / unit), r->freed);
     rebind_int_or_null(s, &b[2], base + 3, r->bt, r->bt != 0);
     rebind_size(s, &b[3], base + 4, r->size);
-    rebind_int(s, &b[4], base + 5, r->addr);
-    rebind_int(s, &b[5], base + 6, r->alloc_tid);
-    rebind_int_or_null(s, &b[6], base + 7, r->dealloc_tid, r->dealloc_tid != 0);
-    rebind_int(s, &b[7], base + 8, r->pid);
-    rebind_int(s, &b[8], base + 9, r->call);
-    rebind_int_or_null(s, &b[9], base + 10, r->align, r->align != 0);
-    rebind_int_or_null(s, &b[10], base + 11, r->realloc_of, r->realloc_of != 0);
-    rebind_int(s, &b[11], base + 12, r->recording);
+    rebind_int(s, &b[4], base + 5, plain ? addr : addr / 16);
+    rebind_int(s, &b[5], base + 6, how);
+}
+
+/* The side rows of a block: its freeing thread when another thread freed it, its realloc_of or
+ * align when too large for `how`. */
+static int write_side(rheap__db_t *db, const rheap__row_t *r)
+{
+    if (cross_free(r) && r->free_thread != RHEAP_NO_THREAD) {
+        sqlite3_stmt *s = db->st[ST_FREE];
+        sqlite3_bind_int64(s, 1, (sqlite3_int64)r->id);
+        sqlite3_bind_int64(s, 2, r->free_thread);
+        if (step(s) != 0)
+            return -1;
+    }
+    uint64_t extra = extra_of(r);
+    if (extra >= EXTRA_ELSEWHERE) {
+        sqlite3_stmt *s = db->st[ST_EXTRA];
+        sqlite3_bind_int64(s, 1, (sqlite3_int64)r->id);
+        sqlite3_bind_int64(s, 2, (sqlite3_int64)extra);
+        if (step(s) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* Writes BATCH rows in one statement. */
@@ -626,7 +676,12 @@ static int write_batch(rheap__db_t *db, const rheap__row_t *rows)
     if (step(db->batch) != 0)
         return -1;
     /* The ids the converter handed out (realloc_of refers to them) must be SQLite's. */
-    return sqlite3_last_insert_rowid(db->db) == (sqlite3_int64)rows[BATCH - 1].id ? 0 : -1;
+    if (sqlite3_last_insert_rowid(db->db) != (sqlite3_int64)rows[BATCH - 1].id)
+        return -1;
+    for (size_t i = 0; i < BATCH; i++)
+        if (write_side(db, &rows[i]) != 0)
+            return -1;
+    return 0;
 }
 
 /* Writes n rows: whole batches in one statement each, the rest row by row. */
@@ -638,7 +693,7 @@ static int write_rows(rheap__db_t *db, const rheap__row_t *rows, size_t n)
             return -1;
     for (; i < n; i++) {
         bind_row(db->st[ST_ALLOC], db->single, 0, &rows[i]);
-        if (step(db->st[ST_ALLOC]) != 0)
+        if (step(db->st[ST_ALLOC]) != 0 || write_side(db, &rows[i]) != 0)
             return -1;
     }
     return 0;
@@ -798,21 +853,23 @@ int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_
     return rc;
 }
 
-int rheap__db_thread(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid,
+int rheap__db_thread(rheap__db_t *db, uint32_t id, uint32_t pid, uint32_t recording, uint32_t tid,
                      const char *name, uint32_t serial, const char *file, uint64_t events,
-                     uint64_t lost)
+                     uint64_t lost, uint64_t addr_base)
 {
     if (enter(db) != 0)
         return -1;
     sqlite3_stmt *s = db->st[ST_THREAD];
-    sqlite3_bind_int64(s, 1, pid);
-    sqlite3_bind_int64(s, 2, recording);
-    sqlite3_bind_int64(s, 3, tid);
-    bind_text_or_null(s, 4, name);
-    sqlite3_bind_int64(s, 5, serial);
-    bind_text_or_null(s, 6, file);
-    sqlite3_bind_int64(s, 7, (sqlite3_int64)events);
-    sqlite3_bind_int64(s, 8, (sqlite3_int64)lost);
+    sqlite3_bind_int64(s, 1, id);
+    sqlite3_bind_int64(s, 2, pid);
+    sqlite3_bind_int64(s, 3, recording);
+    sqlite3_bind_int64(s, 4, tid);
+    bind_text_or_null(s, 5, name);
+    sqlite3_bind_int64(s, 6, serial);
+    bind_text_or_null(s, 7, file);
+    sqlite3_bind_int64(s, 8, (sqlite3_int64)events);
+    sqlite3_bind_int64(s, 9, (sqlite3_int64)lost);
+    sqlite3_bind_int64(s, 10, (sqlite3_int64)addr_base);
     int rc = step(s);
     give_turn(db);
     return rc;

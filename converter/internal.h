@@ -15,7 +15,7 @@
 #include "rheap_convert.h"
 #include "rheap_version.h"
 #include "sorted.h"
-#define RHEAP_SCHEMA_VERSION 3
+#define RHEAP_SCHEMA_VERSION 4
 
 /* How the parts below report a warning to the conversion that uses them: `file` is the file
  * concerned (or NULL), `message` the whole sentence. */
@@ -51,6 +51,7 @@ typedef struct {
     uint64_t align;
     uint64_t realloc_of; /* allocation id replaced by this realloc, 0 = none */
     uint32_t tid;
+    uint32_t thread;     /* threads.id of the allocating thread */
     uint8_t call;        /* rip_call_t */
 } rheap__live_t;
 
@@ -145,14 +146,17 @@ typedef struct {
     int freed;
     uint64_t bt;           /* 0: NULL */
     uint64_t size, addr;
-    uint32_t alloc_tid;
-    uint32_t dealloc_tid;  /* 0: NULL */
-    uint32_t pid;
+    uint64_t addr_base;    /* threads.addr_base of the allocating thread */
+    uint32_t thread;       /* threads.id of the allocating thread */
+    uint32_t free_thread;  /* threads.id of the freeing thread; RHEAP_NO_THREAD: none recorded */
     uint8_t call;
     uint64_t align;        /* 0: NULL */
     uint64_t realloc_of;   /* 0: NULL */
-    uint32_t recording;    /* N of rip-<pid>-N */
 } rheap__row_t;
+
+#define RHEAP_NO_THREAD UINT32_MAX
+/* threads.id stays below this: allocation_rows.how holds it in 22 bits. */
+#define RHEAP_MAX_THREADS ((uint32_t)1 << 22)
 
 /* Creates `OUT.tmp-<pid>` beside `path`, creates the schema and opens the load transaction.
  * Refuses (RHEAP_CONVERT_E_REFUSED) when `path` exists and !force. Message in errbuf on
@@ -166,9 +170,9 @@ int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_
                       uint32_t page_size, uint32_t depth, uint32_t sample_ppm, int has_config,
                       const char *dir, uint64_t unmatched_frees, uint64_t lost);
 /* In the per-recording tables, (pid, recording) names the processes row. */
-int rheap__db_thread(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid,
+int rheap__db_thread(rheap__db_t *db, uint32_t id, uint32_t pid, uint32_t recording, uint32_t tid,
                      const char *name, uint32_t serial, const char *file, uint64_t events,
-                     uint64_t lost);
+                     uint64_t lost, uint64_t addr_base);
 int rheap__db_module(rheap__db_t *db, uint32_t pid, uint32_t recording, const char *path,
                      uint64_t bias, const char *build_id_hex, const char *status);
 int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid, uint64_t t,
