@@ -15,7 +15,11 @@
  *   caller's rbp = unchanged | *(CFA + k) | *(rbp + k)
  *
  * That is all gcc and clang emit outside of signal frames and hand-written assembly. A walk is
- * then a hash probe and two or three loads per frame. Every load is checked to lie within the
+ * then a hash probe and two or three loads per frame. And most walks repeat much of the one
+ * before: the outer frames of an allocation's stack are those of the previous allocation. The
+ * previous walk's frames are kept as a chain, with the stack slots each step read; a walk that
+ * reaches one of its frames with the same registers checks those slots (one load and compare
+ * per frame) and takes the rest of the frames, and their hash, from the chain (see chain_t). Every load is checked to lie within the
  * thread's stack, between the walk's first frame and the stack's top, so a stale or wrong rule
  * yields a wrong frame, never a fault. Frames the rules cannot express (signal trampolines,
  * unusual CFI, code outside any loaded object, a stack that is not the thread's own such as a
@@ -102,6 +106,31 @@ typedef struct {
     uint8_t kind, bp; /* plain bytes: no bit-field masking in the walk */
 } rule_t;
 
+/* One word of the stack a step read, and what it held. */
+typedef struct {
+    uintptr_t addr, val;
+} slot_t;
+
+/* The previous walk's chain of frames, by frame number i: the registers each frame was
+ * stepped from (state i; state n is the one after the last step) and, for frames i..n-1, the
+ * slots their steps read whose values the rest of the walk depends on (return addresses, a
+ * saved rbp that a later rule reads, a realigned frame's CFA). A walk that reaches state i with
+ * the same ip and sp (and rbp, if frames i.. read it), the same limit, and a stack on which
+ * each of those slots still holds its value, would step through exactly the same frames: it
+ * takes them from here after one load and compare per slot. */
+typedef struct {
+    unsigned n;                       /* frames held, 0: none */
+    unsigned max;                     /* the limit of the walk that made them */
+    uintptr_t ip[RIP_MAX_DEPTH + 1];  /* [n]: the return address the last step loaded */
+    uintptr_t sp[RIP_MAX_DEPTH + 1];
+    uintptr_t bp[RIP_MAX_DEPTH + 1];
+    uint64_t sum[RIP_MAX_DEPTH + 1];  /* the hash terms of frames i..n-1, added */
+    uintptr_t low[RIP_MAX_DEPTH + 1]; /* the lowest address the steps of frames i.. read */
+    uint16_t end[RIP_MAX_DEPTH + 1];  /* their slots: slot[0 .. end[i]), outermost first */
+    uint8_t need_bp[RIP_MAX_DEPTH + 1]; /* whether frames i.. read the rbp of state i */
+    slot_t slot[3 * RIP_MAX_DEPTH];
+} chain_t;
+
 #define RULES (1u << 12)
 /* Frames of the tracer itself that a walk may meet before the program's: an exported function,
  * its helpers, the recorder and the unwinder. */
@@ -116,6 +145,7 @@ struct rheap__unwinder {
     rule_t rule[RULES];           /* by a hash of the return address */
     rule_t last[RIP_MAX_DEPTH];   /* by frame number: the rules of the previous walk */
     uint64_t term[RIP_MAX_DEPTH]; /* and each frame's term of the stack hash (see term()) */
+    chain_t chain;                /* the previous walk's frames and the slots they read */
     /* Buffers of the libunwind walk and of RHEAP_CHECK_UNWIND's comparison, here rather than on
      * a stack that may be small (a thread's, a signal handler's). */
     void *slow[RIP_MAX_DEPTH + OWN];
@@ -201,6 +231,7 @@ void rheap__unwinder_init(rheap__unwinder_t *u) {
 static void forget(rheap__unwinder_t *u) {
     memset(u->rule, 0, sizeof u->rule);
     memset(u->last, 0, sizeof u->last);
+    u->chain.n = 0;
 }
 
 void rheap__unwinder_unloaded(rheap__unwinder_t *u, unsigned long long subs) {
@@ -219,6 +250,7 @@ static int in_stack(rheap__unwinder_t *u, uintptr_t fp) {
     if (!u->main_thread || !u->refreshes)
         return 0;
     u->refreshes--;
+    u->chain.n = 0; /* its slots were checked against the old bounds */
     int saved = errno;
     int ok = main_stack(u, fp) && fp >= u->stack_lo && fp < u->stack_hi;
     errno = saved;
@@ -420,6 +452,62 @@ step(const rule_t *r, uintptr_t *ip, uintptr_t *sp, uintptr_t *bp, uintptr_t lo,
     return next ? STEP_ON : STEP_END;
 }
 
+/* ---- The chain ---- */
+
+/* Whether the chain holds the rest of a walk that is at frame i, with its ip and sp equal to
+ * the chain's there (the caller checked), rbp bp, bounds [lo, the stack's top), limit max. */
+__attribute__((always_inline, no_sanitize_address)) static inline int
+chain_holds(const chain_t *c, unsigned i, uintptr_t bp, uintptr_t lo, unsigned max) {
+    if (c->max != max || c->low[i] < lo || (c->need_bp[i] && bp != c->bp[i]))
+        return 0;
+    for (unsigned k = 0, e = c->end[i]; k < e; k++) {
+        uintptr_t v;
+        memcpy(&v, (const void *)c->slot[k].addr, 8);
+        if (v != c->slot[k].val)
+            return 0;
+    }
+    return 1;
+}
+
+/* Frames 0..e-1 of the chain, from the walk that has just stepped them (their states are in
+ * sp[] and bp[], their rules in u->last, their terms in u->term); frames e.. are held. Each
+ * frame keeps the slots the rest of the walk depends on, as step() reads them. */
+static __attribute__((noinline)) void chain_keep(rheap__unwinder_t *u, const uint64_t *ips,
+                                                 unsigned e) {
+    chain_t *c = &u->chain;
+    for (unsigned i = e; i-- > 0;) {
+        const rule_t *r = &u->last[i];
+        uintptr_t cfa = c->sp[i + 1], low = c->low[i + 1], a;
+        unsigned m = c->end[i + 1];
+        int need = 0;
+        if (r->kind != RHEAP__CFI_END) { /* CFI_END: the outermost frame, nothing read */
+            need = c->need_bp[i + 1];
+            if (r->kind == RHEAP__CFA_DEREF_RBP) {
+                a = c->bp[i] + (uintptr_t)(intptr_t)r->cfa_off;
+                c->slot[m++] = (slot_t){a, cfa};
+                low = a < low ? a : low;
+            }
+            c->slot[m++] = (slot_t){cfa - 8, c->ip[i + 1]};
+            low = cfa - 8 < low ? cfa - 8 : low;
+            if (r->bp != RHEAP__BP_SAME) {
+                /* rbp from a slot: its value matters only if a later frame reads it, its
+                 * address (bounds-checked by the step) always. */
+                a = (r->bp == RHEAP__BP_AT_CFA ? cfa : c->bp[i]) + (uintptr_t)(intptr_t)r->bp_off;
+                if (need)
+                    c->slot[m++] = (slot_t){a, c->bp[i + 1]};
+                low = a < low ? a : low;
+                need = r->bp == RHEAP__BP_AT_RBP;
+            }
+            need |= r->kind != RHEAP__CFA_RSP;
+        }
+        c->ip[i] = (uintptr_t)ips[i];
+        c->sum[i] = c->sum[i + 1] + u->term[i];
+        c->low[i] = low;
+        c->end[i] = (uint16_t)m;
+        c->need_bp[i] = (uint8_t)need;
+    }
+}
+
 /* Reads other frames' stack slots, which ASan would take for overflows of this one. */
 __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unwinder_t *u,
                                                                       const rheap__frame_t *from,
@@ -448,7 +536,21 @@ __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unw
     for (unsigned k = 0; RHEAP_UNLIKELY(ip >= self_lo && ip < self_hi); k++)
         if (k == OWN || step(table_rule(u, ip), &ip, &sp, &bp, lo, span) != STEP_ON)
             goto slow;
+    chain_t *c = &u->chain;
+    int tried = 0; /* one try of the chain per walk: a failed one costs a pass over its slots */
     while (n < max) {
+        if (sp == c->sp[n] && ip == c->ip[n] && n < c->n && !tried) {
+            tried = 1;
+            if (chain_holds(c, n, bp, lo, max)) {
+                memcpy(ips + n, c->ip + n, (c->n - n) * sizeof *ips);
+                sum += c->sum[n];
+                chain_keep(u, ips, n);
+                n = c->n;
+                goto done;
+            }
+        }
+        c->sp[n] = sp;
+        c->bp[n] = bp;
         const rule_t *r = find_rule(u, n, ip, &sum);
         ips[n++] = ip;
         int s = step(r, &ip, &sp, &bp, lo, span);
@@ -458,10 +560,23 @@ __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unw
             break;
         }
     }
+    /* A new chain: state n, then frames n-1..0. */
+    c->n = n;
+    c->max = max;
+    c->ip[n] = ip;
+    c->sp[n] = sp;
+    c->bp[n] = bp;
+    c->sum[n] = 0;
+    c->low[n] = UINTPTR_MAX;
+    c->end[n] = 0;
+    c->need_bp[n] = 0;
+    chain_keep(u, ips, n);
+done:
     if (RHEAP_UNLIKELY(check))
         compare(u, ips, n, max);
     *hash = stack_hash(sum, n);
     return n;
 slow:
+    u->chain.n = 0; /* its states were partly overwritten */
     return walk_slow(u, ips, max, hash);
 }
