@@ -493,10 +493,10 @@ chain_holds(const chain_t *c, unsigned i, unsigned n, uintptr_t bp, uintptr_t lo
 static __attribute__((noinline)) void chain_keep(rheap__unwinder_t *u, const uint64_t *ips,
                                                  unsigned e) {
     chain_t *c = &u->chain;
-    memcpy(c->sp, u->wsp, e * sizeof *c->sp);
-    memcpy(c->bp, u->wbp, e * sizeof *c->bp);
     for (unsigned i = e; i-- > 0;) {
         const rule_t *r = &u->last[i];
+        c->sp[i] = u->wsp[i];
+        c->bp[i] = u->wbp[i];
         uintptr_t cfa = c->sp[i + 1], low = c->low[i + 1], a;
         unsigned m = c->end[i + 1];
         int need = 0;
@@ -528,31 +528,35 @@ static __attribute__((noinline)) void chain_keep(rheap__unwinder_t *u, const uin
     }
 }
 
+/* The chain's frames i.., met by a walk at its frame n: moved to frame n (state c->n too), the
+ * sums of their hash terms made again for their new numbers. */
+static __attribute__((noinline)) void chain_move(chain_t *c, unsigned i, unsigned n) {
+    unsigned k = c->n - i;
+    memmove(c->ip + n, c->ip + i, (k + 1) * sizeof *c->ip);
+    memmove(c->sp + n, c->sp + i, (k + 1) * sizeof *c->sp);
+    memmove(c->bp + n, c->bp + i, (k + 1) * sizeof *c->bp);
+    memmove(c->low + n, c->low + i, (k + 1) * sizeof *c->low);
+    memmove(c->end + n, c->end + i, (k + 1) * sizeof *c->end);
+    memmove(c->need_bp + n, c->need_bp + i, (k + 1) * sizeof *c->need_bp);
+    c->n = n + k;
+    c->sum[c->n] = 0;
+    for (unsigned f = c->n; f-- > n;)
+        c->sum[f] = c->sum[f + 1] + term(c->ip[f], f);
+}
+
 /* A walk at its frame n takes the chain's frames i.. (chain_holds said so): their ips into
  * ips[n..], their hash terms into *sum; they become the chain's frames n.., after the walk's
  * own. Returns the walk's number of frames. */
-static __attribute__((noinline)) unsigned chain_take(rheap__unwinder_t *u, uint64_t *ips,
-                                                     unsigned i, unsigned n, unsigned max,
-                                                     uint64_t *sum) {
+static inline unsigned chain_take(rheap__unwinder_t *u, uint64_t *ips, unsigned i, unsigned n,
+                                  unsigned max, uint64_t *sum) {
     chain_t *c = &u->chain;
-    unsigned k = c->n - i;
-    if (i != n) {
-        /* At another frame number: moved there (state c->n too), the terms made again. */
-        memmove(c->ip + n, c->ip + i, (k + 1) * sizeof *c->ip);
-        memmove(c->sp + n, c->sp + i, (k + 1) * sizeof *c->sp);
-        memmove(c->bp + n, c->bp + i, (k + 1) * sizeof *c->bp);
-        memmove(c->low + n, c->low + i, (k + 1) * sizeof *c->low);
-        memmove(c->end + n, c->end + i, (k + 1) * sizeof *c->end);
-        memmove(c->need_bp + n, c->need_bp + i, (k + 1) * sizeof *c->need_bp);
-        c->n = n + k;
-        c->sum[c->n] = 0;
-        for (unsigned f = c->n; f-- > n;)
-            c->sum[f] = c->sum[f + 1] + term(c->ip[f], f);
-    }
+    if (i != n)
+        chain_move(c, i, n);
     c->max = max;
-    memcpy(ips + n, c->ip + n, k * sizeof *ips);
+    memcpy(ips + n, c->ip + n, (c->n - n) * sizeof *ips);
     *sum += c->sum[n];
-    chain_keep(u, ips, n);
+    if (n)
+        chain_keep(u, ips, n);
     return c->n;
 }
 
@@ -585,18 +589,18 @@ __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unw
         if (k == OWN || step(table_rule(u, ip), &ip, &sp, &bp, lo, span) != STEP_ON)
             goto slow;
     const chain_t *c = &u->chain;
-    unsigned i = 0; /* the chain's first frame whose sp is not below this frame's */
-    int tried = 0;  /* one try of the chain per walk: a failed one costs a pass over its slots */
+    const uintptr_t *csp = c->sp;
+    unsigned i = 0, cn = c->n; /* i: the chain's first frame whose sp is not below this one's */
     int s = STEP_ON;
     while (n < max) {
-        while (i < c->n && c->sp[i] < sp)
+        while (i < cn && csp[i] < sp)
             i++;
-        if (i < c->n && sp == c->sp[i] && ip == c->ip[i] && !tried) {
-            tried = 1;
+        if (i < cn && sp == csp[i] && ip == c->ip[i]) {
             if (chain_holds(c, i, n, bp, lo, max)) {
                 n = chain_take(u, ips, i, n, max, &sum);
                 goto done;
             }
+            cn = 0; /* one try of the chain per walk: a failed one costs a pass over its slots */
         }
         u->wsp[n] = sp;
         u->wbp[n] = bp;
