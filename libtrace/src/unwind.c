@@ -34,6 +34,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,8 +149,6 @@ struct rheap__unwinder {
     rule_t rule[RULES];           /* by a hash of the return address */
     rule_t last[RIP_MAX_DEPTH];   /* by frame number: the rules of the previous walk */
     uint64_t term[RIP_MAX_DEPTH]; /* and each frame's term of the stack hash (see term()) */
-    chain_t chain;                /* the previous walk's frames and the slots they read */
-    uintptr_t wsp[RIP_MAX_DEPTH], wbp[RIP_MAX_DEPTH]; /* the states of this walk's steps */
     /* Buffers of the libunwind walk and of RHEAP_CHECK_UNWIND's comparison, here rather than on
      * a stack that may be small (a thread's, a signal handler's). */
     void *slow[RIP_MAX_DEPTH + OWN];
@@ -161,6 +160,10 @@ struct rheap__unwinder {
      * the program's allocation, wherever its stack ends. */
     struct dl_find_object found;
     rheap__cfi_work_t cfi;
+    /* Last, and not cleared at a thread's registration beyond chain.n (nothing else of them is
+     * read before it is written): a thread keeps resident only the frames it walks. */
+    chain_t chain;                /* the previous walk's frames and the slots they read */
+    uintptr_t wsp[RIP_MAX_DEPTH], wbp[RIP_MAX_DEPTH]; /* the states of this walk's steps */
 };
 
 size_t rheap__unwinder_size(void) {
@@ -210,7 +213,8 @@ static int main_stack(rheap__unwinder_t *u, uintptr_t sp) {
 
 void rheap__unwinder_init(rheap__unwinder_t *u) {
     int saved = errno;
-    memset(u, 0, sizeof *u);
+    memset(u, 0, offsetof(rheap__unwinder_t, chain));
+    u->chain.n = 0;
     u->unload_gen = atomic_load(&rheap__unload_gen);
     if (getpid() == (pid_t)syscall(SYS_gettid)) {
         u->main_thread = 1;
