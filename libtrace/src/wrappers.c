@@ -233,16 +233,16 @@ static inline void record(rip_call_t call, void *p, uint64_t size, uint64_t alig
     errno = saved;
 }
 
-/* The common case of the busiest entry points, kept to a few instructions so that a process
- * with librheap loaded but not recording pays little: the real functions are resolved and this
- * call is not recorded (recording off, or the tracer itself allocating outside a wrapper):
- * CALL_PASS. While a profile-mode recording is on (CALL_PROFILE), most calls go through after a
- * few thread-local updates (the rheap__sample_skip functions); a trace-mode recording asks no
- * such question and goes to the slow function at once. The rest, and a call made
- * while a wrapper holds the guard (the tracer's own, or a signal handler's: the _slow function
- * tells them apart), goes to the entry point's _slow function, called as the wrapper's last act:
- * the compiler makes that a jump, so the slow function's caller is the program (were it a call,
- * the walk would step through the wrapper's frame as one of the tracer's own). */
+/* The common case of the busiest entry points, kept to a few instructions so that a process with
+ * librheap loaded but not recording pays little: the real functions are resolved and this call
+ * is not recorded (recording off, or the tracer itself allocating outside a wrapper): CALL_PASS.
+ * While a profile-mode recording is on (CALL_PROFILE), most calls go through after a few
+ * thread-local updates (the rheap__sample_skip functions); a trace-mode recording asks no such
+ * question and goes to the slow function at once. The rest, and a call made while a wrapper
+ * holds the guard (the tracer's own, or a signal handler's: the _slow function tells them
+ * apart), goes to the entry point's _slow function, called as the wrapper's last act: the
+ * compiler makes that a jump, so the slow function's caller is the program (were it a call, the
+ * walk would step through the wrapper's frame as one of the tracer's own). */
 enum { CALL_PASS, CALL_PROFILE, CALL_SLOW };
 
 static inline int call_state(void) {
