@@ -60,7 +60,7 @@ static void reset_child(void) {
     rheap__threads_after_fork_child();
     rheap__recording_after_fork();
     rheap__toggle_after_fork();
-    atomic_fetch_and(&rheap__word, ~(RHEAP__ON | RHEAP__EXITING));
+    atomic_fetch_and(&rheap__word, ~(RHEAP__ON | RHEAP__PROFILE | RHEAP__EXITING));
 }
 
 void rheap__fork_child(void) {

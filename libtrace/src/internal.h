@@ -94,13 +94,16 @@ int rheap__config_env_enable(int otherwise);
 
 /* -- recording.c -- */
 
-/* The hot path reads one word: RHEAP__ON alone means "record"; 0 means "pass through"; any
- * other bit sends the call through rheap__slow_path first. */
+/* The hot path reads one word: RHEAP__ON alone means "record every call" (trace mode),
+ * RHEAP__ON | RHEAP__PROFILE "record a sample" (profile mode: the wrappers' fast paths ask
+ * sample.h first, trace mode never does); 0 means "pass through"; any other bit sends the call
+ * through rheap__slow_path first. */
 enum {
     RHEAP__ON = 1,           /* a recording is open */
     RHEAP__TOGGLE = 2,       /* the toggle signal arrived; not yet acted on */
     RHEAP__EXITING = 4,      /* the process is exiting: its exit flush ran */
     RHEAP__UNINIT = 8,       /* the environment has not been read yet */
+    RHEAP__PROFILE = 16,     /* with RHEAP__ON: the open recording is in profile mode */
 };
 extern _Atomic int rheap__word;
 extern _Atomic unsigned rheap__gen;  /* increments at every new recording */

@@ -259,7 +259,7 @@ int rheap__start(const rheap__config_t *c, const char *how) {
     atomic_store(&ctl.failed_once, 0);
     rheap__sample_start(c);
     atomic_fetch_add(&rheap__gen, 1);
-    atomic_fetch_or(&rheap__word, RHEAP__ON);
+    atomic_fetch_or(&rheap__word, c->profile ? RHEAP__ON | RHEAP__PROFILE : RHEAP__ON);
     return 0;
 }
 
@@ -290,7 +290,7 @@ int rheap__stop(const char *how) {
         errno = EALREADY;
         return -1;
     }
-    atomic_fetch_and(&rheap__word, ~(RHEAP__ON | RHEAP__EXITING));
+    atomic_fetch_and(&rheap__word, ~(RHEAP__ON | RHEAP__PROFILE | RHEAP__EXITING));
     rheap__threads_wait_reallocs();
     rheap__threads_flush_all(RHEAP__FLUSH_CLOSE);
     if (ctl.proc_w) {

@@ -17,7 +17,12 @@
  * That is all gcc and clang emit outside of signal frames and hand-written assembly. A walk is
  * then a hash probe and two or three loads per frame. Every load is checked to lie within the
  * thread's stack, between the walk's first frame and the stack's top, so a stale or wrong rule
- * yields a wrong frame, never a fault. Frames the rules cannot express (signal trampolines,
+ * yields a wrong frame, never a fault. And most walks repeat much of the one before: the outer
+ * frames of an allocation's stack are those of the previous allocation. The previous walk's
+ * frames are kept as a chain, with the stack slots each step read; a walk that reaches one of
+ * its frames (the same return address at the same stack address) with the same registers
+ * checks those slots, one load and compare per frame, and takes the rest of the frames, and
+ * their hash, from the chain (see chain_t). Frames the rules cannot express (signal trampolines,
  * unusual CFI, code outside any loaded object, a stack that is not the thread's own such as a
  * coroutine's or a signal stack) send the whole backtrace to libunwind's unw_backtrace, so the
  * result is the same as libunwind's everywhere.
@@ -29,6 +34,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +108,33 @@ typedef struct {
     uint8_t kind, bp; /* plain bytes: no bit-field masking in the walk */
 } rule_t;
 
+/* One word of the stack a step read, and what it held. */
+typedef struct {
+    uintptr_t addr, val;
+} slot_t;
+
+/* The previous walk's chain of frames, by frame number i: the registers each frame was
+ * stepped from (state i; state n is the one after the last step) and, for frames i..n-1, the
+ * slots their steps read whose values the rest of the walk depends on (return addresses, a
+ * saved rbp that a later rule reads, a realigned frame's CFA). A walk that reaches a frame with
+ * the ip and sp of state i (and its rbp, if frames i.. read it), and finds each of those slots
+ * still holding its value, would step through exactly the same frames: it takes them from here
+ * after one load and compare per slot, whatever its own frame number there, as long as they
+ * fit in its limit. */
+typedef struct {
+    unsigned n;                       /* frames held, 0: none */
+    unsigned max;                     /* the limit of the walk that made them */
+    int ended;                        /* that walk reached the outermost frame */
+    uintptr_t ip[RIP_MAX_DEPTH + 1];  /* [n]: the return address the last step loaded */
+    uintptr_t sp[RIP_MAX_DEPTH + 1];
+    uintptr_t bp[RIP_MAX_DEPTH + 1];
+    uint64_t sum[RIP_MAX_DEPTH + 1];  /* the hash terms of frames i..n-1, added */
+    uintptr_t low[RIP_MAX_DEPTH + 1]; /* the lowest address the steps of frames i.. read */
+    uint16_t end[RIP_MAX_DEPTH + 1];  /* their slots: slot[0 .. end[i]), outermost first */
+    uint8_t need_bp[RIP_MAX_DEPTH + 1]; /* whether frames i.. read the rbp of state i */
+    slot_t slot[3 * RIP_MAX_DEPTH];
+} chain_t;
+
 #define RULES (1u << 12)
 /* Frames of the tracer itself that a walk may meet before the program's: an exported function,
  * its helpers, the recorder and the unwinder. */
@@ -127,6 +160,10 @@ struct rheap__unwinder {
      * the program's allocation, wherever its stack ends. */
     struct dl_find_object found;
     rheap__cfi_work_t cfi;
+    /* Last, and not cleared at a thread's registration beyond chain.n (nothing else of them is
+     * read before it is written): a thread keeps resident only the frames it walks. */
+    chain_t chain;                /* the previous walk's frames and the slots they read */
+    uintptr_t wsp[RIP_MAX_DEPTH], wbp[RIP_MAX_DEPTH]; /* the states of this walk's steps */
 };
 
 size_t rheap__unwinder_size(void) {
@@ -176,7 +213,8 @@ static int main_stack(rheap__unwinder_t *u, uintptr_t sp) {
 
 void rheap__unwinder_init(rheap__unwinder_t *u) {
     int saved = errno;
-    memset(u, 0, sizeof *u);
+    memset(u, 0, offsetof(rheap__unwinder_t, chain));
+    u->chain.n = 0;
     u->unload_gen = atomic_load(&rheap__unload_gen);
     if (getpid() == (pid_t)syscall(SYS_gettid)) {
         u->main_thread = 1;
@@ -201,6 +239,7 @@ void rheap__unwinder_init(rheap__unwinder_t *u) {
 static void forget(rheap__unwinder_t *u) {
     memset(u->rule, 0, sizeof u->rule);
     memset(u->last, 0, sizeof u->last);
+    u->chain.n = 0;
 }
 
 void rheap__unwinder_unloaded(rheap__unwinder_t *u, unsigned long long subs) {
@@ -219,6 +258,7 @@ static int in_stack(rheap__unwinder_t *u, uintptr_t fp) {
     if (!u->main_thread || !u->refreshes)
         return 0;
     u->refreshes--;
+    u->chain.n = 0; /* its slots were checked against the old bounds */
     int saved = errno;
     int ok = main_stack(u, fp) && fp >= u->stack_lo && fp < u->stack_hi;
     errno = saved;
@@ -287,27 +327,6 @@ static char *hex(uint64_t v, char *buf) {
     return p;
 }
 
-/* RHEAP_CHECK_UNWIND: the same walk by libunwind; the first few differences are printed. */
-static __attribute__((noinline)) void compare(rheap__unwinder_t *u, const uint64_t *ips,
-                                             unsigned n, unsigned max) {
-    if (!slow_fits(u))
-        return;
-    uint64_t *ref = u->ref;
-    unsigned m = unwind_slow(u, ref, max);
-    atomic_fetch_add(&n_rules, 1);
-    unsigned i = 0;
-    while (i < n && i < m && ips[i] == ref[i])
-        i++;
-    if (i == n && n == m)
-        return;
-    if (atomic_fetch_add(&n_mismatch, 1) < 5) {
-        char a[24], b[24], c[24], d[24], e[24];
-        rheap__log("unwind check: frame ", rheap__utoa(i, a), ": rules ",
-                   hex(i < n ? ips[i] : 0, b), ", libunwind ", hex(i < m ? ref[i] : 0, c),
-                   " (", rheap__utoa(n, d), " and ", rheap__utoa(m, e), " frames)", NULL);
-    }
-}
-
 /* The stack hash: the sum of one well-mixed term per frame, of its address and position (the
  * same frames in another order hash differently), then mixed again with the depth. Two
  * different stacks share a hash about once in 2^64 pairs. A term depends on nothing but its
@@ -328,6 +347,36 @@ static inline uint64_t term(uintptr_t ip, unsigned i) {
 static inline uint64_t stack_hash(uint64_t sum, unsigned n) {
     uint64_t h = mix(0x9E3779B97F4A7C15ull * n + sum) * 0xc4ceb9fe1a85ec53ull;
     return h ? h : 1;
+}
+
+/* RHEAP_CHECK_UNWIND: the same walk by libunwind, and the sum of the hash terms made again
+ * from the frames; the first few differences are printed. */
+static __attribute__((noinline)) void compare(rheap__unwinder_t *u, const uint64_t *ips,
+                                             unsigned n, unsigned max, uint64_t sum) {
+    if (!slow_fits(u))
+        return;
+    uint64_t *ref = u->ref;
+    unsigned m = unwind_slow(u, ref, max);
+    atomic_fetch_add(&n_rules, 1);
+    unsigned i = 0;
+    while (i < n && i < m && ips[i] == ref[i])
+        i++;
+    uint64_t want = 0;
+    for (unsigned k = 0; k < n; k++)
+        want += term(ips[k], k);
+    if (want != sum) {
+        if (atomic_fetch_add(&n_mismatch, 1) < 5)
+            rheap__log("unwind check: the hash terms of a walk do not add up", NULL);
+        return;
+    }
+    if (i == n && n == m)
+        return;
+    if (atomic_fetch_add(&n_mismatch, 1) < 5) {
+        char a[24], b[24], c[24], d[24], e[24];
+        rheap__log("unwind check: frame ", rheap__utoa(i, a), ": rules ",
+                   hex(i < n ? ips[i] : 0, b), ", libunwind ", hex(i < m ? ref[i] : 0, c),
+                   " (", rheap__utoa(n, d), " and ", rheap__utoa(m, e), " frames)", NULL);
+    }
 }
 
 /* The rule for ip from the table, made on a miss. */
@@ -420,6 +469,101 @@ step(const rule_t *r, uintptr_t *ip, uintptr_t *sp, uintptr_t *bp, uintptr_t lo,
     return next ? STEP_ON : STEP_END;
 }
 
+/* ---- The chain ---- */
+
+/* Whether the chain holds the rest of a walk that is at its frame n with limit max, rbp bp and
+ * bounds [lo, the stack's top), and with the ip and sp of the chain's frame i (the caller
+ * checked). */
+__attribute__((always_inline, no_sanitize_address)) static inline int
+chain_holds(const chain_t *c, unsigned i, unsigned n, uintptr_t bp, uintptr_t lo, unsigned max) {
+    /* Frames i.. are all the walk can have if they reach the outermost frame within its
+     * limit, or if they stopped at the same limit at the same frame number. */
+    if (!(c->ended && n + c->n - i <= max) && !(i == n && c->max == max))
+        return 0;
+    if (c->low[i] < lo || (c->need_bp[i] && bp != c->bp[i]))
+        return 0;
+    for (unsigned k = 0, e = c->end[i]; k < e; k++) {
+        uintptr_t v;
+        memcpy(&v, (const void *)c->slot[k].addr, 8);
+        if (v != c->slot[k].val)
+            return 0;
+    }
+    return 1;
+}
+
+/* Frames 0..e-1 of the chain, from the walk that has just stepped them (their states are in
+ * u->wsp and u->wbp, their rules in u->last, their terms in u->term); frames e.. are held. Each
+ * frame keeps the slots the rest of the walk depends on, as step() reads them. */
+static __attribute__((noinline)) void chain_keep(rheap__unwinder_t *u, const uint64_t *ips,
+                                                 unsigned e) {
+    chain_t *c = &u->chain;
+    for (unsigned i = e; i-- > 0;) {
+        const rule_t *r = &u->last[i];
+        c->sp[i] = u->wsp[i];
+        c->bp[i] = u->wbp[i];
+        uintptr_t cfa = c->sp[i + 1], low = c->low[i + 1], a;
+        unsigned m = c->end[i + 1];
+        int need = 0;
+        if (r->kind != RHEAP__CFI_END) { /* CFI_END: the outermost frame, nothing read */
+            need = c->need_bp[i + 1];
+            if (r->kind == RHEAP__CFA_DEREF_RBP) {
+                a = c->bp[i] + (uintptr_t)(intptr_t)r->cfa_off;
+                c->slot[m++] = (slot_t){a, cfa};
+                low = a < low ? a : low;
+            }
+            c->slot[m++] = (slot_t){cfa - 8, c->ip[i + 1]};
+            low = cfa - 8 < low ? cfa - 8 : low;
+            if (r->bp != RHEAP__BP_SAME) {
+                /* rbp from a slot: its value matters only if a later frame reads it, its
+                 * address (bounds-checked by the step) always. */
+                a = (r->bp == RHEAP__BP_AT_CFA ? cfa : c->bp[i]) + (uintptr_t)(intptr_t)r->bp_off;
+                if (need)
+                    c->slot[m++] = (slot_t){a, c->bp[i + 1]};
+                low = a < low ? a : low;
+                need = r->bp == RHEAP__BP_AT_RBP;
+            }
+            need |= r->kind != RHEAP__CFA_RSP;
+        }
+        c->ip[i] = (uintptr_t)ips[i];
+        c->sum[i] = c->sum[i + 1] + u->term[i];
+        c->low[i] = low;
+        c->end[i] = (uint16_t)m;
+        c->need_bp[i] = (uint8_t)need;
+    }
+}
+
+/* The chain's frames i.., met by a walk at its frame n: moved to frame n (state c->n too), the
+ * sums of their hash terms made again for their new numbers. */
+static __attribute__((noinline)) void chain_move(chain_t *c, unsigned i, unsigned n) {
+    unsigned k = c->n - i;
+    memmove(c->ip + n, c->ip + i, (k + 1) * sizeof *c->ip);
+    memmove(c->sp + n, c->sp + i, (k + 1) * sizeof *c->sp);
+    memmove(c->bp + n, c->bp + i, (k + 1) * sizeof *c->bp);
+    memmove(c->low + n, c->low + i, (k + 1) * sizeof *c->low);
+    memmove(c->end + n, c->end + i, (k + 1) * sizeof *c->end);
+    memmove(c->need_bp + n, c->need_bp + i, (k + 1) * sizeof *c->need_bp);
+    c->n = n + k;
+    c->sum[c->n] = 0;
+    for (unsigned f = c->n; f-- > n;)
+        c->sum[f] = c->sum[f + 1] + term(c->ip[f], f);
+}
+
+/* A walk at its frame n takes the chain's frames i.. (chain_holds said so): their ips into
+ * ips[n..], their hash terms into *sum; they become the chain's frames n.., after the walk's
+ * own. Returns the walk's number of frames. */
+static inline unsigned chain_take(rheap__unwinder_t *u, uint64_t *ips, unsigned i, unsigned n,
+                                  unsigned max, uint64_t *sum) {
+    chain_t *c = &u->chain;
+    if (i != n)
+        chain_move(c, i, n);
+    c->max = max;
+    memcpy(ips + n, c->ip + n, (c->n - n) * sizeof *ips);
+    *sum += c->sum[n];
+    if (n)
+        chain_keep(u, ips, n);
+    return c->n;
+}
+
 /* Reads other frames' stack slots, which ASan would take for overflows of this one. */
 __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unwinder_t *u,
                                                                       const rheap__frame_t *from,
@@ -448,20 +592,50 @@ __attribute__((noinline, no_sanitize_address)) unsigned rheap__unwind(rheap__unw
     for (unsigned k = 0; RHEAP_UNLIKELY(ip >= self_lo && ip < self_hi); k++)
         if (k == OWN || step(table_rule(u, ip), &ip, &sp, &bp, lo, span) != STEP_ON)
             goto slow;
+    const chain_t *c = &u->chain;
+    const uintptr_t *csp = c->sp;
+    unsigned i = 0, cn = c->n; /* i: the chain's first frame whose sp is not below this one's */
+    int s = STEP_ON;
     while (n < max) {
+        while (i < cn && csp[i] < sp)
+            i++;
+        if (i < cn && sp == csp[i] && ip == c->ip[i]) {
+            if (chain_holds(c, i, n, bp, lo, max)) {
+                n = chain_take(u, ips, i, n, max, &sum);
+                goto done;
+            }
+            cn = 0; /* one try of the chain per walk: a failed one costs a pass over its slots */
+        }
+        u->wsp[n] = sp;
+        u->wbp[n] = bp;
         const rule_t *r = find_rule(u, n, ip, &sum);
         ips[n++] = ip;
-        int s = step(r, &ip, &sp, &bp, lo, span);
+        s = step(r, &ip, &sp, &bp, lo, span);
         if (s != STEP_ON) {
             if (s == STEP_SLOW)
                 goto slow;
             break;
         }
     }
+    /* A new chain: state n, then frames n-1..0. */
+    chain_t *w = &u->chain;
+    w->n = n;
+    w->max = max;
+    w->ended = s == STEP_END;
+    w->ip[n] = ip;
+    w->sp[n] = sp;
+    w->bp[n] = bp;
+    w->sum[n] = 0;
+    w->low[n] = UINTPTR_MAX;
+    w->end[n] = 0;
+    w->need_bp[n] = 0;
+    chain_keep(u, ips, n);
+done:
     if (RHEAP_UNLIKELY(check))
-        compare(u, ips, n, max);
+        compare(u, ips, n, max, sum);
     *hash = stack_hash(sum, n);
     return n;
 slow:
+    u->chain.n = 0; /* the rules cannot walk this stack: nothing to compare with */
     return walk_slow(u, ips, max, hash);
 }

@@ -191,7 +191,7 @@ static inline int enter(uintptr_t frame) {
     atomic_signal_fence(memory_order_seq_cst);
     rheap__guard_frame = frame;
     atomic_signal_fence(memory_order_seq_cst);
-    if (word != RHEAP__ON && !slow_enter()) {
+    if ((word & ~RHEAP__PROFILE) != RHEAP__ON && !slow_enter()) {
         leave();
         return PASS;
     }
@@ -220,15 +220,7 @@ static __attribute__((noinline)) int track(void *p) {
     return -1;
 }
 
-static __attribute__((noinline)) void record_event(rip_call_t call, void *p, uint64_t size,
-                                                   uint64_t align, const rheap__frame_t *from) {
-    int saved = errno;
-    rheap__record_alloc(call, p, size, align, NULL, 0, rheap__now_abs(), from);
-    errno = saved;
-}
-
-/* Records an allocation; in profile mode, counts it and records it only when sampled. The
- * unsampled case stays inline: a few loads and stores of thread-local data. */
+/* Records an allocation; in profile mode, counts it and records it only when sampled. */
 static inline void record(rip_call_t call, void *p, uint64_t size, uint64_t align,
                           const rheap__frame_t *from) {
     if (rheap__profiling()) {
@@ -236,19 +228,22 @@ static inline void record(rip_call_t call, void *p, uint64_t size, uint64_t alig
         if (RHEAP_LIKELY(!rheap__sample_pick(size)) || track(p) != 0)
             return;
     }
-    record_event(call, p, size, align, from);
+    int saved = errno;
+    rheap__record_alloc(call, p, size, align, NULL, 0, rheap__now_abs(), from);
+    errno = saved;
 }
 
-/* The common case of the busiest entry points, kept to a few instructions so that a process
- * with librheap loaded but not recording pays little: the real functions are resolved and this
- * call is not recorded (recording off, or the tracer itself allocating outside a wrapper):
- * CALL_PASS. While a recording is on (CALL_ON), a profile-mode recording lets most calls through
- * after a few thread-local updates (the rheap__sample_skip functions). The rest, and a call made
- * while a wrapper holds the guard (the tracer's own, or a signal handler's: the _slow function
- * tells them apart), goes to the entry point's _slow function, called as the wrapper's last act:
- * the compiler makes that a jump, so the slow function's caller is the program (were it a call,
- * the walk would step through the wrapper's frame as one of the tracer's own). */
-enum { CALL_PASS, CALL_ON, CALL_SLOW };
+/* The common case of the busiest entry points, kept to a few instructions so that a process with
+ * librheap loaded but not recording pays little: the real functions are resolved and this call
+ * is not recorded (recording off, or the tracer itself allocating outside a wrapper): CALL_PASS.
+ * While a profile-mode recording is on (CALL_PROFILE), most calls go through after a few
+ * thread-local updates (the rheap__sample_skip functions); a trace-mode recording asks no such
+ * question and goes to the slow function at once. The rest, and a call made while a wrapper
+ * holds the guard (the tracer's own, or a signal handler's: the _slow function tells them
+ * apart), goes to the entry point's _slow function, called as the wrapper's last act: the
+ * compiler makes that a jump, so the slow function's caller is the program (were it a call, the
+ * walk would step through the wrapper's frame as one of the tracer's own). */
+enum { CALL_PASS, CALL_PROFILE, CALL_SLOW };
 
 static inline int call_state(void) {
     if (RHEAP_UNLIKELY(atomic_load_explicit(&resolve_state, memory_order_acquire) != 2))
@@ -256,7 +251,9 @@ static inline int call_state(void) {
     if (rheap__guard)
         return rheap__guard_frame ? CALL_SLOW : CALL_PASS;
     int word = atomic_load_explicit(&rheap__word, memory_order_acquire);
-    return RHEAP_LIKELY(word == 0) ? CALL_PASS : word == RHEAP__ON ? CALL_ON : CALL_SLOW;
+    return RHEAP_LIKELY(word == 0)                ? CALL_PASS
+           : word == (RHEAP__ON | RHEAP__PROFILE) ? CALL_PROFILE
+                                                  : CALL_SLOW;
 }
 
 /* ---- The entry points ---- */
@@ -279,7 +276,7 @@ RHEAP_EXPORT void *malloc(size_t size) {
     int state = call_state();
     if (RHEAP_LIKELY(state == CALL_PASS))
         return rheap__real.malloc(size);
-    rheap__counts_t *c = state == CALL_ON ? rheap__sample_skip(size) : NULL;
+    rheap__counts_t *c = state == CALL_PROFILE ? rheap__sample_skip(size) : NULL;
     if (c) {
         void *p = rheap__real.malloc(size);
         if (p)
@@ -330,7 +327,7 @@ RHEAP_EXPORT void free(void *p) {
         rheap__real.free(p);
         return;
     }
-    rheap__counts_t *c = state == CALL_ON ? rheap__sample_skip_free(p) : NULL;
+    rheap__counts_t *c = state == CALL_PROFILE ? rheap__sample_skip_free(p) : NULL;
     if (c) {
         rheap__counts_add(&c->frees, 1);
         rheap__real.free(p);
@@ -363,7 +360,7 @@ RHEAP_EXPORT void *calloc(size_t n, size_t size) {
     if (RHEAP_LIKELY(state == CALL_PASS))
         return rheap__real.calloc(n, size);
     size_t total;
-    rheap__counts_t *c = state == CALL_ON && !__builtin_mul_overflow(n, size, &total)
+    rheap__counts_t *c = state == CALL_PROFILE && !__builtin_mul_overflow(n, size, &total)
                              ? rheap__sample_skip(total)
                              : NULL;
     if (c) {
@@ -490,7 +487,7 @@ RHEAP_EXPORT void *realloc(void *old, size_t size) {
         return rheap__real.realloc(old, size);
     /* Profile mode: an unsampled block resized to an unsampled one records nothing, so no
      * stop can come between its release and a record (resize's concern). */
-    rheap__counts_t *c = state == CALL_ON && size && (!old || rheap__sample_skip_free(old))
+    rheap__counts_t *c = state == CALL_PROFILE && size && (!old || rheap__sample_skip_free(old))
                              ? rheap__sample_skip(size)
                              : NULL;
     if (c) {
