@@ -97,8 +97,9 @@ per_stack AS (
     FROM (SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt, a.size AS size,
                  a.alloc_after <= m.a_ns AND (a.dealloc_after IS NULL OR a.dealloc_after > m.a_ns) AS at_a,
                  a.alloc_after <= m.b_ns AND (a.dealloc_after IS NULL OR a.dealloc_after > m.b_ns) AS at_b
-          FROM allocations AS a
-          JOIN pictured AS m ON m.pid = a.pid AND m.recording = a.recording
+          -- CROSS JOIN keeps the moments outside: no block is read when every one is pictured.
+          FROM pictured AS m
+          CROSS JOIN allocations AS a ON m.pid = a.pid AND m.recording = a.recording
           WHERE NOT m.fast AND a.alloc_after <= max(m.a_ns, m.b_ns)
             AND (a.dealloc_after IS NULL OR a.dealloc_after > min(m.a_ns, m.b_ns)))
     WHERE at_a OR at_b
