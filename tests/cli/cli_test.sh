@@ -515,8 +515,9 @@ case_output_errors() {
 
 # A file size limit (ulimit -f) that the database outgrows: the conversion fails with status 4
 # and a message, instead of dying of SIGXFSZ, and leaves neither the output nor its temporary
-# file behind.
-case_output_limit() {
+# file behind. (A run_ case: the recording is made by rheap run, which the sanitizer builds
+# cannot preload.)
+case_run_output_limit() {
     run r "$RHEAP" run --keep -q -o full.db -- "$LEAKY"
     expect_eq "rheap run --keep status" "$STATUS" 0
     rec=$(sed -n 's/^rheap: recordings kept in //p' r.err)
