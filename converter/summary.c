@@ -92,6 +92,8 @@ struct rheap__summary {
     uint64_t *dirty;
     size_t ndirty, capdirty;
     table_t threads;                  /* threadagg_t by tid */
+    threadagg_t *last_th;             /* the thread looked up last, while threads.vals is */
+    const void *last_vals;            /* the same (a growing table moves its values) */
     table_t sizes;                    /* keyagg_t by bt * 128 + size class + 1 */
     table_t leaks;                    /* keyagg_t by bt * SLICES + slice + 1, never-freed blocks only */
     slice_t slice[SLICES];
@@ -147,6 +149,7 @@ int rheap__summary_begin(rheap__summary_t *s, uint32_t pid, uint32_t recording)
     s->nst = 0;
     s->ndirty = 0;
     int ok = table_reset(&s->threads, sizeof(threadagg_t)) == 0;
+    s->last_th = NULL; /* the new table may have its values where the old one had */
     ok &= table_reset(&s->sizes, sizeof(keyagg_t)) == 0;
     ok &= table_reset(&s->leaks, sizeof(keyagg_t)) == 0;
     memset(s->slice, 0, sizeof s->slice);
@@ -204,9 +207,15 @@ static int table_reset(table_t *t, size_t vsize)
 /* The thread entry of tid, made on first use. NULL: out of memory. */
 static threadagg_t *thread_of(rheap__summary_t *s, uint32_t tid)
 {
+    /* Events come in runs of one thread: the last lookup is usually the answer. */
+    if (s->last_th && s->last_vals == (const void *)s->threads.vals && s->last_th->tid == tid)
+        return s->last_th;
     threadagg_t *t = table_at(&s->threads, tid);
-    if (t)
+    if (t) {
         t->tid = tid;
+        s->last_th = t;
+        s->last_vals = s->threads.vals;
+    }
     return t;
 }
 
