@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,7 +50,8 @@
 #define CHUNK (16 * BATCH)
 #define QUEUE_BYTES (128u << 20)
 #define QUEUE ((unsigned)(QUEUE_BYTES / (CHUNK * sizeof(rheap__row_t))))
-#define AREA_BYTES ((size_t)(QUEUE + 1) * CHUNK * sizeof(rheap__row_t))
+/* Under a limit of address space (ulimit -v) the queue is made smaller, down to this. */
+#define QUEUE_MIN 4u
 /* Frame rows kept before they are written (see flush_side), FRAME_BATCH per statement. */
 #define SIDE 8192
 #define FRAME_BATCH 32
@@ -115,7 +117,7 @@ struct rheap__db {
     bound_t batched[BATCH * ALLOC_COLS]; /* the parameters of batch */
     sqlite3_stmt *batch;      /* BATCH-row INSERT into allocations */
     sqlite3_stmt *frame_batch; /* FRAME_BATCH-row INSERT into backtraces */
-    /* The chunks: QUEUE + 1 places of CHUNK rows in one mapping, where the queue's chunks wait
+    /* The chunks: qcap + 1 places of CHUNK rows in one mapping, where the queue's chunks wait
      * and the pending one is filled; memory is used as far as the queue ever grows. */
     rheap__row_t *area;
     unsigned pending;         /* the place being filled */
@@ -133,7 +135,8 @@ struct rheap__db {
     pthread_t writer;
     pthread_mutex_t mu;
     pthread_cond_t work, room;  /* signaled when a chunk is queued / written */
-    unsigned *queue;            /* places of full chunks, a ring of QUEUE */
+    unsigned qcap;              /* the queue's length: QUEUE, or less under a limit */
+    unsigned *queue;            /* places of full chunks, a ring of qcap */
     unsigned q_head, q_count;   /* q_count includes the chunk being written */
     unsigned *spare;            /* free places, a stack: the last written is reused first */
     unsigned nspare;
@@ -144,8 +147,10 @@ struct rheap__db {
     _Atomic int want;
     int quit;
     int failed;                 /* a batch failed; the message is in error */
-    char error[512];
+    char error[512];             /* why the writer thread failed */
     char why[600];
+    int main_failed;             /* a write of the calling thread failed: main_error says why */
+    char main_error[600];
 };
 
 static void fmt(char *buf, size_t len, const char *f, ...)
@@ -156,8 +161,8 @@ static void fmt(char *buf, size_t len, const char *f, ...)
     va_end(ap);
 }
 
-/* SQLite's message for the last error (or msg when given), with the system's reason when a
- * system call failed ("disk I/O error (File too large)"). In a buffer of db's, valid until the
+/* SQLite's message for the last error (or msg when given), with the system's reason when
+ * SQLite kept one ("disk I/O error (File too large)"). In a buffer of db's, valid until the
  * next call. */
 static const char *why(rheap__db_t *db, const char *msg)
 {
@@ -171,6 +176,12 @@ static const char *why(rheap__db_t *db, const char *msg)
 }
 
 static int write_rows(rheap__db_t *db, const rheap__row_t *rows, size_t n);
+
+/* The mapping of a queue of qcap chunks: qcap + 1 places, one of them being filled. */
+static size_t area_bytes(unsigned qcap)
+{
+    return (size_t)(qcap + 1) * CHUNK * sizeof(rheap__row_t);
+}
 
 /* The rows of chunk place i. */
 static inline rheap__row_t *chunk(rheap__db_t *db, unsigned i)
@@ -204,7 +215,7 @@ static void *writer_main(void *arg)
         if (rc != 0)
             db->failed = 1;
         db->spare[db->nspare++] = place;
-        db->q_head = (db->q_head + 1) % QUEUE;
+        db->q_head = (db->q_head + 1) % db->qcap;
         db->q_count--;
         pthread_cond_broadcast(&db->room);
     }
@@ -256,15 +267,36 @@ static void give_turn(rheap__db_t *db)
 
 static int flush_side(rheap__db_t *db);
 
+/* A write of the calling thread failed: keeps why (msg, or SQLite's message, read while the
+ * turn is still held, before the writer thread's next chunk can replace it), gives the turn
+ * back and returns -1. */
+static int leave_failed(rheap__db_t *db, const char *msg)
+{
+    fmt(db->main_error, sizeof db->main_error, "%s", why(db, msg));
+    db->main_failed = 1;
+    give_turn(db);
+    return -1;
+}
+
+/* A failure of the calling thread that SQLite knows nothing of. */
+static int failed_here(rheap__db_t *db, const char *msg)
+{
+    fmt(db->main_error, sizeof db->main_error, "%s", msg);
+    db->main_failed = 1;
+    return -1;
+}
+
 /* The connection for this thread, with the kept stack rows written: 0, or -1 when a chunk or
  * those rows failed (the turn is given back then). */
 static int enter(rheap__db_t *db)
 {
     take_turn(db);
-    if (writer_failed(db) || flush_side(db) != 0) {
+    if (writer_failed(db)) {
         give_turn(db);
         return -1;
     }
+    if (flush_side(db) != 0)
+        return leave_failed(db, NULL);
     return 0;
 }
 
@@ -359,7 +391,7 @@ static void destroy(rheap__db_t *db)
 {
     cleanup_remove();
     if (db->area)
-        munmap(db->area, AREA_BYTES);
+        munmap(db->area, area_bytes(db->qcap));
     free(db->spare);
     free(db->queue);
     free(db->frames);
@@ -498,20 +530,35 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
         fmt(errbuf, errlen, "%s: preparing a batch insert: %s", db->tmp, sqlite3_errmsg(db->db));
         goto fail;
     }
-    /* Address space only: pages are used as they are first written. */
-    void *area = mmap(NULL, AREA_BYTES, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    /* Address space only: pages are used as they are first written. Under a limit of address
+     * space (ulimit -v), which counts it whole, the queue takes an eighth of the limit at most,
+     * and less if even that is refused: a shorter queue only makes the summary wait longer for
+     * the writer. */
+    void *area;
+    struct rlimit as;
+    db->qcap = QUEUE;
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
+        as.rlim_cur / 8 < area_bytes(db->qcap)) {
+        uint64_t fit = as.rlim_cur / 8 / area_bytes(0);
+        db->qcap = fit > QUEUE_MIN ? (unsigned)fit - 1 : QUEUE_MIN;
+    }
+    for (;; db->qcap /= 2) {
+        area = mmap(NULL, area_bytes(db->qcap), PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (area != MAP_FAILED || db->qcap / 2 < QUEUE_MIN)
+            break;
+    }
     if (area == MAP_FAILED) {
         fmt(errbuf, errlen, "out of memory");
         goto fail;
     }
     db->area = area;
     /* Without the thread (no memory for its queue, or no thread), chunks are written here. */
-    db->queue = malloc(QUEUE * sizeof *db->queue);
-    db->spare = malloc(QUEUE * sizeof *db->spare);
-    for (unsigned i = 0; db->spare && i < QUEUE; i++)
-        db->spare[i] = QUEUE - i; /* place 0 is pending; 1, 2, ... come next */
-    db->nspare = db->spare ? QUEUE : 0;
+    db->queue = malloc(db->qcap * sizeof *db->queue);
+    db->spare = malloc(db->qcap * sizeof *db->spare);
+    for (unsigned i = 0; db->spare && i < db->qcap; i++)
+        db->spare[i] = db->qcap - i; /* place 0 is pending; 1, 2, ... come next */
+    db->nspare = db->spare ? db->qcap : 0;
     if (db->queue && db->spare && pthread_mutex_init(&db->mu, NULL) == 0) {
         int ok = pthread_cond_init(&db->work, NULL) == 0;
         ok = ok && pthread_cond_init(&db->room, NULL) == 0;
@@ -712,13 +759,13 @@ static int flush_rows(rheap__db_t *db)
 static int submit(rheap__db_t *db)
 {
     pthread_mutex_lock(&db->mu);
-    while (db->q_count == QUEUE && !db->failed)
+    while (db->q_count == db->qcap && !db->failed)
         pthread_cond_wait(&db->room, &db->mu);
     if (!db->failed) {
-        db->queue[(db->q_head + db->q_count) % QUEUE] = db->pending;
+        db->queue[(db->q_head + db->q_count) % db->qcap] = db->pending;
         db->q_count++;
         pthread_cond_signal(&db->work);
-        db->pending = db->spare[--db->nspare]; /* QUEUE + 1 places, at most QUEUE queued */
+        db->pending = db->spare[--db->nspare]; /* qcap + 1 places, at most qcap queued */
     }
     int failed = db->failed;
     pthread_mutex_unlock(&db->mu);
@@ -796,7 +843,7 @@ int rheap__db_frame(rheap__db_t *db, uint64_t bt, uint32_t frame_no, const rheap
                     const char *module, uint64_t offset, uint32_t ip_index)
 {
     if (rheap__grow(&db->frames, &db->capframes, db->nframes, sizeof *db->frames, 1024) != 0)
-        return -1;
+        return failed_here(db, "out of memory");
     db->frames[db->nframes++] = (frame_row_t){bt, offset, frame_no, f->line, ip_index,
                                               f->inlined, f->file, f->sym, module};
     return side_full(db);
@@ -806,12 +853,12 @@ int rheap__db_stack(rheap__db_t *db, uint64_t id, uint32_t frames, uint32_t site
                     const char *function, const char *location)
 {
     if (rheap__grow(&db->stacks, &db->capstacks, db->nstacks, sizeof *db->stacks, 256) != 0)
-        return -1;
+        return failed_here(db, "out of memory");
     char *fn = strdup(function), *loc = strdup(location);
     if (!fn || !loc) {
         free(fn);
         free(loc);
-        return -1;
+        return failed_here(db, "out of memory");
     }
     db->stacks[db->nstacks++] = (stack_row_t){id, frames, site_frame, fn, loc};
     return side_full(db);
@@ -825,6 +872,12 @@ sqlite3 *rheap__db_enter(rheap__db_t *db)
 void rheap__db_leave(rheap__db_t *db)
 {
     give_turn(db);
+}
+
+void rheap__db_failed(rheap__db_t *db)
+{
+    fmt(db->main_error, sizeof db->main_error, "%s", why(db, NULL));
+    db->main_failed = 1;
 }
 
 int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
@@ -848,9 +901,10 @@ int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_
     bind_text_or_null(s, 11, dir);
     sqlite3_bind_int64(s, 12, (sqlite3_int64)unmatched_frees);
     sqlite3_bind_int64(s, 13, (sqlite3_int64)lost);
-    int rc = step(s);
+    if (step(s) != 0)
+        return leave_failed(db, NULL);
     give_turn(db);
-    return rc;
+    return 0;
 }
 
 int rheap__db_thread(rheap__db_t *db, uint32_t id, uint32_t pid, uint32_t recording, uint32_t tid,
@@ -870,9 +924,10 @@ int rheap__db_thread(rheap__db_t *db, uint32_t id, uint32_t pid, uint32_t record
     sqlite3_bind_int64(s, 8, (sqlite3_int64)events);
     sqlite3_bind_int64(s, 9, (sqlite3_int64)lost);
     sqlite3_bind_int64(s, 10, (sqlite3_int64)addr_base);
-    int rc = step(s);
+    if (step(s) != 0)
+        return leave_failed(db, NULL);
     give_turn(db);
-    return rc;
+    return 0;
 }
 
 int rheap__db_module(rheap__db_t *db, uint32_t pid, uint32_t recording, const char *path,
@@ -887,9 +942,10 @@ int rheap__db_module(rheap__db_t *db, uint32_t pid, uint32_t recording, const ch
     sqlite3_bind_int64(s, 4, (sqlite3_int64)bias);
     bind_text_or_null(s, 5, build_id_hex);
     bind_text_or_null(s, 6, status);
-    int rc = step(s);
+    if (step(s) != 0)
+        return leave_failed(db, NULL);
     give_turn(db);
-    return rc;
+    return 0;
 }
 
 int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid, uint64_t t,
@@ -903,9 +959,10 @@ int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t
     sqlite3_bind_int64(s, 3, tid);
     sqlite3_bind_int64(s, 4, (sqlite3_int64)t);
     sqlite3_bind_text(s, 5, label, (int)label_len, SQLITE_TRANSIENT);
-    int rc = step(s);
+    if (step(s) != 0)
+        return leave_failed(db, NULL);
     give_turn(db);
-    return rc;
+    return 0;
 }
 
 int rheap__db_window(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t on_t,
@@ -920,9 +977,10 @@ int rheap__db_window(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t
     bind_text_or_null(s, 4, on_how);
     bind_u64_or_null(s, 5, off_t, has_off);
     bind_text_or_null(s, 6, has_off ? off_how : NULL);
-    int rc = step(s);
+    if (step(s) != 0)
+        return leave_failed(db, NULL);
     give_turn(db);
-    return rc;
+    return 0;
 }
 
 int rheap__db_meta_int(rheap__db_t *db, const char *key, int64_t value)
@@ -932,9 +990,10 @@ int rheap__db_meta_int(rheap__db_t *db, const char *key, int64_t value)
     sqlite3_stmt *s = db->st[ST_META];
     sqlite3_bind_text(s, 1, key, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s, 2, value);
-    int rc = step(s);
+    if (step(s) != 0)
+        return leave_failed(db, NULL);
     give_turn(db);
-    return rc;
+    return 0;
 }
 
 int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value)
@@ -944,15 +1003,18 @@ int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value)
     sqlite3_stmt *s = db->st[ST_META];
     sqlite3_bind_text(s, 1, key, -1, SQLITE_TRANSIENT);
     bind_text_or_null(s, 2, value);
-    int rc = step(s);
+    if (step(s) != 0)
+        return leave_failed(db, NULL);
     give_turn(db);
-    return rc;
+    return 0;
 }
 
 const char *rheap__db_errmsg(rheap__db_t *db)
 {
     if (!db)
         return "no database";
+    if (db->main_failed)
+        return db->main_error;
     if (writer_failed(db))
         return db->error;
     take_turn(db);

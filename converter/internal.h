@@ -201,6 +201,9 @@ void rheap__bind_wide(struct sqlite3_stmt *s, int i, rheap__wide_t v);
  * followed by rheap__db_leave, after which the writer thread goes on. */
 struct sqlite3 *rheap__db_enter(rheap__db_t *db);
 void rheap__db_leave(rheap__db_t *db);
+/* Between enter and leave, after a statement of the caller's failed: keeps SQLite's message for
+ * rheap__db_errmsg, before the writer thread's next chunk can replace it. */
+void rheap__db_failed(rheap__db_t *db);
 /* A stacks row: the allocation site of stack `id` (schema.sql). */
 int rheap__db_stack(rheap__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame,
                     const char *function, const char *location);

@@ -34,7 +34,11 @@ int rheap__profile_process(rheap__db_t *db, uint32_t pid, uint32_t recording, ui
         sqlite3_bind_int64(st, 2, recording);
         sqlite3_bind_int64(st, 3, (sqlite3_int64)interval);
         rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE)
+            rheap__db_failed(db);
         sqlite3_finalize(st);
+    } else {
+        rheap__db_failed(db);
     }
     rheap__db_leave(db);
     return rc == SQLITE_DONE ? 0 : -1;

@@ -716,6 +716,8 @@ int rheap__summary_end(rheap__summary_t *s, rheap__db_t *db)
             rc = -1;
     if (rc == 0)
         rc = write_tables(s, q);
+    if (rc != 0)
+        rheap__db_failed(db);
     for (int i = 0; i < Q_N; i++)
         sqlite3_finalize(q[i]);
     rheap__db_leave(db);

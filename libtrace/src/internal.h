@@ -311,6 +311,9 @@ void rheap__unwinder_init(rheap__unwinder_t *u);
 /* Tells the unwinder dl_iterate_phdr's unload count (dlpi_subs): when it moved, the cached
  * rules are dropped, as after a dlclose. This catches glibc's own unloads. */
 void rheap__unwinder_unloaded(rheap__unwinder_t *u, unsigned long long subs);
+/* A signal handler left a wrapper of this thread by longjmp, maybe in the middle of a walk: the
+ * chain of the previous walk may be half written and is dropped. */
+void rheap__unwinder_interrupted(rheap__unwinder_t *u);
 
 /* Fills ips with up to `max` return addresses of the calling thread's program, from the frame
  * `from` (RHEAP__CALLER) outwards, the tracer's own frames removed, and *hash with a 64-bit

@@ -876,6 +876,8 @@ void rheap__threads_recover(void) {
         return;
     atomic_store(&t->in_loader, 0);
     atomic_store(&t->in_realloc, 0);
+    if (t->unw)
+        rheap__unwinder_interrupted(t->unw);
     if (!atomic_load(&t->busy))
         return;
     /* Left in the middle of an event: the writer's state may be half updated, so it is not

@@ -242,6 +242,10 @@ static void forget(rheap__unwinder_t *u) {
     u->chain.n = 0;
 }
 
+void rheap__unwinder_interrupted(rheap__unwinder_t *u) {
+    u->chain.n = 0;
+}
+
 void rheap__unwinder_unloaded(rheap__unwinder_t *u, unsigned long long subs) {
     if (subs != u->subs) {
         forget(u);

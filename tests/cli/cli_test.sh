@@ -513,21 +513,39 @@ case_output_errors() {
     done
 }
 
+# kept_recording: records examples/leaky with rheap run --keep into full.db; sets REC to the
+# directory of the kept recordings.
+kept_recording() {
+    run r "$RHEAP" run --keep -q -o full.db -- "$LEAKY"
+    expect_eq "rheap run --keep status" "$STATUS" 0
+    REC=$(sed -n 's/^rheap: recordings kept in //p' r.err)
+    [ -d "$REC" ] || fail "no kept recording in: $(cat r.err)"
+}
+
 # A file size limit (ulimit -f) that the database outgrows: the conversion fails with status 4
 # and a message, instead of dying of SIGXFSZ, and leaves neither the output nor its temporary
 # file behind. (A run_ case: the recording is made by rheap run, which the sanitizer builds
 # cannot preload.)
 case_run_output_limit() {
-    run r "$RHEAP" run --keep -q -o full.db -- "$LEAKY"
-    expect_eq "rheap run --keep status" "$STATUS" 0
-    rec=$(sed -n 's/^rheap: recordings kept in //p' r.err)
-    [ -d "$rec" ] || fail "no kept recording in: $(cat r.err)"
+    kept_recording
     STATUS=0
-    (ulimit -f 64; exec "$RHEAP" convert "$rec"/rip-* -o small.db) >c.out 2>c.err || STATUS=$?
+    (ulimit -f 64; exec "$RHEAP" convert "$REC"/rip-* -o small.db) >c.out 2>c.err || STATUS=$?
     expect_eq "convert under ulimit -f 64: status" "$STATUS" 4
     grep -q '^rheap: error: .*disk I/O error' c.err || fail "no error line: $(cat c.err)"
     ls small.db* 2>/dev/null && fail "left behind: $(ls small.db*)"
     [ "$(sql full.db 'SELECT count(*) FROM allocations')" -gt 0 ] || fail "full.db is empty"
+}
+
+# A limit of address space (ulimit -v 60 MB) that a small recording's conversion fits in: the
+# writer's queue, which may take 128 MiB of address space, shrinks to fit, and the database is
+# the same as without the limit.
+case_run_vm_limit() {
+    kept_recording
+    STATUS=0
+    (ulimit -v 60000; exec "$RHEAP" convert -q "$REC"/rip-* -o small.db) >c.out 2>c.err || STATUS=$?
+    expect_eq "convert under ulimit -v 60000: status ($(cat c.err))" "$STATUS" 0
+    q='SELECT count(*), sum(size), sum(dealloc_after IS NULL) FROM allocations'
+    expect_eq "allocations under the limit" "$(sql small.db "$q")" "$(sql full.db "$q")"
 }
 
 # Values of each documented parameter are checked against what it takes; the database's own
