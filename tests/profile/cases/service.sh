@@ -50,7 +50,10 @@ for db in w1.db w2.db; do
     bytes=$(q $db "SELECT alloc_bytes FROM recording_stats")
     rows=$(q $db "SELECT count(*) FROM allocations")
     [ "$allocs" -gt 5000 ] || fail "$db: only $allocs allocations in 0.5 s"
-    [ "$rows" -gt 1000 ] && [ "$rows" -lt $((allocs / 5)) ] || fail "$db: $rows rows for $allocs allocations"
+    # How many samples a 0.5 s window gets depends on how busy the machine is (about 1300 on an
+    # idle one, under 1000 with other tests running): the bound only says that sampling took
+    # place; within_se below asks for enough samples for the estimates to mean something.
+    [ "$rows" -gt 300 ] && [ "$rows" -lt $((allocs / 5)) ] || fail "$db: $rows rows for $allocs allocations"
     expect_eq "$db thread totals" "$(q $db "SELECT sum(allocs) || ' ' || sum(alloc_bytes) FROM thread_stats")" "$allocs $bytes"
     se=$(q $db "SELECT sqrt(sum((1 - p) / (p * p))) || ' ' || sqrt(sum(size * size * (1 - p) / (p * p)))
                 FROM (SELECT size, 1 - exp(-size / 1024.0) AS p FROM allocations)")
