@@ -443,6 +443,14 @@ static int cmp_rec(const void *a, const void *b)
 }
 
 /* The rip-<pid>[-N] directories in recdir, ordered by pid then N. */
+static int has_process_file(const char *dir)
+{
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s/process.rip", dir) >= sizeof path)
+        return 1; /* too long to check: the conversion will say what is wrong */
+    return access(path, F_OK) == 0;
+}
+
 static rec_t *collect(const char *recdir, size_t *n)
 {
     *n = 0;
@@ -470,6 +478,15 @@ static rec_t *collect(const char *recdir, size_t *n)
         if (!p)
             break;
         snprintf(p, len, "%s/%s", recdir, e->d_name);
+        /* A process still running when the wait was stopped may have made its directory and
+         * not yet its process file: nothing of it can be converted. */
+        if (!has_process_file(p)) {
+            rheap__note(stderr, "%s: a process was starting to record when the wait stopped; "
+                                "left out",
+                        p);
+            free(p);
+            continue;
+        }
         recs[*n].path = p;
         recs[*n].pid = pid;
         recs[*n].n = num;
