@@ -267,22 +267,20 @@ static void give_turn(rheap__db_t *db)
 
 static int flush_side(rheap__db_t *db);
 
-/* A write of the calling thread failed: keeps why (msg, or SQLite's message, read while the
- * turn is still held, before the writer thread's next chunk can replace it), gives the turn
- * back and returns -1. */
-static int leave_failed(rheap__db_t *db, const char *msg)
-{
-    fmt(db->main_error, sizeof db->main_error, "%s", why(db, msg));
-    db->main_failed = 1;
-    give_turn(db);
-    return -1;
-}
-
-/* A failure of the calling thread that SQLite knows nothing of. */
+/* A write of the calling thread failed: keeps why for rheap__db_errmsg. Returns -1. */
 static int failed_here(rheap__db_t *db, const char *msg)
 {
     fmt(db->main_error, sizeof db->main_error, "%s", msg);
     db->main_failed = 1;
+    return -1;
+}
+
+/* The same with SQLite's message (or msg), read while the turn is still held, before the
+ * writer thread's next chunk can replace it; then gives the turn back. */
+static int leave_failed(rheap__db_t *db, const char *msg)
+{
+    failed_here(db, why(db, msg));
+    give_turn(db);
     return -1;
 }
 
@@ -876,8 +874,16 @@ void rheap__db_leave(rheap__db_t *db)
 
 void rheap__db_failed(rheap__db_t *db)
 {
-    fmt(db->main_error, sizeof db->main_error, "%s", why(db, NULL));
-    db->main_failed = 1;
+    failed_here(db, why(db, NULL));
+}
+
+/* Steps s, a write of the calling thread made after enter(), and gives the turn back. */
+static int put(rheap__db_t *db, sqlite3_stmt *s)
+{
+    if (step(s) != 0)
+        return leave_failed(db, NULL);
+    give_turn(db);
+    return 0;
 }
 
 int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
@@ -901,10 +907,7 @@ int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_
     bind_text_or_null(s, 11, dir);
     sqlite3_bind_int64(s, 12, (sqlite3_int64)unmatched_frees);
     sqlite3_bind_int64(s, 13, (sqlite3_int64)lost);
-    if (step(s) != 0)
-        return leave_failed(db, NULL);
-    give_turn(db);
-    return 0;
+    return put(db, s);
 }
 
 int rheap__db_thread(rheap__db_t *db, uint32_t id, uint32_t pid, uint32_t recording, uint32_t tid,
@@ -924,10 +927,7 @@ int rheap__db_thread(rheap__db_t *db, uint32_t id, uint32_t pid, uint32_t record
     sqlite3_bind_int64(s, 8, (sqlite3_int64)events);
     sqlite3_bind_int64(s, 9, (sqlite3_int64)lost);
     sqlite3_bind_int64(s, 10, (sqlite3_int64)addr_base);
-    if (step(s) != 0)
-        return leave_failed(db, NULL);
-    give_turn(db);
-    return 0;
+    return put(db, s);
 }
 
 int rheap__db_module(rheap__db_t *db, uint32_t pid, uint32_t recording, const char *path,
@@ -942,10 +942,7 @@ int rheap__db_module(rheap__db_t *db, uint32_t pid, uint32_t recording, const ch
     sqlite3_bind_int64(s, 4, (sqlite3_int64)bias);
     bind_text_or_null(s, 5, build_id_hex);
     bind_text_or_null(s, 6, status);
-    if (step(s) != 0)
-        return leave_failed(db, NULL);
-    give_turn(db);
-    return 0;
+    return put(db, s);
 }
 
 int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid, uint64_t t,
@@ -959,10 +956,7 @@ int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t
     sqlite3_bind_int64(s, 3, tid);
     sqlite3_bind_int64(s, 4, (sqlite3_int64)t);
     sqlite3_bind_text(s, 5, label, (int)label_len, SQLITE_TRANSIENT);
-    if (step(s) != 0)
-        return leave_failed(db, NULL);
-    give_turn(db);
-    return 0;
+    return put(db, s);
 }
 
 int rheap__db_window(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t on_t,
@@ -977,10 +971,7 @@ int rheap__db_window(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t
     bind_text_or_null(s, 4, on_how);
     bind_u64_or_null(s, 5, off_t, has_off);
     bind_text_or_null(s, 6, has_off ? off_how : NULL);
-    if (step(s) != 0)
-        return leave_failed(db, NULL);
-    give_turn(db);
-    return 0;
+    return put(db, s);
 }
 
 int rheap__db_meta_int(rheap__db_t *db, const char *key, int64_t value)
@@ -990,10 +981,7 @@ int rheap__db_meta_int(rheap__db_t *db, const char *key, int64_t value)
     sqlite3_stmt *s = db->st[ST_META];
     sqlite3_bind_text(s, 1, key, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s, 2, value);
-    if (step(s) != 0)
-        return leave_failed(db, NULL);
-    give_turn(db);
-    return 0;
+    return put(db, s);
 }
 
 int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value)
@@ -1003,10 +991,7 @@ int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value)
     sqlite3_stmt *s = db->st[ST_META];
     sqlite3_bind_text(s, 1, key, -1, SQLITE_TRANSIENT);
     bind_text_or_null(s, 2, value);
-    if (step(s) != 0)
-        return leave_failed(db, NULL);
-    give_turn(db);
-    return 0;
+    return put(db, s);
 }
 
 const char *rheap__db_errmsg(rheap__db_t *db)
