@@ -40,8 +40,8 @@ static int config_from_api(const rheap_config *in, rheap__config_t *c) {
 static unsigned api_gen;
 
 RHEAP_EXPORT int rheap_enable(const rheap_config *config) {
-    int guard = rheap__guard, saved_errno, r;
-    rheap__guard = 1;
+    int guard = rheap__tl.guard, saved_errno, r;
+    rheap__tl.guard = 1;
     rheap__resolve();
     rheap__unwind_init();
     rheap__ctl_lock();
@@ -63,29 +63,29 @@ RHEAP_EXPORT int rheap_enable(const rheap_config *config) {
     }
     saved_errno = errno;
     rheap__ctl_unlock();
-    rheap__guard = guard;
+    rheap__tl.guard = guard;
     errno = saved_errno;
     return r;
 }
 
 RHEAP_EXPORT int rheap_disable(void) {
-    int guard = rheap__guard;
-    rheap__guard = 1;
+    int guard = rheap__tl.guard;
+    rheap__tl.guard = 1;
     rheap__ctl_lock();
     int r = rheap__stop("api"), saved = errno;
     rheap__ctl_unlock();
-    rheap__guard = guard;
+    rheap__tl.guard = guard;
     errno = saved;
     return r;
 }
 
 RHEAP_EXPORT int rheap_flush(void) {
-    int guard = rheap__guard;
-    rheap__guard = 1;
+    int guard = rheap__tl.guard;
+    rheap__tl.guard = 1;
     rheap__ctl_lock();
     int r = rheap__flush(), saved = errno;
     rheap__ctl_unlock();
-    rheap__guard = guard;
+    rheap__tl.guard = guard;
     errno = saved;
     return r;
 }
@@ -95,10 +95,10 @@ RHEAP_EXPORT int rheap_mark(const char *label) {
         errno = EALREADY;
         return -1;
     }
-    int guard = rheap__guard;
-    rheap__guard = 1;
+    int guard = rheap__tl.guard;
+    rheap__tl.guard = 1;
     int r = rheap__record_mark(label);
-    rheap__guard = guard;
+    rheap__tl.guard = guard;
     return r;
 }
 

@@ -36,10 +36,10 @@ typedef pid_t (*fork_fn)(void);
 
 void *rheap__next(const char *name) {
     rheap__resolve();
-    int guard = rheap__guard;
-    rheap__guard = 1;
+    int guard = rheap__tl.guard;
+    rheap__tl.guard = 1;
     void *f = dlsym(RTLD_NEXT, name);
-    rheap__guard = guard;
+    rheap__tl.guard = guard;
     return f;
 }
 

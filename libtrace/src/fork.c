@@ -26,13 +26,13 @@ static struct {
  * the others in order), and what they allocate must pass through untraced rather than wait for
  * a lock this thread holds. */
 void rheap__fork_prepare(void) {
-    int guard = rheap__guard;
+    int guard = rheap__tl.guard;
     forking.unlocked = guard;
     if (guard) {
         forking.pid = getpid();
         return;
     }
-    rheap__guard = 1;
+    rheap__tl.guard = 1;
     rheap__threads_quiesce_loader();
     rheap__ctl_lock();
     rheap__threads_lock_all();
@@ -48,7 +48,7 @@ void rheap__fork_parent(void) {
     rheap__threads_unlock_all();
     rheap__ctl_unlock();
     rheap__threads_release_loader();
-    rheap__guard = 0;
+    rheap__tl.guard = 0;
 }
 
 /* The child records into its own rip-<childpid>/ (its process record names the parent), never
@@ -64,7 +64,7 @@ static void reset_child(void) {
 }
 
 void rheap__fork_child(void) {
-    rheap__guard = 1;
+    rheap__tl.guard = 1;
     int was_on = atomic_load(&rheap__word) & RHEAP__ON;
     if (!forking.unlocked)
         rheap__sample_fork_unlock();
@@ -76,7 +76,7 @@ void rheap__fork_child(void) {
             rheap__log("cannot start the forked child's recording: ", strerrordesc_np(errno), NULL);
     }
     forking.pid = 0;
-    rheap__guard = forking.unlocked;
+    rheap__tl.guard = forking.unlocked;
 }
 
 /* A process made by clone() without CLONE_VM or by the fork system call runs no fork handler:

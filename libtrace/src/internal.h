@@ -46,17 +46,39 @@ void rheap__resolve(void);
  * the guard held: dlsym may allocate. In exec.c. */
 void *rheap__next(const char *name);
 
-/* Per-thread recursion guard: nonzero while the thread runs tracer code, so allocations the
- * tracer itself causes (libunwind's caches, dlsym) pass straight to the real allocator. */
-extern RHEAP_TLS int rheap__guard;
-/* The frame of the wrapper holding the guard (0 when tracer code outside a wrapper set it): a
- * call that finds the guard set by a wrapper whose frame is still live comes from a signal
- * handler and is recorded (rheap__record_nested); one whose frame is gone finds the guard stale
- * (a handler jumped out of the wrapper) and releases it (rheap__threads_recover). */
-extern RHEAP_TLS uintptr_t rheap__guard_frame;
-/* Nonzero inside a wrapper while it runs tracer code that may allocate (start-up, a thread's
- * registration, libunwind, a failure): calls from there pass through, never recorded. */
-extern RHEAP_TLS int rheap__internal;
+/* Profile mode: a thread's exact totals of calls, recorded or not, in its recorder. The owner
+ * adds to them with relaxed loads and stores (no read-modify-write); whoever flushes the
+ * thread's file writes them (a totals record) first. */
+typedef struct {
+    _Atomic uint64_t allocs, bytes, frees;
+    _Atomic int open; /* the thread's file is open in the current recording, in profile mode */
+} rheap__counts_t;
+
+/* What the exported functions read on every call, per thread, in one place: a library's
+ * thread-local variable costs a load of its offset before each first use in a function, one
+ * struct costs it once. */
+typedef struct {
+    /* The recursion guard: nonzero while the thread runs tracer code, so allocations the tracer
+     * itself causes (libunwind's caches, dlsym) pass straight to the real allocator. */
+    int guard;
+    /* Nonzero inside a wrapper while it runs tracer code that may allocate (start-up, a
+     * thread's registration, libunwind, a failure): calls from there pass through, never
+     * recorded. */
+    int internal;
+    /* The frame of the wrapper holding the guard (0 when tracer code outside a wrapper set it):
+     * a call that finds the guard set by a wrapper whose frame is still live comes from a
+     * signal handler and is recorded (rheap__record_nested); one whose frame is gone finds the
+     * guard stale (a handler jumped out of the wrapper) and releases it
+     * (rheap__threads_recover). */
+    uintptr_t guard_frame;
+    /* The thread's totals, or NULL before its first event (thread.c sets it). */
+    rheap__counts_t *counts;
+    /* Profile mode: bytes this thread may still allocate before its next sample point; 0
+     * before the first draw (sample.h). */
+    int64_t sample_left;
+} rheap__tl_t;
+
+extern RHEAP_TLS rheap__tl_t rheap__tl;
 
 /* ---- The recorder's control: config.c, recording.c, toggle.c, fork.c, lifecycle.c, api.c ----
  *
@@ -231,23 +253,13 @@ typedef struct {
 void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old,
                          uint64_t old_t, uint64_t t, const rheap__frame_t *from);
 void rheap__record_free(void *p, uint64_t t);
-/* Profile mode: a thread's exact totals of calls, recorded or not, in its recorder. The owner
- * adds to them with relaxed loads and stores (no read-modify-write); whoever flushes the
- * thread's file writes them (a totals record) first. */
-typedef struct {
-    _Atomic uint64_t allocs, bytes, frees;
-    _Atomic int open; /* the thread's file is open in the current recording, in profile mode */
-} rheap__counts_t;
-
-/* The calling thread's totals, or NULL before its first event (thread.c sets it). */
-extern RHEAP_TLS rheap__counts_t *rheap__tl_counts;
 /* The slow half of rheap__counts: attaches the thread to the recording (its first event in it).
  * NULL when the thread cannot record. errno preserved. */
 rheap__counts_t *rheap__counts_attach(void);
 
 /* The calling thread's totals in the current recording (profile mode), or NULL. */
 static inline rheap__counts_t *rheap__counts(void) {
-    rheap__counts_t *c = rheap__tl_counts;
+    rheap__counts_t *c = rheap__tl.counts;
     if (RHEAP_LIKELY(c && atomic_load_explicit(&c->open, memory_order_relaxed)))
         return c;
     return rheap__counts_attach();

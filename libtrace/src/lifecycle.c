@@ -68,12 +68,12 @@ void rheap__slow_path(void) {
 __attribute__((constructor)) static void rheap_constructor(void) {
     rheap__resolve();
     rheap__exec_init();
-    int guard = rheap__guard;
-    rheap__guard = 1;
+    int guard = rheap__tl.guard;
+    rheap__tl.guard = 1;
     if (atomic_load(&rheap__word) & RHEAP__UNINIT)
         init();
     rheap__toggle_start_thread();
-    rheap__guard = guard;
+    rheap__tl.guard = guard;
 }
 
 __attribute__((destructor)) static void rheap_destructor(void) {
@@ -107,13 +107,13 @@ int rheap__dir_planted(const char *dir) {
 /* ---- exec and exit (from exec.c and the _exit wrappers) ---- */
 
 int rheap__before_exec(void) {
-    int guard = rheap__guard, was_on = 0;
+    int guard = rheap__tl.guard, was_on = 0;
     if (guard)
         return 0; /* a signal handler interrupted the tracer: its state is mid-update, leave it */
-    rheap__guard = 1;
+    rheap__tl.guard = 1;
     /* A vfork child shares our memory: it must not touch the parent's recording. */
     if (rheap__foreign_process()) {
-        rheap__guard = guard;
+        rheap__tl.guard = guard;
         return 0;
     }
     rheap__ctl_lock();
@@ -122,25 +122,25 @@ int rheap__before_exec(void) {
         rheap__stop("exec");
     }
     rheap__ctl_unlock();
-    rheap__guard = guard;
+    rheap__tl.guard = guard;
     return was_on;
 }
 
 void rheap__after_failed_exec(int was_on) {
     if (!was_on)
         return;
-    int guard = rheap__guard;
-    rheap__guard = 1;
+    int guard = rheap__tl.guard;
+    rheap__tl.guard = 1;
     rheap__ctl_lock();
     static rheap__config_t c; /* under the control lock; 4 KiB kept off the stack */
     c = rheap__rec.cfg;
     rheap__start(&c, "exec");
     rheap__ctl_unlock();
-    rheap__guard = guard;
+    rheap__tl.guard = guard;
 }
 
 void rheap__before_exit(void) {
-    int guard = rheap__guard;
+    int guard = rheap__tl.guard;
     if (guard) {
         /* exit() from a signal handler that interrupted the tracer. The interrupted code may
          * hold the control lock: then nothing more is done (every record so far is in the
@@ -152,13 +152,13 @@ void rheap__before_exit(void) {
         rheap__ctl_unlock();
         return;
     }
-    rheap__guard = 1;
+    rheap__tl.guard = 1;
     if (rheap__foreign_process()) {
-        rheap__guard = guard;
+        rheap__tl.guard = guard;
         return;
     }
     rheap__ctl_lock();
     rheap__flush_for_exit();
     rheap__ctl_unlock();
-    rheap__guard = guard;
+    rheap__tl.guard = guard;
 }

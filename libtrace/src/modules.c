@@ -188,10 +188,10 @@ RHEAP_EXPORT int dlclose(void *handle) {
     static int (*real)(void *);
     int (*f)(void *) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
     if (!f) {
-        int guard = rheap__guard;
-        rheap__guard = 1; /* dlsym's own allocations are not the program's */
+        int guard = rheap__tl.guard;
+        rheap__tl.guard = 1; /* dlsym's own allocations are not the program's */
         f = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
-        rheap__guard = guard;
+        rheap__tl.guard = guard;
         if (!f) {
             errno = ENOSYS;
             return -1;

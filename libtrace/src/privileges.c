@@ -17,13 +17,13 @@
 static void hand_over(uid_t euid) {
     if (euid == (uid_t)-1 || euid == 0 || geteuid() != 0)
         return;
-    int guard = rheap__guard;
-    rheap__guard = 1;
+    int guard = rheap__tl.guard;
+    rheap__tl.guard = 1;
     rheap__ctl_lock();
     if ((atomic_load(&rheap__word) & RHEAP__ON) && getpid() == rheap__rec.pid)
         rheap__recording_give_to(euid);
     rheap__ctl_unlock();
-    rheap__guard = guard;
+    rheap__tl.guard = guard;
 }
 
 RHEAP_EXPORT int setuid(uid_t uid) {

@@ -353,12 +353,12 @@ void rheap__fail(const char *what, int err) {
         return;
     sigset_t old;
     rheap__sys_block_signals(&old);
-    rheap__internal++;
+    rheap__tl.internal++;
     rheap__ctl_lock();
     char how[128] = "error: ";
     strncat(how, what, sizeof how - 10);
     rheap__stop(how);
     rheap__ctl_unlock();
-    rheap__internal--;
+    rheap__tl.internal--;
     rheap__sys_restore_signals(&old);
 }

@@ -39,7 +39,6 @@
 #include "sample.h"
 
 _Atomic uint64_t rheap__sample_interval;
-RHEAP_TLS int64_t rheap__sample_left;
 _Atomic uint8_t rheap__filter[1u << RHEAP__FILTER_BITS];
 
 /* ---- The draws ---- */
@@ -79,15 +78,15 @@ int rheap__sample_next(uint64_t size) {
         else
             tl_rng = rheap__now_abs() ^ ((uint64_t)syscall(SYS_gettid) << 32);
         tl_rng |= 1;
-        rheap__sample_left = draw(interval);
-        if (size < (uint64_t)rheap__sample_left) {
-            rheap__sample_left -= (int64_t)size;
+        rheap__tl.sample_left = draw(interval);
+        if (size < (uint64_t)rheap__tl.sample_left) {
+            rheap__tl.sample_left -= (int64_t)size;
             return 0;
         }
     }
     /* The next point counts from the end of this block: by memorylessness, the bytes left over
      * past this block's point are as good as fresh ones. */
-    rheap__sample_left = draw(interval);
+    rheap__tl.sample_left = draw(interval);
     return 1;
 }
 

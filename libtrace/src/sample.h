@@ -26,8 +26,7 @@ static inline int rheap__profiling(void) {
 
 /* ---- The countdown ---- */
 
-/* Bytes this thread may still allocate before its next sample point; 0 before the first draw. */
-extern RHEAP_TLS int64_t rheap__sample_left;
+/* The countdown itself is rheap__tl.sample_left (internal.h). */
 
 /* The slow half of rheap__sample_pick: draws the thread's first sample point, or takes a sample
  * and draws the next. */
@@ -37,8 +36,8 @@ int rheap__sample_next(uint64_t size);
  * byte is a sample point with probability 1/interval, so a block of size s is sampled with
  * probability 1 - exp(-s/interval). */
 static inline int rheap__sample_pick(uint64_t size) {
-    if (RHEAP_LIKELY(size < (uint64_t)rheap__sample_left)) {
-        rheap__sample_left -= (int64_t)size;
+    if (RHEAP_LIKELY(size < (uint64_t)rheap__tl.sample_left)) {
+        rheap__tl.sample_left -= (int64_t)size;
         return 0;
     }
     return rheap__sample_next(size);
@@ -68,7 +67,7 @@ static inline void rheap__count_free(void) {
 /* The calling thread's totals if it is attached to the current recording and that recording is
  * in profile mode, else NULL (without attaching: the slow path does that). */
 static inline rheap__counts_t *rheap__counts_now(void) {
-    rheap__counts_t *c = rheap__tl_counts;
+    rheap__counts_t *c = rheap__tl.counts;
     return RHEAP_LIKELY(c && atomic_load_explicit(&c->open, memory_order_relaxed)) ? c : NULL;
 }
 
@@ -106,16 +105,16 @@ static inline int rheap__sample_forget(const void *p) {
  *
  * The caller has checked that a recording is on and that the call is the program's (not the
  * tracer's own). Each returns the thread's totals when the call needs nothing but counting
- * (the caller counts it once the real call succeeded), or NULL: the slow path then decides,
- * with the countdown untouched. */
+ * (the caller counts it, then makes the real call its last act: see wrappers.c), or NULL: the
+ * slow path then decides, with the countdown untouched. */
 
 /* An allocation of `size` bytes that stays short of the next sample point: taken off the
  * countdown. */
 static inline rheap__counts_t *rheap__sample_skip(uint64_t size) {
     rheap__counts_t *c = rheap__counts_now();
-    if (RHEAP_UNLIKELY(!c) || size >= (uint64_t)rheap__sample_left)
+    if (RHEAP_UNLIKELY(!c) || size >= (uint64_t)rheap__tl.sample_left)
         return NULL;
-    rheap__sample_left -= (int64_t)size;
+    rheap__tl.sample_left -= (int64_t)size;
     return c;
 }
 

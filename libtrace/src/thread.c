@@ -102,7 +102,6 @@ static inline uint64_t since_start(const rheap__thread_t *t, uint64_t abs_ns) {
 }
 
 static RHEAP_TLS rheap__thread_t *tl_self;
-RHEAP_TLS rheap__counts_t *rheap__tl_counts;
 
 /* Attaches t's file to recording gen, or detaches it (0). In profile mode the totals are open
  * for counting exactly while it is attached: profile mode's fast path reads that flag alone. */
@@ -324,8 +323,8 @@ static rip_status_t update_name(rheap__thread_t *t) {
  * libc makes after this point. */
 static void on_thread_exit(void *arg) {
     rheap__thread_t *t = arg;
-    int saved = errno, guard = rheap__guard;
-    rheap__guard = 1;
+    int saved = errno, guard = rheap__tl.guard;
+    rheap__tl.guard = 1;
     rip_status_t st = RIP_OK;
     t_lock(t);
     if (t->w && atomic_load(&t->gen) == atomic_load(&rheap__gen)) {
@@ -339,7 +338,7 @@ static void on_thread_exit(void *arg) {
     t_unlock(t);
     if (st != RIP_OK)
         rheap__fail("cannot write a thread file", errno);
-    rheap__guard = guard;
+    rheap__tl.guard = guard;
     errno = saved;
 }
 
@@ -579,7 +578,7 @@ static rheap__thread_t *attach_locked(rheap__thread_t *t) {
             return NULL;
         }
         tl_self = t;
-        rheap__tl_counts = &t->counts;
+        rheap__tl.counts = &t->counts;
         if (exit_key_ok)
             pthread_setspecific(exit_key, t);
     }
@@ -638,9 +637,9 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
     int saved = errno;
     rheap__sys_block_signals(&old);
     errno = saved;
-    rheap__internal++; /* pthread_setspecific and the unwinder's set-up may allocate */
+    rheap__tl.internal++; /* pthread_setspecific and the unwinder's set-up may allocate */
     t = attach_locked(t);
-    rheap__internal--;
+    rheap__tl.internal--;
     saved = errno;
     rheap__sys_restore_signals(&old);
     errno = saved;

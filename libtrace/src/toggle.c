@@ -59,7 +59,7 @@ void rheap__toggle_apply(void) {
 
 static void *toggle_main(void *arg) {
     (void)arg;
-    rheap__guard = 1; /* this thread's own allocations are not the program's */
+    rheap__tl.guard = 1; /* this thread's own allocations are not the program's */
     prctl(PR_SET_NAME, "rheap-toggle", 0, 0, 0);
     for (;;) {
         while (sem_wait(&toggle.sem) != 0)

@@ -305,9 +305,9 @@ static inline int slow_fits(const rheap__unwinder_t *u) {
 
 static unsigned unwind_slow(rheap__unwinder_t *u, uint64_t *ips, unsigned max) {
     void **buf = u->slow;
-    rheap__internal++; /* libunwind allocates its caches */
+    rheap__tl.internal++; /* libunwind allocates its caches */
     int n = unw_backtrace(buf, (int)(max + OWN));
-    rheap__internal--;
+    rheap__tl.internal--;
     if (n <= 0)
         return 0;
     int skip = 0;

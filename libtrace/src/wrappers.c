@@ -5,7 +5,7 @@
  * while recording, writes one event. The shape of every wrapper is the same:
  *
  *   - calls while not recording, and the tracer's own calls (the guard is set by tracer code
- *     outside a wrapper, or inside one in a region that may allocate: rheap__internal), go
+ *     outside a wrapper, or inside one in a region that may allocate: rheap__tl.internal), go
  *     straight to the real function;
  *   - a call from a signal handler that interrupted a wrapper (the guard is set by a wrapper
  *     whose frame is still live) is recorded without a backtrace (rheap__record_nested), so a
@@ -38,9 +38,7 @@
 #include "sample.h"
 
 rheap__real_t rheap__real;
-RHEAP_TLS int rheap__guard;
-RHEAP_TLS uintptr_t rheap__guard_frame;
-RHEAP_TLS int rheap__internal;
+RHEAP_TLS rheap__tl_t rheap__tl;
 
 /* ---- Bootstrap arena ---- */
 
@@ -133,25 +131,25 @@ static int on_signal_stack(void) {
  * whatever the wrapper held are released, and the call goes on as any other. In profile mode a
  * handler's calls pass: they are neither sampled nor counted. */
 static __attribute__((noinline)) int nested_kind(uintptr_t frame) {
-    if (!rheap__guard_frame)
+    if (!rheap__tl.guard_frame)
         return PASS;
-    if (frame < rheap__guard_frame || on_signal_stack())
-        return rheap__internal || rheap__profiling() ? PASS : NESTED;
+    if (frame < rheap__tl.guard_frame || on_signal_stack())
+        return rheap__tl.internal || rheap__profiling() ? PASS : NESTED;
     int saved = errno;
     rheap__threads_recover();
     errno = saved;
-    rheap__guard = 0;
-    rheap__guard_frame = 0;
-    rheap__internal = 0;
+    rheap__tl.guard = 0;
+    rheap__tl.guard_frame = 0;
+    rheap__tl.internal = 0;
     return RECORD;
 }
 
 /* Releases the guard: in the reverse order of enter(). */
 static inline void leave(void) {
     atomic_signal_fence(memory_order_seq_cst);
-    rheap__guard = 0;
+    rheap__tl.guard = 0;
     atomic_signal_fence(memory_order_seq_cst);
-    rheap__guard_frame = 0;
+    rheap__tl.guard_frame = 0;
 }
 
 /* The rare states (first call, a pending toggle), with the guard held: returns whether a
@@ -161,9 +159,9 @@ static __attribute__((noinline)) int slow_enter(void) {
     int saved = errno; /* starting or stopping a recording makes system calls */
     sigset_t old;
     rheap__sys_block_signals(&old);
-    rheap__internal++;
+    rheap__tl.internal++;
     rheap__slow_path();
-    rheap__internal--;
+    rheap__tl.internal--;
     rheap__sys_restore_signals(&old);
     errno = saved;
     return (atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__ON) != 0;
@@ -173,7 +171,7 @@ static __attribute__((noinline)) int slow_enter(void) {
  * frame is `frame` (its own), and the caller releases it with leave(). NESTED: record it with
  * rheap__record_nested, without the guard. PASS: call the real function only. */
 static inline int enter(uintptr_t frame) {
-    if (RHEAP_UNLIKELY(rheap__guard)) {
+    if (RHEAP_UNLIKELY(rheap__tl.guard)) {
         int k = nested_kind(frame);
         if (k != RECORD)
             return k;
@@ -185,11 +183,11 @@ static inline int enter(uintptr_t frame) {
      * comes with its frame (a guard without one means tracer code outside a wrapper). A handler
      * that runs between the first two and records a call of its own leaves with the frame
      * cleared: it is stored again once the guard is set. */
-    rheap__guard_frame = frame;
+    rheap__tl.guard_frame = frame;
     atomic_signal_fence(memory_order_seq_cst);
-    rheap__guard = 1;
+    rheap__tl.guard = 1;
     atomic_signal_fence(memory_order_seq_cst);
-    rheap__guard_frame = frame;
+    rheap__tl.guard_frame = frame;
     atomic_signal_fence(memory_order_seq_cst);
     if ((word & ~RHEAP__PROFILE) != RHEAP__ON && !slow_enter()) {
         leave();
@@ -242,18 +240,22 @@ static inline void record(rip_call_t call, void *p, uint64_t size, uint64_t alig
  * holds the guard (the tracer's own, or a signal handler's: the _slow function tells them
  * apart), goes to the entry point's _slow function, called as the wrapper's last act: the
  * compiler makes that a jump, so the slow function's caller is the program (were it a call, the
- * walk would step through the wrapper's frame as one of the tracer's own). */
+ * walk would step through the wrapper's frame as one of the tracer's own). A call that only
+ * needs counting is counted before the real call, so that the real call is the wrapper's last act
+ * too (a jump, with no frame of the wrapper's to keep): a call that then fails, which only a
+ * process out of memory sees for a block below its sample point, is counted all the same. */
 enum { CALL_PASS, CALL_PROFILE, CALL_SLOW };
 
 static inline int call_state(void) {
-    if (RHEAP_UNLIKELY(atomic_load_explicit(&resolve_state, memory_order_acquire) != 2))
-        return CALL_SLOW;
-    if (rheap__guard)
-        return rheap__guard_frame ? CALL_SLOW : CALL_PASS;
+    /* The word loses RHEAP__UNINIT only after the real functions are resolved (lifecycle.c's
+     * init runs after rheap__resolve, whose stores this acquire load sees): a word of 0 or of
+     * profile mode says both that they are and what to do. */
     int word = atomic_load_explicit(&rheap__word, memory_order_acquire);
-    return RHEAP_LIKELY(word == 0)                ? CALL_PASS
-           : word == (RHEAP__ON | RHEAP__PROFILE) ? CALL_PROFILE
-                                                  : CALL_SLOW;
+    if (RHEAP_UNLIKELY(word != 0 && word != (RHEAP__ON | RHEAP__PROFILE)))
+        return CALL_SLOW;
+    if (rheap__tl.guard)
+        return rheap__tl.guard_frame ? CALL_SLOW : CALL_PASS;
+    return RHEAP_LIKELY(word == 0) ? CALL_PASS : CALL_PROFILE;
 }
 
 /* ---- The entry points ---- */
@@ -278,10 +280,8 @@ RHEAP_EXPORT void *malloc(size_t size) {
         return rheap__real.malloc(size);
     rheap__counts_t *c = state == CALL_PROFILE ? rheap__sample_skip(size) : NULL;
     if (c) {
-        void *p = rheap__real.malloc(size);
-        if (p)
-            rheap__count_alloc_to(c, size);
-        return p;
+        rheap__count_alloc_to(c, size);
+        return rheap__real.malloc(size);
     }
     return malloc_slow(size);
 }
@@ -364,10 +364,8 @@ RHEAP_EXPORT void *calloc(size_t n, size_t size) {
                              ? rheap__sample_skip(total)
                              : NULL;
     if (c) {
-        void *p = rheap__real.calloc(n, size);
-        if (p)
-            rheap__count_alloc_to(c, total);
-        return p;
+        rheap__count_alloc_to(c, total);
+        return rheap__real.calloc(n, size);
     }
     return calloc_slow(n, size);
 }
@@ -491,10 +489,8 @@ RHEAP_EXPORT void *realloc(void *old, size_t size) {
                              ? rheap__sample_skip(size)
                              : NULL;
     if (c) {
-        void *p = rheap__real.realloc(old, size);
-        if (p)
-            rheap__count_alloc_to(c, size);
-        return p;
+        rheap__count_alloc_to(c, size);
+        return rheap__real.realloc(old, size);
     }
     return realloc_slow(old, size);
 }
