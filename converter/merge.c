@@ -112,8 +112,14 @@ void rheap__merge_set(rheap__merge_t *m, size_t i, uint64_t t, int cls)
         sift_up(m, m->n - 1);
         return;
     }
-    /* The key may have moved either way; one of the two sifts is a no-op. */
-    sift_up(m, m->pos[i]);
+    /* The key may have moved either way; one of the two sifts is a no-op. The root, the stream
+     * whose event was just applied, needs no sift up: a smaller key keeps it there; alone in
+     * the heap (a program of one thread), it needs no sift at all. */
+    size_t at = m->pos[i];
+    if (at != 0)
+        sift_up(m, at);
+    else if (m->n == 1)
+        return;
     sift_down(m, m->pos[i]);
 }
 

@@ -878,7 +878,7 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
     const uint8_t code = *c.p++;   /* as in the file, for messages */
     uint8_t type = code;
 
-    memset(rec, 0, sizeof *rec);
+    /* Events, nearly every record, fill in every field they have; the rest start from zero. */
     rec->offset = r->block_off;
 
     /* Format 1 keeps every field in the record. Format 2 keeps the time, address, size and stack
@@ -928,6 +928,8 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
         rec->u.alloc.size = size;
         rec->u.alloc.stack = stack;
         rec->u.alloc.align = align;
+        rec->u.alloc.old_addr = 0;
+        rec->u.alloc.old_t = 0;
         if (is_realloc) {
             rec->u.alloc.old_addr = addr + (uint64_t)dold;
             if (rec->u.alloc.old_addr != 0) {
@@ -956,6 +958,8 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
         rec->t = r->time_base + dt;
         r->time_base = rec->t;
     } else if (type == RIP__T_STACK) {
+        memset(rec, 0, sizeof *rec);
+        rec->offset = r->block_off;
         uint64_t id = get_u(&c);
         uint64_t depth = get_u(&c);
         if (c.err != RIP__VARINT_OK)
@@ -993,6 +997,8 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
                         "record runs past end of block (record type 0x%02x of %llu bytes at byte "
                         "%zu of the block)",
                         type, (unsigned long long)len, rec_at);
+        memset(rec, 0, sizeof *rec);
+        rec->offset = r->block_off;
         /* Fields beyond the ones known here (a later minor version) are skipped. */
         cursor_t pc = {c.p, c.p + len, RIP__VARINT_OK};
         rip_status_t st = decode_extended(r, rec, err, type, &pc, rec_at);
