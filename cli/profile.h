@@ -191,7 +191,8 @@ rheap__supp_t *rheap__supp_create(int defaults);
 void rheap__supp_destroy(rheap__supp_t *s);
 /* Adds the rules of a suppression file. An RHEAP_EXIT_*, with a message on err. */
 int rheap__supp_load(rheap__supp_t *s, const char *path, FILE *err);
-/* Decides every stack of the database in one pass over `backtraces`. 0, or -1 with err. */
+/* Decides every stack that leaked (suppressions take only leaks out), in one pass over their
+ * rows of `backtraces`. 0, or -1 with err. */
 int rheap__supp_stacks(rheap__supp_t *s, struct sqlite3 *db, char *err, size_t errlen);
 /* create + load each file + stacks, as the options ask. An RHEAP_EXIT_*; *out set on success. */
 int rheap__supp_open(const rheap__supp_opts_t *o, struct sqlite3 *db, rheap__supp_t **out,

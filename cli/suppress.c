@@ -225,7 +225,12 @@ int rheap__supp_stacks(rheap__supp_t *s, sqlite3 *db, char *err, size_t errlen)
     if (s->nrules == 0)
         return 0;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT id, sym, file, module FROM backtraces ORDER BY id, frame_no",
+    /* Only stacks with leaks: a python3 recording's 218,000 frame rows took 50 ms to match
+     * where its 90 leaking stacks' rows take under one. */
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id, sym, file, module FROM backtraces\n"
+                           "WHERE id IN (SELECT bt FROM main.stack_stats WHERE leaked_blocks > 0)\n"
+                           "ORDER BY id, frame_no",
                            -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "reading backtraces: %s", sqlite3_errmsg(db));
         return -1;
