@@ -291,6 +291,16 @@ static void stream_cut(ctx_t *c, const stream_t *s, const rip_error_t *e)
     rip_truncated(c, e, "converting the complete blocks before it");
 }
 
+/* v, read as one 8-byte load. The reader has just stored the record's fields 8 bytes at a time;
+ * the compiler would copy them two by two with 16-byte loads, and such a load cannot take its
+ * bytes from two pending stores: it waits for both to reach the cache (a store-forwarding
+ * stall; perf put a sixth of the reading thread's samples on this copy). */
+static inline uint64_t scalar(uint64_t v)
+{
+    __asm__("" : "+r"(v));
+    return v;
+}
+
 /* Reads the stream up to its next event, into *ev. 1: an event was read; 0: the stream ended
  * (cleanly or truncated, which is a warning); -1: fatal. */
 static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
@@ -315,20 +325,25 @@ static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
         s->offset = rec.offset;
         switch (rec.kind) {
         case RIP_REC_ALLOC:
-            *ev = (event_t){0,
-                            rec.u.alloc.call,
-                            rec.t,
-                            rec.u.alloc.addr,
-                            rec.u.alloc.size,
-                            rec.u.alloc.stack,
-                            rec.u.alloc.align,
-                            rec.u.alloc.old_addr,
-                            rec.u.alloc.old_t,
-                            rec.offset};
+            ev->is_free = 0;
+            ev->call = rec.u.alloc.call;
+            ev->t = scalar(rec.t);
+            ev->addr = scalar(rec.u.alloc.addr);
+            ev->size = scalar(rec.u.alloc.size);
+            ev->stack = scalar(rec.u.alloc.stack);
+            ev->align = scalar(rec.u.alloc.align);
+            ev->old_addr = scalar(rec.u.alloc.old_addr);
+            ev->old_t = scalar(rec.u.alloc.old_t);
+            ev->offset = scalar(rec.offset);
             s->events++;
             return 1;
         case RIP_REC_FREE:
-            *ev = (event_t){1, RIP_CALL_MALLOC, rec.t, rec.u.free.addr, 0, 0, 0, 0, 0, rec.offset};
+            ev->is_free = 1;
+            ev->call = RIP_CALL_MALLOC;
+            ev->t = scalar(rec.t);
+            ev->addr = scalar(rec.u.free.addr);
+            ev->size = ev->stack = ev->align = ev->old_addr = ev->old_t = 0;
+            ev->offset = scalar(rec.offset);
             s->events++;
             return 1;
         case RIP_REC_STACK:
