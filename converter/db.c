@@ -8,7 +8,8 @@
  * keep the per-row cost close to SQLite's own floor.
  *
  * Allocation rows, nearly all of what is written, are inserted by a thread of their own: the
- * converter queues chunks of rows and goes on reading and pairing while SQLite works. SQLite is
+ * converter queues chunks of rows, packed as LEB128 numbers, and goes on reading and pairing
+ * while SQLite works. SQLite is
  * built for one thread here (no mutexes), so the two take turns on the connection (`conn`): the
  * writer holds it for one chunk at a time, and any other write waits for the chunk in progress
  * only, not for the queue to empty (enter/leave). Stack rows, which come throughout a
@@ -36,6 +37,7 @@
 
 #include "array.h"
 #include "internal.h"
+#include "varint.h"
 
 /* The line of schema.sql that separates what is created before the load from what after. */
 #define AFTER_LOAD_MARK "\n-- rheap: after load\n"
@@ -45,11 +47,15 @@
  * statement setup). */
 #define BATCH 64
 #define ALLOC_COLS 6
-/* Rows go to the writer thread in chunks of CHUNK rows (a chunk of many batches keeps the two
- * threads from waking each other at every batch), at most QUEUE_BYTES of them waiting. */
-#define CHUNK (16 * BATCH)
+/* Rows go to the writer thread in chunks of CHUNK_BYTES (a chunk of many batches keeps the two
+ * threads from waking each other at every batch), at most QUEUE_BYTES of them waiting. A row
+ * is packed into about 20 bytes (pack_row), at most ROW_MAX: the 128 MiB hold some 6 million
+ * rows, where rows as structs (96 bytes) held 1.4 million, and a reader that got that far ahead
+ * had to wait for the writer before it could finish its pass. */
+#define CHUNK_BYTES (64u << 10)
+#define ROW_MAX (1 + 11 * RIP__VARINT_MAX)
 #define QUEUE_BYTES (128u << 20)
-#define QUEUE ((unsigned)(QUEUE_BYTES / (CHUNK * sizeof(rheap__row_t))))
+#define QUEUE ((unsigned)(QUEUE_BYTES / CHUNK_BYTES))
 /* Under a limit of address space (ulimit -v) the queue is made smaller, down to this. */
 #define QUEUE_MIN 4u
 /* Frame rows kept before they are written (see hand_off_if_full), FRAME_BATCH per statement. */
@@ -127,11 +133,12 @@ struct rheap__db {
     bound_t batched[BATCH * ALLOC_COLS]; /* the parameters of batch */
     sqlite3_stmt *batch;      /* BATCH-row INSERT into allocations */
     sqlite3_stmt *frame_batch; /* FRAME_BATCH-row INSERT into backtraces */
-    /* The chunks: qcap + 1 places of CHUNK rows in one mapping, where the queue's chunks wait
+    /* The chunks: qcap + 1 places of CHUNK_BYTES in one mapping, where the queue's chunks wait
      * and the pending one is filled; memory is used as far as the queue ever grows. */
-    rheap__row_t *area;
+    uint8_t *area;
+    uint32_t *used;           /* used[i]: bytes of packed rows in place i */
     unsigned pending;         /* the place being filled */
-    size_t npending;
+    uint64_t pending_id;      /* the id of its last row (0 before the first) */
     /* Rows of backtraces and stacks being gathered (flush_kept writes them). */
     kept_t kept;
     char *path;
@@ -183,20 +190,20 @@ static const char *why(rheap__db_t *db, const char *msg)
     return db->why;
 }
 
-static int write_rows(rheap__db_t *db, const rheap__row_t *rows, size_t n);
+static int write_chunk(rheap__db_t *db, unsigned place);
 static int write_kept_list(rheap__db_t *db, kept_t *list);
 static void drop_kept(kept_t *list);
 
 /* The mapping of a queue of qcap chunks: qcap + 1 places, one of them being filled. */
 static size_t area_bytes(unsigned qcap)
 {
-    return (size_t)(qcap + 1) * CHUNK * sizeof(rheap__row_t);
+    return (size_t)(qcap + 1) * CHUNK_BYTES;
 }
 
-/* The rows of chunk place i. */
-static inline rheap__row_t *chunk(rheap__db_t *db, unsigned i)
+/* The bytes of chunk place i. */
+static inline uint8_t *chunk(rheap__db_t *db, unsigned i)
 {
-    return db->area + (size_t)i * CHUNK;
+    return db->area + (size_t)i * CHUNK_BYTES;
 }
 
 static void *writer_main(void *arg)
@@ -241,7 +248,7 @@ static void *writer_main(void *arg)
             pthread_mutex_lock(&db->conn);
             while (atomic_load(&db->want))
                 pthread_cond_wait(&db->turn, &db->conn);
-            rc = write_rows(db, chunk(db, place), CHUNK);
+            rc = write_chunk(db, place);
             if (rc != 0)
                 fmt(db->error, sizeof db->error, "%s", why(db, NULL));
             pthread_mutex_unlock(&db->conn);
@@ -447,6 +454,7 @@ static void destroy(rheap__db_t *db)
     cleanup_remove();
     if (db->area)
         munmap(db->area, area_bytes(db->qcap));
+    free(db->used);
     free(db->spare);
     free(db->queue);
     drop_kept(db->kept_full);
@@ -605,6 +613,11 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
         goto fail;
     }
     db->area = area;
+    db->used = calloc(db->qcap + 1, sizeof *db->used);
+    if (!db->used) {
+        fmt(errbuf, errlen, "out of memory");
+        goto fail;
+    }
     /* Without the thread (no memory for its queue, or no thread), chunks are written here. */
     db->queue = malloc(db->qcap * sizeof *db->queue);
     db->spare = malloc(db->qcap * sizeof *db->spare);
@@ -798,12 +811,86 @@ static int write_rows(rheap__db_t *db, const rheap__row_t *rows, size_t n)
     return 0;
 }
 
+/* Packs row r at p (ROW_MAX bytes of room) after the row whose id was *prev_id: a byte with the
+ * call, whether it was freed and whether by another thread, then LEB128 numbers: the id's step,
+ * the allocation time, the lifetime (zigzagged: a clock step can make it negative), the stack,
+ * the size, the address XOR the thread's first one, the thread, the freeing thread when another,
+ * align and realloc_of. Returns the bytes written. */
+static size_t pack_row(uint8_t *p, const rheap__row_t *r, uint64_t *prev_id)
+{
+    int other = r->freed && r->free_thread != r->thread;
+    size_t n = 0;
+    p[n++] = (uint8_t)((r->call & 15) | (r->freed ? 16 : 0) | (other ? 32 : 0));
+    n += rip__put_varint(p + n, r->id - *prev_id);
+    n += rip__put_varint(p + n, r->alloc_t);
+    if (r->freed)
+        n += rip__put_varint(p + n, rip__zigzag((int64_t)(r->dealloc_t - r->alloc_t)));
+    n += rip__put_varint(p + n, r->bt);
+    n += rip__put_varint(p + n, r->size);
+    n += rip__put_varint(p + n, r->addr ^ r->addr_base);
+    n += rip__put_varint(p + n, r->thread);
+    if (other)
+        n += rip__put_varint(p + n, r->free_thread);
+    n += rip__put_varint(p + n, r->align);
+    n += rip__put_varint(p + n, r->realloc_of);
+    *prev_id = r->id;
+    return n;
+}
+
+static uint64_t next_varint(const uint8_t **p, const uint8_t *end)
+{
+    uint64_t v = 0;
+    rip__get_varint(p, end, &v); /* packed here: it cannot fail */
+    return v;
+}
+
+/* Unpacks the row at *p into *r (the address comes back XORed, with a base of 0: the row binds
+ * as it was) and advances *p. */
+static void unpack_row(const uint8_t **p, const uint8_t *end, rheap__row_t *r, uint64_t *prev_id)
+{
+    uint8_t head = *(*p)++;
+    memset(r, 0, sizeof *r);
+    r->call = head & 15;
+    r->freed = (head & 16) != 0;
+    r->id = *prev_id + next_varint(p, end);
+    r->alloc_t = next_varint(p, end);
+    if (r->freed)
+        r->dealloc_t = r->alloc_t + (uint64_t)rip__unzigzag(next_varint(p, end));
+    r->bt = next_varint(p, end);
+    r->size = next_varint(p, end);
+    r->addr = next_varint(p, end);
+    r->thread = (uint32_t)next_varint(p, end);
+    r->free_thread = head & 32 ? (uint32_t)next_varint(p, end) : r->thread;
+    r->align = next_varint(p, end);
+    r->realloc_of = next_varint(p, end);
+    *prev_id = r->id;
+}
+
+/* Writes the rows packed in chunk place i, a batch at a time. */
+static int write_chunk(rheap__db_t *db, unsigned place)
+{
+    const uint8_t *p = chunk(db, place), *end = p + db->used[place];
+    rheap__row_t rows[BATCH];
+    uint64_t prev_id = 0;
+    size_t n = 0;
+    while (p < end) {
+        unpack_row(&p, end, &rows[n++], &prev_id);
+        if (n == BATCH) {
+            if (write_batch(db, rows) != 0)
+                return -1;
+            n = 0;
+        }
+    }
+    return write_rows(db, rows, n);
+}
+
 /* Writes the pending rows on this thread. */
 static int flush_rows(rheap__db_t *db)
 {
-    size_t n = db->npending;
-    db->npending = 0;
-    return write_rows(db, chunk(db, db->pending), n);
+    int rc = write_chunk(db, db->pending);
+    db->used[db->pending] = 0;
+    db->pending_id = 0;
+    return rc;
 }
 
 /* Queues the full pending chunk for the writer thread and takes a free place, waiting while
@@ -821,14 +908,16 @@ static int submit(rheap__db_t *db)
     }
     int failed = db->failed;
     pthread_mutex_unlock(&db->mu);
-    db->npending = 0;
+    db->used[db->pending] = 0;
+    db->pending_id = 0;
     return failed ? -1 : 0;
 }
 
 int rheap__db_alloc(rheap__db_t *db, const rheap__row_t *r)
 {
-    chunk(db, db->pending)[db->npending++] = *r;
-    if (db->npending < CHUNK)
+    uint32_t *used = &db->used[db->pending];
+    *used += (uint32_t)pack_row(chunk(db, db->pending) + *used, r, &db->pending_id);
+    if (*used + ROW_MAX <= CHUNK_BYTES)
         return 0;
     return db->have_writer ? submit(db) : flush_rows(db);
 }
