@@ -34,7 +34,7 @@
 #include "internal.h"
 
 #define SLICES 1024
-#define FIRST_WIDTH 1024u /* ns: the width of a slice while the recording is younger than ~1 ms */
+#define FIRST_WIDTH_LOG2 10u /* the width of a slice, 1024 ns, while the recording is younger than ~1 ms */
 
 /* Counts and byte totals are doubles, weighed in profile mode and exact in a trace up to 2^53
  * (8 PiB); a trace's sum of lifetimes is rheap__wide_t, exact. */
@@ -97,7 +97,9 @@ struct rheap__summary {
     table_t sizes;                    /* keyagg_t by bt * 128 + size class + 1 */
     table_t leaks;                    /* keyagg_t by bt * SLICES + slice + 1, never-freed blocks only */
     slice_t slice[SLICES];
-    uint64_t width;
+    uint64_t width;                   /* ns: 1 << width_log2, a power of two, so that the slice of
+                                       * every event is a shift away rather than a division */
+    unsigned width_log2;
     /* The live heap and the instant being applied. */
     int started;
     uint64_t now;
@@ -153,7 +155,8 @@ int rheap__summary_begin(rheap__summary_t *s, uint32_t pid, uint32_t recording)
     ok &= table_reset(&s->sizes, sizeof(keyagg_t)) == 0;
     ok &= table_reset(&s->leaks, sizeof(keyagg_t)) == 0;
     memset(s->slice, 0, sizeof s->slice);
-    s->width = FIRST_WIDTH;
+    s->width_log2 = FIRST_WIDTH_LOG2;
+    s->width = (uint64_t)1 << FIRST_WIDTH_LOG2;
     s->started = 0;
     s->now = 0;
     s->live_bytes = s->live_blocks = s->peak_bytes = s->peak_blocks = 0;
@@ -256,7 +259,7 @@ static void fail(rheap__summary_t *s)
  * peak, and any marker between s->now and `next` (the next instant). */
 static void close_instant(rheap__summary_t *s, uint64_t next, int last)
 {
-    slice_t *sl = &s->slice[s->now / s->width];
+    slice_t *sl = &s->slice[s->now >> s->width_log2];
     if (!sl->seen || s->live_bytes > sl->max_live) {
         sl->max_live = s->live_bytes;
         sl->seen = 1;
@@ -296,7 +299,7 @@ static void close_instant(rheap__summary_t *s, uint64_t next, int last)
 /* Doubles the slice width until t falls inside the timeline, merging slices pairwise. */
 static void widen(rheap__summary_t *s, uint64_t t)
 {
-    while (t / s->width >= SLICES) {
+    while (t >> s->width_log2 >= SLICES) {
         for (size_t i = 0; i < SLICES / 2; i++) {
             slice_t a = s->slice[2 * i], b = s->slice[2 * i + 1], m = {0};
             m.allocs = a.allocs + b.allocs;
@@ -310,6 +313,7 @@ static void widen(rheap__summary_t *s, uint64_t t)
         }
         memset(s->slice + SLICES / 2, 0, SLICES / 2 * sizeof *s->slice);
         s->width *= 2;
+        s->width_log2++;
     }
 }
 
@@ -416,7 +420,7 @@ void rheap__summary_alloc(rheap__summary_t *s, const rheap__live_t *b)
     s->live_bytes += wb;
     s->allocs += w;
     s->alloc_bytes += wb;
-    slice_t *sl = &s->slice[b->t / s->width];
+    slice_t *sl = &s->slice[b->t >> s->width_log2];
     sl->allocs += w;
     sl->alloc_bytes += wb;
     th->allocs += w;
@@ -475,7 +479,7 @@ void rheap__summary_free(rheap__summary_t *s, const rheap__live_t *b, uint64_t t
     s->live_bytes -= wb;
     s->frees += w;
     s->freed_bytes += wb;
-    slice_t *sl = &s->slice[t / s->width];
+    slice_t *sl = &s->slice[t >> s->width_log2];
     sl->frees += w;
     sl->freed_bytes += wb;
     if (owner->pend && owner->pend_addr == b->addr && owner->pend_t == b->t)
@@ -511,7 +515,7 @@ void rheap__summary_leaked(rheap__summary_t *s, const rheap__live_t *b)
     z->leaked_blocks += w;
     z->leaked_bytes += wb;
     /* Leaks are drained after the last event, so the slice width is final. */
-    keyagg_t *l = table_at(&s->leaks, b->bt * SLICES + b->t / s->width + 1);
+    keyagg_t *l = table_at(&s->leaks, b->bt * SLICES + (b->t >> s->width_log2) + 1);
     if (!l) {
         fail(s);
         return;
@@ -655,7 +659,7 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
     }
     if (s->started) {
         double live = 0, blocks = 0;
-        for (uint64_t i = 0; i <= s->now / s->width; i++) {
+        for (uint64_t i = 0; i <= s->now >> s->width_log2; i++) {
             const slice_t *sl = &s->slice[i];
             double mx = sl->seen && sl->max_live > live ? sl->max_live : live;
             live += sl->alloc_bytes - sl->freed_bytes;
