@@ -3,7 +3,9 @@
  * every table but `allocations` complete. A recording of 200,000 allocations over 50 stacks
  * is converted through the library with a callback that takes a digest of each table; the
  * digests of the finished database must be the same, and the callback's count of allocation
- * rows no more than the final one.
+ * rows no more than the final one. 400 more stacks of 48 made-up addresses each give the
+ * backtraces table over 19,000 rows: the converter hands them to its writer thread 8192 at a
+ * time, and those sets too must be in the database when the callback runs.
  * Usage: convert_early DIR
  */
 #define _GNU_SOURCE
@@ -18,6 +20,8 @@
 #define START 1000000
 #define STACKS 50
 #define ROUNDS 4000
+#define MADE_UP 400 /* stacks of MADE_UP_DEPTH addresses in no module */
+#define MADE_UP_DEPTH 48
 
 /* Distinct stacks: the same call site at recursion depths 1..STACKS. */
 __attribute__((noinline)) static void capture_at(int depth, tgen_stack_t *st)
@@ -123,6 +127,15 @@ int main(int argc, char **argv)
         if (r == ROUNDS / 2)
             rip_writer_mark(f.w, t++, "half way");
     }
+    /* Each made-up stack allocates one block, freed at once. */
+    for (uint64_t k = 0; k < MADE_UP; k++) {
+        uint64_t ips[MADE_UP_DEPTH];
+        for (uint64_t i = 0; i < MADE_UP_DEPTH; i++)
+            ips[i] = 0x7a0000000000ull + k * 0x10000 + i * 16;
+        rip_writer_stack(f.w, STACKS + k + 1, ips, MADE_UP_DEPTH);
+        rip_writer_alloc(f.w, RIP_CALL_MALLOC, t++, 0x900000, 32, STACKS + k + 1, 0, 0, 0);
+        rip_writer_free(f.w, t++, 0x900000);
+    }
     tgen_close(&f);
 
     seen_t seen = {0};
@@ -137,7 +150,7 @@ int main(int argc, char **argv)
     rheap_convert_result_t res;
     CHECK_INT(rheap_convert(&o, &res), RHEAP_CONVERT_OK);
     CHECK_INT(seen.called, 1);
-    CHECK_INT(res.allocations, (long long)ROUNDS * STACKS);
+    CHECK_INT(res.allocations, (long long)ROUNDS * STACKS + MADE_UP);
 
     sqlite3 *db = tgen_db_open(out);
     for (size_t i = 0; i < NTABLES; i++) {
@@ -151,13 +164,17 @@ int main(int argc, char **argv)
         free(now);
         free(seen.digest[i]);
     }
-    CHECK_INT(tgen_int(db, "SELECT count(*) FROM stacks"), STACKS);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM stacks"), STACKS + MADE_UP);
+    /* The made-up stacks come after the captured ones, with ids from STACKS + 1. */
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM backtraces WHERE id > %d", STACKS);
+    CHECK_INT(tgen_int(db, sql), (long long)MADE_UP * MADE_UP_DEPTH);
     CHECK_INT(tgen_int(db, "SELECT count(*) FROM markers"), 1);
     /* Every 7th stack leaks one block per round, the others their last round's block. */
     CHECK_INT(tgen_int(db, "SELECT sum(leaked_blocks) FROM stack_stats"),
               (STACKS + 6) / 7 * ROUNDS + (STACKS - (STACKS + 6) / 7));
     long long final = tgen_int(db, "SELECT count(*) FROM allocations");
-    CHECK_INT(final, (long long)ROUNDS * STACKS);
+    CHECK_INT(final, (long long)ROUNDS * STACKS + MADE_UP);
     if (seen.rows > final) {
         fprintf(stderr, "FAIL: %lld rows at the callback, %lld at the end\n", seen.rows, final);
         return 1;
