@@ -206,6 +206,20 @@ static inline uint8_t *chunk(rheap__db_t *db, unsigned i)
     return db->area + (size_t)i * CHUNK_BYTES;
 }
 
+/* The writer thread's turn on the connection: writes the kept sets in list (freeing them), or
+ * when list is NULL the chunk in place; keeps why it failed for the reading thread. */
+static int write_in_turn(rheap__db_t *db, kept_t *list, unsigned place)
+{
+    pthread_mutex_lock(&db->conn);
+    while (atomic_load(&db->want))
+        pthread_cond_wait(&db->turn, &db->conn);
+    int rc = list ? write_kept_list(db, list) : write_chunk(db, place);
+    if (rc != 0)
+        fmt(db->error, sizeof db->error, "%s", why(db, NULL));
+    pthread_mutex_unlock(&db->conn);
+    return rc;
+}
+
 static void *writer_main(void *arg)
 {
     rheap__db_t *db = arg;
@@ -213,49 +227,30 @@ static void *writer_main(void *arg)
     for (;;) {
         while (!db->q_count && !db->kept_full && !db->quit)
             pthread_cond_wait(&db->work, &db->mu);
-        if (db->kept_full) {
-            /* Backtraces and stacks rows first: they are few, and the reading thread's next
-             * turn would have to write them itself. */
-            kept_t *list = db->kept_full;
+        /* Backtraces and stacks rows first: they are few, and the reading thread's next turn
+         * would have to write them itself. */
+        kept_t *list = db->kept_full;
+        unsigned place = 0;
+        if (list) {
             db->kept_full = NULL;
             db->kept_end = &db->kept_full;
-            int failed = db->failed;
-            pthread_mutex_unlock(&db->mu);
-            int rc = 0;
-            if (!failed) {
-                pthread_mutex_lock(&db->conn);
-                while (atomic_load(&db->want))
-                    pthread_cond_wait(&db->turn, &db->conn);
-                rc = write_kept_list(db, list);
-                if (rc != 0)
-                    fmt(db->error, sizeof db->error, "%s", why(db, NULL));
-                pthread_mutex_unlock(&db->conn);
-            } else {
-                drop_kept(list);
-            }
-            pthread_mutex_lock(&db->mu);
-            if (rc != 0)
-                db->failed = 1;
-            continue;
-        }
-        if (!db->q_count)
+        } else if (db->q_count) {
+            place = db->queue[db->q_head];
+        } else {
             break;
-        unsigned place = db->queue[db->q_head];
+        }
         int failed = db->failed;
         pthread_mutex_unlock(&db->mu);
         int rc = 0;
-        if (!failed) {
-            pthread_mutex_lock(&db->conn);
-            while (atomic_load(&db->want))
-                pthread_cond_wait(&db->turn, &db->conn);
-            rc = write_chunk(db, place);
-            if (rc != 0)
-                fmt(db->error, sizeof db->error, "%s", why(db, NULL));
-            pthread_mutex_unlock(&db->conn);
-        }
+        if (!failed)
+            rc = write_in_turn(db, list, place);
+        else
+            drop_kept(list);
         pthread_mutex_lock(&db->mu);
         if (rc != 0)
             db->failed = 1;
+        if (list)
+            continue;
         db->spare[db->nspare++] = place;
         db->q_head = (db->q_head + 1) % db->qcap;
         db->q_count--;
