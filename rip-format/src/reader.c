@@ -660,12 +660,21 @@ static uint64_t get_u_long(cursor_t *c)
     return c->err == RIP__VARINT_OK ? v : 0;
 }
 
-/* The next varint, or 0 once the cursor has failed. Most event fields are one byte: that case
- * is decoded here, the rest out of line. */
+/* The next varint, or 0 once the cursor has failed. Most event fields take one or two bytes:
+ * those cases are decoded here, the rest out of line. */
 static inline uint64_t get_u(cursor_t *c)
 {
-    if (__builtin_expect(c->err == RIP__VARINT_OK && c->p < c->end && *c->p < 0x80, 1))
-        return *c->p++;
+    if (__builtin_expect(c->err == RIP__VARINT_OK && c->end - c->p >= 2, 1)) {
+        const uint8_t *p = c->p;
+        if (p[0] < 0x80) {
+            c->p = p + 1;
+            return p[0];
+        }
+        if (p[1] < 0x80) {
+            c->p = p + 2;
+            return (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        }
+    }
     return get_u_long(c);
 }
 
