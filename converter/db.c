@@ -879,12 +879,18 @@ static int write_chunk(rheap__db_t *db, unsigned place)
     return write_rows(db, rows, n);
 }
 
+/* Makes the pending place an empty chunk. */
+static void empty_pending(rheap__db_t *db)
+{
+    db->used[db->pending] = 0;
+    db->pending_id = 0;
+}
+
 /* Writes the pending rows on this thread. */
 static int flush_rows(rheap__db_t *db)
 {
     int rc = write_chunk(db, db->pending);
-    db->used[db->pending] = 0;
-    db->pending_id = 0;
+    empty_pending(db);
     return rc;
 }
 
@@ -903,8 +909,7 @@ static int submit(rheap__db_t *db)
     }
     int failed = db->failed;
     pthread_mutex_unlock(&db->mu);
-    db->used[db->pending] = 0;
-    db->pending_id = 0;
+    empty_pending(db);
     return failed ? -1 : 0;
 }
 

@@ -97,9 +97,8 @@ struct rheap__summary {
     table_t sizes;                    /* keyagg_t by bt * 128 + size class + 1 */
     table_t leaks;                    /* keyagg_t by bt * SLICES + slice + 1, never-freed blocks only */
     slice_t slice[SLICES];
-    uint64_t width;                   /* ns: 1 << width_log2, a power of two, so that the slice of
-                                       * every event is a shift away rather than a division */
-    unsigned width_log2;
+    unsigned width_log2;              /* a slice is 1 << width_log2 ns: a power of two, so that
+                                       * the slice of every event is a shift, not a division */
     /* The live heap and the instant being applied. */
     int started;
     uint64_t now;
@@ -156,7 +155,6 @@ int rheap__summary_begin(rheap__summary_t *s, uint32_t pid, uint32_t recording)
     ok &= table_reset(&s->leaks, sizeof(keyagg_t)) == 0;
     memset(s->slice, 0, sizeof s->slice);
     s->width_log2 = FIRST_WIDTH_LOG2;
-    s->width = (uint64_t)1 << FIRST_WIDTH_LOG2;
     s->started = 0;
     s->now = 0;
     s->live_bytes = s->live_blocks = s->peak_bytes = s->peak_blocks = 0;
@@ -312,7 +310,6 @@ static void widen(rheap__summary_t *s, uint64_t t)
             s->slice[i] = m;
         }
         memset(s->slice + SLICES / 2, 0, SLICES / 2 * sizeof *s->slice);
-        s->width *= 2;
         s->width_log2++;
     }
 }
@@ -665,8 +662,8 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
             live += sl->alloc_bytes - sl->freed_bytes;
             blocks += sl->allocs - sl->frees;
             sqlite3_bind_int64(q[Q_SLICE], 3, (sqlite3_int64)i);
-            sqlite3_bind_int64(q[Q_SLICE], 4, (sqlite3_int64)(i * s->width));
-            sqlite3_bind_int64(q[Q_SLICE], 5, (sqlite3_int64)((i + 1) * s->width));
+            sqlite3_bind_int64(q[Q_SLICE], 4, (sqlite3_int64)(i << s->width_log2));
+            sqlite3_bind_int64(q[Q_SLICE], 5, (sqlite3_int64)((i + 1) << s->width_log2));
             double v[] = {mx, live, blocks, sl->allocs, sl->alloc_bytes, sl->frees, sl->freed_bytes};
             for (int k = 0; k < 7; k++)
                 bind_w(q[Q_SLICE], 6 + k, v[k]);
@@ -692,7 +689,7 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
     sqlite3_bind_int64(q[Q_REC], 10, (sqlite3_int64)s->peak_t);
     bind_w(q[Q_REC], 11, s->peak_bytes);
     bind_w(q[Q_REC], 12, s->peak_blocks);
-    sqlite3_bind_int64(q[Q_REC], 13, (sqlite3_int64)s->width);
+    sqlite3_bind_int64(q[Q_REC], 13, (sqlite3_int64)((uint64_t)1 << s->width_log2));
     return put(s, q[Q_REC]);
 }
 
