@@ -192,6 +192,7 @@ static const char *why(rheap__db_t *db, const char *msg)
 
 static int write_chunk(rheap__db_t *db, unsigned place);
 static int write_kept_list(rheap__db_t *db, kept_t *list);
+static kept_t *take_kept(rheap__db_t *db);
 static void drop_kept(kept_t *list);
 
 /* The mapping of a queue of qcap chunks: qcap + 1 places, one of them being filled. */
@@ -206,14 +207,17 @@ static inline uint8_t *chunk(rheap__db_t *db, unsigned i)
     return db->area + (size_t)i * CHUNK_BYTES;
 }
 
-/* The writer thread's turn on the connection: writes the kept sets in list (freeing them), or
- * when list is NULL the chunk in place; keeps why it failed for the reading thread. */
-static int write_in_turn(rheap__db_t *db, kept_t *list, unsigned place)
+/* The writer thread's turn on the connection: writes the full sets of kept rows (with `kept`),
+ * or the chunk in place; keeps why it failed for the reading thread. The sets are taken only
+ * once the connection is held: a set taken before could still be unwritten when the reading
+ * thread's turn comes, and that turn must find every kept row in the database (the summary
+ * callback reads them). */
+static int write_in_turn(rheap__db_t *db, int kept, unsigned place)
 {
     pthread_mutex_lock(&db->conn);
     while (atomic_load(&db->want))
         pthread_cond_wait(&db->turn, &db->conn);
-    int rc = list ? write_kept_list(db, list) : write_chunk(db, place);
+    int rc = kept ? write_kept_list(db, take_kept(db)) : write_chunk(db, place);
     if (rc != 0)
         fmt(db->error, sizeof db->error, "%s", why(db, NULL));
     pthread_mutex_unlock(&db->conn);
@@ -229,27 +233,24 @@ static void *writer_main(void *arg)
             pthread_cond_wait(&db->work, &db->mu);
         /* Backtraces and stacks rows first: they are few, and the reading thread's next turn
          * would have to write them itself. */
-        kept_t *list = db->kept_full;
+        int kept = db->kept_full != NULL;
         unsigned place = 0;
-        if (list) {
-            db->kept_full = NULL;
-            db->kept_end = &db->kept_full;
-        } else if (db->q_count) {
+        if (!kept) {
+            if (!db->q_count)
+                break;
             place = db->queue[db->q_head];
-        } else {
-            break;
         }
         int failed = db->failed;
         pthread_mutex_unlock(&db->mu);
         int rc = 0;
         if (!failed)
-            rc = write_in_turn(db, list, place);
-        else
-            drop_kept(list);
+            rc = write_in_turn(db, kept, place);
+        else if (kept)
+            drop_kept(take_kept(db));
         pthread_mutex_lock(&db->mu);
         if (rc != 0)
             db->failed = 1;
-        if (list)
+        if (kept)
             continue;
         db->spare[db->nspare++] = place;
         db->q_head = (db->q_head + 1) % db->qcap;
