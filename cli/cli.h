@@ -20,9 +20,10 @@
  * and errors, a progress bar (progress: 1 always, 0 never, -1 when stderr is a terminal) and,
  * unless quiet, the summary line; with `brief`, `rheap run`'s summary (rheap__report_brief) as
  * soon as the summary tables are written, while the allocation rows are still being written.
- * Returns the exit status (an RHEAP_EXIT_*). */
-int rheap__convert_cmd(const char *const *inputs, size_t ninputs, const char *output, int force,
-                       int progress, int quiet, int brief);
+ * With `live` (NULL otherwise), the inputs come from its next_input, growing and live_user
+ * (rheap_convert_opts_t) instead of inputs/ninputs. Returns the exit status (an RHEAP_EXIT_*). */
+int rheap__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_convert_opts_t *live,
+                       const char *output, int force, int progress, int quiet, int brief);
 
 /* ---- query.c: canned queries, reading a database, printing results ---- */
 struct sqlite3;

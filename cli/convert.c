@@ -73,13 +73,18 @@ static void on_summary(void *user, struct sqlite3 *db)
     fflush(stderr);
 }
 
-int rheap__convert_cmd(const char *const *inputs, size_t ninputs, const char *output, int force,
-                       int progress, int quiet, int brief)
+int rheap__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_convert_opts_t *live,
+                       const char *output, int force, int progress, int quiet, int brief)
 {
     view_t v = {progress < 0 ? isatty(STDERR_FILENO) : progress, 0, -1};
     rheap_convert_opts_t o = RHEAP_CONVERT_OPTS_INIT;
     o.inputs = inputs;
     o.ninputs = ninputs;
+    if (live) {
+        o.next_input = live->next_input;
+        o.growing = live->growing;
+        o.live_user = live->live_user;
+    }
     o.output = output;
     o.force = force;
     o.diag = on_diag;

@@ -116,7 +116,7 @@ static int cmd_convert(int argc, char **argv, int short_form)
                      n == 0 ? "no recording given" : "no output given (-o OUT.db)", help);
         return RHEAP_EXIT_USAGE;
     }
-    return rheap__convert_cmd(inputs, n, output, force, progress, quiet, 0);
+    return rheap__convert_cmd(inputs, n, NULL, output, force, progress, quiet, 0);
 }
 
 static int cmd_dump(int argc, char **argv)

@@ -7,6 +7,10 @@
  * private directory for those recordings, waits for the whole process tree (rheap becomes a
  * subreaper, so orphaned grandchildren come back to it), converts every recording it finds
  * there in-process, and exits with the program's status as a shell would report it.
+ *
+ * The conversion does not wait for the end: a thread follows the busiest recording while the
+ * program writes it (rheap_convert's live inputs), so that when the program exits only its last
+ * events are left to convert, and the summary comes at once.
  */
 #define _GNU_SOURCE /* pipe2, nftw */
 #include <dirent.h>
@@ -14,6 +18,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +27,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+
+#include <rip.h>
 
 #include "cli.h"
 #include "settings.h"
@@ -451,7 +458,7 @@ static int has_process_file(const char *dir)
     return access(path, F_OK) == 0;
 }
 
-static rec_t *collect(const char *recdir, size_t *n)
+static rec_t *collect(const char *recdir, size_t *n, int quiet)
 {
     *n = 0;
     DIR *d = opendir(recdir);
@@ -481,9 +488,10 @@ static rec_t *collect(const char *recdir, size_t *n)
         /* A process still running when the wait was stopped may have made its directory and
          * not yet its process file: nothing of it can be converted. */
         if (!has_process_file(p)) {
-            rheap__note(stderr, "%s: a process was starting to record when the wait stopped; "
-                                "left out",
-                        p);
+            if (!quiet)
+                rheap__note(stderr, "%s: a process was starting to record when the wait "
+                                    "stopped; left out",
+                            p);
             free(p);
             continue;
         }
@@ -496,6 +504,154 @@ static rec_t *collect(const char *recdir, size_t *n)
     if (*n)
         qsort(recs, *n, sizeof *recs, cmp_rec);
     return recs;
+}
+
+/* ---- Converting while the program runs ---- */
+
+/* A recording is followed while it is written once its thread files hold this much: the
+ * program's main work, not a shell that started it. */
+#define LIVE_MIN_BYTES (1u << 20)
+/* How long the converter waits before looking at a followed recording again. */
+#define LIVE_POLL_MS 20
+
+typedef struct {
+    const char *recdir;
+    const run_opts_t *o;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int over;                 /* every process has exited, or the wait for them was stopped */
+    int noted;                /* collect's notes were printed */
+    char **handed;            /* the recordings handed to the converter, in that order */
+    size_t nhanded, caphanded;
+    char *first;              /* handed out before the conversion started */
+    int crc;                  /* the conversion's exit status; -1: there was nothing to convert */
+} live_t;
+
+static void wait_ms(live_t *l, int ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += (long)ms * 1000000L;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    pthread_mutex_lock(&l->mu);
+    if (!l->over)
+        pthread_cond_timedwait(&l->cv, &l->mu, &until);
+    pthread_mutex_unlock(&l->mu);
+}
+
+static int run_over(live_t *l)
+{
+    pthread_mutex_lock(&l->mu);
+    int over = l->over;
+    pthread_mutex_unlock(&l->mu);
+    return over;
+}
+
+/* Bytes of the recording's thread files. */
+static uint64_t thread_bytes(const char *dir)
+{
+    uint64_t total = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    struct stat sb;
+    while ((e = readdir(d)))
+        if (e->d_name[0] == 't' && fstatat(dirfd(d), e->d_name, &sb, 0) == 0)
+            total += (uint64_t)sb.st_size;
+    closedir(d);
+    return total;
+}
+
+/* The process file has its first block: the converter can tell whose recording it is. */
+static int process_file_ready(const char *dir)
+{
+    char path[PATH_MAX];
+    rip_reader_t *r;
+    if ((size_t)snprintf(path, sizeof path, "%s/process.rip", dir) >= sizeof path ||
+        rip_reader_open(path, &r, NULL) != RIP_OK)
+        return 0;
+    rip_reader_close(r);
+    return 1;
+}
+
+/* rheap_convert's next_input: while the run goes on, the recording with the most thread
+ * bytes once it has LIVE_MIN_BYTES; after it, the others by pid; NULL when all were handed. */
+static const char *next_input(void *user)
+{
+    live_t *l = user;
+    if (l->first) {
+        char *f = l->first;
+        l->first = NULL;
+        return f;
+    }
+    for (;;) {
+        int over = run_over(l);
+        size_t n;
+        rec_t *recs = collect(l->recdir, &n, !over || l->noted);
+        l->noted |= over;
+        const char *pick = NULL;
+        uint64_t best = 0;
+        for (size_t i = 0; i < n && !(over && pick); i++) {
+            int handed = 0;
+            for (size_t j = 0; j < l->nhanded && !handed; j++)
+                handed = strcmp(l->handed[j], recs[i].path) == 0;
+            if (handed)
+                continue;
+            if (over) {
+                pick = recs[i].path;
+                continue;
+            }
+            uint64_t b = thread_bytes(recs[i].path);
+            if (b >= LIVE_MIN_BYTES && b > best && process_file_ready(recs[i].path)) {
+                best = b;
+                pick = recs[i].path;
+            }
+        }
+        char *copy = pick ? strdup(pick) : NULL;
+        for (size_t i = 0; i < n; i++)
+            free(recs[i].path);
+        free(recs);
+        if (copy && rheap__grow(&l->handed, &l->caphanded, l->nhanded, sizeof *l->handed, 8) == 0) {
+            l->handed[l->nhanded++] = copy;
+            return copy;
+        }
+        free(copy);
+        if (over)
+            return NULL;
+        wait_ms(l, 5 * LIVE_POLL_MS);
+    }
+}
+
+/* rheap_convert's growing: a recording grows until its process is gone or the run is over. */
+static int growing(void *user, const char *dir, int wait)
+{
+    live_t *l = user;
+    if (wait)
+        wait_ms(l, LIVE_POLL_MS);
+    if (run_over(l))
+        return 0;
+    const char *base = strrchr(dir, '/');
+    unsigned long pid = strtoul(base ? base + 5 : dir + 4, NULL, 10);
+    return !(pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH);
+}
+
+static void *convert_thread(void *arg)
+{
+    live_t *l = arg;
+    l->first = (char *)next_input(l);
+    if (!l->first) {
+        l->crc = -1;
+        return NULL;
+    }
+    rheap_convert_opts_t src = RHEAP_CONVERT_OPTS_INIT;
+    src.next_input = next_input;
+    src.growing = growing;
+    src.live_user = l;
+    l->crc = rheap__convert_cmd(NULL, 0, &src, l->o->output, l->o->force, l->o->progress, 1,
+                                !l->o->quiet);
+    return NULL;
 }
 
 /* The exit status a shell would report for a wait status. */
@@ -560,6 +716,15 @@ int rheap__cmd_run(int argc, char **argv)
         return 127;
     }
     child_pid = pid;
+    /* The converter's thread takes no signal: they are the main thread's, which waits. */
+    live_t l = {.recdir = recdir, .o = &o, .mu = PTHREAD_MUTEX_INITIALIZER,
+                .cv = PTHREAD_COND_INITIALIZER};
+    sigset_t all, old_mask;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old_mask);
+    pthread_t conv;
+    int started = pthread_create(&conv, NULL, convert_thread, &l) == 0;
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     int ws = wait_all(pid);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
@@ -567,10 +732,20 @@ int rheap__cmd_run(int argc, char **argv)
     sigaction(SIGHUP, &old_hup, NULL);
     int status = shell_status(ws);
     say_exit(ws);
+    pthread_mutex_lock(&l.mu);
+    l.over = 1;
+    pthread_cond_broadcast(&l.cv);
+    pthread_mutex_unlock(&l.mu);
+    if (started)
+        pthread_join(conv, NULL);
+    else
+        convert_thread(&l);
+    for (size_t i = 0; i < l.nhanded; i++)
+        free(l.handed[i]);
+    free(l.handed);
 
-    size_t nrec;
-    rec_t *recs = collect(recdir, &nrec);
-    if (nrec == 0) {
+    int crc = l.crc;
+    if (crc == -1) {
         /* A static program is no failure of rheap's: the run did what it could, and its status
          * is the program's. Anything else that recorded nothing is one, when the program
          * itself succeeded. */
@@ -585,23 +760,9 @@ int rheap__cmd_run(int argc, char **argv)
         else
             rheap__error(stderr, "no recording was made%s; %s not written",
                          o.off ? " (recording stayed off)" : "", o.output);
-        free(recs);
         remove_tree(recdir);
         return status || is_static ? status : RHEAP_EXIT_INPUT;
     }
-    const char **inputs = calloc(nrec, sizeof *inputs);
-    int crc = RHEAP_EXIT_OUTPUT;
-    if (inputs) {
-        for (size_t i = 0; i < nrec; i++)
-            inputs[i] = recs[i].path;
-        crc = rheap__convert_cmd(inputs, nrec, o.output, o.force, o.progress, 1, !o.quiet);
-        free(inputs);
-    } else {
-        rheap__error(stderr, "out of memory");
-    }
-    for (size_t i = 0; i < nrec; i++)
-        free(recs[i].path);
-    free(recs);
 
     int converted = crc == RHEAP_EXIT_OK || crc == RHEAP_EXIT_WARNINGS;
     if (converted && !o.keep) {

@@ -54,7 +54,7 @@ typedef struct {
 #define LOOKAHEAD 16
 
 typedef struct {
-    const char *path;
+    char *path;
     rip_reader_t *r;
     uint32_t tid, serial;
     uint32_t id;             /* threads.id */
@@ -71,6 +71,10 @@ typedef struct {
     event_t ahead[LOOKAHEAD];
     unsigned ahead_head, ahead_n;
     int ended;               /* no more events to decode */
+    int opened;              /* its header was read (r set), or found missing for good */
+    int waiting;             /* live: no event to apply until more of the file is written */
+    int done;                /* every event applied */
+    uint64_t bound;          /* waiting: none of its events to come is earlier */
     char *name;
     uint64_t events, lost;
     rip_record_t totals;     /* profile mode: the file's last totals record (kind set if any) */
@@ -78,8 +82,19 @@ typedef struct {
     uint64_t file_size;
 } stream_t;
 
+/* An input recording. */
+typedef struct {
+    char *dir;
+    rip_recording_t *rec;
+    uint32_t pid, recording;
+    int skip;                /* its process file holds no complete block */
+} input_t;
+
 typedef struct {
     const rheap_convert_opts_t *o;  /* the callbacks */
+    input_t *in;
+    size_t nin, capin;
+    int restart;              /* live: the merge went too far; convert again from the start */
     rheap__db_t *db;
     rheap__sym_t *sym;
     rheap__stacks_t *stacks;
@@ -302,13 +317,15 @@ static inline uint64_t scalar(uint64_t v)
 }
 
 /* Reads the stream up to its next event, into *ev. 1: an event was read; 0: the stream ended
- * (cleanly or truncated, which is a warning); -1: fatal. */
+ * (cleanly or truncated, which is a warning); 2: live, nothing more written yet; -1: fatal. */
 static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
 {
     rip_record_t rec;
     rip_error_t e;
     for (;;) {
         rip_status_t st = rip_reader_next(s->r, &rec, &e);
+        if (st == RIP_AGAIN)
+            return 2;
         if (st == RIP_END) {
             s->offset = s->file_size;
             return 0;
@@ -387,7 +404,8 @@ static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
     }
 }
 
-/* Makes the stream's next event current. 1: there is one; 0: the stream ended; -1: fatal.
+/* Makes the stream's next event current. 1: there is one; 0: the stream ended; 2: live, none
+ * written yet; -1: fatal.
  *
  * The stream decodes LOOKAHEAD events ahead and prefetches each one's slot in the live map as it
  * is decoded: the map is larger than the caches, and without this a single-thread recording
@@ -402,6 +420,8 @@ static int advance(ctx_t *c, stream_t *s, const rheap__pairs_t *live)
         int a = decode_next(c, s, e);
         if (a < 0)
             return -1;
+        if (a == 2)
+            break;
         if (a == 0) {
             s->ended = 1;
             break;
@@ -412,23 +432,13 @@ static int advance(ctx_t *c, stream_t *s, const rheap__pairs_t *live)
             rheap__pairs_prefetch(live, e->old_addr);
     }
     if (!s->ahead_n)
-        return 0;
+        return s->ended ? 0 : 2;
     s->ev = s->ahead[s->ahead_head];
     s->ahead_head = (s->ahead_head + 1) % LOOKAHEAD;
     s->ahead_n--;
     s->phase = !s->ev.is_free && s->ev.old_addr ? 0 : 1;
     s->old_id = 0;
     return 1;
-}
-
-static void stream_key(rheap__merge_t *m, size_t i, const stream_t *s)
-{
-    if (s->ev.is_free)
-        rheap__merge_set(m, i, s->ev.t, 0);
-    else if (s->phase == 0)
-        rheap__merge_set(m, i, s->ev.old_t, 0);
-    else
-        rheap__merge_set(m, i, s->ev.t, 1);
 }
 
 /* free_thread: threads.id of the freeing thread, RHEAP_NO_THREAD when none was recorded. */
@@ -726,39 +736,260 @@ static int check_serials(ctx_t *c, stream_t *s, size_t n, const char *dir)
     return 0;
 }
 
-static int convert_recording(ctx_t *c, rip_recording_t *rr)
+/* ---- One recording: its thread files merged by time ---- */
+
+/* Live conversion: a thread file not yet in the directory holds no event earlier than the
+ * moment the directory was listed without it, as CLOCK_MONOTONIC told the converter; the
+ * tracer's clock follows CLOCK_MONOTONIC to a few parts per million. The margin covers that
+ * drift and the time between a thread's first stamp and its file's creation; if a file still
+ * brings an event older than what was applied, the conversion starts over (rheap_convert). */
+#define UNSEEN_MARGIN_NS 50000000ull
+
+/* The streams of the recording being converted. */
+typedef struct {
+    stream_t *s;
+    size_t n, cap;
+    rheap__merge_t *m;
+    const char *dir;
+    uint64_t start_ns;
+    int live;                /* the recording may still grow: see follow() */
+    int was_live;
+    uint64_t unseen;         /* live: no file found later holds an event before this time */
+    uint64_t w;              /* live: only events before this time may be applied */
+    struct timespec dir_mtime;
+    /* The last event applied (its merge key and stream), which no later one may precede. */
+    uint64_t last_t;
+    int last_cls;
+    size_t last_i;
+    int applied;
+} streams_t;
+
+static void key_of(const stream_t *s, uint64_t *t, int *cls)
+{
+    *t = s->ev.is_free ? s->ev.t : s->phase == 0 ? s->ev.old_t : s->ev.t;
+    *cls = s->ev.is_free || s->phase == 0 ? 0 : 1;
+}
+
+static void stream_key(rheap__merge_t *m, size_t i, const stream_t *s)
+{
+    uint64_t t;
+    int cls;
+    key_of(s, &t, &cls);
+    rheap__merge_set(m, i, t, cls);
+}
+
+/* Opens a thread file for its header and checks it belongs to the recording. 0: open (or, not
+ * live, left without a reader when it holds no complete block, with a warning); 1: live and
+ * its first block is not written yet; -1: fatal. */
+static int open_stream(ctx_t *c, stream_t *s, const procinfo_t *p, int live)
+{
+    rip_error_t e;
+    if (rip_reader_open(s->path, &s->r, &e) != RIP_OK) {
+        if (e.code == RIP_E_TRUNCATED) {
+            if (live)
+                return 1;
+            /* Not even the first block made it to disk: nothing to convert here. */
+            rip_truncated(c, &e, "the file holds no complete block");
+            s->file_size = file_size(s->path);
+            s->offset = s->file_size;
+            return 0;
+        }
+        rip_fail(c, &e);
+        return -1;
+    }
+    /* Detached: it holds no descriptor between the reads of its blocks, so a program that ran
+     * thousands of threads converts under any limit of open files. */
+    rip_reader_detach(s->r);
+    rip_reader_follow(s->r, live);
+    s->file_size = rip_reader_size(s->r);
+    const rip_header_t *h = rip_reader_header(s->r);
+    if (h->is_process) {
+        errorf(c, RHEAP_CONVERT_E_INPUT, s->path, 0,
+               "%s: offset 0: a process file where a thread file was expected", s->path);
+        return -1;
+    }
+    if (h->pid != p->pid || h->start_ns != p->start_ns) {
+        errorf(c, RHEAP_CONVERT_E_INPUT, s->path, 0,
+               "%s: offset 0: belongs to process %u started at %llu, not to this recording "
+               "(process %u started at %llu)",
+               s->path, h->pid, (unsigned long long)h->start_ns, p->pid,
+               (unsigned long long)p->start_ns);
+        return -1;
+    }
+    s->tid = h->tid;
+    s->serial = h->serial;
+    return 0;
+}
+
+/* Adds the thread files of the directory listing that are not streams yet. A new stream waits
+ * (see follow) with `bound`: no event of it comes before. 0, or -1 after an error. */
+static int add_streams(ctx_t *c, streams_t *v, rip_recording_t *rr, uint64_t bound)
+{
+    size_t total = rip_recording_thread_count(rr);
+    for (size_t k = 0; k < total; k++) {
+        const char *path = rip_recording_thread_path(rr, k);
+        int known = 0;
+        for (size_t i = 0; i < v->n && !known; i++)
+            known = strcmp(v->s[i].path, path) == 0;
+        if (known)
+            continue;
+        if (c->next_thread >= RHEAP_MAX_THREADS) {
+            errorf(c, RHEAP_CONVERT_E_INPUT, v->dir, NO_OFFSET,
+                   "%s: more than %u thread files in the recordings, more than a database holds",
+                   v->dir, RHEAP_MAX_THREADS);
+            return -1;
+        }
+        if (v->n == v->cap) {
+            size_t cap = v->cap ? 2 * v->cap : 8;
+            stream_t *s = realloc(v->s, cap * sizeof *s);
+            rheap__merge_t *m = rheap__merge_create(cap);
+            if (!s || !m) {
+                if (s)
+                    v->s = s;
+                rheap__merge_destroy(m);
+                nomem(c, "");
+                return -1;
+            }
+            memset(s + v->cap, 0, (cap - v->cap) * sizeof *s);
+            /* The new heap takes the streams of the old one. */
+            for (size_t i = 0; i < v->n; i++)
+                if (!s[i].waiting && !s[i].done)
+                    stream_key(m, i, &s[i]);
+            rheap__merge_destroy(v->m);
+            v->s = s;
+            v->m = m;
+            v->cap = cap;
+            c->streams = s;
+        }
+        stream_t *s = &v->s[v->n];
+        memset(s, 0, sizeof *s);
+        s->id = c->next_thread++;
+        s->waiting = 1;
+        s->bound = bound;
+        v->n++;
+        if (!(s->path = strdup(path)) || rheap__u64map_init(&s->stacks) != 0) {
+            nomem(c, "");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Makes a waiting stream current if it has an event now. 0: it has, or it ended, or it still
+ * waits (s->waiting stays set); -1: fatal. An event that sorts before the last one applied can
+ * only come from a file found late: the merge went too far, and the conversion starts over. */
+static int wake(ctx_t *c, streams_t *v, size_t i, const procinfo_t *p, rheap__pairs_t *live)
+{
+    stream_t *s = &v->s[i];
+    if (!s->opened) {
+        int o = open_stream(c, s, p, v->live);
+        if (o < 0)
+            return -1;
+        if (o > 0)
+            return 0;
+        s->opened = 1;
+    }
+    if (!s->r) {
+        s->waiting = 0;
+        s->done = 1;
+        return 0;
+    }
+    int a = advance(c, s, live);
+    if (a < 0)
+        return -1;
+    if (a == 2)
+        return 0;
+    s->waiting = 0;
+    if (a == 0) {
+        s->done = 1;
+        return 0;
+    }
+    uint64_t t;
+    int cls;
+    key_of(s, &t, &cls);
+    if (v->applied && (t < v->last_t || (t == v->last_t && (cls < v->last_cls ||
+                                                           (cls == v->last_cls && i < v->last_i))))) {
+        c->restart = 1;
+        return -1;
+    }
+    stream_key(v->m, i, s);
+    return 0;
+}
+
+/* Live conversion: called when no event can be applied yet. Waits a moment (the caller's
+ * `growing` does), then takes what was written since: new thread files, new blocks of the
+ * waiting streams. Once the recording can no longer grow, every file is read to its end, and
+ * the merge goes on as for a finished recording. 0, or -1 after an error. */
+static int follow(ctx_t *c, streams_t *v, rip_recording_t **rr, const procinfo_t *p,
+                  rheap__pairs_t *live)
+{
+    if (!c->o->growing(c->o->live_user, v->dir, 1))
+        v->live = 0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    struct stat sb;
+    int changed = stat(v->dir, &sb) != 0 || sb.st_mtim.tv_sec != v->dir_mtime.tv_sec ||
+                  sb.st_mtim.tv_nsec != v->dir_mtime.tv_nsec;
+    if (changed || !v->live) {
+        rip_recording_t *fresh;
+        rip_error_t e;
+        if (rip_recording_open(v->dir, &fresh, &e) != RIP_OK) {
+            rip_fail(c, &e);
+            return -1;
+        }
+        rip_recording_close(*rr);
+        *rr = fresh;
+        v->dir_mtime = sb.st_mtim;
+        if (add_streams(c, v, *rr, v->unseen) != 0)
+            return -1;
+    }
+    /* Files listed from now on were created after this moment, less the margin. */
+    uint64_t margin = UNSEEN_MARGIN_NS + (now_ns - v->start_ns) / 1000;
+    if (now_ns > v->start_ns + margin)
+        v->unseen = now_ns - v->start_ns - margin;
+    v->w = v->live ? v->unseen : UINT64_MAX;
+    for (size_t i = 0; i < v->n; i++) {
+        stream_t *s = &v->s[i];
+        if (!v->live && s->r) {
+            rip_reader_follow(s->r, 0);
+            s->file_size = rip_reader_size(s->r);
+        }
+        if (!s->waiting)
+            continue;
+        if (wake(c, v, i, p, live) != 0)
+            return -1;
+        if (s->waiting && s->bound < v->w)
+            v->w = s->bound;
+    }
+    return 0;
+}
+
+static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, int live)
 {
     procinfo_t p = {0};
     int rc = -1;
-    size_t n = rip_recording_thread_count(rr);
-    stream_t *s = calloc(n ? n : 1, sizeof *s);
-    rheap__merge_t *m = rheap__merge_create(n);
-    rheap__pairs_t *live = rheap__pairs_create();
+    streams_t v = {0};
+    rheap__pairs_t *live_map = rheap__pairs_create();
     rheap__live_t *rest = NULL;
     uint64_t unmatched_before = c->unmatched_frees;
     uint64_t lost = 0;
-    if (!s || !m || !live) {
+    v.dir = dir;
+    v.live = v.was_live = live;
+    if (!live_map) {
         nomem(c, "");
         goto out;
     }
-    if (read_process(c, rip_recording_process_path(rr), &p) != 0)
+    if (read_process(c, rip_recording_process_path(*rr), &p) != 0)
         goto out;
     c->pid = p.pid;
     c->recording = p.recording;
-    c->streams = s;
     c->first_thread = c->next_thread;
-    if (n >= RHEAP_MAX_THREADS - c->next_thread) {
-        errorf(c, RHEAP_CONVERT_E_INPUT, rip_recording_dir(rr), NO_OFFSET,
-               "%s: more than %u thread files in the recordings, more than a database holds",
-               rip_recording_dir(rr), RHEAP_MAX_THREADS);
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++)
-        s[i].id = c->next_thread++;
-    if (rheap__summary_begin(c->sum, p.pid, p.recording) != 0) {
-        nomem(c, "");
-        goto out;
-    }
+    v.start_ns = p.start_ns;
+    if (!(v.m = rheap__merge_create(0)))
+        goto nomem;
+    if (rheap__summary_begin(c->sum, p.pid, p.recording) != 0)
+        goto nomem;
     rheap__summary_sampling(c->sum, p.interval);
     for (size_t i = 0; i < c->nmods; i++) {
         free(c->mods[i].path);
@@ -766,102 +997,103 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
     }
     c->nmods = 0;
 
-    /* Every thread file is opened once for its header, then detached: it holds no descriptor
-     * between the reads of its blocks, so a program that ran thousands of threads converts under
-     * any limit of open files. */
-    for (size_t i = 0; i < n; i++) {
-        rip_error_t e;
-        s[i].path = rip_recording_thread_path(rr, i);
-        if (rheap__u64map_init(&s[i].stacks) != 0) {
-            nomem(c, "");
-            goto out;
-        }
-        if (rip_reader_open(s[i].path, &s[i].r, &e) != RIP_OK) {
-            if (e.code == RIP_E_TRUNCATED) {
-                /* Not even the first block made it to disk: nothing to convert here. */
-                rip_truncated(c, &e, "the file holds no complete block");
-                s[i].file_size = file_size(s[i].path);
-                s[i].offset = s[i].file_size;
-                continue;
-            }
-            rip_fail(c, &e);
-            goto out;
-        }
-        rip_reader_detach(s[i].r);
-        s[i].file_size = rip_reader_size(s[i].r);
-        const rip_header_t *h = rip_reader_header(s[i].r);
-        if (h->is_process) {
-            errorf(c, RHEAP_CONVERT_E_INPUT, s[i].path, 0,
-                   "%s: offset 0: a process file where a thread file was expected",
-                   s[i].path);
-            goto out;
-        }
-        if (h->pid != p.pid || h->start_ns != p.start_ns) {
-            errorf(c, RHEAP_CONVERT_E_INPUT, s[i].path, 0,
-                   "%s: offset 0: belongs to process %u started at %llu, not to this recording "
-                   "(process %u started at %llu)",
-                   s[i].path, h->pid, (unsigned long long)h->start_ns, p.pid,
-                   (unsigned long long)p.start_ns);
-            goto out;
-        }
-        s[i].tid = h->tid;
-        s[i].serial = h->serial;
-    }
-    if (check_serials(c, s, n, rip_recording_dir(rr)) != 0)
+    struct stat sb;
+    if (live && stat(dir, &sb) == 0)
+        v.dir_mtime = sb.st_mtim;
+    if (add_streams(c, &v, *rr, 0) != 0)
         goto out;
-    for (size_t i = 0; i < n; i++) {
-        if (!s[i].r)
-            continue;
-        int a = advance(c, &s[i], live);
-        if (a < 0)
+    for (size_t i = 0; i < v.n; i++) {
+        int o = open_stream(c, &v.s[i], &p, live);
+        if (o < 0)
             goto out;
-        if (a > 0)
-            stream_key(m, i, &s[i]);
+        v.s[i].opened = o == 0;
+    }
+    if (!live && check_serials(c, v.s, v.n, dir) != 0)
+        goto out;
+    v.w = live ? 0 : UINT64_MAX;
+    for (size_t i = 0; i < v.n; i++) {
+        if (wake(c, &v, i, &p, live_map) != 0)
+            goto out;
     }
 
     uint64_t tick = 0;
-    for (long top; (top = rheap__merge_top(m)) >= 0;) {
-        stream_t *cur = &s[top];
-        int a = apply(c, live, cur);
+    for (;;) {
+        long top = rheap__merge_top(v.m);
+        if (v.live) {
+            uint64_t t;
+            int cls;
+            if (top >= 0)
+                key_of(&v.s[top], &t, &cls);
+            if (top < 0 || t >= v.w) {
+                if (follow(c, &v, rr, &p, live_map) != 0)
+                    goto out;
+                continue;
+            }
+        } else if (top < 0) {
+            break;
+        }
+        stream_t *cur = &v.s[top];
+        key_of(cur, &v.last_t, &v.last_cls);
+        v.last_i = (size_t)top;
+        v.applied = 1;
+        int a = apply(c, live_map, cur);
         if (a < 0)
             goto out;
         if (a == 1) {
-            stream_key(m, (size_t)top, cur);
+            stream_key(v.m, (size_t)top, cur);
             continue;
         }
         c->events++;
-        int more = advance(c, cur, live);
+        int more = advance(c, cur, live_map);
         if (more < 0)
             goto out;
-        if (more)
-            stream_key(m, (size_t)top, cur);
-        else
-            rheap__merge_remove(m, (size_t)top);
-        if ((++tick & 0xffff) == 0)
-            progress(c, s, n, 0);
+        if (more == 1) {
+            stream_key(v.m, (size_t)top, cur);
+        } else {
+            rheap__merge_remove(v.m, (size_t)top);
+            if (more == 0) {
+                cur->done = 1;
+            } else {
+                /* No complete block after this event yet: nothing of it comes before it. */
+                cur->waiting = 1;
+                cur->bound = v.last_t;
+                if (cur->bound < v.w)
+                    v.w = cur->bound;
+            }
+        }
+        if ((++tick & 0xffff) == 0 && !v.was_live)
+            progress(c, v.s, v.n, 0);
+    }
+    if (v.was_live) {
+        /* The process file's last records (off, lost) were written after it was first read. */
+        procinfo_t q = {0};
+        if (read_process(c, rip_recording_process_path(*rr), &q) != 0) {
+            procinfo_free(&q);
+            goto out;
+        }
+        procinfo_free(&p);
+        p = q;
+        if (check_serials(c, v.s, v.n, dir) != 0)
+            goto out;
     }
 
     /* What is still live was never freed while recording: rows in allocation order. */
     size_t nrest;
-    rest = rheap__pairs_drain(live, &nrest);
-    if (nrest == SIZE_MAX) {
-        nomem(c, "");
-        goto out;
-    }
+    rest = rheap__pairs_drain(live_map, &nrest);
+    if (nrest == SIZE_MAX)
+        goto nomem;
     for (size_t i = 0; i < nrest; i++) {
         rheap__summary_leaked(c->sum, &rest[i]);
         if (write_row(c, &rest[i], 0, 0, RHEAP_NO_THREAD, NULL) != 0)
             goto out;
     }
-    for (size_t i = 0; i < n; i++)
-        if (s[i].totals.kind == RIP_REC_TOTALS)
-            rheap__summary_counted(c->sum, s[i].tid, s[i].totals.u.totals.allocs,
-                                   s[i].totals.u.totals.bytes);
+    for (size_t i = 0; i < v.n; i++)
+        if (v.s[i].totals.kind == RIP_REC_TOTALS)
+            rheap__summary_counted(c->sum, v.s[i].tid, v.s[i].totals.u.totals.allocs,
+                                   v.s[i].totals.u.totals.bytes);
     int sr = rheap__summary_end(c->sum, c->db);
-    if (sr > 0) {
-        nomem(c, "");
-        goto out;
-    }
+    if (sr > 0)
+        goto nomem;
     if (sr < 0) {
         db_fail(c, "summaries");
         goto out;
@@ -869,28 +1101,27 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
     /* Lost events of every cause: those the thread files report, and those of threads that got
      * no file at all (more threads than max_threads), which the process file reports. */
     lost = p.lost;
-    for (size_t i = 0; i < n; i++) {
-        lost += s[i].lost;
-        if (s[i].tid == 0)
+    for (size_t i = 0; i < v.n; i++) {
+        stream_t *s = &v.s[i];
+        lost += s->lost;
+        if (s->tid == 0)
             continue; /* not even its header was written (warned above): no thread to name */
-        if (rheap__db_thread(c->db, s[i].id, p.pid, p.recording, s[i].tid, s[i].name,
-                             s[i].serial, s[i].path, s[i].events, s[i].lost,
-                             s[i].addr_base) != 0) {
+        if (rheap__db_thread(c->db, s->id, p.pid, p.recording, s->tid, s->name, s->serial,
+                             s->path, s->events, s->lost, s->addr_base) != 0) {
             db_fail(c, "threads");
             goto out;
         }
-        c->bytes_done += s[i].file_size;
+        c->bytes_done += s->file_size;
     }
     c->lost += lost;
     if (lost)
-        warnf(c, rip_recording_dir(rr), NO_OFFSET,
+        warnf(c, dir, NO_OFFSET,
               "%s: %llu events of process %u were not recorded; the database counts them in "
               "lost_events (meta, processes, and threads for those a thread file reports)",
-              rip_recording_dir(rr), (unsigned long long)lost, p.pid);
+              dir, (unsigned long long)lost, p.pid);
     if (rheap__db_process(c->db, p.pid, p.recording, p.ppid, p.exe, p.cmdline, p.start_ns,
-                          p.wall_ns, p.page_size, p.depth, p.sample_ppm, p.has_config,
-                          rip_recording_dir(rr), c->unmatched_frees - unmatched_before,
-                          lost) != 0) {
+                          p.wall_ns, p.page_size, p.depth, p.sample_ppm, p.has_config, dir,
+                          c->unmatched_frees - unmatched_before, lost) != 0) {
         db_fail(c, "processes");
         goto out;
     }
@@ -906,21 +1137,26 @@ static int convert_recording(ctx_t *c, rip_recording_t *rr)
             goto out;
         }
     }
-    if (write_windows(c, &p, rip_recording_dir(rr)) != 0)
+    if (write_windows(c, &p, dir) != 0)
         goto out;
     rc = 0;
+    goto out;
+nomem:
+    nomem(c, "");
 out:
     free(rest);
     procinfo_free(&p);
-    for (size_t i = 0; s && i < n; i++) {
-        rip_reader_close(s[i].r);
-        rheap__u64map_free(&s[i].stacks);
-        free(s[i].segs);
-        free(s[i].name);
+    for (size_t i = 0; i < v.n; i++) {
+        rip_reader_close(v.s[i].r);
+        rheap__u64map_free(&v.s[i].stacks);
+        free(v.s[i].segs);
+        free(v.s[i].name);
+        free(v.s[i].path);
     }
-    free(s);
-    rheap__merge_destroy(m);
-    rheap__pairs_destroy(live);
+    free(v.s);
+    c->streams = NULL;
+    rheap__merge_destroy(v.m);
+    rheap__pairs_destroy(live_map);
     return rc;
 }
 
@@ -1031,101 +1267,104 @@ static int check_output_place(ctx_t *c)
     struct stat ps, is;
     if (stat(parent, &ps) != 0)
         return 0; /* the database cannot be created there: db.c says so */
-    for (size_t i = 0; i < c->o->ninputs; i++) {
-        if (stat(c->o->inputs[i], &is) == 0 && is.st_dev == ps.st_dev && is.st_ino == ps.st_ino) {
+    for (size_t i = 0; i < c->nin; i++) {
+        if (stat(c->in[i].dir, &is) == 0 && is.st_dev == ps.st_dev && is.st_ino == ps.st_ino) {
             errorf(c, RHEAP_CONVERT_E_REFUSED, out, NO_OFFSET,
                    "%s: inside the recording %s, which is an input; write the database "
                    "elsewhere",
-                   out, c->o->inputs[i]);
+                   out, c->in[i].dir);
             return -1;
         }
     }
     return 0;
 }
 
-/* Checks every input before the output is touched, so a typo costs nothing, and sums the
- * thread files' sizes for progress. recs[i] is opened for each input; skip[i] set for a
- * recording whose process file holds no complete block. 0, or -1 after an error. */
-static int check_inputs(ctx_t *c, rip_recording_t **recs, unsigned char *skip)
+/* Appends an input to c->in. 0, or -1 after an error. */
+static int add_input(ctx_t *c, const char *dir)
 {
-    const rheap_convert_opts_t *o = c->o;
-    uint32_t *ids = calloc(2 * (o->ninputs ? o->ninputs : 1), sizeof *ids); /* pid, recording */
-    if (!ids) {
+    if (rheap__grow(&c->in, &c->capin, c->nin, sizeof *c->in, 8) != 0) {
         nomem(c, "");
         return -1;
     }
-    for (size_t i = 0; i < o->ninputs && !c->fatal; i++) {
-        const char *in = o->inputs[i];
-        rip_error_t e;
-        struct stat sb;
-        if (stat(in, &sb) != 0) {
-            errorf(c, RHEAP_CONVERT_E_INPUT, in, NO_OFFSET, "%s: %s", in, strerror(errno));
-            break;
-        }
-        if (!S_ISDIR(sb.st_mode)) {
-            errorf(c, RHEAP_CONVERT_E_INPUT, in, NO_OFFSET,
-                   "%s: not a directory; expected a recording directory (rip-<pid>)", in);
-            break;
-        }
-        /* The same recording twice would double every row. */
-        for (size_t j = 0; j < i; j++) {
-            struct stat sj;
-            if (stat(o->inputs[j], &sj) == 0 && sj.st_dev == sb.st_dev && sj.st_ino == sb.st_ino) {
-                errorf(c, RHEAP_CONVERT_E_REFUSED, in, NO_OFFSET, "%s: given twice (as %s)", in,
-                       o->inputs[j]);
-                break;
-            }
-        }
-        if (c->fatal)
-            break;
-        if (rip_recording_open(in, &recs[i], &e) != RIP_OK) {
-            rip_fail(c, &e);
-            break;
-        }
-        /* Who the recording is: a process file without one complete block (the process was
-         * killed as recording started) leaves nothing to convert; the same recording of the
-         * same process twice (a copy, or a pid reused across runs) would merge two processes. */
-        rip_reader_t *pr;
-        rip_status_t ps = rip_reader_open(rip_recording_process_path(recs[i]), &pr, &e);
-        if (ps == RIP_E_TRUNCATED) {
-            char buf[1024];
-            warnf(c, e.path, e.offset, "%s; the recording is skipped (nothing of it was written)",
-                  rip_error_format(&e, buf, sizeof buf));
-            skip[i] = 1;
-            continue;
-        }
-        if (ps != RIP_OK) {
-            rip_fail(c, &e);
-            break;
-        }
-        ids[2 * i] = rip_reader_header(pr)->pid;
-        ids[2 * i + 1] = rip_reader_header(pr)->recording;
-        rip_reader_close(pr);
-        check_origin(c, in, recs[i], ids[2 * i]);
-        for (size_t j = 0; j < i; j++) {
-            if (!skip[j] && ids[2 * j] == ids[2 * i] && ids[2 * j + 1] == ids[2 * i + 1]) {
-                errorf(c, RHEAP_CONVERT_E_INPUT, in, NO_OFFSET,
-                       "%s and %s are both recording %u of process %u (a copy, or a pid reused "
-                       "by another run); convert them into separate databases",
-                       o->inputs[j], in, ids[2 * i + 1], ids[2 * i]);
-                break;
-            }
-        }
-        for (size_t j = 0; j < rip_recording_thread_count(recs[i]); j++)
-            c->bytes_total += file_size(rip_recording_thread_path(recs[i], j));
-    }
-    free(ids);
-    if (c->fatal)
-        return -1;
-    size_t usable = 0;
-    for (size_t i = 0; i < o->ninputs; i++)
-        usable += !skip[i];
-    if (usable == 0) {
-        errorf(c, RHEAP_CONVERT_E_INPUT, NULL, NO_OFFSET,
-               "nothing to convert: no recording has a complete process file");
+    memset(&c->in[c->nin], 0, sizeof c->in[c->nin]);
+    if (!(c->in[c->nin].dir = strdup(dir))) {
+        nomem(c, "");
         return -1;
     }
+    c->nin++;
     return 0;
+}
+
+/* Checks input i before anything of it is converted, so a typo costs nothing, opens it
+ * (in[i].rec) and adds its thread files' sizes for progress. in[i].skip is set for a recording
+ * whose process file holds no complete block. 0, or -1 after an error. */
+static int check_input(ctx_t *c, size_t i)
+{
+    input_t *x = &c->in[i];
+    x->skip = 0;
+    const char *in = x->dir;
+    rip_error_t e;
+    struct stat sb;
+    if (stat(in, &sb) != 0) {
+        errorf(c, RHEAP_CONVERT_E_INPUT, in, NO_OFFSET, "%s: %s", in, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        errorf(c, RHEAP_CONVERT_E_INPUT, in, NO_OFFSET,
+               "%s: not a directory; expected a recording directory (rip-<pid>)", in);
+        return -1;
+    }
+    /* The same recording twice would double every row. */
+    for (size_t j = 0; j < i; j++) {
+        struct stat sj;
+        if (stat(c->in[j].dir, &sj) == 0 && sj.st_dev == sb.st_dev && sj.st_ino == sb.st_ino) {
+            errorf(c, RHEAP_CONVERT_E_REFUSED, in, NO_OFFSET, "%s: given twice (as %s)", in,
+                   c->in[j].dir);
+            return -1;
+        }
+    }
+    if (rip_recording_open(in, &x->rec, &e) != RIP_OK) {
+        rip_fail(c, &e);
+        return -1;
+    }
+    /* Who the recording is: a process file without one complete block (the process was
+     * killed as recording started) leaves nothing to convert; the same recording of the
+     * same process twice (a copy, or a pid reused across runs) would merge two processes. */
+    rip_reader_t *pr;
+    rip_status_t ps = rip_reader_open(rip_recording_process_path(x->rec), &pr, &e);
+    if (ps == RIP_E_TRUNCATED) {
+        char buf[1024];
+        warnf(c, e.path, e.offset, "%s; the recording is skipped (nothing of it was written)",
+              rip_error_format(&e, buf, sizeof buf));
+        x->skip = 1;
+        return 0;
+    }
+    if (ps != RIP_OK) {
+        rip_fail(c, &e);
+        return -1;
+    }
+    x->pid = rip_reader_header(pr)->pid;
+    x->recording = rip_reader_header(pr)->recording;
+    rip_reader_close(pr);
+    check_origin(c, in, x->rec, x->pid);
+    for (size_t j = 0; j < i; j++) {
+        if (!c->in[j].skip && c->in[j].pid == x->pid && c->in[j].recording == x->recording) {
+            errorf(c, RHEAP_CONVERT_E_INPUT, in, NO_OFFSET,
+                   "%s and %s are both recording %u of process %u (a copy, or a pid reused "
+                   "by another run); convert them into separate databases",
+                   c->in[j].dir, in, x->recording, x->pid);
+            return -1;
+        }
+    }
+    for (size_t j = 0; j < rip_recording_thread_count(x->rec); j++)
+        c->bytes_total += file_size(rip_recording_thread_path(x->rec, j));
+    return 0;
+}
+
+static void no_input(ctx_t *c)
+{
+    errorf(c, RHEAP_CONVERT_E_INPUT, NULL, NO_OFFSET,
+           "nothing to convert: no recording has a complete process file");
 }
 
 const char *rheap_convert_status_str(int status)
@@ -1145,84 +1384,142 @@ int rheap_convert_schema_version(void)
     return RHEAP_SCHEMA_VERSION;
 }
 
-rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_convert_result_t *result)
+/* Frees what one attempt of the conversion holds; the input list stays. */
+static void release(ctx_t *c)
 {
-    ctx_t c = {0};
-    c.o = o;
-    rip_recording_t **recs = calloc(o->ninputs ? o->ninputs : 1, sizeof *recs);
-    unsigned char *skip = calloc(o->ninputs ? o->ninputs : 1, 1);
-    if (!recs || !skip) {
-        nomem(&c, "");
-        goto done;
+    rheap__db_abort(c->db);
+    c->db = NULL;
+    rheap__stacks_destroy(c->stacks);
+    rheap__summary_destroy(c->sum);
+    rheap__sym_destroy(c->sym);
+    free(c->locs);
+    for (size_t i = 0; i < c->nmods; i++) {
+        free(c->mods[i].path);
+        free(c->mods[i].build_id_hex);
     }
-    if (check_inputs(&c, recs, skip) != 0 || check_output_place(&c) != 0)
-        goto done;
-    char errbuf[1024];
-    int st = rheap__db_create(o->output, o->force, &c.db, errbuf, sizeof errbuf);
-    if (st != RHEAP_CONVERT_OK) {
-        errorf(&c, st, o->output, NO_OFFSET, "%s", errbuf);
-        goto done;
+    free(c->mods);
+    for (size_t i = 0; i < c->nin; i++) {
+        rip_recording_close(c->in[i].rec);
+        c->in[i].rec = NULL;
     }
-    c.sym = rheap__sym_create(sym_warning, &c);
-    c.stacks = rheap__stacks_create();
-    c.sum = rheap__summary_create();
-    c.locs = malloc(RIP_MAX_DEPTH * sizeof *c.locs);
-    if (!c.sym || !c.stacks || !c.sum || !c.locs) {
-        nomem(&c, "");
-        goto done;
-    }
-    clock_gettime(CLOCK_MONOTONIC, &c.t0);
+}
 
-    for (size_t i = 0; i < o->ninputs && !c.fatal; i++)
-        if (!skip[i])
-            convert_recording(&c, recs[i]);
-    if (!c.fatal && write_meta(&c, o->ninputs) != 0)
-        db_fail(&c, "meta");
-    if (c.fatal)
-        goto done; /* the error said what went wrong; the temporary database goes away below */
-    progress(&c, NULL, 0, 1);
+/* One attempt: every input of c->in (live: then those o->next_input hands out, as it hands them
+ * out) into the database. 0, or -1 after an error or when a live conversion must start over
+ * (c->restart). */
+static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
+{
+    const rheap_convert_opts_t *o = c->o;
+    size_t usable = 0;
+    for (size_t i = 0; i < c->nin; i++) {
+        if (check_input(c, i) != 0)
+            return -1;
+        usable += !c->in[i].skip;
+    }
+    if (!live && usable == 0) {
+        no_input(c);
+        return -1;
+    }
+    if (check_output_place(c) != 0)
+        return -1;
+    char errbuf[1024];
+    int st = rheap__db_create(o->output, o->force, &c->db, errbuf, sizeof errbuf);
+    if (st != RHEAP_CONVERT_OK) {
+        errorf(c, st, o->output, NO_OFFSET, "%s", errbuf);
+        return -1;
+    }
+    c->sym = rheap__sym_create(sym_warning, c);
+    c->stacks = rheap__stacks_create();
+    c->sum = rheap__summary_create();
+    c->locs = malloc(RIP_MAX_DEPTH * sizeof *c->locs);
+    if (!c->sym || !c->stacks || !c->sum || !c->locs) {
+        nomem(c, "");
+        return -1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &c->t0);
+
+    for (size_t i = 0; !c->fatal; i++) {
+        if (live && i == c->nin) {
+            const char *next = o->next_input(o->live_user);
+            if (!next)
+                break;
+            if (add_input(c, next) != 0 || check_input(c, i) != 0)
+                return -1;
+            usable += !c->in[i].skip;
+        }
+        if (i == c->nin)
+            break;
+        if (c->in[i].skip)
+            continue;
+        int growing = live && o->growing(o->live_user, c->in[i].dir, 0);
+        if (convert_recording(c, c->in[i].dir, &c->in[i].rec, growing) != 0)
+            return -1;
+    }
+    if (!c->fatal && usable == 0)
+        no_input(c);
+    if (!c->fatal && write_meta(c, c->nin) != 0)
+        db_fail(c, "meta");
+    if (c->fatal)
+        return -1; /* the error said what went wrong; the temporary database goes away */
+    progress(c, NULL, 0, 1);
     if (o->summary) {
-        struct sqlite3 *h = rheap__db_enter(c.db);
+        struct sqlite3 *h = rheap__db_enter(c->db);
         if (!h) {
-            db_fail(&c, "allocations");
-            goto done;
+            db_fail(c, "allocations");
+            return -1;
         }
         o->summary(o->user, h);
-        rheap__db_leave(c.db);
+        rheap__db_leave(c->db);
     }
-    rheap__db_t *db = c.db;
-    c.db = NULL;
+    rheap__db_t *db = c->db;
+    c->db = NULL;
     st = rheap__db_finish(db, errbuf, sizeof errbuf);
     if (st != RHEAP_CONVERT_OK) {
-        errorf(&c, st, o->output, NO_OFFSET, "%s", errbuf);
-        goto done;
+        errorf(c, st, o->output, NO_OFFSET, "%s", errbuf);
+        return -1;
     }
     if (result) {
         struct timespec t1;
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        result->events = c.events;
-        result->allocations = c.rows;
-        result->never_freed = c.leaked;
-        result->stacks = rheap__stacks_count(c.stacks);
-        result->warnings = (uint64_t)c.warnings;
+        result->events = c->events;
+        result->allocations = c->rows;
+        result->never_freed = c->leaked;
+        result->stacks = rheap__stacks_count(c->stacks);
+        result->warnings = (uint64_t)c->warnings;
         result->seconds =
-            (double)(t1.tv_sec - c.t0.tv_sec) + (double)(t1.tv_nsec - c.t0.tv_nsec) / 1e9;
+            (double)(t1.tv_sec - c->t0.tv_sec) + (double)(t1.tv_nsec - c->t0.tv_nsec) / 1e9;
     }
-done:
-    rheap__db_abort(c.db);
-    rheap__stacks_destroy(c.stacks);
-    rheap__summary_destroy(c.sum);
-    rheap__sym_destroy(c.sym);
-    free(c.locs);
-    for (size_t i = 0; i < c.nmods; i++) {
-        free(c.mods[i].path);
-        free(c.mods[i].build_id_hex);
+    return 0;
+}
+
+rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_convert_result_t *result)
+{
+    ctx_t c = {0};
+    c.o = o;
+    int live = o->next_input != NULL;
+    for (size_t i = 0; !live && i < o->ninputs; i++)
+        if (add_input(&c, o->inputs[i]) != 0)
+            break;
+    if (!c.fatal && convert_all(&c, live, result) != 0 && c.restart) {
+        /* A thread file found late held events older than some the live merge had applied:
+         * start over once every recording is complete, in the order they were handed out.
+         * Nothing was said yet, so the caller sees one conversion. */
+        release(&c);
+        ctx_t again = {0};
+        again.o = o;
+        again.in = c.in;
+        again.nin = c.nin;
+        again.capin = c.capin;
+        c = again;
+        for (const char *next; !c.fatal && (next = o->next_input(o->live_user));)
+            add_input(&c, next);
+        if (!c.fatal)
+            convert_all(&c, 0, result);
     }
-    free(c.mods);
-    for (size_t i = 0; recs && i < o->ninputs; i++)
-        rip_recording_close(recs[i]);
-    free(recs);
-    free(skip);
+    release(&c);
+    for (size_t i = 0; i < c.nin; i++)
+        free(c.in[i].dir);
+    free(c.in);
     if (c.fatal)
         return (rheap_convert_status_t)c.fatal;
     return c.warnings ? RHEAP_CONVERT_WARNINGS : RHEAP_CONVERT_OK;

@@ -74,9 +74,22 @@ typedef struct {
      * without waiting for every row. NULL: not called. */
     void (*summary)(void *user, struct sqlite3 *db);
     void *user;                /* passed to the callbacks */
+    /* Live conversion, as `rheap run` does while the program runs. When next_input is set, the
+     * inputs come from it instead of inputs/ninputs: each call returns the next recording
+     * directory to convert (valid until the next call), waiting as long as it takes, and NULL
+     * once there are no more. A recording may still be being written: the converter reads what
+     * is written, merges the threads' events as far as no thread can still write an earlier
+     * one, and calls growing(live_user, dir, wait) when it can go no further: it returns 1 while
+     * dir may still grow, after waiting a moment first when `wait` is set (it should return at
+     * once when the recording stops growing). Once it returns 0 the rest is read as from a
+     * finished recording. The database is the one a conversion of the finished recordings
+     * would write (ids and row order may differ). Progress is not reported. */
+    const char *(*next_input)(void *live_user);
+    int (*growing)(void *live_user, const char *dir, int wait);
+    void *live_user;
 } rheap_convert_opts_t;
 
-#define RHEAP_CONVERT_OPTS_INIT {NULL, 0, NULL, 0, NULL, NULL, NULL, NULL}
+#define RHEAP_CONVERT_OPTS_INIT {NULL, 0, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 
 /* What a successful conversion wrote. */
 typedef struct {

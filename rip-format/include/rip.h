@@ -40,7 +40,8 @@ extern "C" {
     X(RIP_E_TRUNCATED, "truncated file")                                       \
     X(RIP_E_CORRUPT, "corrupted data")                                         \
     X(RIP_E_NOT_RECORDING, "not a recording directory")                        \
-    X(RIP_E_FULL, "writer buffer too small for record")
+    X(RIP_E_FULL, "writer buffer too small for record")                        \
+    X(RIP_AGAIN, "no complete block yet (file still being written)")
 
 typedef enum {
 #define RIP__ENUM(name, msg) name,
@@ -231,6 +232,16 @@ const rip_header_t *rip_reader_header(const rip_reader_t *r);
  * where); another error code for a corrupted or invalid file (err says where and what). After
  * anything but RIP_OK, further calls return the same status. */
 rip_status_t rip_reader_next(rip_reader_t *r, rip_record_t *rec, rip_error_t *err);
+
+/* Follow mode, for a file its writer is still appending to (on = 1). The reader then reads the
+ * blocks written since it last looked, complete ones only: where the file has no complete block
+ * after the last one delivered (its end mark, a block still being written, or bytes that do not
+ * check yet), rip_reader_next returns RIP_AGAIN instead of RIP_END or an error, and the next call
+ * looks again. The staged block is not delivered while following: it is still growing. on = 0
+ * once the writer is gone: the reader takes the file as it is now and reads it to its end like a
+ * file opened at that moment (the staged block and RIP_END, or the error). A reader over memory
+ * ignores follow mode. */
+void rip_reader_follow(rip_reader_t *r, int on);
 
 /* Closes the reader; NULL is a no-op. */
 void rip_reader_close(rip_reader_t *r);

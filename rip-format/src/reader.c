@@ -37,6 +37,7 @@ struct rip_reader {
     size_t mem_size;
     uint64_t limit;            /* the file's size when opened: nothing after it is read */
     int detached;              /* rip_reader_detach: the file is opened for each read */
+    int follow;                /* rip_reader_follow: the limit moves with the file */
     dev_t dev;                 /* the file opened, to recognize it when detached */
     ino_t ino;
     char path[512];
@@ -506,6 +507,8 @@ static int open_regular(rip_reader_t *r, char *why, size_t len)
         e = ESTALE;
         snprintf(why, len, "replaced by another file while being read");
     } else {
+        if (r->follow)
+            r->limit = (uint64_t)sb.st_size;
         return fd;
     }
     close(fd);
@@ -539,6 +542,25 @@ void rip_reader_detach(rip_reader_t *r)
     close(r->fd);
     r->fd = -1;
     r->detached = 1;
+}
+
+/* The file's size now becomes the limit of what is read. */
+static void take_size(rip_reader_t *r)
+{
+    struct stat sb;
+    if (r->mem)
+        return;
+    if (r->fd >= 0 ? fstat(r->fd, &sb) == 0 : stat(r->path, &sb) == 0)
+        if ((uint64_t)sb.st_size > r->limit)
+            r->limit = (uint64_t)sb.st_size;
+}
+
+void rip_reader_follow(rip_reader_t *r, int on)
+{
+    if (!r || r->mem)
+        return;
+    r->follow = on;
+    take_size(r);
 }
 
 uint64_t rip_reader_size(const rip_reader_t *r)
@@ -1037,6 +1059,20 @@ rip_status_t rip_reader_next(rip_reader_t *r, rip_record_t *rec, rip_error_t *er
     while (r->cur == r->end) {
         /* A staged block is the last: its columns are not used up, they are areas. */
         rip_status_t st = r->stage_state == 1 ? RIP_END : close_columns(r, err);
+        if (st == RIP_OK && r->follow) {
+            /* What is after the last complete block may still be changing: its end mark being
+             * overwritten, a block half written. Only a block that checks is taken. */
+            if (r->fd >= 0)
+                take_size(r);
+            st = load_block(r, err);
+            if (st != RIP_OK && st != RIP_E_NOMEM && st != RIP_E_IO) {
+                r->status = RIP_OK;
+                return RIP_AGAIN;
+            }
+            if (st != RIP_OK)
+                return st;
+            continue;
+        }
         if (st == RIP_OK)
             st = load_block(r, err);
         if (st == RIP_END || st == RIP_E_TRUNCATED) {
