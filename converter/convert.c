@@ -33,6 +33,7 @@ typedef struct {
     uint64_t start, end;
     int file_id;
     uint64_t bias;
+    size_t mod;              /* its modules row, ctx_t.mods */
 } seg_t;
 
 typedef struct {
@@ -40,6 +41,7 @@ typedef struct {
     uint64_t bias;
     char *build_id_hex;
     int file_id;
+    int used;                /* a stack of the recording has a frame in it */
 } modrow_t;
 
 /* An allocation or free copied out of the reader. */
@@ -104,6 +106,7 @@ typedef struct {
     uint64_t next_id;
     uint32_t next_thread;     /* the next threads.id to hand out (from 0) */
     uint64_t events, rows, leaked, unmatched_frees, reused_live, null_allocs, lost, truncated;
+    uint64_t live_events;     /* events applied while their recording was still growing */
     char format_version[32];
     /* progress */
     uint64_t bytes_total, bytes_done;
@@ -225,6 +228,23 @@ static int add_module(ctx_t *c, stream_t *s, const rip_record_t *rec)
     if (fid < 0)
         return -1;
     uint64_t bias = rec->u.module.bias;
+    /* The modules table lists each (path, bias) of the process once. */
+    size_t mod = 0;
+    while (mod < c->nmods && !(c->mods[mod].file_id == fid && c->mods[mod].bias == bias))
+        mod++;
+    if (mod == c->nmods) {
+        if (rheap__grow(&c->mods, &c->capmods, c->nmods, sizeof *c->mods, 32) != 0)
+            return -1;
+        modrow_t *m = &c->mods[c->nmods++];
+        m->path = strdup(rheap__sym_file_path(c->sym, fid));
+        m->bias = bias;
+        m->build_id_hex =
+            hex((const uint8_t *)rec->u.module.build_id.ptr, rec->u.module.build_id.len);
+        m->file_id = fid;
+        m->used = 0;
+        if (!m->path)
+            return -1;
+    }
     for (uint32_t i = 0; i < rec->u.module.nseg; i++) {
         if (rheap__grow(&s->segs, &s->capsegs, s->nsegs, sizeof *s->segs, 64) != 0)
             return -1;
@@ -233,20 +253,10 @@ static int add_module(ctx_t *c, stream_t *s, const rip_record_t *rec)
         g->end = g->start + rec->u.module.segs[i].size;
         g->file_id = fid;
         g->bias = bias;
+        g->mod = mod;
     }
     s->segs_sorted = 0;
-    /* The modules table lists each (path, bias) of the process once. */
-    for (size_t i = 0; i < c->nmods; i++)
-        if (c->mods[i].file_id == fid && c->mods[i].bias == bias)
-            return 0;
-    if (rheap__grow(&c->mods, &c->capmods, c->nmods, sizeof *c->mods, 32) != 0)
-        return -1;
-    modrow_t *m = &c->mods[c->nmods++];
-    m->path = strdup(rheap__sym_file_path(c->sym, fid));
-    m->bias = bias;
-    m->build_id_hex = hex((const uint8_t *)rec->u.module.build_id.ptr, rec->u.module.build_id.len);
-    m->file_id = fid;
-    return m->path ? 0 : -1;
+    return 0;
 }
 
 static const seg_t *find_seg(stream_t *s, uint64_t ip)
@@ -270,6 +280,8 @@ static int define_stack(ctx_t *c, stream_t *s, const rip_record_t *rec)
     for (uint32_t i = 0; i < n; i++) {
         uint64_t ip = rec->u.stack.ips[i];
         const seg_t *g = find_seg(s, ip);
+        if (g)
+            c->mods[g->mod].used = 1;
         const rheap__loc_t *l = g ? rheap__sym_resolve(c->sym, g->file_id, ip - g->bias)
                                   : rheap__sym_resolve(c->sym, -1, ip);
         if (!l) {
@@ -1044,6 +1056,7 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
             continue;
         }
         c->events++;
+        c->live_events += (uint64_t)v.live;
         int more = advance(c, cur, live_map);
         if (more < 0)
             goto out;
@@ -1130,9 +1143,11 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
         goto out;
     }
     for (size_t i = 0; i < c->nmods; i++) {
+        /* The symbolizer's status is of the file, over every recording so far. */
         if (rheap__db_module(c->db, p.pid, p.recording, c->mods[i].path, c->mods[i].bias,
                              c->mods[i].build_id_hex,
-                             rheap__sym_file_status(c->sym, c->mods[i].file_id)) != 0) {
+                             c->mods[i].used ? rheap__sym_file_status(c->sym, c->mods[i].file_id)
+                                             : "unused") != 0) {
             db_fail(c, "modules");
             goto out;
         }
@@ -1482,6 +1497,7 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
         struct timespec t1;
         clock_gettime(CLOCK_MONOTONIC, &t1);
         result->events = c->events;
+        result->live_events = c->live_events;
         result->allocations = c->rows;
         result->never_freed = c->leaked;
         result->stacks = rheap__stacks_count(c->stacks);
@@ -1513,6 +1529,9 @@ rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_conver
         c = again;
         for (const char *next; !c.fatal && (next = o->next_input(o->live_user));)
             add_input(&c, next);
+        for (size_t i = 0; i < c.nin; i++)
+            while (o->growing(o->live_user, c.in[i].dir, 1))
+                ;
         if (!c.fatal)
             convert_all(&c, 0, result);
     }

@@ -97,6 +97,8 @@ typedef struct {
     uint64_t allocations;      /* rows of the allocations table */
     uint64_t never_freed;      /* of them, blocks still live at the end of their recording */
     uint64_t stacks;           /* distinct backtraces */
+    uint64_t live_events;      /* of the events, those merged while their recording was still
+                                * being written (live conversion) */
     uint64_t warnings;
     double seconds;            /* from opening the database to committing it */
 } rheap_convert_result_t;
