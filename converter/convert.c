@@ -1197,6 +1197,7 @@ static int write_meta(ctx_t *c, size_t ninputs)
         {"null_allocations", (int64_t)c->null_allocs},
         {"lost_events", (int64_t)c->lost},
         {"truncated_files", (int64_t)c->truncated},
+        {"live_events", (int64_t)c->live_events},
         {"warnings", (int64_t)c->warnings},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)

@@ -245,6 +245,35 @@ case_run_stop_waiting() {
     [ "$(sql w.db "SELECT count(*) FROM processes")" -ge 1 ] || fail "nothing converted"
 }
 
+# A program still busy when its recording passes a megabyte is converted while it runs: the
+# database is the one `rheap convert` writes from the finished recordings, and its meta table
+# says how many events were converted before the program ended.
+case_run_live() {
+    run r "$RHEAP" run --keep -o live.db -- sh -c "$BUSY; echo done"
+    expect_eq "status" "$STATUS" 0
+    kept=$(sed -n 's/^rheap: recordings kept in //p' r.err)
+    [ -n "$kept" ] || fail "--keep did not say where: $(cat r.err)"
+    live=$(sql live.db "SELECT value FROM meta WHERE key = 'live_events'")
+    events=$(sql live.db "SELECT value FROM meta WHERE key = 'events'")
+    [ "$live" -gt 0 ] && [ "$live" -lt "$events" ] ||
+        fail "$live of $events events converted while the program ran"
+    busy="pid = (SELECT pid FROM processes WHERE exe LIKE '%/cli_busy')"
+    sql live.db "SELECT size, count(*), count(dealloc_after), count(DISTINCT alloc_thread)
+                 FROM allocations WHERE $busy AND size IN (4444, 5555, 7777) GROUP BY size" >got.txt
+    printf '%s\n' "4444|2000|2000|2" "5555|10|0|2" "7777|7|0|1" >want.txt
+    diff want.txt got.txt || fail "blocks of the known sizes differ"
+    expect_eq "churned blocks" "$(sql live.db "SELECT count(*) FROM allocations
+        WHERE $busy AND size BETWEEN 100 AND 263 AND dealloc_after IS NOT NULL
+          AND dealloc_thread = alloc_thread")" $((288000 + 2 * 64000))
+    expect_eq "handed blocks freed by the main thread" "$(sql live.db "SELECT count(*)
+        FROM allocations WHERE size = 4444 AND dealloc_thread = pid")" 2000
+    run c "$RHEAP" convert -q "$kept"/rip-* -o batch.db
+    expect_eq "convert status" "$STATUS" 0
+    sqlite3 -readonly live.db <"$CANONICAL" >live.txt
+    sqlite3 -readonly batch.db <"$CANONICAL" >batch.txt
+    cmp -s live.txt batch.txt || { diff live.txt batch.txt | head -5 >&2; fail "live and batch databases differ"; }
+}
+
 case_run_options() {
     mkdir recs
     run r "$RHEAP" run --keep --dir recs --depth 3 --sample-rate 0.5 --progress -o k.db -- "$FAMILY" exit 0
