@@ -50,10 +50,11 @@ def run(argv, env=None, stdin=None, cwd=None, out=subprocess.DEVNULL):
 def run_to_summary(rheap, db, argv, env):
     """`rheap run` of argv through a shell that writes a mark to stderr when argv has ended;
     returns (seconds from the mark to the first line of rheap run's summary, seconds from the
-    mark to rheap run's exit). The mark's line and the summary's arrive on one pipe, each read
-    the moment it is written."""
+    mark to rheap run's exit, seconds from the start of rheap run to the mark). The mark's line
+    and the summary's arrive on one pipe, each read the moment it is written."""
     mark = "answers: program ended"
     script = " ".join(argv) + f" >/dev/null; echo '{mark}' >&2"
+    t_start = time.monotonic()
     p = subprocess.Popen([rheap, "run", "-f", "-o", db, "--", "sh", "-c", script],
                          env=dict(os.environ, **env), stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True, bufsize=1)
@@ -69,7 +70,7 @@ def run_to_summary(rheap, db, argv, env):
     t_exit = time.monotonic()
     if p.returncode != 0 or t_end is None or t_summary is None:
         sys.exit(f"answers: rheap run of {script} exited {p.returncode} without its summary")
-    return t_summary - t_end, t_exit - t_end
+    return t_summary - t_end, t_exit - t_end, t_end - t_start
 
 
 def median_of(n, fn):
@@ -140,6 +141,14 @@ def main():
                  statistics.median(e[0] for e in ends), ""))
     rows.append(("python3: `rheap run`, program's end to its exit (database written)",
                  statistics.median(e[1] for e in ends), ""))
+    # rheap run converts while the program runs, beside it: what that costs the program.
+    alone = [run(["env", f"RHEAP_DIR={rec}", f"LD_PRELOAD={lib}", "sh", "-c",
+                  f"/usr/bin/python3 {pywork} {py_rounds} >/dev/null"], env=pyenv)[0]
+             for _ in range(args.runs)]
+    rows.append(("python3: recorded (LD_PRELOAD, nothing converting beside it), start to end",
+                 statistics.median(alone), ""))
+    rows.append(("python3: `rheap run`, start to the program's end", statistics.median(e[2] for e in ends),
+                 "the conversion runs beside the program"))
 
     # 2. A process tree under one rheap run, then every query on the big database.
     log("recording the process tree with rheap run")

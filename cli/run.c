@@ -511,7 +511,8 @@ static rec_t *collect(const char *recdir, size_t *n, int quiet)
 /* A recording is followed while it is written once its thread files hold this much: the
  * program's main work, not a shell that started it. */
 #define LIVE_MIN_BYTES (1u << 20)
-/* How long the converter waits before looking at a followed recording again. */
+/* How long the converter waits before it looks again for a recording to follow, or at the one
+ * it follows. */
 #define LIVE_POLL_MS 20
 
 typedef struct {
@@ -620,7 +621,7 @@ static const char *next_input(void *user)
         free(copy);
         if (over)
             return NULL;
-        wait_ms(l, 5 * LIVE_POLL_MS);
+        wait_ms(l, LIVE_POLL_MS);
     }
 }
 
