@@ -20,7 +20,8 @@
 -- an index once over finished rows is much cheaper than keeping it up to date on every insert.
 
 -- Key/value facts about the conversion: versions, input counts and the anomalies the converter
--- counted instead of failing on (frees of blocks allocated before recording started, ...).
+-- counted instead of failing on (frees of blocks allocated before recording started, ...), and
+-- 'live_events': the events `rheap run` converted while the program was still writing them.
 CREATE TABLE meta (
     key TEXT PRIMARY KEY,  -- name of the fact, e.g. 'schema_version', 'unmatched_frees'
     value                  -- its value (text or integer)

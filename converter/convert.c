@@ -791,15 +791,17 @@ static void stream_key(rheap__merge_t *m, size_t i, const stream_t *s)
 }
 
 /* Opens a thread file for its header and checks it belongs to the recording. 0: open (or, not
- * live, left without a reader when it holds no complete block, with a warning); 1: live and
- * its first block is not written yet; -1: fatal. */
+ * live, left without a reader when it holds no complete block, with a warning); 1: live, and it
+ * does not open yet; -1: fatal. */
 static int open_stream(ctx_t *c, stream_t *s, const procinfo_t *p, int live)
 {
     rip_error_t e;
     if (rip_reader_open(s->path, &s->r, &e) != RIP_OK) {
+        /* A file being created may not have its staging area or first block yet: only once
+         * the recording is complete does a file that does not open say something. */
+        if (live && e.code != RIP_E_NOMEM)
+            return 1;
         if (e.code == RIP_E_TRUNCATED) {
-            if (live)
-                return 1;
             /* Not even the first block made it to disk: nothing to convert here. */
             rip_truncated(c, &e, "the file holds no complete block");
             s->file_size = file_size(s->path);
@@ -812,7 +814,8 @@ static int open_stream(ctx_t *c, stream_t *s, const procinfo_t *p, int live)
     /* Detached: it holds no descriptor between the reads of its blocks, so a program that ran
      * thousands of threads converts under any limit of open files. */
     rip_reader_detach(s->r);
-    rip_reader_follow(s->r, live);
+    if (live)
+        rip_reader_follow(s->r, 1);
     s->file_size = rip_reader_size(s->r);
     const rip_header_t *h = rip_reader_header(s->r);
     if (h->is_process) {
