@@ -1442,7 +1442,7 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
     if (check_output_place(c) != 0)
         return -1;
     char errbuf[1024];
-    int st = rheap__db_create(o->output, o->force, &c->db, errbuf, sizeof errbuf);
+    int st = rheap__db_create(o->output, o->force, live, &c->db, errbuf, sizeof errbuf);
     if (st != RHEAP_CONVERT_OK) {
         errorf(c, st, o->output, NO_OFFSET, "%s", errbuf);
         return -1;

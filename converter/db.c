@@ -17,6 +17,7 @@
  * The queue may hold up to QUEUE_BYTES of rows: the reader finishes its pass, and the caller
  * reads the summaries (rheap run prints its summary), while the writer is still catching up.
  */
+#define _GNU_SOURCE /* gettid */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -128,6 +129,7 @@ typedef struct kept {
 
 struct rheap__db {
     sqlite3 *db;
+    int background;           /* the writer thread runs at nice 19 */
     sqlite3_stmt *st[ST_N];
     bound_t single[ALLOC_COLS];      /* the parameters of st[ST_ALLOC] */
     bound_t batched[BATCH * ALLOC_COLS]; /* the parameters of batch */
@@ -227,6 +229,8 @@ static int write_in_turn(rheap__db_t *db, int kept, unsigned place)
 static void *writer_main(void *arg)
 {
     rheap__db_t *db = arg;
+    if (db->background)
+        setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
     pthread_mutex_lock(&db->mu);
     for (;;) {
         while (!db->q_count && !db->kept_full && !db->quit)
@@ -504,7 +508,8 @@ static int prepare_batch(rheap__db_t *db, const char *single, int n, sqlite3_stm
     return rc == SQLITE_OK ? 0 : -1;
 }
 
-int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbuf, size_t errlen)
+int rheap__db_create(const char *path, int force, int background, rheap__db_t **out,
+                     char *errbuf, size_t errlen)
 {
     *out = NULL;
     struct stat sb;
@@ -625,6 +630,7 @@ int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbu
         ok = ok && pthread_cond_init(&db->room, NULL) == 0;
         ok = ok && pthread_mutex_init(&db->conn, NULL) == 0;
         ok = ok && pthread_cond_init(&db->turn, NULL) == 0;
+        db->background = background;
         db->have_writer = ok && pthread_create(&db->writer, NULL, writer_main, db) == 0;
         /* (A failed init leaves nothing to destroy on Linux, where these allocate nothing.) */
     }

@@ -159,9 +159,12 @@ typedef struct {
 #define RHEAP_MAX_THREADS ((uint32_t)1 << 22)
 
 /* Creates `OUT.tmp-<pid>` beside `path`, creates the schema and opens the load transaction.
- * Refuses (RHEAP_CONVERT_E_REFUSED) when `path` exists and !force. Message in errbuf on
+ * Refuses (RHEAP_CONVERT_E_REFUSED) when `path` exists and !force. With `background` the writer
+ * thread runs at the lowest priority (nice 19): in a live conversion the program being
+ * recorded, and the reading that the summary waits for, go first. Message in errbuf on
  * failure. Returns a rheap_convert_status_t; *out set on RHEAP_CONVERT_OK. */
-int rheap__db_create(const char *path, int force, rheap__db_t **out, char *errbuf, size_t errlen);
+int rheap__db_create(const char *path, int force, int background, rheap__db_t **out,
+                     char *errbuf, size_t errlen);
 int rheap__db_alloc(rheap__db_t *db, const rheap__row_t *r);
 int rheap__db_frame(rheap__db_t *db, uint64_t bt, uint32_t frame_no, const rheap__srcframe_t *f,
                     const char *module, uint64_t offset, uint32_t ip_index);
