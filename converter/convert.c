@@ -768,7 +768,8 @@ typedef struct {
     int was_live;
     uint64_t unseen;         /* live: no file found later holds an event before this time */
     uint64_t w;              /* live: only events before this time may be applied */
-    struct timespec dir_mtime;
+    struct timespec dir_mtime; /* the directory's when it was last listed */
+    time_t listed;           /* CLOCK_REALTIME seconds of that listing */
     /* The last event applied (its merge key and stream), which no later one may precede. */
     uint64_t last_t;
     int last_cls;
@@ -943,10 +944,16 @@ static int follow(ctx_t *c, streams_t *v, rip_recording_t **rr, const procinfo_t
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-    struct stat sb;
-    int changed = stat(v->dir, &sb) != 0 || sb.st_mtim.tv_sec != v->dir_mtime.tv_sec ||
-                  sb.st_mtim.tv_nsec != v->dir_mtime.tv_nsec;
-    if (changed || !v->live) {
+    /* The directory is listed again unless it is unchanged since a listing made well after its
+     * last change (its time stamps are coarse: a file created just after a listing may leave
+     * them as they were). */
+    struct stat sb = {0};
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    int same = stat(v->dir, &sb) == 0 && sb.st_mtim.tv_sec == v->dir_mtime.tv_sec &&
+               sb.st_mtim.tv_nsec == v->dir_mtime.tv_nsec && v->listed > sb.st_mtim.tv_sec + 1;
+    if (!same || !v->live) {
+        v->listed = wall.tv_sec;
         rip_recording_t *fresh;
         rip_error_t e;
         if (rip_recording_open(v->dir, &fresh, &e) != RIP_OK) {
@@ -1012,9 +1019,6 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
     }
     c->nmods = 0;
 
-    struct stat sb;
-    if (live && stat(dir, &sb) == 0)
-        v.dir_mtime = sb.st_mtim;
     if (add_streams(c, &v, *rr, 0) != 0)
         goto out;
     for (size_t i = 0; i < v.n; i++) {
