@@ -220,12 +220,13 @@ static void run_case(const char *top, const char *sql_path, int late)
     s.start = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec - 100000000000ull;
     for (int k = 0; k < 3; k++)
         capture_at(k + 1, &s.st[k]);
-    char live_db[4200], batch_db[4200];
-    snprintf(s.dir, sizeof s.dir, "%s/%s/rip-%d", top, late ? "late" : "early", PID);
-    snprintf(live_db, sizeof live_db, "%s/%s/live.db", top, late ? "late" : "early");
-    snprintf(batch_db, sizeof batch_db, "%s/%s/batch.db", top, late ? "late" : "early");
-    char parent[4200];
-    snprintf(parent, sizeof parent, "%s/%s", top, late ? "late" : "early");
+    /* Directories of their own: the converter tests run in parallel in one directory. */
+    const char *name = late ? "live-late" : "live-early";
+    char live_db[4200], batch_db[4200], parent[4200];
+    snprintf(s.dir, sizeof s.dir, "%s/%s/rip-%d", top, name, PID);
+    snprintf(live_db, sizeof live_db, "%s/%s/live.db", top, name);
+    snprintf(batch_db, sizeof batch_db, "%s/%s/batch.db", top, name);
+    snprintf(parent, sizeof parent, "%s/%s", top, name);
     tgen_fresh_dir(parent);
     tgen_fresh_dir(s.dir);
     take_step(&s);
@@ -264,7 +265,7 @@ static void run_case(const char *top, const char *sql_path, int late)
     char *x = canonical(live_db, sql_path), *y = canonical(batch_db, sql_path);
     if (strcmp(x, y) != 0) {
         first_difference(x, y);
-        CHECK_FAIL("%s: the live database differs from the batch one", late ? "late" : "early");
+        CHECK_FAIL("%s: the live database differs from the batch one", name);
     }
     /* Cross-thread frees made it through: B's odd blocks freed by A, A's by B. */
     sqlite3 *db = tgen_db_open(live_db);
