@@ -981,6 +981,10 @@ static int follow(ctx_t *c, streams_t *v, rip_recording_t **rr, const procinfo_t
             continue;
         if (wake(c, v, i, p, live) != 0)
             return -1;
+        /* A thread whose every committed record was just read (its file has a staging area)
+         * stamps its next event now or later, less the time an event may take to commit. */
+        if (s->waiting && s->r && rip_reader_staged(s->r) && s->bound < v->unseen)
+            s->bound = v->unseen;
         if (s->waiting && s->bound < v->w)
             v->w = s->bound;
     }

@@ -234,14 +234,19 @@ const rip_header_t *rip_reader_header(const rip_reader_t *r);
 rip_status_t rip_reader_next(rip_reader_t *r, rip_record_t *rec, rip_error_t *err);
 
 /* Follow mode, for a file its writer is still appending to (on = 1). The reader then reads the
- * blocks written since it last looked, complete ones only: where the file has no complete block
- * after the last one delivered (its end mark, a block still being written, or bytes that do not
- * check yet), rip_reader_next returns RIP_AGAIN instead of RIP_END or an error, and the next call
- * looks again. The staged block is not delivered while following: it is still growing. on = 0
- * once the writer is gone: the reader takes the file as it is now and reads it to its end like a
- * file opened at that moment (the staged block and RIP_END, or the error). A reader over memory
- * ignores follow mode. */
+ * blocks written since it last looked, complete ones only, and after them the records committed
+ * in the staging area since it last looked (FORMAT.md section 6; when the staged block later
+ * reaches the frame, reading goes on after the records already delivered). Where there is
+ * nothing new (an end mark, a block still being written, bytes that do not check yet, no new
+ * commit), rip_reader_next returns RIP_AGAIN instead of RIP_END or an error, and the next call
+ * looks again. on = 0 once the writer is gone: the reader takes the file as it is now and reads
+ * the rest like a file opened at that moment (the staged block's last records and RIP_END, or
+ * the error). A reader over memory ignores follow mode. */
 void rip_reader_follow(rip_reader_t *r, int on);
+
+/* 1 when the file has a staging area (format 3, as librheap writes thread files): a follower
+ * then sees every record as soon as the writer commits it. */
+int rip_reader_staged(const rip_reader_t *r);
 
 /* Closes the reader; NULL is a no-op. */
 void rip_reader_close(rip_reader_t *r);

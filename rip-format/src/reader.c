@@ -59,8 +59,14 @@ struct rip_reader {
     uint64_t frame_at;         /* file offset of the lz4 frame: after the staging area, if any */
     uint64_t blocks;           /* blocks loaded from the frame */
     uint32_t stage_bs;         /* format 3: the staging area's block size; 0: none */
-    int stage_state;           /* 0: not tried, 1: delivering the staged block, 2: done */
+    int stage_state;           /* 0: not tried, 1: delivering the staged block, 2: done,
+                                * 3: following, delivering records of the staged block */
     uint8_t *staged;           /* the staged block: raw records, then the four columns */
+    /* Following a staged block (FORMAT.md section 6): the records already delivered from it. */
+    uint64_t stage_block;      /* its number, UINT64_MAX when none was delivered from */
+    size_t stage_end;          /* end of the records delivered, a byte offset into the raw block */
+    size_t stage_col[RIP__COLUMNS]; /* bytes of each column those records used */
+    uint64_t stage_time_base, stage_addr_base, stage_events; /* the block's state after them */
 
     rip_status_t status;       /* sticky: once not RIP_OK, every call returns it */
     rip_error_t error;
@@ -233,7 +239,30 @@ static rip_status_t load_block(rip_reader_t *r, rip_error_t *err)
     r->time_base = 0;
     r->addr_base = 0;
     r->events = 0;
-    return r->columns ? open_columns(r, err) : RIP_OK;
+    if (r->stage_state == 3)
+        r->stage_state = 0;
+    rip_status_t st = r->columns ? open_columns(r, err) : RIP_OK;
+    if (st != RIP_OK || r->stage_block != r->blocks - 1)
+        return st;
+    /* Its first records were delivered from the staging area while it was being built: they
+     * are the same bytes, so reading goes on after them, in the state they left. */
+    r->stage_block = UINT64_MAX;
+    if (r->stage_end > (size_t)(r->end - r->block))
+        return fail(r, err, RIP_E_CORRUPT, at,
+                    "block of %zu bytes of records, %zu were already read from the staging area",
+                    (size_t)(r->end - r->block), r->stage_end);
+    for (int i = 0; i < RIP__COLUMNS; i++) {
+        if (r->stage_col[i] > (size_t)(r->col[i].end - r->col[i].p))
+            return fail(r, err, RIP_E_CORRUPT, at,
+                        "%s column shorter than what the staging area's records used",
+                        column_names[i]);
+        r->col[i].p += r->stage_col[i];
+    }
+    r->cur = r->block + r->stage_end;
+    r->time_base = r->stage_time_base;
+    r->addr_base = r->stage_addr_base;
+    r->events = r->stage_events;
+    return RIP_OK;
 }
 
 /* ---- Format 3: the staging area (FORMAT.md section 6) ---- */
@@ -278,62 +307,94 @@ static int read_commit(rip_reader_t *r, uint64_t *word)
     return 1;
 }
 
-/* After the frame's last complete block (`st`: RIP_END, or RIP_E_TRUNCATED for a block cut
- * short): makes the staged block current when the staging area holds the block that follows
- * the frame's complete ones, and returns RIP_OK; otherwise returns `st` unchanged. A staging
- * area whose number is not that block's belongs to a block already written (the writer died
- * between its write and the update of the commit word) or, in a file still being written, to a
- * block after the ones this reader saw: either way it adds nothing consistent. The commit word
- * is read before the records and again after them: if the writer moved to another block
- * meanwhile, the bytes read may be a mix, and are dropped. */
-static rip_status_t staged_tail(rip_reader_t *r, rip_error_t *err, rip_status_t st)
+/* The records of the staged block used up: notes how far they went, for stage_read or
+ * load_block to go on from there. */
+static void stage_save(rip_reader_t *r)
 {
-    if (!r->stage_bs || r->stage_state != 0)
-        return st;
-    r->stage_state = 2;
+    size_t bs = r->stage_bs;
+    r->stage_end = (size_t)(r->end - r->staged);
+    for (int i = 0; i < RIP__COLUMNS; i++)
+        r->stage_col[i] = (size_t)(r->col[i].p - (r->staged + (1 + (size_t)i) * bs));
+    r->stage_time_base = r->time_base;
+    r->stage_addr_base = r->addr_base;
+    r->stage_events = r->events;
+}
+
+/* Makes current the staged block's records committed after those already delivered from it
+ * (all of them, the first time), when the staging area holds the block that follows the
+ * frame's complete ones. RIP_OK with records; RIP_AGAIN when it adds none: its number is not
+ * that block's (already in the frame, or in a file still being written, a block after the ones
+ * this reader saw), nothing new was committed, or the writer moved to another block while the
+ * bytes were read (they may be a mix, and are dropped; bytes below `end` do not change while the
+ * number stays). With `final`, a commit word past the block or records cut by the end of the
+ * file are errors; while following they may be a write in progress: RIP_AGAIN. */
+static rip_status_t stage_read(rip_reader_t *r, rip_error_t *err, int final)
+{
     uint64_t word, again;
-    if (!read_commit(r, &word) || (word >> 32) != r->blocks)
-        return st;
+    if (!r->stage_bs || !read_commit(r, &word) || (word >> 32) != r->blocks)
+        return RIP_AGAIN;
+    int more = r->stage_block == r->blocks;
     size_t bs = r->stage_bs, end = (size_t)(word & 0xffffffffu);
-    if (end <= RIP__DIR_LEN)
-        return st;
-    rip_status_t saved = r->status;
-    r->status = RIP_OK;
+    size_t from = more ? r->stage_end : RIP__DIR_LEN;
+    if (end <= from)
+        return RIP_AGAIN;
     if (end > bs)
-        return fail(r, err, RIP_E_CORRUPT, RIP__STAGE_COMMIT,
-                    "staging area commit word gives %zu bytes of records, a block holds %zu", end,
-                    bs);
+        return final ? fail(r, err, RIP_E_CORRUPT, RIP__STAGE_COMMIT,
+                            "staging area commit word gives %zu bytes of records, a block holds "
+                            "%zu",
+                            end, bs)
+                     : RIP_AGAIN;
     if (!r->staged && !(r->staged = malloc((1 + RIP__COLUMNS) * bs)))
         return fail(r, err, RIP_E_NOMEM, RIP__STAGE_AREA, "out of memory for the staged block");
     for (size_t i = 0; i <= RIP__COLUMNS; i++) {
-        size_t want = i == 0 ? end : bs;
-        ssize_t n = src_read(r, RIP__STAGE_AREA + i * bs, r->staged + i * bs, want);
+        size_t at = i == 0 ? from : (more ? r->stage_col[i - 1] : 0);
+        size_t want = (i == 0 ? end : bs) - at;
+        ssize_t n = src_read(r, RIP__STAGE_AREA + i * bs + at, r->staged + i * bs + at, want);
         if (n < 0)
             return fail(r, err, RIP_E_IO, RIP__STAGE_AREA + i * bs, "read failed: %s",
                         strerror(errno));
         if (i == 0 && (size_t)n < want)
-            return fail(r, err, RIP_E_TRUNCATED, RIP__STAGE_AREA,
-                        "file ends inside the staged records (%zu bytes expected)", want);
-        memset(r->staged + i * bs + n, 0, want - (size_t)n);   /* columns: pages never written */
+            return final ? fail(r, err, RIP_E_TRUNCATED, RIP__STAGE_AREA,
+                                "file ends inside the staged records (%zu bytes expected)", end)
+                         : RIP_AGAIN;
+        memset(r->staged + i * bs + at + n, 0, want - (size_t)n); /* pages never written */
     }
-    if (!read_commit(r, &again) || (again >> 32) != (word >> 32)) {
-        r->status = saved;
-        return st;
-    }
+    if (!read_commit(r, &again) || (again >> 32) != (word >> 32))
+        return RIP_AGAIN;
     r->block = r->staged;
-    r->cur = r->staged + RIP__DIR_LEN;
+    r->cur = r->staged + from;
     r->end = r->staged + end;
     r->block_off = RIP__STAGE_AREA;
-    r->time_base = 0;
-    r->addr_base = 0;
-    r->events = 0;
+    r->time_base = more ? r->stage_time_base : 0;
+    r->addr_base = more ? r->stage_addr_base : 0;
+    r->events = more ? r->stage_events : 0;
     /* The columns run to the end of their areas: a staged block's records use a prefix of
      * each. */
     for (size_t i = 0; i < RIP__COLUMNS; i++)
-        r->col[i] = (cursor_t){r->staged + (1 + i) * bs, r->staged + (2 + i) * bs,
-                               RIP__VARINT_OK};
-    r->stage_state = 1;
+        r->col[i] = (cursor_t){r->staged + (1 + i) * bs + (more ? r->stage_col[i] : 0),
+                               r->staged + (2 + i) * bs, RIP__VARINT_OK};
+    r->stage_block = r->blocks;
     return RIP_OK;
+}
+
+/* After the frame's last complete block (`st`: RIP_END, or RIP_E_TRUNCATED for a block cut
+ * short): makes the staged block current (what a follower has not delivered of it) and returns
+ * RIP_OK, or returns `st` unchanged when the staging area adds nothing (stage_read). */
+static rip_status_t staged_tail(rip_reader_t *r, rip_error_t *err, rip_status_t st)
+{
+    if (!r->stage_bs || r->stage_state == 1 || r->stage_state == 2)
+        return st;
+    r->stage_state = 2;
+    rip_status_t saved = r->status;
+    r->status = RIP_OK;
+    rip_status_t got = stage_read(r, err, 1);
+    if (got == RIP_AGAIN) {
+        r->status = saved;
+        return st;
+    }
+    if (got == RIP_OK)
+        r->stage_state = 1;
+    return got;
 }
 
 static rip_status_t read_frame_header(rip_reader_t *r, rip_error_t *err)
@@ -450,6 +511,7 @@ static rip_reader_t *new_reader(const char *name)
     if (!r)
         return NULL;
     r->fd = -1;
+    r->stage_block = UINT64_MAX;
     snprintf(r->path, sizeof r->path, "%s", name ? name : "(memory)");
     return r;
 }
@@ -561,6 +623,11 @@ void rip_reader_follow(rip_reader_t *r, int on)
         return;
     r->follow = on;
     take_size(r);
+}
+
+int rip_reader_staged(const rip_reader_t *r)
+{
+    return r->stage_bs != 0;
 }
 
 uint64_t rip_reader_size(const rip_reader_t *r)
@@ -1057,21 +1124,31 @@ rip_status_t rip_reader_next(rip_reader_t *r, rip_record_t *rec, rip_error_t *er
         return r->status;
     }
     while (r->cur == r->end) {
-        /* A staged block is the last: its columns are not used up, they are areas. */
-        rip_status_t st = r->stage_state == 1 ? RIP_END : close_columns(r, err);
+        /* A staged block's columns are not used up: they are areas. The last one ends the
+         * file; one being followed goes on, in the frame or in the staging area. */
+        rip_status_t st = RIP_OK;
+        if (r->stage_state == 3)
+            stage_save(r); /* the staged block stays current until another block is */
+        else
+            st = r->stage_state == 1 ? RIP_END : close_columns(r, err);
         if (st == RIP_OK && r->follow) {
             /* What is after the last complete block may still be changing: its end mark being
-             * overwritten, a block half written. Only a block that checks is taken. */
+             * overwritten, a block half written. Only a block that checks is taken, then the
+             * records committed in the staging area since the last look. */
             if (r->fd >= 0)
                 take_size(r);
             st = load_block(r, err);
-            if (st != RIP_OK && st != RIP_E_NOMEM && st != RIP_E_IO) {
-                r->status = RIP_OK;
-                return RIP_AGAIN;
-            }
-            if (st != RIP_OK)
+            if (st == RIP_OK)
+                continue;
+            if (st == RIP_E_NOMEM || st == RIP_E_IO)
                 return st;
-            continue;
+            r->status = RIP_OK;
+            st = stage_read(r, err, 0);
+            if (st == RIP_OK) {
+                r->stage_state = 3;
+                continue;
+            }
+            return st;
         }
         if (st == RIP_OK)
             st = load_block(r, err);

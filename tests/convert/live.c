@@ -2,11 +2,12 @@
  * live.c: converting a recording while it is being written (rheap_convert's live inputs, what
  * `rheap run` does while the program runs).
  *
- * The test writes a recording of three threads in steps with the real rip writer, and the
+ * The test writes a recording of four threads in steps with the real rip writer, and the
  * converter's `growing` callback takes the next step each time the converter can go no
  * further. Thread A runs ahead while B has written nothing new, B frees some of A's blocks and
- * A some of B's, and thread C's file appears late: first empty, then with its events. Two
- * cases:
+ * A some of B's, thread C's file appears late: first empty, then with its events, and thread
+ * D, whose file has a staging area as librheap's do, allocates three blocks at the start and
+ * stays idle until the end without writing a block. Two cases:
  *   - "late": C's events come after everything written before it. The converter merges most
  *     events while the recording grows (live_events), and the database is the one a
  *     conversion of the finished recording writes.
@@ -32,7 +33,7 @@ typedef struct {
     int late;              /* C's events after the others' (else before some merged ones) */
     int step;
     uint64_t start;
-    tgen_file_t a, b, c;
+    tgen_file_t a, b, c, d;
     tgen_stack_t st[3];
     uint64_t allocs, frees;
     int handed;
@@ -93,6 +94,12 @@ static int take_step(scenario_t *s)
         allocs(s, &s->b, 1, 0, 200, 1005, 1);       /* 1005 .. 2995 */
         tgen_flush(&s->a);
         tgen_flush(&s->b);
+        /* D: staged only, never a block until the end. */
+        rip_header_t h = tgen_thread_header(PID, 5154, 4, s->start);
+        tgen_open_staged(&s->d, s->dir, "t5154.rip", &h);
+        tgen_modules(&s->d, 0);
+        rip_writer_stack(s->d.w, 1, s->st[0].ips, s->st[0].depth);
+        allocs(s, &s->d, 3, 0, 3, 1002, 1);         /* 1002, 1012, 1022 */
         return 1;
     case 1: /* A runs ahead; B wrote nothing new, so it holds the merge at 2995 */
         allocs(s, &s->a, 0, 300, 300, 10000, 1);    /* 10000 .. 12990 */
@@ -118,9 +125,11 @@ static int take_step(scenario_t *s)
         allocs(s, &s->b, 1, 300, 20, 40005, 1);
         rip_writer_mark(s->a.w, 41000, "end");
         frees(s, &s->a, 1, 200, 30, 1, 42000);      /* B's blocks from 200 */
+        frees(s, &s->d, 3, 0, 2, 1, 43000);
         tgen_close(&s->a);
         tgen_close(&s->b);
         tgen_close(&s->c);
+        tgen_close(&s->d);
         return 0;
     }
     return 0;
@@ -243,9 +252,10 @@ static void run_case(const char *top, const char *sql_path, int late)
     CHECK_U(r.events, s.allocs + s.frees);
     if (late) {
         /* Merged while the files grew: everything up to B's last free (14990), when B ran
-         * dry for good. Left for the end: C's 50 allocations and A's last 10 (30000 on), and
-         * the last step's 75 events. */
-        CHECK_U(r.live_events, s.allocs + s.frees - 50 - 10 - 75);
+         * dry for good, D's three staged allocations included: idle D held nothing back. Left
+         * for the end: C's 50 allocations and A's last 10 (30000 on), and the last step's 77
+         * events. */
+        CHECK_U(r.live_events, s.allocs + s.frees - 50 - 10 - 77);
     } else {
         CHECK_U(r.live_events, 0); /* started over: the finished recording, converted */
     }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,6 +54,7 @@ void tgen_open(tgen_file_t *f, const char *dir, const char *name, const rip_head
     if (posix_memalign(&f->mem, 64, fp) != 0)
         die("posix_memalign");
     f->w = rip_writer_init(f->mem, 65536, f->fd, h);
+    f->stage = NULL;
 }
 
 typedef struct {
@@ -124,9 +126,32 @@ void tgen_flush(tgen_file_t *f)
         die("rip_writer_flush");
 }
 
+void tgen_open_staged(tgen_file_t *f, const char *dir, const char *name, const rip_header_t *h)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    f->fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (f->fd < 0)
+        die(path);
+    f->stage_size = rip_stage_size(65536);
+    if (posix_fallocate(f->fd, 0, (off_t)f->stage_size) != 0)
+        die("posix_fallocate");
+    f->stage = mmap(NULL, f->stage_size, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
+    if (f->stage == MAP_FAILED)
+        die("mmap");
+    if (posix_memalign(&f->mem, 64, rip_writer_footprint_staged(65536)) != 0)
+        die("posix_memalign");
+    f->w = rip_writer_init_staged(f->mem, 65536, f->fd, h, f->stage);
+    tgen_flush(f);
+}
+
 void tgen_close(tgen_file_t *f)
 {
     tgen_flush(f);
+    rip_writer_close(f->w, 0);
+    if (f->stage)
+        munmap(f->stage, f->stage_size);
+    f->stage = NULL;
     close(f->fd);
     free(f->mem);
 }

@@ -35,10 +35,15 @@ typedef struct {
     int fd;
     void *mem;
     rip_writer_t *w;
+    void *stage;        /* tgen_open_staged: the staging area's mapping */
+    size_t stage_size;
 } tgen_file_t;
 
 /* Creates DIR/NAME and starts a file with that header (block size 64 KiB). Exits on failure. */
 void tgen_open(tgen_file_t *f, const char *dir, const char *name, const rip_header_t *h);
+/* The same with a staging area, as librheap writes thread files: every record is in the file
+ * as soon as it is written; the first block (the header) is written at once. */
+void tgen_open_staged(tgen_file_t *f, const char *dir, const char *name, const rip_header_t *h);
 /* Writes the module list of this process (dl_iterate_phdr) into f at time t. */
 void tgen_modules(tgen_file_t *f, uint64_t t);
 void tgen_flush(tgen_file_t *f);
