@@ -751,10 +751,12 @@ static int check_serials(ctx_t *c, stream_t *s, size_t n, const char *dir)
 /* ---- One recording: its thread files merged by time ---- */
 
 /* Live conversion: a thread file not yet in the directory holds no event earlier than the
- * moment the directory was listed without it, as CLOCK_MONOTONIC told the converter; the
- * tracer's clock follows CLOCK_MONOTONIC to a few parts per million. The margin covers that
- * drift and the time between a thread's first stamp and its file's creation; if a file still
- * brings an event older than what was applied, the conversion starts over (rheap_convert). */
+ * moment the directory was listed without it, and a thread whose committed records were all
+ * read (its file has a staging area) stamps none earlier than the moment it was read, as
+ * CLOCK_MONOTONIC told the converter; the tracer's clock follows CLOCK_MONOTONIC to a few parts
+ * per million. The margin covers that drift and the time between a stamp and its record's
+ * commit (or its file's creation); if an event older than what was applied still comes, the
+ * conversion starts over (rheap_convert). */
 #define UNSEEN_MARGIN_NS 50000000ull
 
 /* The streams of the recording being converted. */
