@@ -23,16 +23,6 @@
 #define MADE_UP 400 /* stacks of MADE_UP_DEPTH addresses in no module */
 #define MADE_UP_DEPTH 48
 
-/* Distinct stacks: the same call site at recursion depths 1..STACKS. */
-__attribute__((noinline)) static void capture_at(int depth, tgen_stack_t *st)
-{
-    if (depth > 1)
-        capture_at(depth - 1, st);
-    else
-        tgen_capture(st);
-    __asm__ volatile("" ::: "memory"); /* no tail call: each level keeps its frame */
-}
-
 static const char *const tables[] = {
     "stacks", "backtraces", "stack_stats", "stack_lifetimes", "stack_sizes", "stack_leaks",
     "thread_stats", "timeline", "recording_stats", "marker_stacks", "processes", "threads",
@@ -59,13 +49,7 @@ static char *digest(sqlite3 *db, const char *table)
     char *out = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&out, &len);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        for (int i = 0; i < sqlite3_column_count(st); i++) {
-            const unsigned char *v = sqlite3_column_text(st, i);
-            fprintf(f, "%s|", v ? (const char *)v : "NULL");
-        }
-        fputc('\n', f);
-    }
+    tgen_print_rows(f, st);
     sqlite3_finalize(st);
     fclose(f);
     return out;
@@ -111,7 +95,7 @@ int main(int argc, char **argv)
     tgen_modules(&f, 0);
     static tgen_stack_t st[STACKS];
     for (int k = 0; k < STACKS; k++) {
-        capture_at(k + 1, &st[k]);
+        tgen_capture_at(k + 1, &st[k]);
         rip_writer_stack(f.w, (uint64_t)k + 1, st[k].ips, st[k].depth);
     }
     /* Each round allocates a block per stack and frees the previous round's, except every

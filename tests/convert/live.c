@@ -39,15 +39,6 @@ typedef struct {
     int handed;
 } scenario_t;
 
-__attribute__((noinline)) static void capture_at(int depth, tgen_stack_t *st)
-{
-    if (depth > 1)
-        capture_at(depth - 1, st);
-    else
-        tgen_capture(st);
-    __asm__ volatile("" ::: "memory"); /* no tail call: each level keeps its frame */
-}
-
 static uint64_t addr_of(int thread, uint64_t i)
 {
     return 0x100000ull * (uint64_t)(thread + 1) + 64 * i;
@@ -184,13 +175,7 @@ static char *canonical(const char *db_path, const char *sql_path)
         p = tail;
         if (!st)
             continue;
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            for (int i = 0; i < sqlite3_column_count(st); i++) {
-                const unsigned char *v = sqlite3_column_text(st, i);
-                fprintf(o, "%s|", v ? (const char *)v : "NULL");
-            }
-            fputc('\n', o);
-        }
+        tgen_print_rows(o, st);
         sqlite3_finalize(st);
     }
     fclose(o);
@@ -228,7 +213,7 @@ static void run_case(const char *top, const char *sql_path, int late)
      * every event of the test, so only the threads' own bounds hold the merge back. */
     s.start = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec - 100000000000ull;
     for (int k = 0; k < 3; k++)
-        capture_at(k + 1, &s.st[k]);
+        tgen_capture_at(k + 1, &s.st[k]);
     /* Directories of their own: the converter tests run in parallel in one directory. */
     const char *name = late ? "live-late" : "live-early";
     char live_db[4200], batch_db[4200], parent[4200];

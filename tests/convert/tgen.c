@@ -43,13 +43,29 @@ __attribute__((noinline)) void tgen_capture(tgen_stack_t *st)
     __asm__ volatile("" ::: "memory"); /* keep this a real call, not a tail call */
 }
 
-void tgen_open(tgen_file_t *f, const char *dir, const char *name, const rip_header_t *h)
+__attribute__((noinline)) void tgen_capture_at(int depth, tgen_stack_t *st)
+{
+    if (depth > 1)
+        tgen_capture_at(depth - 1, st);
+    else
+        tgen_capture(st);
+    __asm__ volatile("" ::: "memory"); /* no tail call: each level keeps its frame */
+}
+
+/* Creates DIR/NAME, empty. */
+static int create(const char *dir, const char *name)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (f->fd < 0)
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0)
         die(path);
+    return fd;
+}
+
+void tgen_open(tgen_file_t *f, const char *dir, const char *name, const rip_header_t *h)
+{
+    f->fd = create(dir, name);
     size_t fp = rip_writer_footprint(65536);
     if (posix_memalign(&f->mem, 64, fp) != 0)
         die("posix_memalign");
@@ -128,11 +144,7 @@ void tgen_flush(tgen_file_t *f)
 
 void tgen_open_staged(tgen_file_t *f, const char *dir, const char *name, const rip_header_t *h)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    f->fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    if (f->fd < 0)
-        die(path);
+    f->fd = create(dir, name);
     f->stage_size = rip_stage_size(65536);
     if (posix_fallocate(f->fd, 0, (off_t)f->stage_size) != 0)
         die("posix_fallocate");
@@ -143,6 +155,17 @@ void tgen_open_staged(tgen_file_t *f, const char *dir, const char *name, const r
         die("posix_memalign");
     f->w = rip_writer_init_staged(f->mem, 65536, f->fd, h, f->stage);
     tgen_flush(f);
+}
+
+void tgen_print_rows(FILE *out, sqlite3_stmt *st)
+{
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        for (int i = 0; i < sqlite3_column_count(st); i++) {
+            const unsigned char *v = sqlite3_column_text(st, i);
+            fprintf(out, "%s|", v ? (const char *)v : "NULL");
+        }
+        fputc('\n', out);
+    }
 }
 
 void tgen_close(tgen_file_t *f)

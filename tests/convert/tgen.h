@@ -29,6 +29,8 @@ typedef struct {
 } tgen_stack_t;
 
 void tgen_capture(tgen_stack_t *st);
+/* Distinct stacks: tgen_capture called from the same site at recursion depth 1, 2, ... */
+void tgen_capture_at(int depth, tgen_stack_t *st);
 
 /* One open .rip file. */
 typedef struct {
@@ -61,6 +63,10 @@ void tgen_fresh_dir(const char *dir);
 
 /* Runs argv (NULL-terminated) with stdout discarded and stderr captured into `errbuf`; returns the exit status. */
 int tgen_run(char *const argv[], char *errbuf, size_t errlen);
+
+/* Steps the statement to its end, printing each row to `out` as its values (NULL for null)
+ * each followed by '|', one line a row. */
+void tgen_print_rows(FILE *out, sqlite3_stmt *st);
 
 /* Query helpers: the first column of the first row (exits if there is no row when `must`). */
 sqlite3 *tgen_db_open(const char *path);

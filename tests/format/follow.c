@@ -10,9 +10,6 @@
  * A file without a staging area is followed block by block. Every record is compared by its
  * time and address with what was written.
  */
-#define _GNU_SOURCE
-#include <sys/mman.h>
-
 #include "test_util.h"
 
 #define BS 65536u
@@ -64,23 +61,16 @@ static void expect_caught_up(rip_reader_t *r, rip_status_t want, const char *whe
 
 static void staged_file(void)
 {
-    char path[64];
-    snprintf(path, sizeof path, "follow-%d.rip", (int)getpid());
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    CHECK(fd >= 0);
-    size_t stage_size = rip_stage_size(BS);
-    CHECK(fallocate(fd, 0, 0, (off_t)stage_size) == 0); /* as the tracer makes its files */
-    void *stage = mmap(NULL, stage_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    CHECK(stage != MAP_FAILED);
-    void *mem = aligned_alloc(16, (rip_writer_footprint_staged(BS) + 15) & ~(size_t)15);
     rip_header_t h = thread_header();
-    rip_writer_t *w = rip_writer_init_staged(mem, BS, fd, &h, stage);
+    tstaged_t f;
+    tstaged_open(&f, "follow", BS, &h);
+    rip_writer_t *w = f.w;
     CHECK_STATUS(rip_writer_flush(w), RIP_OK); /* the first block, with the header */
     written = read_n = 0;
 
     rip_reader_t *r;
     rip_error_t err;
-    CHECK_STATUS(rip_reader_open(path, &r, &err), RIP_OK);
+    CHECK_STATUS(rip_reader_open(f.path, &r, &err), RIP_OK);
     CHECK(rip_reader_staged(r));
     rip_reader_detach(r);
     rip_reader_follow(r, 1);
@@ -112,14 +102,14 @@ static void staged_file(void)
 
     /* A reader opened now reads the same records once each. */
     read_n = 0;
-    CHECK_STATUS(rip_reader_open(path, &r, &err), RIP_OK);
+    CHECK_STATUS(rip_reader_open(f.path, &r, &err), RIP_OK);
     expect_caught_up(r, RIP_END, "the file read whole");
     rip_reader_close(r);
     rip_writer_close(w, 0);
-    munmap(stage, stage_size);
-    close(fd);
-    unlink(path);
-    free(mem);
+    munmap(f.stage, f.stage_size);
+    close(f.fd);
+    unlink(f.path);
+    free(f.mem);
 }
 
 /* Without a staging area (a file written by flushes alone), whole blocks only. */

@@ -70,18 +70,15 @@ static void expect_error(const uint8_t *data, size_t len, rip_status_t want, uin
 
 int main(void)
 {
-    char path[64];
-    snprintf(path, sizeof path, "staged-%d.rip", (int)getpid());
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    CHECK(fd >= 0);
-    size_t stage_size = rip_stage_size(BS);
-    CHECK_U(stage_size, 4096 + 5 * BS);
-    CHECK(fallocate(fd, 0, 0, (off_t)stage_size) == 0); /* as the tracer makes its files */
-    void *stage = mmap(NULL, stage_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    CHECK(stage != MAP_FAILED);
-    void *mem = aligned_alloc(16, (rip_writer_footprint_staged(BS) + 15) & ~(size_t)15);
     rip_header_t h = thread_header();
-    rip_writer_t *w = rip_writer_init_staged(mem, BS, fd, &h, stage);
+    tstaged_t f;
+    tstaged_open(&f, "staged", BS, &h);
+    const char *path = f.path;
+    int fd = f.fd;
+    size_t stage_size = f.stage_size;
+    CHECK_U(stage_size, 4096 + 5 * BS);
+    void *stage = f.stage, *mem = f.mem;
+    rip_writer_t *w = f.w;
     /* The header a tracer writes into a new file before extending it: the writer's own. */
     uint8_t head[RIP_STAGE_HEADER_LEN];
     rip_stage_header(head, BS);

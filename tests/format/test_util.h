@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <lz4.h>
@@ -61,6 +62,32 @@ static inline void tfile_open(tfile_t *f, const char *name, uint32_t block, cons
     CHECK(f->mem != NULL);
     f->w = rip_writer_init(f->mem, block, f->fd, h);
     CHECK(f->w == f->mem);
+}
+
+/* A writer on a temporary file with a staging area (FORMAT.md section 6), made as the tracer
+ * makes its thread files: the area's blocks allocated, the area mapped shared. */
+typedef struct {
+    char path[64];
+    int fd;
+    void *stage, *mem;
+    size_t stage_size;
+    rip_writer_t *w;
+} tstaged_t;
+
+static inline void tstaged_open(tstaged_t *f, const char *name, uint32_t block,
+                                const rip_header_t *h)
+{
+    snprintf(f->path, sizeof f->path, "%s-%d.rip", name, (int)getpid());
+    f->fd = open(f->path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (f->fd < 0)
+        CHECK_FAIL("cannot create %s", f->path);
+    f->stage_size = rip_stage_size(block);
+    CHECK(posix_fallocate(f->fd, 0, (off_t)f->stage_size) == 0);
+    f->stage = mmap(NULL, f->stage_size, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
+    CHECK(f->stage != MAP_FAILED);
+    f->mem = aligned_alloc(16, (rip_writer_footprint_staged(block) + 15) & ~(size_t)15);
+    CHECK(f->mem != NULL);
+    f->w = rip_writer_init_staged(f->mem, block, f->fd, h, f->stage);
 }
 
 static inline void tfile_close(tfile_t *f, int remove)
