@@ -346,9 +346,18 @@ static rip_status_t stage_read(rip_reader_t *r, rip_error_t *err, int final)
                      : RIP_AGAIN;
     if (!r->staged && !(r->staged = malloc((1 + RIP__COLUMNS) * bs)))
         return fail(r, err, RIP_E_NOMEM, RIP__STAGE_AREA, "out of memory for the staged block");
+    /* Each event takes one byte of records at least and ten bytes of a column at most: the
+     * new records need no more of each column than ten times their bytes (a big block's areas
+     * are megabytes, read on every look of a follower). */
+    size_t want_col[RIP__COLUMNS];
     for (size_t i = 0; i <= RIP__COLUMNS; i++) {
         size_t at = i == 0 ? from : (more ? r->stage_col[i - 1] : 0);
-        size_t want = (i == 0 ? end : bs) - at;
+        size_t want = i == 0 ? end - at : bs - at;
+        if (i > 0) {
+            if (want / 10 > end - from)
+                want = 10 * (end - from);
+            want_col[i - 1] = want;
+        }
         ssize_t n = src_read(r, RIP__STAGE_AREA + i * bs + at, r->staged + i * bs + at, want);
         if (n < 0)
             return fail(r, err, RIP_E_IO, RIP__STAGE_AREA + i * bs, "read failed: %s",
@@ -368,11 +377,12 @@ static rip_status_t stage_read(rip_reader_t *r, rip_error_t *err, int final)
     r->time_base = more ? r->stage_time_base : 0;
     r->addr_base = more ? r->stage_addr_base : 0;
     r->events = more ? r->stage_events : 0;
-    /* The columns run to the end of their areas: a staged block's records use a prefix of
-     * each. */
-    for (size_t i = 0; i < RIP__COLUMNS; i++)
-        r->col[i] = (cursor_t){r->staged + (1 + i) * bs + (more ? r->stage_col[i] : 0),
-                               r->staged + (2 + i) * bs, RIP__VARINT_OK};
+    /* The columns run to the end of what was read: a staged block's records use a prefix of
+     * each area. */
+    for (size_t i = 0; i < RIP__COLUMNS; i++) {
+        uint8_t *p = r->staged + (1 + i) * bs + (more ? r->stage_col[i] : 0);
+        r->col[i] = (cursor_t){p, p + want_col[i], RIP__VARINT_OK};
+    }
     r->stage_block = r->blocks;
     return RIP_OK;
 }
