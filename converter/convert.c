@@ -925,8 +925,7 @@ static int wake(ctx_t *c, streams_t *v, size_t i, const procinfo_t *p, rheap__pa
     uint64_t t;
     int cls;
     key_of(s, &t, &cls);
-    if (v->applied && (t < v->last_t || (t == v->last_t && (cls < v->last_cls ||
-                                                           (cls == v->last_cls && i < v->last_i))))) {
+    if (v->applied && rheap__merge_before(t, cls, i, v->last_t, v->last_cls, v->last_i)) {
         c->restart = 1;
         return -1;
     }

@@ -41,6 +41,8 @@ void rheap__merge_set(rheap__merge_t *m, size_t i, uint64_t t, int cls);
 void rheap__merge_remove(rheap__merge_t *m, size_t i);
 /* The stream with the smallest key, or -1 when every stream is exhausted. */
 long rheap__merge_top(const rheap__merge_t *m);
+/* 1 when key (t, cls) of stream a sorts before key (u, clu) of stream b: the merge's order. */
+int rheap__merge_before(uint64_t t, int cls, size_t a, uint64_t u, int clu, size_t b);
 
 /* ---- pair.c: live allocations of one process, by address ---- */
 typedef struct {

@@ -24,14 +24,23 @@ struct rheap__merge {
     key_t_ *key;       /* key[i]: current key of stream i */
 };
 
+static inline int before(uint64_t t, int cls, size_t a, uint64_t u, int clu, size_t b)
+{
+    if (t != u)
+        return t < u;
+    if (cls != clu)
+        return cls < clu;
+    return a < b;
+}
+
+int rheap__merge_before(uint64_t t, int cls, size_t a, uint64_t u, int clu, size_t b)
+{
+    return before(t, cls, a, u, clu, b);
+}
+
 static int less(const rheap__merge_t *m, size_t a, size_t b)
 {
-    const key_t_ *x = &m->key[a], *y = &m->key[b];
-    if (x->t != y->t)
-        return x->t < y->t;
-    if (x->cls != y->cls)
-        return x->cls < y->cls;
-    return a < b;
+    return before(m->key[a].t, m->key[a].cls, a, m->key[b].t, m->key[b].cls, b);
 }
 
 static void place(rheap__merge_t *m, size_t at, size_t stream)
