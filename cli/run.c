@@ -458,6 +458,21 @@ static int has_process_file(const char *dir)
     return access(path, F_OK) == 0;
 }
 
+/* A recording directory's name, rip-<pid>[-N]: 1 with *pid and *num (1 without -N), else 0. */
+static int parse_rec_name(const char *name, unsigned long *pid, unsigned long *num)
+{
+    char *end;
+    if (strncmp(name, "rip-", 4))
+        return 0;
+    *pid = strtoul(name + 4, &end, 10);
+    *num = 1;
+    if (end == name + 4)
+        return 0;
+    if (*end == '-')
+        *num = strtoul(end + 1, &end, 10);
+    return *end == 0;
+}
+
 static rec_t *collect(const char *recdir, size_t *n, int quiet)
 {
     *n = 0;
@@ -468,15 +483,8 @@ static rec_t *collect(const char *recdir, size_t *n, int quiet)
     size_t cap = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (strncmp(e->d_name, "rip-", 4))
-            continue;
-        char *end;
-        unsigned long pid = strtoul(e->d_name + 4, &end, 10), num = 1;
-        if (end == e->d_name + 4)
-            continue;
-        if (*end == '-')
-            num = strtoul(end + 1, &end, 10);
-        if (*end)
+        unsigned long pid, num;
+        if (!parse_rec_name(e->d_name, &pid, &num))
             continue;
         if (rheap__grow(&recs, &cap, *n, sizeof *recs, 8) != 0)
             break;
@@ -634,7 +642,9 @@ static int growing(void *user, const char *dir, int wait)
     if (run_over(l))
         return 0;
     const char *base = strrchr(dir, '/');
-    unsigned long pid = strtoul(base ? base + 5 : dir + 4, NULL, 10);
+    unsigned long pid, num;
+    if (!parse_rec_name(base ? base + 1 : dir, &pid, &num))
+        return 1;
     return !(pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH);
 }
 
