@@ -579,8 +579,6 @@ static int open_regular(rip_reader_t *r, char *why, size_t len)
         e = ESTALE;
         snprintf(why, len, "replaced by another file while being read");
     } else {
-        if (r->follow)
-            r->limit = (uint64_t)sb.st_size;
         return fd;
     }
     close(fd);
@@ -1145,8 +1143,7 @@ rip_status_t rip_reader_next(rip_reader_t *r, rip_record_t *rec, rip_error_t *er
             /* What is after the last complete block may still be changing: its end mark being
              * overwritten, a block half written. Only a block that checks is taken, then the
              * records committed in the staging area since the last look. */
-            if (r->fd >= 0)
-                take_size(r);
+            take_size(r);
             st = load_block(r, err);
             if (st == RIP_OK)
                 continue;
