@@ -35,7 +35,8 @@ struct rip_reader {
     int fd;                    /* -1 when reading from memory or detached */
     uint8_t *mem;
     size_t mem_size;
-    uint64_t limit;            /* the file's size when opened: nothing after it is read */
+    uint64_t limit;            /* the file's size when opened (following: when last looked at);
+                                * nothing after it is read */
     int detached;              /* rip_reader_detach: the file is opened for each read */
     int follow;                /* rip_reader_follow: the limit moves with the file */
     dev_t dev;                 /* the file opened, to recognize it when detached */
