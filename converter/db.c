@@ -9,11 +9,11 @@
  *
  * Allocation rows, nearly all of what is written, are inserted by a thread of their own: the
  * converter queues chunks of rows, packed as LEB128 numbers, and goes on reading and pairing
- * while SQLite works. SQLite is
- * built for one thread here (no mutexes), so the two take turns on the connection (`conn`): the
- * writer holds it for one chunk at a time, and any other write waits for the chunk in progress
- * only, not for the queue to empty (enter/leave). Stack rows, which come throughout a
- * conversion, are kept here and written together, so a new stack costs the reader no wait.
+ * while SQLite works. SQLite is built for one thread here (no mutexes), so the two take turns
+ * on the connection (`conn`): the writer holds it for one chunk at a time, and any other write
+ * waits for the chunk in progress only, not for the queue to empty (enter/leave). Stack rows,
+ * which come throughout a conversion, are kept here and handed to the writer thread in sets,
+ * so a new stack costs the reader no wait.
  * The queue may hold up to QUEUE_BYTES of rows: the reader finishes its pass, and the caller
  * reads the summaries (rheap run prints its summary), while the writer is still catching up.
  */
@@ -1044,8 +1044,8 @@ int rheap__db_frame(rheap__db_t *db, uint64_t bt, uint32_t frame_no, const rheap
     kept_t *b = &db->kept;
     if (rheap__grow(&b->frames, &b->capframes, b->nframes, sizeof *b->frames, 1024) != 0)
         return failed_here(db, "out of memory");
-    b->frames[b->nframes++] = (frame_row_t){bt, offset, frame_no, f->line, ip_index,
-                                              f->inlined, f->file, f->sym, module};
+    b->frames[b->nframes++] =
+        (frame_row_t){bt, offset, frame_no, f->line, ip_index, f->inlined, f->file, f->sym, module};
     return hand_off_if_full(db);
 }
 
