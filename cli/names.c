@@ -45,6 +45,19 @@ static size_t closing(const char *s, size_t at)
     return 0;
 }
 
+/* Whether s[i] comes right after the keyword `operator` (not after an identifier that ends
+ * with it, as in `my_operator`), with an operator's characters to follow. */
+static int at_operator(const char *s, size_t i)
+{
+    if (i < 8 || strncmp(s + i - 8, "operator", 8) != 0)
+        return 0;
+    char before = i > 8 ? s[i - 9] : ' ';
+    if ((before >= 'a' && before <= 'z') || (before >= 'A' && before <= 'Z') ||
+        (before >= '0' && before <= '9') || before == '_' || before == '$')
+        return 0;
+    return s[i] == '<' || s[i] == '=' || s[i] == '>' || (s[i] == '-' && s[i + 1] == '>');
+}
+
 char *rheap__name_short(const char *name)
 {
     size_t n = strlen(name);
@@ -53,10 +66,17 @@ char *rheap__name_short(const char *name)
         return NULL;
     size_t o = 0;
     for (size_t i = 0; i < n;) {
-        /* operator<, operator<<, operator<=, operator<=> are names, not template lists. */
-        if (i >= 8 && !strncmp(name + i - 8, "operator", 8)) {
+        /* operator<, operator<<, operator<=, operator<=> and operator-> are names, not template
+         * lists: their characters are copied as they are. Every other operator (operator(),
+         * operator[], operator new) and a name that only holds the word (parse_operator_list)
+         * go on as any other text; each pass of this loop copies at least one character. */
+        if (at_operator(name, i)) {
             while (name[i] == '<' || name[i] == '=' || name[i] == '>')
                 out[o++] = name[i++];
+            if (name[i] == '-' && name[i + 1] == '>') {
+                out[o++] = name[i++];
+                out[o++] = name[i++];
+            }
             continue;
         }
         size_t end;
