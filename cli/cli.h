@@ -13,6 +13,7 @@
 #include "message.h"
 #include "rheap_convert.h"
 #include "rheap_version.h"
+#include "settings.h"
 
 /* ---- convert.c: the conversion as the user sees it ---- */
 
@@ -178,7 +179,39 @@ int rheap__exe_find(const char *name, char *buf, size_t len);
  * when it cannot be read or its headers are cut short. */
 int rheap__exe_is_static(const char *path);
 
+/* ---- recorder.c: what rheap run and rheap attach share ---- */
+/* Checks an option's value with librheap's own parser (libtrace/src/settings.c): what passes
+ * here is what librheap then takes, and a bad value is refused (one line naming `rheap cmd`'s
+ * option) before anything is recorded rather than ignored with a warning later. An empty value
+ * that the setting takes as its default (--signal '') becomes NULL. 0 or -1. */
+int rheap__check_setting(const char *cmd, rheap__setting_id_t id, const char **value);
+/* Finds librheap.so: $RHEAP_LIBRARY, PREFIX/LIBDIR, PREFIX/lib, then the build tree (the binary
+ * is build/cli/rheap, the library build/libtrace/librheap.so); its real path into buf. 0, or -1
+ * with the message printed. */
+int rheap__find_library(char *buf, size_t len);
+/* Makes the private directory the recordings go to, DIR/PREFIX-XXXXXX (DIR: dir when given,
+ * else the output's directory), absolute, so that a program that changes its working directory
+ * still records there. 0, or -1 with the message printed. */
+int rheap__make_private_dir(const char *dir, const char *output, const char *prefix, char *buf,
+                            size_t len);
+/* Removes a directory tree; a warning when it cannot. */
+void rheap__remove_tree(const char *dir);
+/* A recording directory found by rheap__collect_recordings. */
+typedef struct {
+    char *path;
+    unsigned long pid, n;
+} rheap__rec_t;
+/* A recording directory's name, rip-<pid>[-N]: 1 with *pid and *num (1 without -N), else 0. */
+int rheap__parse_rec_name(const char *name, unsigned long *pid, unsigned long *num);
+/* The rip-<pid>[-N] directories in recdir that have a process file, ordered by pid then N; a
+ * note for each left out unless quiet. NULL with *n = 0 when there is none. */
+rheap__rec_t *rheap__collect_recordings(const char *recdir, size_t *n, int quiet);
+void rheap__free_recordings(rheap__rec_t *recs, size_t n);
+
 /* ---- run.c: `rheap run` ---- */
 int rheap__cmd_run(int argc, char **argv);
+
+/* ---- attach.c (with ptrace.c): `rheap attach` ---- */
+int rheap__cmd_attach(int argc, char **argv);
 
 #endif

@@ -24,6 +24,7 @@ static void usage_main(FILE *f)
             "\n"
             "Commands:\n"
             "  run       record a program and every process it starts, into one database\n"
+            "  attach    record a running process for a while (rheap attach --duration 10 PID)\n"
             "  report    a summary of a database: totals, peak, top leaks and sites\n"
             "  query     run a canned query (query --list shows them) on a database\n"
             "  stack     print one call stack of a database, innermost frame first\n"
@@ -154,6 +155,8 @@ static int dispatch(int argc, char **argv)
         return cmd_dump(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return rheap__cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "attach"))
+        return rheap__cmd_attach(argc - 2, argv + 2);
     if (!strcmp(cmd, "query"))
         return rheap__cmd_query(argc - 1, argv + 1);
     if (!strcmp(cmd, "export"))
@@ -170,7 +173,7 @@ static int dispatch(int argc, char **argv)
      * path: a word that names nothing on disk is more likely a mistyped command. */
     struct stat sb;
     if (cmd[0] != '-' && stat(cmd, &sb) != 0) {
-        static const char *const commands[] = {"run",         "report", "query",   "stack",
+        static const char *const commands[] = {"run",         "attach", "report", "query",   "stack",
                                                "export",      "diff",   "convert", "dump",
                                                "resymbolize", "help",   "version"};
         const char *near = rheap__suggest(cmd, commands, sizeof commands / sizeof *commands);

@@ -12,11 +12,10 @@
  * program writes it (rheap_convert's live inputs), so that when the program exits only its last
  * events are left to convert, and the summary comes at once.
  */
-#define _GNU_SOURCE /* pipe2, nftw */
+#define _GNU_SOURCE /* pipe2 */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -90,26 +89,6 @@ static void usage_run(FILE *f)
             "the status of rheap convert (2 bad input, 4 the database could not be written)\n"
             "and the recordings are kept. A statically linked PROGRAM cannot be recorded (its\n"
             "malloc cannot be interposed): rheap says so and exits with PROGRAM's status.\n");
-}
-
-/* Checks an option's value with librheap's own parser (libtrace/src/settings.c): what passes
- * here is what librheap then takes from its environment, and a bad value is refused before the
- * program runs rather than ignored with a warning once it has started. An empty value that the
- * setting takes as its default (--signal '') is dropped. */
-static int check_setting(rheap__setting_id_t id, const char **value)
-{
-    uint64_t v;
-    if (!*value)
-        return 0;
-    int st = rheap__setting_parse(id, *value, &v);
-    if (st == RHEAP__SETTING_BAD) {
-        fprintf(stderr, "rheap run: %s %s: expected %s\n", rheap__settings[id].option, *value,
-                rheap__settings[id].expected);
-        return -1;
-    }
-    if (st == RHEAP__SETTING_EMPTY)
-        *value = NULL;
-    return 0;
 }
 
 static int parse_run(int argc, char **argv, run_opts_t *o)
@@ -188,95 +167,16 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
         fprintf(stderr, "rheap run: no output given; add -o OUT.db before the program\n");
         return -1;
     }
-    if (check_setting(RHEAP__SET_DEPTH, &o->depth) != 0 ||
-        check_setting(RHEAP__SET_SAMPLE_RATE, &o->sample_rate) != 0 ||
-        check_setting(RHEAP__SET_SIGNAL, &o->signal) != 0 ||
-        check_setting(RHEAP__SET_SAMPLE_INTERVAL, &o->interval) != 0)
+    if (rheap__check_setting("run", RHEAP__SET_DEPTH, &o->depth) != 0 ||
+        rheap__check_setting("run", RHEAP__SET_SAMPLE_RATE, &o->sample_rate) != 0 ||
+        rheap__check_setting("run", RHEAP__SET_SIGNAL, &o->signal) != 0 ||
+        rheap__check_setting("run", RHEAP__SET_SAMPLE_INTERVAL, &o->interval) != 0)
         return -1;
     if (o->interval && !o->profile) {
         fprintf(stderr, "rheap run: --sample-interval needs --profile\n");
         return -1;
     }
     return 1;
-}
-
-static int readable(const char *p)
-{
-    return access(p, R_OK) == 0;
-}
-
-/* Finds librheap.so: $RHEAP_LIBRARY, PREFIX/LIBDIR, PREFIX/lib, then the build tree (the
- * binary is build/cli/rheap, the library build/libtrace/librheap.so). */
-static int find_library(char *buf, size_t len)
-{
-    const char *env = getenv("RHEAP_LIBRARY");
-    if (env && *env) {
-        if (!readable(env)) {
-            rheap__error(stderr, "RHEAP_LIBRARY=%s: %s", env, strerror(errno));
-            return -1;
-        }
-        if (!realpath(env, buf))
-            snprintf(buf, len, "%s", env);
-        return 0;
-    }
-    const char *dirs[] = {RHEAP_INSTALL_LIBDIR, "lib", "libtrace"};
-    char p[PATH_MAX];
-    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
-        if (rheap__install_path(dirs[i], "librheap.so", p, sizeof p) == 0 && readable(p) &&
-            realpath(p, buf))
-            return 0;
-    char bindir[PATH_MAX];
-    if (rheap__exe_dir(bindir, sizeof bindir) != 0)
-        snprintf(bindir, sizeof bindir, "BINDIR");
-    rheap__error(stderr,
-                 "cannot find librheap.so (looked in %s/../%s, %s/../lib and %s/../libtrace); "
-                 "set RHEAP_LIBRARY to its path",
-                 bindir, RHEAP_INSTALL_LIBDIR, bindir, bindir);
-    return -1;
-}
-
-/* The private directory the recordings go to: DIR/rheap-run-XXXXXX, absolute, so that a
- * program that changes its working directory still records there. */
-static int make_private_dir(const run_opts_t *o, char *buf, size_t len)
-{
-    char parent[PATH_MAX];
-    if (o->dir) {
-        snprintf(parent, sizeof parent, "%s", o->dir);
-    } else {
-        snprintf(parent, sizeof parent, "%s", o->output);
-        char *slash = strrchr(parent, '/');
-        if (!slash)
-            snprintf(parent, sizeof parent, ".");
-        else if (slash == parent)
-            parent[1] = 0;
-        else
-            *slash = 0;
-    }
-    char abs[PATH_MAX];
-    if (!realpath(parent, abs)) {
-        rheap__error(stderr, "%s: %s; %s", parent, strerror(errno),
-                     o->dir ? "--dir needs an existing directory" : "the output's directory must exist");
-        return -1;
-    }
-    if (snprintf(buf, len, "%s/rheap-run-XXXXXX", abs) >= (int)len || !mkdtemp(buf)) {
-        rheap__error(stderr, "cannot make a directory for the recordings in %s: %s", abs,
-                     strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-    (void)sb;
-    (void)ftw;
-    return type == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-static void remove_tree(const char *dir)
-{
-    if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        rheap__warning(stderr, "could not remove %s: %s", dir, strerror(errno));
 }
 
 /* ---- Running the program ---- */
@@ -438,84 +338,6 @@ static int wait_all(pid_t pid)
 
 /* ---- Collecting and converting the recordings ---- */
 
-typedef struct {
-    char *path;
-    unsigned long pid, n;
-} rec_t;
-
-static int cmp_rec(const void *a, const void *b)
-{
-    const rec_t *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    return x->n < y->n ? -1 : x->n > y->n;
-}
-
-/* The rip-<pid>[-N] directories in recdir, ordered by pid then N. */
-static int has_process_file(const char *dir)
-{
-    char path[PATH_MAX];
-    if ((size_t)snprintf(path, sizeof path, "%s/process.rip", dir) >= sizeof path)
-        return 1; /* too long to check: the conversion will say what is wrong */
-    return access(path, F_OK) == 0;
-}
-
-/* A recording directory's name, rip-<pid>[-N]: 1 with *pid and *num (1 without -N), else 0. */
-static int parse_rec_name(const char *name, unsigned long *pid, unsigned long *num)
-{
-    char *end;
-    if (strncmp(name, "rip-", 4))
-        return 0;
-    *pid = strtoul(name + 4, &end, 10);
-    *num = 1;
-    if (end == name + 4)
-        return 0;
-    if (*end == '-')
-        *num = strtoul(end + 1, &end, 10);
-    return *end == 0;
-}
-
-static rec_t *collect(const char *recdir, size_t *n, int quiet)
-{
-    *n = 0;
-    DIR *d = opendir(recdir);
-    if (!d)
-        return NULL;
-    rec_t *recs = NULL;
-    size_t cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        unsigned long pid, num;
-        if (!parse_rec_name(e->d_name, &pid, &num))
-            continue;
-        if (rheap__grow(&recs, &cap, *n, sizeof *recs, 8) != 0)
-            break;
-        size_t len = strlen(recdir) + strlen(e->d_name) + 2;
-        char *p = malloc(len);
-        if (!p)
-            break;
-        snprintf(p, len, "%s/%s", recdir, e->d_name);
-        /* A process still running when the wait was stopped may have made its directory and
-         * not yet its process file: nothing of it can be converted. */
-        if (!has_process_file(p)) {
-            if (!quiet)
-                rheap__note(stderr, "%s: a process was starting to record when the wait "
-                                    "stopped; left out",
-                            p);
-            free(p);
-            continue;
-        }
-        recs[*n].path = p;
-        recs[*n].pid = pid;
-        recs[*n].n = num;
-        (*n)++;
-    }
-    closedir(d);
-    if (*n)
-        qsort(recs, *n, sizeof *recs, cmp_rec);
-    return recs;
-}
-
 /* ---- Converting while the program runs ---- */
 
 /* A recording is followed while it is written once its thread files hold this much: the
@@ -600,7 +422,7 @@ static const char *next_input(void *user)
     for (;;) {
         int over = run_over(l);
         size_t n;
-        rec_t *recs = collect(l->recdir, &n, !over || l->noted);
+        rheap__rec_t *recs = rheap__collect_recordings(l->recdir, &n, !over || l->noted);
         l->noted |= over;
         const char *pick = NULL;
         uint64_t best = 0;
@@ -621,9 +443,7 @@ static const char *next_input(void *user)
             }
         }
         char *copy = pick ? strdup(pick) : NULL;
-        for (size_t i = 0; i < n; i++)
-            free(recs[i].path);
-        free(recs);
+        rheap__free_recordings(recs, n);
         if (copy && rheap__grow(&l->handed, &l->caphanded, l->nhanded, sizeof *l->handed, 8) == 0) {
             l->handed[l->nhanded++] = copy;
             return copy;
@@ -645,7 +465,7 @@ static int growing(void *user, const char *dir, int wait)
         return 0;
     const char *base = strrchr(dir, '/');
     unsigned long pid, num;
-    if (!parse_rec_name(base ? base + 1 : dir, &pid, &num))
+    if (!rheap__parse_rec_name(base ? base + 1 : dir, &pid, &num))
         return 1;
     return !(pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH);
 }
@@ -704,9 +524,9 @@ int rheap__cmd_run(int argc, char **argv)
         return RHEAP_EXIT_USAGE;
     }
     char lib[PATH_MAX], recdir[PATH_MAX];
-    if (find_library(lib, sizeof lib) != 0)
+    if (rheap__find_library(lib, sizeof lib) != 0)
         return RHEAP_EXIT_USAGE;
-    if (make_private_dir(&o, recdir, sizeof recdir) != 0)
+    if (rheap__make_private_dir(o.dir, o.output, "rheap-run", recdir, sizeof recdir) != 0)
         return RHEAP_EXIT_USAGE;
 
     /* Ctrl-C and Ctrl-\ reach the whole foreground process group; like a shell waiting for a
@@ -725,7 +545,7 @@ int rheap__cmd_run(int argc, char **argv)
 
     pid_t pid = start_program(&o, lib, recdir);
     if (pid < 0) {
-        remove_tree(recdir);
+        rheap__remove_tree(recdir);
         return 127;
     }
     child_pid = pid;
@@ -773,13 +593,13 @@ int rheap__cmd_run(int argc, char **argv)
         else
             rheap__error(stderr, "no recording was made%s; %s not written",
                          o.off ? " (recording stayed off)" : "", o.output);
-        remove_tree(recdir);
+        rheap__remove_tree(recdir);
         return status || is_static ? status : RHEAP_EXIT_INPUT;
     }
 
     int converted = crc == RHEAP_EXIT_OK || crc == RHEAP_EXIT_WARNINGS;
     if (converted && !o.keep) {
-        remove_tree(recdir);
+        rheap__remove_tree(recdir);
     } else if (!converted) {
         rheap__note(stderr,
                     "the recordings are kept in %s; convert them again with: "

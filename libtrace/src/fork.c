@@ -69,7 +69,8 @@ void rheap__fork_child(void) {
     if (!forking.unlocked)
         rheap__sample_fork_unlock();
     reset_child();
-    if (was_on) {
+    /* A child of a process rheap attach records is left unrecorded (attach.c). */
+    if (was_on && !rheap__attach_forked()) {
         static rheap__config_t c; /* 4 KiB: not on the forking thread's stack */
         c = rheap__rec.cfg;
         if (rheap__start(&c, "fork") != 0)

@@ -1,0 +1,186 @@
+/*
+ * recorder.c: what the commands that record (rheap run, rheap attach) share: finding librheap,
+ * checking a recorder setting given as an option, the private directory the recordings go to,
+ * finding the recordings in it, and removing it once they are converted.
+ */
+#define _GNU_SOURCE /* nftw */
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int rheap__check_setting(const char *cmd, rheap__setting_id_t id, const char **value)
+{
+    uint64_t v;
+    if (!*value)
+        return 0;
+    int st = rheap__setting_parse(id, *value, &v);
+    if (st == RHEAP__SETTING_BAD) {
+        fprintf(stderr, "rheap %s: %s %s: expected %s\n", cmd, rheap__settings[id].option,
+                *value, rheap__settings[id].expected);
+        return -1;
+    }
+    if (st == RHEAP__SETTING_EMPTY)
+        *value = NULL;
+    return 0;
+}
+
+static int readable(const char *p)
+{
+    return access(p, R_OK) == 0;
+}
+
+int rheap__find_library(char *buf, size_t len)
+{
+    const char *env = getenv("RHEAP_LIBRARY");
+    if (env && *env) {
+        if (!readable(env)) {
+            rheap__error(stderr, "RHEAP_LIBRARY=%s: %s", env, strerror(errno));
+            return -1;
+        }
+        if (!realpath(env, buf))
+            snprintf(buf, len, "%s", env);
+        return 0;
+    }
+    const char *dirs[] = {RHEAP_INSTALL_LIBDIR, "lib", "libtrace"};
+    char p[PATH_MAX];
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        if (rheap__install_path(dirs[i], "librheap.so", p, sizeof p) == 0 && readable(p) &&
+            realpath(p, buf))
+            return 0;
+    char bindir[PATH_MAX];
+    if (rheap__exe_dir(bindir, sizeof bindir) != 0)
+        snprintf(bindir, sizeof bindir, "BINDIR");
+    rheap__error(stderr,
+                 "cannot find librheap.so (looked in %s/../%s, %s/../lib and %s/../libtrace); "
+                 "set RHEAP_LIBRARY to its path",
+                 bindir, RHEAP_INSTALL_LIBDIR, bindir, bindir);
+    return -1;
+}
+
+int rheap__make_private_dir(const char *dir, const char *output, const char *prefix, char *buf,
+                            size_t len)
+{
+    char parent[PATH_MAX];
+    if (dir) {
+        snprintf(parent, sizeof parent, "%s", dir);
+    } else {
+        snprintf(parent, sizeof parent, "%s", output);
+        char *slash = strrchr(parent, '/');
+        if (!slash)
+            snprintf(parent, sizeof parent, ".");
+        else if (slash == parent)
+            parent[1] = 0;
+        else
+            *slash = 0;
+    }
+    char abs[PATH_MAX];
+    if (!realpath(parent, abs)) {
+        rheap__error(stderr, "%s: %s; %s", parent, strerror(errno),
+                     dir ? "--dir needs an existing directory" : "the output's directory must exist");
+        return -1;
+    }
+    if (snprintf(buf, len, "%s/%s-XXXXXX", abs, prefix) >= (int)len || !mkdtemp(buf)) {
+        rheap__error(stderr, "cannot make a directory for the recordings in %s: %s", abs,
+                     strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+void rheap__remove_tree(const char *dir)
+{
+    if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        rheap__warning(stderr, "could not remove %s: %s", dir, strerror(errno));
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+    const rheap__rec_t *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->n < y->n ? -1 : x->n > y->n;
+}
+
+static int has_process_file(const char *dir)
+{
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s/process.rip", dir) >= sizeof path)
+        return 1; /* too long to check: the conversion will say what is wrong */
+    return access(path, F_OK) == 0;
+}
+
+int rheap__parse_rec_name(const char *name, unsigned long *pid, unsigned long *num)
+{
+    char *end;
+    if (strncmp(name, "rip-", 4))
+        return 0;
+    *pid = strtoul(name + 4, &end, 10);
+    *num = 1;
+    if (end == name + 4)
+        return 0;
+    if (*end == '-')
+        *num = strtoul(end + 1, &end, 10);
+    return *end == 0;
+}
+
+rheap__rec_t *rheap__collect_recordings(const char *recdir, size_t *n, int quiet)
+{
+    *n = 0;
+    DIR *d = opendir(recdir);
+    if (!d)
+        return NULL;
+    rheap__rec_t *recs = NULL;
+    size_t cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        unsigned long pid, num;
+        if (!rheap__parse_rec_name(e->d_name, &pid, &num))
+            continue;
+        if (rheap__grow(&recs, &cap, *n, sizeof *recs, 8) != 0)
+            break;
+        size_t plen = strlen(recdir) + strlen(e->d_name) + 2;
+        char *p = malloc(plen);
+        if (!p)
+            break;
+        snprintf(p, plen, "%s/%s", recdir, e->d_name);
+        /* A process still running when the wait was stopped may have made its directory and
+         * not yet its process file: nothing of it can be converted. */
+        if (!has_process_file(p)) {
+            if (!quiet)
+                rheap__note(stderr, "%s: a process was starting to record when the wait "
+                                    "stopped; left out",
+                            p);
+            free(p);
+            continue;
+        }
+        recs[*n].path = p;
+        recs[*n].pid = pid;
+        recs[*n].n = num;
+        (*n)++;
+    }
+    closedir(d);
+    if (*n)
+        qsort(recs, *n, sizeof *recs, cmp_rec);
+    return recs;
+}
+
+void rheap__free_recordings(rheap__rec_t *recs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(recs[i].path);
+    free(recs);
+}
