@@ -137,9 +137,9 @@ CREATE TABLE windows (
     pid INTEGER NOT NULL,    -- process id
     recording INTEGER NOT NULL, -- the recording of the process (processes.recording); on_t and off_t count from its start
     on_t INTEGER NOT NULL,   -- ns since the recording started when recording went on
-    on_how TEXT,             -- what turned it on: env, api, signal, fork, exec
+    on_how TEXT,             -- what turned it on: env, api, signal, fork, exec, attach (rheap attach)
     off_t INTEGER,           -- when it went off; NULL if the process ended without saying so (killed, or still running)
-    off_how TEXT             -- what turned it off: api, signal, exit, exec, 'error: ...'
+    off_how TEXT             -- what turned it off: api, signal, exit, exec, detach (rheap attach's window ended while the process went on: its blocks still live then are not leaks), 'error: ...'
 );
 
 -- ---- Summaries ----

@@ -638,6 +638,10 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
         return -1;
     }
     if (maps_read(pid, &a->maps) != 0) {
+        if (errno == EACCES || errno == EPERM) {
+            explain_eperm(pid); /* the same right as ptrace's guards the maps */
+            return -1;
+        }
         rheap__error(stderr, "cannot attach to %d: cannot read /proc/%d/maps: %s", (int)pid,
                      (int)pid, strerror(errno));
         return -1;
@@ -651,6 +655,11 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
     }
     /* librheap must be reachable at the same path inside the process's filesystem. */
     in_root(pid, lib, lib_there, len);
+    struct stat there;
+    if (stat(lib_there, &there) != 0 && (errno == EACCES || errno == EPERM)) {
+        explain_eperm(pid); /* /proc/PID/root is guarded as ptrace is */
+        return -1;
+    }
     if (!same_file(lib, lib_there)) {
         rheap__error(stderr, "cannot attach to %d: %s is not the same file inside its "
                              "filesystem (another mount namespace or root); copy librheap.so "

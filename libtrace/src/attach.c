@@ -94,6 +94,7 @@ typedef struct {
 static struct {
     uintptr_t wrapper[E_COUNT];   /* librheap's own definitions */
     uintptr_t bound[E_COUNT];     /* the process's definitions (global lookup) */
+    uintptr_t canonical[E_COUNT]; /* the executable's PLT entry standing for one, or 0 */
     module_t mods[MAX_MODULES];
     slot_t slots[MAX_SLOTS];
     unsigned nmods, nslots;
@@ -177,7 +178,8 @@ static void scan_relocs(unsigned m, const ElfW(Rela) *rela, size_t size, const E
         /* Bound to the process's definition, or not bound yet (lazy binding: the slot points
          * at the module's own PLT stub, which binds on the first call). Anything else is a
          * definition of the module's own choosing (another allocator), left alone. */
-        if (v != att.bound[e] && (v < mod->lo || v >= mod->hi)) {
+        if (v != att.bound[e] && (!att.canonical[e] || v != att.canonical[e]) &&
+            (v < mod->lo || v >= mod->hi)) {
             rheap__attach_ctl.skipped++;
             continue;
         }
@@ -447,6 +449,24 @@ static int read_settings(const char *list, rheap__config_t *c) {
     return 0;
 }
 
+/* Where a PLT entry at `at` jumps: the value of the slot it jumps through, or 0 when the code
+ * there is no PLT entry (jmp *slot(%rip), maybe after endbr64 and with a bnd prefix). */
+static uintptr_t plt_target(uintptr_t at) {
+    const unsigned char *p = (const unsigned char *)at;
+    if (!at)
+        return 0;
+    if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
+        p += 4; /* endbr64 */
+    if (p[0] == 0xf2)
+        p++; /* bnd */
+    if (p[0] != 0xff || p[1] != 0x25)
+        return 0;
+    int32_t disp;
+    memcpy(&disp, p + 2, sizeof disp);
+    const _Atomic uintptr_t *slot = (const _Atomic uintptr_t *)(p + 6 + disp);
+    return atomic_load_explicit(slot, memory_order_relaxed);
+}
+
 static int ldso_bias_of(struct dl_phdr_info *info, size_t size, void *arg) {
     (void)size;
     uintptr_t *want = arg; /* in: an address inside the loader; out: its bias */
@@ -497,6 +517,7 @@ static rheap__attach_ctl_t *prepare(const char *settings) {
         [E_reallocarray] = (uintptr_t)dlsym(RTLD_NEXT, "reallocarray"),
     };
     for (int i = 0; i < E_COUNT; i++) {
+        att.canonical[i] = 0;
         att.wrapper[i] = (uintptr_t)dlsym(me, entry_names[i]);
         att.bound[i] = (uintptr_t)dlsym(RTLD_DEFAULT, entry_names[i]);
         if (att.bound[i] && att.bound[i] == att.wrapper[i]) {
@@ -504,6 +525,13 @@ static rheap__attach_ctl_t *prepare(const char *settings) {
                         "with its toggle signal (RHEAP_SIGNAL) or rheap_enable() instead", NULL, NULL, NULL);
             dlclose(me);
             return k;
+        }
+        if (att.bound[i] != real[i] && plt_target(att.bound[i]) == real[i]) {
+            /* An executable that takes the function's address makes its own PLT entry the
+             * function's address for everyone (a canonical PLT entry, as in python3): data
+             * slots hold that entry, which jumps through the executable's own slot. */
+            att.canonical[i] = att.bound[i];
+            att.bound[i] = real[i];
         }
         if (att.bound[i] != real[i]) {
             /* The process allocates with another allocator than the one librheap's wrappers

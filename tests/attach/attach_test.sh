@@ -1,0 +1,295 @@
+#!/bin/bash
+# attach_test.sh CASE: one test of rheap attach, in a fresh temporary directory. CMake sets the
+# environment: RHEAP (the rheap binary), SERVICE (tests/attach/service.c built), PYTHON3, CC.
+# RHEAP_TEST_KEEP=1 keeps a failed test's directory.
+set -euo pipefail
+
+CASE=$1
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rheap-attach-$CASE.XXXXXX")
+chmod 755 "$WORK"
+cd "$WORK"
+PIDS=()
+finish() {
+    local status=$?
+    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+    if [ "$status" -ne 0 ] && [ -n "${RHEAP_TEST_KEEP:-}" ]; then
+        echo "kept $WORK" >&2
+    else
+        rm -rf "$WORK"
+    fi
+    exit "$status"
+}
+trap finish EXIT
+
+fail() {
+    echo "FAIL ($CASE): $*" >&2
+    exit 1
+}
+
+expect_eq() {
+    [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"
+}
+
+# has_line FILE LINE: FILE holds exactly this line.
+has_line() {
+    grep -qxF -- "$2" "$1" || { cat "$1" >&2; fail "$1 has no line '$2'"; }
+}
+
+run() {
+    local log=$1
+    shift
+    STATUS=0
+    "$@" >"$log.out" 2>"$log.err" </dev/null || STATUS=$?
+}
+
+sql() {
+    sqlite3 -batch -noheader "$@"
+}
+
+# start_service FILE: the service in the background, counting into FILE; SVC is its pid. Returns
+# once both threads have made their first iteration.
+start_service() {
+    "$SERVICE" run "$1" >"$1.out" 2>&1 &
+    SVC=$!
+    PIDS+=("$SVC")
+    for _ in $(seq 500); do
+        [ -s "$1" ] && [ "$("$SERVICE" read "$1" | cut -d' ' -f6)" = 2 ] && return 0
+        sleep 0.01
+    done
+    fail "the service did not start"
+}
+
+# stop_service FILE: stops it and checks that it ended well: every block it held intact.
+stop_service() {
+    "$SERVICE" stop "$1"
+    local st=0
+    wait "$SVC" || st=$?
+    expect_eq "service status ($(cat "$1.out"))" "$st" 0
+    expect_eq "damaged blocks" "$("$SERVICE" read "$1" | cut -d' ' -f5)" 0
+}
+
+# check_thread DB TID A0 A1 F0 F1: the thread's recorded calls in DB, against its counters before
+# the attach (A0 allocations, F0 frees done) and after it (A1, F1). Prints the thread's frees of
+# blocks allocated before the window.
+check_thread() {
+    local db=$1 tid=$2 a0=$3 a1=$4 f0=$5 f1=$6
+    # The iteration of each block, from its size (i % 65536 + 1) and the counter before: the
+    # window is far shorter than 65536 iterations.
+    local it="$a0 + (((size - 1 - $a0 % 65536) % 65536) + 65536) % 65536"
+    local got
+    got=$(sql "$db" "WITH r AS (SELECT $it AS it, dealloc_after AS d FROM allocations
+                                WHERE alloc_thread = $tid)
+                     SELECT count(*), count(DISTINCT it), min(it), max(it),
+                            sum(d IS NULL), sum(d IS NULL AND it <= (SELECT max(it) FROM r) - 8)
+                     FROM r")
+    IFS='|' read -r n distinct lo hi live old_live <<<"$got"
+    [ "$n" -gt 50 ] || fail "thread $tid: only $n allocations recorded"
+    expect_eq "thread $tid: distinct iterations" "$distinct" "$n"
+    expect_eq "thread $tid: iterations without a gap ($lo..$hi)" "$((hi - lo + 1))" "$n"
+    [ "$lo" -ge "$a0" ] || fail "thread $tid: iteration $lo recorded, but $a0 were done before the attach"
+    [ "$hi" -lt "$a1" ] || fail "thread $tid: iteration $hi recorded, but only $a1 were done after the detach"
+    # The ring holds the last 8 blocks: those of the window's last iterations are live at its
+    # end (7 when the window closed between a free and the next allocation), no older one.
+    [ "$live" -ge 7 ] && [ "$live" -le 8 ] || fail "thread $tid: $live blocks live at the end"
+    expect_eq "thread $tid: older blocks live at the end" "$old_live" 0
+    local events paired frees
+    events=$(sql "$db" "SELECT events FROM threads WHERE tid = $tid")
+    paired=$(sql "$db" "SELECT count(*) FROM allocations WHERE dealloc_thread = $tid")
+    frees=$((events - n))
+    [ "$frees" -le "$((f1 - f0))" ] || fail "thread $tid: $frees frees recorded, $((f1 - f0)) made"
+    # The frees of blocks from before the window: 8, or 7 when the window opened between a
+    # free and the allocation after it.
+    local older=$((frees - paired))
+    [ "$older" -ge 7 ] && [ "$older" -le 8 ] || fail "thread $tid: $older frees of older blocks"
+    echo "$older"
+}
+
+case_window() {
+    start_service c
+    read -r a0_0 a0_1 f0_0 f0_1 _ _ < <("$SERVICE" read c)
+    run a "$RHEAP" attach --duration 0.5 -o w.db "$SVC"
+    read -r a1_0 a1_1 f1_0 f1_1 _ _ < <("$SERVICE" read c)
+    expect_eq "attach status ($(cat a.err))" "$STATUS" 0
+    ! grep -q warning a.err || fail "warnings: $(cat a.err)"
+    stop_service c
+    local other
+    other=$(sql w.db "SELECT tid FROM threads WHERE tid != $SVC")
+    expect_eq "threads recorded" "$(sql w.db "SELECT count(*) FROM threads")" 2
+    o0=$(check_thread w.db "$SVC" "$a0_0" "$a1_0" "$f0_0" "$f1_0")
+    o1=$(check_thread w.db "$other" "$a0_1" "$a1_1" "$f0_1" "$f1_1")
+    expect_eq "frees of older blocks, counted" "$(sql w.db "SELECT unmatched_frees FROM processes")" "$((o0 + o1))"
+    expect_eq "window" "$(sql w.db "SELECT on_how, off_how IS NOT NULL AND off_t > on_t, off_how FROM windows")" "attach|1|detach"
+    live=$(sql w.db "SELECT count(*) FROM allocations WHERE dealloc_after IS NULL")
+    grep -q "^rheap: live at the end of the window (not leaks: the process went on): .* in $live blocks$" a.err ||
+        fail "no live-at-end line for $live blocks: $(cat a.err)"
+    grep -q "^rheap: attached to $SVC: [0-9]* allocator slots in [0-9]* modules redirected$" a.err ||
+        fail "no attached line: $(cat a.err)"
+    # Sizes and the place of the call: service.c's one malloc.
+    expect_eq "allocation site" "$(sql w.db "SELECT DISTINCT b.sym || ':' || (b.file LIKE '%service.c')
+        FROM allocations a JOIN backtraces b ON b.id = a.bt AND b.frame_no = 0")" "worker:1"
+}
+
+case_cycles() {
+    start_service c
+    for i in $(seq 20); do
+        run a "$RHEAP" attach -q --duration 0.3 -o "c$i.db" "$SVC"
+        expect_eq "cycle $i status ($(cat a.err))" "$STATUS" 0
+        n=$(sql "c$i.db" "SELECT count(*) FROM allocations")
+        [ "$n" -gt 50 ] || fail "cycle $i: $n allocations"
+        u=$(sql "c$i.db" "SELECT unmatched_frees FROM processes")
+        [ "$u" -ge 14 ] && [ "$u" -le 16 ] || fail "cycle $i: $u frees of older blocks"
+        expect_eq "cycle $i window" "$(sql "c$i.db" "SELECT on_how || ' ' || off_how FROM windows")" "attach detach"
+    done
+    # Loaded once, and inert: the service goes on, every block intact.
+    expect_eq "librheap mappings with code" "$(grep -c 'r-xp.*librheap' "/proc/$SVC/maps")" 1
+    read -r before _ < <("$SERVICE" read c)
+    sleep 0.2
+    read -r after _ < <("$SERVICE" read c)
+    [ "$after" -gt "$before" ] || fail "the service stopped allocating after the last detach"
+    stop_service c
+}
+
+case_python3() {
+    [ -x "${PYTHON3:-}" ] || { echo "python3 not found: skipped"; return 0; }
+    # bytearray(33333) is larger than pymalloc's small objects: it comes from malloc.
+    "$PYTHON3" -c '
+import os, time
+keep, n = [], 0
+while not os.path.exists("stop"):
+    keep.append(bytearray(33333))
+    if len(keep) > 10:
+        keep.pop(0)
+    n += 1
+    time.sleep(0.0002)
+print("done", n > 0, len(keep), sum(len(b) for b in keep))
+' >py.out 2>py.err &
+    PY=$!
+    PIDS+=("$PY")
+    sleep 0.5
+    run a "$RHEAP" attach --duration 0.5 -o p.db "$PY"
+    expect_eq "attach status ($(cat a.err))" "$STATUS" 0
+    touch stop
+    st=0
+    wait "$PY" || st=$?
+    expect_eq "python3 status ($(cat py.err))" "$st" 0
+    expect_eq "python3 output" "$(cat py.out)" "done True 10 333330"
+    got=$(sql p.db "SELECT count(*), sum(dealloc_after IS NULL) FROM allocations
+                    WHERE size BETWEEN 33333 AND 33400")
+    IFS='|' read -r n live <<<"$got"
+    [ "$n" -gt 100 ] || fail "$n bytearrays recorded"
+    # The list holds 10 (11 between an append and its pop).
+    [ "$live" -ge 10 ] && [ "$live" -le 11 ] || fail "$live bytearrays live at the end"
+}
+
+# exec_done PID NAME: waits until the background process PID runs the program NAME (a job
+# started with & is a copy of the shell until its exec).
+exec_done() {
+    for _ in $(seq 500); do
+        [ "$(basename "$(readlink "/proc/$1/exe")")" = "$2" ] && return 0
+        sleep 0.01
+    done
+    fail "$2 did not start"
+}
+
+# A pid no process has.
+free_pid() {
+    local p=4194000
+    while [ -e "/proc/$p" ]; do p=$((p - 1)); done
+    echo "$p"
+}
+
+case_refusals() {
+    local p
+    p=$(free_pid)
+    run a "$RHEAP" attach "$p"
+    expect_eq "no process: status" "$STATUS" 1
+    has_line a.err "rheap: error: cannot attach to $p: no such process"
+
+    # Statically linked.
+    printf '#include <unistd.h>\nint main(void) { sleep(60); return 0; }\n' >static.c
+    if "$CC" -static -o static static.c 2>/dev/null; then
+        ./static &
+        PIDS+=("$!")
+        exec_done "$!" static
+        run a "$RHEAP" attach --duration 0.1 "$!"
+        expect_eq "static: status" "$STATUS" 1
+        has_line a.err "rheap: error: cannot attach to $!: it is statically linked, so its malloc cannot be redirected; start it under rheap run instead"
+    else
+        echo "no static libc: the static case is skipped"
+    fi
+
+    # Already recording: under rheap run.
+    "$RHEAP" run -q -o run.db -- "$SERVICE" run r >/dev/null 2>&1 &
+    PIDS+=("$!")
+    local runner=$!
+    for _ in $(seq 500); do [ -s r ] && [ "$("$SERVICE" read r | cut -d' ' -f6)" = 2 ] && break; sleep 0.01; done
+    svc=$(pgrep -P "$runner")
+    # --duration everywhere: a refusal that did not come would not hang the test.
+    run a "$RHEAP" attach --duration 0.1 "$svc"
+    expect_eq "recording: status" "$STATUS" 1
+    grep -q "^rheap: error: cannot attach to $svc: it is already recording (into .*/rip-$svc)$" a.err ||
+        fail "already recording: $(cat a.err)"
+    "$SERVICE" stop r
+
+    # Preloaded with recording off: the toggle signal is the way.
+    local lib
+    lib=$(dirname "$RHEAP")/../libtrace/librheap.so
+    LD_PRELOAD=$lib RHEAP_ENABLE=0 "$SERVICE" run q >/dev/null 2>&1 &
+    PIDS+=("$!")
+    local q=$!
+    for _ in $(seq 500); do [ -s q ] && [ "$("$SERVICE" read q | cut -d' ' -f6)" = 2 ] && break; sleep 0.01; done
+    run a "$RHEAP" attach --duration 0.1 "$q"
+    expect_eq "preloaded: status" "$STATUS" 1
+    has_line a.err "rheap: error: cannot attach to $q: librheap is already preloaded in this process: turn recording on with its toggle signal (RHEAP_SIGNAL) or rheap_enable() instead"
+    "$SERVICE" stop q
+
+    # Attached by another rheap attach: refused, and the first goes on unharmed.
+    start_service c
+    "$RHEAP" attach -q --duration 2 -o first.db "$SVC" 2>first.err &
+    local first=$!
+    sleep 0.7
+    run a "$RHEAP" attach --duration 0.1 "$SVC"
+    expect_eq "attached twice: status" "$STATUS" 1
+    has_line a.err "rheap: error: cannot attach to $SVC: another rheap attach is attached to this process"
+    wait "$first" || fail "the first attach failed: $(cat first.err)"
+    [ "$(sql first.db "SELECT count(*) FROM allocations")" -gt 50 ] || fail "the first attach recorded little"
+    stop_service c
+
+    if command -v setpriv >/dev/null && setpriv --reuid 65534 --regid 65534 --clear-groups "$RHEAP" --version >/dev/null 2>&1; then
+        # Another user's process, as a user without privileges.
+        sleep 60 &
+        PIDS+=("$!")
+        exec_done "$!" sleep
+        run a setpriv --reuid 65534 --regid 65534 --clear-groups "$RHEAP" attach --duration 0.1 -o "$WORK/u.db" "$!"
+        expect_eq "other user: status" "$STATUS" 1
+        has_line a.err "rheap: error: cannot attach to $!: it belongs to another user (uid 0); run rheap attach as that user, or as root"
+        # root without CAP_SYS_PTRACE (a container's default), against another user's process.
+        setpriv --reuid 65534 --regid 65534 --clear-groups sleep 60 &
+        PIDS+=("$!")
+        exec_done "$!" sleep
+        run a setpriv --inh-caps=-sys_ptrace --bounding-set=-sys_ptrace "$RHEAP" attach --duration 0.1 "$!"
+        expect_eq "no CAP_SYS_PTRACE: status" "$STATUS" 1
+        has_line a.err "rheap: error: cannot attach to $!: ptrace not permitted; run rheap attach as the process's user or as root (in a container: add CAP_SYS_PTRACE)"
+    else
+        echo "setpriv cannot run rheap as another user here: the permission cases are skipped"
+    fi
+}
+
+case_exit_during() {
+    start_service c
+    "$RHEAP" attach --duration 10 -o e.db "$SVC" >a.out 2>a.err &
+    local at=$!
+    sleep 0.5
+    stop_service c
+    local st=0
+    wait "$at" || st=$?
+    expect_eq "attach status ($(cat a.err))" "$st" 0
+    has_line a.err "rheap: process $SVC ended during the window"
+    expect_eq "window" "$(sql e.db "SELECT on_how || ' ' || off_how FROM windows")" "attach exit"
+    # The service freed its last blocks before it ended: nothing is live, and it says so as a
+    # process that ended does.
+    expect_eq "never freed" "$(sql e.db "SELECT count(*) FROM allocations WHERE dealloc_after IS NULL")" 0
+    has_line a.err "rheap: never freed: 0 bytes in 0 blocks"
+}
+
+"case_$CASE"
