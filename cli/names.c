@@ -15,124 +15,13 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "shorten.h"
 
 static int full_names;
 
 void rheap__names_full(int on)
 {
     full_names = on;
-}
-
-static int is_ident(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '>' || c == ']' || c == '}' || c == '$';
-}
-
-/* The index of the '>' closing the '<' at s[at], or 0 when it is not closed. A '>' after '-'
- * (operator->) does not close anything. */
-static size_t closing(const char *s, size_t at)
-{
-    int depth = 0;
-    for (size_t i = at; s[i]; i++) {
-        if (s[i] == '<') {
-            depth++;
-        } else if (s[i] == '>' && !(i > 0 && s[i - 1] == '-')) {
-            if (--depth == 0)
-                return i;
-        }
-    }
-    return 0;
-}
-
-/* Whether s[i] comes right after the keyword `operator` (not after an identifier that ends
- * with it, as in `my_operator`), with an operator's characters to follow. */
-static int at_operator(const char *s, size_t i)
-{
-    if (i < 8 || strncmp(s + i - 8, "operator", 8) != 0)
-        return 0;
-    char before = i > 8 ? s[i - 9] : ' ';
-    if ((before >= 'a' && before <= 'z') || (before >= 'A' && before <= 'Z') ||
-        (before >= '0' && before <= '9') || before == '_' || before == '$')
-        return 0;
-    return s[i] == '<' || s[i] == '=' || s[i] == '>' || (s[i] == '-' && s[i + 1] == '>');
-}
-
-char *rheap__name_short(const char *name)
-{
-    size_t n = strlen(name);
-    char *out = malloc(n + 1);
-    if (!out)
-        return NULL;
-    size_t o = 0;
-    for (size_t i = 0; i < n;) {
-        /* operator<, operator<<, operator<=, operator<=> and operator-> are names, not template
-         * lists: their characters are copied as they are. Every other operator (operator(),
-         * operator[], operator new) and a name that only holds the word (parse_operator_list)
-         * go on as any other text; each pass of this loop copies at least one character. */
-        if (at_operator(name, i)) {
-            while (name[i] == '<' || name[i] == '=' || name[i] == '>')
-                out[o++] = name[i++];
-            if (name[i] == '-' && name[i + 1] == '>') {
-                out[o++] = name[i++];
-                out[o++] = name[i++];
-            }
-            continue;
-        }
-        size_t end;
-        /* A template argument list follows a name; a leading '<' (Rust's <T as Trait>::f) or
-         * one after a blank is part of the name itself and only has its insides shortened. */
-        if (name[i] == '<' && i > 0 && is_ident(name[i - 1]) && (end = closing(name, i)) != 0 &&
-            end - i - 1 > 3) {
-            memcpy(out + o, "<...>", 5);
-            o += 5;
-            i = end + 1;
-            continue;
-        }
-        out[o++] = name[i++];
-    }
-    out[o] = 0;
-    return out;
-}
-
-/* Display columns of a UTF-8 string: its code points. */
-static size_t columns(const char *s)
-{
-    size_t w = 0;
-    for (; *s; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
-/* Keeps the first (from_end: last) `keep` columns of s, marking the cut with "...". */
-static char *clip(const char *s, size_t keep, int from_end)
-{
-    size_t w = columns(s);
-    if (w <= keep || keep < 4)
-        return strdup(s);
-    size_t take = keep - 3, n = strlen(s);
-    char *out = malloc(n + 4);
-    if (!out)
-        return NULL;
-    if (from_end) {
-        /* Skip w - take code points from the front. */
-        size_t skip = w - take, i = 0;
-        for (size_t cp = 0; i < n; i++) {
-            if (((unsigned char)s[i] & 0xC0) != 0x80 && cp++ == skip)
-                break;
-        }
-        memcpy(out, "...", 3);
-        strcpy(out + 3, s + i);
-    } else {
-        size_t i = 0;
-        for (size_t cp = 0; i < n; i++) {
-            if (((unsigned char)s[i] & 0xC0) != 0x80 && cp++ == take)
-                break;
-        }
-        memcpy(out, s, i);
-        strcpy(out + i, "...");
-    }
-    return out;
 }
 
 static size_t terminal_width(void)
@@ -193,11 +82,11 @@ int rheap__names_for_display(const rheap__table_t *t, size_t max_rows, size_t in
         goto fail;
     size_t total = indent;
     for (size_t c = 0; c < t->ncols; c++) {
-        w[c] = columns(out->names[c]);
+        w[c] = rheap__text_columns(out->names[c]);
         for (size_t r = 0; r < rows; r++) {
             const char *v = out->cells[r * t->ncols + c];
-            if (v && columns(v) > w[c])
-                w[c] = columns(v);
+            if (v && rheap__text_columns(v) > w[c])
+                w[c] = rheap__text_columns(v);
         }
         total += w[c] + (c ? 2 : 0);
     }
@@ -213,9 +102,9 @@ int rheap__names_for_display(const rheap__table_t *t, size_t max_rows, size_t in
                 keep = 8;
             for (size_t r = 0; r < rows; r++) {
                 char **cell = &out->cells[r * t->ncols + c];
-                if (!*cell || columns(*cell) <= keep)
+                if (!*cell || rheap__text_columns(*cell) <= keep)
                     continue;
-                char *cut = clip(*cell, keep, c == lcol);
+                char *cut = rheap__text_clip(*cell, keep, c == lcol);
                 if (!cut) {
                     free(w);
                     goto fail;
