@@ -82,9 +82,17 @@ static char *base_location(const char *loc, size_t unused)
     return strdup(slash ? slash + 1 : loc);
 }
 
-static char *clip_start(const char *s, size_t keep)
+static char *without_params(const char *name, size_t unused)
 {
-    return rheap__text_clip(s, keep, 0);
+    (void)unused;
+    return rheap__name_without_params(name);
+}
+
+/* A qualified name keeps its end, the function itself (`...Map_base<...>::operator[]`); a
+ * plain one its start. */
+static char *clip_function(const char *s, size_t keep)
+{
+    return rheap__text_clip(s, keep, strstr(s, "::") != NULL);
 }
 
 static char *clip_end(const char *s, size_t keep)
@@ -165,9 +173,11 @@ int rheap__names_for_display(const rheap__table_t *t, size_t max_rows, size_t in
         return 0;
 
     /* Still too wide: locations lose their directories first (file:line is what a reader
-     * looks for), then the function and location columns are cut to the room the others
-     * leave, the function's start and the location's end kept. The location gets at most a
-     * third of the room, the function the rest; neither goes below 8 columns. */
+     * looks for), function names their parameter lists, then the function and location columns are cut to the room the others
+     * leave, the location's end kept and the function's end when it is qualified (its start
+     * otherwise). The location gets at most half
+     * the room (more when the function needs less), the function the rest; neither goes below
+     * 8 columns. */
     total = indent;
     for (size_t c = 0; c < ncols; c++)
         total += column_width(out, c, rows) + (c ? 2 : 0);
@@ -176,6 +186,12 @@ int rheap__names_for_display(const rheap__table_t *t, size_t max_rows, size_t in
         if (map_column(out, olcol, rows, base_location, 0) != 0)
             goto fail;
         total -= before - column_width(out, olcol, rows);
+    }
+    if (total > tw && ofcol != SIZE_MAX) {
+        size_t before = column_width(out, ofcol, rows);
+        if (map_column(out, ofcol, rows, without_params, 0) != 0)
+            goto fail;
+        total -= before - column_width(out, ofcol, rows);
     }
     if (total > tw) {
         size_t fw = ofcol != SIZE_MAX ? column_width(out, ofcol, rows) : 0;
@@ -187,11 +203,12 @@ int rheap__names_for_display(const rheap__table_t *t, size_t max_rows, size_t in
         } else if (olcol == SIZE_MAX) {
             fkeep = room;
         } else {
-            if (lkeep > room / 3)
-                lkeep = room / 3 > 8 ? room / 3 : 8;
+            size_t half = room / 2, need = room > fw ? room - fw : 0;
+            if (lkeep > half && lkeep > need)
+                lkeep = half > need ? half : need;
             fkeep = room > lkeep ? room - lkeep : 0;
         }
-        if ((ofcol != SIZE_MAX && map_column(out, ofcol, rows, clip_start, fkeep < 8 ? 8 : fkeep) != 0) ||
+        if ((ofcol != SIZE_MAX && map_column(out, ofcol, rows, clip_function, fkeep < 8 ? 8 : fkeep) != 0) ||
             (olcol != SIZE_MAX && map_column(out, olcol, rows, clip_end, lkeep < 8 ? 8 : lkeep) != 0))
             goto fail;
     }

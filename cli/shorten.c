@@ -94,6 +94,46 @@ char *rheap__name_short(const char *name)
     return out;
 }
 
+char *rheap__name_without_params(const char *name)
+{
+    /* Back over the qualifiers a member function's parameter list may carry. */
+    static const char *const quals[] = {" const", " volatile", " &&", " &", " noexcept"};
+    size_t end = strlen(name);
+    for (int again = 1; again;) {
+        again = 0;
+        for (size_t q = 0; q < sizeof quals / sizeof *quals; q++) {
+            size_t l = strlen(quals[q]);
+            if (end >= l && strncmp(name + end - l, quals[q], l) == 0) {
+                end -= l;
+                again = 1;
+            }
+        }
+    }
+    /* The list is the text from the '(' that matches the last ')', when something precedes it. */
+    size_t cut = end;
+    if (end > 0 && name[end - 1] == ')') {
+        size_t depth = 0, i = end;
+        while (i-- > 0) {
+            if (name[i] == ')') {
+                depth++;
+            } else if (name[i] == '(' && --depth == 0) {
+                break;
+            }
+        }
+        /* The "()" of operator() is the operator's name, not its parameters. */
+        if (depth == 0 && i > 0 && i != (size_t)-1 && !(i >= 8 && strncmp(name + i - 8, "operator", 8) == 0))
+            cut = i;
+    }
+    if (cut == end)
+        cut = strlen(name);
+    char *out = malloc(cut + 1);
+    if (!out)
+        return NULL;
+    memcpy(out, name, cut);
+    out[cut] = 0;
+    return out;
+}
+
 size_t rheap__text_columns(const char *s)
 {
     size_t w = 0;

@@ -16,6 +16,13 @@
  * `<T as Trait>::f`) is kept and only its insides shortened. malloc'ed; NULL on no memory. */
 char *rheap__name_short(const char *name);
 
+/* A copy of name without its trailing parameter list and qualifiers, for a column too narrow
+ * for both: `Table::operator[](int) const` reads `Table::operator[]`, and
+ * `main::{lambda(int)#1}::operator()(int) const` reads `main::{lambda(int)#1}::operator()`.
+ * A name that does not end with a parameter list (C, Rust) is copied whole. malloc'ed; NULL on
+ * no memory. */
+char *rheap__name_without_params(const char *name);
+
 /* Display columns of a UTF-8 string: its code points. */
 size_t rheap__text_columns(const char *s);
 

@@ -40,6 +40,12 @@ static void check_name(const char *in)
     if (!again || strlen(again) > strlen(s))
         fail("rheap__name_short made its own output longer", s, again);
     free(again);
+    char *bare = rheap__name_without_params(in);
+    if (!bare)
+        fail("rheap__name_without_params returned NULL", in, NULL);
+    if (strlen(bare) > n || strncmp(bare, in, strlen(bare)) != 0)
+        fail("rheap__name_without_params is not a start of its input", in, bare);
+    free(bare);
     size_t w = rheap__text_columns(in);
     size_t keeps[] = {0, 3, 4, 5, 8, 13, 20, 40, w > 0 ? w - 1 : 0, w, w + 1};
     for (size_t k = 0; k < sizeof keeps / sizeof *keeps; k++) {
@@ -220,7 +226,30 @@ static int unit(void)
         {"<alloc::vec::Vec<T> as alloc::vec::spec_from_iter::SpecFromIter<T, I>>::from_iter",
          "<alloc::vec::Vec<T> as alloc::vec::spec_from_iter::SpecFromIter<...>>::from_iter"},
     };
+    static const char *const bare[][2] = {
+        {"Table::operator[](int) const", "Table::operator[]"},
+        {"Functor::operator()(int)", "Functor::operator()"},
+        {"Functor::operator()", "Functor::operator()"},
+        {"main::{lambda(int)#1}::operator()(int) const", "main::{lambda(int)#1}::operator()"},
+        {"Pooled::operator new(unsigned long)", "Pooled::operator new"},
+        {"std::vector<...>::push_back(int&&) &&", "std::vector<...>::push_back"},
+        {"f(void (*)(int))", "f"},
+        {"parse_operator_list", "parse_operator_list"},
+        {"collect::leak_vec", "collect::leak_vec"},
+        {"(anonymous namespace)::pool::pool()", "(anonymous namespace)::pool::pool"},
+        {"broken(int", "broken(int"},
+        {"(x)", "(x)"},
+    };
     int bad = 0;
+    for (size_t i = 0; i < sizeof bare / sizeof *bare; i++) {
+        char *s = rheap__name_without_params(bare[i][0]);
+        if (!s || strcmp(s, bare[i][1]) != 0) {
+            fprintf(stderr, "FAIL: without params: %s\n  expected: %s\n  got:      %s\n", bare[i][0],
+                    bare[i][1], s ? s : "(null)");
+            bad = 1;
+        }
+        free(s);
+    }
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         current = cases[i][0];
         alarm(10);
@@ -234,7 +263,8 @@ static int unit(void)
         free(s);
     }
     if (!bad)
-        printf("fuzz_names --unit: %zu operator forms: ok\n", sizeof cases / sizeof *cases);
+        printf("fuzz_names --unit: %zu operator forms, %zu parameter lists: ok\n",
+               sizeof cases / sizeof *cases, sizeof bare / sizeof *bare);
     return bad;
 }
 
