@@ -408,7 +408,8 @@ static void *helper_main(void *arg) {
 
 int rheap__attach_forked(void) {
     int state = atomic_load(&rheap__attach_ctl.state);
-    if (state != RHEAP__ATTACH_COMMITTED && state != RHEAP__ATTACH_PREPARED)
+    if (state != RHEAP__ATTACH_COMMITTED && state != RHEAP__ATTACH_PREPARED &&
+        state != RHEAP__ATTACH_RELEASING)
         return 0;
     /* The child has no helper and no rheap attach watching it: it must not record. Its one
      * thread runs this, so the table is the parent's as it stood. */

@@ -1,6 +1,7 @@
 #!/bin/bash
 # attach_test.sh CASE: one test of rheap attach, in a fresh temporary directory. CMake sets the
-# environment: RHEAP (the rheap binary), SERVICE (tests/attach/service.c built), PYTHON3, CC.
+# environment: RHEAP (the rheap binary), SERVICE (tests/attach/service.c built), FORKER
+# (forker.c built), PYTHON3, CC.
 # RHEAP_TEST_KEEP=1 keeps a failed test's directory.
 set -euo pipefail
 
@@ -290,6 +291,29 @@ case_exit_during() {
     # process that ended does.
     expect_eq "never freed" "$(sql e.db "SELECT count(*) FROM allocations WHERE dealloc_after IS NULL")" 0
     has_line a.err "rheap: never freed: 0 bytes in 0 blocks"
+}
+
+case_fork() {
+    "$FORKER" >f.out &
+    local fk=$!
+    PIDS+=("$fk")
+    exec_done "$fk" "$(basename "$FORKER")"
+    sleep 0.2
+    run a "$RHEAP" attach --keep --duration 0.5 -o f.db "$fk"
+    expect_eq "attach status ($(cat a.err))" "$STATUS" 0
+    local st=0
+    wait "$fk" || st=$?
+    expect_eq "forker status" "$st" 0
+    expect_eq "forker output" "$(cat f.out)" "ok"
+    # Only the attached process recorded: its children made no recording of their own.
+    kept=$(sed -n 's/^rheap: recording kept in //p' a.err)
+    expect_eq "recordings" "$(cd "$kept" && echo rip-*)" "rip-$fk"
+    expect_eq "windows" "$(sql f.db "SELECT pid || ' ' || on_how || ' ' || off_how FROM windows")" "$fk attach detach"
+    # The parent's pairs, each freed where it was allocated; the children's 32-byte blocks are
+    # not there.
+    expect_eq "children's blocks" "$(sql f.db "SELECT count(*) FROM allocations WHERE size = 32")" 0
+    n=$(sql f.db "SELECT count(*) FROM allocations WHERE size BETWEEN 64 AND 163 AND dealloc_after IS NOT NULL")
+    [ "$n" -gt 100 ] || fail "$n of the parent's pairs recorded"
 }
 
 "case_$CASE"
