@@ -82,6 +82,8 @@ def main():
         th.join()
         m = re.search(r"timings: (.*)", err)
         if p.returncode != 0 or not m:
+            subprocess.run([args.load, "stop", counters])
+            load.wait()
             sys.exit(f"rheap attach failed: {err}")
         t = dict(kv.split("=") for kv in m.group(1).split())
         con = sqlite3.connect(db)

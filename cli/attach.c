@@ -227,6 +227,7 @@ static void explain_eperm(pid_t pid)
 /* One executable mapping of the process. */
 typedef struct {
     uint64_t start, end, offset;
+    unsigned long long inode;
     int exec;
     char path[PATH_MAX];
 } map_t;
@@ -255,10 +256,11 @@ static int maps_read(pid_t pid, maps_t *ms)
         return -1;
     size_t cap = 0;
     while (fgets(line, sizeof line, f)) {
-        unsigned long long s, e, off;
+        unsigned long long s, e, off, inode;
         char perms[8];
         int at = 0;
-        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &s, &e, perms, &off, &at) < 4 || !at)
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %llu %n", &s, &e, perms, &off, &inode, &at) < 5 ||
+            !at)
             continue;
         char *p = line + at;
         p[strcspn(p, "\n")] = 0;
@@ -270,6 +272,7 @@ static int maps_read(pid_t pid, maps_t *ms)
         m->start = s;
         m->end = e;
         m->offset = off;
+        m->inode = inode;
         m->exec = perms[2] == 'x';
         snprintf(m->path, sizeof m->path, "%s", p);
     }
@@ -667,11 +670,14 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
                      (int)pid, lib);
         return -1;
     }
+    /* A librheap loaded already must be this one: dlopen would load a file of another path,
+     * or one rebuilt since at the same path, as a second copy. */
     const map_t *other = find_module(&a->maps, is_librheap);
-    if (other && strcmp(other->path, lib) != 0) {
-        rheap__error(stderr, "cannot attach to %d: it already has another librheap loaded (%s); "
-                             "attach with RHEAP_LIBRARY=%s",
-                     (int)pid, other->path, other->path);
+    if (other && (strcmp(other->path, lib) != 0 || other->inode != (unsigned long long)there.st_ino)) {
+        rheap__error(stderr, "cannot attach to %d: it already has another librheap loaded (%s%s); "
+                             "attach with the rheap that goes with it",
+                     (int)pid, other->path,
+                     strcmp(other->path, lib) == 0 ? ", replaced on disk since" : "");
         return -1;
     }
     /* dlopen, dlsym and dlerror in its libc (glibc 2.34 and later have them there). */

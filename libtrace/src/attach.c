@@ -412,10 +412,15 @@ int rheap__attach_forked(void) {
         state != RHEAP__ATTACH_RELEASING)
         return 0;
     /* The child has no helper and no rheap attach watching it: it must not record. Its one
-     * thread runs this, so the table is the parent's as it stood. */
+     * thread runs this, so the table is the parent's as it stood, and the loader's list is read
+     * without its lock, which a thread of the parent may have held at the fork. */
     if (state == RHEAP__ATTACH_COMMITTED) {
-        unsigned n = 0;
-        dl_iterate_phdr(restore_locked, &n);
+        if (check_modules() == 0) {
+            restore_present();
+        } else {
+            unsigned n = 0; /* the parent was loading or unloading: under the lock, then */
+            dl_iterate_phdr(restore_locked, &n);
+        }
     }
     atomic_store(&rheap__attach_ctl.state, RHEAP__ATTACH_STOPPED);
     return 1;
