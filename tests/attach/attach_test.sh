@@ -316,4 +316,17 @@ case_fork() {
     [ "$n" -gt 100 ] || fail "$n of the parent's pairs recorded"
 }
 
+# Where ptrace is not permitted (a container without CAP_SYS_PTRACE, kernel.yama.ptrace_scope),
+# nothing can be attached to: said, and the case is skipped. The refusals case runs anyway.
+if [ "$CASE" != refusals ]; then
+    sleep 30 &
+    PIDS+=("$!")
+    exec_done "$!" sleep
+    run probe "$RHEAP" attach -q --duration 0.01 -o probe.db "$!"
+    if grep -q "ptrace not permitted\|ptrace is disabled" probe.err; then
+        echo "skipped: $(cat probe.err)"
+        exit 0
+    fi
+fi
+
 "case_$CASE"

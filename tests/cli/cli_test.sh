@@ -53,7 +53,7 @@ field() {
 }
 
 case_help() {
-    for cmd in run query report convert dump; do
+    for cmd in run attach query report convert dump; do
         run h "$RHEAP" "$cmd" --help
         expect_eq "rheap $cmd --help status" "$STATUS" 0
         grep -q "^Usage: rheap $cmd" h.out || fail "rheap $cmd --help: no usage line"
@@ -62,7 +62,7 @@ case_help() {
     expect_eq "--version status" "$STATUS" 0
     grep -q '^rheap [0-9]*\.[0-9]*\.[0-9]* ' v.out || fail "--version: $(cat v.out)"
     run m "$RHEAP" --help
-    for cmd in run report query convert dump; do
+    for cmd in run attach report query convert dump; do
         grep -q "^  $cmd " m.out || fail "rheap --help does not list $cmd"
     done
     # Errors say what to do next, and nothing runs.
@@ -74,6 +74,15 @@ case_help() {
     run e "$RHEAP" run -- touch ran
     expect_eq "no -o status" "$STATUS" 1
     has_line e.err "rheap run: no output given; add -o OUT.db before the program"
+    run e "$RHEAP" attach -o x.db --depth 0 1
+    expect_eq "attach bad depth status" "$STATUS" 1
+    has_line e.err "rheap attach: --depth 0: expected a number of frames from 1 to 1024"
+    run e "$RHEAP" attach --duration 0 1
+    expect_eq "attach bad duration status" "$STATUS" 1
+    has_line e.err "rheap attach: --duration 0: expected a number of seconds above 0"
+    run e "$RHEAP" attach
+    expect_eq "attach no pid status" "$STATUS" 1
+    has_line e.err "rheap attach: no PID given (rheap attach [-o OUT.db] PID)"
     run e "$RHEAP" run -o x.db --depth 0 -- touch ran
     expect_eq "bad depth status" "$STATUS" 1
     has_line e.err "rheap run: --depth 0: expected a number of frames from 1 to 1024"
