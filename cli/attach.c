@@ -600,9 +600,23 @@ static long stopped_world_call(attach_t *a, uint64_t fn, uint64_t *pause, size_t
     }
 }
 
+/* Whether the process still runs: it exists and is not a zombie (ended, not yet reaped). */
 static int alive(pid_t pid)
 {
-    return !(kill(pid, 0) != 0 && errno == ESRCH) && status_field(pid, "TracerPid", NULL) >= 0;
+    char path[64], state = 0;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    /* "pid (comm) S ...": the state follows the last ')', as comm may hold one. */
+    char line[1024];
+    if (fgets(line, sizeof line, f)) {
+        char *close = strrchr(line, ')');
+        if (close && close[1] == ' ')
+            state = close[2];
+    }
+    fclose(f);
+    return state && state != 'Z' && state != 'X';
 }
 
 /* Step 1's checks that need no ptrace. 0, or -1 with the message printed. */
