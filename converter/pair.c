@@ -37,7 +37,8 @@ typedef struct {
     uint64_t addr;
     uint64_t w1; /* bits 0-47: t / 4; 48-63: thread */
     uint64_t w2; /* bits 0-39: size; 40-63: bt */
-    uint64_t w3; /* bits 0-39: realloc_of; 40-45: log2(align) + 1, 0 = none; 46-53: call */
+    uint64_t w3; /* bits 0-39: realloc_of; 40-45: log2(align) + 1, 0 = none; 46-53: call;
+                  * 54-63: distance from the home slot (1023: that far or farther) */
 } slot_t;
 
 typedef struct {
@@ -71,9 +72,16 @@ struct rheap__pairs {
     rheap__live_t *wsorted;
 };
 
+/* Heap addresses are aligned and handed out in runs; a multiplicative hash alone spreads them
+ * over the top bits (the shard) but leaves the bits below correlated, so that a run of addresses
+ * lands in one shard at homes next to each other and Robin Hood's runs grow long. Mixing the
+ * product's high half back in (as splitmix64's finalizer does) decorrelates every bit. */
 static uint64_t hash_of(uint64_t addr)
 {
-    return addr * 0x9E3779B97F4A7C15ull;
+    uint64_t h = (addr ^ (addr >> 31)) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    h *= 0x94D049BB133111EBull;
+    return h ^ (h >> 32);
 }
 
 static shard_t *shard_of(rheap__pairs_t *p, uint64_t h)
@@ -87,9 +95,22 @@ static uint32_t home_of(uint64_t h, uint32_t cap)
     return (uint32_t)(((h >> 24) & 0xFFFFFFFFull) * cap >> 32);
 }
 
-static uint32_t dist(uint32_t j, uint32_t home, uint32_t cap)
+#define FAR 1023u
+
+/* How far the block in slot j of a shard of cap slots lies from its home slot: kept in the
+ * block, so probing never hashes the residents it passes. */
+static uint32_t dist_of(const slot_t *s, uint32_t j, uint32_t cap)
 {
+    uint32_t d = (uint32_t)(s->w3 >> 54);
+    if (d < FAR)
+        return d;
+    uint32_t home = home_of(hash_of(s->addr), cap);
     return j >= home ? j - home : j + cap - home;
+}
+
+static void set_dist(slot_t *s, uint32_t d)
+{
+    s->w3 = (s->w3 & ((1ull << 54) - 1)) | (uint64_t)(d < FAR ? d : FAR) << 54;
 }
 
 static void account(rheap__pairs_t *p, ptrdiff_t delta)
@@ -165,7 +186,7 @@ static long shard_find(const shard_t *sh, uint64_t addr, uint64_t h)
     uint32_t cap = sh->cap, j = home_of(h, cap);
     for (uint32_t d = 0;; d++) {
         const slot_t *s = &sh->slots[j];
-        if (!s->addr || dist(j, home_of(hash_of(s->addr), cap), cap) < d)
+        if (!s->addr || dist_of(s, j, cap) < d)
             return -1;
         if (s->addr == addr)
             return (long)j;
@@ -181,14 +202,16 @@ static void shard_place(shard_t *sh, slot_t s, uint64_t h)
     for (uint32_t d = 0;; d++) {
         slot_t *at = &sh->slots[j];
         if (!at->addr) {
+            set_dist(&s, d);
             *at = s;
             sh->count++;
             return;
         }
-        uint32_t ad = dist(j, home_of(hash_of(at->addr), cap), cap);
+        uint32_t ad = dist_of(at, j, cap);
         if (ad < d) {
             /* The resident is closer to its home: it yields its slot and moves on. */
             slot_t t = *at;
+            set_dist(&s, d);
             *at = s;
             s = t;
             d = ad;
@@ -203,10 +226,12 @@ static void shard_remove(shard_t *sh, uint32_t j)
     uint32_t cap = sh->cap;
     for (;;) {
         uint32_t k = j + 1 == cap ? 0 : j + 1;
-        const slot_t *next = &sh->slots[k];
-        if (!next->addr || home_of(hash_of(next->addr), cap) == k)
+        slot_t *next = &sh->slots[k];
+        uint32_t d;
+        if (!next->addr || (d = dist_of(next, k, cap)) == 0)
             break;
         sh->slots[j] = *next;
+        set_dist(&sh->slots[j], d - 1);
         j = k;
     }
     sh->slots[j].addr = 0;
