@@ -896,7 +896,10 @@ int rheap__cmd_attach(int argc, char **argv)
                     (unsigned long long)(a.commit_pause / 1000), a.commit_threads,
                     (unsigned long long)(a.release_pause / 1000), a.release_threads, slots);
 
-    /* Step 6. */
+    /* Step 6. The process is on its own again: Ctrl-C may stop the conversion now. */
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
     size_t n;
     rheap__rec_t *recs = rheap__collect_recordings(ours, &n, o.quiet);
     if (!n) {

@@ -167,7 +167,7 @@ int rheap__cmd_stack(int argc, char **argv);
 /* ---- resymbolize.c: `rheap resymbolize DB` ---- */
 int rheap__cmd_resymbolize(int argc, char **argv);
 
-/* ---- elf.c: the program rheap run starts ---- */
+/* ---- elf.c: the program rheap run starts (and the one rheap attach joins) ---- */
 /* The file execvp(name) would run (name when it has a '/', else the first executable regular
  * file in PATH) into buf. 0, or -1 when there is none. */
 int rheap__exe_find(const char *name, char *buf, size_t len);
