@@ -623,8 +623,7 @@ static int alive(pid_t pid)
 static int check_process(attach_t *a, const char *lib, char *lib_there, size_t len)
 {
     pid_t pid = a->pid;
-    long ruid = 0, euid = -1;
-    ruid = status_field(pid, "Uid", &euid);
+    long euid = -1, ruid = status_field(pid, "Uid", &euid);
     if (ruid < 0) {
         rheap__error(stderr, "cannot attach to %d: no such process", (int)pid);
         return -1;
@@ -735,11 +734,9 @@ static int make_recdir(const attach_opts_t *o, char *ours, char *theirs, size_t 
         }
         snprintf(theirs, len, "%s", ours + strlen(tmp) - strlen("/tmp"));
     }
-    long ruid, euid = -1, rgid, egid = -1;
-    ruid = status_field(o->pid, "Uid", &euid);
-    rgid = status_field(o->pid, "Gid", &egid);
-    (void)ruid;
-    (void)rgid;
+    long euid = -1, egid = -1; /* the second numbers of Uid and Gid: the effective ids */
+    status_field(o->pid, "Uid", &euid);
+    status_field(o->pid, "Gid", &egid);
     if (euid >= 0 && egid >= 0 && (uid_t)euid != geteuid() &&
         chown(ours, (uid_t)euid, (gid_t)egid) != 0) {
         rheap__error(stderr, "cannot give %s to the process's user %ld: %s", ours, euid,
