@@ -316,6 +316,36 @@ case_fork() {
     [ "$n" -gt 100 ] || fail "$n of the parent's pairs recorded"
 }
 
+case_mount_ns() {
+    # A process in a mount namespace of its own, with a /tmp of its own: neither this test's
+    # directory nor the output's is visible to it, so the recording is made in its /tmp and read
+    # through /proc/PID/root.
+    if ! unshare -m true 2>/dev/null; then
+        echo "unshare -m not permitted here: skipped"
+        return 0
+    fi
+    unshare -m sh -c "mount -t tmpfs rheap-test /tmp && exec \"$SERVICE\" run /tmp/c" >ns.out 2>&1 &
+    local ns=$!
+    PIDS+=("$ns")
+    exec_done "$ns" "$(basename "$SERVICE")"
+    for _ in $(seq 500); do
+        [ -s "/proc/$ns/root/tmp/c" ] && [ "$("$SERVICE" read "/proc/$ns/root/tmp/c" | cut -d' ' -f6)" = 2 ] && break
+        sleep 0.01
+    done
+    [ "$(readlink "/proc/$ns/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] || fail "no mount namespace of its own"
+    run a "$RHEAP" attach --keep --duration 0.5 -o "$WORK/ns.db" "$ns"
+    expect_eq "attach status ($(cat a.err))" "$STATUS" 0
+    kept=$(sed -n 's/^rheap: recording kept in //p' a.err)
+    case "$kept" in "/proc/$ns/root/tmp/rheap-attach-"*) ;; *) fail "recording kept in '$kept'" ;; esac
+    n=$(sql ns.db "SELECT count(*) FROM allocations")
+    [ "$n" -gt 50 ] || fail "$n allocations"
+    expect_eq "window" "$(sql ns.db "SELECT on_how || ' ' || off_how FROM windows")" "attach detach"
+    "$SERVICE" stop "/proc/$ns/root/tmp/c"
+    local st=0
+    wait "$ns" || st=$?
+    expect_eq "service status ($(cat ns.out))" "$st" 0
+}
+
 # Where ptrace is not permitted (a container without CAP_SYS_PTRACE, kernel.yama.ptrace_scope),
 # nothing can be attached to: said, and the case is skipped. The refusals case runs anyway.
 if [ "$CASE" != refusals ]; then
