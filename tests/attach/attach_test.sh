@@ -192,6 +192,48 @@ exec_done() {
     fail "$2 did not start"
 }
 
+case_perl_sqlite3() {
+    command -v perl >/dev/null && command -v sqlite3 >/dev/null || { echo "perl or sqlite3 missing: skipped"; return 0; }
+    # perl keeping its last 10 strings of 5,000 bytes (perl allocates with the system malloc).
+    perl -e 'my @a; until (-e "stop") { push @a, "x" x 5000; shift @a if @a > 10;
+             select(undef, undef, undef, 0.0002) } print "done ", scalar(@a), "\n"' >pl.out &
+    local pl=$!
+    PIDS+=("$pl")
+    exec_done "$pl" "$(basename "$(readlink -f "$(command -v perl)")")"
+    sleep 0.3
+    run a "$RHEAP" attach --duration 0.5 -o pl.db "$pl"
+    expect_eq "perl: attach status ($(cat a.err))" "$STATUS" 0
+    touch stop
+    local st=0
+    wait "$pl" || st=$?
+    expect_eq "perl status" "$st" 0
+    expect_eq "perl output" "$(cat pl.out)" "done 10"
+    n=$(sql pl.db "SELECT count(*) FROM allocations WHERE size BETWEEN 5000 AND 5100")
+    [ "$n" -gt 50 ] || fail "perl: $n strings recorded"
+    # sqlite3 reading statements from a pipe, 2,000 inserts over about 2 s.
+    mkfifo in
+    sqlite3 :memory: <in >sq.out &
+    local sq=$!
+    PIDS+=("$sq")
+    perl -e '$| = 1; print "create table t(x);\n";
+             for (1 .. 2000) { print "insert into t values (randomblob(300));\n";
+                               select(undef, undef, undef, 0.001) }
+             print "select count(*) from t;\n"' >in &
+    local feeder=$!
+    PIDS+=("$feeder")
+    exec_done "$sq" "$(basename "$(readlink -f "$(command -v sqlite3)")")"
+    sleep 0.3
+    run a "$RHEAP" attach --duration 0.5 -o sq.db "$sq"
+    expect_eq "sqlite3: attach status ($(cat a.err))" "$STATUS" 0
+    wait "$feeder"
+    st=0
+    wait "$sq" || st=$?
+    expect_eq "sqlite3 status" "$st" 0
+    expect_eq "sqlite3 output" "$(cat sq.out)" 2000
+    n=$(sql sq.db "SELECT count(*) FROM allocations")
+    [ "$n" -gt 50 ] || fail "sqlite3: $n allocations recorded"
+}
+
 # A pid no process has.
 free_pid() {
     local p=4194000
