@@ -16,13 +16,6 @@
 
 #include "cli.h"
 
-static int full_names;
-
-void rheap__names_full(int on)
-{
-    full_names = on;
-}
-
 static int is_ident(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -143,12 +136,10 @@ static size_t terminal_width(void)
     return ws.ws_col;
 }
 
-int rheap__names_for_display(const rheap__table_t *t, size_t max_rows, size_t indent,
-                             rheap__table_t *out)
+int rheap__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent,
+                             ra_table_t *out)
 {
     memset(out, 0, sizeof *out);
-    if (full_names)
-        return -1;
     size_t fcol = SIZE_MAX, lcol = SIZE_MAX;
     for (size_t c = 0; c < t->ncols; c++) {
         if (!strcmp(t->names[c], "function"))
@@ -228,6 +219,6 @@ int rheap__names_for_display(const rheap__table_t *t, size_t max_rows, size_t in
     free(w);
     return 0;
 fail:
-    rheap__table_free(out);
+    ra_table_free(out);
     return -1;
 }

@@ -28,9 +28,8 @@
 
 #include <zlib.h>
 
-#include "array.h"
+#include "cli.h"
 #include "profile.pb-c.h"
-#include "profile.h"
 
 /* Each mapping's synthetic address range: 1 TiB, more than any module's size. */
 #define MAPPING_SPAN ((uint64_t)1 << 40)
@@ -97,7 +96,7 @@ static uint64_t function_id(builder_t *b, const char *name, const char *file)
     return id;
 }
 
-static uint64_t mapping_id(builder_t *b, const rheap__pd_t *pd, const char *module)
+static uint64_t mapping_id(builder_t *b, const ra_model_t *pd, const char *module)
 {
     if (!module)
         return 0;
@@ -128,7 +127,7 @@ static uint64_t mapping_id(builder_t *b, const rheap__pd_t *pd, const char *modu
         m->id = id;
         m->memory_start = id * MAPPING_SPAN;
         m->filename = str(b, module);
-        m->build_id = str(b, rheap__pd_build_id(pd, module));
+        m->build_id = str(b, ra_model_build_id(pd, module));
         m->has_functions = m->has_filenames = m->has_line_numbers = m->has_inline_frames = 1;
         b->prof.mapping[b->prof.n_mapping++] = m;
     }
@@ -136,10 +135,10 @@ static uint64_t mapping_id(builder_t *b, const rheap__pd_t *pd, const char *modu
 }
 
 /* The location of frames[from, to) of a stack: one return address and its inlined lines. */
-static uint64_t location_id(builder_t *b, const rheap__pd_t *pd, const rheap__frame_t *fr,
+static uint64_t location_id(builder_t *b, const ra_model_t *pd, const ra_frame_t *fr,
                             size_t n)
 {
-    const rheap__frame_t *outer = &fr[n - 1];
+    const ra_frame_t *outer = &fr[n - 1];
     uint64_t map = mapping_id(b, pd, outer->module);
     /* The same address can be cut at its site in one stack and whole in another, so the
      * number of lines is part of the key. */
@@ -179,7 +178,7 @@ static uint64_t location_id(builder_t *b, const rheap__pd_t *pd, const rheap__fr
         }
         perftools__profiles__line__init(ln);
         char buf[64];
-        ln->function_id = function_id(b, rheap__frame_name(&fr[i], buf, sizeof buf), fr[i].file);
+        ln->function_id = function_id(b, ra_frame_name(&fr[i], buf, sizeof buf), fr[i].file);
         ln->line = fr[i].line;
         lines[l->n_line++] = ln;
     }
@@ -202,10 +201,10 @@ static void value_type(builder_t *b, const char *type, const char *unit)
 }
 
 /* One sample for the stack of s (read from pd), labelled with its pid unless pid_key < 0. */
-static void add_sample(builder_t *b, const rheap__pd_t *pd, const rheap__stack_stat_t *s,
+static void add_sample(builder_t *b, const ra_model_t *pd, const ra_stat_t *s,
                        const int64_t *values, size_t nvalues, int64_t pid_key)
 {
-    const rheap__stack_t *st = rheap__pd_stack(pd, s->bt);
+    const ra_stack_t *st = ra_model_stack(pd, s->bt);
     Perftools__Profiles__Sample *sm = malloc(sizeof *sm);
     Perftools__Profiles__Label *lb = malloc(sizeof *lb);
     Perftools__Profiles__Label **lbs = malloc(sizeof *lbs);
@@ -223,7 +222,7 @@ static void add_sample(builder_t *b, const rheap__pd_t *pd, const rheap__stack_s
     sm->n_value = nvalues;
     sm->location_id = locs;
     if (!st || st->nframes == 0) {
-        rheap__frame_t none = {.sym = "(no backtrace)"};
+        ra_frame_t none = {.sym = "(no backtrace)"};
         locs[sm->n_location_id++] = location_id(b, pd, &none, 1);
     } else {
         /* Leaf first: the site's return address, then outward. */
@@ -318,7 +317,7 @@ static int gzip_write(const uint8_t *buf, size_t len, FILE *out)
 
 /* The values of one stack's sample: inuse blocks and bytes at the peak, or alloc and inuse
  * (never freed) blocks and bytes. Returns how many. */
-static size_t stat_values(const rheap__stack_stat_t *s, int peak, int64_t *v)
+static size_t stat_values(const ra_stat_t *s, int peak, int64_t *v)
 {
     if (peak) {
         v[0] = s->peak_blocks;
@@ -335,9 +334,9 @@ static size_t stat_values(const rheap__stack_stat_t *s, int peak, int64_t *v)
 /* A stack as text that means the same in any database: each frame's function, file and line
  * (module+offset for a frame without a name), and where one return address ends, since stack
  * ids, pids and addresses differ between two runs. malloc'ed, NULL when out of memory. */
-static char *stack_text(const rheap__pd_t *pd, int64_t bt)
+static char *stack_text(const ra_model_t *pd, int64_t bt)
 {
-    const rheap__stack_t *st = rheap__pd_stack(pd, bt);
+    const ra_stack_t *st = ra_model_stack(pd, bt);
     if (!st || st->nframes == 0)
         return strdup("(no backtrace)");
     char *txt = NULL;
@@ -347,8 +346,8 @@ static char *stack_text(const rheap__pd_t *pd, int64_t bt)
         return NULL;
     for (size_t i = 0; i < st->nframes; i++) {
         char buf[64];
-        const rheap__frame_t *fr = &st->frames[i];
-        fprintf(f, "%s\x1f%s\x1f%" PRId64 "%s", rheap__frame_name(fr, buf, sizeof buf),
+        const ra_frame_t *fr = &st->frames[i];
+        fprintf(f, "%s\x1f%s\x1f%" PRId64 "%s", ra_frame_name(fr, buf, sizeof buf),
                 fr->file ? fr->file : "", fr->line,
                 i + 1 < st->nframes && st->frames[i + 1].ip_index == fr->ip_index ? "\x1f" : "\x1e");
     }
@@ -361,17 +360,17 @@ static char *stack_text(const rheap__pd_t *pd, int64_t bt)
 
 /* One stack of the difference: the values NEW minus BASE, and where to read its frames. */
 typedef struct {
-    const rheap__pd_t *pd;
-    const rheap__stack_stat_t *s;
+    const ra_model_t *pd;
+    const ra_stat_t *s;
     int64_t v[4];
 } diff_t;
 
 /* Adds sign * the values of every stack of pd into the entries, keyed by stack text. */
-static int diff_add(const rheap__pd_t *pd, int peak, int sign, rheap__smap_t *keys, diff_t **ents,
+static int diff_add(const ra_model_t *pd, int peak, int sign, rheap__smap_t *keys, diff_t **ents,
                     size_t *n, size_t *cap)
 {
     for (size_t i = 0; i < pd->nstats; i++) {
-        const rheap__stack_stat_t *s = &pd->stats[i];
+        const ra_stat_t *s = &pd->stats[i];
         int64_t v[4];
         size_t nv = stat_values(s, peak, v);
         if (v[0] == 0)
@@ -396,14 +395,14 @@ static int diff_add(const rheap__pd_t *pd, int peak, int sign, rheap__smap_t *ke
     return 0;
 }
 
-int rheap__pprof_write(const rheap__pd_t *pd, int peak, rheap__weight_t default_weight,
+int rheap__pprof_write(const ra_model_t *pd, int peak, ra_weight_t default_weight,
                        FILE *out, char *err, size_t errlen)
 {
     return rheap__pprof_write_diff(pd, NULL, peak, default_weight, out, err, errlen);
 }
 
-int rheap__pprof_write_diff(const rheap__pd_t *pd, const rheap__pd_t *base, int peak,
-                            rheap__weight_t default_weight, FILE *out, char *err, size_t errlen)
+int rheap__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak,
+                            ra_weight_t default_weight, FILE *out, char *err, size_t errlen)
 {
     builder_t b;
     memset(&b, 0, sizeof b);
@@ -419,8 +418,8 @@ int rheap__pprof_write_diff(const rheap__pd_t *pd, const rheap__pd_t *base, int 
         value_type(&b, "alloc_space", "bytes");
         value_type(&b, "inuse_objects", "count");
         value_type(&b, "inuse_space", "bytes");
-        def = default_weight == RHEAP_W_ALLOCATED     ? "alloc_space"
-              : default_weight == RHEAP_W_ALLOCATIONS ? "alloc_objects"
+        def = default_weight == RA_W_ALLOCATED     ? "alloc_space"
+              : default_weight == RA_W_ALLOCATIONS ? "alloc_objects"
                                                       : "inuse_space";
     }
     b.prof.default_sample_type = str(&b, def);
@@ -432,9 +431,9 @@ int rheap__pprof_write_diff(const rheap__pd_t *pd, const rheap__pd_t *base, int 
     }
     /* A trace records every block; a profile-mode recording's values are already scaled up
      * from its samples, as in Go's heap profiles, and the period says how they were drawn. */
-    int64_t interval = rheap__pd_sample_interval(pd);
-    if (base && rheap__pd_sample_interval(base) > interval)
-        interval = rheap__pd_sample_interval(base);
+    int64_t interval = ra_model_sample_interval(pd);
+    if (base && ra_model_sample_interval(base) > interval)
+        interval = ra_model_sample_interval(base);
     b.prof.period = interval ? interval : 1;
     const char *note = peak ? "rheap: blocks live at each process's peak of live heap"
                             : "rheap: inuse = never freed while recording";

@@ -70,7 +70,7 @@ int rheap__stack_print(sqlite3 *db, long long id, int from_site, const char *ind
 
 typedef struct {
     sqlite3 *db;
-    const rheap__table_t *t;
+    const ra_table_t *t;
     const char *indent;
     FILE *out;
 } chain_t;
@@ -78,7 +78,7 @@ typedef struct {
 static void chain_under_row(size_t row, void *arg)
 {
     const chain_t *c = arg;
-    const char *id = rheap__table_cell(c->t, row, "stack");
+    const char *id = ra_table_cell(c->t, row, "stack");
     if (!id)
         return;
     char indent[64];
@@ -86,11 +86,11 @@ static void chain_under_row(size_t row, void *arg)
     rheap__stack_print(c->db, strtoll(id, NULL, 10), 1, indent, c->out);
 }
 
-void rheap__table_print_chains(sqlite3 *db, const rheap__table_t *t, size_t max_rows,
-                               const char *indent, FILE *out)
+void rheap__table_print_chains(sqlite3 *db, const ra_table_t *t, size_t max_rows,
+                               const char *indent, int full_names, FILE *out)
 {
     chain_t c = {db, t, indent, out};
-    rheap__table_print_rows(t, max_rows, indent, out, chain_under_row, &c);
+    rheap__table_print_rows(t, max_rows, indent, full_names, out, chain_under_row, &c);
 }
 
 static void usage_stack(FILE *f)
@@ -124,7 +124,8 @@ int rheap__cmd_stack(int argc, char **argv)
         return RHEAP_EXIT_USAGE;
     }
     sqlite3 *db;
-    rc = rheap__db_open_read(path, &db, stderr);
+    ra_err_t open_err;
+    rc = rheap__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     int n = rheap__stack_print(db, id, 0, "", stdout);

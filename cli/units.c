@@ -49,7 +49,7 @@ void rheap__human_ns(long long ns, char *buf, size_t len)
         snprintf(buf, len, "%.2f s", (double)ns / 1e9);
 }
 
-void rheap__table_humanize(rheap__table_t *t)
+void rheap__table_humanize(ra_table_t *t)
 {
     for (size_t c = 0; c < t->ncols; c++) {
         const char *n = t->names[c];
