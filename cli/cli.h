@@ -74,13 +74,10 @@ void rheap__table_print_rows(const ra_table_t *t, size_t max_rows, const char *i
                              void *arg);
 
 /* ---- names.c: names made to fit a table ---- */
-/* A copy of name with each template argument list longer than 3 characters shortened to
- * <...> (operator< and a leading <...> kept). malloc'ed; NULL on no memory. */
-char *rheap__name_short(const char *name);
 /* Fills out with t as the column printer should show it: `function` cells shortened, and on a
  * terminal `function` and `location` cells clipped so rows of the first max_rows fit its width
  * (indent: columns taken before each row). Returns 0, or -1 when t is to be printed as it is
- * (--full-names, no such column, no memory); out can be passed to ra_table_free either way. */
+ * (no such column, no memory); out can be passed to ra_table_free either way. */
 int rheap__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent,
                              ra_table_t *out);
 

@@ -15,7 +15,7 @@
 #include "rheap_convert.h"
 #include "rheap_version.h"
 #include "sorted.h"
-#define RHEAP_SCHEMA_VERSION 4
+#define RHEAP_SCHEMA_VERSION 5
 
 /* How the parts below report a warning to the conversion that uses them: `file` is the file
  * concerned (or NULL), `message` the whole sentence. */
@@ -232,11 +232,22 @@ typedef struct {
     uint64_t offset;
 } rheap__siteframe_t;
 /* The allocation site of a stack of n frames (innermost first), the rule of the stacks table
- * (schema.sql): sets *site_no and the site's location ("file:line", or "module:0xoffset"
- * without a line) and returns its function name ("??" unknown, "(no backtrace)" when n is 0).
- * Used at conversion and by `rheap resymbolize`. */
-const char *rheap__stack_site(const rheap__siteframe_t *fr, uint32_t n, uint32_t *site_no,
-                              char *location, size_t len);
+ * (schema.sql): sets *site_no, the site's function name ("module+0xoffset" for code without a
+ * name, "??" outside any module, "(no backtrace)" when n is 0) and its location ("file:line",
+ * or "module:0xoffset" without a line), each cut to its buffer's length. Used at conversion and
+ * by `rheap resymbolize`. */
+void rheap__stack_site(const rheap__siteframe_t *fr, uint32_t n, uint32_t *site_no,
+                       char *function, size_t flen, char *location, size_t llen);
+/* The allocator plumbing list (stacks.c), which the converter also writes into every database
+ * (table plumbing_patterns): a frame whose module path or bare function name matches a pattern,
+ * as SQLite's GLOB matches, is plumbing. */
+typedef enum { RHEAP_PLUMBING_MODULE, RHEAP_PLUMBING_NAME } rheap__plumbing_kind_t;
+typedef struct {
+    rheap__plumbing_kind_t kind;
+    const char *pattern;
+} rheap__plumbing_t;
+extern const rheap__plumbing_t rheap__plumbing[];
+extern const size_t rheap__plumbing_count;
 
 /* ---- summary.c: the summary tables, computed during the merge ----
  * Calls for one recording: begin; then, in time order, alloc when a block starts and free when
