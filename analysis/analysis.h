@@ -9,7 +9,7 @@
 
 #include "rheap_analysis.h"
 
-/* ---- status.c: the one way a failure is reported ---- */
+/* ---- errors.c: the one way a failure is reported ---- */
 
 /* Writes the message (printf-style) into err and returns status, so a failing path reads
  * `return ra__fail(err, RA_E_INPUT, "%s: ...", path);`. err may be NULL (the message is lost). */

@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "array.h"
 #include "message.h"
 #include "rheap_analysis.h"
 #include "rheap_convert.h"
@@ -22,54 +21,61 @@
 
 /* Converts the recordings into output through the converter library, printing its warnings
  * and errors, a progress bar (progress: 1 always, 0 never, -1 when stderr is a terminal) and,
- * unless quiet, the summary line; with `brief`, `rheap run`'s summary (rheap__report_brief) as
+ * unless quiet, the summary line; with `brief`, `rheap run`'s summary (cli__report_brief) as
  * soon as the summary tables are written, while the allocation rows are still being written.
  * With `live` (NULL otherwise), the inputs come from its next_input, growing and live_user
  * (rheap_convert_opts_t) instead of inputs/ninputs. Returns the exit status (an RHEAP_EXIT_*). */
-int rheap__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_convert_opts_t *live,
+int cli__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_convert_opts_t *live,
                        const char *output, int force, int progress, int quiet, int brief);
 
 struct sqlite3;
 
 /* An analysis library call's result as the command ends with it: RHEAP_EXIT_OK, or the
  * library's message as an error line on err and its status, which is the exit status for it. */
-static inline int rheap__said(ra_status_t rc, const ra_err_t *why, FILE *err)
+static inline int cli__said(ra_status_t rc, const ra_err_t *why, FILE *err)
 {
     if (rc != RA_OK)
-        rheap__error(err, "%s", why->msg);
+        cli__error(err, "%s", why->msg);
     return (int)rc;
 }
+
+/* ---- grow.c: growing arrays ---- */
+
+/* Makes room for element n of the array *arrayp (a pointer to any element type) holding *cap
+ * elements of `elem` bytes: doubles it, or allocates `first` elements when empty. 0, or -1 when
+ * out of memory (the array is left as it was). */
+int cli__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first);
 
 /* ---- paths.c: where the installed pieces are ---- */
 
 /* The directory of the running binary (PREFIX/bin when installed). 0 or -1. */
-int rheap__exe_dir(char *buf, size_t len);
+int cli__exe_dir(char *buf, size_t len);
 /* PREFIX/installdir/rest, where PREFIX is the parent of the binary's directory (installdir
  * absolute: used as is). 0 or -1 (too long). */
-int rheap__install_path(const char *installdir, const char *rest, char *buf, size_t len);
+int cli__install_path(const char *installdir, const char *rest, char *buf, size_t len);
 /* The queries directory: $RHEAP_QUERIES, the installed share dir, or the source tree's.
  * NULL when none exists. */
-const char *rheap__queries_dir(char *buf, size_t len);
+const char *cli__queries_dir(char *buf, size_t len);
 
 /* ---- query.c: `rheap query` ---- */
 
 /* Loads the canned query NAME from the queries directory; a name that is not there gets the
  * closest one suggested. Messages to err. Returns an RHEAP_EXIT_*. */
-int rheap__query_load(const char *name, ra_query_t *q, FILE *err);
+int cli__query_load(const char *name, ra_query_t *q, FILE *err);
 /* `rheap query ARGS...` (arguments after the command name). Returns the exit status. */
-int rheap__cmd_query(int argc, char **argv);
+int cli__cmd_query(int argc, char **argv);
 
 /* ---- table.c: printing a fetched table ---- */
 
-typedef enum { RHEAP_FMT_COLUMN, RHEAP_FMT_CSV, RHEAP_FMT_JSON } rheap__fmt_t;
+typedef enum { RHEAP_FMT_COLUMN, RHEAP_FMT_CSV, RHEAP_FMT_JSON } cli__fmt_t;
 
 /* The whole table in fmt; full_names (--full-names) keeps the columns' names whole. */
-void rheap__table_print(const ra_table_t *t, rheap__fmt_t fmt, int full_names, FILE *out);
+void cli__table_print(const ra_table_t *t, cli__fmt_t fmt, int full_names, FILE *out);
 /* Aligned columns, at most max_rows rows, each line prefixed with indent. */
-void rheap__table_print_columns(const ra_table_t *t, size_t max_rows, const char *indent,
+void cli__table_print_columns(const ra_table_t *t, size_t max_rows, const char *indent,
                                 int full_names, FILE *out);
 /* The same, calling after_row(row, arg) after each row is printed (to print lines under it). */
-void rheap__table_print_rows(const ra_table_t *t, size_t max_rows, const char *indent,
+void cli__table_print_rows(const ra_table_t *t, size_t max_rows, const char *indent,
                              int full_names, FILE *out, void (*after_row)(size_t row, void *arg),
                              void *arg);
 
@@ -78,59 +84,59 @@ void rheap__table_print_rows(const ra_table_t *t, size_t max_rows, const char *i
  * terminal `function` and `location` cells clipped so rows of the first max_rows fit its width
  * (indent: columns taken before each row). Returns 0, or -1 when t is to be printed as it is
  * (no such column, no memory); out can be passed to ra_table_free either way. */
-int rheap__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent,
+int cli__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent,
                              ra_table_t *out);
 
 /* ---- json.c: JSON strings ---- */
 /* Writes s as a JSON string (null when s is NULL) that is valid UTF-8 whatever s holds: each
  * byte outside a well-formed UTF-8 sequence becomes \ufffd, control characters (and DEL) are
  * escaped; with html, '<', '>' and '&' too, so the text cannot end a <script> early. */
-void rheap__json_string(FILE *f, const char *s, int html);
+void cli__json_string(FILE *f, const char *s, int html);
 
 /* ---- suggest.c: "did you mean" ---- */
 /* The name of names[0..n) closest to word by edit distance (letters inserted, deleted, changed
  * or two neighbours swapped), when at most a third of word's letters (1 or 2) differ; else
  * NULL. The first of equally close names wins. */
-const char *rheap__suggest(const char *word, const char *const *names, size_t n);
+const char *cli__suggest(const char *word, const char *const *names, size_t n);
 
 /* ---- report.c: `rheap report`, and the summary `rheap run` prints ---- */
-int rheap__cmd_report(int argc, char **argv);
+int cli__cmd_report(int argc, char **argv);
 /* Prints the short summary of a fresh database to out, each line prefixed "rheap: ". */
-void rheap__report_brief(struct sqlite3 *db, FILE *out);
+void cli__report_brief(struct sqlite3 *db, FILE *out);
 
 /* ---- units.c: sizes and times for people ---- */
 /* "40.0 KiB" (exact below 10 KiB); "349.2 us", "1.53 s". */
-void rheap__human_bytes(long long b, char *buf, size_t len);
-void rheap__human_ns(long long ns, char *buf, size_t len);
+void cli__human_bytes(long long b, char *buf, size_t len);
+void cli__human_ns(long long ns, char *buf, size_t len);
 /* Rewrites the byte columns (bytes, size, *_bytes, *_size) and time columns (*_ns) of t into
  * those units, in place; the cells stay numbers for alignment. */
-void rheap__table_humanize(ra_table_t *t);
+void cli__table_humanize(ra_table_t *t);
 
 /* ---- stack.c: `rheap stack`, and call chains under site rows ---- */
 /* Prints the frames of stack id, innermost first, one a line prefixed with indent; from the
  * allocation site outwards when from_site (the chain under a site row), else every frame with
  * the site marked. Returns the number of frames printed, -1 on a database error. */
-int rheap__stack_print(struct sqlite3 *db, long long id, int from_site, const char *indent, FILE *out);
-/* Aligned columns as rheap__table_print_columns, with the call chain of each row's `stack`
+int cli__stack_print(struct sqlite3 *db, long long id, int from_site, const char *indent, FILE *out);
+/* Aligned columns as cli__table_print_columns, with the call chain of each row's `stack`
  * column (from the allocation site outwards) printed under the row. */
-void rheap__table_print_chains(struct sqlite3 *db, const ra_table_t *t, size_t max_rows,
+void cli__table_print_chains(struct sqlite3 *db, const ra_table_t *t, size_t max_rows,
                                const char *indent, int full_names, FILE *out);
-int rheap__cmd_stack(int argc, char **argv);
+int cli__cmd_stack(int argc, char **argv);
 
 /* ---- resymbolize.c: `rheap resymbolize DB` ---- */
-int rheap__cmd_resymbolize(int argc, char **argv);
+int cli__cmd_resymbolize(int argc, char **argv);
 
 /* ---- elf.c: the program rheap run starts ---- */
 /* The file execvp(name) would run (name when it has a '/', else the first executable regular
  * file in PATH) into buf. 0, or -1 when there is none. */
-int rheap__exe_find(const char *name, char *buf, size_t len);
+int cli__exe_find(const char *name, char *buf, size_t len);
 /* 1 when path is an ELF executable without a PT_INTERP header (statically linked: the dynamic
  * loader, which reads LD_PRELOAD, never runs); 0 when it has one or is not ELF (a script); -1
  * when it cannot be read or its headers are cut short. */
-int rheap__exe_is_static(const char *path);
+int cli__exe_is_static(const char *path);
 
 /* ---- run.c: `rheap run` ---- */
-int rheap__cmd_run(int argc, char **argv);
+int cli__cmd_run(int argc, char **argv);
 
 /* ---- smap.c: a map from strings to numbers, for the writers' tables ---- */
 
@@ -139,12 +145,12 @@ typedef struct {
     char **keys;
     uint64_t *vals;
     size_t cap, n;
-} rheap__smap_t;
+} cli__smap_t;
 
 /* The value of key; when absent, stores `next` as its value and sets *created. 0, or -1 when
  * out of memory. */
-int rheap__smap_get(rheap__smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created);
-void rheap__smap_free(rheap__smap_t *m);
+int cli__smap_get(cli__smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created);
+void cli__smap_free(cli__smap_t *m);
 
 /* ---- suppress_opts.c: leak suppressions as the commands offer them ---- */
 
@@ -153,7 +159,7 @@ typedef struct {
     const char *files[16];
     size_t nfiles;
     int no_defaults;
-} rheap__supp_opts_t;
+} cli__supp_opts_t;
 
 /* getopt_long values of the two options, for each command's table. */
 enum { RHEAP_SUPP_OPT_FILE = 0x1001, RHEAP_SUPP_OPT_NO_DEFAULTS = 0x1002 };
@@ -171,40 +177,40 @@ enum { RHEAP_SUPP_OPT_FILE = 0x1001, RHEAP_SUPP_OPT_NO_DEFAULTS = 0x1002 };
 
 /* Takes getopt_long's result c: 1 when it was one of the two options (recorded in o), 0 when
  * not, -1 when too many files were given (said on stderr; a usage error). */
-int rheap__supp_option(rheap__supp_opts_t *o, int c, const char *arg);
+int cli__supp_option(cli__supp_opts_t *o, int c, const char *arg);
 /* The rules the options ask for (the built-in list unless no_defaults, then each file), with
  * the stacks of db they suppress decided. An RHEAP_EXIT_* with a message on err; *out set on
  * success. */
-int rheap__supp_open(const rheap__supp_opts_t *o, struct sqlite3 *db, ra_supp_t **out,
+int cli__supp_open(const cli__supp_opts_t *o, struct sqlite3 *db, ra_supp_t **out,
                      FILE *err);
 /* "PREFIXsuppressed: N blocks, B bytes (default list: stdio buffers; FILE: pattern)" and a
  * newline, naming the rules that took something; nothing when there are no rules. */
-void rheap__supp_print(const ra_supp_t *s, const int64_t *blocks, const int64_t *bytes,
+void cli__supp_print(const ra_supp_t *s, const int64_t *blocks, const int64_t *bytes,
                        const char *prefix, FILE *out);
 
 /* ---- export.c: `rheap export` ---- */
 
-int rheap__cmd_export(int argc, char **argv);
+int cli__cmd_export(int argc, char **argv);
 
 /* ---- pprof.c: profile.proto, gzipped ---- */
 
 /* Writes the profile of pd to out: a Go heap profile (alloc_objects, alloc_space,
  * inuse_objects, inuse_space; inuse = never freed) or, with peak, the blocks live at each
  * recording's peak. 0, or -1 with a message in err. */
-int rheap__pprof_write(const ra_model_t *pd, int peak,
+int cli__pprof_write(const ra_model_t *pd, int peak,
                        ra_weight_t default_weight, FILE *out, char *err, size_t errlen);
 /* The same with base: one sample per stack of either, NEW minus BASE (negative where BASE had
  * more), stacks matched by their frames' function, file and line since ids and pids differ
  * between databases; what `go tool pprof -diff_base=BASE NEW` shows of two exports. */
-int rheap__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak,
+int cli__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak,
                             ra_weight_t default_weight, FILE *out, char *err, size_t errlen);
 
 /* ---- diff.c: `rheap diff BASE.db NEW.db` ---- */
-int rheap__cmd_diff(int argc, char **argv);
+int cli__cmd_diff(int argc, char **argv);
 
 /* ---- html.c: the self-contained HTML report ---- */
 
 /* `rheap report --html -o FILE DB` (arguments after the command name). */
-int rheap__cmd_report_html(int argc, char **argv);
+int cli__cmd_report_html(int argc, char **argv);
 
 #endif

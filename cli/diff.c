@@ -27,7 +27,7 @@ typedef struct {
 } site_t;
 
 typedef struct {
-    rheap__smap_t keys;
+    cli__smap_t keys;
     site_t *v;
     size_t n, cap;
 } sites_t;
@@ -58,7 +58,7 @@ static int add_side(sites_t *ss, const ra_model_t *pd, int side)
         snprintf(key, sizeof key, "%s\x01%s", fn, loc);
         uint64_t idx;
         int created;
-        if (rheap__smap_get(&ss->keys, key, ss->n, &idx, &created) != 0)
+        if (cli__smap_get(&ss->keys, key, ss->n, &idx, &created) != 0)
             return -1;
         if (created) {
             if (ss->n == ss->cap) {
@@ -111,13 +111,13 @@ static int load(const char *path, ra_model_t *pd)
 {
     sqlite3 *db;
     ra_err_t open_err;
-    int rc = rheap__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
+    int rc = cli__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     ra_err_t err;
     ra_status_t loaded = ra_model_load(db, -1, RA_MODEL_STACKS | RA_MODEL_PEAK, 1, pd, &err);
     if (loaded != RA_OK) {
-        rheap__error(stderr, "%s: %s", path, err.msg);
+        cli__error(stderr, "%s: %s", path, err.msg);
         sqlite3_close(db);
         return (int)loaded;
     }
@@ -192,7 +192,7 @@ static void usage_diff(FILE *f)
 }
 
 /* argv[0] is the command's name (only for getopt). */
-int rheap__cmd_diff(int argc, char **argv)
+int cli__cmd_diff(int argc, char **argv)
 {
     static const struct option longs[] = {
         {"blocks", no_argument, NULL, 'b'},
@@ -201,7 +201,7 @@ int rheap__cmd_diff(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    rheap__fmt_t fmt = RHEAP_FMT_COLUMN;
+    cli__fmt_t fmt = RHEAP_FMT_COLUMN;
     unit = 0;
     int c;
     optind = 0;
@@ -212,16 +212,16 @@ int rheap__cmd_diff(int argc, char **argv)
         case 'b': unit = 1; break;
         case 'C': fmt = RHEAP_FMT_CSV; break;
         case 'J': fmt = RHEAP_FMT_JSON; break;
-        default: return rheap__option_error(c, argv, longs, "a value", "rheap diff --help");
+        default: return cli__option_error(c, argv, longs, "a value", "rheap diff --help");
         }
     }
     /* BASE and NEW, wherever they were among the options. */
     if (argc - optind > 2) {
-        rheap__error(stderr, "two databases, BASE and NEW (try rheap diff --help)");
+        cli__error(stderr, "two databases, BASE and NEW (try rheap diff --help)");
         return RHEAP_EXIT_USAGE;
     }
     if (argc - optind != 2) {
-        rheap__error(stderr, "two databases needed (rheap diff BASE.db NEW.db)");
+        cli__error(stderr, "two databases needed (rheap diff BASE.db NEW.db)");
         return RHEAP_EXIT_USAGE;
     }
     const char *paths[2] = {argv[optind], argv[optind + 1]};
@@ -236,16 +236,16 @@ int rheap__cmd_diff(int argc, char **argv)
     memset(&t, 0, sizeof t);
     if (rc == RHEAP_EXIT_OK) {
         if (add_side(&ss, &pd[0], 0) != 0 || add_side(&ss, &pd[1], 1) != 0) {
-            rheap__error(stderr, "out of memory");
+            cli__error(stderr, "out of memory");
             rc = RHEAP_EXIT_OUTPUT;
         } else {
             if (ss.n) /* two empty databases: no array at all, and qsort wants one */
                 qsort(ss.v, ss.n, sizeof *ss.v, cmp_site);
             if (to_table(&ss, &t) != 0) {
-                rheap__error(stderr, "out of memory");
+                cli__error(stderr, "out of memory");
                 rc = RHEAP_EXIT_OUTPUT;
             } else {
-                rheap__table_print(&t, fmt, 0, stdout);
+                cli__table_print(&t, fmt, 0, stdout);
                 for (int k = 0; k < 2; k++)
                     if (ra_model_sample_interval(&pd[k]))
                         fprintf(stderr,
@@ -262,7 +262,7 @@ int rheap__cmd_diff(int argc, char **argv)
         free(ss.v[i].location);
     }
     free(ss.v);
-    rheap__smap_free(&ss.keys);
+    cli__smap_free(&ss.keys);
     ra_model_free(&pd[0]);
     ra_model_free(&pd[1]);
     return rc;

@@ -81,7 +81,7 @@ static int collect(const ra_model_t *pd, ra_weight_t w, int side, line_t **lines
         int64_t v = ra_weight_of(&pd->stats[i], w);
         if (v == 0)
             continue;
-        if (rheap__grow(lines, cap, *n, sizeof **lines, 256) != 0)
+        if (cli__grow(lines, cap, *n, sizeof **lines, 256) != 0)
             return -1;
         line_t *l = &(*lines)[*n];
         l->text = stack_text(ra_model_stack(pd, pd->stats[i].bt));
@@ -133,25 +133,25 @@ static int write_collapsed(const ra_model_t *pd, const ra_model_t *base, ra_weig
 /* ---- The command ---- */
 
 /* Reads a database for export, its suppressed leaks taken out (named in a note on stderr). */
-static int load(const char *path, int64_t pid, unsigned what, const rheap__supp_opts_t *so,
+static int load(const char *path, int64_t pid, unsigned what, const cli__supp_opts_t *so,
                 ra_model_t *pd)
 {
     sqlite3 *db;
     memset(pd, 0, sizeof *pd);
     ra_err_t open_err;
-    int rc = rheap__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
+    int rc = cli__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     ra_err_t err;
     ra_status_t loaded = ra_model_load(db, pid, what, 0, pd, &err);
     if (loaded != RA_OK) {
-        rheap__error(stderr, "%s: %s", path, err.msg);
+        cli__error(stderr, "%s: %s", path, err.msg);
         ra_model_free(pd);
         sqlite3_close(db);
         return (int)loaded;
     }
     ra_supp_t *supp;
-    rc = rheap__supp_open(so, db, &supp, stderr);
+    rc = cli__supp_open(so, db, &supp, stderr);
     sqlite3_close(db);
     if (rc != RHEAP_EXIT_OK) {
         ra_model_free(pd);
@@ -164,7 +164,7 @@ static int load(const char *path, int64_t pid, unsigned what, const rheap__supp_
         free(by);
         ra_supp_destroy(supp);
         ra_model_free(pd);
-        rheap__error(stderr, "out of memory");
+        cli__error(stderr, "out of memory");
         return RHEAP_EXIT_OUTPUT;
     }
     ra_supp_apply(supp, pd, bl, by);
@@ -174,7 +174,7 @@ static int load(const char *path, int64_t pid, unsigned what, const rheap__supp_
     if (any) {
         char prefix[PATH_MAX + 16];
         snprintf(prefix, sizeof prefix, "rheap: %s: ", path);
-        rheap__supp_print(supp, bl, by, prefix, stderr);
+        cli__supp_print(supp, bl, by, prefix, stderr);
     }
     free(bl);
     free(by);
@@ -239,7 +239,7 @@ static const char *export_needs(void)
 }
 
 /* argv[0] is the command's name (only for getopt). */
-int rheap__cmd_export(int argc, char **argv)
+int cli__cmd_export(int argc, char **argv)
 {
     static const struct option longs[] = {
         {"output", required_argument, NULL, 'o'},
@@ -250,7 +250,7 @@ int rheap__cmd_export(int argc, char **argv)
         RHEAP_SUPP_LONGS,
         {NULL, 0, NULL, 0},
     };
-    rheap__supp_opts_t so = {0};
+    cli__supp_opts_t so = {0};
     const char *format = NULL, *db_path = NULL, *output = NULL, *base_path = NULL;
     ra_weight_t w = RA_W_LEAKED;
     int64_t pid = -1;
@@ -267,7 +267,7 @@ int rheap__cmd_export(int argc, char **argv)
             while (k < nw && strcmp(weights[k].name, optarg))
                 k++;
             if (k == nw) {
-                rheap__error(stderr, "unknown weight '%s' (leaked, peak, allocated, "
+                cli__error(stderr, "unknown weight '%s' (leaked, peak, allocated, "
                                      "allocations, temporary)", optarg);
                 return RHEAP_EXIT_USAGE;
             }
@@ -279,25 +279,25 @@ int rheap__cmd_export(int argc, char **argv)
             errno = 0;
             long long p = strtoll(optarg, &end, 10);
             if (errno || *end || end == optarg || p < 0) {
-                rheap__error(stderr, "--pid wants a process id, not '%s'", optarg);
+                cli__error(stderr, "--pid wants a process id, not '%s'", optarg);
                 return RHEAP_EXIT_USAGE;
             }
             pid = p;
             break;
         }
         default: {
-            int sr = rheap__supp_option(&so, c, optarg);
+            int sr = cli__supp_option(&so, c, optarg);
             if (sr > 0)
                 break;
             if (sr < 0)
                 return RHEAP_EXIT_USAGE;
-            return rheap__option_error(c, argv, longs, export_needs(), "rheap export --help");
+            return cli__option_error(c, argv, longs, export_needs(), "rheap export --help");
         }
         }
     }
     /* FORMAT and DB, wherever they were among the options. */
     if (argc - optind > 2) {
-        rheap__error(stderr, "one database at a time (try rheap export --help)");
+        cli__error(stderr, "one database at a time (try rheap export --help)");
         return RHEAP_EXIT_USAGE;
     }
     if (optind < argc)
@@ -305,17 +305,17 @@ int rheap__cmd_export(int argc, char **argv)
     if (optind + 1 < argc)
         db_path = argv[optind + 1];
     if (!format || !db_path) {
-        rheap__error(stderr, "%s (rheap export FORMAT DB -o FILE)",
+        cli__error(stderr, "%s (rheap export FORMAT DB -o FILE)",
                      format ? "no database given" : "no format given");
         return RHEAP_EXIT_USAGE;
     }
     int pprof = !strcmp(format, "pprof");
     if (!pprof && strcmp(format, "collapsed")) {
-        rheap__error(stderr, "unknown format '%s' (collapsed, pprof)", format);
+        cli__error(stderr, "unknown format '%s' (collapsed, pprof)", format);
         return RHEAP_EXIT_USAGE;
     }
     if (pprof && w == RA_W_TEMPORARY) {
-        rheap__error(stderr, "a pprof profile has no temporary sample type; use collapsed");
+        cli__error(stderr, "a pprof profile has no temporary sample type; use collapsed");
         return RHEAP_EXIT_USAGE;
     }
 
@@ -348,14 +348,14 @@ int rheap__cmd_export(int argc, char **argv)
     if (output && strcmp(output, "-")) {
         out = fopen(output, pprof ? "wb" : "w");
         if (!out) {
-            rheap__error(stderr, "%s: %s", output, strerror(errno));
+            cli__error(stderr, "%s: %s", output, strerror(errno));
             ra_model_free(&pd);
             if (base_path)
                 ra_model_free(&base);
             return RHEAP_EXIT_OUTPUT;
         }
     }
-    int failed = pprof ? rheap__pprof_write_diff(&pd, base_path ? &base : NULL, w == RA_W_PEAK,
+    int failed = pprof ? cli__pprof_write_diff(&pd, base_path ? &base : NULL, w == RA_W_PEAK,
                                                  w, out, err, sizeof err)
                        : write_collapsed(&pd, base_path ? &base : NULL, w, out, err, sizeof err);
     ra_model_free(&pd);
@@ -368,7 +368,7 @@ int rheap__cmd_export(int argc, char **argv)
         failed = 1;
     }
     if (failed) {
-        rheap__error(stderr, "%s: %s", output ? output : "standard output", err);
+        cli__error(stderr, "%s: %s", output ? output : "standard output", err);
         return RHEAP_EXIT_OUTPUT;
     }
     return RHEAP_EXIT_OK;

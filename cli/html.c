@@ -20,7 +20,7 @@
 
 #include "cli.h"
 
-extern const char rheap__html_report_html[], rheap__html_report_css[], rheap__html_report_js[];
+extern const char cli__html_report_html[], cli__html_report_css[], cli__html_report_js[];
 
 /* Slices of each recording's time on the memory chart. */
 #define HTML_BUCKETS 400
@@ -31,7 +31,7 @@ extern const char rheap__html_report_html[], rheap__html_report_css[], rheap__ht
 /* A JSON string; '<', '>' and '&' are escaped too, so no "</script>" can end the data early. */
 static void json_str(FILE *f, const char *s)
 {
-    rheap__json_string(f, s, 1);
+    cli__json_string(f, s, 1);
 }
 
 static void json_i(FILE *f, const char *key, int64_t v, int comma)
@@ -42,9 +42,9 @@ static void json_i(FILE *f, const char *key, int64_t v, int comma)
 typedef struct {
     const ra_model_t *pd;
     char *suppressed;     /* the line naming what suppressions took out, or NULL */
-    rheap__smap_t frames; /* frame key -> index in the page's frame table */
+    cli__smap_t frames; /* frame key -> index in the page's frame table */
     size_t nframes;
-    rheap__smap_t stacks; /* bt -> index in the page's stack table */
+    cli__smap_t stacks; /* bt -> index in the page's stack table */
     size_t nstacks;
     unsigned char *keep;  /* per stat: shown on its own */
 } page_t;
@@ -91,7 +91,7 @@ static int64_t frame_index(page_t *pg, const ra_frame_t *f, FILE *out)
              f->line, f->inlined);
     uint64_t idx;
     int created;
-    if (rheap__smap_get(&pg->frames, key, pg->nframes, &idx, &created) != 0)
+    if (cli__smap_get(&pg->frames, key, pg->nframes, &idx, &created) != 0)
         return -1;
     if (created) {
         /* [name, file, line, inlined, module] */
@@ -248,7 +248,7 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
         snprintf(key, sizeof key, "%" PRId64, s->bt);
         uint64_t idx;
         int created;
-        if (rheap__smap_get(&pg->stacks, key, pg->nstacks, &idx, &created) != 0) {
+        if (cli__smap_get(&pg->stacks, key, pg->nstacks, &idx, &created) != 0) {
             rc = -1;
             break;
         }
@@ -293,7 +293,7 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
 /* Copies the template to out, replacing each {{NAME}} by its part. */
 static int write_page(page_t *pg, const char *db_path, FILE *out)
 {
-    const char *s = rheap__html_report_html;
+    const char *s = cli__html_report_html;
     while (*s) {
         const char *open = strstr(s, "{{");
         if (!open) {
@@ -306,9 +306,9 @@ static int write_page(page_t *pg, const char *db_path, FILE *out)
             return -1;
         size_t n = (size_t)(close - open - 2);
         if (n == 3 && !strncmp(open + 2, "CSS", 3)) {
-            fputs(rheap__html_report_css, out);
+            fputs(cli__html_report_css, out);
         } else if (n == 2 && !strncmp(open + 2, "JS", 2)) {
-            fputs(rheap__html_report_js, out);
+            fputs(cli__html_report_js, out);
         } else if (n == 4 && !strncmp(open + 2, "DATA", 4)) {
             if (write_data(pg, db_path, out) != 0)
                 return -1;
@@ -355,7 +355,7 @@ static void usage_html(FILE *f)
 /* Parses the page's options; argv[0] is the command's name (only for getopt). Returns -1 when
  * the page is to be written, else the exit status. */
 static int html_options(int argc, char **argv, const char **db_path, const char **output,
-                        int64_t *pid, rheap__supp_opts_t *so)
+                        int64_t *pid, cli__supp_opts_t *so)
 {
     static const struct option longs[] = {
         {"html", no_argument, NULL, 'H'},
@@ -377,18 +377,18 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
             char *end;
             *pid = strtoll(optarg, &end, 10);
             if (*end || *pid < 0) {
-                rheap__error(stderr, "--pid wants a process id, not '%s'", optarg);
+                cli__error(stderr, "--pid wants a process id, not '%s'", optarg);
                 return RHEAP_EXIT_USAGE;
             }
             break;
         }
         default: {
-            int sr = rheap__supp_option(so, c, optarg);
+            int sr = cli__supp_option(so, c, optarg);
             if (sr > 0)
                 break;
             if (sr < 0)
                 return RHEAP_EXIT_USAGE;
-            return rheap__option_error(c, argv, longs,
+            return cli__option_error(c, argv, longs,
                                        optopt == 'P' ? "a process id" : "a file name",
                                        "rheap report --help");
         }
@@ -396,13 +396,13 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
     }
     /* DB, wherever it was among the options. */
     if (argc - optind > 1) {
-        rheap__error(stderr, "one database at a time (try rheap report --help)");
+        cli__error(stderr, "one database at a time (try rheap report --help)");
         return RHEAP_EXIT_USAGE;
     }
     if (optind < argc)
         *db_path = argv[optind];
     if (!*db_path || !*output) {
-        rheap__error(stderr, "%s (rheap report --html -o FILE DB)",
+        cli__error(stderr, "%s (rheap report --html -o FILE DB)",
                      *db_path ? "--html needs -o FILE" : "no database given");
         return RHEAP_EXIT_USAGE;
     }
@@ -411,14 +411,14 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
 
 /* report.c hands over its arguments after "report" (--html among them); getopt wants the
  * command's name in front, so it gets a copy with one. */
-int rheap__cmd_report_html(int argc, char **argv)
+int cli__cmd_report_html(int argc, char **argv)
 {
     const char *db_path = NULL, *output = NULL;
     int64_t pid = -1;
-    rheap__supp_opts_t so = {0};
+    cli__supp_opts_t so = {0};
     char **av = malloc(((size_t)argc + 2) * sizeof *av);
     if (!av) {
-        rheap__error(stderr, "out of memory");
+        cli__error(stderr, "out of memory");
         return RHEAP_EXIT_OUTPUT;
     }
     av[0] = (char *)"report";
@@ -430,7 +430,7 @@ int rheap__cmd_report_html(int argc, char **argv)
         return st;
     sqlite3 *db;
     ra_err_t open_err;
-    int rc = rheap__said(ra_open_read(db_path, &db, &open_err), &open_err, stderr);
+    int rc = cli__said(ra_open_read(db_path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     ra_model_t pd;
@@ -438,7 +438,7 @@ int rheap__cmd_report_html(int argc, char **argv)
     ra_status_t loaded = ra_model_load(
         db, pid, RA_MODEL_STACKS | RA_MODEL_TIMELINE | RA_MODEL_TABLES, HTML_BUCKETS, &pd, &err);
     if (loaded != RA_OK) {
-        rheap__error(stderr, "%s: %s", db_path, err.msg);
+        cli__error(stderr, "%s: %s", db_path, err.msg);
         ra_model_free(&pd);
         sqlite3_close(db);
         return (int)loaded;
@@ -446,7 +446,7 @@ int rheap__cmd_report_html(int argc, char **argv)
     /* Suppressed stacks leave the leak table, the leaked flamegraph and the never-freed
      * totals; the page names them in a line of their own. */
     ra_supp_t *supp;
-    rc = rheap__supp_open(&so, db, &supp, stderr);
+    rc = cli__supp_open(&so, db, &supp, stderr);
     sqlite3_close(db);
     if (rc != RHEAP_EXIT_OK) {
         ra_model_free(&pd);
@@ -459,7 +459,7 @@ int rheap__cmd_report_html(int argc, char **argv)
     FILE *line = bl && by ? open_memstream(&pg.suppressed, &len) : NULL;
     if (line) {
         ra_supp_apply(supp, &pd, bl, by);
-        rheap__supp_print(supp, bl, by, "", line);
+        cli__supp_print(supp, bl, by, "", line);
         fclose(line);
         if (pg.suppressed && len && pg.suppressed[len - 1] == '\n')
             pg.suppressed[len - 1] = 0;
@@ -472,13 +472,13 @@ int rheap__cmd_report_html(int argc, char **argv)
     free(by);
     ra_supp_destroy(supp);
     if (!line) {
-        rheap__error(stderr, "out of memory");
+        cli__error(stderr, "out of memory");
         ra_model_free(&pd);
         return RHEAP_EXIT_OUTPUT;
     }
     FILE *out = fopen(output, "w");
     if (!out) {
-        rheap__error(stderr, "%s: %s", output, strerror(errno));
+        cli__error(stderr, "%s: %s", output, strerror(errno));
         ra_model_free(&pd);
         return RHEAP_EXIT_OUTPUT;
     }
@@ -487,11 +487,11 @@ int rheap__cmd_report_html(int argc, char **argv)
         failed = 1;
     free(pg.keep);
     free(pg.suppressed);
-    rheap__smap_free(&pg.frames);
-    rheap__smap_free(&pg.stacks);
+    cli__smap_free(&pg.frames);
+    cli__smap_free(&pg.stacks);
     ra_model_free(&pd);
     if (failed) {
-        rheap__error(stderr, "%s: could not write the page (%s)", output,
+        cli__error(stderr, "%s: could not write the page (%s)", output,
                      errno ? strerror(errno) : "out of memory");
         return RHEAP_EXIT_OUTPUT;
     }

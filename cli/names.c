@@ -41,11 +41,11 @@ static int constant_column(const ra_table_t *t, size_t c)
 /* Display width of column c over the first rows rows, its name included. */
 static size_t column_width(const ra_table_t *t, size_t c, size_t rows)
 {
-    size_t w = rheap__text_columns(t->names[c]);
+    size_t w = cli__text_columns(t->names[c]);
     for (size_t r = 0; r < rows; r++) {
         const char *v = t->cells[r * t->ncols + c];
-        if (v && rheap__text_columns(v) > w)
-            w = rheap__text_columns(v);
+        if (v && cli__text_columns(v) > w)
+            w = cli__text_columns(v);
     }
     return w;
 }
@@ -78,22 +78,22 @@ static char *base_location(const char *loc, size_t unused)
 static char *without_params(const char *name, size_t unused)
 {
     (void)unused;
-    return rheap__name_without_params(name);
+    return cli__name_without_params(name);
 }
 
 /* A qualified name keeps its end, the function itself (`...Map_base<...>::operator[]`); a
  * plain one its start. */
 static char *clip_function(const char *s, size_t keep)
 {
-    return rheap__text_clip(s, keep, strstr(s, "::") != NULL);
+    return cli__text_clip(s, keep, strstr(s, "::") != NULL);
 }
 
 static char *clip_end(const char *s, size_t keep)
 {
-    return rheap__text_clip(s, keep, 1);
+    return cli__text_clip(s, keep, 1);
 }
 
-int rheap__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent,
+int cli__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent,
                              ra_table_t *out)
 {
     memset(out, 0, sizeof *out);
@@ -152,7 +152,7 @@ int rheap__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent
             const char *v = t->cells[r * t->ncols + c];
             if (r >= rows || !v)
                 continue;
-            out->cells[r * ncols + oc] = c == fcol ? rheap__name_short(v) : strdup(v);
+            out->cells[r * ncols + oc] = c == fcol ? cli__name_short(v) : strdup(v);
             if (!out->cells[r * ncols + oc])
                 goto fail;
         }

@@ -11,7 +11,7 @@
 
 #include "cli.h"
 
-int rheap__exe_dir(char *buf, size_t len)
+int cli__exe_dir(char *buf, size_t len)
 {
     ssize_t n = readlink("/proc/self/exe", buf, len - 1);
     if (n <= 0 || (size_t)n >= len - 1)
@@ -24,14 +24,14 @@ int rheap__exe_dir(char *buf, size_t len)
     return 0;
 }
 
-int rheap__install_path(const char *installdir, const char *rest, char *buf, size_t len)
+int cli__install_path(const char *installdir, const char *rest, char *buf, size_t len)
 {
     char bindir[PATH_MAX];
     int n;
     if (installdir[0] == '/') {
         n = snprintf(buf, len, "%s/%s", installdir, rest);
     } else {
-        if (rheap__exe_dir(bindir, sizeof bindir) != 0)
+        if (cli__exe_dir(bindir, sizeof bindir) != 0)
             return -1;
         /* The binary is PREFIX/bin/rheap; the prefix is its directory's parent. */
         n = snprintf(buf, len, "%s/../%s/%s", bindir, installdir, rest);
@@ -45,7 +45,7 @@ static int is_dir(const char *p)
     return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-const char *rheap__queries_dir(char *buf, size_t len)
+const char *cli__queries_dir(char *buf, size_t len)
 {
     const char *env = getenv("RHEAP_QUERIES");
     if (env && *env) {
@@ -53,7 +53,7 @@ const char *rheap__queries_dir(char *buf, size_t len)
         return buf;
     }
     char p[PATH_MAX];
-    if (rheap__install_path(RHEAP_INSTALL_DATADIR, "rheap/queries", p, sizeof p) == 0 && is_dir(p)) {
+    if (cli__install_path(RHEAP_INSTALL_DATADIR, "rheap/queries", p, sizeof p) == 0 && is_dir(p)) {
         if (!realpath(p, buf))
             snprintf(buf, len, "%s", p);
         return buf;

@@ -38,7 +38,7 @@
 
 typedef struct {
     Perftools__Profiles__Profile prof;
-    rheap__smap_t strings, functions, locations, mappings;
+    cli__smap_t strings, functions, locations, mappings;
     size_t cap_str, cap_fn, cap_loc, cap_map, cap_sample, cap_types;
     uint64_t *map_max; /* per mapping: the largest offset of its locations */
     int oom;
@@ -51,12 +51,12 @@ static int64_t str(builder_t *b, const char *s)
     int created;
     if (!s)
         s = "";
-    if (rheap__smap_get(&b->strings, s, b->prof.n_string_table, &v, &created) != 0) {
+    if (cli__smap_get(&b->strings, s, b->prof.n_string_table, &v, &created) != 0) {
         b->oom = 1;
         return 0;
     }
     if (created) {
-        if (rheap__grow(&b->prof.string_table, &b->cap_str, b->prof.n_string_table, sizeof(char *),
+        if (cli__grow(&b->prof.string_table, &b->cap_str, b->prof.n_string_table, sizeof(char *),
                         64) != 0 ||
             !(b->prof.string_table[b->prof.n_string_table] = strdup(s))) {
             b->oom = 1;
@@ -74,14 +74,14 @@ static uint64_t function_id(builder_t *b, const char *name, const char *file)
     snprintf(key, sizeof key, "%" PRId64 ":%" PRId64, n, f);
     uint64_t id;
     int created;
-    if (rheap__smap_get(&b->functions, key, b->prof.n_function + 1, &id, &created) != 0) {
+    if (cli__smap_get(&b->functions, key, b->prof.n_function + 1, &id, &created) != 0) {
         b->oom = 1;
         return 0;
     }
     if (created) {
         Perftools__Profiles__Function *fn = malloc(sizeof *fn);
         if (!fn ||
-            rheap__grow(&b->prof.function, &b->cap_fn, b->prof.n_function, sizeof fn, 64) != 0) {
+            cli__grow(&b->prof.function, &b->cap_fn, b->prof.n_function, sizeof fn, 64) != 0) {
             free(fn);
             b->oom = 1;
             return 0;
@@ -102,14 +102,14 @@ static uint64_t mapping_id(builder_t *b, const ra_model_t *pd, const char *modul
         return 0;
     uint64_t id;
     int created;
-    if (rheap__smap_get(&b->mappings, module, b->prof.n_mapping + 1, &id, &created) != 0) {
+    if (cli__smap_get(&b->mappings, module, b->prof.n_mapping + 1, &id, &created) != 0) {
         b->oom = 1;
         return 0;
     }
     if (created) {
         Perftools__Profiles__Mapping *m = malloc(sizeof *m);
         if (!m ||
-            rheap__grow(&b->prof.mapping, &b->cap_map, b->prof.n_mapping, sizeof m, 64) != 0) {
+            cli__grow(&b->prof.mapping, &b->cap_map, b->prof.n_mapping, sizeof m, 64) != 0) {
             free(m);
             b->oom = 1;
             return 0;
@@ -147,7 +147,7 @@ static uint64_t location_id(builder_t *b, const ra_model_t *pd, const ra_frame_t
              n == 1 && !outer->sym && !outer->module ? "?" : "");
     uint64_t id;
     int created;
-    if (rheap__smap_get(&b->locations, key, b->prof.n_location + 1, &id, &created) != 0) {
+    if (cli__smap_get(&b->locations, key, b->prof.n_location + 1, &id, &created) != 0) {
         b->oom = 1;
         return 0;
     }
@@ -156,7 +156,7 @@ static uint64_t location_id(builder_t *b, const ra_model_t *pd, const ra_frame_t
     Perftools__Profiles__Location *l = malloc(sizeof *l);
     Perftools__Profiles__Line **lines = calloc(n, sizeof *lines);
     if (!l || !lines ||
-        rheap__grow(&b->prof.location, &b->cap_loc, b->prof.n_location, sizeof l, 64) != 0) {
+        cli__grow(&b->prof.location, &b->cap_loc, b->prof.n_location, sizeof l, 64) != 0) {
         free(l);
         free(lines);
         b->oom = 1;
@@ -188,7 +188,7 @@ static uint64_t location_id(builder_t *b, const ra_model_t *pd, const ra_frame_t
 static void value_type(builder_t *b, const char *type, const char *unit)
 {
     Perftools__Profiles__ValueType *v = malloc(sizeof *v);
-    if (!v || rheap__grow(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v,
+    if (!v || cli__grow(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v,
                           64) != 0) {
         free(v);
         b->oom = 1;
@@ -211,7 +211,7 @@ static void add_sample(builder_t *b, const ra_model_t *pd, const ra_stat_t *s,
     int64_t *vals = malloc(nvalues * sizeof *vals);
     uint64_t *locs = malloc(((st ? st->nframes : 0) + 1) * sizeof *locs);
     if (!sm || !lb || !lbs || !vals || !locs ||
-        rheap__grow(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm, 64) != 0) {
+        cli__grow(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm, 64) != 0) {
         free(sm), free(lb), free(lbs), free(vals), free(locs);
         b->oom = 1;
         return;
@@ -283,10 +283,10 @@ static void builder_free(builder_t *b)
     free(p->comment);
     free(p->period_type);
     free(b->map_max);
-    rheap__smap_free(&b->strings);
-    rheap__smap_free(&b->functions);
-    rheap__smap_free(&b->locations);
-    rheap__smap_free(&b->mappings);
+    cli__smap_free(&b->strings);
+    cli__smap_free(&b->functions);
+    cli__smap_free(&b->locations);
+    cli__smap_free(&b->mappings);
 }
 
 /* Gzips buf to out. 0 or -1. */
@@ -366,7 +366,7 @@ typedef struct {
 } diff_t;
 
 /* Adds sign * the values of every stack of pd into the entries, keyed by stack text. */
-static int diff_add(const ra_model_t *pd, int peak, int sign, rheap__smap_t *keys, diff_t **ents,
+static int diff_add(const ra_model_t *pd, int peak, int sign, cli__smap_t *keys, diff_t **ents,
                     size_t *n, size_t *cap)
 {
     for (size_t i = 0; i < pd->nstats; i++) {
@@ -378,13 +378,13 @@ static int diff_add(const ra_model_t *pd, int peak, int sign, rheap__smap_t *key
         char *key = stack_text(pd, s->bt);
         uint64_t idx;
         int created;
-        if (!key || rheap__smap_get(keys, key, *n, &idx, &created) != 0) {
+        if (!key || cli__smap_get(keys, key, *n, &idx, &created) != 0) {
             free(key);
             return -1;
         }
         free(key);
         if (created) {
-            if (rheap__grow(ents, cap, *n, sizeof **ents, 64) != 0)
+            if (cli__grow(ents, cap, *n, sizeof **ents, 64) != 0)
                 return -1;
             (*ents)[*n] = (diff_t){pd, s, {0, 0, 0, 0}};
             (*n)++;
@@ -395,13 +395,13 @@ static int diff_add(const ra_model_t *pd, int peak, int sign, rheap__smap_t *key
     return 0;
 }
 
-int rheap__pprof_write(const ra_model_t *pd, int peak, ra_weight_t default_weight,
+int cli__pprof_write(const ra_model_t *pd, int peak, ra_weight_t default_weight,
                        FILE *out, char *err, size_t errlen)
 {
-    return rheap__pprof_write_diff(pd, NULL, peak, default_weight, out, err, errlen);
+    return cli__pprof_write_diff(pd, NULL, peak, default_weight, out, err, errlen);
 }
 
-int rheap__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak,
+int cli__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak,
                             ra_weight_t default_weight, FILE *out, char *err, size_t errlen)
 {
     builder_t b;
@@ -474,7 +474,7 @@ int rheap__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int pe
         /* Stacks are matched by their text, every process of a database adding into its side;
          * a sample carries no pid then. Its frames are read from the run that has the stack,
          * NEW first. Stacks the same in both leave no sample. */
-        rheap__smap_t keys = {0};
+        cli__smap_t keys = {0};
         diff_t *ents = NULL;
         size_t n = 0, cap = 0;
         if (diff_add(pd, peak, 1, &keys, &ents, &n, &cap) != 0 ||
@@ -488,7 +488,7 @@ int rheap__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int pe
                 add_sample(&b, ents[i].pd, ents[i].s, ents[i].v, nv, -1);
         }
         free(ents);
-        rheap__smap_free(&keys);
+        cli__smap_free(&keys);
     }
     for (size_t i = 0; i < b.prof.n_mapping; i++)
         b.prof.mapping[i]->memory_limit = b.prof.mapping[i]->memory_start + b.map_max[i] + 1;

@@ -4,7 +4,7 @@
  * its parameters.
  *
  * `rheap report` and the summary of `rheap run` load the same query files through
- * rheap__query_load, so they can never disagree with `rheap query`.
+ * cli__query_load, so they can never disagree with `rheap query`.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -20,22 +20,22 @@ static void no_such_query(const char *name, const char *dir, FILE *err)
 {
     size_t n;
     char **names = ra_query_names(dir, &n);
-    const char *near = rheap__suggest(name, (const char *const *)names, n);
+    const char *near = cli__suggest(name, (const char *const *)names, n);
     if (near)
-        rheap__error(err, "no query named '%s' in %s; did you mean '%s'?", name, dir, near);
+        cli__error(err, "no query named '%s' in %s; did you mean '%s'?", name, dir, near);
     else
-        rheap__error(err, "no query named '%s' in %s (rheap query --list shows them)", name, dir);
+        cli__error(err, "no query named '%s' in %s (rheap query --list shows them)", name, dir);
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
 }
 
-int rheap__query_load(const char *name, ra_query_t *q, FILE *err)
+int cli__query_load(const char *name, ra_query_t *q, FILE *err)
 {
     char dir[PATH_MAX] = "";
     memset(q, 0, sizeof *q);
-    if (ra_query_name_ok(name) && !rheap__queries_dir(dir, sizeof dir)) {
-        rheap__error(err, "cannot find the queries directory; set RHEAP_QUERIES to it");
+    if (ra_query_name_ok(name) && !cli__queries_dir(dir, sizeof dir)) {
+        cli__error(err, "cannot find the queries directory; set RHEAP_QUERIES to it");
         return RHEAP_EXIT_INPUT;
     }
     ra_err_t why;
@@ -46,7 +46,7 @@ int rheap__query_load(const char *name, ra_query_t *q, FILE *err)
     if (rc == RA_E_USAGE && ra_query_name_ok(name))
         no_such_query(name, dir, err);
     else
-        rheap__error(err, "%s", why.msg);
+        cli__error(err, "%s", why.msg);
     return (int)rc;
 }
 
@@ -93,14 +93,14 @@ static void usage_query(FILE *f)
 static int list_queries(FILE *out, FILE *err)
 {
     char dir[PATH_MAX];
-    if (!rheap__queries_dir(dir, sizeof dir)) {
-        rheap__error(err, "cannot find the queries directory; set RHEAP_QUERIES to it");
+    if (!cli__queries_dir(dir, sizeof dir)) {
+        cli__error(err, "cannot find the queries directory; set RHEAP_QUERIES to it");
         return RHEAP_EXIT_INPUT;
     }
     size_t n;
     char **names = ra_query_names(dir, &n);
     if (n == 0) {
-        rheap__error(err, "no queries (*.sql) in %s", dir);
+        cli__error(err, "no queries (*.sql) in %s", dir);
         free(names);
         return RHEAP_EXIT_INPUT;
     }
@@ -112,7 +112,7 @@ static int list_queries(FILE *out, FILE *err)
     int status = RHEAP_EXIT_OK;
     for (size_t i = 0; i < n; i++) {
         ra_query_t q;
-        if (rheap__query_load(names[i], &q, err) != RHEAP_EXIT_OK) {
+        if (cli__query_load(names[i], &q, err) != RHEAP_EXIT_OK) {
             status = RHEAP_EXIT_INPUT;
             free(names[i]);
             continue;
@@ -129,7 +129,7 @@ static int list_queries(FILE *out, FILE *err)
     return status;
 }
 
-int rheap__cmd_query(int argc, char **argv)
+int cli__cmd_query(int argc, char **argv)
 {
     static const struct option longs[] = {
         {"list", no_argument, NULL, 'l'},
@@ -143,15 +143,15 @@ int rheap__cmd_query(int argc, char **argv)
         RHEAP_SUPP_LONGS,
         {NULL, 0, NULL, 0},
     };
-    rheap__supp_opts_t so = {0};
-    rheap__fmt_t fmt = RHEAP_FMT_COLUMN;
+    cli__supp_opts_t so = {0};
+    cli__fmt_t fmt = RHEAP_FMT_COLUMN;
     int list = 0, raw = 0, chains = 0, full_names = 0;
     ra_kv_t *kv = calloc((size_t)argc + 1, sizeof *kv);
     char **owned = calloc((size_t)argc + 1, sizeof *owned);
     size_t nkv = 0;
     int status = RHEAP_EXIT_USAGE;
     if (!kv || !owned) {
-        rheap__error(stderr, "out of memory");
+        cli__error(stderr, "out of memory");
         free(kv);
         free(owned);
         return RHEAP_EXIT_OUTPUT;
@@ -174,7 +174,7 @@ int rheap__cmd_query(int argc, char **argv)
         case 'p': {
             const char *eq = strchr(optarg, '=');
             if (!eq || eq == optarg) {
-                rheap__error(stderr, "--param '%s': expected KEY=VALUE", optarg);
+                cli__error(stderr, "--param '%s': expected KEY=VALUE", optarg);
                 goto done;
             }
             owned[nkv] = strndup(optarg, (size_t)(eq - optarg));
@@ -188,12 +188,12 @@ int rheap__cmd_query(int argc, char **argv)
             break;
         }
         default: {
-            int sr = rheap__supp_option(&so, c, optarg);
+            int sr = cli__supp_option(&so, c, optarg);
             if (sr > 0)
                 break;
             if (sr < 0)
                 goto done;
-            rheap__option_error(c, argv, longs, "KEY=VALUE", "rheap query --help");
+            cli__option_error(c, argv, longs, "KEY=VALUE", "rheap query --help");
             goto done;
         }
         }
@@ -202,7 +202,7 @@ int rheap__cmd_query(int argc, char **argv)
     const char *const *pos = (const char *const *)argv + optind;
     int npos = argc - optind;
     if (npos > 2) {
-        rheap__error(stderr, "too many arguments at '%s' (try rheap query --help)", pos[2]);
+        cli__error(stderr, "too many arguments at '%s' (try rheap query --help)", pos[2]);
         goto done;
     }
     if (list) {
@@ -210,35 +210,35 @@ int rheap__cmd_query(int argc, char **argv)
         goto done;
     }
     if (npos < 2) {
-        rheap__error(stderr, "%s (try rheap query --help, or rheap query --list)",
+        cli__error(stderr, "%s (try rheap query --help, or rheap query --list)",
                      npos == 0 ? "no query name given" : "no database given");
         goto done;
     }
     ra_query_t q;
-    status = rheap__query_load(pos[0], &q, stderr);
+    status = cli__query_load(pos[0], &q, stderr);
     if (status != RHEAP_EXIT_OK)
         goto done;
     sqlite3 *db;
     ra_err_t why;
-    status = rheap__said(ra_open_read(pos[1], &db, &why), &why, stderr);
+    status = cli__said(ra_open_read(pos[1], &db, &why), &why, stderr);
     /* Suppressions belong to the leaks query: it reads stack_stats, which becomes a view with
      * the suppressed stacks' leaks taken out (ra_supp_shadow); the file itself is unchanged. */
     int leaks = !strcmp(q.name, "leaks");
     ra_supp_t *supp = NULL;
     if (status == RHEAP_EXIT_OK && !leaks && (so.nfiles || so.no_defaults)) {
-        rheap__error(stderr, "--suppress and --no-default-suppressions apply to the leaks query only");
+        cli__error(stderr, "--suppress and --no-default-suppressions apply to the leaks query only");
         status = RHEAP_EXIT_USAGE;
         sqlite3_close(db);
     } else if (status == RHEAP_EXIT_OK && leaks) {
-        status = rheap__supp_open(&so, db, &supp, stderr);
+        status = cli__supp_open(&so, db, &supp, stderr);
         if (status == RHEAP_EXIT_OK)
-            status = rheap__said(ra_supp_shadow(supp, db, &why), &why, stderr);
+            status = cli__said(ra_supp_shadow(supp, db, &why), &why, stderr);
         if (status != RHEAP_EXIT_OK)
             sqlite3_close(db);
     }
     if (status == RHEAP_EXIT_OK) {
         ra_table_t t;
-        status = rheap__said(ra_query_run(db, &q, kv, nkv, &t, &why), &why, stderr);
+        status = cli__said(ra_query_run(db, &q, kv, nkv, &t, &why), &why, stderr);
         if (status == RHEAP_EXIT_OK && supp && ra_supp_nids(supp)) {
             const char *pid = NULL;
             for (size_t i = 0; i < nkv; i++)
@@ -247,17 +247,17 @@ int rheap__cmd_query(int argc, char **argv)
             size_t nr = ra_supp_nrules(supp);
             int64_t *bl = calloc(nr, sizeof *bl), *by = calloc(nr, sizeof *by);
             if (bl && by && ra_supp_totals(supp, db, pid, bl, by, &why) == RA_OK)
-                rheap__supp_print(supp, bl, by, "rheap: ", stderr);
+                cli__supp_print(supp, bl, by, "rheap: ", stderr);
             free(bl);
             free(by);
         }
         if (status == RHEAP_EXIT_OK) {
             if (fmt == RHEAP_FMT_COLUMN && !raw)
-                rheap__table_humanize(&t);
+                cli__table_humanize(&t);
             if (fmt == RHEAP_FMT_COLUMN && chains && t.ncols)
-                rheap__table_print_chains(db, &t, t.nrows, "", full_names, stdout);
+                cli__table_print_chains(db, &t, t.nrows, "", full_names, stdout);
             else
-                rheap__table_print(&t, fmt, full_names, stdout);
+                cli__table_print(&t, fmt, full_names, stdout);
             ra_table_free(&t);
             long long interval = ra_sample_interval(db, NULL);
             if (interval)

@@ -65,7 +65,7 @@ typedef struct {
     int chains;       /* call chains under site rows */
     const char *pid;  /* only this process (text, bound as the queries' pid) */
     int full_names;   /* --full-names: names not shortened or clipped */
-    rheap__supp_opts_t supp; /* leak suppressions */
+    cli__supp_opts_t supp; /* leak suppressions */
 } report_opts_t;
 
 /* Processes shown before "... N more rows". */
@@ -119,13 +119,13 @@ static int run_canned(sqlite3 *db, const char *name, size_t rows, const char *pi
 {
     ra_query_t q;
     FILE *quiet = tmpfile();
-    int rc = rheap__query_load(name, &q, quiet ? quiet : stderr);
+    int rc = cli__query_load(name, &q, quiet ? quiet : stderr);
     if (quiet)
         fclose(quiet);
     if (rc != RHEAP_EXIT_OK) {
         char dir[PATH_MAX];
         fprintf(out, "%s(no query file %s.sql in %s)\n", indent, name,
-                rheap__queries_dir(dir, sizeof dir) ? dir : "any queries directory");
+                cli__queries_dir(dir, sizeof dir) ? dir : "any queries directory");
         return -1;
     }
     char limit[32];
@@ -140,7 +140,7 @@ static int run_canned(sqlite3 *db, const char *name, size_t rows, const char *pi
             kv[nkv++] = (ra_kv_t){"pid", pid};
     }
     ra_err_t why;
-    rc = rheap__said(ra_query_run(db, &q, kv, nkv, t, &why), &why, out);
+    rc = cli__said(ra_query_run(db, &q, kv, nkv, t, &why), &why, out);
     ra_query_free(&q);
     return rc == RHEAP_EXIT_OK ? 0 : -1;
 }
@@ -221,13 +221,13 @@ static void section(sqlite3 *db, const report_opts_t *o, const char *heading, co
     project(&t, site_cols, &shown);
     ra_table_t *p = shown.ncols > 0 ? &shown : &t;
     if (!o->raw)
-        rheap__table_humanize(p);
+        cli__table_humanize(p);
     if (t.nrows == 0)
         fprintf(out, "  (none)\n");
     else if (o->chains)
-        rheap__table_print_chains(db, p, REPORT_ROWS, "  ", o->full_names, out);
+        cli__table_print_chains(db, p, REPORT_ROWS, "  ", o->full_names, out);
     else
-        rheap__table_print_columns(p, REPORT_ROWS, "  ", o->full_names, out);
+        cli__table_print_columns(p, REPORT_ROWS, "  ", o->full_names, out);
     ra_table_free(&shown);
     ra_table_free(&t);
 }
@@ -236,12 +236,12 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
 {
     sqlite3 *db;
     ra_err_t open_err;
-    int rc = rheap__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
+    int rc = cli__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     ra_err_t why;
     if (o->pid &&
-        (rc = rheap__said(ra_param_check(db, "pid", o->pid, "--pid", &why), &why, stderr)) !=
+        (rc = cli__said(ra_param_check(db, "pid", o->pid, "--pid", &why), &why, stderr)) !=
             RHEAP_EXIT_OK) {
         sqlite3_close(db);
         return rc;
@@ -249,19 +249,19 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     /* Suppressed stacks leave the leaks section (its query reads the view ra_supp_shadow
      * puts over stack_stats) and the never-freed total, and get a line of their own. */
     ra_supp_t *supp;
-    rc = rheap__supp_open(&o->supp, db, &supp, stderr);
+    rc = cli__supp_open(&o->supp, db, &supp, stderr);
     if (rc == RHEAP_EXIT_OK && (rc = ra_supp_shadow(supp, db, &why)) != RA_OK)
-        rheap__error(stderr, "%s: %s", path, why.msg);
+        cli__error(stderr, "%s: %s", path, why.msg);
     size_t nr = ra_supp_nrules(supp);
     int64_t *sup_blocks = calloc(nr + 1, sizeof *sup_blocks);
     int64_t *sup_bytes = calloc(nr + 1, sizeof *sup_bytes);
     if (rc == RHEAP_EXIT_OK && (!sup_blocks || !sup_bytes)) {
-        rheap__error(stderr, "out of memory");
+        cli__error(stderr, "out of memory");
         rc = RHEAP_EXIT_OUTPUT;
     }
     if (rc == RHEAP_EXIT_OK &&
         (rc = ra_supp_totals(supp, db, o->pid, sup_blocks, sup_bytes, &why)) != RA_OK)
-        rheap__error(stderr, "%s: %s", path, why.msg);
+        cli__error(stderr, "%s: %s", path, why.msg);
     if (rc != RHEAP_EXIT_OK) {
         free(sup_blocks);
         free(sup_bytes);
@@ -277,7 +277,7 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     ra_table_t t;
     ra_kv_t pidkv = {"pid", o->pid};
     if ((rc = ra_fetch(db, totals_sql, &pidkv, o->pid ? 1 : 0, &t, &why)) != RA_OK) {
-        rheap__error(stderr, "%s: %s", path, why.msg);
+        cli__error(stderr, "%s: %s", path, why.msg);
         ra_table_free(&t);
         free(sup_blocks);
         free(sup_bytes);
@@ -301,7 +301,7 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     fprintf(out, "\n  never freed      %lld blocks, ", num(&t, "leaked_blocks") - sb);
     bytes(out, byte_num(&t, "leaked_bytes") - (double)sbytes);
     fprintf(out, "%s\n", est);
-    rheap__supp_print(supp, sup_blocks, sup_bytes, "  ", out);
+    cli__supp_print(supp, sup_blocks, sup_bytes, "  ", out);
     fprintf(out, "  processes        %lld\n", num(&t, "processes"));
     fprintf(out, "  threads          %lld\n", num(&t, "threads"));
     fprintf(out, "  duration         ");
@@ -312,8 +312,8 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     if (ra_fetch(db, processes_sql, o->pid ? &pidkv : NULL, o->pid ? 1 : 0, &t, &why) == RA_OK) {
         fprintf(out, "\nProcesses, most bytes allocated first\n");
         if (!o->raw)
-            rheap__table_humanize(&t);
-        rheap__table_print_columns(&t, PROCESS_ROWS, "  ", o->full_names, out);
+            cli__table_humanize(&t);
+        cli__table_print_columns(&t, PROCESS_ROWS, "  ", o->full_names, out);
     }
     ra_table_free(&t);
     section(db, o, "Peak live heap", "peak", interval, out);
@@ -336,10 +336,10 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
  * NULL when nothing could be decided (then nothing is left out). */
 static ra_supp_t *brief_suppressions(sqlite3 *db, long long *blocks, double *bytes)
 {
-    rheap__supp_opts_t none = {0};
+    cli__supp_opts_t none = {0};
     ra_supp_t *supp = NULL;
     ra_err_t why;
-    if (rheap__supp_open(&none, db, &supp, stderr) != RHEAP_EXIT_OK)
+    if (cli__supp_open(&none, db, &supp, stderr) != RHEAP_EXIT_OK)
         return NULL;
     size_t nr = ra_supp_nrules(supp);
     int64_t *b = calloc(nr + 1, sizeof *b), *n = calloc(nr + 1, sizeof *n);
@@ -357,14 +357,14 @@ static ra_supp_t *brief_suppressions(sqlite3 *db, long long *blocks, double *byt
     return supp;
 }
 
-void rheap__report_brief(sqlite3 *db, FILE *out)
+void cli__report_brief(sqlite3 *db, FILE *out)
 {
     ra_table_t t;
     ra_err_t why;
     long long sup_blocks = 0;
     double sup_bytes = 0;
     ra_supp_t *supp = brief_suppressions(db, &sup_blocks, &sup_bytes);
-    if (rheap__said(ra_fetch(db, totals_sql, NULL, 0, &t, &why), &why, out) != RHEAP_EXIT_OK) {
+    if (cli__said(ra_fetch(db, totals_sql, NULL, 0, &t, &why), &why, out) != RHEAP_EXIT_OK) {
         ra_table_free(&t);
         ra_supp_unshadow(db);
         ra_supp_destroy(supp);
@@ -386,8 +386,8 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
     ra_table_free(&t);
     if (nproc > 1 && ra_fetch(db, processes_sql, NULL, 0, &t, &why) == RA_OK) {
         fprintf(out, "rheap: processes, most bytes allocated first:\n");
-        rheap__table_humanize(&t);
-        rheap__table_print_columns(&t, BRIEF_PROCESSES, "rheap:   ", 0, out);
+        cli__table_humanize(&t);
+        cli__table_print_columns(&t, BRIEF_PROCESSES, "rheap:   ", 0, out);
     }
     ra_table_free(&t);
     /* The largest peak of any process: with many processes, one line per process would not
@@ -409,8 +409,8 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
         if (rc == 0) {
             ra_table_t shown;
             project(&t, site_cols, &shown);
-            rheap__table_humanize(shown.ncols ? &shown : &t);
-            rheap__table_print_columns(shown.ncols ? &shown : &t, BRIEF_ROWS, "rheap:   ", 0, out);
+            cli__table_humanize(shown.ncols ? &shown : &t);
+            cli__table_print_columns(shown.ncols ? &shown : &t, BRIEF_ROWS, "rheap:   ", 0, out);
             ra_table_free(&shown);
             ra_table_free(&t);
         }
@@ -458,7 +458,7 @@ static int exe_pids(const char *path, const char *glob, ra_table_t *t)
 {
     sqlite3 *db;
     ra_err_t open_err;
-    int rc = rheap__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
+    int rc = cli__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     ra_err_t why;
@@ -467,17 +467,17 @@ static int exe_pids(const char *path, const char *glob, ra_table_t *t)
                        "SELECT DISTINCT pid FROM processes\n"
                        "WHERE exe GLOB :glob OR cmdline GLOB :glob ORDER BY pid",
                        &kv, 1, t, &why)) != RA_OK)
-        rheap__error(stderr, "%s: %s", path, why.msg);
+        cli__error(stderr, "%s: %s", path, why.msg);
     sqlite3_close(db);
     return rc;
 }
 
-int rheap__cmd_report(int argc, char **argv)
+int cli__cmd_report(int argc, char **argv)
 {
     /* argv[0] is "report"; the page has options of its own (html.c). */
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--html"))
-            return rheap__cmd_report_html(argc - 1, argv + 1);
+            return cli__cmd_report_html(argc - 1, argv + 1);
     static const struct option longs[] = {
         {"raw", no_argument, NULL, 'R'},
         {"stacks", no_argument, NULL, 'S'},
@@ -502,21 +502,21 @@ int rheap__cmd_report(int argc, char **argv)
         case 'E': exe = optarg; break;
         case 'F': o.full_names = 1; break;
         default: {
-            int sr = rheap__supp_option(&o.supp, c, optarg);
+            int sr = cli__supp_option(&o.supp, c, optarg);
             if (sr > 0)
                 break;
             if (sr < 0)
                 return RHEAP_EXIT_USAGE;
-            return rheap__option_error(c, argv, longs, "a value", "rheap report --help");
+            return cli__option_error(c, argv, longs, "a value", "rheap report --help");
         }
         }
     }
     if (argc - optind > 1) {
-        rheap__error(stderr, "one database at a time (try rheap report --help)");
+        cli__error(stderr, "one database at a time (try rheap report --help)");
         return RHEAP_EXIT_USAGE;
     }
     if (argc - optind < 1) {
-        rheap__error(stderr, "no database given (rheap report DB)");
+        cli__error(stderr, "no database given (rheap report DB)");
         return RHEAP_EXIT_USAGE;
     }
     const char *path = argv[optind];
@@ -524,14 +524,14 @@ int rheap__cmd_report(int argc, char **argv)
         char *end;
         long v = strtol(o.pid, &end, 10);
         if (!*o.pid || *end || v <= 0) {
-            rheap__error(stderr, "--pid '%s': expected a process id", o.pid);
+            cli__error(stderr, "--pid '%s': expected a process id", o.pid);
             return RHEAP_EXIT_USAGE;
         }
     }
     if (!exe)
         return report(path, &o, stdout);
     if (o.pid) {
-        rheap__error(stderr, "--pid and --exe select processes both ways; give one");
+        cli__error(stderr, "--pid and --exe select processes both ways; give one");
         return RHEAP_EXIT_USAGE;
     }
     ra_table_t pids;
@@ -539,7 +539,7 @@ int rheap__cmd_report(int argc, char **argv)
     if (rc != RHEAP_EXIT_OK)
         return rc;
     if (pids.nrows == 0) {
-        rheap__error(stderr, "%s: no process whose executable or command line matches '%s'", path,
+        cli__error(stderr, "%s: no process whose executable or command line matches '%s'", path,
                      exe);
         ra_table_free(&pids);
         return RHEAP_EXIT_USAGE;

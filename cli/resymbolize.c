@@ -38,13 +38,13 @@ static void print_diag(void *user, const rheap_convert_diag_t *d)
 {
     (void)user;
     if (d->level == RHEAP_CONVERT_WARNING)
-        rheap__warning(stderr, "%s", d->message);
+        cli__warning(stderr, "%s", d->message);
     else
-        rheap__error(stderr, "%s", d->message);
+        cli__error(stderr, "%s", d->message);
 }
 
 /* argv[0] is the command's name (only for getopt). */
-int rheap__cmd_resymbolize(int argc, char **argv)
+int cli__cmd_resymbolize(int argc, char **argv)
 {
     static const struct option longs[] = {
         {"debug-dir", required_argument, NULL, 'D'},
@@ -65,12 +65,12 @@ int rheap__cmd_resymbolize(int argc, char **argv)
             setenv("RHEAP_DEBUG_DIR", optarg, 1);
             break;
         default:
-            return rheap__option_error(c, argv, longs, "a directory", "rheap resymbolize --help");
+            return cli__option_error(c, argv, longs, "a directory", "rheap resymbolize --help");
         }
     }
     /* DB, wherever it was among the options. */
     if (argc - optind > 1) {
-        rheap__error(stderr, "one database at a time (try rheap resymbolize --help)");
+        cli__error(stderr, "one database at a time (try rheap resymbolize --help)");
         return RHEAP_EXIT_USAGE;
     }
     if (argc - optind < 1) {
@@ -82,7 +82,7 @@ int rheap__cmd_resymbolize(int argc, char **argv)
     /* ra_open_write checks that the file is a rheap database without creating one. */
     sqlite3 *db;
     ra_err_t open_err;
-    int rc = rheap__said(ra_open_write(path, &db, &open_err), &open_err, stderr);
+    int rc = cli__said(ra_open_write(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
 

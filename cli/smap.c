@@ -16,7 +16,7 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
-int rheap__smap_get(rheap__smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created)
+int cli__smap_get(cli__smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created)
 {
     *created = 0;
     if ((m->n + 1) * 2 > m->cap) {
@@ -59,7 +59,7 @@ int rheap__smap_get(rheap__smap_t *m, const char *key, uint64_t next, uint64_t *
     return 0;
 }
 
-void rheap__smap_free(rheap__smap_t *m)
+void cli__smap_free(cli__smap_t *m)
 {
     for (size_t i = 0; i < m->cap; i++)
         free(m->keys[i]);

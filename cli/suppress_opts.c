@@ -9,11 +9,11 @@
 
 #include "cli.h"
 
-int rheap__supp_option(rheap__supp_opts_t *o, int c, const char *arg)
+int cli__supp_option(cli__supp_opts_t *o, int c, const char *arg)
 {
     if (c == RHEAP_SUPP_OPT_FILE) {
         if (o->nfiles == sizeof o->files / sizeof o->files[0]) {
-            rheap__error(stderr, "at most %zu --suppress files", o->nfiles);
+            cli__error(stderr, "at most %zu --suppress files", o->nfiles);
             return -1;
         }
         o->files[o->nfiles++] = arg;
@@ -26,12 +26,12 @@ int rheap__supp_option(rheap__supp_opts_t *o, int c, const char *arg)
     return 0;
 }
 
-int rheap__supp_open(const rheap__supp_opts_t *o, struct sqlite3 *db, ra_supp_t **out, FILE *err)
+int cli__supp_open(const cli__supp_opts_t *o, struct sqlite3 *db, ra_supp_t **out, FILE *err)
 {
     *out = NULL;
     ra_supp_t *s = ra_supp_create(!o->no_defaults);
     if (!s) {
-        rheap__error(err, "out of memory");
+        cli__error(err, "out of memory");
         return RHEAP_EXIT_OUTPUT;
     }
     ra_err_t why;
@@ -39,14 +39,14 @@ int rheap__supp_open(const rheap__supp_opts_t *o, struct sqlite3 *db, ra_supp_t 
         ra_status_t rc = ra_supp_load(s, o->files[i], &why);
         if (rc != RA_OK) {
             /* The file's messages start with its path; the option names where it came from. */
-            rheap__error(err, "--suppress %s", why.msg);
+            cli__error(err, "--suppress %s", why.msg);
             ra_supp_destroy(s);
             return (int)rc;
         }
     }
     ra_status_t rc = ra_supp_stacks(s, db, &why);
     if (rc != RA_OK) {
-        rheap__error(err, "%s", why.msg);
+        cli__error(err, "%s", why.msg);
         ra_supp_destroy(s);
         return (int)rc;
     }
@@ -63,7 +63,7 @@ static int same_name(const ra_supp_t *s, size_t a, size_t b)
     return !strcmp(na, nb) && !fa == !fb;
 }
 
-void rheap__supp_print(const ra_supp_t *s, const int64_t *blocks, const int64_t *bytes,
+void cli__supp_print(const ra_supp_t *s, const int64_t *blocks, const int64_t *bytes,
                        const char *prefix, FILE *out)
 {
     size_t nrules = ra_supp_nrules(s);

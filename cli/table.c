@@ -29,20 +29,20 @@ static void pad(FILE *out, size_t n)
         fputc(' ', out);
 }
 
-void rheap__table_print_columns(const ra_table_t *t, size_t max_rows, const char *indent,
+void cli__table_print_columns(const ra_table_t *t, size_t max_rows, const char *indent,
                                 int full_names, FILE *out)
 {
-    rheap__table_print_rows(t, max_rows, indent, full_names, out, NULL, NULL);
+    cli__table_print_rows(t, max_rows, indent, full_names, out, NULL, NULL);
 }
 
-void rheap__table_print_rows(const ra_table_t *t, size_t max_rows, const char *indent,
+void cli__table_print_rows(const ra_table_t *t, size_t max_rows, const char *indent,
                              int full_names, FILE *out, void (*after_row)(size_t row, void *arg),
                              void *arg)
 {
     /* Function names shortened and clipped for reading (names.c), unless the command was asked
      * for them whole; CSV and JSON keep them. */
     ra_table_t shown = {0};
-    if (!full_names && rheap__names_for_display(t, max_rows, strlen(indent), &shown) == 0)
+    if (!full_names && cli__names_for_display(t, max_rows, strlen(indent), &shown) == 0)
         t = &shown;
     size_t rows = t->nrows < max_rows ? t->nrows : max_rows;
     size_t *w = calloc(t->ncols ? t->ncols : 1, sizeof *w);
@@ -123,11 +123,11 @@ static void csv_field(const char *v, FILE *out)
     fputc('"', out);
 }
 
-void rheap__table_print(const ra_table_t *t, rheap__fmt_t fmt, int full_names, FILE *out)
+void cli__table_print(const ra_table_t *t, cli__fmt_t fmt, int full_names, FILE *out)
 {
     if (fmt == RHEAP_FMT_COLUMN) {
         if (t->ncols)
-            rheap__table_print_columns(t, t->nrows, "", full_names, out);
+            cli__table_print_columns(t, t->nrows, "", full_names, out);
         return;
     }
     if (fmt == RHEAP_FMT_CSV) {
@@ -157,7 +157,7 @@ void rheap__table_print(const ra_table_t *t, rheap__fmt_t fmt, int full_names, F
             size_t at = r * t->ncols + c;
             if (c)
                 fputs(", ", out);
-            rheap__json_string(out, t->names[c], 0);
+            cli__json_string(out, t->names[c], 0);
             fputs(": ", out);
             const char *v = t->cells[at];
             if (!v)
@@ -166,9 +166,9 @@ void rheap__table_print(const ra_table_t *t, rheap__fmt_t fmt, int full_names, F
                 fputs(v, out);
             else if (t->types[at] == SQLITE_FLOAT)
                 /* inf and nan are not JSON numbers */
-                (strpbrk(v, "in") ? rheap__json_string(out, v, 0) : (void)fputs(v, out));
+                (strpbrk(v, "in") ? cli__json_string(out, v, 0) : (void)fputs(v, out));
             else
-                rheap__json_string(out, v, 0);
+                cli__json_string(out, v, 0);
         }
         fputc('}', out);
     }

@@ -17,24 +17,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "converter.h"
 
-struct rheap__pairs {
+struct cv__pairs {
     uint64_t *keys;       /* block addresses; 0 marks an empty slot */
-    rheap__live_t *vals;  /* vals[i] is the block of keys[i] */
+    cv__live_t *vals;  /* vals[i] is the block of keys[i] */
     size_t mask;          /* capacity - 1, capacity a power of two */
     unsigned shift;       /* 64 - log2(capacity) */
     size_t count;
 };
 
-static size_t slot_of(const rheap__pairs_t *p, uint64_t addr)
+static size_t slot_of(const cv__pairs_t *p, uint64_t addr)
 {
     /* Heap addresses are 16-byte aligned and clustered; Fibonacci hashing (the top bits of a
      * multiplicative hash) spreads them evenly. */
-    return rheap__hash_slot(addr, p->shift);
+    return cv__hash_slot(addr, p->shift);
 }
 
-static int alloc_arrays(rheap__pairs_t *p, size_t cap)
+static int alloc_arrays(cv__pairs_t *p, size_t cap)
 {
     p->keys = calloc(cap, sizeof *p->keys);
     /* Values are only read where a key is set: they need no clearing. */
@@ -47,9 +47,9 @@ static int alloc_arrays(rheap__pairs_t *p, size_t cap)
     return 0;
 }
 
-rheap__pairs_t *rheap__pairs_create(void)
+cv__pairs_t *cv__pairs_create(void)
 {
-    rheap__pairs_t *p = calloc(1, sizeof *p);
+    cv__pairs_t *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
     p->mask = 1023;
@@ -61,7 +61,7 @@ rheap__pairs_t *rheap__pairs_create(void)
     return p;
 }
 
-void rheap__pairs_destroy(rheap__pairs_t *p)
+void cv__pairs_destroy(cv__pairs_t *p)
 {
     if (!p)
         return;
@@ -70,11 +70,11 @@ void rheap__pairs_destroy(rheap__pairs_t *p)
     free(p);
 }
 
-int rheap__pairs_insert(rheap__pairs_t *p, const rheap__live_t *b, rheap__live_t *evicted)
+int cv__pairs_insert(cv__pairs_t *p, const cv__live_t *b, cv__live_t *evicted)
 {
     /* At most half full: linear probing stays short, and so do the deletion shifts. */
     if ((p->count + 1) * 2 > p->mask + 1 &&
-        rheap__hash_grow(&p->keys, &p->vals, sizeof *p->vals, &p->mask, &p->shift) != 0)
+        cv__hash_grow(&p->keys, &p->vals, sizeof *p->vals, &p->mask, &p->shift) != 0)
         return -1;
     size_t j = slot_of(p, b->addr);
     for (uint64_t k; (k = p->keys[j]) != 0; j = (j + 1) & p->mask) {
@@ -90,7 +90,7 @@ int rheap__pairs_insert(rheap__pairs_t *p, const rheap__live_t *b, rheap__live_t
     return 0;
 }
 
-int rheap__pairs_take(rheap__pairs_t *p, uint64_t addr, rheap__live_t *out)
+int cv__pairs_take(cv__pairs_t *p, uint64_t addr, cv__live_t *out)
 {
     if (!addr)
         return 0;
@@ -124,21 +124,21 @@ int rheap__pairs_take(rheap__pairs_t *p, uint64_t addr, rheap__live_t *out)
     return 1;
 }
 
-void rheap__pairs_prefetch(const rheap__pairs_t *p, uint64_t addr)
+void cv__pairs_prefetch(const cv__pairs_t *p, uint64_t addr)
 {
     size_t j = slot_of(p, addr);
     __builtin_prefetch(&p->keys[j]);
     __builtin_prefetch(&p->vals[j]);
 }
 
-size_t rheap__pairs_count(const rheap__pairs_t *p)
+size_t cv__pairs_count(const cv__pairs_t *p)
 {
     return p->count;
 }
 
 static int by_time(const void *a, const void *b)
 {
-    const rheap__live_t *x = a, *y = b;
+    const cv__live_t *x = a, *y = b;
     if (x->t != y->t)
         return x->t < y->t ? -1 : 1;
     if (x->tid != y->tid)
@@ -146,12 +146,12 @@ static int by_time(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-rheap__live_t *rheap__pairs_drain(rheap__pairs_t *p, size_t *n)
+cv__live_t *cv__pairs_drain(cv__pairs_t *p, size_t *n)
 {
     *n = 0;
     if (!p->count)
         return NULL;
-    rheap__live_t *out = malloc(p->count * sizeof *out);
+    cv__live_t *out = malloc(p->count * sizeof *out);
     if (!out) {
         *n = SIZE_MAX;
         return NULL;

@@ -22,7 +22,7 @@
 #include <sqlite3.h>
 
 #include "array.h"
-#include "internal.h"
+#include "converter.h"
 #include "rheap_convert.h"
 
 typedef struct {
@@ -56,7 +56,7 @@ static int hexval(int c)
 /* Interns every module path with its recorded build-id. A path recorded with several
  * build-ids (a file rebuilt between two runs converted together) is checked against the first
  * one; the frames of the others then keep their rows. */
-static int load_modules(sqlite3 *db, rheap__sym_t *sym, module_t **out, size_t *n)
+static int load_modules(sqlite3 *db, cv__sym_t *sym, module_t **out, size_t *n)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
@@ -78,13 +78,13 @@ static int load_modules(sqlite3 *db, rheap__sym_t *sym, module_t **out, size_t *
                 break;
             bid[blen++] = (uint8_t)(h << 4 | l);
         }
-        if (rheap__grow(out, &cap, *n, sizeof **out, 16) != 0) {
+        if (cv__grow(out, &cap, *n, sizeof **out, 16) != 0) {
             rc = -1;
             break;
         }
         module_t *m = &(*out)[*n];
         m->path = strdup(path);
-        m->file_id = rheap__sym_file(sym, path, strlen(path), bid, blen);
+        m->file_id = cv__sym_file(sym, path, strlen(path), bid, blen);
         if (!m->path || m->file_id < 0) {
             free(m->path);
             rc = -1;
@@ -123,7 +123,7 @@ static int load_rows(sqlite3 *db, row_t **out, size_t *n)
     size_t cap = 0;
     int rc = 0, s;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        if (rheap__grow(out, &cap, *n, sizeof **out, 1024) != 0) {
+        if (cv__grow(out, &cap, *n, sizeof **out, 1024) != 0) {
             rc = -1;
             break;
         }
@@ -173,7 +173,7 @@ static int insert(sqlite3_stmt *st, sqlite3_int64 id, sqlite3_int64 frame_no, co
 
 /* Rewrites the backtraces table from rows, resolving each recorded address again. Counts the
  * frames that have a file before and after. */
-static int rewrite(sqlite3 *db, rheap__sym_t *sym, const module_t *mods, size_t nmods,
+static int rewrite(sqlite3 *db, cv__sym_t *sym, const module_t *mods, size_t nmods,
                    const row_t *rows, size_t nrows, size_t *before, size_t *after)
 {
     if (sqlite3_exec(db, "DELETE FROM backtraces", NULL, NULL, NULL) != SQLITE_OK)
@@ -197,19 +197,19 @@ static int rewrite(sqlite3 *db, rheap__sym_t *sym, const module_t *mods, size_t 
             *before += rows[k].file != NULL;
         const row_t *r = &rows[i];
         int fid = r->module ? file_of(mods, nmods, r->module) : -1;
-        const rheap__loc_t *loc = NULL;
+        const cv__loc_t *loc = NULL;
         if (fid >= 0) {
-            loc = rheap__sym_resolve(sym, fid, (uint64_t)r->offset);
+            loc = cv__sym_resolve(sym, fid, (uint64_t)r->offset);
             if (!loc) {
                 rc = -1;
                 break;
             }
-            if (strcmp(rheap__sym_file_status(sym, fid), "ok") != 0)
+            if (strcmp(cv__sym_file_status(sym, fid), "ok") != 0)
                 loc = NULL;
         }
         if (loc) {
             for (uint32_t k = 0; k < loc->nframes && rc == 0; k++) {
-                const rheap__srcframe_t *f = &loc->frames[k];
+                const cv__srcframe_t *f = &loc->frames[k];
                 *after += f->file != NULL;
                 rc = insert(st, r->id, frame_no++, f->file, f->line != 0, f->line, f->sym,
                             r->module, r->offset, f->inlined ? 1 : 0, r->ip_index);
@@ -259,7 +259,7 @@ static int update_stacks(sqlite3 *db)
         sqlite3_finalize(rd);
         return -1;
     }
-    rheap__siteframe_t *fr = NULL;
+    cv__siteframe_t *fr = NULL;
     size_t n = 0, cap = 0;
     sqlite3_int64 id = 0;
     int rc = 0, s;
@@ -269,7 +269,7 @@ static int update_stacks(sqlite3 *db)
         if (n && (s != SQLITE_ROW || next != id)) {
             char function[4096], location[4096];
             uint32_t site_no;
-            rheap__stack_site(fr, (uint32_t)n, &site_no, function, sizeof function, location,
+            cv__stack_site(fr, (uint32_t)n, &site_no, function, sizeof function, location,
                               sizeof location);
             sqlite3_reset(up);
             sqlite3_bind_int64(up, 1, id);
@@ -288,12 +288,12 @@ static int update_stacks(sqlite3 *db)
         }
         if (s != SQLITE_ROW || rc)
             break;
-        if (rheap__grow(&fr, &cap, n, sizeof *fr, 64) != 0) {
+        if (cv__grow(&fr, &cap, n, sizeof *fr, 64) != 0) {
             rc = -1;
             break;
         }
         id = next;
-        rheap__siteframe_t *f = &fr[n++];
+        cv__siteframe_t *f = &fr[n++];
         f->sym = dup_col(rd, 1);
         f->file = dup_col(rd, 2);
         f->module = dup_col(rd, 3);
@@ -315,7 +315,7 @@ static int update_stacks(sqlite3 *db)
 
 /* A module read now gets status 'ok'; one that could not be read keeps 'ok' if an earlier
  * conversion symbolized from it (its rows were kept) and otherwise says why. */
-static int update_modules(sqlite3 *db, rheap__sym_t *sym, const module_t *mods, size_t n)
+static int update_modules(sqlite3 *db, cv__sym_t *sym, const module_t *mods, size_t n)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
@@ -325,7 +325,7 @@ static int update_modules(sqlite3 *db, rheap__sym_t *sym, const module_t *mods, 
         return -1;
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        const char *status = rheap__sym_file_status(sym, mods[i].file_id);
+        const char *status = cv__sym_file_status(sym, mods[i].file_id);
         if (!strcmp(status, "unused"))
             continue;
         sqlite3_reset(st);
@@ -375,7 +375,7 @@ rheap_convert_status_t rheap_resymbolize(struct sqlite3 *db, const char *name,
                                          void *user, rheap_resymbolize_result_t *result)
 {
     say_t s = {diag, user, 0};
-    rheap__sym_t *sym = rheap__sym_create(sym_warning, &s);
+    cv__sym_t *sym = cv__sym_create(sym_warning, &s);
     module_t *mods = NULL;
     row_t *rows = NULL;
     size_t nmods = 0, nrows = 0, before = 0, after = 0;
@@ -414,6 +414,6 @@ out:
     for (size_t i = 0; i < nmods; i++)
         free(mods[i].path);
     free(mods);
-    rheap__sym_destroy(sym);
+    cv__sym_destroy(sym);
     return rc;
 }

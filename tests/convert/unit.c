@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "converter.h"
 #include "tgen.h"
 
 /* The symbolizer's warnings, printed and counted. */
@@ -25,36 +25,36 @@ static void count_warning(void *user, const char *file, const char *message)
 
 static void test_merge(void)
 {
-    rheap__merge_t *m = rheap__merge_create(3);
+    cv__merge_t *m = cv__merge_create(3);
     /* Stream 2 frees at t=5, stream 0 allocates at t=5, stream 1 allocates at t=3. */
-    rheap__merge_set(m, 0, 5, 1);
-    rheap__merge_set(m, 1, 3, 1);
-    rheap__merge_set(m, 2, 5, 0);
-    CHECK_INT(rheap__merge_top(m), 1);
-    rheap__merge_remove(m, 1);
-    CHECK_INT(rheap__merge_top(m), 2); /* the free first at equal times */
-    rheap__merge_set(m, 2, 9, 1);
-    CHECK_INT(rheap__merge_top(m), 0);
-    rheap__merge_set(m, 0, 9, 1);
-    CHECK_INT(rheap__merge_top(m), 0); /* equal keys: the lower stream index */
-    rheap__merge_remove(m, 0);
-    CHECK_INT(rheap__merge_top(m), 2);
-    rheap__merge_remove(m, 2);
-    CHECK_INT(rheap__merge_top(m), -1);
-    rheap__merge_destroy(m);
+    cv__merge_set(m, 0, 5, 1);
+    cv__merge_set(m, 1, 3, 1);
+    cv__merge_set(m, 2, 5, 0);
+    CHECK_INT(cv__merge_top(m), 1);
+    cv__merge_remove(m, 1);
+    CHECK_INT(cv__merge_top(m), 2); /* the free first at equal times */
+    cv__merge_set(m, 2, 9, 1);
+    CHECK_INT(cv__merge_top(m), 0);
+    cv__merge_set(m, 0, 9, 1);
+    CHECK_INT(cv__merge_top(m), 0); /* equal keys: the lower stream index */
+    cv__merge_remove(m, 0);
+    CHECK_INT(cv__merge_top(m), 2);
+    cv__merge_remove(m, 2);
+    CHECK_INT(cv__merge_top(m), -1);
+    cv__merge_destroy(m);
 
     /* A larger random check: the merge yields keys in order. */
     enum { N = 50 };
-    m = rheap__merge_create(N);
+    m = cv__merge_create(N);
     uint64_t key[N], last = 0;
     unsigned seed = 7;
     for (int i = 0; i < N; i++) {
         seed = seed * 1103515245u + 12345u;
         key[i] = seed % 1000;
-        rheap__merge_set(m, (size_t)i, key[i], 0);
+        cv__merge_set(m, (size_t)i, key[i], 0);
     }
     for (int k = 0; k < 5000; k++) {
-        long top = rheap__merge_top(m);
+        long top = cv__merge_top(m);
         if (top < 0)
             break;
         if (key[top] < last) {
@@ -66,64 +66,64 @@ static void test_merge(void)
         last = key[top];
         seed = seed * 1103515245u + 12345u;
         if (seed % 10 == 0) {
-            rheap__merge_remove(m, (size_t)top);
+            cv__merge_remove(m, (size_t)top);
         } else {
             key[top] += seed % 50;
-            rheap__merge_set(m, (size_t)top, key[top], 0);
+            cv__merge_set(m, (size_t)top, key[top], 0);
         }
     }
-    rheap__merge_destroy(m);
+    cv__merge_destroy(m);
 }
 
 static void test_pairs(void)
 {
-    rheap__pairs_t *p = rheap__pairs_create();
+    cv__pairs_t *p = cv__pairs_create();
     enum { N = 100000 };
-    rheap__live_t b, out;
+    cv__live_t b, out;
     memset(&b, 0, sizeof b);
     for (uint64_t i = 1; i <= N; i++) {
         b.addr = i * 16;
         b.t = i;
         b.size = i % 977;
-        CHECK_INT(rheap__pairs_insert(p, &b, &out), 0);
+        CHECK_INT(cv__pairs_insert(p, &b, &out), 0);
     }
-    CHECK_INT(rheap__pairs_count(p), N);
+    CHECK_INT(cv__pairs_count(p), N);
     /* Take every other block; the rest must all still be found with their own data. */
     int bad = 0;
     for (uint64_t i = 1; i <= N; i += 2)
-        if (!rheap__pairs_take(p, i * 16, &out) || out.t != i)
+        if (!cv__pairs_take(p, i * 16, &out) || out.t != i)
             bad++;
     CHECK_INT(bad, 0);
-    CHECK_INT(rheap__pairs_take(p, 16, &out), 0);
-    CHECK_INT(rheap__pairs_count(p), N / 2);
+    CHECK_INT(cv__pairs_take(p, 16, &out), 0);
+    CHECK_INT(cv__pairs_count(p), N / 2);
     for (uint64_t i = 2; i <= N; i += 2)
-        if (!rheap__pairs_take(p, i * 16, &out) || out.size != i % 977)
+        if (!cv__pairs_take(p, i * 16, &out) || out.size != i % 977)
             bad++;
     CHECK_INT(bad, 0);
-    CHECK_INT(rheap__pairs_count(p), 0);
+    CHECK_INT(cv__pairs_count(p), 0);
     /* Reuse of a live address evicts the old block. */
     b.addr = 0x1000;
     b.t = 1;
-    CHECK_INT(rheap__pairs_insert(p, &b, &out), 0);
+    CHECK_INT(cv__pairs_insert(p, &b, &out), 0);
     b.t = 2;
-    CHECK_INT(rheap__pairs_insert(p, &b, &out), 1);
+    CHECK_INT(cv__pairs_insert(p, &b, &out), 1);
     CHECK_INT(out.t, 1);
     /* Drain: sorted by time. */
     b.addr = 0x2000;
     b.t = 0;
-    rheap__pairs_insert(p, &b, &out);
+    cv__pairs_insert(p, &b, &out);
     size_t n;
-    rheap__live_t *all = rheap__pairs_drain(p, &n);
+    cv__live_t *all = cv__pairs_drain(p, &n);
     CHECK_INT(n, 2);
     CHECK_INT(all[0].addr, 0x2000);
     CHECK_INT(all[1].addr, 0x1000);
     free(all);
-    rheap__pairs_destroy(p);
+    cv__pairs_destroy(p);
 }
 
 static void check_demangle(const char *in, const char *want)
 {
-    char *got = rheap__demangle(in);
+    char *got = cv__demangle(in);
     CHECK_STR(got ? got : "(null)", want);
     free(got);
 }
@@ -174,8 +174,8 @@ static int compare_index(const char *path)
         return 0;
     }
     int warnings = 0;
-    rheap__sym_t *sym = rheap__sym_create(count_warning, &warnings);
-    int fid = rheap__sym_file(sym, path, strlen(path), NULL, 0);
+    cv__sym_t *sym = cv__sym_create(count_warning, &warnings);
+    int fid = cv__sym_file(sym, path, strlen(path), NULL, 0);
 
     enum { MAXA = 2000 };
     static uint64_t addrs[MAXA];
@@ -207,7 +207,7 @@ static int compare_index(const char *path)
         GElf_Off off;
         GElf_Sym s;
         const char *want = dwfl_module_addrinfo(mod, addrs[i], &off, &s, NULL, NULL, NULL);
-        const char *got = rheap__sym_elf_symbol(sym, fid, addrs[i]);
+        const char *got = cv__sym_elf_symbol(sym, fid, addrs[i]);
         if (!cmp_name(got, want)) {
             if (bad++ < 10)
                 fprintf(stderr, "%s: 0x%llx: index says %s, dwfl_module_addrinfo %s\n", path,
@@ -219,7 +219,7 @@ static int compare_index(const char *path)
     CHECK_INT(bad, 0);
     CHECK_INT(warnings, 0);
     fprintf(stderr, "%s: %d addresses, %d named, %d differ\n", path, na, named, bad);
-    rheap__sym_destroy(sym);
+    cv__sym_destroy(sym);
     dwfl_end(dwfl);
     return named;
 }
@@ -247,14 +247,14 @@ static void test_symbol_index(void)
     Dl_info di;
     CHECK(dladdr((void *)main, &di) != 0);
     int warnings = 0;
-    rheap__sym_t *sym = rheap__sym_create(count_warning, &warnings);
-    int fid = rheap__sym_file(sym, self, (size_t)n, NULL, 0);
+    cv__sym_t *sym = cv__sym_create(count_warning, &warnings);
+    int fid = cv__sym_file(sym, self, (size_t)n, NULL, 0);
     uint64_t off = (uint64_t)(uintptr_t)main - (uint64_t)(uintptr_t)di.dli_fbase;
-    const char *got = rheap__sym_elf_symbol(sym, fid, off);
+    const char *got = cv__sym_elf_symbol(sym, fid, off);
     CHECK_STR(got ? got : "(none)", "main");
-    got = rheap__sym_elf_symbol(sym, fid, off + 1);
+    got = cv__sym_elf_symbol(sym, fid, off + 1);
     CHECK_STR(got ? got : "(none)", "main");
-    rheap__sym_destroy(sym);
+    cv__sym_destroy(sym);
 }
 
 int main(void)

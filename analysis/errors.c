@@ -1,5 +1,5 @@
 /*
- * status.c: the library's statuses and their messages, and the array growth every reader uses.
+ * errors.c: the library's statuses and their messages, and the array growth every reader uses.
  */
 #include <stdarg.h>
 #include <stdint.h>
