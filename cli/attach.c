@@ -16,7 +16,7 @@
  *   5. every thread is stopped for librheap's release, which puts the slots back; librheap's
  *      helper thread then ends the recording;
  *   6. the recording is converted and summarized as rheap run does.
- * What librheap does in the process is in libtrace/src/attach.c.
+ * What librheap does in the process is in libtrace/src/got.c.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach.h"
+#include "attach_ctl.h"
 #include "cli.h"
 #include "ptrace.h"
 
@@ -141,7 +141,7 @@ static int parse_attach(int argc, char **argv, attach_opts_t *o)
             return -1;
         }
     }
-    if (rheap__check_setting("attach", RHEAP__SET_DEPTH, &o->depth) != 0)
+    if (cli__check_setting("attach", RHEAP__SET_DEPTH, &o->depth) != 0)
         return -1;
     return 1;
 }
@@ -202,24 +202,24 @@ static void explain_eperm(pid_t pid)
     int scope = yama_scope(), cap = have_cap_ptrace();
     long tracer = status_field(pid, "TracerPid", NULL);
     if (tracer > 0)
-        rheap__error(stderr, "cannot attach to %d: it is already traced by process %ld (a "
+        cli__error(stderr, "cannot attach to %d: it is already traced by process %ld (a "
                              "debugger or tracer); detach that first",
                      (int)pid, tracer);
     else if (scope == 3)
-        rheap__error(stderr, "cannot attach to %d: ptrace is disabled on this machine "
+        cli__error(stderr, "cannot attach to %d: ptrace is disabled on this machine "
                              "(kernel.yama.ptrace_scope = 3, until the next boot)",
                      (int)pid);
     else if (scope >= 1 && !cap)
-        rheap__error(stderr,
+        cli__error(stderr,
                      "cannot attach to %d: ptrace not permitted (kernel.yama.ptrace_scope = %d); "
                      "run rheap attach as root, or allow it with: sysctl kernel.yama.ptrace_scope=0",
                      (int)pid, scope);
     else if (!cap)
-        rheap__error(stderr, "cannot attach to %d: ptrace not permitted; run rheap attach as the "
+        cli__error(stderr, "cannot attach to %d: ptrace not permitted; run rheap attach as the "
                              "process's user or as root (in a container: add CAP_SYS_PTRACE)",
                      (int)pid);
     else
-        rheap__error(stderr, "cannot attach to %d: ptrace not permitted although rheap has "
+        cli__error(stderr, "cannot attach to %d: ptrace not permitted although rheap has "
                              "CAP_SYS_PTRACE (a security module refuses it)",
                      (int)pid);
 }
@@ -266,7 +266,7 @@ static int maps_read(pid_t pid, maps_t *ms)
         p[strcspn(p, "\n")] = 0;
         if (p[0] != '/')
             continue;
-        if (rheap__grow(&ms->m, &cap, ms->n, sizeof *ms->m, 64) != 0)
+        if (cli__grow(&ms->m, &cap, ms->n, sizeof *ms->m, 64) != 0)
             break;
         map_t *m = &ms->m[ms->n++];
         m->start = s;
@@ -421,7 +421,7 @@ typedef struct {
 
 static int read_ctl(attach_t *a)
 {
-    if (rheap__pt_read(a->pid, a->ctl_at, &a->ctl, sizeof a->ctl) != 0)
+    if (cli__pt_read(a->pid, a->ctl_at, &a->ctl, sizeof a->ctl) != 0)
         return -1;
     return a->ctl.magic == RHEAP__ATTACH_MAGIC ? 0 : -1;
 }
@@ -429,7 +429,7 @@ static int read_ctl(attach_t *a)
 static void beat(attach_t *a)
 {
     a->beat++;
-    rheap__pt_write(a->pid, a->ctl_at + offsetof(rheap__attach_ctl_t, heartbeat), &a->beat,
+    cli__pt_write(a->pid, a->ctl_at + offsetof(rheap__attach_ctl_t, heartbeat), &a->beat,
                     sizeof a->beat);
 }
 
@@ -438,7 +438,7 @@ static void beat(attach_t *a)
  * that dlopen's own allocations would wait for), nor inside librheap, unless it is blocked in
  * a system call that the stop interrupted and that will be restarted: there it waits, and
  * waiting holds none of those locks. */
-static int safe_point(const attach_t *a, const rheap__pt_regs_t *r)
+static int safe_point(const attach_t *a, const cli__pt_regs_t *r)
 {
     int blocked = r->orig_ax >= 0 && (r->ax == -512 || r->ax == -513 || r->ax == -514 ||
                                       r->ax == -516); /* -ERESTARTSYS ... -ERESTART_RESTARTBLOCK */
@@ -461,7 +461,7 @@ static void read_string(pid_t pid, uint64_t addr, char *buf, size_t len)
     buf[0] = 0;
     for (size_t got = 0; addr && got + 1 < len;) {
         size_t chunk = len - 1 - got < 64 ? len - 1 - got : 64;
-        if (rheap__pt_read(pid, addr + got, buf + got, chunk) != 0)
+        if (cli__pt_read(pid, addr + got, buf + got, chunk) != 0)
             break;
         buf[got + chunk] = 0;
         if (memchr(buf + got, 0, chunk))
@@ -473,49 +473,49 @@ static void read_string(pid_t pid, uint64_t addr, char *buf, size_t len)
 
 /* Step 2, on a thread t held at a safe point: load librheap, find its three functions, call
  * prepare. 0, or -1 with the message printed. */
-static int load_and_prepare(attach_t *a, rheap__pt_thread_t *t, const char *lib,
+static int load_and_prepare(attach_t *a, cli__pt_thread_t *t, const char *lib,
                             const char *settings, size_t settings_len)
 {
     uint64_t handle = 0;
-    if (rheap__pt_call(t, a->dlopen_at, RHEAP__PT_BLOB, 2 /* RTLD_NOW */, lib, strlen(lib) + 1,
+    if (cli__pt_call(t, a->dlopen_at, CLI__PT_BLOB, 2 /* RTLD_NOW */, lib, strlen(lib) + 1,
                        &handle, 30000) != 0) {
-        rheap__error(stderr, "cannot attach to %d: the call of its dlopen failed: %s", (int)a->pid,
+        cli__error(stderr, "cannot attach to %d: the call of its dlopen failed: %s", (int)a->pid,
                      strerror(errno));
         return -1;
     }
     if (!handle) {
         char why[512] = "";
         uint64_t msg = 0;
-        if (a->dlerror_at && rheap__pt_call(t, a->dlerror_at, 0, 0, NULL, 0, &msg, 5000) == 0)
+        if (a->dlerror_at && cli__pt_call(t, a->dlerror_at, 0, 0, NULL, 0, &msg, 5000) == 0)
             read_string(a->pid, msg, why, sizeof why);
-        rheap__error(stderr, "cannot attach to %d: its dlopen cannot load %s: %s", (int)a->pid,
+        cli__error(stderr, "cannot attach to %d: its dlopen cannot load %s: %s", (int)a->pid,
                      lib, why[0] ? why : "no reason given");
         return -1;
     }
     const char *names[3] = {RHEAP__ATTACH_PREPARE, RHEAP__ATTACH_COMMIT, RHEAP__ATTACH_RELEASE};
     uint64_t *at[3] = {&a->prepare_at, &a->commit_at, &a->release_at};
     for (int i = 0; i < 3; i++)
-        if (rheap__pt_call(t, a->dlsym_at, handle, RHEAP__PT_BLOB, names[i], strlen(names[i]) + 1,
+        if (cli__pt_call(t, a->dlsym_at, handle, CLI__PT_BLOB, names[i], strlen(names[i]) + 1,
                            at[i], 5000) != 0 ||
             !*at[i]) {
-            rheap__error(stderr, "cannot attach to %d: %s in it has no %s (a librheap of "
+            cli__error(stderr, "cannot attach to %d: %s in it has no %s (a librheap of "
                                  "another version?)",
                          (int)a->pid, lib, names[i]);
             return -1;
         }
-    if (rheap__pt_call(t, a->prepare_at, RHEAP__PT_BLOB, 0, settings, settings_len, &a->ctl_at,
+    if (cli__pt_call(t, a->prepare_at, CLI__PT_BLOB, 0, settings, settings_len, &a->ctl_at,
                        30000) != 0) {
-        rheap__error(stderr, "cannot attach to %d: the call of librheap's prepare failed: %s",
+        cli__error(stderr, "cannot attach to %d: the call of librheap's prepare failed: %s",
                      (int)a->pid, strerror(errno));
         return -1;
     }
     if (read_ctl(a) != 0) {
-        rheap__error(stderr, "cannot attach to %d: librheap's control block cannot be read",
+        cli__error(stderr, "cannot attach to %d: librheap's control block cannot be read",
                      (int)a->pid);
         return -1;
     }
     if (a->ctl.error) {
-        rheap__error(stderr, "cannot attach to %d: %s", (int)a->pid, a->ctl.message);
+        cli__error(stderr, "cannot attach to %d: %s", (int)a->pid, a->ctl.message);
         return -1;
     }
     return 0;
@@ -525,43 +525,43 @@ static int load_and_prepare(attach_t *a, rheap__pt_thread_t *t, const char *lib,
  * 5 seconds. 0, or -1 with the message printed. */
 static int borrow_thread(attach_t *a, const char *lib, const char *settings, size_t settings_len)
 {
-    uint64_t until = rheap__pt_now_ns() + 5000000000u;
+    uint64_t until = cli__pt_now_ns() + 5000000000u;
     do {
         size_t n;
-        pid_t *tids = rheap__pt_threads(a->pid, &n);
+        pid_t *tids = cli__pt_threads(a->pid, &n);
         if (!tids) {
-            rheap__error(stderr, "cannot attach to %d: the process is gone", (int)a->pid);
+            cli__error(stderr, "cannot attach to %d: the process is gone", (int)a->pid);
             return -1;
         }
         for (size_t i = 0; i < n; i++) {
-            rheap__pt_thread_t t;
-            uint64_t t0 = rheap__pt_now_ns();
-            if (rheap__pt_take(tids[i], &t, 5000) != 0) {
+            cli__pt_thread_t t;
+            uint64_t t0 = cli__pt_now_ns();
+            if (cli__pt_take(tids[i], &t, 5000) != 0) {
                 if (errno == ESRCH)
                     continue;
                 if (errno == EPERM)
                     explain_eperm(a->pid);
                 else
-                    rheap__error(stderr, "cannot attach to %d: ptrace: %s", (int)a->pid,
+                    cli__error(stderr, "cannot attach to %d: ptrace: %s", (int)a->pid,
                                  strerror(errno));
                 free(tids);
                 return -1;
             }
-            rheap__pt_regs_t r;
-            if (rheap__pt_regs(&t, &r) == 0 && safe_point(a, &r)) {
+            cli__pt_regs_t r;
+            if (cli__pt_regs(&t, &r) == 0 && safe_point(a, &r)) {
                 int rc = load_and_prepare(a, &t, lib, settings, settings_len);
-                rheap__pt_release(&t);
-                a->borrowed = rheap__pt_now_ns() - t0;
+                cli__pt_release(&t);
+                a->borrowed = cli__pt_now_ns() - t0;
                 free(tids);
                 return rc;
             }
-            rheap__pt_release(&t);
+            cli__pt_release(&t);
         }
         free(tids);
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
-    } while (rheap__pt_now_ns() < until);
-    rheap__error(stderr, "cannot attach to %d: in 5 s no thread stopped outside the allocator "
+    } while (cli__pt_now_ns() < until);
+    cli__error(stderr, "cannot attach to %d: in 5 s no thread stopped outside the allocator "
                          "and the dynamic loader; try again",
                  (int)a->pid);
     return -1;
@@ -572,23 +572,23 @@ static int borrow_thread(attach_t *a, const char *lib, const char *settings, siz
  * loader was stopped while changing its list). Returns fn's result (>= 0), or -1 with errno. */
 static long stopped_world_call(attach_t *a, uint64_t fn, uint64_t *pause, size_t *threads)
 {
-    uint64_t until = rheap__pt_now_ns() + 5000000000u;
+    uint64_t until = cli__pt_now_ns() + 5000000000u;
     for (;;) {
-        rheap__pt_world_t w;
-        if (rheap__pt_stop_all(a->pid, &w, 5000) != 0)
+        cli__pt_world_t w;
+        if (cli__pt_stop_all(a->pid, &w, 5000) != 0)
             return -1;
         uint64_t ret = 0;
-        int rc = w.n ? rheap__pt_call(&w.t[0], fn, 0, 0, NULL, 0, &ret, 5000) : -1;
+        int rc = w.n ? cli__pt_call(&w.t[0], fn, 0, 0, NULL, 0, &ret, 5000) : -1;
         int e = w.n ? errno : ESRCH;
         *threads = w.n;
-        rheap__pt_resume_all(&w);
+        cli__pt_resume_all(&w);
         if (w.longest_ns > *pause)
             *pause = w.longest_ns;
         if (rc != 0) {
             errno = e;
             return -1;
         }
-        if ((long)ret != -EAGAIN || rheap__pt_now_ns() > until) {
+        if ((long)ret != -EAGAIN || cli__pt_now_ns() > until) {
             if ((long)ret < 0) {
                 errno = (int)-(long)ret;
                 return -1;
@@ -625,30 +625,30 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
     pid_t pid = a->pid;
     long euid = -1, ruid = status_field(pid, "Uid", &euid);
     if (ruid < 0) {
-        rheap__error(stderr, "cannot attach to %d: no such process", (int)pid);
+        cli__error(stderr, "cannot attach to %d: no such process", (int)pid);
         return -1;
     }
     if (pid == getpid()) {
-        rheap__error(stderr, "cannot attach to %d: that is rheap itself", (int)pid);
+        cli__error(stderr, "cannot attach to %d: that is rheap itself", (int)pid);
         return -1;
     }
     if (geteuid() != 0 && (ruid != (long)getuid() || euid != (long)getuid()) && !have_cap_ptrace()) {
-        rheap__error(stderr, "cannot attach to %d: it belongs to another user (uid %ld); run "
+        cli__error(stderr, "cannot attach to %d: it belongs to another user (uid %ld); run "
                              "rheap attach as that user, or as root",
                      (int)pid, euid);
         return -1;
     }
     long tracer = status_field(pid, "TracerPid", NULL);
     if (tracer > 0) {
-        rheap__error(stderr, "cannot attach to %d: it is already traced by process %ld (a "
+        cli__error(stderr, "cannot attach to %d: it is already traced by process %ld (a "
                              "debugger or tracer); detach that first",
                      (int)pid, tracer);
         return -1;
     }
     char exe[64];
     snprintf(exe, sizeof exe, "/proc/%d/exe", (int)pid);
-    if (rheap__exe_is_static(exe) == 1) {
-        rheap__error(stderr, "cannot attach to %d: it is statically linked, so its malloc "
+    if (cli__exe_is_static(exe) == 1) {
+        cli__error(stderr, "cannot attach to %d: it is statically linked, so its malloc "
                              "cannot be redirected; start it under rheap run instead",
                      (int)pid);
         return -1;
@@ -658,13 +658,13 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
             explain_eperm(pid); /* the same right as ptrace's guards the maps */
             return -1;
         }
-        rheap__error(stderr, "cannot attach to %d: cannot read /proc/%d/maps: %s", (int)pid,
+        cli__error(stderr, "cannot attach to %d: cannot read /proc/%d/maps: %s", (int)pid,
                      (int)pid, strerror(errno));
         return -1;
     }
     a->libc = find_module(&a->maps, is_libc);
     if (!a->libc) {
-        rheap__error(stderr, "cannot attach to %d: it has no libc.so mapped (statically linked, "
+        cli__error(stderr, "cannot attach to %d: it has no libc.so mapped (statically linked, "
                              "or not a glibc program); start it under rheap run instead",
                      (int)pid);
         return -1;
@@ -677,7 +677,7 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
         return -1;
     }
     if (!same_file(lib, lib_there)) {
-        rheap__error(stderr, "cannot attach to %d: %s is not the same file inside its "
+        cli__error(stderr, "cannot attach to %d: %s is not the same file inside its "
                              "filesystem (another mount namespace or root); copy librheap.so "
                              "to a path it sees and set RHEAP_LIBRARY to that path",
                      (int)pid, lib);
@@ -687,7 +687,7 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
      * or one rebuilt since at the same path, as a second copy. */
     const map_t *other = find_module(&a->maps, is_librheap);
     if (other && (strcmp(other->path, lib) != 0 || other->inode != (unsigned long long)there.st_ino)) {
-        rheap__error(stderr, "cannot attach to %d: it already has another librheap loaded (%s%s); "
+        cli__error(stderr, "cannot attach to %d: it already has another librheap loaded (%s%s); "
                              "attach with the rheap that goes with it",
                      (int)pid, other->path,
                      strcmp(other->path, lib) == 0 ? ", replaced on disk since" : "");
@@ -699,7 +699,7 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
     const char *names[3] = {"dlopen", "dlsym", "dlerror"};
     uint64_t v[3], first = 0;
     if (elf_symbols(file, names, v, 3, &first) != 0 || !v[0] || !v[1]) {
-        rheap__error(stderr, "cannot attach to %d: no dlopen in its libc (%s): glibc 2.34 or "
+        cli__error(stderr, "cannot attach to %d: no dlopen in its libc (%s): glibc 2.34 or "
                              "later is needed",
                      (int)pid, a->libc->path);
         return -1;
@@ -716,7 +716,7 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
  * `theirs` the path the process is given. Owned by the process's user. 0 or -1. */
 static int make_recdir(const attach_opts_t *o, char *ours, char *theirs, size_t len)
 {
-    if (rheap__make_private_dir(o->dir, o->output, "rheap-attach", ours, len) != 0)
+    if (cli__make_private_dir(o->dir, o->output, "rheap-attach", ours, len) != 0)
         return -1;
     char there[PATH_MAX + 64];
     in_root(o->pid, ours, there, sizeof there);
@@ -727,7 +727,7 @@ static int make_recdir(const attach_opts_t *o, char *ours, char *theirs, size_t 
         char tmp[PATH_MAX];
         in_root(o->pid, "/tmp", tmp, sizeof tmp);
         if (snprintf(ours, len, "%s/rheap-attach-XXXXXX", tmp) >= (int)len || !mkdtemp(ours)) {
-            rheap__error(stderr, "cannot attach to %d: no directory for the recording in its "
+            cli__error(stderr, "cannot attach to %d: no directory for the recording in its "
                                  "filesystem (%s): %s",
                          (int)o->pid, tmp, strerror(errno));
             return -1;
@@ -739,9 +739,9 @@ static int make_recdir(const attach_opts_t *o, char *ours, char *theirs, size_t 
     status_field(o->pid, "Gid", &egid);
     if (euid >= 0 && egid >= 0 && (uid_t)euid != geteuid() &&
         chown(ours, (uid_t)euid, (gid_t)egid) != 0) {
-        rheap__error(stderr, "cannot give %s to the process's user %ld: %s", ours, euid,
+        cli__error(stderr, "cannot give %s to the process's user %ld: %s", ours, euid,
                      strerror(errno));
-        rheap__remove_tree(ours);
+        cli__remove_tree(ours);
         return -1;
     }
     return 0;
@@ -771,7 +771,7 @@ static void window(attach_t *a, double duration)
 {
     uint64_t end = duration > 0 ? a->committed + (uint64_t)(duration * 1e9) : UINT64_MAX;
     while (!stop_asked) {
-        uint64_t now = rheap__pt_now_ns();
+        uint64_t now = cli__pt_now_ns();
         if (now >= end || !alive(a->pid))
             return;
         beat(a);
@@ -785,8 +785,8 @@ static void window(attach_t *a, double duration)
  * (or the process is gone), beating meanwhile. */
 static void wait_stopped(attach_t *a)
 {
-    uint64_t until = rheap__pt_now_ns() + 60000000000u;
-    while (rheap__pt_now_ns() < until && alive(a->pid)) {
+    uint64_t until = cli__pt_now_ns() + 60000000000u;
+    while (cli__pt_now_ns() < until && alive(a->pid)) {
         if (read_ctl(a) != 0 || atomic_load(&a->ctl.state) == RHEAP__ATTACH_STOPPED)
             return;
         beat(a);
@@ -795,7 +795,7 @@ static void wait_stopped(attach_t *a)
     }
 }
 
-int rheap__cmd_attach(int argc, char **argv)
+int cli__cmd_attach(int argc, char **argv)
 {
     attach_opts_t o = {0};
     int p = parse_attach(argc, argv, &o);
@@ -808,19 +808,19 @@ int rheap__cmd_attach(int argc, char **argv)
     }
     struct stat sb;
     if (stat(o.output, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        rheap__error(stderr, "%s is a directory; give the database file to write", o.output);
+        cli__error(stderr, "%s is a directory; give the database file to write", o.output);
         return RHEAP_EXIT_USAGE;
     }
     if (!o.force && stat(o.output, &sb) == 0) {
-        rheap__error(stderr, "%s exists; use --force to replace it", o.output);
+        cli__error(stderr, "%s exists; use --force to replace it", o.output);
         return RHEAP_EXIT_USAGE;
     }
     attach_t a;
     memset(&a, 0, sizeof a);
     a.pid = o.pid;
-    a.begin = rheap__pt_now_ns();
+    a.begin = cli__pt_now_ns();
     char lib[PATH_MAX], lib_there[PATH_MAX + 64];
-    if (rheap__find_library(lib, sizeof lib) != 0)
+    if (cli__find_library(lib, sizeof lib) != 0)
         return RHEAP_EXIT_USAGE;
     if (check_process(&a, lib, lib_there, sizeof lib_there) != 0) {
         maps_free(&a.maps);
@@ -846,45 +846,45 @@ int rheap__cmd_attach(int argc, char **argv)
     if (borrow_thread(&a, lib, settings, settings_len) != 0) {
         /* A prepare that started the recording before refusing ends it itself; whatever was
          * made is not the user's. */
-        rheap__remove_tree(ours);
+        cli__remove_tree(ours);
         goto out;
     }
     long slots = stopped_world_call(&a, a.commit_at, &a.commit_pause, &a.commit_threads);
-    a.committed = rheap__pt_now_ns();
+    a.committed = cli__pt_now_ns();
     if (slots < 0) {
         int e = errno;
-        rheap__error(stderr, "cannot attach to %d: redirecting its allocator failed: %s",
+        cli__error(stderr, "cannot attach to %d: redirecting its allocator failed: %s",
                      (int)a.pid, strerror(e));
         /* Prepared, not committed: the release ends the recording. */
         size_t ignored;
         uint64_t pause = 0;
         stopped_world_call(&a, a.release_at, &pause, &ignored);
         wait_stopped(&a);
-        rheap__remove_tree(ours);
+        cli__remove_tree(ours);
         goto out;
     }
     read_ctl(&a);
     if (!o.quiet)
-        rheap__note(stderr, "attached to %d: %ld allocator slots in %u modules redirected%s", (int)a.pid,
+        cli__note(stderr, "attached to %d: %ld allocator slots in %u modules redirected%s", (int)a.pid,
                     slots, a.ctl.modules,
                     o.duration > 0 ? "" : "; Ctrl-C ends the window");
     window(&a, o.duration);
     int gone = !alive(a.pid);
     if (!gone) {
         long restored = stopped_world_call(&a, a.release_at, &a.release_pause, &a.release_threads);
-        a.released = rheap__pt_now_ns();
+        a.released = cli__pt_now_ns();
         if (restored < 0 && alive(a.pid))
-            rheap__warning(stderr, "putting %d's allocator back failed (%s); librheap does it "
+            cli__warning(stderr, "putting %d's allocator back failed (%s); librheap does it "
                                    "itself in 5 s",
                            (int)a.pid, strerror(errno));
         wait_stopped(&a);
     } else {
-        a.released = rheap__pt_now_ns();
+        a.released = cli__pt_now_ns();
         if (!o.quiet)
-            rheap__note(stderr, "process %d ended during the window", (int)a.pid);
+            cli__note(stderr, "process %d ended during the window", (int)a.pid);
     }
     if (o.timings)
-        rheap__note(stderr,
+        cli__note(stderr,
                     "timings: begin_ns=%llu committed_ns=%llu released_ns=%llu "
                     "borrowed_us=%llu commit_pause_us=%llu commit_threads=%zu "
                     "release_pause_us=%llu release_threads=%zu slots=%ld",
@@ -898,33 +898,33 @@ int rheap__cmd_attach(int argc, char **argv)
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
     size_t n;
-    rheap__rec_t *recs = rheap__collect_recordings(ours, &n, o.quiet);
+    cli__rec_t *recs = cli__collect_recordings(ours, &n, o.quiet);
     if (!n) {
-        rheap__error(stderr, "no recording was made; %s not written", o.output);
-        rheap__remove_tree(ours);
+        cli__error(stderr, "no recording was made; %s not written", o.output);
+        cli__remove_tree(ours);
         rc = RHEAP_EXIT_INPUT;
         goto out;
     }
     const char **inputs = malloc(n * sizeof *inputs);
     if (!inputs) {
-        rheap__free_recordings(recs, n);
+        cli__free_recordings(recs, n);
         rc = RHEAP_EXIT_OUTPUT;
         goto out;
     }
     for (size_t i = 0; i < n; i++)
         inputs[i] = recs[i].path;
-    rc = rheap__convert_cmd(inputs, n, NULL, o.output, o.force, -1, 1, !o.quiet);
+    rc = cli__convert_cmd(inputs, n, NULL, o.output, o.force, -1, 1, !o.quiet);
     free(inputs);
-    rheap__free_recordings(recs, n);
+    cli__free_recordings(recs, n);
     int converted = rc == RHEAP_EXIT_OK || rc == RHEAP_EXIT_WARNINGS;
     if (converted && !o.keep)
-        rheap__remove_tree(ours);
+        cli__remove_tree(ours);
     else if (!converted)
-        rheap__note(stderr, "the recording is kept in %s; convert it again with: rheap convert "
+        cli__note(stderr, "the recording is kept in %s; convert it again with: rheap convert "
                             "%s/rip-* -o %s",
                     ours, ours, o.output);
     else
-        rheap__note(stderr, "recording kept in %s", ours);
+        cli__note(stderr, "recording kept in %s", ours);
 out:
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);

@@ -15,7 +15,7 @@
 
 #include "cli.h"
 
-int rheap__check_setting(const char *cmd, rheap__setting_id_t id, const char **value)
+int cli__check_setting(const char *cmd, rheap__setting_id_t id, const char **value)
 {
     uint64_t v;
     if (!*value)
@@ -36,12 +36,12 @@ static int readable(const char *p)
     return access(p, R_OK) == 0;
 }
 
-int rheap__find_library(char *buf, size_t len)
+int cli__find_library(char *buf, size_t len)
 {
     const char *env = getenv("RHEAP_LIBRARY");
     if (env && *env) {
         if (!readable(env)) {
-            rheap__error(stderr, "RHEAP_LIBRARY=%s: %s", env, strerror(errno));
+            cli__error(stderr, "RHEAP_LIBRARY=%s: %s", env, strerror(errno));
             return -1;
         }
         if (!realpath(env, buf))
@@ -51,20 +51,20 @@ int rheap__find_library(char *buf, size_t len)
     const char *dirs[] = {RHEAP_INSTALL_LIBDIR, "lib", "libtrace"};
     char p[PATH_MAX];
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
-        if (rheap__install_path(dirs[i], "librheap.so", p, sizeof p) == 0 && readable(p) &&
+        if (cli__install_path(dirs[i], "librheap.so", p, sizeof p) == 0 && readable(p) &&
             realpath(p, buf))
             return 0;
     char bindir[PATH_MAX];
-    if (rheap__exe_dir(bindir, sizeof bindir) != 0)
+    if (cli__exe_dir(bindir, sizeof bindir) != 0)
         snprintf(bindir, sizeof bindir, "BINDIR");
-    rheap__error(stderr,
+    cli__error(stderr,
                  "cannot find librheap.so (looked in %s/../%s, %s/../lib and %s/../libtrace); "
                  "set RHEAP_LIBRARY to its path",
                  bindir, RHEAP_INSTALL_LIBDIR, bindir, bindir);
     return -1;
 }
 
-int rheap__make_private_dir(const char *dir, const char *output, const char *prefix, char *buf,
+int cli__make_private_dir(const char *dir, const char *output, const char *prefix, char *buf,
                             size_t len)
 {
     char parent[PATH_MAX];
@@ -82,12 +82,12 @@ int rheap__make_private_dir(const char *dir, const char *output, const char *pre
     }
     char abs[PATH_MAX];
     if (!realpath(parent, abs)) {
-        rheap__error(stderr, "%s: %s; %s", parent, strerror(errno),
+        cli__error(stderr, "%s: %s; %s", parent, strerror(errno),
                      dir ? "--dir needs an existing directory" : "the output's directory must exist");
         return -1;
     }
     if (snprintf(buf, len, "%s/%s-XXXXXX", abs, prefix) >= (int)len || !mkdtemp(buf)) {
-        rheap__error(stderr, "cannot make a directory for the recordings in %s: %s", abs,
+        cli__error(stderr, "cannot make a directory for the recordings in %s: %s", abs,
                      strerror(errno));
         return -1;
     }
@@ -101,15 +101,15 @@ static int rm_entry(const char *path, const struct stat *sb, int type, struct FT
     return type == FTW_DP ? rmdir(path) : unlink(path);
 }
 
-void rheap__remove_tree(const char *dir)
+void cli__remove_tree(const char *dir)
 {
     if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        rheap__warning(stderr, "could not remove %s: %s", dir, strerror(errno));
+        cli__warning(stderr, "could not remove %s: %s", dir, strerror(errno));
 }
 
 static int cmp_rec(const void *a, const void *b)
 {
-    const rheap__rec_t *x = a, *y = b;
+    const cli__rec_t *x = a, *y = b;
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
     return x->n < y->n ? -1 : x->n > y->n;
@@ -123,7 +123,7 @@ static int has_process_file(const char *dir)
     return access(path, F_OK) == 0;
 }
 
-int rheap__parse_rec_name(const char *name, unsigned long *pid, unsigned long *num)
+int cli__parse_rec_name(const char *name, unsigned long *pid, unsigned long *num)
 {
     char *end;
     if (strncmp(name, "rip-", 4))
@@ -137,20 +137,20 @@ int rheap__parse_rec_name(const char *name, unsigned long *pid, unsigned long *n
     return *end == 0;
 }
 
-rheap__rec_t *rheap__collect_recordings(const char *recdir, size_t *n, int quiet)
+cli__rec_t *cli__collect_recordings(const char *recdir, size_t *n, int quiet)
 {
     *n = 0;
     DIR *d = opendir(recdir);
     if (!d)
         return NULL;
-    rheap__rec_t *recs = NULL;
+    cli__rec_t *recs = NULL;
     size_t cap = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         unsigned long pid, num;
-        if (!rheap__parse_rec_name(e->d_name, &pid, &num))
+        if (!cli__parse_rec_name(e->d_name, &pid, &num))
             continue;
-        if (rheap__grow(&recs, &cap, *n, sizeof *recs, 8) != 0)
+        if (cli__grow(&recs, &cap, *n, sizeof *recs, 8) != 0)
             break;
         size_t plen = strlen(recdir) + strlen(e->d_name) + 2;
         char *p = malloc(plen);
@@ -161,7 +161,7 @@ rheap__rec_t *rheap__collect_recordings(const char *recdir, size_t *n, int quiet
          * not yet its process file: nothing of it can be converted. */
         if (!has_process_file(p)) {
             if (!quiet)
-                rheap__note(stderr, "%s: a process was starting to record when the wait "
+                cli__note(stderr, "%s: a process was starting to record when the wait "
                                     "stopped; left out",
                             p);
             free(p);
@@ -178,7 +178,7 @@ rheap__rec_t *rheap__collect_recordings(const char *recdir, size_t *n, int quiet
     return recs;
 }
 
-void rheap__free_recordings(rheap__rec_t *recs, size_t n)
+void cli__free_recordings(cli__rec_t *recs, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         free(recs[i].path);

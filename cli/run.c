@@ -167,10 +167,10 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
         fprintf(stderr, "rheap run: no output given; add -o OUT.db before the program\n");
         return -1;
     }
-    if (rheap__check_setting("run", RHEAP__SET_DEPTH, &o->depth) != 0 ||
-        rheap__check_setting("run", RHEAP__SET_SAMPLE_RATE, &o->sample_rate) != 0 ||
-        rheap__check_setting("run", RHEAP__SET_SIGNAL, &o->signal) != 0 ||
-        rheap__check_setting("run", RHEAP__SET_SAMPLE_INTERVAL, &o->interval) != 0)
+    if (cli__check_setting("run", RHEAP__SET_DEPTH, &o->depth) != 0 ||
+        cli__check_setting("run", RHEAP__SET_SAMPLE_RATE, &o->sample_rate) != 0 ||
+        cli__check_setting("run", RHEAP__SET_SIGNAL, &o->signal) != 0 ||
+        cli__check_setting("run", RHEAP__SET_SAMPLE_INTERVAL, &o->interval) != 0)
         return -1;
     if (o->interval && !o->profile) {
         fprintf(stderr, "rheap run: --sample-interval needs --profile\n");
@@ -239,13 +239,13 @@ static pid_t start_program(const run_opts_t *o, const char *lib, const char *rec
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) {
-        rheap__error(stderr, "pipe: %s", strerror(errno));
+        cli__error(stderr, "pipe: %s", strerror(errno));
         return -1;
     }
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
-        rheap__error(stderr, "fork: %s", strerror(errno));
+        cli__error(stderr, "fork: %s", strerror(errno));
         close(pfd[0]);
         close(pfd[1]);
         return -1;
@@ -264,7 +264,7 @@ static pid_t start_program(const run_opts_t *o, const char *lib, const char *rec
     close(pfd[0]);
     if (r == (ssize_t)sizeof e) {
         waitpid(pid, NULL, 0);
-        rheap__error(stderr, "cannot run %s: %s%s", o->argv[0], strerror(e),
+        cli__error(stderr, "cannot run %s: %s%s", o->argv[0], strerror(e),
                      e == ENOENT && !strchr(o->argv[0], '/') ? " (not found in PATH)" : "");
         return -1;
     }
@@ -322,7 +322,7 @@ static int wait_all(pid_t pid)
         if (w < 0)
             break; /* ECHILD: nothing left */
         if (!said) {
-            rheap__note(stderr, "the program exited; waiting for the processes it started "
+            cli__note(stderr, "the program exited; waiting for the processes it started "
                                 "(Ctrl-C to stop waiting and convert what they recorded so far)");
             said = 1;
         }
@@ -331,7 +331,7 @@ static int wait_all(pid_t pid)
     sigaction(SIGCHLD, &old_chld, NULL);
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (stop_waiting)
-        rheap__note(stderr, "stopped waiting; processes still running are converted as far as "
+        cli__note(stderr, "stopped waiting; processes still running are converted as far as "
                             "they recorded");
     return status;
 }
@@ -422,7 +422,7 @@ static const char *next_input(void *user)
     for (;;) {
         int over = run_over(l);
         size_t n;
-        rheap__rec_t *recs = rheap__collect_recordings(l->recdir, &n, !over || l->noted);
+        cli__rec_t *recs = cli__collect_recordings(l->recdir, &n, !over || l->noted);
         l->noted |= over;
         const char *pick = NULL;
         uint64_t best = 0;
@@ -443,8 +443,8 @@ static const char *next_input(void *user)
             }
         }
         char *copy = pick ? strdup(pick) : NULL;
-        rheap__free_recordings(recs, n);
-        if (copy && rheap__grow(&l->handed, &l->caphanded, l->nhanded, sizeof *l->handed, 8) == 0) {
+        cli__free_recordings(recs, n);
+        if (copy && cli__grow(&l->handed, &l->caphanded, l->nhanded, sizeof *l->handed, 8) == 0) {
             l->handed[l->nhanded++] = copy;
             return copy;
         }
@@ -465,7 +465,7 @@ static int growing(void *user, const char *dir, int wait)
         return 0;
     const char *base = strrchr(dir, '/');
     unsigned long pid, num;
-    if (!rheap__parse_rec_name(base ? base + 1 : dir, &pid, &num))
+    if (!cli__parse_rec_name(base ? base + 1 : dir, &pid, &num))
         return 1;
     return !(pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH);
 }
@@ -482,7 +482,7 @@ static void *convert_thread(void *arg)
     src.next_input = next_input;
     src.growing = growing;
     src.live_user = l;
-    l->crc = rheap__convert_cmd(NULL, 0, &src, l->o->output, l->o->force, l->o->progress, 1,
+    l->crc = cli__convert_cmd(NULL, 0, &src, l->o->output, l->o->force, l->o->progress, 1,
                                 !l->o->quiet);
     return NULL;
 }
@@ -500,13 +500,13 @@ static int shell_status(int ws)
 static void say_exit(int ws)
 {
     if (WIFSIGNALED(ws))
-        rheap__note(stderr, "the program was killed by signal %d (%s); exit status %d",
+        cli__note(stderr, "the program was killed by signal %d (%s); exit status %d",
                     WTERMSIG(ws), strsignal(WTERMSIG(ws)), 128 + WTERMSIG(ws));
     else if (WIFEXITED(ws) && WEXITSTATUS(ws) != 0)
-        rheap__note(stderr, "the program exited with status %d", WEXITSTATUS(ws));
+        cli__note(stderr, "the program exited with status %d", WEXITSTATUS(ws));
 }
 
-int rheap__cmd_run(int argc, char **argv)
+int cli__cmd_run(int argc, char **argv)
 {
     run_opts_t o = {0};
     o.progress = -1;
@@ -516,17 +516,17 @@ int rheap__cmd_run(int argc, char **argv)
     /* Refused before the program runs: finding out after a long run would cost the run. */
     struct stat sb;
     if (stat(o.output, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        rheap__error(stderr, "%s is a directory; give the database file to write", o.output);
+        cli__error(stderr, "%s is a directory; give the database file to write", o.output);
         return RHEAP_EXIT_USAGE;
     }
     if (!o.force && stat(o.output, &sb) == 0) {
-        rheap__error(stderr, "%s exists; use --force to replace it", o.output);
+        cli__error(stderr, "%s exists; use --force to replace it", o.output);
         return RHEAP_EXIT_USAGE;
     }
     char lib[PATH_MAX], recdir[PATH_MAX];
-    if (rheap__find_library(lib, sizeof lib) != 0)
+    if (cli__find_library(lib, sizeof lib) != 0)
         return RHEAP_EXIT_USAGE;
-    if (rheap__make_private_dir(o.dir, o.output, "rheap-run", recdir, sizeof recdir) != 0)
+    if (cli__make_private_dir(o.dir, o.output, "rheap-run", recdir, sizeof recdir) != 0)
         return RHEAP_EXIT_USAGE;
 
     /* Ctrl-C and Ctrl-\ reach the whole foreground process group; like a shell waiting for a
@@ -545,7 +545,7 @@ int rheap__cmd_run(int argc, char **argv)
 
     pid_t pid = start_program(&o, lib, recdir);
     if (pid < 0) {
-        rheap__remove_tree(recdir);
+        cli__remove_tree(recdir);
         return 127;
     }
     child_pid = pid;
@@ -584,29 +584,29 @@ int rheap__cmd_run(int argc, char **argv)
          * itself succeeded. */
         char exe[PATH_MAX];
         int is_static =
-            rheap__exe_find(o.argv[0], exe, sizeof exe) == 0 && rheap__exe_is_static(exe) == 1;
+            cli__exe_find(o.argv[0], exe, sizeof exe) == 0 && cli__exe_is_static(exe) == 1;
         if (is_static)
-            rheap__warning(stderr,
+            cli__warning(stderr,
                            "%s: statically linked: its malloc cannot be interposed, nothing was "
                            "recorded; %s not written",
                            o.argv[0], o.output);
         else
-            rheap__error(stderr, "no recording was made%s; %s not written",
+            cli__error(stderr, "no recording was made%s; %s not written",
                          o.off ? " (recording stayed off)" : "", o.output);
-        rheap__remove_tree(recdir);
+        cli__remove_tree(recdir);
         return status || is_static ? status : RHEAP_EXIT_INPUT;
     }
 
     int converted = crc == RHEAP_EXIT_OK || crc == RHEAP_EXIT_WARNINGS;
     if (converted && !o.keep) {
-        rheap__remove_tree(recdir);
+        cli__remove_tree(recdir);
     } else if (!converted) {
-        rheap__note(stderr,
+        cli__note(stderr,
                     "the recordings are kept in %s; convert them again with: "
                     "rheap convert %s/rip-* -o %s",
                     recdir, recdir, o.output);
     } else {
-        rheap__note(stderr, "recordings kept in %s", recdir);
+        cli__note(stderr, "recordings kept in %s", recdir);
     }
     if (!converted && status == 0)
         return crc;

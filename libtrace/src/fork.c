@@ -69,7 +69,7 @@ void rheap__fork_child(void) {
     if (!forking.unlocked)
         rheap__sample_fork_unlock();
     reset_child();
-    /* A child of a process rheap attach records is left unrecorded (attach.c). */
+    /* A child of a process rheap attach records is left unrecorded (got.c). */
     if (was_on && !rheap__attach_forked()) {
         static rheap__config_t c; /* 4 KiB: not on the forking thread's stack */
         c = rheap__rec.cfg;

@@ -227,7 +227,7 @@ extern _Atomic uint64_t rheap__lost_events;
 /* exec.c: resolves the real exec/_exit/_Fork functions (from the constructor). */
 void rheap__exec_init(void);
 
-/* ---- attach.c: recording a running process (rheap attach) ---- */
+/* ---- got.c: recording a running process (rheap attach) ---- */
 
 /* In a fork child, from the fork handler: when the parent was attached, puts the child's slots
  * back and returns 1 (the child is not recorded); else 0. */

@@ -1,5 +1,5 @@
 /*
- * attach.c: recording a process that was started without librheap. `rheap attach PID` loads
+ * got.c: recording a process that was started without librheap, through its GOT slots. `rheap attach PID` loads
  * this library into the running process with the process's own dlopen (through ptrace, see
  * cli/attach.c) and then calls the three functions below, each as a call made on one of the
  * process's threads:
@@ -48,7 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach.h"
+#include "attach_ctl.h"
 #include "internal.h"
 #include "settings.h"
 
