@@ -77,7 +77,8 @@ static void *worker(void *arg) {
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "stop")) {
         int fd = open(argv[2], O_RDWR);
-        shared_t *s = fd < 0 ? MAP_FAILED : mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        shared_t *s =
+            fd < 0 ? MAP_FAILED : mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (s == MAP_FAILED)
             return 2;
         s->stop = 1;

@@ -40,7 +40,7 @@ typedef struct {
     const char *output;
     const char *depth;
     const char *dir;
-    double duration;  /* seconds; 0: until Ctrl-C */
+    double duration; /* seconds; 0: until Ctrl-C */
     int profile, force, keep, quiet, timings;
     pid_t pid;
 } attach_opts_t;
@@ -202,26 +202,30 @@ static void explain_eperm(pid_t pid)
     int scope = yama_scope(), cap = have_cap_ptrace();
     long tracer = status_field(pid, "TracerPid", NULL);
     if (tracer > 0)
-        cli__error(stderr, "cannot attach to %d: it is already traced by process %ld (a "
-                             "debugger or tracer); detach that first",
-                     (int)pid, tracer);
+        cli__error(stderr,
+                   "cannot attach to %d: it is already traced by process %ld (a "
+                   "debugger or tracer); detach that first",
+                   (int)pid, tracer);
     else if (scope == 3)
-        cli__error(stderr, "cannot attach to %d: ptrace is disabled on this machine "
-                             "(kernel.yama.ptrace_scope = 3, until the next boot)",
-                     (int)pid);
+        cli__error(stderr,
+                   "cannot attach to %d: ptrace is disabled on this machine "
+                   "(kernel.yama.ptrace_scope = 3, until the next boot)",
+                   (int)pid);
     else if (scope >= 1 && !cap)
         cli__error(stderr,
-                     "cannot attach to %d: ptrace not permitted (kernel.yama.ptrace_scope = %d); "
-                     "run rheap attach as root, or allow it with: sysctl kernel.yama.ptrace_scope=0",
-                     (int)pid, scope);
+                   "cannot attach to %d: ptrace not permitted (kernel.yama.ptrace_scope = %d); "
+                   "run rheap attach as root, or allow it with: sysctl kernel.yama.ptrace_scope=0",
+                   (int)pid, scope);
     else if (!cap)
-        cli__error(stderr, "cannot attach to %d: ptrace not permitted; run rheap attach as the "
-                             "process's user or as root (in a container: add CAP_SYS_PTRACE)",
-                     (int)pid);
+        cli__error(stderr,
+                   "cannot attach to %d: ptrace not permitted; run rheap attach as the "
+                   "process's user or as root (in a container: add CAP_SYS_PTRACE)",
+                   (int)pid);
     else
-        cli__error(stderr, "cannot attach to %d: ptrace not permitted although rheap has "
-                             "CAP_SYS_PTRACE (a security module refuses it)",
-                     (int)pid);
+        cli__error(stderr,
+                   "cannot attach to %d: ptrace not permitted although rheap has "
+                   "CAP_SYS_PTRACE (a security module refuses it)",
+                   (int)pid);
 }
 
 /* One executable mapping of the process. */
@@ -409,9 +413,9 @@ typedef struct {
     pid_t pid;
     maps_t maps;
     const map_t *libc;
-    uint64_t dlopen_at, dlsym_at, dlerror_at;  /* in the process */
+    uint64_t dlopen_at, dlsym_at, dlerror_at; /* in the process */
     uint64_t prepare_at, commit_at, release_at;
-    uint64_t ctl_at;                           /* librheap's control block */
+    uint64_t ctl_at; /* librheap's control block */
     uint64_t beat;
     /* timings, ns */
     uint64_t begin, borrowed, commit_pause, release_pause, committed, released;
@@ -430,7 +434,7 @@ static void beat(attach_t *a)
 {
     a->beat++;
     cli__pt_write(a->pid, a->ctl_at + offsetof(rheap__attach_ctl_t, heartbeat), &a->beat,
-                    sizeof a->beat);
+                  sizeof a->beat);
 }
 
 /* Whether a thread stopped with these registers may run dlopen: not while it is inside the
@@ -473,14 +477,14 @@ static void read_string(pid_t pid, uint64_t addr, char *buf, size_t len)
 
 /* Step 2, on a thread t held at a safe point: load librheap, find its three functions, call
  * prepare. 0, or -1 with the message printed. */
-static int load_and_prepare(attach_t *a, cli__pt_thread_t *t, const char *lib,
-                            const char *settings, size_t settings_len)
+static int load_and_prepare(attach_t *a, cli__pt_thread_t *t, const char *lib, const char *settings,
+                            size_t settings_len)
 {
     uint64_t handle = 0;
-    if (cli__pt_call(t, a->dlopen_at, CLI__PT_BLOB, 2 /* RTLD_NOW */, lib, strlen(lib) + 1,
-                       &handle, 30000) != 0) {
+    if (cli__pt_call(t, a->dlopen_at, CLI__PT_BLOB, 2 /* RTLD_NOW */, lib, strlen(lib) + 1, &handle,
+                     30000) != 0) {
         cli__error(stderr, "cannot attach to %d: the call of its dlopen failed: %s", (int)a->pid,
-                     strerror(errno));
+                   strerror(errno));
         return -1;
     }
     if (!handle) {
@@ -488,30 +492,31 @@ static int load_and_prepare(attach_t *a, cli__pt_thread_t *t, const char *lib,
         uint64_t msg = 0;
         if (a->dlerror_at && cli__pt_call(t, a->dlerror_at, 0, 0, NULL, 0, &msg, 5000) == 0)
             read_string(a->pid, msg, why, sizeof why);
-        cli__error(stderr, "cannot attach to %d: its dlopen cannot load %s: %s", (int)a->pid,
-                     lib, why[0] ? why : "no reason given");
+        cli__error(stderr, "cannot attach to %d: its dlopen cannot load %s: %s", (int)a->pid, lib,
+                   why[0] ? why : "no reason given");
         return -1;
     }
     const char *names[3] = {RHEAP__ATTACH_PREPARE, RHEAP__ATTACH_COMMIT, RHEAP__ATTACH_RELEASE};
     uint64_t *at[3] = {&a->prepare_at, &a->commit_at, &a->release_at};
     for (int i = 0; i < 3; i++)
         if (cli__pt_call(t, a->dlsym_at, handle, CLI__PT_BLOB, names[i], strlen(names[i]) + 1,
-                           at[i], 5000) != 0 ||
+                         at[i], 5000) != 0 ||
             !*at[i]) {
-            cli__error(stderr, "cannot attach to %d: %s in it has no %s (a librheap of "
-                                 "another version?)",
-                         (int)a->pid, lib, names[i]);
+            cli__error(stderr,
+                       "cannot attach to %d: %s in it has no %s (a librheap of "
+                       "another version?)",
+                       (int)a->pid, lib, names[i]);
             return -1;
         }
     if (cli__pt_call(t, a->prepare_at, CLI__PT_BLOB, 0, settings, settings_len, &a->ctl_at,
-                       30000) != 0) {
+                     30000) != 0) {
         cli__error(stderr, "cannot attach to %d: the call of librheap's prepare failed: %s",
-                     (int)a->pid, strerror(errno));
+                   (int)a->pid, strerror(errno));
         return -1;
     }
     if (read_ctl(a) != 0) {
         cli__error(stderr, "cannot attach to %d: librheap's control block cannot be read",
-                     (int)a->pid);
+                   (int)a->pid);
         return -1;
     }
     if (a->ctl.error) {
@@ -543,7 +548,7 @@ static int borrow_thread(attach_t *a, const char *lib, const char *settings, siz
                     explain_eperm(a->pid);
                 else
                     cli__error(stderr, "cannot attach to %d: ptrace: %s", (int)a->pid,
-                                 strerror(errno));
+                               strerror(errno));
                 free(tids);
                 return -1;
             }
@@ -561,9 +566,10 @@ static int borrow_thread(attach_t *a, const char *lib, const char *settings, siz
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     } while (cli__pt_now_ns() < until);
-    cli__error(stderr, "cannot attach to %d: in 5 s no thread stopped outside the allocator "
-                         "and the dynamic loader; try again",
-                 (int)a->pid);
+    cli__error(stderr,
+               "cannot attach to %d: in 5 s no thread stopped outside the allocator "
+               "and the dynamic loader; try again",
+               (int)a->pid);
     return -1;
 }
 
@@ -632,25 +638,29 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
         cli__error(stderr, "cannot attach to %d: that is rheap itself", (int)pid);
         return -1;
     }
-    if (geteuid() != 0 && (ruid != (long)getuid() || euid != (long)getuid()) && !have_cap_ptrace()) {
-        cli__error(stderr, "cannot attach to %d: it belongs to another user (uid %ld); run "
-                             "rheap attach as that user, or as root",
-                     (int)pid, euid);
+    if (geteuid() != 0 && (ruid != (long)getuid() || euid != (long)getuid()) &&
+        !have_cap_ptrace()) {
+        cli__error(stderr,
+                   "cannot attach to %d: it belongs to another user (uid %ld); run "
+                   "rheap attach as that user, or as root",
+                   (int)pid, euid);
         return -1;
     }
     long tracer = status_field(pid, "TracerPid", NULL);
     if (tracer > 0) {
-        cli__error(stderr, "cannot attach to %d: it is already traced by process %ld (a "
-                             "debugger or tracer); detach that first",
-                     (int)pid, tracer);
+        cli__error(stderr,
+                   "cannot attach to %d: it is already traced by process %ld (a "
+                   "debugger or tracer); detach that first",
+                   (int)pid, tracer);
         return -1;
     }
     char exe[64];
     snprintf(exe, sizeof exe, "/proc/%d/exe", (int)pid);
     if (cli__exe_is_static(exe) == 1) {
-        cli__error(stderr, "cannot attach to %d: it is statically linked, so its malloc "
-                             "cannot be redirected; start it under rheap run instead",
-                     (int)pid);
+        cli__error(stderr,
+                   "cannot attach to %d: it is statically linked, so its malloc "
+                   "cannot be redirected; start it under rheap run instead",
+                   (int)pid);
         return -1;
     }
     if (maps_read(pid, &a->maps) != 0) {
@@ -658,15 +668,16 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
             explain_eperm(pid); /* the same right as ptrace's guards the maps */
             return -1;
         }
-        cli__error(stderr, "cannot attach to %d: cannot read /proc/%d/maps: %s", (int)pid,
-                     (int)pid, strerror(errno));
+        cli__error(stderr, "cannot attach to %d: cannot read /proc/%d/maps: %s", (int)pid, (int)pid,
+                   strerror(errno));
         return -1;
     }
     a->libc = find_module(&a->maps, is_libc);
     if (!a->libc) {
-        cli__error(stderr, "cannot attach to %d: it has no libc.so mapped (statically linked, "
-                             "or not a glibc program); start it under rheap run instead",
-                     (int)pid);
+        cli__error(stderr,
+                   "cannot attach to %d: it has no libc.so mapped (statically linked, "
+                   "or not a glibc program); start it under rheap run instead",
+                   (int)pid);
         return -1;
     }
     /* librheap must be reachable at the same path inside the process's filesystem. */
@@ -677,20 +688,23 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
         return -1;
     }
     if (!same_file(lib, lib_there)) {
-        cli__error(stderr, "cannot attach to %d: %s is not the same file inside its "
-                             "filesystem (another mount namespace or root); copy librheap.so "
-                             "to a path it sees and set RHEAP_LIBRARY to that path",
-                     (int)pid, lib);
+        cli__error(stderr,
+                   "cannot attach to %d: %s is not the same file inside its "
+                   "filesystem (another mount namespace or root); copy librheap.so "
+                   "to a path it sees and set RHEAP_LIBRARY to that path",
+                   (int)pid, lib);
         return -1;
     }
     /* A librheap loaded already must be this one: dlopen would load a file of another path,
      * or one rebuilt since at the same path, as a second copy. */
     const map_t *other = find_module(&a->maps, is_librheap);
-    if (other && (strcmp(other->path, lib) != 0 || other->inode != (unsigned long long)there.st_ino)) {
-        cli__error(stderr, "cannot attach to %d: it already has another librheap loaded (%s%s); "
-                             "attach with the rheap that goes with it",
-                     (int)pid, other->path,
-                     strcmp(other->path, lib) == 0 ? ", replaced on disk since" : "");
+    if (other &&
+        (strcmp(other->path, lib) != 0 || other->inode != (unsigned long long)there.st_ino)) {
+        cli__error(stderr,
+                   "cannot attach to %d: it already has another librheap loaded (%s%s); "
+                   "attach with the rheap that goes with it",
+                   (int)pid, other->path,
+                   strcmp(other->path, lib) == 0 ? ", replaced on disk since" : "");
         return -1;
     }
     /* dlopen, dlsym and dlerror in its libc (glibc 2.34 and later have them there). */
@@ -699,9 +713,10 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
     const char *names[3] = {"dlopen", "dlsym", "dlerror"};
     uint64_t v[3], first = 0;
     if (elf_symbols(file, names, v, 3, &first) != 0 || !v[0] || !v[1]) {
-        cli__error(stderr, "cannot attach to %d: no dlopen in its libc (%s): glibc 2.34 or "
-                             "later is needed",
-                     (int)pid, a->libc->path);
+        cli__error(stderr,
+                   "cannot attach to %d: no dlopen in its libc (%s): glibc 2.34 or "
+                   "later is needed",
+                   (int)pid, a->libc->path);
         return -1;
     }
     uint64_t bias = a->libc->start - first;
@@ -727,9 +742,10 @@ static int make_recdir(const attach_opts_t *o, char *ours, char *theirs, size_t 
         char tmp[PATH_MAX];
         in_root(o->pid, "/tmp", tmp, sizeof tmp);
         if (snprintf(ours, len, "%s/rheap-attach-XXXXXX", tmp) >= (int)len || !mkdtemp(ours)) {
-            cli__error(stderr, "cannot attach to %d: no directory for the recording in its "
-                                 "filesystem (%s): %s",
-                         (int)o->pid, tmp, strerror(errno));
+            cli__error(stderr,
+                       "cannot attach to %d: no directory for the recording in its "
+                       "filesystem (%s): %s",
+                       (int)o->pid, tmp, strerror(errno));
             return -1;
         }
         snprintf(theirs, len, "%s", ours + strlen(tmp) - strlen("/tmp"));
@@ -740,7 +756,7 @@ static int make_recdir(const attach_opts_t *o, char *ours, char *theirs, size_t 
     if (euid >= 0 && egid >= 0 && (uid_t)euid != geteuid() &&
         chown(ours, (uid_t)euid, (gid_t)egid) != 0) {
         cli__error(stderr, "cannot give %s to the process's user %ld: %s", ours, euid,
-                     strerror(errno));
+                   strerror(errno));
         cli__remove_tree(ours);
         return -1;
     }
@@ -853,8 +869,8 @@ int cli__cmd_attach(int argc, char **argv)
     a.committed = cli__pt_now_ns();
     if (slots < 0) {
         int e = errno;
-        cli__error(stderr, "cannot attach to %d: redirecting its allocator failed: %s",
-                     (int)a.pid, strerror(e));
+        cli__error(stderr, "cannot attach to %d: redirecting its allocator failed: %s", (int)a.pid,
+                   strerror(e));
         /* Prepared, not committed: the release ends the recording. */
         size_t ignored;
         uint64_t pause = 0;
@@ -865,18 +881,19 @@ int cli__cmd_attach(int argc, char **argv)
     }
     read_ctl(&a);
     if (!o.quiet)
-        cli__note(stderr, "attached to %d: %ld allocator slots in %u modules redirected%s", (int)a.pid,
-                    slots, a.ctl.modules,
-                    o.duration > 0 ? "" : "; Ctrl-C ends the window");
+        cli__note(stderr, "attached to %d: %ld allocator slots in %u modules redirected%s",
+                  (int)a.pid, slots, a.ctl.modules,
+                  o.duration > 0 ? "" : "; Ctrl-C ends the window");
     window(&a, o.duration);
     int gone = !alive(a.pid);
     if (!gone) {
         long restored = stopped_world_call(&a, a.release_at, &a.release_pause, &a.release_threads);
         a.released = cli__pt_now_ns();
         if (restored < 0 && alive(a.pid))
-            cli__warning(stderr, "putting %d's allocator back failed (%s); librheap does it "
-                                   "itself in 5 s",
-                           (int)a.pid, strerror(errno));
+            cli__warning(stderr,
+                         "putting %d's allocator back failed (%s); librheap does it "
+                         "itself in 5 s",
+                         (int)a.pid, strerror(errno));
         wait_stopped(&a);
     } else {
         a.released = cli__pt_now_ns();
@@ -885,13 +902,13 @@ int cli__cmd_attach(int argc, char **argv)
     }
     if (o.timings)
         cli__note(stderr,
-                    "timings: begin_ns=%llu committed_ns=%llu released_ns=%llu "
-                    "borrowed_us=%llu commit_pause_us=%llu commit_threads=%zu "
-                    "release_pause_us=%llu release_threads=%zu slots=%ld",
-                    (unsigned long long)a.begin, (unsigned long long)a.committed,
-                    (unsigned long long)a.released, (unsigned long long)(a.borrowed / 1000),
-                    (unsigned long long)(a.commit_pause / 1000), a.commit_threads,
-                    (unsigned long long)(a.release_pause / 1000), a.release_threads, slots);
+                  "timings: begin_ns=%llu committed_ns=%llu released_ns=%llu "
+                  "borrowed_us=%llu commit_pause_us=%llu commit_threads=%zu "
+                  "release_pause_us=%llu release_threads=%zu slots=%ld",
+                  (unsigned long long)a.begin, (unsigned long long)a.committed,
+                  (unsigned long long)a.released, (unsigned long long)(a.borrowed / 1000),
+                  (unsigned long long)(a.commit_pause / 1000), a.commit_threads,
+                  (unsigned long long)(a.release_pause / 1000), a.release_threads, slots);
 
     /* Step 6. The process is on its own again: Ctrl-C may stop the conversion now. */
     sigaction(SIGINT, &old_int, NULL);
@@ -920,9 +937,10 @@ int cli__cmd_attach(int argc, char **argv)
     if (converted && !o.keep)
         cli__remove_tree(ours);
     else if (!converted)
-        cli__note(stderr, "the recording is kept in %s; convert it again with: rheap convert "
-                            "%s/rip-* -o %s",
-                    ours, ours, o.output);
+        cli__note(stderr,
+                  "the recording is kept in %s; convert it again with: rheap convert "
+                  "%s/rip-* -o %s",
+                  ours, ours, o.output);
     else
         cli__note(stderr, "recording kept in %s", ours);
 out:

@@ -150,7 +150,7 @@ int cli__find_library(char *buf, size_t len);
  * else the output's directory), absolute, so that a program that changes its working directory
  * still records there. 0, or -1 with the message printed. */
 int cli__make_private_dir(const char *dir, const char *output, const char *prefix, char *buf,
-                            size_t len);
+                          size_t len);
 /* Removes a directory tree; a warning when it cannot. */
 void cli__remove_tree(const char *dir);
 /* A recording directory found by cli__collect_recordings. */

@@ -261,8 +261,8 @@ void cli__pt_resume_all(cli__pt_world_t *w)
 /* The extended register state (x87, SSE, AVX, ...) as the kernel saves it. */
 #define XSTATE_MAX (64 * 1024)
 
-int cli__pt_call(cli__pt_thread_t *t, uint64_t fn, uint64_t a0, uint64_t a1,
-                   const void *blob, size_t blob_len, uint64_t *ret, int timeout_ms)
+int cli__pt_call(cli__pt_thread_t *t, uint64_t fn, uint64_t a0, uint64_t a1, const void *blob,
+                 size_t blob_len, uint64_t *ret, int timeout_ms)
 {
     struct user_regs_struct saved, r;
     if (ptrace(PTRACE_GETREGS, t->tid, NULL, &saved) != 0)
@@ -347,7 +347,8 @@ restore:
         e = errno;
     if (have_x) {
         struct iovec back = {xstate, xv.iov_len};
-        ptrace(PTRACE_SETREGSET, t->tid, (void *)(uintptr_t)(have_x == 1 ? NT_X86_XSTATE : NT_PRFPREG), &back);
+        ptrace(PTRACE_SETREGSET, t->tid,
+               (void *)(uintptr_t)(have_x == 1 ? NT_X86_XSTATE : NT_PRFPREG), &back);
     }
 out:
     free(xstate);

@@ -12,7 +12,7 @@
 /* A thread held with PTRACE_SEIZE and stopped. */
 typedef struct {
     pid_t tid;
-    int sig;  /* the signal its stop held, delivered when it is let go */
+    int sig; /* the signal its stop held, delivered when it is let go */
     int held;
 } cli__pt_thread_t;
 
@@ -21,8 +21,8 @@ typedef struct {
     pid_t pid;
     cli__pt_thread_t *t;
     size_t n, cap;
-    uint64_t stopped_at;  /* CLOCK_MONOTONIC ns when the first was stopped */
-    uint64_t longest_ns;  /* set by resume_all: how long the first one was held */
+    uint64_t stopped_at; /* CLOCK_MONOTONIC ns when the first was stopped */
+    uint64_t longest_ns; /* set by resume_all: how long the first one was held */
 } cli__pt_world_t;
 
 /* Registers the attach looks at. */
@@ -56,8 +56,8 @@ void cli__pt_resume_all(cli__pt_world_t *w);
  * (an argument CLI__PT_BLOB is their address), waiting at most timeout_ms; *ret gets the
  * result. The thread's state is put back whole afterwards and it stays held. 0, or -1 with
  * errno (ESRCH: the process is gone; EFAULT: the function faulted; ETIMEDOUT). */
-int cli__pt_call(cli__pt_thread_t *t, uint64_t fn, uint64_t a0, uint64_t a1,
-                   const void *blob, size_t blob_len, uint64_t *ret, int timeout_ms);
+int cli__pt_call(cli__pt_thread_t *t, uint64_t fn, uint64_t a0, uint64_t a1, const void *blob,
+                 size_t blob_len, uint64_t *ret, int timeout_ms);
 
 /* Reads or writes len bytes at addr in process pid. 0 or -1. */
 int cli__pt_read(pid_t pid, uint64_t addr, void *buf, size_t len);

@@ -22,8 +22,8 @@ int cli__check_setting(const char *cmd, rheap__setting_id_t id, const char **val
         return 0;
     int st = rheap__setting_parse(id, *value, &v);
     if (st == RHEAP__SETTING_BAD) {
-        fprintf(stderr, "rheap %s: %s %s: expected %s\n", cmd, rheap__settings[id].option,
-                *value, rheap__settings[id].expected);
+        fprintf(stderr, "rheap %s: %s %s: expected %s\n", cmd, rheap__settings[id].option, *value,
+                rheap__settings[id].expected);
         return -1;
     }
     if (st == RHEAP__SETTING_EMPTY)
@@ -58,14 +58,14 @@ int cli__find_library(char *buf, size_t len)
     if (cli__exe_dir(bindir, sizeof bindir) != 0)
         snprintf(bindir, sizeof bindir, "BINDIR");
     cli__error(stderr,
-                 "cannot find librheap.so (looked in %s/../%s, %s/../lib and %s/../libtrace); "
-                 "set RHEAP_LIBRARY to its path",
-                 bindir, RHEAP_INSTALL_LIBDIR, bindir, bindir);
+               "cannot find librheap.so (looked in %s/../%s, %s/../lib and %s/../libtrace); "
+               "set RHEAP_LIBRARY to its path",
+               bindir, RHEAP_INSTALL_LIBDIR, bindir, bindir);
     return -1;
 }
 
 int cli__make_private_dir(const char *dir, const char *output, const char *prefix, char *buf,
-                            size_t len)
+                          size_t len)
 {
     char parent[PATH_MAX];
     if (dir) {
@@ -83,12 +83,12 @@ int cli__make_private_dir(const char *dir, const char *output, const char *prefi
     char abs[PATH_MAX];
     if (!realpath(parent, abs)) {
         cli__error(stderr, "%s: %s; %s", parent, strerror(errno),
-                     dir ? "--dir needs an existing directory" : "the output's directory must exist");
+                   dir ? "--dir needs an existing directory" : "the output's directory must exist");
         return -1;
     }
     if (snprintf(buf, len, "%s/%s-XXXXXX", abs, prefix) >= (int)len || !mkdtemp(buf)) {
         cli__error(stderr, "cannot make a directory for the recordings in %s: %s", abs,
-                     strerror(errno));
+                   strerror(errno));
         return -1;
     }
     return 0;
@@ -161,9 +161,10 @@ cli__rec_t *cli__collect_recordings(const char *recdir, size_t *n, int quiet)
          * not yet its process file: nothing of it can be converted. */
         if (!has_process_file(p)) {
             if (!quiet)
-                cli__note(stderr, "%s: a process was starting to record when the wait "
-                                    "stopped; left out",
-                            p);
+                cli__note(stderr,
+                          "%s: a process was starting to record when the wait "
+                          "stopped; left out",
+                          p);
             free(p);
             continue;
         }

@@ -57,14 +57,15 @@
  * rheap__real belong here (checked in prepare): a wrapper that reached another allocator than
  * the one the slot held would free blocks it never allocated. */
 #define ATTACH_ENTRIES(X)                                                                          \
-    X(malloc) X(free) X(calloc) X(realloc) X(reallocarray) X(posix_memalign) X(aligned_alloc)     \
-    X(memalign) X(valloc) X(pvalloc)
+    X(malloc)                                                                                      \
+    X(free) X(calloc) X(realloc) X(reallocarray) X(posix_memalign) X(aligned_alloc) X(memalign)    \
+        X(valloc) X(pvalloc)
 
 enum {
 #define ENTRY_ID(name) E_##name,
     ATTACH_ENTRIES(ENTRY_ID)
 #undef ENTRY_ID
-    E_COUNT
+        E_COUNT
 };
 
 static const char *const entry_names[E_COUNT] = {
@@ -86,7 +87,7 @@ typedef struct {
 
 typedef struct {
     _Atomic uintptr_t *slot;
-    uintptr_t old;                /* the value before the attach */
+    uintptr_t old; /* the value before the attach */
     uint16_t entry;
     uint16_t module;
 } slot_t;
@@ -98,10 +99,10 @@ static struct {
     module_t mods[MAX_MODULES];
     slot_t slots[MAX_SLOTS];
     unsigned nmods, nslots;
-    unsigned long long adds;      /* dl_iterate_phdr's load counter at the last scan */
+    unsigned long long adds; /* dl_iterate_phdr's load counter at the last scan */
     uintptr_t self_bias, ldso_bias;
     struct r_debug *rd;
-    _Atomic int busy;             /* the table is being changed (helper or stopped-world call) */
+    _Atomic int busy; /* the table is being changed (helper or stopped-world call) */
     sem_t wake;
     int sem_ok;
     long page;
@@ -162,7 +163,7 @@ static int entry_of(const char *name) {
 }
 
 /* Adds the slots of relocation table [rela, rela + size) of module m. */
-static void scan_relocs(unsigned m, const ElfW(Rela) *rela, size_t size, const ElfW(Sym) *symtab,
+static void scan_relocs(unsigned m, const ElfW(Rela) * rela, size_t size, const ElfW(Sym) * symtab,
                         const char *strtab) {
     const module_t *mod = &att.mods[m];
     for (size_t i = 0; i < size / sizeof *rela; i++) {
@@ -439,7 +440,8 @@ static int read_settings(const char *list, rheap__config_t *c) {
                 strncmp(s, rheap__settings[i].env, (size_t)(eq - s)) == 0)
                 id = i;
         uint64_t v;
-        if (id < 0 || rheap__setting_parse((rheap__setting_id_t)id, eq + 1, &v) != RHEAP__SETTING_OK) {
+        if (id < 0 ||
+            rheap__setting_parse((rheap__setting_id_t)id, eq + 1, &v) != RHEAP__SETTING_OK) {
             say(EINVAL, "bad setting ", s, NULL, NULL);
             return -1;
         }
@@ -512,11 +514,14 @@ static rheap__attach_ctl_t *prepare(const char *settings) {
     }
     att.self_bias = (uintptr_t)self.dli_fbase;
     uintptr_t real[E_COUNT] = {
-        [E_malloc] = (uintptr_t)rheap__real.malloc, [E_free] = (uintptr_t)rheap__real.free,
-        [E_calloc] = (uintptr_t)rheap__real.calloc, [E_realloc] = (uintptr_t)rheap__real.realloc,
+        [E_malloc] = (uintptr_t)rheap__real.malloc,
+        [E_free] = (uintptr_t)rheap__real.free,
+        [E_calloc] = (uintptr_t)rheap__real.calloc,
+        [E_realloc] = (uintptr_t)rheap__real.realloc,
         [E_posix_memalign] = (uintptr_t)rheap__real.posix_memalign,
         [E_aligned_alloc] = (uintptr_t)rheap__real.aligned_alloc,
-        [E_memalign] = (uintptr_t)rheap__real.memalign, [E_valloc] = (uintptr_t)rheap__real.valloc,
+        [E_memalign] = (uintptr_t)rheap__real.memalign,
+        [E_valloc] = (uintptr_t)rheap__real.valloc,
         [E_pvalloc] = (uintptr_t)rheap__real.pvalloc,
         /* reallocarray's wrapper calls the real realloc; glibc's own is realloc with an
          * overflow check, so whichever libc the process bound is the one it reaches. */
@@ -527,8 +532,10 @@ static rheap__attach_ctl_t *prepare(const char *settings) {
         att.wrapper[i] = (uintptr_t)dlsym(me, entry_names[i]);
         att.bound[i] = (uintptr_t)dlsym(RTLD_DEFAULT, entry_names[i]);
         if (att.bound[i] && att.bound[i] == att.wrapper[i]) {
-            say(EEXIST, "librheap is already preloaded in this process: turn recording on "
-                        "with its toggle signal (RHEAP_SIGNAL) or rheap_enable() instead", NULL, NULL, NULL);
+            say(EEXIST,
+                "librheap is already preloaded in this process: turn recording on "
+                "with its toggle signal (RHEAP_SIGNAL) or rheap_enable() instead",
+                NULL, NULL, NULL);
             dlclose(me);
             return k;
         }
@@ -576,8 +583,7 @@ static rheap__attach_ctl_t *prepare(const char *settings) {
     int err = errno;
     rheap__ctl_unlock();
     if (started != 0) {
-        say(err, "cannot start recording in ", c.dir[0] ? c.dir : ".", ": ",
-            strerrordesc_np(err));
+        say(err, "cannot start recording in ", c.dir[0] ? c.dir : ".", ": ", strerrordesc_np(err));
         return k;
     }
     /* The table: every module loaded now. */

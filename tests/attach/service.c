@@ -130,7 +130,7 @@ int main(int argc, char **argv)
     /* dprintf: no stdio buffer is allocated at the end, so the blocks live at exit are the
      * program's own (none). */
     dprintf(1, "allocs %llu frees %llu damaged %llu\n",
-           (unsigned long long)(c->allocs[0] + c->allocs[1]),
-           (unsigned long long)(c->frees[0] + c->frees[1]), (unsigned long long)c->damaged);
+            (unsigned long long)(c->allocs[0] + c->allocs[1]),
+            (unsigned long long)(c->frees[0] + c->frees[1]), (unsigned long long)c->damaged);
     return c->damaged ? 3 : 0;
 }
