@@ -271,6 +271,16 @@ static int excluded(const struct dl_phdr_info *info) {
            !info->dlpi_name || (info->dlpi_name[0] && strstr(info->dlpi_name, "linux-vdso"));
 }
 
+/* Whether a module is in the loader's main list (not in a namespace of dlmopen's, which has a
+ * libc of its own). Called with the loader's lock held, or with every thread stopped. */
+static int in_base_namespace(const struct dl_phdr_info *info) {
+    uintptr_t ld = dynamic_of(info);
+    for (struct link_map *l = att.rd ? att.rd->r_map : NULL; l; l = l->l_next)
+        if (l->l_addr == info->dlpi_addr && (uintptr_t)l->l_ld == ld)
+            return 1;
+    return 0;
+}
+
 /* dl_iterate_phdr callback (the loader's lock held: no module comes or goes): adds the
  * modules not in the table yet; with *write, also redirects their slots at once. */
 static int scan_new(struct dl_phdr_info *info, size_t size, void *arg) {
@@ -278,6 +288,8 @@ static int scan_new(struct dl_phdr_info *info, size_t size, void *arg) {
     int write = *(int *)arg;
     if (excluded(info) || known_module(info->dlpi_addr, dynamic_of(info)) >= 0)
         return 0;
+    if (write && !in_base_namespace(info))
+        return 0; /* dlmopen's: another libc, whose malloc the wrappers do not call */
     unsigned first = att.nslots;
     if (add_module(info) != 0)
         return 0;
@@ -545,6 +557,14 @@ static rheap__attach_ctl_t *prepare(const char *settings) {
              * slots hold that entry, which jumps through the executable's own slot. */
             att.canonical[i] = att.bound[i];
             att.bound[i] = real[i];
+        }
+        if (att.bound[i] != real[i] && i != E_malloc && i != E_free && i != E_calloc &&
+            i != E_realloc) {
+            /* A definition of the program's own (a compatibility reallocarray, say) over
+             * libc's malloc: its slots are left alone, and what it allocates comes from the
+             * functions that are redirected. */
+            att.wrapper[i] = 0;
+            continue;
         }
         if (att.bound[i] != real[i]) {
             /* The process allocates with another allocator than the one librheap's wrappers
