@@ -1,7 +1,7 @@
 #!/bin/bash
 # attach_test.sh CASE: one test of rheap attach, in a fresh temporary directory. CMake sets the
 # environment: RHEAP (the rheap binary), SERVICE (tests/attach/service.c built), FORKER
-# (forker.c built), PYTHON3, CC.
+# (forker.c built), LOADER and PLUGIN (loader.c and plugin.c built), PYTHON3, CC.
 # RHEAP_TEST_KEEP=1 keeps a failed test's directory.
 set -euo pipefail
 
@@ -232,6 +232,32 @@ case_perl_sqlite3() {
     expect_eq "sqlite3 output" "$(cat sq.out)" 2000
     n=$(sql sq.db "SELECT count(*) FROM allocations")
     [ "$n" -gt 50 ] || fail "sqlite3: $n allocations recorded"
+}
+
+case_dlopen() {
+    "$LOADER" "$PLUGIN" >l.out &
+    local ld=$!
+    PIDS+=("$ld")
+    exec_done "$ld" "$(basename "$LOADER")"
+    # The window opens before the library is loaded (0.75 s in) and closes after.
+    run a "$RHEAP" attach --duration 1.5 -o l.db "$ld"
+    expect_eq "attach status ($(cat a.err))" "$STATUS" 0
+    local st=0
+    wait "$ld" || st=$?
+    expect_eq "loader status" "$st" 0
+    expect_eq "loader output" "$(cat l.out)" ok
+    got=$(sql l.db "SELECT count(*), count(dealloc_after) FROM allocations WHERE size = 7777")
+    IFS='|' read -r n freed <<<"$got"
+    [ "$n" -gt 100 ] || fail "$n of the library's blocks recorded"
+    expect_eq "the library's blocks freed" "$freed" "$n"
+    # Its blocks come from its own function, and after the first of them every iteration's
+    # pair of 100 bytes (made before the library's in each iteration) has its 7,777-byte pair
+    # beside it: one fewer, or as many when the window closed between the two.
+    expect_eq "site" "$(sql l.db "SELECT DISTINCT b.sym FROM allocations a JOIN backtraces b
+        ON b.id = a.bt AND b.frame_no = 0 WHERE a.size = 7777")" plugin_alloc
+    after=$(sql l.db "SELECT count(*) FROM allocations WHERE size = 100
+                      AND alloc_after > (SELECT min(alloc_after) FROM allocations WHERE size = 7777)")
+    [ "$after" -ge "$((n - 1))" ] && [ "$after" -le "$n" ] || fail "$after pairs of 100 bytes beside $n of 7777"
 }
 
 # A pid no process has.
