@@ -287,6 +287,25 @@ case_refusals() {
         echo "no static libc: the static case is skipped"
     fi
 
+    # Another allocator preloaded (here one that passes everything to glibc's own entry points,
+    # as a real one would not).
+    cat >other.c <<'SRC'
+#include <stddef.h>
+void *__libc_malloc(size_t), *__libc_calloc(size_t, size_t), *__libc_realloc(void *, size_t);
+void __libc_free(void *);
+void *malloc(size_t n) { return __libc_malloc(n); }
+void free(void *p) { __libc_free(p); }
+void *calloc(size_t n, size_t s) { return __libc_calloc(n, s); }
+void *realloc(void *p, size_t n) { return __libc_realloc(p, n); }
+SRC
+    "$CC" -shared -fPIC -o "$WORK/libother.so" other.c
+    LD_PRELOAD="$WORK/libother.so" sleep 60 &
+    PIDS+=("$!")
+    exec_done "$!" sleep
+    run a "$RHEAP" attach --duration 0.1 "$!"
+    expect_eq "other allocator: status" "$STATUS" 1
+    has_line a.err "rheap: error: cannot attach to $!: it allocates with an allocator rheap attach cannot hook: its malloc comes from $WORK/libother.so"
+
     # Already recording: under rheap run.
     "$RHEAP" run -q -o run.db -- "$SERVICE" run r >/dev/null 2>&1 &
     PIDS+=("$!")
