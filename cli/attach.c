@@ -14,7 +14,7 @@
  *   4. the window: rheap holds no thread, the process runs untraced; rheap only beats (a
  *      counter librheap watches: if rheap dies, librheap ends the recording itself);
  *   5. every thread is stopped for librheap's release, which puts the slots back; librheap's
- *      helper thread then ends the recording;
+ *      attach thread then ends the recording;
  *   6. the recording is converted and summarized as rheap run does.
  * What librheap does in the process is in libtrace/src/got.c.
  */
@@ -574,7 +574,7 @@ static int borrow_thread(attach_t *a, const char *lib, const char *settings, siz
 }
 
 /* Steps 3 and 5: every thread stopped, fn called on one, everyone let go. Tried again while
- * librheap answers EAGAIN (its helper thread was stopped while changing the table, or the
+ * librheap answers EAGAIN (its attach thread was stopped while changing the table, or the
  * loader was stopped while changing its list). Returns fn's result (>= 0), or -1 with errno. */
 static long stopped_world_call(attach_t *a, uint64_t fn, uint64_t *pause, size_t *threads)
 {
@@ -797,7 +797,7 @@ static void window(attach_t *a, double duration)
     }
 }
 
-/* After the release: librheap's helper ends the recording; wait until its files are complete
+/* After the release: librheap's attach thread ends the recording; wait until its files are complete
  * (or the process is gone), beating meanwhile. */
 static void wait_stopped(attach_t *a)
 {

@@ -22,7 +22,7 @@ enum {
     RHEAP__ATTACH_IDLE,      /* never attached */
     RHEAP__ATTACH_PREPARED,  /* recording started, slots found, not yet redirected */
     RHEAP__ATTACH_COMMITTED, /* slots redirected: recording */
-    RHEAP__ATTACH_RELEASING, /* slots restored; the helper is ending the recording */
+    RHEAP__ATTACH_RELEASING, /* slots restored; the attach thread is ending the recording */
     RHEAP__ATTACH_STOPPED,   /* recording ended: its files are complete */
 };
 

@@ -1,16 +1,18 @@
 /*
- * got.c: recording a process that was started without librheap, through its GOT slots. `rheap attach PID` loads
- * this library into the running process with the process's own dlopen (through ptrace, see
- * cli/attach.c) and then calls the three functions below, each as a call made on one of the
- * process's threads:
+ * got.c: recording a process that was started without librheap, through its GOT slots.
+ * `rheap attach PID` loads this library into the running process with the process's own dlopen
+ * (through ptrace, see cli/attach.c) and then calls the three functions below, each as a call
+ * made on one of the process's threads:
  *
  *   rheap__attach_prepare  (the other threads run; the thread was stopped where it holds none
  *                           of the allocator's or loader's locks) checks that the process can
  *                           be recorded, finds every GOT slot of the allocator entry points in
- *                           every loaded module, starts the recording and a helper thread;
+ *                           every loaded module, starts the recording and a thread of its
+ *                           own, the attach thread;
  *   rheap__attach_commit   (every thread stopped) points those slots at librheap's wrappers;
  *   rheap__attach_release  (every thread stopped) puts the old values back and wakes the
- *                           helper, which ends the recording once the threads run again.
+ *                           attach thread, which ends the recording once the threads run
+ *                           again.
  *
  * Why the slots and not the symbols: a running process has bound its calls already, and a
  * library loaded now comes after the executable and libc in the lookup order, so its
@@ -22,7 +24,7 @@
  * patcher (the loader's own state says so: _r_debug.r_state, walked without its lock since
  * every thread is stopped).
  *
- * The helper thread patches the modules loaded after the attach (it compares dl_iterate_phdr's
+ * The attach thread patches the modules loaded after the attach (it compares dl_iterate_phdr's
  * load counter every 10 ms, which also sees the loads glibc makes itself), ends the recording
  * when released, and also when `rheap attach` stops beating (killed, or stopped for 5 s): then
  * it restores the slots itself, under the loader's lock, with the threads running.
@@ -32,8 +34,8 @@
  * the real allocator. Blocks allocated while attached are plain glibc blocks (the wrappers add
  * no header), so whoever frees them later frees them as any other.
  *
- * Nothing here runs inside a wrapper; the helper holds the guard, so what it allocates (nothing,
- * apart from starting and stopping the recording) is not recorded.
+ * Nothing here runs inside a wrapper; the attach thread holds the guard, so what it allocates
+ * (nothing, apart from starting and stopping the recording) is not recorded.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -102,7 +104,7 @@ static struct {
     unsigned long long adds; /* dl_iterate_phdr's load counter at the last scan */
     uintptr_t self_bias, ldso_bias;
     struct r_debug *rd;
-    _Atomic int busy; /* the table is being changed (helper or stopped-world call) */
+    _Atomic int busy; /* the table is being changed (by the attach thread, or a stopped world) */
     sem_t wake;
     int sem_ok;
     long page;
@@ -340,8 +342,9 @@ static unsigned restore_present(void) {
     return n;
 }
 
-/* dl_iterate_phdr callback for the helper's own release: the whole restore under the loader's
- * lock, so no module goes away while its slots are written. Runs once, on the first entry. */
+/* dl_iterate_phdr callback for the attach thread's own release: the whole restore under the
+ * loader's lock, so no module goes away while its slots are written. Runs once, on the first
+ * entry. */
 static int restore_locked(struct dl_phdr_info *info, size_t size, void *arg) {
     (void)info;
     (void)size;
@@ -352,7 +355,7 @@ static int restore_locked(struct dl_phdr_info *info, size_t size, void *arg) {
     return 1;
 }
 
-/* ---- The helper thread ---- */
+/* ---- The attach thread ---- */
 
 static void stop_recording(const char *how) {
     rheap__ctl_lock();
@@ -361,7 +364,7 @@ static void stop_recording(const char *how) {
     rheap__ctl_unlock();
 }
 
-static void *helper_main(void *arg) {
+static void *attach_thread_main(void *arg) {
     (void)arg;
     rheap__tl.guard = 1;
     prctl(PR_SET_NAME, "rheap-attach", 0, 0, 0);
@@ -424,7 +427,7 @@ int rheap__attach_forked(void) {
     if (state != RHEAP__ATTACH_COMMITTED && state != RHEAP__ATTACH_PREPARED &&
         state != RHEAP__ATTACH_RELEASING)
         return 0;
-    /* The child has no helper and no rheap attach watching it: it must not record. Its one
+    /* The child has no attach thread and no rheap attach watching it: it must not record. Its one
      * thread runs this, so the table is the parent's as it stood, and the loader's list is read
      * without its lock, which a thread of the parent may have held at the fork. */
     if (state == RHEAP__ATTACH_COMMITTED) {
@@ -618,7 +621,7 @@ static rheap__attach_ctl_t *prepare(const char *settings) {
     if (!att.sem_ok)
         att.sem_ok = sem_init(&att.wake, 0, 0) == 0;
     atomic_store(&k->state, RHEAP__ATTACH_PREPARED);
-    /* The helper takes no signal of the program's. */
+    /* The attach thread takes no signal of the program's. */
     pthread_t th;
     pthread_attr_t attr;
     sigset_t all, old;
@@ -627,13 +630,13 @@ static rheap__attach_ctl_t *prepare(const char *settings) {
     pthread_attr_setstacksize(&attr, 64 * 1024);
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    int made = att.sem_ok && pthread_create(&th, &attr, helper_main, NULL) == 0;
+    int made = att.sem_ok && pthread_create(&th, &attr, attach_thread_main, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     if (!made) {
         atomic_store(&k->state, RHEAP__ATTACH_STOPPED);
-        stop_recording("error: no helper thread");
-        say(EAGAIN, "cannot start librheap's helper thread in it", NULL, NULL, NULL);
+        stop_recording("error: no attach thread");
+        say(EAGAIN, "cannot start librheap's attach thread in it", NULL, NULL, NULL);
     }
     return k;
 }
