@@ -106,8 +106,8 @@ def make_workloads(args, tmp):
     # a fixed one keeps runs comparable.
     w.append(Workload("perl", [shutil.which("perl") or "perl", "-e", PERL_SCRIPT,
                                str(perl_keys)], env={"PERL_HASH_SEED": "0"}))
-    # Perl at its densest: a script that allocates about 4 million blocks per second untraced,
-    # the most of any workload here that is not churn (see RESULTS.md, "Why perl costs more").
+    # Perl as a script of its own: about 4 million allocations per second untraced, every
+    # scalar body, string and hash array from malloc (see RESULTS.md, "Why perl costs more").
     plwork = os.path.join(args.root, "bench", "workloads", "plwork.pl")
     w.append(Workload("perl script", [shutil.which("perl") or "perl", plwork, str(pl_rounds)],
                       env={"PERL_HASH_SEED": "0"}))
