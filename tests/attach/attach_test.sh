@@ -260,6 +260,36 @@ case_dlopen() {
     [ "$after" -ge "$((n - 1))" ] && [ "$after" -le "$n" ] || fail "$after pairs of 100 bytes beside $n of 7777"
 }
 
+case_killed() {
+    start_service c
+    "$RHEAP" attach --duration 30 -o k.db "$SVC" 2>k.err &
+    local at=$!
+    # Killed in the window, not during one of its calls in the process (docs/RELIABILITY.md).
+    for _ in $(seq 500); do
+        grep -q "^rheap: attached to $SVC:" k.err && break
+        sleep 0.01
+    done
+    sleep 0.3
+    kill -9 "$at"
+    wait "$at" 2>/dev/null || true
+    # librheap sees the heartbeat stop, puts the slots back and ends the recording itself.
+    local dir
+    dir=$(echo "$WORK"/rheap-attach-*/rip-"$SVC")
+    for _ in $(seq 100); do
+        "$RHEAP" dump "$dir/process.rip" 2>/dev/null | grep -q '^off ' && break
+        sleep 0.1
+    done
+    "$RHEAP" dump "$dir/process.rip" | grep -q '^off t=[0-9]* how=error: rheap attach stopped answering$' ||
+        fail "no off record: $("$RHEAP" dump "$dir/process.rip")"
+    has_line c.out "rheap: rheap attach stopped answering: recording ended, allocator restored"
+    # Recorded until then, and attachable again.
+    run c2 "$RHEAP" convert -q "$dir" -o k.db
+    [ "$(sql k.db "SELECT count(*) FROM allocations")" -gt 50 ] || fail "little recorded before the kill"
+    run a "$RHEAP" attach -q --duration 0.3 -o again.db "$SVC"
+    expect_eq "attach again ($(cat a.err))" "$STATUS" 0
+    stop_service c
+}
+
 # A pid no process has.
 free_pid() {
     local p=4194000
