@@ -998,7 +998,6 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
     int rc = -1;
     streams_t v = {0};
     cv__pairs_t *live_map = cv__pairs_create();
-    cv__live_t *rest = NULL;
     uint64_t unmatched_before = c->unmatched_frees;
     uint64_t lost = 0;
     v.dir = dir;
@@ -1103,13 +1102,11 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
     }
 
     /* What is still live was never freed while recording: rows in allocation order. */
-    size_t nrest;
-    rest = cv__pairs_drain(live_map, &nrest);
-    if (nrest == SIZE_MAX)
+    if (cv__pairs_drain_begin(live_map) != 0)
         goto nomem;
-    for (size_t i = 0; i < nrest; i++) {
-        cv__summary_leaked(c->sum, &rest[i]);
-        if (write_row(c, &rest[i], 0, 0, RHEAP_NO_THREAD, NULL) != 0)
+    for (cv__live_t rest; cv__pairs_drain_next(live_map, &rest);) {
+        cv__summary_leaked(c->sum, &rest);
+        if (write_row(c, &rest, 0, 0, RHEAP_NO_THREAD, NULL) != 0)
             goto out;
     }
     for (size_t i = 0; i < v.n; i++)
@@ -1171,7 +1168,6 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
 nomem:
     nomem(c, "");
 out:
-    free(rest);
     procinfo_free(&p);
     for (size_t i = 0; i < v.n; i++) {
         rip_reader_close(v.s[i].r);

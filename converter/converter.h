@@ -70,10 +70,14 @@ size_t cv__pairs_count(const cv__pairs_t *p);
 /* Starts loading the slot of addr into the cache: the map is larger than the caches and every
  * lookup would otherwise wait for memory. */
 void cv__pairs_prefetch(const cv__pairs_t *p, uint64_t addr);
-/* Moves every live block into a malloc'ed array sorted by (t, tid, addr) and empties the map.
- * Returns the array (free it) and its length in *n; NULL with *n = 0 when empty or no memory
- * (*n = SIZE_MAX then). */
-cv__live_t *cv__pairs_drain(cv__pairs_t *p, size_t *n);
+/* The memory the store holds now and the most it held at any moment, growth included. */
+void cv__pairs_memory(const cv__pairs_t *p, size_t *bytes, size_t *peak_bytes);
+/* Readies the live blocks to come out in allocation order, (t, tid, addr), without a copy (the
+ * store is sorted in place: no insert or take after this). 0, or -1 when out of memory. Then
+ * cv__pairs_drain_next gives one block per call (1), and 0 when none is left, at which the
+ * store is empty and usable again. */
+int cv__pairs_drain_begin(cv__pairs_t *p);
+int cv__pairs_drain_next(cv__pairs_t *p, cv__live_t *out);
 
 /* ---- symbolize.c: offline symbolization with libdwfl ---- */
 
