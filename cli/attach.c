@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach_ctl.h"
+#include "rheap_attach.h"
 #include "cli.h"
 #include "ptrace.h"
 

@@ -16,7 +16,7 @@
 #include "rheap_analysis.h"
 #include "rheap_convert.h"
 #include "rheap_version.h"
-#include "settings.h"
+#include "rheap_settings.h"
 
 /* ---- convert.c: the conversion as the user sees it ---- */
 

@@ -50,9 +50,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach_ctl.h"
+#include "rheap_attach.h"
 #include "internal.h"
-#include "settings.h"
+#include "rheap_settings.h"
 
 /* The entry points whose slots are redirected: librheap's wrapper of each name replaces the
  * definition the process bound. Only names whose wrapper calls the same definition through

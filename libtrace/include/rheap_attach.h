@@ -1,12 +1,12 @@
 /*
- * attach_ctl.h: what `rheap attach` and librheap share about an attach (got.c in the process,
+ * rheap_attach.h: what `rheap attach` and librheap share about an attach (got.c in the process,
  * cli/attach.c outside it). The control block lives in librheap, in the attached process;
  * rheap attach reads it and writes its heartbeat through the process's memory
  * (process_vm_readv/writev), so its layout is fixed-width and the same on both sides: one
  * build of rheap and librheap go together, and the magic number says which layout this is.
  */
-#ifndef RHEAP_ATTACH_CTL_H
-#define RHEAP_ATTACH_CTL_H
+#ifndef RHEAP_ATTACH_H
+#define RHEAP_ATTACH_H
 
 #include <stdint.h>
 
