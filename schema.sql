@@ -106,6 +106,7 @@ CREATE TABLE processes (
     lost_events INTEGER NOT NULL,     -- events the tracer reported it could not record
     mode TEXT NOT NULL DEFAULT 'trace', -- 'trace': every allocation and free has its row; 'profile': only a sample of allocations (about one per sample_interval bytes), each with its backtrace and its free, and the summaries below hold estimates (see "Profile mode" there)
     sample_interval INTEGER,     -- profile mode: mean bytes allocated between two samples; NULL in trace mode
+    unrecorded TEXT,             -- an allocator the tracer found in the process and did not record, e.g. 'jemalloc in /usr/bin/prog (malloc)': the process's blocks from it are missing; NULL when none was found
     PRIMARY KEY (pid, recording)
 );
 

@@ -124,6 +124,12 @@ static void put_record(FILE *out, const rip_record_t *r)
         fprintf(out, "sampling interval=%" PRIu64 " seed=%" PRIu64, r->u.sampling.interval,
                 r->u.sampling.seed);
         break;
+    case RIP_REC_UNSEEN:
+        fprintf(out, "unseen allocator=%.*s module=%.*s symbol=%.*s",
+                (int)r->u.unseen.allocator.len, r->u.unseen.allocator.ptr,
+                (int)r->u.unseen.module.len, r->u.unseen.module.ptr,
+                (int)r->u.unseen.symbol.len, r->u.unseen.symbol.ptr);
+        break;
     case RIP_REC_UNKNOWN:
         fprintf(out, "unknown type=0x%02x", r->u.unknown.type);
         break;

@@ -1300,3 +1300,28 @@ void rheap__db_abort(rheap__db_t *db)
     unlink(db->tmp);
     destroy(db);
 }
+
+/* Names, in the process's row, an allocator the tracer found and did not record (once per
+ * recording, so prepared at use). */
+int rheap__db_unrecorded(rheap__db_t *db, uint32_t pid, uint32_t recording, const char *what)
+{
+    sqlite3 *h = rheap__db_enter(db);
+    if (!h)
+        return -1;
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(h, "UPDATE processes SET unrecorded = ?3 WHERE pid = ?1 AND recording = ?2",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, pid);
+        sqlite3_bind_int64(st, 2, recording);
+        sqlite3_bind_text(st, 3, what, -1, SQLITE_TRANSIENT);
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE)
+            rheap__db_failed(db);
+        sqlite3_finalize(st);
+    } else {
+        rheap__db_failed(db);
+    }
+    rheap__db_leave(db);
+    return rc == SQLITE_DONE ? 0 : -1;
+}

@@ -184,6 +184,7 @@ int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t
                      const char *label, size_t label_len);
 int rheap__db_window(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t on_t,
                      const char *on_how, int has_off, uint64_t off_t, const char *off_how);
+int rheap__db_unrecorded(rheap__db_t *db, uint32_t pid, uint32_t recording, const char *what);
 int rheap__db_meta_int(rheap__db_t *db, const char *key, int64_t value);
 int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value);
 /* Builds the after-load part of the schema, commits, closes and puts the temporary file in

@@ -202,6 +202,20 @@ pid_t rheap__forking_pid(void);
  * child); a copy made without fork handlers has its recording turned off, with one line. */
 int rheap__foreign_process(void);
 
+/* -- unseen.c -- */
+
+/* An allocator in the process that librheap does not record (found is 0 when none was). */
+typedef struct {
+    int found;
+    char allocator[32];      /* "jemalloc", "tcmalloc", "mimalloc" or "unknown" */
+    char module[PATH_MAX];   /* the executable or library holding it */
+    char symbol[64];         /* the symbol it was found by */
+} rheap__unseen_t;
+extern rheap__unseen_t rheap__unseen;
+/* Looks for one (at initialization, under no tracer lock: it lists the modules); says so in
+ * one line when it finds one. */
+void rheap__unseen_scan(void);
+
 /* -- lifecycle.c -- */
 
 /* Handles the rare states: first call (reads the environment, may start recording), a pending

@@ -167,6 +167,7 @@ typedef enum {
     RIP_REC_OFF,
     RIP_REC_TOTALS,          /* since 3.0 */
     RIP_REC_SAMPLING,        /* since 3.0 */
+    RIP_REC_UNSEEN,          /* since 3.1 */
     RIP_REC_UNKNOWN,         /* an extended record this reader does not know: delivered with
                                 only its type (u.unknown), its payload skipped */
 } rip_rec_kind_t;
@@ -232,6 +233,11 @@ typedef struct {
         struct {
             uint64_t interval, seed; /* profile mode: mean bytes between samples; seed */
         } sampling;
+        struct {
+            /* an allocator the tracer found but does not record: its name ("jemalloc", ...,
+             * "unknown"), the module holding it, and the symbol it was found by */
+            rip_str_t allocator, module, symbol;
+        } unseen;
         struct {
             uint8_t type;        /* unknown extended record's type byte */
         } unknown;
@@ -384,6 +390,9 @@ rip_status_t rip_writer_totals(rip_writer_t *w, uint64_t t, uint64_t allocs, uin
                                uint64_t frees);
 /* Since 3.0. The process file of a profile-mode recording: its sampling parameters. */
 rip_status_t rip_writer_sampling(rip_writer_t *w, uint64_t interval, uint64_t seed);
+/* Since 3.1, process file: an allocator in the process that the tracer does not record. */
+rip_status_t rip_writer_unseen(rip_writer_t *w, const char *allocator, const char *module,
+                               const char *symbol);
 rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
 
 /* For a writer that shares its process with code it does not control (the tracer). The writer

@@ -77,6 +77,7 @@
 #define RIP__T_ON 0x52
 #define RIP__T_OFF 0x53
 #define RIP__T_SAMPLING 0x54 /* since 3.0 */
+#define RIP__T_UNSEEN 0x55   /* since 3.1 */
 
 /* The allocation type codes are laid out so that code == rip_call_t value; these checks keep the
  * in-memory enum and the frozen codes from drifting apart silently. */

@@ -936,6 +936,12 @@ static rip_status_t decode_extended(rip_reader_t *r, rip_record_t *rec, rip_erro
         rec->u.sampling.interval = get_u(c);
         rec->u.sampling.seed = get_u(c);
         break;
+    case RIP__T_UNSEEN:
+        rec->kind = RIP_REC_UNSEEN;
+        rec->u.unseen.allocator = get_s(c);
+        rec->u.unseen.module = get_s(c);
+        rec->u.unseen.symbol = get_s(c);
+        break;
     case RIP__T_ON:
     case RIP__T_OFF:
         rec->kind = type == RIP__T_ON ? RIP_REC_ON : RIP_REC_OFF;

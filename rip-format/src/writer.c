@@ -860,6 +860,20 @@ rip_status_t rip_writer_sampling(rip_writer_t *w, uint64_t interval, uint64_t se
     return end_ext(w);
 }
 
+rip_status_t rip_writer_unseen(rip_writer_t *w, const char *allocator, const char *module,
+                               const char *symbol)
+{
+    size_t la = cut_len(allocator), lm = cut_len(module), ls = cut_len(symbol);
+    uint8_t *p;
+    rip_status_t st = begin_ext(w, RIP__T_UNSEEN, str_size(la) + str_size(lm) + str_size(ls), &p);
+    if (st != RIP_OK)
+        return st;
+    p = put_str(p, allocator, la);
+    p = put_str(p, module, lm);
+    put_str(p, symbol, ls);
+    return end_ext(w);
+}
+
 rip_status_t rip_writer_on(rip_writer_t *w, uint64_t t, const char *how)
 {
     return t_str(w, RIP__T_ON, t, how);

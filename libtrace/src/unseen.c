@@ -1,0 +1,182 @@
+/*
+ * unseen.c: finding an allocator in the process that librheap does not record, so that a
+ * recording never looks complete when it is not.
+ *
+ * librheap sees the calls that reach its exported functions. Two kinds of allocator escape it:
+ *
+ *   - one defined ahead of librheap in the symbol lookup order: the executable itself (an
+ *     allocator linked statically, unprefixed, exports malloc from the executable, which the
+ *     dynamic linker searches before any preloaded library), or a library that comes before
+ *     librheap when librheap is linked rather than preloaded. Then `malloc` as the program's
+ *     libraries see it (dlsym RTLD_DEFAULT) is not librheap's. Its module is named;
+ *   - one whose entry points are not the names librheap wraps: jemalloc built with a prefix
+ *     (je_mallocx, _rjem_mallocx as Rust's tikv-jemallocator builds it), or mimalloc or
+ *     tcmalloc linked statically (mi_malloc, tc_malloc inside the executable, never reached
+ *     through a dynamic symbol). These are found by name in each module's symbol table
+ *     (.symtab, else .dynsym), read from its file.
+ *
+ * The scan runs once, at initialization, outside every tracer lock (it lists the modules with
+ * dl_iterate_phdr): its finding is printed as one line and written into every recording's
+ * process file. It maps the files read-only with raw system calls and allocates nothing. A
+ * stripped executable whose allocator is prefixed has no symbol left to find it by; a library
+ * loaded later (dlopen) is not scanned.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+rheap__unseen_t rheap__unseen;
+
+/* Symbol names that say which allocator a module holds. A module that defines the unprefixed
+ * name that librheap's wrapper forwards to (libjemalloc.so's mallocx) is the allocator librheap
+ * records; any other definition is one it does not. */
+static const struct {
+    const char *symbol, *allocator, *plain; /* plain: the name librheap's wrapper forwards to */
+} signs[] = {
+    {"mallocx", "jemalloc", "mallocx"},
+    {"je_mallocx", "jemalloc", "mallocx"},
+    {"_rjem_mallocx", "jemalloc", "mallocx"},
+    {"_rjem_je_mallocx", "jemalloc", "mallocx"},
+    {"tc_malloc", "tcmalloc", "tc_malloc"},
+    {"TCMallocInternalMalloc", "tcmalloc", "tc_malloc"},
+    {"mi_malloc", "mimalloc", "mi_malloc"},
+};
+
+static void note(const char *allocator, const char *module, const char *symbol) {
+    rheap__unseen_t *u = &rheap__unseen;
+    if (u->found)
+        return;
+    /* The fields are zero and one byte longer than what is copied: always NUL-terminated. */
+    memcpy(u->allocator, allocator, strnlen(allocator, sizeof u->allocator - 1));
+    memcpy(u->module, module, strnlen(module, sizeof u->module - 1));
+    memcpy(u->symbol, symbol, strnlen(symbol, sizeof u->symbol - 1));
+    u->found = 1;
+}
+
+/* The allocator named by the first sign among the defined function symbols of the ELF image
+ * `m` (`size` bytes), or NULL; *sym gets the symbol. Every offset is checked against the size:
+ * a file that is not what it seems is simply not recognized. */
+static int which_allocator(const unsigned char *m, size_t size) {
+    if (size < sizeof(Elf64_Ehdr) || memcmp(m, ELFMAG, SELFMAG) != 0 || m[EI_CLASS] != ELFCLASS64)
+        return -1;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m;
+    if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > size ||
+        (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
+        return -1;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(m + eh->e_shoff);
+    for (int pass = 0; pass < 2; pass++) {
+        Elf64_Word want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
+        for (unsigned i = 0; i < eh->e_shnum; i++) {
+            const Elf64_Shdr *s = &sh[i];
+            if (s->sh_type != want || s->sh_link >= eh->e_shnum || s->sh_entsize != sizeof(Elf64_Sym))
+                continue;
+            const Elf64_Shdr *str = &sh[s->sh_link];
+            if (s->sh_offset > size || s->sh_size > size - s->sh_offset || str->sh_offset > size ||
+                str->sh_size > size - str->sh_offset)
+                continue;
+            const Elf64_Sym *syms = (const Elf64_Sym *)(m + s->sh_offset);
+            const char *names = (const char *)(m + str->sh_offset);
+            size_t n = s->sh_size / sizeof(Elf64_Sym);
+            for (size_t k = 0; k < n; k++) {
+                if (syms[k].st_shndx == SHN_UNDEF || ELF64_ST_TYPE(syms[k].st_info) != STT_FUNC ||
+                    syms[k].st_name >= str->sh_size)
+                    continue;
+                const char *name = names + syms[k].st_name;
+                size_t left = str->sh_size - syms[k].st_name;
+                for (size_t j = 0; j < sizeof signs / sizeof signs[0]; j++) {
+                    size_t len = strlen(signs[j].symbol);
+                    if (len < left && name[0] == signs[j].symbol[0] &&
+                        memcmp(name, signs[j].symbol, len + 1) == 0)
+                        return (int)j;
+                }
+            }
+            return -1; /* the first table of the kind wanted is the one */
+        }
+    }
+    return -1;
+}
+
+/* The sign (an index of signs) of the allocator in the file at `path`, mapped read-only for
+ * the look; -1 for none. */
+static int file_allocator(const char *path) {
+    int fd = rheap__sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    int a = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            a = which_allocator(m, (size_t)st.st_size);
+            munmap(m, (size_t)st.st_size);
+        }
+    }
+    rheap__sys_close(fd);
+    return a;
+}
+
+typedef struct {
+    uintptr_t own;       /* an address inside librheap */
+    const char *exe;     /* the executable's path */
+} scan_t;
+
+static int contains(const struct dl_phdr_info *info, uintptr_t addr) {
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && addr >= start && addr - start < ph->p_memsz)
+            return 1;
+    }
+    return 0;
+}
+
+static int scan_module(struct dl_phdr_info *info, size_t size, void *arg) {
+    (void)size;
+    const scan_t *s = arg;
+    if (rheap__unseen.found || contains(info, s->own))
+        return rheap__unseen.found;
+    const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : s->exe;
+    if (!path || path[0] != '/')
+        return 0; /* the vDSO */
+    int j = file_allocator(path);
+    if (j < 0)
+        return 0;
+    /* The unprefixed name, exported by this module and found by librheap's wrapper: recorded. */
+    void *found = dlsym(RTLD_NEXT, signs[j].plain);
+    if (found && contains(info, (uintptr_t)found))
+        return 0;
+    note(signs[j].allocator, path, signs[j].symbol);
+    return 1;
+}
+
+void rheap__unseen_scan(void) {
+    static char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    scan_t s = {(uintptr_t)&rheap__unseen_scan, exe};
+
+    /* malloc as the program's libraries find it: librheap's, unless a module ahead of it
+     * defines one. */
+    Dl_info mine, theirs;
+    void *m = dlsym(RTLD_DEFAULT, "malloc");
+    if (m && dladdr((void *)&rheap__unseen_scan, &mine) && dladdr(m, &theirs) &&
+        mine.dli_fbase != theirs.dli_fbase) {
+        const char *path = theirs.dli_fname && theirs.dli_fname[0] == '/' ? theirs.dli_fname : exe;
+        int j = file_allocator(path);
+        note(j >= 0 ? signs[j].allocator : "unknown", path, "malloc");
+    }
+    dl_iterate_phdr(scan_module, &s);
+    if (rheap__unseen.found)
+        rheap__log(rheap__unseen.module, " allocates through ", rheap__unseen.allocator, " (",
+                   rheap__unseen.symbol, "), which rheap does not record: its blocks are missing "
+                   "from the recording", NULL);
+}
