@@ -171,13 +171,14 @@ CREATE TABLE windows (
 -- lifetimes' extremes are those of the sampled blocks.
 
 -- The allocation site of every stack, decided once: the first frame that is not allocator
--- plumbing (the rule of the view `frames` below), or frame 0 when every frame is; when that
--- frame has no function name (a stripped library), the first named frame further out.
+-- plumbing (table plumbing_patterns below), or frame 0 when every frame is; when that frame has
+-- no function name (stripped code), the first named frame further out within its module, and
+-- when there is none, the frame itself, named by module and offset (view frame_sites below).
 CREATE TABLE stacks (
     id INTEGER PRIMARY KEY,        -- backtraces.id
     frames INTEGER NOT NULL,       -- number of backtraces rows of the stack
     site_frame INTEGER NOT NULL,   -- backtraces.frame_no of the allocation site
-    function TEXT NOT NULL,        -- the site's function name, '??' when unknown
+    function TEXT NOT NULL,        -- the site's function name; 'module+0xoffset' for code without a name, '??' outside any module
     location TEXT NOT NULL         -- the site's file:line, or module:0xoffset without line information
 );
 
@@ -353,29 +354,51 @@ SELECT n.id AS id, n.realloc_of AS old_id, o.size AS old_size, n.size AS new_siz
 FROM allocations AS n
 JOIN allocations AS o ON o.id = n.realloc_of;
 
+-- Allocator plumbing: code that allocates on its caller's behalf. The converter writes its one
+-- list here (converter/stacks.c): any frame in libc, the dynamic loader or the C++ runtime
+-- libraries, and, by name, the global operator new, std::, __gnu_cxx::, Rust's alloc::,
+-- core::iter:: (collect() and the adapters it runs through), core::ops::function::,
+-- hashbrown:: and the allocator shims (__rust_*, __rdl_*, __rg_*), and the strdup and asprintf
+-- families.
+CREATE TABLE plumbing_patterns (
+    kind TEXT NOT NULL,      -- 'module': a GLOB on backtraces.module; 'name': a GLOB on the frame's bare name (frames.name)
+    pattern TEXT NOT NULL    -- the GLOB pattern
+);
+
 -- Each frame of each stack with its bare function name (the demangled name without a leading
--- '<', template arguments or parameters) and whether it is allocator plumbing: code that
--- allocates on its caller's behalf. The canned queries (queries/README.md) name an allocation
--- by its *site*, the first frame of its stack that is not plumbing. Plumbing is any frame in
--- libc, the dynamic loader or the C++ runtime libraries, and, by name, operator new, std::,
--- __gnu_cxx::, Rust's alloc:: and allocator shims (__rust_*, __rdl_*, __rg_*), and the strdup
--- and asprintf families.
+-- '<', template arguments or parameters) and whether it is allocator plumbing (a pattern of
+-- plumbing_patterns matches it). The canned queries (queries/README.md) name an allocation by
+-- its *site*, the first frame of its stack that is not plumbing.
 CREATE VIEW frames AS
 SELECT id, frame_no, name,
-       (module GLOB '*/libc.so*' OR module GLOB '*/libc-*.so' OR module GLOB '*/ld-linux*'
-        OR module GLOB '*/libstdc++.so*' OR module GLOB '*/libc++.so*'
-        OR module GLOB '*/libc++abi.so*'
-        OR name GLOB 'operator new*' OR name GLOB 'std::*' OR name GLOB '* std::*'
-        OR name GLOB '__gnu_cxx::*' OR name GLOB '* __gnu_cxx::*' OR name GLOB 'alloc::*'
-        OR name GLOB '* alloc::*' OR name GLOB '__rust_*' OR name GLOB '__rdl_*'
-        OR name GLOB '__rg_*' OR name IN ('strdup', '__strdup', 'strndup', '__strndup',
-                                          'asprintf', 'vasprintf')
-        OR name GLOB '__*asprintf*') AS plumbing
+       EXISTS (SELECT 1 FROM plumbing_patterns AS p
+               WHERE CASE p.kind WHEN 'module' THEN f.module ELSE f.name END GLOB p.pattern)
+           AS plumbing
 FROM (SELECT id, frame_no, coalesce(module, '') AS module,
              coalesce(substr(ltrim(sym, '<'), 1, min(instr(ltrim(sym, '<') || '<', '<'),
                                                      instr(ltrim(sym, '<') || '(', '(')) - 1), '')
                  AS name
-      FROM backtraces);
+      FROM backtraces) AS f;
+
+-- For each frame of each stack, the site the stack gets when that frame is the first one not
+-- skipped (the rule of the table `stacks`): the frame itself, or, when it has no function name,
+-- the first named frame further out within the same module; its function ('module+0xoffset'
+-- when none has a name, '??' outside any module) and location. The canned queries read it when
+-- :skip names more wrappers than the plumbing; `stacks` holds it already for the plumbing alone.
+CREATE VIEW frame_sites AS
+SELECT f.id AS id, f.frame_no AS frame_no, k.frame_no AS site_frame,
+       coalesce(k.sym, CASE WHEN k.module IS NULL THEN '??'
+                            ELSE replace(k.module, rtrim(k.module, replace(k.module, '/', '')), '')
+                                 || printf('+0x%x', k.offset) END) AS function,
+       coalesce(k.file, k.module, '??') || ':' || coalesce(k.line, printf('0x%x', k.offset)) AS location
+FROM backtraces AS f
+JOIN backtraces AS k ON k.id = f.id AND k.frame_no = CASE WHEN f.sym IS NOT NULL THEN f.frame_no ELSE
+    coalesce((SELECT min(g.frame_no) FROM backtraces AS g
+              WHERE g.id = f.id AND g.frame_no > f.frame_no AND g.sym IS NOT NULL
+                AND NOT EXISTS (SELECT 1 FROM backtraces AS h
+                                WHERE h.id = f.id AND h.frame_no > f.frame_no
+                                  AND h.frame_no <= g.frame_no AND h.module IS NOT f.module)),
+             f.frame_no) END;
 
 -- rheap: after load
 -- No secondary index: each one was measured against the canned queries and none paid for its

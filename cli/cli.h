@@ -96,9 +96,6 @@ int rheap__cmd_query(int argc, char **argv);
 /* ---- names.c: names made to fit a table ---- */
 /* Turns the shortening and clipping off (--full-names). */
 void rheap__names_full(int on);
-/* A copy of name with each template argument list longer than 3 characters shortened to
- * <...> (operator< and a leading <...> kept). malloc'ed; NULL on no memory. */
-char *rheap__name_short(const char *name);
 /* Fills out with t as the column printer should show it: `function` cells shortened, and on a
  * terminal `function` and `location` cells clipped so rows of the first max_rows fit its width
  * (indent: columns taken before each row). Returns 0, or -1 when t is to be printed as it is

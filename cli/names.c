@@ -15,124 +15,13 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "shorten.h"
 
 static int full_names;
 
 void rheap__names_full(int on)
 {
     full_names = on;
-}
-
-static int is_ident(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '>' || c == ']' || c == '}' || c == '$';
-}
-
-/* The index of the '>' closing the '<' at s[at], or 0 when it is not closed. A '>' after '-'
- * (operator->) does not close anything. */
-static size_t closing(const char *s, size_t at)
-{
-    int depth = 0;
-    for (size_t i = at; s[i]; i++) {
-        if (s[i] == '<') {
-            depth++;
-        } else if (s[i] == '>' && !(i > 0 && s[i - 1] == '-')) {
-            if (--depth == 0)
-                return i;
-        }
-    }
-    return 0;
-}
-
-/* Whether s[i] comes right after the keyword `operator` (not after an identifier that ends
- * with it, as in `my_operator`), with an operator's characters to follow. */
-static int at_operator(const char *s, size_t i)
-{
-    if (i < 8 || strncmp(s + i - 8, "operator", 8) != 0)
-        return 0;
-    char before = i > 8 ? s[i - 9] : ' ';
-    if ((before >= 'a' && before <= 'z') || (before >= 'A' && before <= 'Z') ||
-        (before >= '0' && before <= '9') || before == '_' || before == '$')
-        return 0;
-    return s[i] == '<' || s[i] == '=' || s[i] == '>' || (s[i] == '-' && s[i + 1] == '>');
-}
-
-char *rheap__name_short(const char *name)
-{
-    size_t n = strlen(name);
-    char *out = malloc(n + 1);
-    if (!out)
-        return NULL;
-    size_t o = 0;
-    for (size_t i = 0; i < n;) {
-        /* operator<, operator<<, operator<=, operator<=> and operator-> are names, not template
-         * lists: their characters are copied as they are. Every other operator (operator(),
-         * operator[], operator new) and a name that only holds the word (parse_operator_list)
-         * go on as any other text; each pass of this loop copies at least one character. */
-        if (at_operator(name, i)) {
-            while (name[i] == '<' || name[i] == '=' || name[i] == '>')
-                out[o++] = name[i++];
-            if (name[i] == '-' && name[i + 1] == '>') {
-                out[o++] = name[i++];
-                out[o++] = name[i++];
-            }
-            continue;
-        }
-        size_t end;
-        /* A template argument list follows a name; a leading '<' (Rust's <T as Trait>::f) or
-         * one after a blank is part of the name itself and only has its insides shortened. */
-        if (name[i] == '<' && i > 0 && is_ident(name[i - 1]) && (end = closing(name, i)) != 0 &&
-            end - i - 1 > 3) {
-            memcpy(out + o, "<...>", 5);
-            o += 5;
-            i = end + 1;
-            continue;
-        }
-        out[o++] = name[i++];
-    }
-    out[o] = 0;
-    return out;
-}
-
-/* Display columns of a UTF-8 string: its code points. */
-static size_t columns(const char *s)
-{
-    size_t w = 0;
-    for (; *s; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
-/* Keeps the first (from_end: last) `keep` columns of s, marking the cut with "...". */
-static char *clip(const char *s, size_t keep, int from_end)
-{
-    size_t w = columns(s);
-    if (w <= keep || keep < 4)
-        return strdup(s);
-    size_t take = keep - 3, n = strlen(s);
-    char *out = malloc(n + 4);
-    if (!out)
-        return NULL;
-    if (from_end) {
-        /* Skip w - take code points from the front. */
-        size_t skip = w - take, i = 0;
-        for (size_t cp = 0; i < n; i++) {
-            if (((unsigned char)s[i] & 0xC0) != 0x80 && cp++ == skip)
-                break;
-        }
-        memcpy(out, "...", 3);
-        strcpy(out + 3, s + i);
-    } else {
-        size_t i = 0;
-        for (size_t cp = 0; i < n; i++) {
-            if (((unsigned char)s[i] & 0xC0) != 0x80 && cp++ == take)
-                break;
-        }
-        memcpy(out, s, i);
-        strcpy(out + i, "...");
-    }
-    return out;
 }
 
 static size_t terminal_width(void)
@@ -143,91 +32,189 @@ static size_t terminal_width(void)
     return ws.ws_col;
 }
 
+/* Whether every row of column c holds the same value (or none): a column a narrow table can
+ * leave out without losing what tells its rows apart. */
+static int constant_column(const rheap__table_t *t, size_t c)
+{
+    const char *first = t->nrows ? t->cells[c] : NULL;
+    for (size_t r = 1; r < t->nrows; r++) {
+        const char *v = t->cells[r * t->ncols + c];
+        if ((v == NULL) != (first == NULL) || (v && strcmp(v, first) != 0))
+            return 0;
+    }
+    return 1;
+}
+
+/* Display width of column c over the first rows rows, its name included. */
+static size_t column_width(const rheap__table_t *t, size_t c, size_t rows)
+{
+    size_t w = rheap__text_columns(t->names[c]);
+    for (size_t r = 0; r < rows; r++) {
+        const char *v = t->cells[r * t->ncols + c];
+        if (v && rheap__text_columns(v) > w)
+            w = rheap__text_columns(v);
+    }
+    return w;
+}
+
+/* Replaces each cell of column c (rows 0..rows-1) with fn(cell, arg); -1 on no memory. */
+static int map_column(rheap__table_t *t, size_t c, size_t rows, char *(*fn)(const char *, size_t),
+                      size_t arg)
+{
+    for (size_t r = 0; r < rows; r++) {
+        char **cell = &t->cells[r * t->ncols + c];
+        if (!*cell)
+            continue;
+        char *v = fn(*cell, arg);
+        if (!v)
+            return -1;
+        free(*cell);
+        *cell = v;
+    }
+    return 0;
+}
+
+/* A location without its directories: "src/net/conn.c:51" reads "conn.c:51". */
+static char *base_location(const char *loc, size_t unused)
+{
+    (void)unused;
+    const char *slash = strrchr(loc, '/');
+    return strdup(slash ? slash + 1 : loc);
+}
+
+static char *without_params(const char *name, size_t unused)
+{
+    (void)unused;
+    return rheap__name_without_params(name);
+}
+
+/* A qualified name keeps its end, the function itself (`...Map_base<...>::operator[]`); a
+ * plain one its start. */
+static char *clip_function(const char *s, size_t keep)
+{
+    return rheap__text_clip(s, keep, strstr(s, "::") != NULL);
+}
+
+static char *clip_end(const char *s, size_t keep)
+{
+    return rheap__text_clip(s, keep, 1);
+}
+
 int rheap__names_for_display(const rheap__table_t *t, size_t max_rows, size_t indent,
                              rheap__table_t *out)
 {
     memset(out, 0, sizeof *out);
     if (full_names)
         return -1;
-    size_t fcol = SIZE_MAX, lcol = SIZE_MAX;
+    size_t tw = terminal_width();
+    size_t rows = t->nrows < max_rows ? t->nrows : max_rows;
+    /* On a terminal too narrow for the table, the columns `recording` and `pid` are left out
+     * when they hold one value in every row (one process, recorded once): they tell no row
+     * apart, and their room is worth more to the function's name. */
+    char *drop = calloc(t->ncols + 1, 1);
+    if (!drop)
+        return -1;
+    size_t fcol = SIZE_MAX, lcol = SIZE_MAX, total = indent;
     for (size_t c = 0; c < t->ncols; c++) {
         if (!strcmp(t->names[c], "function"))
             fcol = c;
         else if (!strcmp(t->names[c], "location"))
             lcol = c;
+        total += column_width(t, c, rows) + (c ? 2 : 0);
     }
-    if (fcol == SIZE_MAX && lcol == SIZE_MAX)
+    if (fcol == SIZE_MAX && lcol == SIZE_MAX) {
+        free(drop);
         return -1;
-    /* Only the rows that will be printed are copied; the others stay NULL, so the count of
-     * rows left out is still right. */
-    size_t rows = t->nrows < max_rows ? t->nrows : max_rows;
-    out->ncols = t->ncols;
-    out->nrows = t->nrows;
-    out->names = calloc(t->ncols ? t->ncols : 1, sizeof *out->names);
-    out->cells = calloc(t->ncols * t->nrows + 1, sizeof *out->cells);
-    out->types = malloc(t->ncols * t->nrows + 1);
-    if (!out->names || !out->cells || !out->types)
-        goto fail;
-    if (t->nrows)
-        memcpy(out->types, t->types, t->ncols * t->nrows);
-    for (size_t c = 0; c < t->ncols; c++)
-        if (!(out->names[c] = strdup(t->names[c])))
-            goto fail;
-    for (size_t i = 0; i < t->ncols * rows; i++) {
-        const char *v = t->cells[i];
-        if (!v)
-            continue;
-        out->cells[i] = i % t->ncols == fcol ? rheap__name_short(v) : strdup(v);
-        if (!out->cells[i])
-            goto fail;
+    }
+    for (size_t c = 0; tw && total > tw && c < t->ncols; c++) {
+        if ((!strcmp(t->names[c], "recording") || !strcmp(t->names[c], "pid")) &&
+            constant_column(t, c)) {
+            drop[c] = 1;
+            total -= column_width(t, c, rows) + 2;
+        }
     }
 
-    /* On a terminal, the function and location columns give up what the row lacks: each is
-     * cut to its share of the room left by the other columns, but never below 8 columns.
-     * The location keeps its end (file:line), the function its start. */
-    size_t tw = terminal_width();
+    /* Only the rows that will be printed are copied; the others stay NULL, so the count of
+     * rows left out is still right. */
+    size_t ncols = 0;
+    for (size_t c = 0; c < t->ncols; c++)
+        ncols += !drop[c];
+    out->ncols = ncols;
+    out->nrows = t->nrows;
+    out->names = calloc(ncols ? ncols : 1, sizeof *out->names);
+    out->cells = calloc(ncols * t->nrows + 1, sizeof *out->cells);
+    out->types = malloc(ncols * t->nrows + 1);
+    if (!out->names || !out->cells || !out->types)
+        goto fail;
+    size_t oc = 0, ofcol = SIZE_MAX, olcol = SIZE_MAX;
+    for (size_t c = 0; c < t->ncols; c++) {
+        if (drop[c])
+            continue;
+        if (c == fcol)
+            ofcol = oc;
+        if (c == lcol)
+            olcol = oc;
+        if (!(out->names[oc] = strdup(t->names[c])))
+            goto fail;
+        for (size_t r = 0; r < t->nrows; r++) {
+            out->types[r * ncols + oc] = t->types[r * t->ncols + c];
+            const char *v = t->cells[r * t->ncols + c];
+            if (r >= rows || !v)
+                continue;
+            out->cells[r * ncols + oc] = c == fcol ? rheap__name_short(v) : strdup(v);
+            if (!out->cells[r * ncols + oc])
+                goto fail;
+        }
+        oc++;
+    }
+    free(drop);
+    drop = NULL;
     if (!tw)
         return 0;
-    size_t *w = calloc(t->ncols, sizeof *w);
-    if (!w)
-        goto fail;
-    size_t total = indent;
-    for (size_t c = 0; c < t->ncols; c++) {
-        w[c] = columns(out->names[c]);
-        for (size_t r = 0; r < rows; r++) {
-            const char *v = out->cells[r * t->ncols + c];
-            if (v && columns(v) > w[c])
-                w[c] = columns(v);
-        }
-        total += w[c] + (c ? 2 : 0);
+
+    /* Still too wide: locations lose their directories first (file:line is what a reader
+     * looks for), function names their parameter lists, then the function and location columns are cut to the room the others
+     * leave, the location's end kept and the function's end when it is qualified (its start
+     * otherwise). The location gets at most half
+     * the room (more when the function needs less), the function the rest; neither goes below
+     * 8 columns. */
+    total = indent;
+    for (size_t c = 0; c < ncols; c++)
+        total += column_width(out, c, rows) + (c ? 2 : 0);
+    if (total > tw && olcol != SIZE_MAX) {
+        size_t before = column_width(out, olcol, rows);
+        if (map_column(out, olcol, rows, base_location, 0) != 0)
+            goto fail;
+        total -= before - column_width(out, olcol, rows);
+    }
+    if (total > tw && ofcol != SIZE_MAX) {
+        size_t before = column_width(out, ofcol, rows);
+        if (map_column(out, ofcol, rows, without_params, 0) != 0)
+            goto fail;
+        total -= before - column_width(out, ofcol, rows);
     }
     if (total > tw) {
-        size_t flex = (fcol != SIZE_MAX ? w[fcol] : 0) + (lcol != SIZE_MAX ? w[lcol] : 0);
-        size_t fixed = total - flex, room = tw > fixed ? tw - fixed : 0;
-        for (int k = 0; k < 2; k++) {
-            size_t c = k == 0 ? fcol : lcol;
-            if (c == SIZE_MAX)
-                continue;
-            size_t keep = flex ? room * w[c] / flex : 0;
-            if (keep < 8)
-                keep = 8;
-            for (size_t r = 0; r < rows; r++) {
-                char **cell = &out->cells[r * t->ncols + c];
-                if (!*cell || columns(*cell) <= keep)
-                    continue;
-                char *cut = clip(*cell, keep, c == lcol);
-                if (!cut) {
-                    free(w);
-                    goto fail;
-                }
-                free(*cell);
-                *cell = cut;
-            }
+        size_t fw = ofcol != SIZE_MAX ? column_width(out, ofcol, rows) : 0;
+        size_t lw = olcol != SIZE_MAX ? column_width(out, olcol, rows) : 0;
+        size_t fixed = total - fw - lw, room = tw > fixed ? tw - fixed : 0;
+        size_t lkeep = lw, fkeep = fw;
+        if (ofcol == SIZE_MAX) {
+            lkeep = room;
+        } else if (olcol == SIZE_MAX) {
+            fkeep = room;
+        } else {
+            size_t half = room / 2, need = room > fw ? room - fw : 0;
+            if (lkeep > half && lkeep > need)
+                lkeep = half > need ? half : need;
+            fkeep = room > lkeep ? room - lkeep : 0;
         }
+        if ((ofcol != SIZE_MAX && map_column(out, ofcol, rows, clip_function, fkeep < 8 ? 8 : fkeep) != 0) ||
+            (olcol != SIZE_MAX && map_column(out, olcol, rows, clip_end, lkeep < 8 ? 8 : lkeep) != 0))
+            goto fail;
     }
-    free(w);
     return 0;
 fail:
+    free(drop);
     rheap__table_free(out);
     return -1;
 }

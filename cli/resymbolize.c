@@ -299,10 +299,10 @@ static int update_stacks(sqlite3 *db)
         s = sqlite3_step(rd);
         sqlite3_int64 next = s == SQLITE_ROW ? sqlite3_column_int64(rd, 0) : -1;
         if (n && (s != SQLITE_ROW || next != id)) {
-            char location[4096];
+            char function[4096], location[4096];
             uint32_t site_no;
-            const char *function = rheap__stack_site(fr, (uint32_t)n, &site_no, location,
-                                                     sizeof location);
+            rheap__stack_site(fr, (uint32_t)n, &site_no, function, sizeof function, location,
+                              sizeof location);
             sqlite3_reset(up);
             sqlite3_bind_int64(up, 1, id);
             sqlite3_bind_int64(up, 2, (sqlite3_int64)n);

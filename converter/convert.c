@@ -1013,7 +1013,6 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
     int rc = -1;
     streams_t v = {0};
     rheap__pairs_t *live_map = rheap__pairs_create();
-    rheap__live_t *rest = NULL;
     uint64_t unmatched_before = c->unmatched_frees;
     uint64_t lost = 0;
     v.dir = dir;
@@ -1118,13 +1117,11 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
     }
 
     /* What is still live was never freed while recording: rows in allocation order. */
-    size_t nrest;
-    rest = rheap__pairs_drain(live_map, &nrest);
-    if (nrest == SIZE_MAX)
+    if (rheap__pairs_drain_begin(live_map) != 0)
         goto nomem;
-    for (size_t i = 0; i < nrest; i++) {
-        rheap__summary_leaked(c->sum, &rest[i]);
-        if (write_row(c, &rest[i], 0, 0, RHEAP_NO_THREAD, NULL) != 0)
+    for (rheap__live_t rest; rheap__pairs_drain_next(live_map, &rest);) {
+        rheap__summary_leaked(c->sum, &rest);
+        if (write_row(c, &rest, 0, 0, RHEAP_NO_THREAD, NULL) != 0)
             goto out;
     }
     for (size_t i = 0; i < v.n; i++)
@@ -1196,7 +1193,6 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
 nomem:
     nomem(c, "");
 out:
-    free(rest);
     procinfo_free(&p);
     for (size_t i = 0; i < v.n; i++) {
         rip_reader_close(v.s[i].r);

@@ -508,6 +508,25 @@ static int prepare_batch(rheap__db_t *db, const char *single, int n, sqlite3_stm
     return rc == SQLITE_OK ? 0 : -1;
 }
 
+/* The allocator plumbing list (stacks.c) as the table the view `frames` reads. */
+static int write_plumbing(rheap__db_t *db, char *errbuf, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db->db, "INSERT INTO plumbing_patterns (kind, pattern) VALUES (?, ?)",
+                                -1, &st, NULL);
+    for (size_t i = 0; rc == SQLITE_OK && i < rheap__plumbing_count; i++) {
+        const rheap__plumbing_t *p = &rheap__plumbing[i];
+        sqlite3_bind_text(st, 1, p->kind == RHEAP_PLUMBING_MODULE ? "module" : "name", -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, p->pattern, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        sqlite3_reset(st);
+    }
+    if (rc != SQLITE_OK)
+        fmt(errbuf, errlen, "%s: writing the plumbing patterns: %s", db->tmp, sqlite3_errmsg(db->db));
+    sqlite3_finalize(st);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
 int rheap__db_create(const char *path, int force, int background, rheap__db_t **out,
                      char *errbuf, size_t errlen)
 {
@@ -586,6 +605,8 @@ int rheap__db_create(const char *path, int force, int background, rheap__db_t **
             goto fail;
         }
     }
+    if (write_plumbing(db, errbuf, errlen) != 0)
+        goto fail;
     if (prepare_batch(db, stmt_sql[ST_ALLOC], BATCH, &db->batch) != 0 ||
         prepare_batch(db, stmt_sql[ST_FRAME], FRAME_BATCH, &db->frame_batch) != 0) {
         fmt(errbuf, errlen, "%s: preparing a batch insert: %s", db->tmp, sqlite3_errmsg(db->db));

@@ -70,10 +70,14 @@ size_t rheap__pairs_count(const rheap__pairs_t *p);
 /* Starts loading the slot of addr into the cache: the map is larger than the caches and every
  * lookup would otherwise wait for memory. */
 void rheap__pairs_prefetch(const rheap__pairs_t *p, uint64_t addr);
-/* Moves every live block into a malloc'ed array sorted by (t, tid, addr) and empties the map.
- * Returns the array (free it) and its length in *n; NULL with *n = 0 when empty or no memory
- * (*n = SIZE_MAX then). */
-rheap__live_t *rheap__pairs_drain(rheap__pairs_t *p, size_t *n);
+/* The memory the store holds now and the most it held at any moment, growth included. */
+void rheap__pairs_memory(const rheap__pairs_t *p, size_t *bytes, size_t *peak_bytes);
+/* Readies the live blocks to come out in allocation order, (t, tid, addr), without a copy (the
+ * store is sorted in place: no insert or take after this). 0, or -1 when out of memory. Then
+ * rheap__pairs_drain_next gives one block per call (1), and 0 when none is left, at which the
+ * store is empty and usable again. */
+int rheap__pairs_drain_begin(rheap__pairs_t *p);
+int rheap__pairs_drain_next(rheap__pairs_t *p, rheap__live_t *out);
 
 /* ---- symbolize.c: offline symbolization with libdwfl ---- */
 
@@ -233,11 +237,22 @@ typedef struct {
     uint64_t offset;
 } rheap__siteframe_t;
 /* The allocation site of a stack of n frames (innermost first), the rule of the stacks table
- * (schema.sql): sets *site_no and the site's location ("file:line", or "module:0xoffset"
- * without a line) and returns its function name ("??" unknown, "(no backtrace)" when n is 0).
- * Used at conversion and by `rheap resymbolize`. */
-const char *rheap__stack_site(const rheap__siteframe_t *fr, uint32_t n, uint32_t *site_no,
-                              char *location, size_t len);
+ * (schema.sql): sets *site_no, the site's function name ("module+0xoffset" for code without a
+ * name, "??" outside any module, "(no backtrace)" when n is 0) and its location ("file:line",
+ * or "module:0xoffset" without a line), each cut to its buffer's length. Used at conversion and
+ * by `rheap resymbolize`. */
+void rheap__stack_site(const rheap__siteframe_t *fr, uint32_t n, uint32_t *site_no,
+                       char *function, size_t flen, char *location, size_t llen);
+/* The allocator plumbing list (stacks.c), which the converter also writes into every database
+ * (table plumbing_patterns): a frame whose module path or bare function name matches a pattern,
+ * as SQLite's GLOB matches, is plumbing. */
+typedef enum { RHEAP_PLUMBING_MODULE, RHEAP_PLUMBING_NAME } rheap__plumbing_kind_t;
+typedef struct {
+    rheap__plumbing_kind_t kind;
+    const char *pattern;
+} rheap__plumbing_t;
+extern const rheap__plumbing_t rheap__plumbing[];
+extern const size_t rheap__plumbing_count;
 
 /* ---- summary.c: the summary tables, computed during the merge ----
  * Calls for one recording: begin; then, in time order, alloc when a block starts and free when

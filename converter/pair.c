@@ -2,133 +2,380 @@
  * pair.c: the live blocks of one process, by address.
  *
  * Every free is paired with the block live at its address in the same process, whichever thread
- * allocated it. The map holds exactly the blocks that are live at the current point of the
+ * allocated it. The store holds exactly the blocks that are live at the current point of the
  * merged stream, so the converter's memory follows the program's live heap, not the length of
- * the recording. Open addressing with linear probing and backward-shift deletion: no
- * tombstones, so a long recording with heavy churn never degrades the probe lengths.
+ * the recording. A program holding 100 M small blocks is what it is built for, so its cost is
+ * counted in bytes per live block, at the worst moment, growth included: at most 46.
  *
- * The map is larger than the caches, so what a lookup costs is the cache lines it touches. The
- * keys (addresses) live in an array of their own, eight to a cache line, so probing a run and
- * shifting it after a deletion read keys only; the rest of a block lives in a parallel array
- * at the same index and is touched once, for the slot that matters. The layout, the hash and
- * the growing are those of every table in hashmap.h; the probing is written out here, for the
- * values of this one.
+ * - A block takes 32 bytes: its address and three words that pack its time (in the recording's
+ *   4 ns units), thread, size, stack, the block a realloc replaced, its alignment and its call.
+ *   The rare block whose fields do not fit (a size of 1 TiB or more, a stack id past 16 M, an
+ *   alignment that is not a power of two, ...) is kept whole in a side table.
+ * - The table is split into 256 shards by the top bits of the address's hash; each shard is an
+ *   open-addressing table with Robin Hood linear probing and backward-shift deletion (no
+ *   tombstones, so heavy churn never lengthens probes), kept up to 7/8 full, and grown by a
+ *   quarter when it would be fuller. It is never below 7/10 full once grown, so a block costs
+ *   32 / 0.7 = 46 bytes at most; a growth copies one shard, 1/256 of the blocks, so the old and
+ *   new arrays together never add more than a fraction of a percent.
+ * - Robin Hood keeps every run ordered by distance from home, so a lookup of an address that is
+ *   not live stops as soon as it meets a block closer to its home than it would be: probes stay
+ *   short at 7/8 full, where plain linear probing would scan long runs.
+ * - At the end, what is still live comes out in allocation order without a copy: each shard is
+ *   compacted and sorted in place, and a merge of the 256 sorted shards yields the blocks.
  */
+#define _GNU_SOURCE /* qsort_r */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
+#define NSHARDS 256
+#define MIN_CAP 16
+
+/* A packed block; addr 0 marks an empty slot. */
+typedef struct {
+    uint64_t addr;
+    uint64_t w1; /* bits 0-47: t / 4; 48-63: thread */
+    uint64_t w2; /* bits 0-39: size; 40-63: bt */
+    uint64_t w3; /* bits 0-39: realloc_of; 40-45: log2(align) + 1, 0 = none; 46-53: call */
+} slot_t;
+
+typedef struct {
+    slot_t *slots;
+    uint32_t cap, count;
+} shard_t;
+
+/* One sorted run during the drain: a shard's compacted blocks, or the side table's. */
+typedef struct {
+    const slot_t *at, *end;          /* packed blocks */
+    const rheap__live_t *wat, *wend; /* or whole ones */
+    rheap__live_t head;              /* the next block, unpacked */
+} run_t;
+
 struct rheap__pairs {
-    uint64_t *keys;       /* block addresses; 0 marks an empty slot */
-    rheap__live_t *vals;  /* vals[i] is the block of keys[i] */
-    size_t mask;          /* capacity - 1, capacity a power of two */
-    unsigned shift;       /* 64 - log2(capacity) */
+    shard_t shards[NSHARDS];
     size_t count;
+    /* The side table: blocks that do not pack, whole, in the plain layout of hashmap.h. */
+    uint64_t *wkeys;
+    rheap__live_t *wvals;
+    size_t wmask, wcount;
+    unsigned wshift;
+    /* threads.id -> tid, for the threads of packed blocks. */
+    uint32_t *tids;
+    size_t ntids;
+    size_t bytes, peak_bytes;
+    /* The drain: the runs in a min-heap ordered by their next block. */
+    run_t *runs;
+    uint32_t *heap;
+    size_t nheap;
+    rheap__live_t *wsorted;
 };
 
-static size_t slot_of(const rheap__pairs_t *p, uint64_t addr)
+static uint64_t hash_of(uint64_t addr)
 {
-    /* Heap addresses are 16-byte aligned and clustered; Fibonacci hashing (the top bits of a
-     * multiplicative hash) spreads them evenly. */
-    return rheap__hash_slot(addr, p->shift);
+    return addr * 0x9E3779B97F4A7C15ull;
 }
 
-static int alloc_arrays(rheap__pairs_t *p, size_t cap)
+static shard_t *shard_of(rheap__pairs_t *p, uint64_t h)
 {
-    p->keys = calloc(cap, sizeof *p->keys);
-    /* Values are only read where a key is set: they need no clearing. */
-    p->vals = malloc(cap * sizeof *p->vals);
-    if (!p->keys || !p->vals) {
-        free(p->keys);
-        free(p->vals);
-        return -1;
+    return &p->shards[h >> 56];
+}
+
+/* The home slot in a shard of cap slots: 32 hash bits below the shard's, scaled to cap. */
+static uint32_t home_of(uint64_t h, uint32_t cap)
+{
+    return (uint32_t)(((h >> 24) & 0xFFFFFFFFull) * cap >> 32);
+}
+
+static uint32_t dist(uint32_t j, uint32_t home, uint32_t cap)
+{
+    return j >= home ? j - home : j + cap - home;
+}
+
+static void account(rheap__pairs_t *p, ptrdiff_t delta)
+{
+    p->bytes += (size_t)delta;
+    if (p->bytes > p->peak_bytes)
+        p->peak_bytes = p->bytes;
+}
+
+/* ---- Packing ---- */
+
+static int log2_of(uint64_t v)
+{
+    return 63 - __builtin_clzll(v);
+}
+
+static int packs(const rheap__live_t *b)
+{
+    return (b->t & 3) == 0 && (b->t >> 2) < (1ull << 48) && b->thread < (1u << 16) &&
+           b->size < (1ull << 40) && b->bt < (1ull << 24) && b->realloc_of < (1ull << 40) &&
+           (b->align == 0 || (b->align & (b->align - 1)) == 0);
+}
+
+static slot_t pack(const rheap__live_t *b)
+{
+    slot_t s;
+    s.addr = b->addr;
+    s.w1 = (b->t >> 2) | (uint64_t)b->thread << 48;
+    s.w2 = b->size | b->bt << 40;
+    s.w3 = b->realloc_of | (uint64_t)(b->align ? log2_of(b->align) + 1 : 0) << 40 |
+           (uint64_t)b->call << 46;
+    return s;
+}
+
+static void unpack(const rheap__pairs_t *p, const slot_t *s, rheap__live_t *b)
+{
+    b->addr = s->addr;
+    b->t = (s->w1 & ((1ull << 48) - 1)) << 2;
+    b->thread = (uint32_t)(s->w1 >> 48);
+    b->tid = p->tids[b->thread];
+    b->size = s->w2 & ((1ull << 40) - 1);
+    b->bt = s->w2 >> 40;
+    b->realloc_of = s->w3 & ((1ull << 40) - 1);
+    unsigned a = (unsigned)(s->w3 >> 40) & 63;
+    b->align = a ? 1ull << (a - 1) : 0;
+    b->call = (uint8_t)(s->w3 >> 46);
+}
+
+static int note_tid(rheap__pairs_t *p, uint32_t thread, uint32_t tid)
+{
+    if (thread >= p->ntids) {
+        size_t n = p->ntids ? p->ntids : 64;
+        while (n <= thread)
+            n *= 2;
+        uint32_t *t = realloc(p->tids, n * sizeof *t);
+        if (!t)
+            return -1;
+        account(p, (ptrdiff_t)((n - p->ntids) * sizeof *t));
+        p->tids = t;
+        p->ntids = n;
     }
+    p->tids[thread] = tid;
     return 0;
 }
 
+/* ---- One shard: Robin Hood linear probing ---- */
+
+/* The slot holding addr, or -1. */
+static long shard_find(const shard_t *sh, uint64_t addr, uint64_t h)
+{
+    if (!sh->cap)
+        return -1;
+    uint32_t cap = sh->cap, j = home_of(h, cap);
+    for (uint32_t d = 0;; d++) {
+        const slot_t *s = &sh->slots[j];
+        if (!s->addr || dist(j, home_of(hash_of(s->addr), cap), cap) < d)
+            return -1;
+        if (s->addr == addr)
+            return (long)j;
+        if (++j == cap)
+            j = 0;
+    }
+}
+
+/* Places s, whose address is not in the shard, which has room. */
+static void shard_place(shard_t *sh, slot_t s, uint64_t h)
+{
+    uint32_t cap = sh->cap, j = home_of(h, cap);
+    for (uint32_t d = 0;; d++) {
+        slot_t *at = &sh->slots[j];
+        if (!at->addr) {
+            *at = s;
+            sh->count++;
+            return;
+        }
+        uint32_t ad = dist(j, home_of(hash_of(at->addr), cap), cap);
+        if (ad < d) {
+            /* The resident is closer to its home: it yields its slot and moves on. */
+            slot_t t = *at;
+            *at = s;
+            s = t;
+            d = ad;
+        }
+        if (++j == cap)
+            j = 0;
+    }
+}
+
+static void shard_remove(shard_t *sh, uint32_t j)
+{
+    uint32_t cap = sh->cap;
+    for (;;) {
+        uint32_t k = j + 1 == cap ? 0 : j + 1;
+        const slot_t *next = &sh->slots[k];
+        if (!next->addr || home_of(hash_of(next->addr), cap) == k)
+            break;
+        sh->slots[j] = *next;
+        j = k;
+    }
+    sh->slots[j].addr = 0;
+    sh->count--;
+}
+
+/* Grows a shard by a quarter (to MIN_CAP when it has none). -1: no memory, shard unchanged. */
+static int shard_grow(rheap__pairs_t *p, shard_t *sh)
+{
+    uint32_t cap = sh->cap ? sh->cap + sh->cap / 4 : MIN_CAP;
+    slot_t *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return -1;
+    account(p, (ptrdiff_t)(cap * sizeof *slots));
+    shard_t grown = {slots, cap, 0};
+    for (uint32_t i = 0; i < sh->cap; i++)
+        if (sh->slots[i].addr)
+            shard_place(&grown, sh->slots[i], hash_of(sh->slots[i].addr));
+    free(sh->slots);
+    account(p, -(ptrdiff_t)(sh->cap * sizeof *slots));
+    *sh = grown;
+    return 0;
+}
+
+/* ---- The side table: whole blocks, linear probing at most half full ---- */
+
+static long wide_find(const rheap__pairs_t *p, uint64_t addr)
+{
+    if (!p->wcount)
+        return -1;
+    for (size_t j = rheap__hash_slot(addr, p->wshift); p->wkeys[j]; j = (j + 1) & p->wmask)
+        if (p->wkeys[j] == addr)
+            return (long)j;
+    return -1;
+}
+
+static int wide_put(rheap__pairs_t *p, const rheap__live_t *b)
+{
+    if (!p->wkeys) {
+        p->wmask = 63;
+        p->wshift = 64 - 6;
+        p->wkeys = calloc(p->wmask + 1, sizeof *p->wkeys);
+        p->wvals = malloc((p->wmask + 1) * sizeof *p->wvals);
+        if (!p->wkeys || !p->wvals) {
+            free(p->wkeys);
+            free(p->wvals);
+            p->wkeys = NULL;
+            p->wvals = NULL;
+            return -1;
+        }
+        account(p, (ptrdiff_t)((p->wmask + 1) * (sizeof *p->wkeys + sizeof *p->wvals)));
+    }
+    if ((p->wcount + 1) * 2 > p->wmask + 1) {
+        size_t before = p->wmask + 1;
+        if (rheap__hash_grow(&p->wkeys, &p->wvals, sizeof *p->wvals, &p->wmask, &p->wshift) != 0)
+            return -1;
+        account(p, (ptrdiff_t)(before * (sizeof *p->wkeys + sizeof *p->wvals)));
+    }
+    size_t j = rheap__hash_slot(b->addr, p->wshift);
+    while (p->wkeys[j])
+        j = (j + 1) & p->wmask;
+    p->wkeys[j] = b->addr;
+    p->wvals[j] = *b;
+    p->wcount++;
+    return 0;
+}
+
+static void wide_remove(rheap__pairs_t *p, size_t j)
+{
+    p->wcount--;
+    size_t hole = j;
+    for (size_t i = (j + 1) & p->wmask;; i = (i + 1) & p->wmask) {
+        uint64_t k = p->wkeys[i];
+        if (!k)
+            break;
+        size_t home = rheap__hash_slot(k, p->wshift);
+        int stays = (hole <= i) ? (hole < home && home <= i) : (hole < home || home <= i);
+        if (stays)
+            continue;
+        p->wkeys[hole] = k;
+        p->wvals[hole] = p->wvals[i];
+        hole = i;
+    }
+    p->wkeys[hole] = 0;
+}
+
+/* ---- The store ---- */
+
 rheap__pairs_t *rheap__pairs_create(void)
 {
-    rheap__pairs_t *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
-    p->mask = 1023;
-    p->shift = 64 - 10;
-    if (alloc_arrays(p, p->mask + 1) != 0) {
-        free(p);
-        return NULL;
+    return calloc(1, sizeof(rheap__pairs_t));
+}
+
+static void free_all(rheap__pairs_t *p)
+{
+    for (size_t i = 0; i < NSHARDS; i++) {
+        free(p->shards[i].slots);
+        p->shards[i] = (shard_t){NULL, 0, 0};
     }
-    return p;
+    free(p->wkeys);
+    free(p->wvals);
+    free(p->tids);
+    free(p->runs);
+    free(p->heap);
+    free(p->wsorted);
+    p->wkeys = NULL;
+    p->wvals = NULL;
+    p->tids = NULL;
+    p->runs = NULL;
+    p->heap = NULL;
+    p->wsorted = NULL;
+    p->wcount = p->ntids = p->nheap = p->count = p->bytes = 0;
 }
 
 void rheap__pairs_destroy(rheap__pairs_t *p)
 {
     if (!p)
         return;
-    free(p->keys);
-    free(p->vals);
+    free_all(p);
     free(p);
-}
-
-int rheap__pairs_insert(rheap__pairs_t *p, const rheap__live_t *b, rheap__live_t *evicted)
-{
-    /* At most half full: linear probing stays short, and so do the deletion shifts. */
-    if ((p->count + 1) * 2 > p->mask + 1 &&
-        rheap__hash_grow(&p->keys, &p->vals, sizeof *p->vals, &p->mask, &p->shift) != 0)
-        return -1;
-    size_t j = slot_of(p, b->addr);
-    for (uint64_t k; (k = p->keys[j]) != 0; j = (j + 1) & p->mask) {
-        if (k == b->addr) {
-            *evicted = p->vals[j];
-            p->vals[j] = *b;
-            return 1;
-        }
-    }
-    p->keys[j] = b->addr;
-    p->vals[j] = *b;
-    p->count++;
-    return 0;
 }
 
 int rheap__pairs_take(rheap__pairs_t *p, uint64_t addr, rheap__live_t *out)
 {
     if (!addr)
         return 0;
-    size_t j = slot_of(p, addr);
-    for (;;) {
-        uint64_t k = p->keys[j];
-        if (!k)
-            return 0;
-        if (k == addr)
-            break;
-        j = (j + 1) & p->mask;
+    uint64_t h = hash_of(addr);
+    shard_t *sh = shard_of(p, h);
+    long j = shard_find(sh, addr, h);
+    if (j >= 0) {
+        unpack(p, &sh->slots[j], out);
+        shard_remove(sh, (uint32_t)j);
+        p->count--;
+        return 1;
     }
-    *out = p->vals[j];
+    long w = wide_find(p, addr);
+    if (w < 0)
+        return 0;
+    *out = p->wvals[w];
+    wide_remove(p, (size_t)w);
     p->count--;
-    /* Backward-shift: pull later members of the probe run into the hole when their home slot
-     * does not lie cyclically between the hole and their current slot. */
-    size_t hole = j;
-    for (size_t i = (j + 1) & p->mask;; i = (i + 1) & p->mask) {
-        uint64_t k = p->keys[i];
-        if (!k)
-            break;
-        size_t home = slot_of(p, k);
-        int stays = (hole <= i) ? (hole < home && home <= i) : (hole < home || home <= i);
-        if (stays)
-            continue;
-        p->keys[hole] = k;
-        p->vals[hole] = p->vals[i];
-        hole = i;
-    }
-    p->keys[hole] = 0;
     return 1;
+}
+
+int rheap__pairs_insert(rheap__pairs_t *p, const rheap__live_t *b, rheap__live_t *evicted)
+{
+    /* A block still live at this address (its free was not recorded) makes way. */
+    int had = rheap__pairs_take(p, b->addr, evicted);
+    if (packs(b)) {
+        uint64_t h = hash_of(b->addr);
+        shard_t *sh = shard_of(p, h);
+        if ((sh->count + 1) * 8 > (size_t)sh->cap * 7 && shard_grow(p, sh) != 0)
+            return -1;
+        if (note_tid(p, b->thread, b->tid) != 0)
+            return -1;
+        shard_place(sh, pack(b), h);
+    } else if (wide_put(p, b) != 0) {
+        return -1;
+    }
+    p->count++;
+    return had;
 }
 
 void rheap__pairs_prefetch(const rheap__pairs_t *p, uint64_t addr)
 {
-    size_t j = slot_of(p, addr);
-    __builtin_prefetch(&p->keys[j]);
-    __builtin_prefetch(&p->vals[j]);
+    uint64_t h = hash_of(addr);
+    const shard_t *sh = &p->shards[h >> 56];
+    if (sh->cap)
+        __builtin_prefetch(&sh->slots[home_of(h, sh->cap)]);
 }
 
 size_t rheap__pairs_count(const rheap__pairs_t *p)
@@ -136,35 +383,124 @@ size_t rheap__pairs_count(const rheap__pairs_t *p)
     return p->count;
 }
 
-static int by_time(const void *a, const void *b)
+void rheap__pairs_memory(const rheap__pairs_t *p, size_t *bytes, size_t *peak_bytes)
 {
-    const rheap__live_t *x = a, *y = b;
+    *bytes = p->bytes;
+    *peak_bytes = p->peak_bytes;
+}
+
+/* ---- The drain: everything still live, in allocation order ---- */
+
+/* The order of the drain: time, then thread id, then address. */
+static int before(const rheap__live_t *x, const rheap__live_t *y)
+{
     if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
+        return x->t < y->t;
     if (x->tid != y->tid)
-        return x->tid < y->tid ? -1 : 1;
+        return x->tid < y->tid;
+    return x->addr < y->addr;
+}
+
+static int slot_cmp(const void *a, const void *b, void *arg)
+{
+    const slot_t *x = a, *y = b;
+    const uint32_t *tids = arg;
+    uint64_t tx = x->w1 & ((1ull << 48) - 1), ty = y->w1 & ((1ull << 48) - 1);
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
+    uint32_t ix = tids[x->w1 >> 48], iy = tids[y->w1 >> 48];
+    if (ix != iy)
+        return ix < iy ? -1 : 1;
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-rheap__live_t *rheap__pairs_drain(rheap__pairs_t *p, size_t *n)
+static int live_cmp(const void *a, const void *b)
 {
-    *n = 0;
-    if (!p->count)
-        return NULL;
-    rheap__live_t *out = malloc(p->count * sizeof *out);
-    if (!out) {
-        *n = SIZE_MAX;
-        return NULL;
+    return before(a, b) ? -1 : before(b, a) ? 1 : 0;
+}
+
+/* Moves run r to its next block: 0 when it has none left. */
+static int run_next(const rheap__pairs_t *p, run_t *r)
+{
+    if (r->at) {
+        if (r->at == r->end)
+            return 0;
+        unpack(p, r->at++, &r->head);
+    } else {
+        if (r->wat == r->wend)
+            return 0;
+        r->head = *r->wat++;
     }
-    size_t k = 0;
-    for (size_t i = 0; i <= p->mask; i++) {
-        if (p->keys[i]) {
-            out[k++] = p->vals[i];
-            p->keys[i] = 0;
-        }
+    return 1;
+}
+
+static void sift_down(rheap__pairs_t *p, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < p->nheap && before(&p->runs[p->heap[l]].head, &p->runs[p->heap[m]].head))
+            m = l;
+        if (l + 1 < p->nheap && before(&p->runs[p->heap[l + 1]].head, &p->runs[p->heap[m]].head))
+            m = l + 1;
+        if (m == i)
+            return;
+        uint32_t t = p->heap[i];
+        p->heap[i] = p->heap[m];
+        p->heap[m] = t;
+        i = m;
     }
-    p->count = 0;
-    qsort(out, k, sizeof *out, by_time);
-    *n = k;
-    return out;
+}
+
+int rheap__pairs_drain_begin(rheap__pairs_t *p)
+{
+    p->runs = calloc(NSHARDS + 1, sizeof *p->runs);
+    p->heap = malloc((NSHARDS + 1) * sizeof *p->heap);
+    if (p->wcount)
+        p->wsorted = malloc(p->wcount * sizeof *p->wsorted);
+    if (!p->runs || !p->heap || (p->wcount && !p->wsorted))
+        return -1;
+    p->nheap = 0;
+    for (uint32_t i = 0; i < NSHARDS; i++) {
+        shard_t *sh = &p->shards[i];
+        uint32_t n = 0;
+        for (uint32_t j = 0; j < sh->cap; j++)
+            if (sh->slots[j].addr)
+                sh->slots[n++] = sh->slots[j];
+        if (!n)
+            continue;
+        qsort_r(sh->slots, n, sizeof *sh->slots, slot_cmp, p->tids);
+        p->runs[i].at = sh->slots;
+        p->runs[i].end = sh->slots + n;
+        run_next(p, &p->runs[i]);
+        p->heap[p->nheap++] = i;
+    }
+    if (p->wcount) {
+        size_t n = 0;
+        for (size_t j = 0; j <= p->wmask; j++)
+            if (p->wkeys[j])
+                p->wsorted[n++] = p->wvals[j];
+        qsort(p->wsorted, n, sizeof *p->wsorted, live_cmp);
+        p->runs[NSHARDS].wat = p->wsorted;
+        p->runs[NSHARDS].wend = p->wsorted + n;
+        run_next(p, &p->runs[NSHARDS]);
+        p->heap[p->nheap++] = NSHARDS;
+    }
+    for (size_t i = p->nheap / 2; i-- > 0;)
+        sift_down(p, i);
+    return 0;
+}
+
+int rheap__pairs_drain_next(rheap__pairs_t *p, rheap__live_t *out)
+{
+    if (!p->nheap) {
+        /* Every block is out: the store is empty and ready for another process. */
+        free_all(p);
+        return 0;
+    }
+    run_t *r = &p->runs[p->heap[0]];
+    *out = r->head;
+    if (!run_next(p, r))
+        p->heap[0] = p->heap[--p->nheap];
+    sift_down(p, 0);
+    return 1;
 }

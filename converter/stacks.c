@@ -76,70 +76,104 @@ static uint64_t hash_locs(const rheap__loc_t *const *locs, uint32_t n)
     return h | 1;
 }
 
-/* The rule of schema.sql's view `frames`, which the canned queries use with their `skip`
- * parameter: the same patterns, matched the way SQLite's GLOB matches them. */
-static const char *const plumbing_modules[] = {
-    "*/libc.so*", "*/libc-*.so", "*/ld-linux*", "*/libstdc++.so*", "*/libc++.so*", "*/libc++abi.so*",
+/* Allocator plumbing: code that allocates on its caller's behalf, so that an allocation's site
+ * is the first frame of its stack that is none of it. This list is the one definition: the
+ * converter writes it into every database (table plumbing_patterns), where the view `frames`
+ * reads it, so the canned queries' :skip path and the stacks table follow the same rule.
+ * Patterns are matched the way SQLite's GLOB matches them: a module pattern against the path of
+ * the frame's module, a name pattern against the frame's bare name (the demangled name without
+ * leading '<', template arguments or parameters). */
+const rheap__plumbing_t rheap__plumbing[] = {
+    /* The C and C++ runtimes and the dynamic loader. */
+    {RHEAP_PLUMBING_MODULE, "*/libc.so*"}, {RHEAP_PLUMBING_MODULE, "*/libc-*.so"},
+    {RHEAP_PLUMBING_MODULE, "*/ld-linux*"}, {RHEAP_PLUMBING_MODULE, "*/libstdc++.so*"},
+    {RHEAP_PLUMBING_MODULE, "*/libc++.so*"}, {RHEAP_PLUMBING_MODULE, "*/libc++abi.so*"},
+    /* C++: the global operator new and the standard library's containers and allocators. */
+    {RHEAP_PLUMBING_NAME, "operator new*"}, {RHEAP_PLUMBING_NAME, "std::*"},
+    {RHEAP_PLUMBING_NAME, "* std::*"}, {RHEAP_PLUMBING_NAME, "__gnu_cxx::*"},
+    {RHEAP_PLUMBING_NAME, "* __gnu_cxx::*"},
+    /* Rust: the alloc crate (Box, Vec, RawVec, String, collections), the iterator machinery
+     * that collect() runs through (Iterator::collect, SpecFromIter, FromIterator, adapters),
+     * std's hash tables, and the global allocator's shims. */
+    {RHEAP_PLUMBING_NAME, "alloc::*"}, {RHEAP_PLUMBING_NAME, "* alloc::*"},
+    {RHEAP_PLUMBING_NAME, "core::iter::*"}, {RHEAP_PLUMBING_NAME, "* core::iter::*"},
+    {RHEAP_PLUMBING_NAME, "core::ops::function::*"}, {RHEAP_PLUMBING_NAME, "* core::ops::function::*"},
+    {RHEAP_PLUMBING_NAME, "hashbrown::*"}, {RHEAP_PLUMBING_NAME, "* hashbrown::*"},
+    {RHEAP_PLUMBING_NAME, "__rust_*"}, {RHEAP_PLUMBING_NAME, "__rdl_*"}, {RHEAP_PLUMBING_NAME, "__rg_*"},
+    /* C: the string duplicators and the asprintf family. */
+    {RHEAP_PLUMBING_NAME, "__*asprintf*"}, {RHEAP_PLUMBING_NAME, "strdup"},
+    {RHEAP_PLUMBING_NAME, "__strdup"}, {RHEAP_PLUMBING_NAME, "strndup"},
+    {RHEAP_PLUMBING_NAME, "__strndup"}, {RHEAP_PLUMBING_NAME, "asprintf"},
+    {RHEAP_PLUMBING_NAME, "vasprintf"},
 };
-static const char *const plumbing_names[] = {
-    "operator new*", "std::*", "* std::*", "__gnu_cxx::*", "* __gnu_cxx::*", "alloc::*", "* alloc::*",
-    "__rust_*", "__rdl_*", "__rg_*", "__*asprintf*", "strdup", "__strdup", "strndup", "__strndup",
-    "asprintf", "vasprintf",
-};
+const size_t rheap__plumbing_count = sizeof rheap__plumbing / sizeof *rheap__plumbing;
 
-static int any_match(const char *const *pats, size_t n, const char *s)
+/* A frame is plumbing when its module or its bare name matches a pattern of the list. */
+static int is_plumbing(const char *module, const char *sym)
 {
-    for (size_t i = 0; i < n; i++)
-        if (fnmatch(pats[i], s, 0) == 0)
+    char name[512] = "";
+    if (sym) {
+        while (*sym == '<')
+            sym++;
+        size_t n = strcspn(sym, "<(");
+        if (n >= sizeof name)
+            n = sizeof name - 1;
+        memcpy(name, sym, n);
+        name[n] = 0;
+    }
+    for (size_t i = 0; i < rheap__plumbing_count; i++) {
+        const rheap__plumbing_t *p = &rheap__plumbing[i];
+        const char *s = p->kind == RHEAP_PLUMBING_MODULE ? module : sym ? name : NULL;
+        if (s && fnmatch(p->pattern, s, 0) == 0)
             return 1;
+    }
     return 0;
 }
 
-/* A frame is plumbing when its module is the C or C++ runtime or its bare name (the demangled
- * name without leading '<', template arguments or parameters) is an allocation wrapper. */
-static int is_plumbing(const char *module, const char *sym)
+static int same_module(const char *a, const char *b)
 {
-    if (module && any_match(plumbing_modules, sizeof plumbing_modules / sizeof *plumbing_modules, module))
-        return 1;
-    if (!sym)
-        return 0;
-    while (*sym == '<')
-        sym++;
-    char name[512];
-    size_t n = strcspn(sym, "<(");
-    if (n >= sizeof name)
-        n = sizeof name - 1;
-    memcpy(name, sym, n);
-    name[n] = 0;
-    return any_match(plumbing_names, sizeof plumbing_names / sizeof *plumbing_names, name);
+    return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-const char *rheap__stack_site(const rheap__siteframe_t *fr, uint32_t n, uint32_t *site_no,
-                              char *location, size_t len)
+void rheap__stack_site(const rheap__siteframe_t *fr, uint32_t n, uint32_t *site_no,
+                       char *function, size_t flen, char *location, size_t llen)
 {
-    /* The allocation site is the first frame that is not plumbing (frame 0 when all are), moved
-     * out to the first frame with a name when it has none, so that a stripped library's
-     * internal function reads as the exported one that called it. */
-    uint32_t site = UINT32_MAX, named = UINT32_MAX;
-    for (uint32_t i = 0; i < n && named == UINT32_MAX; i++) {
-        if (site == UINT32_MAX && !is_plumbing(fr[i].module, fr[i].sym))
-            site = i;
-        if (site != UINT32_MAX && fr[i].sym)
-            named = i;
-    }
     if (n == 0) {
         *site_no = 0;
-        snprintf(location, len, "??");
-        return "(no backtrace)";
+        snprintf(function, flen, "(no backtrace)");
+        snprintf(location, llen, "??");
+        return;
     }
-    uint32_t k = named != UINT32_MAX ? named : site != UINT32_MAX ? site : 0;
-    const char *where = fr[k].file ? fr[k].file : fr[k].module;
-    if (fr[k].line)
-        snprintf(location, len, "%s:%" PRIu32, where ? where : "??", fr[k].line);
+    /* The allocation site is the first frame that is not plumbing (frame 0 when all are). A
+     * site without a name moves out over the frames of its own module to the first one with a
+     * name, so that a stripped library's internal function reads as the exported one that
+     * called it. It never leaves its module: the code of a stripped program is its own site,
+     * named by module and offset (`cmake+0x5a1f3`), not the C library's start-up code that
+     * called main further out. */
+    uint32_t k = 0;
+    while (k < n && is_plumbing(fr[k].module, fr[k].sym))
+        k++;
+    if (k == n)
+        k = 0;
+    for (uint32_t j = k; !fr[k].sym && j + 1 < n && same_module(fr[j + 1].module, fr[k].module);) {
+        if (fr[++j].sym)
+            k = j;
+    }
+    const rheap__siteframe_t *f = &fr[k];
+    if (f->sym) {
+        snprintf(function, flen, "%s", f->sym);
+    } else if (f->module) {
+        const char *base = strrchr(f->module, '/');
+        snprintf(function, flen, "%s+0x%" PRIx64, base ? base + 1 : f->module, f->offset);
+    } else {
+        snprintf(function, flen, "??");
+    }
+    const char *where = f->file ? f->file : f->module;
+    if (f->line)
+        snprintf(location, llen, "%s:%" PRIu32, where ? where : "??", f->line);
     else
-        snprintf(location, len, "%s:0x%" PRIx64, where ? where : "??", fr[k].offset);
+        snprintf(location, llen, "%s:0x%" PRIx64, where ? where : "??", f->offset);
     *site_no = k;
-    return fr[k].sym ? fr[k].sym : "??";
 }
 
 /* Writes the stacks row of a new stack. */
@@ -160,9 +194,9 @@ static int write_site(rheap__db_t *db, const rheap__sym_t *sym, uint64_t bt,
             fr[frame_no] = (rheap__siteframe_t){f->sym, f->file, module, f->line, locs[i]->offset};
         }
     }
-    char location[4096];
+    char function[4096], location[4096];
     uint32_t site_no;
-    const char *function = rheap__stack_site(fr, total, &site_no, location, sizeof location);
+    rheap__stack_site(fr, total, &site_no, function, sizeof function, location, sizeof location);
     int rc = rheap__db_stack(db, bt, total, site_no, function, location);
     free(fr);
     return rc;

@@ -13,21 +13,16 @@
 -- Run: sqlite3 out.db < queries/peak.sql
 WITH site(bt, function, location) AS (
     -- Per stack, its allocation site: the first frame that is neither allocator plumbing (the
-    -- view `frames` in schema.sql) nor matched by :skip, or frame 0 when every frame is; when
-    -- that frame has no name, the first named frame further out. Without :skip the converter
-    -- chose it already (the table `stacks`); with it, the frames are read again.
+    -- table plumbing_patterns in schema.sql) nor matched by :skip, or frame 0 when every frame
+    -- is, named as the view frame_sites says. Without :skip the converter chose it already
+    -- (the table `stacks`); with it, the frames are read again.
     SELECT id, function, location FROM stacks WHERE :skip IS NULL
     UNION ALL
-    SELECT f.id, coalesce(f.sym, '??'),
-           coalesce(f.file, f.module, '??') || ':' || coalesce(f.line, printf('0x%x', f.offset))
-    FROM (SELECT k.id AS id,
-                 coalesce((SELECT min(n.frame_no) FROM backtraces AS n
-                           WHERE n.id = k.id AND n.frame_no >= k.frame_no AND n.sym IS NOT NULL),
-                          k.frame_no) AS frame_no
-          FROM (SELECT id, coalesce(min(frame_no) FILTER (
-                               WHERE NOT plumbing AND NOT coalesce(name GLOB :skip, 0)), 0) AS frame_no
-                FROM frames WHERE :skip IS NOT NULL GROUP BY id) AS k) AS k
-    JOIN backtraces AS f ON f.id = k.id AND f.frame_no = k.frame_no
+    SELECT s.id, s.function, s.location
+    FROM (SELECT id, coalesce(min(frame_no) FILTER (
+                     WHERE NOT plumbing AND NOT coalesce(name GLOB :skip, 0)), 0) AS frame_no
+          FROM frames WHERE :skip IS NOT NULL GROUP BY id) AS k
+    JOIN frame_sites AS s ON s.id = k.id AND s.frame_no = k.frame_no
 ),
 per_stack AS (
     SELECT s.pid AS pid, s.recording AS recording, s.bt AS bt, s.peak_blocks AS blocks,

@@ -75,49 +75,123 @@ static void test_merge(void)
     rheap__merge_destroy(m);
 }
 
+/* The live-block store against a plain array of the same blocks: random inserts (some at a
+ * live address), takes and a drain, with fields of every width, so that both the packed blocks
+ * and the ones kept whole go through every path. */
+static uint64_t next_rand(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static void random_block(uint64_t *seed, uint64_t addr, rheap__live_t *b)
+{
+    memset(b, 0, sizeof *b);
+    b->addr = addr;
+    b->t = (next_rand(seed) % 1000000000) * 4;
+    b->thread = (uint32_t)(next_rand(seed) % 40);
+    b->tid = 5000 + b->thread;
+    b->size = next_rand(seed) % 4096;
+    b->bt = next_rand(seed) % 3000;
+    b->call = (uint8_t)(1 + next_rand(seed) % 9);
+    if (next_rand(seed) % 8 == 0)
+        b->realloc_of = next_rand(seed) % (1ull << 40);
+    if (next_rand(seed) % 8 == 0)
+        b->align = 1ull << (next_rand(seed) % 20);
+    /* One in twenty does not pack: each field that can overflow, in turn. */
+    switch (next_rand(seed) % 100) {
+    case 0: b->t += 1; break;                        /* not in 4 ns units */
+    case 1: b->size = 1ull << 41; break;             /* 2 TiB */
+    case 2: b->bt = (1ull << 24) + 5; break;         /* more stacks than packed ids */
+    case 3: b->align = 24; break;                    /* not a power of two */
+    case 4: b->realloc_of = 1ull << 41; break;
+    }
+}
+
+static int same_block(const rheap__live_t *a, const rheap__live_t *b)
+{
+    return a->addr == b->addr && a->t == b->t && a->size == b->size && a->bt == b->bt &&
+           a->align == b->align && a->realloc_of == b->realloc_of && a->tid == b->tid &&
+           a->thread == b->thread && a->call == b->call;
+}
+
+static int by_drain_order(const void *x, const void *y)
+{
+    const rheap__live_t *a = x, *b = y;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
 static void test_pairs(void)
 {
+    enum { NADDR = 60000, OPS = 400000 };
     rheap__pairs_t *p = rheap__pairs_create();
-    enum { N = 100000 };
-    rheap__live_t b, out;
-    memset(&b, 0, sizeof b);
-    for (uint64_t i = 1; i <= N; i++) {
-        b.addr = i * 16;
-        b.t = i;
-        b.size = i % 977;
-        CHECK_INT(rheap__pairs_insert(p, &b, &out), 0);
-    }
-    CHECK_INT(rheap__pairs_count(p), N);
-    /* Take every other block; the rest must all still be found with their own data. */
+    rheap__live_t *model = calloc(NADDR, sizeof *model); /* addr 0: not live */
+    uint64_t seed = 88172645463325252ull;
+    size_t live = 0;
     int bad = 0;
-    for (uint64_t i = 1; i <= N; i += 2)
-        if (!rheap__pairs_take(p, i * 16, &out) || out.t != i)
-            bad++;
+    for (int op = 0; op < OPS; op++) {
+        size_t k = next_rand(&seed) % NADDR;
+        /* 16-byte aligned addresses, and 8-byte aligned ones as small-size allocators give. */
+        uint64_t addr = 0x7f0000000000ull + k * 24 + (k % 2) * 8;
+        rheap__live_t b, out;
+        if (next_rand(&seed) % 3 != 0) {
+            random_block(&seed, addr, &b);
+            int rc = rheap__pairs_insert(p, &b, &out);
+            if (rc != (model[k].addr != 0) || (rc == 1 && !same_block(&out, &model[k])))
+                bad++;
+            live += rc == 0;
+            model[k] = b;
+        } else {
+            int rc = rheap__pairs_take(p, addr, &out);
+            if (rc != (model[k].addr != 0) || (rc == 1 && !same_block(&out, &model[k])))
+                bad++;
+            live -= rc == 1;
+            model[k].addr = 0;
+        }
+    }
     CHECK_INT(bad, 0);
-    CHECK_INT(rheap__pairs_take(p, 16, &out), 0);
-    CHECK_INT(rheap__pairs_count(p), N / 2);
-    for (uint64_t i = 2; i <= N; i += 2)
-        if (!rheap__pairs_take(p, i * 16, &out) || out.size != i % 977)
+    CHECK_INT(rheap__pairs_count(p), live);
+    CHECK_INT(rheap__pairs_take(p, 0, &(rheap__live_t){0}), 0);
+    /* The drain gives exactly the live blocks, in (t, tid, addr) order. */
+    rheap__live_t *want = malloc((live + 1) * sizeof *want);
+    size_t n = 0;
+    for (size_t k = 0; k < NADDR; k++)
+        if (model[k].addr)
+            want[n++] = model[k];
+    qsort(want, n, sizeof *want, by_drain_order);
+    CHECK_INT(rheap__pairs_drain_begin(p), 0);
+    size_t got = 0;
+    for (rheap__live_t b; rheap__pairs_drain_next(p, &b); got++)
+        if (got >= n || !same_block(&b, &want[got]))
             bad++;
+    CHECK_INT(got, n);
     CHECK_INT(bad, 0);
     CHECK_INT(rheap__pairs_count(p), 0);
-    /* Reuse of a live address evicts the old block. */
-    b.addr = 0x1000;
-    b.t = 1;
-    CHECK_INT(rheap__pairs_insert(p, &b, &out), 0);
-    b.t = 2;
-    CHECK_INT(rheap__pairs_insert(p, &b, &out), 1);
-    CHECK_INT(out.t, 1);
-    /* Drain: sorted by time. */
-    b.addr = 0x2000;
-    b.t = 0;
-    rheap__pairs_insert(p, &b, &out);
-    size_t n;
-    rheap__live_t *all = rheap__pairs_drain(p, &n);
-    CHECK_INT(n, 2);
-    CHECK_INT(all[0].addr, 0x2000);
-    CHECK_INT(all[1].addr, 0x1000);
-    free(all);
+    free(want);
+    free(model);
+
+    /* Memory: 3 M small blocks, as a program with a big heap of small objects holds them, cost
+     * at most 48 bytes each at the store's peak, growth included (design: 46). */
+    enum { BIG = 3000000 };
+    for (uint64_t i = 1; i <= BIG; i++) {
+        rheap__live_t b = {.addr = 0x560000000000ull + i * 48, .t = i * 40, .size = 16 + i % 100,
+                           .bt = 1 + i % 500, .tid = 7, .thread = 0, .call = 1};
+        rheap__live_t out;
+        if (rheap__pairs_insert(p, &b, &out) != 0)
+            bad++;
+    }
+    CHECK_INT(bad, 0);
+    size_t bytes, peak;
+    rheap__pairs_memory(p, &bytes, &peak);
+    printf("live-block store: %d blocks, %.1f bytes per block now, %.1f at the peak\n", BIG,
+           (double)bytes / BIG, (double)peak / BIG);
+    CHECK(peak <= (size_t)48 * BIG);
     rheap__pairs_destroy(p);
 }
 

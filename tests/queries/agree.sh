@@ -60,16 +60,11 @@ WHERE t IN (SELECT t FROM markers AS m WHERE m.pid = marker_stacks.pid AND m.rec
 ORDER BY pid, recording, t, bt;
 '
 tables_scan='
-SELECT f.id, coalesce(f.sym, '"'??'"'),
-       coalesce(f.file, f.module, '"'??'"') || '"':'"' || coalesce(f.line, printf('"'0x%x'"', f.offset))
-FROM (SELECT k.id AS id,
-             coalesce((SELECT min(n.frame_no) FROM backtraces AS n
-                       WHERE n.id = k.id AND n.frame_no >= k.frame_no AND n.sym IS NOT NULL),
-                      k.frame_no) AS frame_no
-      FROM (SELECT id, coalesce(min(frame_no) FILTER (WHERE NOT plumbing), 0) AS frame_no
-            FROM frames GROUP BY id) AS k) AS k
-JOIN backtraces AS f ON f.id = k.id AND f.frame_no = k.frame_no
-ORDER BY f.id;
+SELECT s.id, s.function, s.location
+FROM (SELECT id, coalesce(min(frame_no) FILTER (WHERE NOT plumbing), 0) AS frame_no
+      FROM frames GROUP BY id) AS k
+JOIN frame_sites AS s ON s.id = k.id AND s.frame_no = k.frame_no
+ORDER BY s.id;
 SELECT pid, recording, bt, count(*), sum(size), count(dealloc_after), coalesce(sum(size) FILTER (WHERE dealloc_after IS NOT NULL), 0),
        sum(dealloc_after IS NULL), coalesce(sum(size) FILTER (WHERE dealloc_after IS NULL), 0),
        min(alloc_after), max(alloc_after), min(alloc_after) FILTER (WHERE dealloc_after IS NULL),

@@ -105,7 +105,7 @@ check() {
 
 # The lines of the shared block of a query file: the "site" CTE.
 site_block() {
-    awk '/^WITH site/ { on = 1 } on { print } on && /^    JOIN backtraces AS f ON/ { exit }' "$1"
+    awk '/^WITH site/ { on = 1 } on { print } on && /^    JOIN frame_sites AS s ON/ { exit }' "$1"
 }
 
 lint() {
