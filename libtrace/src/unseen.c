@@ -7,8 +7,8 @@
  *   - one defined ahead of librheap in the symbol lookup order: the executable itself (an
  *     allocator linked statically, unprefixed, exports malloc from the executable, which the
  *     dynamic linker searches before any preloaded library), or a library that comes before
- *     librheap when librheap is linked rather than preloaded. Then `malloc` as the program's
- *     libraries see it (dlsym RTLD_DEFAULT) is not librheap's. Its module is named;
+ *     librheap when librheap is linked rather than preloaded: a module listed before librheap
+ *     whose dynamic symbol table defines malloc. Its module is named;
  *   - one whose entry points are not the names librheap wraps: jemalloc built with a prefix
  *     (je_mallocx, _rjem_mallocx as Rust's tikv-jemallocator builds it), or mimalloc or
  *     tcmalloc linked statically (mi_malloc, tc_malloc inside the executable, never reached
@@ -62,10 +62,37 @@ static void note(const char *allocator, const char *module, const char *symbol) 
     u->found = 1;
 }
 
-/* The allocator named by the first sign among the defined function symbols of the ELF image
- * `m` (`size` bytes), or NULL; *sym gets the symbol. Every offset is checked against the size:
- * a file that is not what it seems is simply not recognized. */
-static int which_allocator(const unsigned char *m, size_t size) {
+/* Whether the symbol table `s` of the image `m` (`size` bytes, section headers `sh`, `nsh` of
+ * them) defines the function `name`. */
+static int defines(const unsigned char *m, size_t size, const Elf64_Shdr *sh, unsigned nsh,
+                   const Elf64_Shdr *s, const char *name, size_t len) {
+    if (s->sh_link >= nsh || s->sh_entsize != sizeof(Elf64_Sym))
+        return 0;
+    const Elf64_Shdr *str = &sh[s->sh_link];
+    if (s->sh_offset > size || s->sh_size > size - s->sh_offset || str->sh_offset > size ||
+        str->sh_size > size - str->sh_offset)
+        return 0;
+    const Elf64_Sym *syms = (const Elf64_Sym *)(m + s->sh_offset);
+    const char *names = (const char *)(m + str->sh_offset);
+    for (size_t k = 0, n = s->sh_size / sizeof(Elf64_Sym); k < n; k++) {
+        /* An undefined symbol may still have a value (a program that takes a function's address
+         * gets a PLT entry that stands for it): only a defined one is an allocator's. */
+        if (syms[k].st_shndx == SHN_UNDEF || ELF64_ST_TYPE(syms[k].st_info) != STT_FUNC ||
+            syms[k].st_name >= str->sh_size || str->sh_size - syms[k].st_name <= len)
+            continue;
+        const char *sym = names + syms[k].st_name;
+        if (sym[0] == name[0] && memcmp(sym, name, len + 1) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* What the ELF image `m` (`size` bytes) holds: the first sign found in its symbol table
+ * (.symtab, else .dynsym; an index of signs, or -1) and whether its dynamic symbol table defines
+ * malloc. Every offset is checked against the size: a file that is not what it seems is simply
+ * not recognized. */
+static int which_allocator(const unsigned char *m, size_t size, int *has_malloc) {
+    *has_malloc = 0;
     if (size < sizeof(Elf64_Ehdr) || memcmp(m, ELFMAG, SELFMAG) != 0 || m[EI_CLASS] != ELFCLASS64)
         return -1;
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m;
@@ -73,41 +100,28 @@ static int which_allocator(const unsigned char *m, size_t size) {
         (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
         return -1;
     const Elf64_Shdr *sh = (const Elf64_Shdr *)(m + eh->e_shoff);
-    for (int pass = 0; pass < 2; pass++) {
-        Elf64_Word want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
-        for (unsigned i = 0; i < eh->e_shnum; i++) {
-            const Elf64_Shdr *s = &sh[i];
-            if (s->sh_type != want || s->sh_link >= eh->e_shnum || s->sh_entsize != sizeof(Elf64_Sym))
-                continue;
-            const Elf64_Shdr *str = &sh[s->sh_link];
-            if (s->sh_offset > size || s->sh_size > size - s->sh_offset || str->sh_offset > size ||
-                str->sh_size > size - str->sh_offset)
-                continue;
-            const Elf64_Sym *syms = (const Elf64_Sym *)(m + s->sh_offset);
-            const char *names = (const char *)(m + str->sh_offset);
-            size_t n = s->sh_size / sizeof(Elf64_Sym);
-            for (size_t k = 0; k < n; k++) {
-                if (syms[k].st_shndx == SHN_UNDEF || ELF64_ST_TYPE(syms[k].st_info) != STT_FUNC ||
-                    syms[k].st_name >= str->sh_size)
-                    continue;
-                const char *name = names + syms[k].st_name;
-                size_t left = str->sh_size - syms[k].st_name;
-                for (size_t j = 0; j < sizeof signs / sizeof signs[0]; j++) {
-                    size_t len = strlen(signs[j].symbol);
-                    if (len < left && name[0] == signs[j].symbol[0] &&
-                        memcmp(name, signs[j].symbol, len + 1) == 0)
-                        return (int)j;
-                }
-            }
-            return -1; /* the first table of the kind wanted is the one */
-        }
+    const Elf64_Shdr *symtab = NULL, *dynsym = NULL;
+    for (unsigned i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_type == SHT_SYMTAB && !symtab)
+            symtab = &sh[i];
+        if (sh[i].sh_type == SHT_DYNSYM && !dynsym)
+            dynsym = &sh[i];
     }
+    if (dynsym)
+        *has_malloc = defines(m, size, sh, eh->e_shnum, dynsym, "malloc", 6);
+    const Elf64_Shdr *table = symtab ? symtab : dynsym;
+    if (!table)
+        return -1;
+    for (size_t j = 0; j < sizeof signs / sizeof signs[0]; j++)
+        if (defines(m, size, sh, eh->e_shnum, table, signs[j].symbol, strlen(signs[j].symbol)))
+            return (int)j;
     return -1;
 }
 
-/* The sign (an index of signs) of the allocator in the file at `path`, mapped read-only for
- * the look; -1 for none. */
-static int file_allocator(const char *path) {
+/* The sign of the allocator in the file at `path` and whether it exports malloc, mapped
+ * read-only for the look; -1 for no sign. */
+static int file_allocator(const char *path, int *has_malloc) {
+    *has_malloc = 0;
     int fd = rheap__sys_open(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return -1;
@@ -116,7 +130,7 @@ static int file_allocator(const char *path) {
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
         void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m != MAP_FAILED) {
-            a = which_allocator(m, (size_t)st.st_size);
+            a = which_allocator(m, (size_t)st.st_size, has_malloc);
             munmap(m, (size_t)st.st_size);
         }
     }
@@ -127,6 +141,7 @@ static int file_allocator(const char *path) {
 typedef struct {
     uintptr_t own;       /* an address inside librheap */
     const char *exe;     /* the executable's path */
+    int past_self;       /* the modules listed so far include librheap */
 } scan_t;
 
 static int contains(const struct dl_phdr_info *info, uintptr_t addr) {
@@ -139,15 +154,27 @@ static int contains(const struct dl_phdr_info *info, uintptr_t addr) {
     return 0;
 }
 
+/* Modules come in the dynamic linker's lookup order: one before librheap that exports malloc
+ * takes the program's calls from it; any module holding an allocator's names elsewhere than
+ * where librheap's wrapper forwards is one librheap does not see. */
 static int scan_module(struct dl_phdr_info *info, size_t size, void *arg) {
     (void)size;
-    const scan_t *s = arg;
-    if (rheap__unseen.found || contains(info, s->own))
-        return rheap__unseen.found;
+    scan_t *s = arg;
+    if (rheap__unseen.found)
+        return 1;
+    if (contains(info, s->own)) {
+        s->past_self = 1;
+        return 0;
+    }
     const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : s->exe;
     if (!path || path[0] != '/')
         return 0; /* the vDSO */
-    int j = file_allocator(path);
+    int has_malloc;
+    int j = file_allocator(path, &has_malloc);
+    if (has_malloc && !s->past_self) {
+        note(j >= 0 ? signs[j].allocator : "unknown", path, "malloc");
+        return 1;
+    }
     if (j < 0)
         return 0;
     /* The unprefixed name, exported by this module and found by librheap's wrapper: recorded. */
@@ -162,18 +189,7 @@ void rheap__unseen_scan(void) {
     static char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
-    scan_t s = {(uintptr_t)&rheap__unseen_scan, exe};
-
-    /* malloc as the program's libraries find it: librheap's, unless a module ahead of it
-     * defines one. */
-    Dl_info mine, theirs;
-    void *m = dlsym(RTLD_DEFAULT, "malloc");
-    if (m && dladdr((void *)&rheap__unseen_scan, &mine) && dladdr(m, &theirs) &&
-        mine.dli_fbase != theirs.dli_fbase) {
-        const char *path = theirs.dli_fname && theirs.dli_fname[0] == '/' ? theirs.dli_fname : exe;
-        int j = file_allocator(path);
-        note(j >= 0 ? signs[j].allocator : "unknown", path, "malloc");
-    }
+    scan_t s = {(uintptr_t)&rheap__unseen_scan, exe, 0};
     dl_iterate_phdr(scan_module, &s);
     if (rheap__unseen.found)
         rheap__log(rheap__unseen.module, " allocates through ", rheap__unseen.allocator, " (",
