@@ -125,10 +125,12 @@ static void put_record(FILE *out, const rip_record_t *r)
                 r->u.sampling.seed);
         break;
     case RIP_REC_UNSEEN:
-        fprintf(out, "unseen allocator=%.*s module=%.*s symbol=%.*s",
-                (int)r->u.unseen.allocator.len, r->u.unseen.allocator.ptr,
-                (int)r->u.unseen.module.len, r->u.unseen.module.ptr,
-                (int)r->u.unseen.symbol.len, r->u.unseen.symbol.ptr);
+        fprintf(out, "unseen allocator=");
+        put_str(out, r->u.unseen.allocator, 1);
+        fprintf(out, " module=");
+        put_str(out, r->u.unseen.module, 1);
+        fprintf(out, " symbol=");
+        put_str(out, r->u.unseen.symbol, 1);
         break;
     case RIP_REC_UNKNOWN:
         fprintf(out, "unknown type=0x%02x", r->u.unknown.type);

@@ -20,7 +20,8 @@
  * it, a reference to an address of the staged block, a free and a marker, as a process that
  * died would leave them. The process file has no staging area.
  *
- * Since 3.1 the second block also holds allocations of calls named by a call record (0x46).
+ * Since 3.1 the second block also holds allocations of calls named by a call record (0x46), and
+ * the process file an unseen record (0x55).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -133,6 +134,8 @@ int main(int argc, char **argv)
     const char *args[] = {"./demo", "--size", "16", "two words"};
     ok(rip_writer_process(w, 4700, "/usr/bin/demo", 4, args, 1700000000000000000ull, "monotonic", 4096));
     ok(rip_writer_config(w, 64, 1000000, 1024, 4096, 12, "/tmp"));
+    /* Since 3.1: an allocator the tracer found and did not record. */
+    ok(rip_writer_unseen(w, "jemalloc", "/usr/bin/demo", "_rjem_mallocx"));
     ok(rip_writer_on(w, 0, "env"));
     ok(rip_writer_off(w, 3000, "exit"));
     ok(rip_writer_flush(w));
