@@ -138,59 +138,89 @@ static int file_allocator(const char *path, int *has_malloc) {
     return a;
 }
 
-typedef struct {
-    uintptr_t own;       /* an address inside librheap */
-    const char *exe;     /* the executable's path */
-    int past_self;       /* the modules listed so far include librheap */
-} scan_t;
+/* The modules as dl_iterate_phdr lists them (the dynamic linker's lookup order), copied out so
+ * that the files are read and dlsym is called after it returns: inside its callback the loader
+ * holds a lock that a dlopen in another thread takes after the one dlsym takes. */
+#define MAX_MODULES 512
+#define PATHS_BYTES (64 * 1024)
+static struct {
+    uintptr_t lo, hi;    /* from the lowest PT_LOAD start to the highest end */
+    unsigned path;       /* offset in paths; 0: none (the vDSO, or no room left) */
+} mods[MAX_MODULES];
+static char paths[PATHS_BYTES];
+static unsigned nmods, paths_used;
 
-static int contains(const struct dl_phdr_info *info, uintptr_t addr) {
+static int list_module(struct dl_phdr_info *info, size_t size, void *arg) {
+    (void)size, (void)arg;
+    if (nmods == MAX_MODULES)
+        return 1;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
         uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && addr >= start && addr - start < ph->p_memsz)
-            return 1;
+        if (start < lo)
+            lo = start;
+        if (start + ph->p_memsz > hi)
+            hi = start + ph->p_memsz;
     }
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+    size_t len = strlen(name);
+    unsigned at = 0;
+    if (name[0] == 0 && nmods == 0) {
+        at = 1; /* the executable, whose path is read apart */
+    } else if (name[0] == '/' && len + 1 <= PATHS_BYTES - 2 - paths_used) {
+        at = 2 + paths_used;
+        memcpy(paths + at, name, len + 1);
+        paths_used += (unsigned)len + 1;
+    }
+    mods[nmods].lo = lo;
+    mods[nmods].hi = hi;
+    mods[nmods].path = at;
+    nmods++;
     return 0;
+}
+
+static int module_of(uintptr_t addr) {
+    for (unsigned i = 0; i < nmods; i++)
+        if (addr >= mods[i].lo && addr < mods[i].hi)
+            return (int)i;
+    return -1;
 }
 
 /* Modules come in the dynamic linker's lookup order: one before librheap that exports malloc
  * takes the program's calls from it; any module holding an allocator's names elsewhere than
  * where librheap's wrapper forwards is one librheap does not see. */
-static int scan_module(struct dl_phdr_info *info, size_t size, void *arg) {
-    (void)size;
-    scan_t *s = arg;
-    if (rheap__unseen.found)
-        return 1;
-    if (contains(info, s->own)) {
-        s->past_self = 1;
-        return 0;
-    }
-    const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : s->exe;
-    if (!path || path[0] != '/')
-        return 0; /* the vDSO */
-    int has_malloc;
-    int j = file_allocator(path, &has_malloc);
-    if (has_malloc && !s->past_self) {
-        note(j >= 0 ? signs[j].allocator : "unknown", path, "malloc");
-        return 1;
-    }
-    if (j < 0)
-        return 0;
-    /* The unprefixed name, exported by this module and found by librheap's wrapper: recorded. */
-    void *found = dlsym(RTLD_NEXT, signs[j].plain);
-    if (found && contains(info, (uintptr_t)found))
-        return 0;
-    note(signs[j].allocator, path, signs[j].symbol);
-    return 1;
-}
-
 void rheap__unseen_scan(void) {
     static char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
-    scan_t s = {(uintptr_t)&rheap__unseen_scan, exe, 0};
-    dl_iterate_phdr(scan_module, &s);
+    nmods = 0;
+    paths_used = 0;
+    dl_iterate_phdr(list_module, NULL);
+    int self = module_of((uintptr_t)&rheap__unseen_scan);
+    for (unsigned i = 0; i < nmods && !rheap__unseen.found; i++) {
+        if ((int)i == self || mods[i].path == 0)
+            continue;
+        const char *path = mods[i].path == 1 ? exe : paths + mods[i].path;
+        if (path[0] != '/')
+            continue;
+        int has_malloc;
+        int j = file_allocator(path, &has_malloc);
+        if (has_malloc && (int)i < self) {
+            note(j >= 0 ? signs[j].allocator : "unknown", path, "malloc");
+            break;
+        }
+        if (j < 0)
+            continue;
+        /* The unprefixed name, exported by this module and found by librheap's wrapper:
+         * recorded. */
+        void *found = dlsym(RTLD_NEXT, signs[j].plain);
+        if (found && module_of((uintptr_t)found) == (int)i)
+            continue;
+        note(signs[j].allocator, path, signs[j].symbol);
+    }
     if (rheap__unseen.found)
         rheap__log(rheap__unseen.module, " allocates through ", rheap__unseen.allocator, " (",
                    rheap__unseen.symbol, "), which rheap does not record: its blocks are missing "
