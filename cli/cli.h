@@ -1,16 +1,19 @@
 /*
  * cli.h: the `rheap` command's cross-file functions, grouped by the file that defines them.
- * The conversion itself lives in the converter library (converter/include/rheap_convert.h);
- * this folder parses command lines, prints, and reads finished databases.
+ * The conversion itself lives in the converter library (rheap_convert.h), the reading of
+ * finished databases in the analysis library (rheap_analysis.h); this folder parses command
+ * lines and prints.
  */
 #ifndef RHEAP_CLI_H
 #define RHEAP_CLI_H
 
+#include <getopt.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
-#include "array.h"
 #include "message.h"
+#include "rheap_analysis.h"
 #include "rheap_convert.h"
 #include "rheap_version.h"
 
@@ -18,164 +21,196 @@
 
 /* Converts the recordings into output through the converter library, printing its warnings
  * and errors, a progress bar (progress: 1 always, 0 never, -1 when stderr is a terminal) and,
- * unless quiet, the summary line; with `brief`, `rheap run`'s summary (rheap__report_brief) as
+ * unless quiet, the summary line; with `brief`, `rheap run`'s summary (cli__report_brief) as
  * soon as the summary tables are written, while the allocation rows are still being written.
  * With `live` (NULL otherwise), the inputs come from its next_input, growing and live_user
  * (rheap_convert_opts_t) instead of inputs/ninputs. Returns the exit status (an RHEAP_EXIT_*). */
-int rheap__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_convert_opts_t *live,
+int cli__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_convert_opts_t *live,
                        const char *output, int force, int progress, int quiet, int brief);
 
-/* ---- query.c: canned queries, reading a database, printing results ---- */
 struct sqlite3;
 
-/* A query parameter declared in a query file's header:
- * `-- param: NAME = DEFAULT  (description)`. */
-typedef struct {
-    char *name, *def, *desc;
-} rheap__qparam_t;
+/* An analysis library call's result as the command ends with it: RHEAP_EXIT_OK, or the
+ * library's message as an error line on err and its status, which is the exit status for it. */
+static inline int cli__said(ra_status_t rc, const ra_err_t *why, FILE *err)
+{
+    if (rc != RA_OK)
+        cli__error(err, "%s", why->msg);
+    return (int)rc;
+}
 
-/* A loaded query file queries/NAME.sql. */
-typedef struct {
-    char *name, *path;
-    char *title;               /* first line of the header comment, without "NAME:" */
-    char *sql;                 /* the whole file */
-    rheap__qparam_t *params;
-    size_t nparams;
-} rheap__query_t;
+/* ---- grow.c: growing arrays ---- */
 
-/* A parameter value given by the user, bound to :key. */
-typedef struct {
-    const char *key, *value;
-} rheap__kv_t;
+/* Makes room for element n of the array *arrayp (a pointer to any element type) holding *cap
+ * elements of `elem` bytes: doubles it, or allocates `first` elements when empty. 0, or -1 when
+ * out of memory (the array is left as it was). */
+int cli__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first);
 
-/* A fetched result: cells[row * ncols + col] is the text of a value, NULL for SQL NULL;
- * types[] holds the SQLite type of each cell. */
-typedef struct {
-    size_t ncols, nrows;
-    char **names;
-    char **cells;
-    unsigned char *types;
-} rheap__table_t;
-
-typedef enum { RHEAP_FMT_COLUMN, RHEAP_FMT_CSV, RHEAP_FMT_JSON } rheap__fmt_t;
+/* ---- paths.c: where the installed pieces are ---- */
 
 /* The directory of the running binary (PREFIX/bin when installed). 0 or -1. */
-int rheap__exe_dir(char *buf, size_t len);
+int cli__exe_dir(char *buf, size_t len);
 /* PREFIX/installdir/rest, where PREFIX is the parent of the binary's directory (installdir
  * absolute: used as is). 0 or -1 (too long). */
-int rheap__install_path(const char *installdir, const char *rest, char *buf, size_t len);
+int cli__install_path(const char *installdir, const char *rest, char *buf, size_t len);
 /* The queries directory: $RHEAP_QUERIES, the installed share dir, or the source tree's.
  * NULL when none exists. */
-const char *rheap__queries_dir(char *buf, size_t len);
-/* Sorted names (without .sql) of the queries in dir; free each and the array. */
-char **rheap__query_names(const char *dir, size_t *n);
-/* Loads queries/NAME.sql; messages to err. Returns an RHEAP_EXIT_*. */
-int rheap__query_load(const char *name, rheap__query_t *q, FILE *err);
-void rheap__query_free(rheap__query_t *q);
-/* Runs SQL (one or more statements) binding :key for each kv; the table holds the result of
- * the last statement that returns columns. 0, or -1 with a message in errbuf. */
-int rheap__sql_fetch(struct sqlite3 *db, const char *sql, const rheap__kv_t *kv, size_t nkv,
-                     rheap__table_t *t, char *errbuf, size_t errlen);
-/* Runs a loaded query; a key that is not one of its parameters is a usage error listing the
- * valid ones. Returns an RHEAP_EXIT_*. */
-int rheap__query_run(struct sqlite3 *db, const rheap__query_t *q, const rheap__kv_t *kv,
-                     size_t nkv, rheap__table_t *t, FILE *err);
-/* The value of column col in row, or NULL (no such row or column, or SQL NULL). */
-const char *rheap__table_cell(const rheap__table_t *t, size_t row, const char *col);
-void rheap__table_free(rheap__table_t *t);
-void rheap__table_print(const rheap__table_t *t, rheap__fmt_t fmt, FILE *out);
-/* Aligned columns, at most max_rows rows, each line prefixed with indent. */
-void rheap__table_print_columns(const rheap__table_t *t, size_t max_rows, const char *indent,
-                                FILE *out);
-/* The same, calling after_row(row, arg) after each row is printed (to print lines under it). */
-void rheap__table_print_rows(const rheap__table_t *t, size_t max_rows, const char *indent,
-                             FILE *out, void (*after_row)(size_t row, void *arg), void *arg);
+const char *cli__queries_dir(char *buf, size_t len);
+
+/* ---- query.c: `rheap query` ---- */
+
+/* Loads the canned query NAME from the queries directory; a name that is not there gets the
+ * closest one suggested. Messages to err. Returns an RHEAP_EXIT_*. */
+int cli__query_load(const char *name, ra_query_t *q, FILE *err);
 /* `rheap query ARGS...` (arguments after the command name). Returns the exit status. */
-int rheap__cmd_query(int argc, char **argv);
+int cli__cmd_query(int argc, char **argv);
+
+/* ---- table.c: printing a fetched table ---- */
+
+typedef enum { RHEAP_FMT_COLUMN, RHEAP_FMT_CSV, RHEAP_FMT_JSON } cli__fmt_t;
+
+/* The whole table in fmt; full_names (--full-names) keeps the columns' names whole. */
+void cli__table_print(const ra_table_t *t, cli__fmt_t fmt, int full_names, FILE *out);
+/* Aligned columns, at most max_rows rows, each line prefixed with indent. */
+void cli__table_print_columns(const ra_table_t *t, size_t max_rows, const char *indent,
+                                int full_names, FILE *out);
+/* The same, calling after_row(row, arg) after each row is printed (to print lines under it). */
+void cli__table_print_rows(const ra_table_t *t, size_t max_rows, const char *indent,
+                             int full_names, FILE *out, void (*after_row)(size_t row, void *arg),
+                             void *arg);
 
 /* ---- names.c: names made to fit a table ---- */
-/* Turns the shortening and clipping off (--full-names). */
-void rheap__names_full(int on);
 /* Fills out with t as the column printer should show it: `function` cells shortened, and on a
  * terminal `function` and `location` cells clipped so rows of the first max_rows fit its width
  * (indent: columns taken before each row). Returns 0, or -1 when t is to be printed as it is
- * (--full-names, no such column, no memory); out can be passed to rheap__table_free either way. */
-int rheap__names_for_display(const rheap__table_t *t, size_t max_rows, size_t indent,
-                             rheap__table_t *out);
-
-/* ---- dbopen.c: opening a database, never creating one ---- */
-/* Opens the rheap database at path read-only (read) or to change its rows (write), with a busy
- * timeout of a few seconds, after checking that it is a regular, non-empty file, an SQLite
- * database with the tables meta and allocations, and of the schema version this rheap reads.
- * Returns an RHEAP_EXIT_* (INPUT with one line on err when any check fails); *db is NULL
- * unless OK. */
-int rheap__db_open_read(const char *path, struct sqlite3 **db, FILE *err);
-int rheap__db_open_write(const char *path, struct sqlite3 **db, FILE *err);
-/* The largest sampling interval of the recordings of process pid (NULL: of every process) made
- * in profile mode, whose figures but allocations and bytes allocated are estimates; 0 when all
- * were made in trace mode. */
-long long rheap__db_sample_interval(struct sqlite3 *db, const char *pid);
+ * (no such column, no memory); out can be passed to ra_table_free either way. */
+int cli__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent,
+                             ra_table_t *out);
 
 /* ---- json.c: JSON strings ---- */
 /* Writes s as a JSON string (null when s is NULL) that is valid UTF-8 whatever s holds: each
  * byte outside a well-formed UTF-8 sequence becomes \ufffd, control characters (and DEL) are
  * escaped; with html, '<', '>' and '&' too, so the text cannot end a <script> early. */
-void rheap__json_string(FILE *f, const char *s, int html);
-
-/* ---- params.c: the values query parameters take ---- */
-/* Checks value against what the documented parameter name takes (a pid of the database, a
- * whole number, one of a few words, a marker label of the database, ...); names it does not
- * know pass. RHEAP_EXIT_OK, or RHEAP_EXIT_USAGE with one line on err naming the allowed
- * values and the option the value came from (opt, or "--param NAME" when NULL). */
-int rheap__param_check(struct sqlite3 *db, const char *name, const char *value, const char *opt,
-                       FILE *err);
-/* rheap__param_check for each kv whose key is a declared parameter of q. */
-int rheap__params_check(struct sqlite3 *db, const rheap__query_t *q, const rheap__kv_t *kv,
-                        size_t nkv, FILE *err);
+void cli__json_string(FILE *f, const char *s, int html);
 
 /* ---- suggest.c: "did you mean" ---- */
 /* The name of names[0..n) closest to word by edit distance (letters inserted, deleted, changed
  * or two neighbours swapped), when at most a third of word's letters (1 or 2) differ; else
  * NULL. The first of equally close names wins. */
-const char *rheap__suggest(const char *word, const char *const *names, size_t n);
+const char *cli__suggest(const char *word, const char *const *names, size_t n);
 
 /* ---- report.c: `rheap report`, and the summary `rheap run` prints ---- */
-int rheap__cmd_report(int argc, char **argv);
+int cli__cmd_report(int argc, char **argv);
 /* Prints the short summary of a fresh database to out, each line prefixed "rheap: ". */
-void rheap__report_brief(struct sqlite3 *db, FILE *out);
+void cli__report_brief(struct sqlite3 *db, FILE *out);
 
 /* ---- units.c: sizes and times for people ---- */
 /* "40.0 KiB" (exact below 10 KiB); "349.2 us", "1.53 s". */
-void rheap__human_bytes(long long b, char *buf, size_t len);
-void rheap__human_ns(long long ns, char *buf, size_t len);
+void cli__human_bytes(long long b, char *buf, size_t len);
+void cli__human_ns(long long ns, char *buf, size_t len);
 /* Rewrites the byte columns (bytes, size, *_bytes, *_size) and time columns (*_ns) of t into
  * those units, in place; the cells stay numbers for alignment. */
-void rheap__table_humanize(rheap__table_t *t);
+void cli__table_humanize(ra_table_t *t);
 
 /* ---- stack.c: `rheap stack`, and call chains under site rows ---- */
 /* Prints the frames of stack id, innermost first, one a line prefixed with indent; from the
  * allocation site outwards when from_site (the chain under a site row), else every frame with
  * the site marked. Returns the number of frames printed, -1 on a database error. */
-int rheap__stack_print(struct sqlite3 *db, long long id, int from_site, const char *indent, FILE *out);
-/* Aligned columns as rheap__table_print_columns, with the call chain of each row's `stack`
+int cli__stack_print(struct sqlite3 *db, long long id, int from_site, const char *indent, FILE *out);
+/* Aligned columns as cli__table_print_columns, with the call chain of each row's `stack`
  * column (from the allocation site outwards) printed under the row. */
-void rheap__table_print_chains(struct sqlite3 *db, const rheap__table_t *t, size_t max_rows,
-                               const char *indent, FILE *out);
-int rheap__cmd_stack(int argc, char **argv);
+void cli__table_print_chains(struct sqlite3 *db, const ra_table_t *t, size_t max_rows,
+                               const char *indent, int full_names, FILE *out);
+int cli__cmd_stack(int argc, char **argv);
 
 /* ---- resymbolize.c: `rheap resymbolize DB` ---- */
-int rheap__cmd_resymbolize(int argc, char **argv);
+int cli__cmd_resymbolize(int argc, char **argv);
 
 /* ---- elf.c: the program rheap run starts ---- */
 /* The file execvp(name) would run (name when it has a '/', else the first executable regular
  * file in PATH) into buf. 0, or -1 when there is none. */
-int rheap__exe_find(const char *name, char *buf, size_t len);
+int cli__exe_find(const char *name, char *buf, size_t len);
 /* 1 when path is an ELF executable without a PT_INTERP header (statically linked: the dynamic
  * loader, which reads LD_PRELOAD, never runs); 0 when it has one or is not ELF (a script); -1
  * when it cannot be read or its headers are cut short. */
-int rheap__exe_is_static(const char *path);
+int cli__exe_is_static(const char *path);
 
 /* ---- run.c: `rheap run` ---- */
-int rheap__cmd_run(int argc, char **argv);
+int cli__cmd_run(int argc, char **argv);
+
+/* ---- smap.c: a map from strings to numbers, for the writers' tables ---- */
+
+/* A map from strings to numbers (it keeps copies of the keys), for the writers' tables. */
+typedef struct {
+    char **keys;
+    uint64_t *vals;
+    size_t cap, n;
+} cli__smap_t;
+
+/* The value of key; when absent, stores `next` as its value and sets *created. 0, or -1 when
+ * out of memory. */
+int cli__smap_get(cli__smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created);
+void cli__smap_free(cli__smap_t *m);
+
+/* ---- suppress_opts.c: leak suppressions as the commands offer them ---- */
+
+/* What the command line asked for: --suppress FILE (up to 16) and --no-default-suppressions. */
+typedef struct {
+    const char *files[16];
+    size_t nfiles;
+    int no_defaults;
+} cli__supp_opts_t;
+
+/* getopt_long values of the two options, for each command's table. */
+enum { RHEAP_SUPP_OPT_FILE = 0x1001, RHEAP_SUPP_OPT_NO_DEFAULTS = 0x1002 };
+#define RHEAP_SUPP_LONGS                                                                         \
+    {"suppress", required_argument, NULL, RHEAP_SUPP_OPT_FILE},                                  \
+        {"no-default-suppressions", no_argument, NULL, RHEAP_SUPP_OPT_NO_DEFAULTS}
+#define RHEAP_SUPP_HELP                                                                          \
+    "  --suppress FILE     leave out leaks whose stack matches a line of FILE, in\n"             \
+    "                      LeakSanitizer's format: leak:PATTERN, # comments; PATTERN\n"          \
+    "                      matches a function, source file or module of any frame,\n"           \
+    "                      * any characters, ^ and $ anchor it (repeatable)\n"                   \
+    "  --no-default-suppressions\n"                                                              \
+    "                      keep the never-freed runtime pools that the built-in list\n"         \
+    "                      leaves out (stdio buffers, libstdc++'s exception pool)\n"
+
+/* Takes getopt_long's result c: 1 when it was one of the two options (recorded in o), 0 when
+ * not, -1 when too many files were given (said on stderr; a usage error). */
+int cli__supp_option(cli__supp_opts_t *o, int c, const char *arg);
+/* The rules the options ask for (the built-in list unless no_defaults, then each file), with
+ * the stacks of db they suppress decided. An RHEAP_EXIT_* with a message on err; *out set on
+ * success. */
+int cli__supp_open(const cli__supp_opts_t *o, struct sqlite3 *db, ra_supp_t **out,
+                     FILE *err);
+/* "PREFIXsuppressed: N blocks, B bytes (default list: stdio buffers; FILE: pattern)" and a
+ * newline, naming the rules that took something; nothing when there are no rules. */
+void cli__supp_print(const ra_supp_t *s, const int64_t *blocks, const int64_t *bytes,
+                       const char *prefix, FILE *out);
+
+/* ---- export.c: `rheap export` ---- */
+
+int cli__cmd_export(int argc, char **argv);
+
+/* ---- pprof.c: profile.proto, gzipped ---- */
+
+/* Writes the profile of pd to out: a Go heap profile (alloc_objects, alloc_space,
+ * inuse_objects, inuse_space; inuse = never freed) or, with peak, the blocks live at each
+ * recording's peak. 0, or -1 with a message in err. */
+int cli__pprof_write(const ra_model_t *pd, int peak,
+                       ra_weight_t default_weight, FILE *out, char *err, size_t errlen);
+/* The same with base: one sample per stack of either, NEW minus BASE (negative where BASE had
+ * more), stacks matched by their frames' function, file and line since ids and pids differ
+ * between databases; what `go tool pprof -diff_base=BASE NEW` shows of two exports. */
+int cli__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak,
+                            ra_weight_t default_weight, FILE *out, char *err, size_t errlen);
+
+/* ---- diff.c: `rheap diff BASE.db NEW.db` ---- */
+int cli__cmd_diff(int argc, char **argv);
+
+/* ---- html.c: the self-contained HTML report ---- */
+
+/* `rheap report --html -o FILE DB` (arguments after the command name). */
+int cli__cmd_report_html(int argc, char **argv);
 
 #endif

@@ -33,9 +33,9 @@ static void on_diag(void *user, const rheap_convert_diag_t *d)
         v->bar_open = 0;
     }
     if (d->level == RHEAP_CONVERT_ERROR)
-        rheap__error(stderr, "%s", d->message);
+        cli__error(stderr, "%s", d->message);
     else
-        rheap__warning(stderr, "%s", d->message);
+        cli__warning(stderr, "%s", d->message);
 }
 
 /* Redraws the bar when the percentage changed: "rheap: converting [####....]  42% N events". */
@@ -69,11 +69,11 @@ static void on_summary(void *user, struct sqlite3 *db)
         fputc('\n', stderr);
         v->bar_open = 0;
     }
-    rheap__report_brief(db, stderr);
+    cli__report_brief(db, stderr);
     fflush(stderr);
 }
 
-int rheap__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_convert_opts_t *live,
+int cli__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_convert_opts_t *live,
                        const char *output, int force, int progress, int quiet, int brief)
 {
     view_t v = {progress < 0 ? isatty(STDERR_FILENO) : progress, 0, -1};
@@ -96,7 +96,7 @@ int rheap__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_co
     if (v.bar_open)
         fputc('\n', stderr);
     if ((st == RHEAP_CONVERT_OK || st == RHEAP_CONVERT_WARNINGS) && !quiet)
-        rheap__note(stderr,
+        cli__note(stderr,
                     "wrote %s: %llu allocations (%llu never freed), %llu stacks, from %llu events "
                     "in %.2f s (%.0f events/s)",
                     output, (unsigned long long)r.allocations, (unsigned long long)r.never_freed,

@@ -17,7 +17,6 @@
 #include <sqlite3.h>
 
 #include "cli.h"
-#include "profile.h"
 
 /* Per site and side: leaked, allocated and peak, bytes then blocks. */
 enum { M_LEAKED, M_ALLOCATED, M_PEAK, M_N };
@@ -28,21 +27,21 @@ typedef struct {
 } site_t;
 
 typedef struct {
-    rheap__smap_t keys;
+    cli__smap_t keys;
     site_t *v;
     size_t n, cap;
 } sites_t;
 
-static void site_of(const rheap__pd_t *pd, int64_t bt, char *fn, size_t fnlen, char *loc,
+static void site_of(const ra_model_t *pd, int64_t bt, char *fn, size_t fnlen, char *loc,
                     size_t loclen)
 {
-    const rheap__stack_t *s = rheap__pd_stack(pd, bt);
+    const ra_stack_t *s = ra_model_stack(pd, bt);
     if (!s || s->nframes == 0) {
         snprintf(fn, fnlen, "(no backtrace)");
         snprintf(loc, loclen, "??");
         return;
     }
-    const rheap__frame_t *f = &s->frames[0];
+    const ra_frame_t *f = &s->frames[0];
     snprintf(fn, fnlen, "%s", f->sym ? f->sym : "??");
     if (f->file)
         snprintf(loc, loclen, "%s:%" PRId64, f->file, f->line);
@@ -50,16 +49,16 @@ static void site_of(const rheap__pd_t *pd, int64_t bt, char *fn, size_t fnlen, c
         snprintf(loc, loclen, "%s:0x%" PRIx64, f->module ? f->module : "??", (uint64_t)f->offset);
 }
 
-static int add_side(sites_t *ss, const rheap__pd_t *pd, int side)
+static int add_side(sites_t *ss, const ra_model_t *pd, int side)
 {
     for (size_t i = 0; i < pd->nstats; i++) {
-        const rheap__stack_stat_t *st = &pd->stats[i];
+        const ra_stat_t *st = &pd->stats[i];
         char fn[1024], loc[1024], key[2100];
         site_of(pd, st->bt, fn, sizeof fn, loc, sizeof loc);
         snprintf(key, sizeof key, "%s\x01%s", fn, loc);
         uint64_t idx;
         int created;
-        if (rheap__smap_get(&ss->keys, key, ss->n, &idx, &created) != 0)
+        if (cli__smap_get(&ss->keys, key, ss->n, &idx, &created) != 0)
             return -1;
         if (created) {
             if (ss->n == ss->cap) {
@@ -108,17 +107,19 @@ static int cmp_site(const void *a, const void *b)
     return c ? c : strcmp(x->location, y->location);
 }
 
-static int load(const char *path, rheap__pd_t *pd)
+static int load(const char *path, ra_model_t *pd)
 {
     sqlite3 *db;
-    int rc = rheap__db_open_read(path, &db, stderr);
+    ra_err_t open_err;
+    int rc = cli__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
-    char err[1024];
-    if (rheap__pd_load(db, -1, RHEAP_PD_STACKS | RHEAP_PD_PEAK, 1, pd, err, sizeof err) != 0) {
-        rheap__error(stderr, "%s: %s", path, err);
+    ra_err_t err;
+    ra_status_t loaded = ra_model_load(db, -1, RA_MODEL_STACKS | RA_MODEL_PEAK, 1, pd, &err);
+    if (loaded != RA_OK) {
+        cli__error(stderr, "%s: %s", path, err.msg);
         sqlite3_close(db);
-        return RHEAP_EXIT_INPUT;
+        return (int)loaded;
     }
     sqlite3_close(db);
     return RHEAP_EXIT_OK;
@@ -126,7 +127,7 @@ static int load(const char *path, rheap__pd_t *pd)
 
 /* Fills a printable table: for leaked, allocated and peak, base, new and change; then the
  * site. Sites equal in every number are left out. */
-static int to_table(const sites_t *ss, rheap__table_t *t)
+static int to_table(const sites_t *ss, ra_table_t *t)
 {
     static const char *const m_names[M_N] = {"leaked", "allocated", "peak"};
     static const char *const sides[3] = {"base", "new", "change"};
@@ -191,7 +192,7 @@ static void usage_diff(FILE *f)
 }
 
 /* argv[0] is the command's name (only for getopt). */
-int rheap__cmd_diff(int argc, char **argv)
+int cli__cmd_diff(int argc, char **argv)
 {
     static const struct option longs[] = {
         {"blocks", no_argument, NULL, 'b'},
@@ -200,7 +201,7 @@ int rheap__cmd_diff(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    rheap__fmt_t fmt = RHEAP_FMT_COLUMN;
+    cli__fmt_t fmt = RHEAP_FMT_COLUMN;
     unit = 0;
     int c;
     optind = 0;
@@ -211,58 +212,58 @@ int rheap__cmd_diff(int argc, char **argv)
         case 'b': unit = 1; break;
         case 'C': fmt = RHEAP_FMT_CSV; break;
         case 'J': fmt = RHEAP_FMT_JSON; break;
-        default: return rheap__option_error(c, argv, longs, "a value", "rheap diff --help");
+        default: return cli__option_error(c, argv, longs, "a value", "rheap diff --help");
         }
     }
     /* BASE and NEW, wherever they were among the options. */
     if (argc - optind > 2) {
-        rheap__error(stderr, "two databases, BASE and NEW (try rheap diff --help)");
+        cli__error(stderr, "two databases, BASE and NEW (try rheap diff --help)");
         return RHEAP_EXIT_USAGE;
     }
     if (argc - optind != 2) {
-        rheap__error(stderr, "two databases needed (rheap diff BASE.db NEW.db)");
+        cli__error(stderr, "two databases needed (rheap diff BASE.db NEW.db)");
         return RHEAP_EXIT_USAGE;
     }
     const char *paths[2] = {argv[optind], argv[optind + 1]};
-    rheap__pd_t pd[2];
+    ra_model_t pd[2];
     memset(pd, 0, sizeof pd);
     int rc = load(paths[0], &pd[0]);
     if (rc == RHEAP_EXIT_OK)
         rc = load(paths[1], &pd[1]);
     sites_t ss;
     memset(&ss, 0, sizeof ss);
-    rheap__table_t t;
+    ra_table_t t;
     memset(&t, 0, sizeof t);
     if (rc == RHEAP_EXIT_OK) {
         if (add_side(&ss, &pd[0], 0) != 0 || add_side(&ss, &pd[1], 1) != 0) {
-            rheap__error(stderr, "out of memory");
+            cli__error(stderr, "out of memory");
             rc = RHEAP_EXIT_OUTPUT;
         } else {
             if (ss.n) /* two empty databases: no array at all, and qsort wants one */
                 qsort(ss.v, ss.n, sizeof *ss.v, cmp_site);
             if (to_table(&ss, &t) != 0) {
-                rheap__error(stderr, "out of memory");
+                cli__error(stderr, "out of memory");
                 rc = RHEAP_EXIT_OUTPUT;
             } else {
-                rheap__table_print(&t, fmt, stdout);
+                cli__table_print(&t, fmt, 0, stdout);
                 for (int k = 0; k < 2; k++)
-                    if (rheap__pd_sample_interval(&pd[k]))
+                    if (ra_model_sample_interval(&pd[k]))
                         fprintf(stderr,
                                 "rheap: %s was recorded in profile mode: its figures are "
                                 "estimates from allocations sampled about once every %" PRId64
                                 " bytes\n",
-                                paths[k], rheap__pd_sample_interval(&pd[k]));
+                                paths[k], ra_model_sample_interval(&pd[k]));
             }
         }
     }
-    rheap__table_free(&t);
+    ra_table_free(&t);
     for (size_t i = 0; i < ss.n; i++) {
         free(ss.v[i].function);
         free(ss.v[i].location);
     }
     free(ss.v);
-    rheap__smap_free(&ss.keys);
-    rheap__pd_free(&pd[0]);
-    rheap__pd_free(&pd[1]);
+    cli__smap_free(&ss.keys);
+    ra_model_free(&pd[0]);
+    ra_model_free(&pd[1]);
     return rc;
 }

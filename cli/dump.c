@@ -146,10 +146,10 @@ static int put_error(FILE *err, const rip_error_t *e)
     char buf[1024];
     rip_error_format(e, buf, sizeof buf);
     if (e->code == RIP_E_TRUNCATED) {
-        rheap__warning(err, "%s", buf);
+        cli__warning(err, "%s", buf);
         return RHEAP_EXIT_WARNINGS;
     }
-    rheap__error(err, "%s", buf);
+    cli__error(err, "%s", buf);
     return RHEAP_EXIT_INPUT;
 }
 

@@ -21,7 +21,7 @@ static int runnable(const char *path)
     return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
 }
 
-int rheap__exe_find(const char *name, char *buf, size_t len)
+int cli__exe_find(const char *name, char *buf, size_t len)
 {
     if (strchr(name, '/')) {
         int n = snprintf(buf, len, "%s", name);
@@ -51,7 +51,7 @@ static int read_at(int fd, void *buf, size_t len, off_t off)
     return pread(fd, buf, len, off) == (ssize_t)len ? 0 : -1;
 }
 
-int rheap__exe_is_static(const char *path)
+int cli__exe_is_static(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)

@@ -1,5 +1,5 @@
 # Turns the HTML report's files (html/report.html, report.css, report.js) into one C source
-# defining `rheap__html_<name>_<ext>` for each, NUL-terminated, so the rheap binary carries its
+# defining `cli__html_<name>_<ext>` for each, NUL-terminated, so the rheap binary carries its
 # page and the files stay plain, editable HTML, CSS and JavaScript.
 # Usage: cmake -DDIR=html -DOUT=html_parts.c -DPARTS=a.html,b.js -P embed_html.cmake
 string(REPLACE "," ";" PARTS "${PARTS}")
@@ -9,7 +9,7 @@ foreach(part IN LISTS PARTS)
   string(REGEX REPLACE "(..)" "0x\\1," bytes "${hex}")
   string(REGEX REPLACE "((0x..,){16})" "\\1\n" bytes "${bytes}")
   string(REGEX REPLACE "[.]" "_" name "${part}")
-  string(APPEND body "const char rheap__html_${name}[] = {\n${bytes}0x00\n};\n")
+  string(APPEND body "const char cli__html_${name}[] = {\n${bytes}0x00\n};\n")
 endforeach()
 file(WRITE "${OUT}.new" "${body}")
 file(RENAME "${OUT}.new" "${OUT}")

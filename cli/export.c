@@ -19,46 +19,15 @@
 #include <sqlite3.h>
 
 #include "cli.h"
-#include "profile.h"
 
 static const struct {
     const char *name;
-    rheap__weight_t w;
+    ra_weight_t w;
 } weights[] = {
-    {"leaked", RHEAP_W_LEAKED},           {"peak", RHEAP_W_PEAK},
-    {"allocated", RHEAP_W_ALLOCATED},     {"allocations", RHEAP_W_ALLOCATIONS},
-    {"temporary", RHEAP_W_TEMPORARY},
+    {"leaked", RA_W_LEAKED},           {"peak", RA_W_PEAK},
+    {"allocated", RA_W_ALLOCATED},     {"allocations", RA_W_ALLOCATIONS},
+    {"temporary", RA_W_TEMPORARY},
 };
-
-int64_t rheap__weight_of(const rheap__stack_stat_t *s, rheap__weight_t w)
-{
-    switch (w) {
-    case RHEAP_W_LEAKED:
-        return s->leaked_bytes;
-    case RHEAP_W_PEAK:
-        return s->peak_bytes;
-    case RHEAP_W_ALLOCATED:
-        return s->bytes;
-    case RHEAP_W_ALLOCATIONS:
-        return s->blocks;
-    case RHEAP_W_TEMPORARY:
-        return s->temporary_blocks;
-    }
-    return 0;
-}
-
-const char *rheap__frame_name(const rheap__frame_t *f, char *buf, size_t len)
-{
-    if (f->sym)
-        return f->sym;
-    if (f->module) {
-        const char *base = strrchr(f->module, '/');
-        snprintf(buf, len, "%s+0x%" PRIx64, base ? base + 1 : f->module, (uint64_t)f->offset);
-    } else {
-        snprintf(buf, len, "0x%" PRIx64, (uint64_t)f->offset);
-    }
-    return buf;
-}
 
 /* ---- collapsed ---- */
 
@@ -80,7 +49,7 @@ static void put_name(FILE *f, const char *s)
         fputc(*s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s, f);
 }
 
-static char *stack_text(const rheap__stack_t *s)
+static char *stack_text(const ra_stack_t *s)
 {
     char *text = NULL;
     size_t len = 0;
@@ -92,7 +61,7 @@ static char *stack_text(const rheap__stack_t *s)
     } else {
         for (size_t i = s->nframes; i-- > 0;) {
             char buf[64];
-            put_name(f, rheap__frame_name(&s->frames[i], buf, sizeof buf));
+            put_name(f, ra_frame_name(&s->frames[i], buf, sizeof buf));
             if (i)
                 fputc(';', f);
         }
@@ -105,17 +74,17 @@ static char *stack_text(const rheap__stack_t *s)
 }
 
 /* Appends the lines of one database's stacks, their weight on side `side`. */
-static int collect(const rheap__pd_t *pd, rheap__weight_t w, int side, line_t **lines, size_t *n,
+static int collect(const ra_model_t *pd, ra_weight_t w, int side, line_t **lines, size_t *n,
                    size_t *cap)
 {
     for (size_t i = 0; i < pd->nstats; i++) {
-        int64_t v = rheap__weight_of(&pd->stats[i], w);
+        int64_t v = ra_weight_of(&pd->stats[i], w);
         if (v == 0)
             continue;
-        if (rheap__grow(lines, cap, *n, sizeof **lines, 256) != 0)
+        if (cli__grow(lines, cap, *n, sizeof **lines, 256) != 0)
             return -1;
         line_t *l = &(*lines)[*n];
-        l->text = stack_text(rheap__pd_stack(pd, pd->stats[i].bt));
+        l->text = stack_text(ra_model_stack(pd, pd->stats[i].bt));
         if (!l->text)
             return -1;
         l->weight[side] = v;
@@ -128,7 +97,7 @@ static int collect(const rheap__pd_t *pd, rheap__weight_t w, int side, line_t **
 /* Folded stacks of pd, `stack WEIGHT` a line; with base, `stack BASE_WEIGHT WEIGHT`, the two
  * columns a differential flamegraph reads (stacks are matched by their text, so the two
  * databases' ids and pids do not matter). */
-static int write_collapsed(const rheap__pd_t *pd, const rheap__pd_t *base, rheap__weight_t w,
+static int write_collapsed(const ra_model_t *pd, const ra_model_t *base, ra_weight_t w,
                            FILE *out, char *err, size_t errlen)
 {
     line_t *lines = NULL;
@@ -164,50 +133,52 @@ static int write_collapsed(const rheap__pd_t *pd, const rheap__pd_t *base, rheap
 /* ---- The command ---- */
 
 /* Reads a database for export, its suppressed leaks taken out (named in a note on stderr). */
-static int load(const char *path, int64_t pid, unsigned what, const rheap__supp_opts_t *so,
-                rheap__pd_t *pd)
+static int load(const char *path, int64_t pid, unsigned what, const cli__supp_opts_t *so,
+                ra_model_t *pd)
 {
     sqlite3 *db;
     memset(pd, 0, sizeof *pd);
-    int rc = rheap__db_open_read(path, &db, stderr);
+    ra_err_t open_err;
+    int rc = cli__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
-    char err[1024];
-    if (rheap__pd_load(db, pid, what, 0, pd, err, sizeof err) != 0) {
-        rheap__error(stderr, "%s: %s", path, err);
-        rheap__pd_free(pd);
+    ra_err_t err;
+    ra_status_t loaded = ra_model_load(db, pid, what, 0, pd, &err);
+    if (loaded != RA_OK) {
+        cli__error(stderr, "%s: %s", path, err.msg);
+        ra_model_free(pd);
         sqlite3_close(db);
-        return RHEAP_EXIT_INPUT;
+        return (int)loaded;
     }
-    rheap__supp_t *supp;
-    rc = rheap__supp_open(so, db, &supp, stderr);
+    ra_supp_t *supp;
+    rc = cli__supp_open(so, db, &supp, stderr);
     sqlite3_close(db);
     if (rc != RHEAP_EXIT_OK) {
-        rheap__pd_free(pd);
+        ra_model_free(pd);
         return rc;
     }
-    size_t nr = rheap__supp_nrules(supp);
+    size_t nr = ra_supp_nrules(supp);
     int64_t *bl = calloc(nr + 1, sizeof *bl), *by = calloc(nr + 1, sizeof *by);
     if (!bl || !by) {
         free(bl);
         free(by);
-        rheap__supp_destroy(supp);
-        rheap__pd_free(pd);
-        rheap__error(stderr, "out of memory");
+        ra_supp_destroy(supp);
+        ra_model_free(pd);
+        cli__error(stderr, "out of memory");
         return RHEAP_EXIT_OUTPUT;
     }
-    rheap__supp_apply_pd(supp, pd, bl, by);
+    ra_supp_apply(supp, pd, bl, by);
     int64_t any = 0;
     for (size_t r = 0; r < nr; r++)
         any += bl[r];
     if (any) {
         char prefix[PATH_MAX + 16];
         snprintf(prefix, sizeof prefix, "rheap: %s: ", path);
-        rheap__supp_print(supp, bl, by, prefix, stderr);
+        cli__supp_print(supp, bl, by, prefix, stderr);
     }
     free(bl);
     free(by);
-    rheap__supp_destroy(supp);
+    ra_supp_destroy(supp);
     return RHEAP_EXIT_OK;
 }
 
@@ -268,7 +239,7 @@ static const char *export_needs(void)
 }
 
 /* argv[0] is the command's name (only for getopt). */
-int rheap__cmd_export(int argc, char **argv)
+int cli__cmd_export(int argc, char **argv)
 {
     static const struct option longs[] = {
         {"output", required_argument, NULL, 'o'},
@@ -279,9 +250,9 @@ int rheap__cmd_export(int argc, char **argv)
         RHEAP_SUPP_LONGS,
         {NULL, 0, NULL, 0},
     };
-    rheap__supp_opts_t so = {0};
+    cli__supp_opts_t so = {0};
     const char *format = NULL, *db_path = NULL, *output = NULL, *base_path = NULL;
-    rheap__weight_t w = RHEAP_W_LEAKED;
+    ra_weight_t w = RA_W_LEAKED;
     int64_t pid = -1;
     int c;
     optind = 0;
@@ -296,7 +267,7 @@ int rheap__cmd_export(int argc, char **argv)
             while (k < nw && strcmp(weights[k].name, optarg))
                 k++;
             if (k == nw) {
-                rheap__error(stderr, "unknown weight '%s' (leaked, peak, allocated, "
+                cli__error(stderr, "unknown weight '%s' (leaked, peak, allocated, "
                                      "allocations, temporary)", optarg);
                 return RHEAP_EXIT_USAGE;
             }
@@ -308,25 +279,25 @@ int rheap__cmd_export(int argc, char **argv)
             errno = 0;
             long long p = strtoll(optarg, &end, 10);
             if (errno || *end || end == optarg || p < 0) {
-                rheap__error(stderr, "--pid wants a process id, not '%s'", optarg);
+                cli__error(stderr, "--pid wants a process id, not '%s'", optarg);
                 return RHEAP_EXIT_USAGE;
             }
             pid = p;
             break;
         }
         default: {
-            int sr = rheap__supp_option(&so, c, optarg);
+            int sr = cli__supp_option(&so, c, optarg);
             if (sr > 0)
                 break;
             if (sr < 0)
                 return RHEAP_EXIT_USAGE;
-            return rheap__option_error(c, argv, longs, export_needs(), "rheap export --help");
+            return cli__option_error(c, argv, longs, export_needs(), "rheap export --help");
         }
         }
     }
     /* FORMAT and DB, wherever they were among the options. */
     if (argc - optind > 2) {
-        rheap__error(stderr, "one database at a time (try rheap export --help)");
+        cli__error(stderr, "one database at a time (try rheap export --help)");
         return RHEAP_EXIT_USAGE;
     }
     if (optind < argc)
@@ -334,38 +305,38 @@ int rheap__cmd_export(int argc, char **argv)
     if (optind + 1 < argc)
         db_path = argv[optind + 1];
     if (!format || !db_path) {
-        rheap__error(stderr, "%s (rheap export FORMAT DB -o FILE)",
+        cli__error(stderr, "%s (rheap export FORMAT DB -o FILE)",
                      format ? "no database given" : "no format given");
         return RHEAP_EXIT_USAGE;
     }
     int pprof = !strcmp(format, "pprof");
     if (!pprof && strcmp(format, "collapsed")) {
-        rheap__error(stderr, "unknown format '%s' (collapsed, pprof)", format);
+        cli__error(stderr, "unknown format '%s' (collapsed, pprof)", format);
         return RHEAP_EXIT_USAGE;
     }
-    if (pprof && w == RHEAP_W_TEMPORARY) {
-        rheap__error(stderr, "a pprof profile has no temporary sample type; use collapsed");
+    if (pprof && w == RA_W_TEMPORARY) {
+        cli__error(stderr, "a pprof profile has no temporary sample type; use collapsed");
         return RHEAP_EXIT_USAGE;
     }
 
-    unsigned what = RHEAP_PD_STACKS;
-    if (w == RHEAP_W_PEAK)
-        what |= RHEAP_PD_PEAK;
-    if (w == RHEAP_W_TEMPORARY)
-        what |= RHEAP_PD_TEMPORARY;
-    rheap__pd_t pd, base;
+    unsigned what = RA_MODEL_STACKS;
+    if (w == RA_W_PEAK)
+        what |= RA_MODEL_PEAK;
+    if (w == RA_W_TEMPORARY)
+        what |= RA_MODEL_TEMPORARY;
+    ra_model_t pd, base;
     int rc = load(db_path, pid, what, &so, &pd);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     /* The base is another run: its pids differ, so --pid does not select in it. */
     if (base_path && (rc = load(base_path, -1, what, &so, &base)) != RHEAP_EXIT_OK) {
-        rheap__pd_free(&pd);
+        ra_model_free(&pd);
         return rc;
     }
     char err[1024];
-    int64_t interval = rheap__pd_sample_interval(&pd);
-    if (base_path && rheap__pd_sample_interval(&base) > interval)
-        interval = rheap__pd_sample_interval(&base);
+    int64_t interval = ra_model_sample_interval(&pd);
+    if (base_path && ra_model_sample_interval(&base) > interval)
+        interval = ra_model_sample_interval(&base);
     /* Folded stacks have no room for a note; pprof carries it as a comment. */
     if (interval && !pprof)
         fprintf(stderr,
@@ -377,19 +348,19 @@ int rheap__cmd_export(int argc, char **argv)
     if (output && strcmp(output, "-")) {
         out = fopen(output, pprof ? "wb" : "w");
         if (!out) {
-            rheap__error(stderr, "%s: %s", output, strerror(errno));
-            rheap__pd_free(&pd);
+            cli__error(stderr, "%s: %s", output, strerror(errno));
+            ra_model_free(&pd);
             if (base_path)
-                rheap__pd_free(&base);
+                ra_model_free(&base);
             return RHEAP_EXIT_OUTPUT;
         }
     }
-    int failed = pprof ? rheap__pprof_write_diff(&pd, base_path ? &base : NULL, w == RHEAP_W_PEAK,
+    int failed = pprof ? cli__pprof_write_diff(&pd, base_path ? &base : NULL, w == RA_W_PEAK,
                                                  w, out, err, sizeof err)
                        : write_collapsed(&pd, base_path ? &base : NULL, w, out, err, sizeof err);
-    rheap__pd_free(&pd);
+    ra_model_free(&pd);
     if (base_path)
-        rheap__pd_free(&base);
+        ra_model_free(&base);
     /* Standard output is flushed and checked by main, as for every command. */
     if (out != stdout && fclose(out) != 0) {
         if (!failed)
@@ -397,7 +368,7 @@ int rheap__cmd_export(int argc, char **argv)
         failed = 1;
     }
     if (failed) {
-        rheap__error(stderr, "%s: %s", output ? output : "standard output", err);
+        cli__error(stderr, "%s: %s", output ? output : "standard output", err);
         return RHEAP_EXIT_OUTPUT;
     }
     return RHEAP_EXIT_OK;

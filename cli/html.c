@@ -19,9 +19,8 @@
 #include <sqlite3.h>
 
 #include "cli.h"
-#include "profile.h"
 
-extern const char rheap__html_report_html[], rheap__html_report_css[], rheap__html_report_js[];
+extern const char cli__html_report_html[], cli__html_report_css[], cli__html_report_js[];
 
 /* Slices of each recording's time on the memory chart. */
 #define HTML_BUCKETS 400
@@ -32,7 +31,7 @@ extern const char rheap__html_report_html[], rheap__html_report_css[], rheap__ht
 /* A JSON string; '<', '>' and '&' are escaped too, so no "</script>" can end the data early. */
 static void json_str(FILE *f, const char *s)
 {
-    rheap__json_string(f, s, 1);
+    cli__json_string(f, s, 1);
 }
 
 static void json_i(FILE *f, const char *key, int64_t v, int comma)
@@ -41,11 +40,11 @@ static void json_i(FILE *f, const char *key, int64_t v, int comma)
 }
 
 typedef struct {
-    const rheap__pd_t *pd;
+    const ra_model_t *pd;
     char *suppressed;     /* the line naming what suppressions took out, or NULL */
-    rheap__smap_t frames; /* frame key -> index in the page's frame table */
+    cli__smap_t frames; /* frame key -> index in the page's frame table */
     size_t nframes;
-    rheap__smap_t stacks; /* bt -> index in the page's stack table */
+    cli__smap_t stacks; /* bt -> index in the page's stack table */
     size_t nstacks;
     unsigned char *keep;  /* per stat: shown on its own */
 } page_t;
@@ -59,24 +58,24 @@ static int cmp_desc(const void *a, const void *b)
 /* Marks the stats that are among the top HTML_TOP_STACKS of any weight. */
 static int choose(page_t *pg)
 {
-    const rheap__pd_t *pd = pg->pd;
+    const ra_model_t *pd = pg->pd;
     pg->keep = calloc(pd->nstats + 1, 1);
     int64_t *v = malloc((pd->nstats + 1) * sizeof *v);
     if (!pg->keep || !v) {
         free(v);
         return -1;
     }
-    static const rheap__weight_t ws[] = {RHEAP_W_LEAKED, RHEAP_W_PEAK, RHEAP_W_ALLOCATED};
+    static const ra_weight_t ws[] = {RA_W_LEAKED, RA_W_PEAK, RA_W_ALLOCATED};
     for (size_t k = 0; k < 3; k++) {
         for (size_t i = 0; i < pd->nstats; i++)
-            v[i] = rheap__weight_of(&pd->stats[i], ws[k]);
+            v[i] = ra_weight_of(&pd->stats[i], ws[k]);
         int64_t cut = 1;
         if (pd->nstats > HTML_TOP_STACKS) {
             qsort(v, pd->nstats, sizeof *v, cmp_desc);
             cut = v[HTML_TOP_STACKS - 1] > 1 ? v[HTML_TOP_STACKS - 1] : 1;
         }
         for (size_t i = 0; i < pd->nstats; i++)
-            if (rheap__weight_of(&pd->stats[i], ws[k]) >= cut)
+            if (ra_weight_of(&pd->stats[i], ws[k]) >= cut)
                 pg->keep[i] = 1;
     }
     free(v);
@@ -84,15 +83,15 @@ static int choose(page_t *pg)
 }
 
 /* The page's index of a frame, appending it to the frame table on first sight. */
-static int64_t frame_index(page_t *pg, const rheap__frame_t *f, FILE *out)
+static int64_t frame_index(page_t *pg, const ra_frame_t *f, FILE *out)
 {
     char key[1024], buf[64];
-    const char *name = rheap__frame_name(f, buf, sizeof buf);
+    const char *name = ra_frame_name(f, buf, sizeof buf);
     snprintf(key, sizeof key, "%s\x01%s\x01%" PRId64 "\x01%d", name, f->file ? f->file : "",
              f->line, f->inlined);
     uint64_t idx;
     int created;
-    if (rheap__smap_get(&pg->frames, key, pg->nframes, &idx, &created) != 0)
+    if (cli__smap_get(&pg->frames, key, pg->nframes, &idx, &created) != 0)
         return -1;
     if (created) {
         /* [name, file, line, inlined, module] */
@@ -108,9 +107,9 @@ static int64_t frame_index(page_t *pg, const rheap__frame_t *f, FILE *out)
     return (int64_t)idx;
 }
 
-static void write_proc(FILE *out, const rheap__pd_t *pd, size_t p)
+static void write_proc(FILE *out, const ra_model_t *pd, size_t p)
 {
-    const rheap__proc_t *pr = &pd->procs[p];
+    const ra_proc_t *pr = &pd->procs[p];
     fputc('{', out);
     json_i(out, "pid", pr->pid, 0);
     json_i(out, "rec", pr->recording, 1);
@@ -136,7 +135,7 @@ static void write_proc(FILE *out, const rheap__pd_t *pd, size_t p)
     for (int c = 0; c < 3; c++) {
         fprintf(out, "%s\"%s\":[", c ? "," : "", cols[c]);
         for (size_t i = 0; i < pr->nbuckets; i++) {
-            const rheap__bucket_t *b = &pd->buckets[pr->bucket0 + i];
+            const ra_bucket_t *b = &pd->buckets[pr->bucket0 + i];
             int64_t v = c == 0 ? b->t_from : c == 1 ? b->max_live : b->allocs;
             fprintf(out, "%s%" PRId64, i ? "," : "", v);
         }
@@ -145,7 +144,7 @@ static void write_proc(FILE *out, const rheap__pd_t *pd, size_t p)
     fputs("},\"markers\":[", out);
     int n = 0;
     for (size_t i = 0; i < pd->nmarkers; i++) {
-        const rheap__marker_t *m = &pd->markers[i];
+        const ra_marker_t *m = &pd->markers[i];
         if (m->pid != pr->pid || m->recording != pr->recording)
             continue;
         fprintf(out, "%s[%" PRId64 ",", n++ ? "," : "", m->t);
@@ -155,7 +154,7 @@ static void write_proc(FILE *out, const rheap__pd_t *pd, size_t p)
     fputs("],\"windows\":[", out);
     n = 0;
     for (size_t i = 0; i < pd->nwindows; i++) {
-        const rheap__window_t *w = &pd->windows[i];
+        const ra_window_t *w = &pd->windows[i];
         if (w->pid != pr->pid || w->recording != pr->recording)
             continue;
         fprintf(out, "%s[%" PRId64 ",%" PRId64 ",", n++ ? "," : "", w->on_t,
@@ -168,7 +167,7 @@ static void write_proc(FILE *out, const rheap__pd_t *pd, size_t p)
     fputs("],\"threads\":[", out);
     n = 0;
     for (size_t i = 0; i < pd->nthreads; i++) {
-        const rheap__thread_t *t = &pd->threads[i];
+        const ra_thread_t *t = &pd->threads[i];
         if (t->pid != pr->pid || t->recording != pr->recording)
             continue;
         fprintf(out, "%s[%" PRId64 ",", n++ ? "," : "", t->tid);
@@ -179,7 +178,7 @@ static void write_proc(FILE *out, const rheap__pd_t *pd, size_t p)
     fputs("],\"sizes\":[", out);
     n = 0;
     for (size_t i = 0; i < pd->nsizes; i++) {
-        const rheap__size_t *z = &pd->sizes[i];
+        const ra_sizeclass_t *z = &pd->sizes[i];
         if (z->pid != pr->pid || z->recording != pr->recording)
             continue;
         fprintf(out, "%s[%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]",
@@ -193,7 +192,7 @@ static void write_proc(FILE *out, const rheap__pd_t *pd, size_t p)
  * they go to a memory stream first. */
 static int write_data(page_t *pg, const char *db_path, FILE *out)
 {
-    const rheap__pd_t *pd = pg->pd;
+    const ra_model_t *pd = pg->pd;
     char *stacks_txt = NULL, *stats_txt = NULL;
     size_t stacks_len = 0, stats_len = 0;
     FILE *stacks = open_memstream(&stacks_txt, &stacks_len);
@@ -224,8 +223,8 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
     int64_t other[6] = {0};
     size_t other_proc = SIZE_MAX;
     for (size_t i = 0; i <= pd->nstats && rc == 0; i++) {
-        const rheap__stack_stat_t *s = i < pd->nstats ? &pd->stats[i] : NULL;
-        size_t p = s ? (size_t)(rheap__pd_proc(pd, s->pid, s->recording) - pd->procs) : SIZE_MAX;
+        const ra_stat_t *s = i < pd->nstats ? &pd->stats[i] : NULL;
+        size_t p = s ? (size_t)(ra_model_proc(pd, s->pid, s->recording) - pd->procs) : SIZE_MAX;
         if (other_proc != SIZE_MAX && p != other_proc) {
             if (other[0] + other[2] + other[4]) {
                 fprintf(stats, "%s[%zu,-1", nstats++ ? ",\n" : "", other_proc);
@@ -249,16 +248,16 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
         snprintf(key, sizeof key, "%" PRId64, s->bt);
         uint64_t idx;
         int created;
-        if (rheap__smap_get(&pg->stacks, key, pg->nstacks, &idx, &created) != 0) {
+        if (cli__smap_get(&pg->stacks, key, pg->nstacks, &idx, &created) != 0) {
             rc = -1;
             break;
         }
         if (created) {
             /* Frame indices from the outermost frame to the site. */
-            const rheap__stack_t *st = rheap__pd_stack(pd, s->bt);
+            const ra_stack_t *st = ra_model_stack(pd, s->bt);
             fputs(pg->nstacks++ ? ",\n[" : "[", stacks);
             if (!st || st->nframes == 0) {
-                rheap__frame_t none = {.sym = "(no backtrace)"};
+                ra_frame_t none = {.sym = "(no backtrace)"};
                 int64_t f = frame_index(pg, &none, out);
                 rc |= f < 0;
                 fprintf(stacks, "%" PRId64, f);
@@ -294,7 +293,7 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
 /* Copies the template to out, replacing each {{NAME}} by its part. */
 static int write_page(page_t *pg, const char *db_path, FILE *out)
 {
-    const char *s = rheap__html_report_html;
+    const char *s = cli__html_report_html;
     while (*s) {
         const char *open = strstr(s, "{{");
         if (!open) {
@@ -307,9 +306,9 @@ static int write_page(page_t *pg, const char *db_path, FILE *out)
             return -1;
         size_t n = (size_t)(close - open - 2);
         if (n == 3 && !strncmp(open + 2, "CSS", 3)) {
-            fputs(rheap__html_report_css, out);
+            fputs(cli__html_report_css, out);
         } else if (n == 2 && !strncmp(open + 2, "JS", 2)) {
-            fputs(rheap__html_report_js, out);
+            fputs(cli__html_report_js, out);
         } else if (n == 4 && !strncmp(open + 2, "DATA", 4)) {
             if (write_data(pg, db_path, out) != 0)
                 return -1;
@@ -356,7 +355,7 @@ static void usage_html(FILE *f)
 /* Parses the page's options; argv[0] is the command's name (only for getopt). Returns -1 when
  * the page is to be written, else the exit status. */
 static int html_options(int argc, char **argv, const char **db_path, const char **output,
-                        int64_t *pid, rheap__supp_opts_t *so)
+                        int64_t *pid, cli__supp_opts_t *so)
 {
     static const struct option longs[] = {
         {"html", no_argument, NULL, 'H'},
@@ -378,18 +377,18 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
             char *end;
             *pid = strtoll(optarg, &end, 10);
             if (*end || *pid < 0) {
-                rheap__error(stderr, "--pid wants a process id, not '%s'", optarg);
+                cli__error(stderr, "--pid wants a process id, not '%s'", optarg);
                 return RHEAP_EXIT_USAGE;
             }
             break;
         }
         default: {
-            int sr = rheap__supp_option(so, c, optarg);
+            int sr = cli__supp_option(so, c, optarg);
             if (sr > 0)
                 break;
             if (sr < 0)
                 return RHEAP_EXIT_USAGE;
-            return rheap__option_error(c, argv, longs,
+            return cli__option_error(c, argv, longs,
                                        optopt == 'P' ? "a process id" : "a file name",
                                        "rheap report --help");
         }
@@ -397,13 +396,13 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
     }
     /* DB, wherever it was among the options. */
     if (argc - optind > 1) {
-        rheap__error(stderr, "one database at a time (try rheap report --help)");
+        cli__error(stderr, "one database at a time (try rheap report --help)");
         return RHEAP_EXIT_USAGE;
     }
     if (optind < argc)
         *db_path = argv[optind];
     if (!*db_path || !*output) {
-        rheap__error(stderr, "%s (rheap report --html -o FILE DB)",
+        cli__error(stderr, "%s (rheap report --html -o FILE DB)",
                      *db_path ? "--html needs -o FILE" : "no database given");
         return RHEAP_EXIT_USAGE;
     }
@@ -412,14 +411,14 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
 
 /* report.c hands over its arguments after "report" (--html among them); getopt wants the
  * command's name in front, so it gets a copy with one. */
-int rheap__cmd_report_html(int argc, char **argv)
+int cli__cmd_report_html(int argc, char **argv)
 {
     const char *db_path = NULL, *output = NULL;
     int64_t pid = -1;
-    rheap__supp_opts_t so = {0};
+    cli__supp_opts_t so = {0};
     char **av = malloc(((size_t)argc + 2) * sizeof *av);
     if (!av) {
-        rheap__error(stderr, "out of memory");
+        cli__error(stderr, "out of memory");
         return RHEAP_EXIT_OUTPUT;
     }
     av[0] = (char *)"report";
@@ -430,35 +429,37 @@ int rheap__cmd_report_html(int argc, char **argv)
     if (st >= 0)
         return st;
     sqlite3 *db;
-    int rc = rheap__db_open_read(db_path, &db, stderr);
+    ra_err_t open_err;
+    int rc = cli__said(ra_open_read(db_path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
-    rheap__pd_t pd;
-    char err[1024];
-    if (rheap__pd_load(db, pid, RHEAP_PD_STACKS | RHEAP_PD_TIMELINE | RHEAP_PD_TABLES,
-                       HTML_BUCKETS, &pd, err, sizeof err) != 0) {
-        rheap__error(stderr, "%s: %s", db_path, err);
-        rheap__pd_free(&pd);
+    ra_model_t pd;
+    ra_err_t err;
+    ra_status_t loaded = ra_model_load(
+        db, pid, RA_MODEL_STACKS | RA_MODEL_TIMELINE | RA_MODEL_TABLES, HTML_BUCKETS, &pd, &err);
+    if (loaded != RA_OK) {
+        cli__error(stderr, "%s: %s", db_path, err.msg);
+        ra_model_free(&pd);
         sqlite3_close(db);
-        return RHEAP_EXIT_INPUT;
+        return (int)loaded;
     }
     /* Suppressed stacks leave the leak table, the leaked flamegraph and the never-freed
      * totals; the page names them in a line of their own. */
-    rheap__supp_t *supp;
-    rc = rheap__supp_open(&so, db, &supp, stderr);
+    ra_supp_t *supp;
+    rc = cli__supp_open(&so, db, &supp, stderr);
     sqlite3_close(db);
     if (rc != RHEAP_EXIT_OK) {
-        rheap__pd_free(&pd);
+        ra_model_free(&pd);
         return rc;
     }
     page_t pg = {.pd = &pd};
-    size_t nr = rheap__supp_nrules(supp);
+    size_t nr = ra_supp_nrules(supp);
     int64_t *bl = calloc(nr + 1, sizeof *bl), *by = calloc(nr + 1, sizeof *by);
     size_t len = 0;
     FILE *line = bl && by ? open_memstream(&pg.suppressed, &len) : NULL;
     if (line) {
-        rheap__supp_apply_pd(supp, &pd, bl, by);
-        rheap__supp_print(supp, bl, by, "", line);
+        ra_supp_apply(supp, &pd, bl, by);
+        cli__supp_print(supp, bl, by, "", line);
         fclose(line);
         if (pg.suppressed && len && pg.suppressed[len - 1] == '\n')
             pg.suppressed[len - 1] = 0;
@@ -469,16 +470,16 @@ int rheap__cmd_report_html(int argc, char **argv)
     }
     free(bl);
     free(by);
-    rheap__supp_destroy(supp);
+    ra_supp_destroy(supp);
     if (!line) {
-        rheap__error(stderr, "out of memory");
-        rheap__pd_free(&pd);
+        cli__error(stderr, "out of memory");
+        ra_model_free(&pd);
         return RHEAP_EXIT_OUTPUT;
     }
     FILE *out = fopen(output, "w");
     if (!out) {
-        rheap__error(stderr, "%s: %s", output, strerror(errno));
-        rheap__pd_free(&pd);
+        cli__error(stderr, "%s: %s", output, strerror(errno));
+        ra_model_free(&pd);
         return RHEAP_EXIT_OUTPUT;
     }
     int failed = choose(&pg) != 0 || write_page(&pg, db_path, out) != 0;
@@ -486,11 +487,11 @@ int rheap__cmd_report_html(int argc, char **argv)
         failed = 1;
     free(pg.keep);
     free(pg.suppressed);
-    rheap__smap_free(&pg.frames);
-    rheap__smap_free(&pg.stacks);
-    rheap__pd_free(&pd);
+    cli__smap_free(&pg.frames);
+    cli__smap_free(&pg.stacks);
+    ra_model_free(&pd);
     if (failed) {
-        rheap__error(stderr, "%s: could not write the page (%s)", output,
+        cli__error(stderr, "%s: could not write the page (%s)", output,
                      errno ? strerror(errno) : "out of memory");
         return RHEAP_EXIT_OUTPUT;
     }

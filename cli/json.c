@@ -42,7 +42,7 @@ static int utf8_len(const unsigned char *p)
     return n;
 }
 
-void rheap__json_string(FILE *f, const char *s, int html)
+void cli__json_string(FILE *f, const char *s, int html)
 {
     if (!s) {
         fputs("null", f);

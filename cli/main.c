@@ -14,7 +14,6 @@
 
 #include "dump.h"
 #include "cli.h"
-#include "profile.h"
 
 static void usage_main(FILE *f)
 {
@@ -39,7 +38,7 @@ static void usage_main(FILE *f)
             "  -h, --help     show this help (COMMAND --help: help on a command)\n"
             "  --version      show the version\n"
             "\n");
-    rheap__exit_help(f);
+    cli__exit_help(f);
     fprintf(f, "run exits with the program's status; query and report with 0, 1 (usage), 2\n"
                "(missing or bad database) or 4 (standard output could not be written). See\n"
                "rheap COMMAND --help.\n");
@@ -64,7 +63,7 @@ static void usage_convert(FILE *f)
             "  -q, --quiet         no summary line\n"
             "  -h, --help          show this help\n"
             "\n");
-    rheap__exit_help(f);
+    cli__exit_help(f);
 }
 
 static void usage_dump(FILE *f)
@@ -103,7 +102,7 @@ static int cmd_convert(int argc, char **argv, int short_form)
         case 'P': progress = 1; break;
         case 'N': progress = 0; break;
         case 'h': usage_convert(stdout); return RHEAP_EXIT_OK;
-        default: return rheap__option_error(c, argv, longs, "a file name", help);
+        default: return cli__option_error(c, argv, longs, "a file name", help);
         }
     }
     /* getopt_long moved the paths, in their order, behind the options. */
@@ -112,16 +111,16 @@ static int cmd_convert(int argc, char **argv, int short_form)
     if (short_form && !output && n >= 2)
         output = inputs[--n];
     if (!output || n == 0) {
-        rheap__error(stderr, "%s (try %s)",
+        cli__error(stderr, "%s (try %s)",
                      n == 0 ? "no recording given" : "no output given (-o OUT.db)", help);
         return RHEAP_EXIT_USAGE;
     }
-    return rheap__convert_cmd(inputs, n, NULL, output, force, progress, quiet, 0);
+    return cli__convert_cmd(inputs, n, NULL, output, force, progress, quiet, 0);
 }
 
 static int cmd_dump(int argc, char **argv)
 {
-    int rc = rheap__help_only(argc, argv, usage_dump, "rheap dump --help");
+    int rc = cli__help_only(argc, argv, usage_dump, "rheap dump --help");
     if (rc >= 0)
         return rc;
     if (argc - optind != 1) {
@@ -153,19 +152,19 @@ static int dispatch(int argc, char **argv)
     if (!strcmp(cmd, "dump"))
         return cmd_dump(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
-        return rheap__cmd_run(argc - 2, argv + 2);
+        return cli__cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "query"))
-        return rheap__cmd_query(argc - 1, argv + 1);
+        return cli__cmd_query(argc - 1, argv + 1);
     if (!strcmp(cmd, "export"))
-        return rheap__cmd_export(argc - 1, argv + 1);
+        return cli__cmd_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "diff"))
-        return rheap__cmd_diff(argc - 1, argv + 1);
+        return cli__cmd_diff(argc - 1, argv + 1);
     if (!strcmp(cmd, "report"))
-        return rheap__cmd_report(argc - 1, argv + 1);
+        return cli__cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "stack"))
-        return rheap__cmd_stack(argc - 1, argv + 1);
+        return cli__cmd_stack(argc - 1, argv + 1);
     if (!strcmp(cmd, "resymbolize"))
-        return rheap__cmd_resymbolize(argc - 1, argv + 1);
+        return cli__cmd_resymbolize(argc - 1, argv + 1);
     /* Anything else is the short form, rheap RIP... OUT.db, whose first word is an option or a
      * path: a word that names nothing on disk is more likely a mistyped command. */
     struct stat sb;
@@ -173,11 +172,11 @@ static int dispatch(int argc, char **argv)
         static const char *const commands[] = {"run",         "report", "query",   "stack",
                                                "export",      "diff",   "convert", "dump",
                                                "resymbolize", "help",   "version"};
-        const char *near = rheap__suggest(cmd, commands, sizeof commands / sizeof *commands);
+        const char *near = cli__suggest(cmd, commands, sizeof commands / sizeof *commands);
         if (near)
-            rheap__error(stderr, "unknown command '%s'; did you mean '%s'?", cmd, near);
+            cli__error(stderr, "unknown command '%s'; did you mean '%s'?", cmd, near);
         else
-            rheap__error(stderr,
+            cli__error(stderr,
                          "'%s' is neither a command nor a recording directory (try rheap --help)",
                          cmd);
         return RHEAP_EXIT_USAGE;
@@ -196,7 +195,7 @@ static int finish_stdout(int status)
     if (ferror(stdout) || bad) {
         /* glibc keeps what a failed write could not write, so the flush fails again with the
          * same errno; "write error" only when the flush found nothing left to write. */
-        rheap__error(stderr, "writing standard output: %s", bad && e ? strerror(e) : "write error");
+        cli__error(stderr, "writing standard output: %s", bad && e ? strerror(e) : "write error");
         return status == RHEAP_EXIT_OK ? RHEAP_EXIT_OUTPUT : status;
     }
     return status;

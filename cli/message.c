@@ -7,12 +7,12 @@
 
 #include "message.h"
 
-void rheap__exit_help(FILE *f)
+void cli__exit_help(FILE *f)
 {
     fputs("Exit status:\n", f);
-#define RHEAP__EXIT_LINE(name, code, text) fprintf(f, "  %d  %s\n", code, text);
-    RHEAP_EXIT_LIST(RHEAP__EXIT_LINE)
-#undef RHEAP__EXIT_LINE
+#define CLI__EXIT_LINE(name, code, text) fprintf(f, "  %d  %s\n", code, text);
+    RHEAP_EXIT_LIST(CLI__EXIT_LINE)
+#undef CLI__EXIT_LINE
 }
 
 static void vsay(FILE *f, const char *prefix, const char *fmt, va_list ap)
@@ -22,7 +22,7 @@ static void vsay(FILE *f, const char *prefix, const char *fmt, va_list ap)
     fputc('\n', f);
 }
 
-void rheap__error(FILE *f, const char *fmt, ...)
+void cli__error(FILE *f, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -30,7 +30,7 @@ void rheap__error(FILE *f, const char *fmt, ...)
     va_end(ap);
 }
 
-void rheap__warning(FILE *f, const char *fmt, ...)
+void cli__warning(FILE *f, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -38,7 +38,7 @@ void rheap__warning(FILE *f, const char *fmt, ...)
     va_end(ap);
 }
 
-void rheap__note(FILE *f, const char *fmt, ...)
+void cli__note(FILE *f, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -61,26 +61,26 @@ static const char *failed_long(char *const *argv, const struct option *longs, si
     return NULL;
 }
 
-int rheap__option_error(int c, char *const *argv, const struct option *longs, const char *needs,
+int cli__option_error(int c, char *const *argv, const struct option *longs, const char *needs,
                         const char *help)
 {
     size_t len = 0;
     const char *lng = optopt ? failed_long(argv, longs, &len) : NULL;
     if (optopt == 0)
         /* An unknown long option: getopt_long has stepped past it. */
-        rheap__error(stderr, "unknown option %s (try %s)", argv[optind - 1], help);
+        cli__error(stderr, "unknown option %s (try %s)", argv[optind - 1], help);
     else if (c == ':' && lng)
-        rheap__error(stderr, "%.*s needs %s (try %s)", (int)len, lng, needs, help);
+        cli__error(stderr, "%.*s needs %s (try %s)", (int)len, lng, needs, help);
     else if (c == ':')
-        rheap__error(stderr, "-%c needs %s (try %s)", optopt, needs, help);
+        cli__error(stderr, "-%c needs %s (try %s)", optopt, needs, help);
     else if (lng)
-        rheap__error(stderr, "%.*s takes no value (try %s)", (int)len, lng, help);
+        cli__error(stderr, "%.*s takes no value (try %s)", (int)len, lng, help);
     else
-        rheap__error(stderr, "unknown option -%c (try %s)", optopt, help);
+        cli__error(stderr, "unknown option -%c (try %s)", optopt, help);
     return RHEAP_EXIT_USAGE;
 }
 
-int rheap__help_only(int argc, char **argv, void (*usage)(FILE *), const char *help)
+int cli__help_only(int argc, char **argv, void (*usage)(FILE *), const char *help)
 {
     static const struct option longs[] = {
         {"help", no_argument, NULL, 'h'},
@@ -91,7 +91,7 @@ int rheap__help_only(int argc, char **argv, void (*usage)(FILE *), const char *h
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
         if (c != 'h')
-            return rheap__option_error(c, argv, longs, "a value", help);
+            return cli__option_error(c, argv, longs, "a value", help);
         usage(stdout);
         return RHEAP_EXIT_OK;
     }

@@ -21,32 +21,32 @@
                    "was converted)")                                                             \
     X(OUTPUT, 4, "the database could not be written (disk full, permissions, out of memory)")
 
-#define RHEAP__EXIT_ENUM(name, code, text) RHEAP_EXIT_##name = code,
-typedef enum { RHEAP_EXIT_LIST(RHEAP__EXIT_ENUM) } rheap__exit_t;
-#undef RHEAP__EXIT_ENUM
+#define CLI__EXIT_ENUM(name, code, text) RHEAP_EXIT_##name = code,
+typedef enum { RHEAP_EXIT_LIST(CLI__EXIT_ENUM) } cli__exit_t;
+#undef CLI__EXIT_ENUM
 
 /* Prints "Exit status:" and one line per status, as --help shows them. */
-void rheap__exit_help(FILE *f);
+void cli__exit_help(FILE *f);
 
 /* Every message of the command is one line on f (stderr, or the stream a caller gave a
  * library function): "rheap: error: ..." for what stopped the command or made its status
  * non-zero, "rheap: warning: ..." for what it worked around, "rheap: ..." for plain notes.
  * The newline is added here. */
-void rheap__error(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void rheap__warning(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void rheap__note(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli__error(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli__warning(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli__note(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Says what getopt_long's result c ('?' an unknown option or an unexpected value, ':' a
  * missing value; opterr off and ":" leading the option string) was about, as
  * "unknown option -x (try HELP)" or "--output needs NEEDS (try HELP)", and returns
  * RHEAP_EXIT_USAGE. longs: the table given to getopt_long. */
 struct option;
-int rheap__option_error(int c, char *const *argv, const struct option *longs, const char *needs,
+int cli__option_error(int c, char *const *argv, const struct option *longs, const char *needs,
                         const char *help);
 
 /* Options of a command that has none but -h/--help (argv[0] is the command's name): -1 when the
  * command goes on with its operands from argv[optind], else the exit status after printing
  * usage (help) or an option error naming help. */
-int rheap__help_only(int argc, char **argv, void (*usage)(FILE *), const char *help);
+int cli__help_only(int argc, char **argv, void (*usage)(FILE *), const char *help);
 
 #endif

@@ -17,13 +17,6 @@
 #include "cli.h"
 #include "shorten.h"
 
-static int full_names;
-
-void rheap__names_full(int on)
-{
-    full_names = on;
-}
-
 static size_t terminal_width(void)
 {
     struct winsize ws;
@@ -34,7 +27,7 @@ static size_t terminal_width(void)
 
 /* Whether every row of column c holds the same value (or none): a column a narrow table can
  * leave out without losing what tells its rows apart. */
-static int constant_column(const rheap__table_t *t, size_t c)
+static int constant_column(const ra_table_t *t, size_t c)
 {
     const char *first = t->nrows ? t->cells[c] : NULL;
     for (size_t r = 1; r < t->nrows; r++) {
@@ -46,19 +39,19 @@ static int constant_column(const rheap__table_t *t, size_t c)
 }
 
 /* Display width of column c over the first rows rows, its name included. */
-static size_t column_width(const rheap__table_t *t, size_t c, size_t rows)
+static size_t column_width(const ra_table_t *t, size_t c, size_t rows)
 {
-    size_t w = rheap__text_columns(t->names[c]);
+    size_t w = cli__text_columns(t->names[c]);
     for (size_t r = 0; r < rows; r++) {
         const char *v = t->cells[r * t->ncols + c];
-        if (v && rheap__text_columns(v) > w)
-            w = rheap__text_columns(v);
+        if (v && cli__text_columns(v) > w)
+            w = cli__text_columns(v);
     }
     return w;
 }
 
 /* Replaces each cell of column c (rows 0..rows-1) with fn(cell, arg); -1 on no memory. */
-static int map_column(rheap__table_t *t, size_t c, size_t rows, char *(*fn)(const char *, size_t),
+static int map_column(ra_table_t *t, size_t c, size_t rows, char *(*fn)(const char *, size_t),
                       size_t arg)
 {
     for (size_t r = 0; r < rows; r++) {
@@ -85,27 +78,25 @@ static char *base_location(const char *loc, size_t unused)
 static char *without_params(const char *name, size_t unused)
 {
     (void)unused;
-    return rheap__name_without_params(name);
+    return cli__name_without_params(name);
 }
 
 /* A qualified name keeps its end, the function itself (`...Map_base<...>::operator[]`); a
  * plain one its start. */
 static char *clip_function(const char *s, size_t keep)
 {
-    return rheap__text_clip(s, keep, strstr(s, "::") != NULL);
+    return cli__text_clip(s, keep, strstr(s, "::") != NULL);
 }
 
 static char *clip_end(const char *s, size_t keep)
 {
-    return rheap__text_clip(s, keep, 1);
+    return cli__text_clip(s, keep, 1);
 }
 
-int rheap__names_for_display(const rheap__table_t *t, size_t max_rows, size_t indent,
-                             rheap__table_t *out)
+int cli__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent,
+                             ra_table_t *out)
 {
     memset(out, 0, sizeof *out);
-    if (full_names)
-        return -1;
     size_t tw = terminal_width();
     size_t rows = t->nrows < max_rows ? t->nrows : max_rows;
     /* On a terminal too narrow for the table, the columns `recording` and `pid` are left out
@@ -161,7 +152,7 @@ int rheap__names_for_display(const rheap__table_t *t, size_t max_rows, size_t in
             const char *v = t->cells[r * t->ncols + c];
             if (r >= rows || !v)
                 continue;
-            out->cells[r * ncols + oc] = c == fcol ? rheap__name_short(v) : strdup(v);
+            out->cells[r * ncols + oc] = c == fcol ? cli__name_short(v) : strdup(v);
             if (!out->cells[r * ncols + oc])
                 goto fail;
         }
@@ -215,6 +206,6 @@ int rheap__names_for_display(const rheap__table_t *t, size_t max_rows, size_t in
     return 0;
 fail:
     free(drop);
-    rheap__table_free(out);
+    ra_table_free(out);
     return -1;
 }

@@ -28,9 +28,8 @@
 
 #include <zlib.h>
 
-#include "array.h"
+#include "cli.h"
 #include "profile.pb-c.h"
-#include "profile.h"
 
 /* Each mapping's synthetic address range: 1 TiB, more than any module's size. */
 #define MAPPING_SPAN ((uint64_t)1 << 40)
@@ -39,7 +38,7 @@
 
 typedef struct {
     Perftools__Profiles__Profile prof;
-    rheap__smap_t strings, functions, locations, mappings;
+    cli__smap_t strings, functions, locations, mappings;
     size_t cap_str, cap_fn, cap_loc, cap_map, cap_sample, cap_types;
     uint64_t *map_max; /* per mapping: the largest offset of its locations */
     int oom;
@@ -52,12 +51,12 @@ static int64_t str(builder_t *b, const char *s)
     int created;
     if (!s)
         s = "";
-    if (rheap__smap_get(&b->strings, s, b->prof.n_string_table, &v, &created) != 0) {
+    if (cli__smap_get(&b->strings, s, b->prof.n_string_table, &v, &created) != 0) {
         b->oom = 1;
         return 0;
     }
     if (created) {
-        if (rheap__grow(&b->prof.string_table, &b->cap_str, b->prof.n_string_table, sizeof(char *),
+        if (cli__grow(&b->prof.string_table, &b->cap_str, b->prof.n_string_table, sizeof(char *),
                         64) != 0 ||
             !(b->prof.string_table[b->prof.n_string_table] = strdup(s))) {
             b->oom = 1;
@@ -75,14 +74,14 @@ static uint64_t function_id(builder_t *b, const char *name, const char *file)
     snprintf(key, sizeof key, "%" PRId64 ":%" PRId64, n, f);
     uint64_t id;
     int created;
-    if (rheap__smap_get(&b->functions, key, b->prof.n_function + 1, &id, &created) != 0) {
+    if (cli__smap_get(&b->functions, key, b->prof.n_function + 1, &id, &created) != 0) {
         b->oom = 1;
         return 0;
     }
     if (created) {
         Perftools__Profiles__Function *fn = malloc(sizeof *fn);
         if (!fn ||
-            rheap__grow(&b->prof.function, &b->cap_fn, b->prof.n_function, sizeof fn, 64) != 0) {
+            cli__grow(&b->prof.function, &b->cap_fn, b->prof.n_function, sizeof fn, 64) != 0) {
             free(fn);
             b->oom = 1;
             return 0;
@@ -97,20 +96,20 @@ static uint64_t function_id(builder_t *b, const char *name, const char *file)
     return id;
 }
 
-static uint64_t mapping_id(builder_t *b, const rheap__pd_t *pd, const char *module)
+static uint64_t mapping_id(builder_t *b, const ra_model_t *pd, const char *module)
 {
     if (!module)
         return 0;
     uint64_t id;
     int created;
-    if (rheap__smap_get(&b->mappings, module, b->prof.n_mapping + 1, &id, &created) != 0) {
+    if (cli__smap_get(&b->mappings, module, b->prof.n_mapping + 1, &id, &created) != 0) {
         b->oom = 1;
         return 0;
     }
     if (created) {
         Perftools__Profiles__Mapping *m = malloc(sizeof *m);
         if (!m ||
-            rheap__grow(&b->prof.mapping, &b->cap_map, b->prof.n_mapping, sizeof m, 64) != 0) {
+            cli__grow(&b->prof.mapping, &b->cap_map, b->prof.n_mapping, sizeof m, 64) != 0) {
             free(m);
             b->oom = 1;
             return 0;
@@ -128,7 +127,7 @@ static uint64_t mapping_id(builder_t *b, const rheap__pd_t *pd, const char *modu
         m->id = id;
         m->memory_start = id * MAPPING_SPAN;
         m->filename = str(b, module);
-        m->build_id = str(b, rheap__pd_build_id(pd, module));
+        m->build_id = str(b, ra_model_build_id(pd, module));
         m->has_functions = m->has_filenames = m->has_line_numbers = m->has_inline_frames = 1;
         b->prof.mapping[b->prof.n_mapping++] = m;
     }
@@ -136,10 +135,10 @@ static uint64_t mapping_id(builder_t *b, const rheap__pd_t *pd, const char *modu
 }
 
 /* The location of frames[from, to) of a stack: one return address and its inlined lines. */
-static uint64_t location_id(builder_t *b, const rheap__pd_t *pd, const rheap__frame_t *fr,
+static uint64_t location_id(builder_t *b, const ra_model_t *pd, const ra_frame_t *fr,
                             size_t n)
 {
-    const rheap__frame_t *outer = &fr[n - 1];
+    const ra_frame_t *outer = &fr[n - 1];
     uint64_t map = mapping_id(b, pd, outer->module);
     /* The same address can be cut at its site in one stack and whole in another, so the
      * number of lines is part of the key. */
@@ -148,7 +147,7 @@ static uint64_t location_id(builder_t *b, const rheap__pd_t *pd, const rheap__fr
              n == 1 && !outer->sym && !outer->module ? "?" : "");
     uint64_t id;
     int created;
-    if (rheap__smap_get(&b->locations, key, b->prof.n_location + 1, &id, &created) != 0) {
+    if (cli__smap_get(&b->locations, key, b->prof.n_location + 1, &id, &created) != 0) {
         b->oom = 1;
         return 0;
     }
@@ -157,7 +156,7 @@ static uint64_t location_id(builder_t *b, const rheap__pd_t *pd, const rheap__fr
     Perftools__Profiles__Location *l = malloc(sizeof *l);
     Perftools__Profiles__Line **lines = calloc(n, sizeof *lines);
     if (!l || !lines ||
-        rheap__grow(&b->prof.location, &b->cap_loc, b->prof.n_location, sizeof l, 64) != 0) {
+        cli__grow(&b->prof.location, &b->cap_loc, b->prof.n_location, sizeof l, 64) != 0) {
         free(l);
         free(lines);
         b->oom = 1;
@@ -179,7 +178,7 @@ static uint64_t location_id(builder_t *b, const rheap__pd_t *pd, const rheap__fr
         }
         perftools__profiles__line__init(ln);
         char buf[64];
-        ln->function_id = function_id(b, rheap__frame_name(&fr[i], buf, sizeof buf), fr[i].file);
+        ln->function_id = function_id(b, ra_frame_name(&fr[i], buf, sizeof buf), fr[i].file);
         ln->line = fr[i].line;
         lines[l->n_line++] = ln;
     }
@@ -189,7 +188,7 @@ static uint64_t location_id(builder_t *b, const rheap__pd_t *pd, const rheap__fr
 static void value_type(builder_t *b, const char *type, const char *unit)
 {
     Perftools__Profiles__ValueType *v = malloc(sizeof *v);
-    if (!v || rheap__grow(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v,
+    if (!v || cli__grow(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v,
                           64) != 0) {
         free(v);
         b->oom = 1;
@@ -202,17 +201,17 @@ static void value_type(builder_t *b, const char *type, const char *unit)
 }
 
 /* One sample for the stack of s (read from pd), labelled with its pid unless pid_key < 0. */
-static void add_sample(builder_t *b, const rheap__pd_t *pd, const rheap__stack_stat_t *s,
+static void add_sample(builder_t *b, const ra_model_t *pd, const ra_stat_t *s,
                        const int64_t *values, size_t nvalues, int64_t pid_key)
 {
-    const rheap__stack_t *st = rheap__pd_stack(pd, s->bt);
+    const ra_stack_t *st = ra_model_stack(pd, s->bt);
     Perftools__Profiles__Sample *sm = malloc(sizeof *sm);
     Perftools__Profiles__Label *lb = malloc(sizeof *lb);
     Perftools__Profiles__Label **lbs = malloc(sizeof *lbs);
     int64_t *vals = malloc(nvalues * sizeof *vals);
     uint64_t *locs = malloc(((st ? st->nframes : 0) + 1) * sizeof *locs);
     if (!sm || !lb || !lbs || !vals || !locs ||
-        rheap__grow(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm, 64) != 0) {
+        cli__grow(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm, 64) != 0) {
         free(sm), free(lb), free(lbs), free(vals), free(locs);
         b->oom = 1;
         return;
@@ -223,7 +222,7 @@ static void add_sample(builder_t *b, const rheap__pd_t *pd, const rheap__stack_s
     sm->n_value = nvalues;
     sm->location_id = locs;
     if (!st || st->nframes == 0) {
-        rheap__frame_t none = {.sym = "(no backtrace)"};
+        ra_frame_t none = {.sym = "(no backtrace)"};
         locs[sm->n_location_id++] = location_id(b, pd, &none, 1);
     } else {
         /* Leaf first: the site's return address, then outward. */
@@ -284,10 +283,10 @@ static void builder_free(builder_t *b)
     free(p->comment);
     free(p->period_type);
     free(b->map_max);
-    rheap__smap_free(&b->strings);
-    rheap__smap_free(&b->functions);
-    rheap__smap_free(&b->locations);
-    rheap__smap_free(&b->mappings);
+    cli__smap_free(&b->strings);
+    cli__smap_free(&b->functions);
+    cli__smap_free(&b->locations);
+    cli__smap_free(&b->mappings);
 }
 
 /* Gzips buf to out. 0 or -1. */
@@ -318,7 +317,7 @@ static int gzip_write(const uint8_t *buf, size_t len, FILE *out)
 
 /* The values of one stack's sample: inuse blocks and bytes at the peak, or alloc and inuse
  * (never freed) blocks and bytes. Returns how many. */
-static size_t stat_values(const rheap__stack_stat_t *s, int peak, int64_t *v)
+static size_t stat_values(const ra_stat_t *s, int peak, int64_t *v)
 {
     if (peak) {
         v[0] = s->peak_blocks;
@@ -335,9 +334,9 @@ static size_t stat_values(const rheap__stack_stat_t *s, int peak, int64_t *v)
 /* A stack as text that means the same in any database: each frame's function, file and line
  * (module+offset for a frame without a name), and where one return address ends, since stack
  * ids, pids and addresses differ between two runs. malloc'ed, NULL when out of memory. */
-static char *stack_text(const rheap__pd_t *pd, int64_t bt)
+static char *stack_text(const ra_model_t *pd, int64_t bt)
 {
-    const rheap__stack_t *st = rheap__pd_stack(pd, bt);
+    const ra_stack_t *st = ra_model_stack(pd, bt);
     if (!st || st->nframes == 0)
         return strdup("(no backtrace)");
     char *txt = NULL;
@@ -347,8 +346,8 @@ static char *stack_text(const rheap__pd_t *pd, int64_t bt)
         return NULL;
     for (size_t i = 0; i < st->nframes; i++) {
         char buf[64];
-        const rheap__frame_t *fr = &st->frames[i];
-        fprintf(f, "%s\x1f%s\x1f%" PRId64 "%s", rheap__frame_name(fr, buf, sizeof buf),
+        const ra_frame_t *fr = &st->frames[i];
+        fprintf(f, "%s\x1f%s\x1f%" PRId64 "%s", ra_frame_name(fr, buf, sizeof buf),
                 fr->file ? fr->file : "", fr->line,
                 i + 1 < st->nframes && st->frames[i + 1].ip_index == fr->ip_index ? "\x1f" : "\x1e");
     }
@@ -361,17 +360,17 @@ static char *stack_text(const rheap__pd_t *pd, int64_t bt)
 
 /* One stack of the difference: the values NEW minus BASE, and where to read its frames. */
 typedef struct {
-    const rheap__pd_t *pd;
-    const rheap__stack_stat_t *s;
+    const ra_model_t *pd;
+    const ra_stat_t *s;
     int64_t v[4];
 } diff_t;
 
 /* Adds sign * the values of every stack of pd into the entries, keyed by stack text. */
-static int diff_add(const rheap__pd_t *pd, int peak, int sign, rheap__smap_t *keys, diff_t **ents,
+static int diff_add(const ra_model_t *pd, int peak, int sign, cli__smap_t *keys, diff_t **ents,
                     size_t *n, size_t *cap)
 {
     for (size_t i = 0; i < pd->nstats; i++) {
-        const rheap__stack_stat_t *s = &pd->stats[i];
+        const ra_stat_t *s = &pd->stats[i];
         int64_t v[4];
         size_t nv = stat_values(s, peak, v);
         if (v[0] == 0)
@@ -379,13 +378,13 @@ static int diff_add(const rheap__pd_t *pd, int peak, int sign, rheap__smap_t *ke
         char *key = stack_text(pd, s->bt);
         uint64_t idx;
         int created;
-        if (!key || rheap__smap_get(keys, key, *n, &idx, &created) != 0) {
+        if (!key || cli__smap_get(keys, key, *n, &idx, &created) != 0) {
             free(key);
             return -1;
         }
         free(key);
         if (created) {
-            if (rheap__grow(ents, cap, *n, sizeof **ents, 64) != 0)
+            if (cli__grow(ents, cap, *n, sizeof **ents, 64) != 0)
                 return -1;
             (*ents)[*n] = (diff_t){pd, s, {0, 0, 0, 0}};
             (*n)++;
@@ -396,14 +395,14 @@ static int diff_add(const rheap__pd_t *pd, int peak, int sign, rheap__smap_t *ke
     return 0;
 }
 
-int rheap__pprof_write(const rheap__pd_t *pd, int peak, rheap__weight_t default_weight,
+int cli__pprof_write(const ra_model_t *pd, int peak, ra_weight_t default_weight,
                        FILE *out, char *err, size_t errlen)
 {
-    return rheap__pprof_write_diff(pd, NULL, peak, default_weight, out, err, errlen);
+    return cli__pprof_write_diff(pd, NULL, peak, default_weight, out, err, errlen);
 }
 
-int rheap__pprof_write_diff(const rheap__pd_t *pd, const rheap__pd_t *base, int peak,
-                            rheap__weight_t default_weight, FILE *out, char *err, size_t errlen)
+int cli__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak,
+                            ra_weight_t default_weight, FILE *out, char *err, size_t errlen)
 {
     builder_t b;
     memset(&b, 0, sizeof b);
@@ -419,8 +418,8 @@ int rheap__pprof_write_diff(const rheap__pd_t *pd, const rheap__pd_t *base, int 
         value_type(&b, "alloc_space", "bytes");
         value_type(&b, "inuse_objects", "count");
         value_type(&b, "inuse_space", "bytes");
-        def = default_weight == RHEAP_W_ALLOCATED     ? "alloc_space"
-              : default_weight == RHEAP_W_ALLOCATIONS ? "alloc_objects"
+        def = default_weight == RA_W_ALLOCATED     ? "alloc_space"
+              : default_weight == RA_W_ALLOCATIONS ? "alloc_objects"
                                                       : "inuse_space";
     }
     b.prof.default_sample_type = str(&b, def);
@@ -432,9 +431,9 @@ int rheap__pprof_write_diff(const rheap__pd_t *pd, const rheap__pd_t *base, int 
     }
     /* A trace records every block; a profile-mode recording's values are already scaled up
      * from its samples, as in Go's heap profiles, and the period says how they were drawn. */
-    int64_t interval = rheap__pd_sample_interval(pd);
-    if (base && rheap__pd_sample_interval(base) > interval)
-        interval = rheap__pd_sample_interval(base);
+    int64_t interval = ra_model_sample_interval(pd);
+    if (base && ra_model_sample_interval(base) > interval)
+        interval = ra_model_sample_interval(base);
     b.prof.period = interval ? interval : 1;
     const char *note = peak ? "rheap: blocks live at each process's peak of live heap"
                             : "rheap: inuse = never freed while recording";
@@ -475,7 +474,7 @@ int rheap__pprof_write_diff(const rheap__pd_t *pd, const rheap__pd_t *base, int 
         /* Stacks are matched by their text, every process of a database adding into its side;
          * a sample carries no pid then. Its frames are read from the run that has the stack,
          * NEW first. Stacks the same in both leave no sample. */
-        rheap__smap_t keys = {0};
+        cli__smap_t keys = {0};
         diff_t *ents = NULL;
         size_t n = 0, cap = 0;
         if (diff_add(pd, peak, 1, &keys, &ents, &n, &cap) != 0 ||
@@ -489,7 +488,7 @@ int rheap__pprof_write_diff(const rheap__pd_t *pd, const rheap__pd_t *base, int 
                 add_sample(&b, ents[i].pd, ents[i].s, ents[i].v, nv, -1);
         }
         free(ents);
-        rheap__smap_free(&keys);
+        cli__smap_free(&keys);
     }
     for (size_t i = 0; i < b.prof.n_mapping; i++)
         b.prof.mapping[i]->memory_limit = b.prof.mapping[i]->memory_start + b.map_max[i] + 1;

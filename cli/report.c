@@ -14,7 +14,6 @@
 #include <sqlite3.h>
 
 #include "cli.h"
-#include "profile.h"
 
 /* Rows shown per section. */
 #define REPORT_ROWS 10
@@ -65,24 +64,25 @@ typedef struct {
     int raw;          /* exact integers in the tables */
     int chains;       /* call chains under site rows */
     const char *pid;  /* only this process (text, bound as the queries' pid) */
-    rheap__supp_opts_t supp; /* leak suppressions */
+    int full_names;   /* --full-names: names not shortened or clipped */
+    cli__supp_opts_t supp; /* leak suppressions */
 } report_opts_t;
 
 /* Processes shown before "... N more rows". */
 #define PROCESS_ROWS 20
 
-static long long num(const rheap__table_t *t, const char *col)
+static long long num(const ra_table_t *t, const char *col)
 {
-    const char *v = rheap__table_cell(t, 0, col);
+    const char *v = ra_table_cell(t, 0, col);
     return v ? strtoll(v, NULL, 10) : 0;
 }
 
 /* A byte total: sizes are unsigned, and from 2^63 on the database holds them as REAL
  * (schema.sql), so they are read as doubles (the totals query prints them with all their
  * digits: SQLite's own text for a REAL keeps 15). */
-static double byte_num(const rheap__table_t *t, const char *col)
+static double byte_num(const ra_table_t *t, const char *col)
 {
-    const char *v = rheap__table_cell(t, 0, col);
+    const char *v = ra_table_cell(t, 0, col);
     return v ? strtod(v, NULL) : 0;
 }
 
@@ -115,38 +115,39 @@ static void duration(FILE *out, long long ns)
 /* Runs a canned query with the report's row limit when the query takes one. Returns 0 and
  * fills t, or -1 after printing why under the section heading. */
 static int run_canned(sqlite3 *db, const char *name, size_t rows, const char *pid,
-                      rheap__table_t *t, const char *indent, FILE *out)
+                      ra_table_t *t, const char *indent, FILE *out)
 {
-    rheap__query_t q;
+    ra_query_t q;
     FILE *quiet = tmpfile();
-    int rc = rheap__query_load(name, &q, quiet ? quiet : stderr);
+    int rc = cli__query_load(name, &q, quiet ? quiet : stderr);
     if (quiet)
         fclose(quiet);
     if (rc != RHEAP_EXIT_OK) {
         char dir[PATH_MAX];
         fprintf(out, "%s(no query file %s.sql in %s)\n", indent, name,
-                rheap__queries_dir(dir, sizeof dir) ? dir : "any queries directory");
+                cli__queries_dir(dir, sizeof dir) ? dir : "any queries directory");
         return -1;
     }
     char limit[32];
     snprintf(limit, sizeof limit, "%zu", rows);
-    rheap__kv_t kv[2];
+    ra_kv_t kv[2];
     size_t nkv = 0;
     /* A query that limits its own rows (top-sites' `top`) is asked for just as many. */
     for (size_t i = 0; i < q.nparams; i++) {
         if (!strcmp(q.params[i].name, "limit") || !strcmp(q.params[i].name, "top"))
-            kv[nkv++] = (rheap__kv_t){q.params[i].name, limit};
+            kv[nkv++] = (ra_kv_t){q.params[i].name, limit};
         else if (pid && !strcmp(q.params[i].name, "pid"))
-            kv[nkv++] = (rheap__kv_t){"pid", pid};
+            kv[nkv++] = (ra_kv_t){"pid", pid};
     }
-    rc = rheap__query_run(db, &q, kv, nkv, t, out);
-    rheap__query_free(&q);
+    ra_err_t why;
+    rc = cli__said(ra_query_run(db, &q, kv, nkv, t, &why), &why, out);
+    ra_query_free(&q);
     return rc == RHEAP_EXIT_OK ? 0 : -1;
 }
 
 /* Moves the named columns of src, in that order, into a new table (those src lacks are left
  * out); src keeps the rest. Used to print the columns that fit a summary line. */
-static void project(rheap__table_t *src, const char *const *cols, rheap__table_t *dst)
+static void project(ra_table_t *src, const char *const *cols, ra_table_t *dst)
 {
     memset(dst, 0, sizeof *dst);
     size_t idx[16], n = 0;
@@ -158,7 +159,7 @@ static void project(rheap__table_t *src, const char *const *cols, rheap__table_t
     dst->cells = calloc(n * src->nrows + 1, sizeof *dst->cells);
     dst->types = calloc(n * src->nrows + 1, 1);
     if (!dst->names || !dst->cells || !dst->types) {
-        rheap__table_free(dst);
+        ra_table_free(dst);
         return;
     }
     dst->ncols = n;
@@ -182,14 +183,14 @@ static const char *const site_cols[] = {"blocks", "bytes", "temporary", "percent
 
 /* "peak live heap 49856 bytes (48.7 KiB) at 9.630 ms, pid 5866", once per recording of the
  * peak query's rows ("pid 5866 recording 2" for a later recording of the same process). */
-static void peak_lines(const rheap__table_t *t, const char *prefix, FILE *out)
+static void peak_lines(const ra_table_t *t, const char *prefix, FILE *out)
 {
     const char *last_pid = NULL, *last_rec = NULL;
     for (size_t r = 0; r < t->nrows; r++) {
-        const char *pid = rheap__table_cell(t, r, "pid");
-        const char *rec = rheap__table_cell(t, r, "recording");
-        const char *b = rheap__table_cell(t, r, "peak_bytes");
-        const char *at = rheap__table_cell(t, r, "peak_ns");
+        const char *pid = ra_table_cell(t, r, "pid");
+        const char *rec = ra_table_cell(t, r, "recording");
+        const char *b = ra_table_cell(t, r, "peak_bytes");
+        const char *at = ra_table_cell(t, r, "peak_ns");
         if (!b || !at)
             continue;
         if (r > 0 && pid && last_pid && !strcmp(pid, last_pid) &&
@@ -212,23 +213,23 @@ static void section(sqlite3 *db, const report_opts_t *o, const char *heading, co
                     long long interval, FILE *out)
 {
     fprintf(out, "\n%s%s (rheap query %s)\n", heading, interval ? ", estimated" : "", name);
-    rheap__table_t t, shown;
+    ra_table_t t, shown;
     if (run_canned(db, name, REPORT_ROWS, o->pid, &t, "  ", out) != 0)
         return;
     if (!strcmp(name, "peak"))
         peak_lines(&t, "  ", out);
     project(&t, site_cols, &shown);
-    rheap__table_t *p = shown.ncols > 0 ? &shown : &t;
+    ra_table_t *p = shown.ncols > 0 ? &shown : &t;
     if (!o->raw)
-        rheap__table_humanize(p);
+        cli__table_humanize(p);
     if (t.nrows == 0)
         fprintf(out, "  (none)\n");
     else if (o->chains)
-        rheap__table_print_chains(db, p, REPORT_ROWS, "  ", out);
+        cli__table_print_chains(db, p, REPORT_ROWS, "  ", o->full_names, out);
     else
-        rheap__table_print_columns(p, REPORT_ROWS, "  ", out);
-    rheap__table_free(&shown);
-    rheap__table_free(&t);
+        cli__table_print_columns(p, REPORT_ROWS, "  ", o->full_names, out);
+    ra_table_free(&shown);
+    ra_table_free(&t);
 }
 
 /* One line per process with an allocator the tracer found and did not record: the figures miss
@@ -237,53 +238,52 @@ static void unrecorded_lines(sqlite3 *db, const char *pid, const char *prefix, F
 {
     static const char sql[] = "SELECT pid, unrecorded FROM processes WHERE unrecorded IS NOT NULL "
                               "AND pid = coalesce(:pid, pid) ORDER BY pid, recording";
-    rheap__table_t t;
-    char errbuf[256];
-    rheap__kv_t kv = {"pid", pid};
-    if (rheap__sql_fetch(db, sql, &kv, pid ? 1 : 0, &t, errbuf, sizeof errbuf) != 0)
-        return;
-    for (size_t r = 0; r < t.nrows; r++)
-        fprintf(out,
-                "%swarning: process %s allocates through %s, which rheap does not record: "
-                "its blocks are missing from these figures\n",
-                prefix, rheap__table_cell(&t, r, "pid"), rheap__table_cell(&t, r, "unrecorded"));
-    rheap__table_free(&t);
+    ra_table_t t;
+    ra_err_t why;
+    ra_kv_t kv = {"pid", pid};
+    if (ra_fetch(db, sql, &kv, pid ? 1 : 0, &t, &why) == RA_OK)
+        for (size_t r = 0; r < t.nrows; r++)
+            fprintf(out,
+                    "%swarning: process %s allocates through %s, which rheap does not record: "
+                    "its blocks are missing from these figures\n",
+                    prefix, ra_table_cell(&t, r, "pid"), ra_table_cell(&t, r, "unrecorded"));
+    ra_table_free(&t);
 }
 
 static int report(const char *path, const report_opts_t *o, FILE *out)
 {
     sqlite3 *db;
-    int rc = rheap__db_open_read(path, &db, stderr);
+    ra_err_t open_err;
+    int rc = cli__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
-    if (o->pid && (rc = rheap__param_check(db, "pid", o->pid, "--pid", stderr)) != RHEAP_EXIT_OK) {
+    ra_err_t why;
+    if (o->pid &&
+        (rc = cli__said(ra_param_check(db, "pid", o->pid, "--pid", &why), &why, stderr)) !=
+            RHEAP_EXIT_OK) {
         sqlite3_close(db);
         return rc;
     }
-    /* Suppressed stacks leave the leaks section (its query reads the view rheap__supp_shadow
+    /* Suppressed stacks leave the leaks section (its query reads the view ra_supp_shadow
      * puts over stack_stats) and the never-freed total, and get a line of their own. */
-    rheap__supp_t *supp;
-    char errbuf[1024];
-    rc = rheap__supp_open(&o->supp, db, &supp, stderr);
-    if (rc == RHEAP_EXIT_OK && rheap__supp_shadow(supp, db, errbuf, sizeof errbuf) != 0) {
-        rheap__error(stderr, "%s: %s", path, errbuf);
-        rc = RHEAP_EXIT_INPUT;
-    }
-    size_t nr = rheap__supp_nrules(supp);
+    ra_supp_t *supp;
+    rc = cli__supp_open(&o->supp, db, &supp, stderr);
+    if (rc == RHEAP_EXIT_OK && (rc = ra_supp_shadow(supp, db, &why)) != RA_OK)
+        cli__error(stderr, "%s: %s", path, why.msg);
+    size_t nr = ra_supp_nrules(supp);
     int64_t *sup_blocks = calloc(nr + 1, sizeof *sup_blocks);
     int64_t *sup_bytes = calloc(nr + 1, sizeof *sup_bytes);
     if (rc == RHEAP_EXIT_OK && (!sup_blocks || !sup_bytes)) {
-        rheap__error(stderr, "out of memory");
+        cli__error(stderr, "out of memory");
         rc = RHEAP_EXIT_OUTPUT;
     }
-    if (rc == RHEAP_EXIT_OK && rheap__supp_totals(supp, db, o->pid, sup_blocks, sup_bytes) != 0) {
-        rheap__error(stderr, "%s: reading stack_stats: %s", path, sqlite3_errmsg(db));
-        rc = RHEAP_EXIT_INPUT;
-    }
+    if (rc == RHEAP_EXIT_OK &&
+        (rc = ra_supp_totals(supp, db, o->pid, sup_blocks, sup_bytes, &why)) != RA_OK)
+        cli__error(stderr, "%s: %s", path, why.msg);
     if (rc != RHEAP_EXIT_OK) {
         free(sup_blocks);
         free(sup_bytes);
-        rheap__supp_destroy(supp);
+        ra_supp_destroy(supp);
         sqlite3_close(db);
         return rc;
     }
@@ -292,17 +292,18 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
         sb += sup_blocks[r];
         sbytes += sup_bytes[r];
     }
-    rheap__table_t t;
-    rheap__kv_t pidkv = {"pid", o->pid};
-    if (rheap__sql_fetch(db, totals_sql, &pidkv, o->pid ? 1 : 0, &t, errbuf, sizeof errbuf) != 0) {
-        rheap__error(stderr, "%s: %s", path, errbuf);
+    ra_table_t t;
+    ra_kv_t pidkv = {"pid", o->pid};
+    if ((rc = ra_fetch(db, totals_sql, &pidkv, o->pid ? 1 : 0, &t, &why)) != RA_OK) {
+        cli__error(stderr, "%s: %s", path, why.msg);
+        ra_table_free(&t);
         free(sup_blocks);
         free(sup_bytes);
-        rheap__supp_destroy(supp);
+        ra_supp_destroy(supp);
         sqlite3_close(db);
-        return RHEAP_EXIT_INPUT;
+        return rc;
     }
-    long long interval = rheap__db_sample_interval(db, o->pid);
+    long long interval = ra_sample_interval(db, o->pid);
     const char *est = interval ? " (estimated)" : "";
     fprintf(out, "rheap report: %s%s%s\n", path, o->pid ? ", pid " : "", o->pid ? o->pid : "");
     unrecorded_lines(db, o->pid, "", out);
@@ -320,22 +321,21 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     fprintf(out, "\n  never freed      %lld blocks, ", num(&t, "leaked_blocks") - sb);
     bytes(out, byte_num(&t, "leaked_bytes") - (double)sbytes);
     fprintf(out, "%s\n", est);
-    rheap__supp_print(supp, sup_blocks, sup_bytes, "  ", out);
+    cli__supp_print(supp, sup_blocks, sup_bytes, "  ", out);
     fprintf(out, "  processes        %lld\n", num(&t, "processes"));
     fprintf(out, "  threads          %lld\n", num(&t, "threads"));
     fprintf(out, "  duration         ");
     duration(out, num(&t, "duration_ns"));
     fputc('\n', out);
-    rheap__table_free(&t);
+    ra_table_free(&t);
 
-    if (rheap__sql_fetch(db, processes_sql, o->pid ? &pidkv : NULL, o->pid ? 1 : 0, &t, errbuf,
-                         sizeof errbuf) == 0) {
+    if (ra_fetch(db, processes_sql, o->pid ? &pidkv : NULL, o->pid ? 1 : 0, &t, &why) == RA_OK) {
         fprintf(out, "\nProcesses, most bytes allocated first\n");
         if (!o->raw)
-            rheap__table_humanize(&t);
-        rheap__table_print_columns(&t, PROCESS_ROWS, "  ", out);
-        rheap__table_free(&t);
+            cli__table_humanize(&t);
+        cli__table_print_columns(&t, PROCESS_ROWS, "  ", o->full_names, out);
     }
+    ra_table_free(&t);
     section(db, o, "Peak live heap", "peak", interval, out);
     section(db, o, "Top leaks by site", "leaks", interval, out);
     section(db, o, "Top temporary allocation sites", "temporary", interval, out);
@@ -343,7 +343,7 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     fprintf(out, "\nMore: rheap query --list, or sqlite3 %s\n", path);
     free(sup_blocks);
     free(sup_bytes);
-    rheap__supp_destroy(supp);
+    ra_supp_destroy(supp);
     sqlite3_close(db);
     return RHEAP_EXIT_OK; /* main checks that standard output was written */
 }
@@ -354,18 +354,18 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
 /* The built-in suppression list, as `rheap report` applies it by default: its stacks leave the
  * leaks (a view over stack_stats) and their blocks and bytes are added into *blocks, *bytes.
  * NULL when nothing could be decided (then nothing is left out). */
-static rheap__supp_t *brief_suppressions(sqlite3 *db, long long *blocks, double *bytes)
+static ra_supp_t *brief_suppressions(sqlite3 *db, long long *blocks, double *bytes)
 {
-    rheap__supp_opts_t none = {0};
-    rheap__supp_t *supp = NULL;
-    char errbuf[256];
-    if (rheap__supp_open(&none, db, &supp, stderr) != RHEAP_EXIT_OK)
+    cli__supp_opts_t none = {0};
+    ra_supp_t *supp = NULL;
+    ra_err_t why;
+    if (cli__supp_open(&none, db, &supp, stderr) != RHEAP_EXIT_OK)
         return NULL;
-    size_t nr = rheap__supp_nrules(supp);
+    size_t nr = ra_supp_nrules(supp);
     int64_t *b = calloc(nr + 1, sizeof *b), *n = calloc(nr + 1, sizeof *n);
-    if (!b || !n || rheap__supp_totals(supp, db, NULL, b, n) != 0 ||
-        rheap__supp_shadow(supp, db, errbuf, sizeof errbuf) != 0) {
-        rheap__supp_destroy(supp);
+    if (!b || !n || ra_supp_totals(supp, db, NULL, b, n, &why) != RA_OK ||
+        ra_supp_shadow(supp, db, &why) != RA_OK) {
+        ra_supp_destroy(supp);
         supp = NULL;
     }
     for (size_t r = 0; supp && r < nr; r++) {
@@ -377,22 +377,22 @@ static rheap__supp_t *brief_suppressions(sqlite3 *db, long long *blocks, double 
     return supp;
 }
 
-void rheap__report_brief(sqlite3 *db, FILE *out)
+void cli__report_brief(sqlite3 *db, FILE *out)
 {
-    rheap__table_t t;
-    char errbuf[1024];
+    ra_table_t t;
+    ra_err_t why;
     long long sup_blocks = 0;
     double sup_bytes = 0;
-    rheap__supp_t *supp = brief_suppressions(db, &sup_blocks, &sup_bytes);
-    if (rheap__sql_fetch(db, totals_sql, NULL, 0, &t, errbuf, sizeof errbuf) != 0) {
-        rheap__error(out, "%s", errbuf);
-        rheap__supp_unshadow(db);
-        rheap__supp_destroy(supp);
+    ra_supp_t *supp = brief_suppressions(db, &sup_blocks, &sup_bytes);
+    if (cli__said(ra_fetch(db, totals_sql, NULL, 0, &t, &why), &why, out) != RHEAP_EXIT_OK) {
+        ra_table_free(&t);
+        ra_supp_unshadow(db);
+        ra_supp_destroy(supp);
         return;
     }
     long long nproc = num(&t, "processes");
     unrecorded_lines(db, NULL, "rheap: ", out);
-    long long interval = rheap__db_sample_interval(db, NULL);
+    long long interval = ra_sample_interval(db, NULL);
     if (interval)
         fprintf(out,
                 "rheap: profile mode, about one allocation sampled every %lld bytes: frees, "
@@ -404,22 +404,21 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
     fprintf(out, " allocated\n");
     long long leaked_blocks = num(&t, "leaked_blocks") - sup_blocks;
     double leaked = byte_num(&t, "leaked_bytes") - sup_bytes;
-    rheap__table_free(&t);
-    if (nproc > 1 && rheap__sql_fetch(db, processes_sql, NULL, 0, &t, errbuf, sizeof errbuf) == 0) {
+    ra_table_free(&t);
+    if (nproc > 1 && ra_fetch(db, processes_sql, NULL, 0, &t, &why) == RA_OK) {
         fprintf(out, "rheap: processes, most bytes allocated first:\n");
-        rheap__table_humanize(&t);
-        rheap__table_print_columns(&t, BRIEF_PROCESSES, "rheap:   ", out);
-        rheap__table_free(&t);
+        cli__table_humanize(&t);
+        cli__table_print_columns(&t, BRIEF_PROCESSES, "rheap:   ", 0, out);
     }
+    ra_table_free(&t);
     /* The largest peak of any process: with many processes, one line per process would not
      * fit a screen (the report has them all). */
     static const char top_peak_sql[] =
         "SELECT peak_ns, peak_bytes, pid, recording FROM recording_stats\n"
         "ORDER BY peak_bytes DESC, pid, recording LIMIT 1";
-    if (rheap__sql_fetch(db, top_peak_sql, NULL, 0, &t, errbuf, sizeof errbuf) == 0) {
+    if (ra_fetch(db, top_peak_sql, NULL, 0, &t, &why) == RA_OK)
         peak_lines(&t, "rheap: ", out);
-        rheap__table_free(&t);
-    }
+    ra_table_free(&t);
     fprintf(out, "rheap: never freed: ");
     bytes(out, leaked);
     fprintf(out, " in %lld blocks\n", leaked_blocks);
@@ -429,12 +428,12 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
         if (sink)
             fclose(sink);
         if (rc == 0) {
-            rheap__table_t shown;
+            ra_table_t shown;
             project(&t, site_cols, &shown);
-            rheap__table_humanize(shown.ncols ? &shown : &t);
-            rheap__table_print_columns(shown.ncols ? &shown : &t, BRIEF_ROWS, "rheap:   ", out);
-            rheap__table_free(&shown);
-            rheap__table_free(&t);
+            cli__table_humanize(shown.ncols ? &shown : &t);
+            cli__table_print_columns(shown.ncols ? &shown : &t, BRIEF_ROWS, "rheap:   ", 0, out);
+            ra_table_free(&shown);
+            ra_table_free(&t);
         }
     }
     if (sup_blocks > 0) {
@@ -442,8 +441,8 @@ void rheap__report_brief(sqlite3 *db, FILE *out)
         bytes(out, sup_bytes);
         fprintf(out, " in %lld blocks\n", sup_blocks);
     }
-    rheap__supp_unshadow(db);
-    rheap__supp_destroy(supp);
+    ra_supp_unshadow(db);
+    ra_supp_destroy(supp);
 }
 
 static void usage_report(FILE *f)
@@ -476,31 +475,30 @@ static void usage_report(FILE *f)
 }
 
 /* The pids whose executable or command line matches glob, as text, in pid order. */
-static int exe_pids(const char *path, const char *glob, rheap__table_t *t)
+static int exe_pids(const char *path, const char *glob, ra_table_t *t)
 {
     sqlite3 *db;
-    int rc = rheap__db_open_read(path, &db, stderr);
+    ra_err_t open_err;
+    int rc = cli__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
-    char errbuf[1024];
-    rheap__kv_t kv = {"glob", glob};
-    if (rheap__sql_fetch(db,
-                         "SELECT DISTINCT pid FROM processes\n"
-                         "WHERE exe GLOB :glob OR cmdline GLOB :glob ORDER BY pid",
-                         &kv, 1, t, errbuf, sizeof errbuf) != 0) {
-        rheap__error(stderr, "%s: %s", path, errbuf);
-        rc = RHEAP_EXIT_INPUT;
-    }
+    ra_err_t why;
+    ra_kv_t kv = {"glob", glob};
+    if ((rc = ra_fetch(db,
+                       "SELECT DISTINCT pid FROM processes\n"
+                       "WHERE exe GLOB :glob OR cmdline GLOB :glob ORDER BY pid",
+                       &kv, 1, t, &why)) != RA_OK)
+        cli__error(stderr, "%s: %s", path, why.msg);
     sqlite3_close(db);
     return rc;
 }
 
-int rheap__cmd_report(int argc, char **argv)
+int cli__cmd_report(int argc, char **argv)
 {
     /* argv[0] is "report"; the page has options of its own (html.c). */
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--html"))
-            return rheap__cmd_report_html(argc - 1, argv + 1);
+            return cli__cmd_report_html(argc - 1, argv + 1);
     static const struct option longs[] = {
         {"raw", no_argument, NULL, 'R'},
         {"stacks", no_argument, NULL, 'S'},
@@ -523,23 +521,23 @@ int rheap__cmd_report(int argc, char **argv)
         case 'S': o.chains = 1; break;
         case 'P': o.pid = optarg; break;
         case 'E': exe = optarg; break;
-        case 'F': rheap__names_full(1); break;
+        case 'F': o.full_names = 1; break;
         default: {
-            int sr = rheap__supp_option(&o.supp, c, optarg);
+            int sr = cli__supp_option(&o.supp, c, optarg);
             if (sr > 0)
                 break;
             if (sr < 0)
                 return RHEAP_EXIT_USAGE;
-            return rheap__option_error(c, argv, longs, "a value", "rheap report --help");
+            return cli__option_error(c, argv, longs, "a value", "rheap report --help");
         }
         }
     }
     if (argc - optind > 1) {
-        rheap__error(stderr, "one database at a time (try rheap report --help)");
+        cli__error(stderr, "one database at a time (try rheap report --help)");
         return RHEAP_EXIT_USAGE;
     }
     if (argc - optind < 1) {
-        rheap__error(stderr, "no database given (rheap report DB)");
+        cli__error(stderr, "no database given (rheap report DB)");
         return RHEAP_EXIT_USAGE;
     }
     const char *path = argv[optind];
@@ -547,32 +545,32 @@ int rheap__cmd_report(int argc, char **argv)
         char *end;
         long v = strtol(o.pid, &end, 10);
         if (!*o.pid || *end || v <= 0) {
-            rheap__error(stderr, "--pid '%s': expected a process id", o.pid);
+            cli__error(stderr, "--pid '%s': expected a process id", o.pid);
             return RHEAP_EXIT_USAGE;
         }
     }
     if (!exe)
         return report(path, &o, stdout);
     if (o.pid) {
-        rheap__error(stderr, "--pid and --exe select processes both ways; give one");
+        cli__error(stderr, "--pid and --exe select processes both ways; give one");
         return RHEAP_EXIT_USAGE;
     }
-    rheap__table_t pids;
+    ra_table_t pids;
     int rc = exe_pids(path, exe, &pids);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     if (pids.nrows == 0) {
-        rheap__error(stderr, "%s: no process whose executable or command line matches '%s'", path,
+        cli__error(stderr, "%s: no process whose executable or command line matches '%s'", path,
                      exe);
-        rheap__table_free(&pids);
+        ra_table_free(&pids);
         return RHEAP_EXIT_USAGE;
     }
     for (size_t r = 0; r < pids.nrows && rc == RHEAP_EXIT_OK; r++) {
-        o.pid = rheap__table_cell(&pids, r, "pid");
+        o.pid = ra_table_cell(&pids, r, "pid");
         if (r)
             fputc('\n', stdout);
         rc = report(path, &o, stdout);
     }
-    rheap__table_free(&pids);
+    ra_table_free(&pids);
     return rc;
 }

@@ -1,18 +1,7 @@
 /*
- * resymbolize.c: `rheap resymbolize DB`, symbolizing an existing database again.
- *
- * A database keeps, for every frame, the module path and the return address relative to the
- * module's load bias, and the modules table keeps each module's recorded build-id. That is all
- * symbolization needs, so debug information installed after the conversion (a -dbgsym
- * package, a debug file under RHEAP_DEBUG_DIR, a rebuild with -g that kept the build-id) can
- * improve the database without the recording, which `rheap run` deletes by default.
- *
- * Every recorded address is resolved again with the converter's own symbolizer. An address
- * whose module cannot be read now (gone, or its build-id no longer the recorded one: symbols
- * from another build would be wrong) keeps the rows it had. All of it happens in one SQLite
- * transaction, so the database is either wholly updated or left as it was. The stacks table's
- * allocation sites, which name a function and a location, are decided again from the new rows;
- * the other summary tables hold only numbers per stack id, which symbolization does not change.
+ * resymbolize.c: `rheap resymbolize DB`: symbolizing a finished database again, after debug
+ * information was installed. The work is the converter library's (rheap_resymbolize); here
+ * are the options, the opening of the database and the lines the user sees.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -21,20 +10,6 @@
 #include <sqlite3.h>
 
 #include "cli.h"
-/* The symbolizer and the site rule are the converter's own parts, used here on a finished
- * database rather than on a recording. */
-#include "internal.h"
-
-typedef struct {
-    sqlite3_int64 id, frame_no, line, offset, inlined, ip_index;
-    char *file, *sym, *module; /* NULL for SQL NULL */
-    int has_line;
-} row_t;
-
-typedef struct {
-    char *path;
-    int file_id;
-} module_t;
 
 static void usage(FILE *f)
 {
@@ -58,328 +33,18 @@ static void usage(FILE *f)
             "4 the database could not be written.\n");
 }
 
-static char *dup_col(sqlite3_stmt *st, int col)
+/* The converter's diagnostics: a module file gone or rebuilt, or what stopped it. */
+static void print_diag(void *user, const rheap_convert_diag_t *d)
 {
-    const unsigned char *t = sqlite3_column_text(st, col);
-    return t ? strdup((const char *)t) : NULL;
-}
-
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Interns every module path with its recorded build-id. A path recorded with several
- * build-ids (a file rebuilt between two runs converted together) is checked against the first
- * one; the frames of the others then keep their rows. */
-static int load_modules(sqlite3 *db, rheap__sym_t *sym, module_t **out, size_t *n, FILE *err)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT path, min(build_id) FROM modules GROUP BY path ORDER BY path",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rheap__error(err, "%s", sqlite3_errmsg(db));
-        return -1;
-    }
-    size_t cap = 0;
-    int rc = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *path = (const char *)sqlite3_column_text(st, 0);
-        const char *hex = (const char *)sqlite3_column_text(st, 1);
-        if (!path)
-            continue;
-        uint8_t bid[256];
-        size_t blen = 0;
-        for (size_t i = 0; hex && hex[i] && hex[i + 1] && blen < sizeof bid; i += 2) {
-            int h = hexval(hex[i]), l = hexval(hex[i + 1]);
-            if (h < 0 || l < 0)
-                break;
-            bid[blen++] = (uint8_t)(h << 4 | l);
-        }
-        if (rheap__grow(out, &cap, *n, sizeof **out, 16) != 0) {
-            rc = -1;
-            break;
-        }
-        module_t *m = &(*out)[*n];
-        m->path = strdup(path);
-        m->file_id = rheap__sym_file(sym, path, strlen(path), bid, blen);
-        if (!m->path || m->file_id < 0) {
-            free(m->path);
-            rc = -1;
-            break;
-        }
-        (*n)++;
-    }
-    sqlite3_finalize(st);
-    if (rc)
-        rheap__error(err, "out of memory");
-    return rc;
-}
-
-static int file_of(const module_t *mods, size_t n, const char *path)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = strcmp(mods[mid].path, path);
-        if (c == 0)
-            return mods[mid].file_id;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
-}
-
-static int load_rows(sqlite3 *db, row_t **out, size_t *n, FILE *err)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id, frame_no, file, line, sym, module, offset, inlined, ip_index "
-                           "FROM backtraces ORDER BY id, frame_no",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rheap__error(err, "%s", sqlite3_errmsg(db));
-        return -1;
-    }
-    size_t cap = 0;
-    int rc = 0, s;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        if (rheap__grow(out, &cap, *n, sizeof **out, 1024) != 0) {
-            rc = -1;
-            break;
-        }
-        row_t *r = &(*out)[(*n)++];
-        memset(r, 0, sizeof *r);
-        r->id = sqlite3_column_int64(st, 0);
-        r->frame_no = sqlite3_column_int64(st, 1);
-        r->file = dup_col(st, 2);
-        r->has_line = sqlite3_column_type(st, 3) != SQLITE_NULL;
-        r->line = sqlite3_column_int64(st, 3);
-        r->sym = dup_col(st, 4);
-        r->module = dup_col(st, 5);
-        r->offset = sqlite3_column_int64(st, 6);
-        r->inlined = sqlite3_column_int64(st, 7);
-        r->ip_index = sqlite3_column_int64(st, 8);
-    }
-    if (!rc && s != SQLITE_DONE) {
-        rheap__error(err, "%s", sqlite3_errmsg(db));
-        rc = -1;
-    } else if (rc) {
-        rheap__error(err, "out of memory");
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static int bind_text_or_null(sqlite3_stmt *st, int col, const char *s)
-{
-    return s ? sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, col);
-}
-
-static int insert(sqlite3_stmt *st, sqlite3_int64 id, sqlite3_int64 frame_no, const char *file,
-                  int has_line, sqlite3_int64 line, const char *sym, const char *module,
-                  sqlite3_int64 offset, sqlite3_int64 inlined, sqlite3_int64 ip_index)
-{
-    sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_int64(st, 2, frame_no);
-    bind_text_or_null(st, 3, file);
-    if (has_line)
-        sqlite3_bind_int64(st, 4, line);
+    (void)user;
+    if (d->level == RHEAP_CONVERT_WARNING)
+        cli__warning(stderr, "%s", d->message);
     else
-        sqlite3_bind_null(st, 4);
-    bind_text_or_null(st, 5, sym);
-    bind_text_or_null(st, 6, module);
-    sqlite3_bind_int64(st, 7, offset);
-    sqlite3_bind_int64(st, 8, inlined);
-    sqlite3_bind_int64(st, 9, ip_index);
-    return sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-}
-
-/* Rewrites the backtraces table from rows, resolving each recorded address again. Counts the
- * frames that have a file before and after. */
-static int rewrite(sqlite3 *db, rheap__sym_t *sym, const module_t *mods, size_t nmods,
-                   const row_t *rows, size_t nrows, size_t *before, size_t *after)
-{
-    if (sqlite3_exec(db, "DELETE FROM backtraces", NULL, NULL, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "INSERT INTO backtraces (id, frame_no, file, line, sym, module, offset, "
-                           "inlined, ip_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    sqlite3_int64 frame_no = 0;
-    for (size_t i = 0; i < nrows && rc == 0;) {
-        /* The rows of one recorded address: same stack, same ip_index. */
-        size_t j = i + 1;
-        while (j < nrows && rows[j].id == rows[i].id && rows[j].ip_index == rows[i].ip_index)
-            j++;
-        if (i == 0 || rows[i].id != rows[i - 1].id)
-            frame_no = 0;
-        for (size_t k = i; k < j; k++)
-            *before += rows[k].file != NULL;
-        const row_t *r = &rows[i];
-        int fid = r->module ? file_of(mods, nmods, r->module) : -1;
-        const rheap__loc_t *loc = NULL;
-        if (fid >= 0) {
-            loc = rheap__sym_resolve(sym, fid, (uint64_t)r->offset);
-            if (!loc) {
-                rc = -1;
-                break;
-            }
-            if (strcmp(rheap__sym_file_status(sym, fid), "ok") != 0)
-                loc = NULL;
-        }
-        if (loc) {
-            for (uint32_t k = 0; k < loc->nframes && rc == 0; k++) {
-                const rheap__srcframe_t *f = &loc->frames[k];
-                *after += f->file != NULL;
-                rc = insert(st, r->id, frame_no++, f->file, f->line != 0, f->line, f->sym,
-                            r->module, r->offset, f->inlined ? 1 : 0, r->ip_index);
-            }
-        } else {
-            for (size_t k = i; k < j && rc == 0; k++) {
-                *after += rows[k].file != NULL;
-                rc = insert(st, rows[k].id, frame_no++, rows[k].file, rows[k].has_line,
-                            rows[k].line, rows[k].sym, rows[k].module, rows[k].offset,
-                            rows[k].inlined, rows[k].ip_index);
-            }
-        }
-        i = j;
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static int has_table(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?",
-                           -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-    sqlite3_finalize(st);
-    return n > 0;
-}
-
-/* The stacks table names each stack's allocation site from its frames: decided again from the
- * new rows, with the converter's own rule. */
-static int update_stacks(sqlite3 *db)
-{
-    if (!has_table(db, "stacks"))
-        return 0;
-    sqlite3_stmt *rd, *up;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id, sym, file, module, line, offset FROM backtraces "
-                           "ORDER BY id, frame_no",
-                           -1, &rd, NULL) != SQLITE_OK)
-        return -1;
-    if (sqlite3_prepare_v2(db,
-                           "UPDATE stacks SET frames = ?2, site_frame = ?3, function = ?4, "
-                           "location = ?5 WHERE id = ?1",
-                           -1, &up, NULL) != SQLITE_OK) {
-        sqlite3_finalize(rd);
-        return -1;
-    }
-    rheap__siteframe_t *fr = NULL;
-    size_t n = 0, cap = 0;
-    sqlite3_int64 id = 0;
-    int rc = 0, s;
-    for (;;) {
-        s = sqlite3_step(rd);
-        sqlite3_int64 next = s == SQLITE_ROW ? sqlite3_column_int64(rd, 0) : -1;
-        if (n && (s != SQLITE_ROW || next != id)) {
-            char function[4096], location[4096];
-            uint32_t site_no;
-            rheap__stack_site(fr, (uint32_t)n, &site_no, function, sizeof function, location,
-                              sizeof location);
-            sqlite3_reset(up);
-            sqlite3_bind_int64(up, 1, id);
-            sqlite3_bind_int64(up, 2, (sqlite3_int64)n);
-            sqlite3_bind_int64(up, 3, site_no);
-            sqlite3_bind_text(up, 4, function, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_text(up, 5, location, -1, SQLITE_TRANSIENT);
-            if (sqlite3_step(up) != SQLITE_DONE)
-                rc = -1;
-            for (size_t i = 0; i < n; i++) {
-                free((char *)fr[i].sym);
-                free((char *)fr[i].file);
-                free((char *)fr[i].module);
-            }
-            n = 0;
-        }
-        if (s != SQLITE_ROW || rc)
-            break;
-        if (rheap__grow(&fr, &cap, n, sizeof *fr, 64) != 0) {
-            rc = -1;
-            break;
-        }
-        id = next;
-        rheap__siteframe_t *f = &fr[n++];
-        f->sym = dup_col(rd, 1);
-        f->file = dup_col(rd, 2);
-        f->module = dup_col(rd, 3);
-        f->line = (uint32_t)sqlite3_column_int64(rd, 4);
-        f->offset = (uint64_t)sqlite3_column_int64(rd, 5);
-    }
-    if (!rc && s != SQLITE_DONE && s != SQLITE_ROW)
-        rc = -1;
-    for (size_t i = 0; i < n; i++) {
-        free((char *)fr[i].sym);
-        free((char *)fr[i].file);
-        free((char *)fr[i].module);
-    }
-    free(fr);
-    sqlite3_finalize(rd);
-    sqlite3_finalize(up);
-    return rc;
-}
-
-/* A module read now gets status 'ok'; one that could not be read keeps 'ok' if an earlier
- * conversion symbolized from it (its rows were kept) and otherwise says why. */
-static int update_modules(sqlite3 *db, rheap__sym_t *sym, const module_t *mods, size_t n)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "UPDATE modules SET status = ?1 WHERE path = ?2 "
-                           "AND (?1 = 'ok' OR status <> 'ok')",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        const char *status = rheap__sym_file_status(sym, mods[i].file_id);
-        if (!strcmp(status, "unused"))
-            continue;
-        sqlite3_reset(st);
-        sqlite3_bind_text(st, 1, status, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, mods[i].path, -1, SQLITE_STATIC);
-        rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-/* The symbolizer's warnings (a module file gone or rebuilt), printed and counted for the exit
- * status. */
-static void count_warning(void *user, const char *file, const char *message)
-{
-    (void)file;
-    ++*(int *)user;
-    rheap__warning(stderr, "%s", message);
+        cli__error(stderr, "%s", d->message);
 }
 
 /* argv[0] is the command's name (only for getopt). */
-int rheap__cmd_resymbolize(int argc, char **argv)
+int cli__cmd_resymbolize(int argc, char **argv)
 {
     static const struct option longs[] = {
         {"debug-dir", required_argument, NULL, 'D'},
@@ -400,12 +65,12 @@ int rheap__cmd_resymbolize(int argc, char **argv)
             setenv("RHEAP_DEBUG_DIR", optarg, 1);
             break;
         default:
-            return rheap__option_error(c, argv, longs, "a directory", "rheap resymbolize --help");
+            return cli__option_error(c, argv, longs, "a directory", "rheap resymbolize --help");
         }
     }
     /* DB, wherever it was among the options. */
     if (argc - optind > 1) {
-        rheap__error(stderr, "one database at a time (try rheap resymbolize --help)");
+        cli__error(stderr, "one database at a time (try rheap resymbolize --help)");
         return RHEAP_EXIT_USAGE;
     }
     if (argc - optind < 1) {
@@ -414,53 +79,20 @@ int rheap__cmd_resymbolize(int argc, char **argv)
     }
     const char *path = argv[optind];
 
-    /* rheap__db_open_write checks that the file is a rheap database without creating one. */
+    /* ra_open_write checks that the file is a rheap database without creating one. */
     sqlite3 *db;
-    int rc = rheap__db_open_write(path, &db, stderr);
+    ra_err_t open_err;
+    int rc = cli__said(ra_open_write(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
 
-    int warnings = 0;
-    rheap__sym_t *sym = rheap__sym_create(count_warning, &warnings);
-    module_t *mods = NULL;
-    row_t *rows = NULL;
-    size_t nmods = 0, nrows = 0, before = 0, after = 0;
-    rc = RHEAP_EXIT_OUTPUT;
-    /* BEGIN IMMEDIATE takes the write lock before reading, so nothing changes the rows
-     * between reading them and writing them back. */
-    if (!sym || sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        rheap__error(stderr, "%s: %s", path,
-                sym ? sqlite3_errmsg(db) : "out of memory");
-        goto out;
-    }
-    if (load_modules(db, sym, &mods, &nmods, stderr) != 0 ||
-        load_rows(db, &rows, &nrows, stderr) != 0)
-        goto rollback;
-    if (rewrite(db, sym, mods, nmods, rows, nrows, &before, &after) != 0 ||
-        update_modules(db, sym, mods, nmods) != 0 || update_stacks(db) != 0 ||
-        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        rheap__error(stderr, "%s: %s; the database is unchanged", path,
-                sqlite3_errmsg(db));
-        goto rollback;
-    }
-    if (!quiet)
-        printf("rheap: resymbolized %s: %zu frames with a source file, %zu before\n", path,
-               after, before);
-    rc = warnings ? RHEAP_EXIT_WARNINGS : RHEAP_EXIT_OK;
-    goto out;
-rollback:
-    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-out:
-    for (size_t i = 0; i < nrows; i++) {
-        free(rows[i].file);
-        free(rows[i].sym);
-        free(rows[i].module);
-    }
-    free(rows);
-    for (size_t i = 0; i < nmods; i++)
-        free(mods[i].path);
-    free(mods);
-    rheap__sym_destroy(sym);
+    rheap_resymbolize_result_t r;
+    rheap_convert_status_t st = rheap_resymbolize(db, path, print_diag, NULL, &r);
     sqlite3_close(db);
-    return rc;
+    if (st != RHEAP_CONVERT_OK && st != RHEAP_CONVERT_WARNINGS)
+        return RHEAP_EXIT_OUTPUT;
+    if (!quiet)
+        printf("rheap: resymbolized %s: %llu frames with a source file, %llu before\n", path,
+               (unsigned long long)r.frames_after, (unsigned long long)r.frames_before);
+    return st == RHEAP_CONVERT_WARNINGS ? RHEAP_EXIT_WARNINGS : RHEAP_EXIT_OK;
 }

@@ -212,7 +212,7 @@ static int find_library(char *buf, size_t len)
     const char *env = getenv("RHEAP_LIBRARY");
     if (env && *env) {
         if (!readable(env)) {
-            rheap__error(stderr, "RHEAP_LIBRARY=%s: %s", env, strerror(errno));
+            cli__error(stderr, "RHEAP_LIBRARY=%s: %s", env, strerror(errno));
             return -1;
         }
         if (!realpath(env, buf))
@@ -222,13 +222,13 @@ static int find_library(char *buf, size_t len)
     const char *dirs[] = {RHEAP_INSTALL_LIBDIR, "lib", "libtrace"};
     char p[PATH_MAX];
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
-        if (rheap__install_path(dirs[i], "librheap.so", p, sizeof p) == 0 && readable(p) &&
+        if (cli__install_path(dirs[i], "librheap.so", p, sizeof p) == 0 && readable(p) &&
             realpath(p, buf))
             return 0;
     char bindir[PATH_MAX];
-    if (rheap__exe_dir(bindir, sizeof bindir) != 0)
+    if (cli__exe_dir(bindir, sizeof bindir) != 0)
         snprintf(bindir, sizeof bindir, "BINDIR");
-    rheap__error(stderr,
+    cli__error(stderr,
                  "cannot find librheap.so (looked in %s/../%s, %s/../lib and %s/../libtrace); "
                  "set RHEAP_LIBRARY to its path",
                  bindir, RHEAP_INSTALL_LIBDIR, bindir, bindir);
@@ -254,12 +254,12 @@ static int make_private_dir(const run_opts_t *o, char *buf, size_t len)
     }
     char abs[PATH_MAX];
     if (!realpath(parent, abs)) {
-        rheap__error(stderr, "%s: %s; %s", parent, strerror(errno),
+        cli__error(stderr, "%s: %s; %s", parent, strerror(errno),
                      o->dir ? "--dir needs an existing directory" : "the output's directory must exist");
         return -1;
     }
     if (snprintf(buf, len, "%s/rheap-run-XXXXXX", abs) >= (int)len || !mkdtemp(buf)) {
-        rheap__error(stderr, "cannot make a directory for the recordings in %s: %s", abs,
+        cli__error(stderr, "cannot make a directory for the recordings in %s: %s", abs,
                      strerror(errno));
         return -1;
     }
@@ -276,7 +276,7 @@ static int rm_entry(const char *path, const struct stat *sb, int type, struct FT
 static void remove_tree(const char *dir)
 {
     if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        rheap__warning(stderr, "could not remove %s: %s", dir, strerror(errno));
+        cli__warning(stderr, "could not remove %s: %s", dir, strerror(errno));
 }
 
 /* ---- Running the program ---- */
@@ -339,13 +339,13 @@ static pid_t start_program(const run_opts_t *o, const char *lib, const char *rec
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) {
-        rheap__error(stderr, "pipe: %s", strerror(errno));
+        cli__error(stderr, "pipe: %s", strerror(errno));
         return -1;
     }
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
-        rheap__error(stderr, "fork: %s", strerror(errno));
+        cli__error(stderr, "fork: %s", strerror(errno));
         close(pfd[0]);
         close(pfd[1]);
         return -1;
@@ -364,7 +364,7 @@ static pid_t start_program(const run_opts_t *o, const char *lib, const char *rec
     close(pfd[0]);
     if (r == (ssize_t)sizeof e) {
         waitpid(pid, NULL, 0);
-        rheap__error(stderr, "cannot run %s: %s%s", o->argv[0], strerror(e),
+        cli__error(stderr, "cannot run %s: %s%s", o->argv[0], strerror(e),
                      e == ENOENT && !strchr(o->argv[0], '/') ? " (not found in PATH)" : "");
         return -1;
     }
@@ -422,7 +422,7 @@ static int wait_all(pid_t pid)
         if (w < 0)
             break; /* ECHILD: nothing left */
         if (!said) {
-            rheap__note(stderr, "the program exited; waiting for the processes it started "
+            cli__note(stderr, "the program exited; waiting for the processes it started "
                                 "(Ctrl-C to stop waiting and convert what they recorded so far)");
             said = 1;
         }
@@ -431,7 +431,7 @@ static int wait_all(pid_t pid)
     sigaction(SIGCHLD, &old_chld, NULL);
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (stop_waiting)
-        rheap__note(stderr, "stopped waiting; processes still running are converted as far as "
+        cli__note(stderr, "stopped waiting; processes still running are converted as far as "
                             "they recorded");
     return status;
 }
@@ -488,7 +488,7 @@ static rec_t *collect(const char *recdir, size_t *n, int quiet)
         unsigned long pid, num;
         if (!parse_rec_name(e->d_name, &pid, &num))
             continue;
-        if (rheap__grow(&recs, &cap, *n, sizeof *recs, 8) != 0)
+        if (cli__grow(&recs, &cap, *n, sizeof *recs, 8) != 0)
             break;
         size_t len = strlen(recdir) + strlen(e->d_name) + 2;
         char *p = malloc(len);
@@ -499,7 +499,7 @@ static rec_t *collect(const char *recdir, size_t *n, int quiet)
          * not yet its process file: nothing of it can be converted. */
         if (!has_process_file(p)) {
             if (!quiet)
-                rheap__note(stderr, "%s: a process was starting to record when the wait "
+                cli__note(stderr, "%s: a process was starting to record when the wait "
                                     "stopped; left out",
                             p);
             free(p);
@@ -624,7 +624,7 @@ static const char *next_input(void *user)
         for (size_t i = 0; i < n; i++)
             free(recs[i].path);
         free(recs);
-        if (copy && rheap__grow(&l->handed, &l->caphanded, l->nhanded, sizeof *l->handed, 8) == 0) {
+        if (copy && cli__grow(&l->handed, &l->caphanded, l->nhanded, sizeof *l->handed, 8) == 0) {
             l->handed[l->nhanded++] = copy;
             return copy;
         }
@@ -662,7 +662,7 @@ static void *convert_thread(void *arg)
     src.next_input = next_input;
     src.growing = growing;
     src.live_user = l;
-    l->crc = rheap__convert_cmd(NULL, 0, &src, l->o->output, l->o->force, l->o->progress, 1,
+    l->crc = cli__convert_cmd(NULL, 0, &src, l->o->output, l->o->force, l->o->progress, 1,
                                 !l->o->quiet);
     return NULL;
 }
@@ -680,13 +680,13 @@ static int shell_status(int ws)
 static void say_exit(int ws)
 {
     if (WIFSIGNALED(ws))
-        rheap__note(stderr, "the program was killed by signal %d (%s); exit status %d",
+        cli__note(stderr, "the program was killed by signal %d (%s); exit status %d",
                     WTERMSIG(ws), strsignal(WTERMSIG(ws)), 128 + WTERMSIG(ws));
     else if (WIFEXITED(ws) && WEXITSTATUS(ws) != 0)
-        rheap__note(stderr, "the program exited with status %d", WEXITSTATUS(ws));
+        cli__note(stderr, "the program exited with status %d", WEXITSTATUS(ws));
 }
 
-int rheap__cmd_run(int argc, char **argv)
+int cli__cmd_run(int argc, char **argv)
 {
     run_opts_t o = {0};
     o.progress = -1;
@@ -696,11 +696,11 @@ int rheap__cmd_run(int argc, char **argv)
     /* Refused before the program runs: finding out after a long run would cost the run. */
     struct stat sb;
     if (stat(o.output, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        rheap__error(stderr, "%s is a directory; give the database file to write", o.output);
+        cli__error(stderr, "%s is a directory; give the database file to write", o.output);
         return RHEAP_EXIT_USAGE;
     }
     if (!o.force && stat(o.output, &sb) == 0) {
-        rheap__error(stderr, "%s exists; use --force to replace it", o.output);
+        cli__error(stderr, "%s exists; use --force to replace it", o.output);
         return RHEAP_EXIT_USAGE;
     }
     char lib[PATH_MAX], recdir[PATH_MAX];
@@ -764,14 +764,14 @@ int rheap__cmd_run(int argc, char **argv)
          * itself succeeded. */
         char exe[PATH_MAX];
         int is_static =
-            rheap__exe_find(o.argv[0], exe, sizeof exe) == 0 && rheap__exe_is_static(exe) == 1;
+            cli__exe_find(o.argv[0], exe, sizeof exe) == 0 && cli__exe_is_static(exe) == 1;
         if (is_static)
-            rheap__warning(stderr,
+            cli__warning(stderr,
                            "%s: statically linked: its malloc cannot be interposed, nothing was "
                            "recorded; %s not written",
                            o.argv[0], o.output);
         else
-            rheap__error(stderr, "no recording was made%s; %s not written",
+            cli__error(stderr, "no recording was made%s; %s not written",
                          o.off ? " (recording stayed off)" : "", o.output);
         remove_tree(recdir);
         return status || is_static ? status : RHEAP_EXIT_INPUT;
@@ -781,12 +781,12 @@ int rheap__cmd_run(int argc, char **argv)
     if (converted && !o.keep) {
         remove_tree(recdir);
     } else if (!converted) {
-        rheap__note(stderr,
+        cli__note(stderr,
                     "the recordings are kept in %s; convert them again with: "
                     "rheap convert %s/rip-* -o %s",
                     recdir, recdir, o.output);
     } else {
-        rheap__note(stderr, "recordings kept in %s", recdir);
+        cli__note(stderr, "recordings kept in %s", recdir);
     }
     if (!converted && status == 0)
         return crc;

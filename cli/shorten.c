@@ -41,7 +41,7 @@ static size_t operator_chars(const char *s, size_t i)
     return k;
 }
 
-char *rheap__name_short(const char *name)
+char *cli__name_short(const char *name)
 {
     size_t n = strlen(name);
     char *out = malloc(n + 1);
@@ -94,7 +94,7 @@ char *rheap__name_short(const char *name)
     return out;
 }
 
-char *rheap__name_without_params(const char *name)
+char *cli__name_without_params(const char *name)
 {
     /* Back over the qualifiers a member function's parameter list may carry. */
     static const char *const quals[] = {" const", " volatile", " &&", " &", " noexcept"};
@@ -134,7 +134,7 @@ char *rheap__name_without_params(const char *name)
     return out;
 }
 
-size_t rheap__text_columns(const char *s)
+size_t cli__text_columns(const char *s)
 {
     size_t w = 0;
     for (; *s; s++)
@@ -142,9 +142,9 @@ size_t rheap__text_columns(const char *s)
     return w;
 }
 
-char *rheap__text_clip(const char *s, size_t keep, int from_end)
+char *cli__text_clip(const char *s, size_t keep, int from_end)
 {
-    size_t w = rheap__text_columns(s);
+    size_t w = cli__text_columns(s);
     if (w <= keep || keep < 4)
         return strdup(s);
     size_t take = keep - 3, n = strlen(s);

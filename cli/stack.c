@@ -29,7 +29,7 @@ static const char *base(const char *p)
     return s ? s + 1 : p;
 }
 
-int rheap__stack_print(sqlite3 *db, long long id, int from_site, const char *indent, FILE *out)
+int cli__stack_print(sqlite3 *db, long long id, int from_site, const char *indent, FILE *out)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, frames_sql, -1, &st, NULL) != SQLITE_OK)
@@ -70,7 +70,7 @@ int rheap__stack_print(sqlite3 *db, long long id, int from_site, const char *ind
 
 typedef struct {
     sqlite3 *db;
-    const rheap__table_t *t;
+    const ra_table_t *t;
     const char *indent;
     FILE *out;
 } chain_t;
@@ -78,19 +78,19 @@ typedef struct {
 static void chain_under_row(size_t row, void *arg)
 {
     const chain_t *c = arg;
-    const char *id = rheap__table_cell(c->t, row, "stack");
+    const char *id = ra_table_cell(c->t, row, "stack");
     if (!id)
         return;
     char indent[64];
     snprintf(indent, sizeof indent, "%s        ", c->indent);
-    rheap__stack_print(c->db, strtoll(id, NULL, 10), 1, indent, c->out);
+    cli__stack_print(c->db, strtoll(id, NULL, 10), 1, indent, c->out);
 }
 
-void rheap__table_print_chains(sqlite3 *db, const rheap__table_t *t, size_t max_rows,
-                               const char *indent, FILE *out)
+void cli__table_print_chains(sqlite3 *db, const ra_table_t *t, size_t max_rows,
+                               const char *indent, int full_names, FILE *out)
 {
     chain_t c = {db, t, indent, out};
-    rheap__table_print_rows(t, max_rows, indent, out, chain_under_row, &c);
+    cli__table_print_rows(t, max_rows, indent, full_names, out, chain_under_row, &c);
 }
 
 static void usage_stack(FILE *f)
@@ -107,9 +107,9 @@ static void usage_stack(FILE *f)
             "missing or not a rheap database.\n");
 }
 
-int rheap__cmd_stack(int argc, char **argv)
+int cli__cmd_stack(int argc, char **argv)
 {
-    int rc = rheap__help_only(argc, argv, usage_stack, "rheap stack --help");
+    int rc = cli__help_only(argc, argv, usage_stack, "rheap stack --help");
     if (rc >= 0)
         return rc;
     if (argc - optind != 2) {
@@ -120,21 +120,22 @@ int rheap__cmd_stack(int argc, char **argv)
     char *end;
     long long id = strtoll(ids, &end, 10);
     if (!*ids || *end || id <= 0) {
-        rheap__error(stderr, "'%s' is not a stack id (a positive integer)", ids);
+        cli__error(stderr, "'%s' is not a stack id (a positive integer)", ids);
         return RHEAP_EXIT_USAGE;
     }
     sqlite3 *db;
-    rc = rheap__db_open_read(path, &db, stderr);
+    ra_err_t open_err;
+    rc = cli__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
-    int n = rheap__stack_print(db, id, 0, "", stdout);
+    int n = cli__stack_print(db, id, 0, "", stdout);
     sqlite3_close(db);
     if (n < 0) {
-        rheap__error(stderr, "%s: cannot read its backtraces", path);
+        cli__error(stderr, "%s: cannot read its backtraces", path);
         return RHEAP_EXIT_INPUT;
     }
     if (n == 0) {
-        rheap__error(stderr, "%s has no stack %lld", path, id);
+        cli__error(stderr, "%s has no stack %lld", path, id);
         return RHEAP_EXIT_USAGE;
     }
     return RHEAP_EXIT_OK; /* main checks that standard output was written */

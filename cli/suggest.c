@@ -40,7 +40,7 @@ static size_t distance(const char *a, const char *b)
     return prev[lb];
 }
 
-const char *rheap__suggest(const char *word, const char *const *names, size_t n)
+const char *cli__suggest(const char *word, const char *const *names, size_t n)
 {
     size_t lw = strlen(word);
     if (lw == 0 || lw > MAX_WORD)

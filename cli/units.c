@@ -20,7 +20,7 @@ static int ends_with(const char *s, const char *tail)
     return n >= m && !strcmp(s + n - m, tail);
 }
 
-void rheap__human_bytes(long long b, char *buf, size_t len)
+void cli__human_bytes(long long b, char *buf, size_t len)
 {
     static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
     if (b < 10240 && b > -10240) {
@@ -36,7 +36,7 @@ void rheap__human_bytes(long long b, char *buf, size_t len)
     snprintf(buf, len, "%.1f %s", v, units[u]);
 }
 
-void rheap__human_ns(long long ns, char *buf, size_t len)
+void cli__human_ns(long long ns, char *buf, size_t len)
 {
     long long a = ns < 0 ? -ns : ns;
     if (a < 1000)
@@ -49,7 +49,7 @@ void rheap__human_ns(long long ns, char *buf, size_t len)
         snprintf(buf, len, "%.2f s", (double)ns / 1e9);
 }
 
-void rheap__table_humanize(rheap__table_t *t)
+void cli__table_humanize(ra_table_t *t)
 {
     for (size_t c = 0; c < t->ncols; c++) {
         const char *n = t->names[c];
@@ -65,9 +65,9 @@ void rheap__table_humanize(rheap__table_t *t)
             char buf[32];
             long long v = strtoll(t->cells[at], NULL, 10);
             if (is_bytes)
-                rheap__human_bytes(v, buf, sizeof buf);
+                cli__human_bytes(v, buf, sizeof buf);
             else
-                rheap__human_ns(v, buf, sizeof buf);
+                cli__human_ns(v, buf, sizeof buf);
             char *s = strdup(buf);
             if (!s)
                 continue;

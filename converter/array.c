@@ -6,7 +6,7 @@
 
 #include "array.h"
 
-int rheap__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first)
+int cv__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first)
 {
     if (n < *cap)
         return 0;

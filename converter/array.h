@@ -9,6 +9,6 @@
 /* Makes room for element n of the array *arrayp (a pointer to any element type) holding *cap
  * elements of `elem` bytes: doubles it, or allocates `first` elements when empty. 0, or -1 when
  * out of memory (the array is left as it was). */
-int rheap__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first);
+int cv__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first);
 
 #endif

@@ -37,7 +37,7 @@
 #include <sqlite3.h>
 
 #include "array.h"
-#include "internal.h"
+#include "converter.h"
 #include "varint.h"
 
 /* The line of schema.sql that separates what is created before the load from what after. */
@@ -127,7 +127,7 @@ typedef struct kept {
     struct kept *next;
 } kept_t;
 
-struct rheap__db {
+struct cv__db {
     sqlite3 *db;
     int background;           /* the writer thread runs at nice 19 */
     sqlite3_stmt *st[ST_N];
@@ -181,7 +181,7 @@ static void fmt(char *buf, size_t len, const char *f, ...)
 /* SQLite's message for the last error (or msg when given), with the system's reason when
  * SQLite kept one ("disk I/O error (File too large)"). In a buffer of db's, valid until the
  * next call. */
-static const char *why(rheap__db_t *db, const char *msg)
+static const char *why(cv__db_t *db, const char *msg)
 {
     int e = db->db ? sqlite3_system_errno(db->db) : 0;
     const char *m = msg ? msg : db->db ? sqlite3_errmsg(db->db) : "out of memory";
@@ -192,9 +192,9 @@ static const char *why(rheap__db_t *db, const char *msg)
     return db->why;
 }
 
-static int write_chunk(rheap__db_t *db, unsigned place);
-static int write_kept_list(rheap__db_t *db, kept_t *list);
-static kept_t *take_kept(rheap__db_t *db);
+static int write_chunk(cv__db_t *db, unsigned place);
+static int write_kept_list(cv__db_t *db, kept_t *list);
+static kept_t *take_kept(cv__db_t *db);
 static void drop_kept(kept_t *list);
 
 /* The mapping of a queue of qcap chunks: qcap + 1 places, one of them being filled. */
@@ -204,7 +204,7 @@ static size_t area_bytes(unsigned qcap)
 }
 
 /* The bytes of chunk place i. */
-static inline uint8_t *chunk(rheap__db_t *db, unsigned i)
+static inline uint8_t *chunk(cv__db_t *db, unsigned i)
 {
     return db->area + (size_t)i * CHUNK_BYTES;
 }
@@ -214,7 +214,7 @@ static inline uint8_t *chunk(rheap__db_t *db, unsigned i)
  * once the connection is held: a set taken before could still be unwritten when the reading
  * thread's turn comes, and that turn must find every kept row in the database (the summary
  * callback reads them). */
-static int write_in_turn(rheap__db_t *db, int kept, unsigned place)
+static int write_in_turn(cv__db_t *db, int kept, unsigned place)
 {
     pthread_mutex_lock(&db->conn);
     while (atomic_load(&db->want))
@@ -228,7 +228,7 @@ static int write_in_turn(rheap__db_t *db, int kept, unsigned place)
 
 static void *writer_main(void *arg)
 {
-    rheap__db_t *db = arg;
+    cv__db_t *db = arg;
     if (db->background)
         setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
     pthread_mutex_lock(&db->mu);
@@ -266,7 +266,7 @@ static void *writer_main(void *arg)
 }
 
 /* Whether a chunk failed to be written (db->error says why). */
-static int writer_failed(rheap__db_t *db)
+static int writer_failed(cv__db_t *db)
 {
     if (!db->have_writer)
         return 0;
@@ -277,7 +277,7 @@ static int writer_failed(rheap__db_t *db)
 }
 
 /* Waits until the writer thread has written every queued chunk. -1 if one failed. */
-static int drain(rheap__db_t *db)
+static int drain(cv__db_t *db)
 {
     if (!db->have_writer)
         return 0;
@@ -290,7 +290,7 @@ static int drain(rheap__db_t *db)
 }
 
 /* Takes the connection from the writer thread, which finishes its chunk first. */
-static void take_turn(rheap__db_t *db)
+static void take_turn(cv__db_t *db)
 {
     if (!db->have_writer)
         return;
@@ -298,7 +298,7 @@ static void take_turn(rheap__db_t *db)
     pthread_mutex_lock(&db->conn);
 }
 
-static void give_turn(rheap__db_t *db)
+static void give_turn(cv__db_t *db)
 {
     if (!db->have_writer)
         return;
@@ -307,10 +307,10 @@ static void give_turn(rheap__db_t *db)
     pthread_mutex_unlock(&db->conn);
 }
 
-static int flush_kept(rheap__db_t *db);
+static int flush_kept(cv__db_t *db);
 
-/* A write of the calling thread failed: keeps why for rheap__db_errmsg. Returns -1. */
-static int failed_here(rheap__db_t *db, const char *msg)
+/* A write of the calling thread failed: keeps why for cv__db_errmsg. Returns -1. */
+static int failed_here(cv__db_t *db, const char *msg)
 {
     fmt(db->main_error, sizeof db->main_error, "%s", msg);
     db->main_failed = 1;
@@ -319,7 +319,7 @@ static int failed_here(rheap__db_t *db, const char *msg)
 
 /* The same with SQLite's message (or msg), read while the turn is still held, before the
  * writer thread's next chunk can replace it; then gives the turn back. */
-static int leave_failed(rheap__db_t *db, const char *msg)
+static int leave_failed(cv__db_t *db, const char *msg)
 {
     failed_here(db, why(db, msg));
     give_turn(db);
@@ -328,7 +328,7 @@ static int leave_failed(rheap__db_t *db, const char *msg)
 
 /* The connection for this thread, with the kept stack rows written: 0, or -1 when a chunk or
  * those rows failed (the turn is given back then). */
-static int enter(rheap__db_t *db)
+static int enter(cv__db_t *db)
 {
     take_turn(db);
     if (writer_failed(db)) {
@@ -342,7 +342,7 @@ static int enter(rheap__db_t *db)
 
 /* Ends the writer thread once the queue is empty; with `discard`, batches still queued are
  * dropped unwritten (the database is being thrown away). */
-static void stop_writer(rheap__db_t *db, int discard)
+static void stop_writer(cv__db_t *db, int discard)
 {
     if (!db->have_writer)
         return;
@@ -361,7 +361,7 @@ static void stop_writer(rheap__db_t *db, int discard)
     db->have_writer = 0;
 }
 
-static void close_all(rheap__db_t *db)
+static void close_all(cv__db_t *db)
 {
     stop_writer(db, 1);
     sqlite3_finalize(db->batch);
@@ -449,7 +449,7 @@ static void drop_kept(kept_t *list)
     }
 }
 
-static void destroy(rheap__db_t *db)
+static void destroy(cv__db_t *db)
 {
     cleanup_remove();
     if (db->area)
@@ -465,11 +465,11 @@ static void destroy(rheap__db_t *db)
 }
 
 /* Runs the part of the schema before (part 0) or after (part 1) the after-load mark. */
-static int run_schema(rheap__db_t *db, int part, char *errbuf, size_t errlen)
+static int run_schema(cv__db_t *db, int part, char *errbuf, size_t errlen)
 {
-    const char *mark = strstr(rheap__schema_sql, AFTER_LOAD_MARK);
-    size_t split = mark ? (size_t)(mark - rheap__schema_sql) : strlen(rheap__schema_sql);
-    char *sql = part == 0 ? strndup(rheap__schema_sql, split) : strdup(rheap__schema_sql + split);
+    const char *mark = strstr(cv__schema_sql, AFTER_LOAD_MARK);
+    size_t split = mark ? (size_t)(mark - cv__schema_sql) : strlen(cv__schema_sql);
+    char *sql = part == 0 ? strndup(cv__schema_sql, split) : strdup(cv__schema_sql + split);
     if (!sql) {
         fmt(errbuf, errlen, "out of memory");
         return -1;
@@ -486,7 +486,7 @@ static int run_schema(rheap__db_t *db, int part, char *errbuf, size_t errlen)
 }
 
 /* Prepares the INSERT `single` (one VALUES group) with its group repeated n times. */
-static int prepare_batch(rheap__db_t *db, const char *single, int n, sqlite3_stmt **out)
+static int prepare_batch(cv__db_t *db, const char *single, int n, sqlite3_stmt **out)
 {
     const char *one = strstr(single, "VALUES") + 7;
     size_t head = (size_t)(one - single);
@@ -509,13 +509,13 @@ static int prepare_batch(rheap__db_t *db, const char *single, int n, sqlite3_stm
 }
 
 /* The allocator plumbing list (stacks.c) as the table the view `frames` reads. */
-static int write_plumbing(rheap__db_t *db, char *errbuf, size_t errlen)
+static int write_plumbing(cv__db_t *db, char *errbuf, size_t errlen)
 {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db->db, "INSERT INTO plumbing_patterns (kind, pattern) VALUES (?, ?)",
                                 -1, &st, NULL);
-    for (size_t i = 0; rc == SQLITE_OK && i < rheap__plumbing_count; i++) {
-        const rheap__plumbing_t *p = &rheap__plumbing[i];
+    for (size_t i = 0; rc == SQLITE_OK && i < cv__plumbing_count; i++) {
+        const cv__plumbing_t *p = &cv__plumbing[i];
         sqlite3_bind_text(st, 1, p->kind == RHEAP_PLUMBING_MODULE ? "module" : "name", -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, p->pattern, -1, SQLITE_STATIC);
         rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
@@ -527,7 +527,7 @@ static int write_plumbing(rheap__db_t *db, char *errbuf, size_t errlen)
     return rc == SQLITE_OK ? 0 : -1;
 }
 
-int rheap__db_create(const char *path, int force, int background, rheap__db_t **out,
+int cv__db_create(const char *path, int force, int background, cv__db_t **out,
                      char *errbuf, size_t errlen)
 {
     *out = NULL;
@@ -542,7 +542,7 @@ int rheap__db_create(const char *path, int force, int background, rheap__db_t **
             return RHEAP_CONVERT_E_REFUSED;
         }
     }
-    rheap__db_t *db = calloc(1, sizeof *db);
+    cv__db_t *db = calloc(1, sizeof *db);
     if (!db) {
         fmt(errbuf, errlen, "out of memory");
         return RHEAP_CONVERT_E_OUTPUT;
@@ -706,7 +706,7 @@ static void rebind_int(sqlite3_stmt *s, bound_t *b, int i, uint64_t v)
     b->v = v;
 }
 
-/* A size: unsigned, stored as a REAL from 2^63 on (rheap__bind_wide). */
+/* A size: unsigned, stored as a REAL from 2^63 on (cv__bind_wide). */
 static void rebind_size(sqlite3_stmt *s, bound_t *b, int i, uint64_t v)
 {
     if (v <= INT64_MAX) {
@@ -718,7 +718,7 @@ static void rebind_size(sqlite3_stmt *s, bound_t *b, int i, uint64_t v)
     }
 }
 
-void rheap__bind_wide(sqlite3_stmt *s, int i, rheap__wide_t v)
+void cv__bind_wide(sqlite3_stmt *s, int i, cv__wide_t v)
 {
     if (v >= INT64_MIN && v <= INT64_MAX)
         sqlite3_bind_int64(s, i, (sqlite3_int64)v);
@@ -747,13 +747,13 @@ static void rebind_int_or_null(sqlite3_stmt *s, bound_t *b, int i, uint64_t v, i
 #define EXTRA_ELSEWHERE (((uint64_t)1 << (63 - EXTRA_SHIFT)) - 2) /* the value is in allocation_extras */
 _Static_assert(RIP_CALL_LAST <= 64, "how keeps call - 1 in 6 bits");
 
-static int cross_free(const rheap__row_t *r)
+static int cross_free(const cv__row_t *r)
 {
     return r->freed && r->free_thread != r->thread;
 }
 
 /* realloc_of as id - realloc_of for the calls that resize, align for the others; 0: NULL. */
-static uint64_t extra_of(const rheap__row_t *r)
+static uint64_t extra_of(const cv__row_t *r)
 {
     if (rip_call_resizes((rip_call_t)r->call))
         return r->realloc_of ? r->id - r->realloc_of : 0;
@@ -763,7 +763,7 @@ static uint64_t extra_of(const rheap__row_t *r)
 /* The extra value as kept in `how`: doubled, plus 1 for a resizing call, so that the view tells
  * realloc_of from align without knowing the calls; EXTRA_ELSEWHERE (+1 when resizing) when it
  * is in allocation_extras. */
-static uint64_t extra_field(const rheap__row_t *r)
+static uint64_t extra_field(const cv__row_t *r)
 {
     uint64_t extra = extra_of(r);
     if (extra == 0)
@@ -773,7 +773,7 @@ static uint64_t extra_field(const rheap__row_t *r)
 }
 
 /* b points at the row's ALLOC_COLS bindings, base is the row's first parameter minus one. */
-static void bind_row(sqlite3_stmt *s, bound_t *b, int base, const rheap__row_t *r)
+static void bind_row(sqlite3_stmt *s, bound_t *b, int base, const cv__row_t *r)
 {
     const uint64_t limit = (uint64_t)1 << 59;
     uint64_t addr = r->addr ^ r->addr_base;
@@ -793,7 +793,7 @@ static void bind_row(sqlite3_stmt *s, bound_t *b, int base, const rheap__row_t *
 
 /* The side rows of a block: its freeing thread when another thread freed it, its realloc_of or
  * align when too large for `how`. */
-static int write_side(rheap__db_t *db, const rheap__row_t *r)
+static int write_side(cv__db_t *db, const cv__row_t *r)
 {
     if (cross_free(r) && r->free_thread != RHEAP_NO_THREAD) {
         sqlite3_stmt *s = db->st[ST_FREE];
@@ -814,7 +814,7 @@ static int write_side(rheap__db_t *db, const rheap__row_t *r)
 }
 
 /* Writes BATCH rows in one statement. */
-static int write_batch(rheap__db_t *db, const rheap__row_t *rows)
+static int write_batch(cv__db_t *db, const cv__row_t *rows)
 {
     for (size_t i = 0; i < BATCH; i++)
         bind_row(db->batch, &db->batched[i * ALLOC_COLS], (int)i * ALLOC_COLS, &rows[i]);
@@ -830,7 +830,7 @@ static int write_batch(rheap__db_t *db, const rheap__row_t *rows)
 }
 
 /* Writes n rows: whole batches in one statement each, the rest row by row. */
-static int write_rows(rheap__db_t *db, const rheap__row_t *rows, size_t n)
+static int write_rows(cv__db_t *db, const cv__row_t *rows, size_t n)
 {
     size_t i = 0;
     for (; i + BATCH <= n; i += BATCH)
@@ -849,7 +849,7 @@ static int write_rows(rheap__db_t *db, const rheap__row_t *rows, size_t n)
  * the allocation time, the lifetime (zigzagged: a clock step can make it negative), the stack,
  * the size, the address XOR the thread's first one, the thread, the freeing thread when another,
  * align and realloc_of. Returns the bytes written. */
-static size_t pack_row(uint8_t *p, const rheap__row_t *r, uint64_t *prev_id)
+static size_t pack_row(uint8_t *p, const cv__row_t *r, uint64_t *prev_id)
 {
     int other = r->freed && r->free_thread != r->thread;
     size_t n = 0;
@@ -879,7 +879,7 @@ static uint64_t next_varint(const uint8_t **p, const uint8_t *end)
 
 /* Unpacks the row at *p into *r (the address comes back XORed, with a base of 0: the row binds
  * as it was) and advances *p. */
-static void unpack_row(const uint8_t **p, const uint8_t *end, rheap__row_t *r, uint64_t *prev_id)
+static void unpack_row(const uint8_t **p, const uint8_t *end, cv__row_t *r, uint64_t *prev_id)
 {
     uint8_t head = *(*p)++;
     memset(r, 0, sizeof *r);
@@ -900,10 +900,10 @@ static void unpack_row(const uint8_t **p, const uint8_t *end, rheap__row_t *r, u
 }
 
 /* Writes the rows packed in chunk place i, a batch at a time. */
-static int write_chunk(rheap__db_t *db, unsigned place)
+static int write_chunk(cv__db_t *db, unsigned place)
 {
     const uint8_t *p = chunk(db, place), *end = p + db->used[place];
-    rheap__row_t rows[BATCH];
+    cv__row_t rows[BATCH];
     uint64_t prev_id = 0;
     size_t n = 0;
     while (p < end) {
@@ -918,14 +918,14 @@ static int write_chunk(rheap__db_t *db, unsigned place)
 }
 
 /* Makes the pending place an empty chunk. */
-static void empty_pending(rheap__db_t *db)
+static void empty_pending(cv__db_t *db)
 {
     db->used[db->pending] = 0;
     db->pending_id = 0;
 }
 
 /* Writes the pending rows on this thread. */
-static int flush_rows(rheap__db_t *db)
+static int flush_rows(cv__db_t *db)
 {
     int rc = write_chunk(db, db->pending);
     empty_pending(db);
@@ -934,7 +934,7 @@ static int flush_rows(rheap__db_t *db)
 
 /* Queues the full pending chunk for the writer thread and takes a free place, waiting while
  * the queue is full. */
-static int submit(rheap__db_t *db)
+static int submit(cv__db_t *db)
 {
     pthread_mutex_lock(&db->mu);
     while (db->q_count == db->qcap && !db->failed)
@@ -951,7 +951,7 @@ static int submit(rheap__db_t *db)
     return failed ? -1 : 0;
 }
 
-int rheap__db_alloc(rheap__db_t *db, const rheap__row_t *r)
+int cv__db_alloc(cv__db_t *db, const cv__row_t *r)
 {
     uint32_t *used = &db->used[db->pending];
     *used += (uint32_t)pack_row(chunk(db, db->pending) + *used, r, &db->pending_id);
@@ -976,7 +976,7 @@ static void bind_frame(sqlite3_stmt *s, int base, const frame_row_t *f)
 
 /* Writes a set of backtraces and stacks rows; the caller has the connection. The set is
  * empty afterwards, whether or not the writes succeeded. */
-static int write_kept(rheap__db_t *db, kept_t *b)
+static int write_kept(cv__db_t *db, kept_t *b)
 {
     int rc = 0;
     size_t i = 0;
@@ -1009,7 +1009,7 @@ static int write_kept(rheap__db_t *db, kept_t *b)
 }
 
 /* The full sets handed to the writer thread and not yet taken by it, oldest first. */
-static kept_t *take_kept(rheap__db_t *db)
+static kept_t *take_kept(cv__db_t *db)
 {
     if (!db->have_writer)
         return NULL;
@@ -1022,7 +1022,7 @@ static kept_t *take_kept(rheap__db_t *db)
 }
 
 /* Writes the sets in list and frees them: the first failure ends the writing. */
-static int write_kept_list(rheap__db_t *db, kept_t *list)
+static int write_kept_list(cv__db_t *db, kept_t *list)
 {
     int rc = 0;
     for (kept_t *b = list; rc == 0 && b; b = b->next)
@@ -1033,7 +1033,7 @@ static int write_kept_list(rheap__db_t *db, kept_t *list)
 
 /* Writes every kept backtraces and stacks row, those handed to the writer thread and not yet
  * written included; the caller has the connection. */
-static int flush_kept(rheap__db_t *db)
+static int flush_kept(cv__db_t *db)
 {
     int rc = write_kept_list(db, take_kept(db));
     if (rc == 0)
@@ -1045,7 +1045,7 @@ static int flush_kept(rheap__db_t *db)
  * before its next chunk: the reading thread goes on decoding (writing them itself cost it about
  * 4,700 instructions a frame row, 60 ms of a python3 recording's 218,000). Without a writer
  * thread they are written here. */
-static int hand_off_if_full(rheap__db_t *db)
+static int hand_off_if_full(cv__db_t *db)
 {
     if (db->kept.nframes < KEPT_FRAMES)
         return 0;
@@ -1069,22 +1069,22 @@ static int hand_off_if_full(rheap__db_t *db)
     return 0;
 }
 
-int rheap__db_frame(rheap__db_t *db, uint64_t bt, uint32_t frame_no, const rheap__srcframe_t *f,
+int cv__db_frame(cv__db_t *db, uint64_t bt, uint32_t frame_no, const cv__srcframe_t *f,
                     const char *module, uint64_t offset, uint32_t ip_index)
 {
     kept_t *b = &db->kept;
-    if (rheap__grow(&b->frames, &b->capframes, b->nframes, sizeof *b->frames, 1024) != 0)
+    if (cv__grow(&b->frames, &b->capframes, b->nframes, sizeof *b->frames, 1024) != 0)
         return failed_here(db, "out of memory");
     b->frames[b->nframes++] =
         (frame_row_t){bt, offset, frame_no, f->line, ip_index, f->inlined, f->file, f->sym, module};
     return hand_off_if_full(db);
 }
 
-int rheap__db_stack(rheap__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame,
+int cv__db_stack(cv__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame,
                     const char *function, const char *location)
 {
     kept_t *b = &db->kept;
-    if (rheap__grow(&b->stacks, &b->capstacks, b->nstacks, sizeof *b->stacks, 256) != 0)
+    if (cv__grow(&b->stacks, &b->capstacks, b->nstacks, sizeof *b->stacks, 256) != 0)
         return failed_here(db, "out of memory");
     char *fn = strdup(function), *loc = strdup(location);
     if (!fn || !loc) {
@@ -1096,23 +1096,23 @@ int rheap__db_stack(rheap__db_t *db, uint64_t id, uint32_t frames, uint32_t site
     return hand_off_if_full(db);
 }
 
-sqlite3 *rheap__db_enter(rheap__db_t *db)
+sqlite3 *cv__db_enter(cv__db_t *db)
 {
     return enter(db) == 0 ? db->db : NULL;
 }
 
-void rheap__db_leave(rheap__db_t *db)
+void cv__db_leave(cv__db_t *db)
 {
     give_turn(db);
 }
 
-void rheap__db_failed(rheap__db_t *db)
+void cv__db_failed(cv__db_t *db)
 {
     failed_here(db, why(db, NULL));
 }
 
 /* Steps s, a write of the calling thread made after enter(), and gives the turn back. */
-static int put(rheap__db_t *db, sqlite3_stmt *s)
+static int put(cv__db_t *db, sqlite3_stmt *s)
 {
     if (step(s) != 0)
         return leave_failed(db, NULL);
@@ -1120,7 +1120,7 @@ static int put(rheap__db_t *db, sqlite3_stmt *s)
     return 0;
 }
 
-int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
+int cv__db_process(cv__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
                       const char *exe, const char *cmdline, uint64_t start_ns, uint64_t wall_ns,
                       uint32_t page_size, uint32_t depth, uint32_t sample_ppm, int has_config,
                       const char *dir, uint64_t unmatched_frees, uint64_t lost)
@@ -1144,7 +1144,7 @@ int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_
     return put(db, s);
 }
 
-int rheap__db_thread(rheap__db_t *db, uint32_t id, uint32_t pid, uint32_t recording, uint32_t tid,
+int cv__db_thread(cv__db_t *db, uint32_t id, uint32_t pid, uint32_t recording, uint32_t tid,
                      const char *name, uint32_t serial, const char *file, uint64_t events,
                      uint64_t lost, uint64_t addr_base)
 {
@@ -1164,7 +1164,7 @@ int rheap__db_thread(rheap__db_t *db, uint32_t id, uint32_t pid, uint32_t record
     return put(db, s);
 }
 
-int rheap__db_module(rheap__db_t *db, uint32_t pid, uint32_t recording, const char *path,
+int cv__db_module(cv__db_t *db, uint32_t pid, uint32_t recording, const char *path,
                      uint64_t bias, const char *build_id_hex, const char *status)
 {
     if (enter(db) != 0)
@@ -1179,7 +1179,7 @@ int rheap__db_module(rheap__db_t *db, uint32_t pid, uint32_t recording, const ch
     return put(db, s);
 }
 
-int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid, uint64_t t,
+int cv__db_marker(cv__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid, uint64_t t,
                      const char *label, size_t label_len)
 {
     if (enter(db) != 0)
@@ -1193,7 +1193,7 @@ int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t
     return put(db, s);
 }
 
-int rheap__db_window(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t on_t,
+int cv__db_window(cv__db_t *db, uint32_t pid, uint32_t recording, uint64_t on_t,
                      const char *on_how, int has_off, uint64_t off_t, const char *off_how)
 {
     if (enter(db) != 0)
@@ -1208,7 +1208,7 @@ int rheap__db_window(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t
     return put(db, s);
 }
 
-int rheap__db_meta_int(rheap__db_t *db, const char *key, int64_t value)
+int cv__db_meta_int(cv__db_t *db, const char *key, int64_t value)
 {
     if (enter(db) != 0)
         return -1;
@@ -1218,7 +1218,7 @@ int rheap__db_meta_int(rheap__db_t *db, const char *key, int64_t value)
     return put(db, s);
 }
 
-int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value)
+int cv__db_meta_text(cv__db_t *db, const char *key, const char *value)
 {
     if (enter(db) != 0)
         return -1;
@@ -1228,7 +1228,7 @@ int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value)
     return put(db, s);
 }
 
-const char *rheap__db_errmsg(rheap__db_t *db)
+const char *cv__db_errmsg(cv__db_t *db)
 {
     if (!db)
         return "no database";
@@ -1247,7 +1247,7 @@ const char *rheap__db_errmsg(rheap__db_t *db)
  * the conversion began, but another conversion to the same name may have finished since, and
  * its database must not be replaced in silence. A file system without hard links falls back to
  * a check and rename. */
-static int install(rheap__db_t *db, char *errbuf, size_t errlen)
+static int install(cv__db_t *db, char *errbuf, size_t errlen)
 {
     if (!db->force) {
         if (link(db->tmp, db->path) == 0) {
@@ -1269,7 +1269,7 @@ static int install(rheap__db_t *db, char *errbuf, size_t errlen)
     return RHEAP_CONVERT_OK;
 }
 
-int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen)
+int cv__db_finish(cv__db_t *db, char *errbuf, size_t errlen)
 {
     char *msg = NULL;
     if (drain(db) != 0) {
@@ -1309,11 +1309,11 @@ int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen)
 fail:
     st = RHEAP_CONVERT_E_OUTPUT;
 fail_status:
-    rheap__db_abort(db);
+    cv__db_abort(db);
     return st;
 }
 
-void rheap__db_abort(rheap__db_t *db)
+void cv__db_abort(cv__db_t *db)
 {
     if (!db)
         return;
@@ -1324,9 +1324,9 @@ void rheap__db_abort(rheap__db_t *db)
 
 /* Names, in the process's row, an allocator the tracer found and did not record (once per
  * recording, so prepared at use). */
-int rheap__db_unrecorded(rheap__db_t *db, uint32_t pid, uint32_t recording, const char *what)
+int cv__db_unrecorded(cv__db_t *db, uint32_t pid, uint32_t recording, const char *what)
 {
-    sqlite3 *h = rheap__db_enter(db);
+    sqlite3 *h = cv__db_enter(db);
     if (!h)
         return -1;
     sqlite3_stmt *st;
@@ -1338,11 +1338,11 @@ int rheap__db_unrecorded(rheap__db_t *db, uint32_t pid, uint32_t recording, cons
         sqlite3_bind_text(st, 3, what, -1, SQLITE_TRANSIENT);
         rc = sqlite3_step(st);
         if (rc != SQLITE_DONE)
-            rheap__db_failed(db);
+            cv__db_failed(db);
         sqlite3_finalize(st);
     } else {
-        rheap__db_failed(db);
+        cv__db_failed(db);
     }
-    rheap__db_leave(db);
+    cv__db_leave(db);
     return rc == SQLITE_DONE ? 0 : -1;
 }

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "converter.h"
 
-char *rheap__debuginfo_path(void)
+char *cv__debuginfo_path(void)
 {
     /* The libdwfl path syntax: entries separated by ':'; an empty entry is the module's own
      * directory, a relative one (".debug") is relative to it, an absolute one a root under

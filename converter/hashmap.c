@@ -8,7 +8,7 @@
 
 #include "hashmap.h"
 
-int rheap__hash_grow(uint64_t **keys, void *valsp, size_t val_size, size_t *mask, unsigned *shift)
+int cv__hash_grow(uint64_t **keys, void *valsp, size_t val_size, size_t *mask, unsigned *shift)
 {
     /* valsp points to a pointer of any value type: copied, not dereferenced as a void *. */
     unsigned char *ov;
@@ -26,7 +26,7 @@ int rheap__hash_grow(uint64_t **keys, void *valsp, size_t val_size, size_t *mask
     for (size_t i = 0; i < ocap; i++) {
         if (!ok[i])
             continue;
-        size_t j = rheap__hash_slot(ok[i], *shift - 1);
+        size_t j = cv__hash_slot(ok[i], *shift - 1);
         while (nk[j])
             j = (j + 1) & (cap - 1);
         nk[j] = ok[i];
@@ -41,7 +41,7 @@ int rheap__hash_grow(uint64_t **keys, void *valsp, size_t val_size, size_t *mask
     return 0;
 }
 
-int rheap__u64map_init(rheap__u64map_t *m)
+int cv__u64map_init(cv__u64map_t *m)
 {
     m->mask = 255;
     m->shift = 64 - 8;
@@ -49,13 +49,13 @@ int rheap__u64map_init(rheap__u64map_t *m)
     m->keys = calloc(m->mask + 1, sizeof *m->keys);
     m->vals = malloc((m->mask + 1) * sizeof *m->vals);
     if (!m->keys || !m->vals) {
-        rheap__u64map_free(m);
+        cv__u64map_free(m);
         return -1;
     }
     return 0;
 }
 
-void rheap__u64map_free(rheap__u64map_t *m)
+void cv__u64map_free(cv__u64map_t *m)
 {
     free(m->keys);
     free(m->vals);
@@ -63,13 +63,13 @@ void rheap__u64map_free(rheap__u64map_t *m)
     m->count = 0;
 }
 
-int rheap__u64map_put(rheap__u64map_t *m, uint64_t key, uint64_t value)
+int cv__u64map_put(cv__u64map_t *m, uint64_t key, uint64_t value)
 {
     /* At most half full: probe runs stay short. */
     if ((m->count + 1) * 2 > m->mask + 1 &&
-        rheap__hash_grow(&m->keys, &m->vals, sizeof *m->vals, &m->mask, &m->shift) != 0)
+        cv__hash_grow(&m->keys, &m->vals, sizeof *m->vals, &m->mask, &m->shift) != 0)
         return -1;
-    size_t j = rheap__hash_slot(key, m->shift);
+    size_t j = cv__hash_slot(key, m->shift);
     while (m->keys[j] && m->keys[j] != key)
         j = (j + 1) & m->mask;
     if (!m->keys[j])
@@ -79,9 +79,9 @@ int rheap__u64map_put(rheap__u64map_t *m, uint64_t key, uint64_t value)
     return 0;
 }
 
-int rheap__u64map_get(const rheap__u64map_t *m, uint64_t key, uint64_t *value)
+int cv__u64map_get(const cv__u64map_t *m, uint64_t key, uint64_t *value)
 {
-    for (size_t j = rheap__hash_slot(key, m->shift); m->keys[j]; j = (j + 1) & m->mask) {
+    for (size_t j = cv__hash_slot(key, m->shift); m->keys[j]; j = (j + 1) & m->mask) {
         if (m->keys[j] == key) {
             *value = m->vals[j];
             return 1;

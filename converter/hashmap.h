@@ -4,7 +4,7 @@
  * Every table here keys on a nonzero 64-bit number (0 marks an empty slot), keeps its keys in
  * an array of their own beside a parallel array of values (probing reads keys only, eight to a
  * cache line), probes linearly from a Fibonacci-hashed home slot and doubles when it would be
- * more than half full. rheap__u64map_t is such a table from keys to 64-bit values; the live map
+ * more than half full. cv__u64map_t is such a table from keys to 64-bit values; the live map
  * (pair.c) and the stack table (stacks.c) keep their own lookups, tuned to their values, and
  * share the growing.
  */
@@ -16,18 +16,18 @@
 
 /* The home slot of key in a table of 2^(64 - shift) slots: the top bits of a multiplicative
  * hash, which spread clustered keys (aligned addresses, small ids) evenly. */
-static inline size_t rheap__hash_slot(uint64_t key, unsigned shift)
+static inline size_t cv__hash_slot(uint64_t key, unsigned shift)
 {
     return (size_t)((key * 0x9E3779B97F4A7C15ull) >> shift);
 }
 
 /* Doubles a table of *mask + 1 slots: allocates keys and values for twice as many, re-inserts
- * every entry of (*keys, *valsp) at its home slot for the new size (rheap__hash_slot with
+ * every entry of (*keys, *valsp) at its home slot for the new size (cv__hash_slot with
  * *shift - 1), frees the old arrays and updates *mask and *shift. valsp: a pointer to the
  * values array (of any type, val_size bytes each). 0, or -1 when out of memory (the table is
  * left as it was). Equal keys are kept as they are (a table may hold several entries per key).
  * The cost is one pass over the old table; doubling keeps it amortized constant per insert. */
-int rheap__hash_grow(uint64_t **keys, void *valsp, size_t val_size, size_t *mask, unsigned *shift);
+int cv__hash_grow(uint64_t **keys, void *valsp, size_t val_size, size_t *mask, unsigned *shift);
 
 /* A map from nonzero 64-bit keys to 64-bit values. */
 typedef struct {
@@ -35,15 +35,15 @@ typedef struct {
     uint64_t *vals;
     size_t mask, count;
     unsigned shift;
-} rheap__u64map_t;
+} cv__u64map_t;
 
 /* 0, or -1 when out of memory. */
-int rheap__u64map_init(rheap__u64map_t *m);
+int cv__u64map_init(cv__u64map_t *m);
 /* Frees the arrays; the map may be initialized again. */
-void rheap__u64map_free(rheap__u64map_t *m);
+void cv__u64map_free(cv__u64map_t *m);
 /* Sets key (nonzero) to value. 0, or -1 when out of memory (the map is unchanged). */
-int rheap__u64map_put(rheap__u64map_t *m, uint64_t key, uint64_t value);
+int cv__u64map_put(cv__u64map_t *m, uint64_t key, uint64_t value);
 /* 1 and *value set when key is present, else 0. */
-int rheap__u64map_get(const rheap__u64map_t *m, uint64_t key, uint64_t *value);
+int cv__u64map_get(const cv__u64map_t *m, uint64_t key, uint64_t *value);
 
 #endif

@@ -9,14 +9,14 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "converter.h"
 
 typedef struct {
     uint64_t t;
     int cls;
 } key_t_;
 
-struct rheap__merge {
+struct cv__merge {
     size_t n;          /* streams in the heap */
     size_t cap;        /* streams in total */
     size_t *heap;      /* stream indices, heap-ordered */
@@ -33,23 +33,23 @@ static inline int before(uint64_t t, int cls, size_t a, uint64_t u, int clu, siz
     return a < b;
 }
 
-int rheap__merge_before(uint64_t t, int cls, size_t a, uint64_t u, int clu, size_t b)
+int cv__merge_before(uint64_t t, int cls, size_t a, uint64_t u, int clu, size_t b)
 {
     return before(t, cls, a, u, clu, b);
 }
 
-static int less(const rheap__merge_t *m, size_t a, size_t b)
+static int less(const cv__merge_t *m, size_t a, size_t b)
 {
     return before(m->key[a].t, m->key[a].cls, a, m->key[b].t, m->key[b].cls, b);
 }
 
-static void place(rheap__merge_t *m, size_t at, size_t stream)
+static void place(cv__merge_t *m, size_t at, size_t stream)
 {
     m->heap[at] = stream;
     m->pos[stream] = at;
 }
 
-static void sift_up(rheap__merge_t *m, size_t at)
+static void sift_up(cv__merge_t *m, size_t at)
 {
     size_t s = m->heap[at];
     while (at > 0) {
@@ -62,7 +62,7 @@ static void sift_up(rheap__merge_t *m, size_t at)
     place(m, at, s);
 }
 
-static void sift_down(rheap__merge_t *m, size_t at)
+static void sift_down(cv__merge_t *m, size_t at)
 {
     size_t s = m->heap[at];
     for (;;) {
@@ -79,9 +79,9 @@ static void sift_down(rheap__merge_t *m, size_t at)
     place(m, at, s);
 }
 
-rheap__merge_t *rheap__merge_create(size_t nstreams)
+cv__merge_t *cv__merge_create(size_t nstreams)
 {
-    rheap__merge_t *m = calloc(1, sizeof *m);
+    cv__merge_t *m = calloc(1, sizeof *m);
     if (!m)
         return NULL;
     size_t n = nstreams ? nstreams : 1;
@@ -90,7 +90,7 @@ rheap__merge_t *rheap__merge_create(size_t nstreams)
     m->pos = malloc(n * sizeof *m->pos);
     m->key = calloc(n, sizeof *m->key);
     if (!m->heap || !m->pos || !m->key) {
-        rheap__merge_destroy(m);
+        cv__merge_destroy(m);
         return NULL;
     }
     for (size_t i = 0; i < n; i++)
@@ -98,7 +98,7 @@ rheap__merge_t *rheap__merge_create(size_t nstreams)
     return m;
 }
 
-void rheap__merge_destroy(rheap__merge_t *m)
+void cv__merge_destroy(cv__merge_t *m)
 {
     if (!m)
         return;
@@ -108,7 +108,7 @@ void rheap__merge_destroy(rheap__merge_t *m)
     free(m);
 }
 
-void rheap__merge_set(rheap__merge_t *m, size_t i, uint64_t t, int cls)
+void cv__merge_set(cv__merge_t *m, size_t i, uint64_t t, int cls)
 {
     if (i >= m->cap)
         return;
@@ -132,7 +132,7 @@ void rheap__merge_set(rheap__merge_t *m, size_t i, uint64_t t, int cls)
     sift_down(m, m->pos[i]);
 }
 
-void rheap__merge_remove(rheap__merge_t *m, size_t i)
+void cv__merge_remove(cv__merge_t *m, size_t i)
 {
     if (i >= m->cap || m->pos[i] == SIZE_MAX)
         return;
@@ -148,7 +148,7 @@ void rheap__merge_remove(rheap__merge_t *m, size_t i)
         sift_down(m, at);
 }
 
-long rheap__merge_top(const rheap__merge_t *m)
+long cv__merge_top(const cv__merge_t *m)
 {
     return m->n ? (long)m->heap[0] : -1;
 }

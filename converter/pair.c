@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "converter.h"
 
 #define NSHARDS 256
 #define MIN_CAP 16
@@ -37,7 +37,8 @@ typedef struct {
     uint64_t addr;
     uint64_t w1; /* bits 0-47: t / 4; 48-63: thread */
     uint64_t w2; /* bits 0-39: size; 40-63: bt */
-    uint64_t w3; /* bits 0-39: realloc_of; 40-45: log2(align) + 1, 0 = none; 46-53: call */
+    uint64_t w3; /* bits 0-39: realloc_of; 40-45: log2(align) + 1, 0 = none; 46-53: call;
+                  * 54-63: distance from the home slot (1023: that far or farther) */
 } slot_t;
 
 typedef struct {
@@ -48,16 +49,16 @@ typedef struct {
 /* One sorted run during the drain: a shard's compacted blocks, or the side table's. */
 typedef struct {
     const slot_t *at, *end;          /* packed blocks */
-    const rheap__live_t *wat, *wend; /* or whole ones */
-    rheap__live_t head;              /* the next block, unpacked */
+    const cv__live_t *wat, *wend; /* or whole ones */
+    cv__live_t head;              /* the next block, unpacked */
 } run_t;
 
-struct rheap__pairs {
+struct cv__pairs {
     shard_t shards[NSHARDS];
     size_t count;
     /* The side table: blocks that do not pack, whole, in the plain layout of hashmap.h. */
     uint64_t *wkeys;
-    rheap__live_t *wvals;
+    cv__live_t *wvals;
     size_t wmask, wcount;
     unsigned wshift;
     /* threads.id -> tid, for the threads of packed blocks. */
@@ -68,15 +69,22 @@ struct rheap__pairs {
     run_t *runs;
     uint32_t *heap;
     size_t nheap;
-    rheap__live_t *wsorted;
+    cv__live_t *wsorted;
 };
 
+/* Heap addresses are aligned and handed out in runs; a multiplicative hash alone spreads them
+ * over the top bits (the shard) but leaves the bits below correlated, so that a run of addresses
+ * lands in one shard at homes next to each other and Robin Hood's runs grow long. Mixing the
+ * product's high half back in (as splitmix64's finalizer does) decorrelates every bit. */
 static uint64_t hash_of(uint64_t addr)
 {
-    return addr * 0x9E3779B97F4A7C15ull;
+    uint64_t h = (addr ^ (addr >> 31)) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    h *= 0x94D049BB133111EBull;
+    return h ^ (h >> 32);
 }
 
-static shard_t *shard_of(rheap__pairs_t *p, uint64_t h)
+static shard_t *shard_of(cv__pairs_t *p, uint64_t h)
 {
     return &p->shards[h >> 56];
 }
@@ -87,12 +95,25 @@ static uint32_t home_of(uint64_t h, uint32_t cap)
     return (uint32_t)(((h >> 24) & 0xFFFFFFFFull) * cap >> 32);
 }
 
-static uint32_t dist(uint32_t j, uint32_t home, uint32_t cap)
+#define FAR 1023u
+
+/* How far the block in slot j of a shard of cap slots lies from its home slot: kept in the
+ * block, so probing never hashes the residents it passes. */
+static uint32_t dist_of(const slot_t *s, uint32_t j, uint32_t cap)
 {
+    uint32_t d = (uint32_t)(s->w3 >> 54);
+    if (d < FAR)
+        return d;
+    uint32_t home = home_of(hash_of(s->addr), cap);
     return j >= home ? j - home : j + cap - home;
 }
 
-static void account(rheap__pairs_t *p, ptrdiff_t delta)
+static void set_dist(slot_t *s, uint32_t d)
+{
+    s->w3 = (s->w3 & ((1ull << 54) - 1)) | (uint64_t)(d < FAR ? d : FAR) << 54;
+}
+
+static void account(cv__pairs_t *p, ptrdiff_t delta)
 {
     p->bytes += (size_t)delta;
     if (p->bytes > p->peak_bytes)
@@ -106,14 +127,14 @@ static int log2_of(uint64_t v)
     return 63 - __builtin_clzll(v);
 }
 
-static int packs(const rheap__live_t *b)
+static int packs(const cv__live_t *b)
 {
     return (b->t & 3) == 0 && (b->t >> 2) < (1ull << 48) && b->thread < (1u << 16) &&
            b->size < (1ull << 40) && b->bt < (1ull << 24) && b->realloc_of < (1ull << 40) &&
            (b->align == 0 || (b->align & (b->align - 1)) == 0);
 }
 
-static slot_t pack(const rheap__live_t *b)
+static slot_t pack(const cv__live_t *b)
 {
     slot_t s;
     s.addr = b->addr;
@@ -124,7 +145,7 @@ static slot_t pack(const rheap__live_t *b)
     return s;
 }
 
-static void unpack(const rheap__pairs_t *p, const slot_t *s, rheap__live_t *b)
+static void unpack(const cv__pairs_t *p, const slot_t *s, cv__live_t *b)
 {
     b->addr = s->addr;
     b->t = (s->w1 & ((1ull << 48) - 1)) << 2;
@@ -138,7 +159,7 @@ static void unpack(const rheap__pairs_t *p, const slot_t *s, rheap__live_t *b)
     b->call = (uint8_t)(s->w3 >> 46);
 }
 
-static int note_tid(rheap__pairs_t *p, uint32_t thread, uint32_t tid)
+static int note_tid(cv__pairs_t *p, uint32_t thread, uint32_t tid)
 {
     if (thread >= p->ntids) {
         size_t n = p->ntids ? p->ntids : 64;
@@ -165,7 +186,7 @@ static long shard_find(const shard_t *sh, uint64_t addr, uint64_t h)
     uint32_t cap = sh->cap, j = home_of(h, cap);
     for (uint32_t d = 0;; d++) {
         const slot_t *s = &sh->slots[j];
-        if (!s->addr || dist(j, home_of(hash_of(s->addr), cap), cap) < d)
+        if (!s->addr || dist_of(s, j, cap) < d)
             return -1;
         if (s->addr == addr)
             return (long)j;
@@ -181,14 +202,16 @@ static void shard_place(shard_t *sh, slot_t s, uint64_t h)
     for (uint32_t d = 0;; d++) {
         slot_t *at = &sh->slots[j];
         if (!at->addr) {
+            set_dist(&s, d);
             *at = s;
             sh->count++;
             return;
         }
-        uint32_t ad = dist(j, home_of(hash_of(at->addr), cap), cap);
+        uint32_t ad = dist_of(at, j, cap);
         if (ad < d) {
             /* The resident is closer to its home: it yields its slot and moves on. */
             slot_t t = *at;
+            set_dist(&s, d);
             *at = s;
             s = t;
             d = ad;
@@ -203,10 +226,12 @@ static void shard_remove(shard_t *sh, uint32_t j)
     uint32_t cap = sh->cap;
     for (;;) {
         uint32_t k = j + 1 == cap ? 0 : j + 1;
-        const slot_t *next = &sh->slots[k];
-        if (!next->addr || home_of(hash_of(next->addr), cap) == k)
+        slot_t *next = &sh->slots[k];
+        uint32_t d;
+        if (!next->addr || (d = dist_of(next, k, cap)) == 0)
             break;
         sh->slots[j] = *next;
+        set_dist(&sh->slots[j], d - 1);
         j = k;
     }
     sh->slots[j].addr = 0;
@@ -214,7 +239,7 @@ static void shard_remove(shard_t *sh, uint32_t j)
 }
 
 /* Grows a shard by a quarter (to MIN_CAP when it has none). -1: no memory, shard unchanged. */
-static int shard_grow(rheap__pairs_t *p, shard_t *sh)
+static int shard_grow(cv__pairs_t *p, shard_t *sh)
 {
     uint32_t cap = sh->cap ? sh->cap + sh->cap / 4 : MIN_CAP;
     slot_t *slots = calloc(cap, sizeof *slots);
@@ -233,17 +258,17 @@ static int shard_grow(rheap__pairs_t *p, shard_t *sh)
 
 /* ---- The side table: whole blocks, linear probing at most half full ---- */
 
-static long wide_find(const rheap__pairs_t *p, uint64_t addr)
+static long wide_find(const cv__pairs_t *p, uint64_t addr)
 {
     if (!p->wcount)
         return -1;
-    for (size_t j = rheap__hash_slot(addr, p->wshift); p->wkeys[j]; j = (j + 1) & p->wmask)
+    for (size_t j = cv__hash_slot(addr, p->wshift); p->wkeys[j]; j = (j + 1) & p->wmask)
         if (p->wkeys[j] == addr)
             return (long)j;
     return -1;
 }
 
-static int wide_put(rheap__pairs_t *p, const rheap__live_t *b)
+static int wide_put(cv__pairs_t *p, const cv__live_t *b)
 {
     if (!p->wkeys) {
         p->wmask = 63;
@@ -261,11 +286,11 @@ static int wide_put(rheap__pairs_t *p, const rheap__live_t *b)
     }
     if ((p->wcount + 1) * 2 > p->wmask + 1) {
         size_t before = p->wmask + 1;
-        if (rheap__hash_grow(&p->wkeys, &p->wvals, sizeof *p->wvals, &p->wmask, &p->wshift) != 0)
+        if (cv__hash_grow(&p->wkeys, &p->wvals, sizeof *p->wvals, &p->wmask, &p->wshift) != 0)
             return -1;
         account(p, (ptrdiff_t)(before * (sizeof *p->wkeys + sizeof *p->wvals)));
     }
-    size_t j = rheap__hash_slot(b->addr, p->wshift);
+    size_t j = cv__hash_slot(b->addr, p->wshift);
     while (p->wkeys[j])
         j = (j + 1) & p->wmask;
     p->wkeys[j] = b->addr;
@@ -274,7 +299,7 @@ static int wide_put(rheap__pairs_t *p, const rheap__live_t *b)
     return 0;
 }
 
-static void wide_remove(rheap__pairs_t *p, size_t j)
+static void wide_remove(cv__pairs_t *p, size_t j)
 {
     p->wcount--;
     size_t hole = j;
@@ -282,7 +307,7 @@ static void wide_remove(rheap__pairs_t *p, size_t j)
         uint64_t k = p->wkeys[i];
         if (!k)
             break;
-        size_t home = rheap__hash_slot(k, p->wshift);
+        size_t home = cv__hash_slot(k, p->wshift);
         int stays = (hole <= i) ? (hole < home && home <= i) : (hole < home || home <= i);
         if (stays)
             continue;
@@ -295,12 +320,12 @@ static void wide_remove(rheap__pairs_t *p, size_t j)
 
 /* ---- The store ---- */
 
-rheap__pairs_t *rheap__pairs_create(void)
+cv__pairs_t *cv__pairs_create(void)
 {
-    return calloc(1, sizeof(rheap__pairs_t));
+    return calloc(1, sizeof(cv__pairs_t));
 }
 
-static void free_all(rheap__pairs_t *p)
+static void free_all(cv__pairs_t *p)
 {
     for (size_t i = 0; i < NSHARDS; i++) {
         free(p->shards[i].slots);
@@ -321,7 +346,7 @@ static void free_all(rheap__pairs_t *p)
     p->wcount = p->ntids = p->nheap = p->count = p->bytes = 0;
 }
 
-void rheap__pairs_destroy(rheap__pairs_t *p)
+void cv__pairs_destroy(cv__pairs_t *p)
 {
     if (!p)
         return;
@@ -329,7 +354,7 @@ void rheap__pairs_destroy(rheap__pairs_t *p)
     free(p);
 }
 
-int rheap__pairs_take(rheap__pairs_t *p, uint64_t addr, rheap__live_t *out)
+int cv__pairs_take(cv__pairs_t *p, uint64_t addr, cv__live_t *out)
 {
     if (!addr)
         return 0;
@@ -351,10 +376,10 @@ int rheap__pairs_take(rheap__pairs_t *p, uint64_t addr, rheap__live_t *out)
     return 1;
 }
 
-int rheap__pairs_insert(rheap__pairs_t *p, const rheap__live_t *b, rheap__live_t *evicted)
+int cv__pairs_insert(cv__pairs_t *p, const cv__live_t *b, cv__live_t *evicted)
 {
     /* A block still live at this address (its free was not recorded) makes way. */
-    int had = rheap__pairs_take(p, b->addr, evicted);
+    int had = cv__pairs_take(p, b->addr, evicted);
     if (packs(b)) {
         uint64_t h = hash_of(b->addr);
         shard_t *sh = shard_of(p, h);
@@ -370,7 +395,7 @@ int rheap__pairs_insert(rheap__pairs_t *p, const rheap__live_t *b, rheap__live_t
     return had;
 }
 
-void rheap__pairs_prefetch(const rheap__pairs_t *p, uint64_t addr)
+void cv__pairs_prefetch(const cv__pairs_t *p, uint64_t addr)
 {
     uint64_t h = hash_of(addr);
     const shard_t *sh = &p->shards[h >> 56];
@@ -378,12 +403,12 @@ void rheap__pairs_prefetch(const rheap__pairs_t *p, uint64_t addr)
         __builtin_prefetch(&sh->slots[home_of(h, sh->cap)]);
 }
 
-size_t rheap__pairs_count(const rheap__pairs_t *p)
+size_t cv__pairs_count(const cv__pairs_t *p)
 {
     return p->count;
 }
 
-void rheap__pairs_memory(const rheap__pairs_t *p, size_t *bytes, size_t *peak_bytes)
+void cv__pairs_memory(const cv__pairs_t *p, size_t *bytes, size_t *peak_bytes)
 {
     *bytes = p->bytes;
     *peak_bytes = p->peak_bytes;
@@ -392,7 +417,7 @@ void rheap__pairs_memory(const rheap__pairs_t *p, size_t *bytes, size_t *peak_by
 /* ---- The drain: everything still live, in allocation order ---- */
 
 /* The order of the drain: time, then thread id, then address. */
-static int before(const rheap__live_t *x, const rheap__live_t *y)
+static int before(const cv__live_t *x, const cv__live_t *y)
 {
     if (x->t != y->t)
         return x->t < y->t;
@@ -420,7 +445,7 @@ static int live_cmp(const void *a, const void *b)
 }
 
 /* Moves run r to its next block: 0 when it has none left. */
-static int run_next(const rheap__pairs_t *p, run_t *r)
+static int run_next(const cv__pairs_t *p, run_t *r)
 {
     if (r->at) {
         if (r->at == r->end)
@@ -434,7 +459,7 @@ static int run_next(const rheap__pairs_t *p, run_t *r)
     return 1;
 }
 
-static void sift_down(rheap__pairs_t *p, size_t i)
+static void sift_down(cv__pairs_t *p, size_t i)
 {
     for (;;) {
         size_t l = 2 * i + 1, m = i;
@@ -451,7 +476,7 @@ static void sift_down(rheap__pairs_t *p, size_t i)
     }
 }
 
-int rheap__pairs_drain_begin(rheap__pairs_t *p)
+int cv__pairs_drain_begin(cv__pairs_t *p)
 {
     p->runs = calloc(NSHARDS + 1, sizeof *p->runs);
     p->heap = malloc((NSHARDS + 1) * sizeof *p->heap);
@@ -490,7 +515,7 @@ int rheap__pairs_drain_begin(rheap__pairs_t *p)
     return 0;
 }
 
-int rheap__pairs_drain_next(rheap__pairs_t *p, rheap__live_t *out)
+int cv__pairs_drain_next(cv__pairs_t *p, cv__live_t *out)
 {
     if (!p->nheap) {
         /* Every block is out: the store is empty and ready for another process. */

@@ -10,18 +10,18 @@
 
 #include <sqlite3.h>
 
-#include "internal.h"
+#include "converter.h"
 
-double rheap__profile_weight(uint64_t size, uint64_t interval)
+double cv__profile_weight(uint64_t size, uint64_t interval)
 {
     if (!interval || !size)
         return 1.0; /* trace mode: every block is there; a 0-byte block is never sampled */
     return -1.0 / expm1(-(double)size / (double)interval);
 }
 
-int rheap__profile_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t interval)
+int cv__profile_process(cv__db_t *db, uint32_t pid, uint32_t recording, uint64_t interval)
 {
-    sqlite3 *h = rheap__db_enter(db);
+    sqlite3 *h = cv__db_enter(db);
     if (!h)
         return -1;
     sqlite3_stmt *st;
@@ -35,11 +35,11 @@ int rheap__profile_process(rheap__db_t *db, uint32_t pid, uint32_t recording, ui
         sqlite3_bind_int64(st, 3, (sqlite3_int64)interval);
         rc = sqlite3_step(st);
         if (rc != SQLITE_DONE)
-            rheap__db_failed(db);
+            cv__db_failed(db);
         sqlite3_finalize(st);
     } else {
-        rheap__db_failed(db);
+        cv__db_failed(db);
     }
-    rheap__db_leave(db);
+    cv__db_leave(db);
     return rc == SQLITE_DONE ? 0 : -1;
 }

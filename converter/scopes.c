@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "converter.h"
 
 typedef struct {
     uint64_t lo, hi;
@@ -31,17 +31,17 @@ typedef struct {
     size_t nfns;
 } cu_index_t;
 
-struct rheap__scopes {
+struct cv__scopes {
     cu_index_t *cus;
     size_t ncus, capcus;
 };
 
-rheap__scopes_t *rheap__scopes_create(void)
+cv__scopes_t *cv__scopes_create(void)
 {
-    return calloc(1, sizeof(rheap__scopes_t));
+    return calloc(1, sizeof(cv__scopes_t));
 }
 
-void rheap__scopes_destroy(rheap__scopes_t *sc)
+void cv__scopes_destroy(cv__scopes_t *sc)
 {
     if (!sc)
         return;
@@ -75,7 +75,7 @@ static int add_function(cu_index_t *ix, size_t *cap, Dwarf_Die *die)
     while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
         if (hi <= lo)
             continue;
-        if (rheap__grow(&ix->fns, cap, ix->nfns, sizeof *ix->fns, 64) != 0)
+        if (cv__grow(&ix->fns, cap, ix->nfns, sizeof *ix->fns, 64) != 0)
             return -1;
         fn_range_t *r = &ix->fns[ix->nfns++];
         r->lo = lo;
@@ -117,12 +117,12 @@ static int fn_cmp(const void *a, const void *b)
     return x->hi > y->hi ? -1 : x->hi < y->hi;
 }
 
-static cu_index_t *index_of(rheap__scopes_t *sc, Dwarf_Die *cu)
+static cu_index_t *index_of(cv__scopes_t *sc, Dwarf_Die *cu)
 {
     for (size_t i = 0; i < sc->ncus; i++)
         if (sc->cus[i].cu_addr == cu->addr)
             return &sc->cus[i];
-    if (rheap__grow(&sc->cus, &sc->capcus, sc->ncus, sizeof *sc->cus, 16) != 0)
+    if (cv__grow(&sc->cus, &sc->capcus, sc->ncus, sizeof *sc->cus, 16) != 0)
         return NULL;
     cu_index_t *ix = &sc->cus[sc->ncus];
     memset(ix, 0, sizeof *ix);
@@ -159,7 +159,7 @@ static int is_inner_scope(int tag)
     }
 }
 
-int rheap__scopes_chain(rheap__scopes_t *sc, Dwarf_Die *cu, uint64_t pc, Dwarf_Die *chain, int max)
+int cv__scopes_chain(cv__scopes_t *sc, Dwarf_Die *cu, uint64_t pc, Dwarf_Die *chain, int max)
 {
     if (max < 1)
         return 0;

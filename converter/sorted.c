@@ -5,7 +5,7 @@
 
 #include "sorted.h"
 
-size_t rheap__upper_bound(const void *base, size_t n, size_t size, size_t key_offset, uint64_t x)
+size_t cv__upper_bound(const void *base, size_t n, size_t size, size_t key_offset, uint64_t x)
 {
     const unsigned char *b = base;
     size_t lo = 0, hi = n;

@@ -12,6 +12,6 @@
  * (offsetof of the key field): how many elements have a key <= x. The element that starts
  * at or below x, if any, is therefore the one before the result; a caller checks that x lies
  * within it, and steps further back when ranges overlap. O(log n). */
-size_t rheap__upper_bound(const void *base, size_t n, size_t size, size_t key_offset, uint64_t x);
+size_t cv__upper_bound(const void *base, size_t n, size_t size, size_t key_offset, uint64_t x);
 
 #endif

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "converter.h"
 
 /* A stack, in the table under the hash of its locations. */
 typedef struct {
@@ -22,7 +22,7 @@ typedef struct {
     uint32_t n;
 } entry_t;
 
-struct rheap__stacks {
+struct cv__stacks {
     /* Open addressing (hashmap.h): keys are hashes, never 0; different stacks may share one. */
     uint64_t *keys;
     entry_t *slots;
@@ -32,9 +32,9 @@ struct rheap__stacks {
     size_t npool, cappool;
 };
 
-rheap__stacks_t *rheap__stacks_create(void)
+cv__stacks_t *cv__stacks_create(void)
 {
-    rheap__stacks_t *st = calloc(1, sizeof *st);
+    cv__stacks_t *st = calloc(1, sizeof *st);
     if (!st)
         return NULL;
     st->mask = 1023;
@@ -50,7 +50,7 @@ rheap__stacks_t *rheap__stacks_create(void)
     return st;
 }
 
-void rheap__stacks_destroy(rheap__stacks_t *st)
+void cv__stacks_destroy(cv__stacks_t *st)
 {
     if (!st)
         return;
@@ -60,12 +60,12 @@ void rheap__stacks_destroy(rheap__stacks_t *st)
     free(st);
 }
 
-uint64_t rheap__stacks_count(const rheap__stacks_t *st)
+uint64_t cv__stacks_count(const cv__stacks_t *st)
 {
     return st->count;
 }
 
-static uint64_t hash_locs(const rheap__loc_t *const *locs, uint32_t n)
+static uint64_t hash_locs(const cv__loc_t *const *locs, uint32_t n)
 {
     uint64_t h = 0xcbf29ce484222325ull ^ n;
     for (uint32_t i = 0; i < n; i++) {
@@ -83,7 +83,7 @@ static uint64_t hash_locs(const rheap__loc_t *const *locs, uint32_t n)
  * Patterns are matched the way SQLite's GLOB matches them: a module pattern against the path of
  * the frame's module, a name pattern against the frame's bare name (the demangled name without
  * leading '<', template arguments or parameters). */
-const rheap__plumbing_t rheap__plumbing[] = {
+const cv__plumbing_t cv__plumbing[] = {
     /* The C and C++ runtimes and the dynamic loader. */
     {RHEAP_PLUMBING_MODULE, "*/libc.so*"}, {RHEAP_PLUMBING_MODULE, "*/libc-*.so"},
     {RHEAP_PLUMBING_MODULE, "*/ld-linux*"}, {RHEAP_PLUMBING_MODULE, "*/libstdc++.so*"},
@@ -106,7 +106,7 @@ const rheap__plumbing_t rheap__plumbing[] = {
     {RHEAP_PLUMBING_NAME, "__strndup"}, {RHEAP_PLUMBING_NAME, "asprintf"},
     {RHEAP_PLUMBING_NAME, "vasprintf"},
 };
-const size_t rheap__plumbing_count = sizeof rheap__plumbing / sizeof *rheap__plumbing;
+const size_t cv__plumbing_count = sizeof cv__plumbing / sizeof *cv__plumbing;
 
 /* A frame is plumbing when its module or its bare name matches a pattern of the list. */
 static int is_plumbing(const char *module, const char *sym)
@@ -121,8 +121,8 @@ static int is_plumbing(const char *module, const char *sym)
         memcpy(name, sym, n);
         name[n] = 0;
     }
-    for (size_t i = 0; i < rheap__plumbing_count; i++) {
-        const rheap__plumbing_t *p = &rheap__plumbing[i];
+    for (size_t i = 0; i < cv__plumbing_count; i++) {
+        const cv__plumbing_t *p = &cv__plumbing[i];
         const char *s = p->kind == RHEAP_PLUMBING_MODULE ? module : sym ? name : NULL;
         if (s && fnmatch(p->pattern, s, 0) == 0)
             return 1;
@@ -135,7 +135,7 @@ static int same_module(const char *a, const char *b)
     return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-void rheap__stack_site(const rheap__siteframe_t *fr, uint32_t n, uint32_t *site_no,
+void cv__stack_site(const cv__siteframe_t *fr, uint32_t n, uint32_t *site_no,
                        char *function, size_t flen, char *location, size_t llen)
 {
     if (n == 0) {
@@ -159,7 +159,7 @@ void rheap__stack_site(const rheap__siteframe_t *fr, uint32_t n, uint32_t *site_
         if (fr[++j].sym)
             k = j;
     }
-    const rheap__siteframe_t *f = &fr[k];
+    const cv__siteframe_t *f = &fr[k];
     if (f->sym) {
         snprintf(function, flen, "%s", f->sym);
     } else if (f->module) {
@@ -177,36 +177,36 @@ void rheap__stack_site(const rheap__siteframe_t *fr, uint32_t n, uint32_t *site_
 }
 
 /* Writes the stacks row of a new stack. */
-static int write_site(rheap__db_t *db, const rheap__sym_t *sym, uint64_t bt,
-                      const rheap__loc_t *const *locs, uint32_t n)
+static int write_site(cv__db_t *db, const cv__sym_t *sym, uint64_t bt,
+                      const cv__loc_t *const *locs, uint32_t n)
 {
     uint32_t total = 0;
     for (uint32_t i = 0; i < n; i++)
         total += locs[i]->nframes;
-    rheap__siteframe_t *fr = malloc((total + 1) * sizeof *fr);
+    cv__siteframe_t *fr = malloc((total + 1) * sizeof *fr);
     if (!fr)
         return -1;
     uint32_t frame_no = 0;
     for (uint32_t i = 0; i < n; i++) {
-        const char *module = rheap__sym_file_path(sym, locs[i]->file_id);
+        const char *module = cv__sym_file_path(sym, locs[i]->file_id);
         for (uint32_t k = 0; k < locs[i]->nframes; k++, frame_no++) {
-            const rheap__srcframe_t *f = &locs[i]->frames[k];
-            fr[frame_no] = (rheap__siteframe_t){f->sym, f->file, module, f->line, locs[i]->offset};
+            const cv__srcframe_t *f = &locs[i]->frames[k];
+            fr[frame_no] = (cv__siteframe_t){f->sym, f->file, module, f->line, locs[i]->offset};
         }
     }
     char function[4096], location[4096];
     uint32_t site_no;
-    rheap__stack_site(fr, total, &site_no, function, sizeof function, location, sizeof location);
-    int rc = rheap__db_stack(db, bt, total, site_no, function, location);
+    cv__stack_site(fr, total, &site_no, function, sizeof function, location, sizeof location);
+    int rc = cv__db_stack(db, bt, total, site_no, function, location);
     free(fr);
     return rc;
 }
 
-uint64_t rheap__stacks_intern(rheap__stacks_t *st, rheap__db_t *db, const rheap__sym_t *sym,
-                              const rheap__loc_t *const *locs, uint32_t n)
+uint64_t cv__stacks_intern(cv__stacks_t *st, cv__db_t *db, const cv__sym_t *sym,
+                              const cv__loc_t *const *locs, uint32_t n)
 {
     uint64_t h = hash_locs(locs, n);
-    size_t j = rheap__hash_slot(h, st->shift);
+    size_t j = cv__hash_slot(h, st->shift);
     for (; st->keys[j]; j = (j + 1) & st->mask) {
         entry_t *e = &st->slots[j];
         if (st->keys[j] != h || e->n != n)
@@ -218,9 +218,9 @@ uint64_t rheap__stacks_intern(rheap__stacks_t *st, rheap__db_t *db, const rheap_
             return e->bt;
     }
     if ((st->count + 1) * 2 > st->mask + 1) {
-        if (rheap__hash_grow(&st->keys, &st->slots, sizeof *st->slots, &st->mask, &st->shift) != 0)
+        if (cv__hash_grow(&st->keys, &st->slots, sizeof *st->slots, &st->mask, &st->shift) != 0)
             return 0;
-        j = rheap__hash_slot(h, st->shift);
+        j = cv__hash_slot(h, st->shift);
         while (st->keys[j])
             j = (j + 1) & st->mask;
     }
@@ -237,10 +237,10 @@ uint64_t rheap__stacks_intern(rheap__stacks_t *st, rheap__db_t *db, const rheap_
     uint64_t bt = st->count + 1;
     uint32_t frame_no = 0;
     for (uint32_t i = 0; i < n; i++) {
-        const rheap__loc_t *l = locs[i];
-        const char *module = rheap__sym_file_path(sym, l->file_id);
+        const cv__loc_t *l = locs[i];
+        const char *module = cv__sym_file_path(sym, l->file_id);
         for (uint32_t k = 0; k < l->nframes; k++) {
-            if (rheap__db_frame(db, bt, frame_no++, &l->frames[k], module, l->offset, i) != 0)
+            if (cv__db_frame(db, bt, frame_no++, &l->frames[k], module, l->offset, i) != 0)
                 return 0;
         }
         st->pool[st->npool + i] = l->id;

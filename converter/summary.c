@@ -31,18 +31,18 @@
 
 #include <sqlite3.h>
 
-#include "internal.h"
+#include "converter.h"
 
 #define SLICES 1024
 #define FIRST_WIDTH_LOG2 10u /* the width of a slice, 1024 ns, while the recording is younger than ~1 ms */
 
 /* Counts and byte totals are doubles, weighed in profile mode and exact in a trace up to 2^53
- * (8 PiB); a trace's sum of lifetimes is rheap__wide_t, exact. */
+ * (8 PiB); a trace's sum of lifetimes is cv__wide_t, exact. */
 typedef struct {
     double blocks, bytes, freed_blocks, freed_bytes, temp_blocks, temp_bytes;
     uint64_t first_t, last_t, leak_first, leak_last, min_size, max_size;
     uint64_t life_min, life_max;
-    rheap__wide_t life_total;
+    cv__wide_t life_total;
     double life_weighed;              /* profile mode: lifetimes times their blocks' weights (a
                                          trace's sum can pass 2^53 ns, exact only in integers) */
     double live_blocks, live_bytes;   /* now */
@@ -69,7 +69,7 @@ typedef struct {
 } keyagg_t;
 
 /* A hash table from nonzero 64-bit keys to values of vsize bytes, the converter's layout
- * (hashmap.h): keys apart, values in a parallel array, grown by rheap__hash_grow. */
+ * (hashmap.h): keys apart, values in a parallel array, grown by cv__hash_grow. */
 typedef struct {
     uint64_t *keys;                   /* 0 = empty slot */
     unsigned char *vals;
@@ -85,7 +85,7 @@ typedef struct {
     int seen;                         /* max_live is set */
 } slice_t;
 
-struct rheap__summary {
+struct cv__summary {
     uint32_t pid, recording;
     stackagg_t *st;                   /* indexed by bt (0: no backtrace) */
     size_t capst, nst;                /* nst: 1 + the largest bt seen */
@@ -120,12 +120,12 @@ struct rheap__summary {
     int failed;                       /* out of memory: the summaries are not written */
 };
 
-rheap__summary_t *rheap__summary_create(void)
+cv__summary_t *cv__summary_create(void)
 {
-    return calloc(1, sizeof(rheap__summary_t));
+    return calloc(1, sizeof(cv__summary_t));
 }
 
-void rheap__summary_destroy(rheap__summary_t *s)
+void cv__summary_destroy(cv__summary_t *s)
 {
     if (!s)
         return;
@@ -141,7 +141,7 @@ void rheap__summary_destroy(rheap__summary_t *s)
     free(s);
 }
 
-int rheap__summary_begin(rheap__summary_t *s, uint32_t pid, uint32_t recording)
+int cv__summary_begin(cv__summary_t *s, uint32_t pid, uint32_t recording)
 {
     s->pid = pid;
     s->recording = recording;
@@ -166,21 +166,21 @@ int rheap__summary_begin(rheap__summary_t *s, uint32_t pid, uint32_t recording)
     s->nmarks = s->nmrows = 0;
     s->failed = !ok;
     /* The heap at the start is pictured too, as the default first moment of queries/diff.sql. */
-    rheap__summary_marker(s, 0);
+    cv__summary_marker(s, 0);
     return s->failed ? -1 : 0;
 }
 
 /* The value of key in t, made zeroed on first use. NULL: out of memory. */
 static void *table_at(table_t *t, uint64_t key)
 {
-    size_t j = rheap__hash_slot(key, t->shift);
+    size_t j = cv__hash_slot(key, t->shift);
     while (t->keys[j] && t->keys[j] != key)
         j = (j + 1) & t->mask;
     if (!t->keys[j]) {
         if ((t->n + 1) * 2 > t->mask + 1) {
-            if (rheap__hash_grow(&t->keys, &t->vals, t->vsize, &t->mask, &t->shift) != 0)
+            if (cv__hash_grow(&t->keys, &t->vals, t->vsize, &t->mask, &t->shift) != 0)
                 return NULL;
-            j = rheap__hash_slot(key, t->shift);
+            j = cv__hash_slot(key, t->shift);
             while (t->keys[j])
                 j = (j + 1) & t->mask;
         }
@@ -206,7 +206,7 @@ static int table_reset(table_t *t, size_t vsize)
 }
 
 /* The thread entry of tid, made on first use. NULL: out of memory. */
-static threadagg_t *thread_of(rheap__summary_t *s, uint32_t tid)
+static threadagg_t *thread_of(cv__summary_t *s, uint32_t tid)
 {
     /* Events come in runs of one thread: the last lookup is usually the answer. */
     if (s->last_th && s->last_vals == (const void *)s->threads.vals && s->last_th->tid == tid)
@@ -225,12 +225,12 @@ static unsigned size_class(uint64_t size)
     return size ? 64u - (unsigned)__builtin_clzll(size) : 0u; /* 0, or 1 + floor(log2(size)) */
 }
 
-static keyagg_t *size_of(rheap__summary_t *s, uint64_t bt, uint64_t size)
+static keyagg_t *size_of(cv__summary_t *s, uint64_t bt, uint64_t size)
 {
     return table_at(&s->sizes, bt * 128 + size_class(size) + 1);
 }
 
-static stackagg_t *stack_of(rheap__summary_t *s, uint64_t bt)
+static stackagg_t *stack_of(cv__summary_t *s, uint64_t bt)
 {
     if (bt >= s->capst) {
         size_t cap = s->capst ? s->capst : 1024;
@@ -248,14 +248,14 @@ static stackagg_t *stack_of(rheap__summary_t *s, uint64_t bt)
     return &s->st[bt];
 }
 
-static void fail(rheap__summary_t *s)
+static void fail(cv__summary_t *s)
 {
     s->failed = 1;
 }
 
 /* The heap after every event of the instant s->now is final: record it in the slice, the
  * peak, and any marker between s->now and `next` (the next instant). */
-static void close_instant(rheap__summary_t *s, uint64_t next, int last)
+static void close_instant(cv__summary_t *s, uint64_t next, int last)
 {
     slice_t *sl = &s->slice[s->now >> s->width_log2];
     if (!sl->seen || s->live_bytes > sl->max_live) {
@@ -280,7 +280,7 @@ static void close_instant(rheap__summary_t *s, uint64_t next, int last)
             const stackagg_t *a = &s->st[bt];
             if (a->live_blocks < 0.5) /* none: a weight is at least 1, sums round to 0 */
                 continue;
-            if (rheap__grow(&s->mrows, &s->capmrows, s->nmrows, sizeof *s->mrows, 256) != 0) {
+            if (cv__grow(&s->mrows, &s->capmrows, s->nmrows, sizeof *s->mrows, 256) != 0) {
                 fail(s);
                 return;
             }
@@ -295,7 +295,7 @@ static void close_instant(rheap__summary_t *s, uint64_t next, int last)
 }
 
 /* Doubles the slice width until t falls inside the timeline, merging slices pairwise. */
-static void widen(rheap__summary_t *s, uint64_t t)
+static void widen(cv__summary_t *s, uint64_t t)
 {
     while (t >> s->width_log2 >= SLICES) {
         for (size_t i = 0; i < SLICES / 2; i++) {
@@ -316,7 +316,7 @@ static void widen(rheap__summary_t *s, uint64_t t)
 
 /* Moves the clock to t. Events come in time order; one that does not (a clock step the
  * merge could not hide) is counted with the instant being applied. */
-static void at(rheap__summary_t *s, uint64_t t)
+static void at(cv__summary_t *s, uint64_t t)
 {
     if (s->started && t <= s->now)
         return;
@@ -335,11 +335,11 @@ static void at(rheap__summary_t *s, uint64_t t)
     s->now = t;
 }
 
-static void touch(rheap__summary_t *s, stackagg_t *a, uint64_t bt)
+static void touch(cv__summary_t *s, stackagg_t *a, uint64_t bt)
 {
     if (a->dirty)
         return;
-    if (rheap__grow(&s->dirty, &s->capdirty, s->ndirty, sizeof *s->dirty, 1024) != 0) {
+    if (cv__grow(&s->dirty, &s->capdirty, s->ndirty, sizeof *s->dirty, 1024) != 0) {
         fail(s);
         return;
     }
@@ -347,7 +347,7 @@ static void touch(rheap__summary_t *s, stackagg_t *a, uint64_t bt)
     s->dirty[s->ndirty++] = bt;
 }
 
-void rheap__summary_marker(rheap__summary_t *s, uint64_t t)
+void cv__summary_marker(cv__summary_t *s, uint64_t t)
 {
     if (s->failed)
         return;
@@ -356,7 +356,7 @@ void rheap__summary_marker(rheap__summary_t *s, uint64_t t)
         i--;
     if (i > 0 && s->marks[i - 1] == t)
         return;
-    if (rheap__grow(&s->marks, &s->capmarks, s->nmarks, sizeof *s->marks, 16) != 0) {
+    if (cv__grow(&s->marks, &s->capmarks, s->nmarks, sizeof *s->marks, 16) != 0) {
         fail(s);
         return;
     }
@@ -365,12 +365,12 @@ void rheap__summary_marker(rheap__summary_t *s, uint64_t t)
     s->nmarks++;
 }
 
-void rheap__summary_sampling(rheap__summary_t *s, uint64_t interval)
+void cv__summary_sampling(cv__summary_t *s, uint64_t interval)
 {
     s->interval = interval;
 }
 
-void rheap__summary_counted(rheap__summary_t *s, uint32_t tid, uint64_t allocs, uint64_t bytes)
+void cv__summary_counted(cv__summary_t *s, uint32_t tid, uint64_t allocs, uint64_t bytes)
 {
     threadagg_t *th = s->failed ? NULL : thread_of(s, tid);
     if (!th) {
@@ -387,11 +387,11 @@ void rheap__summary_counted(rheap__summary_t *s, uint32_t tid, uint64_t allocs, 
     s->counted_bytes += bytes;
 }
 
-void rheap__summary_alloc(rheap__summary_t *s, const rheap__live_t *b)
+void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
 {
     if (s->failed)
         return;
-    double w = rheap__profile_weight(b->size, s->interval), wb = w * (double)b->size;
+    double w = cv__profile_weight(b->size, s->interval), wb = w * (double)b->size;
     stackagg_t *a = stack_of(s, b->bt);
     threadagg_t *th = thread_of(s, b->tid);
     if (!a || !th) {
@@ -443,7 +443,7 @@ void rheap__summary_alloc(rheap__summary_t *s, const rheap__live_t *b)
     z->bytes += wb;
 }
 
-void rheap__summary_free(rheap__summary_t *s, const rheap__live_t *b, uint64_t t, uint32_t freer)
+void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_t freer)
 {
     if (s->failed)
         return;
@@ -454,7 +454,7 @@ void rheap__summary_free(rheap__summary_t *s, const rheap__live_t *b, uint64_t t
         fail(s);
         return;
     }
-    double w = rheap__profile_weight(b->size, s->interval), wb = w * (double)b->size;
+    double w = cv__profile_weight(b->size, s->interval), wb = w * (double)b->size;
     at(s, t);
     uint64_t life = t - b->t;
     if (!a->freed_blocks || life < a->life_min)
@@ -491,7 +491,7 @@ void rheap__summary_free(rheap__summary_t *s, const rheap__live_t *b, uint64_t t
     }
 }
 
-void rheap__summary_leaked(rheap__summary_t *s, const rheap__live_t *b)
+void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b)
 {
     if (s->failed)
         return;
@@ -506,7 +506,7 @@ void rheap__summary_leaked(rheap__summary_t *s, const rheap__live_t *b)
         a->leak_first = b->t + 1; /* + 1: 0 means none */
     if (b->t + 1 > a->leak_last)
         a->leak_last = b->t + 1;
-    double w = rheap__profile_weight(b->size, s->interval), wb = w * (double)b->size;
+    double w = cv__profile_weight(b->size, s->interval), wb = w * (double)b->size;
     th->leaked_blocks += w;
     th->leaked_bytes += wb;
     z->leaked_blocks += w;
@@ -550,7 +550,7 @@ static void bind_opt(sqlite3_stmt *st, int i, uint64_t v, int present)
 }
 
 /* Binds pid and recording, then the values, steps and resets. */
-static int put(rheap__summary_t *s, sqlite3_stmt *st)
+static int put(cv__summary_t *s, sqlite3_stmt *st)
 {
     sqlite3_bind_int64(st, 1, s->pid);
     sqlite3_bind_int64(st, 2, s->recording);
@@ -575,7 +575,7 @@ static const char *const q_sql[Q_N] = {
     [Q_MARK] = "INSERT INTO marker_stacks VALUES (?1,?2,?3,?4,?5,?6)",
 };
 
-static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
+static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
 {
     for (size_t bt = 0; bt < s->nst; bt++) {
         stackagg_t *a = &s->st[bt];
@@ -591,8 +591,8 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
         sqlite3_bind_int64(st, 13, (sqlite3_int64)a->last_t);
         bind_opt(st, 14, a->leak_first - 1, a->leak_first != 0);
         bind_opt(st, 15, a->leak_last - 1, a->leak_last != 0);
-        rheap__bind_wide(st, 16, a->min_size);
-        rheap__bind_wide(st, 17, a->max_size);
+        cv__bind_wide(st, 16, a->min_size);
+        cv__bind_wide(st, 17, a->max_size);
         bind_opt(st, 18, a->life_min, a->freed_blocks != 0);
         bind_opt(st, 19, a->life_max, a->freed_blocks != 0);
         if (!a->freed_blocks)
@@ -600,7 +600,7 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
         else if (s->interval)
             bind_w(st, 20, a->life_weighed);
         else
-            rheap__bind_wide(st, 20, a->life_total);
+            cv__bind_wide(st, 20, a->life_total);
         bind_w(st, 21, a->peak_blocks);
         bind_w(st, 22, a->peak_bytes);
         if (put(s, st) != 0)
@@ -634,7 +634,7 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
         const keyagg_t *z = (const keyagg_t *)(s->sizes.vals + i * s->sizes.vsize);
         unsigned cls = (unsigned)((key - 1) % 128);
         bind_bt(q[Q_SIZE], 3, (key - 1) / 128);
-        rheap__bind_wide(q[Q_SIZE], 4, cls ? (rheap__wide_t)1 << (cls - 1) : 0);
+        cv__bind_wide(q[Q_SIZE], 4, cls ? (cv__wide_t)1 << (cls - 1) : 0);
         bind_w(q[Q_SIZE], 5, z->blocks);
         bind_w(q[Q_SIZE], 6, z->bytes);
         bind_w(q[Q_SIZE], 7, z->leaked_blocks);
@@ -693,7 +693,7 @@ static int write_tables(rheap__summary_t *s, sqlite3_stmt **q)
     return put(s, q[Q_REC]);
 }
 
-int rheap__summary_end(rheap__summary_t *s, rheap__db_t *db)
+int cv__summary_end(cv__summary_t *s, cv__db_t *db)
 {
     if (!s->failed && s->started)
         close_instant(s, 0, 1);
@@ -707,7 +707,7 @@ int rheap__summary_end(rheap__summary_t *s, rheap__db_t *db)
     }
     if (s->failed)
         return 1;
-    sqlite3 *h = rheap__db_enter(db);
+    sqlite3 *h = cv__db_enter(db);
     if (!h)
         return -1;
     sqlite3_stmt *q[Q_N] = {0};
@@ -718,9 +718,9 @@ int rheap__summary_end(rheap__summary_t *s, rheap__db_t *db)
     if (rc == 0)
         rc = write_tables(s, q);
     if (rc != 0)
-        rheap__db_failed(db);
+        cv__db_failed(db);
     for (int i = 0; i < Q_N; i++)
         sqlite3_finalize(q[i]);
-    rheap__db_leave(db);
+    cv__db_leave(db);
     return rc;
 }

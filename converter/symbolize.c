@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "converter.h"
 
 enum { MF_UNOPENED, MF_OK, MF_MISSING, MF_MISMATCH };
 
@@ -72,15 +72,15 @@ typedef struct {
     int syms_built;
     sect_t *sects;
     size_t nsects;
-    rheap__scopes_t *scopes; /* function DIEs by address, per CU, built on first use */
+    cv__scopes_t *scopes; /* function DIEs by address, per CU, built on first use */
 } file_t;
 
-struct rheap__sym {
-    rheap__warn_fn warn;
+struct cv__sym {
+    cv__warn_fn warn;
     void *warn_user;
     file_t *files;
     size_t nfiles, capfiles;
-    rheap__loc_t **locs;
+    cv__loc_t **locs;
     size_t nlocs, caplocs;
     /* The resolved addresses by key (see key_of): open addressing (hashmap.h), the value the
      * index of the location in locs. */
@@ -92,7 +92,7 @@ struct rheap__sym {
     char *debuginfo_path;
 };
 
-char *rheap__demangle(const char *name)
+char *cv__demangle(const char *name)
 {
     if (!name)
         return NULL;
@@ -109,12 +109,12 @@ char *rheap__demangle(const char *name)
     return base;
 }
 
-rheap__sym_t *rheap__sym_create(rheap__warn_fn warn, void *user)
+cv__sym_t *cv__sym_create(cv__warn_fn warn, void *user)
 {
-    rheap__sym_t *s = calloc(1, sizeof *s);
+    cv__sym_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->debuginfo_path = rheap__debuginfo_path();
+    s->debuginfo_path = cv__debuginfo_path();
     s->warn = warn;
     s->warn_user = user;
     s->mask = 4095;
@@ -137,7 +137,7 @@ rheap__sym_t *rheap__sym_create(rheap__warn_fn warn, void *user)
     return s;
 }
 
-void rheap__sym_destroy(rheap__sym_t *s)
+void cv__sym_destroy(cv__sym_t *s)
 {
     if (!s)
         return;
@@ -152,11 +152,11 @@ void rheap__sym_destroy(rheap__sym_t *s)
         free(f->gmax);
         free(f->lmax);
         free(f->sects);
-        rheap__scopes_destroy(f->scopes);
+        cv__scopes_destroy(f->scopes);
     }
     free(s->files);
     for (size_t i = 0; i < s->nlocs; i++) {
-        rheap__loc_t *l = s->locs[i];
+        cv__loc_t *l = s->locs[i];
         for (uint32_t j = 0; j < l->nframes; j++) {
             free((char *)l->frames[j].sym);
             free((char *)l->frames[j].file);
@@ -171,7 +171,7 @@ void rheap__sym_destroy(rheap__sym_t *s)
     free(s);
 }
 
-int rheap__sym_file(rheap__sym_t *s, const char *path, size_t path_len, const uint8_t *build_id,
+int cv__sym_file(cv__sym_t *s, const char *path, size_t path_len, const uint8_t *build_id,
                     size_t build_id_len)
 {
     for (size_t i = 0; i < s->nfiles; i++) {
@@ -181,7 +181,7 @@ int rheap__sym_file(rheap__sym_t *s, const char *path, size_t path_len, const ui
             (build_id_len == 0 || memcmp(f->build_id, build_id, build_id_len) == 0))
             return (int)i;
     }
-    if (rheap__grow(&s->files, &s->capfiles, s->nfiles, sizeof *s->files, 16) != 0)
+    if (cv__grow(&s->files, &s->capfiles, s->nfiles, sizeof *s->files, 16) != 0)
         return -1;
     file_t *f = &s->files[s->nfiles];
     memset(f, 0, sizeof *f);
@@ -198,12 +198,12 @@ int rheap__sym_file(rheap__sym_t *s, const char *path, size_t path_len, const ui
     return (int)s->nfiles++;
 }
 
-const char *rheap__sym_file_path(const rheap__sym_t *s, int file_id)
+const char *cv__sym_file_path(const cv__sym_t *s, int file_id)
 {
     return file_id >= 0 && (size_t)file_id < s->nfiles ? s->files[file_id].path : NULL;
 }
 
-const char *rheap__sym_file_status(const rheap__sym_t *s, int file_id)
+const char *cv__sym_file_status(const cv__sym_t *s, int file_id)
 {
     if (file_id < 0 || (size_t)file_id >= s->nfiles)
         return "missing";
@@ -217,7 +217,7 @@ const char *rheap__sym_file_status(const rheap__sym_t *s, int file_id)
     }
 }
 
-static void warn(rheap__sym_t *s, const char *path, const char *what)
+static void warn(cv__sym_t *s, const char *path, const char *what)
 {
     char msg[4352]; /* PATH_MAX and the longest reason */
     snprintf(msg, sizeof msg, "module %s: %s", path, what);
@@ -233,7 +233,7 @@ static int is_pseudo(const char *path)
            strncmp(path, "linux-gate", 10) == 0;
 }
 
-static void open_file(rheap__sym_t *s, file_t *f)
+static void open_file(cv__sym_t *s, file_t *f)
 {
     f->state = MF_MISSING;
     if (is_pseudo(f->path))
@@ -305,7 +305,7 @@ static int build_ranges(file_t *f)
         Dwarf_Addr base, lo, hi;
         ptrdiff_t off = 0;
         while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
-            if (rheap__grow(&f->ranges, &cap, f->nranges, sizeof *f->ranges, 64) != 0)
+            if (cv__grow(&f->ranges, &cap, f->nranges, sizeof *f->ranges, 64) != 0)
                 return -1;
             cu_range_t *r = &f->ranges[f->nranges];
             r->lo = lo + bias;
@@ -332,7 +332,7 @@ static Dwarf_Die *find_cu(file_t *f, Dwarf_Addr addr, Dwarf_Addr *bias, Dwarf_Di
         return cu;
     if (!f->ranges_built)
         build_ranges(f);
-    size_t lo = rheap__upper_bound(f->ranges, f->nranges, sizeof *f->ranges,
+    size_t lo = cv__upper_bound(f->ranges, f->nranges, sizeof *f->ranges,
                                    offsetof(cu_range_t, lo), addr);
     /* Overlapping ranges are rare; when they occur, the CU that comes first in the file wins. */
     const cu_range_t *best = NULL;
@@ -539,7 +539,7 @@ static const char *symix_lookup(file_t *f, uint64_t addr)
     if (!f->syms_built)
         build_symix(f);
     /* syms[0, hi) start at or below addr */
-    size_t hi = rheap__upper_bound(f->syms, f->nsyms, sizeof *f->syms, offsetof(symix_t, lo), addr);
+    size_t hi = cv__upper_bound(f->syms, f->nsyms, sizeof *f->syms, offsetof(symix_t, lo), addr);
     if (hi == 0)
         return NULL;
     const symix_t *c[MAX_CONTAINERS];
@@ -607,7 +607,7 @@ static char *die_name(Dwarf_Die *die)
     if (!n)
         n = attr_string(die, DW_AT_MIPS_linkage_name);
     if (n)
-        return rheap__demangle(n);
+        return cv__demangle(n);
     n = attr_string(die, DW_AT_name);
     return n ? strdup(n) : NULL;
 }
@@ -702,7 +702,7 @@ static char *call_site_file(Dwarf_Die *cu, Dwarf_Die *inl, uint32_t *line)
 #define MAX_INLINE 64
 
 /* Fills frames (capacity MAX_INLINE + 1) for `addr` (already minus 1) in file f. */
-static uint32_t resolve_in(file_t *f, Dwarf_Addr addr, rheap__srcframe_t *fr)
+static uint32_t resolve_in(file_t *f, Dwarf_Addr addr, cv__srcframe_t *fr)
 {
     const char *elfname = symix_lookup(f, addr);
 
@@ -711,7 +711,7 @@ static uint32_t resolve_in(file_t *f, Dwarf_Addr addr, rheap__srcframe_t *fr)
     Dwarf_Die *cu = find_cu(f, addr, &bias, &cu_store);
     if (!cu) {
         /* No DWARF for this address: the symbol table still names the function. */
-        fr[0].sym = elfname ? rheap__demangle(elfname) : NULL;
+        fr[0].sym = elfname ? cv__demangle(elfname) : NULL;
         return 1;
     }
     Dwarf_Die cudie = *cu;
@@ -740,11 +740,11 @@ static uint32_t resolve_in(file_t *f, Dwarf_Addr addr, rheap__srcframe_t *fr)
     Dwarf_Die funcs[MAX_INLINE + 1];
     int nf = 0;
     if (!f->scopes)
-        f->scopes = rheap__scopes_create();
+        f->scopes = cv__scopes_create();
     if (f->scopes)
-        nf = rheap__scopes_chain(f->scopes, &unit, addr - bias, funcs, MAX_INLINE + 1);
+        nf = cv__scopes_chain(f->scopes, &unit, addr - bias, funcs, MAX_INLINE + 1);
     if (nf <= 0) {
-        fr[0].sym = elfname ? rheap__demangle(elfname) : NULL;
+        fr[0].sym = elfname ? cv__demangle(elfname) : NULL;
         return 1;
     }
     for (int k = 0; k < nf; k++) {
@@ -756,13 +756,13 @@ static uint32_t resolve_in(file_t *f, Dwarf_Addr addr, rheap__srcframe_t *fr)
          * "operator()"; its mangled symbol carries the qualified name. */
         int bare = !has_linkage_name(&funcs[k]) && is_cxx(&unit);
         if (!is_inl && elfname && bare)
-            fr[k].sym = rheap__demangle(elfname);
+            fr[k].sym = cv__demangle(elfname);
         else if (bare && (fr[k].sym = qualified_name(&funcs[k])) != NULL)
             ;
         else
             fr[k].sym = die_name(&funcs[k]);
         if (!fr[k].sym && !is_inl && elfname)
-            fr[k].sym = rheap__demangle(elfname);
+            fr[k].sym = cv__demangle(elfname);
         if (k + 1 < nf && is_inl)
             fr[k + 1].file = call_site_file(&unit, &funcs[k], &fr[k + 1].line);
     }
@@ -778,17 +778,17 @@ static uint64_t key_of(int file_id, uint64_t offset)
     return key ? key : 1;
 }
 
-const rheap__loc_t *rheap__sym_resolve(rheap__sym_t *s, int file_id, uint64_t offset)
+const cv__loc_t *cv__sym_resolve(cv__sym_t *s, int file_id, uint64_t offset)
 {
     uint64_t key = key_of(file_id, offset);
-    size_t j = rheap__hash_slot(key, s->shift);
+    size_t j = cv__hash_slot(key, s->shift);
     for (; s->slot_keys[j]; j = (j + 1) & s->mask) {
-        const rheap__loc_t *l = s->locs[s->slot_locs[j]];
+        const cv__loc_t *l = s->locs[s->slot_locs[j]];
         if (s->slot_keys[j] == key && l->file_id == file_id && l->offset == offset)
             return l;
     }
 
-    rheap__srcframe_t fr[MAX_INLINE + 1];
+    cv__srcframe_t fr[MAX_INLINE + 1];
     memset(fr, 0, sizeof fr);
     uint32_t n = 1;
     if (file_id >= 0 && (size_t)file_id < s->nfiles) {
@@ -800,12 +800,12 @@ const rheap__loc_t *rheap__sym_resolve(rheap__sym_t *s, int file_id, uint64_t of
             n = resolve_in(f, offset - 1, fr);
     }
 
-    rheap__loc_t *l = calloc(1, sizeof *l);
-    rheap__srcframe_t *frames = malloc(n * sizeof *frames);
-    rheap__grow(&s->locs, &s->caplocs, s->nlocs, sizeof *s->locs, 1024);
+    cv__loc_t *l = calloc(1, sizeof *l);
+    cv__srcframe_t *frames = malloc(n * sizeof *frames);
+    cv__grow(&s->locs, &s->caplocs, s->nlocs, sizeof *s->locs, 1024);
     if (!l || !frames || s->nlocs == s->caplocs ||
         ((s->nslots_used + 1) * 2 > s->mask + 1 &&
-         rheap__hash_grow(&s->slot_keys, &s->slot_locs, sizeof *s->slot_locs, &s->mask,
+         cv__hash_grow(&s->slot_keys, &s->slot_locs, sizeof *s->slot_locs, &s->mask,
                           &s->shift) != 0)) {
         free(l);
         free(frames);
@@ -822,7 +822,7 @@ const rheap__loc_t *rheap__sym_resolve(rheap__sym_t *s, int file_id, uint64_t of
     l->nframes = n;
     l->frames = frames;
     s->locs[s->nlocs++] = l;
-    j = rheap__hash_slot(key, s->shift);
+    j = cv__hash_slot(key, s->shift);
     while (s->slot_keys[j])
         j = (j + 1) & s->mask;
     s->slot_keys[j] = key;
@@ -831,7 +831,7 @@ const rheap__loc_t *rheap__sym_resolve(rheap__sym_t *s, int file_id, uint64_t of
     return l;
 }
 
-const char *rheap__sym_elf_symbol(rheap__sym_t *s, int file_id, uint64_t addr)
+const char *cv__sym_elf_symbol(cv__sym_t *s, int file_id, uint64_t addr)
 {
     if (file_id < 0 || (size_t)file_id >= s->nfiles)
         return NULL;

@@ -113,6 +113,26 @@ rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_conver
 /* The schema version written to meta.schema_version. */
 int rheap_convert_schema_version(void);
 
+/* What rheap_resymbolize changed. */
+typedef struct {
+    uint64_t frames_before;    /* frames with a source file before */
+    uint64_t frames_after;     /* and after */
+    uint64_t warnings;
+} rheap_resymbolize_result_t;
+
+/* Symbolizes every frame of a finished database again, from the module paths, build-ids and
+ * offsets it stores, with the symbolizer of a conversion (debug files are looked for as
+ * RHEAP_DEBUG_DIR says at the time of the call): after installing debug information, frames
+ * get names and file:line. A module whose file is gone or whose build-id differs from the
+ * recorded one keeps its frames, with a WARNING diagnostic. db is open read-write (the caller
+ * checked that it is a rheap database of this schema version); name is how messages call it.
+ * Everything happens in one transaction. Returns RHEAP_CONVERT_OK or RHEAP_CONVERT_WARNINGS with
+ * *result filled (result may be NULL), or RHEAP_CONVERT_E_OUTPUT after an ERROR diagnostic,
+ * the database unchanged. diag may be NULL. Not thread-safe, as rheap_convert. */
+rheap_convert_status_t rheap_resymbolize(struct sqlite3 *db, const char *name,
+                                         void (*diag)(void *user, const rheap_convert_diag_t *d),
+                                         void *user, rheap_resymbolize_result_t *result);
+
 #ifdef __cplusplus
 }
 #endif

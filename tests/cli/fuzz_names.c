@@ -29,34 +29,34 @@ static void fail(const char *what, const char *in, const char *out)
 static void check_name(const char *in)
 {
     size_t n = strlen(in);
-    char *s = rheap__name_short(in);
+    char *s = cli__name_short(in);
     if (!s)
-        fail("rheap__name_short returned NULL", in, NULL);
+        fail("cli__name_short returned NULL", in, NULL);
     if (strlen(s) > n)
-        fail("rheap__name_short made the text longer", in, s);
+        fail("cli__name_short made the text longer", in, s);
     /* Shortening what is short already changes nothing more than once: no pass may undo
      * another's work or loop on its own output. */
-    char *again = rheap__name_short(s);
+    char *again = cli__name_short(s);
     if (!again || strlen(again) > strlen(s))
-        fail("rheap__name_short made its own output longer", s, again);
+        fail("cli__name_short made its own output longer", s, again);
     free(again);
-    char *bare = rheap__name_without_params(in);
+    char *bare = cli__name_without_params(in);
     if (!bare)
-        fail("rheap__name_without_params returned NULL", in, NULL);
+        fail("cli__name_without_params returned NULL", in, NULL);
     if (strlen(bare) > n || strncmp(bare, in, strlen(bare)) != 0)
-        fail("rheap__name_without_params is not a start of its input", in, bare);
+        fail("cli__name_without_params is not a start of its input", in, bare);
     free(bare);
-    size_t w = rheap__text_columns(in);
+    size_t w = cli__text_columns(in);
     size_t keeps[] = {0, 3, 4, 5, 8, 13, 20, 40, w > 0 ? w - 1 : 0, w, w + 1};
     for (size_t k = 0; k < sizeof keeps / sizeof *keeps; k++) {
         for (int from_end = 0; from_end < 2; from_end++) {
-            char *c = rheap__text_clip(in, keeps[k], from_end);
+            char *c = cli__text_clip(in, keeps[k], from_end);
             if (!c)
-                fail("rheap__text_clip returned NULL", in, NULL);
+                fail("cli__text_clip returned NULL", in, NULL);
             if (strlen(c) > n)
-                fail("rheap__text_clip made the text longer", in, c);
-            if (keeps[k] >= 4 && rheap__text_columns(c) > keeps[k])
-                fail("rheap__text_clip left the text wider than asked", in, c);
+                fail("cli__text_clip made the text longer", in, c);
+            if (keeps[k] >= 4 && cli__text_columns(c) > keeps[k])
+                fail("cli__text_clip left the text wider than asked", in, c);
             free(c);
         }
     }
@@ -242,7 +242,7 @@ static int unit(void)
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof bare / sizeof *bare; i++) {
-        char *s = rheap__name_without_params(bare[i][0]);
+        char *s = cli__name_without_params(bare[i][0]);
         if (!s || strcmp(s, bare[i][1]) != 0) {
             fprintf(stderr, "FAIL: without params: %s\n  expected: %s\n  got:      %s\n", bare[i][0],
                     bare[i][1], s ? s : "(null)");
@@ -253,7 +253,7 @@ static int unit(void)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         current = cases[i][0];
         alarm(10);
-        char *s = rheap__name_short(cases[i][0]);
+        char *s = cli__name_short(cases[i][0]);
         alarm(0);
         if (!s || strcmp(s, cases[i][1]) != 0) {
             fprintf(stderr, "FAIL: %s\n  expected: %s\n  got:      %s\n", cases[i][0], cases[i][1],

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "converter.h"
 #include "tgen.h"
 
 /* The symbolizer's warnings, printed and counted. */
@@ -25,36 +25,36 @@ static void count_warning(void *user, const char *file, const char *message)
 
 static void test_merge(void)
 {
-    rheap__merge_t *m = rheap__merge_create(3);
+    cv__merge_t *m = cv__merge_create(3);
     /* Stream 2 frees at t=5, stream 0 allocates at t=5, stream 1 allocates at t=3. */
-    rheap__merge_set(m, 0, 5, 1);
-    rheap__merge_set(m, 1, 3, 1);
-    rheap__merge_set(m, 2, 5, 0);
-    CHECK_INT(rheap__merge_top(m), 1);
-    rheap__merge_remove(m, 1);
-    CHECK_INT(rheap__merge_top(m), 2); /* the free first at equal times */
-    rheap__merge_set(m, 2, 9, 1);
-    CHECK_INT(rheap__merge_top(m), 0);
-    rheap__merge_set(m, 0, 9, 1);
-    CHECK_INT(rheap__merge_top(m), 0); /* equal keys: the lower stream index */
-    rheap__merge_remove(m, 0);
-    CHECK_INT(rheap__merge_top(m), 2);
-    rheap__merge_remove(m, 2);
-    CHECK_INT(rheap__merge_top(m), -1);
-    rheap__merge_destroy(m);
+    cv__merge_set(m, 0, 5, 1);
+    cv__merge_set(m, 1, 3, 1);
+    cv__merge_set(m, 2, 5, 0);
+    CHECK_INT(cv__merge_top(m), 1);
+    cv__merge_remove(m, 1);
+    CHECK_INT(cv__merge_top(m), 2); /* the free first at equal times */
+    cv__merge_set(m, 2, 9, 1);
+    CHECK_INT(cv__merge_top(m), 0);
+    cv__merge_set(m, 0, 9, 1);
+    CHECK_INT(cv__merge_top(m), 0); /* equal keys: the lower stream index */
+    cv__merge_remove(m, 0);
+    CHECK_INT(cv__merge_top(m), 2);
+    cv__merge_remove(m, 2);
+    CHECK_INT(cv__merge_top(m), -1);
+    cv__merge_destroy(m);
 
     /* A larger random check: the merge yields keys in order. */
     enum { N = 50 };
-    m = rheap__merge_create(N);
+    m = cv__merge_create(N);
     uint64_t key[N], last = 0;
     unsigned seed = 7;
     for (int i = 0; i < N; i++) {
         seed = seed * 1103515245u + 12345u;
         key[i] = seed % 1000;
-        rheap__merge_set(m, (size_t)i, key[i], 0);
+        cv__merge_set(m, (size_t)i, key[i], 0);
     }
     for (int k = 0; k < 5000; k++) {
-        long top = rheap__merge_top(m);
+        long top = cv__merge_top(m);
         if (top < 0)
             break;
         if (key[top] < last) {
@@ -66,13 +66,13 @@ static void test_merge(void)
         last = key[top];
         seed = seed * 1103515245u + 12345u;
         if (seed % 10 == 0) {
-            rheap__merge_remove(m, (size_t)top);
+            cv__merge_remove(m, (size_t)top);
         } else {
             key[top] += seed % 50;
-            rheap__merge_set(m, (size_t)top, key[top], 0);
+            cv__merge_set(m, (size_t)top, key[top], 0);
         }
     }
-    rheap__merge_destroy(m);
+    cv__merge_destroy(m);
 }
 
 /* The live-block store against a plain array of the same blocks: random inserts (some at a
@@ -86,7 +86,7 @@ static uint64_t next_rand(uint64_t *s)
     return *s;
 }
 
-static void random_block(uint64_t *seed, uint64_t addr, rheap__live_t *b)
+static void random_block(uint64_t *seed, uint64_t addr, cv__live_t *b)
 {
     memset(b, 0, sizeof *b);
     b->addr = addr;
@@ -110,7 +110,7 @@ static void random_block(uint64_t *seed, uint64_t addr, rheap__live_t *b)
     }
 }
 
-static int same_block(const rheap__live_t *a, const rheap__live_t *b)
+static int same_block(const cv__live_t *a, const cv__live_t *b)
 {
     return a->addr == b->addr && a->t == b->t && a->size == b->size && a->bt == b->bt &&
            a->align == b->align && a->realloc_of == b->realloc_of && a->tid == b->tid &&
@@ -119,7 +119,7 @@ static int same_block(const rheap__live_t *a, const rheap__live_t *b)
 
 static int by_drain_order(const void *x, const void *y)
 {
-    const rheap__live_t *a = x, *b = y;
+    const cv__live_t *a = x, *b = y;
     if (a->t != b->t)
         return a->t < b->t ? -1 : 1;
     if (a->tid != b->tid)
@@ -130,8 +130,8 @@ static int by_drain_order(const void *x, const void *y)
 static void test_pairs(void)
 {
     enum { NADDR = 60000, OPS = 400000 };
-    rheap__pairs_t *p = rheap__pairs_create();
-    rheap__live_t *model = calloc(NADDR, sizeof *model); /* addr 0: not live */
+    cv__pairs_t *p = cv__pairs_create();
+    cv__live_t *model = calloc(NADDR, sizeof *model); /* addr 0: not live */
     uint64_t seed = 88172645463325252ull;
     size_t live = 0;
     int bad = 0;
@@ -139,16 +139,16 @@ static void test_pairs(void)
         size_t k = next_rand(&seed) % NADDR;
         /* 16-byte aligned addresses, and 8-byte aligned ones as small-size allocators give. */
         uint64_t addr = 0x7f0000000000ull + k * 24 + (k % 2) * 8;
-        rheap__live_t b, out;
+        cv__live_t b, out;
         if (next_rand(&seed) % 3 != 0) {
             random_block(&seed, addr, &b);
-            int rc = rheap__pairs_insert(p, &b, &out);
+            int rc = cv__pairs_insert(p, &b, &out);
             if (rc != (model[k].addr != 0) || (rc == 1 && !same_block(&out, &model[k])))
                 bad++;
             live += rc == 0;
             model[k] = b;
         } else {
-            int rc = rheap__pairs_take(p, addr, &out);
+            int rc = cv__pairs_take(p, addr, &out);
             if (rc != (model[k].addr != 0) || (rc == 1 && !same_block(&out, &model[k])))
                 bad++;
             live -= rc == 1;
@@ -156,23 +156,23 @@ static void test_pairs(void)
         }
     }
     CHECK_INT(bad, 0);
-    CHECK_INT(rheap__pairs_count(p), live);
-    CHECK_INT(rheap__pairs_take(p, 0, &(rheap__live_t){0}), 0);
+    CHECK_INT(cv__pairs_count(p), live);
+    CHECK_INT(cv__pairs_take(p, 0, &(cv__live_t){0}), 0);
     /* The drain gives exactly the live blocks, in (t, tid, addr) order. */
-    rheap__live_t *want = malloc((live + 1) * sizeof *want);
+    cv__live_t *want = malloc((live + 1) * sizeof *want);
     size_t n = 0;
     for (size_t k = 0; k < NADDR; k++)
         if (model[k].addr)
             want[n++] = model[k];
     qsort(want, n, sizeof *want, by_drain_order);
-    CHECK_INT(rheap__pairs_drain_begin(p), 0);
+    CHECK_INT(cv__pairs_drain_begin(p), 0);
     size_t got = 0;
-    for (rheap__live_t b; rheap__pairs_drain_next(p, &b); got++)
+    for (cv__live_t b; cv__pairs_drain_next(p, &b); got++)
         if (got >= n || !same_block(&b, &want[got]))
             bad++;
     CHECK_INT(got, n);
     CHECK_INT(bad, 0);
-    CHECK_INT(rheap__pairs_count(p), 0);
+    CHECK_INT(cv__pairs_count(p), 0);
     free(want);
     free(model);
 
@@ -180,24 +180,24 @@ static void test_pairs(void)
      * at most 48 bytes each at the store's peak, growth included (design: 46). */
     enum { BIG = 3000000 };
     for (uint64_t i = 1; i <= BIG; i++) {
-        rheap__live_t b = {.addr = 0x560000000000ull + i * 48, .t = i * 40, .size = 16 + i % 100,
+        cv__live_t b = {.addr = 0x560000000000ull + i * 48, .t = i * 40, .size = 16 + i % 100,
                            .bt = 1 + i % 500, .tid = 7, .thread = 0, .call = 1};
-        rheap__live_t out;
-        if (rheap__pairs_insert(p, &b, &out) != 0)
+        cv__live_t out;
+        if (cv__pairs_insert(p, &b, &out) != 0)
             bad++;
     }
     CHECK_INT(bad, 0);
     size_t bytes, peak;
-    rheap__pairs_memory(p, &bytes, &peak);
+    cv__pairs_memory(p, &bytes, &peak);
     printf("live-block store: %d blocks, %.1f bytes per block now, %.1f at the peak\n", BIG,
            (double)bytes / BIG, (double)peak / BIG);
     CHECK(peak <= (size_t)48 * BIG);
-    rheap__pairs_destroy(p);
+    cv__pairs_destroy(p);
 }
 
 static void check_demangle(const char *in, const char *want)
 {
-    char *got = rheap__demangle(in);
+    char *got = cv__demangle(in);
     CHECK_STR(got ? got : "(null)", want);
     free(got);
 }
@@ -248,8 +248,8 @@ static int compare_index(const char *path)
         return 0;
     }
     int warnings = 0;
-    rheap__sym_t *sym = rheap__sym_create(count_warning, &warnings);
-    int fid = rheap__sym_file(sym, path, strlen(path), NULL, 0);
+    cv__sym_t *sym = cv__sym_create(count_warning, &warnings);
+    int fid = cv__sym_file(sym, path, strlen(path), NULL, 0);
 
     enum { MAXA = 2000 };
     static uint64_t addrs[MAXA];
@@ -281,7 +281,7 @@ static int compare_index(const char *path)
         GElf_Off off;
         GElf_Sym s;
         const char *want = dwfl_module_addrinfo(mod, addrs[i], &off, &s, NULL, NULL, NULL);
-        const char *got = rheap__sym_elf_symbol(sym, fid, addrs[i]);
+        const char *got = cv__sym_elf_symbol(sym, fid, addrs[i]);
         if (!cmp_name(got, want)) {
             if (bad++ < 10)
                 fprintf(stderr, "%s: 0x%llx: index says %s, dwfl_module_addrinfo %s\n", path,
@@ -293,7 +293,7 @@ static int compare_index(const char *path)
     CHECK_INT(bad, 0);
     CHECK_INT(warnings, 0);
     fprintf(stderr, "%s: %d addresses, %d named, %d differ\n", path, na, named, bad);
-    rheap__sym_destroy(sym);
+    cv__sym_destroy(sym);
     dwfl_end(dwfl);
     return named;
 }
@@ -321,14 +321,14 @@ static void test_symbol_index(void)
     Dl_info di;
     CHECK(dladdr((void *)main, &di) != 0);
     int warnings = 0;
-    rheap__sym_t *sym = rheap__sym_create(count_warning, &warnings);
-    int fid = rheap__sym_file(sym, self, (size_t)n, NULL, 0);
+    cv__sym_t *sym = cv__sym_create(count_warning, &warnings);
+    int fid = cv__sym_file(sym, self, (size_t)n, NULL, 0);
     uint64_t off = (uint64_t)(uintptr_t)main - (uint64_t)(uintptr_t)di.dli_fbase;
-    const char *got = rheap__sym_elf_symbol(sym, fid, off);
+    const char *got = cv__sym_elf_symbol(sym, fid, off);
     CHECK_STR(got ? got : "(none)", "main");
-    got = rheap__sym_elf_symbol(sym, fid, off + 1);
+    got = cv__sym_elf_symbol(sym, fid, off + 1);
     CHECK_STR(got ? got : "(none)", "main");
-    rheap__sym_destroy(sym);
+    cv__sym_destroy(sym);
 }
 
 int main(void)

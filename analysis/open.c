@@ -1,6 +1,6 @@
 /*
- * dbopen.c: opening a database the `rheap` command reads (query, report, stack, export, diff)
- * or changes (resymbolize), with one clear line for everything that can be wrong with the
+ * open.c: opening a database to read (query, report, stack, export, diff) or to change
+ * (resymbolize), with one clear line for everything that can be wrong with the
  * path: missing, a directory, empty, not SQLite, SQLite but not ours, ours but of another
  * schema version, or locked by a writer for longer than the busy timeout.
  *
@@ -8,31 +8,35 @@
  * SQLITE_OPEN_CREATE, so a mistyped name leaves no empty database behind.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include <sqlite3.h>
 
-#include "cli.h"
+#include "analysis.h"
+#include "rheap_convert.h"
 
 /* How long a connection waits for a writer (another rheap resymbolize, a sqlite3 shell in a
  * transaction) to let go of its lock before the command gives up. */
 #define BUSY_TIMEOUT_MS 5000
 
 /* The message for an SQLite error on the database at path, once it is open. */
-static void say_sqlite(const char *path, sqlite3 *db, FILE *err)
+static ra_status_t say_sqlite(const char *path, sqlite3 *db, ra_err_t *err)
 {
     int code = sqlite3_errcode(db);
     if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
-        rheap__error(err,
-                     "%s: locked by another process for more than %d s; try again when it is "
-                     "done",
-                     path, BUSY_TIMEOUT_MS / 1000);
-    else if (code == SQLITE_NOTADB)
-        rheap__error(err, "%s: not an SQLite database, expected a database made by rheap convert",
-                     path);
-    else
-        rheap__error(err, "%s: %s", path, sqlite3_errmsg(db));
+        return ra__fail(err, RA_E_INPUT,
+                        "%s: locked by another process for more than %d s; try again when it is "
+                        "done",
+                        path, BUSY_TIMEOUT_MS / 1000);
+    if (code == SQLITE_NOTADB)
+        return ra__fail(err, RA_E_INPUT,
+                        "%s: not an SQLite database, expected a database made by rheap convert",
+                        path);
+    if (code == SQLITE_NOMEM)
+        return ra__fail(err, RA_E_NOMEM, "%s: out of memory", path);
+    return ra__fail(err, RA_E_INPUT, "%s: %s", path, sqlite3_errmsg(db));
 }
 
 /* 1 when the table or view exists, 0 when not, -1 on an SQLite error. */
@@ -69,98 +73,82 @@ static long long schema_version(sqlite3 *db)
     return v;
 }
 
-/* Checks that db is a rheap database of the schema this rheap reads. RHEAP_EXIT_OK, or
- * RHEAP_EXIT_INPUT with the message printed. */
-static int check_rheap(const char *path, sqlite3 *db, FILE *err)
+/* Checks that db is a rheap database of the schema this rheap reads. RA_OK, or RA_E_INPUT with
+ * the message. */
+static ra_status_t check_rheap(const char *path, sqlite3 *db, ra_err_t *err)
 {
     int meta = has_table(db, "meta");
-    if (meta < 0) {
-        say_sqlite(path, db, err);
-        return RHEAP_EXIT_INPUT;
-    }
-    if (!meta) {
-        rheap__error(err, "%s: not a rheap database (no table meta)", path);
-        return RHEAP_EXIT_INPUT;
-    }
+    if (meta < 0)
+        return say_sqlite(path, db, err);
+    if (!meta)
+        return ra__fail(err, RA_E_INPUT, "%s: not a rheap database (no table meta)", path);
     long long v = schema_version(db);
     int want = rheap_convert_schema_version();
-    if (v < 0) {
-        say_sqlite(path, db, err);
-        return RHEAP_EXIT_INPUT;
-    }
-    if (v == 0) {
-        rheap__error(err, "%s: not a rheap database (no schema_version in table meta)", path);
-        return RHEAP_EXIT_INPUT;
-    }
-    if (v != want) {
-        rheap__error(err,
-                     "%s: database schema version %lld (%s rheap), this rheap reads version %d; "
-                     "convert the recording again with this rheap (rheap convert RIP... -o DB)",
-                     path, v, v > want ? "a newer" : "an older", want);
-        return RHEAP_EXIT_INPUT;
-    }
+    if (v < 0)
+        return say_sqlite(path, db, err);
+    if (v == 0)
+        return ra__fail(err, RA_E_INPUT,
+                        "%s: not a rheap database (no schema_version in table meta)", path);
+    if (v != want)
+        return ra__fail(err, RA_E_INPUT,
+                        "%s: database schema version %lld (%s rheap), this rheap reads version "
+                        "%d; convert the recording again with this rheap (rheap convert RIP... "
+                        "-o DB)",
+                        path, v, v > want ? "a newer" : "an older", want);
     int allocs = has_table(db, "allocations");
     if (allocs <= 0) {
         if (allocs < 0)
-            say_sqlite(path, db, err);
-        else
-            rheap__error(err, "%s: not a rheap database (no table allocations)", path);
-        return RHEAP_EXIT_INPUT;
+            return say_sqlite(path, db, err);
+        return ra__fail(err, RA_E_INPUT, "%s: not a rheap database (no table allocations)", path);
     }
-    return RHEAP_EXIT_OK;
+    return RA_OK;
 }
 
-static int db_open(const char *path, int flags, sqlite3 **out, FILE *err)
+static ra_status_t db_open(const char *path, int flags, sqlite3 **out, ra_err_t *err)
 {
     *out = NULL;
     struct stat sb;
     if (stat(path, &sb) != 0) {
         if (errno == ENOENT)
-            rheap__error(err, "%s: no such file; make one with rheap run or rheap convert", path);
-        else
-            rheap__error(err, "%s: %s", path, strerror(errno));
-        return RHEAP_EXIT_INPUT;
+            return ra__fail(err, RA_E_INPUT,
+                            "%s: no such file; make one with rheap run or rheap convert", path);
+        return ra__fail(err, RA_E_INPUT, "%s: %s", path, strerror(errno));
     }
     /* SQLite says "disk I/O error" for a directory and would wait forever on a FIFO. */
-    if (!S_ISREG(sb.st_mode)) {
-        rheap__error(err, "%s: is a %s, expected a database made by rheap convert", path,
-                     S_ISDIR(sb.st_mode) ? "directory" : "special file");
-        return RHEAP_EXIT_INPUT;
-    }
-    if (sb.st_size == 0) {
-        rheap__error(err, "%s: empty file, expected a database made by rheap convert", path);
-        return RHEAP_EXIT_INPUT;
-    }
+    if (!S_ISREG(sb.st_mode))
+        return ra__fail(err, RA_E_INPUT, "%s: is a %s, expected a database made by rheap convert",
+                        path, S_ISDIR(sb.st_mode) ? "directory" : "special file");
+    if (sb.st_size == 0)
+        return ra__fail(err, RA_E_INPUT,
+                        "%s: empty file, expected a database made by rheap convert", path);
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
-        if (db)
-            say_sqlite(path, db, err);
-        else
-            rheap__error(err, "%s: out of memory", path);
+        ra_status_t rc = db ? say_sqlite(path, db, err)
+                            : ra__fail(err, RA_E_NOMEM, "%s: out of memory", path);
         sqlite3_close(db);
-        return RHEAP_EXIT_INPUT;
+        return rc;
     }
     sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
-    int rc = check_rheap(path, db, err);
-    if (rc != RHEAP_EXIT_OK) {
+    ra_status_t rc = check_rheap(path, db, err);
+    if (rc != RA_OK) {
         sqlite3_close(db);
         return rc;
     }
     *out = db;
-    return RHEAP_EXIT_OK;
+    return RA_OK;
 }
 
-int rheap__db_open_read(const char *path, sqlite3 **db, FILE *err)
+ra_status_t ra_open_read(const char *path, sqlite3 **db, ra_err_t *err)
 {
     return db_open(path, SQLITE_OPEN_READONLY, db, err);
 }
 
-int rheap__db_open_write(const char *path, sqlite3 **db, FILE *err)
+ra_status_t ra_open_write(const char *path, sqlite3 **db, ra_err_t *err)
 {
     return db_open(path, SQLITE_OPEN_READWRITE, db, err);
 }
 
-long long rheap__db_sample_interval(sqlite3 *db, const char *pid)
+long long ra_sample_interval(sqlite3 *db, const char *pid)
 {
     sqlite3_stmt *st = NULL;
     long long v = 0;

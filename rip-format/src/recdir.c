@@ -1,5 +1,5 @@
 /*
- * recording.c: finds the files of a recording directory (FORMAT.md, top).
+ * recdir.c: finds the files of a recording directory (FORMAT.md, top).
  *
  * Thread files are sorted numerically by thread id and then by reuse suffix (t12.rip before
  * t12-2.rip before t100.rip), so every tool lists threads in the same order. Names that do not

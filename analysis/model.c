@@ -1,5 +1,6 @@
 /*
- * profile_data.c: every read of the database behind `rheap export` and `rheap report --html`.
+ * model.c: the model the pictures are drawn from (`rheap export`, `rheap report --html`, `rheap
+ * diff`): every read of the database behind them, and the weights and frame names they share.
  *
  * The pictures need, per recording of each process: per stack the blocks and bytes allocated,
  * never freed, live at the peak and temporary; the stacks' frames from the allocation site
@@ -19,21 +20,22 @@
  *   3. one more plain scan for the blocks live at each recording's peak;
  *   4. only for the temporary weight, temporary.sql's window over each thread's allocations.
  */
+#include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sqlite3.h>
 
-#include "array.h"
-#include "profile.h"
+#include "analysis.h"
 
 /* ---- Strings: interned, so equal names share one pointer and are freed together ---- */
 
-struct pd_pool {
+struct ra_pool {
     char **slots; /* open addressing over the strings */
     size_t cap, n;
-    int oom;      /* a copy failed; rheap__pd_load reports it */
+    int oom;      /* a copy failed; ra_model_load reports it */
 };
 
 static uint64_t hash_str(const char *s)
@@ -46,7 +48,7 @@ static uint64_t hash_str(const char *s)
 
 /* The interned copy of s (NULL stays NULL). Out of memory gives NULL and sets p->oom, so the
  * loaders need not check every string. */
-static const char *intern(struct pd_pool *p, const char *s)
+static const char *intern(struct ra_pool *p, const char *s)
 {
     if (!s)
         return NULL;
@@ -83,7 +85,7 @@ static const char *intern(struct pd_pool *p, const char *s)
     return p->slots[j];
 }
 
-static void pool_free(struct pd_pool *p)
+static void pool_free(struct ra_pool *p)
 {
     if (!p)
         return;
@@ -96,59 +98,6 @@ static void pool_free(struct pd_pool *p)
 static const char *col_text(sqlite3_stmt *st, int i)
 {
     return (const char *)sqlite3_column_text(st, i);
-}
-
-/* ---- A string -> number map, for the writers ---- */
-
-int rheap__smap_get(rheap__smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created)
-{
-    *created = 0;
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 1024;
-        char **keys = calloc(cap, sizeof *keys);
-        uint64_t *vals = calloc(cap, sizeof *vals);
-        if (!keys || !vals) {
-            free(keys);
-            free(vals);
-            return -1;
-        }
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->keys[i]) {
-                size_t j = hash_str(m->keys[i]) & (cap - 1);
-                while (keys[j])
-                    j = (j + 1) & (cap - 1);
-                keys[j] = m->keys[i];
-                vals[j] = m->vals[i];
-            }
-        free(m->keys);
-        free(m->vals);
-        m->keys = keys;
-        m->vals = vals;
-        m->cap = cap;
-    }
-    size_t j = hash_str(key) & (m->cap - 1);
-    while (m->keys[j]) {
-        if (!strcmp(m->keys[j], key)) {
-            *val = m->vals[j];
-            return 0;
-        }
-        j = (j + 1) & (m->cap - 1);
-    }
-    if (!(m->keys[j] = strdup(key)))
-        return -1;
-    m->vals[j] = next;
-    m->n++;
-    *val = next;
-    *created = 1;
-    return 0;
-}
-
-void rheap__smap_free(rheap__smap_t *m)
-{
-    for (size_t i = 0; i < m->cap; i++)
-        free(m->keys[i]);
-    free(m->keys);
-    free(m->vals);
 }
 
 /* ---- A hash from three integers to an index into the caller's array ---- */
@@ -224,8 +173,8 @@ static void map3_free(map3_t *m)
 
 typedef struct {
     sqlite3 *db;
-    char *err;
-    size_t errlen;
+    ra_err_t *err;
+    ra_status_t status; /* of the failure said in err */
     int64_t pid;
 } ctx_t;
 
@@ -233,7 +182,7 @@ static sqlite3_stmt *prepare(ctx_t *c, const char *sql)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        snprintf(c->err, c->errlen, "%s", sqlite3_errmsg(c->db));
+        c->status = ra__fail(c->err, RA_E_INPUT, "%s", sqlite3_errmsg(c->db));
         sqlite3_finalize(st);
         return NULL;
     }
@@ -251,7 +200,8 @@ static sqlite3_stmt *prepare(ctx_t *c, const char *sql)
 static int finish(ctx_t *c, sqlite3_stmt *st, int rc)
 {
     if (rc != SQLITE_DONE) {
-        snprintf(c->err, c->errlen, "%s", rc == SQLITE_ROW ? "out of memory" : sqlite3_errmsg(c->db));
+        c->status = rc == SQLITE_ROW ? ra__fail(c->err, RA_E_NOMEM, "out of memory")
+                                     : ra__fail(c->err, RA_E_INPUT, "%s", sqlite3_errmsg(c->db));
         sqlite3_finalize(st);
         return -1;
     }
@@ -261,13 +211,13 @@ static int finish(ctx_t *c, sqlite3_stmt *st, int rc)
 
 static int oom(ctx_t *c)
 {
-    snprintf(c->err, c->errlen, "out of memory");
+    c->status = ra__fail(c->err, RA_E_NOMEM, "out of memory");
     return -1;
 }
 
 /* ---- Processes, markers, windows, modules ---- */
 
-static int load_procs(ctx_t *c, rheap__pd_t *pd)
+static int load_procs(ctx_t *c, ra_model_t *pd)
 {
     /* Databases of schema version 2 and before have no sample_interval: trace mode. */
     sqlite3_stmt *st = NULL;
@@ -285,9 +235,9 @@ static int load_procs(ctx_t *c, rheap__pd_t *pd)
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (rheap__grow(&pd->procs, &cap, pd->nprocs, sizeof *pd->procs, 64) != 0)
+        if (ra__grow(&pd->procs, &cap, pd->nprocs, sizeof *pd->procs, 64) != 0)
             break;
-        rheap__proc_t *p = &pd->procs[pd->nprocs++];
+        ra_proc_t *p = &pd->procs[pd->nprocs++];
         memset(p, 0, sizeof *p);
         p->pid = sqlite3_column_int64(st, 0);
         p->recording = sqlite3_column_int64(st, 1);
@@ -301,7 +251,7 @@ static int load_procs(ctx_t *c, rheap__pd_t *pd)
     return finish(c, st, rc);
 }
 
-static int load_marks(ctx_t *c, rheap__pd_t *pd)
+static int load_marks(ctx_t *c, ra_model_t *pd)
 {
     sqlite3_stmt *st = prepare(c, "SELECT pid, recording, t, label FROM markers\n"
                                   "WHERE pid = coalesce(?1, pid) ORDER BY pid, recording, t");
@@ -310,9 +260,9 @@ static int load_marks(ctx_t *c, rheap__pd_t *pd)
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (rheap__grow(&pd->markers, &cap, pd->nmarkers, sizeof *pd->markers, 64) != 0)
+        if (ra__grow(&pd->markers, &cap, pd->nmarkers, sizeof *pd->markers, 64) != 0)
             break;
-        rheap__marker_t *m = &pd->markers[pd->nmarkers++];
+        ra_marker_t *m = &pd->markers[pd->nmarkers++];
         m->pid = sqlite3_column_int64(st, 0);
         m->recording = sqlite3_column_int64(st, 1);
         m->t = sqlite3_column_int64(st, 2);
@@ -327,9 +277,9 @@ static int load_marks(ctx_t *c, rheap__pd_t *pd)
         return -1;
     cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (rheap__grow(&pd->windows, &cap, pd->nwindows, sizeof *pd->windows, 64) != 0)
+        if (ra__grow(&pd->windows, &cap, pd->nwindows, sizeof *pd->windows, 64) != 0)
             break;
-        rheap__window_t *w = &pd->windows[pd->nwindows++];
+        ra_window_t *w = &pd->windows[pd->nwindows++];
         w->pid = sqlite3_column_int64(st, 0);
         w->recording = sqlite3_column_int64(st, 1);
         w->on_t = sqlite3_column_int64(st, 2);
@@ -345,16 +295,16 @@ static int load_marks(ctx_t *c, rheap__pd_t *pd)
         return -1;
     cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (rheap__grow(&pd->modules, &cap, pd->nmodules, sizeof *pd->modules, 64) != 0)
+        if (ra__grow(&pd->modules, &cap, pd->nmodules, sizeof *pd->modules, 64) != 0)
             break;
-        rheap__module_t *m = &pd->modules[pd->nmodules++];
+        ra_module_t *m = &pd->modules[pd->nmodules++];
         m->path = (char *)intern(pd->pool, col_text(st, 0));
         m->build_id = (char *)intern(pd->pool, col_text(st, 1));
     }
     return finish(c, st, rc);
 }
 
-static size_t proc_index(const rheap__pd_t *pd, int64_t pid, int64_t recording)
+static size_t proc_index(const ra_model_t *pd, int64_t pid, int64_t recording)
 {
     /* Few processes in all but the largest trees; a linear search per distinct key is cheap
      * because the callers remember the last hit. */
@@ -364,7 +314,7 @@ static size_t proc_index(const rheap__pd_t *pd, int64_t pid, int64_t recording)
     return SIZE_MAX;
 }
 
-const rheap__proc_t *rheap__pd_proc(const rheap__pd_t *pd, int64_t pid, int64_t recording)
+const ra_proc_t *ra_model_proc(const ra_model_t *pd, int64_t pid, int64_t recording)
 {
     size_t i = proc_index(pd, pid, recording);
     return i == SIZE_MAX ? NULL : &pd->procs[i];
@@ -383,14 +333,14 @@ static int64_t size_class(int64_t size)
     return lo;
 }
 
-static int scan(ctx_t *c, rheap__pd_t *pd, unsigned what)
+static int scan(ctx_t *c, ra_model_t *pd, unsigned what)
 {
     map3_t stats = {0}, thr = {0}, sizes = {0};
     size_t scap = 0, tcap = 0, zcap = 0;
     int failed = 0;
 
     /* Every thread the recording opened a file for, even those that never allocated. */
-    if (what & RHEAP_PD_TABLES) {
+    if (what & RA_MODEL_TABLES) {
         sqlite3_stmt *st = prepare(c, "SELECT pid, recording, tid, max(name) FROM threads\n"
                                       "WHERE pid = coalesce(?1, pid) GROUP BY pid, recording, tid");
         if (!st)
@@ -401,11 +351,11 @@ static int scan(ctx_t *c, rheap__pd_t *pd, unsigned what)
             size_t i = map3_get(&thr, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
                                 sqlite3_column_int64(st, 2), pd->nthreads, &created);
             if (i == SIZE_MAX ||
-                rheap__grow(&pd->threads, &tcap, pd->nthreads, sizeof *pd->threads, 64) != 0) {
+                ra__grow(&pd->threads, &tcap, pd->nthreads, sizeof *pd->threads, 64) != 0) {
                 failed = 1;
                 break;
             }
-            rheap__thread_t *t = &pd->threads[pd->nthreads++];
+            ra_thread_t *t = &pd->threads[pd->nthreads++];
             memset(t, 0, sizeof *t);
             t->pid = sqlite3_column_int64(st, 0);
             t->recording = sqlite3_column_int64(st, 1);
@@ -436,7 +386,7 @@ static int scan(ctx_t *c, rheap__pd_t *pd, unsigned what)
         if (last == SIZE_MAX || pd->procs[last].pid != pid || pd->procs[last].recording != rec)
             last = proc_index(pd, pid, rec);
         if (last != SIZE_MAX) {
-            rheap__proc_t *p = &pd->procs[last];
+            ra_proc_t *p = &pd->procs[last];
             p->allocs++;
             p->bytes += size;
             p->frees += freed;
@@ -449,26 +399,26 @@ static int scan(ctx_t *c, rheap__pd_t *pd, unsigned what)
         }
 
         int created;
-        if (what & RHEAP_PD_STACKS) {
+        if (what & RA_MODEL_STACKS) {
             size_t i = map3_get(&stats, pid, rec, bt, pd->nstats, &created);
             if (i == SIZE_MAX)
                 break;
             if (created) {
-                if (rheap__grow(&pd->stats, &scap, pd->nstats, sizeof *pd->stats, 64) != 0)
+                if (ra__grow(&pd->stats, &scap, pd->nstats, sizeof *pd->stats, 64) != 0)
                     break;
-                rheap__stack_stat_t *s = &pd->stats[pd->nstats++];
+                ra_stat_t *s = &pd->stats[pd->nstats++];
                 memset(s, 0, sizeof *s);
                 s->pid = pid;
                 s->recording = rec;
                 s->bt = bt;
             }
-            rheap__stack_stat_t *s = &pd->stats[i];
+            ra_stat_t *s = &pd->stats[i];
             s->blocks++;
             s->bytes += size;
             s->leaked_blocks += !freed;
             s->leaked_bytes += freed ? 0 : size;
         }
-        if (what & RHEAP_PD_TABLES) {
+        if (what & RA_MODEL_TABLES) {
             for (int k = 0; k < 1 + freed; k++) {
                 int64_t tid = sqlite3_column_int64(st, 6 + k);
                 if (k == 1 && sqlite3_column_type(st, 7) == SQLITE_NULL)
@@ -477,16 +427,16 @@ static int scan(ctx_t *c, rheap__pd_t *pd, unsigned what)
                 if (i == SIZE_MAX)
                     goto stop;
                 if (created) {
-                    if (rheap__grow(&pd->threads, &tcap, pd->nthreads, sizeof *pd->threads, 64) !=
+                    if (ra__grow(&pd->threads, &tcap, pd->nthreads, sizeof *pd->threads, 64) !=
                         0)
                         goto stop;
-                    rheap__thread_t *t = &pd->threads[pd->nthreads++];
+                    ra_thread_t *t = &pd->threads[pd->nthreads++];
                     memset(t, 0, sizeof *t);
                     t->pid = pid;
                     t->recording = rec;
                     t->tid = tid;
                 }
-                rheap__thread_t *t = &pd->threads[i];
+                ra_thread_t *t = &pd->threads[i];
                 if (k == 0) {
                     t->allocs++;
                     t->bytes += size;
@@ -501,16 +451,16 @@ static int scan(ctx_t *c, rheap__pd_t *pd, unsigned what)
             if (i == SIZE_MAX)
                 break;
             if (created) {
-                if (rheap__grow(&pd->sizes, &zcap, pd->nsizes, sizeof *pd->sizes, 64) != 0)
+                if (ra__grow(&pd->sizes, &zcap, pd->nsizes, sizeof *pd->sizes, 64) != 0)
                     break;
-                rheap__size_t *z = &pd->sizes[pd->nsizes++];
+                ra_sizeclass_t *z = &pd->sizes[pd->nsizes++];
                 memset(z, 0, sizeof *z);
                 z->pid = pid;
                 z->recording = rec;
                 z->lo = lo;
                 z->hi = lo ? 2 * lo - 1 : 0;
             }
-            rheap__size_t *z = &pd->sizes[i];
+            ra_sizeclass_t *z = &pd->sizes[i];
             z->blocks++;
             z->bytes += size;
             z->leaked_blocks += !freed;
@@ -531,7 +481,7 @@ fail:
 
 /* Markers and windows end a recording too: a window that closes after the last event still
  * belongs on its timeline. */
-static void extend_ends(rheap__pd_t *pd)
+static void extend_ends(ra_model_t *pd)
 {
     for (size_t i = 0; i < pd->nmarkers; i++) {
         size_t p = proc_index(pd, pd->markers[i].pid, pd->markers[i].recording);
@@ -548,7 +498,7 @@ static void extend_ends(rheap__pd_t *pd)
 
 /* ---- Pass 2: the events in time order ---- */
 
-static int timeline(ctx_t *c, rheap__pd_t *pd, size_t nbuckets)
+static int timeline(ctx_t *c, ra_model_t *pd, size_t nbuckets)
 {
     pd->nbuckets = pd->nprocs * nbuckets;
     pd->buckets = calloc(pd->nprocs * nbuckets + 1, sizeof *pd->buckets);
@@ -559,7 +509,7 @@ static int timeline(ctx_t *c, rheap__pd_t *pd, size_t nbuckets)
         pd->procs[p].nbuckets = nbuckets;
         int64_t span = pd->procs[p].end_t + 1;
         for (size_t i = 0; i < nbuckets; i++) {
-            rheap__bucket_t *b = &pd->buckets[p * nbuckets + i];
+            ra_bucket_t *b = &pd->buckets[p * nbuckets + i];
             b->t_from = (int64_t)((__int128)span * (int64_t)i / (int64_t)nbuckets);
             b->t_to = (int64_t)((__int128)span * (int64_t)(i + 1) / (int64_t)nbuckets);
             b->max_live = -1; /* no event yet */
@@ -592,14 +542,14 @@ static int timeline(ctx_t *c, rheap__pd_t *pd, size_t nbuckets)
         }
         if (p == SIZE_MAX)
             continue;
-        rheap__proc_t *pr = &pd->procs[p];
+        ra_proc_t *pr = &pd->procs[p];
         int64_t t = sqlite3_column_int64(st, 2);
         live += sqlite3_column_int64(st, 3);
         int64_t allocs = sqlite3_column_int64(st, 4), events = sqlite3_column_int64(st, 5);
         size_t i = (size_t)((__int128)t * (int64_t)nbuckets / (pr->end_t + 1));
         if (i >= nbuckets)
             i = nbuckets - 1;
-        rheap__bucket_t *b = &pd->buckets[p * nbuckets + i];
+        ra_bucket_t *b = &pd->buckets[p * nbuckets + i];
         if (live > b->max_live)
             b->max_live = live;
         b->end_live = live;
@@ -617,7 +567,7 @@ static int timeline(ctx_t *c, rheap__pd_t *pd, size_t nbuckets)
     for (p = 0; p < pd->nprocs; p++) {
         int64_t before = 0;
         for (size_t i = 0; i < nbuckets; i++) {
-            rheap__bucket_t *b = &pd->buckets[p * nbuckets + i];
+            ra_bucket_t *b = &pd->buckets[p * nbuckets + i];
             if (b->max_live < 0) {
                 b->max_live = before;
                 b->end_live = before;
@@ -634,7 +584,7 @@ static int timeline(ctx_t *c, rheap__pd_t *pd, size_t nbuckets)
 
 static int cmp_stat(const void *a, const void *b)
 {
-    const rheap__stack_stat_t *x = a, *y = b;
+    const ra_stat_t *x = a, *y = b;
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
     if (x->recording != y->recording)
@@ -643,15 +593,15 @@ static int cmp_stat(const void *a, const void *b)
 }
 
 /* The index of (pid, recording, bt) in the sorted stats, or SIZE_MAX. */
-static size_t find_stat(const rheap__pd_t *pd, int64_t pid, int64_t rec, int64_t bt)
+static size_t find_stat(const ra_model_t *pd, int64_t pid, int64_t rec, int64_t bt)
 {
-    rheap__stack_stat_t key = {.pid = pid, .recording = rec, .bt = bt};
-    const rheap__stack_stat_t *s =
+    ra_stat_t key = {.pid = pid, .recording = rec, .bt = bt};
+    const ra_stat_t *s =
         bsearch(&key, pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
     return s ? (size_t)(s - pd->stats) : SIZE_MAX;
 }
 
-static int at_peak(ctx_t *c, rheap__pd_t *pd)
+static int at_peak(ctx_t *c, ra_model_t *pd)
 {
     /* The peaks go into the statement as a VALUES list, so one scan serves every recording. */
     size_t cap = 256 + pd->nprocs * 72;
@@ -697,7 +647,7 @@ static int at_peak(ctx_t *c, rheap__pd_t *pd)
 
 /* ---- Pass 4: temporary blocks (temporary.sql's rule without max_ns) ---- */
 
-static int temporary(ctx_t *c, rheap__pd_t *pd)
+static int temporary(ctx_t *c, ra_model_t *pd)
 {
     sqlite3_stmt *st = prepare(c,
         "SELECT pid, recording, coalesce(bt, -1), sum(temp) FROM (\n"
@@ -722,7 +672,7 @@ static int temporary(ctx_t *c, rheap__pd_t *pd)
 
 /* ---- Stacks from the allocation site outward ---- */
 
-static int load_stacks(ctx_t *c, rheap__pd_t *pd)
+static int load_stacks(ctx_t *c, ra_model_t *pd)
 {
     /* The converter decides each stack's site once (stacks.site_frame); a database without
      * the table gets the same rule from the view `frames`, but for the converter's extra step
@@ -740,21 +690,21 @@ static int load_stacks(ctx_t *c, rheap__pd_t *pd)
     if (!st)
         return -1;
     size_t cap = 0, fcap = 0;
-    rheap__stack_t *s = NULL;
+    ra_stack_t *s = NULL;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
         if (!s || s->bt != id) {
-            if (rheap__grow(&pd->stacks, &cap, pd->nstacks, sizeof *pd->stacks, 64) != 0)
+            if (ra__grow(&pd->stacks, &cap, pd->nstacks, sizeof *pd->stacks, 64) != 0)
                 break;
             s = &pd->stacks[pd->nstacks++];
             memset(s, 0, sizeof *s);
             s->bt = id;
             fcap = 0;
         }
-        if (rheap__grow(&s->frames, &fcap, s->nframes, sizeof *s->frames, 64) != 0)
+        if (ra__grow(&s->frames, &fcap, s->nframes, sizeof *s->frames, 64) != 0)
             break;
-        rheap__frame_t *f = &s->frames[s->nframes++];
+        ra_frame_t *f = &s->frames[s->nframes++];
         f->sym = intern(pd->pool, col_text(st, 1));
         f->file = intern(pd->pool, col_text(st, 2));
         f->line = sqlite3_column_int64(st, 3);
@@ -768,34 +718,34 @@ static int load_stacks(ctx_t *c, rheap__pd_t *pd)
 
 static int cmp_stack(const void *a, const void *b)
 {
-    const rheap__stack_t *x = a, *y = b;
+    const ra_stack_t *x = a, *y = b;
     return x->bt < y->bt ? -1 : x->bt > y->bt;
 }
 
-const rheap__stack_t *rheap__pd_stack(const rheap__pd_t *pd, int64_t bt)
+const ra_stack_t *ra_model_stack(const ra_model_t *pd, int64_t bt)
 {
-    rheap__stack_t key = {.bt = bt};
+    ra_stack_t key = {.bt = bt};
     return bsearch(&key, pd->stacks, pd->nstacks, sizeof *pd->stacks, cmp_stack);
 }
 
 static int cmp_module(const void *a, const void *b)
 {
-    return strcmp(((const rheap__module_t *)a)->path, ((const rheap__module_t *)b)->path);
+    return strcmp(((const ra_module_t *)a)->path, ((const ra_module_t *)b)->path);
 }
 
-const char *rheap__pd_build_id(const rheap__pd_t *pd, const char *path)
+const char *ra_model_build_id(const ra_model_t *pd, const char *path)
 {
     if (!path)
         return NULL;
-    rheap__module_t key = {.path = (char *)path};
-    const rheap__module_t *m =
+    ra_module_t key = {.path = (char *)path};
+    const ra_module_t *m =
         bsearch(&key, pd->modules, pd->nmodules, sizeof *pd->modules, cmp_module);
     return m ? m->build_id : NULL;
 }
 
 static int cmp_thread(const void *a, const void *b)
 {
-    const rheap__thread_t *x = a, *y = b;
+    const ra_thread_t *x = a, *y = b;
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
     if (x->recording != y->recording)
@@ -805,7 +755,7 @@ static int cmp_thread(const void *a, const void *b)
 
 static int cmp_size(const void *a, const void *b)
 {
-    const rheap__size_t *x = a, *y = b;
+    const ra_sizeclass_t *x = a, *y = b;
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
     if (x->recording != y->recording)
@@ -828,7 +778,7 @@ static int has_summaries(sqlite3 *db)
     return n == 6;
 }
 
-static int sum_procs(ctx_t *c, rheap__pd_t *pd)
+static int sum_procs(ctx_t *c, ra_model_t *pd)
 {
     sqlite3_stmt *st = prepare(c,
         "SELECT pid, recording, allocs, alloc_bytes, frees, leaked_blocks, leaked_bytes, end_ns,\n"
@@ -841,7 +791,7 @@ static int sum_procs(ctx_t *c, rheap__pd_t *pd)
         size_t i = proc_index(pd, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
         if (i == SIZE_MAX)
             continue;
-        rheap__proc_t *p = &pd->procs[i];
+        ra_proc_t *p = &pd->procs[i];
         p->allocs = sqlite3_column_int64(st, 2);
         p->bytes = sqlite3_column_int64(st, 3);
         p->frees = sqlite3_column_int64(st, 4);
@@ -856,7 +806,7 @@ static int sum_procs(ctx_t *c, rheap__pd_t *pd)
     return finish(c, st, rc);
 }
 
-static int sum_stats(ctx_t *c, rheap__pd_t *pd)
+static int sum_stats(ctx_t *c, ra_model_t *pd)
 {
     sqlite3_stmt *st = prepare(c,
         "SELECT pid, recording, coalesce(bt, -1), blocks, bytes, leaked_blocks, leaked_bytes,\n"
@@ -867,9 +817,9 @@ static int sum_stats(ctx_t *c, rheap__pd_t *pd)
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (rheap__grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats, 64) != 0)
+        if (ra__grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats, 64) != 0)
             break;
-        rheap__stack_stat_t *s = &pd->stats[pd->nstats++];
+        ra_stat_t *s = &pd->stats[pd->nstats++];
         s->pid = sqlite3_column_int64(st, 0);
         s->recording = sqlite3_column_int64(st, 1);
         s->bt = sqlite3_column_int64(st, 2);
@@ -884,7 +834,7 @@ static int sum_stats(ctx_t *c, rheap__pd_t *pd)
     return finish(c, st, rc);
 }
 
-static int sum_tables(ctx_t *c, rheap__pd_t *pd)
+static int sum_tables(ctx_t *c, ra_model_t *pd)
 {
     /* Every thread with a file, named, then the counts of those that allocated or freed. */
     map3_t thr = {0};
@@ -906,19 +856,19 @@ static int sum_tables(ctx_t *c, rheap__pd_t *pd)
             int64_t pid = sqlite3_column_int64(st, 0), rec = sqlite3_column_int64(st, 1);
             int64_t tid = sqlite3_column_int64(st, 2);
             size_t i = map3_get(&thr, pid, rec, tid, pd->nthreads, &created);
-            if (i == SIZE_MAX || (created && rheap__grow(&pd->threads, &cap, pd->nthreads,
+            if (i == SIZE_MAX || (created && ra__grow(&pd->threads, &cap, pd->nthreads,
                                                          sizeof *pd->threads, 64) != 0)) {
                 failed = 1;
                 break;
             }
             if (created) {
-                rheap__thread_t *t = &pd->threads[pd->nthreads++];
+                ra_thread_t *t = &pd->threads[pd->nthreads++];
                 memset(t, 0, sizeof *t);
                 t->pid = pid;
                 t->recording = rec;
                 t->tid = tid;
             }
-            rheap__thread_t *t = &pd->threads[i];
+            ra_thread_t *t = &pd->threads[i];
             if (pass == 0) {
                 t->name = (char *)intern(pd->pool, col_text(st, 3));
             } else {
@@ -946,9 +896,9 @@ static int sum_tables(ctx_t *c, rheap__pd_t *pd)
         return -1;
     cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (rheap__grow(&pd->sizes, &cap, pd->nsizes, sizeof *pd->sizes, 64) != 0)
+        if (ra__grow(&pd->sizes, &cap, pd->nsizes, sizeof *pd->sizes, 64) != 0)
             break;
-        rheap__size_t *z = &pd->sizes[pd->nsizes++];
+        ra_sizeclass_t *z = &pd->sizes[pd->nsizes++];
         z->pid = sqlite3_column_int64(st, 0);
         z->recording = sqlite3_column_int64(st, 1);
         z->lo = sqlite3_column_int64(st, 2);
@@ -963,7 +913,7 @@ static int sum_tables(ctx_t *c, rheap__pd_t *pd)
 
 /* The converter's slices (up to 1024 per recording, of equal width) grouped by consecutive
  * runs into at most nbuckets. */
-static int sum_timeline(ctx_t *c, rheap__pd_t *pd, size_t nbuckets)
+static int sum_timeline(ctx_t *c, ra_model_t *pd, size_t nbuckets)
 {
     sqlite3_stmt *st = prepare(c,
         "SELECT pid, recording, start_ns, end_ns, max_live_bytes, live_bytes, allocs, frees\n"
@@ -977,7 +927,7 @@ static int sum_timeline(ctx_t *c, rheap__pd_t *pd, size_t nbuckets)
     size_t n = 0, cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (rheap__grow(&rows, &cap, n, sizeof *rows, 64) != 0)
+        if (ra__grow(&rows, &cap, n, sizeof *rows, 64) != 0)
             break;
         row_t *r = &rows[n++];
         r->pid = sqlite3_column_int64(st, 0);
@@ -1001,11 +951,11 @@ static int sum_timeline(ctx_t *c, rheap__pd_t *pd, size_t nbuckets)
         size_t p = proc_index(pd, rows[i].pid, rows[i].rec);
         if (p != SIZE_MAX) {
             size_t per = (j - i + nbuckets - 1) / nbuckets;
-            rheap__proc_t *pr = &pd->procs[p];
+            ra_proc_t *pr = &pd->procs[p];
             pr->bucket0 = pd->nbuckets;
             int64_t before = 0;
             for (size_t k = i; k < j; k += per) {
-                rheap__bucket_t *b = &pd->buckets[pd->nbuckets++];
+                ra_bucket_t *b = &pd->buckets[pd->nbuckets++];
                 pr->nbuckets++;
                 size_t last = k + per < j ? k + per : j;
                 b->t_from = rows[k].b[0];
@@ -1026,40 +976,38 @@ static int sum_timeline(ctx_t *c, rheap__pd_t *pd, size_t nbuckets)
     return 0;
 }
 
-int rheap__pd_load(sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets, rheap__pd_t *pd,
-                   char *err, size_t errlen)
+/* Each reading step returns 0, or -1 with c->status and the message set. */
+static int load(ctx_t *c, ra_model_t *pd, unsigned what, size_t nbuckets)
 {
-    memset(pd, 0, sizeof *pd);
-    ctx_t c = {db, err, errlen, pid};
     pd->pool = calloc(1, sizeof *pd->pool);
     if (!pd->pool)
-        return oom(&c);
-    if (what & RHEAP_PD_TIMELINE)
-        what |= RHEAP_PD_PEAK;
+        return oom(c);
+    if (what & RA_MODEL_TIMELINE)
+        what |= RA_MODEL_PEAK;
     if (nbuckets == 0)
         nbuckets = 1;
     const char *scan_rows = getenv("RHEAP_SCAN_ROWS");
-    pd->from_rows = (scan_rows && !strcmp(scan_rows, "1")) || !has_summaries(db);
-    if (load_procs(&c, pd) != 0 || load_marks(&c, pd) != 0)
+    pd->from_rows = (scan_rows && !strcmp(scan_rows, "1")) || !has_summaries(c->db);
+    if (load_procs(c, pd) != 0 || load_marks(c, pd) != 0)
         return -1;
     if (!pd->from_rows) {
         /* Each summary is what the passes below compute from the rows; tests/visual checks
          * that both ways give the same pictures. */
-        if (sum_procs(&c, pd) != 0 || ((what & RHEAP_PD_STACKS) && sum_stats(&c, pd) != 0) ||
-            ((what & RHEAP_PD_TABLES) && sum_tables(&c, pd) != 0) ||
-            ((what & RHEAP_PD_TIMELINE) && sum_timeline(&c, pd, nbuckets) != 0))
+        if (sum_procs(c, pd) != 0 || ((what & RA_MODEL_STACKS) && sum_stats(c, pd) != 0) ||
+            ((what & RA_MODEL_TABLES) && sum_tables(c, pd) != 0) ||
+            ((what & RA_MODEL_TIMELINE) && sum_timeline(c, pd, nbuckets) != 0))
             return -1;
         extend_ends(pd);
     } else {
-        if (scan(&c, pd, what) != 0)
+        if (scan(c, pd, what) != 0)
             return -1;
         extend_ends(pd);
         qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
-        if ((what & RHEAP_PD_PEAK) &&
-            (timeline(&c, pd, (what & RHEAP_PD_TIMELINE) ? nbuckets : 1) != 0 ||
-             at_peak(&c, pd) != 0))
+        if ((what & RA_MODEL_PEAK) &&
+            (timeline(c, pd, (what & RA_MODEL_TIMELINE) ? nbuckets : 1) != 0 ||
+             at_peak(c, pd) != 0))
             return -1;
-        if ((what & RHEAP_PD_TEMPORARY) && temporary(&c, pd) != 0)
+        if ((what & RA_MODEL_TEMPORARY) && temporary(c, pd) != 0)
             return -1;
     }
     /* qsort's array may not be NULL, even when empty. */
@@ -1069,14 +1017,25 @@ int rheap__pd_load(sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets, rhe
         qsort(pd->threads, pd->nthreads, sizeof *pd->threads, cmp_thread);
     if (pd->nsizes)
         qsort(pd->sizes, pd->nsizes, sizeof *pd->sizes, cmp_size);
-    if ((what & RHEAP_PD_STACKS) && load_stacks(&c, pd) != 0)
+    if ((what & RA_MODEL_STACKS) && load_stacks(c, pd) != 0)
         return -1;
     if (pd->pool->oom)
-        return oom(&c);
+        return oom(c);
     return 0;
 }
 
-void rheap__pd_free(rheap__pd_t *pd)
+ra_status_t ra_model_load(sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets,
+                          ra_model_t *m, ra_err_t *err)
+{
+    memset(m, 0, sizeof *m);
+    ctx_t c = {db, err, RA_OK, pid};
+    if (load(&c, m, what, nbuckets) == 0)
+        return RA_OK;
+    /* A step that failed without a word failed to allocate. */
+    return c.status != RA_OK ? c.status : ra__fail(err, RA_E_NOMEM, "out of memory");
+}
+
+void ra_model_free(ra_model_t *pd)
 {
     free(pd->procs);
     free(pd->stats);
@@ -1093,11 +1052,43 @@ void rheap__pd_free(rheap__pd_t *pd)
     memset(pd, 0, sizeof *pd);
 }
 
-int64_t rheap__pd_sample_interval(const rheap__pd_t *pd)
+int64_t ra_model_sample_interval(const ra_model_t *pd)
 {
     int64_t v = 0;
     for (size_t i = 0; i < pd->nprocs; i++)
         if (pd->procs[i].sample_interval > v)
             v = pd->procs[i].sample_interval;
     return v;
+}
+
+/* ---- Weights and frame names, the same in every picture ---- */
+
+int64_t ra_weight_of(const ra_stat_t *s, ra_weight_t w)
+{
+    switch (w) {
+    case RA_W_LEAKED:
+        return s->leaked_bytes;
+    case RA_W_PEAK:
+        return s->peak_bytes;
+    case RA_W_ALLOCATED:
+        return s->bytes;
+    case RA_W_ALLOCATIONS:
+        return s->blocks;
+    case RA_W_TEMPORARY:
+        return s->temporary_blocks;
+    }
+    return 0;
+}
+
+const char *ra_frame_name(const ra_frame_t *f, char *buf, size_t len)
+{
+    if (f->sym)
+        return f->sym;
+    if (f->module) {
+        const char *base = strrchr(f->module, '/');
+        snprintf(buf, len, "%s+0x%" PRIx64, base ? base + 1 : f->module, (uint64_t)f->offset);
+    } else {
+        snprintf(buf, len, "0x%" PRIx64, (uint64_t)f->offset);
+    }
+    return buf;
 }

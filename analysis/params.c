@@ -6,12 +6,13 @@
  * that declares it, a query of the user's own included; names not listed here are not checked.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sqlite3.h>
 
-#include "cli.h"
+#include "analysis.h"
 
 typedef enum {
     P_PID,    /* a process of the database */
@@ -89,7 +90,8 @@ static int whole(const char *v, long long *out)
 static const char markers_sql[] = "SELECT DISTINCT label FROM markers ORDER BY label";
 static const char marker_sql[] = "SELECT 1 FROM markers WHERE label = ?1";
 
-int rheap__param_check(sqlite3 *db, const char *name, const char *v, const char *opt, FILE *err)
+ra_status_t ra_param_check(sqlite3 *db, const char *name, const char *v, const char *opt,
+                           ra_err_t *err)
 {
     char label[128];
     if (!opt) {
@@ -100,61 +102,43 @@ int rheap__param_check(sqlite3 *db, const char *name, const char *v, const char 
     while (i < n && strcmp(rules[i].name, name))
         i++;
     if (i == n)
-        return RHEAP_EXIT_OK;
+        return RA_OK;
     char list[512];
     long long num;
     switch (rules[i].kind) {
     case P_PID:
         if (whole(v, &num) && found(db, "SELECT 1 FROM processes WHERE pid = ?1", v))
-            return RHEAP_EXIT_OK;
+            return RA_OK;
         list_values(db, "SELECT DISTINCT pid FROM processes ORDER BY pid", 0, list, sizeof list);
-        rheap__error(err, "%s: expected the pid of a process in the database (%s); got '%s'", opt,
+        return ra__fail(err, RA_E_USAGE, "%s: expected the pid of a process in the database (%s); got '%s'", opt,
                      *list ? list : "it has none", v);
-        return RHEAP_EXIT_USAGE;
     case P_NUMBER:
         if (whole(v, &num) && num >= rules[i].min)
-            return RHEAP_EXIT_OK;
-        rheap__error(err, "%s: expected a whole number from %lld up; got '%s'", opt, rules[i].min,
+            return RA_OK;
+        return ra__fail(err, RA_E_USAGE, "%s: expected a whole number from %lld up; got '%s'", opt, rules[i].min,
                      v);
-        return RHEAP_EXIT_USAGE;
     case P_CHOICE: {
         size_t at = 0;
         for (const char *const *c = rules[i].choices; *c; c++) {
             if (!strcmp(*c, v))
-                return RHEAP_EXIT_OK;
+                return RA_OK;
             at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", at ? ", " : "", *c);
         }
-        rheap__error(err, "%s: expected one of %s; got '%s'", opt, list, v);
-        return RHEAP_EXIT_USAGE;
+        return ra__fail(err, RA_E_USAGE, "%s: expected one of %s; got '%s'", opt, list, v);
     }
     case P_MARKER:
     case P_MOMENT:
         if (found(db, marker_sql, v) || (rules[i].kind == P_MOMENT && whole(v, &num)))
-            return RHEAP_EXIT_OK;
+            return RA_OK;
         list_values(db, markers_sql, 1, list, sizeof list);
-        rheap__error(err, "%s: expected %s (%s%s); got '%s'", opt,
+        return ra__fail(err, RA_E_USAGE, "%s: expected %s (%s%s); got '%s'", opt,
                      rules[i].kind == P_MOMENT ? "a time in ns or a marker label"
                                                : "a marker label",
                      *list ? "the database's: " : "the database has no markers", list, v);
-        return RHEAP_EXIT_USAGE;
     case P_TEXT:
         if (*v)
-            return RHEAP_EXIT_OK;
-        rheap__error(err, "%s: expected a pattern; got ''", opt);
-        return RHEAP_EXIT_USAGE;
+            return RA_OK;
+        return ra__fail(err, RA_E_USAGE, "%s: expected a pattern; got ''", opt);
     }
-    return RHEAP_EXIT_OK;
-}
-
-int rheap__params_check(sqlite3 *db, const rheap__query_t *q, const rheap__kv_t *kv, size_t nkv,
-                        FILE *err)
-{
-    for (size_t k = 0; k < nkv; k++)
-        for (size_t i = 0; i < q->nparams; i++)
-            if (!strcmp(q->params[i].name, kv[k].key)) {
-                int rc = rheap__param_check(db, kv[k].key, kv[k].value, NULL, err);
-                if (rc != RHEAP_EXIT_OK)
-                    return rc;
-            }
-    return RHEAP_EXIT_OK;
+    return RA_OK;
 }

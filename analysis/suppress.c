@@ -15,13 +15,13 @@
  * never free by design; it is on unless --no-default-suppressions, and every output that uses
  * it says what it took away.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sqlite3.h>
 
-#include "cli.h"
-#include "profile.h"
+#include "analysis.h"
 
 /* The built-in list. Each entry's patterns must all match (each some frame of the stack), so
  * that an entry can name both a function and the library it lives in. */
@@ -53,7 +53,7 @@ typedef struct {
     size_t builtin;    /* index into default_rules when pattern is NULL */
 } rule_t;
 
-struct rheap__supp {
+struct ra_supp {
     rule_t *rules;
     size_t nrules;
     int64_t *ids;      /* suppressed stack ids, sorted */
@@ -86,7 +86,7 @@ static int glob_star(const char *p, size_t n, const char *s)
     return i == n;
 }
 
-int rheap__supp_match(const char *pattern, const char *s)
+int ra_supp_match(const char *pattern, const char *s)
 {
     if (!s || !*s)
         return 0;
@@ -112,9 +112,9 @@ int rheap__supp_match(const char *pattern, const char *s)
     return m;
 }
 
-rheap__supp_t *rheap__supp_create(int defaults)
+ra_supp_t *ra_supp_create(int defaults)
 {
-    rheap__supp_t *s = calloc(1, sizeof *s);
+    ra_supp_t *s = calloc(1, sizeof *s);
     if (!s || !defaults)
         return s;
     s->rules = calloc(NDEFAULT, sizeof *s->rules);
@@ -127,7 +127,7 @@ rheap__supp_t *rheap__supp_create(int defaults)
     return s;
 }
 
-void rheap__supp_destroy(rheap__supp_t *s)
+void ra_supp_destroy(ra_supp_t *s)
 {
     if (!s)
         return;
@@ -139,16 +139,15 @@ void rheap__supp_destroy(rheap__supp_t *s)
     free(s);
 }
 
-int rheap__supp_load(rheap__supp_t *s, const char *path, FILE *err)
+ra_status_t ra_supp_load(ra_supp_t *s, const char *path, ra_err_t *err)
 {
     FILE *f = fopen(path, "r");
-    if (!f) {
-        rheap__error(err, "--suppress %s: cannot be read", path);
-        return RHEAP_EXIT_INPUT;
-    }
+    if (!f)
+        return ra__fail(err, RA_E_INPUT, "%s: cannot be read", path);
     char line[4096];
-    int lineno = 0, rc = RHEAP_EXIT_OK;
-    while (rc == RHEAP_EXIT_OK && fgets(line, sizeof line, f)) {
+    int lineno = 0;
+    ra_status_t rc = RA_OK;
+    while (rc == RA_OK && fgets(line, sizeof line, f)) {
         lineno++;
         char *b = line, *e = line + strlen(line);
         while (e > b && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
@@ -159,9 +158,8 @@ int rheap__supp_load(rheap__supp_t *s, const char *path, FILE *err)
             continue;
         if (strncmp(b, "leak:", 5) != 0 || !b[5]) {
             /* Other sanitizers' kinds (race:, called_from_lib:) belong to other tools. */
-            rheap__error(err, "--suppress %s: line %d: expected leak:PATTERN, got '%s'", path,
-                         lineno, b);
-            rc = RHEAP_EXIT_USAGE;
+            rc = ra__fail(err, RA_E_USAGE, "%s: line %d: expected leak:PATTERN, got '%s'", path,
+                          lineno, b);
             break;
         }
         rule_t *grown = realloc(s->rules, (s->nrules + 1) * sizeof *grown);
@@ -170,8 +168,7 @@ int rheap__supp_load(rheap__supp_t *s, const char *path, FILE *err)
             free(pat);
             if (grown)
                 s->rules = grown;
-            rheap__error(err, "out of memory");
-            rc = RHEAP_EXIT_OUTPUT;
+            rc = ra__fail(err, RA_E_NOMEM, "out of memory");
             break;
         }
         s->rules = grown;
@@ -184,14 +181,14 @@ int rheap__supp_load(rheap__supp_t *s, const char *path, FILE *err)
 /* One frame against one user rule or one pattern of a built-in rule. */
 static int frame_matches(const char *pattern, const char *sym, const char *file, const char *module)
 {
-    return rheap__supp_match(pattern, sym) || rheap__supp_match(pattern, file) ||
-           rheap__supp_match(pattern, module);
+    return ra_supp_match(pattern, sym) || ra_supp_match(pattern, file) ||
+           ra_supp_match(pattern, module);
 }
 
 /* Decides one stack, whose frames were collected by the caller: a user rule matches when one
  * frame matches it; a built-in rule when each of its patterns matches some frame. Returns the
  * first matching rule's index, or -1. */
-static long decide(const rheap__supp_t *s, char **sym, char **file, char **module, size_t n)
+static long decide(const ra_supp_t *s, char **sym, char **file, char **module, size_t n)
 {
     for (size_t r = 0; r < s->nrules; r++) {
         const rule_t *rule = &s->rules[r];
@@ -215,7 +212,7 @@ static long decide(const rheap__supp_t *s, char **sym, char **file, char **modul
     return -1;
 }
 
-int rheap__supp_stacks(rheap__supp_t *s, sqlite3 *db, char *err, size_t errlen)
+ra_status_t ra_supp_stacks(ra_supp_t *s, sqlite3 *db, ra_err_t *err)
 {
     free(s->ids);
     free(s->rule_of);
@@ -223,7 +220,7 @@ int rheap__supp_stacks(rheap__supp_t *s, sqlite3 *db, char *err, size_t errlen)
     s->rule_of = NULL;
     s->nids = 0;
     if (s->nrules == 0)
-        return 0;
+        return RA_OK;
     sqlite3_stmt *st;
     /* Only stacks with leaks: a python3 recording's 218,000 frame rows took 50 ms to match
      * where its 90 leaking stacks' rows take under one. */
@@ -231,16 +228,14 @@ int rheap__supp_stacks(rheap__supp_t *s, sqlite3 *db, char *err, size_t errlen)
                            "SELECT id, sym, file, module FROM backtraces\n"
                            "WHERE id IN (SELECT bt FROM main.stack_stats WHERE leaked_blocks > 0)\n"
                            "ORDER BY id, frame_no",
-                           -1, &st, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "reading backtraces: %s", sqlite3_errmsg(db));
-        return -1;
-    }
+                           -1, &st, NULL) != SQLITE_OK)
+        return ra__fail(err, RA_E_INPUT, "reading backtraces: %s", sqlite3_errmsg(db));
     /* The frames of the stack being read, as copies (a step invalidates the column texts). */
     size_t cap = 0, n = 0, idcap = 0;
     char **cols[3] = {NULL, NULL, NULL};
     int64_t cur = 0;
-    int rc = 0, step;
-    int have = 0;
+    ra_status_t rc = RA_OK;
+    int step, have = 0;
     for (;;) {
         step = sqlite3_step(st);
         int64_t id = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
@@ -256,8 +251,7 @@ int rheap__supp_stacks(rheap__supp_t *s, sqlite3 *db, char *err, size_t errlen)
                     if (nr)
                         s->rule_of = nr;
                     if (!ni || !nr) {
-                        snprintf(err, errlen, "out of memory");
-                        rc = -1;
+                        rc = ra__fail(err, RA_E_NOMEM, "out of memory");
                         break;
                     }
                 }
@@ -278,8 +272,7 @@ int rheap__supp_stacks(rheap__supp_t *s, sqlite3 *db, char *err, size_t errlen)
             for (int c = 0; c < 3; c++) {
                 char **g = realloc(cols[c], cap * sizeof *g);
                 if (!g) {
-                    snprintf(err, errlen, "out of memory");
-                    rc = -1;
+                    rc = ra__fail(err, RA_E_NOMEM, "out of memory");
                     goto done;
                 }
                 cols[c] = g;
@@ -291,10 +284,8 @@ int rheap__supp_stacks(rheap__supp_t *s, sqlite3 *db, char *err, size_t errlen)
         }
         n++;
     }
-    if (rc == 0 && step != SQLITE_DONE) {
-        snprintf(err, errlen, "reading backtraces: %s", sqlite3_errmsg(db));
-        rc = -1;
-    }
+    if (rc == RA_OK && step != SQLITE_DONE)
+        rc = ra__fail(err, RA_E_INPUT, "reading backtraces: %s", sqlite3_errmsg(db));
 done:
     for (size_t k = 0; k < n; k++)
         for (int c = 0; c < 3; c++)
@@ -305,7 +296,7 @@ done:
     return rc;
 }
 
-long rheap__supp_rule_of(const rheap__supp_t *s, int64_t bt)
+long ra_supp_rule_of(const ra_supp_t *s, int64_t bt)
 {
     if (!s)
         return -1;
@@ -322,12 +313,12 @@ long rheap__supp_rule_of(const rheap__supp_t *s, int64_t bt)
     return -1;
 }
 
-size_t rheap__supp_nids(const rheap__supp_t *s)
+size_t ra_supp_nids(const ra_supp_t *s)
 {
     return s ? s->nids : 0;
 }
 
-int rheap__supp_shadow(const rheap__supp_t *s, sqlite3 *db, char *err, size_t errlen)
+ra_status_t ra_supp_shadow(const ra_supp_t *s, sqlite3 *db, ra_err_t *err)
 {
     /* The temp schema is searched before main, so the canned queries' `stack_stats` becomes
      * this view: the same rows, with the leak columns of suppressed stacks emptied. The query
@@ -345,143 +336,59 @@ int rheap__supp_shadow(const rheap__supp_t *s, sqlite3 *db, char *err, size_t er
         "       peak_blocks, peak_bytes\n"
         "FROM main.stack_stats LEFT JOIN temp.rheap_suppressed AS x ON x.id = bt;\n";
     if (!s || s->nids == 0)
-        return 0; /* nothing to take out: the queries read the table itself */
+        return RA_OK; /* nothing to take out: the queries read the table itself */
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf(err, errlen, "suppressions: %s", msg ? msg : sqlite3_errmsg(db));
+        ra__fail(err, RA_E_INPUT, "suppressions: %s", msg ? msg : sqlite3_errmsg(db));
         sqlite3_free(msg);
-        return -1;
+        return RA_E_INPUT;
     }
     sqlite3_stmt *ins;
     if (sqlite3_prepare_v2(db, "INSERT INTO temp.rheap_suppressed VALUES (?)", -1, &ins, NULL) !=
-        SQLITE_OK) {
-        snprintf(err, errlen, "suppressions: %s", sqlite3_errmsg(db));
-        return -1;
-    }
-    int rc = 0;
+        SQLITE_OK)
+        return ra__fail(err, RA_E_INPUT, "suppressions: %s", sqlite3_errmsg(db));
+    ra_status_t rc = RA_OK;
     /* One transaction for the inserts, unless the caller is inside one (rheap run's summary
      * reads the database while the converter is still loading it). */
     int own = sqlite3_get_autocommit(db);
     if (own)
         sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
-    for (size_t i = 0; s && i < s->nids && rc == 0; i++) {
+    for (size_t i = 0; s && i < s->nids && rc == RA_OK; i++) {
         sqlite3_bind_int64(ins, 1, s->ids[i]);
-        if (sqlite3_step(ins) != SQLITE_DONE) {
-            snprintf(err, errlen, "suppressions: %s", sqlite3_errmsg(db));
-            rc = -1;
-        }
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = ra__fail(err, RA_E_INPUT, "suppressions: %s", sqlite3_errmsg(db));
         sqlite3_reset(ins);
     }
     if (own)
-        sqlite3_exec(db, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_exec(db, rc == RA_OK ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
     sqlite3_finalize(ins);
     return rc;
 }
 
-void rheap__supp_unshadow(sqlite3 *db)
+void ra_supp_unshadow(sqlite3 *db)
 {
     sqlite3_exec(db, "DROP VIEW IF EXISTS temp.stack_stats; DROP TABLE IF EXISTS temp.rheap_suppressed",
                  NULL, NULL, NULL);
 }
 
-/* A rule's name in the summary line: the built-in entry's label, or the user's pattern. */
-static const char *rule_name(const rheap__supp_t *s, size_t r)
+const char *ra_supp_rule(const ra_supp_t *s, size_t r, const char **from)
 {
+    *from = s->rules[r].pattern ? s->rules[r].from : NULL;
     return s->rules[r].pattern ? s->rules[r].pattern : default_rules[s->rules[r].builtin].label;
 }
 
-void rheap__supp_print(const rheap__supp_t *s, const int64_t *blocks, const int64_t *bytes,
-                       const char *prefix, FILE *out)
-{
-    if (!s || s->nrules == 0)
-        return;
-    int64_t tb = 0, tbytes = 0;
-    for (size_t r = 0; r < s->nrules; r++) {
-        tb += blocks[r];
-        tbytes += bytes[r];
-    }
-    fprintf(out, "%ssuppressed: %lld blocks, %lld bytes", prefix, (long long)tb, (long long)tbytes);
-    /* Named by where the rules came from: the built-in list first, then each file; a rule is
-     * named once however many entries share its name, and only when it took something. */
-    int any = 0;
-    const char *group = "";
-    for (size_t r = 0; r < s->nrules; r++) {
-        if (blocks[r] == 0)
-            continue;
-        const char *from = s->rules[r].pattern ? s->rules[r].from : "default list";
-        int dup = 0;
-        for (size_t q = 0; q < r; q++)
-            if (blocks[q] && !strcmp(rule_name(s, q), rule_name(s, r)) &&
-                !!s->rules[q].pattern == !!s->rules[r].pattern)
-                dup = 1;
-        if (dup)
-            continue;
-        if (strcmp(from, group) != 0) {
-            fprintf(out, "%s%s: ", any ? "; " : " (", from);
-            group = from;
-        } else {
-            fputs(", ", out);
-        }
-        fputs(rule_name(s, r), out);
-        any = 1;
-    }
-    fputs(any ? ")\n" : "\n", out);
-}
-
-size_t rheap__supp_nrules(const rheap__supp_t *s)
+size_t ra_supp_nrules(const ra_supp_t *s)
 {
     return s ? s->nrules : 0;
 }
 
-int rheap__supp_open(const rheap__supp_opts_t *o, sqlite3 *db, rheap__supp_t **out, FILE *err)
-{
-    *out = NULL;
-    rheap__supp_t *s = rheap__supp_create(!o->no_defaults);
-    if (!s) {
-        rheap__error(err, "out of memory");
-        return RHEAP_EXIT_OUTPUT;
-    }
-    for (size_t i = 0; i < o->nfiles; i++) {
-        int rc = rheap__supp_load(s, o->files[i], err);
-        if (rc != RHEAP_EXIT_OK) {
-            rheap__supp_destroy(s);
-            return rc;
-        }
-    }
-    char msg[512];
-    if (rheap__supp_stacks(s, db, msg, sizeof msg) != 0) {
-        rheap__error(err, "%s", msg);
-        rheap__supp_destroy(s);
-        return RHEAP_EXIT_INPUT;
-    }
-    *out = s;
-    return RHEAP_EXIT_OK;
-}
-
-int rheap__supp_option(rheap__supp_opts_t *o, int c, const char *arg)
-{
-    if (c == RHEAP_SUPP_OPT_FILE) {
-        if (o->nfiles == sizeof o->files / sizeof o->files[0]) {
-            rheap__error(stderr, "at most %zu --suppress files", o->nfiles);
-            return -1;
-        }
-        o->files[o->nfiles++] = arg;
-        return 1;
-    }
-    if (c == RHEAP_SUPP_OPT_NO_DEFAULTS) {
-        o->no_defaults = 1;
-        return 1;
-    }
-    return 0;
-}
-
-void rheap__supp_apply_pd(const rheap__supp_t *s, rheap__pd_t *pd, int64_t *blocks, int64_t *bytes)
+void ra_supp_apply(const ra_supp_t *s, ra_model_t *pd, int64_t *blocks, int64_t *bytes)
 {
     if (!s || s->nids == 0)
         return;
     for (size_t i = 0; i < pd->nstats; i++) {
-        rheap__stack_stat_t *st = &pd->stats[i];
-        long r = rheap__supp_rule_of(s, st->bt);
+        ra_stat_t *st = &pd->stats[i];
+        long r = ra_supp_rule_of(s, st->bt);
         if (r < 0 || st->leaked_blocks == 0)
             continue;
         blocks[r] += st->leaked_blocks;
@@ -496,26 +403,30 @@ void rheap__supp_apply_pd(const rheap__supp_t *s, rheap__pd_t *pd, int64_t *bloc
     }
 }
 
-int rheap__supp_totals(const rheap__supp_t *s, sqlite3 *db, const char *pid, int64_t *blocks,
-                       int64_t *bytes)
+ra_status_t ra_supp_totals(const ra_supp_t *s, sqlite3 *db, const char *pid, int64_t *blocks,
+                           int64_t *bytes, ra_err_t *err)
 {
     if (!s || s->nids == 0)
-        return 0;
+        return RA_OK;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
                            "SELECT bt, leaked_blocks, leaked_bytes FROM main.stack_stats\n"
                            "WHERE leaked_blocks > 0 AND bt IS NOT NULL AND pid = coalesce(?1, pid)",
                            -1, &st, NULL) != SQLITE_OK)
-        return -1;
+        return ra__fail(err, RA_E_INPUT, "suppressions: %s", sqlite3_errmsg(db));
     if (pid)
         sqlite3_bind_int64(st, 1, strtoll(pid, NULL, 10));
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        long r = rheap__supp_rule_of(s, sqlite3_column_int64(st, 0));
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        long r = ra_supp_rule_of(s, sqlite3_column_int64(st, 0));
         if (r < 0)
             continue;
         blocks[r] += sqlite3_column_int64(st, 1);
         bytes[r] += sqlite3_column_int64(st, 2);
     }
+    ra_status_t rc = step == SQLITE_DONE
+                         ? RA_OK
+                         : ra__fail(err, RA_E_INPUT, "suppressions: %s", sqlite3_errmsg(db));
     sqlite3_finalize(st);
-    return 0;
+    return rc;
 }

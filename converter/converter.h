@@ -1,9 +1,9 @@
 /*
- * internal.h: the converter's cross-file functions, grouped by the file that defines them.
+ * converter.h: the converter's cross-file functions, grouped by the file that defines them.
  * Nothing here is a public API; tests link the converter's static library and call these.
  */
-#ifndef RHEAP_CONVERTER_INTERNAL_H
-#define RHEAP_CONVERTER_INTERNAL_H
+#ifndef RHEAP_CONVERTER_H
+#define RHEAP_CONVERTER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -19,30 +19,30 @@
 
 /* How the parts below report a warning to the conversion that uses them: `file` is the file
  * concerned (or NULL), `message` the whole sentence. */
-typedef void (*rheap__warn_fn)(void *user, const char *file, const char *message);
+typedef void (*cv__warn_fn)(void *user, const char *file, const char *message);
 
 /* ---- array.c, hashmap.c, sorted.c: the shared containers, declared in array.h, hashmap.h
  * and sorted.h ---- */
 
 /* ---- schema_sql.c (generated from schema.sql at build time) ---- */
-extern const char rheap__schema_sql[];
+extern const char cv__schema_sql[];
 
 /* ---- merge.c: k-way merge of thread streams ----
  * A min-heap of stream indices keyed by (t, class, index). Class 0 is a release (free, or the
  * old block of a realloc), class 1 an allocation, so at equal times a free sorts before the
  * allocation that reuses its address. */
-typedef struct rheap__merge rheap__merge_t;
+typedef struct cv__merge cv__merge_t;
 
-rheap__merge_t *rheap__merge_create(size_t nstreams);
-void rheap__merge_destroy(rheap__merge_t *m);
+cv__merge_t *cv__merge_create(size_t nstreams);
+void cv__merge_destroy(cv__merge_t *m);
 /* Sets or changes the key of stream i and (re)inserts it. */
-void rheap__merge_set(rheap__merge_t *m, size_t i, uint64_t t, int cls);
+void cv__merge_set(cv__merge_t *m, size_t i, uint64_t t, int cls);
 /* Removes stream i (it has no more events). */
-void rheap__merge_remove(rheap__merge_t *m, size_t i);
+void cv__merge_remove(cv__merge_t *m, size_t i);
 /* The stream with the smallest key, or -1 when every stream is exhausted. */
-long rheap__merge_top(const rheap__merge_t *m);
+long cv__merge_top(const cv__merge_t *m);
 /* 1 when key (t, cls) of stream a sorts before key (u, clu) of stream b: the merge's order. */
-int rheap__merge_before(uint64_t t, int cls, size_t a, uint64_t u, int clu, size_t b);
+int cv__merge_before(uint64_t t, int cls, size_t a, uint64_t u, int clu, size_t b);
 
 /* ---- pair.c: live allocations of one process, by address ---- */
 typedef struct {
@@ -55,29 +55,29 @@ typedef struct {
     uint32_t tid;
     uint32_t thread;     /* threads.id of the allocating thread */
     uint8_t call;        /* rip_call_t */
-} rheap__live_t;
+} cv__live_t;
 
-typedef struct rheap__pairs rheap__pairs_t;
+typedef struct cv__pairs cv__pairs_t;
 
-rheap__pairs_t *rheap__pairs_create(void);
-void rheap__pairs_destroy(rheap__pairs_t *p);
+cv__pairs_t *cv__pairs_create(void);
+void cv__pairs_destroy(cv__pairs_t *p);
 /* Inserts a live block. If a block at the same address is still live (its free was not
  * recorded), that block is moved to *evicted and 1 is returned; otherwise 0. -1: no memory. */
-int rheap__pairs_insert(rheap__pairs_t *p, const rheap__live_t *b, rheap__live_t *evicted);
+int cv__pairs_insert(cv__pairs_t *p, const cv__live_t *b, cv__live_t *evicted);
 /* Removes the live block at addr into *out: 1 found, 0 not live. */
-int rheap__pairs_take(rheap__pairs_t *p, uint64_t addr, rheap__live_t *out);
-size_t rheap__pairs_count(const rheap__pairs_t *p);
+int cv__pairs_take(cv__pairs_t *p, uint64_t addr, cv__live_t *out);
+size_t cv__pairs_count(const cv__pairs_t *p);
 /* Starts loading the slot of addr into the cache: the map is larger than the caches and every
  * lookup would otherwise wait for memory. */
-void rheap__pairs_prefetch(const rheap__pairs_t *p, uint64_t addr);
+void cv__pairs_prefetch(const cv__pairs_t *p, uint64_t addr);
 /* The memory the store holds now and the most it held at any moment, growth included. */
-void rheap__pairs_memory(const rheap__pairs_t *p, size_t *bytes, size_t *peak_bytes);
+void cv__pairs_memory(const cv__pairs_t *p, size_t *bytes, size_t *peak_bytes);
 /* Readies the live blocks to come out in allocation order, (t, tid, addr), without a copy (the
  * store is sorted in place: no insert or take after this). 0, or -1 when out of memory. Then
- * rheap__pairs_drain_next gives one block per call (1), and 0 when none is left, at which the
+ * cv__pairs_drain_next gives one block per call (1), and 0 when none is left, at which the
  * store is empty and usable again. */
-int rheap__pairs_drain_begin(rheap__pairs_t *p);
-int rheap__pairs_drain_next(rheap__pairs_t *p, rheap__live_t *out);
+int cv__pairs_drain_begin(cv__pairs_t *p);
+int cv__pairs_drain_next(cv__pairs_t *p, cv__live_t *out);
 
 /* ---- symbolize.c: offline symbolization with libdwfl ---- */
 
@@ -87,7 +87,7 @@ typedef struct {
     const char *file;  /* NULL unknown */
     uint32_t line;     /* 0 unknown */
     int inlined;       /* 1: inlined into the next row */
-} rheap__srcframe_t;
+} cv__srcframe_t;
 
 /* A resolved address: one or more frames, innermost first. */
 typedef struct {
@@ -95,55 +95,55 @@ typedef struct {
     int file_id;       /* module file, -1 when the address is in no module */
     uint64_t offset;   /* address relative to the module bias (or the absolute address) */
     uint32_t nframes;  /* >= 1 */
-    const rheap__srcframe_t *frames;
-} rheap__loc_t;
+    const cv__srcframe_t *frames;
+} cv__loc_t;
 
-typedef struct rheap__sym rheap__sym_t;
+typedef struct cv__sym cv__sym_t;
 
 /* Creates a symbolizer that reports a module file that is gone or rebuilt to warn (NULL: not
  * at all). Separate debug files are looked up as debuginfo.c says (RHEAP_DEBUG_DIR,
  * /usr/lib/debug, and debuginfod only when DEBUGINFOD_URLS is set). */
-rheap__sym_t *rheap__sym_create(rheap__warn_fn warn, void *user);
-void rheap__sym_destroy(rheap__sym_t *s);
+cv__sym_t *cv__sym_create(cv__warn_fn warn, void *user);
+void cv__sym_destroy(cv__sym_t *s);
 /* Interns a module file by (path, build-id); returns its file id (>= 0) or -1 on no memory.
  * The file is opened lazily on the first lookup. */
-int rheap__sym_file(rheap__sym_t *s, const char *path, size_t path_len, const uint8_t *build_id,
+int cv__sym_file(cv__sym_t *s, const char *path, size_t path_len, const uint8_t *build_id,
                     size_t build_id_len);
 /* Resolves a return address `offset` (already relative to the bias) in file `file_id`
  * (-1: no module; offset is then the absolute address). Each distinct address is resolved once;
  * the result lives as long as the symbolizer. NULL only on no memory. */
-const rheap__loc_t *rheap__sym_resolve(rheap__sym_t *s, int file_id, uint64_t offset);
-const char *rheap__sym_file_path(const rheap__sym_t *s, int file_id);
+const cv__loc_t *cv__sym_resolve(cv__sym_t *s, int file_id, uint64_t offset);
+const char *cv__sym_file_path(const cv__sym_t *s, int file_id);
 /* 'unused', 'ok', 'missing' or 'mismatch' for a file id. */
-const char *rheap__sym_file_status(const rheap__sym_t *s, int file_id);
+const char *cv__sym_file_status(const cv__sym_t *s, int file_id);
 /* The ELF symbol name (not demangled) of the file address `addr` in file `file_id`, from the
  * sorted symbol index: the name dwfl_module_addrinfo would give. NULL when none. */
-const char *rheap__sym_elf_symbol(rheap__sym_t *s, int file_id, uint64_t addr);
+const char *cv__sym_elf_symbol(cv__sym_t *s, int file_id, uint64_t addr);
 /* Demangles a symbol name (strips @VERSION first); returns a malloc'ed string. */
-char *rheap__demangle(const char *name);
+char *cv__demangle(const char *name);
 
 /* ---- debuginfo.c: where separate debug files are looked for ---- */
 
 /* The libdwfl debuginfo search path: the module's directory, its .debug/, the directories of
  * RHEAP_DEBUG_DIR (colon-separated), then /usr/lib/debug. malloc'ed; NULL on no memory. */
-char *rheap__debuginfo_path(void);
+char *cv__debuginfo_path(void);
 
 /* ---- scopes.c: the functions containing an address ---- */
 
 /* One module's index of function DIEs, built per compile unit on its first lookup. */
-typedef struct rheap__scopes rheap__scopes_t;
+typedef struct cv__scopes cv__scopes_t;
 
-rheap__scopes_t *rheap__scopes_create(void);
-void rheap__scopes_destroy(rheap__scopes_t *sc);
+cv__scopes_t *cv__scopes_create(void);
+void cv__scopes_destroy(cv__scopes_t *sc);
 /* Fills chain (capacity max) with the functions containing the CU-relative address pc in the
  * compile unit `cu`, innermost first: each DW_TAG_inlined_subroutine, then the
  * DW_TAG_subprogram they were inlined into. Functions inside namespaces, classes and Rust
  * modules are found (dwarf_getscopes misses them). Returns how many, 0 when no function
  * contains pc, -1 on no memory. The DIEs live as long as the module's Dwarf. */
-int rheap__scopes_chain(rheap__scopes_t *sc, Dwarf_Die *cu, uint64_t pc, Dwarf_Die *chain, int max);
+int cv__scopes_chain(cv__scopes_t *sc, Dwarf_Die *cu, uint64_t pc, Dwarf_Die *chain, int max);
 
 /* ---- db.c: the SQLite writer ---- */
-typedef struct rheap__db rheap__db_t;
+typedef struct cv__db cv__db_t;
 
 typedef struct {
     uint64_t id;
@@ -158,7 +158,7 @@ typedef struct {
     uint8_t call;
     uint64_t align;        /* 0: NULL */
     uint64_t realloc_of;   /* 0: NULL */
-} rheap__row_t;
+} cv__row_t;
 
 #define RHEAP_NO_THREAD UINT32_MAX
 /* threads.id stays below this: allocation_rows.how holds it in 22 bits. */
@@ -169,90 +169,90 @@ typedef struct {
  * thread runs at the lowest priority (nice 19): in a live conversion the program being
  * recorded, and the reading that the summary waits for, go first. Message in errbuf on
  * failure. Returns a rheap_convert_status_t; *out set on RHEAP_CONVERT_OK. */
-int rheap__db_create(const char *path, int force, int background, rheap__db_t **out,
+int cv__db_create(const char *path, int force, int background, cv__db_t **out,
                      char *errbuf, size_t errlen);
-int rheap__db_alloc(rheap__db_t *db, const rheap__row_t *r);
-int rheap__db_frame(rheap__db_t *db, uint64_t bt, uint32_t frame_no, const rheap__srcframe_t *f,
+int cv__db_alloc(cv__db_t *db, const cv__row_t *r);
+int cv__db_frame(cv__db_t *db, uint64_t bt, uint32_t frame_no, const cv__srcframe_t *f,
                     const char *module, uint64_t offset, uint32_t ip_index);
-int rheap__db_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
+int cv__db_process(cv__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
                       const char *exe, const char *cmdline, uint64_t start_ns, uint64_t wall_ns,
                       uint32_t page_size, uint32_t depth, uint32_t sample_ppm, int has_config,
                       const char *dir, uint64_t unmatched_frees, uint64_t lost);
 /* In the per-recording tables, (pid, recording) names the processes row. */
-int rheap__db_thread(rheap__db_t *db, uint32_t id, uint32_t pid, uint32_t recording, uint32_t tid,
+int cv__db_thread(cv__db_t *db, uint32_t id, uint32_t pid, uint32_t recording, uint32_t tid,
                      const char *name, uint32_t serial, const char *file, uint64_t events,
                      uint64_t lost, uint64_t addr_base);
-int rheap__db_module(rheap__db_t *db, uint32_t pid, uint32_t recording, const char *path,
+int cv__db_module(cv__db_t *db, uint32_t pid, uint32_t recording, const char *path,
                      uint64_t bias, const char *build_id_hex, const char *status);
-int rheap__db_marker(rheap__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid, uint64_t t,
+int cv__db_marker(cv__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid, uint64_t t,
                      const char *label, size_t label_len);
-int rheap__db_window(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t on_t,
+int cv__db_window(cv__db_t *db, uint32_t pid, uint32_t recording, uint64_t on_t,
                      const char *on_how, int has_off, uint64_t off_t, const char *off_how);
-int rheap__db_unrecorded(rheap__db_t *db, uint32_t pid, uint32_t recording, const char *what);
-int rheap__db_meta_int(rheap__db_t *db, const char *key, int64_t value);
-int rheap__db_meta_text(rheap__db_t *db, const char *key, const char *value);
+int cv__db_unrecorded(cv__db_t *db, uint32_t pid, uint32_t recording, const char *what);
+int cv__db_meta_int(cv__db_t *db, const char *key, int64_t value);
+int cv__db_meta_text(cv__db_t *db, const char *key, const char *value);
 /* Builds the after-load part of the schema, commits, closes and puts the temporary file in
  * place of the requested path: without force, only if no file has appeared there meanwhile
  * (RHEAP_CONVERT_E_REFUSED otherwise). Returns a rheap_convert_status_t, with a message in
  * errbuf unless RHEAP_CONVERT_OK (the temporary file is gone). Frees db either way. */
-int rheap__db_finish(rheap__db_t *db, char *errbuf, size_t errlen);
+int cv__db_finish(cv__db_t *db, char *errbuf, size_t errlen);
 /* Closes and removes the temporary file; NULL is a no-op. */
-void rheap__db_abort(rheap__db_t *db);
+void cv__db_abort(cv__db_t *db);
 /* Sizes are unsigned 64-bit numbers, and sums of them can pass 2^64 in a hostile recording:
- * rheap__bind_wide stores them, a REAL from 2^63 on. */
-typedef __int128 rheap__wide_t;
+ * cv__bind_wide stores them, a REAL from 2^63 on. */
+typedef __int128 cv__wide_t;
 struct sqlite3_stmt;
 /* Binds v as an INTEGER when it fits in 64 signed bits, else as a REAL (rounded to 53 bits of
  * precision): never as a wrapped, negative number (schema.sql, "Sizes"). */
-void rheap__bind_wide(struct sqlite3_stmt *s, int i, rheap__wide_t v);
+void cv__bind_wide(struct sqlite3_stmt *s, int i, cv__wide_t v);
 /* The SQLite handle for this thread, for writers of tables of their own (summary.c) and readers
  * of what is written so far: the writer thread finishes its chunk of rows and waits, and the
  * kept stack rows are written first. NULL when a write failed. Every non-NULL return must be
- * followed by rheap__db_leave, after which the writer thread goes on. */
-struct sqlite3 *rheap__db_enter(rheap__db_t *db);
-void rheap__db_leave(rheap__db_t *db);
+ * followed by cv__db_leave, after which the writer thread goes on. */
+struct sqlite3 *cv__db_enter(cv__db_t *db);
+void cv__db_leave(cv__db_t *db);
 /* Between enter and leave, after a statement of the caller's failed: keeps SQLite's message for
- * rheap__db_errmsg, before the writer thread's next chunk can replace it. */
-void rheap__db_failed(rheap__db_t *db);
+ * cv__db_errmsg, before the writer thread's next chunk can replace it. */
+void cv__db_failed(cv__db_t *db);
 /* A stacks row: the allocation site of stack `id` (schema.sql). */
-int rheap__db_stack(rheap__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame,
+int cv__db_stack(cv__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame,
                     const char *function, const char *location);
 /* The last SQLite error message of db. */
-const char *rheap__db_errmsg(rheap__db_t *db);
+const char *cv__db_errmsg(cv__db_t *db);
 
 /* ---- stacks.c: stack deduplication into global backtrace ids ---- */
-typedef struct rheap__stacks rheap__stacks_t;
+typedef struct cv__stacks cv__stacks_t;
 
-rheap__stacks_t *rheap__stacks_create(void);
-void rheap__stacks_destroy(rheap__stacks_t *st);
+cv__stacks_t *cv__stacks_create(void);
+void cv__stacks_destroy(cv__stacks_t *st);
 /* Returns the global id of the stack made of these resolved addresses, writing its rows to db
  * when it is new (module paths from sym). 0 on failure (no memory or a database error). */
-uint64_t rheap__stacks_intern(rheap__stacks_t *st, rheap__db_t *db, const rheap__sym_t *sym,
-                              const rheap__loc_t *const *locs, uint32_t n);
-uint64_t rheap__stacks_count(const rheap__stacks_t *st);
+uint64_t cv__stacks_intern(cv__stacks_t *st, cv__db_t *db, const cv__sym_t *sym,
+                              const cv__loc_t *const *locs, uint32_t n);
+uint64_t cv__stacks_count(const cv__stacks_t *st);
 /* One frame of a stack, as the allocation-site rule reads it. */
 typedef struct {
     const char *sym, *file, *module; /* NULL unknown */
     uint32_t line;                   /* 0 unknown */
     uint64_t offset;
-} rheap__siteframe_t;
+} cv__siteframe_t;
 /* The allocation site of a stack of n frames (innermost first), the rule of the stacks table
  * (schema.sql): sets *site_no, the site's function name ("module+0xoffset" for code without a
  * name, "??" outside any module, "(no backtrace)" when n is 0) and its location ("file:line",
  * or "module:0xoffset" without a line), each cut to its buffer's length. Used at conversion and
  * by `rheap resymbolize`. */
-void rheap__stack_site(const rheap__siteframe_t *fr, uint32_t n, uint32_t *site_no,
+void cv__stack_site(const cv__siteframe_t *fr, uint32_t n, uint32_t *site_no,
                        char *function, size_t flen, char *location, size_t llen);
 /* The allocator plumbing list (stacks.c), which the converter also writes into every database
  * (table plumbing_patterns): a frame whose module path or bare function name matches a pattern,
  * as SQLite's GLOB matches, is plumbing. */
-typedef enum { RHEAP_PLUMBING_MODULE, RHEAP_PLUMBING_NAME } rheap__plumbing_kind_t;
+typedef enum { RHEAP_PLUMBING_MODULE, RHEAP_PLUMBING_NAME } cv__plumbing_kind_t;
 typedef struct {
-    rheap__plumbing_kind_t kind;
+    cv__plumbing_kind_t kind;
     const char *pattern;
-} rheap__plumbing_t;
-extern const rheap__plumbing_t rheap__plumbing[];
-extern const size_t rheap__plumbing_count;
+} cv__plumbing_t;
+extern const cv__plumbing_t cv__plumbing[];
+extern const size_t cv__plumbing_count;
 
 /* ---- summary.c: the summary tables, computed during the merge ----
  * Calls for one recording: begin; then, in time order, alloc when a block starts and free when
@@ -260,33 +260,33 @@ extern const size_t rheap__plumbing_count;
  * marker record is read (before any event later than it is applied); leaked for each block
  * still live at the end; then end, which writes the recording's rows. Out of memory makes the
  * later calls no-ops and end return 1. */
-typedef struct rheap__summary rheap__summary_t;
+typedef struct cv__summary cv__summary_t;
 
-rheap__summary_t *rheap__summary_create(void);
-void rheap__summary_destroy(rheap__summary_t *s);
-int rheap__summary_begin(rheap__summary_t *s, uint32_t pid, uint32_t recording);
-void rheap__summary_marker(rheap__summary_t *s, uint64_t t);
-void rheap__summary_alloc(rheap__summary_t *s, const rheap__live_t *b);
-void rheap__summary_free(rheap__summary_t *s, const rheap__live_t *b, uint64_t t, uint32_t freer);
-void rheap__summary_leaked(rheap__summary_t *s, const rheap__live_t *b);
-/* 0; 1 out of memory; -1 database error (rheap__db_errmsg). */
-int rheap__summary_end(rheap__summary_t *s, rheap__db_t *db);
+cv__summary_t *cv__summary_create(void);
+void cv__summary_destroy(cv__summary_t *s);
+int cv__summary_begin(cv__summary_t *s, uint32_t pid, uint32_t recording);
+void cv__summary_marker(cv__summary_t *s, uint64_t t);
+void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b);
+void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_t freer);
+void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b);
+/* 0; 1 out of memory; -1 database error (cv__db_errmsg). */
+int cv__summary_end(cv__summary_t *s, cv__db_t *db);
 /* Profile mode, after begin: blocks are weighed (profile.c) by this sampling interval. */
-void rheap__summary_sampling(rheap__summary_t *s, uint64_t interval);
+void cv__summary_sampling(cv__summary_t *s, uint64_t interval);
 /* Profile mode, before end: the exact counts of a thread file's totals record, which replace
  * the estimates of allocations and their bytes in thread_stats and recording_stats. */
-void rheap__summary_counted(rheap__summary_t *s, uint32_t tid, uint64_t allocs, uint64_t bytes);
+void cv__summary_counted(cv__summary_t *s, uint32_t tid, uint64_t allocs, uint64_t bytes);
 
 /* ---- profile.c: recordings made in profile mode ---- */
 
 /* The number of blocks a sampled block of `size` bytes stands for (1 when interval is 0, trace
  * mode); its bytes stand for size times as many. */
-double rheap__profile_weight(uint64_t size, uint64_t interval);
+double cv__profile_weight(uint64_t size, uint64_t interval);
 /* Marks the processes row as a profile-mode recording with this interval. 0, or -1 on a
  * database error. */
-int rheap__profile_process(rheap__db_t *db, uint32_t pid, uint32_t recording, uint64_t interval);
+int cv__profile_process(cv__db_t *db, uint32_t pid, uint32_t recording, uint64_t interval);
 
-/* ---- convert.c: the whole conversion ----
+/* ---- conversion.c: the whole conversion ----
  * rheap_convert() and its options are the public API, in include/rheap_convert.h. */
 
 #endif

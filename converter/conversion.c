@@ -1,5 +1,5 @@
 /*
- * convert.c: a whole conversion, from recording directories to the finished database.
+ * conversion.c: a whole conversion, from recording directories to the finished database.
  *
  * Recordings are converted one after the other; inside one recording the thread files are read
  * as parallel streams and merged by time (merge.c), so each event is seen once, in order, and
@@ -23,7 +23,7 @@
 
 #include <rip.h>
 
-#include "internal.h"
+#include "converter.h"
 
 #define NO_OFFSET UINT64_MAX
 
@@ -65,7 +65,7 @@ typedef struct {
     size_t nsegs, capsegs;
     int segs_sorted;
     uint32_t mods_expected;  /* module records still to come for the current list */
-    rheap__u64map_t stacks;  /* the file's stack ids to global backtrace ids */
+    cv__u64map_t stacks;  /* the file's stack ids to global backtrace ids */
     /* The next event to apply, and the ones decoded after it. */
     event_t ev;
     int phase;               /* realloc: 0 = old block not yet released */
@@ -97,10 +97,10 @@ typedef struct {
     input_t *in;
     size_t nin, capin;
     int restart;              /* live: the merge went too far; convert again from the start */
-    rheap__db_t *db;
-    rheap__sym_t *sym;
-    rheap__stacks_t *stacks;
-    rheap__summary_t *sum;
+    cv__db_t *db;
+    cv__sym_t *sym;
+    cv__stacks_t *stacks;
+    cv__summary_t *sum;
     int warnings;
     int fatal;                /* the rheap_convert_status_t of the first error, 0 while none */
     uint64_t next_id;
@@ -117,7 +117,7 @@ typedef struct {
     uint32_t first_thread;
     modrow_t *mods;
     size_t nmods, capmods;
-    const rheap__loc_t **locs; /* scratch, RIP_MAX_DEPTH */
+    const cv__loc_t **locs; /* scratch, RIP_MAX_DEPTH */
 } ctx_t;
 
 /* Hands one diagnostic to the caller. The message is formatted whole here (callers put the
@@ -181,7 +181,7 @@ static void rip_truncated(ctx_t *c, const rip_error_t *e, const char *consequenc
 static void db_fail(ctx_t *c, const char *what)
 {
     errorf(c, RHEAP_CONVERT_E_OUTPUT, NULL, NO_OFFSET, "writing the database (%s): %s", what,
-           rheap__db_errmsg(c->db));
+           cv__db_errmsg(c->db));
 }
 
 static void nomem(ctx_t *c, const char *while_doing)
@@ -222,7 +222,7 @@ static int seg_cmp(const void *a, const void *b)
 /* A module record of the stream's current list. */
 static int add_module(ctx_t *c, stream_t *s, const rip_record_t *rec)
 {
-    int fid = rheap__sym_file(c->sym, rec->u.module.path.ptr, rec->u.module.path.len,
+    int fid = cv__sym_file(c->sym, rec->u.module.path.ptr, rec->u.module.path.len,
                               (const uint8_t *)rec->u.module.build_id.ptr,
                               rec->u.module.build_id.len);
     if (fid < 0)
@@ -233,10 +233,10 @@ static int add_module(ctx_t *c, stream_t *s, const rip_record_t *rec)
     while (mod < c->nmods && !(c->mods[mod].file_id == fid && c->mods[mod].bias == bias))
         mod++;
     if (mod == c->nmods) {
-        if (rheap__grow(&c->mods, &c->capmods, c->nmods, sizeof *c->mods, 32) != 0)
+        if (cv__grow(&c->mods, &c->capmods, c->nmods, sizeof *c->mods, 32) != 0)
             return -1;
         modrow_t *m = &c->mods[c->nmods++];
-        m->path = strdup(rheap__sym_file_path(c->sym, fid));
+        m->path = strdup(cv__sym_file_path(c->sym, fid));
         m->bias = bias;
         m->build_id_hex =
             hex((const uint8_t *)rec->u.module.build_id.ptr, rec->u.module.build_id.len);
@@ -246,7 +246,7 @@ static int add_module(ctx_t *c, stream_t *s, const rip_record_t *rec)
             return -1;
     }
     for (uint32_t i = 0; i < rec->u.module.nseg; i++) {
-        if (rheap__grow(&s->segs, &s->capsegs, s->nsegs, sizeof *s->segs, 64) != 0)
+        if (cv__grow(&s->segs, &s->capsegs, s->nsegs, sizeof *s->segs, 64) != 0)
             return -1;
         seg_t *g = &s->segs[s->nsegs++];
         g->start = rec->u.module.segs[i].start;
@@ -265,7 +265,7 @@ static const seg_t *find_seg(stream_t *s, uint64_t ip)
         qsort(s->segs, s->nsegs, sizeof *s->segs, seg_cmp);
         s->segs_sorted = 1;
     }
-    size_t lo = rheap__upper_bound(s->segs, s->nsegs, sizeof *s->segs, offsetof(seg_t, start), ip);
+    size_t lo = cv__upper_bound(s->segs, s->nsegs, sizeof *s->segs, offsetof(seg_t, start), ip);
     if (lo == 0)
         return NULL;
     const seg_t *g = &s->segs[lo - 1];
@@ -282,20 +282,20 @@ static int define_stack(ctx_t *c, stream_t *s, const rip_record_t *rec)
         const seg_t *g = find_seg(s, ip);
         if (g)
             c->mods[g->mod].used = 1;
-        const rheap__loc_t *l = g ? rheap__sym_resolve(c->sym, g->file_id, ip - g->bias)
-                                  : rheap__sym_resolve(c->sym, -1, ip);
+        const cv__loc_t *l = g ? cv__sym_resolve(c->sym, g->file_id, ip - g->bias)
+                                  : cv__sym_resolve(c->sym, -1, ip);
         if (!l) {
             nomem(c, " while symbolizing");
             return -1;
         }
         c->locs[i] = l;
     }
-    uint64_t bt = rheap__stacks_intern(c->stacks, c->db, c->sym, c->locs, n);
+    uint64_t bt = cv__stacks_intern(c->stacks, c->db, c->sym, c->locs, n);
     if (!bt) {
         db_fail(c, "backtraces");
         return -1;
     }
-    if (rheap__u64map_put(&s->stacks, rec->u.stack.id, bt) != 0) {
+    if (cv__u64map_put(&s->stacks, rec->u.stack.id, bt) != 0) {
         nomem(c, "");
         return -1;
     }
@@ -395,8 +395,8 @@ static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
             s->name = strndup(rec.u.name.text.ptr, rec.u.name.text.len);
             break;
         case RIP_REC_MARK:
-            rheap__summary_marker(c->sum, rec.t);
-            if (rheap__db_marker(c->db, c->pid, c->recording, s->tid, rec.t,
+            cv__summary_marker(c->sum, rec.t);
+            if (cv__db_marker(c->db, c->pid, c->recording, s->tid, rec.t,
                                  rec.u.name.text.ptr, rec.u.name.text.len) != 0) {
                 db_fail(c, "markers");
                 return -1;
@@ -425,7 +425,7 @@ static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
  * definitions and other records between events are handled as they are decoded, so ahead of
  * the events before them; nothing those events use changes (a file never redefines a stack id,
  * and module lists only serve stacks defined after them). */
-static int advance(ctx_t *c, stream_t *s, const rheap__pairs_t *live)
+static int advance(ctx_t *c, stream_t *s, const cv__pairs_t *live)
 {
     while (!s->ended && s->ahead_n < LOOKAHEAD) {
         event_t *e = &s->ahead[(s->ahead_head + s->ahead_n) % LOOKAHEAD];
@@ -439,9 +439,9 @@ static int advance(ctx_t *c, stream_t *s, const rheap__pairs_t *live)
             break;
         }
         s->ahead_n++;
-        rheap__pairs_prefetch(live, e->addr);
+        cv__pairs_prefetch(live, e->addr);
         if (e->old_addr)
-            rheap__pairs_prefetch(live, e->old_addr);
+            cv__pairs_prefetch(live, e->old_addr);
     }
     if (!s->ahead_n)
         return s->ended ? 0 : 2;
@@ -454,10 +454,10 @@ static int advance(ctx_t *c, stream_t *s, const rheap__pairs_t *live)
 }
 
 /* free_thread: threads.id of the freeing thread, RHEAP_NO_THREAD when none was recorded. */
-static int write_row(ctx_t *c, const rheap__live_t *b, int freed, uint64_t dealloc_t,
+static int write_row(ctx_t *c, const cv__live_t *b, int freed, uint64_t dealloc_t,
                      uint32_t free_thread, uint64_t *id_out)
 {
-    rheap__row_t r = {
+    cv__row_t r = {
         .id = ++c->next_id,
         .alloc_t = b->t,
         .dealloc_t = dealloc_t,
@@ -472,7 +472,7 @@ static int write_row(ctx_t *c, const rheap__live_t *b, int freed, uint64_t deall
         .align = b->align,
         .realloc_of = b->realloc_of,
     };
-    if (rheap__db_alloc(c->db, &r) != 0) {
+    if (cv__db_alloc(c->db, &r) != 0) {
         db_fail(c, "allocations");
         return -1;
     }
@@ -486,12 +486,12 @@ static int write_row(ctx_t *c, const rheap__live_t *b, int freed, uint64_t deall
 
 /* Applies the stream's current event to the live map. 0: the event is consumed; 1: only the
  * release half of a realloc was applied, its allocation half is still to come; -1: fatal. */
-static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
+static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s)
 {
-    rheap__live_t b;
+    cv__live_t b;
     if (s->ev.is_free) {
-        if (rheap__pairs_take(live, s->ev.addr, &b)) {
-            rheap__summary_free(c->sum, &b, s->ev.t, s->tid);
+        if (cv__pairs_take(live, s->ev.addr, &b)) {
+            cv__summary_free(c->sum, &b, s->ev.t, s->tid);
             return write_row(c, &b, 1, s->ev.t, s->id, NULL);
         }
         c->unmatched_frees++;
@@ -500,15 +500,15 @@ static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
     if (s->phase == 0) {
         /* The old half of a realloc: the old block ends when realloc released it. */
         s->phase = 1;
-        if (rheap__pairs_take(live, s->ev.old_addr, &b)) {
-            rheap__summary_free(c->sum, &b, s->ev.old_t, s->tid);
+        if (cv__pairs_take(live, s->ev.old_addr, &b)) {
+            cv__summary_free(c->sum, &b, s->ev.old_t, s->tid);
             return write_row(c, &b, 1, s->ev.old_t, s->id, &s->old_id) == 0 ? 1 : -1;
         }
         c->unmatched_frees++;
         return 1;
     }
     uint64_t bt = 0;
-    if (s->ev.stack && !rheap__u64map_get(&s->stacks, s->ev.stack, &bt)) {
+    if (s->ev.stack && !cv__u64map_get(&s->stacks, s->ev.stack, &bt)) {
         errorf(c, RHEAP_CONVERT_E_INPUT, s->path, s->ev.offset,
                "%s: offset %llu: allocation names stack id %llu, which the file never defined", s->path, (unsigned long long)s->ev.offset, (unsigned long long)s->ev.stack);
         return -1;
@@ -528,8 +528,8 @@ static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
     b.call = (uint8_t)s->ev.call;
     if (!s->addr_base)
         s->addr_base = b.addr; /* never 0: allocations that returned NULL were skipped above */
-    rheap__live_t old;
-    int rc = rheap__pairs_insert(live, &b, &old);
+    cv__live_t old;
+    int rc = cv__pairs_insert(live, &b, &old);
     if (rc < 0) {
         nomem(c, "");
         return -1;
@@ -538,11 +538,11 @@ static int apply(ctx_t *c, rheap__pairs_t *live, stream_t *s)
         /* The address was handed out again, so the earlier block was freed by then, but its
          * free was not recorded: close it at the reuse, with no freeing thread. */
         c->reused_live++;
-        rheap__summary_free(c->sum, &old, s->ev.t, 0);
-        rheap__summary_alloc(c->sum, &b);
+        cv__summary_free(c->sum, &old, s->ev.t, 0);
+        cv__summary_alloc(c->sum, &b);
         return write_row(c, &old, 1, s->ev.t, RHEAP_NO_THREAD, NULL);
     }
-    rheap__summary_alloc(c->sum, &b);
+    cv__summary_alloc(c->sum, &b);
     return 0;
 }
 
@@ -695,7 +695,7 @@ static int write_windows(ctx_t *c, const procinfo_t *p, const char *dir)
             j++;
         /* An on followed by another on (or by nothing) has no known end. */
         int has_off = j == i + 1 && j < p->nev;
-        if (rheap__db_window(c->db, p->pid, p->recording, p->ev[i].t, p->ev[i].how, has_off,
+        if (cv__db_window(c->db, p->pid, p->recording, p->ev[i].t, p->ev[i].how, has_off,
                              has_off ? p->ev[j].t : 0, has_off ? p->ev[j].how : NULL) != 0) {
             db_fail(c, "windows");
             return -1;
@@ -778,7 +778,7 @@ static int check_serials(ctx_t *c, stream_t *s, size_t n, const char *dir)
 typedef struct {
     stream_t *s;
     size_t n, cap;
-    rheap__merge_t *m;
+    cv__merge_t *m;
     const char *dir;
     uint64_t start_ns;
     int live;                /* the recording may still grow: see follow() */
@@ -800,12 +800,12 @@ static void key_of(const stream_t *s, uint64_t *t, int *cls)
     *cls = s->ev.is_free || s->phase == 0 ? 0 : 1;
 }
 
-static void stream_key(rheap__merge_t *m, size_t i, const stream_t *s)
+static void stream_key(cv__merge_t *m, size_t i, const stream_t *s)
 {
     uint64_t t;
     int cls;
     key_of(s, &t, &cls);
-    rheap__merge_set(m, i, t, cls);
+    cv__merge_set(m, i, t, cls);
 }
 
 /* Opens a thread file for its header and checks it belongs to the recording. 0: open (or, not
@@ -875,11 +875,11 @@ static int add_streams(ctx_t *c, streams_t *v, rip_recording_t *rr, uint64_t bou
         if (v->n == v->cap) {
             size_t cap = v->cap ? 2 * v->cap : 8;
             stream_t *s = realloc(v->s, cap * sizeof *s);
-            rheap__merge_t *m = rheap__merge_create(cap);
+            cv__merge_t *m = cv__merge_create(cap);
             if (!s || !m) {
                 if (s)
                     v->s = s;
-                rheap__merge_destroy(m);
+                cv__merge_destroy(m);
                 nomem(c, "");
                 return -1;
             }
@@ -888,7 +888,7 @@ static int add_streams(ctx_t *c, streams_t *v, rip_recording_t *rr, uint64_t bou
             for (size_t i = 0; i < v->n; i++)
                 if (!s[i].waiting && !s[i].done)
                     stream_key(m, i, &s[i]);
-            rheap__merge_destroy(v->m);
+            cv__merge_destroy(v->m);
             v->s = s;
             v->m = m;
             v->cap = cap;
@@ -900,7 +900,7 @@ static int add_streams(ctx_t *c, streams_t *v, rip_recording_t *rr, uint64_t bou
         s->waiting = 1;
         s->bound = bound;
         v->n++;
-        if (!(s->path = strdup(path)) || rheap__u64map_init(&s->stacks) != 0) {
+        if (!(s->path = strdup(path)) || cv__u64map_init(&s->stacks) != 0) {
             nomem(c, "");
             return -1;
         }
@@ -911,7 +911,7 @@ static int add_streams(ctx_t *c, streams_t *v, rip_recording_t *rr, uint64_t bou
 /* Makes a waiting stream current if it has an event now. 0: it has, or it ended, or it still
  * waits (s->waiting stays set); -1: fatal. An event that sorts before the last one applied can
  * only come from a file found late: the merge went too far, and the conversion starts over. */
-static int wake(ctx_t *c, streams_t *v, size_t i, const procinfo_t *p, rheap__pairs_t *live)
+static int wake(ctx_t *c, streams_t *v, size_t i, const procinfo_t *p, cv__pairs_t *live)
 {
     stream_t *s = &v->s[i];
     if (!s->opened) {
@@ -940,7 +940,7 @@ static int wake(ctx_t *c, streams_t *v, size_t i, const procinfo_t *p, rheap__pa
     uint64_t t;
     int cls;
     key_of(s, &t, &cls);
-    if (v->applied && rheap__merge_before(t, cls, i, v->last_t, v->last_cls, v->last_i)) {
+    if (v->applied && cv__merge_before(t, cls, i, v->last_t, v->last_cls, v->last_i)) {
         c->restart = 1;
         return -1;
     }
@@ -953,7 +953,7 @@ static int wake(ctx_t *c, streams_t *v, size_t i, const procinfo_t *p, rheap__pa
  * waiting streams. Once the recording can no longer grow, every file is read to its end, and
  * the merge goes on as for a finished recording. 0, or -1 after an error. */
 static int follow(ctx_t *c, streams_t *v, rip_recording_t **rr, const procinfo_t *p,
-                  rheap__pairs_t *live)
+                  cv__pairs_t *live)
 {
     if (!c->o->growing(c->o->live_user, v->dir, 1))
         v->live = 0;
@@ -1012,7 +1012,7 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
     procinfo_t p = {0};
     int rc = -1;
     streams_t v = {0};
-    rheap__pairs_t *live_map = rheap__pairs_create();
+    cv__pairs_t *live_map = cv__pairs_create();
     uint64_t unmatched_before = c->unmatched_frees;
     uint64_t lost = 0;
     v.dir = dir;
@@ -1027,11 +1027,11 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
     c->recording = p.recording;
     c->first_thread = c->next_thread;
     v.start_ns = p.start_ns;
-    if (!(v.m = rheap__merge_create(0)))
+    if (!(v.m = cv__merge_create(0)))
         goto nomem;
-    if (rheap__summary_begin(c->sum, p.pid, p.recording) != 0)
+    if (cv__summary_begin(c->sum, p.pid, p.recording) != 0)
         goto nomem;
-    rheap__summary_sampling(c->sum, p.interval);
+    cv__summary_sampling(c->sum, p.interval);
     for (size_t i = 0; i < c->nmods; i++) {
         free(c->mods[i].path);
         free(c->mods[i].build_id_hex);
@@ -1056,7 +1056,7 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
 
     uint64_t tick = 0;
     for (;;) {
-        long top = rheap__merge_top(v.m);
+        long top = cv__merge_top(v.m);
         if (v.live) {
             uint64_t t;
             int cls;
@@ -1089,7 +1089,7 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
         if (more == 1) {
             stream_key(v.m, (size_t)top, cur);
         } else {
-            rheap__merge_remove(v.m, (size_t)top);
+            cv__merge_remove(v.m, (size_t)top);
             if (more == 0) {
                 cur->done = 1;
             } else {
@@ -1117,18 +1117,18 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
     }
 
     /* What is still live was never freed while recording: rows in allocation order. */
-    if (rheap__pairs_drain_begin(live_map) != 0)
+    if (cv__pairs_drain_begin(live_map) != 0)
         goto nomem;
-    for (rheap__live_t rest; rheap__pairs_drain_next(live_map, &rest);) {
-        rheap__summary_leaked(c->sum, &rest);
+    for (cv__live_t rest; cv__pairs_drain_next(live_map, &rest);) {
+        cv__summary_leaked(c->sum, &rest);
         if (write_row(c, &rest, 0, 0, RHEAP_NO_THREAD, NULL) != 0)
             goto out;
     }
     for (size_t i = 0; i < v.n; i++)
         if (v.s[i].totals.kind == RIP_REC_TOTALS)
-            rheap__summary_counted(c->sum, v.s[i].tid, v.s[i].totals.u.totals.allocs,
+            cv__summary_counted(c->sum, v.s[i].tid, v.s[i].totals.u.totals.allocs,
                                    v.s[i].totals.u.totals.bytes);
-    int sr = rheap__summary_end(c->sum, c->db);
+    int sr = cv__summary_end(c->sum, c->db);
     if (sr > 0)
         goto nomem;
     if (sr < 0) {
@@ -1143,7 +1143,7 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
         lost += s->lost;
         if (s->tid == 0)
             continue; /* not even its header was written (warned above): no thread to name */
-        if (rheap__db_thread(c->db, s->id, p.pid, p.recording, s->tid, s->name, s->serial,
+        if (cv__db_thread(c->db, s->id, p.pid, p.recording, s->tid, s->name, s->serial,
                              s->path, s->events, s->lost, s->addr_base) != 0) {
             db_fail(c, "threads");
             goto out;
@@ -1156,13 +1156,13 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
               "%s: %llu events of process %u were not recorded; the database counts them in "
               "lost_events (meta, processes, and threads for those a thread file reports)",
               dir, (unsigned long long)lost, p.pid);
-    if (rheap__db_process(c->db, p.pid, p.recording, p.ppid, p.exe, p.cmdline, p.start_ns,
+    if (cv__db_process(c->db, p.pid, p.recording, p.ppid, p.exe, p.cmdline, p.start_ns,
                           p.wall_ns, p.page_size, p.depth, p.sample_ppm, p.has_config, dir,
                           c->unmatched_frees - unmatched_before, lost) != 0) {
         db_fail(c, "processes");
         goto out;
     }
-    if (p.interval && rheap__profile_process(c->db, p.pid, p.recording, p.interval) != 0) {
+    if (p.interval && cv__profile_process(c->db, p.pid, p.recording, p.interval) != 0) {
         db_fail(c, "processes");
         goto out;
     }
@@ -1171,16 +1171,16 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
               "%s: process %u allocates through an allocator rheap does not record, %s: its "
               "blocks are missing from the database (processes.unrecorded)",
               dir, p.pid, p.unseen);
-        if (rheap__db_unrecorded(c->db, p.pid, p.recording, p.unseen) != 0) {
+        if (cv__db_unrecorded(c->db, p.pid, p.recording, p.unseen) != 0) {
             db_fail(c, "processes");
             goto out;
         }
     }
     for (size_t i = 0; i < c->nmods; i++) {
         /* The symbolizer's status is of the file, over every recording so far. */
-        if (rheap__db_module(c->db, p.pid, p.recording, c->mods[i].path, c->mods[i].bias,
+        if (cv__db_module(c->db, p.pid, p.recording, c->mods[i].path, c->mods[i].bias,
                              c->mods[i].build_id_hex,
-                             c->mods[i].used ? rheap__sym_file_status(c->sym, c->mods[i].file_id)
+                             c->mods[i].used ? cv__sym_file_status(c->sym, c->mods[i].file_id)
                                              : "unused") != 0) {
             db_fail(c, "modules");
             goto out;
@@ -1196,15 +1196,15 @@ out:
     procinfo_free(&p);
     for (size_t i = 0; i < v.n; i++) {
         rip_reader_close(v.s[i].r);
-        rheap__u64map_free(&v.s[i].stacks);
+        cv__u64map_free(&v.s[i].stacks);
         free(v.s[i].segs);
         free(v.s[i].name);
         free(v.s[i].path);
     }
     free(v.s);
     c->streams = NULL;
-    rheap__merge_destroy(v.m);
-    rheap__pairs_destroy(live_map);
+    cv__merge_destroy(v.m);
+    cv__pairs_destroy(live_map);
     return rc;
 }
 
@@ -1224,7 +1224,7 @@ static int write_meta(ctx_t *c, size_t ninputs)
         {"events", (int64_t)c->events},
         {"allocations", (int64_t)c->rows},
         {"never_freed", (int64_t)c->leaked},
-        {"backtraces", (int64_t)rheap__stacks_count(c->stacks)},
+        {"backtraces", (int64_t)cv__stacks_count(c->stacks)},
         {"unmatched_frees", (int64_t)c->unmatched_frees},
         {"reused_live", (int64_t)c->reused_live},
         {"null_allocations", (int64_t)c->null_allocs},
@@ -1234,15 +1234,15 @@ static int write_meta(ctx_t *c, size_t ninputs)
         {"warnings", (int64_t)c->warnings},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
-        if (rheap__db_meta_int(c->db, ints[i].key, ints[i].v) != 0)
+        if (cv__db_meta_int(c->db, ints[i].key, ints[i].v) != 0)
             return -1;
     char fmtv[32];
     snprintf(fmtv, sizeof fmtv, "%d.%d", RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR);
-    if (rheap__db_meta_text(c->db, "rheap_version", RHEAP_VERSION_STRING) != 0 ||
-        rheap__db_meta_text(c->db, "reader_format_version", fmtv) != 0 ||
-        rheap__db_meta_text(c->db, "format_version", c->format_version) != 0 ||
-        rheap__db_meta_text(c->db, "time_unit", "ns") != 0 ||
-        rheap__db_meta_text(c->db, "converted_at", when) != 0)
+    if (cv__db_meta_text(c->db, "rheap_version", RHEAP_VERSION_STRING) != 0 ||
+        cv__db_meta_text(c->db, "reader_format_version", fmtv) != 0 ||
+        cv__db_meta_text(c->db, "format_version", c->format_version) != 0 ||
+        cv__db_meta_text(c->db, "time_unit", "ns") != 0 ||
+        cv__db_meta_text(c->db, "converted_at", when) != 0)
         return -1;
     return 0;
 }
@@ -1331,7 +1331,7 @@ static int check_output_place(ctx_t *c)
 /* Appends an input to c->in. 0, or -1 after an error. */
 static int add_input(ctx_t *c, const char *dir)
 {
-    if (rheap__grow(&c->in, &c->capin, c->nin, sizeof *c->in, 8) != 0) {
+    if (cv__grow(&c->in, &c->capin, c->nin, sizeof *c->in, 8) != 0) {
         nomem(c, "");
         return -1;
     }
@@ -1436,11 +1436,11 @@ int rheap_convert_schema_version(void)
 /* Frees what one attempt of the conversion holds; the input list stays. */
 static void release(ctx_t *c)
 {
-    rheap__db_abort(c->db);
+    cv__db_abort(c->db);
     c->db = NULL;
-    rheap__stacks_destroy(c->stacks);
-    rheap__summary_destroy(c->sum);
-    rheap__sym_destroy(c->sym);
+    cv__stacks_destroy(c->stacks);
+    cv__summary_destroy(c->sum);
+    cv__sym_destroy(c->sym);
     free(c->locs);
     for (size_t i = 0; i < c->nmods; i++) {
         free(c->mods[i].path);
@@ -1472,14 +1472,14 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
     if (check_output_place(c) != 0)
         return -1;
     char errbuf[1024];
-    int st = rheap__db_create(o->output, o->force, live, &c->db, errbuf, sizeof errbuf);
+    int st = cv__db_create(o->output, o->force, live, &c->db, errbuf, sizeof errbuf);
     if (st != RHEAP_CONVERT_OK) {
         errorf(c, st, o->output, NO_OFFSET, "%s", errbuf);
         return -1;
     }
-    c->sym = rheap__sym_create(sym_warning, c);
-    c->stacks = rheap__stacks_create();
-    c->sum = rheap__summary_create();
+    c->sym = cv__sym_create(sym_warning, c);
+    c->stacks = cv__stacks_create();
+    c->sum = cv__summary_create();
     c->locs = malloc(RIP_MAX_DEPTH * sizeof *c->locs);
     if (!c->sym || !c->stacks || !c->sum || !c->locs) {
         nomem(c, "");
@@ -1512,17 +1512,17 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
         return -1; /* the error said what went wrong; the temporary database goes away */
     progress(c, NULL, 0, 1);
     if (o->summary) {
-        struct sqlite3 *h = rheap__db_enter(c->db);
+        struct sqlite3 *h = cv__db_enter(c->db);
         if (!h) {
             db_fail(c, "allocations");
             return -1;
         }
         o->summary(o->user, h);
-        rheap__db_leave(c->db);
+        cv__db_leave(c->db);
     }
-    rheap__db_t *db = c->db;
+    cv__db_t *db = c->db;
     c->db = NULL;
-    st = rheap__db_finish(db, errbuf, sizeof errbuf);
+    st = cv__db_finish(db, errbuf, sizeof errbuf);
     if (st != RHEAP_CONVERT_OK) {
         errorf(c, st, o->output, NO_OFFSET, "%s", errbuf);
         return -1;
@@ -1534,7 +1534,7 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
         result->live_events = c->live_events;
         result->allocations = c->rows;
         result->never_freed = c->leaked;
-        result->stacks = rheap__stacks_count(c->stacks);
+        result->stacks = cv__stacks_count(c->stacks);
         result->warnings = (uint64_t)c->warnings;
         result->seconds =
             (double)(t1.tv_sec - c->t0.tv_sec) + (double)(t1.tv_nsec - c->t0.tv_nsec) / 1e9;

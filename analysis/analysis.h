@@ -1,0 +1,23 @@
+/*
+ * analysis.h: what the analysis library's files share and nothing outside it sees, grouped by
+ * the file that defines them. The API is include/rheap_analysis.h.
+ */
+#ifndef RHEAP_ANALYSIS_PRIVATE_H
+#define RHEAP_ANALYSIS_PRIVATE_H
+
+#include <stddef.h>
+
+#include "rheap_analysis.h"
+
+/* ---- errors.c: the one way a failure is reported ---- */
+
+/* Writes the message (printf-style) into err and returns status, so a failing path reads
+ * `return ra__fail(err, RA_E_INPUT, "%s: ...", path);`. err may be NULL (the message is lost). */
+ra_status_t ra__fail(ra_err_t *err, ra_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Makes room for element n of the array *arrayp (a pointer to any element type) holding *cap
+ * elements of `elem` bytes: doubles it, or allocates `first` elements when empty. 0, or -1
+ * when out of memory (the array is left as it was). */
+int ra__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first);
+
+#endif

@@ -1,0 +1,316 @@
+/*
+ * rheap_analysis.h: the analysis library, reading finished rheap databases (schema.sql).
+ *
+ * Opening a database and checking that it is one of ours; running SQL into tables; the canned
+ * query files (queries/NAME.sql) with their declared parameters and the values each takes;
+ * leak suppressions in LeakSanitizer's format; and the model the pictures are drawn from (per
+ * recording its totals, peak and timeline, per stack its weights and frames from the
+ * allocation site outward).
+ *
+ * The library prints nothing. A function that can fail returns an ra_status_t and, unless it is
+ * RA_OK, leaves one sentence in the caller's ra_err_t saying what was wrong and where (a path,
+ * a line, the parameter's name); the `rheap` command prints it as its error line and exits
+ * with the status's code. Nothing here is thread-safe across calls on one connection; distinct
+ * connections may be used from distinct threads.
+ */
+#ifndef RHEAP_ANALYSIS_H
+#define RHEAP_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct sqlite3;
+
+/* ---- Status and message ---- */
+
+/* X(NAME, CODE, TEXT): every result of a call. The codes are the `rheap` command's exit
+ * statuses for the same cases, so the command passes them on unchanged; keep them stable. */
+#define RA_STATUS_LIST(X)                                                                        \
+    X(RA_OK, 0, "done")                                                                          \
+    X(RA_E_USAGE, 1, "a name or value the caller gave is not one the database or query takes")   \
+    X(RA_E_INPUT, 2, "a database, query file or suppression file could not be read as one")      \
+    X(RA_E_NOMEM, 4, "out of memory")
+
+#define RA__STATUS_ENUM(name, code, text) name = code,
+typedef enum { RA_STATUS_LIST(RA__STATUS_ENUM) } ra_status_t;
+#undef RA__STATUS_ENUM
+
+/* The TEXT of a status; "unknown status" for any other value. */
+const char *ra_status_str(int status);
+
+/* The message of the last failure, one sentence without a newline; "" after success. */
+typedef struct {
+    char msg[1024];
+} ra_err_t;
+
+/* ---- Opening a database (open.c) ---- */
+
+/* Opens the rheap database at path read-only (ra_open_read) or to change its rows
+ * (ra_open_write), never creating a file, with a busy timeout of 5 s, after checking that it
+ * is a regular non-empty file, an SQLite database with the tables meta and allocations, and of
+ * the schema version this rheap reads. RA_OK with *db set, else RA_E_INPUT (or RA_E_NOMEM) with
+ * *db NULL and a message naming path and what it is instead. */
+ra_status_t ra_open_read(const char *path, struct sqlite3 **db, ra_err_t *err);
+ra_status_t ra_open_write(const char *path, struct sqlite3 **db, ra_err_t *err);
+/* The largest sampling interval of the recordings of process pid (NULL: of every process) made
+ * in profile mode, whose figures but allocations and bytes allocated are estimates; 0 when all
+ * were made in trace mode (or on a database error). */
+long long ra_sample_interval(struct sqlite3 *db, const char *pid);
+
+/* ---- Tables: SQL results held in memory (fetch.c) ---- */
+
+/* A value bound to the SQL parameter :key (a number when the whole text is one). */
+typedef struct {
+    const char *key, *value;
+} ra_kv_t;
+
+/* A fetched result: cells[row * ncols + col] is the text of a value, NULL for SQL NULL;
+ * types[] holds the SQLite type of each cell (SQLITE_INTEGER, ...). */
+typedef struct {
+    size_t ncols, nrows;
+    char **names;
+    char **cells;
+    unsigned char *types;
+} ra_table_t;
+
+/* Runs sql (one or more statements) binding :key for each kv; t holds the result of the last
+ * statement that returns columns (t is always initialized: ra_table_free it either way).
+ * RA_OK, or RA_E_INPUT with SQLite's message (RA_E_NOMEM). */
+ra_status_t ra_fetch(struct sqlite3 *db, const char *sql, const ra_kv_t *kv, size_t nkv,
+                     ra_table_t *t, ra_err_t *err);
+/* The value of column col in row, or NULL (no such row or column, or SQL NULL). */
+const char *ra_table_cell(const ra_table_t *t, size_t row, const char *col);
+/* Frees what t holds and empties it; a zeroed table is fine. */
+void ra_table_free(ra_table_t *t);
+
+/* ---- Query files: queries/NAME.sql and their parameters (fetch.c, params.c) ---- */
+
+/* A parameter declared in a query file's header: `-- param: NAME = DEFAULT  (description)`. */
+typedef struct {
+    char *name, *def, *desc;
+} ra_qparam_t;
+
+/* A loaded query file. */
+typedef struct {
+    char *name, *path;
+    char *title;  /* first line of the header comment, without "NAME:" */
+    char *sql;    /* the whole file */
+    ra_qparam_t *params;
+    size_t nparams;
+} ra_query_t;
+
+/* 1 when name can name a query file: letters, digits, '-' and '_'. */
+int ra_query_name_ok(const char *name);
+/* Sorted names (without .sql) of the query files in dir; free each and the array. NULL with *n
+ * 0 when there are none (or dir cannot be read). */
+char **ra_query_names(const char *dir, size_t *n);
+/* Loads dir/NAME.sql and parses its header. RA_E_USAGE when name is not a query name or the file
+ * does not exist, RA_E_INPUT when it cannot be read, RA_E_NOMEM; q is zeroed on failure. */
+ra_status_t ra_query_load(const char *dir, const char *name, ra_query_t *q, ra_err_t *err);
+/* Frees what q holds; a zeroed query is fine. */
+void ra_query_free(ra_query_t *q);
+/* Runs a loaded query with the user's values: a key that is neither a declared parameter nor a
+ * :name of its SQL is RA_E_USAGE listing the valid ones, a value ra_param_check refuses too;
+ * an SQL error is RA_E_INPUT naming the query and its file. t is always initialized. */
+ra_status_t ra_query_run(struct sqlite3 *db, const ra_query_t *q, const ra_kv_t *kv, size_t nkv,
+                         ra_table_t *t, ra_err_t *err);
+/* Checks value against what the documented parameter `name` takes (queries/README.md: a pid of
+ * the database, a whole number, one of a few words, a marker label of the database, ...);
+ * names it does not know pass. RA_OK, or RA_E_USAGE with a message naming the allowed values
+ * and `opt`, where the value came from ("--param NAME" when opt is NULL). */
+ra_status_t ra_param_check(struct sqlite3 *db, const char *name, const char *value,
+                           const char *opt, ra_err_t *err);
+
+/* ---- Leak suppressions, LeakSanitizer's `leak:PATTERN` files (suppress.c) ---- */
+
+/* The rules (a built-in list and the caller's files) and, once decided, the suppressed stacks. */
+typedef struct ra_supp ra_supp_t;
+
+/* LeakSanitizer's match of one pattern against one name: anywhere in it unless anchored by a
+ * leading ^ or a trailing $, * for any run of characters. An empty or NULL name never matches. */
+int ra_supp_match(const char *pattern, const char *name);
+/* An empty set of rules, with the built-in list when defaults; NULL when out of memory. */
+ra_supp_t *ra_supp_create(int defaults);
+/* Frees s; NULL is a no-op. */
+void ra_supp_destroy(ra_supp_t *s);
+/* Adds the rules of a suppression file: one `leak:PATTERN` a line, `#` comments and blank lines
+ * skipped. RA_E_INPUT when it cannot be read, RA_E_USAGE naming path and line for any other
+ * line, RA_E_NOMEM. */
+ra_status_t ra_supp_load(ra_supp_t *s, const char *path, ra_err_t *err);
+/* Decides every stack that leaked (suppressions take only leaks out), in one pass over their
+ * rows of `backtraces`. RA_OK, or RA_E_INPUT / RA_E_NOMEM. */
+ra_status_t ra_supp_stacks(ra_supp_t *s, struct sqlite3 *db, ra_err_t *err);
+/* The index of the rule that suppresses stack bt, or -1 (also for s NULL). */
+long ra_supp_rule_of(const ra_supp_t *s, int64_t bt);
+/* How many rules, and how many stacks they suppress (0 for s NULL). */
+size_t ra_supp_nrules(const ra_supp_t *s);
+size_t ra_supp_nids(const ra_supp_t *s);
+/* Rule r's name (a built-in entry's label, or the user's pattern), and in *from where it came
+ * from: NULL for the built-in list, else the file's path as given to ra_supp_load. */
+const char *ra_supp_rule(const ra_supp_t *s, size_t r, const char **from);
+/* Makes the connection's `stack_stats` a temp view of main.stack_stats with the leak columns
+ * of suppressed stacks zeroed, so canned queries (leaks.sql) run unchanged; nothing when no
+ * stack is suppressed. RA_OK or RA_E_INPUT. */
+ra_status_t ra_supp_shadow(const ra_supp_t *s, struct sqlite3 *db, ra_err_t *err);
+/* Drops what ra_supp_shadow made. */
+void ra_supp_unshadow(struct sqlite3 *db);
+/* Adds the never-freed blocks and bytes of suppressed stacks (of process pid, text; NULL: all)
+ * per rule into blocks[] and bytes[] (ra_supp_nrules entries each), from main.stack_stats.
+ * RA_OK or RA_E_INPUT. */
+ra_status_t ra_supp_totals(const ra_supp_t *s, struct sqlite3 *db, const char *pid,
+                           int64_t *blocks, int64_t *bytes, ra_err_t *err);
+
+/* ---- The model the pictures are drawn from (model.c) ---- */
+
+/* One recording of one process (a processes row) with its totals and its peak. */
+typedef struct {
+    int64_t pid, recording, ppid; /* ppid -1 when unknown */
+    char *exe, *cmdline;          /* NULL when unknown */
+    int64_t start_wall_ns;        /* 0 when unknown */
+    int64_t end_t;                /* last event, marker or window edge, ns since its start */
+    int64_t peak_t, peak_bytes;   /* the largest live heap and when (peak.sql's rule) */
+    int64_t peak_blocks;
+    int64_t allocs, bytes, frees, leaked_blocks, leaked_bytes;
+    int64_t sample_interval;      /* profile mode: mean bytes between samples (the figures but
+                                     allocs and bytes are estimates); 0 in trace mode */
+    size_t bucket0, nbuckets;     /* its slices of time: buckets[bucket0 .. bucket0 + nbuckets) */
+} ra_proc_t;
+
+/* The blocks one stack allocated in one recording. bt is -1 for blocks without a backtrace. */
+typedef struct {
+    int64_t pid, recording, bt;
+    int64_t blocks, bytes;               /* everything allocated */
+    int64_t leaked_blocks, leaked_bytes; /* never freed while recording */
+    int64_t peak_blocks, peak_bytes;     /* live at the recording's peak */
+    int64_t temporary_blocks;            /* temporary.sql's rule; only with RA_MODEL_TEMPORARY */
+} ra_stat_t;
+
+/* One frame of a stack, as in the backtraces table. */
+typedef struct {
+    const char *sym, *file, *module; /* NULL when unknown */
+    int64_t line;                    /* 0 when unknown */
+    int64_t offset;
+    int inlined;                     /* inlined into the next frame */
+    int ip_index;                    /* frames from one return address share it */
+} ra_frame_t;
+
+/* A stack from its allocation site outward: frames[0] is the site (stacks.site_frame),
+ * frames[n - 1] the outermost. */
+typedef struct {
+    int64_t bt;
+    size_t nframes;
+    ra_frame_t *frames;
+} ra_stack_t;
+
+/* One slice of a recording's time: [t_from, t_to). */
+typedef struct {
+    int64_t t_from, t_to;
+    int64_t max_live;  /* the most bytes live at any moment of the slice */
+    int64_t end_live;  /* bytes live at its end */
+    int64_t allocs, frees;
+} ra_bucket_t;
+
+typedef struct {
+    int64_t pid, recording, t;
+    char *label;
+} ra_marker_t;
+
+typedef struct {
+    int64_t pid, recording, on_t, off_t; /* off_t -1: never turned off */
+    char *on_how, *off_how;
+} ra_window_t;
+
+typedef struct {
+    int64_t pid, recording, tid;
+    char *name;
+    int64_t allocs, bytes, frees, leaked_blocks, leaked_bytes;
+} ra_thread_t;
+
+/* A power-of-two size class [lo, hi] (lo = hi = 0 for size 0) of one recording. */
+typedef struct {
+    int64_t pid, recording, lo, hi;
+    int64_t blocks, bytes, leaked_blocks, leaked_bytes;
+} ra_sizeclass_t;
+
+/* A module path and the build id recorded for it (NULL: none). */
+typedef struct {
+    char *path, *build_id;
+} ra_module_t;
+
+/* What ra_model_load reads beyond the processes, markers and windows. */
+enum {
+    RA_MODEL_STACKS = 1,    /* stats per stack and the stacks' frames */
+    RA_MODEL_PEAK = 2,      /* each recording's peak, and the stacks' bytes live then */
+    RA_MODEL_TIMELINE = 4,  /* memory over time in buckets (implies the peak) */
+    RA_MODEL_TEMPORARY = 8, /* temporary blocks per stack */
+    RA_MODEL_TABLES = 16    /* per thread and per size class */
+};
+
+typedef struct {
+    ra_proc_t *procs;
+    size_t nprocs;
+    ra_stat_t *stats;          /* sorted by pid, recording, bt */
+    size_t nstats;
+    ra_stack_t *stacks;        /* sorted by bt */
+    size_t nstacks;
+    ra_bucket_t *buckets;      /* each process's slices (ra_proc_t.bucket0) */
+    size_t nbuckets;
+    int from_rows;             /* read from `allocations`: the database has no summary tables */
+    ra_marker_t *markers;
+    size_t nmarkers;
+    ra_window_t *windows;
+    size_t nwindows;
+    ra_thread_t *threads;
+    size_t nthreads;
+    ra_sizeclass_t *sizes;
+    size_t nsizes;
+    ra_module_t *modules;      /* distinct paths, sorted */
+    size_t nmodules;
+    struct ra_pool *pool;      /* owns the strings */
+} ra_model_t;
+
+/* Reads what `what` (RA_MODEL_*) asks for, for process pid (-1: every process), with about
+ * nbuckets slices per recording for the timeline (at most nbuckets; from the summary tables,
+ * groups of their equal slices). Reads the summary tables (stack_stats, ...) when the database
+ * has them and the environment does not set RHEAP_SCAN_ROWS=1, else the rows of `allocations`;
+ * both give the same numbers. RA_OK, or RA_E_INPUT / RA_E_NOMEM; m is always initialized
+ * (ra_model_free it either way). */
+ra_status_t ra_model_load(struct sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets,
+                          ra_model_t *m, ra_err_t *err);
+void ra_model_free(ra_model_t *m);
+/* The stack with that id, or NULL (bt -1, or a stack the database lacks). */
+const ra_stack_t *ra_model_stack(const ra_model_t *m, int64_t bt);
+/* The process row of (pid, recording), or NULL. */
+const ra_proc_t *ra_model_proc(const ra_model_t *m, int64_t pid, int64_t recording);
+/* The largest sampling interval of m's recordings: 0 when all were made in trace mode (every
+ * figure exact), else the figures but allocations and bytes allocated are estimates. */
+int64_t ra_model_sample_interval(const ra_model_t *m);
+/* The build id (hex) recorded for a module path, or NULL. */
+const char *ra_model_build_id(const ra_model_t *m, const char *path);
+/* Zeroes the leaks of the stacks s suppresses in m (and takes them off their processes'
+ * totals), adding them per rule into blocks[] and bytes[] (ra_supp_nrules entries each). */
+void ra_supp_apply(const ra_supp_t *s, ra_model_t *m, int64_t *blocks, int64_t *bytes);
+
+/* The weights a stack can be measured by. */
+typedef enum {
+    RA_W_LEAKED,      /* bytes never freed */
+    RA_W_PEAK,        /* bytes live at the peak */
+    RA_W_ALLOCATED,   /* bytes allocated */
+    RA_W_ALLOCATIONS, /* blocks allocated */
+    RA_W_TEMPORARY    /* temporary blocks */
+} ra_weight_t;
+
+/* The figure of s that weight w measures. */
+int64_t ra_weight_of(const ra_stat_t *s, ra_weight_t w);
+/* A frame's display name: its function, or module+0xoffset (in buf) when unknown. */
+const char *ra_frame_name(const ra_frame_t *f, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
