@@ -84,6 +84,7 @@ def make_workloads(args, tmp):
     sql_rows = 50000 if quick else 200000
     py_rounds = 10 if quick else 35
     perl_keys = 40000 if quick else 150000
+    pl_rounds = 30 if quick else 100
 
     sql_path = os.path.join(tmp, "workload.sql")
     with open(sql_path, "w") as f:
@@ -105,6 +106,11 @@ def make_workloads(args, tmp):
     # a fixed one keeps runs comparable.
     w.append(Workload("perl", [shutil.which("perl") or "perl", "-e", PERL_SCRIPT,
                                str(perl_keys)], env={"PERL_HASH_SEED": "0"}))
+    # Perl as a script of its own: about 4 million allocations per second untraced, every
+    # scalar body, string and hash array from malloc (see RESULTS.md, "Why perl costs more").
+    plwork = os.path.join(args.root, "bench", "workloads", "plwork.pl")
+    w.append(Workload("perl script", [shutil.which("perl") or "perl", plwork, str(pl_rounds)],
+                      env={"PERL_HASH_SEED": "0"}))
     return w
 
 
@@ -177,7 +183,7 @@ def measure(wl, args, have_heaptrack):
     """Runs one workload args.runs times in every variant; returns lists of samples."""
     s = {k: [] for k in ("base_t", "base_rss", "rh_t", "rh_rss", "rh_bytes", "rh_events",
                          "rh_allocs", "conv_t", "ht_t", "ht_rss", "ht_bytes", "ht_events",
-                         "ht_allocs", "base_cpu", "rh_cpu", "ht_cpu")}
+                         "ht_allocs", "base_cpu", "rh_cpu", "ht_cpu", "run_t", "run_cpu")}
     base_env = dict(os.environ, **wl.env)
     for r in range(args.runs):
         log(f"{wl.name}: round {r + 1}/{args.runs}")
@@ -227,6 +233,16 @@ def measure(wl, args, have_heaptrack):
                 s["ht_events"].append(ev)
                 s["ht_allocs"].append(allocs)
             shutil.rmtree(ht_dir)
+
+        if args.rheap_run:
+            # What a user types: the recording converted while the program runs, the database
+            # finished after its end. Whole command, as heaptrack's includes its interpreter.
+            run_db = os.path.join(TMP, "run.db")
+            t, _, _, cpu = timed([args.rheap, "run", "-q", "-f", "-o", run_db, "--"] + wl.argv,
+                                 stdin=wl.stdin, env=dict(base_env, RHEAP_LIBRARY=args.lib))
+            s["run_t"].append(t)
+            s["run_cpu"].append(cpu)
+            os.remove(run_db)
     return s
 
 
@@ -281,7 +297,18 @@ def summarize(wl, s):
     # competes for the cores, so its ratio is a cross-check on a busy machine.
     r["rh_cpu_slow"] = med(s["rh_cpu"]) / med(s["base_cpu"])
     r["ht_cpu_slow"] = med(s["ht_cpu"]) / med(s["base_cpu"]) if s["ht_cpu"] else None
+    r["run_t"] = med(s["run_t"])
+    r["run_slow"] = r["run_t"] / r["base_t"] if s["run_t"] else None
+    r["run_cpu_slow"] = med(s["run_cpu"]) / med(s["base_cpu"]) if s["run_cpu"] else None
     r["events"] = med(s["rh_events"])
+    # What a slowdown is made of: how many events the program makes per second of its own CPU
+    # time, and what each costs the tracer (CPU time added / events; heaptrack's by its own
+    # event count).
+    base_cpu = med(s["base_cpu"])
+    r["density"] = r["events"] / base_cpu if base_cpu else None
+    r["rh_ns"] = (med(s["rh_cpu"]) - base_cpu) / r["events"] * 1e9
+    r["ht_ns"] = ((med(s["ht_cpu"]) - base_cpu) / med(s["ht_events"]) * 1e9
+                  if s["ht_cpu"] and s["ht_events"] else None)
     r["allocs"] = med(s["rh_allocs"])
     r["rh_bpe"] = med([b / e for b, e in zip(s["rh_bytes"], s["rh_events"]) if e])
     r["ht_bpe"] = med([b / e for b, e in zip(s["ht_bytes"], s["ht_events"]) if e])
@@ -370,6 +397,15 @@ def report(args, rows, big, have_heaptrack):
                    f"| {r['rh_cpu_slow']:.2f}x | {fmt(r['ht_t'], '.3f')} "
                    f"| {fmt(r['ht_slow'], '.2f', 'x')} | {fmt(r['ht_cpu_slow'], '.2f', 'x')} |")
     out.append("")
+    if args.rheap_run:
+        out.append("`rheap run -o OUT.db -- PROGRAM`, the whole command (recording, conversion "
+                   "while the program runs, the database finished after its end):\n")
+        out.append("| workload | rheap run s | slowdown | CPU slowdown |")
+        out.append("|---|--:|--:|--:|")
+        for r in rows:
+            out.append(f"| {r['name']} | {r['run_t']:.3f} | {r['run_slow']:.2f}x "
+                       f"| {r['run_cpu_slow']:.2f}x |")
+        out.append("")
     out.append("## Size, conversion, memory\n")
     out.append("| workload | events | rheap B/event | heaptrack B/event | convert s "
                "| convert Mevents/s | rheap mem MiB | heaptrack mem MiB |")
@@ -380,8 +416,18 @@ def report(args, rows, big, have_heaptrack):
                    f"| {r['conv_rate'] / 1e6:.2f} | {r['rh_mem']:.1f} | {fmt(r['ht_mem'], '.1f')} |")
     out.append("")
 
+    out.append("## Cost per event\n")
+    out.append("| workload | events | M events per untraced CPU s | rheap CPU ns/event "
+               "| heaptrack CPU ns/event |")
+    out.append("|---|--:|--:|--:|--:|")
+    for r in rows:
+        out.append(f"| {r['name']} | {r['events']:,.0f} "
+                   f"| {fmt(r['density'] / 1e6 if r['density'] else None, '.2f')} "
+                   f"| {r['rh_ns']:.0f} | {fmt(r['ht_ns'], '.0f')} |")
+    out.append("")
+
     def row(name):
-        return next(r for r in rows if r["name"] == name)
+        return next((r for r in rows if r["name"] == name), None)
 
     out.append("## Against the targets\n")
     out.append("| figure | target | rheap | heaptrack here | heaptrack typical | within target |")
@@ -393,6 +439,8 @@ def report(args, rows, big, have_heaptrack):
     for depth in (0, 32):
         one = row(f"churn 1t depth {depth}")
         two = row(f"churn 2t depth {depth}")
+        if not one or not two:
+            continue
         out.append(f"| slowdown, churn 1 thread, depth {depth} | <= 2.5x "
                    f"| {one['rh_slow']:.2f}x (CPU {one['rh_cpu_slow']:.2f}x) "
                    f"| {fmt(one['ht_slow'], '.2f', 'x')} | ~7.3x | {yn(one['rh_slow'] <= 2.5)} |")
@@ -451,6 +499,10 @@ def report(args, rows, big, have_heaptrack):
                "(a realloc is one of each). heaptrack B/event divides its .zst file by its own "
                "count: allocations it reports, times two, minus those it reports leaked.")
     out.append("- rheap B/event: size of the whole rip-<pid>/ directory / events.")
+    out.append("- cost per event: CPU time added by the tracer / events (10 ms resolution); "
+               "the CPU slowdown is 1 + events per untraced CPU second x that cost, so a "
+               "program that calls the allocator more often per second pays more at the same "
+               "cost per call. heaptrack's includes its interpreter's CPU time.")
     out.append("- convert: wall time of `rheap convert` (merge, pairing, symbolization, "
                "SQLite writing) on that recording; Mevents/s = events / that time.")
     out.append("- mem: peak RSS traced minus peak RSS untraced (/usr/bin/time %M); for heaptrack "
@@ -471,7 +523,13 @@ def main():
     ap.add_argument("--churn", required=True)
     ap.add_argument("--root", required=True)
     ap.add_argument("--command", default="bench/run.sh")
+    ap.add_argument("--only", nargs="+", metavar="NAME",
+                    help="only these workloads (names as in the report); no leaks query")
+    ap.add_argument("--rheap-run", action="store_true",
+                    help="also time `rheap run` on each workload, whole command")
     args = ap.parse_args()
+    if args.only and args.write:
+        sys.exit("bench: --write saves a whole report; it cannot be used with --only")
     if args.runs is None:
         args.runs = 3 if args.quick else 5
     args.pywork = os.path.join(args.root, "bench", "workloads", "pywork.py")
@@ -488,9 +546,16 @@ def main():
     TMP = tempfile.mkdtemp(prefix="rheap-bench.")
     try:
         rows = []
-        for wl in make_workloads(args, TMP):
+        workloads = make_workloads(args, TMP)
+        unknown = set(args.only or []) - {wl.name for wl in workloads}
+        if unknown:
+            sys.exit(f"bench: no workload named {', '.join(sorted(unknown))} "
+                     f"(there are: {', '.join(wl.name for wl in workloads)})")
+        for wl in workloads:
+            if args.only and wl.name not in args.only:
+                continue
             rows.append(summarize(wl, measure(wl, args, have_heaptrack)))
-        big = None if args.quick else leaks_database(args)
+        big = None if args.quick or args.only else leaks_database(args)
         text = report(args, rows, big, have_heaptrack)
     finally:
         shutil.rmtree(TMP, ignore_errors=True)

@@ -3,26 +3,37 @@
 # programs untraced and under heaptrack. Prints a Markdown report; --write also saves it to
 # bench/RESULTS.md. See bench/README.md.
 #
-#   bench/run.sh [--quick] [--write] [--runs N]
+#   bench/run.sh [--quick] [--write] [--runs N] [--rheap-run] [--only NAME ...]
 #
 # Builds into build-bench/ (or $RHEAP_BUILD), RelWithDebInfo without sanitizers. Installs
-# heaptrack and GNU time with apt-get when they are missing.
+# heaptrack and GNU time with apt-get when they are missing. --only runs the named workloads
+# alone (names as in the report, quoted: --only 'perl script'); --rheap-run also times
+# `rheap run` on each workload.
 set -eu
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 BUILD="${RHEAP_BUILD:-build-bench}"
 COMMAND="bench/run.sh${*:+ $*}"
 
+names=0 # after --only: workload names until the next option
 for arg in "$@"; do
     case "$arg" in
-    --quick | --write | --runs | [0-9]*) ;;
+    --quick | --write | --runs | --rheap-run) names=0 ;;
+    --only) names=1 ;;
     -h | --help)
-        sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
-    *)
-        echo "bench/run.sh: unknown argument '$arg' (expected --quick, --write, --runs N)" >&2
+    [0-9]*) ;;
+    -*)
+        echo "bench/run.sh: unknown argument '$arg' (expected --quick, --write, --runs N, --rheap-run, --only NAME ...)" >&2
         exit 1
+        ;;
+    *)
+        if [ "$names" -eq 0 ]; then
+            echo "bench/run.sh: unknown argument '$arg' (expected --quick, --write, --runs N, --rheap-run, --only NAME ...)" >&2
+            exit 1
+        fi
         ;;
     esac
 done

@@ -176,7 +176,7 @@ static int dump_file(const char *path, FILE *out, FILE *err)
     return put_error(err, &e);
 }
 
-int rheap_dump(const char *path, FILE *out, FILE *err)
+int cli__dump(const char *path, FILE *out, FILE *err)
 {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {

@@ -13,6 +13,6 @@
  * goes to `err`, the other files are still dumped); RHEAP_EXIT_INPUT (2) for a missing path or
  * invalid or corrupt input (one line "rheap: error: PATH: offset N: DETAIL" on `err`; dumping
  * stops). */
-int rheap_dump(const char *path, FILE *out, FILE *err);
+int cli__dump(const char *path, FILE *out, FILE *err);
 
 #endif

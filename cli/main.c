@@ -127,7 +127,7 @@ static int cmd_dump(int argc, char **argv)
         usage_dump(stderr);
         return RHEAP_EXIT_USAGE;
     }
-    return rheap_dump(argv[optind], stdout, stderr);
+    return cli__dump(argv[optind], stdout, stderr);
 }
 
 static int dispatch(int argc, char **argv)

@@ -31,7 +31,7 @@
 #include <rip.h>
 
 #include "cli.h"
-#include "settings.h"
+#include "rheap_settings.h"
 
 typedef struct {
     const char *output;

@@ -8,7 +8,7 @@
 
 #include "internal.h"
 #include "rheap.h"
-#include "settings.h"
+#include "rheap_settings.h"
 
 /* The settings an API caller asked for, checked as RHEAP_CONFIG_INIT's documentation says; the
  * toggle signal stays the environment's. */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "settings.h"
+#include "rheap_settings.h"
 
 rheap__config_t rheap__env_cfg;
 

@@ -1,12 +1,12 @@
 /*
- * settings.c: the settings table and the parser of their values (see settings.h).
+ * settings.c: the settings table and the parser of their values (see rheap_settings.h).
  *
  * The numbers are read by hand rather than with strtol or strtod: those skip leading blanks,
  * take a sign, and (strtod) read exponents, hex floats and the locale's decimal point, and
  * strtod may allocate. A setting written " 5", "+5" or "1e-2" is refused here, the same way
  * wherever it comes from.
  */
-#include "settings.h"
+#include "rheap_settings.h"
 
 #include <limits.h>
 #include <signal.h>

@@ -29,13 +29,10 @@ long rheap__sys_write(int fd, const void *buf, unsigned long len) {
     return syscall(SYS_write, fd, buf, len);
 }
 
+/* The placement is the format library's (rip_fd_keep_high), so the writer's kept descriptor and
+ * the recording directory's follow one policy. */
 int rheap__sys_keep_high(int fd) {
-    struct rlimit rl;
-    int high = -1;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur >= 64) {
-        rlim_t lim = rl.rlim_cur > (1u << 20) ? (1u << 20) : rl.rlim_cur;
-        high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, (int)(lim - lim / 4));
-    }
+    int high = rip_fd_keep_high(fd);
     syscall(SYS_close, fd);
     return high;
 }

@@ -410,6 +410,14 @@ rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
  * bytes at most). */
 rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_bytes);
 
+/* Where every descriptor the tracer keeps in a program it does not control goes (the writer's
+ * kept copy above, the recording directory's): a close-on-exec copy of fd among the top quarter
+ * of the numbers the descriptor limit allows (capped at 2^20), where the program's own open()
+ * calls, which take the lowest free number, do not reach it. Returns the copy, or -1 when there
+ * is no room there (a limit below 64, or that range full); fd stays open either way. No
+ * allocation; errno may change. */
+int rip_fd_keep_high(int fd);
+
 /* Compresses what is pending into a block and writes it, followed by the end mark, so the file
  * is a complete lz4 frame afterwards. Nothing pending: writes the end mark only the first time.
  * RIP_OK or RIP_E_IO. */

@@ -255,10 +255,7 @@ static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
     return 0;
 }
 
-/* A copy of fd placed among the highest numbers the descriptor limit allows (the top quarter),
- * where a program's own open() calls, which take the lowest free number, do not reach it; -1
- * when there is no room there (a low limit). */
-static int keep_high(int fd)
+int rip_fd_keep_high(int fd)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 64)
@@ -284,7 +281,7 @@ rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_b
     w->dev = st.st_dev;
     w->ino = st.st_ino;
     w->max_bytes = max_bytes;
-    w->fd = keep_high(w->fd);
+    w->fd = rip_fd_keep_high(w->fd);
     errno = saved;
     return RIP_OK;
 }

@@ -3,8 +3,8 @@
  * today's reader, must dump to the text stored beside them. A change to the reader or to
  * `rheap dump` that breaks old recordings fails here.
  */
-#include "dump.h"
 #include "test_util.h"
+#include "run_dump.h"
 
 static void check(const char *dir, const char *name)
 {
@@ -19,11 +19,11 @@ static void check(const char *dir, const char *name)
     char *out = NULL, *err = NULL;
     size_t on = 0, en = 0;
     FILE *o = open_memstream(&out, &on), *e = open_memstream(&err, &en);
-    int rc = rheap_dump(rip, o, e);
+    int rc = run_dump(rip, o, e);
     fclose(o);
     fclose(e);
     if (rc != 0)
-        CHECK_FAIL("%s: rheap_dump returned %d: %s", rip, rc, err);
+        CHECK_FAIL("%s: rheap dump exited %d: %s", rip, rc, err);
     if (strcmp(out, expect) != 0) {
         /* Name the first line that differs. */
         size_t i = 0, line = 1;

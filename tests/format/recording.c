@@ -5,8 +5,8 @@
  */
 #include <sys/stat.h>
 
-#include "dump.h"
 #include "test_util.h"
+#include "run_dump.h"
 
 static char dir[128];
 
@@ -31,16 +31,16 @@ static void write_file(const char *name, int is_process, uint32_t tid, int flush
     close(fd);
 }
 
-static char *run_dump(const char *path, int expect_rc, char **errtext)
+static char *dump_of(const char *path, int expect_rc, char **errtext)
 {
     char *out = NULL, *err = NULL;
     size_t on = 0, en = 0;
     FILE *o = open_memstream(&out, &on), *e = open_memstream(&err, &en);
-    int rc = rheap_dump(path, o, e);
+    int rc = run_dump(path, o, e);
     fclose(o);
     fclose(e);
     if (rc != expect_rc)
-        CHECK_FAIL("rheap_dump(%s) returned %d, expected %d; stderr: %s", path, rc, expect_rc, err);
+        CHECK_FAIL("rheap dump %s exited %d, expected %d; stderr: %s", path, rc, expect_rc, err);
     *errtext = err;
     return out;
 }
@@ -90,7 +90,7 @@ int main(void)
     write_file("t9.rip", 0, 9, 1);
     write_file("t100.rip", 0, 100, 1);
     char *errtext;
-    char *out = run_dump(dir, 0, &errtext);
+    char *out = dump_of(dir, 0, &errtext);
     static const char expect[] =
         "# file process.rip type=process version=3.1 pid=321 tid=0 recording=1 serial=0 start_ns=1000 time_shift=0\n"
         "process ppid=1 exe=/bin/prog wall_ns=5 clock=monotonic page_size=4096 argc=2 argv=prog a\\x20b\n"
@@ -116,7 +116,7 @@ int main(void)
     uint8_t *data = slurp(buf, &len);
     spill(buf, data, len - 4);
     free(data);
-    out = run_dump(dir, 3, &errtext);
+    out = dump_of(dir, 3, &errtext);
     snprintf(msg, sizeof msg,
              "rheap: warning: %s: offset %zu: file ends before the end mark (expected a block or the "
              "end mark)\n", buf, len - 4);
@@ -128,7 +128,7 @@ int main(void)
 
     /* An empty thread file (killed before its first flush) is truncated too. */
     write_file("t10-2.rip", 0, 10, 0);
-    out = run_dump(buf, 3, &errtext);
+    out = dump_of(buf, 3, &errtext);
     snprintf(msg, sizeof msg, "rheap: warning: %s: offset 0: empty file (expected an lz4 frame)\n", buf);
     CHECK(strcmp(errtext, msg) == 0);
     CHECK_U(strlen(out), 0);
@@ -137,7 +137,7 @@ int main(void)
 
     /* A corrupt file stops the dump with exit code 2 and one line. */
     spill(buf, "\x04\x22\x4d\x18\x70\x40\x00", 7);
-    out = run_dump(dir, 2, &errtext);
+    out = dump_of(dir, 2, &errtext);
     snprintf(msg, sizeof msg, "rheap: error: %s: offset 6: lz4 frame header checksum mismatch\n", buf);
     CHECK(strcmp(errtext, msg) == 0);
     CHECK(strstr(out, "# file t100.rip") == NULL);
@@ -145,11 +145,11 @@ int main(void)
     free(errtext);
 
     /* Missing paths and directories that are not recordings. */
-    out = run_dump("no-such-path", 2, &errtext);
+    out = dump_of("no-such-path", 2, &errtext);
     CHECK(strcmp(errtext, "rheap: error: no-such-path: cannot open: No such file or directory\n") == 0);
     free(out);
     free(errtext);
-    out = run_dump(".", 2, &errtext);
+    out = dump_of(".", 2, &errtext);
     CHECK(strcmp(errtext, "rheap: error: .: not a rip recording (no process.rip)\n") == 0);
     free(out);
     free(errtext);

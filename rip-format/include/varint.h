@@ -1,6 +1,8 @@
 /*
  * varint.h: little-endian and LEB128 helpers shared by the writer and the reader, and the one
- * LEB128 decoder of the project (librheap's call-frame decoder reads DWARF with it). Everything on
+ * LEB128 decoder of the project (librheap's call-frame decoder reads DWARF with it, the
+ * converter encodes its compact allocation rows with it). The format library's second public
+ * header: byte-level helpers, no format knowledge (that is rip.h). Everything on
  * disk goes through these, never through a struct copy, so the format does not depend on the
  * compiler's layout or the host's byte order.
  */

@@ -1,7 +1,8 @@
 /*
- * settings.h: the recorder's settings, one table and one parser, shared by librheap (which reads
- * them from its environment at start-up) and `rheap run` (which checks its options before it
- * starts the program and passes them on in that environment). Both go through the same
+ * rheap_settings.h: the recorder's settings, one table and one parser, shared by librheap (which
+ * reads them from its environment at start-up) and `rheap run` (which checks its options before
+ * it starts the program and passes them on in that environment): the header of the small
+ * library rheap_settings, not installed. Both go through the same
  * functions, so a value one of them accepts the other accepts too, and means the same.
  *
  * Everything here may run inside malloc before libc is fully up: nothing allocates, nothing
