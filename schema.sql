@@ -39,7 +39,7 @@ CREATE TABLE allocation_rows (
     bt INTEGER,            -- allocations.bt
     size INTEGER NOT NULL, -- allocations.size
     addr INTEGER NOT NULL, -- the address XOR the allocating thread's threads.addr_base (small: a thread's blocks lie close together), in units of 16 bytes (unscaled, in bytes, when `how` has 32 set)
-    how INTEGER NOT NULL   -- bits 0-3: call - 1; 16: freed by another thread or by none recorded (see allocation_frees); 32: unscaled, as a time not a multiple of 4 ns or an address not a multiple of 16 bytes from the base would not scale; bits 6-27: threads.id of the allocating thread; from bit 28: realloc and reallocarray: id - realloc_of, the other calls: align, 0 when NULL, 34359738367 (2^35 - 1) when in allocation_extras. Mostly 0 (a malloc by the first thread, freed by it), which takes no byte
+    how INTEGER NOT NULL   -- bits 0-5: call - 1; 64: freed by another thread or by none recorded (see allocation_frees); 128: unscaled, as a time not a multiple of 4 ns or an address not a multiple of 16 bytes from the base would not scale; bits 8-29: threads.id of the allocating thread; from bit 30, x: 0 when realloc_of and align are NULL; else for the calls that resize (realloc, rallocx, ...) 2 * (id - realloc_of) + 1, or 8589934591 (2^33 - 1) when in allocation_extras, and for the others 2 * align, or 8589934590 when in allocation_extras. Mostly 0 (a malloc by the first thread, freed by it), which takes no byte
 );
 
 -- The freeing thread of the blocks freed by another thread than the one that allocated them
@@ -52,17 +52,27 @@ CREATE TABLE allocation_frees (
 -- The values of id - realloc_of or align too large for allocation_rows.how (2^35 - 1 or more).
 CREATE TABLE allocation_extras (
     id INTEGER PRIMARY KEY, -- allocations.id
-    extra INTEGER NOT NULL  -- id - realloc_of (realloc, reallocarray), else align
+    extra INTEGER NOT NULL  -- id - realloc_of (the calls that resize), else align
 );
 
 -- The names of allocations.call: SELECT c.name, count(*) FROM allocations JOIN calls AS c ON c.id = call
--- GROUP BY c.name. The ids are those of the recording format (rip-format/FORMAT.md).
+-- GROUP BY c.name. The ids are those of the recording format (rip-format/FORMAT.md, "Calls"): the
+-- C library's calls, the C++ allocation operators (every form of one operator shares its name: its
+-- nothrow and aligned forms show in align) and the allocators' own entry points.
 CREATE TABLE calls (
     id INTEGER PRIMARY KEY, -- allocations.call
-    name TEXT NOT NULL      -- malloc, calloc, realloc, reallocarray, posix_memalign, aligned_alloc, memalign, valloc, pvalloc
+    name TEXT NOT NULL,     -- malloc, calloc, realloc, ..., operator new, operator new[], mallocx, tc_malloc, mi_malloc, ...
+    resizes INTEGER NOT NULL -- 1: the call resizes a block it is given (realloc_of names it), 0: it makes a new one
 );
-INSERT INTO calls VALUES (1, 'malloc'), (2, 'calloc'), (3, 'realloc'), (4, 'reallocarray'),
-    (5, 'posix_memalign'), (6, 'aligned_alloc'), (7, 'memalign'), (8, 'valloc'), (9, 'pvalloc');
+INSERT INTO calls VALUES (1, 'malloc', 0), (2, 'calloc', 0), (3, 'realloc', 1), (4, 'reallocarray', 1),
+    (5, 'posix_memalign', 0), (6, 'aligned_alloc', 0), (7, 'memalign', 0), (8, 'valloc', 0),
+    (9, 'pvalloc', 0), (10, 'operator new', 0), (11, 'operator new[]', 0), (12, 'mallocx', 0),
+    (13, 'rallocx', 1), (14, 'xallocx', 1), (15, 'tc_malloc', 0), (16, 'tc_calloc', 0),
+    (17, 'tc_realloc', 1), (18, 'tc_memalign', 0), (19, 'tc_posix_memalign', 0), (20, 'tc_valloc', 0),
+    (21, 'tc_pvalloc', 0), (22, 'tc_new', 0), (23, 'tc_newarray', 0), (24, 'mi_malloc', 0),
+    (25, 'mi_calloc', 0), (26, 'mi_zalloc', 0), (27, 'mi_realloc', 1), (28, 'mi_malloc_aligned', 0),
+    (29, 'mi_zalloc_aligned', 0), (30, 'mi_calloc_aligned', 0), (31, 'mi_realloc_aligned', 1),
+    (32, 'mi_new', 0);
 
 -- Call stacks, one row per frame. Identical stacks (same module, offset and symbolization) share
 -- one id across threads and processes.
@@ -96,6 +106,7 @@ CREATE TABLE processes (
     lost_events INTEGER NOT NULL,     -- events the tracer reported it could not record
     mode TEXT NOT NULL DEFAULT 'trace', -- 'trace': every allocation and free has its row; 'profile': only a sample of allocations (about one per sample_interval bytes), each with its backtrace and its free, and the summaries below hold estimates (see "Profile mode" there)
     sample_interval INTEGER,     -- profile mode: mean bytes allocated between two samples; NULL in trace mode
+    unrecorded TEXT,             -- an allocator the tracer found in the process and did not record, e.g. 'jemalloc in /usr/bin/prog (malloc)': the process's blocks from it are missing; NULL when none was found
     PRIMARY KEY (pid, recording)
 );
 
@@ -297,27 +308,27 @@ CREATE TABLE marker_stacks (
 -- reads; each column means what it says below.
 CREATE VIEW allocations AS
 SELECT r.id AS id, -- unique in the database, across processes; rows are numbered in the order blocks were freed, then the blocks of the same recording never freed, in allocation order
-       CASE WHEN r.how & 32 THEN r.t ELSE r.t * 4 END AS alloc_after, -- ns after the recording started when the allocation returned
-       CASE WHEN r.how & 32 THEN r.t + r.life ELSE (r.t + r.life) * 4 END AS dealloc_after, -- ns after the recording started when the block was freed (or released by realloc); NULL: never freed while recording
+       CASE WHEN r.how & 128 THEN r.t ELSE r.t * 4 END AS alloc_after, -- ns after the recording started when the allocation returned
+       CASE WHEN r.how & 128 THEN r.t + r.life ELSE (r.t + r.life) * 4 END AS dealloc_after, -- ns after the recording started when the block was freed (or released by realloc); NULL: never freed while recording
        r.bt AS bt, -- backtraces.id of the allocating call stack; NULL: no backtrace was taken (sampling)
        r.size AS size, -- bytes requested (calloc: nmemb * size); unsigned, a REAL from 2^63 on (see the top)
-       (CASE WHEN r.how & 32 THEN r.addr ELSE r.addr * 16 END | th.addr_base)
-           & ~(CASE WHEN r.how & 32 THEN r.addr ELSE r.addr * 16 END & th.addr_base) AS addr, -- address of the block
+       (CASE WHEN r.how & 128 THEN r.addr ELSE r.addr * 16 END | th.addr_base)
+           & ~(CASE WHEN r.how & 128 THEN r.addr ELSE r.addr * 16 END & th.addr_base) AS addr, -- address of the block
        th.tid AS alloc_thread, -- kernel thread id (tid) that allocated the block
-       CASE WHEN r.life IS NULL THEN NULL WHEN r.how & 16 = 0 THEN th.tid
+       CASE WHEN r.life IS NULL THEN NULL WHEN r.how & 64 = 0 THEN th.tid
             ELSE (SELECT ft.tid FROM allocation_frees AS f JOIN threads AS ft ON ft.id = f.thread
                   WHERE f.id = r.id) END AS dealloc_thread, -- tid that freed it; NULL when never freed or when the free was not recorded (see meta 'reused_live')
        th.pid AS pid, -- process that allocated the block (processes.pid)
-       (r.how & 15) + 1 AS call, -- the allocating call, an id of the table `calls` (1 malloc, 2 calloc, 3 realloc, ...)
-       CASE WHEN r.how & 15 IN (2, 3) OR r.how >> 28 = 0 THEN NULL
-            WHEN r.how >> 28 < 34359738367 THEN r.how >> 28
-            ELSE (SELECT e.extra FROM allocation_extras AS e WHERE e.id = r.id) END AS align, -- alignment asked for by the aligned calls; NULL for the others
-       CASE WHEN r.how & 15 NOT IN (2, 3) OR r.how >> 28 = 0 THEN NULL
-            WHEN r.how >> 28 < 34359738367 THEN r.id - (r.how >> 28)
-            ELSE r.id - (SELECT e.extra FROM allocation_extras AS e WHERE e.id = r.id) END AS realloc_of, -- allocations.id of the block this realloc replaced; NULL when not a realloc, or when the old block was allocated before recording
+       (r.how & 63) + 1 AS call, -- the allocating call, an id of the table `calls` (1 malloc, 2 calloc, 3 realloc, ..., 10 operator new, ...)
+       CASE WHEN r.how >> 30 = 0 OR (r.how >> 30) & 1 THEN NULL
+            WHEN r.how >> 30 < 8589934590 THEN r.how >> 31
+            ELSE (SELECT e.extra FROM allocation_extras AS e WHERE e.id = r.id) END AS align, -- alignment asked for by the aligned calls (and the aligned forms of operator new, mallocx with an alignment, ...); NULL for the others
+       CASE WHEN (r.how >> 30) & 1 = 0 THEN NULL
+            WHEN r.how >> 30 < 8589934591 THEN r.id - (r.how >> 31)
+            ELSE r.id - (SELECT e.extra FROM allocation_extras AS e WHERE e.id = r.id) END AS realloc_of, -- allocations.id of the block this realloc (or rallocx, mi_realloc, ...) replaced; NULL when not a resizing call, or when the old block was allocated before recording
        th.recording AS recording -- which recording of the process (processes.recording): a process that execs, or turns recording on twice, keeps its pid but starts a new recording whose times have their own start; blocks never pair across recordings
 FROM allocation_rows AS r
-LEFT JOIN threads AS th ON th.id = (r.how >> 6) & 4194303;
+LEFT JOIN threads AS th ON th.id = (r.how >> 8) & 4194303;
 
 -- Each allocation with the frame where the program asked for memory.
 CREATE VIEW allocation_sites AS

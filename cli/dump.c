@@ -45,10 +45,12 @@ static void put_record(FILE *out, const rip_record_t *r)
         fprintf(out, "alloc t=%" PRIu64 " call=%s addr=0x%" PRIx64 " size=%" PRIu64
                      " stack=%" PRIu64,
                 r->t, rip_call_name(call), r->u.alloc.addr, r->u.alloc.size, r->u.alloc.stack);
-        if (call == RIP_CALL_REALLOC || call == RIP_CALL_REALLOCARRAY)
+        if (rip_call_resizes(call))
             fprintf(out, " old=0x%" PRIx64 " old_t=%" PRIu64, r->u.alloc.old_addr,
                     r->u.alloc.old_t);
-        if (call >= RIP_CALL_POSIX_MEMALIGN)
+        /* The libc calls with an alignment show it always; the later ones when they had one. */
+        if ((call >= RIP_CALL_POSIX_MEMALIGN && call <= RIP_CALL_PVALLOC) ||
+            (call >= RIP_CALL_NAMED_FIRST && r->u.alloc.align))
             fprintf(out, " align=%" PRIu64, r->u.alloc.align);
         break;
     }
@@ -121,6 +123,14 @@ static void put_record(FILE *out, const rip_record_t *r)
     case RIP_REC_SAMPLING:
         fprintf(out, "sampling interval=%" PRIu64 " seed=%" PRIu64, r->u.sampling.interval,
                 r->u.sampling.seed);
+        break;
+    case RIP_REC_UNSEEN:
+        fprintf(out, "unseen allocator=");
+        put_str(out, r->u.unseen.allocator, 1);
+        fprintf(out, " module=");
+        put_str(out, r->u.unseen.module, 1);
+        fprintf(out, " symbol=");
+        put_str(out, r->u.unseen.symbol, 1);
         break;
     case RIP_REC_UNKNOWN:
         fprintf(out, "unknown type=0x%02x", r->u.unknown.type);

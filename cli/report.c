@@ -232,6 +232,24 @@ static void section(sqlite3 *db, const report_opts_t *o, const char *heading, co
     ra_table_free(&t);
 }
 
+/* One line per process with an allocator the tracer found and did not record: the figures miss
+ * its blocks. Nothing for a database made before processes had the column. */
+static void unrecorded_lines(sqlite3 *db, const char *pid, const char *prefix, FILE *out)
+{
+    static const char sql[] = "SELECT pid, unrecorded FROM processes WHERE unrecorded IS NOT NULL "
+                              "AND pid = coalesce(:pid, pid) ORDER BY pid, recording";
+    ra_table_t t;
+    ra_err_t why;
+    ra_kv_t kv = {"pid", pid};
+    if (ra_fetch(db, sql, &kv, pid ? 1 : 0, &t, &why) == RA_OK)
+        for (size_t r = 0; r < t.nrows; r++)
+            fprintf(out,
+                    "%swarning: process %s allocates through %s, which rheap does not record: "
+                    "its blocks are missing from these figures\n",
+                    prefix, ra_table_cell(&t, r, "pid"), ra_table_cell(&t, r, "unrecorded"));
+    ra_table_free(&t);
+}
+
 static int report(const char *path, const report_opts_t *o, FILE *out)
 {
     sqlite3 *db;
@@ -287,7 +305,9 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     }
     long long interval = ra_sample_interval(db, o->pid);
     const char *est = interval ? " (estimated)" : "";
-    fprintf(out, "rheap report: %s%s%s\n\nTotals\n", path, o->pid ? ", pid " : "", o->pid ? o->pid : "");
+    fprintf(out, "rheap report: %s%s%s\n", path, o->pid ? ", pid " : "", o->pid ? o->pid : "");
+    unrecorded_lines(db, o->pid, "", out);
+    fprintf(out, "\nTotals\n");
     if (interval)
         fprintf(out,
                 "  mode             profile: about one allocation sampled every %lld bytes;\n"
@@ -371,6 +391,7 @@ void cli__report_brief(sqlite3 *db, FILE *out)
         return;
     }
     long long nproc = num(&t, "processes");
+    unrecorded_lines(db, NULL, "rheap: ", out);
     long long interval = ra_sample_interval(db, NULL);
     if (interval)
         fprintf(out,

@@ -582,12 +582,14 @@ typedef struct {
     onoff_t *ev;
     size_t nev;
     uint64_t lost;           /* events of threads that had no file (the process file's lost) */
+    char *unseen;            /* an allocator the tracer found and did not record, described */
 } procinfo_t;
 
 static void procinfo_free(procinfo_t *p)
 {
     free(p->exe);
     free(p->cmdline);
+    free(p->unseen);
     for (size_t i = 0; i < p->nev; i++)
         free(p->ev[i].how);
     free(p->ev);
@@ -649,6 +651,19 @@ static int read_process(ctx_t *c, const char *path, procinfo_t *p)
         case RIP_REC_LOST:
             p->lost += rec.u.lost.count;
             break;
+        case RIP_REC_UNSEEN: {
+            const rip_str_t *a = &rec.u.unseen.allocator, *m = &rec.u.unseen.module,
+                            *s = &rec.u.unseen.symbol;
+            size_t n = a->len + m->len + s->len + sizeof " in  ()";
+            char *d = malloc(n);
+            if (d) {
+                snprintf(d, n, "%.*s in %.*s (%.*s)", (int)a->len, a->ptr, (int)m->len, m->ptr,
+                         (int)s->len, s->ptr);
+                free(p->unseen);
+                p->unseen = d;
+            }
+            break;
+        }
         default:
             break;
         }
@@ -1150,6 +1165,16 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
     if (p.interval && cv__profile_process(c->db, p.pid, p.recording, p.interval) != 0) {
         db_fail(c, "processes");
         goto out;
+    }
+    if (p.unseen) {
+        warnf(c, dir, NO_OFFSET,
+              "%s: process %u allocates through an allocator rheap does not record, %s: its "
+              "blocks are missing from the database (processes.unrecorded)",
+              dir, p.pid, p.unseen);
+        if (cv__db_unrecorded(c->db, p.pid, p.recording, p.unseen) != 0) {
+            db_fail(c, "processes");
+            goto out;
+        }
     }
     for (size_t i = 0; i < c->nmods; i++) {
         /* The symbolizer's status is of the file, over every recording so far. */

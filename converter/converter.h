@@ -188,6 +188,7 @@ int cv__db_marker(cv__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid, 
                      const char *label, size_t label_len);
 int cv__db_window(cv__db_t *db, uint32_t pid, uint32_t recording, uint64_t on_t,
                      const char *on_how, int has_off, uint64_t off_t, const char *off_how);
+int cv__db_unrecorded(cv__db_t *db, uint32_t pid, uint32_t recording, const char *what);
 int cv__db_meta_int(cv__db_t *db, const char *key, int64_t value);
 int cv__db_meta_text(cv__db_t *db, const char *key, const char *value);
 /* Builds the after-load part of the schema, commits, closes and puts the temporary file in

@@ -743,20 +743,33 @@ static void rebind_int_or_null(sqlite3_stmt *s, bound_t *b, int i, uint64_t v, i
  * 16 away (always, from glibc's malloc). A row where either is not so is stored unscaled.
  * Call, kind of free, thread and realloc_of or align are packed into `how`, so that a malloc by
  * the first thread freed by itself is a 0, which SQLite stores in no byte at all. */
-#define EXTRA_SHIFT 28 /* above 22 bits of thread: a realloc_of up to 2^19 rows back fits in 6 bytes */
-#define EXTRA_ELSEWHERE (((uint64_t)1 << (63 - EXTRA_SHIFT)) - 1) /* the value is in allocation_extras */
+#define EXTRA_SHIFT 30 /* above 22 bits of thread: a realloc_of up to 2^16 rows back fits in 6 bytes */
+#define EXTRA_ELSEWHERE (((uint64_t)1 << (63 - EXTRA_SHIFT)) - 2) /* the value is in allocation_extras */
+_Static_assert(RIP_CALL_LAST <= 64, "how keeps call - 1 in 6 bits");
 
 static int cross_free(const cv__row_t *r)
 {
     return r->freed && r->free_thread != r->thread;
 }
 
-/* realloc_of as id - realloc_of for reallocs, align for the others; 0: NULL. */
+/* realloc_of as id - realloc_of for the calls that resize, align for the others; 0: NULL. */
 static uint64_t extra_of(const cv__row_t *r)
 {
-    if (r->call == RIP_CALL_REALLOC || r->call == RIP_CALL_REALLOCARRAY)
+    if (rip_call_resizes((rip_call_t)r->call))
         return r->realloc_of ? r->id - r->realloc_of : 0;
     return r->align;
+}
+
+/* The extra value as kept in `how`: doubled, plus 1 for a resizing call, so that the view tells
+ * realloc_of from align without knowing the calls; EXTRA_ELSEWHERE (+1 when resizing) when it
+ * is in allocation_extras. */
+static uint64_t extra_field(const cv__row_t *r)
+{
+    uint64_t extra = extra_of(r);
+    if (extra == 0)
+        return 0;
+    uint64_t resize = rip_call_resizes((rip_call_t)r->call) ? 1 : 0;
+    return (extra >= EXTRA_ELSEWHERE / 2 ? EXTRA_ELSEWHERE : extra * 2) + resize;
 }
 
 /* b points at the row's ALLOC_COLS bindings, base is the row's first parameter minus one. */
@@ -768,11 +781,8 @@ static void bind_row(sqlite3_stmt *s, bound_t *b, int base, const cv__row_t *r)
                 (r->freed && (r->dealloc_t % 4 != 0 || r->dealloc_t >= limit));
     int64_t unit = plain ? 1 : 4;
     int64_t life = (int64_t)(r->dealloc_t - r->alloc_t);
-    uint64_t extra = extra_of(r);
-    if (extra >= EXTRA_ELSEWHERE)
-        extra = EXTRA_ELSEWHERE;
-    uint64_t how = (uint64_t)((r->call - 1) & 15) | (cross_free(r) ? 16 : 0) | (plain ? 32 : 0) |
-                   (uint64_t)r->thread << 6 | extra << EXTRA_SHIFT;
+    uint64_t how = (uint64_t)((r->call - 1) & 63) | (cross_free(r) ? 64 : 0) | (plain ? 128 : 0) |
+                   (uint64_t)r->thread << 8 | extra_field(r) << EXTRA_SHIFT;
     rebind_int(s, &b[0], base + 1, r->alloc_t / (uint64_t)unit);
     rebind_int_or_null(s, &b[1], base + 2, (uint64_t)(life / unit), r->freed);
     rebind_int_or_null(s, &b[2], base + 3, r->bt, r->bt != 0);
@@ -793,7 +803,7 @@ static int write_side(cv__db_t *db, const cv__row_t *r)
             return -1;
     }
     uint64_t extra = extra_of(r);
-    if (extra >= EXTRA_ELSEWHERE) {
+    if (extra >= EXTRA_ELSEWHERE / 2) {
         sqlite3_stmt *s = db->st[ST_EXTRA];
         sqlite3_bind_int64(s, 1, (sqlite3_int64)r->id);
         sqlite3_bind_int64(s, 2, (sqlite3_int64)extra);
@@ -843,7 +853,7 @@ static size_t pack_row(uint8_t *p, const cv__row_t *r, uint64_t *prev_id)
 {
     int other = r->freed && r->free_thread != r->thread;
     size_t n = 0;
-    p[n++] = (uint8_t)((r->call & 15) | (r->freed ? 16 : 0) | (other ? 32 : 0));
+    p[n++] = (uint8_t)((r->call & 63) | (r->freed ? 64 : 0) | (other ? 128 : 0));
     n += rip__put_varint(p + n, r->id - *prev_id);
     n += rip__put_varint(p + n, r->alloc_t);
     if (r->freed)
@@ -873,8 +883,8 @@ static void unpack_row(const uint8_t **p, const uint8_t *end, cv__row_t *r, uint
 {
     uint8_t head = *(*p)++;
     memset(r, 0, sizeof *r);
-    r->call = head & 15;
-    r->freed = (head & 16) != 0;
+    r->call = head & 63;
+    r->freed = (head & 64) != 0;
     r->id = *prev_id + next_varint(p, end);
     r->alloc_t = next_varint(p, end);
     if (r->freed)
@@ -883,7 +893,7 @@ static void unpack_row(const uint8_t **p, const uint8_t *end, cv__row_t *r, uint
     r->size = next_varint(p, end);
     r->addr = next_varint(p, end);
     r->thread = (uint32_t)next_varint(p, end);
-    r->free_thread = head & 32 ? (uint32_t)next_varint(p, end) : r->thread;
+    r->free_thread = head & 128 ? (uint32_t)next_varint(p, end) : r->thread;
     r->align = next_varint(p, end);
     r->realloc_of = next_varint(p, end);
     *prev_id = r->id;
@@ -1310,4 +1320,29 @@ void cv__db_abort(cv__db_t *db)
     close_all(db);
     unlink(db->tmp);
     destroy(db);
+}
+
+/* Names, in the process's row, an allocator the tracer found and did not record (once per
+ * recording, so prepared at use). */
+int cv__db_unrecorded(cv__db_t *db, uint32_t pid, uint32_t recording, const char *what)
+{
+    sqlite3 *h = cv__db_enter(db);
+    if (!h)
+        return -1;
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(h, "UPDATE processes SET unrecorded = ?3 WHERE pid = ?1 AND recording = ?2",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, pid);
+        sqlite3_bind_int64(st, 2, recording);
+        sqlite3_bind_text(st, 3, what, -1, SQLITE_TRANSIENT);
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE)
+            cv__db_failed(db);
+        sqlite3_finalize(st);
+    } else {
+        cv__db_failed(db);
+    }
+    cv__db_leave(db);
+    return rc == SQLITE_DONE ? 0 : -1;
 }

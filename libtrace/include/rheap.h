@@ -2,7 +2,9 @@
  * rheap.h: control API of librheap, the heap recorder.
  *
  * librheap wraps malloc, free, calloc, realloc, reallocarray, posix_memalign, aligned_alloc,
- * memalign, valloc and pvalloc. While recording is on, every call is written, with its time,
+ * memalign, valloc and pvalloc, every form of C++'s operator new and delete, and the functions
+ * of their own that jemalloc, tcmalloc and mimalloc export (mallocx, tc_malloc, mi_malloc, ...).
+ * While recording is on, every call is written, with its time,
  * thread, size, address and backtrace, into a recording directory `rip-<pid>/` that
  * `rheap convert` turns into a SQLite database.
  *

@@ -40,6 +40,7 @@ typedef struct {
 
 extern rheap__real_t rheap__real;
 
+
 /* Resolves rheap__real once; safe to call from any wrapper, before libc is fully up. */
 void rheap__resolve(void);
 /* The next definition of a function this library also defines (dlsym RTLD_NEXT), looked up with
@@ -201,6 +202,20 @@ pid_t rheap__forking_pid(void);
  * child); a copy made without fork handlers has its recording turned off, with one line. */
 int rheap__foreign_process(void);
 
+/* -- unseen.c -- */
+
+/* An allocator in the process that librheap does not record (found is 0 when none was). */
+typedef struct {
+    int found;
+    char allocator[32];      /* "jemalloc", "tcmalloc", "mimalloc" or "unknown" */
+    char module[PATH_MAX];   /* the executable or library holding it */
+    char symbol[64];         /* the symbol it was found by */
+} rheap__unseen_t;
+extern rheap__unseen_t rheap__unseen;
+/* Looks for one (at initialization, under no tracer lock: it lists the modules); says so in
+ * one line when it finds one. */
+void rheap__unseen_scan(void);
+
 /* -- lifecycle.c -- */
 
 /* Handles the rare states: first call (reads the environment, may start recording), a pending
@@ -253,6 +268,35 @@ typedef struct {
     (&(rheap__frame_t){(uintptr_t)__builtin_return_address(0),                                     \
                        (uintptr_t)__builtin_frame_address(0) + 16,                                 \
                        *(const uintptr_t *)__builtin_frame_address(0)})
+
+/* ---- families.c: the C++ allocation operators and the allocators' own functions ----
+ *
+ * Their wrappers call the prologue and epilogue below (in wrappers.c, beside the libc ones');
+ * `frame` is the wrapper's own frame address. enter returns 0 when the call passes straight
+ * through, else a state that the matching end call takes; between the two, calls of the real
+ * function into other wrapped entry points pass through (each block is recorded once). */
+
+/* Looks up the real functions of every family (from rheap__resolve, inside dlsym's guard).
+ * Returns 1 when an allocator that replaces malloc and has functions of its own (jemalloc,
+ * tcmalloc, mimalloc) is loaded. */
+int rheap__families_resolve(void);
+int rheap__family_enter(uintptr_t frame);
+/* Ends an allocating call: records p (NULL: the call failed) unless the state says pass. */
+void rheap__family_alloc(int e, rip_call_t call, void *p, uint64_t size, uint64_t align,
+                         const rheap__frame_t *from);
+/* Ends a call that recorded nothing (an exception leaving an allocating call). */
+void rheap__family_leave(int e);
+/* Records the free of p (stamped before the real free); end with rheap__family_leave. */
+int rheap__family_free_begin(uintptr_t frame, void *p);
+typedef struct {
+    int marked, was;
+    uint64_t t0;
+} rheap__resize_t;
+/* A resizing call: old is released at t0, before the real call; p is its result, `freed` whether
+ * it released old without returning a block. */
+int rheap__family_resize_begin(uintptr_t frame, void *old, rheap__resize_t *r);
+void rheap__family_resize_end(int e, rheap__resize_t *r, rip_call_t call, void *old, void *p,
+                              uint64_t size, int freed, const rheap__frame_t *from);
 
 /* Event recorders; the caller holds the guard and passes the absolute time it stamped
  * (rheap__now_abs), old_t too, and where the backtrace starts. */

@@ -44,6 +44,7 @@ void rheap__init_locked(void) {
 
 static void init(void) {
     rheap__unwind_init(); /* dl_iterate_phdr: not under the control lock */
+    rheap__unseen_scan(); /* the same */
     /* libc binds its own calls lazily too: the process's first pthread_getattr_np (a thread's
      * registration, unwind.c) runs the resolver for the calloc inside it, whose saved vector
      * registers would take 1 KiB of that thread's stack in its first allocation. Once here,

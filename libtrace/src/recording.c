@@ -243,6 +243,9 @@ int rheap__start(const rheap__config_t *c, const char *how) {
                                (uint32_t)c->signal, rheap__rec.path);
     if (st == RIP_OK && c->profile)
         st = rip_writer_sampling(ctl.proc_w, c->interval, c->seed);
+    if (st == RIP_OK && rheap__unseen.found)
+        st = rip_writer_unseen(ctl.proc_w, rheap__unseen.allocator, rheap__unseen.module,
+                               rheap__unseen.symbol);
     if (st == RIP_OK)
         st = rip_writer_on(ctl.proc_w, 0, how);
     if (st == RIP_OK)

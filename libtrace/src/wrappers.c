@@ -48,6 +48,13 @@ static _Atomic size_t boot_used;
 static RHEAP_TLS int tl_resolving;
 static _Atomic int resolve_state; /* 0 not started, 1 in progress, 2 done */
 
+/* 1 when the real malloc and free belong to an allocator whose own functions librheap also
+ * wraps (jemalloc, tcmalloc, mimalloc: their free calls sdallocx or mi_free through their PLT):
+ * while a recorded call runs, `internal` is then raised by one, so that those inner calls pass
+ * instead of being taken for a signal handler's. Set once, by rheap__resolve. The price: with
+ * such an allocator, a signal handler's allocations during a recorded call are not recorded. */
+static int nest_inside;
+
 /* Each bootstrap block is preceded by its size, so realloc can copy it out. */
 static void *boot_alloc(size_t size, size_t align) {
     if (align < 16)
@@ -99,6 +106,7 @@ void rheap__resolve(void) {
         syscall(SYS_exit_group, 127); /* not _exit: that is our own wrapper, which would wait here */
     }
     rheap__real = r;
+    nest_inside = rheap__families_resolve();
     tl_resolving = 0;
     atomic_store(&resolve_state, 2);
 }
@@ -146,6 +154,7 @@ static __attribute__((noinline)) int nested_kind(uintptr_t frame) {
 
 /* Releases the guard: in the reverse order of enter(). */
 static inline void leave(void) {
+    rheap__tl.internal -= nest_inside;
     atomic_signal_fence(memory_order_seq_cst);
     rheap__tl.guard = 0;
     atomic_signal_fence(memory_order_seq_cst);
@@ -189,6 +198,7 @@ static inline int enter(uintptr_t frame) {
     atomic_signal_fence(memory_order_seq_cst);
     rheap__tl.guard_frame = frame;
     atomic_signal_fence(memory_order_seq_cst);
+    rheap__tl.internal += nest_inside;
     if ((word & ~RHEAP__PROFILE) != RHEAP__ON && !slow_enter()) {
         leave();
         return PASS;
@@ -255,7 +265,9 @@ static inline int call_state(void) {
         return CALL_SLOW;
     if (rheap__tl.guard)
         return rheap__tl.guard_frame ? CALL_SLOW : CALL_PASS;
-    return RHEAP_LIKELY(word == 0) ? CALL_PASS : CALL_PROFILE;
+    /* With an allocator whose free calls its own wrapped functions, a profile-mode call takes
+     * the guard, so that those inner calls are not counted again. */
+    return RHEAP_LIKELY(word == 0) ? CALL_PASS : nest_inside ? CALL_SLOW : CALL_PROFILE;
 }
 
 /* ---- The entry points ---- */
@@ -592,4 +604,123 @@ RHEAP_EXPORT void *pvalloc(size_t size) {
         record(RIP_CALL_PVALLOC, p, size, (uint64_t)sysconf(_SC_PAGESIZE), RHEAP__CALLER());
     leave();
     return p;
+}
+
+/* ---- What the other families' entry points share (families.c) ----
+ *
+ * The C++ operators and the allocators' own functions are recorded as the libc ones are, with
+ * one addition: while their real function runs, the thread's `internal` count is raised, so
+ * that the calls it makes into other wrapped entry points (libstdc++'s operator new calls
+ * malloc, mimalloc's mi_zalloc may call mi_malloc) pass through: each block is recorded once,
+ * under the call the program made. */
+
+int rheap__family_enter(uintptr_t frame) {
+    if (RHEAP_UNLIKELY(need_boot()))
+        return PASS; /* inside dlsym: nothing of ours is resolved yet */
+    int e = enter(frame);
+    if (e != PASS)
+        rheap__tl.internal++;
+    return e;
+}
+
+void rheap__family_leave(int e) {
+    if (e == PASS)
+        return;
+    rheap__tl.internal--;
+    if (e == RECORD)
+        leave();
+}
+
+void rheap__family_alloc(int e, rip_call_t call, void *p, uint64_t size, uint64_t align,
+                         const rheap__frame_t *from) {
+    if (e == PASS)
+        return;
+    rheap__tl.internal--;
+    if (e == NESTED) {
+        nested_alloc(call, p, size, align, NULL);
+        return;
+    }
+    if (p)
+        record(call, p, size, align, from);
+    leave();
+}
+
+int rheap__family_free_begin(uintptr_t frame, void *p) {
+    if (!p || RHEAP_UNLIKELY(is_boot(p)) || RHEAP_UNLIKELY(need_boot()))
+        return PASS;
+    int e = enter(frame);
+    if (e == PASS)
+        return PASS;
+    int saved = errno;
+    if (e == NESTED)
+        rheap__record_nested(0, p, 0, 0, NULL, rheap__now_abs());
+    else if (!rheap__profiling())
+        rheap__record_free(p, rheap__now_abs());
+    else {
+        rheap__count_free();
+        if (RHEAP_UNLIKELY(rheap__sample_forget(p)))
+            rheap__record_free(p, rheap__now_abs());
+    }
+    errno = saved;
+    rheap__tl.internal++;
+    return e;
+}
+
+int rheap__family_resize_begin(uintptr_t frame, void *old, rheap__resize_t *r) {
+    r->marked = 0;
+    r->was = 0;
+    r->t0 = 0;
+    int e = rheap__family_enter(frame);
+    if (e != RECORD)
+        return e;
+    int saved = errno;
+    r->marked = rheap__realloc_begin();
+    if (rheap__profiling()) {
+        r->was = old && rheap__sample_forget(old);
+        r->t0 = r->was ? rheap__now_abs() : 0;
+    } else {
+        r->t0 = rheap__now_abs();
+    }
+    errno = saved;
+    return e;
+}
+
+void rheap__family_resize_end(int e, rheap__resize_t *r, rip_call_t call, void *old, void *p,
+                              uint64_t size, int freed, const rheap__frame_t *from) {
+    if (e == PASS)
+        return;
+    rheap__tl.internal--;
+    int saved = errno;
+    if (e == NESTED) {
+        if (p)
+            rheap__record_nested(call, p, size, 0, old, rheap__now_abs());
+        else if (freed)
+            rheap__record_nested(0, old, 0, 0, NULL, rheap__now_abs());
+        errno = saved;
+        return;
+    }
+    if (!rheap__profiling()) {
+        /* record_realloc takes a failed call for a release when its size is 0: `freed` says
+         * whether the call released old without returning a block. */
+        record_realloc(call, old, p, p ? size : freed ? 0 : 1, r->t0, r->marked, from);
+    } else if (r->marked && !(atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__ON)) {
+        if (r->was && p != old && (p || freed))
+            rheap__record_free(old, r->t0);
+    } else if (p) {
+        rheap__count_alloc(size);
+        if (rheap__sample_pick(size) && track(p) == 0)
+            rheap__record_alloc(call, p, size, 0, r->was ? old : NULL, r->t0, rheap__now_abs(), from);
+        else if (r->was)
+            rheap__record_free(old, r->t0);
+    } else if (freed) {
+        rheap__count_free();
+        if (r->was)
+            rheap__record_free(old, r->t0);
+    } else if (r->was) {
+        track(old);
+    }
+    errno = saved;
+    if (r->marked)
+        rheap__realloc_end();
+    leave();
 }

@@ -1,6 +1,6 @@
 /*
- * rip.h: reader and writer of the rip recording format, version 3.0 (rip-format/FORMAT.md). The
- * reader also reads versions 1.0 and 2.0.
+ * rip.h: reader and writer of the rip recording format, version 3.1 (rip-format/FORMAT.md). The
+ * reader also reads versions 1.0, 2.0 and 3.0.
  *
  * The writer is used inside the tracer's malloc wrappers, so it never allocates: the caller
  * gives it its memory (rip_writer_footprint bytes) and it does its I/O with pwrite on a file
@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define RIP_FORMAT_MAJOR 3
-#define RIP_FORMAT_MINOR 0
+#define RIP_FORMAT_MINOR 1
 
 /* Limits the format sets (FORMAT.md). */
 #define RIP_MAX_DEPTH 1024
@@ -69,21 +69,63 @@ char *rip_error_format(const rip_error_t *err, char *buf, size_t size);
 
 /* ---- Values shared by writer and reader. ---- */
 
-/* Which call made an allocation. Values are the in-memory enum; the on-disk type codes live in
- * rip-format/src/codes.h. */
+/* Which call made an allocation: id, name, and whether the call resizes a block it is given
+ * (RIP_RESIZE: the record carries the block it replaced) or makes a new one (RIP_NEW). The ids
+ * are frozen (FORMAT.md section 3, "Calls"; the database's `calls` table uses them too). Calls 1-9
+ * have allocation type codes of their own, equal to their ids (codes.h); the later ones are
+ * written as a `call` record (0x46) followed by an allocation record of the shape they share
+ * with a libc call. When you add a call: append it here with the next id, describe it in
+ * FORMAT.md, add its row to schema.sql's `calls` and, if librheap records it, its wrapper. */
+#define RIP_CALL_LIST(X)                                                 \
+    X(RIP_CALL_MALLOC, 1, "malloc", RIP_NEW)                             \
+    X(RIP_CALL_CALLOC, 2, "calloc", RIP_NEW)                             \
+    X(RIP_CALL_REALLOC, 3, "realloc", RIP_RESIZE)                        \
+    X(RIP_CALL_REALLOCARRAY, 4, "reallocarray", RIP_RESIZE)              \
+    X(RIP_CALL_POSIX_MEMALIGN, 5, "posix_memalign", RIP_NEW)             \
+    X(RIP_CALL_ALIGNED_ALLOC, 6, "aligned_alloc", RIP_NEW)               \
+    X(RIP_CALL_MEMALIGN, 7, "memalign", RIP_NEW)                         \
+    X(RIP_CALL_VALLOC, 8, "valloc", RIP_NEW)                             \
+    X(RIP_CALL_PVALLOC, 9, "pvalloc", RIP_NEW)                           \
+    X(RIP_CALL_NEW, 10, "operator new", RIP_NEW)                         \
+    X(RIP_CALL_NEW_ARRAY, 11, "operator new[]", RIP_NEW)                 \
+    X(RIP_CALL_MALLOCX, 12, "mallocx", RIP_NEW)                          \
+    X(RIP_CALL_RALLOCX, 13, "rallocx", RIP_RESIZE)                       \
+    X(RIP_CALL_XALLOCX, 14, "xallocx", RIP_RESIZE)                       \
+    X(RIP_CALL_TC_MALLOC, 15, "tc_malloc", RIP_NEW)                      \
+    X(RIP_CALL_TC_CALLOC, 16, "tc_calloc", RIP_NEW)                      \
+    X(RIP_CALL_TC_REALLOC, 17, "tc_realloc", RIP_RESIZE)                 \
+    X(RIP_CALL_TC_MEMALIGN, 18, "tc_memalign", RIP_NEW)                  \
+    X(RIP_CALL_TC_POSIX_MEMALIGN, 19, "tc_posix_memalign", RIP_NEW)      \
+    X(RIP_CALL_TC_VALLOC, 20, "tc_valloc", RIP_NEW)                      \
+    X(RIP_CALL_TC_PVALLOC, 21, "tc_pvalloc", RIP_NEW)                    \
+    X(RIP_CALL_TC_NEW, 22, "tc_new", RIP_NEW)                            \
+    X(RIP_CALL_TC_NEWARRAY, 23, "tc_newarray", RIP_NEW)                  \
+    X(RIP_CALL_MI_MALLOC, 24, "mi_malloc", RIP_NEW)                      \
+    X(RIP_CALL_MI_CALLOC, 25, "mi_calloc", RIP_NEW)                      \
+    X(RIP_CALL_MI_ZALLOC, 26, "mi_zalloc", RIP_NEW)                      \
+    X(RIP_CALL_MI_REALLOC, 27, "mi_realloc", RIP_RESIZE)                 \
+    X(RIP_CALL_MI_MALLOC_ALIGNED, 28, "mi_malloc_aligned", RIP_NEW)      \
+    X(RIP_CALL_MI_ZALLOC_ALIGNED, 29, "mi_zalloc_aligned", RIP_NEW)      \
+    X(RIP_CALL_MI_CALLOC_ALIGNED, 30, "mi_calloc_aligned", RIP_NEW)      \
+    X(RIP_CALL_MI_REALLOC_ALIGNED, 31, "mi_realloc_aligned", RIP_RESIZE) \
+    X(RIP_CALL_MI_NEW, 32, "mi_new", RIP_NEW)
+
+enum { RIP_NEW, RIP_RESIZE };
+
 typedef enum {
-    RIP_CALL_MALLOC = 1,
-    RIP_CALL_CALLOC,
-    RIP_CALL_REALLOC,
-    RIP_CALL_REALLOCARRAY,
-    RIP_CALL_POSIX_MEMALIGN,
-    RIP_CALL_ALIGNED_ALLOC,
-    RIP_CALL_MEMALIGN,
-    RIP_CALL_VALLOC,
-    RIP_CALL_PVALLOC,
+#define RIP__CALL_ENUM(name, id, text, kind) name = id,
+    RIP_CALL_LIST(RIP__CALL_ENUM)
+#undef RIP__CALL_ENUM
 } rip_call_t;
 
-/* "malloc", "calloc", ...; "?" for an unknown value. */
+/* The first call written with a `call` record, and the last call of this version. */
+#define RIP_CALL_NAMED_FIRST RIP_CALL_NEW
+#define RIP_CALL_LAST RIP_CALL_MI_NEW
+
+/* Whether `call` is RIP_RESIZE (0 for an unknown value). */
+int rip_call_resizes(rip_call_t call);
+
+/* "malloc", "calloc", "operator new", ...; "?" for an unknown value. */
 const char *rip_call_name(rip_call_t call);
 
 typedef struct {
@@ -125,6 +167,7 @@ typedef enum {
     RIP_REC_OFF,
     RIP_REC_TOTALS,          /* since 3.0 */
     RIP_REC_SAMPLING,        /* since 3.0 */
+    RIP_REC_UNSEEN,          /* since 3.1 */
     RIP_REC_UNKNOWN,         /* an extended record this reader does not know: delivered with
                                 only its type (u.unknown), its payload skipped */
 } rip_rec_kind_t;
@@ -190,6 +233,11 @@ typedef struct {
         struct {
             uint64_t interval, seed; /* profile mode: mean bytes between samples; seed */
         } sampling;
+        struct {
+            /* an allocator the tracer found but does not record: its name ("jemalloc", ...,
+             * "unknown"), the module holding it, and the symbol it was found by */
+            rip_str_t allocator, module, symbol;
+        } unseen;
         struct {
             uint8_t type;        /* unknown extended record's type byte */
         } unknown;
@@ -342,6 +390,9 @@ rip_status_t rip_writer_totals(rip_writer_t *w, uint64_t t, uint64_t allocs, uin
                                uint64_t frees);
 /* Since 3.0. The process file of a profile-mode recording: its sampling parameters. */
 rip_status_t rip_writer_sampling(rip_writer_t *w, uint64_t interval, uint64_t seed);
+/* Since 3.1, process file: an allocator in the process that the tracer does not record. */
+rip_status_t rip_writer_unseen(rip_writer_t *w, const char *allocator, const char *module,
+                               const char *symbol);
 rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
 
 /* For a writer that shares its process with code it does not control (the tracer). The writer

@@ -71,11 +71,13 @@
 #define RIP__T_MARK 0x43
 #define RIP__T_LOST 0x44
 #define RIP__T_TOTALS 0x45 /* since 3.0 */
+#define RIP__T_CALL 0x46   /* since 3.1: names the call of the allocation record that follows */
 #define RIP__T_PROCESS 0x50
 #define RIP__T_CONFIG 0x51
 #define RIP__T_ON 0x52
 #define RIP__T_OFF 0x53
 #define RIP__T_SAMPLING 0x54 /* since 3.0 */
+#define RIP__T_UNSEEN 0x55   /* since 3.1 */
 
 /* The allocation type codes are laid out so that code == rip_call_t value; these checks keep the
  * in-memory enum and the frozen codes from drifting apart silently. */

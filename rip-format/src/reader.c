@@ -936,6 +936,12 @@ static rip_status_t decode_extended(rip_reader_t *r, rip_record_t *rec, rip_erro
         rec->u.sampling.interval = get_u(c);
         rec->u.sampling.seed = get_u(c);
         break;
+    case RIP__T_UNSEEN:
+        rec->kind = RIP_REC_UNSEEN;
+        rec->u.unseen.allocator = get_s(c);
+        rec->u.unseen.module = get_s(c);
+        rec->u.unseen.symbol = get_s(c);
+        break;
     case RIP__T_ON:
     case RIP__T_OFF:
         rec->kind = type == RIP__T_ON ? RIP_REC_ON : RIP_REC_OFF;
@@ -982,7 +988,33 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
 {
     size_t rec_at = (size_t)(r->cur - r->block);
     cursor_t c = {r->cur, r->end, RIP__VARINT_OK};
-    const uint8_t code = *c.p++;   /* as in the file, for messages */
+    uint8_t code = *c.p++;   /* as in the file, for messages */
+    /* Since 3.1: a `call` record names the call of the allocation record that follows it, in the
+     * same block (the writer puts both in one reservation). */
+    rip_call_t named = 0;
+    if (code == RIP__T_CALL) {
+        uint64_t len = get_u(&c);
+        const uint8_t *payload = c.p;
+        uint64_t call = get_u(&c);
+        if (c.err != RIP__VARINT_OK)
+            return cursor_fail(r, err, &c, rec_at, code, 0);
+        if (len > (uint64_t)(c.end - payload) || (uint64_t)(c.p - payload) > len)
+            return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                        "call record runs past its length or the block (record at byte %zu of "
+                        "the block)", rec_at);
+        c.p = payload + len; /* fields of a later minor version are skipped */
+        uint8_t next = c.p < c.end ? *c.p & (uint8_t)~RIP__T_EXACT : 0;
+        if (c.p == c.end || next < RIP__T_ALLOC_FIRST || next > RIP__T_ALLOC_LAST)
+            return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                        "call record not followed by an allocation record (record at byte %zu of "
+                        "the block)", rec_at);
+        if (call < RIP_CALL_NAMED_FIRST || call > UINT32_MAX)
+            return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                        "call record names call %llu, expected %d or more (record at byte %zu of "
+                        "the block)", (unsigned long long)call, RIP_CALL_NAMED_FIRST, rec_at);
+        named = (rip_call_t)call;
+        code = *c.p++;
+    }
     uint8_t type = code;
 
     /* Events, nearly every record, fill in every field they have; the rest start from zero. */
@@ -1030,7 +1062,7 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
             return r->status;
         rec->kind = RIP_REC_ALLOC;
         rec->t = t;
-        rec->u.alloc.call = (rip_call_t)type;
+        rec->u.alloc.call = named ? named : (rip_call_t)type;
         rec->u.alloc.addr = addr;
         rec->u.alloc.size = size;
         rec->u.alloc.stack = stack;

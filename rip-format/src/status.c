@@ -34,15 +34,19 @@ char *rip_error_format(const rip_error_t *err, char *buf, size_t size)
 const char *rip_call_name(rip_call_t call)
 {
     switch (call) {
-    case RIP_CALL_MALLOC: return "malloc";
-    case RIP_CALL_CALLOC: return "calloc";
-    case RIP_CALL_REALLOC: return "realloc";
-    case RIP_CALL_REALLOCARRAY: return "reallocarray";
-    case RIP_CALL_POSIX_MEMALIGN: return "posix_memalign";
-    case RIP_CALL_ALIGNED_ALLOC: return "aligned_alloc";
-    case RIP_CALL_MEMALIGN: return "memalign";
-    case RIP_CALL_VALLOC: return "valloc";
-    case RIP_CALL_PVALLOC: return "pvalloc";
+#define RIP__CALL_NAME(name, id, text, kind) case name: return text;
+        RIP_CALL_LIST(RIP__CALL_NAME)
+#undef RIP__CALL_NAME
     }
     return "?";
+}
+
+int rip_call_resizes(rip_call_t call)
+{
+    switch (call) {
+#define RIP__CALL_KIND(name, id, text, kind) case name: return kind == RIP_RESIZE;
+        RIP_CALL_LIST(RIP__CALL_KIND)
+#undef RIP__CALL_KIND
+    }
+    return 0;
 }

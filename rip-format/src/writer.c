@@ -573,21 +573,32 @@ rip_status_t rip_writer_alloc(rip_writer_t *w, rip_call_t call, uint64_t t, uint
     old_t >>= w->time_shift;
     if (w->failed)
         return RIP_E_IO;
-    if (call < RIP_CALL_MALLOC || call > RIP_CALL_PVALLOC)
+    if (call < RIP_CALL_MALLOC || call > RIP_CALL_LAST)
         call = RIP_CALL_MALLOC;
-    int is_realloc = call == RIP_CALL_REALLOC || call == RIP_CALL_REALLOCARRAY;
-    int is_aligned = call >= RIP_CALL_POSIX_MEMALIGN;
+    /* A call without a type code of its own (since 3.1) is named by a `call` record in front of
+     * the allocation, in the same reservation so that a reader never sees one without the other,
+     * and takes the shape of realloc, aligned_alloc or malloc. */
+    rip_call_t shape = call;
+    if (call >= RIP_CALL_NAMED_FIRST)
+        shape = rip_call_resizes(call) ? RIP_CALL_REALLOC : align ? RIP_CALL_ALIGNED_ALLOC : RIP_CALL_MALLOC;
+    int is_realloc = shape == RIP_CALL_REALLOC || shape == RIP_CALL_REALLOCARRAY;
+    int is_aligned = shape >= RIP_CALL_POSIX_MEMALIGN;
 
     /* The bases may be reset by the flush inside reserve, so size with the worst case first. */
-    size_t max = 1 + 6 * RIP__VARINT_MAX;
+    size_t max = 3 + RIP__VARINT_MAX + 1 + 6 * RIP__VARINT_MAX;
     uint8_t *p;
     rip_status_t st = reserve(w, max, &p);
     if (st != RIP_OK)
         return st;
 
     uint8_t *start = p;
+    if (shape != call) {
+        *p++ = RIP__T_CALL;
+        *p++ = (uint8_t)rip__varint_len((uint64_t)call);
+        p += rip__put_varint(p, (uint64_t)call);
+    }
     uint64_t dt = time_delta(w, &t);
-    *p++ = (uint8_t)call | put_time_addr(w, dt, addr);   /* code == enum value, see codes.h */
+    *p++ = (uint8_t)shape | put_time_addr(w, dt, addr);   /* code == enum value, see codes.h */
     put_col(w, RIP__COL_SIZE, size);
     put_col(w, RIP__COL_STACK, stack);
     if (is_aligned)
@@ -843,6 +854,20 @@ rip_status_t rip_writer_sampling(rip_writer_t *w, uint64_t interval, uint64_t se
         return st;
     p += rip__put_varint(p, interval);
     rip__put_varint(p, seed);
+    return end_ext(w);
+}
+
+rip_status_t rip_writer_unseen(rip_writer_t *w, const char *allocator, const char *module,
+                               const char *symbol)
+{
+    size_t la = cut_len(allocator), lm = cut_len(module), ls = cut_len(symbol);
+    uint8_t *p;
+    rip_status_t st = begin_ext(w, RIP__T_UNSEEN, str_size(la) + str_size(lm) + str_size(ls), &p);
+    if (st != RIP_OK)
+        return st;
+    p = put_str(p, allocator, la);
+    p = put_str(p, module, lm);
+    put_str(p, symbol, ls);
     return end_ext(w);
 }
 

@@ -182,13 +182,15 @@ int main(int argc, char **argv)
     CHECK_INT(tgen_int(d, "SELECT b.size FROM allocations a JOIN allocations b ON b.id = a.realloc_of WHERE a.size = 2000 AND a.pid = %d", (int)pid), 10);
     CHECK_INT(tgen_int(d, "SELECT dealloc_after IS NOT NULL FROM allocation_sites WHERE sym = 'realloc_chain' AND size = 100000"), 1);
 
-    /* Demangled names: Rust legacy, and C++ behind operator new. */
+    /* Demangled names: Rust legacy, and C++ calling operator new[]: recorded under that call,
+     * with the program's frame innermost. */
     CHECK_INT(tgen_int(d, "SELECT size FROM allocation_sites WHERE sym = 'demo::leak'"), 55);
     CHECK_INT(tgen_int(d, "SELECT line FROM allocation_sites WHERE sym = 'demo::leak'"), line_rust);
     CHECK_INT(tgen_int(d, "SELECT count(*) FROM allocations a JOIN backtraces b ON b.id = a.bt "
                           "WHERE a.size = 66 AND b.sym = 'demo::Pool<int>::grow(unsigned long)' AND b.line = %d", e2e_cxx_line), 1);
     CHECK_INT(tgen_int(d, "SELECT count(*) FROM allocations a JOIN backtraces b ON b.id = a.bt AND b.frame_no = 0 "
-                          "WHERE a.size = 66 AND b.sym LIKE 'operator new%%'"), 1);
+                          "JOIN calls c ON c.id = a.call WHERE a.size = 66 AND c.name = 'operator new[]' "
+                          "AND b.sym = 'demo::Pool<int>::grow(unsigned long)'"), 1);
 
     /* Failed calls: nothing recorded, the block a failed realloc kept freed by free. */
     CHECK_INT(tgen_int(d, "SELECT count(*) FROM allocations WHERE size < 0 OR size > 1e15"), 0);

@@ -157,7 +157,7 @@ static void check(sqlite3 *db)
     CHECK_INT(tgen_int(db, "SELECT id FROM allocations WHERE addr = 0x7f1000000010"), 5);
     /* Both ways of storing a row were taken: the first recording's rows scaled, the second's
      * not; the side tables hold the two frees by another thread and the large alignment. */
-    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocation_rows WHERE how & 32"), 3);
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocation_rows WHERE how & 128"), 3);
     CHECK_STR(tgen_text(db, "SELECT group_concat(id) FROM (SELECT id FROM allocation_frees ORDER BY id)"), "5,6");
     CHECK_INT(tgen_int(db, "SELECT id FROM allocation_extras WHERE extra = %llu",
                        (unsigned long long)BIG_ALIGN), 8);
@@ -165,7 +165,7 @@ static void check(sqlite3 *db)
     CHECK_INT(tgen_int(db, "SELECT how FROM allocation_rows WHERE id = 4"), 0);
     /* Threads: each thread file one row, with the id the rows refer to. */
     CHECK_INT(tgen_int(db, "SELECT count(DISTINCT id) FROM threads"), 3);
-    CHECK_INT(tgen_int(db, "SELECT tid FROM threads WHERE id = (SELECT (how >> 6) & 4194303 "
+    CHECK_INT(tgen_int(db, "SELECT tid FROM threads WHERE id = (SELECT (how >> 8) & 4194303 "
                            "FROM allocation_rows WHERE id = 11)"), TID_B);
 }
 

@@ -1,6 +1,6 @@
 /*
  * gen_golden.c: writes the golden files of the current format version, v<major>.<minor>-thread.rip
- * and v<major>.<minor>-process.rip (v3.0-*.rip today), into the directory given as argument.
+ * and v<major>.<minor>-process.rip (v3.1-*.rip today), into the directory given as argument.
  * Each version's files are generated once, when that version is new, and kept in tests/data/
  * unchanged, so that the golden test proves later readers still read files of every version.
  * Never regenerate the files of an older version: this program only writes the current one.
@@ -19,6 +19,9 @@
  * way, after it), and records written after the last flush stay staged: a malloc, a realloc of
  * it, a reference to an address of the staged block, a free and a marker, as a process that
  * died would leave them. The process file has no staging area.
+ *
+ * Since 3.1 the second block also holds allocations of calls named by a call record (0x46), and
+ * the process file an unseen record (0x55).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -108,6 +111,15 @@ int main(int argc, char **argv)
     ok(rip_writer_alloc(w, RIP_CALL_MALLOC, 2006, 0x7f1200004000ull, 48, 2, 0, 0, 0));
     ok(rip_writer_free(w, 2006, 0));
     ok(rip_writer_lost(w, 2007, 3, "thread table full"));
+    /* Since 3.1: calls named by a call record: operator new, an aligned operator new[],
+     * jemalloc's mallocx with an alignment, its rallocx moving that block and xallocx growing it
+     * in place, and the free of the operator new block. */
+    ok(rip_writer_alloc(w, RIP_CALL_NEW, 2008, 0x55d0c2000000ull, 24, 1, 0, 0, 0));
+    ok(rip_writer_alloc(w, RIP_CALL_NEW_ARRAY, 2009, 0x55d0c2000040ull, 256, 2, 64, 0, 0));
+    ok(rip_writer_alloc(w, RIP_CALL_MALLOCX, 2010, 0x55d0c2001000ull, 100, 1, 4096, 0, 0));
+    ok(rip_writer_alloc(w, RIP_CALL_RALLOCX, 2011, 0x55d0c2002000ull, 200, 1, 0, 0x55d0c2001000ull, 2010));
+    ok(rip_writer_alloc(w, RIP_CALL_XALLOCX, 2012, 0x55d0c2002000ull, 300, 1, 0, 0x55d0c2002000ull, 2012));
+    ok(rip_writer_free(w, 2013, 0x55d0c2000000ull));
     ok(rip_writer_flush(w));
     /* Since 3.0: staged, never flushed. */
     ok(rip_writer_alloc(w, RIP_CALL_MALLOC, 3000, 0x7f1200010010ull, 32, 1, 0, 0, 0));
@@ -122,6 +134,8 @@ int main(int argc, char **argv)
     const char *args[] = {"./demo", "--size", "16", "two words"};
     ok(rip_writer_process(w, 4700, "/usr/bin/demo", 4, args, 1700000000000000000ull, "monotonic", 4096));
     ok(rip_writer_config(w, 64, 1000000, 1024, 4096, 12, "/tmp"));
+    /* Since 3.1: an allocator the tracer found and did not record. */
+    ok(rip_writer_unseen(w, "jemalloc", "/usr/bin/demo", "_rjem_mallocx"));
     ok(rip_writer_on(w, 0, "env"));
     ok(rip_writer_off(w, 3000, "exit"));
     ok(rip_writer_flush(w));

@@ -697,6 +697,59 @@ static void v2_records(void)
     EXPECT(0, RIP_E_CORRUPT, 7, "record runs past end of block (record type 0x43 of 3 bytes");
 }
 
+/* Since 3.1: a call record (0x46) names the call of the allocation record that follows it in
+ * its block; without one after it, or naming a call below 10, the file is corrupt. One that is
+ * right gives the allocation its call. */
+static void call_records(void)
+{
+    start2(0);
+    b_u8(&blk.rec, 0x46);              /* operator new, then a free: no allocation */
+    b_var(&blk.rec, 1);
+    b_var(&blk.rec, RIP_CALL_NEW);
+    ev2(0x10, 1, 1);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7, "call record not followed by an allocation record (record at byte 56");
+    start2(0);
+    b_u8(&blk.rec, 0x46);              /* the last record of the block */
+    b_var(&blk.rec, 1);
+    b_var(&blk.rec, RIP_CALL_NEW);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7, "call record not followed by an allocation record (record at byte 56");
+    start2(0);
+    b_u8(&blk.rec, 0x46);              /* call 3 has a type code of its own */
+    b_var(&blk.rec, 1);
+    b_var(&blk.rec, RIP_CALL_REALLOC);
+    alloc2(0x01, 1, 1, 16, 0);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7, "call record names call 3, expected 10 or more (record at byte 56");
+    start2(0);
+    b_u8(&blk.rec, 0x46);              /* a length beyond the block's records */
+    b_var(&blk.rec, 9);
+    b_var(&blk.rec, RIP_CALL_NEW);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7, "call record runs past its length or the block (record at byte 56");
+
+    /* A later minor version's trailing field is skipped; the allocation reads as mallocx. */
+    start2(0);
+    b_u8(&blk.rec, 0x46);
+    b_var(&blk.rec, 2);
+    b_var(&blk.rec, RIP_CALL_MALLOCX);
+    b_var(&blk.rec, 7);
+    alloc2(0x06, 1, 1, 100, 0);
+    b_var(&blk.rec, 4096);             /* aligned_alloc's align */
+    finish2();
+    rip_reader_t *r;
+    rip_error_t e;
+    if (rip_reader_open_mem(frame.b, frame.n, "mem.rip", &r, &e) != RIP_OK)
+        CHECK_FAIL("open: %s", e.detail);
+    rip_record_t rec;
+    CHECK(rip_reader_next(r, &rec, &e) == RIP_OK);
+    CHECK(rec.kind == RIP_REC_ALLOC && rec.u.alloc.call == RIP_CALL_MALLOCX &&
+          rec.u.alloc.size == 100 && rec.u.alloc.align == 4096);
+    CHECK(rip_reader_next(r, &rec, &e) == RIP_END);
+    rip_reader_close(r);
+}
+
 /* References (an odd address value under a plain code): the distance counts the events of the
  * block only (allocations and frees, not markers or stacks), from 0 at each block start, and is
  * 1 to 4096 and at most the events before it. */
@@ -867,6 +920,7 @@ int main(void)
     v2_directory();
     v2_columns();
     v2_records();
+    call_records();
     v2_references();
 
     /* The whole message, as tools print it. */

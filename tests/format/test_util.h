@@ -344,6 +344,9 @@ static inline uint64_t fingerprint(const rip_record_t *r)
     case RIP_REC_TOTALS:
         h = fp_mix(fp_mix(fp_mix(h, r->u.totals.allocs), r->u.totals.bytes), r->u.totals.frees);
         break;
+    case RIP_REC_UNSEEN:
+        h = fp_str(fp_str(fp_str(h, r->u.unseen.allocator), r->u.unseen.module), r->u.unseen.symbol);
+        break;
     case RIP_REC_SAMPLING:
         h = fp_mix(fp_mix(h, r->u.sampling.interval), r->u.sampling.seed);
         break;

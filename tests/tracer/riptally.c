@@ -50,7 +50,7 @@
 
 #include "rip.h"
 
-#define NCALLS (RIP_CALL_PVALLOC + 1)
+#define NCALLS (RIP_CALL_LAST + 1)
 
 /* ---- Small helpers ---- */
 
@@ -478,7 +478,7 @@ static void read_thread(recording_t *rec, const char *path, size_t *evcap)
                 mod = (uint32_t)sv;
             }
             rip_call_t call = rr.u.alloc.call;
-            int is_realloc = call == RIP_CALL_REALLOC || call == RIP_CALL_REALLOCARRAY;
+            int is_realloc = rip_call_resizes(call);
             if (state == 1) {
                 th->allocs++;
                 th->bytes += rr.u.alloc.size;

@@ -1,0 +1,52 @@
+# A program that allocates through an allocator librheap cannot record is told so: one rheap
+# line at start naming the module and the allocator, the process's `unrecorded` column, and a
+# warning in `rheap run`'s summary and in the report. Two such programs: jemalloc linked
+# statically into the executable (its malloc comes before librheap's), and a program's own
+# allocator named as a prefixed jemalloc (_rjem_mallocx). A program on the shared jemalloc,
+# which is recorded, gets no such line.
+[ -n "$SQLITE3" ] || skip "no sqlite3"
+
+# unseen NAME PROGRAM ALLOCATOR SYMBOL: PROGRAM, traced and converted, is reported as
+# allocating through ALLOCATOR, found by SYMBOL.
+unseen() {
+    local name=$1 prog=$2 alloc=$3 sym=$4
+    rm -rf "$REC"/rip-*
+    traced "$name" "$prog"
+    expect_status "$name" 0
+    grep '^rheap:' "$name.err" >"$name.lines" || true
+    expect_eq "$name: rheap lines" "$(wc -l <"$name.lines")" 1
+    has_line "$name.lines" "rheap: $prog allocates through $alloc ($sym), which rheap does not record: its blocks are missing from the recording"
+    local status=0
+    "$RHEAP" convert "$(recordings)" -o "$name.db" >"$name.convert" 2>&1 || status=$?
+    # 3: converted, with warnings.
+    [ "$status" -eq 3 ] || { cat "$name.convert" >&2; fail "rheap convert ($name): status $status"; }
+    expect_eq "$name: processes.unrecorded" \
+        "$("$SQLITE3" -batch "$name.db" "SELECT unrecorded FROM processes")" "$alloc in $prog ($sym)"
+    grep -q "allocates through an allocator rheap does not record, $alloc in $prog" "$name.convert" ||
+        fail "$name: rheap convert gave no warning"
+    "$RHEAP" report "$name.db" >"$name.report" 2>&1 || fail "rheap report ($name)"
+    grep -q "^warning: process [0-9]* allocates through $alloc in $prog ($sym), which rheap does not record" "$name.report" ||
+        { cat "$name.report" >&2; fail "$name: no warning in the report"; }
+}
+
+unseen own "$PROGS/own_allocator" jemalloc _rjem_mallocx
+# What it allocates with malloc is still recorded.
+expect_eq "own: malloc blocks" "$("$SQLITE3" -batch own.db "SELECT count(*) FROM allocations WHERE size = 48")" 1
+
+if [ -x "$PROGS/alloc_map_static" ]; then
+    unseen static "$PROGS/alloc_map_static" jemalloc malloc
+    "$RHEAP" run -o run.db -- "$PROGS/alloc_map_static" >run.out 2>&1 || { cat run.out >&2; fail "rheap run"; }
+    grep -q "^rheap: warning: process [0-9]* allocates through jemalloc in $PROGS/alloc_map_static (malloc), which rheap does not record: its blocks are missing from these figures" run.out ||
+        { cat run.out >&2; fail "no warning in rheap run's summary"; }
+else
+    echo "no static jemalloc: that part skipped"
+fi
+
+if [ -x "$PROGS/alloc_map_jemalloc" ]; then
+    rm -rf "$REC"/rip-*
+    traced shared "$PROGS/alloc_map_jemalloc"
+    expect_status shared 0
+    no_rheap_messages shared
+    "$RHEAP" dump "$(recordings)/process.rip" >shared.dump || fail "rheap dump (shared)"
+    ! grep -q '^unseen' shared.dump || fail "the shared jemalloc, which is recorded, reported as unseen"
+fi
