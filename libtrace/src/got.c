@@ -595,6 +595,13 @@ static rheap__attach_ctl_t *prepare(const char *settings) {
     }
     att.ldso_bias = in_ldso;
 
+    /* unseen.c's scan, run when dlopen loaded librheap, takes libc for an allocator ahead of
+     * librheap (every module loaded before it comes first in the lookup order). Attached, the
+     * slots are what reach the wrappers, and the process's malloc was just checked to be the one
+     * they call: that finding does not hold here. */
+    if (rheap__unseen.found && strcmp(rheap__unseen.symbol, "malloc") == 0)
+        memset(&rheap__unseen, 0, sizeof rheap__unseen);
+
     static rheap__config_t c; /* 4 KiB: off the borrowed thread's stack */
     c = rheap__env_cfg;
     c.signal = 0;
