@@ -212,9 +212,10 @@ typedef struct {
     char symbol[64];         /* the symbol it was found by */
 } rheap__unseen_t;
 extern rheap__unseen_t rheap__unseen;
-/* Looks for one (at initialization, under no tracer lock: it lists the modules); says so in
- * one line when it finds one. */
+/* Looks for one (at initialization, under no tracer lock: it lists the modules). */
 void rheap__unseen_scan(void);
+/* Says what the scan found, in one line, once per process (at the first recording's start). */
+void rheap__unseen_say(void);
 
 /* -- lifecycle.c -- */
 

@@ -243,6 +243,7 @@ int rheap__start(const rheap__config_t *c, const char *how) {
                                (uint32_t)c->signal, rheap__rec.path);
     if (st == RIP_OK && c->profile)
         st = rip_writer_sampling(ctl.proc_w, c->interval, c->seed);
+    rheap__unseen_say();
     if (st == RIP_OK && rheap__unseen.found)
         st = rip_writer_unseen(ctl.proc_w, rheap__unseen.allocator, rheap__unseen.module,
                                rheap__unseen.symbol);

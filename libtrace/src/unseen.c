@@ -16,8 +16,8 @@
  *     (.symtab, else .dynsym), read from its file.
  *
  * The scan runs once, at initialization, outside every tracer lock (it lists the modules with
- * dl_iterate_phdr): its finding is printed as one line and written into every recording's
- * process file. It maps the files read-only with raw system calls and allocates nothing. A
+ * dl_iterate_phdr): its finding is written into every recording's process file and said in one
+ * line when the first recording starts. It maps the files read-only with raw system calls and allocates nothing. A
  * stripped executable whose allocator is prefixed has no symbol left to find it by; a library
  * loaded later (dlopen) is not scanned.
  */
@@ -221,8 +221,19 @@ void rheap__unseen_scan(void) {
             continue;
         note(signs[j].allocator, path, signs[j].symbol);
     }
-    if (rheap__unseen.found)
-        rheap__log(rheap__unseen.module, " allocates through ", rheap__unseen.allocator, " (",
-                   rheap__unseen.symbol, "), which rheap does not record: its blocks are missing "
-                   "from the recording", NULL);
+}
+
+/* Said when the first recording starts rather than at the scan: when `rheap attach` loads
+ * librheap with dlopen, every module loaded before it comes first in the lookup order, so the
+ * scan takes libc for an allocator ahead of it; attaching clears that finding (got.c) before
+ * recording starts, and nothing false reaches the program's stderr. */
+void rheap__unseen_say(void)
+{
+    static int said;
+    if (!rheap__unseen.found || said)
+        return;
+    said = 1;
+    rheap__log(rheap__unseen.module, " allocates through ", rheap__unseen.allocator, " (",
+               rheap__unseen.symbol, "), which rheap does not record: its blocks are missing "
+               "from the recording", NULL);
 }
