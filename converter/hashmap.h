@@ -4,9 +4,10 @@
  * Every table here keys on a nonzero 64-bit number (0 marks an empty slot), keeps its keys in
  * an array of their own beside a parallel array of values (probing reads keys only, eight to a
  * cache line), probes linearly from a Fibonacci-hashed home slot and doubles when it would be
- * more than half full. cv__u64map_t is such a table from keys to 64-bit values; the live map
- * (pair.c) and the stack table (stacks.c) keep their own lookups, tuned to their values, and
- * share the growing.
+ * more than half full. cv__u64map_t is such a table from keys to 64-bit values; the stack
+ * table (stacks.c) and the live-block store's side table of unpacked blocks (pair.c) keep their
+ * own lookups, tuned to their values, and share the growing. The store's packed blocks live in
+ * shards of their own layout (pair.c).
  */
 #ifndef RHEAP_HASHMAP_H
 #define RHEAP_HASHMAP_H
