@@ -188,6 +188,11 @@ int cv__db_marker(cv__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid, 
                      const char *label, size_t label_len);
 int cv__db_window(cv__db_t *db, uint32_t pid, uint32_t recording, uint64_t on_t,
                      const char *on_how, int has_off, uint64_t off_t, const char *off_how);
+/* Sets columns of a process's row once it is written: `set` is the assignments (a fixed text of
+ * the converter's, never input), with ?3 bound to text when not NULL, else to number; prepared
+ * at use (once per recording). 0, or -1 on a database error. */
+int cv__db_update_process(cv__db_t *db, uint32_t pid, uint32_t recording, const char *set,
+                          const char *text, int64_t number);
 int cv__db_unrecorded(cv__db_t *db, uint32_t pid, uint32_t recording, const char *what);
 int cv__db_meta_int(cv__db_t *db, const char *key, int64_t value);
 int cv__db_meta_text(cv__db_t *db, const char *key, const char *value);

@@ -1322,20 +1322,23 @@ void cv__db_abort(cv__db_t *db)
     destroy(db);
 }
 
-/* Names, in the process's row, an allocator the tracer found and did not record (once per
- * recording, so prepared at use). */
-int cv__db_unrecorded(cv__db_t *db, uint32_t pid, uint32_t recording, const char *what)
+int cv__db_update_process(cv__db_t *db, uint32_t pid, uint32_t recording, const char *set,
+                          const char *text, int64_t number)
 {
     sqlite3 *h = cv__db_enter(db);
     if (!h)
         return -1;
+    char sql[256];
+    snprintf(sql, sizeof sql, "UPDATE processes SET %s WHERE pid = ?1 AND recording = ?2", set);
     sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(h, "UPDATE processes SET unrecorded = ?3 WHERE pid = ?1 AND recording = ?2",
-                                -1, &st, NULL);
+    int rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, pid);
         sqlite3_bind_int64(st, 2, recording);
-        sqlite3_bind_text(st, 3, what, -1, SQLITE_TRANSIENT);
+        if (text)
+            sqlite3_bind_text(st, 3, text, -1, SQLITE_TRANSIENT);
+        else
+            sqlite3_bind_int64(st, 3, number);
         rc = sqlite3_step(st);
         if (rc != SQLITE_DONE)
             cv__db_failed(db);
@@ -1345,4 +1348,10 @@ int cv__db_unrecorded(cv__db_t *db, uint32_t pid, uint32_t recording, const char
     }
     cv__db_leave(db);
     return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Names, in the process's row, an allocator the tracer found and did not record. */
+int cv__db_unrecorded(cv__db_t *db, uint32_t pid, uint32_t recording, const char *what)
+{
+    return cv__db_update_process(db, pid, recording, "unrecorded = ?3", what, 0);
 }

@@ -8,7 +8,6 @@
  */
 #include <math.h>
 
-#include <sqlite3.h>
 
 #include "converter.h"
 
@@ -21,25 +20,6 @@ double cv__profile_weight(uint64_t size, uint64_t interval)
 
 int cv__profile_process(cv__db_t *db, uint32_t pid, uint32_t recording, uint64_t interval)
 {
-    sqlite3 *h = cv__db_enter(db);
-    if (!h)
-        return -1;
-    sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(h,
-                                "UPDATE processes SET mode = 'profile', sample_interval = ?3 "
-                                "WHERE pid = ?1 AND recording = ?2",
-                                -1, &st, NULL);
-    if (rc == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, pid);
-        sqlite3_bind_int64(st, 2, recording);
-        sqlite3_bind_int64(st, 3, (sqlite3_int64)interval);
-        rc = sqlite3_step(st);
-        if (rc != SQLITE_DONE)
-            cv__db_failed(db);
-        sqlite3_finalize(st);
-    } else {
-        cv__db_failed(db);
-    }
-    cv__db_leave(db);
-    return rc == SQLITE_DONE ? 0 : -1;
+    return cv__db_update_process(db, pid, recording, "mode = 'profile', sample_interval = ?3",
+                                 NULL, (int64_t)interval);
 }
