@@ -142,6 +142,14 @@ int cli__exe_is_static(const char *path);
  * option) before anything is recorded rather than ignored with a warning later. An empty value
  * that the setting takes as its default (--signal '') becomes NULL. 0 or -1. */
 int cli__check_setting(const char *cmd, rheap__setting_id_t id, const char **value);
+/* Reads argv[*i] when it is one of the settings table's options (--depth N, --depth=N, or a
+ * flag such as --profile) into values[id], the text librheap is to be given, and moves *i past
+ * a separate value. 1 when taken, 0 when argv[*i] is no setting's option, -1 (message printed,
+ * naming `rheap cmd`) when its value is missing. */
+int cli__setting_option(const char *cmd, int argc, char **argv, int *i,
+                        const char *values[RHEAP__SET_COUNT]);
+/* The help lines of the settings table's options, each with its range and default. */
+void cli__setting_usage(FILE *f);
 /* Finds librheap.so: $RHEAP_LIBRARY, PREFIX/LIBDIR, PREFIX/lib, then the build tree (the binary
  * is build/cli/rheap, the library build/libtrace/librheap.so); its real path into buf. 0, or -1
  * with the message printed. */

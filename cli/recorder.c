@@ -22,13 +22,78 @@ int cli__check_setting(const char *cmd, rheap__setting_id_t id, const char **val
         return 0;
     int st = rheap__setting_parse(id, *value, &v);
     if (st == RHEAP__SETTING_BAD) {
+        char expected[96];
         fprintf(stderr, "rheap %s: %s %s: expected %s\n", cmd, rheap__settings[id].option, *value,
-                rheap__settings[id].expected);
+                rheap__setting_expected(id, expected, sizeof expected));
         return -1;
     }
     if (st == RHEAP__SETTING_EMPTY)
         *value = NULL;
     return 0;
+}
+
+int cli__setting_option(const char *cmd, int argc, char **argv, int *i,
+                        const char *values[RHEAP__SET_COUNT])
+{
+    const char *a = argv[*i];
+    for (int id = 0; id < RHEAP__SET_COUNT; id++) {
+        const rheap__setting_t *s = &rheap__settings[id];
+        size_t n = s->option ? strlen(s->option) : 0;
+        if (!n || strncmp(a, s->option, n) != 0)
+            continue;
+        if (s->flag && !a[n]) {
+            values[id] = s->flag;
+            return 1;
+        }
+        if (s->flag)
+            continue;
+        if (a[n] == '=') {
+            values[id] = a + n + 1;
+            return 1;
+        }
+        if (a[n])
+            continue;
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "rheap %s: %s needs a value (try rheap %s --help)\n", cmd, a, cmd);
+            return -1;
+        }
+        values[id] = argv[++*i];
+        return 1;
+    }
+    return 0;
+}
+
+/* The word in the help's first column for a setting's value, by its type. */
+static const char *value_word(const rheap__setting_t *s)
+{
+    if (s->flag)
+        return "";
+    switch (s->type) {
+    case RHEAP__TYPE_RATE: return " R";
+    case RHEAP__TYPE_SIGNAL: return " SIG";
+    case RHEAP__TYPE_PATH: return " DIR";
+    default: return " N";
+    }
+}
+
+void cli__setting_usage(FILE *f)
+{
+    for (int id = 0; id < RHEAP__SET_COUNT; id++) {
+        const rheap__setting_t *s = &rheap__settings[id];
+        if (!s->option)
+            continue;
+        char head[64], range[96];
+        snprintf(head, sizeof head, "%s%s", s->option, value_word(s));
+        rheap__setting_range((rheap__setting_id_t)id, range, sizeof range);
+        const char *nl = strchr(s->help, '\n');
+        int first = nl ? (int)(nl - s->help) : (int)strlen(s->help);
+        fprintf(f, "  %-19s %.*s%s\n", head, first, s->help, range);
+        for (const char *line = nl; line; line = nl) {
+            line++;
+            nl = strchr(line, '\n');
+            fprintf(f, "  %-19s %.*s\n", "", nl ? (int)(nl - line) : (int)strlen(line), line);
+        }
+    }
 }
 
 static int readable(const char *p)
