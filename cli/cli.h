@@ -166,8 +166,6 @@ typedef struct {
     char *path;
     unsigned long pid, n;
 } cli__rec_t;
-/* A recording directory's name, rip-<pid>[-N]: 1 with *pid and *num (1 without -N), else 0. */
-int cli__parse_rec_name(const char *name, unsigned long *pid, unsigned long *num);
 /* The rip-<pid>[-N] directories in recdir that have a process file, ordered by pid then N; a
  * note for each left out unless quiet. NULL with *n = 0 when there is none. */
 cli__rec_t *cli__collect_recordings(const char *recdir, size_t *n, int quiet);

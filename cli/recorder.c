@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <rip.h>
+
 #include "cli.h"
 
 int cli__check_setting(const char *cmd, rheap__setting_id_t id, const char **value)
@@ -188,20 +190,6 @@ static int has_process_file(const char *dir)
     return access(path, F_OK) == 0;
 }
 
-int cli__parse_rec_name(const char *name, unsigned long *pid, unsigned long *num)
-{
-    char *end;
-    if (strncmp(name, "rip-", 4))
-        return 0;
-    *pid = strtoul(name + 4, &end, 10);
-    *num = 1;
-    if (end == name + 4)
-        return 0;
-    if (*end == '-')
-        *num = strtoul(end + 1, &end, 10);
-    return *end == 0;
-}
-
 cli__rec_t *cli__collect_recordings(const char *recdir, size_t *n, int quiet)
 {
     *n = 0;
@@ -212,8 +200,8 @@ cli__rec_t *cli__collect_recordings(const char *recdir, size_t *n, int quiet)
     size_t cap = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        unsigned long pid, num;
-        if (!cli__parse_rec_name(e->d_name, &pid, &num))
+        uint32_t pid, num;
+        if (rip_recording_name_parse(e->d_name, &pid, &num) != 0)
             continue;
         if (cli__grow(&recs, &cap, *n, sizeof *recs, 8) != 0)
             break;

@@ -431,8 +431,8 @@ static int growing(void *user, const char *dir, int wait)
     if (run_over(l))
         return 0;
     const char *base = strrchr(dir, '/');
-    unsigned long pid, num;
-    if (!cli__parse_rec_name(base ? base + 1 : dir, &pid, &num))
+    uint32_t pid, num;
+    if (rip_recording_name_parse(base ? base + 1 : dir, &pid, &num) != 0)
         return 1;
     return !(pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH);
 }

@@ -1247,7 +1247,8 @@ static int write_meta(ctx_t *c, size_t ninputs)
     return 0;
 }
 
-/* The pid a recording directory's name gives (rip-<pid> or rip-<pid>-<n>), 0 for another name. */
+/* The pid a recording directory's name gives (rip-<pid> or rip-<pid>-<n>, read by the format
+ * library's one parser), 0 for another name. */
 static uint32_t pid_of_name(const char *dir)
 {
     size_t len = strlen(dir);
@@ -1256,15 +1257,13 @@ static uint32_t pid_of_name(const char *dir)
     size_t b = len;
     while (b > 0 && dir[b - 1] != '/')
         b--;
-    if (len - b < 5 || strncmp(dir + b, "rip-", 4) != 0)
+    char name[64];
+    uint32_t pid, n;
+    if (len - b >= sizeof name)
         return 0;
-    uint64_t pid = 0;
-    size_t i = b + 4;
-    for (; i < len && dir[i] >= '0' && dir[i] <= '9' && pid <= UINT32_MAX; i++)
-        pid = pid * 10 + (uint64_t)(dir[i] - '0');
-    if (i == b + 4 || pid > UINT32_MAX || (i < len && dir[i] != '-'))
-        return 0;
-    return (uint32_t)pid;
+    memcpy(name, dir + b, len - b);
+    name[len - b] = 0;
+    return rip_recording_name_parse(name, &pid, &n) == 0 ? pid : 0;
 }
 
 /* A recording in a directory others can write to (a shared RHEAP_DIR) may not be what it
