@@ -138,10 +138,10 @@ int cli__exe_is_static(const char *path);
 
 /* ---- recorder.c: what rheap run and rheap attach share ---- */
 /* Checks an option's value with librheap's own parser (libtrace/src/settings.c): what passes
- * here is what librheap then takes, and a bad value is refused (one line naming `rheap cmd`'s
+ * here is what librheap then takes, and a bad value is refused (one error line naming the
  * option) before anything is recorded rather than ignored with a warning later. An empty value
  * that the setting takes as its default (--signal '') becomes NULL. 0 or -1. */
-int cli__check_setting(const char *cmd, rheap__setting_id_t id, const char **value);
+int cli__check_setting(rheap__setting_id_t id, const char **value);
 /* Reads argv[*i] when it is one of the settings table's options (--depth N, --depth=N, or a
  * flag such as --profile) into values[id], the text librheap is to be given, and moves *i past
  * a separate value. 1 when taken, 0 when argv[*i] is no setting's option, -1 (message printed,

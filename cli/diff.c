@@ -248,10 +248,10 @@ int cli__cmd_diff(int argc, char **argv)
                 cli__table_print(&t, fmt, 0, stdout);
                 for (int k = 0; k < 2; k++)
                     if (ra_model_sample_interval(&pd[k]))
-                        fprintf(stderr,
-                                "rheap: %s was recorded in profile mode: its figures are "
-                                "estimates from allocations sampled about once every %" PRId64
-                                " bytes\n",
+                        cli__note(stderr,
+                                  "%s was recorded in profile mode: its figures are "
+                                  "estimates from allocations sampled about once every %" PRId64
+                                  " bytes",
                                 paths[k], ra_model_sample_interval(&pd[k]));
             }
         }

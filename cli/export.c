@@ -339,9 +339,9 @@ int cli__cmd_export(int argc, char **argv)
         interval = ra_model_sample_interval(&base);
     /* Folded stacks have no room for a note; pprof carries it as a comment. */
     if (interval && !pprof)
-        fprintf(stderr,
-                "rheap: profile mode: the weights are estimates from allocations sampled about "
-                "once every %" PRId64 " bytes\n",
+        cli__note(stderr,
+                  "profile mode: the weights are estimates from allocations sampled about "
+                  "once every %" PRId64 " bytes",
                 interval);
 
     FILE *out = stdout;

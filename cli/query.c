@@ -261,9 +261,9 @@ int cli__cmd_query(int argc, char **argv)
             ra_table_free(&t);
             long long interval = ra_sample_interval(db, NULL);
             if (interval)
-                fprintf(stderr,
-                        "rheap: profile mode: blocks and bytes are estimates from allocations "
-                        "sampled about once every %lld bytes\n",
+                cli__note(stderr,
+                          "profile mode: blocks and bytes are estimates from allocations "
+                          "sampled about once every %lld bytes",
                         interval);
         }
         sqlite3_close(db);

@@ -17,7 +17,7 @@
 
 #include "cli.h"
 
-int cli__check_setting(const char *cmd, rheap__setting_id_t id, const char **value)
+int cli__check_setting(rheap__setting_id_t id, const char **value)
 {
     uint64_t v;
     if (!*value)
@@ -25,8 +25,8 @@ int cli__check_setting(const char *cmd, rheap__setting_id_t id, const char **val
     int st = rheap__setting_parse(id, *value, &v);
     if (st == RHEAP__SETTING_BAD) {
         char expected[96];
-        fprintf(stderr, "rheap %s: %s %s: expected %s\n", cmd, rheap__settings[id].option, *value,
-                rheap__setting_expected(id, expected, sizeof expected));
+        cli__error(stderr, "%s %s: expected %s", rheap__settings[id].option, *value,
+                   rheap__setting_expected(id, expected, sizeof expected));
         return -1;
     }
     if (st == RHEAP__SETTING_EMPTY)
@@ -56,7 +56,7 @@ int cli__setting_option(const char *cmd, int argc, char **argv, int *i,
         if (a[n])
             continue;
         if (*i + 1 >= argc) {
-            fprintf(stderr, "rheap %s: %s needs a value (try rheap %s --help)\n", cmd, a, cmd);
+            cli__error(stderr, "%s needs a value (try rheap %s --help)", a, cmd);
             return -1;
         }
         values[id] = argv[++*i];

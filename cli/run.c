@@ -102,7 +102,7 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
             value = &o->dir;
         if (value) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "rheap run: %s needs a value (try rheap run --help)\n", a);
+                cli__error(stderr, "%s needs a value (try rheap run --help)", a);
                 return -1;
             }
             *value = argv[++i];
@@ -128,23 +128,23 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
         else if (!strcmp(a, "--no-progress"))
             o->progress = 0;
         else {
-            fprintf(stderr, "rheap run: unknown option %s (try rheap run --help)\n", a);
+            cli__error(stderr, "unknown option %s (try rheap run --help)", a);
             return -1;
         }
     }
     if (!o->argv || !o->argv[0]) {
-        fprintf(stderr, "rheap run: no program given (rheap run -o OUT.db -- PROGRAM ARGS...)\n");
+        cli__error(stderr, "no program given (rheap run -o OUT.db -- PROGRAM ARGS...)");
         return -1;
     }
     if (!o->output) {
-        fprintf(stderr, "rheap run: no output given; add -o OUT.db before the program\n");
+        cli__error(stderr, "no output given; add -o OUT.db before the program");
         return -1;
     }
     for (int id = 0; id < RHEAP__SET_COUNT; id++)
-        if (cli__check_setting("run", (rheap__setting_id_t)id, &o->settings[id]) != 0)
+        if (cli__check_setting((rheap__setting_id_t)id, &o->settings[id]) != 0)
             return -1;
     if (o->settings[RHEAP__SET_SAMPLE_INTERVAL] && !o->settings[RHEAP__SET_MODE]) {
-        fprintf(stderr, "rheap run: --sample-interval needs --profile\n");
+        cli__error(stderr, "--sample-interval needs --profile");
         return -1;
     }
     return 1;

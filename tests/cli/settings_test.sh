@@ -44,7 +44,7 @@ agree() {
     if [ "$want" = bad ]; then
         [ "$status" -eq 1 ] || fail "rheap run $option '$value': status $status, expected 1"
         got=$(cat run.err)
-        [ "$got" = "rheap run: $option $value: expected $expected" ] ||
+        [ "$got" = "rheap: error: $option $value: expected $expected" ] ||
             fail "rheap run $option '$value' said: $got"
         [ -z "$(ls recs)" ] || fail "rheap run $option '$value' started the program"
     else
