@@ -25,7 +25,7 @@
 
 #include "converter.h"
 
-#define NO_OFFSET UINT64_MAX
+#define NO_OFFSET CV__NO_OFFSET
 
 /* ---- Per-recording state ---- */
 
@@ -120,17 +120,25 @@ typedef struct {
     const cv__loc_t **locs; /* scratch, RIP_MAX_DEPTH */
 } ctx_t;
 
-/* Hands one diagnostic to the caller. The message is formatted whole here (callers put the
- * file and offset into it, as rip_error_format does); file and offset are repeated apart. */
-static void vsay(ctx_t *c, rheap_convert_level_t level, const char *file, uint64_t offset,
+/* Every warning and error of the conversion, its own and its parts' (cv__err_t, errors.c),
+ * reaches the caller here: warnings are counted, and the first error decides the status. */
+static void report(ctx_t *c, const cv__err_t *e)
+{
+    if (e->status == RHEAP_CONVERT_WARNINGS)
+        c->warnings++;
+    else if (!c->fatal)
+        c->fatal = (int)e->status;
+    cv__err_report(e, c->o->diag, c->o->user);
+}
+
+static void vsay(ctx_t *c, rheap_convert_status_t status, const char *file, uint64_t offset,
                  const char *f, va_list ap)
 {
-    if (!c->o->diag)
-        return;
-    char msg[2048];
+    static cv__err_t e; /* 8 KiB kept off the stack; one conversion at a time (rheap_convert.h) */
+    char msg[sizeof e.message];
     vsnprintf(msg, sizeof msg, f, ap);
-    rheap_convert_diag_t d = {level, msg, file, offset};
-    c->o->diag(c->o->user, &d);
+    cv__fail(&e, status, file, offset, "%s", msg);
+    report(c, &e);
 }
 
 static void warnf(ctx_t *c, const char *file, uint64_t offset, const char *f, ...)
@@ -139,9 +147,8 @@ static void warnf(ctx_t *c, const char *file, uint64_t offset, const char *f, ..
 {
     va_list ap;
     va_start(ap, f);
-    vsay(c, RHEAP_CONVERT_WARNING, file, offset, f, ap);
+    vsay(c, RHEAP_CONVERT_WARNINGS, file, offset, f, ap);
     va_end(ap);
-    c->warnings++;
 }
 
 /* Reports an error that ends the conversion; the first one decides its status. */
@@ -151,16 +158,14 @@ static void errorf(ctx_t *c, int status, const char *file, uint64_t offset, cons
 {
     va_list ap;
     va_start(ap, f);
-    vsay(c, RHEAP_CONVERT_ERROR, file, offset, f, ap);
+    vsay(c, (rheap_convert_status_t)status, file, offset, f, ap);
     va_end(ap);
-    if (!c->fatal)
-        c->fatal = status;
 }
 
 /* The symbolizer's warnings (a module file gone or rebuilt) count like the converter's own. */
-static void sym_warning(void *user, const char *file, const char *message)
+static void sym_warning(void *user, const cv__err_t *w)
 {
-    warnf(user, file, NO_OFFSET, "%s", message);
+    report(user, w);
 }
 
 static void rip_fail(ctx_t *c, const rip_error_t *e)
@@ -180,8 +185,9 @@ static void rip_truncated(ctx_t *c, const rip_error_t *e, const char *consequenc
 
 static void db_fail(ctx_t *c, const char *what)
 {
-    errorf(c, RHEAP_CONVERT_E_OUTPUT, NULL, NO_OFFSET, "writing the database (%s): %s", what,
-           cv__db_errmsg(c->db));
+    static cv__err_t e;
+    cv__db_error(c->db, what, &e);
+    report(c, &e);
 }
 
 static void nomem(ctx_t *c, const char *while_doing)
@@ -1470,10 +1476,10 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
     }
     if (check_output_place(c) != 0)
         return -1;
-    char errbuf[1024];
-    int st = cv__db_create(o->output, o->force, live, &c->db, errbuf, sizeof errbuf);
+    static cv__err_t err;
+    int st = cv__db_create(o->output, o->force, live, &c->db, &err);
     if (st != RHEAP_CONVERT_OK) {
-        errorf(c, st, o->output, NO_OFFSET, "%s", errbuf);
+        report(c, &err);
         return -1;
     }
     c->sym = cv__sym_create(sym_warning, c);
@@ -1521,9 +1527,9 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
     }
     cv__db_t *db = c->db;
     c->db = NULL;
-    st = cv__db_finish(db, errbuf, sizeof errbuf);
+    st = cv__db_finish(db, &err);
     if (st != RHEAP_CONVERT_OK) {
-        errorf(c, st, o->output, NO_OFFSET, "%s", errbuf);
+        report(c, &err);
         return -1;
     }
     if (result) {
