@@ -259,7 +259,6 @@ typedef struct {
     size_t nstacks;
     ra_bucket_t *buckets;      /* each process's slices (ra_proc_t.bucket0) */
     size_t nbuckets;
-    int from_rows;             /* read from `allocations`: the database has no summary tables */
     ra_marker_t *markers;
     size_t nmarkers;
     ra_window_t *windows;
@@ -275,10 +274,9 @@ typedef struct {
 
 /* Reads what `what` (RA_MODEL_*) asks for, for process pid (-1: every process), with about
  * nbuckets slices per recording for the timeline (at most nbuckets; from the summary tables,
- * groups of their equal slices). Reads the summary tables (stack_stats, ...) when the database
- * has them and the environment does not set RHEAP_SCAN_ROWS=1, else the rows of `allocations`;
- * both give the same numbers. RA_OK, or RA_E_INPUT / RA_E_NOMEM; m is always initialized
- * (ra_model_free it either way). */
+ * groups of their equal slices), from the summary tables (stack_stats, ...), which hold what
+ * the rows of `allocations` give. RA_OK, or RA_E_INPUT (a database without them) / RA_E_NOMEM;
+ * m is always initialized (ra_model_free it either way). */
 ra_status_t ra_model_load(struct sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets,
                           ra_model_t *m, ra_err_t *err);
 void ra_model_free(ra_model_t *m);
