@@ -200,10 +200,17 @@ rheap_convert_status_t cv__db_create(const char *path, int force, int background
 int cv__db_alloc(cv__db_t *db, const cv__row_t *r);
 int cv__db_frame(cv__db_t *db, uint64_t bt, uint32_t frame_no, const cv__srcframe_t *f,
                     const char *module, uint64_t offset, uint32_t ip_index);
-int cv__db_process(cv__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
-                      const char *exe, const char *cmdline, uint64_t start_ns, uint64_t wall_ns,
-                      uint32_t page_size, uint32_t depth, uint32_t sample_ppm, int has_config,
-                      const char *dir, uint64_t unmatched_frees, uint64_t lost);
+/* A processes row (schema.sql): a 0 wall_ns, page_size or depth is written as NULL, and
+ * sample_ppm too unless has_config (the process file had no config record). */
+typedef struct {
+    uint32_t pid, recording, ppid;
+    const char *exe, *cmdline, *dir; /* NULL: unknown */
+    uint64_t start_ns, wall_ns;
+    uint32_t page_size, depth, sample_ppm;
+    int has_config;
+    uint64_t unmatched_frees, lost;
+} cv__process_row_t;
+int cv__db_process(cv__db_t *db, const cv__process_row_t *p);
 /* In the per-recording tables, (pid, recording) names the processes row. */
 int cv__db_thread(cv__db_t *db, uint32_t id, uint32_t pid, uint32_t recording, uint32_t tid,
                      const char *name, uint32_t serial, const char *file, uint64_t events,

@@ -528,10 +528,9 @@ static int write_plumbing(cv__db_t *db, cv__err_t *err)
     return rc == SQLITE_OK ? RHEAP_CONVERT_OK : RHEAP_CONVERT_E_OUTPUT;
 }
 
-rheap_convert_status_t cv__db_create(const char *path, int force, int background, cv__db_t **out,
-                                     cv__err_t *err)
+/* The output's name is free, or may be replaced (force); never a directory. */
+static rheap_convert_status_t check_output(const char *path, int force, cv__err_t *err)
 {
-    *out = NULL;
     struct stat sb;
     if (stat(path, &sb) == 0) {
         if (S_ISDIR(sb.st_mode))
@@ -541,21 +540,13 @@ rheap_convert_status_t cv__db_create(const char *path, int force, int background
             return cv__fail(err, RHEAP_CONVERT_E_REFUSED, path, CV__NO_OFFSET,
                             "%s: already exists (use --force to replace it)", path);
     }
-    cv__db_t *db = calloc(1, sizeof *db);
-    if (!db)
-        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, path, CV__NO_OFFSET,
-                        "%s: out of memory", path);
-    db->kept_end = &db->kept_full;
-    db->path = strdup(path);
-    db->force = force;
-    size_t tlen = strlen(path) + 32;
-    db->tmp = malloc(tlen);
-    if (!db->path || !db->tmp) {
-        destroy(db);
-        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, path, CV__NO_OFFSET,
-                        "%s: out of memory", path);
-    }
-    snprintf(db->tmp, tlen, "%s.tmp-%ld", path, (long)getpid());
+    return RHEAP_CONVERT_OK;
+}
+
+/* The SQLite file OUT.tmp-<pid>, created empty and removed by the cleanup handlers if the
+ * converter is killed before it is put in place. */
+static rheap_convert_status_t open_temporary(cv__db_t *db, cv__err_t *err)
+{
     /* The converter uses SQLite from one thread at a time (the writer thread or, after a
      * drain, the caller's): without its mutexes and memory statistics every row is measurably
      * cheaper. Only possible before SQLite initializes; later calls
@@ -564,17 +555,17 @@ rheap_convert_status_t cv__db_create(const char *path, int force, int background
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     unlink(db->tmp); /* a leftover of an earlier run that had our pid */
     cleanup_install(db->tmp);
-
     if (sqlite3_open_v2(db->tmp, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                        NULL) !=
-        SQLITE_OK) {
-        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
-                 "%s: cannot create the database: %s", db->tmp, why(db, NULL));
-        close_all(db);
-        unlink(db->tmp);
-        destroy(db);
-        return RHEAP_CONVERT_E_OUTPUT;
-    }
+                        NULL) != SQLITE_OK)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: cannot create the database: %s", db->tmp, why(db, NULL));
+    return RHEAP_CONVERT_OK;
+}
+
+/* The PRAGMAs, the schema's load part, the load transaction, the prepared inserts and the
+ * plumbing patterns. */
+static rheap_convert_status_t create_schema(cv__db_t *db, cv__err_t *err)
+{
     /* page_size must come before the first table. The journal and syncs are useless here: a
      * failed load is thrown away as a whole. */
     const char *pragmas = "PRAGMA page_size = 16384;"
@@ -588,31 +579,35 @@ rheap_convert_status_t cv__db_create(const char *path, int force, int background
         cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: %s", db->tmp,
                  msg ? msg : "?");
         sqlite3_free(msg);
-        goto fail;
+        return RHEAP_CONVERT_E_OUTPUT;
     }
     if (run_schema(db, 0, err) != RHEAP_CONVERT_OK)
-        goto fail;
+        return RHEAP_CONVERT_E_OUTPUT;
     if (sqlite3_exec(db->db, "BEGIN", NULL, NULL, &msg) != SQLITE_OK) {
         cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: %s", db->tmp,
                  msg ? msg : "?");
         sqlite3_free(msg);
-        goto fail;
+        return RHEAP_CONVERT_E_OUTPUT;
     }
-    for (int i = 0; i < ST_N; i++) {
-        if (sqlite3_prepare_v2(db->db, stmt_sql[i], -1, &db->st[i], NULL) != SQLITE_OK) {
-            cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
-                     "%s: preparing '%s': %s", db->tmp, stmt_sql[i], sqlite3_errmsg(db->db));
-            goto fail;
-        }
-    }
+    for (int i = 0; i < ST_N; i++)
+        if (sqlite3_prepare_v2(db->db, stmt_sql[i], -1, &db->st[i], NULL) != SQLITE_OK)
+            return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                            "%s: preparing '%s': %s", db->tmp, stmt_sql[i],
+                            sqlite3_errmsg(db->db));
     if (write_plumbing(db, err) != RHEAP_CONVERT_OK)
-        goto fail;
+        return RHEAP_CONVERT_E_OUTPUT;
     if (prepare_batch(db, stmt_sql[ST_ALLOC], BATCH, &db->batch) != 0 ||
-        prepare_batch(db, stmt_sql[ST_FRAME], FRAME_BATCH, &db->frame_batch) != 0) {
-        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
-                 "%s: preparing a batch insert: %s", db->tmp, sqlite3_errmsg(db->db));
-        goto fail;
-    }
+        prepare_batch(db, stmt_sql[ST_FRAME], FRAME_BATCH, &db->frame_batch) != 0)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: preparing a batch insert: %s", db->tmp, sqlite3_errmsg(db->db));
+    return RHEAP_CONVERT_OK;
+}
+
+/* The queue of row chunks and the thread that writes them. Without the thread (no memory for
+ * its queue, or no thread) chunks are written by the caller; only a queue that cannot be
+ * mapped at all fails. */
+static rheap_convert_status_t start_writer(cv__db_t *db, int background, cv__err_t *err)
+{
     /* Address space only: pages are used as they are first written. Under a limit of address
      * space (ulimit -v), which counts it whole, the queue takes an eighth of the limit at most,
      * and less if even that is refused: a shorter queue only makes the summary wait longer for
@@ -631,19 +626,14 @@ rheap_convert_status_t cv__db_create(const char *path, int force, int background
         if (area != MAP_FAILED || db->qcap / 2 < QUEUE_MIN)
             break;
     }
-    if (area == MAP_FAILED) {
-        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
-                 "%s: out of memory for the queue of rows", db->tmp);
-        goto fail;
-    }
+    if (area == MAP_FAILED)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: out of memory for the queue of rows", db->tmp);
     db->area = area;
     db->used = calloc(db->qcap + 1, sizeof *db->used);
-    if (!db->used) {
-        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
-                 "%s: out of memory for the queue of rows", db->tmp);
-        goto fail;
-    }
-    /* Without the thread (no memory for its queue, or no thread), chunks are written here. */
+    if (!db->used)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: out of memory for the queue of rows", db->tmp);
     db->queue = malloc(db->qcap * sizeof *db->queue);
     db->spare = malloc(db->qcap * sizeof *db->spare);
     for (unsigned i = 0; db->spare && i < db->qcap; i++)
@@ -658,13 +648,40 @@ rheap_convert_status_t cv__db_create(const char *path, int force, int background
         db->have_writer = ok && pthread_create(&db->writer, NULL, writer_main, db) == 0;
         /* (A failed init leaves nothing to destroy on Linux, where these allocate nothing.) */
     }
+    return RHEAP_CONVERT_OK;
+}
+
+rheap_convert_status_t cv__db_create(const char *path, int force, int background, cv__db_t **out,
+                                     cv__err_t *err)
+{
+    *out = NULL;
+    rheap_convert_status_t st = check_output(path, force, err);
+    if (st != RHEAP_CONVERT_OK)
+        return st;
+    cv__db_t *db = calloc(1, sizeof *db);
+    size_t tlen = strlen(path) + 32;
+    if (db) {
+        db->kept_end = &db->kept_full;
+        db->path = strdup(path);
+        db->force = force;
+        db->tmp = malloc(tlen);
+    }
+    if (!db || !db->path || !db->tmp) {
+        if (db)
+            destroy(db);
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, path, CV__NO_OFFSET,
+                        "%s: out of memory", path);
+    }
+    snprintf(db->tmp, tlen, "%s.tmp-%ld", path, (long)getpid());
+    if (open_temporary(db, err) != RHEAP_CONVERT_OK || create_schema(db, err) != RHEAP_CONVERT_OK ||
+        start_writer(db, background, err) != RHEAP_CONVERT_OK) {
+        close_all(db);
+        unlink(db->tmp);
+        destroy(db);
+        return RHEAP_CONVERT_E_OUTPUT;
+    }
     *out = db;
     return RHEAP_CONVERT_OK;
-fail:
-    close_all(db);
-    unlink(db->tmp);
-    destroy(db);
-    return RHEAP_CONVERT_E_OUTPUT;
 }
 
 static int step(sqlite3_stmt *s)
@@ -1123,27 +1140,24 @@ static int put(cv__db_t *db, sqlite3_stmt *s)
     return 0;
 }
 
-int cv__db_process(cv__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
-                      const char *exe, const char *cmdline, uint64_t start_ns, uint64_t wall_ns,
-                      uint32_t page_size, uint32_t depth, uint32_t sample_ppm, int has_config,
-                      const char *dir, uint64_t unmatched_frees, uint64_t lost)
+int cv__db_process(cv__db_t *db, const cv__process_row_t *p)
 {
     if (enter(db) != 0)
         return -1;
     sqlite3_stmt *s = db->st[ST_PROCESS];
-    sqlite3_bind_int64(s, 1, pid);
-    sqlite3_bind_int64(s, 2, recording);
-    sqlite3_bind_int64(s, 3, ppid);
-    bind_text_or_null(s, 4, exe);
-    bind_text_or_null(s, 5, cmdline);
-    sqlite3_bind_int64(s, 6, (sqlite3_int64)start_ns);
-    bind_u64_or_null(s, 7, wall_ns, wall_ns != 0);
-    bind_u64_or_null(s, 8, page_size, page_size != 0);
-    bind_u64_or_null(s, 9, depth, depth != 0);
-    bind_u64_or_null(s, 10, sample_ppm, has_config);
-    bind_text_or_null(s, 11, dir);
-    sqlite3_bind_int64(s, 12, (sqlite3_int64)unmatched_frees);
-    sqlite3_bind_int64(s, 13, (sqlite3_int64)lost);
+    sqlite3_bind_int64(s, 1, p->pid);
+    sqlite3_bind_int64(s, 2, p->recording);
+    sqlite3_bind_int64(s, 3, p->ppid);
+    bind_text_or_null(s, 4, p->exe);
+    bind_text_or_null(s, 5, p->cmdline);
+    sqlite3_bind_int64(s, 6, (sqlite3_int64)p->start_ns);
+    bind_u64_or_null(s, 7, p->wall_ns, p->wall_ns != 0);
+    bind_u64_or_null(s, 8, p->page_size, p->page_size != 0);
+    bind_u64_or_null(s, 9, p->depth, p->depth != 0);
+    bind_u64_or_null(s, 10, p->sample_ppm, p->has_config);
+    bind_text_or_null(s, 11, p->dir);
+    sqlite3_bind_int64(s, 12, (sqlite3_int64)p->unmatched_frees);
+    sqlite3_bind_int64(s, 13, (sqlite3_int64)p->lost);
     return put(db, s);
 }
 
