@@ -1,7 +1,7 @@
 /*
  * shorten.h: the text transformations that make function names and locations fit a table.
  * Pure functions of a string: no state, no output; each runs in time linear in its input
- * (tests/cli/fuzz_names.c holds them to that on real and random names) and never returns a
+ * (tests/fuzz/fuzz_names.c holds them to that on real and random names) and never returns a
  * longer text than it was given.
  */
 #ifndef RHEAP_SHORTEN_H

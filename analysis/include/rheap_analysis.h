@@ -111,6 +111,10 @@ char **ra_query_names(const char *dir, size_t *n);
 /* Loads dir/NAME.sql and parses its header. RA_E_USAGE when name is not a query name or the file
  * does not exist, RA_E_INPUT when it cannot be read, RA_E_NOMEM; q is zeroed on failure. */
 ra_status_t ra_query_load(const char *dir, const char *name, ra_query_t *q, ra_err_t *err);
+/* The same from the file's text (len bytes, not NUL-terminated; a NUL ends the header), which
+ * q keeps a copy of; name and path are how it is called. RA_OK or RA_E_NOMEM. */
+ra_status_t ra_query_parse(const char *name, const char *path, const char *text, size_t len,
+                           ra_query_t *q, ra_err_t *err);
 /* Frees what q holds; a zeroed query is fine. */
 void ra_query_free(ra_query_t *q);
 /* Runs a loaded query with the user's values: a key that is neither a declared parameter nor a
@@ -141,6 +145,10 @@ void ra_supp_destroy(ra_supp_t *s);
  * skipped. RA_E_INPUT when it cannot be read, RA_E_USAGE naming path and line for any other
  * line, RA_E_NOMEM. */
 ra_status_t ra_supp_load(ra_supp_t *s, const char *path, ra_err_t *err);
+/* The same from a file's text (len bytes; a NUL ends its line), which `origin` names in
+ * messages and in ra_supp_rule: it must outlive s. RA_E_USAGE or RA_E_NOMEM. */
+ra_status_t ra_supp_parse(ra_supp_t *s, const char *origin, const char *text, size_t len,
+                          ra_err_t *err);
 /* Decides every stack that leaked (suppressions take only leaks out), in one pass over their
  * rows of `backtraces`. RA_OK, or RA_E_INPUT / RA_E_NOMEM. */
 ra_status_t ra_supp_stacks(ra_supp_t *s, struct sqlite3 *db, ra_err_t *err);
