@@ -174,20 +174,6 @@ void cli__free_recordings(cli__rec_t *recs, size_t n);
 /* ---- run.c: `rheap run` ---- */
 int cli__cmd_run(int argc, char **argv);
 
-/* ---- smap.c: a map from strings to numbers, for the writers' tables ---- */
-
-/* A map from strings to numbers (it keeps copies of the keys), for the writers' tables. */
-typedef struct {
-    char **keys;
-    uint64_t *vals;
-    size_t cap, n;
-} cli__smap_t;
-
-/* The value of key; when absent, stores `next` as its value and sets *created. 0, or -1 when
- * out of memory. */
-int cli__smap_get(cli__smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created);
-void cli__smap_free(cli__smap_t *m);
-
 /* ---- suppress_opts.c: leak suppressions as the commands offer them ---- */
 
 /* What the command line asked for: --suppress FILE (up to 16) and --no-default-suppressions. */
@@ -227,19 +213,6 @@ void cli__supp_print(const ra_supp_t *s, const int64_t *blocks, const int64_t *b
 /* ---- export.c: `rheap export` ---- */
 
 int cli__cmd_export(int argc, char **argv);
-
-/* ---- pprof.c: profile.proto, gzipped ---- */
-
-/* Writes the profile of pd to out: a Go heap profile (alloc_objects, alloc_space,
- * inuse_objects, inuse_space; inuse = never freed) or, with peak, the blocks live at each
- * recording's peak. 0, or -1 with a message in err. */
-int cli__pprof_write(const ra_model_t *pd, int peak,
-                       ra_weight_t default_weight, FILE *out, char *err, size_t errlen);
-/* The same with base: one sample per stack of either, NEW minus BASE (negative where BASE had
- * more), stacks matched by their frames' function, file and line since ids and pids differ
- * between databases; what `go tool pprof -diff_base=BASE NEW` shows of two exports. */
-int cli__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak,
-                            ra_weight_t default_weight, FILE *out, char *err, size_t errlen);
 
 /* ---- diff.c: `rheap diff BASE.db NEW.db` ---- */
 int cli__cmd_diff(int argc, char **argv);

@@ -315,6 +315,62 @@ int64_t ra_weight_of(const ra_stat_t *s, ra_weight_t w);
 /* A frame's display name: its function, or module+0xoffset (in buf) when unknown. */
 const char *ra_frame_name(const ra_frame_t *f, char *buf, size_t len);
 
+/* ---- Names made to fit a table (shorten.c) ----
+ * Pure functions of a string: no state, no output; each runs in time linear in its input
+ * (tests/fuzz/fuzz_names.c holds them to that on real and random names) and never returns a
+ * longer text than it was given. */
+
+/* A copy of name with each template argument list longer than 3 characters shortened to
+ * <...>: `std::vector<int, std::allocator<int> >::push_back` reads `std::vector<...>::push_back`.
+ * The characters of operator<, operator<<, operator<=, operator<=>, operator> and operator->
+ * are kept as a name, not taken for a list; a '<' at the start or after a blank (Rust's
+ * `<T as Trait>::f`) is kept and only its insides shortened. malloc'ed; NULL on no memory. */
+char *ra_name_short(const char *name);
+
+/* A copy of name without its trailing parameter list and qualifiers, for a column too narrow
+ * for both: `Table::operator[](int) const` reads `Table::operator[]`, and
+ * `main::{lambda(int)#1}::operator()(int) const` reads `main::{lambda(int)#1}::operator()`.
+ * A name that does not end with a parameter list (C, Rust) is copied whole. malloc'ed; NULL on
+ * no memory. */
+char *ra_name_without_params(const char *name);
+
+/* Display columns of a UTF-8 string: its code points. */
+size_t ra_text_columns(const char *s);
+
+/* A copy of s cut to `keep` columns when it is wider, the cut marked with "...": the first
+ * keep - 3 columns and "..." (from_end: "..." and the last keep - 3 columns, as a location
+ * keeps its file:line). A keep below 4 leaves s whole. malloc'ed; NULL on no memory. */
+char *ra_text_clip(const char *s, size_t keep, int from_end);
+
+/* ---- A map from strings to numbers (smap.c), for tables keyed by a frame's or a stack's text:
+ * pprof's string, function and location tables, the HTML page's frames and stacks, diff's
+ * sites ---- */
+
+/* A map from strings to numbers; it keeps copies of the keys. Zeroed is empty. */
+typedef struct {
+    char **keys;
+    uint64_t *vals;
+    size_t cap, n;
+} ra_smap_t;
+
+/* The value of key; when absent, stores `next` as its value and sets *created. 0, or -1 when
+ * out of memory. */
+int ra_smap_get(ra_smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created);
+void ra_smap_free(ra_smap_t *m);
+
+/* ---- The model as a pprof profile (pprof.c): profile.proto, gzipped ---- */
+
+/* The profile of m, gzipped, in *out (malloc'ed, *len bytes; the caller writes and frees it): a
+ * Go heap profile (alloc_objects, alloc_space, inuse_objects,
+ * inuse_space; inuse = never freed) or, with peak, the blocks live at each recording's peak;
+ * default_weight picks the sample type pprof shows first. With base (NULL: none), one sample
+ * per stack of either, NEW minus BASE (negative where BASE had more), stacks matched by their
+ * frames' function, file and line since ids and pids differ between databases: what `go tool
+ * pprof -diff_base=BASE NEW` shows of two exports. RA_OK, or RA_E_NOMEM with *out NULL. */
+ra_status_t ra_pprof_encode(const ra_model_t *m, const ra_model_t *base, int peak,
+                            ra_weight_t default_weight, uint8_t **out, size_t *len,
+                            ra_err_t *err);
+
 #ifdef __cplusplus
 }
 #endif
