@@ -102,8 +102,9 @@ const char *cli__suggest(const char *word, const char *const *names, size_t n);
 
 /* ---- report.c: `rheap report`, and the summary `rheap run` prints ---- */
 int cli__cmd_report(int argc, char **argv);
-/* Prints the short summary of a fresh database to out, each line prefixed "rheap: ". */
-void cli__report_brief(struct sqlite3 *db, FILE *out);
+/* Prints the short summary of a fresh database (written to path) to out, each line prefixed
+ * "rheap: ". */
+void cli__report_brief(struct sqlite3 *db, const char *path, FILE *out);
 
 /* ---- units.c: sizes and times for people ---- */
 /* "40.0 KiB" (exact below 10 KiB); "349.2 us", "1.53 s". */

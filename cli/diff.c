@@ -253,6 +253,17 @@ int cli__cmd_diff(int argc, char **argv)
                                 "estimates from allocations sampled about once every %" PRId64
                                 " bytes\n",
                                 paths[k], ra_model_sample_interval(&pd[k]));
+                /* leaked counts leaks only: a window's live blocks are not (recording_ends). */
+                for (int k = 0; k < 2; k++) {
+                    int64_t stopped = 0;
+                    for (size_t i = 0; i < pd[k].nprocs; i++)
+                        stopped += pd[k].procs[i].stopped_bytes;
+                    if (stopped > 0)
+                        fprintf(stderr,
+                                "rheap: %s: %" PRId64 " bytes still live when a window's "
+                                "recording stopped are not leaks, nor in the leaked columns\n",
+                                paths[k], stopped);
+                }
             }
         }
     }

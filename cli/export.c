@@ -26,8 +26,24 @@ static const struct {
 } weights[] = {
     {"leaked", RA_W_LEAKED},           {"peak", RA_W_PEAK},
     {"allocated", RA_W_ALLOCATED},     {"allocations", RA_W_ALLOCATIONS},
-    {"temporary", RA_W_TEMPORARY},
+    {"temporary", RA_W_TEMPORARY},     {"live-at-stop", RA_W_STOPPED},
 };
+
+/* A window (a recording that stopped while its process went on) has no leaks: with the leaked
+ * weight, says on stderr what its recordings left live and which weight shows it. */
+static void window_note(const ra_model_t *pd, ra_weight_t w)
+{
+    int64_t blocks = 0, bytes = 0;
+    for (size_t i = 0; i < pd->nprocs; i++) {
+        blocks += pd->procs[i].stopped_blocks;
+        bytes += pd->procs[i].stopped_bytes;
+    }
+    if (w == RA_W_LEAKED && blocks > 0)
+        fprintf(stderr,
+                "rheap: %" PRId64 " blocks, %" PRId64 " bytes still live when a window's "
+                "recording stopped are not leaks; --weight live-at-stop shows them\n",
+                blocks, bytes);
+}
 
 /* ---- collapsed ---- */
 
@@ -197,7 +213,8 @@ static void usage_export(FILE *f)
             "              flamegraph.pl, inferno-flamegraph and speedscope\n"
             "  pprof       a gzipped profile.proto for go tool pprof: the sample types of a\n"
             "              Go heap profile (alloc_objects, alloc_space, inuse_objects,\n"
-            "              inuse_space; inuse = never freed); with --weight peak, the blocks\n"
+            "              inuse_space; inuse = never freed before the process ended or, in\n"
+            "              a window, still live when it stopped); with --weight peak, the blocks\n"
             "              live at each process's peak instead\n"
             "\n"
             "A database recorded in profile mode (rheap run --profile) holds a sample of the\n"
@@ -206,11 +223,13 @@ static void usage_export(FILE *f)
             "\n"
             "Options:\n"
             "  -o, --output FILE   where to write (default: standard output)\n"
-            "  --weight W          leaked (bytes never freed, the default), peak (bytes live at\n"
-            "                      each process's peak), allocated (bytes), allocations\n"
-            "                      (blocks), temporary (blocks freed before their thread's next\n"
-            "                      allocation; collapsed only). For pprof it picks the\n"
-            "                      default sample type.\n"
+            "  --weight W          leaked (bytes never freed before their process ended, the\n"
+            "                      default), live-at-stop (bytes still live when a window's\n"
+            "                      recording stopped while its process went on: not leaks),\n"
+            "                      peak (bytes live at each process's peak), allocated\n"
+            "                      (bytes), allocations (blocks), temporary (blocks freed\n"
+            "                      before their thread's next allocation; collapsed only).\n"
+            "                      For pprof it picks the default sample type.\n"
             "  --pid P             only process P (default: every process, stacks added up)\n"
             "  --base BASE.db      compare with another run. collapsed: 'stack BASE NEW' a\n"
             "                      line, the weights in BASE.db and in DB, for a differential\n"
@@ -268,7 +287,7 @@ int cli__cmd_export(int argc, char **argv)
                 k++;
             if (k == nw) {
                 cli__error(stderr, "unknown weight '%s' (leaked, peak, allocated, "
-                                     "allocations, temporary)", optarg);
+                                     "allocations, temporary, live-at-stop)", optarg);
                 return RHEAP_EXIT_USAGE;
             }
             w = weights[k].w;
@@ -337,6 +356,8 @@ int cli__cmd_export(int argc, char **argv)
     int64_t interval = ra_model_sample_interval(&pd);
     if (base_path && ra_model_sample_interval(&base) > interval)
         interval = ra_model_sample_interval(&base);
+    if (!pprof)
+        window_note(&pd, w);
     /* Folded stacks have no room for a note; pprof carries it as a comment. */
     if (interval && !pprof)
         fprintf(stderr,

@@ -65,8 +65,8 @@ static int choose(page_t *pg)
         free(v);
         return -1;
     }
-    static const ra_weight_t ws[] = {RA_W_LEAKED, RA_W_PEAK, RA_W_ALLOCATED};
-    for (size_t k = 0; k < 3; k++) {
+    static const ra_weight_t ws[] = {RA_W_LEAKED, RA_W_PEAK, RA_W_ALLOCATED, RA_W_STOPPED};
+    for (size_t k = 0; k < sizeof ws / sizeof ws[0]; k++) {
         for (size_t i = 0; i < pd->nstats; i++)
             v[i] = ra_weight_of(&pd->stats[i], ws[k]);
         int64_t cut = 1;
@@ -128,6 +128,10 @@ static void write_proc(FILE *out, const ra_model_t *pd, size_t p)
     json_i(out, "frees", pr->frees, 1);
     json_i(out, "leaked_blocks", pr->leaked_blocks, 1);
     json_i(out, "leaked_bytes", pr->leaked_bytes, 1);
+    /* A window (until_exit 0) has no leaks, only blocks still live when it stopped. */
+    json_i(out, "until_exit", pr->until_exit, 1);
+    json_i(out, "stopped_blocks", pr->stopped_blocks, 1);
+    json_i(out, "stopped_bytes", pr->stopped_bytes, 1);
     json_i(out, "sample_interval", pr->sample_interval, 1);
     /* The chart: per slice its start, the most bytes live in it and the allocations in it. */
     static const char *const cols[] = {"t", "max", "allocs"};
@@ -164,6 +168,9 @@ static void write_proc(FILE *out, const ra_model_t *pd, size_t p)
         json_str(out, w->off_t >= 0 ? w->off_how : "(still on)");
         fputc(']', out);
     }
+    /* The threads' and size classes' last two columns: the leaks of a recording that lasted
+     * until its process ended, or what a window left live when it stopped (the other pair is 0);
+     * the page names the column after what its recordings hold. */
     fputs("],\"threads\":[", out);
     n = 0;
     for (size_t i = 0; i < pd->nthreads; i++) {
@@ -173,7 +180,8 @@ static void write_proc(FILE *out, const ra_model_t *pd, size_t p)
         fprintf(out, "%s[%" PRId64 ",", n++ ? "," : "", t->tid);
         json_str(out, t->name);
         fprintf(out, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]", t->allocs,
-                t->bytes, t->frees, t->leaked_blocks, t->leaked_bytes);
+                t->bytes, t->frees, t->leaked_blocks + t->stopped_blocks,
+                t->leaked_bytes + t->stopped_bytes);
     }
     fputs("],\"sizes\":[", out);
     n = 0;
@@ -182,7 +190,8 @@ static void write_proc(FILE *out, const ra_model_t *pd, size_t p)
         if (z->pid != pr->pid || z->recording != pr->recording)
             continue;
         fprintf(out, "%s[%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]",
-                n++ ? "," : "", z->lo, z->hi, z->blocks, z->bytes, z->leaked_blocks, z->leaked_bytes);
+                n++ ? "," : "", z->lo, z->hi, z->blocks, z->bytes, z->leaked_blocks + z->stopped_blocks,
+                z->leaked_bytes + z->stopped_bytes);
     }
     fputs("]}", out);
 }
@@ -220,15 +229,15 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
     int rc = 0;
     size_t nstats = 0;
     /* Per recording, the sum of the stacks not shown on their own. */
-    int64_t other[6] = {0};
+    int64_t other[8] = {0};
     size_t other_proc = SIZE_MAX;
     for (size_t i = 0; i <= pd->nstats && rc == 0; i++) {
         const ra_stat_t *s = i < pd->nstats ? &pd->stats[i] : NULL;
         size_t p = s ? (size_t)(ra_model_proc(pd, s->pid, s->recording) - pd->procs) : SIZE_MAX;
         if (other_proc != SIZE_MAX && p != other_proc) {
-            if (other[0] + other[2] + other[4]) {
+            if (other[0] + other[2] + other[4] + other[6]) {
                 fprintf(stats, "%s[%zu,-1", nstats++ ? ",\n" : "", other_proc);
-                for (int k = 0; k < 6; k++)
+                for (int k = 0; k < 8; k++)
                     fprintf(stats, ",%" PRId64, other[k]);
                 fputc(']', stats);
             }
@@ -238,9 +247,9 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
         if (!s)
             break;
         if (!pg->keep[i]) {
-            int64_t v[6] = {s->blocks, s->bytes, s->leaked_blocks, s->leaked_bytes,
-                            s->peak_blocks, s->peak_bytes};
-            for (int k = 0; k < 6; k++)
+            int64_t v[8] = {s->blocks, s->bytes, s->leaked_blocks, s->leaked_bytes,
+                            s->peak_blocks, s->peak_bytes, s->stopped_blocks, s->stopped_bytes};
+            for (int k = 0; k < 8; k++)
                 other[k] += v[k];
             continue;
         }
@@ -270,11 +279,13 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
             }
             fputc(']', stacks);
         }
-        /* [proc, stack, blocks, bytes, leaked_blocks, leaked_bytes, peak_blocks, peak_bytes] */
+        /* [proc, stack, blocks, bytes, leaked_blocks, leaked_bytes, peak_blocks, peak_bytes,
+         *  stopped_blocks, stopped_bytes] */
         fprintf(stats, "%s[%zu,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-                       ",%" PRId64 ",%" PRId64 "]",
+                       ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]",
                 nstats++ ? ",\n" : "", p, idx, s->blocks, s->bytes, s->leaked_blocks,
-                s->leaked_bytes, s->peak_blocks, s->peak_bytes);
+                s->leaked_bytes, s->peak_blocks, s->peak_bytes, s->stopped_blocks,
+                s->stopped_bytes);
     }
     rc |= fclose(stacks) != 0;
     rc |= fclose(stats) != 0;

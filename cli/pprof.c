@@ -316,7 +316,8 @@ static int gzip_write(const uint8_t *buf, size_t len, FILE *out)
 }
 
 /* The values of one stack's sample: inuse blocks and bytes at the peak, or alloc and inuse
- * (never freed) blocks and bytes. Returns how many. */
+ * blocks and bytes, inuse being what the recording left live: never freed before the process
+ * ended, or, in a window, still live when it stopped (one of the two is 0). Returns how many. */
 static size_t stat_values(const ra_stat_t *s, int peak, int64_t *v)
 {
     if (peak) {
@@ -326,8 +327,8 @@ static size_t stat_values(const ra_stat_t *s, int peak, int64_t *v)
     }
     v[0] = s->blocks;
     v[1] = s->bytes;
-    v[2] = s->leaked_blocks;
-    v[3] = s->leaked_bytes;
+    v[2] = s->leaked_blocks + s->stopped_blocks;
+    v[3] = s->leaked_bytes + s->stopped_bytes;
     return 4;
 }
 
@@ -435,11 +436,23 @@ int cli__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak
     if (base && ra_model_sample_interval(base) > interval)
         interval = ra_model_sample_interval(base);
     b.prof.period = interval ? interval : 1;
-    const char *note = peak ? "rheap: blocks live at each process's peak of live heap"
-                            : "rheap: inuse = never freed while recording";
-    if (base)
-        note = peak ? "rheap: blocks live at the peak, this run minus the base run, per stack"
-                    : "rheap: this run minus the base run, per stack; inuse = never freed";
+    /* inuse is a leak only where the recording lasted until its process ended. */
+    int windows = 0;
+    for (size_t i = 0; i < pd->nprocs; i++)
+        windows |= !pd->procs[i].until_exit;
+    for (size_t i = 0; base && i < base->nprocs; i++)
+        windows |= !base->procs[i].until_exit;
+    const char *inuse = windows ? "inuse = never freed before the process ended or, in a window "
+                                  "(a recording stopped while its process went on), still live "
+                                  "when it stopped (not leaks)"
+                                : "inuse = never freed before the process ended";
+    char note_buf[320];
+    snprintf(note_buf, sizeof note_buf, "rheap: %s%s",
+             base ? "this run minus the base run, per stack; " : "", inuse);
+    const char *note = note_buf;
+    if (peak)
+        note = base ? "rheap: blocks live at the peak, this run minus the base run, per stack"
+                    : "rheap: blocks live at each process's peak of live heap";
     char sampled[160];
     snprintf(sampled, sizeof sampled,
              "rheap: profile mode: values are estimates from allocations sampled about once "

@@ -129,6 +129,31 @@ static int list_queries(FILE *out, FILE *err)
     return status;
 }
 
+/* The queries that count blocks never freed leave out, or leave empty, the recordings that
+ * stopped while their process went on (schema.sql's view recording_ends): says so on stderr
+ * and points to growth, which shows what piled up in such a window. */
+static void window_note(sqlite3 *db, const char *name, const char *path)
+{
+    static const char *const counting[] = {"leaks", "lifetimes", "threads", "sizes"};
+    int counts = 0;
+    for (size_t i = 0; i < sizeof counting / sizeof counting[0]; i++)
+        counts |= !strcmp(name, counting[i]);
+    ra_table_t t;
+    ra_err_t why;
+    if (!counts)
+        return;
+    int ok = ra_fetch(db, "SELECT count(*) AS n FROM recording_ends WHERE NOT until_exit", NULL, 0,
+                      &t, &why) == RA_OK;
+    const char *n = ok && t.nrows ? ra_table_cell(&t, 0, "n") : NULL;
+    if (n && strcmp(n, "0") != 0)
+        fprintf(stderr,
+                "rheap: %s %s stopped while the process went on (a window): blocks still live "
+                "then are not leaks and not counted as such; rheap query growth %s shows what "
+                "grew\n",
+                n, strcmp(n, "1") ? "recordings" : "recording", path);
+    ra_table_free(&t);
+}
+
 int cli__cmd_query(int argc, char **argv)
 {
     static const struct option longs[] = {
@@ -265,6 +290,7 @@ int cli__cmd_query(int argc, char **argv)
                         "rheap: profile mode: blocks and bytes are estimates from allocations "
                         "sampled about once every %lld bytes\n",
                         interval);
+            window_note(db, q.name, pos[1]);
         }
         sqlite3_close(db);
     }

@@ -26,8 +26,18 @@ static const char totals_sql[] =
     "SELECT (SELECT coalesce(sum(allocs), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS allocations,\n"
     "       (SELECT coalesce(sum(frees), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS frees,\n"
     "       (SELECT printf('%!.0f', total(alloc_bytes)) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS bytes,\n"
-    "       (SELECT coalesce(sum(leaked_blocks), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS leaked_blocks,\n"
-    "       (SELECT printf('%!.0f', total(leaked_bytes)) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS leaked_bytes,\n"
+    /* Never freed: leaks only in the recordings that lasted until their process ended; what a
+     * window left live is counted apart (schema.sql's view recording_ends, the one rule). */
+    "       (SELECT coalesce(sum(leaked_blocks), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)\n"
+    "            AND (pid, recording) IN (SELECT pid, recording FROM recording_ends WHERE until_exit)) AS leaked_blocks,\n"
+    "       (SELECT printf('%!.0f', total(leaked_bytes)) FROM recording_stats WHERE pid = coalesce(:pid, pid)\n"
+    "            AND (pid, recording) IN (SELECT pid, recording FROM recording_ends WHERE until_exit)) AS leaked_bytes,\n"
+    "       (SELECT coalesce(sum(leaked_blocks), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)\n"
+    "            AND (pid, recording) IN (SELECT pid, recording FROM recording_ends WHERE NOT until_exit)) AS stopped_blocks,\n"
+    "       (SELECT printf('%!.0f', total(leaked_bytes)) FROM recording_stats WHERE pid = coalesce(:pid, pid)\n"
+    "            AND (pid, recording) IN (SELECT pid, recording FROM recording_ends WHERE NOT until_exit)) AS stopped_bytes,\n"
+    "       (SELECT count(*) FROM recording_ends WHERE until_exit AND pid = coalesce(:pid, pid)) AS ended,\n"
+    "       (SELECT count(*) FROM recording_ends WHERE NOT until_exit AND pid = coalesce(:pid, pid)) AS windows,\n"
     "       (SELECT count(DISTINCT pid) FROM processes WHERE pid = coalesce(:pid, pid)) AS processes,\n"
     "       (SELECT count(*) FROM (SELECT DISTINCT pid, tid FROM threads WHERE pid = coalesce(:pid, pid))) AS threads,\n"
     /* From the first recording's start to the last event or window end of any recording;
@@ -48,9 +58,11 @@ static const char processes_sql[] =
     "       coalesce(sum(r.allocs), 0) AS allocations, coalesce(sum(r.alloc_bytes), 0) AS bytes,\n"
     "       coalesce(max(r.peak_bytes), 0) AS peak_bytes,\n"
     /* From stack_stats, so that leaks a suppression took out (report's view over it) are out
-     * of this column too. */
-    "       (SELECT coalesce(sum(s.leaked_bytes), 0) FROM stack_stats AS s WHERE s.pid = p.pid)\n"
-    "           AS leaked_bytes,\n"
+     * of this column too; NULL for a process recorded only in windows, which cannot tell. */
+    "       CASE WHEN EXISTS (SELECT 1 FROM recording_ends AS e WHERE e.pid = p.pid AND e.until_exit)\n"
+    "            THEN (SELECT coalesce(sum(s.leaked_bytes), 0) FROM stack_stats AS s\n"
+    "                  JOIN recording_ends AS e ON e.pid = s.pid AND e.recording = s.recording\n"
+    "                  WHERE s.pid = p.pid AND e.until_exit) END AS leaked_bytes,\n"
     "       (SELECT CASE WHEN length(q.cmdline) > 40 THEN substr(q.cmdline, 1, 37) || '...'\n"
     "                    ELSE q.cmdline END\n"
     "        FROM processes AS q WHERE q.pid = p.pid ORDER BY q.recording DESC LIMIT 1) AS command\n"
@@ -250,6 +262,16 @@ static void unrecorded_lines(sqlite3 *db, const char *pid, const char *prefix, F
     ra_table_free(&t);
 }
 
+/* What "live at stop" means, under its figure: a recording that stopped while its process went
+ * on cannot tell a leak from a block the process would have freed later. */
+static void window_note(const char *prefix, const char *path, FILE *out)
+{
+    fprintf(out,
+            "%sstill live when a recording stopped while its process went on (a\n"
+            "%swindow): not leaks; rheap query growth %s shows what grew in it\n",
+            prefix, prefix, path);
+}
+
 static int report(const char *path, const report_opts_t *o, FILE *out)
 {
     sqlite3 *db;
@@ -318,15 +340,26 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     fprintf(out, "  frees            %lld%s\n", num(&t, "frees"), est);
     fprintf(out, "  bytes allocated  ");
     bytes(out, byte_num(&t, "bytes"));
-    fprintf(out, "\n  never freed      %lld blocks, ", num(&t, "leaked_blocks") - sb);
-    bytes(out, byte_num(&t, "leaked_bytes") - (double)sbytes);
-    fprintf(out, "%s\n", est);
+    fputc('\n', out);
+    /* "never freed" only where it is true: a window's live blocks get words of their own. */
+    if (num(&t, "ended") > 0 || num(&t, "windows") == 0) {
+        fprintf(out, "  never freed      %lld blocks, ", num(&t, "leaked_blocks") - sb);
+        bytes(out, byte_num(&t, "leaked_bytes") - (double)sbytes);
+        fprintf(out, "%s\n", est);
+    }
+    if (num(&t, "windows") > 0) {
+        fprintf(out, "  live at stop     %lld blocks, ", num(&t, "stopped_blocks"));
+        bytes(out, byte_num(&t, "stopped_bytes"));
+        fprintf(out, "%s\n", est);
+        window_note("                   ", path, out);
+    }
     cli__supp_print(supp, sup_blocks, sup_bytes, "  ", out);
     fprintf(out, "  processes        %lld\n", num(&t, "processes"));
     fprintf(out, "  threads          %lld\n", num(&t, "threads"));
     fprintf(out, "  duration         ");
     duration(out, num(&t, "duration_ns"));
     fputc('\n', out);
+    long long ended = num(&t, "ended");
     ra_table_free(&t);
 
     if (ra_fetch(db, processes_sql, o->pid ? &pidkv : NULL, o->pid ? 1 : 0, &t, &why) == RA_OK) {
@@ -337,7 +370,11 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     }
     ra_table_free(&t);
     section(db, o, "Peak live heap", "peak", interval, out);
-    section(db, o, "Top leaks by site", "leaks", interval, out);
+    if (ended > 0)
+        section(db, o, "Top leaks by site", "leaks", interval, out);
+    else
+        fprintf(out, "\nTop leaks by site (rheap query leaks)\n"
+                     "  (none known: no recording lasted until its process ended; see live at stop)\n");
     section(db, o, "Top temporary allocation sites", "temporary", interval, out);
     section(db, o, "Top allocating sites", "top-sites", interval, out);
     fprintf(out, "\nMore: rheap query --list, or sqlite3 %s\n", path);
@@ -377,7 +414,7 @@ static ra_supp_t *brief_suppressions(sqlite3 *db, long long *blocks, double *byt
     return supp;
 }
 
-void cli__report_brief(sqlite3 *db, FILE *out)
+void cli__report_brief(sqlite3 *db, const char *path, FILE *out)
 {
     ra_table_t t;
     ra_err_t why;
@@ -391,6 +428,9 @@ void cli__report_brief(sqlite3 *db, FILE *out)
         return;
     }
     long long nproc = num(&t, "processes");
+    long long ended = num(&t, "ended"), windows = num(&t, "windows");
+    long long stopped_blocks = num(&t, "stopped_blocks");
+    double stopped = byte_num(&t, "stopped_bytes");
     unrecorded_lines(db, NULL, "rheap: ", out);
     long long interval = ra_sample_interval(db, NULL);
     if (interval)
@@ -419,19 +459,19 @@ void cli__report_brief(sqlite3 *db, FILE *out)
     if (ra_fetch(db, top_peak_sql, NULL, 0, &t, &why) == RA_OK)
         peak_lines(&t, "rheap: ", out);
     ra_table_free(&t);
-    /* A window that rheap attach closed ends before its process does: what is still live then
-     * was not leaked, the process may free it later. */
-    static const char detached_sql[] =
-        "SELECT EXISTS (SELECT 1 FROM windows WHERE off_how = 'detach') AS detached";
-    int detached = 0;
-    if (ra_fetch(db, detached_sql, NULL, 0, &t, &why) == RA_OK)
-        detached = num(&t, "detached") > 0;
-    ra_table_free(&t);
-    fprintf(out, detached ? "rheap: live at the end of the window (not leaks: the process went "
-                            "on): "
-                          : "rheap: never freed: ");
-    bytes(out, leaked);
-    fprintf(out, " in %lld blocks\n", leaked_blocks);
+    /* A recording that stopped while its process went on (a toggle, rheap_disable, rheap
+     * attach) cannot tell leaks: what is still live then may be freed later. */
+    if (windows > 0) {
+        fprintf(out, "rheap: live at stop: ");
+        bytes(out, stopped);
+        fprintf(out, " in %lld blocks\n", stopped_blocks);
+        window_note("rheap:   ", path, out);
+    }
+    if (ended > 0 || windows == 0) {
+        fprintf(out, "rheap: never freed: ");
+        bytes(out, leaked);
+        fprintf(out, " in %lld blocks\n", leaked_blocks);
+    }
     if (leaked_blocks > 0) {
         FILE *sink = tmpfile();
         int rc = run_canned(db, "leaks", BRIEF_ROWS, NULL, &t, "", sink ? sink : out);

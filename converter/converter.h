@@ -15,7 +15,7 @@
 #include "rheap_convert.h"
 #include "rheap_version.h"
 #include "sorted.h"
-#define RHEAP_SCHEMA_VERSION 5
+#define RHEAP_SCHEMA_VERSION 6
 
 /* How the parts below report a warning to the conversion that uses them: `file` is the file
  * concerned (or NULL), `message` the whole sentence. */

@@ -174,7 +174,12 @@ typedef struct {
     int64_t end_t;                /* last event, marker or window edge, ns since its start */
     int64_t peak_t, peak_bytes;   /* the largest live heap and when (peak.sql's rule) */
     int64_t peak_blocks;
-    int64_t allocs, bytes, frees, leaked_blocks, leaked_bytes;
+    int64_t allocs, bytes, frees;
+    int64_t leaked_blocks, leaked_bytes;   /* never freed before the process ended; 0 in a window */
+    int64_t stopped_blocks, stopped_bytes; /* a window's: still live when recording stopped */
+    int until_exit;               /* 1: the recording lasted until its process ended, so its
+                                     never-freed blocks are leaks; 0: a window (schema.sql's
+                                     view recording_ends), whose live blocks are `stopped` */
     int64_t sample_interval;      /* profile mode: mean bytes between samples (the figures but
                                      allocs and bytes are estimates); 0 in trace mode */
     size_t bucket0, nbuckets;     /* its slices of time: buckets[bucket0 .. bucket0 + nbuckets) */
@@ -184,7 +189,8 @@ typedef struct {
 typedef struct {
     int64_t pid, recording, bt;
     int64_t blocks, bytes;               /* everything allocated */
-    int64_t leaked_blocks, leaked_bytes; /* never freed while recording */
+    int64_t leaked_blocks, leaked_bytes; /* never freed before the process ended (ra_proc_t) */
+    int64_t stopped_blocks, stopped_bytes; /* in a window: still live when recording stopped */
     int64_t peak_blocks, peak_bytes;     /* live at the recording's peak */
     int64_t temporary_blocks;            /* temporary.sql's rule; only with RA_MODEL_TEMPORARY */
 } ra_stat_t;
@@ -228,12 +234,14 @@ typedef struct {
     int64_t pid, recording, tid;
     char *name;
     int64_t allocs, bytes, frees, leaked_blocks, leaked_bytes;
+    int64_t stopped_blocks, stopped_bytes; /* as in ra_stat_t */
 } ra_thread_t;
 
 /* A power-of-two size class [lo, hi] (lo = hi = 0 for size 0) of one recording. */
 typedef struct {
     int64_t pid, recording, lo, hi;
     int64_t blocks, bytes, leaked_blocks, leaked_bytes;
+    int64_t stopped_blocks, stopped_bytes; /* as in ra_stat_t */
 } ra_sizeclass_t;
 
 /* A module path and the build id recorded for it (NULL: none). */
@@ -297,11 +305,12 @@ void ra_supp_apply(const ra_supp_t *s, ra_model_t *m, int64_t *blocks, int64_t *
 
 /* The weights a stack can be measured by. */
 typedef enum {
-    RA_W_LEAKED,      /* bytes never freed */
+    RA_W_LEAKED,      /* bytes never freed before their process ended */
     RA_W_PEAK,        /* bytes live at the peak */
     RA_W_ALLOCATED,   /* bytes allocated */
     RA_W_ALLOCATIONS, /* blocks allocated */
-    RA_W_TEMPORARY    /* temporary blocks */
+    RA_W_TEMPORARY,   /* temporary blocks */
+    RA_W_STOPPED      /* bytes a window left live when its recording stopped (not leaks) */
 } ra_weight_t;
 
 /* The figure of s that weight w measures. */

@@ -121,7 +121,7 @@ case_window() {
     expect_eq "frees of older blocks, counted" "$(sql w.db "SELECT unmatched_frees FROM processes")" "$((o0 + o1))"
     expect_eq "window" "$(sql w.db "SELECT on_how, off_how IS NOT NULL AND off_t > on_t, off_how FROM windows")" "attach|1|detach"
     live=$(sql w.db "SELECT count(*) FROM allocations WHERE dealloc_after IS NULL")
-    grep -q "^rheap: live at the end of the window (not leaks: the process went on): .* in $live blocks$" a.err ||
+    grep -q "^rheap: live at stop: .* in $live blocks$" a.err ||
         fail "no live-at-end line for $live blocks: $(cat a.err)"
     grep -q "^rheap: attached to $SVC: [0-9]* allocator slots in [0-9]* modules redirected$" a.err ||
         fail "no attached line: $(cat a.err)"

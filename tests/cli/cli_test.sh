@@ -111,7 +111,7 @@ case_help() {
     has_line e.err "rheap: error: unknown option -x (try rheap export --help)"
     run e "$RHEAP" export --weight=heavy collapsed x.db
     expect_eq "export --weight=heavy" "$STATUS" 1
-    has_line e.err "rheap: error: unknown weight 'heavy' (leaked, peak, allocated, allocations, temporary)"
+    has_line e.err "rheap: error: unknown weight 'heavy' (leaked, peak, allocated, allocations, temporary, live-at-stop)"
     run e "$RHEAP" export collapsed a.db b.db
     expect_eq "export of two databases" "$STATUS" 1
     has_line e.err "rheap: error: one database at a time (try rheap export --help)"
@@ -304,6 +304,45 @@ case_run_options() {
     expect_eq "recorded between the toggles" \
         "$(sql tg.db "SELECT size, count(*), count(dealloc_after) FROM allocations GROUP BY size")" "3210|3|1"
     expect_eq "window" "$(sql tg.db "SELECT on_how, off_how FROM windows")" "signal|signal"
+}
+
+# A window (recording toggled on and off by the signal while the program went on): no output
+# calls its blocks leaked; each says they were still live when recording stopped, and points to
+# growth. family toggle records 3 blocks of 3210 bytes in the window and frees one.
+case_window_outputs() {
+    run r "$RHEAP" run --no-progress --off --signal USR2 -o w.db -- "$FAMILY" toggle
+    expect_eq "status" "$STATUS" 0
+    expect_eq "recording_ends" "$(sql w.db "SELECT off_how, until_exit FROM recording_ends")" "signal|0"
+    has_line r.err "rheap: live at stop: 6420 bytes (6.3 KiB) in 2 blocks"
+    has_line r.err "rheap:   window): not leaks; rheap query growth w.db shows what grew in it"
+    ! grep -qi "never freed" r.err || fail "the summary says never freed: $(cat r.err)"
+    run rep "$RHEAP" report w.db
+    has_line rep.out "  live at stop     2 blocks, 6420 bytes (6.3 KiB)"
+    has_line rep.out "  (none known: no recording lasted until its process ended; see live at stop)"
+    ! grep -qi "never freed" rep.out || fail "the report says never freed: $(cat rep.out)"
+    # The canned queries: leaks has no row, the never-freed columns are empty, growth counts them.
+    run q "$RHEAP" query leaks w.db --csv
+    expect_eq "leaks rows" "$(tail -n +2 q.out)" ""
+    has_line q.err "rheap: 1 recording stopped while the process went on (a window): blocks still live then are not leaks and not counted as such; rheap query growth w.db shows what grew"
+    expect_eq "threads" "$("$RHEAP" query threads w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f3-8)" "3,9630,1,3210,,"
+    expect_eq "sizes" "$("$RHEAP" query sizes w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f3-6)" "3,9630,,"
+    expect_eq "lifetimes" "$("$RHEAP" query lifetimes w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f1-3)" "3,1,"
+    expect_eq "growth" "$("$RHEAP" query growth w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f1,2)" "2,6420"
+    # Exports: nothing under leaked, the blocks under live-at-stop; pprof's inuse says what it is.
+    run c "$RHEAP" export collapsed w.db
+    expect_eq "collapsed leaked" "$(cat c.out)" ""
+    has_line c.err "rheap: 2 blocks, 6420 bytes still live when a window's recording stopped are not leaks; --weight live-at-stop shows them"
+    run c "$RHEAP" export collapsed w.db --weight live-at-stop
+    expect_eq "collapsed live-at-stop" "$(awk '{ s += $NF } END { print NR, s }' c.out)" "1 6420"
+    "$RHEAP" export pprof w.db -o w.pb.gz || fail "export pprof"
+    zcat w.pb.gz | grep -aq "inuse = never freed before the process ended or, in a window" ||
+        fail "pprof has no comment on inuse"
+    # The page: no never-freed card; the live-at-stop figures in its data.
+    "$RHEAP" report --html -o w.html w.db || fail "report --html"
+    grep -q '"until_exit":0,"stopped_blocks":2,"stopped_bytes":6420' w.html || fail "page data: $(grep -o '"leaked_blocks[^}]*' w.html | head -1)"
+    # diff: leaked columns hold leaks only, and a note says what was left out.
+    run d "$RHEAP" diff w.db w.db
+    has_line d.err "rheap: w.db: 6420 bytes still live when a window's recording stopped are not leaks, nor in the leaked columns"
 }
 
 case_query_list() {

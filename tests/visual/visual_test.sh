@@ -173,7 +173,7 @@ EOF
     "$RHEAP" export collapsed "$DB" --weight nonsense 2>err.txt || st=$?
     expect_eq "status of an unknown weight" "$st" 1
     expect_eq "unknown weight message" "$(cat err.txt)" \
-        "rheap: error: unknown weight 'nonsense' (leaked, peak, allocated, allocations, temporary)"
+        "rheap: error: unknown weight 'nonsense' (leaked, peak, allocated, allocations, temporary, live-at-stop)"
     st=0
     "$RHEAP" export collapsed "$DB" -o 2>err.txt || st=$?
     expect_eq "status of -o without a file" "$st" 1
