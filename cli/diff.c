@@ -170,19 +170,40 @@ static int to_table(const sites_t *ss, ra_table_t *t)
     return 0;
 }
 
+/* Byte counts in KiB/MiB for people (aligned columns without --raw): a change carries its sign,
+ * "+1.5 MiB" or "-320". */
+static void humanize(ra_table_t *t)
+{
+    for (size_t r = 0; r < t->nrows; r++)
+        for (size_t c = 0; c < 3 * M_N; c++) {
+            char **cell = &t->cells[r * t->ncols + c], buf[40];
+            long long v = strtoll(*cell, NULL, 10);
+            int sign = c % 3 == 2 && v > 0;
+            buf[0] = '+';
+            cli__human_bytes(v, buf + sign, sizeof buf - 1);
+            char *s = strdup(buf);
+            if (s) {
+                free(*cell);
+                *cell = s;
+            }
+        }
+}
+
 static void usage_diff(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap diff BASE.db NEW.db [--blocks] [--csv | --json]\n"
+            "Usage: rheap diff BASE.db NEW.db [--blocks] [--raw] [--csv | --json]\n"
             "\n"
-            "Compares two databases (two runs of a program) site by site: bytes never freed,\n"
-            "allocated and live at the peak in each (base, new) and the change, the largest\n"
+            "Compares two databases (two runs of a program) site by site: bytes never freed\n"
+            "(before the process ended: a window's live blocks are no leaks), allocated and\n"
+            "live at the peak in each (base, new) and the change, the largest\n"
             "growth of leaked bytes first. A site is its function and file:line, so the\n"
             "runs may have other pids and stack ids; all processes of a database add up.\n"
             "Sites equal in both are left out.\n"
             "\n"
             "Options:\n"
             "  --blocks      count blocks instead of bytes\n"
+            "  --raw         exact byte counts (default: KiB, MiB, ... from 10 KiB up)\n"
             "  --csv, --json output for scripts\n"
             "\n"
             "The same as folded stacks with two weights a line, for a differential flamegraph:\n"
@@ -196,12 +217,14 @@ int cli__cmd_diff(int argc, char **argv)
 {
     static const struct option longs[] = {
         {"blocks", no_argument, NULL, 'b'},
+        {"raw", no_argument, NULL, 'R'},
         {"csv", no_argument, NULL, 'C'},
         {"json", no_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     cli__fmt_t fmt = RHEAP_FMT_COLUMN;
+    int raw = 0;
     unit = 0;
     int c;
     optind = 0;
@@ -210,6 +233,7 @@ int cli__cmd_diff(int argc, char **argv)
         switch (c) {
         case 'h': usage_diff(stdout); return RHEAP_EXIT_OK;
         case 'b': unit = 1; break;
+        case 'R': raw = 1; break;
         case 'C': fmt = RHEAP_FMT_CSV; break;
         case 'J': fmt = RHEAP_FMT_JSON; break;
         default: return cli__option_error(c, argv, longs, "a value", "rheap diff --help");
@@ -245,6 +269,8 @@ int cli__cmd_diff(int argc, char **argv)
                 cli__error(stderr, "out of memory");
                 rc = RHEAP_EXIT_OUTPUT;
             } else {
+                if (fmt == RHEAP_FMT_COLUMN && !raw && unit == 0)
+                    humanize(&t);
                 cli__table_print(&t, fmt, 0, stdout);
                 for (int k = 0; k < 2; k++)
                     if (ra_model_sample_interval(&pd[k]))
