@@ -85,10 +85,12 @@ static int choose(page_t *pg)
 /* The page's index of a frame, appending it to the frame table on first sight. */
 static int64_t frame_index(page_t *pg, const ra_frame_t *f, FILE *out)
 {
-    char key[1024], buf[64];
+    char key[2048], buf[64];
     const char *name = ra_frame_name(f, buf, sizeof buf);
-    snprintf(key, sizeof key, "%s\x01%s\x01%" PRId64 "\x01%d", name, f->file ? f->file : "",
-             f->line, f->inlined);
+    /* The module is part of a frame: `_start` of perl is not `_start` of python3, and a frame
+     * keeps the module of its own stack, whatever process first showed the name. */
+    snprintf(key, sizeof key, "%s\x01%s\x01%" PRId64 "\x01%d\x01%s", name, f->file ? f->file : "",
+             f->line, f->inlined, f->module ? f->module : "");
     uint64_t idx;
     int created;
     if (cli__smap_get(&pg->frames, key, pg->nframes, &idx, &created) != 0)

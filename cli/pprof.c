@@ -67,11 +67,12 @@ static int64_t str(builder_t *b, const char *s)
     return (int64_t)v;
 }
 
-static uint64_t function_id(builder_t *b, const char *name, const char *file)
+/* A function is its name and file in its module: `_start` of perl and of python3 are two. */
+static uint64_t function_id(builder_t *b, const char *name, const char *file, const char *module)
 {
-    int64_t n = str(b, name), f = str(b, file);
-    char key[48];
-    snprintf(key, sizeof key, "%" PRId64 ":%" PRId64, n, f);
+    int64_t n = str(b, name), f = str(b, file), m = str(b, module);
+    char key[72];
+    snprintf(key, sizeof key, "%" PRId64 ":%" PRId64 ":%" PRId64, n, f, m);
     uint64_t id;
     int created;
     if (cli__smap_get(&b->functions, key, b->prof.n_function + 1, &id, &created) != 0) {
@@ -178,7 +179,8 @@ static uint64_t location_id(builder_t *b, const ra_model_t *pd, const ra_frame_t
         }
         perftools__profiles__line__init(ln);
         char buf[64];
-        ln->function_id = function_id(b, ra_frame_name(&fr[i], buf, sizeof buf), fr[i].file);
+        ln->function_id = function_id(b, ra_frame_name(&fr[i], buf, sizeof buf), fr[i].file,
+                                      outer->module);
         ln->line = fr[i].line;
         lines[l->n_line++] = ln;
     }
@@ -465,6 +467,14 @@ int cli__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak
         if (interval)
             b.prof.comment[b.prof.n_comment++] = str(&b, sampled);
     }
+    /* pprof takes the first mapping for the program ("File:" in its header): the executable of
+     * the first process recorded (the root of the tree), when it was seen mapped. */
+    const char *exe = pd->nprocs ? pd->procs[0].exe : NULL;
+    for (size_t i = 0; exe && i < pd->nmodules; i++)
+        if (!strcmp(pd->modules[i].path, exe)) {
+            mapping_id(&b, pd, exe);
+            break;
+        }
     int64_t pid_key = str(&b, "pid");
     int64_t first_wall = 0, longest = 0;
     for (size_t i = 0; i < pd->nprocs; i++) {

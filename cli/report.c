@@ -221,6 +221,27 @@ static void peak_lines(const ra_table_t *t, const char *prefix, FILE *out)
     }
 }
 
+/* The peak of every recording (of process pid, text; NULL: all), the largest first. Processes
+ * peak at moments of their own: with more than one, a line says that their peaks, and the
+ * sites' bytes at them, were not live at once. */
+static void peak_summary(sqlite3 *db, const char *pid, FILE *out)
+{
+    static const char sql[] =
+        "SELECT peak_ns, peak_bytes, pid, recording FROM recording_stats\n"
+        "WHERE allocs > 0 AND pid = coalesce(:pid, pid)\n"
+        "ORDER BY peak_bytes DESC, pid, recording";
+    ra_table_t t;
+    ra_err_t why;
+    ra_kv_t kv = {"pid", pid};
+    if (ra_fetch(db, sql, &kv, pid ? 1 : 0, &t, &why) == RA_OK) {
+        peak_lines(&t, "  ", out);
+        if (t.nrows > 1)
+            fprintf(out, "  (each recording's own peak, at a moment of its own: these were not "
+                         "live at once)\n");
+    }
+    ra_table_free(&t);
+}
+
 static void section(sqlite3 *db, const report_opts_t *o, const char *heading, const char *name,
                     long long interval, FILE *out)
 {
@@ -229,7 +250,7 @@ static void section(sqlite3 *db, const report_opts_t *o, const char *heading, co
     if (run_canned(db, name, REPORT_ROWS, o->pid, &t, "  ", out) != 0)
         return;
     if (!strcmp(name, "peak"))
-        peak_lines(&t, "  ", out);
+        peak_summary(db, o->pid, out);
     project(&t, site_cols, &shown);
     ra_table_t *p = shown.ncols > 0 ? &shown : &t;
     if (!o->raw)

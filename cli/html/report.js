@@ -22,7 +22,7 @@ const SVG_NS = 'http://www.w3.org/2000/svg';
 // Column of stats[] holding bytes and blocks for each flamegraph weight.
 const WEIGHTS = {
   leaked: {bytes: 5, blocks: 4, what: 'never freed'},
-  peak: {bytes: 7, blocks: 6, what: 'live at the peak'},
+  peak: {bytes: 7, blocks: 6, what: "live at its process's own peak (processes peak at different moments)"},
   allocated: {bytes: 3, blocks: 2, what: 'allocated'},
   stopped: {bytes: 9, blocks: 8, what: 'still live when recording stopped'},
 };

@@ -345,6 +345,44 @@ case_window_outputs() {
     has_line d.err "rheap: w.db: 6420 bytes still live when a window's recording stopped are not leaks, nor in the leaked columns"
 }
 
+# One story across processes: sh running family and leaky (examples/leaky.c), three
+# executables. The report's sections rank sites across processes by their figure, as SQL over
+# every process does; the peak lines say the peaks were not live at once; the page labels each
+# frame with its own module (both programs have a `_start` without a source line); pprof's
+# first mapping, the one it names as the program, is the root's executable.
+case_run_tree_story() {
+    run r "$RHEAP" run -q -o mix.db -- sh -c "\"$FAMILY\" exit 0; \"$LEAKY\""
+    expect_eq "status" "$STATUS" 0
+    expect_eq "executables" "$(sql mix.db "SELECT count(DISTINCT exe) FROM processes")" 3
+    run rep "$RHEAP" report --raw mix.db
+    # section HEADING: "bytes pid" of its rows, as printed.
+    section() {
+        sed -n "/^$1/,/^\$/p" rep.out | awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $2, $NF }'
+    }
+    site_sql() { # the SQL of a section: a figure of stack_stats per site, across processes
+        sql mix.db "SELECT sum(s.$1), s.pid FROM stack_stats AS s LEFT JOIN stacks AS k ON k.id = s.bt
+                    WHERE s.$1 > 0 GROUP BY s.pid, s.recording, k.function, k.location
+                    ORDER BY 1 DESC, sum(s.${1%bytes}blocks) DESC, k.function, k.location, s.pid LIMIT 10" | tr '|' ' '
+    }
+    expect_eq "top-sites across processes" "$(section "Top allocating sites")" "$(site_sql bytes)"
+    expect_eq "peak across processes" "$(section "Peak live heap")" "$(site_sql peak_bytes)"
+    [ "$(section "Top allocating sites" | awk '{ print $2 }' | sort -u | wc -l)" -ge 2 ] ||
+        fail "top-sites shows one process only: $(cat rep.out)"
+    expect_eq "peak lines" "$(sed -n 's/^  peak live heap \([0-9]*\) bytes.*, pid \([0-9]*\)$/\1 \2/p' rep.out)" \
+        "$(sql mix.db "SELECT peak_bytes, pid FROM recording_stats WHERE allocs > 0 ORDER BY peak_bytes DESC, pid" | tr '|' ' ')"
+    has_line rep.out "  (each recording's own peak, at a moment of its own: these were not live at once)"
+    "$RHEAP" report --html -o mix.html mix.db || fail "report --html"
+    expect_eq "_start frames" "$(grep -o '\["_start",null,0,0,"[^"]*"\]' mix.html | sort)" \
+        "$(printf '["_start",null,0,0,"%s"]\n' "$LEAKY" "$FAMILY" | sort)"
+    if command -v go >/dev/null; then
+        export HOME=$PWD/home GOCACHE=$PWD/gocache GOTOOLCHAIN=local
+        mkdir -p "$HOME"
+        "$RHEAP" export pprof mix.db -o mix.pb.gz 2>/dev/null || fail "export pprof"
+        root=$(sql mix.db "SELECT exe FROM processes ORDER BY start_ns LIMIT 1")
+        expect_eq "pprof's program" "$(go tool pprof -top mix.pb.gz 2>/dev/null | sed -n 's/^File: //p')" "${root##*/}"
+    fi
+}
+
 case_query_list() {
     run l "$RHEAP" query --list
     expect_eq "status" "$STATUS" 0
