@@ -192,7 +192,7 @@ static void humanize(ra_table_t *t)
 static void usage_diff(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap diff BASE.db NEW.db [--blocks] [--raw] [--csv | --json]\n"
+            "Usage: rheap diff BASE.db NEW.db [--blocks] [--raw] [--wide] [--csv | --json]\n"
             "\n"
             "Compares two databases (two runs of a program) site by site: bytes never freed\n"
             "(before the process ended: a window's live blocks are no leaks), allocated and\n"
@@ -204,6 +204,8 @@ static void usage_diff(FILE *f)
             "Options:\n"
             "  --blocks      count blocks instead of bytes\n"
             "  --raw         exact byte counts (default: KiB, MiB, ... from 10 KiB up)\n"
+            "  --wide        every column on one line, whole names (default: fit $COLUMNS,\n"
+            "                the terminal or 80 columns)\n"
             "  --csv, --json output for scripts\n"
             "\n"
             "The same as folded stacks with two weights a line, for a differential flamegraph:\n"
@@ -218,13 +220,14 @@ int cli__cmd_diff(int argc, char **argv)
     static const struct option longs[] = {
         {"blocks", no_argument, NULL, 'b'},
         {"raw", no_argument, NULL, 'R'},
+        {"wide", no_argument, NULL, 'W'},
         {"csv", no_argument, NULL, 'C'},
         {"json", no_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     cli__fmt_t fmt = RHEAP_FMT_COLUMN;
-    int raw = 0;
+    int raw = 0, wide = 0;
     unit = 0;
     int c;
     optind = 0;
@@ -234,6 +237,7 @@ int cli__cmd_diff(int argc, char **argv)
         case 'h': usage_diff(stdout); return RHEAP_EXIT_OK;
         case 'b': unit = 1; break;
         case 'R': raw = 1; break;
+        case 'W': wide = 1; break;
         case 'C': fmt = RHEAP_FMT_CSV; break;
         case 'J': fmt = RHEAP_FMT_JSON; break;
         default: return cli__option_error(c, argv, longs, "a value", "rheap diff --help");
@@ -271,7 +275,7 @@ int cli__cmd_diff(int argc, char **argv)
             } else {
                 if (fmt == RHEAP_FMT_COLUMN && !raw && unit == 0)
                     humanize(&t);
-                cli__table_print(&t, fmt, 0, stdout);
+                cli__table_print(&t, fmt, wide, stdout);
                 for (int k = 0; k < 2; k++)
                     if (ra_model_sample_interval(&pd[k]))
                         fprintf(stderr,

@@ -55,7 +55,8 @@ int cli__query_load(const char *name, ra_query_t *q, FILE *err)
 static void usage_query(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap query NAME DB [--param KEY=VALUE]... [--csv | --json | --raw] [--stacks]\n"
+            "Usage: rheap query NAME DB [--param KEY=VALUE]... [--csv | --json | --raw]\n"
+            "                   [--stacks] [--wide]\n"
             "       rheap query --list\n"
             "\n"
             "Runs the canned query NAME (the file NAME.sql of the queries directory) on the\n"
@@ -72,7 +73,8 @@ static void usage_query(FILE *f)
             "                         MiB, ...; times in us, ms, s; CSV and JSON are exact)\n"
             "  --stacks               print each row's call chain under it, from the\n"
             "                         allocation site outwards (queries with a stack column)\n"
-            "  --full-names           columns: keep template arguments and whole names\n"
+            "  --wide, --full-names   columns: every column, whole names and template\n"
+            "                         arguments (default: fit $COLUMNS, the terminal or 80)\n"
             "  -h, --help             show this help\n"
             "\n"
             "The leaks query also takes (its suppressed blocks are counted on stderr):\n"
@@ -163,6 +165,7 @@ int cli__cmd_query(int argc, char **argv)
         {"csv", no_argument, NULL, 'C'},
         {"json", no_argument, NULL, 'J'},
         {"full-names", no_argument, NULL, 'F'},
+        {"wide", no_argument, NULL, 'F'},
         {"param", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,

@@ -236,8 +236,8 @@ static void peak_summary(sqlite3 *db, const char *pid, FILE *out)
     if (ra_fetch(db, sql, &kv, pid ? 1 : 0, &t, &why) == RA_OK) {
         peak_lines(&t, "  ", out);
         if (t.nrows > 1)
-            fprintf(out, "  (each recording's own peak, at a moment of its own: these were not "
-                         "live at once)\n");
+            fprintf(out, "  (each process's own peak, at a moment of its own: never live at "
+                         "once)\n");
     }
     ra_table_free(&t);
 }
@@ -288,8 +288,8 @@ static void unrecorded_lines(sqlite3 *db, const char *pid, const char *prefix, F
 static void window_note(const char *prefix, const char *path, FILE *out)
 {
     fprintf(out,
-            "%sstill live when a recording stopped while its process went on (a\n"
-            "%swindow): not leaks; rheap query growth %s shows what grew in it\n",
+            "%snot leaks: still live when a window's recording stopped while\n"
+            "%sits process went on; rheap query growth %s shows what grew\n",
             prefix, prefix, path);
 }
 
@@ -459,10 +459,21 @@ void cli__report_brief(sqlite3 *db, const char *path, FILE *out)
                 "rheap: profile mode, about one allocation sampled every %lld bytes: frees, "
                 "peak and never freed are estimates\n",
                 interval);
-    fprintf(out, "rheap: %lld %s, %lld allocations, %lld frees, ", nproc, nproc == 1 ? "process" : "processes",
-            num(&t, "allocations"), num(&t, "frees"));
-    bytes(out, byte_num(&t, "bytes"));
-    fprintf(out, " allocated\n");
+    /* One line within the width: the exact byte count goes when there is no room for it. */
+    char line[256], human[32];
+    int n = snprintf(line, sizeof line, "rheap: %lld %s, %lld allocations, %lld frees, %.0f bytes",
+                     nproc, nproc == 1 ? "process" : "processes", num(&t, "allocations"),
+                     num(&t, "frees"), byte_num(&t, "bytes"));
+    cli__human_bytes((long long)byte_num(&t, "bytes"), human, sizeof human);
+    if (byte_num(&t, "bytes") >= 1024) {
+        if (n > 0 && (size_t)n + strlen(human) + 3 + sizeof " allocated" - 1 > cli__output_width(out))
+            snprintf(line, sizeof line, "rheap: %lld %s, %lld allocations, %lld frees, %s", nproc,
+                     nproc == 1 ? "process" : "processes", num(&t, "allocations"), num(&t, "frees"),
+                     human);
+        else
+            snprintf(line + n, sizeof line - (size_t)n, " (%s)", human);
+    }
+    fprintf(out, "%s allocated\n", line);
     long long leaked_blocks = num(&t, "leaked_blocks") - sup_blocks;
     double leaked = byte_num(&t, "leaked_bytes") - sup_bytes;
     ra_table_free(&t);
@@ -508,9 +519,10 @@ void cli__report_brief(sqlite3 *db, const char *path, FILE *out)
         }
     }
     if (sup_blocks > 0) {
-        fprintf(out, "rheap: suppressed (rheap report --no-default-suppressions shows them): ");
+        fprintf(out, "rheap: suppressed: ");
         bytes(out, sup_bytes);
-        fprintf(out, " in %lld blocks\n", sup_blocks);
+        fprintf(out, " in %lld blocks\nrheap:   (rheap report --no-default-suppressions shows them)\n",
+                sup_blocks);
     }
     ra_supp_unshadow(db);
     ra_supp_destroy(supp);
@@ -519,7 +531,7 @@ void cli__report_brief(sqlite3 *db, const char *path, FILE *out)
 static void usage_report(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap report [--raw] [--stacks] [--full-names] [--pid PID | --exe GLOB]\n"
+            "Usage: rheap report [--raw] [--stacks] [--wide] [--pid PID | --exe GLOB]\n"
             "                    [--suppress FILE]... [--no-default-suppressions] DB\n"
             "       rheap report --html -o FILE [--pid PID] [--suppress FILE]... DB\n"
             "                    (one self-contained page)\n"
@@ -533,8 +545,10 @@ static void usage_report(FILE *f)
             "Options:\n"
             "  --raw         exact integers (default: sizes in KiB, MiB, ...; times in us, ms, s)\n"
             "  --stacks      print each site's call chain under it, from the site outwards\n"
-            "  --full-names  whole function names (default: template arguments shortened\n"
-            "                to <...>, names and locations clipped to the terminal's width)\n"
+            "  --wide, --full-names  every column, whole names (default: tables fit\n"
+            "                $COLUMNS, the terminal or 80 columns: columns that carry\n"
+            "                nothing left out, template arguments shortened to <...>,\n"
+            "                names on a line of their own under their row)\n"
             "  --pid PID     only this process\n"
             "  --exe GLOB    only the processes whose executable or command line matches GLOB\n"
             "                (a shell pattern, e.g. '*python3*'); one report each\n"
@@ -576,6 +590,7 @@ int cli__cmd_report(int argc, char **argv)
         {"pid", required_argument, NULL, 'P'},
         {"exe", required_argument, NULL, 'E'},
         {"full-names", no_argument, NULL, 'F'},
+        {"wide", no_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,
         {NULL, 0, NULL, 0},

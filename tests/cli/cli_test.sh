@@ -197,7 +197,8 @@ case_run_suppressed() {
     run r "$RHEAP" run -o leaky.db -- "$LEAKY"
     expect_eq "status" "$STATUS" 0
     has_line r.err "rheap: never freed: 45760 bytes (44.7 KiB) in 110 blocks"
-    has_line r.err "rheap: suppressed (rheap report --no-default-suppressions shows them): 4096 bytes (4.0 KiB) in 1 blocks"
+    has_line r.err "rheap: suppressed: 4096 bytes (4.0 KiB) in 1 blocks"
+    has_line r.err "rheap:   (rheap report --no-default-suppressions shows them)"
     grep -q "^rheap: .* main .*leaky\.c" r.err && fail "the stdio buffer is listed: $(cat r.err)"
     return 0
 }
@@ -314,7 +315,7 @@ case_window_outputs() {
     expect_eq "status" "$STATUS" 0
     expect_eq "recording_ends" "$(sql w.db "SELECT off_how, until_exit FROM recording_ends")" "signal|0"
     has_line r.err "rheap: live at stop: 6420 bytes (6.3 KiB) in 2 blocks"
-    has_line r.err "rheap:   window): not leaks; rheap query growth w.db shows what grew in it"
+    has_line r.err "rheap:   its process went on; rheap query growth w.db shows what grew"
     ! grep -qi "never freed" r.err || fail "the summary says never freed: $(cat r.err)"
     run rep "$RHEAP" report w.db
     has_line rep.out "  live at stop     2 blocks, 6420 bytes (6.3 KiB)"
@@ -354,7 +355,7 @@ case_run_tree_story() {
     run r "$RHEAP" run -q -o mix.db -- sh -c "\"$FAMILY\" exit 0; \"$LEAKY\""
     expect_eq "status" "$STATUS" 0
     expect_eq "executables" "$(sql mix.db "SELECT count(DISTINCT exe) FROM processes")" 3
-    run rep "$RHEAP" report --raw mix.db
+    run rep "$RHEAP" report --raw --wide mix.db
     # section HEADING: "bytes pid" of its rows, as printed.
     section() {
         sed -n "/^$1/,/^\$/p" rep.out | awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $2, $NF }'
@@ -370,7 +371,7 @@ case_run_tree_story() {
         fail "top-sites shows one process only: $(cat rep.out)"
     expect_eq "peak lines" "$(sed -n 's/^  peak live heap \([0-9]*\) bytes.*, pid \([0-9]*\)$/\1 \2/p' rep.out)" \
         "$(sql mix.db "SELECT peak_bytes, pid FROM recording_stats WHERE allocs > 0 ORDER BY peak_bytes DESC, pid" | tr '|' ' ')"
-    has_line rep.out "  (each recording's own peak, at a moment of its own: these were not live at once)"
+    has_line rep.out "  (each process's own peak, at a moment of its own: never live at once)"
     "$RHEAP" report --html -o mix.html mix.db || fail "report --html"
     expect_eq "_start frames" "$(grep -o '\["_start",null,0,0,"[^"]*"\]' mix.html | sort)" \
         "$(printf '["_start",null,0,0,"%s"]\n' "$LEAKY" "$FAMILY" | sort)"
@@ -381,6 +382,63 @@ case_run_tree_story() {
         root=$(sql mix.db "SELECT exe FROM processes ORDER BY start_ns LIMIT 1")
         expect_eq "pprof's program" "$(go tool pprof -top mix.pb.gz 2>/dev/null | sed -n 's/^File: //p')" "${root##*/}"
     fi
+}
+
+# What a person sees at 80 columns: sh running family and leaky (three processes) and a
+# window recording, every output with COLUMNS=80: no line wider, every function name of the
+# rows whole (as the CSV has it), the figures exact.
+case_fit_80() {
+    export COLUMNS=80
+    run r "$RHEAP" run -o mix.db -- sh -c "\"$FAMILY\" exit 0; \"$LEAKY\""
+    expect_eq "status" "$STATUS" 0
+    run w "$RHEAP" run --no-progress --off --signal USR2 -o w.db -- "$FAMILY" toggle
+    # fits FILE WHAT: no line of FILE wider than 80 columns.
+    fits() {
+        local n
+        n=$(awk 'length($0) > 80' "$1" | wc -l)
+        [ "$n" -eq 0 ] || { cat "$1" >&2; fail "$2: $n lines wider than 80 columns"; }
+    }
+    # whole FILE DB QUERY: each function of QUERY's rows on DB stands whole in FILE.
+    whole() {
+        "$RHEAP" query "$3" "$2" --csv 2>/dev/null |
+            python3 -c 'import csv, sys; [print(r["function"]) for r in csv.DictReader(sys.stdin)]' |
+            sort -u >functions.txt
+        [ -s functions.txt ] || fail "$3 on $2: no function"
+        while read -r f; do
+            grep -qE "(^| )$(printf '%s' "$f" | sed 's/[][\.*^$+?(){}|]/\\&/g')( |$)" "$1" ||
+                { cat "$1" >&2; fail "$3 on $2: function '$f' not whole"; }
+        done <functions.txt
+    }
+    fits r.err "run's summary of the tree"
+    fits w.err "run's summary of the window"
+    for db in mix.db w.db; do
+        "$RHEAP" report "$db" >rep.txt || fail "report $db"
+        fits rep.txt "report $db"
+        "$RHEAP" report --stacks "$db" >rep.txt || fail "report --stacks $db"
+        fits rep.txt "report --stacks $db"
+        for f in "$QUERIES"/*.sql; do
+            q=$(basename "$f" .sql)
+            "$RHEAP" query "$q" "$db" >q.txt 2>/dev/null || fail "query $q $db"
+            fits q.txt "query $q $db"
+            case $q in
+            leaks) [ "$db" = w.db ] || whole q.txt "$db" "$q" ;;
+            peak | top-sites | lifetimes) whole q.txt "$db" "$q" ;;
+            esac
+        done
+    done
+    "$RHEAP" diff w.db mix.db >d.txt 2>/dev/null || fail "diff"
+    fits d.txt "diff"
+    # Exact figures as a person reads them: leaky's biggest leak leads the tree's leaks.
+    "$RHEAP" report mix.db >rep.txt
+    # The tree's leaks open with leaky's biggest, one line a site, with the pid.
+    pid=$(sql mix.db "SELECT pid FROM processes WHERE exe = '$LEAKY'")
+    sed -n '/^Top leaks by site/,/^$/p' rep.txt | sed -n 4p >top.txt
+    grep -qE "^ +10 +40\.0 KiB +open_connection +leaky\.c:51 +[0-9]+ +$pid\$" top.txt ||
+        { cat rep.txt >&2; fail "the tree's first leak is not open_connection's 40.0 KiB"; }
+    # The window's growth: the numbers on the row's lines, the site on a line of its own.
+    "$RHEAP" query growth w.db >g.txt 2>/dev/null
+    grep -qE '^ +2 +6420 +1 +[0-9]+ +[0-9,]*6420[0-9,]*$' g.txt && grep -qE '^    blocks +family\.c:41$' g.txt ||
+        { cat g.txt >&2; fail "growth of the window at 80 columns"; }
 }
 
 case_query_list() {
@@ -419,15 +477,15 @@ case_query_leaks() {
     tail -n +2 q.out | tr -d '\r' >mine.txt
     diff shell.txt mine.txt || fail "rheap query and sqlite3 disagree"
     # Column output: a header, a rule, right-aligned numbers.
-    run c "$RHEAP" query leaks leaky.db
+    run c "$RHEAP" query leaks leaky.db --wide
     head -1 c.out | grep -Eq '^blocks +bytes  function +location +first_ns +last_ns +stack +recording +pid$' || fail "header: $(head -2 c.out)"
     grep -q '^    10  40.0 KiB  open_connection   .*/leaky\.c:51  ' c.out || fail "column row: $(cat c.out)"
     grep -q '^   100      4800  remember_session  .*/leaky\.c:39  ' c.out || fail "column row: $(cat c.out)"
     # --raw: exact integers in columns too.
-    run c "$RHEAP" query leaks leaky.db --raw
+    run c "$RHEAP" query leaks leaky.db --raw --wide
     grep -q '^    10  40960  open_connection   .*/leaky\.c:51  ' c.out || fail "raw column row: $(cat c.out)"
     # --stacks: under each row, its call chain from the allocation site out to main.
-    run c "$RHEAP" query leaks leaky.db --stacks
+    run c "$RHEAP" query leaks leaky.db --stacks --wide
     expect_eq "stacks status" "$STATUS" 0
     awk '/open_connection/ && !/#/ { on = 1; next } on && /^ +#/ { print $2; next } { on = 0 }' c.out >chain.txt
     # libc's frame is named __libc_start_main by its symbol table and __libc_start_main_impl by
@@ -491,7 +549,7 @@ case_query_params() {
 
 case_report() {
     run r "$RHEAP" run -q -o tree.db -- "$FAMILY" tree
-    run rep "$RHEAP" report tree.db
+    run rep "$RHEAP" report --wide tree.db
     expect_eq "status" "$STATUS" 0
     run e "$RHEAP" report --bogus tree.db
     expect_eq "unknown option status" "$STATUS" 1
@@ -517,7 +575,7 @@ case_report() {
     # Every leak row of the report is a row of rheap query leaks.
     "$RHEAP" query leaks tree.db --csv | tr -d '\r' | tail -n +2 |
         awk -F, '{ printf "%d %d %s %s %d %d %d\n", $1, $2, $3, $4, $7, $8, $9 }' | sort >q.txt
-    run rep "$RHEAP" report --raw tree.db
+    run rep "$RHEAP" report --raw --wide tree.db
     sed -n '/^Top leaks by site/,/^$/p' rep.out | awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3, $4, $5, $6, $7 }' |
         sort >r.txt
     [ -s r.txt ] || fail "no leak rows in the report"

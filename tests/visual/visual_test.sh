@@ -417,7 +417,7 @@ case_diff() {
     echo "10,25,15,10,25,15,10,25,15,cache_entry,$src:$(line cache_entry)" >want-blocks.csv
     here <got-blocks.csv | diff -u want-blocks.csv - || fail "rheap diff --blocks: rows differ"
     # In columns a change carries its sign (KiB and MiB from 10 KiB up, as every table).
-    "$RHEAP" diff run-10.db run-25.db >got-cols.txt
+    "$RHEAP" diff --wide run-10.db run-25.db >got-cols.txt
     grep -qE '^ *480 +1200 +\+720 +480 +1200 +\+720 +480 +1200 +\+720 +cache_entry ' got-cols.txt ||
         { cat got-cols.txt; fail "rheap diff: no signed change in columns"; }
     # The same as folded stacks with both weights. new_block, inlined into fixed, is a frame
