@@ -329,6 +329,9 @@ case_window_outputs() {
     expect_eq "sizes" "$("$RHEAP" query sizes w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f3-6)" "3,9630,,"
     expect_eq "lifetimes" "$("$RHEAP" query lifetimes w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f1-3)" "3,1,"
     expect_eq "growth" "$("$RHEAP" query growth w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f1,2)" "2,6420"
+    # diff without markers: from the start to the end, the end being the last event.
+    expect_eq "query diff" "$("$RHEAP" query diff w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f5,6,9,10)" \
+        "2,6420,0,$(sql w.db "SELECT end_ns FROM recording_stats")"
     # Exports: nothing under leaked, the blocks under live-at-stop; pprof's inuse says what it is.
     run c "$RHEAP" export collapsed w.db
     expect_eq "collapsed leaked" "$(cat c.out)" ""
