@@ -124,6 +124,11 @@ ra_status_t ra_query_run(struct sqlite3 *db, const ra_query_t *q, const ra_kv_t 
  * and `opt`, where the value came from ("--param NAME" when opt is NULL). */
 ra_status_t ra_param_check(struct sqlite3 *db, const char *name, const char *value,
                            const char *opt, ra_err_t *err);
+/* A time as a person writes it, in ns: plain digits are ns; digits with an optional fraction
+ * and a unit (ns, us or \u00b5s, ms, s; one blank allowed before it) are scaled and rounded
+ * to whole ns: "1.8s", "250ms", "12us", "40 ns". 0 and *ns set, or -1 (not a time, or
+ * 2^63 ns or more). The same rule for every parameter that is a time. */
+int ra_duration_ns(const char *text, int64_t *ns);
 
 /* ---- Leak suppressions, LeakSanitizer's `leak:PATTERN` files (suppress.c) ---- */
 

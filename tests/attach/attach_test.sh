@@ -108,7 +108,8 @@ check_thread() {
 case_window() {
     start_service c
     read -r a0_0 a0_1 f0_0 f0_1 _ _ < <("$SERVICE" read c)
-    run a "$RHEAP" attach --duration 0.5 -o w.db "$SVC"
+    # The window's length with a unit, as every time parameter takes it.
+    run a "$RHEAP" attach --duration 500ms -o w.db "$SVC"
     read -r a1_0 a1_1 f1_0 f1_1 _ _ < <("$SERVICE" read c)
     expect_eq "attach status ($(cat a.err))" "$STATUS" 0
     ! grep -q warning a.err || fail "warnings: $(cat a.err)"

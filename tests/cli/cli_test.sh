@@ -79,7 +79,9 @@ case_help() {
     has_line e.err "rheap attach: --depth 0: expected a number of frames from 1 to 1024"
     run e "$RHEAP" attach --duration 0 1
     expect_eq "attach bad duration status" "$STATUS" 1
-    has_line e.err "rheap attach: --duration 0: expected a number of seconds above 0"
+    has_line e.err "rheap attach: --duration 0: expected a time above 0, in seconds or with a unit (250ms, 1.5s)"
+    run e "$RHEAP" attach --duration 5x 1
+    has_line e.err "rheap attach: --duration 5x: expected a time above 0, in seconds or with a unit (250ms, 1.5s)"
     run e "$RHEAP" attach
     expect_eq "attach no pid status" "$STATUS" 1
     has_line e.err "rheap attach: no PID given (rheap attach [-o OUT.db] PID)"
@@ -746,12 +748,13 @@ case_query_values() {
     bad buckets=ten timeline "--param buckets: expected a whole number from 1 up; got 'ten'"
     bad phases=-3 growth "--param phases: expected a whole number from 1 up; got '-3'"
     bad min_phases=1.5 growth "--param min_phases: expected a whole number from 0 up; got '1.5'"
-    bad max_ns=0x10 temporary "--param max_ns: expected a whole number from 0 up; got '0x10'"
+    bad max_ns=0x10 temporary "--param max_ns: expected a time (ns, or with a unit: 250ms, 1.8s, 12us); got '0x10'"
+    bad max_ns=1.5 temporary "--param max_ns: expected a time (ns, or with a unit: 250ms, 1.8s, 12us); got '1.5'"
     bad pid=abc leaks "--param pid: expected the pid of a process in the database ($pid); got 'abc'"
     bad pid=$((pid + 1)) sizes "--param pid: expected the pid of a process in the database ($pid); got '$((pid + 1))'"
     bad marker=tick growth "--param marker: expected a marker label (the database's: 'drain', 'fill'); got 'tick'"
-    bad a=start diff "--param a: expected a time in ns or a marker label (the database's: 'drain', 'fill'); got 'start'"
-    bad b=1e6 diff "--param b: expected a time in ns or a marker label (the database's: 'drain', 'fill'); got '1e6'"
+    bad a=start diff "--param a: expected a time (ns, or 250ms, 1.8s, ...) or a marker label (the database's: 'drain', 'fill'); got 'start'"
+    bad b=1e6 diff "--param b: expected a time (ns, or 250ms, 1.8s, ...) or a marker label (the database's: 'drain', 'fill'); got '1e6'"
     bad skip= leaks "--param skip: expected a pattern; got ''"
     run e "$RHEAP" report --pid $((pid + 1)) m.db
     expect_eq "report --pid of no process: status" "$STATUS" 1
@@ -763,6 +766,17 @@ case_query_values() {
     expect_eq "diff fill..drain" "$(cat got.txt)" "2 2468"
     run q "$RHEAP" query diff m.db --csv -p a=0 -p b=drain
     expect_eq "diff 0..drain status" "$STATUS" 0
+    # A time with a unit is the same moment as its ns: the drain marker's time in us, and
+    # max_ns in us.
+    t=$(sql m.db "SELECT t FROM markers WHERE label = 'drain'")
+    us=$(awk -v t="$t" 'BEGIN { printf "%.3fus", t / 1000 }')
+    run q "$RHEAP" query diff m.db --csv -p a=0 -p "b=$us"
+    expect_eq "b=$us status" "$STATUS" 0
+    expect_eq "b=$us is b=drain" "$(tr -d '\r' <q.out | cut -d, -f1-8,10)" \
+        "$("$RHEAP" query diff m.db --csv -p a=0 -p b=drain | tr -d '\r' | cut -d, -f1-8,10)"
+    expect_eq "b=$us is b=$t" "$(tr -d '\r' <q.out | awk -F, 'NR == 2 { print $10 }')" "$t"
+    expect_eq "max_ns=2.5ms" "$("$RHEAP" query temporary m.db --csv -p max_ns=2.5ms)" \
+        "$("$RHEAP" query temporary m.db --csv -p max_ns=2500000)"
     run q "$RHEAP" query top-sites m.db --csv -p by=blocks -p top=1 -p min_size=1
     expect_eq "unknown parameter status" "$STATUS" 1
     run q "$RHEAP" query top-sites m.db --csv -p by=blocks -p top=1
