@@ -717,6 +717,48 @@ static int load_stacks(ctx_t *c, ra_model_t *pd)
     return finish(c, st, rc);
 }
 
+ra_status_t ra_model_skip(sqlite3 *db, ra_model_t *pd, const char *glob, ra_err_t *err)
+{
+    if (!glob)
+        return RA_OK;
+    /* The site with :skip, by the rule of the canned queries (leaks.sql's `site`), less the
+     * site the stack was loaded from (load_stacks): how many frames to drop. */
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+            "WITH k(id, frame_no) AS (\n"
+            "    SELECT id, coalesce(min(frame_no) FILTER (\n"
+            "               WHERE NOT plumbing AND NOT coalesce(name GLOB ?1, 0)), 0)\n"
+            "    FROM frames GROUP BY id),\n"
+            "old(id, site) AS (\n"
+            "    SELECT id, coalesce(min(frame_no) FILTER (WHERE NOT plumbing), 0)\n"
+            "    FROM frames WHERE ?2 GROUP BY id\n"
+            "    UNION ALL SELECT id, site_frame FROM stacks WHERE NOT ?2)\n"
+            "SELECT s.id, s.site_frame - o.site FROM k\n"
+            "JOIN frame_sites AS s ON s.id = k.id AND s.frame_no = k.frame_no\n"
+            "JOIN old AS o ON o.id = k.id\n"
+            "WHERE s.site_frame > o.site",
+            -1, &st, NULL) != SQLITE_OK) {
+        ra_status_t rc = ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+        return rc;
+    }
+    sqlite3_bind_text(st, 1, glob, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, pd->from_rows);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        ra_stack_t *s = (ra_stack_t *)ra_model_stack(pd, sqlite3_column_int64(st, 0));
+        int64_t drop = sqlite3_column_int64(st, 1);
+        if (!s || drop <= 0 || (size_t)drop >= s->nframes)
+            continue;
+        memmove(s->frames, s->frames + drop, (s->nframes - (size_t)drop) * sizeof *s->frames);
+        s->nframes -= (size_t)drop;
+    }
+    ra_status_t status = rc == SQLITE_DONE ? RA_OK
+                                           : ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return status;
+}
+
 static int cmp_stack(const void *a, const void *b)
 {
     const ra_stack_t *x = a, *y = b;

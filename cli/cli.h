@@ -66,6 +66,12 @@ int cli__query_load(const char *name, ra_query_t *q, FILE *err);
 /* `rheap query ARGS...` (arguments after the command name). Returns the exit status. */
 int cli__cmd_query(int argc, char **argv);
 
+/* ---- output.c: the file a command writes ---- */
+/* RHEAP_EXIT_OK when path may be written: it does not exist, is not a regular file (a device,
+ * a pipe), or force is set; else says why (a directory; "exists; use --force to replace it")
+ * and returns RHEAP_EXIT_USAGE. */
+int cli__output_check(const char *path, int force);
+
 /* ---- table.c: printing a fetched table ---- */
 
 typedef enum { RHEAP_FMT_COLUMN, RHEAP_FMT_CSV, RHEAP_FMT_JSON } cli__fmt_t;
@@ -213,6 +219,11 @@ enum { RHEAP_SUPP_OPT_FILE = 0x1001, RHEAP_SUPP_OPT_NO_DEFAULTS = 0x1002 };
 #define RHEAP_SUPP_LONGS                                                                         \
     {"suppress", required_argument, NULL, RHEAP_SUPP_OPT_FILE},                                  \
         {"no-default-suppressions", no_argument, NULL, RHEAP_SUPP_OPT_NO_DEFAULTS}
+/* --skip GLOB as report, report --html and export describe it (query's is a parameter). */
+#define RHEAP_SKIP_HELP                                                                          \
+    "  --skip GLOB         charge the blocks of wrapper functions whose name matches the\n"      \
+    "                      shell pattern GLOB (xmalloc, 'g_*', 'Perl_safesys*') to\n"           \
+    "                      their callers, as the queries' skip parameter\n"
 #define RHEAP_SUPP_HELP                                                                          \
     "  --suppress FILE     leave out leaks whose stack matches a line of FILE, in\n"             \
     "                      LeakSanitizer's format: leak:PATTERN, # comments; PATTERN\n"          \

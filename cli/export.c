@@ -150,7 +150,7 @@ static int write_collapsed(const ra_model_t *pd, const ra_model_t *base, ra_weig
 
 /* Reads a database for export, its suppressed leaks taken out (named in a note on stderr). */
 static int load(const char *path, int64_t pid, unsigned what, const cli__supp_opts_t *so,
-                ra_model_t *pd)
+                const char *skip, ra_model_t *pd)
 {
     sqlite3 *db;
     memset(pd, 0, sizeof *pd);
@@ -160,6 +160,8 @@ static int load(const char *path, int64_t pid, unsigned what, const cli__supp_op
         return rc;
     ra_err_t err;
     ra_status_t loaded = ra_model_load(db, pid, what, 0, pd, &err);
+    if (loaded == RA_OK)
+        loaded = ra_model_skip(db, pd, skip, &err);
     if (loaded != RA_OK) {
         cli__error(stderr, "%s: %s", path, err.msg);
         ra_model_free(pd);
@@ -201,8 +203,9 @@ static int load(const char *path, int64_t pid, unsigned what, const cli__supp_op
 static void usage_export(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap export FORMAT DB [-o FILE] [--weight W] [--pid P] [--base BASE.db]\n"
-            "                    [--suppress FILE]... [--no-default-suppressions]\n"
+            "Usage: rheap export FORMAT DB [-o FILE [-f]] [--weight W] [--pid P] [--skip GLOB]\n"
+            "                    [--base BASE.db] [--suppress FILE]...\n"
+            "                    [--no-default-suppressions]\n"
             "\n"
             "Writes the stacks of a database in a format other tools read, each stack from\n"
             "its allocation site outward (allocator plumbing such as strdup or operator new\n"
@@ -223,6 +226,7 @@ static void usage_export(FILE *f)
             "\n"
             "Options:\n"
             "  -o, --output FILE   where to write (default: standard output)\n"
+            "  -f, --force         replace FILE if it exists\n"
             "  --weight W          leaked (bytes never freed before their process ended, the\n"
             "                      default), live-at-stop (bytes still live when a window's\n"
             "                      recording stopped while its process went on: not leaks),\n"
@@ -231,6 +235,7 @@ static void usage_export(FILE *f)
             "                      before their thread's next allocation; collapsed only).\n"
             "                      For pprof it picks the default sample type.\n"
             "  --pid P             only process P (default: every process, stacks added up)\n"
+            RHEAP_SKIP_HELP
             "  --base BASE.db      compare with another run. collapsed: 'stack BASE NEW' a\n"
             "                      line, the weights in BASE.db and in DB, for a differential\n"
             "                      flamegraph. pprof: one sample per stack, DB minus BASE.db\n"
@@ -253,6 +258,7 @@ static const char *export_needs(void)
     case 'W': return "a weight";
     case 'P': return "a process id";
     case 'B': return "a database";
+    case 'K': return "a pattern";
     }
     return "a value";
 }
@@ -265,22 +271,33 @@ int cli__cmd_export(int argc, char **argv)
         {"weight", required_argument, NULL, 'W'},
         {"pid", required_argument, NULL, 'P'},
         {"base", required_argument, NULL, 'B'},
+        {"skip", required_argument, NULL, 'K'},
+        {"force", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,
         {NULL, 0, NULL, 0},
     };
     cli__supp_opts_t so = {0};
-    const char *format = NULL, *db_path = NULL, *output = NULL, *base_path = NULL;
+    const char *format = NULL, *db_path = NULL, *output = NULL, *base_path = NULL, *skip = NULL;
     ra_weight_t w = RA_W_LEAKED;
     int64_t pid = -1;
     int c;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:h", longs, NULL)) != -1) {
+    int force = 0, rc0;
+    while ((c = getopt_long(argc, argv, ":o:fh", longs, NULL)) != -1) {
         switch (c) {
         case 'h': usage_export(stdout); return RHEAP_EXIT_OK;
+        case 'f': force = 1; break;
         case 'o': output = optarg; break;
         case 'B': base_path = optarg; break;
+        case 'K':
+            if (!*optarg) {
+                cli__error(stderr, "--skip: expected a pattern; got ''");
+                return RHEAP_EXIT_USAGE;
+            }
+            skip = optarg;
+            break;
         case 'W': {
             size_t k = 0, nw = sizeof weights / sizeof weights[0];
             while (k < nw && strcmp(weights[k].name, optarg))
@@ -337,6 +354,8 @@ int cli__cmd_export(int argc, char **argv)
         cli__error(stderr, "a pprof profile has no temporary sample type; use collapsed");
         return RHEAP_EXIT_USAGE;
     }
+    if (output && strcmp(output, "-") && (rc0 = cli__output_check(output, force)) != RHEAP_EXIT_OK)
+        return rc0;
 
     unsigned what = RA_MODEL_STACKS;
     if (w == RA_W_PEAK)
@@ -344,11 +363,11 @@ int cli__cmd_export(int argc, char **argv)
     if (w == RA_W_TEMPORARY)
         what |= RA_MODEL_TEMPORARY;
     ra_model_t pd, base;
-    int rc = load(db_path, pid, what, &so, &pd);
+    int rc = load(db_path, pid, what, &so, skip, &pd);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     /* The base is another run: its pids differ, so --pid does not select in it. */
-    if (base_path && (rc = load(base_path, -1, what, &so, &base)) != RHEAP_EXIT_OK) {
+    if (base_path && (rc = load(base_path, -1, what, &so, skip, &base)) != RHEAP_EXIT_OK) {
         ra_model_free(&pd);
         return rc;
     }

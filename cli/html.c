@@ -347,8 +347,8 @@ static int write_page(page_t *pg, const char *db_path, FILE *out)
 static void usage_html(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap report --html -o FILE DB [--pid P] [--suppress FILE]...\n"
-            "                    [--no-default-suppressions]\n"
+            "Usage: rheap report --html -o FILE DB [-f] [--pid P] [--skip GLOB]\n"
+            "                    [--suppress FILE]... [--no-default-suppressions]\n"
             "\n"
             "Writes one self-contained HTML page (no network, no external file): per process,\n"
             "memory over time with the peak, markers and recording windows; a flamegraph of\n"
@@ -357,7 +357,9 @@ static void usage_html(FILE *f)
             "\n"
             "Options:\n"
             "  -o, --output FILE   the page to write\n"
+            "  -f, --force         replace FILE if it exists\n"
             "  --pid P             only process P\n"
+            RHEAP_SKIP_HELP
             RHEAP_SUPP_HELP
             "                      (the page names what was suppressed above the leaks)\n"
             "\n"
@@ -368,12 +370,14 @@ static void usage_html(FILE *f)
 /* Parses the page's options; argv[0] is the command's name (only for getopt). Returns -1 when
  * the page is to be written, else the exit status. */
 static int html_options(int argc, char **argv, const char **db_path, const char **output,
-                        int64_t *pid, cli__supp_opts_t *so)
+                        int64_t *pid, cli__supp_opts_t *so, const char **skip, int *force)
 {
     static const struct option longs[] = {
         {"html", no_argument, NULL, 'H'},
         {"output", required_argument, NULL, 'o'},
         {"pid", required_argument, NULL, 'P'},
+        {"skip", required_argument, NULL, 'K'},
+        {"force", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,
         {NULL, 0, NULL, 0},
@@ -381,11 +385,19 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
     int c;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:fh", longs, NULL)) != -1) {
         switch (c) {
         case 'h': usage_html(stdout); return RHEAP_EXIT_OK;
         case 'H': break;
         case 'o': *output = optarg; break;
+        case 'f': *force = 1; break;
+        case 'K':
+            if (!*optarg) {
+                cli__error(stderr, "--skip: expected a pattern; got ''");
+                return RHEAP_EXIT_USAGE;
+            }
+            *skip = optarg;
+            break;
         case 'P': {
             char *end;
             *pid = strtoll(optarg, &end, 10);
@@ -402,7 +414,7 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
             if (sr < 0)
                 return RHEAP_EXIT_USAGE;
             return cli__option_error(c, argv, longs,
-                                       optopt == 'P' ? "a process id" : "a file name",
+                                       optopt == 'P' ? "a process id" : optopt == 'K' ? "a pattern" : "a file name",
                                        "rheap report --help");
         }
         }
@@ -426,8 +438,9 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
  * command's name in front, so it gets a copy with one. */
 int cli__cmd_report_html(int argc, char **argv)
 {
-    const char *db_path = NULL, *output = NULL;
+    const char *db_path = NULL, *output = NULL, *skip = NULL;
     int64_t pid = -1;
+    int force = 0;
     cli__supp_opts_t so = {0};
     char **av = malloc(((size_t)argc + 2) * sizeof *av);
     if (!av) {
@@ -437,9 +450,11 @@ int cli__cmd_report_html(int argc, char **argv)
     av[0] = (char *)"report";
     memcpy(av + 1, argv, (size_t)argc * sizeof *av);
     av[argc + 1] = NULL;
-    int st = html_options(argc + 1, av, &db_path, &output, &pid, &so);
+    int st = html_options(argc + 1, av, &db_path, &output, &pid, &so, &skip, &force);
     free(av);
     if (st >= 0)
+        return st;
+    if ((st = cli__output_check(output, force)) != RHEAP_EXIT_OK)
         return st;
     sqlite3 *db;
     ra_err_t open_err;
@@ -450,6 +465,8 @@ int cli__cmd_report_html(int argc, char **argv)
     ra_err_t err;
     ra_status_t loaded = ra_model_load(
         db, pid, RA_MODEL_STACKS | RA_MODEL_TIMELINE | RA_MODEL_TABLES, HTML_BUCKETS, &pd, &err);
+    if (loaded == RA_OK)
+        loaded = ra_model_skip(db, &pd, skip, &err);
     if (loaded != RA_OK) {
         cli__error(stderr, "%s: %s", db_path, err.msg);
         ra_model_free(&pd);

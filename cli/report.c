@@ -77,6 +77,7 @@ typedef struct {
     int chains;       /* call chains under site rows */
     const char *pid;  /* only this process (text, bound as the queries' pid) */
     int full_names;   /* --full-names: names not shortened or clipped */
+    const char *skip; /* --skip: more wrapper functions, charged to their callers */
     cli__supp_opts_t supp; /* leak suppressions */
 } report_opts_t;
 
@@ -127,7 +128,7 @@ static void duration(FILE *out, long long ns)
 /* Runs a canned query with the report's row limit when the query takes one. Returns 0 and
  * fills t, or -1 after printing why under the section heading. */
 static int run_canned(sqlite3 *db, const char *name, size_t rows, const char *pid,
-                      ra_table_t *t, const char *indent, FILE *out)
+                      const char *skip, ra_table_t *t, const char *indent, FILE *out)
 {
     ra_query_t q;
     FILE *quiet = tmpfile();
@@ -142,7 +143,7 @@ static int run_canned(sqlite3 *db, const char *name, size_t rows, const char *pi
     }
     char limit[32];
     snprintf(limit, sizeof limit, "%zu", rows);
-    ra_kv_t kv[2];
+    ra_kv_t kv[3];
     size_t nkv = 0;
     /* A query that limits its own rows (top-sites' `top`) is asked for just as many. */
     for (size_t i = 0; i < q.nparams; i++) {
@@ -150,6 +151,8 @@ static int run_canned(sqlite3 *db, const char *name, size_t rows, const char *pi
             kv[nkv++] = (ra_kv_t){q.params[i].name, limit};
         else if (pid && !strcmp(q.params[i].name, "pid"))
             kv[nkv++] = (ra_kv_t){"pid", pid};
+        else if (skip && !strcmp(q.params[i].name, "skip"))
+            kv[nkv++] = (ra_kv_t){"skip", skip};
     }
     ra_err_t why;
     rc = cli__said(ra_query_run(db, &q, kv, nkv, t, &why), &why, out);
@@ -247,7 +250,7 @@ static void section(sqlite3 *db, const report_opts_t *o, const char *heading, co
 {
     fprintf(out, "\n%s%s (rheap query %s)\n", heading, interval ? ", estimated" : "", name);
     ra_table_t t, shown;
-    if (run_canned(db, name, REPORT_ROWS, o->pid, &t, "  ", out) != 0)
+    if (run_canned(db, name, REPORT_ROWS, o->pid, o->skip, &t, "  ", out) != 0)
         return;
     if (!strcmp(name, "peak"))
         peak_summary(db, o->pid, out);
@@ -506,7 +509,7 @@ void cli__report_brief(sqlite3 *db, const char *path, FILE *out)
     }
     if (leaked_blocks > 0) {
         FILE *sink = tmpfile();
-        int rc = run_canned(db, "leaks", BRIEF_ROWS, NULL, &t, "", sink ? sink : out);
+        int rc = run_canned(db, "leaks", BRIEF_ROWS, NULL, NULL, &t, "", sink ? sink : out);
         if (sink)
             fclose(sink);
         if (rc == 0) {
@@ -532,6 +535,7 @@ static void usage_report(FILE *f)
 {
     fprintf(f,
             "Usage: rheap report [--raw] [--stacks] [--wide] [--pid PID | --exe GLOB]\n"
+            "                    [--skip GLOB]\n"
             "                    [--suppress FILE]... [--no-default-suppressions] DB\n"
             "       rheap report --html -o FILE [--pid PID] [--suppress FILE]... DB\n"
             "                    (one self-contained page)\n"
@@ -552,6 +556,7 @@ static void usage_report(FILE *f)
             "  --pid PID     only this process\n"
             "  --exe GLOB    only the processes whose executable or command line matches GLOB\n"
             "                (a shell pattern, e.g. '*python3*'); one report each\n"
+            RHEAP_SKIP_HELP
             RHEAP_SUPP_HELP
             "  -h, --help    show this help\n"
             "\n"
@@ -589,6 +594,7 @@ int cli__cmd_report(int argc, char **argv)
         {"stacks", no_argument, NULL, 'S'},
         {"pid", required_argument, NULL, 'P'},
         {"exe", required_argument, NULL, 'E'},
+        {"skip", required_argument, NULL, 'K'},
         {"full-names", no_argument, NULL, 'F'},
         {"wide", no_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
@@ -607,6 +613,13 @@ int cli__cmd_report(int argc, char **argv)
         case 'S': o.chains = 1; break;
         case 'P': o.pid = optarg; break;
         case 'E': exe = optarg; break;
+        case 'K':
+            if (!*optarg) {
+                cli__error(stderr, "--skip: expected a pattern; got ''");
+                return RHEAP_EXIT_USAGE;
+            }
+            o.skip = optarg;
+            break;
         case 'F': o.full_names = 1; break;
         default: {
             int sr = cli__supp_option(&o.supp, c, optarg);

@@ -295,6 +295,11 @@ typedef struct {
 ra_status_t ra_model_load(struct sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets,
                           ra_model_t *m, ra_err_t *err);
 void ra_model_free(ra_model_t *m);
+/* Charges the stacks of m (loaded with RA_MODEL_STACKS from db) to the callers of the wrapper
+ * functions whose bare name matches the GLOB pattern glob (NULL: nothing): each stack starts
+ * at the first frame that is neither allocator plumbing nor matched, as the canned queries'
+ * :skip (queries/README.md). RA_OK or RA_E_INPUT. */
+ra_status_t ra_model_skip(struct sqlite3 *db, ra_model_t *m, const char *glob, ra_err_t *err);
 /* The stack with that id, or NULL (bt -1, or a stack the database lacks). */
 const ra_stack_t *ra_model_stack(const ra_model_t *m, int64_t bt);
 /* The process row of (pid, recording), or NULL. */

@@ -187,6 +187,26 @@ EOF
     expect_eq "status of pprof --weight temporary" "$st" 1
     expect_eq "pprof --weight temporary message" "$(cat err.txt)" \
         "rheap: error: a pprof profile has no temporary sample type; use collapsed"
+    # --skip: the leak_* wrappers' blocks are charged to their caller, main (leak_big's 5000,
+    # leak_zeroed's 300, leak_names' 200 and stdout's 4096), as the leaks query's skip does.
+    # leaf FILE: the weight of each stack's innermost frame, summed.
+    leaf() { awk '{ n = split($1, f, ";"); w[f[n]] += $2 } END { for (k in w) print k, w[k] }' | sort; }
+    "$RHEAP" export collapsed "$DB" --no-default-suppressions --skip 'leak_*' | leaf >skip-export.txt
+    "$RHEAP" query leaks "$DB" --no-default-suppressions -p 'skip=leak_*' --csv | tr -d '\r' |
+        awk -F, 'NR > 1 { w[$3] += $2 } END { for (k in w) print k, w[k] }' | sort >skip-query.txt
+    diff skip-query.txt skip-export.txt || fail "export --skip differs from query leaks -p skip"
+    grep -qx 'main 9596' skip-export.txt || fail "main is not charged 9596 bytes: $(cat skip-export.txt)"
+    "$RHEAP" report --html -o skip.html "$DB" --skip 'leak_*' || fail "report --html --skip"
+    ! grep -q '\["leak_big",' skip.html || fail "the page still has a leak_big frame with --skip"
+    "$RHEAP" report --html -o skip.html "$DB" 2>err.txt && fail "report --html replaced skip.html"
+    expect_eq "report --html over a file" "$(cat err.txt)" "rheap: error: skip.html exists; use --force to replace it"
+    "$RHEAP" report --html -f -o skip.html "$DB" || fail "report --html -f"
+    "$RHEAP" export collapsed "$DB" -o skip.html 2>err.txt && fail "export replaced skip.html"
+    expect_eq "export over a file" "$(cat err.txt)" "rheap: error: skip.html exists; use --force to replace it"
+    grep -q '\["leak_big",' skip.html || fail "the page has no leak_big frame without --skip"
+    "$RHEAP" report --no-default-suppressions --skip 'leak_*' "$DB" >rep-skip.txt
+    sed -n '/^Top leaks by site/,/^$/p' rep-skip.txt | grep -q '^ *5 *5000  main ' ||
+        fail "report --skip: leak_big's blocks not charged to main: $(cat rep-skip.txt)"
 }
 
 case_pprof() {
