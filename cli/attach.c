@@ -834,15 +834,9 @@ int cli__cmd_attach(int argc, char **argv)
         snprintf(default_output, sizeof default_output, "rheap-%d.db", (int)o.pid);
         o.output = default_output;
     }
-    struct stat sb;
-    if (stat(o.output, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        cli__error(stderr, "%s is a directory; give the database file to write", o.output);
-        return RHEAP_EXIT_USAGE;
-    }
-    if (!o.force && stat(o.output, &sb) == 0) {
-        cli__error(stderr, "%s exists; use --force to replace it", o.output);
-        return RHEAP_EXIT_USAGE;
-    }
+    int checked = cli__output_check(o.output, o.force, "database file");
+    if (checked != RHEAP_EXIT_OK)
+        return checked;
     attach_t a;
     memset(&a, 0, sizeof a);
     a.pid = o.pid;

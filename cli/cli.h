@@ -68,9 +68,9 @@ int cli__cmd_query(int argc, char **argv);
 
 /* ---- output.c: the file a command writes ---- */
 /* RHEAP_EXIT_OK when path may be written: it does not exist, is not a regular file (a device,
- * a pipe), or force is set; else says why (a directory; "exists; use --force to replace it")
- * and returns RHEAP_EXIT_USAGE. */
-int cli__output_check(const char *path, int force);
+ * a pipe), or force is set; else says why ("is a directory; give the WHAT to write", "exists;
+ * use --force to replace it") and returns RHEAP_EXIT_USAGE. */
+int cli__output_check(const char *path, int force, const char *what);
 
 /* ---- table.c: printing a fetched table ---- */
 

@@ -354,7 +354,8 @@ int cli__cmd_export(int argc, char **argv)
         cli__error(stderr, "a pprof profile has no temporary sample type; use collapsed");
         return RHEAP_EXIT_USAGE;
     }
-    if (output && strcmp(output, "-") && (rc0 = cli__output_check(output, force)) != RHEAP_EXIT_OK)
+    if (output && strcmp(output, "-") &&
+        (rc0 = cli__output_check(output, force, pprof ? "profile" : "file")) != RHEAP_EXIT_OK)
         return rc0;
 
     unsigned what = RA_MODEL_STACKS;

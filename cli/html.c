@@ -454,7 +454,7 @@ int cli__cmd_report_html(int argc, char **argv)
     free(av);
     if (st >= 0)
         return st;
-    if ((st = cli__output_check(output, force)) != RHEAP_EXIT_OK)
+    if ((st = cli__output_check(output, force, "page")) != RHEAP_EXIT_OK)
         return st;
     sqlite3 *db;
     ra_err_t open_err;

@@ -7,13 +7,13 @@
 
 #include "cli.h"
 
-int cli__output_check(const char *path, int force)
+int cli__output_check(const char *path, int force, const char *what)
 {
     struct stat sb;
     if (!path || stat(path, &sb) != 0)
         return RHEAP_EXIT_OK;
     if (S_ISDIR(sb.st_mode)) {
-        cli__error(stderr, "%s is a directory; give the file to write", path);
+        cli__error(stderr, "%s is a directory; give the %s to write", path, what);
         return RHEAP_EXIT_USAGE;
     }
     if (S_ISREG(sb.st_mode) && !force) {
