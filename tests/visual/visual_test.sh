@@ -424,6 +424,25 @@ case_diff() {
     here <got.csv | diff -u want.csv - || fail "rheap diff: rows differ"
     # Options before the databases, as getopt_long allows, give the same rows.
     "$RHEAP" diff --csv run-10.db run-25.db | cmp got.csv - || fail "rheap diff --csv BASE NEW differs"
+    # The same program with two lines added at the top of its file, rebuilt elsewhere: every
+    # site moved two lines down, and is still one row (function and module match, the line
+    # only breaks ties), at NEW's location.
+    local cc=${CC:-cc}
+    if command -v "$cc" >/dev/null; then
+        mkdir -p moved
+        { printf '/* two lines */\n\n'; cat "$src"; } >moved/grow.c
+        "$cc" -O0 -g -fno-builtin moved/grow.c -o moved/visual_grow || fail "building moved/grow.c"
+        mkdir -p rec-moved
+        RHEAP_DIR=rec-moved LD_PRELOAD="$LIB" moved/visual_grow 25 || fail "moved/visual_grow failed"
+        "$RHEAP" convert -q rec-moved/rip-* -o moved.db || fail "rheap convert of the moved run"
+        "$RHEAP" diff run-10.db moved.db --csv | tr -d '\r' | sed 's#,[^,]*moved/grow.c:#,moved:#' >got-moved.csv
+        {
+            echo "leaked_base,leaked_new,leaked_change,allocated_base,allocated_new,allocated_change,peak_base,peak_new,peak_change,function,location"
+            echo "480,1200,720,480,1200,720,480,1200,720,cache_entry,moved:$(($(line cache_entry) + 2))"
+            echo "0,0,0,1000,2500,1500,1000,2500,1500,scratch,moved:$(($(line scratch) + 2))"
+        } >want-moved.csv
+        diff -u want-moved.csv got-moved.csv || fail "rheap diff split the moved sites"
+    fi
     local st=0
     "$RHEAP" diff run-10.db 2>err.txt || st=$?
     expect_eq "status of diff with one database" "$st" 1
