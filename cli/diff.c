@@ -31,7 +31,7 @@ typedef struct {
 } site_t;
 
 typedef struct {
-    cli__smap_t keys;
+    ra_smap_t keys;
     site_t *v;
     size_t n, cap;
 } sites_t;
@@ -77,7 +77,7 @@ static int add_side(sites_t *ss, const ra_model_t *pd, int side)
         snprintf(key, sizeof key, "%d\x01%s\x01%s\x01%s", side, fn, mod, loc);
         uint64_t idx;
         int created;
-        if (cli__smap_get(&ss->keys, key, ss->n, &idx, &created) != 0)
+        if (ra_smap_get(&ss->keys, key, ss->n, &idx, &created) != 0)
             return -1;
         if (created) {
             if (ss->n == ss->cap) {
@@ -147,7 +147,7 @@ static int match_sites(sites_t *ss)
         snprintf(key, sizeof key, "0\x01%s\x01%s\x01%s", n->function, n->module, n->location);
         uint64_t idx;
         int created;
-        if (cli__smap_get(&ss->keys, key, SIZE_MAX, &idx, &created) != 0)
+        if (ra_smap_get(&ss->keys, key, SIZE_MAX, &idx, &created) != 0)
             return -1;
         if (!created && idx < ss->n && !ss->v[idx].matched)
             pair(&ss->v[idx], n);
@@ -370,10 +370,10 @@ int cli__cmd_diff(int argc, char **argv)
                 cli__table_print(&t, fmt, wide, stdout);
                 for (int k = 0; k < 2; k++)
                     if (ra_model_sample_interval(&pd[k]))
-                        fprintf(stderr,
-                                "rheap: %s was recorded in profile mode: its figures are "
-                                "estimates from allocations sampled about once every %" PRId64
-                                " bytes\n",
+                        cli__note(stderr,
+                                  "%s was recorded in profile mode: its figures are "
+                                  "estimates from allocations sampled about once every %" PRId64
+                                  " bytes",
                                 paths[k], ra_model_sample_interval(&pd[k]));
                 /* leaked counts leaks only: a window's live blocks are not (recording_ends). */
                 for (int k = 0; k < 2; k++) {
@@ -381,10 +381,10 @@ int cli__cmd_diff(int argc, char **argv)
                     for (size_t i = 0; i < pd[k].nprocs; i++)
                         stopped += pd[k].procs[i].stopped_bytes;
                     if (stopped > 0)
-                        fprintf(stderr,
-                                "rheap: %s: %" PRId64 " bytes still live when a window's "
-                                "recording stopped are not leaks, nor in the leaked columns\n",
-                                paths[k], stopped);
+                        cli__note(stderr,
+                                  "%s: %" PRId64 " bytes still live when a window's recording "
+                                  "stopped are not leaks, nor in the leaked columns",
+                                  paths[k], stopped);
                 }
             }
         }
@@ -397,7 +397,7 @@ int cli__cmd_diff(int argc, char **argv)
         free(ss.v[i].location);
     }
     free(ss.v);
-    cli__smap_free(&ss.keys);
+    ra_smap_free(&ss.keys);
     ra_model_free(&pd[0]);
     ra_model_free(&pd[1]);
     return rc;

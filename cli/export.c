@@ -39,10 +39,10 @@ static void window_note(const ra_model_t *pd, ra_weight_t w)
         bytes += pd->procs[i].stopped_bytes;
     }
     if (w == RA_W_LEAKED && blocks > 0)
-        fprintf(stderr,
-                "rheap: %" PRId64 " blocks, %" PRId64 " bytes still live when a window's "
-                "recording stopped are not leaks; --weight live-at-stop shows them\n",
-                blocks, bytes);
+        cli__note(stderr,
+                  "%" PRId64 " blocks, %" PRId64 " bytes still live when a window's recording "
+                  "stopped are not leaks; --weight live-at-stop shows them",
+                  blocks, bytes);
 }
 
 /* ---- collapsed ---- */
@@ -380,9 +380,9 @@ int cli__cmd_export(int argc, char **argv)
         window_note(&pd, w);
     /* Folded stacks have no room for a note; pprof carries it as a comment. */
     if (interval && !pprof)
-        fprintf(stderr,
-                "rheap: profile mode: the weights are estimates from allocations sampled about "
-                "once every %" PRId64 " bytes\n",
+        cli__note(stderr,
+                  "profile mode: the weights are estimates from allocations sampled about "
+                  "once every %" PRId64 " bytes",
                 interval);
 
     FILE *out = stdout;
@@ -396,9 +396,21 @@ int cli__cmd_export(int argc, char **argv)
             return RHEAP_EXIT_OUTPUT;
         }
     }
-    int failed = pprof ? cli__pprof_write_diff(&pd, base_path ? &base : NULL, w == RA_W_PEAK,
-                                                 w, out, err, sizeof err)
-                       : write_collapsed(&pd, base_path ? &base : NULL, w, out, err, sizeof err);
+    int failed;
+    if (pprof) {
+        uint8_t *gz;
+        size_t len;
+        ra_err_t why;
+        failed = ra_pprof_encode(&pd, base_path ? &base : NULL, w == RA_W_PEAK, w, &gz, &len,
+                                 &why) != RA_OK;
+        if (failed)
+            snprintf(err, sizeof err, "%s", why.msg);
+        else if ((failed = fwrite(gz, 1, len, out) != len))
+            snprintf(err, sizeof err, "write failed");
+        free(gz);
+    } else {
+        failed = write_collapsed(&pd, base_path ? &base : NULL, w, out, err, sizeof err);
+    }
     ra_model_free(&pd);
     if (base_path)
         ra_model_free(&base);

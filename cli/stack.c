@@ -15,7 +15,6 @@
 #include <sqlite3.h>
 
 #include "cli.h"
-#include "shorten.h"
 
 static const char frames_sql[] =
     "SELECT b.frame_no, coalesce(b.sym, '?" "?'), b.file, b.line, b.module, b.offset, b.inlined,\n"
@@ -34,11 +33,11 @@ static const char *base(const char *p)
  * left (its file:line kept). malloc'ed; NULL on no memory. */
 static char *fit_location(const char *loc, size_t room)
 {
-    if (cli__text_columns(loc) <= room)
+    if (ra_text_columns(loc) <= room)
         return strdup(loc);
     const char *slash = strrchr(loc, '/');
     const char *b = slash ? slash + 1 : loc;
-    return cli__text_clip(b, room < 12 ? 12 : room, 1);
+    return ra_text_clip(b, room < 12 ? 12 : room, 1);
 }
 
 int cli__stack_print(sqlite3 *db, long long id, int from_site, const char *indent, size_t width,
@@ -83,8 +82,8 @@ int cli__stack_print(sqlite3 *db, long long id, int from_site, const char *inden
         }
         const char *inl = sqlite3_column_int(st, 6) ? "  (inlined)" : "";
         /* Within the width the function stays whole; its file loses directories first. */
-        size_t used = cli__text_columns(indent) + (size_t)(hn > 0 ? hn : 0) +
-                      cli__text_columns(sym) + 2 + strlen(inl);
+        size_t used = ra_text_columns(indent) + (size_t)(hn > 0 ? hn : 0) +
+                      ra_text_columns(sym) + 2 + strlen(inl);
         char *shown = loc && width ? fit_location(loc, width > used ? width - used : 0) : NULL;
         fprintf(out, "%s%s%s  %s%s\n", indent, head, sym, shown ? shown : loc ? loc : "??", inl);
         free(shown);
