@@ -177,9 +177,6 @@ int rheap__create_in_recording(const char *name, const char *path);
 /* Gives the open recording's directory to user uid (root is about to become that user). */
 void rheap__recording_give_to(uid_t uid);
 
-/* RLIMIT_FSIZE in bytes, 0 when unlimited. */
-uint64_t rheap__file_limit(void);
-
 /* -- toggle.c -- */
 
 /* Installs the handler of the toggle signal sig (at initialization). */
@@ -444,6 +441,9 @@ void rheap__sys_restore_signals(const sigset_t *old);
 
 /* Writes "rheap: " + the pieces (NULL-terminated list) + "\n" to stderr in one write. */
 void rheap__log(const char *first, ...) __attribute__((sentinel));
+/* Remembers which file descriptor 2 is at start-up: later messages go there only while it
+ * still is (the constructor; idempotent). */
+void rheap__log_init(void);
 /* Decimal text of v into buf (at least 24 bytes); returns buf. */
 char *rheap__utoa(uint64_t v, char *buf);
 

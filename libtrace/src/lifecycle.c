@@ -67,6 +67,7 @@ void rheap__slow_path(void) {
 
 /* Programs that allocate before this constructor runs have already initialized us. */
 __attribute__((constructor)) static void rheap_constructor(void) {
+    rheap__log_init();
     rheap__resolve();
     rheap__exec_init();
     int guard = rheap__tl.guard;

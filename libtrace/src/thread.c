@@ -480,8 +480,7 @@ static rheap__thread_t *register_thread(int *over_limit) {
  * nothing, never a zero-filled area. Returns 0, or -1 with errno. */
 static int map_stage(rheap__thread_t *t, int fd) {
     size_t size = rip_stage_size(t->block_size);
-    uint64_t limit = rheap__file_limit();
-    if (limit && size > limit) {
+    if (size > rip_file_size_limit()) {
         errno = EFBIG; /* rather than SIGXFSZ, which would kill the program */
         return -1;
     }
@@ -542,7 +541,7 @@ static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
             return -1;
         }
         t->w = rip_writer_init_staged(t->wmem, t->block_size, fd, h, t->stage);
-        rip_status_t st = rip_writer_detach(t->w, path, rheap__file_limit());
+        rip_status_t st = rip_writer_detach(t->w, path);
         int err = errno;
         rheap__sys_close(fd);
         if (st != RIP_OK)

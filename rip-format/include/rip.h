@@ -405,10 +405,15 @@ rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
  * which holds a copy of the writer) a write fails with errno ECHILD and the file is untouched.
  * The kept descriptor lets a process that drops privileges or changes its root keep recording. The
  * caller closes its own descriptor after this call; rip_writer_close closes the kept one. A
- * write that would pass `max_bytes` (0: no limit) fails with errno EFBIG instead of raising
- * SIGXFSZ. RIP_OK, or RIP_E_IO (errno set) if fd cannot be examined or path is too long (4095
+ * write that would pass the process's file size limit, read before each write (the program may
+ * lower it at any time), fails with errno EFBIG instead of raising SIGXFSZ, which would kill the
+ * program. RIP_OK, or RIP_E_IO (errno set) if fd cannot be examined or path is too long (4095
  * bytes at most). */
-rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_bytes);
+rip_status_t rip_writer_detach(rip_writer_t *w, const char *path);
+
+/* The process's file size limit (RLIMIT_FSIZE) in bytes as it is now: UINT64_MAX when there is
+ * none; 0 allows no byte. A raw system call: no allocation, errno unchanged on success. */
+uint64_t rip_file_size_limit(void);
 
 /* Where every descriptor the tracer keeps in a program it does not control goes (the writer's
  * kept copy above, the recording directory's): a close-on-exec copy of fd among the top quarter

@@ -70,7 +70,6 @@ struct rip_writer {
     pid_t pid;                /* the process that detached it, the only one that writes */
     dev_t dev;                /* identity of the file created, checked at each open */
     ino_t ino;
-    uint64_t max_bytes;       /* file size limit; 0: none */
     uint8_t *stage;           /* the staging area (a shared mapping of the file's start), or NULL */
     uint64_t blocks;          /* blocks written: the number of the block being staged */
     int stage_given;          /* the staging area's disk space is given back: allocate it again
@@ -264,7 +263,16 @@ int rip_fd_keep_high(int fd)
     return (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, (int)(lim - lim / 4));
 }
 
-rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_bytes)
+uint64_t rip_file_size_limit(void)
+{
+    /* Read at each use: the program may lower it at any time (setrlimit), also to 0. */
+    struct rlimit rl;
+    if (syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return UINT64_MAX;
+    return (uint64_t)rl.rlim_cur;
+}
+
+rip_status_t rip_writer_detach(rip_writer_t *w, const char *path)
 {
     struct stat st;
     size_t n = strlen(path);
@@ -280,7 +288,6 @@ rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_b
     w->pid = (pid_t)syscall(SYS_getpid);
     w->dev = st.st_dev;
     w->ino = st.st_ino;
-    w->max_bytes = max_bytes;
     w->fd = rip_fd_keep_high(w->fd);
     errno = saved;
     return RIP_OK;
@@ -324,7 +331,8 @@ static int open_detached(const struct rip_writer *w)
 
 /* A detached writer's write: through the kept descriptor while it is still the file's (so a
  * process that dropped its privileges, changed root or namespace keeps recording), else by
- * opening the file by path for this write alone; never past the size limit. The calls are raw
+ * opening the file by path for this write alone; never past the file size limit as it is now
+ * (a write past it would raise SIGXFSZ, whose default action kills the program). The calls are raw
  * syscalls, not libc's cancellation points. Only the process that detached the writer writes:
  * a process copied from it without its knowledge (a raw clone or fork system call) holds a copy
  * of the writer whose offsets are the other process's, and gets ECHILD. */
@@ -334,7 +342,7 @@ static int write_detached(struct rip_writer *w, const uint8_t *buf, size_t len, 
         errno = ECHILD;
         return -1;
     }
-    if (w->max_bytes && off + len > w->max_bytes) {
+    if (off + len > rip_file_size_limit()) {
         errno = EFBIG;
         return -1;
     }
