@@ -200,12 +200,37 @@ static void ignore_signal(int sig)
     (void)sig;
 }
 
+/* The signals rheap handles while the program runs, and whether each was ignored when rheap
+ * started (nohup, a background job of a shell without job control, `trap '' SIG`). An ignored
+ * signal stays ignored: exec keeps SIG_IGN, so the program starts as it would untraced, and
+ * rheap neither forwards it nor stops for it, as a shell that ignores it would not. */
+static const int run_signals[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+static int was_ignored[NSIG];
+
+static void note_ignored(void)
+{
+    for (size_t i = 0; i < sizeof run_signals / sizeof *run_signals; i++) {
+        struct sigaction sa;
+        was_ignored[run_signals[i]] =
+            sigaction(run_signals[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
+    }
+}
+
+/* sigaction(sig, act), unless sig was ignored at start: it stays so. */
+static void take_signal(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (was_ignored[sig]) {
+        if (old)
+            sigaction(sig, NULL, old);
+        return;
+    }
+    sigaction(sig, act, old);
+}
+
 static void child_exec(const run_opts_t *o, const char *lib, const char *recdir, int errfd)
 {
-    signal(SIGINT, SIG_DFL);
-    signal(SIGQUIT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
+    for (size_t i = 0; i < sizeof run_signals / sizeof *run_signals; i++)
+        signal(run_signals[i], was_ignored[run_signals[i]] ? SIG_IGN : SIG_DFL);
     /* librheap goes first, so it sees allocations before any other preloaded allocator. */
     const char *old = getenv("LD_PRELOAD");
     size_t n = strlen(lib) + (old ? strlen(old) : 0) + 2;
@@ -305,9 +330,9 @@ static int wait_all(pid_t pid)
     sigaddset(&block, SIGHUP);
     sigaddset(&block, SIGCHLD);
     sigprocmask(SIG_BLOCK, &block, &old_mask);
-    sigaction(SIGINT, &stop, NULL);
-    sigaction(SIGTERM, &stop, NULL);
-    sigaction(SIGHUP, &stop, NULL);
+    take_signal(SIGINT, &stop, NULL);
+    take_signal(SIGTERM, &stop, NULL);
+    take_signal(SIGHUP, &stop, NULL);
     sigaction(SIGCHLD, &chld, &old_chld);
     sigset_t wait_mask = old_mask;
     sigdelset(&wait_mask, SIGINT);
@@ -531,16 +556,17 @@ int cli__cmd_run(int argc, char **argv)
 
     /* Ctrl-C and Ctrl-\ reach the whole foreground process group; like a shell waiting for a
      * job, rheap lets the program decide and converts what was recorded. The program gets the
-     * default dispositions back before exec. */
+     * dispositions rheap started with back before exec (default, or ignored). */
     struct sigaction ign = {0}, fwd = {0}, old_int, old_quit, old_term, old_hup;
     ign.sa_handler = SIG_IGN;
     fwd.sa_handler = forward;
     sigemptyset(&ign.sa_mask);
     sigemptyset(&fwd.sa_mask);
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGQUIT, &ign, &old_quit);
-    sigaction(SIGTERM, &fwd, &old_term);
-    sigaction(SIGHUP, &fwd, &old_hup);
+    note_ignored();
+    take_signal(SIGINT, &ign, &old_int);
+    take_signal(SIGQUIT, &ign, &old_quit);
+    take_signal(SIGTERM, &fwd, &old_term);
+    take_signal(SIGHUP, &fwd, &old_hup);
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
     pid_t pid = start_program(&o, lib, recdir);
