@@ -396,11 +396,14 @@ rip_status_t rip_writer_unseen(rip_writer_t *w, const char *allocator, const cha
 rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
 
 /* For a writer that shares its process with code it does not control (the tracer). The writer
- * keeps a copy of `fd` among the top quarter of the descriptor numbers the limit allows (none
- * when the limit is below 64 or that range is full), close-on-exec, and before each write checks
- * that it still refers to the very file `fd` referred to at this call (st_dev/st_ino): a program
- * that closed it, or reused its number, never gets written to; the writer then opens `path`
- * (O_NOFOLLOW) for each write, with the same check (errno ESTALE if the file was replaced).
+ * keeps a copy of `fd`, close-on-exec, among the top quarter of the descriptor numbers the limit
+ * allows (rip_fd_keep_high; when that range is full, at the lowest free number), for as long as
+ * it lives: it never opens the file again for a write, which would take one of the program's
+ * descriptors for a moment and make the program's own open() fail under a tight limit. Before
+ * each write it checks that the copy still refers to the very file `fd` referred to at this call
+ * (st_dev/st_ino): a program that closed it, or reused its number, never gets written to; the
+ * writer then opens `path` (O_NOFOLLOW) once, with the same check (errno ESTALE if the file was
+ * replaced), and keeps that descriptor instead.
  * Only the calling process writes: in any other (one made by a raw clone or fork system call,
  * which holds a copy of the writer) a write fails with errno ECHILD and the file is untouched.
  * The kept descriptor lets a process that drops privileges or changes its root keep recording. The
@@ -419,7 +422,7 @@ uint64_t rip_file_size_limit(void);
  * kept copy above, the recording directory's): a close-on-exec copy of fd among the top quarter
  * of the numbers the descriptor limit allows (capped at 2^20), where the program's own open()
  * calls, which take the lowest free number, do not reach it. Returns the copy, or -1 when there
- * is no room there (a limit below 64, or that range full); fd stays open either way. No
+ * is no room there (that range full, a limit below 4); fd stays open either way. No
  * allocation; errno may change. */
 int rip_fd_keep_high(int fd);
 

@@ -66,7 +66,7 @@ struct rip_writer {
     uint8_t *raw;
     uint8_t *out;
     size_t out_cap;
-    int detached;             /* rip_writer_detach was called: open `path` for each write */
+    int detached;             /* rip_writer_detach was called: keep a descriptor of `path` */
     pid_t pid;                /* the process that detached it, the only one that writes */
     dev_t dev;                /* identity of the file created, checked at each open */
     ino_t ino;
@@ -257,7 +257,7 @@ static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
 int rip_fd_keep_high(int fd)
 {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 64)
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 4)
         return -1;
     rlim_t lim = rl.rlim_cur > (1u << 20) ? (1u << 20) : rl.rlim_cur;
     return (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, (int)(lim - lim / 4));
@@ -270,6 +270,19 @@ uint64_t rip_file_size_limit(void)
     if (syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
         return UINT64_MAX;
     return (uint64_t)rl.rlim_cur;
+}
+
+/* The descriptor a detached writer keeps for fd: a copy placed high, or where there is no room
+ * up there, a copy at the lowest free number; `own` says fd is the writer's own (then it is
+ * closed once copied high, or kept as it is). Returns the descriptor, or -1 with errno. */
+static int keep(int fd, int own)
+{
+    int high = rip_fd_keep_high(fd);
+    if (high < 0)
+        return own ? fd : (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0);
+    if (own)
+        syscall(SYS_close, fd);
+    return high;
 }
 
 rip_status_t rip_writer_detach(rip_writer_t *w, const char *path)
@@ -288,7 +301,12 @@ rip_status_t rip_writer_detach(rip_writer_t *w, const char *path)
     w->pid = (pid_t)syscall(SYS_getpid);
     w->dev = st.st_dev;
     w->ino = st.st_ino;
-    w->fd = rip_fd_keep_high(w->fd);
+    int kept = keep(w->fd, 0);
+    if (kept < 0) {
+        w->failed = 1;
+        return RIP_E_IO;
+    }
+    w->fd = kept;
     errno = saved;
     return RIP_OK;
 }
@@ -309,6 +327,21 @@ static int kept_fd_ok(struct rip_writer *w)
 
 /* Opens the file by path and checks that it is still the file created (not a file or link put
  * in its place). Returns the descriptor or -1 (errno set). */
+static int open_detached(const struct rip_writer *w);
+
+/* The kept descriptor, opened again by path (once, then kept) when the program took the old
+ * one away. Returns it, or -1 with errno. */
+static int kept_fd(struct rip_writer *w)
+{
+    if (kept_fd_ok(w))
+        return w->fd;
+    int fd = open_detached(w);
+    if (fd < 0)
+        return -1;
+    w->fd = keep(fd, 1);
+    return w->fd;
+}
+
 static int open_detached(const struct rip_writer *w)
 {
     int fd = (int)syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -330,8 +363,8 @@ static int open_detached(const struct rip_writer *w)
 }
 
 /* A detached writer's write: through the kept descriptor while it is still the file's (so a
- * process that dropped its privileges, changed root or namespace keeps recording), else by
- * opening the file by path for this write alone; never past the file size limit as it is now
+ * process that dropped its privileges, changed root or namespace keeps recording), else through
+ * one opened again by path and kept in its place; never past the file size limit as it is now
  * (a write past it would raise SIGXFSZ, whose default action kills the program). The calls are raw
  * syscalls, not libc's cancellation points. Only the process that detached the writer writes:
  * a process copied from it without its knowledge (a raw clone or fork system call) holds a copy
@@ -346,37 +379,21 @@ static int write_detached(struct rip_writer *w, const uint8_t *buf, size_t len, 
         errno = EFBIG;
         return -1;
     }
-    if (kept_fd_ok(w))
-        return write_all(w->fd, buf, len, off);
-    int fd = open_detached(w);
-    if (fd < 0)
+    if (kept_fd(w) < 0)
         return -1;
-    int r = write_all(fd, buf, len, off);
-    int saved = errno;
-    syscall(SYS_close, fd);
-    errno = saved;
-    return r;
+    return write_all(w->fd, buf, len, off);
 }
 
 /* The staging area's disk space after its first page (the commit word's), punched out
- * (`punch`) or allocated again: the descriptor of the file, opened by path for this call when
- * the kept one is gone. Returns 0, or -1 with errno. */
+ * (`punch`) or allocated again, through the kept descriptor. Returns 0, or -1 with errno. */
 static int stage_space(struct rip_writer *w, int punch)
 {
-    int fd = w->detached ? (kept_fd_ok(w) ? w->fd : -1) : w->fd;
-    int own = fd < 0 && w->detached;
-    if (own)
-        fd = open_detached(w);
+    int fd = w->detached ? kept_fd(w) : w->fd;
     if (fd < 0)
         return -1;
     int mode = punch ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE : 0;
     int r = (int)syscall(SYS_fallocate, fd, mode, (off_t)RIP__STAGE_AREA,
                          (off_t)(rip_stage_size(w->block_size) - RIP__STAGE_AREA));
-    if (own) {
-        int saved = errno;
-        syscall(SYS_close, fd);
-        errno = saved;
-    }
     return r == 0 ? 0 : -1;
 }
 
