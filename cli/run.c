@@ -6,7 +6,8 @@
  * under $RHEAP_DIR and stays in the environment of every child. This file gives the run a
  * private directory for those recordings, waits for the whole process tree (rheap becomes a
  * subreaper, so orphaned grandchildren come back to it), converts every recording it finds
- * there in-process, and exits with the program's status as a shell would report it.
+ * there in-process, and exits with the program's status as a shell would report it (or, when
+ * the program succeeded but its recordings could not be converted, with the converter's).
  *
  * The conversion does not wait for the end: a thread follows the busiest recording while the
  * program writes it (rheap_convert's live inputs), so that when the program exits only its last
