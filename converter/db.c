@@ -1,7 +1,8 @@
 /*
  * db.c: the SQLite writer.
  *
- * The database is built under a temporary name beside the requested one (`OUT.tmp-<pid>`) and
+ * The database is built under a temporary name beside the requested one (`OUT.tmp-XXXXXX`, made
+ * exclusively with a random part) and
  * renamed over it only when everything succeeded, so the requested path never holds a
  * half-written database. The load runs in one transaction with the journal and fsyncs off: if
  * the converter dies, the temporary file is garbage anyway. Large pages and prepared statements
@@ -19,6 +20,7 @@
  */
 #define _GNU_SOURCE /* gettid */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -557,26 +559,58 @@ int cv__db_create(const char *path, int force, int background, cv__db_t **out,
         fmt(errbuf, errlen, "out of memory");
         return RHEAP_CONVERT_E_OUTPUT;
     }
-    snprintf(db->tmp, tlen, "%s.tmp-%ld", path, (long)getpid());
+    /* A name no one else can have made first: created here, exclusively (never through a
+     * link), with a random part (mkostemp). Beside the output in a shared directory, a
+     * predictable name could be planted by another user between the removal of a leftover and
+     * SQLite's open, and that user would own the database. */
+    snprintf(db->tmp, tlen, "%s.tmp-XXXXXX", path);
+    int tfd = mkostemp(db->tmp, O_CLOEXEC);
+    if (tfd < 0) {
+        fmt(errbuf, errlen, "%s: cannot create a temporary file beside it: %s", path,
+            strerror(errno));
+        destroy(db);
+        return RHEAP_CONVERT_E_OUTPUT;
+    }
+    /* The mode SQLite would have given a file it created. */
+    mode_t mask = umask(0);
+    umask(mask);
+    struct stat mine;
+    if (fchmod(tfd, 0666 & ~mask) != 0 || fstat(tfd, &mine) != 0) {
+        fmt(errbuf, errlen, "%s: %s", db->tmp, strerror(errno));
+        close(tfd);
+        unlink(db->tmp);
+        destroy(db);
+        return RHEAP_CONVERT_E_OUTPUT;
+    }
     /* The converter uses SQLite from one thread at a time (the writer thread or, after a
      * drain, the caller's): without its mutexes and memory statistics every row is measurably
      * cheaper. Only possible before SQLite initializes; later calls
      * fail harmlessly and keep the defaults. */
     sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-    unlink(db->tmp); /* a leftover of an earlier run that had our pid */
     cleanup_install(db->tmp);
 
-    if (sqlite3_open_v2(db->tmp, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                        NULL) !=
-        SQLITE_OK) {
-        fmt(errbuf, errlen, "%s: cannot create the database: %s", db->tmp,
-            why(db, NULL));
+    struct stat now;
+    int opened = sqlite3_open_v2(db->tmp, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                                 NULL) == SQLITE_OK;
+    if (!opened || lstat(db->tmp, &now) != 0 || now.st_dev != mine.st_dev ||
+        now.st_ino != mine.st_ino) {
+        /* SQLite opens by name: the file must still be the one made above (where the directory
+         * lets others rename files, someone could have put another in its place). */
+        if (opened)
+            fmt(errbuf, errlen, "%s: replaced by another file while the database was being "
+                                "created; refused",
+                db->tmp);
+        else
+            fmt(errbuf, errlen, "%s: cannot create the database: %s", db->tmp, why(db, NULL));
+        close(tfd);
         close_all(db);
-        unlink(db->tmp);
+        if (!opened)
+            unlink(db->tmp);
         destroy(db);
         return RHEAP_CONVERT_E_OUTPUT;
     }
+    close(tfd);
     /* page_size must come before the first table. The journal and syncs are useless here: a
      * failed load is thrown away as a whole. */
     const char *pragmas = "PRAGMA page_size = 16384;"
