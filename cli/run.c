@@ -384,6 +384,7 @@ typedef struct {
     size_t nhanded, caphanded;
     char *first;              /* handed out before the conversion started */
     int crc;                  /* the conversion's exit status; -1: there was nothing to convert */
+    int done;                 /* convert_thread has returned */
 } live_t;
 
 static void wait_ms(live_t *l, int ms)
@@ -496,13 +497,24 @@ static int growing(void *user, const char *dir, int wait)
     return !(pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH);
 }
 
+static void convert_all(live_t *l);
+
 static void *convert_thread(void *arg)
 {
     live_t *l = arg;
+    convert_all(l);
+    pthread_mutex_lock(&l->mu);
+    l->done = 1;
+    pthread_mutex_unlock(&l->mu);
+    return NULL;
+}
+
+static void convert_all(live_t *l)
+{
     l->first = (char *)next_input(l);
     if (!l->first) {
         l->crc = -1;
-        return NULL;
+        return;
     }
     rheap_convert_opts_t src = RHEAP_CONVERT_OPTS_INIT;
     src.next_input = next_input;
@@ -510,7 +522,40 @@ static void *convert_thread(void *arg)
     src.live_user = l;
     l->crc = cli__convert_cmd(NULL, 0, &src, l->o->output, l->o->force, l->o->progress, 1,
                                 !l->o->quiet);
-    return NULL;
+}
+
+/* Waits for the converter's thread; a terminating signal meanwhile (Ctrl-C, kill) ends rheap
+ * as its default action would, but first removes the temporary database and the recordings'
+ * private directory, and says so in one line. The signals in `stop` are blocked in every
+ * thread, so they wait here (sigtimedwait). */
+static void join_or_stop(live_t *l, pthread_t conv, const sigset_t *stop, const char *recdir)
+{
+    for (;;) {
+        pthread_mutex_lock(&l->mu);
+        int done = l->done;
+        pthread_mutex_unlock(&l->mu);
+        if (done)
+            break;
+        struct timespec ts = {0, LIVE_POLL_MS * 1000000L};
+        int sig = sigtimedwait(stop, NULL, &ts);
+        if (sig <= 0)
+            continue;
+        /* Once its temporary file is gone, the conversion can no longer put a database in place. */
+        rheap_convert_discard();
+        cli__remove_tree(recdir);
+        cli__note(stderr, "interrupted by %s during the conversion: %s not written, the "
+                          "recordings and the temporary database removed",
+                  sig == SIGINT ? "Ctrl-C" : strsignal(sig), l->o->output);
+        fflush(stderr);
+        signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        raise(sig);
+        pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+        _exit(128 + sig); /* not reached */
+    }
+    pthread_join(conv, NULL);
 }
 
 /* The exit status a shell would report for a wait status. */
@@ -586,6 +631,13 @@ int cli__cmd_run(int argc, char **argv)
     int started = pthread_create(&conv, NULL, convert_thread, &l) == 0;
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     int ws = wait_all(pid);
+    /* The program is gone: an interrupt now ends rheap, without leaving files behind. */
+    sigset_t stop, run_mask;
+    sigemptyset(&stop);
+    for (size_t i = 0; i < sizeof run_signals / sizeof *run_signals; i++)
+        if (!was_ignored[run_signals[i]])
+            sigaddset(&stop, run_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &stop, &run_mask);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     sigaction(SIGTERM, &old_term, NULL);
@@ -597,9 +649,9 @@ int cli__cmd_run(int argc, char **argv)
     pthread_cond_broadcast(&l.cv);
     pthread_mutex_unlock(&l.mu);
     if (started)
-        pthread_join(conv, NULL);
+        join_or_stop(&l, conv, &stop, recdir);
     else
-        convert_thread(&l);
+        convert_all(&l);
     for (size_t i = 0; i < l.nhanded; i++)
         free(l.handed[i]);
     free(l.handed);

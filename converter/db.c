@@ -395,6 +395,7 @@ static const struct {
 };
 #define CLEANUP_SIGNALS (sizeof cleanup_signals / sizeof cleanup_signals[0])
 static char cleanup_path[PATH_MAX + 64];
+static _Atomic int cleanup_set; /* cleanup_path names the temporary file of a conversion */
 static struct sigaction cleanup_saved[CLEANUP_SIGNALS];
 static int cleanup_installed[CLEANUP_SIGNALS];
 
@@ -409,7 +410,9 @@ static void cleanup_install(const char *tmp)
 {
     if (strlen(tmp) >= sizeof cleanup_path)
         return;
+    atomic_store(&cleanup_set, 0);
     strcpy(cleanup_path, tmp);
+    atomic_store(&cleanup_set, 1);
     for (size_t i = 0; i < CLEANUP_SIGNALS; i++) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -421,8 +424,15 @@ static void cleanup_install(const char *tmp)
     }
 }
 
+void rheap_convert_discard(void)
+{
+    if (atomic_load(&cleanup_set))
+        unlink(cleanup_path);
+}
+
 static void cleanup_remove(void)
 {
+    atomic_store(&cleanup_set, 0);
     for (size_t i = 0; i < CLEANUP_SIGNALS; i++)
         if (cleanup_installed[i])
             sigaction(cleanup_signals[i].sig, &cleanup_saved[i], NULL);
