@@ -687,6 +687,14 @@ static int write_windows(ctx_t *c, const procinfo_t *p, const char *dir)
               dir, p->pid,
               p->major >= 3 ? "its events up to then are here, kept in its thread files' staging areas"
                             : "events it had not yet written are missing");
+    /* An end the recorder chose because it could not go on ("error: WHAT"): the process went on
+     * unrecorded, so what it freed afterwards looks live here. */
+    for (size_t i = 0; i < p->nev; i++)
+        if (!p->ev[i].on && p->ev[i].how && !strncmp(p->ev[i].how, "error: ", 7))
+            warnf(c, dir, NO_OFFSET,
+                  "%s: the recording was stopped by an error (%s); process %u went on "
+                  "unrecorded, so blocks live at that moment may have been freed later",
+                  dir, p->ev[i].how + 7, p->pid);
     for (size_t i = 0; i < p->nev; i++) {
         if (!p->ev[i].on)
             continue;
