@@ -553,14 +553,23 @@ static const char *file_kind(mode_t mode)
 }
 
 /* Opens r->path for reading if it is a regular file. O_NONBLOCK keeps a FIFO planted under a
- * rip file's name from blocking the open (it has no effect on a regular file). The first open
+ * rip file's name from blocking the open (it has no effect on a regular file); O_NOFOLLOW keeps
+ * a link planted there from reading a file its planter could not (another user's recording,
+ * /etc/shadow). The first open
  * takes the file's identity and size, the snapshot the reader keeps to; a later open (detached
  * reader) must find the same file. The descriptor, or -1 with errno set and `why` filled. */
 static int open_regular(rip_reader_t *r, char *why, size_t len)
 {
-    int fd = open(r->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = open(r->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
     if (fd < 0) {
-        snprintf(why, len, "cannot open: %s", strerror(errno));
+        struct stat lb;
+        int e = errno;
+        if (e == ELOOP && lstat(r->path, &lb) == 0 && S_ISLNK(lb.st_mode))
+            snprintf(why, len, "a symbolic link, expected a regular rip file (links are not "
+                               "followed: the tracer never makes one)");
+        else
+            snprintf(why, len, "cannot open: %s", strerror(e));
+        errno = e;
         return -1;
     }
     struct stat sb;
