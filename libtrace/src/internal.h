@@ -198,6 +198,19 @@ pid_t rheap__forking_pid(void);
 /* Whether this process is not the one recording (a raw clone, a fork system call or a vfork
  * child); a copy made without fork handlers has its recording turned off, with one line. */
 int rheap__foreign_process(void);
+/* 1 in the process whose memory made the recorder's state; 0 in a copy made by any fork (a page
+ * the kernel wipes in a child: MADV_WIPEONFORK), until the fork handlers or rheap__own_check
+ * say the copy is the recording's. Read on every event before anything is stored: a copy made
+ * without fork handlers shares its parent's staging areas (shared mappings of its files). */
+extern _Atomic int *rheap__own_word;
+static inline int rheap__own_process(void) {
+    return atomic_load_explicit(rheap__own_word, memory_order_relaxed);
+}
+/* rheap__own_process() was 0: whether this process may record after all (1), or is a copy made
+ * without fork handlers, whose recording is then off (0; rheap__foreign_process). */
+int rheap__own_check(void);
+/* Maps the page of rheap__own_word (at initialization). */
+void rheap__own_init(void);
 
 /* -- unseen.c -- */
 

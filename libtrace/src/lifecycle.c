@@ -43,6 +43,7 @@ void rheap__init_locked(void) {
 }
 
 static void init(void) {
+    rheap__own_init();
     rheap__unwind_init(); /* dl_iterate_phdr: not under the control lock */
     rheap__unseen_scan(); /* the same */
     /* libc binds its own calls lazily too: the process's first pthread_getattr_np (a thread's

@@ -649,6 +649,9 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
  * it cannot record (out of threads, failure, or recording just stopped). */
 static inline rheap__thread_t *self(void) {
     rheap__thread_t *t = tl_self;
+    if (RHEAP_UNLIKELY(!rheap__own_process()) && !rheap__own_check())
+        return NULL; /* a copy made without fork handlers: its stores would land in the
+                        parent's staging areas */
     if (RHEAP_LIKELY(attached(t)))
         return t;
     if (RHEAP_UNLIKELY(!t && tl_refused_gen == atomic_load(&rheap__gen))) {
@@ -838,6 +841,8 @@ void rheap__record_free(void *p, uint64_t t_now) {
 void rheap__record_nested(int call, void *p, uint64_t size, uint64_t align, void *old,
                           uint64_t t_now) {
     rheap__thread_t *t = tl_self;
+    if (!rheap__own_process())
+        return; /* a copy made without fork handlers (self()); not checked from a handler */
     if (!attached(t)) {
         if (!t && tl_refused_gen == atomic_load(&rheap__gen))
             atomic_fetch_add_explicit(&rheap__lost_events, 1, memory_order_relaxed);
