@@ -540,7 +540,10 @@ static void join_or_stop(live_t *l, pthread_t conv, const sigset_t *stop, const 
         int sig = sigtimedwait(stop, NULL, &ts);
         if (sig <= 0)
             continue;
-        /* Once its temporary file is gone, the conversion can no longer put a database in place. */
+        /* stderr is kept for good: the converter, still running, would complain about the files
+         * taken from under it; it now waits on stderr's lock until the process ends. Once its
+         * temporary file is gone, the conversion can no longer put a database in place. */
+        flockfile(stderr);
         rheap_convert_discard();
         cli__remove_tree(recdir);
         cli__note(stderr, "interrupted by %s during the conversion: %s not written, the "
