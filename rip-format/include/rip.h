@@ -414,6 +414,17 @@ rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
  * bytes at most). */
 rip_status_t rip_writer_detach(rip_writer_t *w, const char *path);
 
+/* Puts the writer back to its state after its last committed record, for a caller whose
+ * record was abandoned halfway (a signal handler left it with siglongjmp): the half-written
+ * record is dropped, the next one goes where it would have. Everything committed stays, in a
+ * staging area too. A flush abandoned after its write and before its commit is written again
+ * by the next flush, at the same place. Only the writer's own thread may call it, with no
+ * record in progress any more. */
+void rip_writer_rollback(rip_writer_t *w);
+/* Events (allocation and free records) in the writer's file so far, committed or in progress:
+ * after a rollback, the committed ones. */
+uint64_t rip_writer_events(const rip_writer_t *w);
+
 /* The process's file size limit (RLIMIT_FSIZE) in bytes as it is now: UINT64_MAX when there is
  * none; 0 allows no byte. A raw system call: no allocation, errno unchanged on success. */
 uint64_t rip_file_size_limit(void);

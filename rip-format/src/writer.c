@@ -75,6 +75,17 @@ struct rip_writer {
     int stage_given;          /* the staging area's disk space is given back: allocate it again
                                * before the next store into it (rip_writer_give_back) */
     size_t ext_len;           /* the extended record being written (begin_ext, end_ext) */
+    /* The state at the last committed record (publish), for rip_writer_rollback: a signal
+     * handler may leave a record half written with siglongjmp. */
+    struct checkpoint {
+        size_t used, rec_used, dir_at, col_used[RIP__COLUMNS];
+        uint64_t events, block_first, time_base, addr_base, offset, blocks;
+        int frame_started, end_mark_written;
+    } ck[2];                  /* two, so that a jump while one is written leaves the other */
+    int ck_cur;               /* the complete one */
+    int undo_set;             /* the record in progress changed recent[undo_at], which was undo */
+    size_t undo_at;
+    struct recent undo;
     char path[4096];
 };
 
@@ -147,9 +158,56 @@ void rip_stage_header(void *out, uint32_t block_size)
  * that sees the word sees those bytes (FORMAT.md section 6). */
 static inline void publish(struct rip_writer *w)
 {
+    /* First the checkpoint of rip_writer_rollback, into the copy not in use, which then becomes
+     * the one in use with one store: a jump out of the record before that store leaves the
+     * state before the record, after it the state with the record, whose bytes are all there
+     * even if the commit word below was not stored yet (the next commit covers them). */
+    struct checkpoint *c = &w->ck[!w->ck_cur];
+    c->used = w->used;
+    c->rec_used = w->rec_used;
+    c->dir_at = w->dir_at;
+    for (int i = 0; i < RIP__COLUMNS; i++)
+        c->col_used[i] = w->col_used[i];
+    c->events = w->events;
+    c->block_first = w->block_first;
+    c->time_base = w->time_base;
+    c->addr_base = w->addr_base;
+    c->offset = w->offset;
+    c->blocks = w->blocks;
+    c->frame_started = w->frame_started;
+    c->end_mark_written = w->end_mark_written;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    w->ck_cur = !w->ck_cur;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (w->stage)
         __atomic_store_n((uint64_t *)(void *)(w->stage + RIP__STAGE_COMMIT),
                          w->blocks << 32 | (uint64_t)w->rec_used, __ATOMIC_RELEASE);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    w->undo_set = 0;
+}
+
+void rip_writer_rollback(rip_writer_t *w)
+{
+    /* A record abandoned after its checkpoint but before undo_set was cleared is kept: the
+     * recent entry it replaced comes back, which only makes a later address a delta instead of
+     * a reference to it. */
+    if (w->undo_set)
+        w->recent[w->undo_at] = w->undo;
+    w->undo_set = 0;
+    const struct checkpoint *c = &w->ck[w->ck_cur];
+    w->used = c->used;
+    w->rec_used = c->rec_used;
+    w->dir_at = c->dir_at;
+    for (int i = 0; i < RIP__COLUMNS; i++)
+        w->col_used[i] = c->col_used[i];
+    w->events = c->events;
+    w->block_first = c->block_first;
+    w->time_base = c->time_base;
+    w->addr_base = c->addr_base;
+    w->offset = c->offset;
+    w->blocks = c->blocks;
+    w->frame_started = c->frame_started;
+    w->end_mark_written = c->end_mark_written;
 }
 
 /* Starts a block: the column directory first (after the stream header in the first block),
@@ -216,8 +274,8 @@ static rip_writer_t *init(void *mem, uint32_t block_size, int fd, const rip_head
         memcpy(stage, head, RIP__STAGE_COMMIT);
         w->stage = stage;
         w->offset = rip_stage_size(bs);   /* the frame follows the staging area */
-        publish(w);
     }
+    publish(w);
     return w;
 }
 
@@ -545,7 +603,13 @@ static inline void put_col(struct rip_writer *w, int col, uint64_t v)
 static inline uint8_t put_time_addr(struct rip_writer *w, uint64_t dt, uint64_t addr)
 {
     uint64_t n = w->events++;
-    struct recent *e = &w->recent[(addr >> 4) & (RIP__RECENT - 1)];
+    size_t at = (addr >> 4) & (RIP__RECENT - 1);
+    struct recent *e = &w->recent[at];
+    w->undo = *e;
+    w->undo_at = at;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    w->undo_set = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     int64_t d = (int64_t)(addr - w->addr_base);
     uint8_t exact = 0;
     uint64_t v;
@@ -904,6 +968,11 @@ rip_status_t rip_writer_on(rip_writer_t *w, uint64_t t, const char *how)
 rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how)
 {
     return t_str(w, RIP__T_OFF, t, how);
+}
+
+uint64_t rip_writer_events(const rip_writer_t *w)
+{
+    return w->events - 1;
 }
 
 size_t rip_writer_pending(const rip_writer_t *w)
