@@ -2,7 +2,7 @@
  * sigjump NSIGNALS: signal handlers that allocate, and every 7th one jumps out of what it
  * interrupted. A worker thread makes malloc(64)/free pairs without pause and takes SIGUSR1
  * NSIGNALS times, most of them inside the recorder. The handler makes one malloc(333)/free pair, and on every 7th signal then leaves
- * with siglongjmp to the worker's loop. The signals come from a timer every 50 us aimed at the
+ * with siglongjmp to the worker's loop. The signals come from a timer every 100 us aimed at the
  * worker (signals that arrive while one is pending merge: the handler counts its runs). At the
  * end it prints
  *   worker tid=T done=D started=S handler=H jumps=J
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
     timer_t timer;
     if (timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0)
         return 2;
-    struct itimerspec every = {{0, 50000}, {0, 50000}}, off = {{0, 0}, {0, 0}};
+    struct itimerspec every = {{0, 100000}, {0, 100000}}, off = {{0, 0}, {0, 0}};
     timer_settime(timer, 0, &every, NULL);
     while (atomic_load(&handled) < nsignals) {
         struct timespec ms = {0, 1000000};
