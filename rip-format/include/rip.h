@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define RIP_FORMAT_MAJOR 3
-#define RIP_FORMAT_MINOR 1
+#define RIP_FORMAT_MINOR 2
 
 /* Limits the format sets (FORMAT.md). */
 #define RIP_MAX_DEPTH 1024

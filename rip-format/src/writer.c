@@ -77,7 +77,9 @@ struct rip_writer {
     size_t ext_len;           /* the extended record being written (begin_ext, end_ext) */
     /* The state at the last committed record (publish), for rip_writer_rollback: a signal
      * handler may leave a record half written with siglongjmp. */
+    uint32_t sum[RIP__STAGE_SUMS]; /* the staged block's running checksums (codes.h) */
     struct checkpoint {
+        uint32_t sum[RIP__STAGE_SUMS];
         size_t used, rec_used, dir_at, col_used[RIP__COLUMNS];
         uint64_t events, block_first, time_base, addr_base, offset, blocks;
         int frame_started, end_mark_written;
@@ -176,12 +178,20 @@ static inline void publish(struct rip_writer *w)
     c->blocks = w->blocks;
     c->frame_started = w->frame_started;
     c->end_mark_written = w->end_mark_written;
+    memcpy(c->sum, w->sum, sizeof c->sum);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     w->ck_cur = !w->ck_cur;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (w->stage)
+    if (w->stage) {
+        /* The check word follows the commit word: a process killed between the two leaves a
+         * check of the records but the last, and a reader verifies as far as it goes. */
         __atomic_store_n((uint64_t *)(void *)(w->stage + RIP__STAGE_COMMIT),
                          w->blocks << 32 | (uint64_t)w->rec_used, __ATOMIC_RELEASE);
+        __atomic_store_n((uint64_t *)(void *)(w->stage + RIP__STAGE_CHECK),
+                         (w->blocks & 0xFFFFu) << 48 | (uint64_t)(w->rec_used & 0xFFFFFFu) << 24 |
+                             rip__stage_sum(w->sum),
+                         __ATOMIC_RELEASE);
+    }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     w->undo_set = 0;
 }
@@ -208,6 +218,7 @@ void rip_writer_rollback(rip_writer_t *w)
     w->blocks = c->blocks;
     w->frame_started = c->frame_started;
     w->end_mark_written = c->end_mark_written;
+    memcpy(w->sum, c->sum, sizeof w->sum);
 }
 
 /* Starts a block: the column directory first (after the stream header in the first block),
@@ -222,6 +233,8 @@ static void begin_block(struct rip_writer *w, size_t at)
     w->time_base = 0;
     w->addr_base = 0;
     w->block_first = w->events;
+    for (int i = 0; i < RIP__STAGE_SUMS; i++)
+        w->sum[i] = RIP__FNV_BASIS;
 }
 
 /* Lays the writer out in mem (and the raw block and columns in `stage` + RIP__STAGE_AREA when
@@ -581,6 +594,8 @@ static inline __attribute__((always_inline)) rip_status_t reserve(struct rip_wri
  * written before: the record is complete, and visible in a staging area. */
 static void commit(struct rip_writer *w, size_t n)
 {
+    if (w->stage)
+        w->sum[0] = rip__fnv(w->sum[0], w->raw + w->rec_used, n);
     w->rec_used += n;
     w->used += n;
     publish(w);
@@ -590,6 +605,8 @@ static void commit(struct rip_writer *w, size_t n)
 static inline void put_col(struct rip_writer *w, int col, uint64_t v)
 {
     size_t n = rip__put_varint(w->col[col] + w->col_used[col], v);
+    if (w->stage)
+        w->sum[1 + col] = rip__fnv(w->sum[1 + col], w->col[col] + w->col_used[col], n);
     w->col_used[col] += n;
     w->used += n;
 }
