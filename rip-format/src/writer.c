@@ -41,6 +41,10 @@
 #include "codes.h"
 #include "varint.h"
 
+/* ck_cur ^ CK_OTHER is the other checkpoint's offset: no multiply or compare per record. */
+#define CK_OTHER sizeof(struct checkpoint)
+#define CK_AT(w, off) ((struct checkpoint *)(void *)((uint8_t *)(w)->ck + (off)))
+
 /* The bytes of a writer's per-record state, `used` to `sum` (struct rip_writer). */
 #define REC_STATE_BYTES (2 * sizeof(size_t) + RIP__COLUMNS * sizeof(size_t) + 4 * sizeof(uint64_t))
 
@@ -90,7 +94,7 @@ struct rip_writer {
         uint64_t block_first, offset, blocks;
         int frame_started, end_mark_written;
     } ck[2];                  /* two, so that a jump while one is written leaves the other */
-    int ck_cur;               /* the complete one */
+    size_t ck_cur;            /* the complete one, as its offset from ck[0]: 0 or CK_OTHER */
     int undo_set;             /* the record in progress changed recent[undo_at], which was undo */
     size_t undo_at;
     struct recent undo;
@@ -175,19 +179,21 @@ static inline void publish(struct rip_writer *w)
      * the one in use with one store: a jump out of the record before that store leaves the
      * state before the record, after it the state with the record, whose bytes are all there
      * even if the commit word below was not stored yet (the next commit covers them). */
-    memcpy(w->ck[!w->ck_cur].rec, &w->used, REC_STATE_BYTES);
+    size_t other = w->ck_cur ^ CK_OTHER;
+    memcpy(CK_AT(w, other)->rec, &w->used, REC_STATE_BYTES);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    w->ck_cur = !w->ck_cur;
+    w->ck_cur = other;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (w->stage) {
+    uint8_t *stage = w->stage;
+    if (stage) {
         /* The check word follows the commit word: a process killed between the two leaves a
-         * check of the records but the last, and a reader verifies as far as it goes. */
-        __atomic_store_n((uint64_t *)(void *)(w->stage + RIP__STAGE_COMMIT),
-                         w->blocks << 32 | (uint64_t)w->rec_used, __ATOMIC_RELEASE);
-        __atomic_store_n((uint64_t *)(void *)(w->stage + RIP__STAGE_CHECK),
-                         (w->blocks & 0xFFFFu) << 48 | (uint64_t)(w->rec_used & 0xFFFFFFu) << 24 |
-                             rip__check_sum(w->sum),
+         * check of the records but the last, and a reader verifies as far as it goes. Both are
+         * made before the first store, which the compiler may not move the loads across. */
+        uint64_t blocks = w->blocks, end = w->rec_used;
+        uint64_t check = blocks << 48 | end << 24 | rip__check_sum(w->sum); /* end < 2^24 */
+        __atomic_store_n((uint64_t *)(void *)(stage + RIP__STAGE_COMMIT), blocks << 32 | end,
                          __ATOMIC_RELEASE);
+        __atomic_store_n((uint64_t *)(void *)(stage + RIP__STAGE_CHECK), check, __ATOMIC_RELEASE);
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     w->undo_set = 0;
@@ -208,9 +214,9 @@ static void save_block(const struct rip_writer *w, struct checkpoint *c)
  * records' publish need not copy them. */
 static void publish_block(struct rip_writer *w)
 {
-    save_block(w, &w->ck[!w->ck_cur]);
+    save_block(w, CK_AT(w, w->ck_cur ^ CK_OTHER));
     publish(w);
-    save_block(w, &w->ck[!w->ck_cur]);
+    save_block(w, CK_AT(w, w->ck_cur ^ CK_OTHER));
 }
 
 void rip_writer_rollback(rip_writer_t *w)
@@ -221,7 +227,7 @@ void rip_writer_rollback(rip_writer_t *w)
     if (w->undo_set)
         w->recent[w->undo_at] = w->undo;
     w->undo_set = 0;
-    const struct checkpoint *c = &w->ck[w->ck_cur];
+    const struct checkpoint *c = CK_AT(w, w->ck_cur);
     memcpy(&w->used, c->rec, REC_STATE_BYTES);
     w->dir_at = c->dir_at;
     w->block_first = c->block_first;
@@ -600,13 +606,14 @@ static inline __attribute__((always_inline)) rip_status_t reserve(struct rip_wri
 }
 
 /* Accounts for n bytes written at the reserved place in the records, the record's columns
- * written before: the record is complete, and visible in a staging area. The check state takes
- * the record's bytes (codes.h) 8 at a time; a block always has 8 bytes of room after its
- * records (capacity), so the last word is read whole and cut to the record. */
-static void commit(struct rip_writer *w, size_t n)
+ * written before (their values mixed into h, from w->sum): the record is complete, and visible
+ * in a staging area. The check state takes the record's bytes (codes.h) 8 at a time; a block
+ * always has 8 bytes of room after its records (capacity), so the last word is read whole and
+ * cut to the record. */
+static inline __attribute__((always_inline)) void commit(struct rip_writer *w, size_t n, uint64_t h)
 {
     const uint8_t *p = w->raw + w->rec_used;
-    uint64_t h = rip__check_mix(w->sum, n);
+    h = rip__check_mix(h, n);
     size_t left = n;
     for (; left > 8; p += 8, left -= 8)
         h = rip__check_mix(h, rip__get_le64(p));
@@ -617,12 +624,13 @@ static void commit(struct rip_writer *w, size_t n)
     publish(w);
 }
 
-/* Appends a varint to a column, its value to the check state. The caller reserved room for the
- * whole event. */
-static inline void put_col(struct rip_writer *w, int col, uint64_t v)
+/* Appends a varint to a column, its value to the check state *h (a local of the caller, so that
+ * it stays in a register while bytes are stored). The caller reserved room for the whole
+ * event. */
+static inline void put_col(struct rip_writer *w, int col, uint64_t v, uint64_t *h)
 {
     size_t n = rip__put_varint(w->col[col] + w->col_used[col], v);
-    w->sum = rip__check_mix(w->sum, v);
+    *h = rip__check_mix(*h, v);
     w->col_used[col] += n;
     w->used += n;
 }
@@ -633,7 +641,8 @@ static inline void put_col(struct rip_writer *w, int col, uint64_t v)
  * a table indexed by a hash of the address; as a delta in 16-byte units when it is a multiple of
  * 16 (nearly always: allocators align to 16); otherwise as a delta in bytes, and the type code
  * gets RIP__T_EXACT. Returns the bit for the type code. */
-static inline uint8_t put_time_addr(struct rip_writer *w, uint64_t dt, uint64_t addr)
+static inline __attribute__((always_inline)) uint8_t put_time_addr(struct rip_writer *w, uint64_t dt,
+                                                                    uint64_t addr, uint64_t *h)
 {
     uint64_t n = w->events++;
     size_t at = (addr >> 4) & (RIP__RECENT - 1);
@@ -654,8 +663,8 @@ static inline uint8_t put_time_addr(struct rip_writer *w, uint64_t dt, uint64_t 
         v = rip__zigzag(d / 16) << 1;
     e->addr = addr;
     e->n = n;
-    put_col(w, RIP__COL_DT, dt);
-    put_col(w, RIP__COL_ADDR, v);
+    put_col(w, RIP__COL_DT, dt, h);
+    put_col(w, RIP__COL_ADDR, v, h);
     w->addr_base = addr;
     return exact;
 }
@@ -720,9 +729,10 @@ rip_status_t rip_writer_alloc(rip_writer_t *w, rip_call_t call, uint64_t t, uint
         p += rip__put_varint(p, (uint64_t)call);
     }
     uint64_t dt = time_delta(w, &t);
-    *p++ = (uint8_t)shape | put_time_addr(w, dt, addr);   /* code == enum value, see codes.h */
-    put_col(w, RIP__COL_SIZE, size);
-    put_col(w, RIP__COL_STACK, stack);
+    uint64_t h = w->sum;
+    *p++ = (uint8_t)shape | put_time_addr(w, dt, addr, &h); /* code == enum value, see codes.h */
+    put_col(w, RIP__COL_SIZE, size, &h);
+    put_col(w, RIP__COL_STACK, stack, &h);
     if (is_aligned)
         p += rip__put_varint(p, align);
     if (is_realloc) {
@@ -734,7 +744,7 @@ rip_status_t rip_writer_alloc(rip_writer_t *w, rip_call_t call, uint64_t t, uint
         p += rip__put_varint(p, old_addr ? dt_old : 0);
     }
     w->time_base = t;
-    commit(w, (size_t)(p - start));
+    commit(w, (size_t)(p - start), h);
     return RIP_OK;
 }
 
@@ -746,9 +756,10 @@ rip_status_t rip_writer_free(rip_writer_t *w, uint64_t t, uint64_t addr)
     if (st != RIP_OK)
         return st;
     uint64_t dt = time_delta(w, &t);
-    *p = RIP__T_FREE | put_time_addr(w, dt, addr);
+    uint64_t h = w->sum;
+    *p = RIP__T_FREE | put_time_addr(w, dt, addr, &h);
     w->time_base = t;
-    commit(w, 1);
+    commit(w, 1, h);
     return RIP_OK;
 }
 
@@ -771,7 +782,7 @@ rip_status_t rip_writer_stack(rip_writer_t *w, uint64_t id, const uint64_t *ips,
     p += rip__put_varint(p, ips[0]);
     for (uint32_t i = 1; i < depth; i++)
         p += rip__put_varint(p, rip__zigzag((int64_t)(ips[i] - ips[i - 1])));
-    commit(w, n);
+    commit(w, n, w->sum);
     return RIP_OK;
 }
 
@@ -794,7 +805,7 @@ static rip_status_t begin_ext(struct rip_writer *w, uint8_t type, size_t len, ui
 /* Commits the extended record begin_ext reserved, once its payload is written. */
 static rip_status_t end_ext(struct rip_writer *w)
 {
-    commit(w, w->ext_len);
+    commit(w, w->ext_len, w->sum);
     return RIP_OK;
 }
 
