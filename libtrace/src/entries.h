@@ -38,6 +38,21 @@
     X(malloc) X(free) X(calloc) X(realloc) X(reallocarray) X(posix_memalign) X(aligned_alloc)      \
     X(memalign) X(valloc) X(pvalloc)
 
+/* The same functions with their shapes (below), as an allocator linked into a module defines
+ * them, maybe under a prefix (je_malloc): patch.c hooks them there. RHEAP_LIBC_ENTRIES stays the
+ * list of names, which got.c's tables are built from. */
+#define RHEAP_LIBC_SHAPED(X)                                                                       \
+    X(MALLOC, "malloc", N_S, MALLOC)                                                               \
+    X(FREE, "free", F_P, FREE)                                                                     \
+    X(CALLOC, "calloc", N_NS, CALLOC)                                                              \
+    X(REALLOC, "realloc", R_PS, REALLOC)                                                           \
+    X(REALLOCARRAY, "reallocarray", R_PNS, REALLOCARRAY)                                           \
+    X(POSIX_MEMALIGN, "posix_memalign", PM, POSIX_MEMALIGN)                                        \
+    X(ALIGNED_ALLOC, "aligned_alloc", N_AS, ALIGNED_ALLOC)                                         \
+    X(MEMALIGN, "memalign", N_AS, MEMALIGN)                                                        \
+    X(VALLOC, "valloc", N_P, VALLOC)                                                               \
+    X(PVALLOC, "pvalloc", N_P, PVALLOC)
+
 #define RHEAP_FAMILY_ENTRIES(X)                                                                    \
     /* C++: operator new and new[] in every form, and every operator delete */                     \
     X(NEW, "_Znwm", N_S, NEW)                                                                      \
@@ -115,6 +130,10 @@
     X(MI_FREE_SZ, "mi_free_size", F_PS, FREE)                                                      \
     X(MI_FREE_AL, "mi_free_aligned", F_PS, FREE)                                                   \
     X(MI_FREE_SZ_AL, "mi_free_size_aligned", F_PSA, FREE)
+
+/* jemalloc's functions, which a build of it may prefix as it prefixes the C library's names
+ * (je_mallocx, _rjem_mallocx): patch.c looks for them under the prefix. */
+#define RHEAP_PREFIXABLE(X) X(MALLOCX) X(RALLOCX) X(XALLOCX) X(DALLOCX) X(SDALLOCX)
 
 /* The functions whose presence says that an allocator replacing malloc is loaded: its malloc and
  * free may call its own wrapped functions (wrappers.c's nest_inside). */

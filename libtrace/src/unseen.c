@@ -15,21 +15,23 @@
  *     through a dynamic symbol). These are found by name in each module's symbol table
  *     (.symtab, else .dynsym), read from its file.
  *
+ * Either kind, when its entry points are named in the module's symbol table and the allocator
+ * is one we know (jemalloc unprefixed or under je_ or _rjem_, tcmalloc, mimalloc), is hooked
+ * there (patch.c) and recorded: it is then not unseen. Otherwise, or when the hooking is
+ * refused (the reason is said too), it is noted.
+ *
  * The scan runs once, at initialization, outside every tracer lock (it lists the modules with
  * dl_iterate_phdr): its finding is written into every recording's process file and said in one
- * line when the first recording starts. It maps the files read-only with raw system calls and allocates nothing. A
- * stripped executable whose allocator is prefixed has no symbol left to find it by; a library
- * loaded later (dlopen) is not scanned.
+ * line when the first recording starts. It maps the files read-only with raw system calls
+ * (symtab.c) and allocates nothing. A stripped executable whose allocator is prefixed has no
+ * symbol left to find it by; a library loaded later (dlopen) is not scanned.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <link.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -38,20 +40,22 @@ rheap__unseen_t rheap__unseen;
 
 /* Symbol names that say which allocator a module holds. A module that defines the unprefixed
  * name that librheap's wrapper forwards to (libjemalloc.so's mallocx) is the allocator librheap
- * records; any other definition is one it does not. */
+ * records; any other definition is one it does not, unless patch.c hooks it there, with the
+ * names under `prefix` (NULL: a build whose public names are not known). */
 static const struct {
     const char *symbol, *allocator, *plain; /* plain: the name librheap's wrapper forwards to */
+    const char *prefix;
 } signs[] = {
-    {"mallocx", "jemalloc", "mallocx"},
-    {"je_mallocx", "jemalloc", "mallocx"},
-    {"_rjem_mallocx", "jemalloc", "mallocx"},
-    {"_rjem_je_mallocx", "jemalloc", "mallocx"},
-    {"tc_malloc", "tcmalloc", "tc_malloc"},
-    {"TCMallocInternalMalloc", "tcmalloc", "tc_malloc"},
-    {"mi_malloc", "mimalloc", "mi_malloc"},
+    {"mallocx", "jemalloc", "mallocx", ""},
+    {"je_mallocx", "jemalloc", "mallocx", "je_"},
+    {"_rjem_mallocx", "jemalloc", "mallocx", "_rjem_"},
+    {"_rjem_je_mallocx", "jemalloc", "mallocx", NULL},
+    {"tc_malloc", "tcmalloc", "tc_malloc", ""},
+    {"TCMallocInternalMalloc", "tcmalloc", "tc_malloc", NULL},
+    {"mi_malloc", "mimalloc", "mi_malloc", ""},
 };
 
-static void note(const char *allocator, const char *module, const char *symbol) {
+static void note(const char *allocator, const char *module, const char *symbol, const char *why) {
     rheap__unseen_t *u = &rheap__unseen;
     if (u->found)
         return;
@@ -59,83 +63,21 @@ static void note(const char *allocator, const char *module, const char *symbol) 
     memcpy(u->allocator, allocator, strnlen(allocator, sizeof u->allocator - 1));
     memcpy(u->module, module, strnlen(module, sizeof u->module - 1));
     memcpy(u->symbol, symbol, strnlen(symbol, sizeof u->symbol - 1));
+    memcpy(u->refused, why, strnlen(why, sizeof u->refused - 1));
     u->found = 1;
 }
 
-/* Whether the symbol table `s` of the image `m` (`size` bytes, section headers `sh`, `nsh` of
- * them) defines the function `name`. */
-static int defines(const unsigned char *m, size_t size, const Elf64_Shdr *sh, unsigned nsh,
-                   const Elf64_Shdr *s, const char *name, size_t len) {
-    if (s->sh_link >= nsh || s->sh_entsize != sizeof(Elf64_Sym))
-        return 0;
-    const Elf64_Shdr *str = &sh[s->sh_link];
-    if (s->sh_offset > size || s->sh_size > size - s->sh_offset || str->sh_offset > size ||
-        str->sh_size > size - str->sh_offset)
-        return 0;
-    const Elf64_Sym *syms = (const Elf64_Sym *)(m + s->sh_offset);
-    const char *names = (const char *)(m + str->sh_offset);
-    for (size_t k = 0, n = s->sh_size / sizeof(Elf64_Sym); k < n; k++) {
-        /* An undefined symbol may still have a value (a program that takes a function's address
-         * gets a PLT entry that stands for it): only a defined one is an allocator's. */
-        if (syms[k].st_shndx == SHN_UNDEF || ELF64_ST_TYPE(syms[k].st_info) != STT_FUNC ||
-            syms[k].st_name >= str->sh_size || str->sh_size - syms[k].st_name <= len)
-            continue;
-        const char *sym = names + syms[k].st_name;
-        if (sym[0] == name[0] && memcmp(sym, name, len + 1) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* What the ELF image `m` (`size` bytes) holds: the first sign found in its symbol table
- * (.symtab, else .dynsym; an index of signs, or -1) and whether its dynamic symbol table defines
- * malloc. Every offset is checked against the size: a file that is not what it seems is simply
- * not recognized. */
-static int which_allocator(const unsigned char *m, size_t size, int *has_malloc) {
-    *has_malloc = 0;
-    if (size < sizeof(Elf64_Ehdr) || memcmp(m, ELFMAG, SELFMAG) != 0 || m[EI_CLASS] != ELFCLASS64)
-        return -1;
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m;
-    if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > size ||
-        (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
-        return -1;
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)(m + eh->e_shoff);
-    const Elf64_Shdr *symtab = NULL, *dynsym = NULL;
-    for (unsigned i = 0; i < eh->e_shnum; i++) {
-        if (sh[i].sh_type == SHT_SYMTAB && !symtab)
-            symtab = &sh[i];
-        if (sh[i].sh_type == SHT_DYNSYM && !dynsym)
-            dynsym = &sh[i];
-    }
-    if (dynsym)
-        *has_malloc = defines(m, size, sh, eh->e_shnum, dynsym, "malloc", 6);
-    const Elf64_Shdr *table = symtab ? symtab : dynsym;
+/* What the ELF image e holds: the first sign found in its symbol table (.symtab, else .dynsym;
+ * an index of signs, or -1) and whether its dynamic symbol table defines malloc. */
+static int which_allocator(const rheap__elf_t *e, int *has_malloc) {
+    *has_malloc = e->dynsym && rheap__elf_func(e, e->dynsym, "malloc") != NULL;
+    const Elf64_Shdr *table = e->symtab ? e->symtab : e->dynsym;
     if (!table)
         return -1;
     for (size_t j = 0; j < sizeof signs / sizeof signs[0]; j++)
-        if (defines(m, size, sh, eh->e_shnum, table, signs[j].symbol, strlen(signs[j].symbol)))
+        if (rheap__elf_func(e, table, signs[j].symbol))
             return (int)j;
     return -1;
-}
-
-/* The sign of the allocator in the file at `path` and whether it exports malloc, mapped
- * read-only for the look; -1 for no sign. */
-static int file_allocator(const char *path, int *has_malloc) {
-    *has_malloc = 0;
-    int fd = rheap__sys_open(path, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    struct stat st;
-    int a = -1;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m != MAP_FAILED) {
-            a = which_allocator(m, (size_t)st.st_size, has_malloc);
-            munmap(m, (size_t)st.st_size);
-        }
-    }
-    rheap__sys_close(fd);
-    return a;
 }
 
 /* The modules as dl_iterate_phdr lists them (the dynamic linker's lookup order), copied out so
@@ -145,6 +87,7 @@ static int file_allocator(const char *path, int *has_malloc) {
 #define PATHS_BYTES (64 * 1024)
 static struct {
     uintptr_t lo, hi;    /* from the lowest PT_LOAD start to the highest end */
+    uintptr_t bias;      /* where it is loaded */
     unsigned path;       /* offset in paths; 0: none (the vDSO, or no room left) */
 } mods[MAX_MODULES];
 static char paths[PATHS_BYTES];
@@ -176,6 +119,7 @@ static int list_module(struct dl_phdr_info *info, size_t size, void *arg) {
         paths_used += (unsigned)len + 1;
     }
     mods[nmods].lo = lo;
+    mods[nmods].bias = info->dlpi_addr;
     mods[nmods].hi = hi;
     mods[nmods].path = at;
     nmods++;
@@ -191,9 +135,12 @@ static int module_of(uintptr_t addr) {
 
 /* Modules come in the dynamic linker's lookup order: one before librheap that exports malloc
  * takes the program's calls from it; any module holding an allocator's names elsewhere than
- * where librheap's wrapper forwards is one librheap does not see. */
+ * where librheap's wrapper forwards is one librheap does not see. Either is hooked where its
+ * entry points are (patch.c) when it is an allocator we know, and noted when it cannot be. */
 void rheap__unseen_scan(void) {
     static char exe[PATH_MAX];
+    static char why[256];
+    static rheap__elf_t e;
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
     nmods = 0;
@@ -204,22 +151,21 @@ void rheap__unseen_scan(void) {
         if ((int)i == self || mods[i].path == 0)
             continue;
         const char *path = mods[i].path == 1 ? exe : paths + mods[i].path;
-        if (path[0] != '/')
+        if (path[0] != '/' || rheap__elf_open(&e, path) != 0)
             continue;
         int has_malloc;
-        int j = file_allocator(path, &has_malloc);
-        if (has_malloc && (int)i < self) {
-            note(j >= 0 ? signs[j].allocator : "unknown", path, "malloc");
-            break;
-        }
-        if (j < 0)
-            continue;
+        int j = which_allocator(&e, &has_malloc);
+        int ahead = has_malloc && (int)i < self;
         /* The unprefixed name, exported by this module and found by librheap's wrapper:
          * recorded. */
-        void *found = dlsym(RTLD_NEXT, signs[j].plain);
-        if (found && module_of((uintptr_t)found) == (int)i)
-            continue;
-        note(signs[j].allocator, path, signs[j].symbol);
+        void *found = j >= 0 && !ahead ? dlsym(RTLD_NEXT, signs[j].plain) : NULL;
+        if ((ahead || j >= 0) && !(found && module_of((uintptr_t)found) == (int)i)) {
+            why[0] = 0;
+            if (j < 0 || !rheap__patch_module(&e, mods[i].bias, signs[j].prefix, why, sizeof why))
+                note(j >= 0 ? signs[j].allocator : "unknown", path,
+                     ahead || j < 0 ? "malloc" : signs[j].symbol, why);
+        }
+        rheap__elf_close(&e);
     }
 }
 
@@ -233,6 +179,9 @@ void rheap__unseen_say(void)
     if (!rheap__unseen.found || said)
         return;
     said = 1;
+    if (rheap__unseen.refused[0])
+        rheap__log("cannot hook ", rheap__unseen.allocator, " in ", rheap__unseen.module, ": ",
+                   rheap__unseen.refused, NULL);
     rheap__log(rheap__unseen.module, " allocates through ", rheap__unseen.allocator, " (",
                rheap__unseen.symbol, "), which rheap does not record: its blocks are missing "
                "from the recording", NULL);

@@ -1,7 +1,9 @@
 /*
  * alloc_api: a C program calling an allocator's own functions, built once per allocator
  * (-DUSE_JEMALLOC with -ljemalloc, -DUSE_TCMALLOC with -ltcmalloc, -DUSE_MIMALLOC with
- * -lmimalloc). Between the markers "begin" and "end" of the main thread it allocates with the
+ * -lmimalloc; jemalloc also linked statically, and statically under the prefix je_ with
+ * -DJEMALLOC_NO_RENAME -DJEMALLOC_MANGLE, whose header then maps every name used here, malloc
+ * and free too, to the prefixed one). Between the markers "begin" and "end" of the main thread it allocates with the
  * allocator's calls (aligned ones too), resizes blocks in a chain, and frees blocks with another
  * family than the one that made them (free() of an allocator block, the allocator's free of a
  * malloc block); it prints the exact event list riptally must print, as "expect-list" lines.
