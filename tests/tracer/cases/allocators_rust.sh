@@ -12,7 +12,8 @@ line=$(grep -n '// LEAK' "$src" | cut -d: -f1)
 "$RUSTC" -g -C opt-level=1 -C force-frame-pointers=yes "$src" -o rust_jemalloc \
     -L "$(dirname "$JEMALLOC_PIC")" -l static=jemalloc_pic >rustc.out 2>&1 ||
     { cat rustc.out >&2; fail "rustc"; }
-nm rust_jemalloc | grep -q ' T mallocx$' || fail "mallocx is not linked into the program"
+nm rust_jemalloc >rust_jemalloc.syms || fail "nm rust_jemalloc"
+grep -q ' T mallocx$' rust_jemalloc.syms || fail "mallocx is not linked into the program"
 
 plain plain ./rust_jemalloc
 expect_status plain 0
