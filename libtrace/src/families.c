@@ -36,9 +36,14 @@ static const char *const names[RHEAP_E_COUNT] = {
 #undef NAME
 };
 
+/* mimalloc's block visitor, for mi_heap_destroy's wrapper: not an entry point, only read. */
+static _Atomic(rheap__visit_t) visit_blocks;
+
 int rheap__families_resolve(void) {
     for (int i = 0; i < RHEAP_E_COUNT; i++)
         atomic_store_explicit(&reals[i], dlsym(RTLD_NEXT, names[i]), memory_order_relaxed);
+    atomic_store_explicit(&visit_blocks, (rheap__visit_t)dlsym(RTLD_NEXT, "mi_heap_visit_blocks"),
+                          memory_order_relaxed);
 #define MARK(slot) || atomic_load_explicit(&reals[RHEAP_E_##slot], memory_order_relaxed)
     return 0 RHEAP_REPLACING_MARKS(MARK);
 #undef MARK
@@ -70,6 +75,7 @@ static __attribute__((noinline)) void *late(int slot) {
     RHEAP_EXPORT ret w_##slot params
 #define SHAPE_REAL(slot) atomic_load_explicit(&reals[RHEAP_E_##slot], memory_order_relaxed)
 #define SHAPE_LATE(slot) late(RHEAP_E_##slot)
+#define SHAPE_VISIT() atomic_load_explicit(&visit_blocks, memory_order_relaxed)
 #include "shapes.h"
 
 #define GENERATE(slot, symbol, shape, call) RHEAP_SHAPE_##shape(slot, symbol, call)

@@ -330,6 +330,15 @@ int rheap__family_resize_begin(uintptr_t frame, void *old, rheap__resize_t *r);
 void rheap__family_resize_end(int e, rheap__resize_t *r, rip_call_t call, void *old, void *p,
                               uint64_t size, int freed, const rheap__frame_t *from);
 
+/* mimalloc's mi_heap_visit_blocks: calls visitor(heap, area, block, size, arg) for each area
+ * (block NULL) and each block in use, all of them when all is true. */
+typedef _Bool (*rheap__visit_t)(const void *heap, _Bool all,
+                                _Bool (*visitor)(const void *, const void *, void *, size_t, void *),
+                                void *arg);
+/* A call that frees every block of the mimalloc heap `heap` (mi_heap_destroy): each block
+ * visit finds in it is recorded as freed now; end with rheap__family_leave. */
+int rheap__family_destroy_begin(uintptr_t frame, void *heap, rheap__visit_t visit);
+
 /* Event recorders; the caller holds the guard and passes the absolute time it stamped
  * (rheap__now_abs), old_t too, and where the backtrace starts. */
 void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old,

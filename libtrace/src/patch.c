@@ -66,6 +66,9 @@ static void *tramp[H_COUNT];
 #define SHAPE_DECL(slot, symbol, ret, params) static ret h_##slot params
 #define SHAPE_REAL(slot) tramp[H_##slot]
 #define SHAPE_LATE(slot) NULL
+/* The module's mi_heap_visit_blocks, for mi_heap_destroy's hook, found with its entry points. */
+static rheap__visit_t visit_blocks;
+#define SHAPE_VISIT() visit_blocks
 #include "shapes.h"
 
 #define GENERATE(slot, symbol, shape, call) RHEAP_SHAPE_##shape(slot, symbol, call)
@@ -443,6 +446,11 @@ int rheap__patch_module(const rheap__elf_t *e, uintptr_t bias, const char *prefi
         if (s->at > hi)
             hi = s->at;
     }
+    const Elf64_Sym *v = rheap__elf_func(e, e->symtab, "mi_heap_visit_blocks");
+    if (!v)
+        v = rheap__elf_func(e, e->dynsym, "mi_heap_visit_blocks");
+    const Elf64_Phdr *vseg = v ? rheap__elf_segment(e, v->st_value) : NULL;
+    visit_blocks = vseg && (vseg->p_flags & PF_X) ? (rheap__visit_t)(bias + v->st_value) : NULL;
     if (nsites == 0) {
         say(why, whylen, "none of its entry points was found", NULL, NULL);
         return 0;

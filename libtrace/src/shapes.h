@@ -11,6 +11,7 @@
  *   SHAPE_DECL(slot, symbol, ret, params)  the function's declaration: its name and linkage
  *   SHAPE_REAL(slot)                       the real function's address, NULL when not known yet
  *   SHAPE_LATE(slot)                       a last look for it when NULL (NULL: none found)
+ *   SHAPE_VISIT()                          mimalloc's mi_heap_visit_blocks, or NULL (the HD shape)
  *
  * and then expands RHEAP_SHAPE_<shape>(slot, symbol, call) for each entry.
  */
@@ -20,6 +21,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -55,7 +57,9 @@ static inline uint64_t times(size_t n, size_t size) {
 
 /* ---- Generators, one per shape (entries.h) ---- */
 
-#define ALLOC_WRAPPER(slot, symbol, call, type, params, args, size, align)                         \
+/* An allocating call; `kept` is the block it made, from its result p (NULL: none, as for a
+ * realpath given a buffer), and `size` may read p too (a string's length). */
+#define ALLOC_WRAPPER_KEPT(slot, symbol, call, type, params, args, size, align, kept)              \
     SHAPE_DECL(slot, symbol, void *, params) {                                                     \
         type fn = (type)SHAPE_REAL(slot);                                                          \
         if (RHEAP_LIKELY(passing() && fn))                                                         \
@@ -67,10 +71,12 @@ static inline uint64_t times(size_t n, size_t size) {
             return NULL;                                                                           \
         }                                                                                          \
         void *p = fn args;                                                                         \
-        rheap__family_alloc(e, RIP_CALL_##call, p, size, align, RHEAP__CALLER());                  \
+        rheap__family_alloc(e, RIP_CALL_##call, kept, size, align, RHEAP__CALLER());               \
         e = DONE;                                                                                  \
         return p;                                                                                  \
     }
+#define ALLOC_WRAPPER(slot, symbol, call, type, params, args, size, align)                         \
+    ALLOC_WRAPPER_KEPT(slot, symbol, call, type, params, args, size, align, p)
 
 #define FREE_WRAPPER(slot, symbol, type, params, args, p)                                          \
     SHAPE_DECL(slot, symbol, void, params) {                                                       \
@@ -119,6 +125,19 @@ typedef void (*f_psa_t)(void *, size_t, size_t);
 typedef void (*f_pan_t)(void *, size_t, const void *);
 typedef void (*f_pi_t)(void *, int);
 typedef void (*f_psi_t)(void *, size_t, int);
+typedef void *(*h_s_t)(void *, size_t);
+typedef void *(*h_ns_t)(void *, size_t, size_t);
+typedef void *(*h_r_ps_t)(void *, void *, size_t);
+typedef void *(*h_nsa_t)(void *, size_t, size_t, size_t);
+typedef void *(*h_r_pns_t)(void *, void *, size_t, size_t);
+typedef void *(*str_t)(const char *);
+typedef void *(*strn_t)(const char *, size_t);
+typedef void *(*rp_t)(const char *, char *);
+typedef void *(*h_str_t)(void *, const char *);
+typedef void *(*h_strn_t)(void *, const char *, size_t);
+typedef void *(*h_rp_t)(void *, const char *, char *);
+typedef void (*hd_t)(void *);
+typedef void *(*hn_t)(void);
 
 #define RHEAP_SHAPE_N_S(slot, symbol, call) ALLOC_WRAPPER(slot, symbol, call, n_s_t, (size_t s), (s), s, 0)
 #define RHEAP_SHAPE_N_SN(slot, symbol, call)                                                                 \
@@ -193,6 +212,91 @@ typedef void (*f_psi_t)(void *, size_t, int);
         rheap__family_resize_end(e, &r, RIP_CALL_##call, p, got >= s ? p : NULL, s, 0,             \
                                  RHEAP__CALLER());                                                 \
         return got;                                                                                \
+    }
+
+/* mimalloc's per-heap functions: the heap comes first, the rest as the plain function's. */
+#define RHEAP_SHAPE_H_S(slot, symbol, call)                                                        \
+    ALLOC_WRAPPER(slot, symbol, call, h_s_t, (void *h, size_t s), (h, s), s, 0)
+#define RHEAP_SHAPE_H_NS(slot, symbol, call)                                                       \
+    ALLOC_WRAPPER(slot, symbol, call, h_ns_t, (void *h, size_t n, size_t s), (h, n, s),            \
+                  times(n, s), 0)
+#define RHEAP_SHAPE_H_SA(slot, symbol, call)                                                       \
+    ALLOC_WRAPPER(slot, symbol, call, h_ns_t, (void *h, size_t s, size_t a), (h, s, a), s, a)
+#define RHEAP_SHAPE_H_NSA(slot, symbol, call)                                                      \
+    ALLOC_WRAPPER(slot, symbol, call, h_nsa_t, (void *h, size_t n, size_t s, size_t a),            \
+                  (h, n, s, a), times(n, s), a)
+#define RHEAP_SHAPE_H_R_PS(slot, symbol, call)                                                     \
+    RESIZE_WRAPPER(slot, symbol, call, h_r_ps_t, (void *h, void *o, size_t s), (h, o, s), o, s,    \
+                   o && s == 0)
+#define RHEAP_SHAPE_H_R_PNS(slot, symbol, call)                                                    \
+    RESIZE_WRAPPER(slot, symbol, call, h_r_pns_t, (void *h, void *o, size_t n, size_t s),          \
+                   (h, o, n, s), o, times(n, s), o && times(n, s) == 0)
+#define RHEAP_SHAPE_H_R_PSA(slot, symbol, call)                                                    \
+    RESIZE_WRAPPER(slot, symbol, call, h_r_pns_t, (void *h, void *o, size_t s, size_t a),          \
+                   (h, o, s, a), o, s, o && s == 0)
+
+/* String functions: the block holds the string and its terminator. realpath allocates only when
+ * it is given no buffer. */
+#define STRING_SIZE (p ? strlen((const char *)p) + 1 : 0)
+#define RHEAP_SHAPE_STR(slot, symbol, call)                                                        \
+    ALLOC_WRAPPER(slot, symbol, call, str_t, (const char *c), (c), STRING_SIZE, 0)
+#define RHEAP_SHAPE_STRN(slot, symbol, call)                                                       \
+    ALLOC_WRAPPER(slot, symbol, call, strn_t, (const char *c, size_t n), (c, n), STRING_SIZE, 0)
+#define RHEAP_SHAPE_RP(slot, symbol, call)                                                         \
+    ALLOC_WRAPPER_KEPT(slot, symbol, call, rp_t, (const char *f, char *r), (f, r), STRING_SIZE, 0, \
+                       r ? NULL : p)
+#define RHEAP_SHAPE_H_STR(slot, symbol, call)                                                      \
+    ALLOC_WRAPPER(slot, symbol, call, h_str_t, (void *h, const char *c), (h, c), STRING_SIZE, 0)
+#define RHEAP_SHAPE_H_STRN(slot, symbol, call)                                                     \
+    ALLOC_WRAPPER(slot, symbol, call, h_strn_t, (void *h, const char *c, size_t n), (h, c, n),     \
+                  STRING_SIZE, 0)
+#define RHEAP_SHAPE_H_RP(slot, symbol, call)                                                       \
+    ALLOC_WRAPPER_KEPT(slot, symbol, call, h_rp_t, (void *h, const char *f, char *r), (h, f, r),   \
+                       STRING_SIZE, 0, r ? NULL : p)
+
+/* Calls that make or drop a heap's own bookkeeping (mi_heap_new, mi_heap_delete, which moves
+ * the heap's blocks to the default one): nothing is recorded, and what they allocate or free
+ * inside (the heap's own structure, through mi_heap_malloc and mi_free) passes through. */
+#define RHEAP_SHAPE_HN(slot, symbol, call)                                                         \
+    SHAPE_DECL(slot, symbol, void *, (void)) {                                                     \
+        hn_t fn = (hn_t)SHAPE_REAL(slot);                                                          \
+        if (RHEAP_LIKELY(passing() && fn))                                                         \
+            return fn();                                                                           \
+        int e = rheap__family_enter(FRAME);                                                        \
+        void *p = NULL;                                                                            \
+        if (fn || (fn = (hn_t)SHAPE_LATE(slot)))                                                   \
+            p = fn();                                                                              \
+        rheap__family_leave(e);                                                                    \
+        return p;                                                                                  \
+    }
+#define RHEAP_SHAPE_HX(slot, symbol, call)                                                         \
+    SHAPE_DECL(slot, symbol, void, (void *h)) {                                                    \
+        hd_t fn = (hd_t)SHAPE_REAL(slot);                                                          \
+        if (RHEAP_LIKELY(passing() && fn)) {                                                       \
+            fn(h);                                                                                 \
+            return;                                                                                \
+        }                                                                                          \
+        int e = rheap__family_enter(FRAME);                                                        \
+        if (fn || (fn = (hd_t)SHAPE_LATE(slot)))                                                   \
+            fn(h);                                                                                 \
+        rheap__family_leave(e);                                                                    \
+    }
+
+/* mimalloc's mi_heap_destroy frees every block left in a heap made by mi_heap_new at once, with no
+ * free call per block: each is recorded as freed before the real call, found with the
+ * allocator's mi_heap_visit_blocks (SHAPE_VISIT(), which the including file defines: NULL when
+ * the allocator has none, and then nothing is recorded). */
+#define RHEAP_SHAPE_HD(slot, symbol, call)                                                         \
+    SHAPE_DECL(slot, symbol, void, (void *h)) {                                                    \
+        hd_t fn = (hd_t)SHAPE_REAL(slot);                                                          \
+        if (RHEAP_LIKELY(passing() && fn)) {                                                       \
+            fn(h);                                                                                 \
+            return;                                                                                \
+        }                                                                                          \
+        int e = rheap__family_destroy_begin(FRAME, h, SHAPE_VISIT());                              \
+        if (fn || (fn = (hd_t)SHAPE_LATE(slot)))                                                   \
+            fn(h);                                                                                 \
+        rheap__family_leave(e);                                                                    \
     }
 
 #endif
