@@ -217,7 +217,11 @@ extern rheap__unseen_t rheap__unseen;
 /* Looks for one (at initialization, under no tracer lock: it lists the modules); an allocator
  * linked into a module is hooked there (patch.c) when it can be, and is then not unseen. */
 void rheap__unseen_scan(void);
-/* Says what the scan found, in one line, once per process (at the first recording's start). */
+/* Looks at the modules loaded since the scan for an allocator, unless one was found already (at
+ * exit or exec, before the recording's end, under no tracer lock). Never hooks. */
+void rheap__unseen_rescan(void);
+/* Says what the scan found, in one line, once per process (at the first recording's start, or
+ * when a later look found it). */
 void rheap__unseen_say(void);
 
 /* -- symtab.c: a module's symbol tables, from its file -- */

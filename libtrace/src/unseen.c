@@ -24,13 +24,16 @@
  * dl_iterate_phdr): its finding is written into every recording's process file and said in one
  * line when the first recording starts. It maps the files read-only with raw system calls
  * (symtab.c) and allocates nothing. A stripped executable whose allocator is prefixed has no
- * symbol left to find it by; a library loaded later (dlopen) is not scanned.
+ * symbol left to find it by. A library loaded later (dlopen) is looked at when the recording
+ * ends at exit or exec (rheap__unseen_rescan): noted then, never hooked, and the process file
+ * gets its unseen record before its `off` record; one loaded and unloaded in between is missed.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -137,7 +140,21 @@ static int module_of(uintptr_t addr) {
  * takes the program's calls from it; any module holding an allocator's names elsewhere than
  * where librheap's wrapper forwards is one librheap does not see. Either is hooked where its
  * entry points are (patch.c) when it is an allocator we know, and noted when it cannot be. */
-void rheap__unseen_scan(void) {
+/* The modules the scan at initialization looked at (by load bias), so that the look at exit
+ * takes only the ones loaded since. */
+static uintptr_t looked[MAX_MODULES];
+static unsigned nlooked;
+
+static int looked_at(uintptr_t bias) {
+    for (unsigned k = 0; k < nlooked; k++)
+        if (looked[k] == bias)
+            return 1;
+    return 0;
+}
+
+/* Lists the modules and looks at each (at initialization: all of them, hooking what can be
+ * hooked; later: those loaded since, which are only noted). */
+static void scan(int later) {
     static char exe[PATH_MAX];
     static char why[256];
     static rheap__elf_t e;
@@ -148,6 +165,10 @@ void rheap__unseen_scan(void) {
     dl_iterate_phdr(list_module, NULL);
     int self = module_of((uintptr_t)&rheap__unseen_scan);
     for (unsigned i = 0; i < nmods && !rheap__unseen.found; i++) {
+        if (later && looked_at(mods[i].bias))
+            continue;
+        if (!later && nlooked < MAX_MODULES)
+            looked[nlooked++] = mods[i].bias;
         if ((int)i == self || mods[i].path == 0)
             continue;
         const char *path = mods[i].path == 1 ? exe : paths + mods[i].path;
@@ -161,12 +182,26 @@ void rheap__unseen_scan(void) {
         void *found = j >= 0 && !ahead ? dlsym(RTLD_NEXT, signs[j].plain) : NULL;
         if ((ahead || j >= 0) && !(found && module_of((uintptr_t)found) == (int)i)) {
             why[0] = 0;
-            if (j < 0 || !rheap__patch_module(&e, mods[i].bias, signs[j].prefix, why, sizeof why))
+            /* A module loaded while the program runs is not patched: its threads may be
+             * running its code, and its blocks before now are already unrecorded. */
+            if (later)
+                snprintf(why, sizeof why, "it was loaded after start-up (dlopen)");
+            if (j < 0 || later ||
+                !rheap__patch_module(&e, mods[i].bias, signs[j].prefix, why, sizeof why))
                 note(j >= 0 ? signs[j].allocator : "unknown", path,
                      ahead || j < 0 ? "malloc" : signs[j].symbol, why);
         }
         rheap__elf_close(&e);
     }
+}
+
+void rheap__unseen_scan(void) {
+    scan(0);
+}
+
+void rheap__unseen_rescan(void) {
+    if (!rheap__unseen.found)
+        scan(1);
 }
 
 /* Said when the first recording starts rather than at the scan: when `rheap attach` loads

@@ -2,7 +2,8 @@
 # line at start naming the module and the allocator (after the line saying why it could not be
 # hooked, when it was tried), the process's `unrecorded` column, and a warning in `rheap run`'s
 # summary and in the report. The program: its own allocator named as a prefixed jemalloc
-# (_rjem_mallocx) whose free is too short to hook. jemalloc linked statically into the
+# (_rjem_mallocx) whose free is too short to hook; a library loaded by dlopen that carries a
+# prefixed jemalloc (said when the recording ends). jemalloc linked statically into the
 # executable, which librheap hooks, and the shared jemalloc, which it wraps, get no such line.
 [ -n "$SQLITE3" ] || skip "no sqlite3"
 
@@ -46,6 +47,30 @@ if [ -x "$PROGS/alloc_map_static" ]; then
     ! grep -q '^unseen' static.dump || fail "the static jemalloc, which is hooked, reported as unseen"
 else
     echo "no static jemalloc: that part skipped"
+fi
+
+# A library carrying a prefixed jemalloc, loaded by dlopen after start-up: not hooked (its code
+# may be running in other threads by then), found when the recording ends at exit, said there
+# and recorded before the process file's `off` record.
+if [ -n "${PLUG_JE:-}" ] && [ -x "$PROGS/dlopen_alloc" ]; then
+    rm -rf "$REC"/rip-*
+    # jemalloc keeps its thread data in initial-exec TLS, which a library loaded by dlopen takes
+    # from glibc's static TLS surplus (512 bytes unless told otherwise).
+    traced late GLIBC_TUNABLES=glibc.rtld.optional_static_tls=16384 "$PROGS/dlopen_alloc" "$PLUG_JE"
+    expect_status late 0
+    grep '^rheap:' late.err >late.lines || true
+    expect_eq "late: rheap lines" "$(wc -l <late.lines)" 2
+    has_line late.lines "rheap: cannot hook jemalloc in $PLUG_JE: it was loaded after start-up (dlopen)"
+    has_line late.lines "rheap: $PLUG_JE allocates through jemalloc (je_mallocx), which rheap does not record: its blocks are missing from the recording"
+    status=0
+    "$RHEAP" convert "$(recordings)" -o late.db >late.convert 2>&1 || status=$?
+    [ "$status" -eq 3 ] || { cat late.convert >&2; fail "rheap convert (late): status $status"; }
+    expect_eq "late: processes.unrecorded" \
+        "$("$SQLITE3" -batch late.db "SELECT unrecorded FROM processes")" "jemalloc in $PLUG_JE (je_mallocx)"
+    expect_eq "late: the program's own malloc" \
+        "$("$SQLITE3" -batch late.db "SELECT count(*) FROM allocations WHERE size = 4567")" 1
+else
+    echo "no static jemalloc: the dlopen part skipped"
 fi
 
 if [ -x "$PROGS/alloc_map_jemalloc" ]; then
