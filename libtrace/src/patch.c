@@ -209,7 +209,7 @@ static int is_jcc(unsigned id)
 
 /* Relocates the first instructions of site s (at least JUMP bytes of them) into its trampoline
  * at s->stub + TRAMP_AT, followed by the jump back. 0, or -1 with the reason. */
-static int relocate(csh cs, site_t *s, const char *name, char *why, size_t whylen)
+static int relocate(csh cs, cs_insn *in, site_t *s, const char *name, char *why, size_t whylen)
 {
     if (s->size < JUMP) {
         say(why, whylen, name, s->size ? " is shorter than a jump" : " has no size", NULL);
@@ -219,11 +219,6 @@ static int relocate(csh cs, site_t *s, const char *name, char *why, size_t whyle
     size_t left = s->size;
     uint64_t addr = s->at;
     unsigned char *out = s->stub + TRAMP_AT, *end = s->stub + STUB - ABS;
-    cs_insn *in = cs_malloc(cs);
-    if (!in) {
-        say(why, whylen, "the disassembler has no memory", NULL, NULL);
-        return -1;
-    }
     int ended = 0;
     s->len = 0;
     while (s->len < JUMP) {
@@ -299,14 +294,11 @@ static int relocate(csh cs, site_t *s, const char *name, char *why, size_t whyle
 
 /* Whether any branch in [lo, lo + size) lands inside the bytes the jump replaces, past the
  * entry. An instruction that does not decode stops the look with a refusal. */
-static int jumps_into(csh cs, const site_t *s, uint64_t lo, uint64_t size)
+static int jumps_into(csh cs, cs_insn *in, const site_t *s, uint64_t lo, uint64_t size)
 {
     const uint8_t *code = (const uint8_t *)lo;
     size_t left = size;
     uint64_t addr = lo;
-    cs_insn *in = cs_malloc(cs);
-    if (!in)
-        return 1;
     while (left > 0) {
         if (!cs_disasm_iter(cs, &code, &left, &addr, in))
             return 1;
@@ -427,6 +419,15 @@ int rheap__patch_module(const rheap__elf_t *e, uintptr_t bias, const char *prefi
             say(why, whylen, name, " is not in the module's code", NULL);
             return 0;
         }
+        /* The code in memory must be the file's: a file replaced since the program started
+         * would give addresses that are no longer entry points. */
+        uint64_t at_file = seg->p_offset + (sym->st_value - seg->p_vaddr);
+        size_t cmp = sym->st_size < 32 ? (size_t)sym->st_size : 32;
+        if (at_file > e->size || cmp > e->size - at_file ||
+            memcmp(e->m + at_file, (const void *)(bias + sym->st_value), cmp) != 0) {
+            say(why, whylen, name, ": its code in memory differs from its file", NULL);
+            return 0;
+        }
         /* Two names of one function (static tcmalloc's tc_malloc is its malloc, tc_newarray its
          * tc_new) get one hook: the first in entries.h's order, whose call it records. */
         int alias = 0;
@@ -476,13 +477,18 @@ int rheap__patch_module(const rheap__elf_t *e, uintptr_t bias, const char *prefi
         return 0;
     }
     cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+    cs_insn *in = cs_malloc(cs);
+    if (!in) {
+        say(why, whylen, "the disassembler has no memory", NULL, NULL);
+        ok = 0;
+    }
     for (unsigned i = 0; i < nsites && ok; i++) {
         site_t *s = &sites[i];
         const char *p = prefixable(s->slot) ? prefix : "";
         snprintf(name, sizeof name, "%s%s", p, entries[s->slot].symbol);
         s->stub = area + i * STUB;
         put_abs(s->stub, (uintptr_t)entries[s->slot].hook);
-        if (relocate(cs, s, name, why, whylen) != 0) {
+        if (relocate(cs, in, s, name, why, whylen) != 0) {
             ok = 0;
             break;
         }
@@ -490,9 +496,9 @@ int rheap__patch_module(const rheap__elf_t *e, uintptr_t bias, const char *prefi
         static char cold[160];
         snprintf(cold, sizeof cold, "%s.cold", name);
         const Elf64_Sym *c = rheap__elf_func(e, e->symtab, cold);
-        if (jumps_into(cs, s, s->at, s->size) ||
+        if (jumps_into(cs, in, s, s->at, s->size) ||
             (c && c->st_size && rheap__elf_segment(e, c->st_value) &&
-             jumps_into(cs, s, bias + c->st_value, c->st_size))) {
+             jumps_into(cs, in, s, bias + c->st_value, c->st_size))) {
             say(why, whylen, name, ": a jump into its first instructions, or code that does "
                 "not decode", NULL);
             ok = 0;
