@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "entries.h"
 #include "internal.h"
@@ -47,6 +48,13 @@ int rheap__families_resolve(void) {
 #define MARK(slot) || atomic_load_explicit(&reals[RHEAP_E_##slot], memory_order_relaxed)
     return 0 RHEAP_REPLACING_MARKS(MARK);
 #undef MARK
+}
+
+void *rheap__families_real(const char *symbol) {
+    for (int i = 0; i < RHEAP_E_COUNT; i++)
+        if (strcmp(names[i], symbol) == 0)
+            return atomic_load_explicit(&reals[i], memory_order_acquire);
+    return NULL;
 }
 
 /* A symbol not found at start-up: looked up again (a library loaded since), once per call until

@@ -218,7 +218,8 @@ extern rheap__unseen_t rheap__unseen;
  * linked into a module is hooked there (patch.c) when it can be, and is then not unseen. */
 void rheap__unseen_scan(void);
 /* Looks at the modules loaded since the scan for an allocator, unless one was found already (at
- * exit or exec, before the recording's end, under no tracer lock). Never hooks. */
+ * exit or exec, before the recording's end, under no tracer lock). Never hooks, never takes the
+ * loader's locks. */
 void rheap__unseen_rescan(void);
 /* Says what the scan found, in one line, once per process (at the first recording's start, or
  * when a later look found it). */
@@ -316,6 +317,9 @@ typedef struct {
  * Returns 1 when an allocator that replaces malloc and has functions of its own (jemalloc,
  * tcmalloc, mimalloc) is loaded. */
 int rheap__families_resolve(void);
+/* The real function the wrapper of `symbol` calls, as resolved so far (NULL: not yet, or none).
+ * No lookup: safe where the loader's locks may be held for good. */
+void *rheap__families_real(const char *symbol);
 int rheap__family_enter(uintptr_t frame);
 /* Ends an allocating call: records p (NULL: the call failed) unless the state says pass. */
 void rheap__family_alloc(int e, rip_call_t call, void *p, uint64_t size, uint64_t align,

@@ -25,15 +25,17 @@
  * line when the first recording starts. It maps the files read-only with raw system calls
  * (symtab.c) and allocates nothing. A stripped executable whose allocator is prefixed has no
  * symbol left to find it by. A library loaded later (dlopen) is looked at when the recording
- * ends at exit or exec (rheap__unseen_rescan): noted then, never hooked, and the process file
- * gets its unseen record before its `off` record; one loaded and unloaded in between is missed.
+ * ends at exit or exec (rheap__unseen_rescan, from /proc/self/maps): noted then, never hooked,
+ * and the process file gets its unseen record before its `off` record; one loaded and unloaded
+ * in between is missed.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -140,21 +142,8 @@ static int module_of(uintptr_t addr) {
  * takes the program's calls from it; any module holding an allocator's names elsewhere than
  * where librheap's wrapper forwards is one librheap does not see. Either is hooked where its
  * entry points are (patch.c) when it is an allocator we know, and noted when it cannot be. */
-/* The modules the scan at initialization looked at (by load bias), so that the look at exit
- * takes only the ones loaded since. */
-static uintptr_t looked[MAX_MODULES];
-static unsigned nlooked;
-
-static int looked_at(uintptr_t bias) {
-    for (unsigned k = 0; k < nlooked; k++)
-        if (looked[k] == bias)
-            return 1;
-    return 0;
-}
-
-/* Lists the modules and looks at each (at initialization: all of them, hooking what can be
- * hooked; later: those loaded since, which are only noted). */
-static void scan(int later) {
+/* Looks at every module (in the lookup order) for an allocator; hooks what can be hooked. */
+void rheap__unseen_scan(void) {
     static char exe[PATH_MAX];
     static char why[256];
     static rheap__elf_t e;
@@ -165,10 +154,6 @@ static void scan(int later) {
     dl_iterate_phdr(list_module, NULL);
     int self = module_of((uintptr_t)&rheap__unseen_scan);
     for (unsigned i = 0; i < nmods && !rheap__unseen.found; i++) {
-        if (later && looked_at(mods[i].bias))
-            continue;
-        if (!later && nlooked < MAX_MODULES)
-            looked[nlooked++] = mods[i].bias;
         if ((int)i == self || mods[i].path == 0)
             continue;
         const char *path = mods[i].path == 1 ? exe : paths + mods[i].path;
@@ -182,12 +167,7 @@ static void scan(int later) {
         void *found = j >= 0 && !ahead ? dlsym(RTLD_NEXT, signs[j].plain) : NULL;
         if ((ahead || j >= 0) && !(found && module_of((uintptr_t)found) == (int)i)) {
             why[0] = 0;
-            /* A module loaded while the program runs is not patched: its threads may be
-             * running its code, and its blocks before now are already unrecorded. */
-            if (later)
-                snprintf(why, sizeof why, "it was loaded after start-up (dlopen)");
-            if (j < 0 || later ||
-                !rheap__patch_module(&e, mods[i].bias, signs[j].prefix, why, sizeof why))
+            if (j < 0 || !rheap__patch_module(&e, mods[i].bias, signs[j].prefix, why, sizeof why))
                 note(j >= 0 ? signs[j].allocator : "unknown", path,
                      ahead || j < 0 ? "malloc" : signs[j].symbol, why);
         }
@@ -195,13 +175,94 @@ static void scan(int later) {
     }
 }
 
-void rheap__unseen_scan(void) {
-    scan(0);
+/* Whether the scan at initialization listed the module whose first mapping starts at lo
+ * (mods[] keeps what it listed; a module's first mapping is its lowest segment, page-aligned),
+ * or it is librheap itself. Compared by address, not by path: the loader's names may go through
+ * symbolic links that /proc/self/maps resolves. */
+static int looked_at(uintptr_t lo, uintptr_t hi) {
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t me = (uintptr_t)&rheap__unseen_rescan;
+    if (me >= lo && me < hi)
+        return 1;
+    for (unsigned i = 0; i < nmods; i++)
+        if ((mods[i].lo & ~(page - 1)) == lo)
+            return 1;
+    return 0;
 }
 
+/* One module mapped since the scan, [lo, hi) the span of its mappings: noted when it holds an
+ * allocator that librheap's wrappers do not reach (their real function, once resolved, lies
+ * elsewhere). Never hooked: the program's threads may be running its code. */
+static void look_later(const char *path, uintptr_t lo, uintptr_t hi) {
+    static rheap__elf_t e;
+    if (path[0] != '/' || looked_at(lo, hi) || rheap__elf_open(&e, path) != 0)
+        return;
+    int has_malloc;
+    int j = which_allocator(&e, &has_malloc);
+    if (j >= 0) {
+        uintptr_t real = (uintptr_t)rheap__families_real(signs[j].plain);
+        if (!(real >= lo && real < hi))
+            note(signs[j].allocator, path, signs[j].symbol,
+                 "it was loaded after start-up (dlopen)");
+    }
+    rheap__elf_close(&e);
+}
+
+/* The modules loaded since the scan, read from /proc/self/maps rather than listed with
+ * dl_iterate_phdr: at exit, a thread that a signal handler jumped out of the loader's iteration
+ * (or that died in it) may hold the loader's lock for good, and the process must still end.
+ * dlsym is not called either, for the same reason. A module's mappings are consecutive lines
+ * with its path; one with an executable mapping is looked at when the path changes. */
 void rheap__unseen_rescan(void) {
-    if (!rheap__unseen.found)
-        scan(1);
+    static char buf[64 * 1024];
+    static char cur[PATH_MAX];
+    if (rheap__unseen.found)
+        return;
+    int fd = rheap__sys_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    size_t have = 0;
+    uintptr_t lo = 0, hi = 0;
+    int exec = 0;
+    cur[0] = 0;
+    for (;;) {
+        long got = rheap__sys_read(fd, buf + have, sizeof buf - 1 - have);
+        if (got <= 0)
+            break;
+        have += (size_t)got;
+        buf[have] = 0;
+        char *line = buf, *nl;
+        while ((nl = strchr(line, '\n')) != NULL) {
+            *nl = 0;
+            /* start-end perms offset dev inode path */
+            char *end;
+            uintptr_t a = (uintptr_t)strtoull(line, &end, 16);
+            uintptr_t b = *end == '-' ? (uintptr_t)strtoull(end + 1, &end, 16) : 0;
+            const char *perms = end + (*end == ' ');
+            const char *path = strchr(perms, '/');
+            if (!path)
+                path = "";
+            if (strcmp(path, cur) != 0) {
+                if (cur[0] && exec)
+                    look_later(cur, lo, hi);
+                size_t len = strnlen(path, sizeof cur - 1);
+                memcpy(cur, path, len);
+                cur[len] = 0;
+                lo = a, hi = b, exec = 0;
+            } else if (b > hi) {
+                hi = b;
+            }
+            exec |= perms[0] && perms[1] && perms[2] == 'x';
+            line = nl + 1;
+        }
+        have = (size_t)(buf + have - line);
+        memmove(buf, line, have);
+        if (have == sizeof buf - 1)
+            have = 0; /* a line longer than the buffer: dropped */
+    }
+    rheap__sys_close(fd);
+    if (cur[0] && exec && !rheap__unseen.found)
+        look_later(cur, lo, hi);
 }
 
 /* Said when the first recording starts rather than at the scan: when `rheap attach` loads
