@@ -66,6 +66,12 @@ int cli__query_load(const char *name, ra_query_t *q, FILE *err);
 /* `rheap query ARGS...` (arguments after the command name). Returns the exit status. */
 int cli__cmd_query(int argc, char **argv);
 
+/* ---- output.c: the file a command writes ---- */
+/* RHEAP_EXIT_OK when path may be written: it does not exist, is not a regular file (a device,
+ * a pipe), or force is set; else says why ("is a directory; give the WHAT to write", "exists;
+ * use --force to replace it") and returns RHEAP_EXIT_USAGE. */
+int cli__output_check(const char *path, int force, const char *what);
+
 /* ---- table.c: printing a fetched table ---- */
 
 typedef enum { RHEAP_FMT_COLUMN, RHEAP_FMT_CSV, RHEAP_FMT_JSON } cli__fmt_t;
@@ -80,13 +86,26 @@ void cli__table_print_rows(const ra_table_t *t, size_t max_rows, const char *ind
                              int full_names, FILE *out, void (*after_row)(size_t row, void *arg),
                              void *arg);
 
-/* ---- names.c: names made to fit a table ---- */
-/* Fills out with t as the column printer should show it: `function` cells shortened, and on a
- * terminal `function` and `location` cells clipped so rows of the first max_rows fit its width
- * (indent: columns taken before each row). Returns 0, or -1 when t is to be printed as it is
- * (no such column, no memory); out can be passed to ra_table_free either way. */
-int cli__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent,
-                             ra_table_t *out);
+/* ---- names.c: tables made to fit the width ---- */
+/* Columns a continuation line of a row (a band after the first) is indented by, beyond the
+ * row's own indent. */
+#define CLI_BAND_INDENT 4
+/* A location is not cut below this many columns to keep a row on one line. */
+#define CLI_MIN_LOCATION 16
+/* The width tables printed to stream must fit: $COLUMNS when set to a number, else the
+ * terminal's width when stream is one, else 80. */
+size_t cli__output_width(FILE *stream);
+/* Fills out with t as the column printer should show it on stream: `function` cells shortened
+ * (template arguments), and when the rows of the first max_rows are wider than
+ * cli__output_width (indent: columns taken before each row), made to fit: columns that carry
+ * nothing left out (a constant recording, pid or images; numbers all 0), locations without
+ * directories, functions without parameters, a location cut from the left; then the function
+ * and location on a line of their own under the row and the other columns in bands of lines
+ * that fit. *bands gets each column of out its line (0: the row's own; malloc'ed). Returns 0,
+ * or -1 when t is to be printed as it is (no memory); out can be passed to ra_table_free and
+ * *bands to free either way. */
+int cli__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent, FILE *stream,
+                           ra_table_t *out, unsigned char **bands);
 
 /* ---- json.c: JSON strings ---- */
 /* Writes s as a JSON string (null when s is NULL) that is valid UTF-8 whatever s holds: each
@@ -102,8 +121,9 @@ const char *cli__suggest(const char *word, const char *const *names, size_t n);
 
 /* ---- report.c: `rheap report`, and the summary `rheap run` prints ---- */
 int cli__cmd_report(int argc, char **argv);
-/* Prints the short summary of a fresh database to out, each line prefixed "rheap: ". */
-void cli__report_brief(struct sqlite3 *db, FILE *out);
+/* Prints the short summary of a fresh database (written to path) to out, each line prefixed
+ * "rheap: ". */
+void cli__report_brief(struct sqlite3 *db, const char *path, FILE *out);
 
 /* ---- units.c: sizes and times for people ---- */
 /* "40.0 KiB" (exact below 10 KiB); "349.2 us", "1.53 s". */
@@ -116,8 +136,11 @@ void cli__table_humanize(ra_table_t *t);
 /* ---- stack.c: `rheap stack`, and call chains under site rows ---- */
 /* Prints the frames of stack id, innermost first, one a line prefixed with indent; from the
  * allocation site outwards when from_site (the chain under a site row), else every frame with
- * the site marked. Returns the number of frames printed, -1 on a database error. */
-int cli__stack_print(struct sqlite3 *db, long long id, int from_site, const char *indent, FILE *out);
+ * the site marked. With a width (0: whole), a frame's file loses its directories, then its
+ * start, to fit; its function is never cut. Returns the number of frames printed, -1 on a
+ * database error. */
+int cli__stack_print(struct sqlite3 *db, long long id, int from_site, const char *indent,
+                     size_t width, FILE *out);
 /* Aligned columns as cli__table_print_columns, with the call chain of each row's `stack`
  * column (from the allocation site outwards) printed under the row. */
 void cli__table_print_chains(struct sqlite3 *db, const ra_table_t *t, size_t max_rows,
@@ -138,10 +161,18 @@ int cli__exe_is_static(const char *path);
 
 /* ---- recorder.c: what rheap run and rheap attach share ---- */
 /* Checks an option's value with librheap's own parser (libtrace/src/settings.c): what passes
- * here is what librheap then takes, and a bad value is refused (one line naming `rheap cmd`'s
+ * here is what librheap then takes, and a bad value is refused (one error line naming the
  * option) before anything is recorded rather than ignored with a warning later. An empty value
  * that the setting takes as its default (--signal '') becomes NULL. 0 or -1. */
-int cli__check_setting(const char *cmd, rheap__setting_id_t id, const char **value);
+int cli__check_setting(rheap__setting_id_t id, const char **value);
+/* Reads argv[*i] when it is one of the settings table's options (--depth N, --depth=N, or a
+ * flag such as --profile) into values[id], the text librheap is to be given, and moves *i past
+ * a separate value. 1 when taken, 0 when argv[*i] is no setting's option, -1 (message printed,
+ * naming `rheap cmd`) when its value is missing. */
+int cli__setting_option(const char *cmd, int argc, char **argv, int *i,
+                        const char *values[RHEAP__SET_COUNT]);
+/* The help lines of the settings table's options, each with its range and default. */
+void cli__setting_usage(FILE *f);
 /* Finds librheap.so: $RHEAP_LIBRARY, PREFIX/LIBDIR, PREFIX/lib, then the build tree (the binary
  * is build/cli/rheap, the library build/libtrace/librheap.so); its real path into buf. 0, or -1
  * with the message printed. */
@@ -158,8 +189,6 @@ typedef struct {
     char *path;
     unsigned long pid, n;
 } cli__rec_t;
-/* A recording directory's name, rip-<pid>[-N]: 1 with *pid and *num (1 without -N), else 0. */
-int cli__parse_rec_name(const char *name, unsigned long *pid, unsigned long *num);
 /* The rip-<pid>[-N] directories in recdir that have a process file, ordered by pid then N; a
  * note for each left out unless quiet. NULL with *n = 0 when there is none. */
 cli__rec_t *cli__collect_recordings(const char *recdir, size_t *n, int quiet);
@@ -167,20 +196,6 @@ void cli__free_recordings(cli__rec_t *recs, size_t n);
 
 /* ---- run.c: `rheap run` ---- */
 int cli__cmd_run(int argc, char **argv);
-
-/* ---- smap.c: a map from strings to numbers, for the writers' tables ---- */
-
-/* A map from strings to numbers (it keeps copies of the keys), for the writers' tables. */
-typedef struct {
-    char **keys;
-    uint64_t *vals;
-    size_t cap, n;
-} cli__smap_t;
-
-/* The value of key; when absent, stores `next` as its value and sets *created. 0, or -1 when
- * out of memory. */
-int cli__smap_get(cli__smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created);
-void cli__smap_free(cli__smap_t *m);
 
 /* ---- suppress_opts.c: leak suppressions as the commands offer them ---- */
 
@@ -196,6 +211,11 @@ enum { RHEAP_SUPP_OPT_FILE = 0x1001, RHEAP_SUPP_OPT_NO_DEFAULTS = 0x1002 };
 #define RHEAP_SUPP_LONGS                                                                         \
     {"suppress", required_argument, NULL, RHEAP_SUPP_OPT_FILE},                                  \
         {"no-default-suppressions", no_argument, NULL, RHEAP_SUPP_OPT_NO_DEFAULTS}
+/* --skip GLOB as report, report --html and export describe it (query's is a parameter). */
+#define RHEAP_SKIP_HELP                                                                          \
+    "  --skip GLOB         charge the blocks of wrapper functions whose name matches the\n"      \
+    "                      shell pattern GLOB (xmalloc, 'g_*', 'Perl_safesys*') to\n"           \
+    "                      their callers, as the queries' skip parameter\n"
 #define RHEAP_SUPP_HELP                                                                          \
     "  --suppress FILE     leave out leaks whose stack matches a line of FILE, in\n"             \
     "                      LeakSanitizer's format: leak:PATTERN, # comments; PATTERN\n"          \
@@ -221,19 +241,6 @@ void cli__supp_print(const ra_supp_t *s, const int64_t *blocks, const int64_t *b
 /* ---- export.c: `rheap export` ---- */
 
 int cli__cmd_export(int argc, char **argv);
-
-/* ---- pprof.c: profile.proto, gzipped ---- */
-
-/* Writes the profile of pd to out: a Go heap profile (alloc_objects, alloc_space,
- * inuse_objects, inuse_space; inuse = never freed) or, with peak, the blocks live at each
- * recording's peak. 0, or -1 with a message in err. */
-int cli__pprof_write(const ra_model_t *pd, int peak,
-                       ra_weight_t default_weight, FILE *out, char *err, size_t errlen);
-/* The same with base: one sample per stack of either, NEW minus BASE (negative where BASE had
- * more), stacks matched by their frames' function, file and line since ids and pids differ
- * between databases; what `go tool pprof -diff_base=BASE NEW` shows of two exports. */
-int cli__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak,
-                            ra_weight_t default_weight, FILE *out, char *err, size_t errlen);
 
 /* ---- diff.c: `rheap diff BASE.db NEW.db` ---- */
 int cli__cmd_diff(int argc, char **argv);

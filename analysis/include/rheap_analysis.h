@@ -111,6 +111,10 @@ char **ra_query_names(const char *dir, size_t *n);
 /* Loads dir/NAME.sql and parses its header. RA_E_USAGE when name is not a query name or the file
  * does not exist, RA_E_INPUT when it cannot be read, RA_E_NOMEM; q is zeroed on failure. */
 ra_status_t ra_query_load(const char *dir, const char *name, ra_query_t *q, ra_err_t *err);
+/* The same from the file's text (len bytes, not NUL-terminated; a NUL ends the header), which
+ * q keeps a copy of; name and path are how it is called. RA_OK or RA_E_NOMEM. */
+ra_status_t ra_query_parse(const char *name, const char *path, const char *text, size_t len,
+                           ra_query_t *q, ra_err_t *err);
 /* Frees what q holds; a zeroed query is fine. */
 void ra_query_free(ra_query_t *q);
 /* Runs a loaded query with the user's values: a key that is neither a declared parameter nor a
@@ -124,6 +128,11 @@ ra_status_t ra_query_run(struct sqlite3 *db, const ra_query_t *q, const ra_kv_t 
  * and `opt`, where the value came from ("--param NAME" when opt is NULL). */
 ra_status_t ra_param_check(struct sqlite3 *db, const char *name, const char *value,
                            const char *opt, ra_err_t *err);
+/* A time as a person writes it, in ns: plain digits are ns; digits with an optional fraction
+ * and a unit (ns, us or \u00b5s, ms, s; one blank allowed before it) are scaled and rounded
+ * to whole ns: "1.8s", "250ms", "12us", "40 ns". 0 and *ns set, or -1 (not a time, or
+ * 2^63 ns or more). The same rule for every parameter that is a time. */
+int ra_duration_ns(const char *text, int64_t *ns);
 
 /* ---- Leak suppressions, LeakSanitizer's `leak:PATTERN` files (suppress.c) ---- */
 
@@ -141,6 +150,10 @@ void ra_supp_destroy(ra_supp_t *s);
  * skipped. RA_E_INPUT when it cannot be read, RA_E_USAGE naming path and line for any other
  * line, RA_E_NOMEM. */
 ra_status_t ra_supp_load(ra_supp_t *s, const char *path, ra_err_t *err);
+/* The same from a file's text (len bytes; a NUL ends its line), which `origin` names in
+ * messages and in ra_supp_rule: it must outlive s. RA_E_USAGE or RA_E_NOMEM. */
+ra_status_t ra_supp_parse(ra_supp_t *s, const char *origin, const char *text, size_t len,
+                          ra_err_t *err);
 /* Decides every stack that leaked (suppressions take only leaks out), in one pass over their
  * rows of `backtraces`. RA_OK, or RA_E_INPUT / RA_E_NOMEM. */
 ra_status_t ra_supp_stacks(ra_supp_t *s, struct sqlite3 *db, ra_err_t *err);
@@ -174,7 +187,12 @@ typedef struct {
     int64_t end_t;                /* last event, marker or window edge, ns since its start */
     int64_t peak_t, peak_bytes;   /* the largest live heap and when (peak.sql's rule) */
     int64_t peak_blocks;
-    int64_t allocs, bytes, frees, leaked_blocks, leaked_bytes;
+    int64_t allocs, bytes, frees;
+    int64_t leaked_blocks, leaked_bytes;   /* never freed before the process ended; 0 in a window */
+    int64_t stopped_blocks, stopped_bytes; /* a window's: still live when recording stopped */
+    int until_exit;               /* 1: the recording lasted until its process ended, so its
+                                     never-freed blocks are leaks; 0: a window (schema.sql's
+                                     view recording_ends), whose live blocks are `stopped` */
     int64_t sample_interval;      /* profile mode: mean bytes between samples (the figures but
                                      allocs and bytes are estimates); 0 in trace mode */
     size_t bucket0, nbuckets;     /* its slices of time: buckets[bucket0 .. bucket0 + nbuckets) */
@@ -184,7 +202,8 @@ typedef struct {
 typedef struct {
     int64_t pid, recording, bt;
     int64_t blocks, bytes;               /* everything allocated */
-    int64_t leaked_blocks, leaked_bytes; /* never freed while recording */
+    int64_t leaked_blocks, leaked_bytes; /* never freed before the process ended (ra_proc_t) */
+    int64_t stopped_blocks, stopped_bytes; /* in a window: still live when recording stopped */
     int64_t peak_blocks, peak_bytes;     /* live at the recording's peak */
     int64_t temporary_blocks;            /* temporary.sql's rule; only with RA_MODEL_TEMPORARY */
 } ra_stat_t;
@@ -228,12 +247,14 @@ typedef struct {
     int64_t pid, recording, tid;
     char *name;
     int64_t allocs, bytes, frees, leaked_blocks, leaked_bytes;
+    int64_t stopped_blocks, stopped_bytes; /* as in ra_stat_t */
 } ra_thread_t;
 
 /* A power-of-two size class [lo, hi] (lo = hi = 0 for size 0) of one recording. */
 typedef struct {
     int64_t pid, recording, lo, hi;
     int64_t blocks, bytes, leaked_blocks, leaked_bytes;
+    int64_t stopped_blocks, stopped_bytes; /* as in ra_stat_t */
 } ra_sizeclass_t;
 
 /* A module path and the build id recorded for it (NULL: none). */
@@ -259,7 +280,6 @@ typedef struct {
     size_t nstacks;
     ra_bucket_t *buckets;      /* each process's slices (ra_proc_t.bucket0) */
     size_t nbuckets;
-    int from_rows;             /* read from `allocations`: the database has no summary tables */
     ra_marker_t *markers;
     size_t nmarkers;
     ra_window_t *windows;
@@ -275,13 +295,17 @@ typedef struct {
 
 /* Reads what `what` (RA_MODEL_*) asks for, for process pid (-1: every process), with about
  * nbuckets slices per recording for the timeline (at most nbuckets; from the summary tables,
- * groups of their equal slices). Reads the summary tables (stack_stats, ...) when the database
- * has them and the environment does not set RHEAP_SCAN_ROWS=1, else the rows of `allocations`;
- * both give the same numbers. RA_OK, or RA_E_INPUT / RA_E_NOMEM; m is always initialized
- * (ra_model_free it either way). */
+ * groups of their equal slices), from the summary tables (stack_stats, ...), which hold what
+ * the rows of `allocations` give. RA_OK, or RA_E_INPUT (a database without them) / RA_E_NOMEM;
+ * m is always initialized (ra_model_free it either way). */
 ra_status_t ra_model_load(struct sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets,
                           ra_model_t *m, ra_err_t *err);
 void ra_model_free(ra_model_t *m);
+/* Charges the stacks of m (loaded with RA_MODEL_STACKS from db) to the callers of the wrapper
+ * functions whose bare name matches the GLOB pattern glob (NULL: nothing): each stack starts
+ * at the first frame that is neither allocator plumbing nor matched, as the canned queries'
+ * :skip (queries/README.md). RA_OK or RA_E_INPUT. */
+ra_status_t ra_model_skip(struct sqlite3 *db, ra_model_t *m, const char *glob, ra_err_t *err);
 /* The stack with that id, or NULL (bt -1, or a stack the database lacks). */
 const ra_stack_t *ra_model_stack(const ra_model_t *m, int64_t bt);
 /* The process row of (pid, recording), or NULL. */
@@ -297,17 +321,74 @@ void ra_supp_apply(const ra_supp_t *s, ra_model_t *m, int64_t *blocks, int64_t *
 
 /* The weights a stack can be measured by. */
 typedef enum {
-    RA_W_LEAKED,      /* bytes never freed */
+    RA_W_LEAKED,      /* bytes never freed before their process ended */
     RA_W_PEAK,        /* bytes live at the peak */
     RA_W_ALLOCATED,   /* bytes allocated */
     RA_W_ALLOCATIONS, /* blocks allocated */
-    RA_W_TEMPORARY    /* temporary blocks */
+    RA_W_TEMPORARY,   /* temporary blocks */
+    RA_W_STOPPED      /* bytes a window left live when its recording stopped (not leaks) */
 } ra_weight_t;
 
 /* The figure of s that weight w measures. */
 int64_t ra_weight_of(const ra_stat_t *s, ra_weight_t w);
 /* A frame's display name: its function, or module+0xoffset (in buf) when unknown. */
 const char *ra_frame_name(const ra_frame_t *f, char *buf, size_t len);
+
+/* ---- Names made to fit a table (shorten.c) ----
+ * Pure functions of a string: no state, no output; each runs in time linear in its input
+ * (tests/fuzz/fuzz_names.c holds them to that on real and random names) and never returns a
+ * longer text than it was given. */
+
+/* A copy of name with each template argument list longer than 3 characters shortened to
+ * <...>: `std::vector<int, std::allocator<int> >::push_back` reads `std::vector<...>::push_back`.
+ * The characters of operator<, operator<<, operator<=, operator<=>, operator> and operator->
+ * are kept as a name, not taken for a list; a '<' at the start or after a blank (Rust's
+ * `<T as Trait>::f`) is kept and only its insides shortened. malloc'ed; NULL on no memory. */
+char *ra_name_short(const char *name);
+
+/* A copy of name without its trailing parameter list and qualifiers, for a column too narrow
+ * for both: `Table::operator[](int) const` reads `Table::operator[]`, and
+ * `main::{lambda(int)#1}::operator()(int) const` reads `main::{lambda(int)#1}::operator()`.
+ * A name that does not end with a parameter list (C, Rust) is copied whole. malloc'ed; NULL on
+ * no memory. */
+char *ra_name_without_params(const char *name);
+
+/* Display columns of a UTF-8 string: its code points. */
+size_t ra_text_columns(const char *s);
+
+/* A copy of s cut to `keep` columns when it is wider, the cut marked with "...": the first
+ * keep - 3 columns and "..." (from_end: "..." and the last keep - 3 columns, as a location
+ * keeps its file:line). A keep below 4 leaves s whole. malloc'ed; NULL on no memory. */
+char *ra_text_clip(const char *s, size_t keep, int from_end);
+
+/* ---- A map from strings to numbers (smap.c), for tables keyed by a frame's or a stack's text:
+ * pprof's string, function and location tables, the HTML page's frames and stacks, diff's
+ * sites ---- */
+
+/* A map from strings to numbers; it keeps copies of the keys. Zeroed is empty. */
+typedef struct {
+    char **keys;
+    uint64_t *vals;
+    size_t cap, n;
+} ra_smap_t;
+
+/* The value of key; when absent, stores `next` as its value and sets *created. 0, or -1 when
+ * out of memory. */
+int ra_smap_get(ra_smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created);
+void ra_smap_free(ra_smap_t *m);
+
+/* ---- The model as a pprof profile (pprof.c): profile.proto, gzipped ---- */
+
+/* The profile of m, gzipped, in *out (malloc'ed, *len bytes; the caller writes and frees it): a
+ * Go heap profile (alloc_objects, alloc_space, inuse_objects,
+ * inuse_space; inuse = never freed) or, with peak, the blocks live at each recording's peak;
+ * default_weight picks the sample type pprof shows first. With base (NULL: none), one sample
+ * per stack of either, NEW minus BASE (negative where BASE had more), stacks matched by their
+ * frames' function, file and line since ids and pids differ between databases: what `go tool
+ * pprof -diff_base=BASE NEW` shows of two exports. RA_OK, or RA_E_NOMEM with *out NULL. */
+ra_status_t ra_pprof_encode(const ra_model_t *m, const ra_model_t *base, int peak,
+                            ra_weight_t default_weight, uint8_t **out, size_t *len,
+                            ra_err_t *err);
 
 #ifdef __cplusplus
 }

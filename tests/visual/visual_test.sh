@@ -6,7 +6,7 @@
 #   collapsed  rheap export collapsed: every line of every weight, and the sums against SQL
 #   pprof      rheap export pprof, read back by go tool pprof (golang-go): exact bytes per site
 #   html       rheap report --html, opened by headless Chromium: the DOM after the script ran
-#   agree      the same pictures from the summary tables and from the rows (RHEAP_SCAN_ROWS=1)
+#   agree      the model from the summary tables is the one the rows give (model_oracle.c)
 #   diff       rheap diff and export collapsed --base on two runs of grow.c, whose leak grows
 #   suppress   --suppress FILE and the built-in list on query leaks, report, the page, export
 #
@@ -173,7 +173,7 @@ EOF
     "$RHEAP" export collapsed "$DB" --weight nonsense 2>err.txt || st=$?
     expect_eq "status of an unknown weight" "$st" 1
     expect_eq "unknown weight message" "$(cat err.txt)" \
-        "rheap: error: unknown weight 'nonsense' (leaked, peak, allocated, allocations, temporary)"
+        "rheap: error: unknown weight 'nonsense' (leaked, peak, allocated, allocations, temporary, live-at-stop)"
     st=0
     "$RHEAP" export collapsed "$DB" -o 2>err.txt || st=$?
     expect_eq "status of -o without a file" "$st" 1
@@ -187,6 +187,26 @@ EOF
     expect_eq "status of pprof --weight temporary" "$st" 1
     expect_eq "pprof --weight temporary message" "$(cat err.txt)" \
         "rheap: error: a pprof profile has no temporary sample type; use collapsed"
+    # --skip: the leak_* wrappers' blocks are charged to their caller, main (leak_big's 5000,
+    # leak_zeroed's 300, leak_names' 200 and stdout's 4096), as the leaks query's skip does.
+    # leaf FILE: the weight of each stack's innermost frame, summed.
+    leaf() { awk '{ n = split($1, f, ";"); w[f[n]] += $2 } END { for (k in w) print k, w[k] }' | sort; }
+    "$RHEAP" export collapsed "$DB" --no-default-suppressions --skip 'leak_*' | leaf >skip-export.txt
+    "$RHEAP" query leaks "$DB" --no-default-suppressions -p 'skip=leak_*' --csv | tr -d '\r' |
+        awk -F, 'NR > 1 { w[$3] += $2 } END { for (k in w) print k, w[k] }' | sort >skip-query.txt
+    diff skip-query.txt skip-export.txt || fail "export --skip differs from query leaks -p skip"
+    grep -qx 'main 9596' skip-export.txt || fail "main is not charged 9596 bytes: $(cat skip-export.txt)"
+    "$RHEAP" report --html -o skip.html "$DB" --skip 'leak_*' || fail "report --html --skip"
+    ! grep -q '\["leak_big",' skip.html || fail "the page still has a leak_big frame with --skip"
+    "$RHEAP" report --html -o skip.html "$DB" 2>err.txt && fail "report --html replaced skip.html"
+    expect_eq "report --html over a file" "$(cat err.txt)" "rheap: error: skip.html exists; use --force to replace it"
+    "$RHEAP" report --html -f -o skip.html "$DB" || fail "report --html -f"
+    "$RHEAP" export collapsed "$DB" -o skip.html 2>err.txt && fail "export replaced skip.html"
+    expect_eq "export over a file" "$(cat err.txt)" "rheap: error: skip.html exists; use --force to replace it"
+    grep -q '\["leak_big",' skip.html || fail "the page has no leak_big frame without --skip"
+    "$RHEAP" report --no-default-suppressions --skip 'leak_*' "$DB" >rep-skip.txt
+    sed -n '/^Top leaks by site/,/^$/p' rep-skip.txt | grep -q '^ *5 *5000  main ' ||
+        fail "report --skip: leak_big's blocks not charged to main: $(cat rep-skip.txt)"
 }
 
 case_pprof() {
@@ -328,33 +348,30 @@ case_html() {
     grep -q 'data-k="never freed" data-v="10617"' dom.html || fail "the never-freed card is not 10617"
 }
 
-# The summary tables the converter writes and a pass over the rows of `allocations`
-# (RHEAP_SCAN_ROWS=1, what an older database gets) must give the same pictures.
+# The model the pictures are drawn from, as ra_model_load reads it from the summary tables the
+# converter writes, must be what a plain pass over the rows of `allocations` gives
+# (tests/visual/model_oracle.c); and the oracle must see a summary that is off by one.
 case_agree() {
     need_db
     [ "$(sql "SELECT count(*) FROM sqlite_schema WHERE name = 'stack_stats'")" = 1 ] ||
         fail "$DB has no summary tables"
-    for w in leaked peak allocated allocations temporary; do
-        "$RHEAP" export collapsed "$DB" --weight "$w" -o "sum-$w.txt"
-        RHEAP_SCAN_ROWS=1 "$RHEAP" export collapsed "$DB" --weight "$w" -o "rows-$w.txt"
-        [ -s "sum-$w.txt" ] || fail "collapsed --weight $w is empty"
-        diff -u "rows-$w.txt" "sum-$w.txt" || fail "collapsed --weight $w: rows and summaries differ"
-    done
-    for w in leaked peak; do
-        "$RHEAP" export pprof "$DB" --weight "$w" -o "sum-$w.pb.gz"
-        RHEAP_SCAN_ROWS=1 "$RHEAP" export pprof "$DB" --weight "$w" -o "rows-$w.pb.gz"
-        cmp <(gzip -dc "rows-$w.pb.gz") <(gzip -dc "sum-$w.pb.gz") ||
-            fail "pprof --weight $w: rows and summaries differ"
-    done
-    # The page's data but the time slices, whose widths differ (the converter's are powers of
-    # two): totals, peaks, markers, threads, sizes, frames, stacks and per-stack numbers.
-    data() {
-        sed -n '/<script type="application\/json"/,/<\/script>/p' "$1" | sed 's/"buckets":{[^}]*}//'
-    }
-    "$RHEAP" report --html -o sum.html "$DB"
-    RHEAP_SCAN_ROWS=1 "$RHEAP" report --html -o rows.html "$DB"
+    "$ORACLE" "$DB" >oracle.out || fail "summaries and rows differ"
+    expect_eq "the oracle's verdict" "$(cat oracle.out)" \
+        "$DB: 1 recordings, 21 stacks, 2 threads, 11 size classes: summaries and rows agree"
+    cp "$DB" off.db
+    local bt st=0
+    bt=$(sqlite3 -batch -noheader off.db "SELECT bt FROM stack_stats WHERE bt IS NOT NULL ORDER BY bt LIMIT 1")
+    sqlite3 off.db "UPDATE stack_stats SET leaked_blocks = leaked_blocks + 1 WHERE bt = $bt"
+    "$ORACLE" off.db >/dev/null 2>oracle.err || st=$?
+    expect_eq "the oracle's status on a changed summary" "$st" 1
+    grep -q "^off.db: pid [0-9]* recording 1 stack $bt blocks never freed: summaries [0-9]*, rows [0-9]*$" oracle.err ||
+        fail "the oracle did not name the changed stack: $(cat oracle.err)"
+    [ "$(wc -l <oracle.err)" = 1 ] || fail "the oracle saw more than the change: $(cat oracle.err)"
     # The page's options in getopt_long's forms (-oFILE, --output=FILE, the database first)
     # give the same page; pprof's -oFILE and --output=FILE the same profile.
+    "$RHEAP" report --html -o sum.html "$DB" || fail "report --html -o FILE failed"
+    "$RHEAP" export pprof "$DB" --weight peak -o sum-peak.pb.gz || fail "export pprof failed"
+    "$RHEAP" export pprof "$DB" --weight leaked -o sum-leaked.pb.gz || fail "export pprof failed"
     "$RHEAP" report --html -osum-short.html "$DB" || fail "report --html -oFILE failed"
     "$RHEAP" report "$DB" --html --output=sum-long.html || fail "report DB --html --output=FILE failed"
     cmp sum.html sum-short.html || fail "report --html -oFILE differs from -o FILE"
@@ -363,7 +380,7 @@ case_agree() {
     "$RHEAP" export pprof --output=sum-long.pb.gz "$DB" --weight=leaked || fail "export pprof --output=FILE failed"
     cmp <(gzip -dc sum-peak.pb.gz) <(gzip -dc sum-short.pb.gz) || fail "export pprof -oFILE differs from -o FILE"
     cmp <(gzip -dc sum-leaked.pb.gz) <(gzip -dc sum-long.pb.gz) || fail "export pprof --output=FILE differs"
-    local st=0
+    st=0
     "$RHEAP" report --html "$DB" 2>err.txt || st=$?
     expect_eq "status of report --html without -o" "$st" 1
     expect_eq "report --html without -o" "$(cat err.txt)" \
@@ -372,14 +389,11 @@ case_agree() {
     "$RHEAP" report --html -o x.html "$DB" --bogus 2>err.txt || st=$?
     expect_eq "status of report --html --bogus" "$st" 1
     expect_eq "report --html --bogus" "$(cat err.txt)" "rheap: error: unknown option --bogus (try rheap report --help)"
-    diff -u <(data rows.html) <(data sum.html) || fail "report --html: rows and summaries differ"
-    # Both timelines reach the peak exactly, in one of their slices.
+    # The page's timeline reaches the peak exactly, in one of its slices.
     local peak
     peak=$(sql "SELECT peak_bytes FROM recording_stats")
-    for f in rows.html sum.html; do
-        grep -o '"max":\[[0-9,]*\]' "$f" | tr -c '0-9\n' '\n' | sort -n | tail -n 1 | grep -qx "$peak" ||
-            fail "$f: the timeline's largest slice is not the peak, $peak bytes"
-    done
+    grep -o '"max":\[[0-9,]*\]' sum.html | tr -c '0-9\n' '\n' | sort -n | tail -n 1 | grep -qx "$peak" ||
+        fail "sum.html: the timeline's largest slice is not the peak, $peak bytes"
 }
 
 # Two runs of grow.c, 10 and then 25 cache entries: the growth per site is known exactly.
@@ -404,6 +418,25 @@ case_diff() {
     here <got.csv | diff -u want.csv - || fail "rheap diff: rows differ"
     # Options before the databases, as getopt_long allows, give the same rows.
     "$RHEAP" diff --csv run-10.db run-25.db | cmp got.csv - || fail "rheap diff --csv BASE NEW differs"
+    # The same program with two lines added at the top of its file, rebuilt elsewhere: every
+    # site moved two lines down, and is still one row (function and module match, the line
+    # only breaks ties), at NEW's location.
+    local cc=${CC:-cc}
+    if command -v "$cc" >/dev/null; then
+        mkdir -p moved
+        { printf '/* two lines */\n\n'; cat "$src"; } >moved/grow.c
+        "$cc" -O0 -g -fno-builtin moved/grow.c -o moved/visual_grow || fail "building moved/grow.c"
+        mkdir -p rec-moved
+        RHEAP_DIR=rec-moved LD_PRELOAD="$LIB" moved/visual_grow 25 || fail "moved/visual_grow failed"
+        "$RHEAP" convert -q rec-moved/rip-* -o moved.db || fail "rheap convert of the moved run"
+        "$RHEAP" diff run-10.db moved.db --csv | tr -d '\r' | sed 's#,[^,]*moved/grow.c:#,moved:#' >got-moved.csv
+        {
+            echo "leaked_base,leaked_new,leaked_change,allocated_base,allocated_new,allocated_change,peak_base,peak_new,peak_change,function,location"
+            echo "480,1200,720,480,1200,720,480,1200,720,cache_entry,moved:$(($(line cache_entry) + 2))"
+            echo "0,0,0,1000,2500,1500,1000,2500,1500,scratch,moved:$(($(line scratch) + 2))"
+        } >want-moved.csv
+        diff -u want-moved.csv got-moved.csv || fail "rheap diff split the moved sites"
+    fi
     local st=0
     "$RHEAP" diff run-10.db 2>err.txt || st=$?
     expect_eq "status of diff with one database" "$st" 1
@@ -416,6 +449,10 @@ case_diff() {
     "$RHEAP" diff run-10.db run-25.db --blocks --csv | tail -n +2 >got-blocks.csv
     echo "10,25,15,10,25,15,10,25,15,cache_entry,$src:$(line cache_entry)" >want-blocks.csv
     here <got-blocks.csv | diff -u want-blocks.csv - || fail "rheap diff --blocks: rows differ"
+    # In columns a change carries its sign (KiB and MiB from 10 KiB up, as every table).
+    "$RHEAP" diff --wide run-10.db run-25.db >got-cols.txt
+    grep -qE '^ *480 +1200 +\+720 +480 +1200 +\+720 +480 +1200 +\+720 +cache_entry ' got-cols.txt ||
+        { cat got-cols.txt; fail "rheap diff: no signed change in columns"; }
     # The same as folded stacks with both weights. new_block, inlined into fixed, is a frame
     # of its own and the site.
     local m
