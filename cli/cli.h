@@ -235,6 +235,9 @@ int cli__pprof_write(const ra_model_t *pd, int peak,
 int cli__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak,
                             ra_weight_t default_weight, FILE *out, char *err, size_t errlen);
 
+/* Gzips buf to out, as pprof reads profiles. 0 or -1. */
+int cli__gzip_write(const uint8_t *buf, size_t len, FILE *out);
+
 /* ---- diff.c: `rheap diff BASE.db NEW.db` ---- */
 int cli__cmd_diff(int argc, char **argv);
 

@@ -289,8 +289,7 @@ static void builder_free(builder_t *b)
     cli__smap_free(&b->mappings);
 }
 
-/* Gzips buf to out. 0 or -1. */
-static int gzip_write(const uint8_t *buf, size_t len, FILE *out)
+int cli__gzip_write(const uint8_t *buf, size_t len, FILE *out)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
@@ -508,7 +507,7 @@ int cli__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak
     }
     perftools__profiles__profile__pack(&b.prof, buf);
     builder_free(&b);
-    int rc = gzip_write(buf, len, out);
+    int rc = cli__gzip_write(buf, len, out);
     free(buf);
     if (rc != 0)
         snprintf(err, errlen, "write failed");
