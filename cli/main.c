@@ -14,6 +14,7 @@
 
 #include "dump.h"
 #include "cli.h"
+#include "serve.h"
 
 static void usage_main(FILE *f)
 {
@@ -168,13 +169,17 @@ static int dispatch(int argc, char **argv)
         return cli__cmd_stack(argc - 1, argv + 1);
     if (!strcmp(cmd, "resymbolize"))
         return cli__cmd_resymbolize(argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve"))
+        return cli__cmd_serve(argc - 1, argv + 1);
+    if (!strcmp(cmd, "snapshot"))
+        return cli__cmd_snapshot(argc - 1, argv + 1);
     /* Anything else is the short form, rheap RIP... OUT.db, whose first word is an option or a
      * path: a word that names nothing on disk is more likely a mistyped command. */
     struct stat sb;
     if (cmd[0] != '-' && stat(cmd, &sb) != 0) {
         static const char *const commands[] = {"run",         "attach", "report", "query",   "stack",
                                                "export",      "diff",   "convert", "dump",
-                                               "resymbolize", "help",   "version"};
+                                               "resymbolize", "serve",  "snapshot", "help", "version"};
         const char *near = cli__suggest(cmd, commands, sizeof commands / sizeof *commands);
         if (near)
             cli__error(stderr, "unknown command '%s'; did you mean '%s'?", cmd, near);

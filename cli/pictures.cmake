@@ -42,6 +42,7 @@ add_custom_command(
   DEPENDS ${_rheap_html_deps} ${CMAKE_CURRENT_SOURCE_DIR}/embed_html.cmake
   COMMENT "Embedding the HTML report's page")
 
-target_sources(rheap PRIVATE export.c diff.c pprof.c html.c ${_rheap_pb}.c ${_rheap_html_c})
+target_sources(rheap PRIVATE export.c diff.c pprof.c html.c heap.c heapprof.c http.c serve.c
+  snapshot.c ${_rheap_pb}.c ${_rheap_html_c})
 target_include_directories(rheap PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
 target_link_libraries(rheap PRIVATE PkgConfig::PROTOBUF_C PkgConfig::ZLIB)

@@ -1,0 +1,823 @@
+/*
+ * heap.c: the live heap of every process recording under some directories, kept up to date as
+ * the recordings are written, for `rheap serve` and `rheap snapshot`.
+ *
+ * Each thread file is followed with the format reader's follow mode (rip_reader_follow): a scan
+ * reads only the records committed since the last one, so the cost of keeping a process's heap
+ * is the cost of its new events, never of its whole recording. Per process, the collector keeps
+ * the blocks live now (address, time, size, stack) and, per distinct stack, what was allocated
+ * and what is live; it writes no database. Stacks are kept as module offsets and symbolized
+ * only when a profile is asked for (rheap_symbols_t, the conversion's symbolizer).
+ *
+ * Threads write their files independently, so one scan can read a free from one thread before
+ * the allocation, in another thread, of the block it ends, or an allocation before the free of
+ * the previous block at that address. The time stamps decide (FORMAT.md: a free is stamped before
+ * the real free, an allocation after the real allocation): an address keeps only its newest
+ * block; a free ends the block only when it is later than the block's allocation; a free that
+ * finds no block leaves a tombstone, so an older allocation read afterwards is known dead. The
+ * tombstones are dropped once every thread has written past them.
+ *
+ * Profile mode (FORMAT.md section 3a): each sampled block stands for 1/p blocks and size/p
+ * bytes (rheap_profile_weight); frees of unsampled addresses find no block and are dropped. The
+ * totals records give the exact number of calls and bytes allocated, but only at each flush of
+ * a thread's buffer, which a sampled recording fills slowly: the counts are a thread's last
+ * totals plus the estimates of the samples read after it.
+ */
+#define _GNU_SOURCE /* strndup, memmem */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rip.h>
+
+#include "cli.h"
+#include "serve.h"
+
+/* A block live now. */
+typedef struct {
+    uint64_t addr;             /* 0: empty slot */
+    uint64_t t;
+    uint64_t size;
+    uint32_t stack;            /* index into the process's stacks + 1; 0: no backtrace */
+} block_t;
+
+/* Open addressing by address, linear probing, deletion by backward shift. */
+typedef struct {
+    block_t *slots;
+    size_t mask, used;
+} blockmap_t;
+
+typedef struct {
+    uint64_t start, end;
+    int module;
+    uint64_t bias;
+} seg_t;
+
+typedef struct {
+    char *name;                /* t*.rip */
+    rip_reader_t *r;           /* NULL until its first block is written */
+    int done;                  /* read to its end */
+    uint64_t last_t;           /* the latest event read */
+    uint32_t *ids;             /* the file's stack ids -> stack index + 1 */
+    size_t nids;
+    seg_t *segs;
+    size_t nsegs, capsegs;
+    int sorted;
+    uint64_t counted_allocs, counted_bytes; /* the last totals record (profile mode) */
+    double est_allocs, est_bytes; /* profile mode: the sampled allocations read after it */
+} thread_t;
+
+struct sv__proc {
+    char *dir;
+    uint32_t pid, recording;
+    char *exe, *cmdline;
+    uint64_t start_wall_ns, interval;
+    int have_process;          /* the process file's process record was read */
+    off_t process_size;        /* the process file's size when last read */
+    sv__state_t state;
+    double ended_at;           /* monotonic seconds */
+    thread_t *threads;
+    size_t nthreads, capthreads;
+    sv__stack_t *stacks;
+    size_t nstacks, capstacks;
+    uint32_t *stack_slots;     /* hash of frames -> stack index + 1 */
+    size_t stack_mask;
+    blockmap_t live, tombs;    /* tombs: size unused, t the free's time */
+    double live_bytes, live_blocks, alloc_bytes, alloc_blocks, high_bytes;
+    double rate, rate_t0, rate_bytes0;
+    uint64_t frames_bytes;
+};
+
+struct sv__host {
+    char **dirs;
+    size_t ndirs;
+    sv__proc_t **procs;
+    size_t nprocs, capprocs;
+    rheap_symbols_t *sym;
+    char hostname[256];
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- The block map ---- */
+
+static size_t slot_of(uint64_t addr, size_t mask)
+{
+    return (size_t)((addr * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+}
+
+static block_t *bm_find(const blockmap_t *m, uint64_t addr)
+{
+    if (!m->slots)
+        return NULL;
+    for (size_t i = slot_of(addr, m->mask);; i = (i + 1) & m->mask) {
+        if (m->slots[i].addr == addr)
+            return &m->slots[i];
+        if (!m->slots[i].addr)
+            return NULL;
+    }
+}
+
+static int bm_grow(blockmap_t *m)
+{
+    size_t n = m->slots ? (m->mask + 1) * 2 : 1024;
+    block_t *s = calloc(n, sizeof *s);
+    if (!s)
+        return -1;
+    for (size_t i = 0; m->slots && i <= m->mask; i++) {
+        if (!m->slots[i].addr)
+            continue;
+        size_t j = slot_of(m->slots[i].addr, n - 1);
+        while (s[j].addr)
+            j = (j + 1) & (n - 1);
+        s[j] = m->slots[i];
+    }
+    free(m->slots);
+    m->slots = s;
+    m->mask = n - 1;
+    return 0;
+}
+
+/* Puts b in (its address must not be there). 0 or -1. */
+static int bm_put(blockmap_t *m, const block_t *b)
+{
+    if (!m->slots || (m->used + 1) * 4 > (m->mask + 1) * 3) {
+        if (bm_grow(m) != 0)
+            return -1;
+    }
+    size_t i = slot_of(b->addr, m->mask);
+    while (m->slots[i].addr)
+        i = (i + 1) & m->mask;
+    m->slots[i] = *b;
+    m->used++;
+    return 0;
+}
+
+static void bm_del(blockmap_t *m, block_t *b)
+{
+    size_t i = (size_t)(b - m->slots);
+    m->slots[i].addr = 0;
+    m->used--;
+    /* Backward shift: move up every later entry of the run that the hole cuts off from its
+     * home slot. */
+    for (size_t j = (i + 1) & m->mask; m->slots[j].addr; j = (j + 1) & m->mask) {
+        size_t home = slot_of(m->slots[j].addr, m->mask);
+        int between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (between)
+            continue;
+        m->slots[i] = m->slots[j];
+        m->slots[j].addr = 0;
+        i = j;
+    }
+}
+
+/* ---- Stacks ---- */
+
+static uint64_t frames_hash(const sv__frame_t *f, uint32_t n)
+{
+    uint64_t h = 1469598103934665603ull ^ n;
+    for (uint32_t i = 0; i < n; i++) {
+        h = (h ^ (uint64_t)(uint32_t)f[i].module) * 1099511628211ull;
+        h = (h ^ f[i].offset) * 1099511628211ull;
+    }
+    return h ? h : 1;
+}
+
+static int stacks_rehash(sv__proc_t *p, size_t n)
+{
+    uint32_t *s = calloc(n, sizeof *s);
+    if (!s)
+        return -1;
+    for (size_t k = 0; k < p->nstacks; k++) {
+        size_t j = (size_t)p->stacks[k].hash & (n - 1);
+        while (s[j])
+            j = (j + 1) & (n - 1);
+        s[j] = (uint32_t)k + 1;
+    }
+    free(p->stack_slots);
+    p->stack_slots = s;
+    p->stack_mask = n - 1;
+    return 0;
+}
+
+/* The index + 1 of the stack of these frames, made when new; 0 when out of memory. */
+static uint32_t stack_intern(sv__proc_t *p, const sv__frame_t *f, uint32_t n)
+{
+    uint64_t h = frames_hash(f, n);
+    if (p->stack_slots) {
+        for (size_t j = (size_t)h & p->stack_mask; p->stack_slots[j]; j = (j + 1) & p->stack_mask) {
+            const sv__stack_t *s = &p->stacks[p->stack_slots[j] - 1];
+            if (s->hash == h && s->nframes == n && !memcmp(s->frames, f, n * sizeof *f))
+                return p->stack_slots[j];
+        }
+    }
+    if ((p->nstacks + 1) * 2 > (p->stack_slots ? p->stack_mask + 1 : 0) &&
+        stacks_rehash(p, p->stack_slots ? (p->stack_mask + 1) * 2 : 256) != 0)
+        return 0;
+    if (cli__grow(&p->stacks, &p->capstacks, p->nstacks, sizeof *p->stacks, 64) != 0)
+        return 0;
+    sv__stack_t *s = &p->stacks[p->nstacks];
+    memset(s, 0, sizeof *s);
+    s->frames = malloc((n ? n : 1) * sizeof *f);
+    if (!s->frames)
+        return 0;
+    memcpy(s->frames, f, n * sizeof *f);
+    s->nframes = n;
+    s->hash = h;
+    p->frames_bytes += n * sizeof *f;
+    size_t j = (size_t)h & p->stack_mask;
+    while (p->stack_slots[j])
+        j = (j + 1) & p->stack_mask;
+    p->stack_slots[j] = (uint32_t)++p->nstacks;
+    return (uint32_t)p->nstacks;
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+    const seg_t *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static const seg_t *find_seg(thread_t *t, uint64_t ip)
+{
+    if (!t->sorted) {
+        qsort(t->segs, t->nsegs, sizeof *t->segs, seg_cmp);
+        t->sorted = 1;
+    }
+    size_t lo = 0, hi = t->nsegs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t->segs[mid].start <= ip)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || ip >= t->segs[lo - 1].end)
+        return NULL;
+    return &t->segs[lo - 1];
+}
+
+static int define_stack(sv__host_t *h, sv__proc_t *p, thread_t *t, const rip_record_t *rec)
+{
+    uint32_t n = rec->u.stack.depth;
+    if (n > RIP_MAX_DEPTH)
+        n = RIP_MAX_DEPTH;
+    sv__frame_t f[RIP_MAX_DEPTH];
+    (void)h;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t ip = rec->u.stack.ips[i];
+        const seg_t *g = find_seg(t, ip);
+        f[i].module = g ? g->module : -1;
+        f[i].offset = g ? ip - g->bias : ip;
+    }
+    uint32_t idx = stack_intern(p, f, n);
+    if (!idx)
+        return -1;
+    uint64_t id = rec->u.stack.id;
+    if (id > (uint64_t)64 << 20)
+        return 0; /* a hostile id: its allocations go without a stack */
+    if (id >= t->nids) {
+        size_t nn = t->nids ? t->nids : 64;
+        while (nn <= id)
+            nn *= 2;
+        uint32_t *ids = realloc(t->ids, nn * sizeof *ids);
+        if (!ids)
+            return -1;
+        memset(ids + t->nids, 0, (nn - t->nids) * sizeof *ids);
+        t->ids = ids;
+        t->nids = nn;
+    }
+    t->ids[id] = idx;
+    return 0;
+}
+
+/* ---- Events ---- */
+
+static void block_add(sv__proc_t *p, const block_t *b, double sign)
+{
+    double w = rheap_profile_weight(b->size, p->interval);
+    p->live_blocks += sign * w;
+    p->live_bytes += sign * w * (double)b->size;
+    if (b->stack) {
+        sv__vals_t *v = &p->stacks[b->stack - 1].v;
+        v->live_blocks += sign * w;
+        v->live_bytes += sign * w * (double)b->size;
+    }
+}
+
+static void on_free(sv__proc_t *p, uint64_t addr, uint64_t t)
+{
+    block_t *b = bm_find(&p->live, addr);
+    if (b && b->t <= t) {
+        block_add(p, b, -1);
+        bm_del(&p->live, b);
+        return;
+    }
+    if (b)
+        return; /* the free of an older block at this address, already replaced */
+    /* No block: its allocation is in a file not read this far, or it was never sampled. */
+    block_t *tb = bm_find(&p->tombs, addr);
+    if (tb) {
+        if (t > tb->t)
+            tb->t = t;
+    } else {
+        block_t nt = {.addr = addr, .t = t};
+        bm_put(&p->tombs, &nt);
+    }
+}
+
+static int on_alloc(sv__proc_t *p, thread_t *th, const rip_record_t *rec)
+{
+    if (rec->u.alloc.old_addr)
+        on_free(p, rec->u.alloc.old_addr, rec->u.alloc.old_t);
+    block_t b = {.addr = rec->u.alloc.addr, .t = rec->t, .size = rec->u.alloc.size};
+    uint64_t id = rec->u.alloc.stack;
+    if (id && id < th->nids)
+        b.stack = th->ids[id];
+    double w = rheap_profile_weight(b.size, p->interval);
+    if (!p->interval) {
+        p->alloc_blocks += 1;
+        p->alloc_bytes += (double)b.size;
+    } else {
+        th->est_allocs += w;
+        th->est_bytes += w * (double)b.size;
+    }
+    if (b.stack) {
+        sv__vals_t *v = &p->stacks[b.stack - 1].v;
+        v->alloc_blocks += w;
+        v->alloc_bytes += w * (double)b.size;
+    }
+    if (!b.addr)
+        return 0;
+    block_t *tb = bm_find(&p->tombs, b.addr);
+    if (tb && tb->t >= b.t) {
+        bm_del(&p->tombs, tb);
+        return 0; /* freed already, by a thread read earlier */
+    }
+    block_t *old = bm_find(&p->live, b.addr);
+    if (old) {
+        if (old->t > b.t)
+            return 0; /* an older block, replaced before we read it */
+        /* Its free is in a file not read this far (or was not recorded). */
+        block_add(p, old, -1);
+        bm_del(&p->live, old);
+    }
+    if (bm_put(&p->live, &b) != 0)
+        return -1;
+    block_add(p, &b, 1);
+    return 0;
+}
+
+/* Reads what thread file t holds now. 0, or -1 when out of memory. */
+static int read_thread(sv__host_t *h, sv__proc_t *p, thread_t *t, int final)
+{
+    if (t->done)
+        return 0;
+    if (!t->r) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", p->dir, t->name);
+        rip_error_t e;
+        if (rip_reader_open(path, &t->r, &e) != RIP_OK) {
+            t->r = NULL;
+            /* Nothing written yet, or not a thread file of ours: looked at again next time
+             * unless the process has ended. */
+            if (final || e.code != RIP_E_TRUNCATED)
+                t->done = 1;
+            return 0;
+        }
+        rip_reader_detach(t->r);
+        if (rip_reader_header(t->r)->is_process) {
+            t->done = 1;
+            return 0;
+        }
+    }
+    rip_reader_follow(t->r, !final);
+    rip_record_t rec;
+    rip_error_t e;
+    for (;;) {
+        rip_status_t st = rip_reader_next(t->r, &rec, &e);
+        if (st == RIP_AGAIN)
+            return 0;
+        if (st != RIP_OK) {
+            /* The end, or a cut or damaged file: what was read stands. */
+            t->done = 1;
+            rip_reader_close(t->r);
+            t->r = NULL;
+            return 0;
+        }
+        switch (rec.kind) {
+        case RIP_REC_ALLOC:
+            if (rec.t > t->last_t)
+                t->last_t = rec.t;
+            if (on_alloc(p, t, &rec) != 0)
+                return -1;
+            break;
+        case RIP_REC_FREE:
+            if (rec.t > t->last_t)
+                t->last_t = rec.t;
+            on_free(p, rec.u.free.addr, rec.t);
+            break;
+        case RIP_REC_STACK:
+            if (define_stack(h, p, t, &rec) != 0)
+                return -1;
+            break;
+        case RIP_REC_MODULES:
+            t->nsegs = 0;
+            t->sorted = 0;
+            break;
+        case RIP_REC_MODULE: {
+            int m = rheap_symbols_module(h->sym, rec.u.module.path.ptr, rec.u.module.path.len,
+                                         (const uint8_t *)rec.u.module.build_id.ptr,
+                                         rec.u.module.build_id.len);
+            if (m < 0)
+                return -1;
+            for (uint32_t i = 0; i < rec.u.module.nseg; i++) {
+                if (cli__grow(&t->segs, &t->capsegs, t->nsegs, sizeof *t->segs, 32) != 0)
+                    return -1;
+                seg_t *g = &t->segs[t->nsegs++];
+                g->start = rec.u.module.segs[i].start;
+                g->end = g->start + rec.u.module.segs[i].size;
+                g->module = m;
+                g->bias = rec.u.module.bias;
+            }
+            t->sorted = 0;
+            break;
+        }
+        case RIP_REC_TOTALS:
+            t->counted_allocs = rec.u.totals.allocs;
+            t->counted_bytes = rec.u.totals.bytes;
+            t->est_allocs = t->est_bytes = 0;
+            if (rec.t > t->last_t)
+                t->last_t = rec.t;
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+static char *join_args(const rip_record_t *rec)
+{
+    size_t len = 1;
+    for (uint32_t i = 0; i < rec->u.process.argc; i++)
+        len += rec->u.process.argv[i].len + 1;
+    char *s = malloc(len), *o = s;
+    if (!s)
+        return NULL;
+    for (uint32_t i = 0; i < rec->u.process.argc; i++) {
+        if (i)
+            *o++ = ' ';
+        memcpy(o, rec->u.process.argv[i].ptr, rec->u.process.argv[i].len);
+        o += rec->u.process.argv[i].len;
+    }
+    *o = 0;
+    return s;
+}
+
+/* Reads the process file again when it has changed: the process record, the sampling interval
+ * and whether recording was turned off. */
+static void read_process(sv__proc_t *p)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/process.rip", p->dir);
+    struct stat sb;
+    if (stat(path, &sb) != 0 || sb.st_size == p->process_size)
+        return;
+    rip_reader_t *r;
+    rip_error_t e;
+    if (rip_reader_open(path, &r, &e) != RIP_OK)
+        return;
+    p->process_size = sb.st_size;
+    const rip_header_t *hd = rip_reader_header(r);
+    p->pid = hd->pid;
+    p->recording = hd->recording;
+    rip_record_t rec;
+    while (rip_reader_next(r, &rec, &e) == RIP_OK) {
+        if (rec.kind == RIP_REC_PROCESS && !p->have_process) {
+            free(p->exe);
+            free(p->cmdline);
+            p->exe = strndup(rec.u.process.exe.ptr, rec.u.process.exe.len);
+            p->cmdline = join_args(&rec);
+            p->start_wall_ns = rec.u.process.wall_ns;
+            p->have_process = p->exe && p->cmdline;
+        } else if (rec.kind == RIP_REC_SAMPLING) {
+            p->interval = rec.u.sampling.interval;
+        } else if (rec.kind == RIP_REC_OFF && p->state == SV_RECORDING) {
+            p->state = SV_OFF;
+        }
+    }
+    rip_reader_close(r);
+}
+
+/* Opens the thread files that appeared in the recording since the last look. */
+static int find_threads(sv__proc_t *p)
+{
+    DIR *d = opendir(p->dir);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (de->d_name[0] != 't' || len < 5 || strcmp(de->d_name + len - 4, ".rip"))
+            continue;
+        size_t i = 0;
+        while (i < p->nthreads && strcmp(p->threads[i].name, de->d_name))
+            i++;
+        if (i < p->nthreads)
+            continue;
+        if (cli__grow(&p->threads, &p->capthreads, p->nthreads, sizeof *p->threads, 8) != 0) {
+            rc = -1;
+            break;
+        }
+        thread_t *t = &p->threads[p->nthreads];
+        memset(t, 0, sizeof *t);
+        if (!(t->name = strdup(de->d_name))) {
+            rc = -1;
+            break;
+        }
+        p->nthreads++;
+    }
+    closedir(d);
+    return rc;
+}
+
+static void thread_free(thread_t *t)
+{
+    free(t->name);
+    rip_reader_close(t->r);
+    free(t->ids);
+    free(t->segs);
+}
+
+static void proc_free(sv__proc_t *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->nthreads; i++)
+        thread_free(&p->threads[i]);
+    free(p->threads);
+    for (size_t i = 0; i < p->nstacks; i++)
+        free(p->stacks[i].frames);
+    free(p->stacks);
+    free(p->stack_slots);
+    free(p->live.slots);
+    free(p->tombs.slots);
+    free(p->dir);
+    free(p->exe);
+    free(p->cmdline);
+    free(p);
+}
+
+/* Tombstones older than every thread's latest event can match no allocation still unread. */
+static void prune_tombs(sv__proc_t *p)
+{
+    if (!p->tombs.used)
+        return;
+    uint64_t w = UINT64_MAX;
+    for (size_t i = 0; i < p->nthreads; i++)
+        if (!p->threads[i].done && p->threads[i].last_t < w)
+            w = p->threads[i].last_t;
+    if (p->state == SV_ENDED)
+        w = UINT64_MAX;
+    for (size_t i = 0; i <= p->tombs.mask;) {
+        block_t *b = &p->tombs.slots[i];
+        if (b->addr && b->t < w)
+            bm_del(&p->tombs, b); /* the shift may move a later entry here: look again */
+        else
+            i++;
+    }
+}
+
+static int proc_scan(sv__host_t *h, sv__proc_t *p, int final)
+{
+    read_process(p);
+    if (find_threads(p) != 0)
+        return -1;
+    for (size_t i = 0; i < p->nthreads; i++)
+        if (read_thread(h, p, &p->threads[i], final) != 0)
+            return -1;
+    if (p->interval) {
+        double allocs = 0, bytes = 0;
+        for (size_t i = 0; i < p->nthreads; i++) {
+            allocs += (double)p->threads[i].counted_allocs + p->threads[i].est_allocs;
+            bytes += (double)p->threads[i].counted_bytes + p->threads[i].est_bytes;
+        }
+        p->alloc_blocks = allocs;
+        p->alloc_bytes = bytes;
+    }
+    prune_tombs(p);
+    if (p->live_bytes > p->high_bytes)
+        p->high_bytes = p->live_bytes;
+    double now = now_s();
+    if (p->rate_t0 == 0) {
+        p->rate_t0 = now;
+        p->rate_bytes0 = p->alloc_bytes;
+    } else if (now - p->rate_t0 >= 2.0) {
+        p->rate = (p->alloc_bytes - p->rate_bytes0) / (now - p->rate_t0);
+        p->rate_t0 = now;
+        p->rate_bytes0 = p->alloc_bytes;
+    }
+    return 0;
+}
+
+/* ---- The host ---- */
+
+sv__host_t *sv__host_create(const char *const *dirs, size_t ndirs)
+{
+    sv__host_t *h = calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    h->dirs = calloc(ndirs ? ndirs : 1, sizeof *h->dirs);
+    h->sym = rheap_symbols_create();
+    if (!h->dirs || !h->sym) {
+        sv__host_destroy(h);
+        return NULL;
+    }
+    for (size_t i = 0; i < ndirs; i++)
+        if (!(h->dirs[h->ndirs++] = strdup(dirs[i]))) {
+            sv__host_destroy(h);
+            return NULL;
+        }
+    if (gethostname(h->hostname, sizeof h->hostname) != 0)
+        strcpy(h->hostname, "localhost");
+    h->hostname[sizeof h->hostname - 1] = 0;
+    return h;
+}
+
+void sv__host_destroy(sv__host_t *h)
+{
+    if (!h)
+        return;
+    for (size_t i = 0; i < h->ndirs; i++)
+        free(h->dirs[i]);
+    free(h->dirs);
+    for (size_t i = 0; i < h->nprocs; i++)
+        proc_free(h->procs[i]);
+    free(h->procs);
+    rheap_symbols_destroy(h->sym);
+    free(h);
+}
+
+static int proc_cmp(const void *a, const void *b)
+{
+    const sv__proc_t *x = *(sv__proc_t *const *)a, *y = *(sv__proc_t *const *)b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->recording < y->recording ? -1 : x->recording > y->recording;
+}
+
+/* Adds the recordings of dir that are not followed yet. Only directories the user may read and
+ * enter are followed: the collector serves nothing the user could not read himself. */
+static int find_recordings(sv__host_t *h, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(d))) {
+        unsigned long pid, num;
+        if (!cli__parse_rec_name(de->d_name, &pid, &num))
+            continue;
+        char path[PATH_MAX];
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= sizeof path)
+            continue;
+        size_t i = 0;
+        while (i < h->nprocs && strcmp(h->procs[i]->dir, path))
+            i++;
+        if (i < h->nprocs || access(path, R_OK | X_OK) != 0)
+            continue;
+        sv__proc_t *p = calloc(1, sizeof *p);
+        if (!p || !(p->dir = strdup(path)) ||
+            cli__grow(&h->procs, &h->capprocs, h->nprocs, sizeof *h->procs, 16) != 0) {
+            proc_free(p);
+            rc = -1;
+            break;
+        }
+        p->pid = (uint32_t)pid;
+        p->recording = (uint32_t)num;
+        p->process_size = -1;
+        read_process(p);
+        if (!p->have_process) {
+            proc_free(p); /* its process file is not written yet: next time */
+            continue;
+        }
+        h->procs[h->nprocs++] = p;
+    }
+    closedir(d);
+    qsort(h->procs, h->nprocs, sizeof *h->procs, proc_cmp);
+    return rc;
+}
+
+/* A process is gone when kill says so; a recording has ended when its process is gone or a
+ * newer recording of the same pid exists (after an exec, or recording turned off and on). */
+static int recording_over(const sv__host_t *h, size_t i)
+{
+    const sv__proc_t *p = h->procs[i];
+    if (i + 1 < h->nprocs && h->procs[i + 1]->pid == p->pid)
+        return 1;
+    return kill((pid_t)p->pid, 0) != 0 && errno == ESRCH;
+}
+
+int sv__host_scan(sv__host_t *h, double linger_s)
+{
+    int rc = 0;
+    for (size_t i = 0; i < h->ndirs; i++)
+        if (find_recordings(h, h->dirs[i]) != 0)
+            rc = -1;
+    double now = now_s();
+    size_t keep = 0;
+    for (size_t i = 0; i < h->nprocs; i++) {
+        sv__proc_t *p = h->procs[i];
+        struct stat sb;
+        int gone = stat(p->dir, &sb) != 0;
+        if (!gone && p->state != SV_ENDED) {
+            int over = recording_over(h, i);
+            if (proc_scan(h, p, over) != 0)
+                rc = -1;
+            if (over) {
+                p->state = SV_ENDED;
+                p->ended_at = now;
+                /* What the collector needs no more: the readers and the module maps. */
+                for (size_t k = 0; k < p->nthreads; k++) {
+                    rip_reader_close(p->threads[k].r);
+                    p->threads[k].r = NULL;
+                    p->threads[k].done = 1;
+                }
+                prune_tombs(p);
+            }
+        }
+        if (gone || (p->state == SV_ENDED && now - p->ended_at > linger_s)) {
+            proc_free(p);
+            continue;
+        }
+        h->procs[keep++] = p;
+    }
+    h->nprocs = keep;
+    return rc;
+}
+
+size_t sv__host_count(const sv__host_t *h)
+{
+    return h->nprocs;
+}
+
+void sv__host_info(const sv__host_t *h, size_t i, sv__info_t *o)
+{
+    const sv__proc_t *p = h->procs[i];
+    memset(o, 0, sizeof *o);
+    o->pid = p->pid;
+    o->recording = p->recording;
+    o->dir = p->dir;
+    o->exe = p->exe ? p->exe : "";
+    o->cmdline = p->cmdline ? p->cmdline : "";
+    o->state = p->state;
+    o->interval = p->interval;
+    o->start_wall_ns = p->start_wall_ns;
+    o->live_bytes = p->live_bytes < 0.5 ? 0 : p->live_bytes;
+    o->live_blocks = p->live_blocks < 0.5 ? 0 : p->live_blocks;
+    o->alloc_bytes = p->alloc_bytes;
+    o->alloc_blocks = p->alloc_blocks;
+    o->rate = p->rate;
+    o->high_bytes = p->high_bytes;
+    o->nstacks = p->nstacks;
+    o->stacks = p->stacks;
+    o->memory = (p->live.mask + 1) * sizeof(block_t) * !!p->live.slots +
+                (p->tombs.mask + 1) * sizeof(block_t) * !!p->tombs.slots +
+                p->capstacks * sizeof(sv__stack_t) + p->frames_bytes +
+                (p->stack_mask + 1) * sizeof(uint32_t) * !!p->stack_slots;
+    for (size_t k = 0; k < p->nthreads; k++)
+        o->memory += p->threads[k].nids * sizeof(uint32_t) +
+                     p->threads[k].capsegs * sizeof(seg_t);
+}
+
+long sv__host_find(const sv__host_t *h, uint32_t pid)
+{
+    long found = -1;
+    for (size_t i = 0; i < h->nprocs; i++)
+        if (h->procs[i]->pid == pid)
+            found = (long)i;
+    return found;
+}
+
+rheap_symbols_t *sv__host_symbols(sv__host_t *h)
+{
+    return h->sym;
+}
+
+const char *sv__host_name(const sv__host_t *h)
+{
+    return h->hostname;
+}
