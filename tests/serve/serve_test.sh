@@ -384,4 +384,16 @@ case_dumps() {
     done
 }
 
+SPID=
 "case_$NAME"
+# The collector stops cleanly on SIGTERM: status 0, and nothing on stderr but its lines (a
+# sanitized build would print its findings there).
+if [ -n "$SPID" ]; then
+    kill -TERM "$SPID"
+    st=0
+    wait "$SPID" || st=$?
+    expect_eq "the collector's status after SIGTERM" "$st" 0
+    if grep -v '^rheap: ' "$WORK/serve.err" | grep -q .; then
+        fail "the collector's stderr: $(cat "$WORK/serve.err")"
+    fi
+fi
