@@ -252,7 +252,8 @@ static int seg_cmp(const void *a, const void *b)
 static const seg_t *find_seg(thread_t *t, uint64_t ip)
 {
     if (!t->sorted) {
-        qsort(t->segs, t->nsegs, sizeof *t->segs, seg_cmp);
+        if (t->nsegs > 1)
+            qsort(t->segs, t->nsegs, sizeof *t->segs, seg_cmp);
         t->sorted = 1;
     }
     size_t lo = 0, hi = t->nsegs;
@@ -717,7 +718,8 @@ static int find_recordings(sv__host_t *h, const char *dir)
         h->procs[h->nprocs++] = p;
     }
     closedir(d);
-    qsort(h->procs, h->nprocs, sizeof *h->procs, proc_cmp);
+    if (h->nprocs > 1)
+        qsort(h->procs, h->nprocs, sizeof *h->procs, proc_cmp);
     return rc;
 }
 

@@ -495,7 +495,8 @@ static void dump_trim(serve_t *sv)
         n++;
     }
     closedir(d);
-    qsort(names, n, sizeof *names, dump_cmp);
+    if (n > 1)
+        qsort(names, n, sizeof *names, dump_cmp);
     for (size_t i = 0; i + sv->dump_keep < n; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", sv->dump_dir, names[i]);

@@ -8,7 +8,8 @@
  * growing, as a service's does) until STOPFILE exists. Then it exits without freeing the blocks,
  * or with `exec`, becomes PROGRAM (the same process, a new image). With HOLDER_STEP_MS=N in the
  * environment, it waits N ms after each block, so its heap grows for a while (the dump trigger's
- * test).
+ * test); with HOLDER_CHURN=N it allocates and frees N small blocks every 10 ms instead of one (a
+ * long run's allocations in a short one).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,9 +47,12 @@ int main(int argc, char **argv)
     hold_blocks(atol(argv[1]), atol(argv[2]), step ? atol(step) : 0);
     printf("ready %ld\n", (long)getpid());
     fflush(stdout);
+    const char *churns = getenv("HOLDER_CHURN");
+    long per_tick = churns ? atol(churns) : 1;
     struct timespec tick = {0, 10 * 1000 * 1000};
     while (access(argv[3], F_OK) != 0) {
-        churn();
+        for (long i = 0; i < per_tick; i++)
+            churn();
         nanosleep(&tick, NULL);
     }
     if (argc > 5 && !strcmp(argv[4], "exec")) {

@@ -16,6 +16,8 @@
 #   robust     malformed, huge, slow and too many requests; the collector answers on
 #   dumps      --dump-dir: dumps when the heap passes the threshold and at new high marks,
 #              at most --dump-keep kept
+#   flat       a profile-mode program allocating without end at a tiny interval: the
+#              collector's memory for it stays flat while it reads every new sample
 #
 # CMake sets RHEAP, RHEAP_LIB, HOLDER, SRC and DIR (where the index case leaves its screenshot).
 set -euo pipefail
@@ -382,6 +384,36 @@ case_dumps() {
         [ "$prev" = 0 ] || [ $((v * 16)) -ge $((prev * 17 - 16 * 4200)) ] || fail "$f: $v after $prev"
         prev=$v
     done
+}
+
+case_flat() {
+    need curl
+    # 3000 calls of 24 bytes every 10 ms, each byte a sample point with probability 1/64: about
+    # 100 000 samples a second, each with its free, as a long run at the default interval
+    # would record in hours.
+    start_holder a 4 $MIB RHEAP_MODE=profile RHEAP_SAMPLE_INTERVAL=64 RHEAP_SAMPLE_SEED=3 \
+        HOLDER_CHURN=3000
+    local a=$HPID
+    start_serve
+    wait_for "the holder" bash -c "curl -sf $URL/metrics | grep -q 'rheap_collector_memory_bytes{pid=\"$a\"'"
+    sleep 2
+    local m1 n1 d1 m2 n2 d2
+    m1=$(metric rheap_collector_memory_bytes "$a")
+    n1=$(metric rheap_allocations_total "$a")
+    d1=$(du -sk "$REC" | cut -f1)
+    sleep 4
+    m2=$(metric rheap_collector_memory_bytes "$a")
+    n2=$(metric rheap_allocations_total "$a")
+    d2=$(du -sk "$REC" | cut -f1)
+    echo "collector memory $m1 -> $m2 bytes; allocations $n1 -> $n2; recording $d1 -> $d2 KiB"
+    awk -v a="$n1" -v b="$n2" 'BEGIN { exit !(b - a > 200000) }' ||
+        fail "the collector did not follow the allocations: $n1 -> $n2"
+    expect_eq "collector memory for the process after 4 more seconds" "$m2" "$m1"
+    # The live heap stays the holder's blocks: the churn's samples are freed.
+    local live
+    live=$(metric rheap_live_bytes "$a")
+    awk -v l="$live" -v t=$((4 * MIB)) 'BEGIN { exit !(l > t * 0.5 && l < t * 1.5) }' ||
+        fail "live bytes $live"
 }
 
 SPID=
