@@ -25,6 +25,8 @@ set -euo pipefail
 NAME=$1
 KIND=serve
 source "$(dirname "$0")/../harness.sh"
+# A command that fails outside a check ends the case: say which.
+trap 'echo "FAIL ($NAME): line $LINENO: $BASH_COMMAND failed" >&2' ERR
 
 export PPROF_TMPDIR=$WORK/pprof HOME=$WORK
 HOLD_LINE=$(grep -n 'blocks\[i\] = malloc' "$SRC/tests/serve/holder.c" | cut -d: -f1)
