@@ -138,6 +138,15 @@ void sv__http_close(sv__http_t *s)
     free(s);
 }
 
+void sv__http_forget(sv__http_t *s)
+{
+    /* Only this process's references go: the parent's sockets stay as they are. */
+    for (int i = 0; i < MAX_CLIENTS; i++)
+        if (s->c[i].fd >= 0)
+            close(s->c[i].fd);
+    close(s->fd);
+}
+
 const char *sv__http_address(const sv__http_t *s)
 {
     return s->address;

@@ -11,9 +11,14 @@
  *   /metrics                    Prometheus text: live bytes and blocks, bytes and calls
  *                               allocated, allocation rate, recording state, per process
  *   /                           an HTML page listing the processes, with links
+ *   /report?pid=P               `rheap report --html` of the process's recordings as far as
+ *                               they are written, made on demand
  *
  * One thread does everything: between two rounds of the HTTP server it scans the recordings,
- * so a profile is always made from state at most one scan old, and no lock is needed.
+ * so a profile is always made from state at most one scan old, and no lock is needed. A report
+ * needs a conversion, seconds for a big recording: a child process makes it (fork, then the
+ * converter and the page writer as `rheap snapshot -o DB` and `rheap report --html` would), so
+ * the loop goes on meanwhile and a failure costs the child only.
  *
  * With --dump-dir, a process's heap profile is also written there when its live heap passes
  * --dump-threshold bytes, and again each time it sets a new high mark at least 1/16 above the
@@ -22,6 +27,9 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -57,6 +65,17 @@ typedef struct {
     int above;
 } dumpmark_t;
 
+/* A report being made by a child process. */
+typedef struct {
+    int client;
+    pid_t child;
+    double due;
+    char dir[4096];           /* its private directory: report.db, report.html, errors */
+} report_t;
+
+#define MAX_REPORTS 2
+#define REPORT_S 120
+
 typedef struct {
     sv__host_t *host;
     sv__http_t *http;
@@ -68,6 +87,8 @@ typedef struct {
     dumpmark_t *marks;
     size_t nmarks, capmarks;
     unsigned long dump_seq;
+    report_t reports[MAX_REPORTS];
+    size_t nreports;
 } serve_t;
 
 static volatile sig_atomic_t stop;
@@ -92,6 +113,7 @@ static void usage_serve(FILE *f)
             "  /debug/pprof/allocs[?pid=P][&seconds=N]  allocations since recording began\n"
             "  /metrics                                 Prometheus text, per process\n"
             "  /                                        a page listing the processes\n"
+            "  /report?pid=P                            rheap report --html of P, made now\n"
             "\n"
             "Without pid, every process, each sample labelled with its pid; seconds=N (1-%d)\n"
             "answers after N seconds with the change over them. Only recordings the user\n"
@@ -435,8 +457,9 @@ static void index_page(serve_t *sv, const sv__request_t *r)
         if (sv__host_find(sv->host, in.pid) == (long)i)
             fprintf(f,
                     "<a href=\"/debug/pprof/heap?pid=%" PRIu32 "\">heap</a> "
-                    "<a href=\"/debug/pprof/allocs?pid=%" PRIu32 "\">allocs</a>",
-                    in.pid, in.pid);
+                    "<a href=\"/debug/pprof/allocs?pid=%" PRIu32 "\">allocs</a> "
+                    "<a href=\"/report?pid=%" PRIu32 "\">report</a>",
+                    in.pid, in.pid, in.pid);
         else
             fputs("(superseded)", f);
         fputs("</td></tr>\n", f);
@@ -454,6 +477,177 @@ static void index_page(serve_t *sv, const sv__request_t *r)
     free(buf);
 }
 
+
+/* ---- Reports, made by a child process ---- */
+
+typedef struct {
+    char **dirs;
+    size_t n, next;
+} report_inputs_t;
+
+static const char *report_next(void *user)
+{
+    report_inputs_t *in = user;
+    return in->next < in->n ? in->dirs[in->next++] : NULL;
+}
+
+static int report_growing(void *user, const char *dir, int wait)
+{
+    (void)user, (void)dir, (void)wait;
+    return 0;
+}
+
+static void remove_report_dir(const char *dir)
+{
+    static const char *const files[] = {"report.db", "report.html", "errors"};
+    char path[4200];
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+/* In the child: the recordings of pid converted as far as they are written, then the page.
+ * Its messages go to DIR/errors. Never returns. */
+static void make_report(serve_t *sv, uint32_t pid, const char *dir)
+{
+    sv__http_forget(sv->http);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/errors", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        dup2(fd, STDERR_FILENO);
+        close(fd);
+    }
+    report_inputs_t in = {0};
+    size_t cap = 0;
+    for (size_t i = 0; i < sv__host_count(sv->host); i++) {
+        sv__info_t info;
+        sv__host_info(sv->host, i, &info);
+        if (info.pid == pid && cli__grow(&in.dirs, &cap, in.n, sizeof *in.dirs, 4) == 0)
+            in.dirs[in.n++] = (char *)info.dir;
+    }
+    rheap_convert_opts_t live = RHEAP_CONVERT_OPTS_INIT;
+    live.next_input = report_next;
+    live.growing = report_growing;
+    live.live_user = &in;
+    char db[4200], html[4200];
+    snprintf(db, sizeof db, "%s/report.db", dir);
+    snprintf(html, sizeof html, "%s/report.html", dir);
+    int rc = cli__convert_cmd(NULL, 0, &live, db, 1, 0, 1, 0);
+    if (rc == RHEAP_EXIT_OK || rc == RHEAP_EXIT_WARNINGS) {
+        char *args[] = {(char *)"--html", (char *)"-o", html, db, NULL};
+        rc = cli__cmd_report_html(4, args);
+    }
+    fflush(stderr);
+    _exit(rc == RHEAP_EXIT_OK ? 0 : 1);
+}
+
+static void report_request(serve_t *sv, const sv__request_t *r)
+{
+    char v[32];
+    unsigned long pid = query_get(r->query, "pid", v, sizeof v) ? number(v, UINT32_MAX) : 0;
+    if (!pid) {
+        respond_text(sv, r->client, 400, "pid: expected a process id\n");
+        return;
+    }
+    if (sv__host_find(sv->host, (uint32_t)pid) < 0) {
+        respond_text(sv, r->client, 404, "no recording of process %lu is followed\n", pid);
+        return;
+    }
+    if (sv->nreports == MAX_REPORTS) {
+        respond_text(sv, r->client, 503, "%d reports are being made; ask again later\n",
+                     MAX_REPORTS);
+        return;
+    }
+    report_t *rp = &sv->reports[sv->nreports];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(rp->dir, sizeof rp->dir, "%s/rheap-report-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(rp->dir)) {
+        respond_text(sv, r->client, 500, "no directory for the report: %s\n", strerror(errno));
+        return;
+    }
+    fflush(stderr);
+    pid_t child = fork();
+    if (child == 0)
+        make_report(sv, (uint32_t)pid, rp->dir);
+    if (child < 0) {
+        remove_report_dir(rp->dir);
+        respond_text(sv, r->client, 500, "the report could not be started: %s\n",
+                     strerror(errno));
+        return;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    rp->client = r->client;
+    rp->child = child;
+    rp->due = (double)now.tv_sec + now.tv_nsec / 1e9 + REPORT_S;
+    sv->nreports++;
+    sv__http_defer(sv->http, r->client, REPORT_S);
+}
+
+/* Reads a whole small file. NULL when it cannot. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0;
+    *len = 0;
+    for (;;) {
+        if (cli__grow(&buf, &cap, *len + 65536, 1, 65536 * 2) != 0) {
+            free(buf);
+            fclose(f);
+            return NULL;
+        }
+        size_t got = fread(buf + *len, 1, cap - *len, f);
+        *len += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* Reports whose child is done (or past its time: killed), answered. */
+static void finish_reports(serve_t *sv)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double t = (double)now.tv_sec + now.tv_nsec / 1e9;
+    for (size_t i = 0; i < sv->nreports;) {
+        report_t *rp = &sv->reports[i];
+        int ws = 0;
+        pid_t done = waitpid(rp->child, &ws, WNOHANG);
+        if (done == 0 && t < rp->due) {
+            i++;
+            continue;
+        }
+        if (done == 0) {
+            kill(rp->child, SIGKILL);
+            waitpid(rp->child, &ws, 0);
+            respond_text(sv, rp->client, 500, "the report took more than %d s\n", REPORT_S);
+        } else {
+            char path[4200];
+            size_t len = 0;
+            int ok = done > 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
+            snprintf(path, sizeof path, "%s/%s", rp->dir, ok ? "report.html" : "errors");
+            char *body = slurp(path, &len);
+            if (ok && body)
+                sv__http_respond(sv->http, rp->client, 200, "text/html; charset=utf-8", body, len);
+            else
+                sv__http_respond(sv->http, rp->client, 500, "text/plain; charset=utf-8",
+                                 body ? body : "the report could not be made\n",
+                                 body ? len : strlen("the report could not be made\n"));
+            free(body);
+        }
+        remove_report_dir(rp->dir);
+        sv->reports[i] = sv->reports[--sv->nreports];
+    }
+}
+
 static void handler(void *user, const sv__request_t *r)
 {
     serve_t *sv = user;
@@ -465,6 +659,8 @@ static void handler(void *user, const sv__request_t *r)
         metrics(sv, r);
     else if (!strcmp(r->path, "/") || !strcmp(r->path, "/index.html"))
         index_page(sv, r);
+    else if (!strcmp(r->path, "/report"))
+        report_request(sv, r);
     else
         respond_text(sv, r->client, 404,
                      "not found; served: /, /metrics, /debug/pprof/heap, /debug/pprof/allocs\n");
@@ -679,6 +875,12 @@ int cli__cmd_serve(int argc, char **argv)
                 check_dumps(&sv);
         }
         finish_pending(&sv);
+        finish_reports(&sv);
+    }
+    for (size_t i = 0; i < sv.nreports; i++) {
+        kill(sv.reports[i].child, SIGKILL);
+        waitpid(sv.reports[i].child, NULL, 0);
+        remove_report_dir(sv.reports[i].dir);
     }
     for (size_t i = 0; i < sv.npend; i++) {
         free(sv.pend[i].idx);

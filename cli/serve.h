@@ -115,6 +115,9 @@ typedef struct {
  * message in err. */
 sv__http_t *sv__http_open(const char *listen, char *err, size_t errlen);
 void sv__http_close(sv__http_t *s);
+/* In a child process after fork: closes its copies of the sockets, so that connections end when
+ * the parent closes them. s must not be used afterwards in the child. */
+void sv__http_forget(sv__http_t *s);
 /* The address actually bound, "127.0.0.1:40111". */
 const char *sv__http_address(const sv__http_t *s);
 /* One round: waits at most timeout_ms for sockets to be ready, accepts, reads requests and calls

@@ -28,7 +28,8 @@ source "$(dirname "$0")/../harness.sh"
 # A command that fails outside a check ends the case: say which.
 trap 'echo "FAIL ($NAME): line $LINENO: $BASH_COMMAND failed" >&2' ERR
 
-export PPROF_TMPDIR=$WORK/pprof HOME=$WORK
+export PPROF_TMPDIR=$WORK/pprof HOME=$WORK TMPDIR=$WORK/tmp
+mkdir -p "$TMPDIR"
 HOLD_LINE=$(grep -n 'blocks\[i\] = malloc' "$SRC/tests/serve/holder.c" | cut -d: -f1)
 MIB=1048576
 
@@ -233,6 +234,16 @@ case_index() {
     timeout 60 chromium "${flags[@]}" --window-size=1200,400 --screenshot="$DIR/index.png" \
         "$URL/" >/dev/null 2>&1 || fail "screenshot failed"
     [ -s "$DIR/index.png" ] || fail "no screenshot"
+    # The report of the running process, made on demand: rheap report --html's page, whose
+    # script ran (the totals card shows the blocks never freed so far).
+    grep -q "href=\"/report?pid=$a\"" dom.html || fail "no report link"
+    timeout 60 chromium "${flags[@]}" --dump-dom "$URL/report?pid=$a" >report.html 2>chrome.err ||
+        fail "chromium failed on the report: $(tail -3 chrome.err)"
+    grep -q 'hold_blocks' report.html || fail "the report has no hold_blocks: $(head -c 600 report.html)"
+    grep -q '50.0 MiB' report.html || fail "the report does not show 50.0 MiB"
+    expect_eq "report of an unknown pid" \
+        "$(curl -s -o /dev/null -w '%{http_code}' "$URL/report?pid=999999")" 404
+    [ -z "$(ls "$TMPDIR" 2>/dev/null | grep rheap-report)" ] || fail "a report directory was left"
 }
 
 case_lifecycle() {
