@@ -16,6 +16,7 @@
 #   robust     malformed, huge, slow and too many requests; the collector answers on
 #   dumps      --dump-dir: dumps when the heap passes the threshold and at new high marks,
 #              at most --dump-keep kept
+#   perms      a collector run by another user follows that user's recordings only
 #   flat       a profile-mode program allocating without end at a tiny interval: the
 #              collector's memory for it stays flat while it reads every new sample
 #
@@ -427,6 +428,42 @@ case_flat() {
     live=$(metric rheap_live_bytes "$a")
     awk -v l="$live" -v t=$((4 * MIB)) 'BEGIN { exit !(l > t * 0.5 && l < t * 1.5) }' ||
         fail "live bytes $live"
+}
+
+case_perms() {
+    need curl
+    [ "$(id -u)" = 0 ] || skip "needs root, to run the collector and a program as another user"
+    command -v setpriv >/dev/null || skip "setpriv is not installed"
+    local as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    "${as_nobody[@]}" test -x "$RHEAP" 2>/dev/null || skip "the build tree is not readable by nobody"
+    chmod 755 "$WORK"
+    chmod 1777 "$REC"
+    # root's recording (its directory is private, as librheap makes them) and nobody's.
+    start_holder mine 2 $MIB
+    local mine=$HPID
+    "${as_nobody[@]}" env LD_PRELOAD="$PRELOAD" RHEAP_DIR="$REC" "$HOLDER" 3 $MIB \
+        "$WORK/theirs.stop" >"$WORK/theirs.out" 2>"$WORK/theirs.err" </dev/null &
+    CLEANUP+=("touch $WORK/theirs.stop")
+    wait_for "nobody's holder" grep -q '^ready' "$WORK/theirs.out"
+    local theirs
+    theirs=$(awk '/^ready/ {print $2}' "$WORK/theirs.out")
+    [ "$(stat -c %a "$REC/rip-$mine")" = 700 ] || fail "root's recording is not private"
+    "${as_nobody[@]}" "$RHEAP" serve --listen 127.0.0.1:0 "$REC" 2>"$WORK/serve.err" &
+    SPID=$!
+    CLEANUP+=("kill $SPID 2>/dev/null")
+    wait_for "the collector" grep -q 'serving http' "$WORK/serve.err"
+    PORT=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$WORK/serve.err")
+    URL=http://127.0.0.1:$PORT
+    wait_for "nobody's recording" metric_is rheap_live_blocks "$theirs" 5
+    sleep 0.5
+    curl -sf "$URL/metrics" >metrics.txt
+    ! grep -q "pid=\"$mine\"" metrics.txt || fail "root's recording is served to nobody"
+    expect_eq "processes nobody sees" "$(awk '/^rheap_collector_processes / {print $2}' metrics.txt)" 1
+    expect_eq "heap of root's process, asked by pid" \
+        "$(curl -s -o /dev/null -w '%{http_code}' "$URL/debug/pprof/heap?pid=$mine")" 404
+    "${as_nobody[@]}" "$RHEAP" snapshot "$mine" "$REC" -o "$WORK/tmp/x.pb.gz" 2>snap.err &&
+        fail "snapshot of root's process as nobody succeeded"
+    grep -q "no recording of process $mine" snap.err || fail "snapshot: $(cat snap.err)"
 }
 
 SPID=
