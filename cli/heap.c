@@ -97,6 +97,10 @@ struct sv__proc {
 struct sv__host {
     char **dirs;
     size_t ndirs;
+    /* Recordings not followed: their process had ended when they were found (a directory of
+     * old recordings is not read again and again), or they were forgotten after it ended. */
+    char **ignored;
+    size_t nignored, capignored;
     sv__proc_t **procs;
     size_t nprocs, capprocs;
     rheap_symbols_t *sym;
@@ -667,6 +671,9 @@ void sv__host_destroy(sv__host_t *h)
     for (size_t i = 0; i < h->nprocs; i++)
         proc_free(h->procs[i]);
     free(h->procs);
+    for (size_t i = 0; i < h->nignored; i++)
+        free(h->ignored[i]);
+    free(h->ignored);
     rheap_symbols_destroy(h->sym);
     free(h);
 }
@@ -679,8 +686,29 @@ static int proc_cmp(const void *a, const void *b)
     return x->recording < y->recording ? -1 : x->recording > y->recording;
 }
 
+static int ignore(sv__host_t *h, const char *dir)
+{
+    char *copy = strdup(dir);
+    if (!copy || cli__grow(&h->ignored, &h->capignored, h->nignored, sizeof *h->ignored, 16)) {
+        free(copy);
+        return -1;
+    }
+    h->ignored[h->nignored++] = copy;
+    return 0;
+}
+
+static int ignored(const sv__host_t *h, const char *dir)
+{
+    for (size_t i = 0; i < h->nignored; i++)
+        if (!strcmp(h->ignored[i], dir))
+            return 1;
+    return 0;
+}
+
 /* Adds the recordings of dir that are not followed yet. Only directories the user may read and
- * enter are followed: the collector serves nothing the user could not read himself. */
+ * enter are followed: the collector serves nothing the user could not read himself. A recording
+ * whose process has already ended when it is found is left alone: its heap is no live heap, and
+ * reading it whole could take long (rheap convert is for it). */
 static int find_recordings(sv__host_t *h, const char *dir)
 {
     DIR *d = opendir(dir);
@@ -698,8 +726,13 @@ static int find_recordings(sv__host_t *h, const char *dir)
         size_t i = 0;
         while (i < h->nprocs && strcmp(h->procs[i]->dir, path))
             i++;
-        if (i < h->nprocs || access(path, R_OK | X_OK) != 0)
+        if (i < h->nprocs || ignored(h, path) || access(path, R_OK | X_OK) != 0)
             continue;
+        if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+            if (ignore(h, path) != 0)
+                rc = -1;
+            continue;
+        }
         sv__proc_t *p = calloc(1, sizeof *p);
         if (!p || !(p->dir = strdup(path)) ||
             cli__grow(&h->procs, &h->capprocs, h->nprocs, sizeof *h->procs, 16) != 0) {
@@ -762,6 +795,8 @@ int sv__host_scan(sv__host_t *h, double linger_s)
             }
         }
         if (gone || (p->state == SV_ENDED && now - p->ended_at > linger_s)) {
+            if (!gone && ignore(h, p->dir) != 0)
+                rc = -1;
             proc_free(p);
             continue;
         }

@@ -172,11 +172,13 @@ int cli__cmd_snapshot(int argc, char **argv)
     int rc = RHEAP_EXIT_OK;
     if (m == 0) {
         if (all)
-            cli__error(stderr, "no process is recording under %s%s", dirs[0],
+            cli__error(stderr, "no running process is recording under %s%s", dirs[0],
                        nrest > 1 ? " and the other directories" : "");
         else
-            cli__error(stderr, "no recording of process %u under %s%s", pid, dirs[0],
-                       nrest > 1 ? " and the other directories" : "");
+            cli__error(stderr,
+                       "no recording of process %u under %s%s (a process that has ended: "
+                       "rheap convert its recordings)",
+                       pid, dirs[0], nrest > 1 ? " and the other directories" : "");
         rc = RHEAP_EXIT_INPUT;
     } else if (want_db) {
         rc = write_db(h, pid, output, force);

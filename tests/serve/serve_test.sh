@@ -249,6 +249,13 @@ case_index() {
 
 case_lifecycle() {
     need curl
+    # A recording of a process that ended before the collector started is left alone.
+    touch "$WORK/old.stop"
+    env LD_PRELOAD="$PRELOAD" RHEAP_DIR="$REC" "$HOLDER" 1 $MIB "$WORK/old.stop" >old.out </dev/null ||
+        fail "holder old failed"
+    local old
+    old=$(awk '/^ready/ {print $2}' old.out)
+    [ -d "$REC/rip-$old" ] || fail "no recording of the old process"
     start_serve
     # A process that execs: recording 1 holds 5 MiB, then the new image (recording 2) 7 MiB.
     env LD_PRELOAD="$PRELOAD" RHEAP_DIR="$REC" "$HOLDER" 5 $MIB "$WORK/x1.stop" exec "$HOLDER" \
@@ -285,6 +292,7 @@ case_lifecycle() {
     rm -rf "$REC/rip-$late"
     wait_for "the removed recording forgotten" \
         bash -c "! curl -sf $URL/metrics | grep -q 'pid=\"$late\"'"
+    ! curl -sf "$URL/metrics" | grep -q "pid=\"$old\"" || fail "the old recording is listed"
     kill -0 "$SPID" || fail "the collector died"
 }
 
