@@ -21,7 +21,7 @@
  * the loop goes on meanwhile and a failure costs the child only.
  *
  * With --dump-dir, a process's heap profile is also written there when its live heap passes
- * --dump-threshold bytes, and again each time it sets a new high mark at least 1/16 above the
+ * --dump-threshold bytes (or a share of its cgroup memory limit, cgroup.c), and again each time it sets a new high mark at least 1/16 above the
  * last one dumped (jemalloc's prof.gdump, a memory-threshold dump); the directory keeps the
  * newest --dump-keep of them.
  */
@@ -62,7 +62,7 @@ typedef struct {
 typedef struct {
     uint32_t pid, recording;
     double mark;
-    int above;
+    int above, seen;
 } dumpmark_t;
 
 /* A report being made by a child process. */
@@ -83,6 +83,7 @@ typedef struct {
     size_t npend;
     const char *dump_dir;
     double dump_threshold;
+    double dump_share;          /* --dump-threshold N%: of the process's memory limit */
     unsigned dump_keep;
     dumpmark_t *marks;
     size_t nmarks, capmarks;
@@ -124,8 +125,9 @@ static void usage_serve(FILE *f)
             "                      one; the address taken is printed on stderr)\n"
             "  --dump-dir DIR      write heap profiles there on a trigger:\n"
             "  --dump-threshold B  when a process's live heap passes B bytes (K, M, G\n"
-            "                      suffixes: KiB, MiB, GiB), and at each new high mark at\n"
-            "                      least 1/16 above the last one dumped\n"
+            "                      suffixes: KiB, MiB, GiB) or N%% of the memory limit of\n"
+            "                      its control groups, and at each new high mark at least\n"
+            "                      1/16 above the last one dumped\n"
             "  --dump-keep N       keep the newest N dumps in DIR (default 16)\n"
             "  -h, --help          show this help\n"
             "\n"
@@ -732,6 +734,8 @@ static void dump_one(serve_t *sv, size_t i, const sv__info_t *in)
 
 static void check_dumps(serve_t *sv)
 {
+    for (size_t k = 0; k < sv->nmarks; k++)
+        sv->marks[k].seen = 0;
     for (size_t i = 0; i < sv__host_count(sv->host); i++) {
         sv__info_t in;
         sv__host_info(sv->host, i, &in);
@@ -744,10 +748,18 @@ static void check_dumps(serve_t *sv)
         if (k == sv->nmarks) {
             if (cli__grow(&sv->marks, &sv->capmarks, sv->nmarks, sizeof *sv->marks, 16) != 0)
                 return;
-            sv->marks[sv->nmarks++] = (dumpmark_t){in.pid, in.recording, 0, 0};
+            sv->marks[sv->nmarks++] = (dumpmark_t){in.pid, in.recording, 0, 0, 0};
         }
         dumpmark_t *m = &sv->marks[k];
-        if (in.live_bytes < sv->dump_threshold) {
+        m->seen = 1;
+        double threshold = sv->dump_threshold;
+        if (sv->dump_share) {
+            uint64_t limit;
+            if (sv__cgroup_limit(in.pid, &limit) != 0)
+                continue; /* no limit: no share of it to pass */
+            threshold = sv->dump_share / 100 * (double)limit;
+        }
+        if (in.live_bytes < threshold) {
             m->above = 0;
             continue;
         }
@@ -758,6 +770,12 @@ static void check_dumps(serve_t *sv)
             m->mark = in.live_bytes;
         dump_one(sv, i, &in);
     }
+    /* The marks of processes no longer followed go, so a week of processes leaves none. */
+    size_t keep = 0;
+    for (size_t k = 0; k < sv->nmarks; k++)
+        if (sv->marks[k].seen)
+            sv->marks[keep++] = sv->marks[k];
+    sv->nmarks = keep;
 }
 
 /* ---- The command ---- */
@@ -807,9 +825,19 @@ int cli__cmd_serve(int argc, char **argv)
         default: return cli__option_error(c, argv, longs, "a value", "rheap serve --help");
         }
     }
-    if (threshold && !(sv.dump_threshold = parse_bytes(threshold))) {
-        cli__error(stderr, "--dump-threshold: expected bytes from 1 (digits, then K, M or G), "
-                           "got '%s'", threshold);
+    size_t tlen = threshold ? strlen(threshold) : 0;
+    if (tlen > 1 && threshold[tlen - 1] == '%') {
+        char digits[16];
+        snprintf(digits, sizeof digits, "%.*s", (int)(tlen - 1), threshold);
+        sv.dump_share = (double)number(digits, 100);
+        if (!sv.dump_share) {
+            cli__error(stderr, "--dump-threshold: expected a share from 1%% to 100%%, got '%s'",
+                       threshold);
+            return RHEAP_EXIT_USAGE;
+        }
+    } else if (threshold && !(sv.dump_threshold = parse_bytes(threshold))) {
+        cli__error(stderr, "--dump-threshold: expected bytes from 1 (digits, then K, M or G) "
+                           "or a share of the memory limit (N%%), got '%s'", threshold);
         return RHEAP_EXIT_USAGE;
     }
     if (keep && !(sv.dump_keep = (unsigned)number(keep, 1000000))) {

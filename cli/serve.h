@@ -132,6 +132,12 @@ void sv__http_defer(sv__http_t *s, int client, int seconds);
 void sv__http_respond(sv__http_t *s, int client, int status, const char *type,
                       const void *body, size_t len);
 
+/* ---- cgroup.c: memory limits ---- */
+
+/* The memory limit of process pid's control groups (v1 or v2), the smallest of its groups and
+ * their ancestors, into *limit. 0, or -1 when it has none (or it cannot be read). */
+int sv__cgroup_limit(uint32_t pid, uint64_t *limit);
+
 /* ---- serve.c, snapshot.c: the commands ---- */
 int cli__cmd_serve(int argc, char **argv);
 int cli__cmd_snapshot(int argc, char **argv);

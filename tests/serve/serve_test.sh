@@ -16,6 +16,8 @@
 #   robust     malformed, huge, slow and too many requests; the collector answers on
 #   dumps      --dump-dir: dumps when the heap passes the threshold and at new high marks,
 #              at most --dump-keep kept
+#   cgroup     --dump-threshold 50%: a holder in a memory cgroup limited to 64 MiB is dumped once
+#              its heap passes 32 MiB
 #   perms      a collector run by another user follows that user's recordings only
 #   flat       a profile-mode program allocating without end at a tiny interval: the
 #              collector's memory for it stays flat while it reads every new sample
@@ -436,6 +438,49 @@ case_flat() {
     live=$(metric rheap_live_bytes "$a")
     awk -v l="$live" -v t=$((4 * MIB)) 'BEGIN { exit !(l > t * 0.5 && l < t * 1.5) }' ||
         fail "live bytes $live"
+}
+
+case_cgroup() {
+    need go
+    [ "$(id -u)" = 0 ] || skip "needs root, to make a memory cgroup"
+    local cg file
+    if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
+        grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+        cg=/sys/fs/cgroup/rheap-test-$$ file=memory.max
+    elif [ -d /sys/fs/cgroup/memory ]; then
+        cg=/sys/fs/cgroup/memory/rheap-test-$$ file=memory.limit_in_bytes
+    else
+        skip "no memory cgroup hierarchy"
+    fi
+    mkdir "$cg" 2>/dev/null || skip "cannot make a cgroup under $(dirname "$cg")"
+    CLEANUP+=("rmdir $cg")
+    echo $((64 * MIB)) >"$cg/$file" || skip "cannot set $cg/$file"
+    mkdir dumps
+    start_serve --dump-dir dumps --dump-threshold 50% --dump-keep 100
+    # 40 blocks of 1 MiB, one every 40 ms, inside the group; its heap passes 32 MiB.
+    sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
+        env LD_PRELOAD="$PRELOAD" RHEAP_DIR="$REC" HOLDER_STEP_MS=40 "$HOLDER" 40 $MIB \
+        "$WORK/a.stop" >a.out 2>a.err </dev/null &
+    local h=$!
+    # Before the cleanup removes the group, the holder must be gone from it.
+    CLEANUP=("touch $WORK/a.stop; wait $h" "${CLEANUP[@]}")
+    wait_for "the holder's whole heap" grep -q '^ready' a.out
+    local a
+    a=$(awk '/^ready/ {print $2}' a.out)
+    wait_for "the holder in /metrics" metric_is rheap_live_blocks "$a" 42
+    sleep 0.5
+    local files=(dumps/rheap-heap-*-pid"$a".pb.gz)
+    [ -f "${files[0]}" ] || fail "no dump: $(cat "$WORK/serve.err")"
+    # The first dump came when the heap passed half the limit: at least 32 MiB of the
+    # threshold, not yet the whole 40.
+    local v
+    v=$(inuse_line "${files[0]}")
+    [ "$v" -ge $((32 * MIB - 4096 - 320)) ] && [ "$v" -lt $((40 * MIB)) ] ||
+        fail "first dump at $v bytes"
+    # A process in no limited group is not dumped: the collector itself runs in the parent.
+    start_holder b 40 $MIB
+    sleep 0.5
+    ! ls dumps | grep -q "pid$HPID" || fail "a process without a limit was dumped"
 }
 
 case_perms() {
