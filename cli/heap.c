@@ -11,11 +11,10 @@
  *
  * Threads write their files independently, so one scan can read a free from one thread before
  * the allocation, in another thread, of the block it ends, or an allocation before the free of
- * the previous block at that address. The time stamps decide (FORMAT.md: a free is stamped before
- * the real free, an allocation after the real allocation): an address keeps only its newest
- * block; a free ends the block only when it is later than the block's allocation; a free that
- * finds no block leaves a tombstone, so an older allocation read afterwards is known dead. The
- * tombstones are dropped once every thread has written past them.
+ * the previous block at that address. The time stamps decide (on_free, on_alloc): an address
+ * keeps only its newest block; every free raises the address's tombstone, the latest free time
+ * read there, and an allocation older than it is dead. Tombstones go once every thread has
+ * written past them (prune_tombs). ../docs/COLLECTOR.md tells the rules in full.
  *
  * Profile mode (FORMAT.md section 3a): each sampled block stands for 1/p blocks and size/p
  * bytes (rheap_profile_weight); frees of unsampled addresses find no block and are dropped. The
@@ -45,6 +44,7 @@ typedef struct {
     uint64_t t;
     uint64_t size;
     uint32_t stack;            /* index into the process's stacks + 1; 0: no backtrace */
+    uint32_t thread;           /* index of the thread file it was read from */
 } block_t;
 
 /* Open addressing by address, linear probing, deletion by backward shift. */
@@ -64,6 +64,9 @@ typedef struct {
     rip_reader_t *r;           /* NULL until its first block is written */
     int done;                  /* read to its end */
     uint64_t last_t;           /* the latest event read */
+    uint64_t floor;            /* no event of the file is older: see prune_tombs */
+    int caught_up;             /* the last read took every record committed (staged file) */
+    uint64_t caught_up_at;     /* when, in the recording's time */
     uint32_t *ids;             /* the file's stack ids -> stack index + 1 */
     size_t nids;
     seg_t *segs;
@@ -78,6 +81,8 @@ struct sv__proc {
     uint32_t pid, recording;
     char *exe, *cmdline;
     uint64_t start_wall_ns, interval;
+    uint64_t start_ns;         /* CLOCK_MONOTONIC when recording began: event times count from it */
+    uint64_t unseen;           /* thread files found from now on hold no event before this */
     int have_process;          /* the process file's process record was read */
     off_t process_size;        /* the process file's size when last read */
     sv__state_t state;
@@ -321,32 +326,37 @@ static void block_add(sv__proc_t *p, const block_t *b, double sign)
     }
 }
 
-static void on_free(sv__proc_t *p, uint64_t addr, uint64_t t)
+/* A free of addr at time t read from thread file `thread`. The time stamps order it against the
+ * blocks at addr (FORMAT.md: a free is stamped before the real free, an allocation after the
+ * real allocation; at equal times, a free of another thread comes first, as the converter's
+ * merge orders them, and one of the same thread in its file's order). */
+static void on_free(sv__proc_t *p, uint64_t addr, uint64_t t, uint32_t thread)
 {
-    block_t *b = bm_find(&p->live, addr);
-    if (b && b->t <= t) {
-        block_add(p, b, -1);
-        bm_del(&p->live, b);
-        return;
-    }
-    if (b)
-        return; /* the free of an older block at this address, already replaced */
-    /* No block: its allocation is in a file not read this far, or it was never sampled. */
+    /* The latest free of the address: an allocation there older than it is dead, whichever
+     * free ended it (several can be pending when threads are read unevenly). */
     block_t *tb = bm_find(&p->tombs, addr);
     if (tb) {
         if (t > tb->t)
             tb->t = t;
     } else {
         block_t nt = {.addr = addr, .t = t};
-        bm_put(&p->tombs, &nt);
+        bm_put(&p->tombs, &nt); /* out of memory: only less ordering knowledge */
     }
+    block_t *b = bm_find(&p->live, addr);
+    if (b && (b->t < t || (b->t == t && b->thread == thread))) {
+        block_add(p, b, -1);
+        bm_del(&p->live, b);
+    }
+    /* Else the free of an older block, replaced already, or of a block in a file not read this
+     * far (or never sampled): the tombstone answers for it. */
 }
 
-static int on_alloc(sv__proc_t *p, thread_t *th, const rip_record_t *rec)
+static int on_alloc(sv__proc_t *p, thread_t *th, uint32_t thread, const rip_record_t *rec)
 {
     if (rec->u.alloc.old_addr)
-        on_free(p, rec->u.alloc.old_addr, rec->u.alloc.old_t);
-    block_t b = {.addr = rec->u.alloc.addr, .t = rec->t, .size = rec->u.alloc.size};
+        on_free(p, rec->u.alloc.old_addr, rec->u.alloc.old_t, thread);
+    block_t b = {.addr = rec->u.alloc.addr, .t = rec->t, .size = rec->u.alloc.size,
+                 .thread = thread};
     uint64_t id = rec->u.alloc.stack;
     if (id && id < th->nids)
         b.stack = th->ids[id];
@@ -366,10 +376,8 @@ static int on_alloc(sv__proc_t *p, thread_t *th, const rip_record_t *rec)
     if (!b.addr)
         return 0;
     block_t *tb = bm_find(&p->tombs, b.addr);
-    if (tb && tb->t >= b.t) {
-        bm_del(&p->tombs, tb);
-        return 0; /* freed already, by a thread read earlier */
-    }
+    if (tb && b.t < tb->t)
+        return 0; /* freed already: a later free of its address was read */
     block_t *old = bm_find(&p->live, b.addr);
     if (old) {
         if (old->t > b.t)
@@ -382,6 +390,23 @@ static int on_alloc(sv__proc_t *p, thread_t *th, const rip_record_t *rec)
         return -1;
     block_add(p, &b, 1);
     return 0;
+}
+
+/* Now, in the recording's time (ns since it began). */
+static uint64_t rel_now(const sv__proc_t *p)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return now > p->start_ns ? now - p->start_ns : 0;
+}
+
+/* How far a stamp may lie behind the moment its record can be seen: the converter's margin
+ * (conversion.c, UNSEEN_MARGIN_NS), 50 ms and a millionth of the time recorded, for clock drift
+ * and the time between a stamp and its commit or its file's creation. */
+static uint64_t margin(uint64_t rel)
+{
+    return 50000000u + rel / 1000;
 }
 
 /* Reads what thread file t holds now. 0, or -1 when out of memory. */
@@ -412,8 +437,13 @@ static int read_thread(sv__host_t *h, sv__proc_t *p, thread_t *t, int final)
     rip_error_t e;
     for (;;) {
         rip_status_t st = rip_reader_next(t->r, &rec, &e);
-        if (st == RIP_AGAIN)
+        if (st == RIP_AGAIN) {
+            /* Every committed record was read: the thread's next one is stamped after about
+             * now (a record is committed right after its stamp). */
+            t->caught_up = rip_reader_staged(t->r);
+            t->caught_up_at = rel_now(p);
             return 0;
+        }
         if (st != RIP_OK) {
             /* The end, or a cut or damaged file: what was read stands. */
             t->done = 1;
@@ -425,13 +455,13 @@ static int read_thread(sv__host_t *h, sv__proc_t *p, thread_t *t, int final)
         case RIP_REC_ALLOC:
             if (rec.t > t->last_t)
                 t->last_t = rec.t;
-            if (on_alloc(p, t, &rec) != 0)
+            if (on_alloc(p, t, (uint32_t)(t - p->threads), &rec) != 0)
                 return -1;
             break;
         case RIP_REC_FREE:
             if (rec.t > t->last_t)
                 t->last_t = rec.t;
-            on_free(p, rec.u.free.addr, rec.t);
+            on_free(p, rec.u.free.addr, rec.t, (uint32_t)(t - p->threads));
             break;
         case RIP_REC_STACK:
             if (define_stack(h, p, t, &rec) != 0)
@@ -507,6 +537,7 @@ static void read_process(sv__proc_t *p)
     const rip_header_t *hd = rip_reader_header(r);
     p->pid = hd->pid;
     p->recording = hd->recording;
+    p->start_ns = hd->start_ns;
     rip_record_t rec;
     while (rip_reader_next(r, &rec, &e) == RIP_OK) {
         if (rec.kind == RIP_REC_PROCESS && !p->have_process) {
@@ -548,6 +579,7 @@ static int find_threads(sv__proc_t *p)
         }
         thread_t *t = &p->threads[p->nthreads];
         memset(t, 0, sizeof *t);
+        t->floor = p->unseen;
         if (!(t->name = strdup(de->d_name))) {
             rc = -1;
             break;
@@ -585,18 +617,29 @@ static void proc_free(sv__proc_t *p)
     free(p);
 }
 
-/* Tombstones older than every thread's latest event can match no allocation still unread. */
+/* Tombstones older than any event still to be read can match no allocation: they go. An event
+ * still to be read is no older than its file's floor (when it was found), its latest event read,
+ * or, when every committed record was read, the moment of that read less the margin; and one in
+ * a file not found yet is no older than p->unseen. */
 static void prune_tombs(sv__proc_t *p)
 {
     if (!p->tombs.used)
         return;
-    uint64_t w = UINT64_MAX;
-    for (size_t i = 0; i < p->nthreads; i++)
-        if (!p->threads[i].done && p->threads[i].last_t < w)
-            w = p->threads[i].last_t;
+    uint64_t w = p->unseen;
+    for (size_t i = 0; i < p->nthreads; i++) {
+        const thread_t *t = &p->threads[i];
+        if (t->done)
+            continue;
+        uint64_t bound = t->floor > t->last_t ? t->floor : t->last_t;
+        if (t->caught_up && t->caught_up_at > margin(t->caught_up_at) &&
+            t->caught_up_at - margin(t->caught_up_at) > bound)
+            bound = t->caught_up_at - margin(t->caught_up_at);
+        if (bound < w)
+            w = bound;
+    }
     if (p->state == SV_ENDED)
         w = UINT64_MAX;
-    for (size_t i = 0; i <= p->tombs.mask;) {
+    for (size_t i = 0; p->tombs.used && i <= p->tombs.mask;) {
         block_t *b = &p->tombs.slots[i];
         if (b->addr && b->t < w)
             bm_del(&p->tombs, b); /* the shift may move a later entry here: look again */
@@ -608,8 +651,11 @@ static void prune_tombs(sv__proc_t *p)
 static int proc_scan(sv__host_t *h, sv__proc_t *p, int final)
 {
     read_process(p);
+    /* A file not in this listing is created after it: its events come later than this. */
+    uint64_t rel = rel_now(p), next_unseen = rel > margin(rel) ? rel - margin(rel) : 0;
     if (find_threads(p) != 0)
         return -1;
+    p->unseen = next_unseen;
     for (size_t i = 0; i < p->nthreads; i++)
         if (read_thread(h, p, &p->threads[i], final) != 0)
             return -1;

@@ -18,6 +18,8 @@
 #              at most --dump-keep kept
 #   cgroup     --dump-threshold 50%: a holder in a memory cgroup limited to 64 MiB is dumped once
 #              its heap passes 32 MiB
+#   threads    16 threads passing every block to another thread to free, followed while they
+#              run: the live heap at the end is exactly the converter's never-freed blocks
 #   perms      a collector run by another user follows that user's recordings only
 #   flat       a profile-mode program allocating without end at a tiny interval: the
 #              collector's memory for it stays flat while it reads every new sample
@@ -481,6 +483,31 @@ case_cgroup() {
     start_holder b 40 $MIB
     sleep 0.5
     ! ls dumps | grep -q "pid$HPID" || fail "a process without a limit was dumped"
+}
+
+case_threads() {
+    need curl
+    start_serve
+    # Nearly every free is made by a thread other than the allocating one, and addresses are
+    # reused across threads at once: the case where reading the threads' files unevenly could
+    # pair a free with the wrong block.
+    env LD_PRELOAD="$PRELOAD" RHEAP_DIR="$REC" "$XTHREADS" 16 150000 >xt.out 2>xt.err </dev/null ||
+        fail "xthreads failed: $(cat xt.err)"
+    local pid
+    pid=$(ls "$REC" | sed -n 's/^rip-\([0-9]*\)$/\1/p')
+    wait_for "its recording ended" \
+        bash -c "curl -sf $URL/metrics | grep -q 'rheap_recording_state{pid=\"$pid\".*state=\"ended\"} 1'"
+    "$RHEAP" convert "$REC/rip-$pid" -o xt.db -q || fail "rheap convert failed"
+    local blocks bytes
+    blocks=$(sqlite3 xt.db "SELECT count(*) FROM allocations WHERE dealloc_after IS NULL")
+    bytes=$(sqlite3 xt.db "SELECT sum(size) FROM allocations WHERE dealloc_after IS NULL")
+    expect_eq "live blocks at the end" "$(metric rheap_live_blocks "$pid")" "$blocks"
+    expect_eq "live bytes at the end" "$(metric rheap_live_bytes "$pid")" "$bytes"
+    expect_eq "calls" "$(metric rheap_allocations_total "$pid")" \
+        "$(sqlite3 xt.db "SELECT count(*) FROM allocations")"
+    local high
+    high=$(metric rheap_live_bytes_high "$pid")
+    [ "$high" -gt "$bytes" ] || fail "no high mark above the end: $high"
 }
 
 case_perms() {
