@@ -565,7 +565,7 @@ static void report_request(serve_t *sv, const sv__request_t *r)
     }
     report_t *rp = &sv->reports[sv->nreports];
     const char *tmp = getenv("TMPDIR");
-    snprintf(rp->dir, sizeof rp->dir, "%s/rheap-report-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    snprintf(rp->dir, sizeof rp->dir, "%s/rheap-report-XXXXXX", tmp && *tmp ? tmp : P_tmpdir);
     if (!mkdtemp(rp->dir)) {
         respond_text(sv, r->client, 500, "no directory for the report: %s\n", strerror(errno));
         return;
