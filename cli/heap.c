@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE /* strndup, memmem */
 #include <dirent.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -86,6 +87,7 @@ struct sv__proc {
     int have_process;          /* the process file's process record was read */
     off_t process_size;        /* the process file's size when last read */
     sv__state_t state;
+    int dropped;               /* no longer followed: its state passed the host's budget */
     double ended_at;           /* monotonic seconds */
     thread_t *threads;
     size_t nthreads, capthreads;
@@ -109,6 +111,7 @@ struct sv__host {
     sv__proc_t **procs;
     size_t nprocs, capprocs;
     rheap_symbols_t *sym;
+    uint64_t budget;           /* most bytes of state per process; 0: no limit */
     char hostname[256];
 };
 
@@ -683,6 +686,49 @@ static int proc_scan(sv__host_t *h, sv__proc_t *p, int final)
     return 0;
 }
 
+/* The bytes the collector holds for p (its tables, as allocated). */
+static uint64_t proc_memory(const sv__proc_t *p)
+{
+    uint64_t m = (p->live.slots ? (p->live.mask + 1) * sizeof(block_t) : 0) +
+                 (p->tombs.slots ? (p->tombs.mask + 1) * sizeof(block_t) : 0) +
+                 p->capstacks * sizeof(sv__stack_t) + p->frames_bytes +
+                 (p->stack_slots ? (p->stack_mask + 1) * sizeof(uint32_t) : 0);
+    for (size_t k = 0; k < p->nthreads; k++)
+        m += p->threads[k].nids * sizeof(uint32_t) + p->threads[k].capsegs * sizeof(seg_t);
+    return m;
+}
+
+/* Stops following p, whose state passed the budget: its tables go, its figures stay as they
+ * were (and say so through `dropped`). */
+static void proc_drop(sv__proc_t *p, uint64_t budget)
+{
+    char held[32], limit[32];
+    cli__human_bytes((long long)proc_memory(p), held, sizeof held);
+    cli__human_bytes((long long)budget, limit, sizeof limit);
+    cli__warning(stderr,
+                 "%s: process %" PRIu32 " no longer followed: its live heap took %s of the "
+                 "collector's memory, more than %s a process (--process-memory)",
+                 p->dir, p->pid, held, limit);
+    for (size_t i = 0; i < p->nthreads; i++)
+        thread_free(&p->threads[i]);
+    free(p->threads);
+    p->threads = NULL;
+    p->nthreads = p->capthreads = 0;
+    for (size_t i = 0; i < p->nstacks; i++)
+        free(p->stacks[i].frames);
+    free(p->stacks);
+    free(p->stack_slots);
+    free(p->live.slots);
+    free(p->tombs.slots);
+    p->stacks = NULL;
+    p->stack_slots = NULL;
+    p->nstacks = p->capstacks = p->stack_mask = 0;
+    p->live = (blockmap_t){0};
+    p->tombs = (blockmap_t){0};
+    p->frames_bytes = 0;
+    p->dropped = 1;
+}
+
 /* ---- The host ---- */
 
 sv__host_t *sv__host_create(const char *const *dirs, size_t ndirs)
@@ -826,8 +872,10 @@ int sv__host_scan(sv__host_t *h, double linger_s)
         int gone = stat(p->dir, &sb) != 0;
         if (!gone && p->state != SV_ENDED) {
             int over = recording_over(h, i);
-            if (proc_scan(h, p, over) != 0)
+            if (!p->dropped && proc_scan(h, p, over) != 0)
                 rc = -1;
+            if (!p->dropped && h->budget && proc_memory(p) > h->budget)
+                proc_drop(p, h->budget);
             if (over) {
                 p->state = SV_ENDED;
                 p->ended_at = now;
@@ -877,13 +925,8 @@ void sv__host_info(const sv__host_t *h, size_t i, sv__info_t *o)
     o->high_bytes = p->high_bytes;
     o->nstacks = p->nstacks;
     o->stacks = p->stacks;
-    o->memory = (p->live.mask + 1) * sizeof(block_t) * !!p->live.slots +
-                (p->tombs.mask + 1) * sizeof(block_t) * !!p->tombs.slots +
-                p->capstacks * sizeof(sv__stack_t) + p->frames_bytes +
-                (p->stack_mask + 1) * sizeof(uint32_t) * !!p->stack_slots;
-    for (size_t k = 0; k < p->nthreads; k++)
-        o->memory += p->threads[k].nids * sizeof(uint32_t) +
-                     p->threads[k].capsegs * sizeof(seg_t);
+    o->memory = proc_memory(p);
+    o->dropped = p->dropped;
 }
 
 long sv__host_find(const sv__host_t *h, uint32_t pid)
@@ -893,6 +936,11 @@ long sv__host_find(const sv__host_t *h, uint32_t pid)
         if (h->procs[i]->pid == pid)
             found = (long)i;
     return found;
+}
+
+void sv__host_budget(sv__host_t *h, uint64_t bytes)
+{
+    h->budget = bytes;
 }
 
 rheap_symbols_t *sv__host_symbols(sv__host_t *h)

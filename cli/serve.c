@@ -129,6 +129,9 @@ static void usage_serve(FILE *f)
             "                      its control groups, and at each new high mark at least\n"
             "                      1/16 above the last one dumped\n"
             "  --dump-keep N       keep the newest N dumps in DIR (default 16)\n"
+            "  --process-memory B  stop following a process whose live heap takes more than\n"
+            "                      B bytes of the collector's memory (default 256M; a\n"
+            "                      profile-mode process takes a few KiB to a few MiB)\n"
             "  -h, --help          show this help\n"
             "\n"
             "Runs until interrupted (SIGINT, SIGTERM); exit status 0, 1 for a usage error or\n"
@@ -199,7 +202,7 @@ static size_t pick(serve_t *sv, long pid, size_t *idx)
     for (size_t i = 0; i < sv__host_count(sv->host); i++) {
         sv__info_t in;
         sv__host_info(sv->host, i, &in);
-        if (in.state != SV_ENDED && sv__host_find(sv->host, in.pid) == (long)i)
+        if (in.state != SV_ENDED && !in.dropped && sv__host_find(sv->host, in.pid) == (long)i)
             idx[n++] = i;
     }
     return n;
@@ -253,6 +256,18 @@ static void profile_request(serve_t *sv, const sv__request_t *r, int allocs)
         free(idx);
         respond_text(sv, r->client, 404, "no recording of process %ld is followed\n", pid);
         return;
+    }
+    if (pid >= 0) {
+        sv__info_t in;
+        sv__host_info(sv->host, idx[0], &in);
+        if (in.dropped) {
+            free(idx);
+            respond_text(sv, r->client, 503,
+                         "process %ld is no longer followed: its live heap took more of the "
+                         "collector's memory than --process-memory allows\n",
+                         pid);
+            return;
+        }
     }
     if (!seconds) {
         send_profile(sv, r->client, idx, n, allocs, NULL, 0, 0);
@@ -311,9 +326,11 @@ static void finish_pending(serve_t *sv)
     }
 }
 
-static const char *state_name(sv__state_t s)
+static const char *state_name(const sv__info_t *in)
 {
-    return s == SV_RECORDING ? "recording" : s == SV_OFF ? "off" : "ended";
+    if (in->dropped)
+        return in->state == SV_ENDED ? "ended" : "dropped";
+    return in->state == SV_RECORDING ? "recording" : in->state == SV_OFF ? "off" : "ended";
 }
 
 /* A Prometheus label value: backslash, double quote and newline escaped. */
@@ -370,7 +387,7 @@ static void metrics(serve_t *sv, const sv__request_t *r)
             label_value(f, in.exe);
             fprintf(f, "\",mode=\"%s\"", in.interval ? "profile" : "trace");
             if (s == 6)
-                fprintf(f, ",state=\"%s\"", state_name(in.state));
+                fprintf(f, ",state=\"%s\"", state_name(&in));
             fputs("} ", f);
             switch (s) {
             case 0: fprintf(f, "%.0f\n", in.live_bytes); break;
@@ -451,8 +468,8 @@ static void index_page(serve_t *sv, const sv__request_t *r)
                 "</td><td class=n>%" PRIu32 "</td><td class=\"%s\">%s</td><td>%s</td>"
                 "<td class=n>%s%s</td><td class=n>%.0f</td><td class=n>%s</td>"
                 "<td class=n>%s/s</td><td><code>",
-                in.pid, in.live_bytes, in.pid, in.recording, state_name(in.state),
-                state_name(in.state), in.interval ? "profile" : "trace",
+                in.pid, in.live_bytes, in.pid, in.recording, state_name(&in),
+                state_name(&in), in.interval ? "profile" : "trace",
                 in.interval ? "~" : "", live, in.live_blocks, alloc, rate);
         html_text(f, in.cmdline[0] ? in.cmdline : in.exe);
         fputs("</code></td><td>", f);
@@ -739,7 +756,7 @@ static void check_dumps(serve_t *sv)
     for (size_t i = 0; i < sv__host_count(sv->host); i++) {
         sv__info_t in;
         sv__host_info(sv->host, i, &in);
-        if (in.state == SV_ENDED)
+        if (in.state == SV_ENDED || in.dropped)
             continue;
         size_t k = 0;
         while (k < sv->nmarks &&
@@ -800,16 +817,18 @@ static double parse_bytes(const char *s)
 
 int cli__cmd_serve(int argc, char **argv)
 {
-    enum { O_LISTEN = 0x2001, O_DUMP_DIR, O_DUMP_THRESHOLD, O_DUMP_KEEP };
+    enum { O_LISTEN = 0x2001, O_DUMP_DIR, O_DUMP_THRESHOLD, O_DUMP_KEEP, O_PROCESS_MEMORY };
     static const struct option longs[] = {
         {"listen", required_argument, NULL, O_LISTEN},
         {"dump-dir", required_argument, NULL, O_DUMP_DIR},
         {"dump-threshold", required_argument, NULL, O_DUMP_THRESHOLD},
         {"dump-keep", required_argument, NULL, O_DUMP_KEEP},
+        {"process-memory", required_argument, NULL, O_PROCESS_MEMORY},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *listen_at = "127.0.0.1:6060", *threshold = NULL, *keep = NULL;
+    const char *budget = "256M";
     serve_t sv = {0};
     sv.dump_keep = 16;
     int c;
@@ -821,6 +840,7 @@ int cli__cmd_serve(int argc, char **argv)
         case O_DUMP_DIR: sv.dump_dir = optarg; break;
         case O_DUMP_THRESHOLD: threshold = optarg; break;
         case O_DUMP_KEEP: keep = optarg; break;
+        case O_PROCESS_MEMORY: budget = optarg; break;
         case 'h': usage_serve(stdout); return RHEAP_EXIT_OK;
         default: return cli__option_error(c, argv, longs, "a value", "rheap serve --help");
         }
@@ -838,6 +858,12 @@ int cli__cmd_serve(int argc, char **argv)
     } else if (threshold && !(sv.dump_threshold = parse_bytes(threshold))) {
         cli__error(stderr, "--dump-threshold: expected bytes from 1 (digits, then K, M or G) "
                            "or a share of the memory limit (N%%), got '%s'", threshold);
+        return RHEAP_EXIT_USAGE;
+    }
+    double budget_bytes = parse_bytes(budget);
+    if (!budget_bytes) {
+        cli__error(stderr, "--process-memory: expected bytes from 1 (digits, then K, M or G), "
+                           "got '%s'", budget);
         return RHEAP_EXIT_USAGE;
     }
     if (keep && !(sv.dump_keep = (unsigned)number(keep, 1000000))) {
@@ -873,6 +899,7 @@ int cli__cmd_serve(int argc, char **argv)
         cli__error(stderr, "out of memory");
         return RHEAP_EXIT_INPUT;
     }
+    sv__host_budget(sv.host, (uint64_t)budget_bytes);
     struct sigaction sa = {0}, ign = {0};
     sa.sa_handler = on_stop;
     sigemptyset(&sa.sa_mask);

@@ -53,6 +53,7 @@ typedef struct {
     size_t nstacks;
     const sv__stack_t *stacks;
     uint64_t memory;          /* bytes the collector holds for it */
+    int dropped;              /* no longer followed (sv__host_budget): the figures are the last */
 } sv__info_t;
 
 typedef struct sv__host sv__host_t;
@@ -66,6 +67,10 @@ void sv__host_destroy(sv__host_t *h);
  * directory is gone or that ended more than `linger_s` seconds ago. Never blocks on a
  * recording. 0, or -1 when out of memory (what was read stays). */
 int sv__host_scan(sv__host_t *h, double linger_s);
+/* The most bytes of state the collector keeps for one process (0, the default: no limit). A
+ * process whose state passes it is no longer followed, with a warning on stderr: its tables are
+ * freed and its figures stay as they were. */
+void sv__host_budget(sv__host_t *h, uint64_t bytes);
 /* The processes, ordered by pid then recording. */
 size_t sv__host_count(const sv__host_t *h);
 void sv__host_info(const sv__host_t *h, size_t i, sv__info_t *out);

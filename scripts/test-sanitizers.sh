@@ -71,7 +71,7 @@ cross() {
     done
     # The collector (rheap serve, rheap snapshot) sanitized, following the plain build's
     # recordings of the plain build's holder: its reader, HTTP parser and profile writer.
-    for c in snapshot pprof metrics index lifecycle profile robust dumps flat cgroup threads perms; do
+    for c in snapshot pprof metrics index lifecycle profile robust dumps flat cgroup threads budget perms; do
         if env RHEAP="$ROOT/$dir/cli/rheap" RHEAP_LIB="$ROOT/build-rel/libtrace/librheap.so" \
                HOLDER="$ROOT/build-rel/tests/serve/serve_holder" SRC="$ROOT" \
                XTHREADS="$ROOT/build-rel/tests/stress/stress_xthreads" \

@@ -20,6 +20,8 @@
 #              its heap passes 32 MiB
 #   threads    16 threads passing every block to another thread to free, followed while they
 #              run: the live heap at the end is exactly the converter's never-freed blocks
+#   budget     --process-memory: a process whose live heap takes more of the collector's memory
+#              is no longer followed (state dropped, its tables freed); a small one still is
 #   perms      a collector run by another user follows that user's recordings only
 #   flat       a profile-mode program allocating without end at a tiny interval: the
 #              collector's memory for it stays flat while it reads every new sample
@@ -505,6 +507,28 @@ case_threads() {
     expect_eq "live bytes at the end" "$(metric rheap_live_bytes "$pid")" "$bytes"
     expect_eq "calls" "$(metric rheap_allocations_total "$pid")" \
         "$(sqlite3 xt.db "SELECT count(*) FROM allocations")"
+}
+
+case_budget() {
+    need curl
+    start_holder small 3 $MIB
+    local small=$HPID
+    start_holder big 20000 16
+    local big=$HPID
+    start_serve --process-memory 200K
+    wait_for "the big one dropped" \
+        bash -c "curl -sf $URL/metrics | grep -q 'rheap_recording_state{pid=\"$big\".*state=\"dropped\"} 1'"
+    grep -q "process $big no longer followed: its live heap took .* more than 200.0 KiB a process" \
+        "$WORK/serve.err" || fail "no warning: $(cat "$WORK/serve.err")"
+    expect_eq "memory held for the dropped one" "$(metric rheap_collector_memory_bytes "$big")" 0
+    expect_eq "heap of the dropped one" \
+        "$(curl -s -o /dev/null -w '%{http_code}' "$URL/debug/pprof/heap?pid=$big")" 503
+    wait_for "the small one" metric_is rheap_live_blocks "$small" 5
+    expect_eq "state of the small one" \
+        "$(metric rheap_recording_state "$small" 'state="recording"')" 1
+    local m
+    m=$(metric rheap_collector_memory_bytes "$small")
+    [ "$m" -gt 0 ] && [ "$m" -le $((200 * 1024)) ] || fail "memory for the small one: $m"
 }
 
 case_perms() {
