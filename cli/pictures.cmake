@@ -43,6 +43,6 @@ add_custom_command(
   COMMENT "Embedding the HTML report's page")
 
 target_sources(rheap PRIVATE export.c diff.c pprof.c html.c heap.c heapprof.c http.c serve.c
-  snapshot.c cgroup.c ${_rheap_pb}.c ${_rheap_html_c})
+  servepages.c reports.c dumps.c snapshot.c cgroup.c ${_rheap_pb}.c ${_rheap_html_c})
 target_include_directories(rheap PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
 target_link_libraries(rheap PRIVATE PkgConfig::PROTOBUF_C PkgConfig::ZLIB)

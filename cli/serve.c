@@ -15,21 +15,12 @@
  *                               they are written, made on demand
  *
  * One thread does everything: between two rounds of the HTTP server it scans the recordings,
- * so a profile is always made from state at most one scan old, and no lock is needed. A report
- * needs a conversion, seconds for a big recording: a child process makes it (fork, then the
- * converter and the page writer as `rheap snapshot -o DB` and `rheap report --html` would), so
- * the loop goes on meanwhile and a failure costs the child only.
- *
- * With --dump-dir, a process's heap profile is also written there when its live heap passes
- * --dump-threshold bytes (or a share of its cgroup memory limit, cgroup.c), and again each time it sets a new high mark at least 1/16 above the
- * last one dumped (jemalloc's prof.gdump, a memory-threshold dump); the directory keeps the
- * newest --dump-keep of them.
+ * so a profile is always made from state at most one scan old, and no lock is needed. This file
+ * is the command, the loop and the profile requests (delta ones wait in a list); the pages are
+ * servepages.c's, the reports reports.c's (made by child processes), the dumps on a trigger
+ * dumps.c's.
  */
-#define _GNU_SOURCE
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
+#define _GNU_SOURCE /* open_memstream */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -60,36 +51,12 @@ typedef struct {
 } pending_t;
 
 typedef struct {
-    uint32_t pid, recording;
-    double mark;
-    int above, seen;
-} dumpmark_t;
-
-/* A report being made by a child process. */
-typedef struct {
-    int client;
-    pid_t child;
-    double due;
-    char dir[4096];           /* its private directory: report.db, report.html, errors */
-} report_t;
-
-#define MAX_REPORTS 2
-#define REPORT_S 120
-
-typedef struct {
     sv__host_t *host;
     sv__http_t *http;
     pending_t pend[64];
     size_t npend;
-    const char *dump_dir;
-    double dump_threshold;
-    double dump_share;          /* --dump-threshold N%: of the process's memory limit */
-    unsigned dump_keep;
-    dumpmark_t *marks;
-    size_t nmarks, capmarks;
-    unsigned long dump_seq;
-    report_t reports[MAX_REPORTS];
-    size_t nreports;
+    sv__dumps_t dumps;
+    sv__reports_t reports;
 } serve_t;
 
 static volatile sig_atomic_t stop;
@@ -326,241 +293,25 @@ static void finish_pending(serve_t *sv)
     }
 }
 
-static const char *state_name(const sv__info_t *in)
-{
-    if (in->dropped)
-        return in->state == SV_ENDED ? "ended" : "dropped";
-    return in->state == SV_RECORDING ? "recording" : in->state == SV_OFF ? "off" : "ended";
-}
-
-/* A Prometheus label value: backslash, double quote and newline escaped. */
-static void label_value(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"')
-            fprintf(f, "\\%c", *s);
-        else if (*s == '\n')
-            fputs("\\n", f);
-        else
-            fputc(*s, f);
-    }
-}
-
-static void metrics(serve_t *sv, const sv__request_t *r)
+/* Answers with what write makes of the host. */
+static void send_text(serve_t *sv, int client, const char *type,
+                      void (*write)(const sv__host_t *h, FILE *f))
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) {
-        respond_text(sv, r->client, 500, "out of memory\n");
+        respond_text(sv, client, 500, "out of memory\n");
         return;
     }
-    static const struct {
-        const char *name, *type, *help;
-    } series[] = {
-        {"rheap_live_bytes", "gauge",
-         "Bytes in blocks allocated and not freed, now (an estimate in profile mode)."},
-        {"rheap_live_blocks", "gauge", "Blocks allocated and not freed, now (an estimate in "
-                                       "profile mode)."},
-        {"rheap_live_bytes_high", "gauge", "The most live bytes seen since the collector began "
-                                           "following the recording."},
-        {"rheap_allocated_bytes_total", "counter",
-         "Bytes asked for by allocating calls since recording began."},
-        {"rheap_allocations_total", "counter", "Allocating calls since recording began."},
-        {"rheap_allocation_rate_bytes", "gauge",
-         "Bytes allocated per second over the last few seconds."},
-        {"rheap_recording_state", "gauge",
-         "1 for the recording's state: recording, off (turned off) or ended (process gone or "
-         "exec'ed)."},
-        {"rheap_collector_memory_bytes", "gauge",
-         "Memory the collector holds for the recording (live blocks, stacks)."},
-    };
-    size_t n = sv__host_count(sv->host);
-    for (size_t s = 0; s < sizeof series / sizeof *series; s++) {
-        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", series[s].name, series[s].help,
-                series[s].name, series[s].type);
-        for (size_t i = 0; i < n; i++) {
-            sv__info_t in;
-            sv__host_info(sv->host, i, &in);
-            fprintf(f, "%s{pid=\"%" PRIu32 "\",recording=\"%" PRIu32 "\",exe=\"", series[s].name,
-                    in.pid, in.recording);
-            label_value(f, in.exe);
-            fprintf(f, "\",mode=\"%s\"", in.interval ? "profile" : "trace");
-            if (s == 6)
-                fprintf(f, ",state=\"%s\"", state_name(&in));
-            fputs("} ", f);
-            switch (s) {
-            case 0: fprintf(f, "%.0f\n", in.live_bytes); break;
-            case 1: fprintf(f, "%.0f\n", in.live_blocks); break;
-            case 2: fprintf(f, "%.0f\n", in.high_bytes); break;
-            case 3: fprintf(f, "%.0f\n", in.alloc_bytes); break;
-            case 4: fprintf(f, "%.0f\n", in.alloc_blocks); break;
-            case 5: fprintf(f, "%.1f\n", in.rate); break;
-            case 6: fputs("1\n", f); break;
-            default: fprintf(f, "%" PRIu64 "\n", in.memory); break;
-            }
-        }
-    }
-    fprintf(f, "# HELP rheap_collector_processes Recordings the collector follows.\n"
-               "# TYPE rheap_collector_processes gauge\nrheap_collector_processes %zu\n",
-            n);
+    write(sv->host, f);
     if (fclose(f) != 0) {
         free(buf);
-        respond_text(sv, r->client, 500, "out of memory\n");
+        respond_text(sv, client, 500, "out of memory\n");
         return;
     }
-    sv__http_respond(sv->http, r->client, 200, "text/plain; version=0.0.4; charset=utf-8", buf,
-                     len);
+    sv__http_respond(sv->http, client, 200, type, buf, len);
     free(buf);
-}
-
-static void html_text(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
-static void index_page(serve_t *sv, const sv__request_t *r)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) {
-        respond_text(sv, r->client, 500, "out of memory\n");
-        return;
-    }
-    fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>rheap serve: ");
-    html_text(f, sv__host_name(sv->host));
-    fputs("</title>\n<style>\n"
-          "body{font:14px system-ui,sans-serif;margin:2em;color:#222}\n"
-          "table{border-collapse:collapse}th,td{padding:.3em .8em;border-bottom:1px solid #ddd}\n"
-          "th{text-align:left;background:#f3f3f3}td.n{text-align:right;white-space:nowrap;font-variant-numeric:"
-          "tabular-nums}\n.recording{color:#070}.off{color:#a60}.ended{color:#888}\n"
-          "code{font-size:12px}</style></head><body>\n<h1>rheap serve on ",
-          f);
-    html_text(f, sv__host_name(sv->host));
-    size_t n = sv__host_count(sv->host);
-    fprintf(f, "</h1>\n<p id=\"count\">%zu recording%s followed. Profiles: "
-               "<a href=\"/debug/pprof/heap\">heap of every process</a>, "
-               "<a href=\"/debug/pprof/allocs\">allocations of every process</a>, "
-               "<a href=\"/metrics\">metrics</a>.</p>\n",
-            n, n == 1 ? "" : "s");
-    fputs("<table id=\"processes\"><tr><th>pid</th><th>recording</th><th>state</th>"
-          "<th>mode</th><th>live heap</th><th>live blocks</th><th>allocated</th>"
-          "<th>rate</th><th>program</th><th>profiles</th></tr>\n",
-          f);
-    for (size_t i = 0; i < n; i++) {
-        sv__info_t in;
-        sv__host_info(sv->host, i, &in);
-        char live[32], alloc[32], rate[40];
-        cli__human_bytes((long long)in.live_bytes, live, sizeof live);
-        cli__human_bytes((long long)in.alloc_bytes, alloc, sizeof alloc);
-        cli__human_bytes((long long)in.rate, rate, sizeof rate);
-        fprintf(f,
-                "<tr data-pid=\"%" PRIu32 "\" data-live-bytes=\"%.0f\"><td class=n>%" PRIu32
-                "</td><td class=n>%" PRIu32 "</td><td class=\"%s\">%s</td><td>%s</td>"
-                "<td class=n>%s%s</td><td class=n>%.0f</td><td class=n>%s</td>"
-                "<td class=n>%s/s</td><td><code>",
-                in.pid, in.live_bytes, in.pid, in.recording, state_name(&in),
-                state_name(&in), in.interval ? "profile" : "trace",
-                in.interval ? "~" : "", live, in.live_blocks, alloc, rate);
-        html_text(f, in.cmdline[0] ? in.cmdline : in.exe);
-        fputs("</code></td><td>", f);
-        if (sv__host_find(sv->host, in.pid) == (long)i)
-            fprintf(f,
-                    "<a href=\"/debug/pprof/heap?pid=%" PRIu32 "\">heap</a> "
-                    "<a href=\"/debug/pprof/allocs?pid=%" PRIu32 "\">allocs</a> "
-                    "<a href=\"/report?pid=%" PRIu32 "\">report</a>",
-                    in.pid, in.pid, in.pid);
-        else
-            fputs("(superseded)", f);
-        fputs("</td></tr>\n", f);
-    }
-    fputs("</table>\n<p>Fetch a profile with <code>go tool pprof http://HOST:PORT/debug/pprof/"
-          "heap?pid=PID</code>. Values of profile-mode recordings (~) are estimates.</p>\n"
-          "</body></html>\n",
-          f);
-    if (fclose(f) != 0) {
-        free(buf);
-        respond_text(sv, r->client, 500, "out of memory\n");
-        return;
-    }
-    sv__http_respond(sv->http, r->client, 200, "text/html; charset=utf-8", buf, len);
-    free(buf);
-}
-
-
-/* ---- Reports, made by a child process ---- */
-
-typedef struct {
-    char **dirs;
-    size_t n, next;
-} report_inputs_t;
-
-static const char *report_next(void *user)
-{
-    report_inputs_t *in = user;
-    return in->next < in->n ? in->dirs[in->next++] : NULL;
-}
-
-static int report_growing(void *user, const char *dir, int wait)
-{
-    (void)user, (void)dir, (void)wait;
-    return 0;
-}
-
-static void remove_report_dir(const char *dir)
-{
-    static const char *const files[] = {"report.db", "report.html", "errors"};
-    char path[4200];
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        unlink(path);
-    }
-    rmdir(dir);
-}
-
-/* In the child: the recordings of pid converted as far as they are written, then the page.
- * Its messages go to DIR/errors. Never returns. */
-static void make_report(serve_t *sv, uint32_t pid, const char *dir)
-{
-    sv__http_forget(sv->http);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/errors", dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-        dup2(fd, STDERR_FILENO);
-        close(fd);
-    }
-    report_inputs_t in = {0};
-    size_t cap = 0;
-    for (size_t i = 0; i < sv__host_count(sv->host); i++) {
-        sv__info_t info;
-        sv__host_info(sv->host, i, &info);
-        if (info.pid == pid && cli__grow(&in.dirs, &cap, in.n, sizeof *in.dirs, 4) == 0)
-            in.dirs[in.n++] = (char *)info.dir;
-    }
-    rheap_convert_opts_t live = RHEAP_CONVERT_OPTS_INIT;
-    live.next_input = report_next;
-    live.growing = report_growing;
-    live.live_user = &in;
-    char db[4200], html[4200];
-    snprintf(db, sizeof db, "%s/report.db", dir);
-    snprintf(html, sizeof html, "%s/report.html", dir);
-    int rc = cli__convert_cmd(NULL, 0, &live, db, 1, 0, 1, 0);
-    if (rc == RHEAP_EXIT_OK || rc == RHEAP_EXIT_WARNINGS) {
-        char *args[] = {(char *)"--html", (char *)"-o", html, db, NULL};
-        rc = cli__cmd_report_html(4, args);
-    }
-    fflush(stderr);
-    _exit(rc == RHEAP_EXIT_OK ? 0 : 1);
 }
 
 static void report_request(serve_t *sv, const sv__request_t *r)
@@ -575,96 +326,11 @@ static void report_request(serve_t *sv, const sv__request_t *r)
         respond_text(sv, r->client, 404, "no recording of process %lu is followed\n", pid);
         return;
     }
-    if (sv->nreports == MAX_REPORTS) {
-        respond_text(sv, r->client, 503, "%d reports are being made; ask again later\n",
-                     MAX_REPORTS);
-        return;
-    }
-    report_t *rp = &sv->reports[sv->nreports];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(rp->dir, sizeof rp->dir, "%s/rheap-report-XXXXXX", tmp && *tmp ? tmp : P_tmpdir);
-    if (!mkdtemp(rp->dir)) {
-        respond_text(sv, r->client, 500, "no directory for the report: %s\n", strerror(errno));
-        return;
-    }
-    fflush(stderr);
-    pid_t child = fork();
-    if (child == 0)
-        make_report(sv, (uint32_t)pid, rp->dir);
-    if (child < 0) {
-        remove_report_dir(rp->dir);
-        respond_text(sv, r->client, 500, "the report could not be started: %s\n",
-                     strerror(errno));
-        return;
-    }
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    rp->client = r->client;
-    rp->child = child;
-    rp->due = (double)now.tv_sec + now.tv_nsec / 1e9 + REPORT_S;
-    sv->nreports++;
-    sv__http_defer(sv->http, r->client, REPORT_S);
-}
-
-/* Reads a whole small file. NULL when it cannot. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t cap = 0;
-    *len = 0;
-    for (;;) {
-        if (cli__grow(&buf, &cap, *len + 65536, 1, 65536 * 2) != 0) {
-            free(buf);
-            fclose(f);
-            return NULL;
-        }
-        size_t got = fread(buf + *len, 1, cap - *len, f);
-        *len += got;
-        if (got == 0)
-            break;
-    }
-    fclose(f);
-    return buf;
-}
-
-/* Reports whose child is done (or past its time: killed), answered. */
-static void finish_reports(serve_t *sv)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    double t = (double)now.tv_sec + now.tv_nsec / 1e9;
-    for (size_t i = 0; i < sv->nreports;) {
-        report_t *rp = &sv->reports[i];
-        int ws = 0;
-        pid_t done = waitpid(rp->child, &ws, WNOHANG);
-        if (done == 0 && t < rp->due) {
-            i++;
-            continue;
-        }
-        if (done == 0) {
-            kill(rp->child, SIGKILL);
-            waitpid(rp->child, &ws, 0);
-            respond_text(sv, rp->client, 500, "the report took more than %d s\n", REPORT_S);
-        } else {
-            char path[4200];
-            size_t len = 0;
-            int ok = done > 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
-            snprintf(path, sizeof path, "%s/%s", rp->dir, ok ? "report.html" : "errors");
-            char *body = slurp(path, &len);
-            if (ok && body)
-                sv__http_respond(sv->http, rp->client, 200, "text/html; charset=utf-8", body, len);
-            else
-                sv__http_respond(sv->http, rp->client, 500, "text/plain; charset=utf-8",
-                                 body ? body : "the report could not be made\n",
-                                 body ? len : strlen("the report could not be made\n"));
-            free(body);
-        }
-        remove_report_dir(rp->dir);
-        sv->reports[i] = sv->reports[--sv->nreports];
-    }
+    char err[256];
+    int st = sv__report_start(&sv->reports, sv->host, sv->http, r->client, (uint32_t)pid, err,
+                              sizeof err);
+    if (st)
+        respond_text(sv, r->client, st, "%s\n", err);
 }
 
 static void handler(void *user, const sv__request_t *r)
@@ -675,124 +341,14 @@ static void handler(void *user, const sv__request_t *r)
     else if (!strcmp(r->path, "/debug/pprof/allocs"))
         profile_request(sv, r, 1);
     else if (!strcmp(r->path, "/metrics"))
-        metrics(sv, r);
+        send_text(sv, r->client, "text/plain; version=0.0.4; charset=utf-8", sv__metrics_write);
     else if (!strcmp(r->path, "/") || !strcmp(r->path, "/index.html"))
-        index_page(sv, r);
+        send_text(sv, r->client, "text/html; charset=utf-8", sv__index_write);
     else if (!strcmp(r->path, "/report"))
         report_request(sv, r);
     else
         respond_text(sv, r->client, 404,
                      "not found; served: /, /metrics, /debug/pprof/heap, /debug/pprof/allocs\n");
-}
-
-/* ---- Dumps on a trigger ---- */
-
-static int dump_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Removes the oldest dumps beyond the kept count: names sort by time. */
-static void dump_trim(serve_t *sv)
-{
-    DIR *d = opendir(sv->dump_dir);
-    if (!d)
-        return;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (strncmp(e->d_name, "rheap-heap-", 11) || l < 7 || strcmp(e->d_name + l - 6, ".pb.gz"))
-            continue;
-        if (cli__grow(&names, &cap, n, sizeof *names, 32) != 0 || !(names[n] = strdup(e->d_name)))
-            break;
-        n++;
-    }
-    closedir(d);
-    if (n > 1)
-        qsort(names, n, sizeof *names, dump_cmp);
-    for (size_t i = 0; i + sv->dump_keep < n; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", sv->dump_dir, names[i]);
-        unlink(path);
-    }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-}
-
-static void dump_one(serve_t *sv, size_t i, const sv__info_t *in)
-{
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    char stamp[32], path[4096], tmp[4200];
-    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    snprintf(path, sizeof path, "%s/rheap-heap-%s-%06lu-pid%" PRIu32 ".pb.gz", sv->dump_dir, stamp,
-             ++sv->dump_seq, in->pid);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    char err[256] = "";
-    int rc = f ? sv__profile_write(sv->host, &i, 1, 0, NULL, 0, 0, f, err, sizeof err) : -1;
-    if (f && fclose(f) != 0)
-        rc = -1;
-    if (rc != 0 || rename(tmp, path) != 0) {
-        unlink(tmp);
-        cli__warning(stderr, "%s: the heap profile could not be written%s%s", path,
-                     err[0] ? ": " : "", err);
-        return;
-    }
-    char live[32];
-    cli__human_bytes((long long)in->live_bytes, live, sizeof live);
-    cli__note(stderr, "process %" PRIu32 ": live heap %s: wrote %s", in->pid, live, path);
-    dump_trim(sv);
-}
-
-static void check_dumps(serve_t *sv)
-{
-    for (size_t k = 0; k < sv->nmarks; k++)
-        sv->marks[k].seen = 0;
-    for (size_t i = 0; i < sv__host_count(sv->host); i++) {
-        sv__info_t in;
-        sv__host_info(sv->host, i, &in);
-        if (in.state == SV_ENDED || in.dropped)
-            continue;
-        size_t k = 0;
-        while (k < sv->nmarks &&
-               !(sv->marks[k].pid == in.pid && sv->marks[k].recording == in.recording))
-            k++;
-        if (k == sv->nmarks) {
-            if (cli__grow(&sv->marks, &sv->capmarks, sv->nmarks, sizeof *sv->marks, 16) != 0)
-                return;
-            sv->marks[sv->nmarks++] = (dumpmark_t){in.pid, in.recording, 0, 0, 0};
-        }
-        dumpmark_t *m = &sv->marks[k];
-        m->seen = 1;
-        double threshold = sv->dump_threshold;
-        if (sv->dump_share) {
-            uint64_t limit;
-            if (sv__cgroup_limit(in.pid, &limit) != 0)
-                continue; /* no limit: no share of it to pass */
-            threshold = sv->dump_share / 100 * (double)limit;
-        }
-        if (in.live_bytes < threshold) {
-            m->above = 0;
-            continue;
-        }
-        if (m->above && in.live_bytes < m->mark + m->mark / 16)
-            continue;
-        m->above = 1;
-        if (in.live_bytes > m->mark)
-            m->mark = in.live_bytes;
-        dump_one(sv, i, &in);
-    }
-    /* The marks of processes no longer followed go, so a week of processes leaves none. */
-    size_t keep = 0;
-    for (size_t k = 0; k < sv->nmarks; k++)
-        if (sv->marks[k].seen)
-            sv->marks[keep++] = sv->marks[k];
-    sv->nmarks = keep;
 }
 
 /* ---- The command ---- */
@@ -830,14 +386,14 @@ int cli__cmd_serve(int argc, char **argv)
     const char *listen_at = "127.0.0.1:6060", *threshold = NULL, *keep = NULL;
     const char *budget = "256M";
     serve_t sv = {0};
-    sv.dump_keep = 16;
+    sv.dumps.keep = 16;
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
         switch (c) {
         case O_LISTEN: listen_at = optarg; break;
-        case O_DUMP_DIR: sv.dump_dir = optarg; break;
+        case O_DUMP_DIR: sv.dumps.dir = optarg; break;
         case O_DUMP_THRESHOLD: threshold = optarg; break;
         case O_DUMP_KEEP: keep = optarg; break;
         case O_PROCESS_MEMORY: budget = optarg; break;
@@ -849,13 +405,13 @@ int cli__cmd_serve(int argc, char **argv)
     if (tlen > 1 && threshold[tlen - 1] == '%') {
         char digits[16];
         snprintf(digits, sizeof digits, "%.*s", (int)(tlen - 1), threshold);
-        sv.dump_share = (double)number(digits, 100);
-        if (!sv.dump_share) {
+        sv.dumps.share = (double)number(digits, 100);
+        if (!sv.dumps.share) {
             cli__error(stderr, "--dump-threshold: expected a share from 1%% to 100%%, got '%s'",
                        threshold);
             return RHEAP_EXIT_USAGE;
         }
-    } else if (threshold && !(sv.dump_threshold = parse_bytes(threshold))) {
+    } else if (threshold && !(sv.dumps.threshold = parse_bytes(threshold))) {
         cli__error(stderr, "--dump-threshold: expected bytes from 1 (digits, then K, M or G) "
                            "or a share of the memory limit (N%%), got '%s'", threshold);
         return RHEAP_EXIT_USAGE;
@@ -866,16 +422,16 @@ int cli__cmd_serve(int argc, char **argv)
                            "got '%s'", budget);
         return RHEAP_EXIT_USAGE;
     }
-    if (keep && !(sv.dump_keep = (unsigned)number(keep, 1000000))) {
+    if (keep && !(sv.dumps.keep = (unsigned)number(keep, 1000000))) {
         cli__error(stderr, "--dump-keep: expected a whole number from 1, got '%s'", keep);
         return RHEAP_EXIT_USAGE;
     }
-    if (!sv.dump_dir != !threshold) {
+    if (!sv.dumps.dir != !threshold) {
         cli__error(stderr, "--dump-dir and --dump-threshold go together");
         return RHEAP_EXIT_USAGE;
     }
-    if (sv.dump_dir && access(sv.dump_dir, W_OK | X_OK) != 0) {
-        cli__error(stderr, "--dump-dir %s: %s", sv.dump_dir, strerror(errno));
+    if (sv.dumps.dir && access(sv.dumps.dir, W_OK | X_OK) != 0) {
+        cli__error(stderr, "--dump-dir %s: %s", sv.dumps.dir, strerror(errno));
         return RHEAP_EXIT_USAGE;
     }
     const char *env = getenv("RHEAP_DIR");
@@ -926,22 +482,18 @@ int cli__cmd_serve(int argc, char **argv)
                                      "is still served");
                 oom_said = 1;
             }
-            if (sv.dump_dir)
-                check_dumps(&sv);
+            if (sv.dumps.dir)
+                sv__dumps_check(&sv.dumps, sv.host);
         }
         finish_pending(&sv);
-        finish_reports(&sv);
+        sv__reports_finish(&sv.reports, sv.http);
     }
-    for (size_t i = 0; i < sv.nreports; i++) {
-        kill(sv.reports[i].child, SIGKILL);
-        waitpid(sv.reports[i].child, NULL, 0);
-        remove_report_dir(sv.reports[i].dir);
-    }
+    sv__reports_stop(&sv.reports);
     for (size_t i = 0; i < sv.npend; i++) {
         free(sv.pend[i].idx);
         sv__base_free(sv.pend[i].base, sv.pend[i].nbase);
     }
-    free(sv.marks);
+    sv__dumps_free(&sv.dumps);
     sv__host_destroy(sv.host);
     sv__http_close(sv.http);
     return RHEAP_EXIT_OK;

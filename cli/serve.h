@@ -2,7 +2,8 @@
  * serve.h: the host collector's cross-file functions (`rheap serve`, `rheap snapshot`), grouped
  * by the file that defines them. heap.c follows recordings as they are written and keeps each
  * process's live heap; heapprof.c writes it as profile.proto; http.c is the small HTTP/1.1
- * server; serve.c and snapshot.c are the commands.
+ * server; servepages.c, reports.c and dumps.c make what serve.c answers and writes; cgroup.c
+ * reads memory limits; serve.c and snapshot.c are the commands.
  */
 #ifndef RHEAP_SERVE_H
 #define RHEAP_SERVE_H
@@ -10,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "rheap_convert.h"
 
@@ -137,11 +139,76 @@ void sv__http_defer(sv__http_t *s, int client, int seconds);
 void sv__http_respond(sv__http_t *s, int client, int status, const char *type,
                       const void *body, size_t len);
 
+/* ---- servepages.c: /metrics and the index page ---- */
+
+/* "recording", "off", "ended" or "dropped". */
+const char *sv__state_name(const sv__info_t *in);
+/* The Prometheus text of every recording of h. */
+void sv__metrics_write(const sv__host_t *h, FILE *f);
+/* The index page: the recordings with their heap now, links to their profiles and reports. */
+void sv__index_write(const sv__host_t *h, FILE *f);
+
+/* ---- reports.c: rheap report --html of a running process, made by a child ---- */
+
+#define SV_MAX_REPORTS 2
+#define SV_REPORT_S 120
+
+typedef struct {
+    int client;
+    pid_t child;
+    double due;
+    char dir[4096];            /* its private directory: report.db, report.html, errors */
+} sv__report_t;
+
+typedef struct {
+    sv__report_t r[SV_MAX_REPORTS];
+    size_t n;
+} sv__reports_t;
+
+/* Starts making the report of pid's recordings for client (answered by sv__reports_finish).
+ * 0, or the HTTP status to answer with and a message in err. */
+int sv__report_start(sv__reports_t *rs, sv__host_t *h, sv__http_t *http, int client,
+                     uint32_t pid, char *err, size_t errlen);
+/* Answers the reports whose child is done, or past SV_REPORT_S (killed). Never blocks. */
+void sv__reports_finish(sv__reports_t *rs, sv__http_t *http);
+/* Kills the children still at work and removes their directories. */
+void sv__reports_stop(sv__reports_t *rs);
+
+/* ---- dumps.c: heap profiles written on a trigger ---- */
+
+typedef struct {
+    uint32_t pid, recording;
+    double mark;               /* the live bytes of the last dump */
+    int above, seen;
+} sv__dumpmark_t;
+
+typedef struct {
+    const char *dir;
+    double threshold;          /* bytes, or 0 with share */
+    double share;              /* percent of the cgroup memory limit, or 0 */
+    unsigned keep;
+    sv__dumpmark_t *marks;
+    size_t nmarks, capmarks;
+    unsigned long seq;
+} sv__dumps_t;
+
+/* Writes the dumps the processes of h call for now (a note on stderr for each) and removes the
+ * oldest beyond d->keep. */
+void sv__dumps_check(sv__dumps_t *d, sv__host_t *h);
+void sv__dumps_free(sv__dumps_t *d);
+
 /* ---- cgroup.c: memory limits ---- */
 
 /* The memory limit of process pid's control groups (v1 or v2), the smallest of its groups and
  * their ancestors, into *limit. 0, or -1 when it has none (or it cannot be read). */
 int sv__cgroup_limit(uint32_t pid, uint64_t *limit);
+
+/* ---- snapshot.c: `rheap snapshot`, and a conversion of what is written ---- */
+
+/* Converts the recordings of pid that h follows, as far as they are written now, into the
+ * database output (the converter's live inputs, told nothing grows any more; a recording
+ * without its end gets a warning). Messages on stderr. Returns an RHEAP_EXIT_*. */
+int sv__convert_pid(const sv__host_t *h, uint32_t pid, const char *output, int force);
 
 /* ---- serve.c, snapshot.c: the commands ---- */
 int cli__cmd_serve(int argc, char **argv);

@@ -67,7 +67,7 @@ static int not_growing(void *user, const char *dir, int wait)
     return 0;
 }
 
-static int write_db(sv__host_t *h, uint32_t pid, const char *output, int force)
+int sv__convert_pid(const sv__host_t *h, uint32_t pid, const char *output, int force)
 {
     inputs_t in = {0};
     size_t cap = 0;
@@ -181,7 +181,7 @@ int cli__cmd_snapshot(int argc, char **argv)
                        pid, dirs[0], nrest > 1 ? " and the other directories" : "");
         rc = RHEAP_EXIT_INPUT;
     } else if (want_db) {
-        rc = write_db(h, pid, output, force);
+        rc = sv__convert_pid(h, pid, output, force);
     } else {
         char tmp[4096];
         FILE *out = stdout;

@@ -1,0 +1,133 @@
+/*
+ * dumps.c: `rheap serve --dump-dir DIR --dump-threshold B|N%`: a process's heap profile written
+ * to DIR when its live heap passes the threshold (bytes, or a share of the memory limit of its
+ * control groups: cgroup.c), and again each time it sets a new high mark at least 1/16 above the
+ * last one dumped (jemalloc's prof.gdump, a memory-threshold dump). Files are named
+ * rheap-heap-TIME-SEQ-pidP.pb.gz, so their names sort by time, and DIR keeps the newest `keep`.
+ */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "serve.h"
+
+static int dump_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Removes the oldest dumps beyond the kept count: names sort by time. */
+static void dump_trim(sv__dumps_t *d)
+{
+    DIR *dir = opendir(d->dir);
+    if (!dir)
+        return;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        size_t l = strlen(e->d_name);
+        if (strncmp(e->d_name, "rheap-heap-", 11) || l < 7 || strcmp(e->d_name + l - 6, ".pb.gz"))
+            continue;
+        if (cli__grow(&names, &cap, n, sizeof *names, 32) != 0 || !(names[n] = strdup(e->d_name)))
+            break;
+        n++;
+    }
+    closedir(dir);
+    if (n > 1)
+        qsort(names, n, sizeof *names, dump_cmp);
+    for (size_t i = 0; i + d->keep < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", d->dir, names[i]);
+        unlink(path);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+static void dump_one(sv__dumps_t *d, sv__host_t *h, size_t i, const sv__info_t *in)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char stamp[32], path[4096], tmp[4200];
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    snprintf(path, sizeof path, "%s/rheap-heap-%s-%06lu-pid%" PRIu32 ".pb.gz", d->dir, stamp,
+             ++d->seq, in->pid);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    char err[256] = "";
+    int rc = f ? sv__profile_write(h, &i, 1, 0, NULL, 0, 0, f, err, sizeof err) : -1;
+    if (f && fclose(f) != 0)
+        rc = -1;
+    if (rc != 0 || rename(tmp, path) != 0) {
+        unlink(tmp);
+        cli__warning(stderr, "%s: the heap profile could not be written%s%s", path,
+                     err[0] ? ": " : "", err);
+        return;
+    }
+    char live[32];
+    cli__human_bytes((long long)in->live_bytes, live, sizeof live);
+    cli__note(stderr, "process %" PRIu32 ": live heap %s: wrote %s", in->pid, live, path);
+    dump_trim(d);
+}
+
+void sv__dumps_check(sv__dumps_t *d, sv__host_t *h)
+{
+    for (size_t k = 0; k < d->nmarks; k++)
+        d->marks[k].seen = 0;
+    for (size_t i = 0; i < sv__host_count(h); i++) {
+        sv__info_t in;
+        sv__host_info(h, i, &in);
+        if (in.state == SV_ENDED || in.dropped)
+            continue;
+        size_t k = 0;
+        while (k < d->nmarks &&
+               !(d->marks[k].pid == in.pid && d->marks[k].recording == in.recording))
+            k++;
+        if (k == d->nmarks) {
+            if (cli__grow(&d->marks, &d->capmarks, d->nmarks, sizeof *d->marks, 16) != 0)
+                return;
+            d->marks[d->nmarks++] = (sv__dumpmark_t){in.pid, in.recording, 0, 0, 0};
+        }
+        sv__dumpmark_t *m = &d->marks[k];
+        m->seen = 1;
+        double threshold = d->threshold;
+        if (d->share) {
+            uint64_t limit;
+            if (sv__cgroup_limit(in.pid, &limit) != 0)
+                continue; /* no limit: no share of it to pass */
+            threshold = d->share / 100 * (double)limit;
+        }
+        if (in.live_bytes < threshold) {
+            m->above = 0;
+            continue;
+        }
+        if (m->above && in.live_bytes < m->mark + m->mark / 16)
+            continue;
+        m->above = 1;
+        if (in.live_bytes > m->mark)
+            m->mark = in.live_bytes;
+        dump_one(d, h, i, &in);
+    }
+    /* The marks of processes no longer followed go, so a week of processes leaves none. */
+    size_t keep = 0;
+    for (size_t k = 0; k < d->nmarks; k++)
+        if (d->marks[k].seen)
+            d->marks[keep++] = d->marks[k];
+    d->nmarks = keep;
+}
+
+
+void sv__dumps_free(sv__dumps_t *d)
+{
+    free(d->marks);
+    d->marks = NULL;
+    d->nmarks = d->capmarks = 0;
+}
