@@ -668,8 +668,12 @@ static int proc_scan(sv__host_t *h, sv__proc_t *p, int final)
             allocs += (double)p->threads[i].counted_allocs + p->threads[i].est_allocs;
             bytes += (double)p->threads[i].counted_bytes + p->threads[i].est_bytes;
         }
-        p->alloc_blocks = allocs;
-        p->alloc_bytes = bytes;
+        /* Counters never go down (Prometheus reads a drop as a restart): when a totals record
+         * comes in below the estimate it replaces, the figure waits for it. */
+        if (allocs > p->alloc_blocks)
+            p->alloc_blocks = allocs;
+        if (bytes > p->alloc_bytes)
+            p->alloc_bytes = bytes;
     }
     prune_tombs(p);
     if (p->live_bytes > p->high_bytes)
