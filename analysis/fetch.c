@@ -29,6 +29,17 @@ static char *trim(char *s)
     return s;
 }
 
+/* A parameter's name: letters, digits and '_', at least one. */
+static int word(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_')
+            return 0;
+    return 1;
+}
+
 static int add_param(ra_query_t *q, const char *name, const char *def, const char *desc)
 {
     ra_qparam_t *np = realloc(q->params, (q->nparams + 1) * sizeof *np);
@@ -88,7 +99,9 @@ static int parse_header(ra_query_t *q)
                 name = trim(name);
                 if (*name == ':')
                     name++;
-                if (add_param(q, name, trim(def), trim(desc)) != 0) {
+                /* A line whose name could not be an SQL parameter's (":x", "", "a b")
+                 * declares nothing a user could set. */
+                if (word(name) && add_param(q, name, trim(def), trim(desc)) != 0) {
                     free(line);
                     return -1;
                 }
@@ -145,6 +158,20 @@ char **ra_query_names(const char *dir, size_t *n)
 }
 
 
+ra_status_t ra_query_parse(const char *name, const char *path, const char *text, size_t len,
+                           ra_query_t *q, ra_err_t *err)
+{
+    memset(q, 0, sizeof *q);
+    q->sql = strndup(text, len);
+    q->name = strdup(name);
+    q->path = strdup(path);
+    if (!q->sql || !q->name || !q->path || parse_header(q) != 0) {
+        ra_query_free(q);
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
+    }
+    return RA_OK;
+}
+
 ra_status_t ra_query_load(const char *dir, const char *name, ra_query_t *q, ra_err_t *err)
 {
     memset(q, 0, sizeof *q);
@@ -183,15 +210,9 @@ ra_status_t ra_query_load(const char *dir, const char *name, ra_query_t *q, ra_e
         return sql ? ra__fail(err, RA_E_INPUT, "%s: read error", path)
                    : ra__fail(err, RA_E_NOMEM, "%s: out of memory", path);
     }
-    sql[n] = 0;
-    q->sql = sql;
-    q->name = strdup(name);
-    q->path = strdup(path);
-    if (!q->name || !q->path || parse_header(q) != 0) {
-        ra_query_free(q);
-        return ra__fail(err, RA_E_NOMEM, "out of memory");
-    }
-    return RA_OK;
+    ra_status_t st = ra_query_parse(name, path, sql, n, q, err);
+    free(sql);
+    return st;
 }
 
 void ra_query_free(ra_query_t *q)

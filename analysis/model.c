@@ -6,19 +6,11 @@
  * never freed, live at the peak and temporary; the stacks' frames from the allocation site
  * outward; memory over time; markers, windows, threads and size classes.
  *
- * A database written by a converter with summary tables (schema.sql's "Summaries":
- * recording_stats, stack_stats, stack_sizes, thread_stats, timeline, stacks) has all of that
- * in a few rows per stack, and it is read from there. An older database, or any database when
- * RHEAP_SCAN_ROWS=1 is set (which the tests use to check both ways agree), is read from the
- * rows of `allocations` in as few passes as the questions allow:
- *
- *   1. one plain scan, grouped in C hash tables rather than by SQLite (which groups by sorting
- *      every row): stats per stack, per thread and per size class, and each recording's end;
- *   2. one pass in time order (the only sort of every event), for the timeline and the peak:
- *      the live heap after each ns, all events of the same ns counted together as peak.sql
- *      does, the first moment of the largest value being the peak;
- *   3. one more plain scan for the blocks live at each recording's peak;
- *   4. only for the temporary weight, temporary.sql's window over each thread's allocations.
+ * The converter writes all of that as summary tables (schema.sql's "Summaries":
+ * recording_stats, stack_stats, stack_sizes, thread_stats, timeline, stacks), a few rows per
+ * stack, and it is read from there; every database of this schema version has them. The slow
+ * way, a pass over the rows of `allocations`, is the test oracle tests/visual/model_oracle.c,
+ * which checks that the summaries hold what the rows give.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -320,165 +312,6 @@ const ra_proc_t *ra_model_proc(const ra_model_t *pd, int64_t pid, int64_t record
     return i == SIZE_MAX ? NULL : &pd->procs[i];
 }
 
-/* ---- Pass 1: one scan, grouped in C ---- */
-
-/* The lowest size of a power-of-two class: the highest set bit (0 for 0). */
-static int64_t size_class(int64_t size)
-{
-    if (size <= 0)
-        return 0;
-    int64_t lo = 1;
-    while (lo <= size / 2)
-        lo *= 2;
-    return lo;
-}
-
-static int scan(ctx_t *c, ra_model_t *pd, unsigned what)
-{
-    map3_t stats = {0}, thr = {0}, sizes = {0};
-    size_t scap = 0, tcap = 0, zcap = 0;
-    int failed = 0;
-
-    /* Every thread the recording opened a file for, even those that never allocated. */
-    if (what & RA_MODEL_TABLES) {
-        sqlite3_stmt *st = prepare(c, "SELECT pid, recording, tid, max(name) FROM threads\n"
-                                      "WHERE pid = coalesce(?1, pid) GROUP BY pid, recording, tid");
-        if (!st)
-            return -1;
-        int rc;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            int created;
-            size_t i = map3_get(&thr, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                                sqlite3_column_int64(st, 2), pd->nthreads, &created);
-            if (i == SIZE_MAX ||
-                ra__grow(&pd->threads, &tcap, pd->nthreads, sizeof *pd->threads, 64) != 0) {
-                failed = 1;
-                break;
-            }
-            ra_thread_t *t = &pd->threads[pd->nthreads++];
-            memset(t, 0, sizeof *t);
-            t->pid = sqlite3_column_int64(st, 0);
-            t->recording = sqlite3_column_int64(st, 1);
-            t->tid = sqlite3_column_int64(st, 2);
-            t->name = (char *)intern(pd->pool, col_text(st, 3));
-        }
-        if (failed)
-            rc = SQLITE_NOMEM;
-        if (finish(c, st, rc) != 0)
-            goto fail;
-    }
-
-    sqlite3_stmt *st = prepare(c,
-        "SELECT pid, recording, coalesce(bt, -1), size, alloc_after, dealloc_after, alloc_thread,\n"
-        "       dealloc_thread\n"
-        "FROM allocations WHERE pid = coalesce(?1, pid)");
-    if (!st)
-        goto fail;
-    int rc;
-    size_t last = SIZE_MAX;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t pid = sqlite3_column_int64(st, 0), rec = sqlite3_column_int64(st, 1);
-        int64_t bt = sqlite3_column_int64(st, 2), size = sqlite3_column_int64(st, 3);
-        int64_t t_alloc = sqlite3_column_int64(st, 4);
-        int freed = sqlite3_column_type(st, 5) != SQLITE_NULL;
-        int64_t t_free = freed ? sqlite3_column_int64(st, 5) : 0;
-
-        if (last == SIZE_MAX || pd->procs[last].pid != pid || pd->procs[last].recording != rec)
-            last = proc_index(pd, pid, rec);
-        if (last != SIZE_MAX) {
-            ra_proc_t *p = &pd->procs[last];
-            p->allocs++;
-            p->bytes += size;
-            p->frees += freed;
-            p->leaked_blocks += !freed;
-            p->leaked_bytes += freed ? 0 : size;
-            if (t_alloc > p->end_t)
-                p->end_t = t_alloc;
-            if (t_free > p->end_t)
-                p->end_t = t_free;
-        }
-
-        int created;
-        if (what & RA_MODEL_STACKS) {
-            size_t i = map3_get(&stats, pid, rec, bt, pd->nstats, &created);
-            if (i == SIZE_MAX)
-                break;
-            if (created) {
-                if (ra__grow(&pd->stats, &scap, pd->nstats, sizeof *pd->stats, 64) != 0)
-                    break;
-                ra_stat_t *s = &pd->stats[pd->nstats++];
-                memset(s, 0, sizeof *s);
-                s->pid = pid;
-                s->recording = rec;
-                s->bt = bt;
-            }
-            ra_stat_t *s = &pd->stats[i];
-            s->blocks++;
-            s->bytes += size;
-            s->leaked_blocks += !freed;
-            s->leaked_bytes += freed ? 0 : size;
-        }
-        if (what & RA_MODEL_TABLES) {
-            for (int k = 0; k < 1 + freed; k++) {
-                int64_t tid = sqlite3_column_int64(st, 6 + k);
-                if (k == 1 && sqlite3_column_type(st, 7) == SQLITE_NULL)
-                    continue;
-                size_t i = map3_get(&thr, pid, rec, tid, pd->nthreads, &created);
-                if (i == SIZE_MAX)
-                    goto stop;
-                if (created) {
-                    if (ra__grow(&pd->threads, &tcap, pd->nthreads, sizeof *pd->threads, 64) !=
-                        0)
-                        goto stop;
-                    ra_thread_t *t = &pd->threads[pd->nthreads++];
-                    memset(t, 0, sizeof *t);
-                    t->pid = pid;
-                    t->recording = rec;
-                    t->tid = tid;
-                }
-                ra_thread_t *t = &pd->threads[i];
-                if (k == 0) {
-                    t->allocs++;
-                    t->bytes += size;
-                    t->leaked_blocks += !freed;
-                    t->leaked_bytes += freed ? 0 : size;
-                } else {
-                    t->frees++;
-                }
-            }
-            int64_t lo = size_class(size);
-            size_t i = map3_get(&sizes, pid, rec, lo, pd->nsizes, &created);
-            if (i == SIZE_MAX)
-                break;
-            if (created) {
-                if (ra__grow(&pd->sizes, &zcap, pd->nsizes, sizeof *pd->sizes, 64) != 0)
-                    break;
-                ra_sizeclass_t *z = &pd->sizes[pd->nsizes++];
-                memset(z, 0, sizeof *z);
-                z->pid = pid;
-                z->recording = rec;
-                z->lo = lo;
-                z->hi = lo ? 2 * lo - 1 : 0;
-            }
-            ra_sizeclass_t *z = &pd->sizes[i];
-            z->blocks++;
-            z->bytes += size;
-            z->leaked_blocks += !freed;
-            z->leaked_bytes += freed ? 0 : size;
-        }
-    }
-stop:
-    map3_free(&stats);
-    map3_free(&thr);
-    map3_free(&sizes);
-    return finish(c, st, rc);
-fail:
-    map3_free(&stats);
-    map3_free(&thr);
-    map3_free(&sizes);
-    return -1;
-}
-
 /* Markers and windows end a recording too: a window that closes after the last event still
  * belongs on its timeline. */
 static void extend_ends(ra_model_t *pd)
@@ -496,92 +329,6 @@ static void extend_ends(ra_model_t *pd)
     }
 }
 
-/* ---- Pass 2: the events in time order ---- */
-
-static int timeline(ctx_t *c, ra_model_t *pd, size_t nbuckets)
-{
-    pd->nbuckets = pd->nprocs * nbuckets;
-    pd->buckets = calloc(pd->nprocs * nbuckets + 1, sizeof *pd->buckets);
-    if (!pd->buckets)
-        return oom(c);
-    for (size_t p = 0; p < pd->nprocs; p++) {
-        pd->procs[p].bucket0 = p * nbuckets;
-        pd->procs[p].nbuckets = nbuckets;
-        int64_t span = pd->procs[p].end_t + 1;
-        for (size_t i = 0; i < nbuckets; i++) {
-            ra_bucket_t *b = &pd->buckets[p * nbuckets + i];
-            b->t_from = (int64_t)((__int128)span * (int64_t)i / (int64_t)nbuckets);
-            b->t_to = (int64_t)((__int128)span * (int64_t)(i + 1) / (int64_t)nbuckets);
-            b->max_live = -1; /* no event yet */
-        }
-    }
-    /* Grouping by time sums every event of one ns, so `live` below is the heap after that ns,
-     * as in peak.sql. */
-    sqlite3_stmt *st = prepare(c,
-        "SELECT pid, recording, t, sum(d), sum(a), count(*) FROM (\n"
-        "    SELECT pid, recording, alloc_after AS t, size AS d, 1 AS a FROM allocations\n"
-        "    WHERE pid = coalesce(?1, pid)\n"
-        "    UNION ALL\n"
-        "    SELECT pid, recording, dealloc_after, -size, 0 FROM allocations\n"
-        "    WHERE dealloc_after IS NOT NULL AND pid = coalesce(?1, pid))\n"
-        "GROUP BY pid, recording, t ORDER BY pid, recording, t");
-    if (!st)
-        return -1;
-    int rc;
-    size_t p = SIZE_MAX;
-    int64_t live = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t pid = sqlite3_column_int64(st, 0), rec = sqlite3_column_int64(st, 1);
-        if (p == SIZE_MAX || pd->procs[p].pid != pid || pd->procs[p].recording != rec) {
-            p = proc_index(pd, pid, rec);
-            live = 0;
-            if (p != SIZE_MAX) {
-                pd->procs[p].peak_t = -1;
-                pd->procs[p].peak_bytes = 0;
-            }
-        }
-        if (p == SIZE_MAX)
-            continue;
-        ra_proc_t *pr = &pd->procs[p];
-        int64_t t = sqlite3_column_int64(st, 2);
-        live += sqlite3_column_int64(st, 3);
-        int64_t allocs = sqlite3_column_int64(st, 4), events = sqlite3_column_int64(st, 5);
-        size_t i = (size_t)((__int128)t * (int64_t)nbuckets / (pr->end_t + 1));
-        if (i >= nbuckets)
-            i = nbuckets - 1;
-        ra_bucket_t *b = &pd->buckets[p * nbuckets + i];
-        if (live > b->max_live)
-            b->max_live = live;
-        b->end_live = live;
-        b->allocs += allocs;
-        b->frees += events - allocs;
-        if (pr->peak_t < 0 || live > pr->peak_bytes) {
-            pr->peak_t = t;
-            pr->peak_bytes = live;
-        }
-    }
-    if (finish(c, st, rc) != 0)
-        return -1;
-    /* A slice also holds the level it starts at, which is the previous slice's end: a slice
-     * that starts with a free was at that level before it. */
-    for (p = 0; p < pd->nprocs; p++) {
-        int64_t before = 0;
-        for (size_t i = 0; i < nbuckets; i++) {
-            ra_bucket_t *b = &pd->buckets[p * nbuckets + i];
-            if (b->max_live < 0) {
-                b->max_live = before;
-                b->end_live = before;
-            } else if (before > b->max_live) {
-                b->max_live = before;
-            }
-            before = b->end_live;
-        }
-    }
-    return 0;
-}
-
-/* ---- Pass 3: what was live at each recording's peak ---- */
-
 static int cmp_stat(const void *a, const void *b)
 {
     const ra_stat_t *x = a, *y = b;
@@ -592,98 +339,12 @@ static int cmp_stat(const void *a, const void *b)
     return x->bt < y->bt ? -1 : x->bt > y->bt;
 }
 
-/* The index of (pid, recording, bt) in the sorted stats, or SIZE_MAX. */
-static size_t find_stat(const ra_model_t *pd, int64_t pid, int64_t rec, int64_t bt)
-{
-    ra_stat_t key = {.pid = pid, .recording = rec, .bt = bt};
-    const ra_stat_t *s =
-        bsearch(&key, pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
-    return s ? (size_t)(s - pd->stats) : SIZE_MAX;
-}
-
-static int at_peak(ctx_t *c, ra_model_t *pd)
-{
-    /* The peaks go into the statement as a VALUES list, so one scan serves every recording. */
-    size_t cap = 256 + pd->nprocs * 72;
-    char *sql = malloc(cap), *w = sql;
-    if (!sql)
-        return oom(c);
-    w += sprintf(w, "WITH p(pid, recording, t) AS (VALUES ");
-    int any = 0;
-    for (size_t i = 0; i < pd->nprocs; i++) {
-        if (pd->procs[i].peak_t < 0)
-            continue;
-        w += sprintf(w, "%s(%lld, %lld, %lld)", any ? ", " : "", (long long)pd->procs[i].pid,
-                     (long long)pd->procs[i].recording, (long long)pd->procs[i].peak_t);
-        any = 1;
-    }
-    if (!any) {
-        free(sql);
-        return 0;
-    }
-    sprintf(w, ")\n"
-               "SELECT a.pid, a.recording, coalesce(a.bt, -1), a.size FROM allocations AS a\n"
-               "JOIN p ON p.pid = a.pid AND p.recording = a.recording\n"
-               "WHERE a.alloc_after <= p.t AND (a.dealloc_after IS NULL OR a.dealloc_after > p.t)");
-    sqlite3_stmt *st = prepare(c, sql);
-    free(sql);
-    if (!st)
-        return -1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t pid = sqlite3_column_int64(st, 0), rec = sqlite3_column_int64(st, 1);
-        int64_t size = sqlite3_column_int64(st, 3);
-        size_t i = find_stat(pd, pid, rec, sqlite3_column_int64(st, 2));
-        if (i != SIZE_MAX) {
-            pd->stats[i].peak_blocks++;
-            pd->stats[i].peak_bytes += size;
-        }
-        size_t p = proc_index(pd, pid, rec);
-        if (p != SIZE_MAX)
-            pd->procs[p].peak_blocks++;
-    }
-    return finish(c, st, rc);
-}
-
-/* ---- Pass 4: temporary blocks (temporary.sql's rule without max_ns) ---- */
-
-static int temporary(ctx_t *c, ra_model_t *pd)
-{
-    sqlite3_stmt *st = prepare(c,
-        "SELECT pid, recording, coalesce(bt, -1), sum(temp) FROM (\n"
-        "    SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt,\n"
-        "           a.dealloc_after IS NOT NULL\n"
-        "           AND a.dealloc_after <= coalesce(lead(a.alloc_after) OVER (\n"
-        "                   PARTITION BY a.pid, a.recording, a.alloc_thread\n"
-        "                   ORDER BY a.alloc_after, a.id), a.dealloc_after) AS temp\n"
-        "    FROM allocations AS a WHERE a.pid = coalesce(?1, a.pid))\n"
-        "GROUP BY pid, recording, bt");
-    if (!st)
-        return -1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        size_t i = find_stat(pd, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                             sqlite3_column_int64(st, 2));
-        if (i != SIZE_MAX)
-            pd->stats[i].temporary_blocks = sqlite3_column_int64(st, 3);
-    }
-    return finish(c, st, rc);
-}
-
 /* ---- Stacks from the allocation site outward ---- */
 
 static int load_stacks(ctx_t *c, ra_model_t *pd)
 {
-    /* The converter decides each stack's site once (stacks.site_frame); a database without
-     * the table gets the same rule from the view `frames`, but for the converter's extra step
-     * (a site without a function name moves out to the first named frame). */
-    sqlite3_stmt *st = prepare(c, pd->from_rows ?
-        "WITH k(id, site) AS (\n"
-        "    SELECT id, coalesce(min(frame_no) FILTER (WHERE NOT plumbing), 0)\n"
-        "    FROM frames GROUP BY id)\n"
-        "SELECT b.id, b.sym, b.file, coalesce(b.line, 0), b.module, b.offset, b.inlined, b.ip_index\n"
-        "FROM k JOIN backtraces AS b ON b.id = k.id AND b.frame_no >= k.site\n"
-        "ORDER BY b.id, b.frame_no" :
+    /* The converter decides each stack's site once (stacks.site_frame). */
+    sqlite3_stmt *st = prepare(c,
         "SELECT b.id, b.sym, b.file, coalesce(b.line, 0), b.module, b.offset, b.inlined, b.ip_index\n"
         "FROM stacks AS k JOIN backtraces AS b ON b.id = k.id AND b.frame_no >= k.site_frame\n"
         "ORDER BY b.id, b.frame_no");
@@ -798,7 +459,7 @@ static int sum_procs(ctx_t *c, ra_model_t *pd)
         p->leaked_blocks = sqlite3_column_int64(st, 5);
         p->leaked_bytes = sqlite3_column_int64(st, 6);
         p->end_t = sqlite3_column_int64(st, 7);
-        /* A recording without a block has no peak, as in the pass over the rows. */
+        /* A recording without a block has no peak. */
         p->peak_t = p->allocs ? sqlite3_column_int64(st, 8) : -1;
         p->peak_bytes = sqlite3_column_int64(st, 9);
         p->peak_blocks = sqlite3_column_int64(st, 10);
@@ -960,7 +621,7 @@ static int sum_timeline(ctx_t *c, ra_model_t *pd, size_t nbuckets)
                 size_t last = k + per < j ? k + per : j;
                 b->t_from = rows[k].b[0];
                 b->t_to = rows[last - 1].b[1];
-                b->max_live = before; /* the level it starts at, as in the pass over the rows */
+                b->max_live = before; /* the level it starts at: the previous slice's end */
                 for (size_t m = k; m < last; m++) {
                     if (rows[m].b[2] > b->max_live)
                         b->max_live = rows[m].b[2];
@@ -986,30 +647,21 @@ static int load(ctx_t *c, ra_model_t *pd, unsigned what, size_t nbuckets)
         what |= RA_MODEL_PEAK;
     if (nbuckets == 0)
         nbuckets = 1;
-    const char *scan_rows = getenv("RHEAP_SCAN_ROWS");
-    pd->from_rows = (scan_rows && !strcmp(scan_rows, "1")) || !has_summaries(c->db);
+    if (!has_summaries(c->db)) {
+        c->status = ra__fail(c->err, RA_E_INPUT,
+                             "the database has no summary tables (stack_stats and the others of "
+                             "schema.sql's \"Summaries\"); convert the recording again");
+        return -1;
+    }
     if (load_procs(c, pd) != 0 || load_marks(c, pd) != 0)
         return -1;
-    if (!pd->from_rows) {
-        /* Each summary is what the passes below compute from the rows; tests/visual checks
-         * that both ways give the same pictures. */
-        if (sum_procs(c, pd) != 0 || ((what & RA_MODEL_STACKS) && sum_stats(c, pd) != 0) ||
-            ((what & RA_MODEL_TABLES) && sum_tables(c, pd) != 0) ||
-            ((what & RA_MODEL_TIMELINE) && sum_timeline(c, pd, nbuckets) != 0))
-            return -1;
-        extend_ends(pd);
-    } else {
-        if (scan(c, pd, what) != 0)
-            return -1;
-        extend_ends(pd);
-        qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
-        if ((what & RA_MODEL_PEAK) &&
-            (timeline(c, pd, (what & RA_MODEL_TIMELINE) ? nbuckets : 1) != 0 ||
-             at_peak(c, pd) != 0))
-            return -1;
-        if ((what & RA_MODEL_TEMPORARY) && temporary(c, pd) != 0)
-            return -1;
-    }
+    /* Each summary is what a pass over the rows of `allocations` would give;
+     * tests/visual/model_oracle.c computes that pass and checks it. */
+    if (sum_procs(c, pd) != 0 || ((what & RA_MODEL_STACKS) && sum_stats(c, pd) != 0) ||
+        ((what & RA_MODEL_TABLES) && sum_tables(c, pd) != 0) ||
+        ((what & RA_MODEL_TIMELINE) && sum_timeline(c, pd, nbuckets) != 0))
+        return -1;
+    extend_ends(pd);
     /* qsort's array may not be NULL, even when empty. */
     if (pd->nstats)
         qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);

@@ -139,42 +139,79 @@ void ra_supp_destroy(ra_supp_t *s)
     free(s);
 }
 
+ra_status_t ra_supp_parse(ra_supp_t *s, const char *origin, const char *text, size_t len,
+                          ra_err_t *err)
+{
+    int lineno = 0;
+    const char *at = text, *end = text + len;
+    while (at < end) {
+        const char *eol = memchr(at, '\n', (size_t)(end - at));
+        size_t n = eol ? (size_t)(eol - at) : (size_t)(end - at);
+        char *line = strndup(at, n); /* a NUL in the line ends it, as in a C string */
+        if (!line)
+            return ra__fail(err, RA_E_NOMEM, "out of memory");
+        at += n + (eol != NULL);
+        lineno++;
+        char *b = line, *e = line + strlen(line);
+        while (e > b && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+            *--e = 0;
+        while (*b == ' ' || *b == '\t')
+            b++;
+        if (!*b || *b == '#') {
+            free(line);
+            continue;
+        }
+        if (strncmp(b, "leak:", 5) != 0 || !b[5]) {
+            /* Other sanitizers' kinds (race:, called_from_lib:) belong to other tools. */
+            ra_status_t rc = ra__fail(err, RA_E_USAGE,
+                                      "%s: line %d: expected leak:PATTERN, got '%s'", origin,
+                                      lineno, b);
+            free(line);
+            return rc;
+        }
+        rule_t *grown = realloc(s->rules, (s->nrules + 1) * sizeof *grown);
+        char *pat = strdup(b + 5);
+        free(line);
+        if (grown)
+            s->rules = grown;
+        if (!grown || !pat) {
+            free(pat);
+            return ra__fail(err, RA_E_NOMEM, "out of memory");
+        }
+        s->rules[s->nrules++] = (rule_t){pat, origin, 0};
+    }
+    return RA_OK;
+}
+
 ra_status_t ra_supp_load(ra_supp_t *s, const char *path, ra_err_t *err)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return ra__fail(err, RA_E_INPUT, "%s: cannot be read", path);
-    char line[4096];
-    int lineno = 0;
-    ra_status_t rc = RA_OK;
-    while (rc == RA_OK && fgets(line, sizeof line, f)) {
-        lineno++;
-        char *b = line, *e = line + strlen(line);
-        while (e > b && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
-            *--e = 0;
-        while (*b == ' ' || *b == '\t')
-            b++;
-        if (!*b || *b == '#')
-            continue;
-        if (strncmp(b, "leak:", 5) != 0 || !b[5]) {
-            /* Other sanitizers' kinds (race:, called_from_lib:) belong to other tools. */
-            rc = ra__fail(err, RA_E_USAGE, "%s: line %d: expected leak:PATTERN, got '%s'", path,
-                          lineno, b);
-            break;
+    size_t cap = 4096, n = 0, got;
+    char *text = malloc(cap);
+    while (text && (got = fread(text + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *grown = realloc(text, cap * 2);
+            if (!grown) {
+                free(text);
+                text = NULL;
+                break;
+            }
+            text = grown;
+            cap *= 2;
         }
-        rule_t *grown = realloc(s->rules, (s->nrules + 1) * sizeof *grown);
-        char *pat = strdup(b + 5);
-        if (!grown || !pat) {
-            free(pat);
-            if (grown)
-                s->rules = grown;
-            rc = ra__fail(err, RA_E_NOMEM, "out of memory");
-            break;
-        }
-        s->rules = grown;
-        s->rules[s->nrules++] = (rule_t){pat, path, 0};
     }
+    int bad = ferror(f);
     fclose(f);
+    if (!text || bad) {
+        free(text);
+        return text ? ra__fail(err, RA_E_INPUT, "%s: cannot be read", path)
+                    : ra__fail(err, RA_E_NOMEM, "out of memory");
+    }
+    ra_status_t rc = ra_supp_parse(s, path, text, n, err);
+    free(text);
     return rc;
 }
 

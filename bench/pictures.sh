@@ -1,10 +1,10 @@
 #!/bin/sh
 # pictures.sh: what the picture outputs cost on a large database.
 #
-# Times `rheap export collapsed`, `rheap export pprof` and `rheap report --html` on DB (from the
-# summary tables, and with RHEAP_SCAN_ROWS=1 from the rows of `allocations` as an older
-# database would be read), prints the page's size, and, when chromium is installed, how long the
-# page takes from the start of loading to drawn (its body's data-drawn-ms, set by report.js).
+# Times `rheap export collapsed`, `rheap export pprof` and `rheap report --html` on DB (read from
+# its summary tables), and the test oracle that computes the same model from the rows of
+# `allocations` (tests/visual/model_oracle.c) unless SKIP_ROWS=1; prints the page's size, and,
+# when chromium is installed, how long the page takes from the start of loading to drawn (its body's data-drawn-ms, set by report.js).
 # Results are not kept: they depend on the machine.
 #
 # Usage: bench/pictures.sh DB [RHEAP]      (RHEAP default: build/cli/rheap)
@@ -28,9 +28,9 @@ run "export collapsed" "$RHEAP" export collapsed "$DB" -o "$WORK/leaked.folded"
 run "export pprof" "$RHEAP" export pprof "$DB" -o "$WORK/heap.pb.gz"
 run "report --html" "$RHEAP" report --html -o "$WORK/report.html" "$DB"
 echo "page: $(stat -c %s "$WORK/report.html") bytes; pprof: $(stat -c %s "$WORK/heap.pb.gz") bytes"
-if [ "${SKIP_ROWS:-0}" != 1 ]; then
-    RHEAP_SCAN_ROWS=1 run "export collapsed, from the rows" "$RHEAP" export collapsed "$DB" -o "$WORK/rows.folded"
-    RHEAP_SCAN_ROWS=1 run "report --html, from the rows" "$RHEAP" report --html -o "$WORK/rows.html" "$DB"
+ORACLE=${ORACLE:-$(dirname "$RHEAP")/../tests/visual/visual_model_oracle}
+if [ "${SKIP_ROWS:-0}" != 1 ] && [ -x "$ORACLE" ]; then
+    run "the model from the rows (test oracle)" "$ORACLE" "$DB"
 fi
 if command -v chromium >/dev/null; then
     for i in 1 2 3; do

@@ -101,7 +101,7 @@ static int parse_attach(int argc, char **argv, attach_opts_t *o)
             value = &o->dir;
         if (value) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "rheap attach: %s needs a value (try rheap attach --help)\n", a);
+                cli__error(stderr, "%s needs a value (try rheap attach --help)", a);
                 return -1;
             }
             *value = argv[++i];
@@ -116,10 +116,10 @@ static int parse_attach(int argc, char **argv, attach_opts_t *o)
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = 1;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "rheap attach: unknown option %s (try rheap attach --help)\n", a);
+            cli__error(stderr, "unknown option %s (try rheap attach --help)", a);
             return -1;
         } else if (pid) {
-            fprintf(stderr, "rheap attach: one PID only (got %s and %s)\n", pid, a);
+            cli__error(stderr, "one PID only (got %s and %s)", pid, a);
             return -1;
         } else {
             pid = a;
@@ -128,20 +128,19 @@ static int parse_attach(int argc, char **argv, attach_opts_t *o)
     char *end;
     long v = pid ? strtol(pid, &end, 10) : 0;
     if (!pid || end == pid || *end || v <= 0 || v > INT_MAX) {
-        fprintf(stderr, "rheap attach: %s (rheap attach [-o OUT.db] PID)\n",
-                pid ? "PID must be a process id, a positive number" : "no PID given");
+        cli__error(stderr, "%s (rheap attach [-o OUT.db] PID)",
+                   pid ? "PID must be a process id, a positive number" : "no PID given");
         return -1;
     }
     o->pid = (pid_t)v;
     if (duration) {
         o->duration = strtod(duration, &end);
         if (end == duration || *end || !(o->duration > 0) || o->duration > 1e7) {
-            fprintf(stderr, "rheap attach: --duration %s: expected a number of seconds above 0\n",
-                    duration);
+            cli__error(stderr, "--duration %s: expected a number of seconds above 0", duration);
             return -1;
         }
     }
-    if (cli__check_setting("attach", RHEAP__SET_DEPTH, &o->depth) != 0)
+    if (cli__check_setting(RHEAP__SET_DEPTH, &o->depth) != 0)
         return -1;
     return 1;
 }

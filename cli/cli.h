@@ -138,10 +138,18 @@ int cli__exe_is_static(const char *path);
 
 /* ---- recorder.c: what rheap run and rheap attach share ---- */
 /* Checks an option's value with librheap's own parser (libtrace/src/settings.c): what passes
- * here is what librheap then takes, and a bad value is refused (one line naming `rheap cmd`'s
+ * here is what librheap then takes, and a bad value is refused (one error line naming the
  * option) before anything is recorded rather than ignored with a warning later. An empty value
  * that the setting takes as its default (--signal '') becomes NULL. 0 or -1. */
-int cli__check_setting(const char *cmd, rheap__setting_id_t id, const char **value);
+int cli__check_setting(rheap__setting_id_t id, const char **value);
+/* Reads argv[*i] when it is one of the settings table's options (--depth N, --depth=N, or a
+ * flag such as --profile) into values[id], the text librheap is to be given, and moves *i past
+ * a separate value. 1 when taken, 0 when argv[*i] is no setting's option, -1 (message printed,
+ * naming `rheap cmd`) when its value is missing. */
+int cli__setting_option(const char *cmd, int argc, char **argv, int *i,
+                        const char *values[RHEAP__SET_COUNT]);
+/* The help lines of the settings table's options, each with its range and default. */
+void cli__setting_usage(FILE *f);
 /* Finds librheap.so: $RHEAP_LIBRARY, PREFIX/LIBDIR, PREFIX/lib, then the build tree (the binary
  * is build/cli/rheap, the library build/libtrace/librheap.so); its real path into buf. 0, or -1
  * with the message printed. */
@@ -158,8 +166,6 @@ typedef struct {
     char *path;
     unsigned long pid, n;
 } cli__rec_t;
-/* A recording directory's name, rip-<pid>[-N]: 1 with *pid and *num (1 without -N), else 0. */
-int cli__parse_rec_name(const char *name, unsigned long *pid, unsigned long *num);
 /* The rip-<pid>[-N] directories in recdir that have a process file, ordered by pid then N; a
  * note for each left out unless quiet. NULL with *n = 0 when there is none. */
 cli__rec_t *cli__collect_recordings(const char *recdir, size_t *n, int quiet);
@@ -167,20 +173,6 @@ void cli__free_recordings(cli__rec_t *recs, size_t n);
 
 /* ---- run.c: `rheap run` ---- */
 int cli__cmd_run(int argc, char **argv);
-
-/* ---- smap.c: a map from strings to numbers, for the writers' tables ---- */
-
-/* A map from strings to numbers (it keeps copies of the keys), for the writers' tables. */
-typedef struct {
-    char **keys;
-    uint64_t *vals;
-    size_t cap, n;
-} cli__smap_t;
-
-/* The value of key; when absent, stores `next` as its value and sets *created. 0, or -1 when
- * out of memory. */
-int cli__smap_get(cli__smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created);
-void cli__smap_free(cli__smap_t *m);
 
 /* ---- suppress_opts.c: leak suppressions as the commands offer them ---- */
 
@@ -221,22 +213,6 @@ void cli__supp_print(const ra_supp_t *s, const int64_t *blocks, const int64_t *b
 /* ---- export.c: `rheap export` ---- */
 
 int cli__cmd_export(int argc, char **argv);
-
-/* ---- pprof.c: profile.proto, gzipped ---- */
-
-/* Writes the profile of pd to out: a Go heap profile (alloc_objects, alloc_space,
- * inuse_objects, inuse_space; inuse = never freed) or, with peak, the blocks live at each
- * recording's peak. 0, or -1 with a message in err. */
-int cli__pprof_write(const ra_model_t *pd, int peak,
-                       ra_weight_t default_weight, FILE *out, char *err, size_t errlen);
-/* The same with base: one sample per stack of either, NEW minus BASE (negative where BASE had
- * more), stacks matched by their frames' function, file and line since ids and pids differ
- * between databases; what `go tool pprof -diff_base=BASE NEW` shows of two exports. */
-int cli__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak,
-                            ra_weight_t default_weight, FILE *out, char *err, size_t errlen);
-
-/* Gzips buf to out, as pprof reads profiles. 0 or -1. */
-int cli__gzip_write(const uint8_t *buf, size_t len, FILE *out);
 
 /* ---- diff.c: `rheap diff BASE.db NEW.db` ---- */
 int cli__cmd_diff(int argc, char **argv);

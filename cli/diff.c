@@ -27,7 +27,7 @@ typedef struct {
 } site_t;
 
 typedef struct {
-    cli__smap_t keys;
+    ra_smap_t keys;
     site_t *v;
     size_t n, cap;
 } sites_t;
@@ -58,7 +58,7 @@ static int add_side(sites_t *ss, const ra_model_t *pd, int side)
         snprintf(key, sizeof key, "%s\x01%s", fn, loc);
         uint64_t idx;
         int created;
-        if (cli__smap_get(&ss->keys, key, ss->n, &idx, &created) != 0)
+        if (ra_smap_get(&ss->keys, key, ss->n, &idx, &created) != 0)
             return -1;
         if (created) {
             if (ss->n == ss->cap) {
@@ -248,10 +248,10 @@ int cli__cmd_diff(int argc, char **argv)
                 cli__table_print(&t, fmt, 0, stdout);
                 for (int k = 0; k < 2; k++)
                     if (ra_model_sample_interval(&pd[k]))
-                        fprintf(stderr,
-                                "rheap: %s was recorded in profile mode: its figures are "
-                                "estimates from allocations sampled about once every %" PRId64
-                                " bytes\n",
+                        cli__note(stderr,
+                                  "%s was recorded in profile mode: its figures are "
+                                  "estimates from allocations sampled about once every %" PRId64
+                                  " bytes",
                                 paths[k], ra_model_sample_interval(&pd[k]));
             }
         }
@@ -262,7 +262,7 @@ int cli__cmd_diff(int argc, char **argv)
         free(ss.v[i].location);
     }
     free(ss.v);
-    cli__smap_free(&ss.keys);
+    ra_smap_free(&ss.keys);
     ra_model_free(&pd[0]);
     ra_model_free(&pd[1]);
     return rc;

@@ -339,9 +339,9 @@ int cli__cmd_export(int argc, char **argv)
         interval = ra_model_sample_interval(&base);
     /* Folded stacks have no room for a note; pprof carries it as a comment. */
     if (interval && !pprof)
-        fprintf(stderr,
-                "rheap: profile mode: the weights are estimates from allocations sampled about "
-                "once every %" PRId64 " bytes\n",
+        cli__note(stderr,
+                  "profile mode: the weights are estimates from allocations sampled about "
+                  "once every %" PRId64 " bytes",
                 interval);
 
     FILE *out = stdout;
@@ -355,9 +355,21 @@ int cli__cmd_export(int argc, char **argv)
             return RHEAP_EXIT_OUTPUT;
         }
     }
-    int failed = pprof ? cli__pprof_write_diff(&pd, base_path ? &base : NULL, w == RA_W_PEAK,
-                                                 w, out, err, sizeof err)
-                       : write_collapsed(&pd, base_path ? &base : NULL, w, out, err, sizeof err);
+    int failed;
+    if (pprof) {
+        uint8_t *gz;
+        size_t len;
+        ra_err_t why;
+        failed = ra_pprof_encode(&pd, base_path ? &base : NULL, w == RA_W_PEAK, w, &gz, &len,
+                                 &why) != RA_OK;
+        if (failed)
+            snprintf(err, sizeof err, "%s", why.msg);
+        else if ((failed = fwrite(gz, 1, len, out) != len))
+            snprintf(err, sizeof err, "write failed");
+        free(gz);
+    } else {
+        failed = write_collapsed(&pd, base_path ? &base : NULL, w, out, err, sizeof err);
+    }
     ra_model_free(&pd);
     if (base_path)
         ra_model_free(&base);

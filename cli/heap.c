@@ -813,8 +813,8 @@ static int find_recordings(sv__host_t *h, const char *dir)
     struct dirent *de;
     int rc = 0;
     while ((de = readdir(d))) {
-        unsigned long pid, num;
-        if (!cli__parse_rec_name(de->d_name, &pid, &num))
+        uint32_t pid, num;
+        if (rip_recording_name_parse(de->d_name, &pid, &num) != 0)
             continue;
         char path[PATH_MAX];
         if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= sizeof path)

@@ -42,9 +42,9 @@ static void json_i(FILE *f, const char *key, int64_t v, int comma)
 typedef struct {
     const ra_model_t *pd;
     char *suppressed;     /* the line naming what suppressions took out, or NULL */
-    cli__smap_t frames; /* frame key -> index in the page's frame table */
+    ra_smap_t frames; /* frame key -> index in the page's frame table */
     size_t nframes;
-    cli__smap_t stacks; /* bt -> index in the page's stack table */
+    ra_smap_t stacks; /* bt -> index in the page's stack table */
     size_t nstacks;
     unsigned char *keep;  /* per stat: shown on its own */
 } page_t;
@@ -91,7 +91,7 @@ static int64_t frame_index(page_t *pg, const ra_frame_t *f, FILE *out)
              f->line, f->inlined);
     uint64_t idx;
     int created;
-    if (cli__smap_get(&pg->frames, key, pg->nframes, &idx, &created) != 0)
+    if (ra_smap_get(&pg->frames, key, pg->nframes, &idx, &created) != 0)
         return -1;
     if (created) {
         /* [name, file, line, inlined, module] */
@@ -248,7 +248,7 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
         snprintf(key, sizeof key, "%" PRId64, s->bt);
         uint64_t idx;
         int created;
-        if (cli__smap_get(&pg->stacks, key, pg->nstacks, &idx, &created) != 0) {
+        if (ra_smap_get(&pg->stacks, key, pg->nstacks, &idx, &created) != 0) {
             rc = -1;
             break;
         }
@@ -487,8 +487,8 @@ int cli__cmd_report_html(int argc, char **argv)
         failed = 1;
     free(pg.keep);
     free(pg.suppressed);
-    cli__smap_free(&pg.frames);
-    cli__smap_free(&pg.stacks);
+    ra_smap_free(&pg.frames);
+    ra_smap_free(&pg.stacks);
     ra_model_free(&pd);
     if (failed) {
         cli__error(stderr, "%s: could not write the page (%s)", output,

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "shorten.h"
 
 static size_t terminal_width(void)
 {
@@ -41,11 +40,11 @@ static int constant_column(const ra_table_t *t, size_t c)
 /* Display width of column c over the first rows rows, its name included. */
 static size_t column_width(const ra_table_t *t, size_t c, size_t rows)
 {
-    size_t w = cli__text_columns(t->names[c]);
+    size_t w = ra_text_columns(t->names[c]);
     for (size_t r = 0; r < rows; r++) {
         const char *v = t->cells[r * t->ncols + c];
-        if (v && cli__text_columns(v) > w)
-            w = cli__text_columns(v);
+        if (v && ra_text_columns(v) > w)
+            w = ra_text_columns(v);
     }
     return w;
 }
@@ -78,19 +77,19 @@ static char *base_location(const char *loc, size_t unused)
 static char *without_params(const char *name, size_t unused)
 {
     (void)unused;
-    return cli__name_without_params(name);
+    return ra_name_without_params(name);
 }
 
 /* A qualified name keeps its end, the function itself (`...Map_base<...>::operator[]`); a
  * plain one its start. */
 static char *clip_function(const char *s, size_t keep)
 {
-    return cli__text_clip(s, keep, strstr(s, "::") != NULL);
+    return ra_text_clip(s, keep, strstr(s, "::") != NULL);
 }
 
 static char *clip_end(const char *s, size_t keep)
 {
-    return cli__text_clip(s, keep, 1);
+    return ra_text_clip(s, keep, 1);
 }
 
 int cli__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent,
@@ -152,7 +151,7 @@ int cli__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent,
             const char *v = t->cells[r * t->ncols + c];
             if (r >= rows || !v)
                 continue;
-            out->cells[r * ncols + oc] = c == fcol ? cli__name_short(v) : strdup(v);
+            out->cells[r * ncols + oc] = c == fcol ? ra_name_short(v) : strdup(v);
             if (!out->cells[r * ncols + oc])
                 goto fail;
         }

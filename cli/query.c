@@ -129,7 +129,30 @@ static int list_queries(FILE *out, FILE *err)
     return status;
 }
 
-int cli__cmd_query(int argc, char **argv)
+/* What `rheap query`'s options asked for. kv's keys point into owned[] (each --param's KEY,
+ * without a leading ':'), its values into argv. */
+typedef struct {
+    cli__supp_opts_t so;
+    cli__fmt_t fmt;
+    int list, raw, chains, full_names;
+    ra_kv_t *kv;
+    char **owned;
+    size_t nkv;
+    const char *const *pos; /* NAME and DB, wherever they were among the options */
+    int npos;
+} query_opts_t;
+
+static void query_opts_free(query_opts_t *o)
+{
+    for (size_t i = 0; i < o->nkv; i++)
+        free(o->owned[i]);
+    free(o->owned);
+    free(o->kv);
+}
+
+/* Reads the options: -1 when the command goes on, else its exit status (help printed, or the
+ * error said). */
+static int parse_query(int argc, char **argv, query_opts_t *o)
 {
     static const struct option longs[] = {
         {"list", no_argument, NULL, 'l'},
@@ -143,17 +166,11 @@ int cli__cmd_query(int argc, char **argv)
         RHEAP_SUPP_LONGS,
         {NULL, 0, NULL, 0},
     };
-    cli__supp_opts_t so = {0};
-    cli__fmt_t fmt = RHEAP_FMT_COLUMN;
-    int list = 0, raw = 0, chains = 0, full_names = 0;
-    ra_kv_t *kv = calloc((size_t)argc + 1, sizeof *kv);
-    char **owned = calloc((size_t)argc + 1, sizeof *owned);
-    size_t nkv = 0;
-    int status = RHEAP_EXIT_USAGE;
-    if (!kv || !owned) {
+    o->fmt = RHEAP_FMT_COLUMN;
+    o->kv = calloc((size_t)argc + 1, sizeof *o->kv);
+    o->owned = calloc((size_t)argc + 1, sizeof *o->owned);
+    if (!o->kv || !o->owned) {
         cli__error(stderr, "out of memory");
-        free(kv);
-        free(owned);
         return RHEAP_EXIT_OUTPUT;
     }
     int c;
@@ -163,117 +180,140 @@ int cli__cmd_query(int argc, char **argv)
         switch (c) {
         case 'h':
             usage_query(stdout);
-            status = RHEAP_EXIT_OK;
-            goto done;
-        case 'l': list = 1; break;
-        case 'R': raw = 1; break;
-        case 'S': chains = 1; break;
-        case 'C': fmt = RHEAP_FMT_CSV; break;
-        case 'J': fmt = RHEAP_FMT_JSON; break;
-        case 'F': full_names = 1; break;
+            return RHEAP_EXIT_OK;
+        case 'l': o->list = 1; break;
+        case 'R': o->raw = 1; break;
+        case 'S': o->chains = 1; break;
+        case 'C': o->fmt = RHEAP_FMT_CSV; break;
+        case 'J': o->fmt = RHEAP_FMT_JSON; break;
+        case 'F': o->full_names = 1; break;
         case 'p': {
             const char *eq = strchr(optarg, '=');
             if (!eq || eq == optarg) {
                 cli__error(stderr, "--param '%s': expected KEY=VALUE", optarg);
-                goto done;
+                return RHEAP_EXIT_USAGE;
             }
-            owned[nkv] = strndup(optarg, (size_t)(eq - optarg));
-            if (!owned[nkv]) {
-                status = RHEAP_EXIT_OUTPUT;
-                goto done;
-            }
-            kv[nkv].key = owned[nkv][0] == ':' ? owned[nkv] + 1 : owned[nkv];
-            kv[nkv].value = eq + 1;
-            nkv++;
+            char *key = strndup(optarg, (size_t)(eq - optarg));
+            if (!key)
+                return RHEAP_EXIT_OUTPUT;
+            o->owned[o->nkv] = key;
+            o->kv[o->nkv].key = key[0] == ':' ? key + 1 : key;
+            o->kv[o->nkv].value = eq + 1;
+            o->nkv++;
             break;
         }
         default: {
-            int sr = cli__supp_option(&so, c, optarg);
+            int sr = cli__supp_option(&o->so, c, optarg);
             if (sr > 0)
                 break;
-            if (sr < 0)
-                goto done;
-            cli__option_error(c, argv, longs, "KEY=VALUE", "rheap query --help");
-            goto done;
+            if (sr == 0)
+                cli__option_error(c, argv, longs, "KEY=VALUE", "rheap query --help");
+            return RHEAP_EXIT_USAGE;
         }
         }
     }
-    /* NAME and DB, wherever they were among the options. */
-    const char *const *pos = (const char *const *)argv + optind;
-    int npos = argc - optind;
-    if (npos > 2) {
-        cli__error(stderr, "too many arguments at '%s' (try rheap query --help)", pos[2]);
-        goto done;
+    o->pos = (const char *const *)argv + optind;
+    o->npos = argc - optind;
+    if (o->npos > 2) {
+        cli__error(stderr, "too many arguments at '%s' (try rheap query --help)", o->pos[2]);
+        return RHEAP_EXIT_USAGE;
     }
-    if (list) {
-        status = list_queries(stdout, stderr);
-        goto done;
-    }
-    if (npos < 2) {
-        cli__error(stderr, "%s (try rheap query --help, or rheap query --list)",
-                     npos == 0 ? "no query name given" : "no database given");
-        goto done;
-    }
-    ra_query_t q;
-    status = cli__query_load(pos[0], &q, stderr);
-    if (status != RHEAP_EXIT_OK)
-        goto done;
-    sqlite3 *db;
+    return -1;
+}
+
+/* Opens the database for query q, with the leaks query's suppressions: it reads stack_stats,
+ * which becomes a view with the suppressed stacks' leaks taken out (ra_supp_shadow); the file
+ * itself is unchanged. The exit status; on RHEAP_EXIT_OK *db is open and *supp set (NULL for
+ * another query). */
+static int open_for_query(const query_opts_t *o, const ra_query_t *q, sqlite3 **db,
+                          ra_supp_t **supp)
+{
     ra_err_t why;
-    status = cli__said(ra_open_read(pos[1], &db, &why), &why, stderr);
-    /* Suppressions belong to the leaks query: it reads stack_stats, which becomes a view with
-     * the suppressed stacks' leaks taken out (ra_supp_shadow); the file itself is unchanged. */
-    int leaks = !strcmp(q.name, "leaks");
-    ra_supp_t *supp = NULL;
-    if (status == RHEAP_EXIT_OK && !leaks && (so.nfiles || so.no_defaults)) {
+    int status = cli__said(ra_open_read(o->pos[1], db, &why), &why, stderr);
+    if (status != RHEAP_EXIT_OK)
+        return status;
+    int leaks = !strcmp(q->name, "leaks");
+    if (!leaks && (o->so.nfiles || o->so.no_defaults)) {
         cli__error(stderr, "--suppress and --no-default-suppressions apply to the leaks query only");
         status = RHEAP_EXIT_USAGE;
-        sqlite3_close(db);
-    } else if (status == RHEAP_EXIT_OK && leaks) {
-        status = cli__supp_open(&so, db, &supp, stderr);
+    } else if (leaks) {
+        status = cli__supp_open(&o->so, *db, supp, stderr);
         if (status == RHEAP_EXIT_OK)
-            status = cli__said(ra_supp_shadow(supp, db, &why), &why, stderr);
-        if (status != RHEAP_EXIT_OK)
-            sqlite3_close(db);
+            status = cli__said(ra_supp_shadow(*supp, *db, &why), &why, stderr);
     }
-    if (status == RHEAP_EXIT_OK) {
-        ra_table_t t;
-        status = cli__said(ra_query_run(db, &q, kv, nkv, &t, &why), &why, stderr);
-        if (status == RHEAP_EXIT_OK && supp && ra_supp_nids(supp)) {
-            const char *pid = NULL;
-            for (size_t i = 0; i < nkv; i++)
-                if (!strcmp(kv[i].key, "pid"))
-                    pid = kv[i].value;
-            size_t nr = ra_supp_nrules(supp);
-            int64_t *bl = calloc(nr, sizeof *bl), *by = calloc(nr, sizeof *by);
-            if (bl && by && ra_supp_totals(supp, db, pid, bl, by, &why) == RA_OK)
-                cli__supp_print(supp, bl, by, "rheap: ", stderr);
-            free(bl);
-            free(by);
-        }
+    if (status != RHEAP_EXIT_OK) {
+        sqlite3_close(*db);
+        *db = NULL;
+    }
+    return status;
+}
+
+/* Prints the result table as the options ask, with what the suppressions took out and the
+ * profile-mode note on stderr. */
+static void print_result(const query_opts_t *o, sqlite3 *db, const ra_supp_t *supp,
+                         ra_table_t *t)
+{
+    if (supp && ra_supp_nids(supp)) {
+        const char *pid = NULL;
+        for (size_t i = 0; i < o->nkv; i++)
+            if (!strcmp(o->kv[i].key, "pid"))
+                pid = o->kv[i].value;
+        size_t nr = ra_supp_nrules(supp);
+        int64_t *bl = calloc(nr, sizeof *bl), *by = calloc(nr, sizeof *by);
+        ra_err_t why;
+        if (bl && by && ra_supp_totals(supp, db, pid, bl, by, &why) == RA_OK)
+            cli__supp_print(supp, bl, by, "rheap: ", stderr);
+        free(bl);
+        free(by);
+    }
+    if (o->fmt == RHEAP_FMT_COLUMN && !o->raw)
+        cli__table_humanize(t);
+    if (o->fmt == RHEAP_FMT_COLUMN && o->chains && t->ncols)
+        cli__table_print_chains(db, t, t->nrows, "", o->full_names, stdout);
+    else
+        cli__table_print(t, o->fmt, o->full_names, stdout);
+    long long interval = ra_sample_interval(db, NULL);
+    if (interval)
+        cli__note(stderr,
+                  "profile mode: blocks and bytes are estimates from allocations "
+                  "sampled about once every %lld bytes",
+                  interval);
+}
+
+int cli__cmd_query(int argc, char **argv)
+{
+    query_opts_t o = {0};
+    int status = parse_query(argc, argv, &o);
+    if (status >= 0) {
+        query_opts_free(&o);
+        return status;
+    }
+    if (o.list) {
+        status = list_queries(stdout, stderr);
+    } else if (o.npos < 2) {
+        cli__error(stderr, "%s (try rheap query --help, or rheap query --list)",
+                   o.npos == 0 ? "no query name given" : "no database given");
+        status = RHEAP_EXIT_USAGE;
+    } else {
+        ra_query_t q;
+        status = cli__query_load(o.pos[0], &q, stderr);
         if (status == RHEAP_EXIT_OK) {
-            if (fmt == RHEAP_FMT_COLUMN && !raw)
-                cli__table_humanize(&t);
-            if (fmt == RHEAP_FMT_COLUMN && chains && t.ncols)
-                cli__table_print_chains(db, &t, t.nrows, "", full_names, stdout);
-            else
-                cli__table_print(&t, fmt, full_names, stdout);
-            ra_table_free(&t);
-            long long interval = ra_sample_interval(db, NULL);
-            if (interval)
-                fprintf(stderr,
-                        "rheap: profile mode: blocks and bytes are estimates from allocations "
-                        "sampled about once every %lld bytes\n",
-                        interval);
+            sqlite3 *db = NULL;
+            ra_supp_t *supp = NULL;
+            ra_table_t t;
+            ra_err_t why;
+            status = open_for_query(&o, &q, &db, &supp);
+            if (status == RHEAP_EXIT_OK)
+                status = cli__said(ra_query_run(db, &q, o.kv, o.nkv, &t, &why), &why, stderr);
+            if (status == RHEAP_EXIT_OK) {
+                print_result(&o, db, supp, &t);
+                ra_table_free(&t);
+            }
+            sqlite3_close(db);
+            ra_supp_destroy(supp);
+            ra_query_free(&q);
         }
-        sqlite3_close(db);
     }
-    ra_supp_destroy(supp);
-    ra_query_free(&q);
-done:
-    for (size_t i = 0; i < nkv; i++)
-        free(owned[i]);
-    free(owned);
-    free(kv);
+    query_opts_free(&o);
     return status;
 }

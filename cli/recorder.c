@@ -13,22 +13,89 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <rip.h>
+
 #include "cli.h"
 
-int cli__check_setting(const char *cmd, rheap__setting_id_t id, const char **value)
+int cli__check_setting(rheap__setting_id_t id, const char **value)
 {
     uint64_t v;
     if (!*value)
         return 0;
     int st = rheap__setting_parse(id, *value, &v);
     if (st == RHEAP__SETTING_BAD) {
-        fprintf(stderr, "rheap %s: %s %s: expected %s\n", cmd, rheap__settings[id].option, *value,
-                rheap__settings[id].expected);
+        char expected[96];
+        cli__error(stderr, "%s %s: expected %s", rheap__settings[id].option, *value,
+                   rheap__setting_expected(id, expected, sizeof expected));
         return -1;
     }
     if (st == RHEAP__SETTING_EMPTY)
         *value = NULL;
     return 0;
+}
+
+int cli__setting_option(const char *cmd, int argc, char **argv, int *i,
+                        const char *values[RHEAP__SET_COUNT])
+{
+    const char *a = argv[*i];
+    for (int id = 0; id < RHEAP__SET_COUNT; id++) {
+        const rheap__setting_t *s = &rheap__settings[id];
+        size_t n = s->option ? strlen(s->option) : 0;
+        if (!n || strncmp(a, s->option, n) != 0)
+            continue;
+        if (s->flag && !a[n]) {
+            values[id] = s->flag;
+            return 1;
+        }
+        if (s->flag)
+            continue;
+        if (a[n] == '=') {
+            values[id] = a + n + 1;
+            return 1;
+        }
+        if (a[n])
+            continue;
+        if (*i + 1 >= argc) {
+            cli__error(stderr, "%s needs a value (try rheap %s --help)", a, cmd);
+            return -1;
+        }
+        values[id] = argv[++*i];
+        return 1;
+    }
+    return 0;
+}
+
+/* The word in the help's first column for a setting's value, by its type. */
+static const char *value_word(const rheap__setting_t *s)
+{
+    if (s->flag)
+        return "";
+    switch (s->type) {
+    case RHEAP__TYPE_RATE: return " R";
+    case RHEAP__TYPE_SIGNAL: return " SIG";
+    case RHEAP__TYPE_PATH: return " DIR";
+    default: return " N";
+    }
+}
+
+void cli__setting_usage(FILE *f)
+{
+    for (int id = 0; id < RHEAP__SET_COUNT; id++) {
+        const rheap__setting_t *s = &rheap__settings[id];
+        if (!s->option)
+            continue;
+        char head[64], range[96];
+        snprintf(head, sizeof head, "%s%s", s->option, value_word(s));
+        rheap__setting_range((rheap__setting_id_t)id, range, sizeof range);
+        const char *nl = strchr(s->help, '\n');
+        int first = nl ? (int)(nl - s->help) : (int)strlen(s->help);
+        fprintf(f, "  %-19s %.*s%s\n", head, first, s->help, range);
+        for (const char *line = nl; line; line = nl) {
+            line++;
+            nl = strchr(line, '\n');
+            fprintf(f, "  %-19s %.*s\n", "", nl ? (int)(nl - line) : (int)strlen(line), line);
+        }
+    }
 }
 
 static int readable(const char *p)
@@ -123,20 +190,6 @@ static int has_process_file(const char *dir)
     return access(path, F_OK) == 0;
 }
 
-int cli__parse_rec_name(const char *name, unsigned long *pid, unsigned long *num)
-{
-    char *end;
-    if (strncmp(name, "rip-", 4))
-        return 0;
-    *pid = strtoul(name + 4, &end, 10);
-    *num = 1;
-    if (end == name + 4)
-        return 0;
-    if (*end == '-')
-        *num = strtoul(end + 1, &end, 10);
-    return *end == 0;
-}
-
 cli__rec_t *cli__collect_recordings(const char *recdir, size_t *n, int quiet)
 {
     *n = 0;
@@ -147,8 +200,8 @@ cli__rec_t *cli__collect_recordings(const char *recdir, size_t *n, int quiet)
     size_t cap = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        unsigned long pid, num;
-        if (!cli__parse_rec_name(e->d_name, &pid, &num))
+        uint32_t pid, num;
+        if (rip_recording_name_parse(e->d_name, &pid, &num) != 0)
             continue;
         if (cli__grow(&recs, &cap, *n, sizeof *recs, 8) != 0)
             break;

@@ -35,12 +35,10 @@
 typedef struct {
     const char *output;
     const char *dir;          /* parent of the private recordings directory */
-    const char *depth;        /* passed on as RHEAP_DEPTH */
-    const char *sample_rate;  /* RHEAP_SAMPLE_RATE */
-    const char *signal;       /* RHEAP_SIGNAL */
-    const char *interval;     /* RHEAP_SAMPLE_INTERVAL */
-    int profile;              /* RHEAP_MODE=profile */
-    int off, keep, force, quiet;
+    /* The settings table's options (--depth, --profile, ...): the text passed on in each
+     * setting's environment variable, NULL when not given. */
+    const char *settings[RHEAP__SET_COUNT];
+    int keep, force, quiet;
     int progress;             /* the conversion's bar: 1 always, 0 never, -1 on a terminal */
     char **argv;              /* the program and its arguments */
 } run_opts_t;
@@ -59,19 +57,9 @@ static void usage_run(FILE *f)
             "\n"
             "Options:\n"
             "  -o, --output FILE   the database to write\n"
-            "  -f, --force         replace FILE if it exists\n"
-            "  --depth N           most frames kept per backtrace, 1-1024 (default 64)\n"
-            "  --sample-rate R     fraction of allocations that get a backtrace, 0-1 (default 1);\n"
-            "                      every allocation is still recorded, so byte counts stay exact\n"
-            "  --profile           profile mode: record a sample of the allocations, about one\n"
-            "                      per 512 KiB allocated, each with its backtrace and its free;\n"
-            "                      cheap enough to leave on, and the database holds estimates\n"
-            "                      (calls and bytes allocated stay exact)\n"
-            "  --sample-interval N profile mode: mean bytes between samples (default 524288)\n"
-            "  --off               start with recording off (turn it on with --signal, or from\n"
-            "                      the program with rheap_enable())\n"
-            "  --signal SIG        a signal that toggles recording (USR1, USR2, RTMIN+3, a number):\n"
-            "                      kill -SIG PID turns it on or off in that process\n"
+            "  -f, --force         replace FILE if it exists\n");
+    cli__setting_usage(f);
+    fprintf(f,
             "  --dir DIR           make the recordings' private directory in DIR (default: beside\n"
             "                      the output)\n"
             "  --keep              keep the recordings (rip-<pid>/ directories) and say where\n"
@@ -110,42 +98,27 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
         const char **value = NULL;
         if (!strcmp(a, "-o") || !strcmp(a, "--output"))
             value = &o->output;
-        else if (!strcmp(a, "--depth"))
-            value = &o->depth;
-        else if (!strcmp(a, "--sample-rate"))
-            value = &o->sample_rate;
-        else if (!strcmp(a, "--signal"))
-            value = &o->signal;
-        else if (!strcmp(a, "--sample-interval"))
-            value = &o->interval;
         else if (!strcmp(a, "--dir"))
             value = &o->dir;
         if (value) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "rheap run: %s needs a value (try rheap run --help)\n", a);
+                cli__error(stderr, "%s needs a value (try rheap run --help)", a);
                 return -1;
             }
             *value = argv[++i];
             continue;
         }
+        int taken = cli__setting_option("run", argc, argv, &i, o->settings);
+        if (taken < 0)
+            return -1;
+        if (taken)
+            continue;
         if (!strncmp(a, "--output=", 9))
             o->output = a + 9;
-        else if (!strncmp(a, "--depth=", 8))
-            o->depth = a + 8;
-        else if (!strncmp(a, "--sample-rate=", 14))
-            o->sample_rate = a + 14;
-        else if (!strncmp(a, "--signal=", 9))
-            o->signal = a + 9;
-        else if (!strncmp(a, "--sample-interval=", 18))
-            o->interval = a + 18;
-        else if (!strcmp(a, "--profile"))
-            o->profile = 1;
         else if (!strncmp(a, "--dir=", 6))
             o->dir = a + 6;
         else if (!strcmp(a, "-f") || !strcmp(a, "--force"))
             o->force = 1;
-        else if (!strcmp(a, "--off"))
-            o->off = 1;
         else if (!strcmp(a, "--keep"))
             o->keep = 1;
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
@@ -155,25 +128,23 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
         else if (!strcmp(a, "--no-progress"))
             o->progress = 0;
         else {
-            fprintf(stderr, "rheap run: unknown option %s (try rheap run --help)\n", a);
+            cli__error(stderr, "unknown option %s (try rheap run --help)", a);
             return -1;
         }
     }
     if (!o->argv || !o->argv[0]) {
-        fprintf(stderr, "rheap run: no program given (rheap run -o OUT.db -- PROGRAM ARGS...)\n");
+        cli__error(stderr, "no program given (rheap run -o OUT.db -- PROGRAM ARGS...)");
         return -1;
     }
     if (!o->output) {
-        fprintf(stderr, "rheap run: no output given; add -o OUT.db before the program\n");
+        cli__error(stderr, "no output given; add -o OUT.db before the program");
         return -1;
     }
-    if (cli__check_setting("run", RHEAP__SET_DEPTH, &o->depth) != 0 ||
-        cli__check_setting("run", RHEAP__SET_SAMPLE_RATE, &o->sample_rate) != 0 ||
-        cli__check_setting("run", RHEAP__SET_SIGNAL, &o->signal) != 0 ||
-        cli__check_setting("run", RHEAP__SET_SAMPLE_INTERVAL, &o->interval) != 0)
-        return -1;
-    if (o->interval && !o->profile) {
-        fprintf(stderr, "rheap run: --sample-interval needs --profile\n");
+    for (int id = 0; id < RHEAP__SET_COUNT; id++)
+        if (cli__check_setting((rheap__setting_id_t)id, &o->settings[id]) != 0)
+            return -1;
+    if (o->settings[RHEAP__SET_SAMPLE_INTERVAL] && !o->settings[RHEAP__SET_MODE]) {
+        cli__error(stderr, "--sample-interval needs --profile");
         return -1;
     }
     return 1;
@@ -215,18 +186,14 @@ static void child_exec(const run_opts_t *o, const char *lib, const char *recdir,
         setenv("LD_PRELOAD", pre, 1);
     }
     setenv("RHEAP_DIR", recdir, 1);
-    setenv("RHEAP_ENABLE", o->off ? "0" : "1", 1);
-    if (o->depth)
-        setenv("RHEAP_DEPTH", o->depth, 1);
-    if (o->sample_rate)
-        setenv("RHEAP_SAMPLE_RATE", o->sample_rate, 1);
-    setenv("RHEAP_MODE", o->profile ? "profile" : "trace", 1);
-    if (o->interval)
-        setenv("RHEAP_SAMPLE_INTERVAL", o->interval, 1);
-    if (o->signal)
-        setenv("RHEAP_SIGNAL", o->signal, 1);
-    else
-        unsetenv("RHEAP_SIGNAL");
+    for (int id = 0; id < RHEAP__SET_COUNT; id++) {
+        const rheap__setting_t *s = &rheap__settings[id];
+        const char *text = o->settings[id] ? o->settings[id] : s->run_text;
+        if (text && *text)
+            setenv(s->env, text, 1);
+        else if (text)
+            unsetenv(s->env);
+    }
     execvp(o->argv[0], o->argv);
     int e = errno;
     ssize_t w = write(errfd, &e, sizeof e);
@@ -464,8 +431,8 @@ static int growing(void *user, const char *dir, int wait)
     if (run_over(l))
         return 0;
     const char *base = strrchr(dir, '/');
-    unsigned long pid, num;
-    if (!cli__parse_rec_name(base ? base + 1 : dir, &pid, &num))
+    uint32_t pid, num;
+    if (rip_recording_name_parse(base ? base + 1 : dir, &pid, &num) != 0)
         return 1;
     return !(pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH);
 }
@@ -592,7 +559,7 @@ int cli__cmd_run(int argc, char **argv)
                            o.argv[0], o.output);
         else
             cli__error(stderr, "no recording was made%s; %s not written",
-                         o.off ? " (recording stayed off)" : "", o.output);
+                         o.settings[RHEAP__SET_ENABLE] ? " (recording stayed off)" : "", o.output);
         cli__remove_tree(recdir);
         return status || is_static ? status : RHEAP_EXIT_INPUT;
     }

@@ -25,7 +25,7 @@
 
 #include "converter.h"
 
-#define NO_OFFSET UINT64_MAX
+#define NO_OFFSET CV__NO_OFFSET
 
 /* ---- Per-recording state ---- */
 
@@ -120,17 +120,25 @@ typedef struct {
     const cv__loc_t **locs; /* scratch, RIP_MAX_DEPTH */
 } ctx_t;
 
-/* Hands one diagnostic to the caller. The message is formatted whole here (callers put the
- * file and offset into it, as rip_error_format does); file and offset are repeated apart. */
-static void vsay(ctx_t *c, rheap_convert_level_t level, const char *file, uint64_t offset,
+/* Every warning and error of the conversion, its own and its parts' (cv__err_t, errors.c),
+ * reaches the caller here: warnings are counted, and the first error decides the status. */
+static void report(ctx_t *c, const cv__err_t *e)
+{
+    if (e->status == RHEAP_CONVERT_WARNINGS)
+        c->warnings++;
+    else if (!c->fatal)
+        c->fatal = (int)e->status;
+    cv__err_report(e, c->o->diag, c->o->user);
+}
+
+static void vsay(ctx_t *c, rheap_convert_status_t status, const char *file, uint64_t offset,
                  const char *f, va_list ap)
 {
-    if (!c->o->diag)
-        return;
-    char msg[2048];
+    static cv__err_t e; /* 8 KiB kept off the stack; one conversion at a time (rheap_convert.h) */
+    char msg[sizeof e.message];
     vsnprintf(msg, sizeof msg, f, ap);
-    rheap_convert_diag_t d = {level, msg, file, offset};
-    c->o->diag(c->o->user, &d);
+    cv__fail(&e, status, file, offset, "%s", msg);
+    report(c, &e);
 }
 
 static void warnf(ctx_t *c, const char *file, uint64_t offset, const char *f, ...)
@@ -139,9 +147,8 @@ static void warnf(ctx_t *c, const char *file, uint64_t offset, const char *f, ..
 {
     va_list ap;
     va_start(ap, f);
-    vsay(c, RHEAP_CONVERT_WARNING, file, offset, f, ap);
+    vsay(c, RHEAP_CONVERT_WARNINGS, file, offset, f, ap);
     va_end(ap);
-    c->warnings++;
 }
 
 /* Reports an error that ends the conversion; the first one decides its status. */
@@ -151,16 +158,14 @@ static void errorf(ctx_t *c, int status, const char *file, uint64_t offset, cons
 {
     va_list ap;
     va_start(ap, f);
-    vsay(c, RHEAP_CONVERT_ERROR, file, offset, f, ap);
+    vsay(c, (rheap_convert_status_t)status, file, offset, f, ap);
     va_end(ap);
-    if (!c->fatal)
-        c->fatal = status;
 }
 
 /* The symbolizer's warnings (a module file gone or rebuilt) count like the converter's own. */
-static void sym_warning(void *user, const char *file, const char *message)
+static void sym_warning(void *user, const cv__err_t *w)
 {
-    warnf(user, file, NO_OFFSET, "%s", message);
+    report(user, w);
 }
 
 static void rip_fail(ctx_t *c, const rip_error_t *e)
@@ -180,8 +185,9 @@ static void rip_truncated(ctx_t *c, const rip_error_t *e, const char *consequenc
 
 static void db_fail(ctx_t *c, const char *what)
 {
-    errorf(c, RHEAP_CONVERT_E_OUTPUT, NULL, NO_OFFSET, "writing the database (%s): %s", what,
-           cv__db_errmsg(c->db));
+    static cv__err_t e;
+    cv__db_error(c->db, what, &e);
+    report(c, &e);
 }
 
 static void nomem(ctx_t *c, const char *while_doing)
@@ -1007,146 +1013,162 @@ static int follow(ctx_t *c, streams_t *v, rip_recording_t **rr, const procinfo_t
     return 0;
 }
 
-static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, int live)
+/* The start of a recording: its process file read into *p, the context and the summary set
+ * for it, its thread files opened and their first events decoded. 0, or -1 (said). */
+static int begin_recording(ctx_t *c, streams_t *v, rip_recording_t *rec, procinfo_t *p,
+                           cv__pairs_t *live_map, int live)
 {
-    procinfo_t p = {0};
-    int rc = -1;
-    streams_t v = {0};
-    cv__pairs_t *live_map = cv__pairs_create();
-    uint64_t unmatched_before = c->unmatched_frees;
-    uint64_t lost = 0;
-    v.dir = dir;
-    v.live = v.was_live = live;
-    if (!live_map) {
-        nomem(c, "");
-        goto out;
-    }
-    if (read_process(c, rip_recording_process_path(*rr), &p) != 0)
-        goto out;
-    c->pid = p.pid;
-    c->recording = p.recording;
+    if (read_process(c, rip_recording_process_path(rec), p) != 0)
+        return -1;
+    c->pid = p->pid;
+    c->recording = p->recording;
     c->first_thread = c->next_thread;
-    v.start_ns = p.start_ns;
-    if (!(v.m = cv__merge_create(0)))
-        goto nomem;
-    if (cv__summary_begin(c->sum, p.pid, p.recording) != 0)
-        goto nomem;
-    cv__summary_sampling(c->sum, p.interval);
+    v->start_ns = p->start_ns;
+    if (!(v->m = cv__merge_create(0)) || cv__summary_begin(c->sum, p->pid, p->recording) != 0) {
+        nomem(c, "");
+        return -1;
+    }
+    cv__summary_sampling(c->sum, p->interval);
     for (size_t i = 0; i < c->nmods; i++) {
         free(c->mods[i].path);
         free(c->mods[i].build_id_hex);
     }
     c->nmods = 0;
 
-    if (add_streams(c, &v, *rr, 0) != 0)
-        goto out;
-    for (size_t i = 0; i < v.n; i++) {
-        int o = open_stream(c, &v.s[i], &p, live);
+    if (add_streams(c, v, rec, 0) != 0)
+        return -1;
+    for (size_t i = 0; i < v->n; i++) {
+        int o = open_stream(c, &v->s[i], p, live);
         if (o < 0)
-            goto out;
-        v.s[i].opened = o == 0;
+            return -1;
+        v->s[i].opened = o == 0;
     }
-    if (!live && check_serials(c, v.s, v.n, dir) != 0)
-        goto out;
-    v.w = live ? 0 : UINT64_MAX;
-    for (size_t i = 0; i < v.n; i++) {
-        if (wake(c, &v, i, &p, live_map) != 0)
-            goto out;
-    }
+    if (!live && check_serials(c, v->s, v->n, v->dir) != 0)
+        return -1;
+    v->w = live ? 0 : UINT64_MAX;
+    for (size_t i = 0; i < v->n; i++)
+        if (wake(c, v, i, p, live_map) != 0)
+            return -1;
+    return 0;
+}
 
+/* Applies every event of the recording in merge order, following the files while they grow
+ * (live); then, after a live recording, reads its process file again for the records written
+ * last. 0, or -1 (said). */
+static int merge_events(ctx_t *c, streams_t *v, rip_recording_t **rr, procinfo_t *p,
+                        cv__pairs_t *live_map)
+{
     uint64_t tick = 0;
     for (;;) {
-        long top = cv__merge_top(v.m);
-        if (v.live) {
+        long top = cv__merge_top(v->m);
+        if (v->live) {
             uint64_t t;
             int cls;
             if (top >= 0)
-                key_of(&v.s[top], &t, &cls);
-            if (top < 0 || t >= v.w) {
-                if (follow(c, &v, rr, &p, live_map) != 0)
-                    goto out;
+                key_of(&v->s[top], &t, &cls);
+            if (top < 0 || t >= v->w) {
+                if (follow(c, v, rr, p, live_map) != 0)
+                    return -1;
                 continue;
             }
         } else if (top < 0) {
             break;
         }
-        stream_t *cur = &v.s[top];
-        key_of(cur, &v.last_t, &v.last_cls);
-        v.last_i = (size_t)top;
-        v.applied = 1;
+        stream_t *cur = &v->s[top];
+        key_of(cur, &v->last_t, &v->last_cls);
+        v->last_i = (size_t)top;
+        v->applied = 1;
         int a = apply(c, live_map, cur);
         if (a < 0)
-            goto out;
+            return -1;
         if (a == 1) {
-            stream_key(v.m, (size_t)top, cur);
+            stream_key(v->m, (size_t)top, cur);
             continue;
         }
         c->events++;
-        c->live_events += (uint64_t)v.live;
+        c->live_events += (uint64_t)v->live;
         int more = advance(c, cur, live_map);
         if (more < 0)
-            goto out;
+            return -1;
         if (more == 1) {
-            stream_key(v.m, (size_t)top, cur);
+            stream_key(v->m, (size_t)top, cur);
         } else {
-            cv__merge_remove(v.m, (size_t)top);
+            cv__merge_remove(v->m, (size_t)top);
             if (more == 0) {
                 cur->done = 1;
             } else {
                 /* No complete block after this event yet: nothing of it comes before it. */
                 cur->waiting = 1;
-                cur->bound = v.last_t;
-                if (cur->bound < v.w)
-                    v.w = cur->bound;
+                cur->bound = v->last_t;
+                if (cur->bound < v->w)
+                    v->w = cur->bound;
             }
         }
-        if ((++tick & 0xffff) == 0 && !v.was_live)
-            progress(c, v.s, v.n, 0);
+        if ((++tick & 0xffff) == 0 && !v->was_live)
+            progress(c, v->s, v->n, 0);
     }
-    if (v.was_live) {
+    if (v->was_live) {
         /* The process file's last records (off, lost) were written after it was first read. */
         procinfo_t q = {0};
         if (read_process(c, rip_recording_process_path(*rr), &q) != 0) {
             procinfo_free(&q);
-            goto out;
+            return -1;
         }
-        procinfo_free(&p);
-        p = q;
-        if (check_serials(c, v.s, v.n, dir) != 0)
-            goto out;
+        procinfo_free(p);
+        *p = q;
+        if (check_serials(c, v->s, v->n, v->dir) != 0)
+            return -1;
     }
+    return 0;
+}
 
-    /* What is still live was never freed while recording: rows in allocation order. */
-    if (cv__pairs_drain_begin(live_map) != 0)
-        goto nomem;
+/* The blocks still live at the end, never freed while recording, as rows in allocation order;
+ * then the recording's summary rows. 0, or -1 (said). */
+static int end_blocks(ctx_t *c, const streams_t *v, cv__pairs_t *live_map)
+{
+    if (cv__pairs_drain_begin(live_map) != 0) {
+        nomem(c, "");
+        return -1;
+    }
     for (cv__live_t rest; cv__pairs_drain_next(live_map, &rest);) {
         cv__summary_leaked(c->sum, &rest);
         if (write_row(c, &rest, 0, 0, RHEAP_NO_THREAD, NULL) != 0)
-            goto out;
+            return -1;
     }
-    for (size_t i = 0; i < v.n; i++)
-        if (v.s[i].totals.kind == RIP_REC_TOTALS)
-            cv__summary_counted(c->sum, v.s[i].tid, v.s[i].totals.u.totals.allocs,
-                                   v.s[i].totals.u.totals.bytes);
+    for (size_t i = 0; i < v->n; i++)
+        if (v->s[i].totals.kind == RIP_REC_TOTALS)
+            cv__summary_counted(c->sum, v->s[i].tid, v->s[i].totals.u.totals.allocs,
+                                   v->s[i].totals.u.totals.bytes);
     int sr = cv__summary_end(c->sum, c->db);
-    if (sr > 0)
-        goto nomem;
+    if (sr > 0) {
+        nomem(c, "");
+        return -1;
+    }
     if (sr < 0) {
         db_fail(c, "summaries");
-        goto out;
+        return -1;
     }
+    return 0;
+}
+
+/* The rows that describe the recording: its threads, its process (with every lost event and
+ * the frees of blocks it never saw allocated), its modules and its windows. 0, or -1 (said). */
+static int write_recording_rows(ctx_t *c, const streams_t *v, const procinfo_t *p,
+                                uint64_t unmatched_frees)
+{
+    const char *dir = v->dir;
     /* Lost events of every cause: those the thread files report, and those of threads that got
      * no file at all (more threads than max_threads), which the process file reports. */
-    lost = p.lost;
-    for (size_t i = 0; i < v.n; i++) {
-        stream_t *s = &v.s[i];
+    uint64_t lost = p->lost;
+    for (size_t i = 0; i < v->n; i++) {
+        stream_t *s = &v->s[i];
         lost += s->lost;
         if (s->tid == 0)
             continue; /* not even its header was written (warned above): no thread to name */
-        if (cv__db_thread(c->db, s->id, p.pid, p.recording, s->tid, s->name, s->serial,
+        if (cv__db_thread(c->db, s->id, p->pid, p->recording, s->tid, s->name, s->serial,
                              s->path, s->events, s->lost, s->addr_base) != 0) {
             db_fail(c, "threads");
-            goto out;
+            return -1;
         }
         c->bytes_done += s->file_size;
     }
@@ -1155,44 +1177,58 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
         warnf(c, dir, NO_OFFSET,
               "%s: %llu events of process %u were not recorded; the database counts them in "
               "lost_events (meta, processes, and threads for those a thread file reports)",
-              dir, (unsigned long long)lost, p.pid);
-    if (cv__db_process(c->db, p.pid, p.recording, p.ppid, p.exe, p.cmdline, p.start_ns,
-                          p.wall_ns, p.page_size, p.depth, p.sample_ppm, p.has_config, dir,
-                          c->unmatched_frees - unmatched_before, lost) != 0) {
+              dir, (unsigned long long)lost, p->pid);
+    cv__process_row_t row = {
+        .pid = p->pid, .recording = p->recording, .ppid = p->ppid,
+        .exe = p->exe, .cmdline = p->cmdline, .dir = dir,
+        .start_ns = p->start_ns, .wall_ns = p->wall_ns,
+        .page_size = p->page_size, .depth = p->depth, .sample_ppm = p->sample_ppm,
+        .has_config = p->has_config, .unmatched_frees = unmatched_frees, .lost = lost,
+    };
+    if (cv__db_process(c->db, &row) != 0 ||
+        (p->interval && cv__profile_process(c->db, p->pid, p->recording, p->interval) != 0)) {
         db_fail(c, "processes");
-        goto out;
+        return -1;
     }
-    if (p.interval && cv__profile_process(c->db, p.pid, p.recording, p.interval) != 0) {
-        db_fail(c, "processes");
-        goto out;
-    }
-    if (p.unseen) {
+    if (p->unseen) {
         warnf(c, dir, NO_OFFSET,
               "%s: process %u allocates through an allocator rheap does not record, %s: its "
               "blocks are missing from the database (processes.unrecorded)",
-              dir, p.pid, p.unseen);
-        if (cv__db_unrecorded(c->db, p.pid, p.recording, p.unseen) != 0) {
+              dir, p->pid, p->unseen);
+        if (cv__db_unrecorded(c->db, p->pid, p->recording, p->unseen) != 0) {
             db_fail(c, "processes");
-            goto out;
+            return -1;
         }
     }
     for (size_t i = 0; i < c->nmods; i++) {
         /* The symbolizer's status is of the file, over every recording so far. */
-        if (cv__db_module(c->db, p.pid, p.recording, c->mods[i].path, c->mods[i].bias,
+        if (cv__db_module(c->db, p->pid, p->recording, c->mods[i].path, c->mods[i].bias,
                              c->mods[i].build_id_hex,
                              c->mods[i].used ? cv__sym_file_status(c->sym, c->mods[i].file_id)
                                              : "unused") != 0) {
             db_fail(c, "modules");
-            goto out;
+            return -1;
         }
     }
-    if (write_windows(c, &p, dir) != 0)
-        goto out;
-    rc = 0;
-    goto out;
-nomem:
-    nomem(c, "");
-out:
+    return write_windows(c, p, dir);
+}
+
+/* One recording, from its process file to its last rows: begin, merge, end, describe. */
+static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, int live)
+{
+    procinfo_t p = {0};
+    streams_t v = {0};
+    cv__pairs_t *live_map = cv__pairs_create();
+    uint64_t unmatched_before = c->unmatched_frees;
+    v.dir = dir;
+    v.live = v.was_live = live;
+    int rc = -1;
+    if (!live_map)
+        nomem(c, "");
+    else if (begin_recording(c, &v, *rr, &p, live_map, live) == 0 &&
+             merge_events(c, &v, rr, &p, live_map) == 0 && end_blocks(c, &v, live_map) == 0 &&
+             write_recording_rows(c, &v, &p, c->unmatched_frees - unmatched_before) == 0)
+        rc = 0;
     procinfo_free(&p);
     for (size_t i = 0; i < v.n; i++) {
         rip_reader_close(v.s[i].r);
@@ -1247,7 +1283,8 @@ static int write_meta(ctx_t *c, size_t ninputs)
     return 0;
 }
 
-/* The pid a recording directory's name gives (rip-<pid> or rip-<pid>-<n>), 0 for another name. */
+/* The pid a recording directory's name gives (rip-<pid> or rip-<pid>-<n>, read by the format
+ * library's one parser), 0 for another name. */
 static uint32_t pid_of_name(const char *dir)
 {
     size_t len = strlen(dir);
@@ -1256,15 +1293,13 @@ static uint32_t pid_of_name(const char *dir)
     size_t b = len;
     while (b > 0 && dir[b - 1] != '/')
         b--;
-    if (len - b < 5 || strncmp(dir + b, "rip-", 4) != 0)
+    char name[64];
+    uint32_t pid, n;
+    if (len - b >= sizeof name)
         return 0;
-    uint64_t pid = 0;
-    size_t i = b + 4;
-    for (; i < len && dir[i] >= '0' && dir[i] <= '9' && pid <= UINT32_MAX; i++)
-        pid = pid * 10 + (uint64_t)(dir[i] - '0');
-    if (i == b + 4 || pid > UINT32_MAX || (i < len && dir[i] != '-'))
-        return 0;
-    return (uint32_t)pid;
+    memcpy(name, dir + b, len - b);
+    name[len - b] = 0;
+    return rip_recording_name_parse(name, &pid, &n) == 0 ? pid : 0;
 }
 
 /* A recording in a directory others can write to (a shared RHEAP_DIR) may not be what it
@@ -1471,10 +1506,10 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
     }
     if (check_output_place(c) != 0)
         return -1;
-    char errbuf[1024];
-    int st = cv__db_create(o->output, o->force, live, &c->db, errbuf, sizeof errbuf);
+    static cv__err_t err;
+    int st = cv__db_create(o->output, o->force, live, &c->db, &err);
     if (st != RHEAP_CONVERT_OK) {
-        errorf(c, st, o->output, NO_OFFSET, "%s", errbuf);
+        report(c, &err);
         return -1;
     }
     c->sym = cv__sym_create(sym_warning, c);
@@ -1522,9 +1557,9 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
     }
     cv__db_t *db = c->db;
     c->db = NULL;
-    st = cv__db_finish(db, errbuf, sizeof errbuf);
+    st = cv__db_finish(db, &err);
     if (st != RHEAP_CONVERT_OK) {
-        errorf(c, st, o->output, NO_OFFSET, "%s", errbuf);
+        report(c, &err);
         return -1;
     }
     if (result) {

@@ -17,9 +17,35 @@
 #include "sorted.h"
 #define RHEAP_SCHEMA_VERSION 5
 
-/* How the parts below report a warning to the conversion that uses them: `file` is the file
- * concerned (or NULL), `message` the whole sentence. */
-typedef void (*cv__warn_fn)(void *user, const char *file, const char *message);
+/* ---- errors.c: how every part says what went wrong ---- */
+
+#define CV__NO_OFFSET UINT64_MAX
+
+/* What went wrong, or a warning: `status` is from RHEAP_CONVERT_STATUS_LIST
+ * (RHEAP_CONVERT_WARNINGS for a warning, the status the conversion ends with for an error);
+ * `message` is the whole sentence, "FILE: offset N: what was expected" when it concerns a place
+ * in a file, and `file` and `offset` repeat that place ("" and CV__NO_OFFSET when none). A part
+ * that fails fills one and returns its status (or -1 where its comment says so); conversion.c
+ * and resym.c hand it to the caller with cv__err_report. */
+typedef struct {
+    rheap_convert_status_t status;
+    uint64_t offset;
+    char file[4096];
+    char message[4352]; /* a path and the longest reason */
+} cv__err_t;
+
+/* Fills *err (when not NULL) and returns status. */
+rheap_convert_status_t cv__fail(cv__err_t *err, rheap_convert_status_t status, const char *file,
+                                uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Hands err to diag (nothing when diag is NULL): a WARNING for RHEAP_CONVERT_WARNINGS, else an
+ * ERROR. */
+void cv__err_report(const cv__err_t *err, void (*diag)(void *user, const rheap_convert_diag_t *d),
+                    void *user);
+
+/* How the parts below report a warning to the conversion that uses them (status
+ * RHEAP_CONVERT_WARNINGS). */
+typedef void (*cv__warn_fn)(void *user, const cv__err_t *warning);
 
 /* ---- array.c, hashmap.c, sorted.c: the shared containers, declared in array.h, hashmap.h
  * and sorted.h ---- */
@@ -167,17 +193,24 @@ typedef struct {
 /* Creates `OUT.tmp-<pid>` beside `path`, creates the schema and opens the load transaction.
  * Refuses (RHEAP_CONVERT_E_REFUSED) when `path` exists and !force. With `background` the writer
  * thread runs at the lowest priority (nice 19): in a live conversion the program being
- * recorded, and the reading that the summary waits for, go first. Message in errbuf on
- * failure. Returns a rheap_convert_status_t; *out set on RHEAP_CONVERT_OK. */
-int cv__db_create(const char *path, int force, int background, cv__db_t **out,
-                     char *errbuf, size_t errlen);
+ * recorded, and the reading that the summary waits for, go first. Returns a status, with *err
+ * filled unless RHEAP_CONVERT_OK; *out set on RHEAP_CONVERT_OK. */
+rheap_convert_status_t cv__db_create(const char *path, int force, int background, cv__db_t **out,
+                                     cv__err_t *err);
 int cv__db_alloc(cv__db_t *db, const cv__row_t *r);
 int cv__db_frame(cv__db_t *db, uint64_t bt, uint32_t frame_no, const cv__srcframe_t *f,
                     const char *module, uint64_t offset, uint32_t ip_index);
-int cv__db_process(cv__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
-                      const char *exe, const char *cmdline, uint64_t start_ns, uint64_t wall_ns,
-                      uint32_t page_size, uint32_t depth, uint32_t sample_ppm, int has_config,
-                      const char *dir, uint64_t unmatched_frees, uint64_t lost);
+/* A processes row (schema.sql): a 0 wall_ns, page_size or depth is written as NULL, and
+ * sample_ppm too unless has_config (the process file had no config record). */
+typedef struct {
+    uint32_t pid, recording, ppid;
+    const char *exe, *cmdline, *dir; /* NULL: unknown */
+    uint64_t start_ns, wall_ns;
+    uint32_t page_size, depth, sample_ppm;
+    int has_config;
+    uint64_t unmatched_frees, lost;
+} cv__process_row_t;
+int cv__db_process(cv__db_t *db, const cv__process_row_t *p);
 /* In the per-recording tables, (pid, recording) names the processes row. */
 int cv__db_thread(cv__db_t *db, uint32_t id, uint32_t pid, uint32_t recording, uint32_t tid,
                      const char *name, uint32_t serial, const char *file, uint64_t events,
@@ -198,9 +231,9 @@ int cv__db_meta_int(cv__db_t *db, const char *key, int64_t value);
 int cv__db_meta_text(cv__db_t *db, const char *key, const char *value);
 /* Builds the after-load part of the schema, commits, closes and puts the temporary file in
  * place of the requested path: without force, only if no file has appeared there meanwhile
- * (RHEAP_CONVERT_E_REFUSED otherwise). Returns a rheap_convert_status_t, with a message in
- * errbuf unless RHEAP_CONVERT_OK (the temporary file is gone). Frees db either way. */
-int cv__db_finish(cv__db_t *db, char *errbuf, size_t errlen);
+ * (RHEAP_CONVERT_E_REFUSED otherwise). Returns a status, with *err filled unless
+ * RHEAP_CONVERT_OK (the temporary file is gone then). Frees db either way. */
+rheap_convert_status_t cv__db_finish(cv__db_t *db, cv__err_t *err);
 /* Closes and removes the temporary file; NULL is a no-op. */
 void cv__db_abort(cv__db_t *db);
 /* Sizes are unsigned 64-bit numbers, and sums of them can pass 2^64 in a hostile recording:
@@ -217,13 +250,15 @@ void cv__bind_wide(struct sqlite3_stmt *s, int i, cv__wide_t v);
 struct sqlite3 *cv__db_enter(cv__db_t *db);
 void cv__db_leave(cv__db_t *db);
 /* Between enter and leave, after a statement of the caller's failed: keeps SQLite's message for
- * cv__db_errmsg, before the writer thread's next chunk can replace it. */
+ * cv__db_error, before the writer thread's next chunk can replace it. */
 void cv__db_failed(cv__db_t *db);
 /* A stacks row: the allocation site of stack `id` (schema.sql). */
 int cv__db_stack(cv__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame,
                     const char *function, const char *location);
-/* The last SQLite error message of db. */
-const char *cv__db_errmsg(cv__db_t *db);
+/* After a -1 of one of the functions above (a database error): fills *err with
+ * RHEAP_CONVERT_E_OUTPUT and "writing the database (WHAT): SQLite's reason", the temporary
+ * file as its file, and returns that status. */
+rheap_convert_status_t cv__db_error(cv__db_t *db, const char *what, cv__err_t *err);
 
 /* ---- stacks.c: stack deduplication into global backtrace ids ---- */
 typedef struct cv__stacks cv__stacks_t;
@@ -274,7 +309,7 @@ void cv__summary_marker(cv__summary_t *s, uint64_t t);
 void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b);
 void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_t freer);
 void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b);
-/* 0; 1 out of memory; -1 database error (cv__db_errmsg). */
+/* 0; 1 out of memory; -1 database error (cv__db_error). */
 int cv__summary_end(cv__summary_t *s, cv__db_t *db);
 /* Profile mode, after begin: blocks are weighed (profile.c) by this sampling interval. */
 void cv__summary_sampling(cv__summary_t *s, uint64_t interval);

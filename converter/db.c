@@ -309,7 +309,7 @@ static void give_turn(cv__db_t *db)
 
 static int flush_kept(cv__db_t *db);
 
-/* A write of the calling thread failed: keeps why for cv__db_errmsg. Returns -1. */
+/* A write of the calling thread failed: keeps why for cv__db_error. Returns -1. */
 static int failed_here(cv__db_t *db, const char *msg)
 {
     fmt(db->main_error, sizeof db->main_error, "%s", msg);
@@ -465,24 +465,24 @@ static void destroy(cv__db_t *db)
 }
 
 /* Runs the part of the schema before (part 0) or after (part 1) the after-load mark. */
-static int run_schema(cv__db_t *db, int part, char *errbuf, size_t errlen)
+static int run_schema(cv__db_t *db, int part, cv__err_t *err)
 {
     const char *mark = strstr(cv__schema_sql, AFTER_LOAD_MARK);
     size_t split = mark ? (size_t)(mark - cv__schema_sql) : strlen(cv__schema_sql);
     char *sql = part == 0 ? strndup(cv__schema_sql, split) : strdup(cv__schema_sql + split);
-    if (!sql) {
-        fmt(errbuf, errlen, "out of memory");
-        return -1;
-    }
+    if (!sql)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: creating the schema: out of memory", db->tmp);
     char *msg = NULL;
     int rc = sqlite3_exec(db->db, sql, NULL, NULL, &msg);
     free(sql);
     if (rc != SQLITE_OK) {
-        fmt(errbuf, errlen, "%s: creating the schema: %s", db->tmp, why(db, msg ? msg : "?"));
+        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                 "%s: creating the schema: %s", db->tmp, why(db, msg ? msg : "?"));
         sqlite3_free(msg);
-        return -1;
+        return RHEAP_CONVERT_E_OUTPUT;
     }
-    return 0;
+    return RHEAP_CONVERT_OK;
 }
 
 /* Prepares the INSERT `single` (one VALUES group) with its group repeated n times. */
@@ -509,7 +509,7 @@ static int prepare_batch(cv__db_t *db, const char *single, int n, sqlite3_stmt *
 }
 
 /* The allocator plumbing list (stacks.c) as the table the view `frames` reads. */
-static int write_plumbing(cv__db_t *db, char *errbuf, size_t errlen)
+static int write_plumbing(cv__db_t *db, cv__err_t *err)
 {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db->db, "INSERT INTO plumbing_patterns (kind, pattern) VALUES (?, ?)",
@@ -522,42 +522,31 @@ static int write_plumbing(cv__db_t *db, char *errbuf, size_t errlen)
         sqlite3_reset(st);
     }
     if (rc != SQLITE_OK)
-        fmt(errbuf, errlen, "%s: writing the plumbing patterns: %s", db->tmp, sqlite3_errmsg(db->db));
+        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                 "%s: writing the plumbing patterns: %s", db->tmp, sqlite3_errmsg(db->db));
     sqlite3_finalize(st);
-    return rc == SQLITE_OK ? 0 : -1;
+    return rc == SQLITE_OK ? RHEAP_CONVERT_OK : RHEAP_CONVERT_E_OUTPUT;
 }
 
-int cv__db_create(const char *path, int force, int background, cv__db_t **out,
-                     char *errbuf, size_t errlen)
+/* The output's name is free, or may be replaced (force); never a directory. */
+static rheap_convert_status_t check_output(const char *path, int force, cv__err_t *err)
 {
-    *out = NULL;
     struct stat sb;
     if (stat(path, &sb) == 0) {
-        if (S_ISDIR(sb.st_mode)) {
-            fmt(errbuf, errlen, "%s: is a directory, expected a database file name", path);
-            return RHEAP_CONVERT_E_REFUSED;
-        }
-        if (!force) {
-            fmt(errbuf, errlen, "%s: already exists (use --force to replace it)", path);
-            return RHEAP_CONVERT_E_REFUSED;
-        }
+        if (S_ISDIR(sb.st_mode))
+            return cv__fail(err, RHEAP_CONVERT_E_REFUSED, path, CV__NO_OFFSET,
+                            "%s: is a directory, expected a database file name", path);
+        if (!force)
+            return cv__fail(err, RHEAP_CONVERT_E_REFUSED, path, CV__NO_OFFSET,
+                            "%s: already exists (use --force to replace it)", path);
     }
-    cv__db_t *db = calloc(1, sizeof *db);
-    if (!db) {
-        fmt(errbuf, errlen, "out of memory");
-        return RHEAP_CONVERT_E_OUTPUT;
-    }
-    db->kept_end = &db->kept_full;
-    db->path = strdup(path);
-    db->force = force;
-    size_t tlen = strlen(path) + 32;
-    db->tmp = malloc(tlen);
-    if (!db->path || !db->tmp) {
-        destroy(db);
-        fmt(errbuf, errlen, "out of memory");
-        return RHEAP_CONVERT_E_OUTPUT;
-    }
-    snprintf(db->tmp, tlen, "%s.tmp-%ld", path, (long)getpid());
+    return RHEAP_CONVERT_OK;
+}
+
+/* The SQLite file OUT.tmp-<pid>, created empty and removed by the cleanup handlers if the
+ * converter is killed before it is put in place. */
+static rheap_convert_status_t open_temporary(cv__db_t *db, cv__err_t *err)
+{
     /* The converter uses SQLite from one thread at a time (the writer thread or, after a
      * drain, the caller's): without its mutexes and memory statistics every row is measurably
      * cheaper. Only possible before SQLite initializes; later calls
@@ -566,17 +555,17 @@ int cv__db_create(const char *path, int force, int background, cv__db_t **out,
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     unlink(db->tmp); /* a leftover of an earlier run that had our pid */
     cleanup_install(db->tmp);
-
     if (sqlite3_open_v2(db->tmp, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                        NULL) !=
-        SQLITE_OK) {
-        fmt(errbuf, errlen, "%s: cannot create the database: %s", db->tmp,
-            why(db, NULL));
-        close_all(db);
-        unlink(db->tmp);
-        destroy(db);
-        return RHEAP_CONVERT_E_OUTPUT;
-    }
+                        NULL) != SQLITE_OK)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: cannot create the database: %s", db->tmp, why(db, NULL));
+    return RHEAP_CONVERT_OK;
+}
+
+/* The PRAGMAs, the schema's load part, the load transaction, the prepared inserts and the
+ * plumbing patterns. */
+static rheap_convert_status_t create_schema(cv__db_t *db, cv__err_t *err)
+{
     /* page_size must come before the first table. The journal and syncs are useless here: a
      * failed load is thrown away as a whole. */
     const char *pragmas = "PRAGMA page_size = 16384;"
@@ -587,31 +576,38 @@ int cv__db_create(const char *path, int force, int background, cv__db_t **out,
                           "PRAGMA cache_size = -32768;";
     char *msg = NULL;
     if (sqlite3_exec(db->db, pragmas, NULL, NULL, &msg) != SQLITE_OK) {
-        fmt(errbuf, errlen, "%s: %s", db->tmp, msg ? msg : "?");
+        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: %s", db->tmp,
+                 msg ? msg : "?");
         sqlite3_free(msg);
-        goto fail;
+        return RHEAP_CONVERT_E_OUTPUT;
     }
-    if (run_schema(db, 0, errbuf, errlen) != 0)
-        goto fail;
+    if (run_schema(db, 0, err) != RHEAP_CONVERT_OK)
+        return RHEAP_CONVERT_E_OUTPUT;
     if (sqlite3_exec(db->db, "BEGIN", NULL, NULL, &msg) != SQLITE_OK) {
-        fmt(errbuf, errlen, "%s: %s", db->tmp, msg ? msg : "?");
+        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: %s", db->tmp,
+                 msg ? msg : "?");
         sqlite3_free(msg);
-        goto fail;
+        return RHEAP_CONVERT_E_OUTPUT;
     }
-    for (int i = 0; i < ST_N; i++) {
-        if (sqlite3_prepare_v2(db->db, stmt_sql[i], -1, &db->st[i], NULL) != SQLITE_OK) {
-            fmt(errbuf, errlen, "%s: preparing '%s': %s", db->tmp, stmt_sql[i],
-                sqlite3_errmsg(db->db));
-            goto fail;
-        }
-    }
-    if (write_plumbing(db, errbuf, errlen) != 0)
-        goto fail;
+    for (int i = 0; i < ST_N; i++)
+        if (sqlite3_prepare_v2(db->db, stmt_sql[i], -1, &db->st[i], NULL) != SQLITE_OK)
+            return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                            "%s: preparing '%s': %s", db->tmp, stmt_sql[i],
+                            sqlite3_errmsg(db->db));
+    if (write_plumbing(db, err) != RHEAP_CONVERT_OK)
+        return RHEAP_CONVERT_E_OUTPUT;
     if (prepare_batch(db, stmt_sql[ST_ALLOC], BATCH, &db->batch) != 0 ||
-        prepare_batch(db, stmt_sql[ST_FRAME], FRAME_BATCH, &db->frame_batch) != 0) {
-        fmt(errbuf, errlen, "%s: preparing a batch insert: %s", db->tmp, sqlite3_errmsg(db->db));
-        goto fail;
-    }
+        prepare_batch(db, stmt_sql[ST_FRAME], FRAME_BATCH, &db->frame_batch) != 0)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: preparing a batch insert: %s", db->tmp, sqlite3_errmsg(db->db));
+    return RHEAP_CONVERT_OK;
+}
+
+/* The queue of row chunks and the thread that writes them. Without the thread (no memory for
+ * its queue, or no thread) chunks are written by the caller; only a queue that cannot be
+ * mapped at all fails. */
+static rheap_convert_status_t start_writer(cv__db_t *db, int background, cv__err_t *err)
+{
     /* Address space only: pages are used as they are first written. Under a limit of address
      * space (ulimit -v), which counts it whole, the queue takes an eighth of the limit at most,
      * and less if even that is refused: a shorter queue only makes the summary wait longer for
@@ -630,17 +626,14 @@ int cv__db_create(const char *path, int force, int background, cv__db_t **out,
         if (area != MAP_FAILED || db->qcap / 2 < QUEUE_MIN)
             break;
     }
-    if (area == MAP_FAILED) {
-        fmt(errbuf, errlen, "out of memory");
-        goto fail;
-    }
+    if (area == MAP_FAILED)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: out of memory for the queue of rows", db->tmp);
     db->area = area;
     db->used = calloc(db->qcap + 1, sizeof *db->used);
-    if (!db->used) {
-        fmt(errbuf, errlen, "out of memory");
-        goto fail;
-    }
-    /* Without the thread (no memory for its queue, or no thread), chunks are written here. */
+    if (!db->used)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: out of memory for the queue of rows", db->tmp);
     db->queue = malloc(db->qcap * sizeof *db->queue);
     db->spare = malloc(db->qcap * sizeof *db->spare);
     for (unsigned i = 0; db->spare && i < db->qcap; i++)
@@ -655,13 +648,40 @@ int cv__db_create(const char *path, int force, int background, cv__db_t **out,
         db->have_writer = ok && pthread_create(&db->writer, NULL, writer_main, db) == 0;
         /* (A failed init leaves nothing to destroy on Linux, where these allocate nothing.) */
     }
+    return RHEAP_CONVERT_OK;
+}
+
+rheap_convert_status_t cv__db_create(const char *path, int force, int background, cv__db_t **out,
+                                     cv__err_t *err)
+{
+    *out = NULL;
+    rheap_convert_status_t st = check_output(path, force, err);
+    if (st != RHEAP_CONVERT_OK)
+        return st;
+    cv__db_t *db = calloc(1, sizeof *db);
+    size_t tlen = strlen(path) + 32;
+    if (db) {
+        db->kept_end = &db->kept_full;
+        db->path = strdup(path);
+        db->force = force;
+        db->tmp = malloc(tlen);
+    }
+    if (!db || !db->path || !db->tmp) {
+        if (db)
+            destroy(db);
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, path, CV__NO_OFFSET,
+                        "%s: out of memory", path);
+    }
+    snprintf(db->tmp, tlen, "%s.tmp-%ld", path, (long)getpid());
+    if (open_temporary(db, err) != RHEAP_CONVERT_OK || create_schema(db, err) != RHEAP_CONVERT_OK ||
+        start_writer(db, background, err) != RHEAP_CONVERT_OK) {
+        close_all(db);
+        unlink(db->tmp);
+        destroy(db);
+        return RHEAP_CONVERT_E_OUTPUT;
+    }
     *out = db;
     return RHEAP_CONVERT_OK;
-fail:
-    close_all(db);
-    unlink(db->tmp);
-    destroy(db);
-    return RHEAP_CONVERT_E_OUTPUT;
 }
 
 static int step(sqlite3_stmt *s)
@@ -1120,27 +1140,24 @@ static int put(cv__db_t *db, sqlite3_stmt *s)
     return 0;
 }
 
-int cv__db_process(cv__db_t *db, uint32_t pid, uint32_t recording, uint32_t ppid,
-                      const char *exe, const char *cmdline, uint64_t start_ns, uint64_t wall_ns,
-                      uint32_t page_size, uint32_t depth, uint32_t sample_ppm, int has_config,
-                      const char *dir, uint64_t unmatched_frees, uint64_t lost)
+int cv__db_process(cv__db_t *db, const cv__process_row_t *p)
 {
     if (enter(db) != 0)
         return -1;
     sqlite3_stmt *s = db->st[ST_PROCESS];
-    sqlite3_bind_int64(s, 1, pid);
-    sqlite3_bind_int64(s, 2, recording);
-    sqlite3_bind_int64(s, 3, ppid);
-    bind_text_or_null(s, 4, exe);
-    bind_text_or_null(s, 5, cmdline);
-    sqlite3_bind_int64(s, 6, (sqlite3_int64)start_ns);
-    bind_u64_or_null(s, 7, wall_ns, wall_ns != 0);
-    bind_u64_or_null(s, 8, page_size, page_size != 0);
-    bind_u64_or_null(s, 9, depth, depth != 0);
-    bind_u64_or_null(s, 10, sample_ppm, has_config);
-    bind_text_or_null(s, 11, dir);
-    sqlite3_bind_int64(s, 12, (sqlite3_int64)unmatched_frees);
-    sqlite3_bind_int64(s, 13, (sqlite3_int64)lost);
+    sqlite3_bind_int64(s, 1, p->pid);
+    sqlite3_bind_int64(s, 2, p->recording);
+    sqlite3_bind_int64(s, 3, p->ppid);
+    bind_text_or_null(s, 4, p->exe);
+    bind_text_or_null(s, 5, p->cmdline);
+    sqlite3_bind_int64(s, 6, (sqlite3_int64)p->start_ns);
+    bind_u64_or_null(s, 7, p->wall_ns, p->wall_ns != 0);
+    bind_u64_or_null(s, 8, p->page_size, p->page_size != 0);
+    bind_u64_or_null(s, 9, p->depth, p->depth != 0);
+    bind_u64_or_null(s, 10, p->sample_ppm, p->has_config);
+    bind_text_or_null(s, 11, p->dir);
+    sqlite3_bind_int64(s, 12, (sqlite3_int64)p->unmatched_frees);
+    sqlite3_bind_int64(s, 13, (sqlite3_int64)p->lost);
     return put(db, s);
 }
 
@@ -1228,10 +1245,10 @@ int cv__db_meta_text(cv__db_t *db, const char *key, const char *value)
     return put(db, s);
 }
 
-const char *cv__db_errmsg(cv__db_t *db)
+/* The message of the last failed write: the calling thread's, the writer thread's, or SQLite's
+ * now. */
+static const char *last_error(cv__db_t *db)
 {
-    if (!db)
-        return "no database";
     if (db->main_failed)
         return db->main_error;
     if (writer_failed(db))
@@ -1242,46 +1259,54 @@ const char *cv__db_errmsg(cv__db_t *db)
     return db->error;
 }
 
+rheap_convert_status_t cv__db_error(cv__db_t *db, const char *what, cv__err_t *err)
+{
+    if (!db)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, NULL, CV__NO_OFFSET,
+                        "writing the database (%s): no database", what);
+    return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                    "writing the database (%s): %s", what, last_error(db));
+}
+
 /* Puts the finished temporary file in place. With force, rename replaces whatever is there.
  * Without it, link() claims the name only if it is still free: the output did not exist when
  * the conversion began, but another conversion to the same name may have finished since, and
  * its database must not be replaced in silence. A file system without hard links falls back to
  * a check and rename. */
-static int install(cv__db_t *db, char *errbuf, size_t errlen)
+static rheap_convert_status_t install(cv__db_t *db, cv__err_t *err)
 {
     if (!db->force) {
         if (link(db->tmp, db->path) == 0) {
             unlink(db->tmp);
             return RHEAP_CONVERT_OK;
         }
-        if (errno == EEXIST || access(db->path, F_OK) == 0) {
-            fmt(errbuf, errlen,
-                "%s: created by someone else while this conversion ran; left alone (use --force "
-                "to replace it)",
-                db->path);
-            return RHEAP_CONVERT_E_REFUSED;
-        }
+        if (errno == EEXIST || access(db->path, F_OK) == 0)
+            return cv__fail(err, RHEAP_CONVERT_E_REFUSED, db->path, CV__NO_OFFSET,
+                            "%s: created by someone else while this conversion ran; left alone "
+                            "(use --force to replace it)",
+                            db->path);
     }
-    if (rename(db->tmp, db->path) != 0) {
-        fmt(errbuf, errlen, "%s: cannot rename to %s: %s", db->tmp, db->path, strerror(errno));
-        return RHEAP_CONVERT_E_OUTPUT;
-    }
+    if (rename(db->tmp, db->path) != 0)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: cannot rename to %s: %s", db->tmp, db->path, strerror(errno));
     return RHEAP_CONVERT_OK;
 }
 
-int cv__db_finish(cv__db_t *db, char *errbuf, size_t errlen)
+rheap_convert_status_t cv__db_finish(cv__db_t *db, cv__err_t *err)
 {
     char *msg = NULL;
     if (drain(db) != 0) {
-        fmt(errbuf, errlen, "%s: writing allocations: %s", db->tmp, db->error);
+        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                 "%s: writing allocations: %s", db->tmp, db->error);
         goto fail;
     }
     stop_writer(db, 0);
     if (flush_rows(db) != 0 || flush_kept(db) != 0) {
-        fmt(errbuf, errlen, "%s: writing allocations: %s", db->tmp, why(db, NULL));
+        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                 "%s: writing allocations: %s", db->tmp, why(db, NULL));
         goto fail;
     }
-    if (run_schema(db, 1, errbuf, errlen) != 0)
+    if (run_schema(db, 1, err) != RHEAP_CONVERT_OK)
         goto fail;
     sqlite3_finalize(db->batch);
     db->batch = NULL;
@@ -1292,16 +1317,18 @@ int cv__db_finish(cv__db_t *db, char *errbuf, size_t errlen)
         db->st[i] = NULL;
     }
     if (sqlite3_exec(db->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-        fmt(errbuf, errlen, "%s: committing: %s", db->tmp, why(db, msg ? msg : "?"));
+        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: committing: %s",
+                 db->tmp, why(db, msg ? msg : "?"));
         sqlite3_free(msg);
         goto fail;
     }
     if (sqlite3_close(db->db) != SQLITE_OK) {
-        fmt(errbuf, errlen, "%s: closing: %s", db->tmp, why(db, NULL));
+        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: closing: %s",
+                 db->tmp, why(db, NULL));
         goto fail;
     }
     db->db = NULL;
-    int st = install(db, errbuf, errlen);
+    rheap_convert_status_t st = install(db, err);
     if (st != RHEAP_CONVERT_OK)
         goto fail_status;
     destroy(db);

@@ -337,37 +337,24 @@ static int update_modules(sqlite3 *db, cv__sym_t *sym, const module_t *mods, siz
     return rc;
 }
 
-/* Where the symbolizer's warnings (a module file gone or rebuilt) go: to the caller's diag,
- * counted for the status. */
+/* Where the symbolizer's warnings (a module file gone or rebuilt) and the error that stops the
+ * work go: to the caller's diag, the warnings counted for the status. */
 typedef struct {
     void (*diag)(void *user, const rheap_convert_diag_t *d);
     void *user;
     uint64_t warnings;
 } say_t;
 
-static void say(say_t *s, rheap_convert_level_t level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void say(say_t *s, rheap_convert_level_t level, const char *fmt, ...)
+static void report(say_t *s, const cv__err_t *e)
 {
-    if (!s->diag)
-        return;
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    rheap_convert_diag_t d = {level, msg, NULL, UINT64_MAX};
-    s->diag(s->user, &d);
+    if (e->status == RHEAP_CONVERT_WARNINGS)
+        s->warnings++;
+    cv__err_report(e, s->diag, s->user);
 }
 
-static void sym_warning(void *user, const char *file, const char *message)
+static void sym_warning(void *user, const cv__err_t *w)
 {
-    say_t *s = user;
-    s->warnings++;
-    if (s->diag) {
-        rheap_convert_diag_t d = {RHEAP_CONVERT_WARNING, message, file, UINT64_MAX};
-        s->diag(s->user, &d);
-    }
+    report(user, w);
 }
 
 rheap_convert_status_t rheap_resymbolize(struct sqlite3 *db, const char *name,
@@ -375,6 +362,7 @@ rheap_convert_status_t rheap_resymbolize(struct sqlite3 *db, const char *name,
                                          void *user, rheap_resymbolize_result_t *result)
 {
     say_t s = {diag, user, 0};
+    static cv__err_t err; /* 8 KiB kept off the stack; not thread-safe, as rheap_convert.h says */
     cv__sym_t *sym = cv__sym_create(sym_warning, &s);
     module_t *mods = NULL;
     row_t *rows = NULL;
@@ -383,7 +371,9 @@ rheap_convert_status_t rheap_resymbolize(struct sqlite3 *db, const char *name,
     /* BEGIN IMMEDIATE takes the write lock before reading, so nothing changes the rows
      * between reading them and writing them back. */
     if (!sym || sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        say(&s, RHEAP_CONVERT_ERROR, "%s: %s", name, sym ? sqlite3_errmsg(db) : "out of memory");
+        cv__fail(&err, RHEAP_CONVERT_E_OUTPUT, name, CV__NO_OFFSET, "%s: %s", name,
+                 sym ? sqlite3_errmsg(db) : "out of memory");
+        report(&s, &err);
         goto out;
     }
     if (load_modules(db, sym, &mods, &nmods) != 0 || load_rows(db, &rows, &nrows) != 0 ||
@@ -392,9 +382,12 @@ rheap_convert_status_t rheap_resymbolize(struct sqlite3 *db, const char *name,
         sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         /* A failed step that SQLite did not fail ran out of memory. */
         int code = sqlite3_errcode(db);
-        say(&s, RHEAP_CONVERT_ERROR, "%s: %s; the database is unchanged", name,
-            code == SQLITE_OK || code == SQLITE_ROW || code == SQLITE_DONE ? "out of memory"
-                                                                           : sqlite3_errmsg(db));
+        cv__fail(&err, RHEAP_CONVERT_E_OUTPUT, name, CV__NO_OFFSET,
+                 "%s: %s; the database is unchanged", name,
+                 code == SQLITE_OK || code == SQLITE_ROW || code == SQLITE_DONE
+                     ? "out of memory"
+                     : sqlite3_errmsg(db));
+        report(&s, &err);
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         goto out;
     }

@@ -219,10 +219,11 @@ const char *cv__sym_file_status(const cv__sym_t *s, int file_id)
 
 static void warn(cv__sym_t *s, const char *path, const char *what)
 {
-    char msg[4352]; /* PATH_MAX and the longest reason */
-    snprintf(msg, sizeof msg, "module %s: %s", path, what);
-    if (s->warn)
-        s->warn(s->warn_user, path, msg);
+    static cv__err_t w; /* 8 KiB kept off the stack; one conversion at a time */
+    if (!s->warn)
+        return;
+    cv__fail(&w, RHEAP_CONVERT_WARNINGS, path, CV__NO_OFFSET, "module %s: %s", path, what);
+    s->warn(s->warn_user, &w);
 }
 
 /* Pseudo-modules (the vDSO, anonymous code) have no file to read; they stay unresolved

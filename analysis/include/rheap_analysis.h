@@ -111,6 +111,10 @@ char **ra_query_names(const char *dir, size_t *n);
 /* Loads dir/NAME.sql and parses its header. RA_E_USAGE when name is not a query name or the file
  * does not exist, RA_E_INPUT when it cannot be read, RA_E_NOMEM; q is zeroed on failure. */
 ra_status_t ra_query_load(const char *dir, const char *name, ra_query_t *q, ra_err_t *err);
+/* The same from the file's text (len bytes, not NUL-terminated; a NUL ends the header), which
+ * q keeps a copy of; name and path are how it is called. RA_OK or RA_E_NOMEM. */
+ra_status_t ra_query_parse(const char *name, const char *path, const char *text, size_t len,
+                           ra_query_t *q, ra_err_t *err);
 /* Frees what q holds; a zeroed query is fine. */
 void ra_query_free(ra_query_t *q);
 /* Runs a loaded query with the user's values: a key that is neither a declared parameter nor a
@@ -141,6 +145,10 @@ void ra_supp_destroy(ra_supp_t *s);
  * skipped. RA_E_INPUT when it cannot be read, RA_E_USAGE naming path and line for any other
  * line, RA_E_NOMEM. */
 ra_status_t ra_supp_load(ra_supp_t *s, const char *path, ra_err_t *err);
+/* The same from a file's text (len bytes; a NUL ends its line), which `origin` names in
+ * messages and in ra_supp_rule: it must outlive s. RA_E_USAGE or RA_E_NOMEM. */
+ra_status_t ra_supp_parse(ra_supp_t *s, const char *origin, const char *text, size_t len,
+                          ra_err_t *err);
 /* Decides every stack that leaked (suppressions take only leaks out), in one pass over their
  * rows of `backtraces`. RA_OK, or RA_E_INPUT / RA_E_NOMEM. */
 ra_status_t ra_supp_stacks(ra_supp_t *s, struct sqlite3 *db, ra_err_t *err);
@@ -259,7 +267,6 @@ typedef struct {
     size_t nstacks;
     ra_bucket_t *buckets;      /* each process's slices (ra_proc_t.bucket0) */
     size_t nbuckets;
-    int from_rows;             /* read from `allocations`: the database has no summary tables */
     ra_marker_t *markers;
     size_t nmarkers;
     ra_window_t *windows;
@@ -275,10 +282,9 @@ typedef struct {
 
 /* Reads what `what` (RA_MODEL_*) asks for, for process pid (-1: every process), with about
  * nbuckets slices per recording for the timeline (at most nbuckets; from the summary tables,
- * groups of their equal slices). Reads the summary tables (stack_stats, ...) when the database
- * has them and the environment does not set RHEAP_SCAN_ROWS=1, else the rows of `allocations`;
- * both give the same numbers. RA_OK, or RA_E_INPUT / RA_E_NOMEM; m is always initialized
- * (ra_model_free it either way). */
+ * groups of their equal slices), from the summary tables (stack_stats, ...), which hold what
+ * the rows of `allocations` give. RA_OK, or RA_E_INPUT (a database without them) / RA_E_NOMEM;
+ * m is always initialized (ra_model_free it either way). */
 ra_status_t ra_model_load(struct sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets,
                           ra_model_t *m, ra_err_t *err);
 void ra_model_free(ra_model_t *m);
@@ -308,6 +314,99 @@ typedef enum {
 int64_t ra_weight_of(const ra_stat_t *s, ra_weight_t w);
 /* A frame's display name: its function, or module+0xoffset (in buf) when unknown. */
 const char *ra_frame_name(const ra_frame_t *f, char *buf, size_t len);
+
+/* ---- Names made to fit a table (shorten.c) ----
+ * Pure functions of a string: no state, no output; each runs in time linear in its input
+ * (tests/fuzz/fuzz_names.c holds them to that on real and random names) and never returns a
+ * longer text than it was given. */
+
+/* A copy of name with each template argument list longer than 3 characters shortened to
+ * <...>: `std::vector<int, std::allocator<int> >::push_back` reads `std::vector<...>::push_back`.
+ * The characters of operator<, operator<<, operator<=, operator<=>, operator> and operator->
+ * are kept as a name, not taken for a list; a '<' at the start or after a blank (Rust's
+ * `<T as Trait>::f`) is kept and only its insides shortened. malloc'ed; NULL on no memory. */
+char *ra_name_short(const char *name);
+
+/* A copy of name without its trailing parameter list and qualifiers, for a column too narrow
+ * for both: `Table::operator[](int) const` reads `Table::operator[]`, and
+ * `main::{lambda(int)#1}::operator()(int) const` reads `main::{lambda(int)#1}::operator()`.
+ * A name that does not end with a parameter list (C, Rust) is copied whole. malloc'ed; NULL on
+ * no memory. */
+char *ra_name_without_params(const char *name);
+
+/* Display columns of a UTF-8 string: its code points. */
+size_t ra_text_columns(const char *s);
+
+/* A copy of s cut to `keep` columns when it is wider, the cut marked with "...": the first
+ * keep - 3 columns and "..." (from_end: "..." and the last keep - 3 columns, as a location
+ * keeps its file:line). A keep below 4 leaves s whole. malloc'ed; NULL on no memory. */
+char *ra_text_clip(const char *s, size_t keep, int from_end);
+
+/* ---- A map from strings to numbers (smap.c), for tables keyed by a frame's or a stack's text:
+ * pprof's string, function and location tables, the HTML page's frames and stacks, diff's
+ * sites ---- */
+
+/* A map from strings to numbers; it keeps copies of the keys. Zeroed is empty. */
+typedef struct {
+    char **keys;
+    uint64_t *vals;
+    size_t cap, n;
+} ra_smap_t;
+
+/* The value of key; when absent, stores `next` as its value and sets *created. 0, or -1 when
+ * out of memory. */
+int ra_smap_get(ra_smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created);
+void ra_smap_free(ra_smap_t *m);
+
+/* ---- The model as a pprof profile (pprof.c): profile.proto, gzipped ---- */
+
+/* The profile of m, gzipped, in *out (malloc'ed, *len bytes; the caller writes and frees it): a
+ * Go heap profile (alloc_objects, alloc_space, inuse_objects,
+ * inuse_space; inuse = never freed) or, with peak, the blocks live at each recording's peak;
+ * default_weight picks the sample type pprof shows first. With base (NULL: none), one sample
+ * per stack of either, NEW minus BASE (negative where BASE had more), stacks matched by their
+ * frames' function, file and line since ids and pids differ between databases: what `go tool
+ * pprof -diff_base=BASE NEW` shows of two exports. RA_OK, or RA_E_NOMEM with *out NULL. */
+ra_status_t ra_pprof_encode(const ra_model_t *m, const ra_model_t *base, int peak,
+                            ra_weight_t default_weight, uint8_t **out, size_t *len,
+                            ra_err_t *err);
+
+
+/* ---- Profiles built sample by sample (pbuild.c): profile.proto, gzipped ----
+ * For heaps that come from no database: the host collector's live heaps (`rheap serve`,
+ * `rheap snapshot`). A Go heap profile: alloc_objects, alloc_space, inuse_objects,
+ * inuse_space; one location per return address with its inlined functions as lines; one mapping
+ * per module with an address range of its own; labels pid (a number), exe and host. Not
+ * thread-safe per profile. */
+
+typedef struct ra_pb ra_pb_t;
+
+/* One source line of a return address: the function (never NULL: the caller names unknown
+ * code), its file (NULL unknown) and line (0 unknown). */
+typedef struct {
+    const char *function, *file;
+    int64_t line;
+} ra_pb_line_t;
+
+/* A new profile: inuse_space shown first, or alloc_space with allocs; the period (the sampling
+ * interval, 1 for a trace) and the time and duration in ns. NULL when out of memory. */
+ra_pb_t *ra_pb_create(int allocs, int64_t period, int64_t time_nanos, int64_t duration_nanos);
+void ra_pb_comment(ra_pb_t *b, const char *text);
+/* The id of the location of a return address: `offset` from the load bias of the module the
+ * caller numbers `module` (its path module_path), or module -1 and the absolute address; lines
+ * innermost first. The same (module, offset) gets the same id, its lines taken the first time.
+ * 0 when out of memory (ra_pb_finish then fails). */
+uint64_t ra_pb_location(ra_pb_t *b, int module, const char *module_path, uint64_t offset,
+                        const ra_pb_line_t *lines, size_t nlines);
+/* A sample: locations leaf first; values alloc_objects, alloc_space, inuse_objects,
+ * inuse_space; its labels. */
+void ra_pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t values[4],
+                  int64_t pid, const char *exe, const char *host);
+/* The profile, gzipped, in *out (malloc'ed, *len bytes; the caller frees it); b is freed.
+ * RA_OK, or RA_E_NOMEM with *out NULL. */
+ra_status_t ra_pb_finish(ra_pb_t *b, uint8_t **out, size_t *len, ra_err_t *err);
+/* Frees a profile not finished; NULL is a no-op. */
+void ra_pb_free(ra_pb_t *b);
 
 #ifdef __cplusplus
 }

@@ -24,12 +24,14 @@ extern "C" {
 #include "rheap_version.h" /* RHEAP_VERSION_STRING, generated from the build's version */
 
 typedef struct {
-    /* Most frames kept per backtrace (1-1024). */
+    /* Most frames kept per backtrace (1-1024). The ranges here are those of the settings table
+     * (RHEAP_DEPTH and the others), which checks the environment and this struct alike. */
     unsigned max_stack_depth;
     /* Most threads recording at the same time; a thread beyond it is not recorded and the
      * recording says how many events were lost. */
     unsigned max_threads;
-    /* Per-thread buffer of encoded events in KiB; one lz4 block (64, 256, 1024 or 4096). */
+    /* Per-thread buffer of encoded events in KiB, 1-4096, rounded up to one lz4 block (64, 256,
+     * 1024 or 4096). */
     unsigned buffer_kb;
     /* Fraction of allocations that get a backtrace, 0.0-1.0. The others are still recorded,
      * with no backtrace, so byte counts stay exact. */
@@ -46,12 +48,21 @@ typedef struct {
 
 enum { RHEAP_MODE_TRACE = 0, RHEAP_MODE_PROFILE = 1 };
 
-#define RHEAP_CONFIG_INIT { 64, 4096, 64, 1.0, NULL, RHEAP_MODE_TRACE, 524288 }
+/* The defaults, shared by RHEAP_CONFIG_INIT and the environment's settings. */
+#define RHEAP_DEFAULT_DEPTH 64
+#define RHEAP_DEFAULT_MAX_THREADS 4096
+#define RHEAP_DEFAULT_BUFFER_KB 64
+#define RHEAP_DEFAULT_SAMPLE_PPM 1000000 /* sample_rate 1.0, in parts per million */
+#define RHEAP_DEFAULT_SAMPLE_INTERVAL 524288 /* 512 KiB, jemalloc's lg_prof_sample 19 */
+
+#define RHEAP_CONFIG_INIT                                                                      \
+    { RHEAP_DEFAULT_DEPTH, RHEAP_DEFAULT_MAX_THREADS, RHEAP_DEFAULT_BUFFER_KB,                  \
+      RHEAP_DEFAULT_SAMPLE_PPM / 1e6, NULL, RHEAP_MODE_TRACE, RHEAP_DEFAULT_SAMPLE_INTERVAL }
 
 /* Starts a new recording in a new directory: rip-<pid>/ the first time in a process, then
  * rip-<pid>-2/, rip-<pid>-3/, ... (an existing directory is never reused). `config` NULL means
  * RHEAP_CONFIG_INIT. Returns 0, or -1 with errno set (EALREADY: already recording; EINVAL: bad
- * config; otherwise why the directory could not be created). When the recording under way was
+ * config, a field outside its range; otherwise why the directory could not be created). When the recording under way was
  * not started by rheap_enable (RHEAP_ENABLE=1, the toggle signal), the call's settings are not
  * applied, so it also writes one line on stderr naming the directory in use. A directory is
  * never silently other than the one expected: when the name rip-<pid>[-N] was taken by a

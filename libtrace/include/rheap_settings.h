@@ -11,6 +11,7 @@
 #ifndef RHEAP_SETTINGS_H
 #define RHEAP_SETTINGS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The settings, in the order librheap reads them. */
@@ -39,13 +40,20 @@ typedef enum {
     RHEAP__TYPE_MODE,   /* "trace" (0) or "profile" (1); "" means the default */
 } rheap__setting_type_t;
 
+/* One row per setting: everything the environment's parser, rheap_enable's checks and `rheap
+ * run`'s options and help know of it. A new setting is one row here (and its enum above). */
 typedef struct {
     const char *env;      /* the environment variable librheap reads */
     const char *option;   /* `rheap run`'s option for it, or NULL when run has none */
+    const char *flag;     /* when the option takes no value: the text it sets; else NULL */
+    const char *run_text; /* what `rheap run` sets without its option: NULL leaves the
+                           * environment's value, "" removes it */
     uint8_t type;         /* rheap__setting_type_t */
     uint64_t min, max;    /* the accepted range of a number (UINT, BLOCK), or PATH's length bound */
     uint64_t def;         /* the value when unset (for PATH and ENABLE: see their users) */
-    const char *expected; /* what is accepted, for messages: "expected <this>" */
+    const char *unit;     /* UINT: what the number counts, for messages ("frames"), or "" */
+    const char *help;     /* `rheap run --help`'s text for the option; lines after the first
+                           * are indented under it */
 } rheap__setting_t;
 
 extern const rheap__setting_t rheap__settings[RHEAP__SET_COUNT];
@@ -62,6 +70,18 @@ enum {
  * parts per million, SIGNAL the signal number, PATH the text's length, BOOL 0 or 1, MODE
  * 0 (trace) or 1 (profile). */
 int rheap__setting_parse(rheap__setting_id_t id, const char *text, uint64_t *value);
+
+/* 0 when `value` lies in the range of setting `id` (a UINT's or BLOCK's [min, max], RATE's
+ * [0, 1000000] ppm, BOOL's and MODE's [0, 1]), else -1: rheap_enable checks its struct with it. */
+int rheap__setting_check(rheap__setting_id_t id, uint64_t value);
+
+/* Writes into buf (always NUL-terminated, cut to len) what setting `id` accepts, as messages
+ * say it after "expected ", made from its type and range. Returns buf. No allocation. */
+const char *rheap__setting_expected(rheap__setting_id_t id, char *buf, size_t len);
+
+/* Writes into buf the range and default of setting `id` as `rheap run --help` shows them after
+ * its help text (", 1-1024 (default 64)"), or "" for a setting with no number. Returns buf. */
+const char *rheap__setting_range(rheap__setting_id_t id, char *buf, size_t len);
 
 /* The buffer size the writer uses for a request of `kb` KiB: the lz4 block size (64, 256, 1024
  * or 4096) at or above it, 4096 at most. */

@@ -10,23 +10,31 @@
 #include "rheap.h"
 #include "rheap_settings.h"
 
-/* The settings an API caller asked for, checked as RHEAP_CONFIG_INIT's documentation says; the
- * toggle signal stays the environment's. */
+/* The settings an API caller asked for, each checked against the settings table's range, the
+ * one the environment's values are held to; the toggle signal and the seed stay the
+ * environment's. */
 static int config_from_api(const rheap_config *in, rheap__config_t *c) {
     rheap_config d = RHEAP_CONFIG_INIT;
     if (!in)
         in = &d;
-    if (in->max_stack_depth < 1 || in->max_stack_depth > RIP_MAX_DEPTH || in->max_threads < 1 ||
-        !(in->sample_rate >= 0.0 && in->sample_rate <= 1.0) || in->buffer_kb > 4096 ||
-        (in->output_dir && strlen(in->output_dir) >= sizeof c->dir - 64) ||
-        (in->mode != RHEAP_MODE_TRACE && in->mode != RHEAP_MODE_PROFILE) ||
-        in->sample_interval < 1 || in->sample_interval > 999999999)
+    /* A NaN or a negative rate has no ppm: refused before the conversion. */
+    if (!(in->sample_rate >= 0.0 && in->sample_rate <= 1.0))
+        return -1;
+    uint64_t ppm = (uint64_t)(in->sample_rate * 1000000.0 + 0.5);
+    if (rheap__setting_check(RHEAP__SET_DEPTH, in->max_stack_depth) != 0 ||
+        rheap__setting_check(RHEAP__SET_MAX_THREADS, in->max_threads) != 0 ||
+        rheap__setting_check(RHEAP__SET_BUFFER_KB, in->buffer_kb) != 0 ||
+        rheap__setting_check(RHEAP__SET_SAMPLE_RATE, ppm) != 0 ||
+        rheap__setting_check(RHEAP__SET_MODE, (uint64_t)(unsigned)in->mode) != 0 ||
+        rheap__setting_check(RHEAP__SET_SAMPLE_INTERVAL, in->sample_interval) != 0 ||
+        (in->output_dir &&
+         strnlen(in->output_dir, sizeof c->dir) > rheap__settings[RHEAP__SET_DIR].max))
         return -1;
     c->dir[0] = 0;
     c->depth = in->max_stack_depth;
     c->max_threads = in->max_threads;
-    c->buffer_kb = (unsigned)rheap__block_kb(in->buffer_kb ? in->buffer_kb : 64);
-    c->sample_ppm = (uint32_t)(in->sample_rate * 1000000.0 + 0.5);
+    c->buffer_kb = (unsigned)rheap__block_kb(in->buffer_kb);
+    c->sample_ppm = (uint32_t)ppm;
     c->profile = in->mode == RHEAP_MODE_PROFILE;
     c->interval = in->sample_interval;
     c->seed = rheap__env_cfg.seed;

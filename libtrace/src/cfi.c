@@ -4,7 +4,7 @@
  *
  * Every read goes through a cursor bounded by the entry it belongs to, and every entry is
  * checked to lie within the range the caller gave before its bytes are read: on bad input the
- * result is RHEAP__CFI_SLOW, never a read out of bounds (tests/unwind/fuzz_cfi.c checks this).
+ * result is RHEAP__CFI_SLOW, never a read out of bounds (tests/fuzz/fuzz_cfi.c checks this).
  */
 #include "cfi.h"
 

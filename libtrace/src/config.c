@@ -39,7 +39,9 @@ static int env_setting(rheap__setting_id_t id, uint64_t *value, const char **tex
         size_t n = strnlen(v, 65);
         memcpy(shown, v, n > 64 ? 64 : n);
         strcpy(shown + (n > 64 ? 64 : n), n > 64 ? "..." : "");
-        rheap__log("ignoring ", s->env, "=", shown, ": expected ", s->expected, NULL);
+        char expected[96];
+        rheap__log("ignoring ", s->env, "=", shown, ": expected ",
+                   rheap__setting_expected(id, expected, sizeof expected), NULL);
     }
     if (text)
         *text = v;

@@ -12,34 +12,47 @@
 #include <signal.h>
 #include <string.h>
 
+#include "rheap.h"
 #include "rip.h"
 
-/* The defaults are those of RHEAP_CONFIG_INIT in rheap.h; README.md's settings table lists
- * the same names, ranges and defaults. */
+/* The defaults are rheap.h's, which RHEAP_CONFIG_INIT uses too; README.md's settings table
+ * lists the same names, ranges and defaults. */
 const rheap__setting_t rheap__settings[RHEAP__SET_COUNT] = {
-    [RHEAP__SET_DEPTH] = {"RHEAP_DEPTH", "--depth", RHEAP__TYPE_UINT, 1, RIP_MAX_DEPTH, 64,
-                          "a number of frames from 1 to 1024"},
-    [RHEAP__SET_SAMPLE_RATE] = {"RHEAP_SAMPLE_RATE", "--sample-rate", RHEAP__TYPE_RATE, 0, 1000000,
-                                1000000, "a fraction from 0 to 1, like 0.01"},
-    [RHEAP__SET_BUFFER_KB] = {"RHEAP_BUFFER_KB", NULL, RHEAP__TYPE_BLOCK, 1, 4096, 64,
-                              "64, 256, 1024 or 4096"},
-    [RHEAP__SET_MAX_THREADS] = {"RHEAP_MAX_THREADS", NULL, RHEAP__TYPE_UINT, 1, 1000000, 4096,
-                                "a number of threads from 1 to 1000000"},
-    [RHEAP__SET_SIGNAL] = {"RHEAP_SIGNAL", "--signal", RHEAP__TYPE_SIGNAL, 0, 0, 0,
-                           "a signal name like USR2, RTMIN+3, or a number"},
-    /* The recording directory's own name and the thread files' names need the last 64 bytes. */
-    [RHEAP__SET_DIR] = {"RHEAP_DIR", NULL, RHEAP__TYPE_PATH, 0, PATH_MAX - 65, 0,
-                        "a directory path shorter than PATH_MAX"},
+    [RHEAP__SET_DEPTH] = {"RHEAP_DEPTH", "--depth", NULL, NULL, RHEAP__TYPE_UINT, 1, RIP_MAX_DEPTH,
+                          RHEAP_DEFAULT_DEPTH, "frames", "most frames kept per backtrace"},
+    [RHEAP__SET_SAMPLE_RATE] = {"RHEAP_SAMPLE_RATE", "--sample-rate", NULL, NULL,
+                                RHEAP__TYPE_RATE, 0, 1000000, RHEAP_DEFAULT_SAMPLE_PPM, "",
+                                "fraction of allocations that get a backtrace\n"
+                                "(every allocation is still recorded: byte counts stay exact)"},
+    [RHEAP__SET_BUFFER_KB] = {"RHEAP_BUFFER_KB", NULL, NULL, NULL, RHEAP__TYPE_BLOCK, 1, 4096,
+                              RHEAP_DEFAULT_BUFFER_KB, "KiB", "per-thread buffer"},
+    [RHEAP__SET_MAX_THREADS] = {"RHEAP_MAX_THREADS", NULL, NULL, NULL, RHEAP__TYPE_UINT, 1, 1000000,
+                                RHEAP_DEFAULT_MAX_THREADS, "threads",
+                                "most threads recording at once"},
+    /* `rheap run` without --signal gives its program no toggle signal, whatever its own
+     * environment says: a signal meant for rheap's parent would reach the program. */
+    [RHEAP__SET_SIGNAL] = {"RHEAP_SIGNAL", "--signal", NULL, "", RHEAP__TYPE_SIGNAL, 0, 0, 0, "",
+                           "a signal that toggles recording (USR1, USR2, RTMIN+3, a number):\n"
+                           "kill -SIG PID turns it on or off in that process"},
+    /* The recording directory's own name and the thread files' names need the last 64 bytes.
+     * `rheap run` sets it to its private directory (its --dir is that directory's parent). */
+    [RHEAP__SET_DIR] = {"RHEAP_DIR", NULL, NULL, NULL, RHEAP__TYPE_PATH, 0, PATH_MAX - 65, 0, "",
+                        "where rip-<pid>/ is made"},
     /* The default depends on how librheap was loaded: 1 when preloaded, 0 when linked. */
-    [RHEAP__SET_ENABLE] = {"RHEAP_ENABLE", NULL, RHEAP__TYPE_BOOL, 0, 1, 0, "1 or 0"},
-    /* `rheap run --profile` sets it; it has no option of its own. */
-    [RHEAP__SET_MODE] = {"RHEAP_MODE", NULL, RHEAP__TYPE_MODE, 0, 1, 0, "trace or profile"},
-    /* 512 KiB, jemalloc's default (lg_prof_sample 19). */
-    [RHEAP__SET_SAMPLE_INTERVAL] = {"RHEAP_SAMPLE_INTERVAL", "--sample-interval", RHEAP__TYPE_UINT,
-                                    1, 999999999, 524288,
-                                    "a number of bytes from 1 to 999999999"},
-    [RHEAP__SET_SAMPLE_SEED] = {"RHEAP_SAMPLE_SEED", NULL, RHEAP__TYPE_UINT, 0, 999999999, 0,
-                                "a number from 0 to 999999999"},
+    [RHEAP__SET_ENABLE] = {"RHEAP_ENABLE", "--off", "0", "1", RHEAP__TYPE_BOOL, 0, 1, 0, "",
+                           "start with recording off (turn it on with --signal, or from\n"
+                           "the program with rheap_enable())"},
+    [RHEAP__SET_MODE] = {"RHEAP_MODE", "--profile", "profile", "trace", RHEAP__TYPE_MODE, 0, 1, 0,
+                         "",
+                         "profile mode: record a sample of the allocations, about one\n"
+                         "per --sample-interval bytes allocated, each with its backtrace\n"
+                         "and its free; cheap enough to leave on, and the database holds\n"
+                         "estimates (calls and bytes allocated stay exact)"},
+    [RHEAP__SET_SAMPLE_INTERVAL] = {"RHEAP_SAMPLE_INTERVAL", "--sample-interval", NULL, NULL,
+                                    RHEAP__TYPE_UINT, 1, 999999999, RHEAP_DEFAULT_SAMPLE_INTERVAL,
+                                    "bytes", "mean bytes between samples\n(profile mode only)"},
+    [RHEAP__SET_SAMPLE_SEED] = {"RHEAP_SAMPLE_SEED", NULL, NULL, NULL, RHEAP__TYPE_UINT, 0,
+                                999999999, 0, "", "profile mode: seed of the draws (0: a new one)"},
 };
 
 /* Decimal digits only, at most 9 of value (anything larger is out of every range here). */
@@ -172,4 +185,127 @@ int rheap__setting_parse(rheap__setting_id_t id, const char *text, uint64_t *val
     }
     *value = v;
     return RHEAP__SETTING_OK;
+}
+
+int rheap__setting_check(rheap__setting_id_t id, uint64_t value) {
+    if ((unsigned)id >= RHEAP__SET_COUNT)
+        return -1;
+    const rheap__setting_t *s = &rheap__settings[id];
+    switch (s->type) {
+    case RHEAP__TYPE_UINT:
+    case RHEAP__TYPE_BLOCK:
+    case RHEAP__TYPE_RATE:
+    case RHEAP__TYPE_BOOL:
+    case RHEAP__TYPE_MODE:
+        return value >= s->min && value <= s->max ? 0 : -1;
+    default:
+        return -1;
+    }
+}
+
+/* ---- Texts made from the table (no snprintf: this file stays safe inside malloc) ---- */
+
+typedef struct {
+    char *buf;
+    size_t len, at;
+} text_t;
+
+static void put(text_t *t, const char *s) {
+    for (; *s && t->at + 1 < t->len; s++)
+        t->buf[t->at++] = *s;
+    if (t->len)
+        t->buf[t->at] = 0;
+}
+
+static void put_uint(text_t *t, uint64_t v) {
+    char digits[24], *p = digits + sizeof digits - 1;
+    *p = 0;
+    do
+        *--p = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    put(t, p);
+}
+
+/* A rate in parts per million as the shortest decimal: 1, 0.5, 0.01. */
+static void put_rate(text_t *t, uint64_t ppm) {
+    put_uint(t, ppm / 1000000);
+    uint64_t frac = ppm % 1000000;
+    if (!frac)
+        return;
+    char digits[8] = "0000000";
+    for (int i = 6; i >= 1; i--, frac /= 10)
+        digits[i] = (char)('0' + frac % 10);
+    int end = 7;
+    while (digits[end - 1] == '0')
+        end--;
+    digits[0] = '.';
+    digits[end] = 0;
+    put(t, digits);
+}
+
+const char *rheap__setting_expected(rheap__setting_id_t id, char *buf, size_t len) {
+    text_t t = {buf, len, 0};
+    put(&t, "");
+    if ((unsigned)id >= RHEAP__SET_COUNT)
+        return buf;
+    const rheap__setting_t *s = &rheap__settings[id];
+    switch (s->type) {
+    case RHEAP__TYPE_UINT:
+        put(&t, "a number ");
+        if (*s->unit) {
+            put(&t, "of ");
+            put(&t, s->unit);
+            put(&t, " ");
+        }
+        put(&t, "from ");
+        put_uint(&t, s->min);
+        put(&t, " to ");
+        put_uint(&t, s->max);
+        break;
+    case RHEAP__TYPE_BLOCK:
+        put(&t, "64, 256, 1024 or 4096");
+        break;
+    case RHEAP__TYPE_RATE:
+        put(&t, "a fraction from 0 to 1, like 0.01");
+        break;
+    case RHEAP__TYPE_SIGNAL:
+        put(&t, "a signal name like USR2, RTMIN+3, or a number");
+        break;
+    case RHEAP__TYPE_PATH:
+        put(&t, "a directory path shorter than PATH_MAX");
+        break;
+    case RHEAP__TYPE_BOOL:
+        put(&t, "1 or 0");
+        break;
+    case RHEAP__TYPE_MODE:
+        put(&t, "trace or profile");
+        break;
+    }
+    return buf;
+}
+
+const char *rheap__setting_range(rheap__setting_id_t id, char *buf, size_t len) {
+    text_t t = {buf, len, 0};
+    put(&t, "");
+    if ((unsigned)id >= RHEAP__SET_COUNT)
+        return buf;
+    const rheap__setting_t *s = &rheap__settings[id];
+    if (s->type == RHEAP__TYPE_UINT || s->type == RHEAP__TYPE_BLOCK) {
+        put(&t, ", ");
+        put_uint(&t, s->min);
+        put(&t, "-");
+        put_uint(&t, s->max);
+        put(&t, " (default ");
+        put_uint(&t, s->def);
+        put(&t, ")");
+    } else if (s->type == RHEAP__TYPE_RATE) {
+        put(&t, ", ");
+        put_rate(&t, s->min);
+        put(&t, "-");
+        put_rate(&t, s->max);
+        put(&t, " (default ");
+        put_rate(&t, s->def);
+        put(&t, ")");
+    }
+    return buf;
 }

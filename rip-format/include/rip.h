@@ -313,6 +313,13 @@ size_t rip_recording_thread_count(const rip_recording_t *rec);
 const char *rip_recording_thread_path(const rip_recording_t *rec, size_t i);
 void rip_recording_close(rip_recording_t *rec);
 
+/* Reads a recording directory's name (the last part of its path alone): rip-<pid> or
+ * rip-<pid>-<n>, as librheap makes them, the numbers in decimal with no sign and no leading zero,
+ * pid from 1 to 4294967295 and n from 2 (rip-<pid> is n = 1). 0 with *pid and *n set, or -1
+ * (nothing written) for any other name, "rip-+5", "rip-05" and "rip-5-1" included. The one
+ * reader of these names: every tool that looks for recordings goes through it. */
+int rip_recording_name_parse(const char *name, uint32_t *pid, uint32_t *n);
+
 /* ---- Writer (allocation-free) ---- */
 
 typedef struct rip_writer rip_writer_t;

@@ -72,6 +72,27 @@ static int parse_thread_name(const char *name, uint64_t *tid, uint64_t *suffix)
     return strcmp(p, ".rip") == 0 ? 0 : -1;
 }
 
+int rip_recording_name_parse(const char *name, uint32_t *pid, uint32_t *n)
+{
+    const char *p = name;
+    uint64_t v, num = 1;
+    if (!name || strncmp(p, "rip-", 4) != 0)
+        return -1;
+    p += 4;
+    if (parse_num(&p, &v) != 0 || v < 1 || v > UINT32_MAX)
+        return -1;
+    if (*p == '-') {
+        p++;
+        if (parse_num(&p, &num) != 0 || num < 2 || num > UINT32_MAX)
+            return -1;
+    }
+    if (*p)
+        return -1;
+    *pid = (uint32_t)v;
+    *n = (uint32_t)num;
+    return 0;
+}
+
 static int cmp_threads(const void *a, const void *b)
 {
     const thread_file_t *x = a, *y = b;

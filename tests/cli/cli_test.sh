@@ -73,19 +73,19 @@ case_help() {
     [ ! -e ran ] || fail "the program ran although the output exists"
     run e "$RHEAP" run -- touch ran
     expect_eq "no -o status" "$STATUS" 1
-    has_line e.err "rheap run: no output given; add -o OUT.db before the program"
+    has_line e.err "rheap: error: no output given; add -o OUT.db before the program"
     run e "$RHEAP" attach -o x.db --depth 0 1
     expect_eq "attach bad depth status" "$STATUS" 1
-    has_line e.err "rheap attach: --depth 0: expected a number of frames from 1 to 1024"
+    has_line e.err "rheap: error: --depth 0: expected a number of frames from 1 to 1024"
     run e "$RHEAP" attach --duration 0 1
     expect_eq "attach bad duration status" "$STATUS" 1
-    has_line e.err "rheap attach: --duration 0: expected a number of seconds above 0"
+    has_line e.err "rheap: error: --duration 0: expected a number of seconds above 0"
     run e "$RHEAP" attach
     expect_eq "attach no pid status" "$STATUS" 1
-    has_line e.err "rheap attach: no PID given (rheap attach [-o OUT.db] PID)"
+    has_line e.err "rheap: error: no PID given (rheap attach [-o OUT.db] PID)"
     run e "$RHEAP" run -o x.db --depth 0 -- touch ran
     expect_eq "bad depth status" "$STATUS" 1
-    has_line e.err "rheap run: --depth 0: expected a number of frames from 1 to 1024"
+    has_line e.err "rheap: error: --depth 0: expected a number of frames from 1 to 1024"
     run e "$RHEAP" run -o x.db --signal NOPE -- touch ran
     expect_eq "bad signal status" "$STATUS" 1
     run e "$RHEAP" run -o x.db -- ./does-not-exist

@@ -44,7 +44,7 @@ agree() {
     if [ "$want" = bad ]; then
         [ "$status" -eq 1 ] || fail "rheap run $option '$value': status $status, expected 1"
         got=$(cat run.err)
-        [ "$got" = "rheap run: $option $value: expected $expected" ] ||
+        [ "$got" = "rheap: error: $option $value: expected $expected" ] ||
             fail "rheap run $option '$value' said: $got"
         [ -z "$(ls recs)" ] || fail "rheap run $option '$value' started the program"
     else
@@ -103,5 +103,13 @@ agree --signal RHEAP_SIGNAL SIGRTMIN+0 "$(config signal="$(kill -l RTMIN)")"
 agree --signal RHEAP_SIGNAL "" "$(config signal=0)"
 for value in "RTMIN+ 3" "RTMIN+" "RTMIN+-1" "RTMIN+99" " 12" "12 " usr2 9 19 0 99 NOTASIGNAL; do
     agree --signal RHEAP_SIGNAL "$value" bad "$SIGNAL"
+done
+# --help's lines for the settings come from the same table: ranges and defaults as enforced above.
+"$RHEAP" run --help >help.txt
+for line in "  --depth N           most frames kept per backtrace, 1-1024 (default 64)" \
+            "  --sample-rate R     fraction of allocations that get a backtrace, 0-1 (default 1)" \
+            "  --sample-interval N mean bytes between samples, 1-999999999 (default 524288)" \
+            "  --off               start with recording off (turn it on with --signal, or from"; do
+    grep -qxF -- "$line" help.txt || fail "rheap run --help lacks: $line"
 done
 echo "PASS (settings)"

@@ -16,10 +16,17 @@
 #include "tgen.h"
 
 /* The symbolizer's warnings, printed and counted. */
-static void count_warning(void *user, const char *file, const char *message)
+/* The symbolizer's warnings: each a cv__err_t with the warning status, the module's file and
+ * no offset. */
+static void count_warning(void *user, const cv__err_t *w)
 {
-    (void)file;
-    fprintf(stderr, "warning: %s\n", message);
+    fprintf(stderr, "warning: %s\n", w->message);
+    if (w->status != RHEAP_CONVERT_WARNINGS || w->offset != CV__NO_OFFSET || !w->file[0] ||
+        strncmp(w->message, "module ", 7) != 0) {
+        fprintf(stderr, "FAIL: a symbolizer warning with status %d, offset %llu, file '%s'\n",
+                (int)w->status, (unsigned long long)w->offset, w->file);
+        exit(1);
+    }
     ++*(int *)user;
 }
 

@@ -154,6 +154,35 @@ int main(void)
     free(out);
     free(errtext);
 
+    /* Recording directories' names: what librheap makes is read, anything else refused. */
+    static const struct {
+        const char *name;
+        int ok;
+        uint32_t pid, n;
+    } rec_names[] = {
+        {"rip-1", 1, 1, 1}, {"rip-4711", 1, 4711, 1}, {"rip-4711-2", 1, 4711, 2},
+        {"rip-4294967295-99999", 1, 4294967295u, 99999},
+        {"rip-+5", 0, 0, 0}, {"rip--5", 0, 0, 0}, {"rip-05", 0, 0, 0}, {"rip-0", 0, 0, 0},
+        {"rip-5-1", 0, 0, 0}, {"rip-5-0", 0, 0, 0}, {"rip-5-02", 0, 0, 0}, {"rip-5-", 0, 0, 0},
+        {"rip-5-+2", 0, 0, 0}, {"rip-", 0, 0, 0}, {"rip-5 ", 0, 0, 0}, {"rip- 5", 0, 0, 0},
+        {"rip-4294967296", 0, 0, 0}, {"rip-5-4294967296", 0, 0, 0}, {"rip-5x", 0, 0, 0},
+        {"rip-5/", 0, 0, 0}, {"RIP-5", 0, 0, 0}, {"rip5", 0, 0, 0}, {"", 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof rec_names / sizeof rec_names[0]; i++) {
+        uint32_t pid = 7, n = 7;
+        int ok = rip_recording_name_parse(rec_names[i].name, &pid, &n) == 0;
+        if (ok != rec_names[i].ok)
+            CHECK_FAIL("name '%s': %s, expected %s", rec_names[i].name, ok ? "read" : "refused",
+                       rec_names[i].ok ? "read" : "refused");
+        if (ok && (pid != rec_names[i].pid || n != rec_names[i].n))
+            CHECK_FAIL("name '%s': pid %u n %u, expected %u %u", rec_names[i].name, pid, n,
+                       rec_names[i].pid, rec_names[i].n);
+        if (!ok && (pid != 7 || n != 7))
+            CHECK_FAIL("name '%s' refused but wrote pid %u n %u", rec_names[i].name, pid, n);
+    }
+    uint32_t unused;
+    CHECK(rip_recording_name_parse(NULL, &unused, &unused) == -1);
+
     /* Clean up. */
     static const char *left[] = {"process.rip", "t9.rip", "t10.rip", "t10-2.rip", "t10-10.rip", "t100.rip"};
     for (size_t i = 0; i < sizeof left / sizeof left[0]; i++) {

@@ -211,9 +211,10 @@ case_metrics() {
     expect_eq "recording state" "$(metric rheap_recording_state "$a" 'state="recording"')" 1
     expect_eq "processes" "$(awk '/^rheap_collector_processes / {print $2}' metrics.txt)" 1
     # Allocated: the blocks, the table, stdio's buffer and churn's 24-byte blocks.
+    # Both from the same answer: churn goes on between two.
     local n bytes
-    n=$(metric rheap_allocations_total "$a")
-    bytes=$(metric rheap_allocated_bytes_total "$a")
+    n=$(awk -v p="pid=\"$a\"" 'index($0, "rheap_allocations_total{") == 1 && index($0, p) { print $NF }' metrics.txt)
+    bytes=$(awk -v p="pid=\"$a\"" 'index($0, "rheap_allocated_bytes_total{") == 1 && index($0, p) { print $NF }' metrics.txt)
     expect_eq "bytes allocated for $n calls" "$bytes" $((50 * MIB + 400 + 4096 + (n - 52) * 24))
     # The rate: churn's 2400 bytes a second or less (it sleeps 10 ms between calls).
     sleep 2.5
@@ -330,11 +331,11 @@ case_profile() {
     awk -v a="$est" -v b="$db" 'BEGIN { d = a - b; exit !(d <= 1 && d >= -1 && b > 0) }' ||
         fail "profile $est against the database's $db"
     # Calls allocated: the exact count of the last totals record plus the samples' estimate
-    # after it; nothing was flushed yet, so an estimate of the 3202 calls and churn's.
+    # after it; nothing was flushed yet, so an estimate of the 3202 calls (its standard error
+    # about 3.3%) and churn's (each 24-byte sample stands for 2731 calls, so only a lower bound).
     local n
     n=$(metric rheap_allocations_total "$a")
-    awk -v n="$n" 'BEGIN { exit !(n >= 3202 * 0.85 && n <= 3202 * 1.15 + 1000) }' ||
-        fail "allocations_total $n"
+    awk -v n="$n" 'BEGIN { exit !(n >= 3202 * 0.87) }' || fail "allocations_total $n"
 }
 
 # send BYTES: sends BYTES (printf format) to the collector, prints the status line it answers.

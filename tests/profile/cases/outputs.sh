@@ -80,9 +80,9 @@ expect_eq "rheap run --profile mode" "$(q run.db "SELECT DISTINCT mode || ' ' ||
 expect_eq "rheap run --profile: sampled rows have stacks" "$(q run.db "SELECT count(*) FROM allocations WHERE bt IS NULL")" 0
 STATUS=0
 "$RHEAP" run -q --sample-interval 4096 -o no.db -- "$EXAMPLES/leaky" >/dev/null 2>no.err || STATUS=$?
-expect_eq "--sample-interval without --profile" "$STATUS $(cat no.err)" "1 rheap run: --sample-interval needs --profile"
+expect_eq "--sample-interval without --profile" "$STATUS $(cat no.err)" "1 rheap: error: --sample-interval needs --profile"
 STATUS=0
 "$RHEAP" run -q --profile --sample-interval 0 -o no.db -- "$EXAMPLES/leaky" >/dev/null 2>no.err || STATUS=$?
 expect_eq "--sample-interval 0" "$STATUS $(cat no.err)" \
-    "1 rheap run: --sample-interval 0: expected a number of bytes from 1 to 999999999"
+    "1 rheap: error: --sample-interval 0: expected a number of bytes from 1 to 999999999"
 [ ! -e no.db ] || fail "a refused rheap run wrote a database"

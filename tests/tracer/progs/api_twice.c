@@ -98,6 +98,23 @@ int main(void)
     bad.sample_rate = 1.5;
     errno = 0;
     CHECK_API(rheap_enable(&bad) == -1 && errno == EINVAL);
+    /* The ranges are the environment's (RHEAP_BUFFER_KB=0 is refused there too). */
+    bad = (rheap_config)RHEAP_CONFIG_INIT;
+    bad.buffer_kb = 0;
+    errno = 0;
+    CHECK_API(rheap_enable(&bad) == -1 && errno == EINVAL);
+    bad = (rheap_config)RHEAP_CONFIG_INIT;
+    bad.buffer_kb = 4097;
+    errno = 0;
+    CHECK_API(rheap_enable(&bad) == -1 && errno == EINVAL);
+    bad = (rheap_config)RHEAP_CONFIG_INIT;
+    bad.max_threads = 1000001;
+    errno = 0;
+    CHECK_API(rheap_enable(&bad) == -1 && errno == EINVAL);
+    bad = (rheap_config)RHEAP_CONFIG_INIT;
+    bad.sample_interval = 1000000000;
+    errno = 0;
+    CHECK_API(rheap_enable(&bad) == -1 && errno == EINVAL);
     CHECK_API(rheap_is_enabled() == 0);
 
     rheap_config cfg = RHEAP_CONFIG_INIT;

@@ -1,9 +1,10 @@
 /*
- * pprof.c: a database's stacks as a pprof profile (profile.proto, gzipped), for `go tool pprof`
- * and everything else that reads the format.
+ * pprof.c: the model's stacks as a pprof profile (profile.proto, gzipped), for `go tool pprof`
+ * and everything else that reads the format. The bytes are the caller's to write: the library
+ * does no output of its own.
  *
  * The message types come from pprof's own profile.proto, compiled by protoc-c at build time
- * (cli/CMakeLists.txt), and protobuf-c encodes them: the schema is fixed and well known, and a
+ * (analysis/CMakeLists.txt), and protobuf-c encodes them: the schema is fixed and well known, and a
  * hand-written encoder would be one more thing to get wrong. zlib writes the gzip wrapper that
  * pprof expects.
  *
@@ -28,7 +29,7 @@
 
 #include <zlib.h>
 
-#include "cli.h"
+#include "analysis.h"
 #include "profile.pb-c.h"
 
 /* Each mapping's synthetic address range: 1 TiB, more than any module's size. */
@@ -38,7 +39,7 @@
 
 typedef struct {
     Perftools__Profiles__Profile prof;
-    cli__smap_t strings, functions, locations, mappings;
+    ra_smap_t strings, functions, locations, mappings;
     size_t cap_str, cap_fn, cap_loc, cap_map, cap_sample, cap_types;
     uint64_t *map_max; /* per mapping: the largest offset of its locations */
     int oom;
@@ -51,12 +52,12 @@ static int64_t str(builder_t *b, const char *s)
     int created;
     if (!s)
         s = "";
-    if (cli__smap_get(&b->strings, s, b->prof.n_string_table, &v, &created) != 0) {
+    if (ra_smap_get(&b->strings, s, b->prof.n_string_table, &v, &created) != 0) {
         b->oom = 1;
         return 0;
     }
     if (created) {
-        if (cli__grow(&b->prof.string_table, &b->cap_str, b->prof.n_string_table, sizeof(char *),
+        if (ra__grow(&b->prof.string_table, &b->cap_str, b->prof.n_string_table, sizeof(char *),
                         64) != 0 ||
             !(b->prof.string_table[b->prof.n_string_table] = strdup(s))) {
             b->oom = 1;
@@ -74,14 +75,14 @@ static uint64_t function_id(builder_t *b, const char *name, const char *file)
     snprintf(key, sizeof key, "%" PRId64 ":%" PRId64, n, f);
     uint64_t id;
     int created;
-    if (cli__smap_get(&b->functions, key, b->prof.n_function + 1, &id, &created) != 0) {
+    if (ra_smap_get(&b->functions, key, b->prof.n_function + 1, &id, &created) != 0) {
         b->oom = 1;
         return 0;
     }
     if (created) {
         Perftools__Profiles__Function *fn = malloc(sizeof *fn);
         if (!fn ||
-            cli__grow(&b->prof.function, &b->cap_fn, b->prof.n_function, sizeof fn, 64) != 0) {
+            ra__grow(&b->prof.function, &b->cap_fn, b->prof.n_function, sizeof fn, 64) != 0) {
             free(fn);
             b->oom = 1;
             return 0;
@@ -102,14 +103,14 @@ static uint64_t mapping_id(builder_t *b, const ra_model_t *pd, const char *modul
         return 0;
     uint64_t id;
     int created;
-    if (cli__smap_get(&b->mappings, module, b->prof.n_mapping + 1, &id, &created) != 0) {
+    if (ra_smap_get(&b->mappings, module, b->prof.n_mapping + 1, &id, &created) != 0) {
         b->oom = 1;
         return 0;
     }
     if (created) {
         Perftools__Profiles__Mapping *m = malloc(sizeof *m);
         if (!m ||
-            cli__grow(&b->prof.mapping, &b->cap_map, b->prof.n_mapping, sizeof m, 64) != 0) {
+            ra__grow(&b->prof.mapping, &b->cap_map, b->prof.n_mapping, sizeof m, 64) != 0) {
             free(m);
             b->oom = 1;
             return 0;
@@ -147,7 +148,7 @@ static uint64_t location_id(builder_t *b, const ra_model_t *pd, const ra_frame_t
              n == 1 && !outer->sym && !outer->module ? "?" : "");
     uint64_t id;
     int created;
-    if (cli__smap_get(&b->locations, key, b->prof.n_location + 1, &id, &created) != 0) {
+    if (ra_smap_get(&b->locations, key, b->prof.n_location + 1, &id, &created) != 0) {
         b->oom = 1;
         return 0;
     }
@@ -156,7 +157,7 @@ static uint64_t location_id(builder_t *b, const ra_model_t *pd, const ra_frame_t
     Perftools__Profiles__Location *l = malloc(sizeof *l);
     Perftools__Profiles__Line **lines = calloc(n, sizeof *lines);
     if (!l || !lines ||
-        cli__grow(&b->prof.location, &b->cap_loc, b->prof.n_location, sizeof l, 64) != 0) {
+        ra__grow(&b->prof.location, &b->cap_loc, b->prof.n_location, sizeof l, 64) != 0) {
         free(l);
         free(lines);
         b->oom = 1;
@@ -188,7 +189,7 @@ static uint64_t location_id(builder_t *b, const ra_model_t *pd, const ra_frame_t
 static void value_type(builder_t *b, const char *type, const char *unit)
 {
     Perftools__Profiles__ValueType *v = malloc(sizeof *v);
-    if (!v || cli__grow(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v,
+    if (!v || ra__grow(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v,
                           64) != 0) {
         free(v);
         b->oom = 1;
@@ -211,7 +212,7 @@ static void add_sample(builder_t *b, const ra_model_t *pd, const ra_stat_t *s,
     int64_t *vals = malloc(nvalues * sizeof *vals);
     uint64_t *locs = malloc(((st ? st->nframes : 0) + 1) * sizeof *locs);
     if (!sm || !lb || !lbs || !vals || !locs ||
-        cli__grow(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm, 64) != 0) {
+        ra__grow(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm, 64) != 0) {
         free(sm), free(lb), free(lbs), free(vals), free(locs);
         b->oom = 1;
         return;
@@ -283,34 +284,39 @@ static void builder_free(builder_t *b)
     free(p->comment);
     free(p->period_type);
     free(b->map_max);
-    cli__smap_free(&b->strings);
-    cli__smap_free(&b->functions);
-    cli__smap_free(&b->locations);
-    cli__smap_free(&b->mappings);
+    ra_smap_free(&b->strings);
+    ra_smap_free(&b->functions);
+    ra_smap_free(&b->locations);
+    ra_smap_free(&b->mappings);
 }
 
-int cli__gzip_write(const uint8_t *buf, size_t len, FILE *out)
+/* buf gzipped into a new buffer (*out, malloc'ed, *outlen bytes). 0, or -1 out of memory. */
+int ra__gzip(const uint8_t *buf, size_t len, uint8_t **out, size_t *outlen)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
     /* 15 + 16: the largest window, with a gzip header and trailer instead of zlib's. */
     if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return -1;
-    unsigned char chunk[65536];
+    /* deflateBound is zlib's, without the gzip header and trailer: 18 bytes more. */
+    size_t cap = deflateBound(&z, (uLong)len) + 18;
+    *out = malloc(cap);
+    if (!*out) {
+        deflateEnd(&z);
+        return -1;
+    }
     z.next_in = (Bytef *)buf;
     z.avail_in = (uInt)len;
-    int rc;
-    do {
-        z.next_out = chunk;
-        z.avail_out = sizeof chunk;
-        rc = deflate(&z, Z_FINISH);
-        size_t have = sizeof chunk - z.avail_out;
-        if (rc == Z_STREAM_ERROR || fwrite(chunk, 1, have, out) != have) {
-            deflateEnd(&z);
-            return -1;
-        }
-    } while (rc != Z_STREAM_END);
+    z.next_out = *out;
+    z.avail_out = (uInt)cap;
+    int rc = deflate(&z, Z_FINISH);
+    *outlen = cap - z.avail_out;
     deflateEnd(&z);
+    if (rc != Z_STREAM_END) {
+        free(*out);
+        *out = NULL;
+        return -1;
+    }
     return 0;
 }
 
@@ -365,7 +371,7 @@ typedef struct {
 } diff_t;
 
 /* Adds sign * the values of every stack of pd into the entries, keyed by stack text. */
-static int diff_add(const ra_model_t *pd, int peak, int sign, cli__smap_t *keys, diff_t **ents,
+static int diff_add(const ra_model_t *pd, int peak, int sign, ra_smap_t *keys, diff_t **ents,
                     size_t *n, size_t *cap)
 {
     for (size_t i = 0; i < pd->nstats; i++) {
@@ -377,13 +383,13 @@ static int diff_add(const ra_model_t *pd, int peak, int sign, cli__smap_t *keys,
         char *key = stack_text(pd, s->bt);
         uint64_t idx;
         int created;
-        if (!key || cli__smap_get(keys, key, *n, &idx, &created) != 0) {
+        if (!key || ra_smap_get(keys, key, *n, &idx, &created) != 0) {
             free(key);
             return -1;
         }
         free(key);
         if (created) {
-            if (cli__grow(ents, cap, *n, sizeof **ents, 64) != 0)
+            if (ra__grow(ents, cap, *n, sizeof **ents, 64) != 0)
                 return -1;
             (*ents)[*n] = (diff_t){pd, s, {0, 0, 0, 0}};
             (*n)++;
@@ -394,15 +400,12 @@ static int diff_add(const ra_model_t *pd, int peak, int sign, cli__smap_t *keys,
     return 0;
 }
 
-int cli__pprof_write(const ra_model_t *pd, int peak, ra_weight_t default_weight,
-                       FILE *out, char *err, size_t errlen)
+ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int peak,
+                            ra_weight_t default_weight, uint8_t **out, size_t *outlen,
+                            ra_err_t *err)
 {
-    return cli__pprof_write_diff(pd, NULL, peak, default_weight, out, err, errlen);
-}
-
-int cli__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak,
-                            ra_weight_t default_weight, FILE *out, char *err, size_t errlen)
-{
+    *out = NULL;
+    *outlen = 0;
     builder_t b;
     memset(&b, 0, sizeof b);
     perftools__profiles__profile__init(&b.prof);
@@ -473,7 +476,7 @@ int cli__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak
         /* Stacks are matched by their text, every process of a database adding into its side;
          * a sample carries no pid then. Its frames are read from the run that has the stack,
          * NEW first. Stacks the same in both leave no sample. */
-        cli__smap_t keys = {0};
+        ra_smap_t keys = {0};
         diff_t *ents = NULL;
         size_t n = 0, cap = 0;
         if (diff_add(pd, peak, 1, &keys, &ents, &n, &cap) != 0 ||
@@ -487,29 +490,25 @@ int cli__pprof_write_diff(const ra_model_t *pd, const ra_model_t *base, int peak
                 add_sample(&b, ents[i].pd, ents[i].s, ents[i].v, nv, -1);
         }
         free(ents);
-        cli__smap_free(&keys);
+        ra_smap_free(&keys);
     }
     for (size_t i = 0; i < b.prof.n_mapping; i++)
         b.prof.mapping[i]->memory_limit = b.prof.mapping[i]->memory_start + b.map_max[i] + 1;
     if (!b.prof.period_type || !b.prof.comment)
         b.oom = 1;
     if (b.oom) {
-        snprintf(err, errlen, "out of memory");
         builder_free(&b);
-        return -1;
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
     }
     size_t len = perftools__profiles__profile__get_packed_size(&b.prof);
     uint8_t *buf = malloc(len ? len : 1);
     if (!buf) {
-        snprintf(err, errlen, "out of memory (%zu bytes for the profile)", len);
         builder_free(&b);
-        return -1;
+        return ra__fail(err, RA_E_NOMEM, "out of memory (%zu bytes for the profile)", len);
     }
     perftools__profiles__profile__pack(&b.prof, buf);
     builder_free(&b);
-    int rc = cli__gzip_write(buf, len, out);
+    int rc = ra__gzip(buf, len, out, outlen);
     free(buf);
-    if (rc != 0)
-        snprintf(err, errlen, "write failed");
-    return rc;
+    return rc == 0 ? RA_OK : ra__fail(err, RA_E_NOMEM, "out of memory (gzip of %zu bytes)", len);
 }

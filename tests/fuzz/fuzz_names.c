@@ -1,5 +1,5 @@
 /*
- * fuzz_names.c: the name shortener and the clipper (cli/shorten.c) on any text.
+ * fuzz_names.c: the name shortener and the clipper (analysis/shorten.c) on any text.
  *
  * LLVMFuzzerTestOneInput takes any bytes as a name. Each transformation must return, in time
  * linear in its input, a text no longer than the input; a clip must fit the width it was given.
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shorten.h"
+#include "rheap_analysis.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,34 +29,34 @@ static void fail(const char *what, const char *in, const char *out)
 static void check_name(const char *in)
 {
     size_t n = strlen(in);
-    char *s = cli__name_short(in);
+    char *s = ra_name_short(in);
     if (!s)
-        fail("cli__name_short returned NULL", in, NULL);
+        fail("ra_name_short returned NULL", in, NULL);
     if (strlen(s) > n)
-        fail("cli__name_short made the text longer", in, s);
+        fail("ra_name_short made the text longer", in, s);
     /* Shortening what is short already changes nothing more than once: no pass may undo
      * another's work or loop on its own output. */
-    char *again = cli__name_short(s);
+    char *again = ra_name_short(s);
     if (!again || strlen(again) > strlen(s))
-        fail("cli__name_short made its own output longer", s, again);
+        fail("ra_name_short made its own output longer", s, again);
     free(again);
-    char *bare = cli__name_without_params(in);
+    char *bare = ra_name_without_params(in);
     if (!bare)
-        fail("cli__name_without_params returned NULL", in, NULL);
+        fail("ra_name_without_params returned NULL", in, NULL);
     if (strlen(bare) > n || strncmp(bare, in, strlen(bare)) != 0)
-        fail("cli__name_without_params is not a start of its input", in, bare);
+        fail("ra_name_without_params is not a start of its input", in, bare);
     free(bare);
-    size_t w = cli__text_columns(in);
+    size_t w = ra_text_columns(in);
     size_t keeps[] = {0, 3, 4, 5, 8, 13, 20, 40, w > 0 ? w - 1 : 0, w, w + 1};
     for (size_t k = 0; k < sizeof keeps / sizeof *keeps; k++) {
         for (int from_end = 0; from_end < 2; from_end++) {
-            char *c = cli__text_clip(in, keeps[k], from_end);
+            char *c = ra_text_clip(in, keeps[k], from_end);
             if (!c)
-                fail("cli__text_clip returned NULL", in, NULL);
+                fail("ra_text_clip returned NULL", in, NULL);
             if (strlen(c) > n)
-                fail("cli__text_clip made the text longer", in, c);
-            if (keeps[k] >= 4 && cli__text_columns(c) > keeps[k])
-                fail("cli__text_clip left the text wider than asked", in, c);
+                fail("ra_text_clip made the text longer", in, c);
+            if (keeps[k] >= 4 && ra_text_columns(c) > keeps[k])
+                fail("ra_text_clip left the text wider than asked", in, c);
             free(c);
         }
     }
@@ -242,7 +242,7 @@ static int unit(void)
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof bare / sizeof *bare; i++) {
-        char *s = cli__name_without_params(bare[i][0]);
+        char *s = ra_name_without_params(bare[i][0]);
         if (!s || strcmp(s, bare[i][1]) != 0) {
             fprintf(stderr, "FAIL: without params: %s\n  expected: %s\n  got:      %s\n", bare[i][0],
                     bare[i][1], s ? s : "(null)");
@@ -253,7 +253,7 @@ static int unit(void)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         current = cases[i][0];
         alarm(10);
-        char *s = cli__name_short(cases[i][0]);
+        char *s = ra_name_short(cases[i][0]);
         alarm(0);
         if (!s || strcmp(s, cases[i][1]) != 0) {
             fprintf(stderr, "FAIL: %s\n  expected: %s\n  got:      %s\n", cases[i][0], cases[i][1],

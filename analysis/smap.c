@@ -1,12 +1,12 @@
 /*
  * smap.c: a map from strings to numbers, the tables the picture writers build (pprof's string,
- * function and location tables, the HTML page's frames and stacks, diff's sites).
+ * function and location tables, the HTML page's frames and stacks, rheap diff's sites).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "analysis.h"
 
 static uint64_t hash_str(const char *s)
 {
@@ -16,7 +16,7 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
-int cli__smap_get(cli__smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created)
+int ra_smap_get(ra_smap_t *m, const char *key, uint64_t next, uint64_t *val, int *created)
 {
     *created = 0;
     if ((m->n + 1) * 2 > m->cap) {
@@ -59,7 +59,7 @@ int cli__smap_get(cli__smap_t *m, const char *key, uint64_t next, uint64_t *val,
     return 0;
 }
 
-void cli__smap_free(cli__smap_t *m)
+void ra_smap_free(ra_smap_t *m)
 {
     for (size_t i = 0; i < m->cap; i++)
         free(m->keys[i]);

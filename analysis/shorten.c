@@ -1,5 +1,5 @@
 /*
- * shorten.c: function names and locations made shorter for a table (shorten.h).
+ * shorten.c: function names and locations made shorter for a table (rheap_analysis.h).
  *
  * Demangled C++ names carry every template argument, so one frame of std::vector::push_back
  * can take 200 columns. The shortener replaces each template argument list with <...>, finding
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shorten.h"
+#include "analysis.h"
 
 static int is_word(char c)
 {
@@ -41,7 +41,7 @@ static size_t operator_chars(const char *s, size_t i)
     return k;
 }
 
-char *cli__name_short(const char *name)
+char *ra_name_short(const char *name)
 {
     size_t n = strlen(name);
     char *out = malloc(n + 1);
@@ -94,7 +94,7 @@ char *cli__name_short(const char *name)
     return out;
 }
 
-char *cli__name_without_params(const char *name)
+char *ra_name_without_params(const char *name)
 {
     /* Back over the qualifiers a member function's parameter list may carry. */
     static const char *const quals[] = {" const", " volatile", " &&", " &", " noexcept"};
@@ -134,7 +134,7 @@ char *cli__name_without_params(const char *name)
     return out;
 }
 
-size_t cli__text_columns(const char *s)
+size_t ra_text_columns(const char *s)
 {
     size_t w = 0;
     for (; *s; s++)
@@ -142,9 +142,9 @@ size_t cli__text_columns(const char *s)
     return w;
 }
 
-char *cli__text_clip(const char *s, size_t keep, int from_end)
+char *ra_text_clip(const char *s, size_t keep, int from_end)
 {
-    size_t w = cli__text_columns(s);
+    size_t w = ra_text_columns(s);
     if (w <= keep || keep < 4)
         return strdup(s);
     size_t take = keep - 3, n = strlen(s);

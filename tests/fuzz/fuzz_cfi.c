@@ -10,9 +10,10 @@
  * has the usual encodings) are asked about at their start and a few bytes in, so that mutations
  * of the CFI programs are reached even when the mutated offset no longer hits an FDE.
  *
- * Built with -DRIP_LIBFUZZER and -fsanitize=fuzzer it runs under libFuzzer (for example
- * `clang -DRIP_LIBFUZZER -fsanitize=fuzzer,address -Ilibtrace/src -Irip-format/src
- * tests/unwind/fuzz_cfi.c libtrace/src/cfi.c`). Built plainly, its main replays the files given
+ * Built with -DRHEAP_LIBFUZZER and -fsanitize=fuzzer it runs under libFuzzer (the CMake option
+ * RHEAP_LIBFUZZER, or for example
+ * `clang -DRHEAP_LIBFUZZER -fsanitize=fuzzer,address -Ilibtrace/src -Irip-format/src
+ * tests/fuzz/fuzz_cfi.c libtrace/src/cfi.c`). Built plainly, its main replays the files given
  * as arguments (tests/data/cfi-corpus/) and deterministic mutations of each.
  */
 #include <stdint.h>
@@ -67,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
 }
 
-#ifndef RIP_LIBFUZZER
+#ifndef RHEAP_LIBFUZZER
 static uint8_t *slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) {

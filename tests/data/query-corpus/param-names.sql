@@ -1,0 +1,23 @@
+--t
+--param:=r_s =
+-- param:=c)
+-- p-- Úô)rs,ÿÿÿors,ÿÿÿÿÿog)
+-- param: pid = N pÿÿ
+-- param: sp = e)
+-- param: pid ÿÿÿÿÿÿÿ_nÇs- =on)
+-- param: pmd ='s =ÿÿog)
+-- param: pid = N pÿÿ
+-- param: = $)
+-- param: pid ÿÿÿ- --t
+--param:=r_s =
+-- param:=c)
+-- p-- Úô)rs,ÿÿÿors,ÿÿÿÿÿog)
+-- param: pid = N pÿÿ
+-- param::::::::: sp = e)
+-- param: pid ÿÿÿÿÿÿÿ_nÇs- =on)
+-- param: pmd ='s =ÿÿog)
+-- param: pid = N pÿÿ
+-- param: = $)
+-- param: pid ÿÿÿ- =on)
+-aram:- param: pmdÿÿ =ÿn's =g=on)
+-aram:- param: pmdÿÿ =ÿn's =g=
