@@ -348,7 +348,8 @@ static void handler(void *user, const sv__request_t *r)
         report_request(sv, r);
     else
         respond_text(sv, r->client, 404,
-                     "not found; served: /, /metrics, /debug/pprof/heap, /debug/pprof/allocs\n");
+                     "not found; served: /, /metrics, /debug/pprof/heap, /debug/pprof/allocs, "
+                     "/report\n");
 }
 
 /* ---- The command ---- */
