@@ -385,6 +385,17 @@ case_robust() {
     printf 'GET / HT' >&4
     expect_eq "live bytes while a client is slow" "$(metric rheap_live_bytes "$a")" $((3 * MIB + 24 + 4096))
     exec 4>&-
+    # Damaged files in a followed recording and a recording that is no recording: read past,
+    # the holder's heap served as before.
+    head -c 5000 /dev/urandom >"$REC/rip-$a/t999999.rip"
+    : >"$REC/rip-$a/t999998.rip"
+    printf 'RIPT\001\002garbage' >"$REC/rip-$a/t999997.rip"
+    mkdir "$REC/rip-$SPID"
+    head -c 3000 /dev/urandom >"$REC/rip-$SPID/process.rip"
+    sleep 0.6
+    expect_eq "live bytes after damaged files" "$(metric rheap_live_bytes "$a")" $((3 * MIB + 24 + 4096))
+    expect_eq "processes after damaged files" \
+        "$(curl -sf "$URL/metrics" | awk '/^rheap_collector_processes / {print $2}')" 1
     kill -0 "$SPID" || fail "the collector died"
 }
 
