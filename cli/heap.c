@@ -412,6 +412,14 @@ static uint64_t margin(uint64_t rel)
     return 50000000u + rel / 1000;
 }
 
+/* One warning for a thread file the collector stops reading: where and why. */
+static void say_unread(const rip_error_t *e)
+{
+    char msg[1024];
+    cli__warning(stderr, "%s; the collector reads no further in this file",
+                 rip_error_format(e, msg, sizeof msg));
+}
+
 /* Reads what thread file t holds now. 0, or -1 when out of memory. */
 static int read_thread(sv__host_t *h, sv__proc_t *p, thread_t *t, int final)
 {
@@ -423,8 +431,10 @@ static int read_thread(sv__host_t *h, sv__proc_t *p, thread_t *t, int final)
         rip_error_t e;
         if (rip_reader_open(path, &t->r, &e) != RIP_OK) {
             t->r = NULL;
-            /* Nothing written yet, or not a thread file of ours: looked at again next time
-             * unless the process has ended. */
+            /* Nothing written yet: looked at again next time unless the process has ended.
+             * Anything else is no thread file this collector can read: said once. */
+            if (e.code != RIP_E_TRUNCATED)
+                say_unread(&e);
             if (final || e.code != RIP_E_TRUNCATED)
                 t->done = 1;
             return 0;
@@ -448,7 +458,10 @@ static int read_thread(sv__host_t *h, sv__proc_t *p, thread_t *t, int final)
             return 0;
         }
         if (st != RIP_OK) {
-            /* The end, or a cut or damaged file: what was read stands. */
+            /* The end, or a cut or damaged file: what was read stands. A file cut inside a
+             * block is what a process killed while writing leaves; damage is said. */
+            if (st != RIP_END && st != RIP_E_TRUNCATED)
+                say_unread(&e);
             t->done = 1;
             rip_reader_close(t->r);
             t->r = NULL;

@@ -396,6 +396,11 @@ case_robust() {
     expect_eq "live bytes after damaged files" "$(metric rheap_live_bytes "$a")" $((3 * MIB + 24 + 4096))
     expect_eq "processes after damaged files" \
         "$(curl -sf "$URL/metrics" | awk '/^rheap_collector_processes / {print $2}')" 1
+    grep "reads no further" "$WORK/serve.err" >unread.txt || true
+    grep -q "^rheap: warning: .*/t999999.rip: .*; the collector reads no further in this file$" \
+        unread.txt || fail "no warning for the damaged file: $(cat "$WORK/serve.err")"
+    grep -q "t999997.rip: offset" unread.txt || fail "no offset for t999997.rip: $(cat unread.txt)"
+    ! grep -q "t999998.rip" unread.txt || fail "an empty file (nothing written yet) was reported"
     kill -0 "$SPID" || fail "the collector died"
 }
 
