@@ -107,7 +107,8 @@ struct sv__host {
     /* Recordings not followed: their process had ended when they were found (a directory of
      * old recordings is not read again and again), or they were forgotten after it ended. */
     char **ignored;
-    size_t nignored, capignored;
+    unsigned char *ignored_seen; /* found again by the current scan's listing */
+    size_t nignored, capignored, capseen;
     sv__proc_t **procs;
     size_t nprocs, capprocs;
     rheap_symbols_t *sym;
@@ -783,6 +784,7 @@ void sv__host_destroy(sv__host_t *h)
     for (size_t i = 0; i < h->nignored; i++)
         free(h->ignored[i]);
     free(h->ignored);
+    free(h->ignored_seen);
     rheap_symbols_destroy(h->sym);
     free(h);
 }
@@ -798,20 +800,41 @@ static int proc_cmp(const void *a, const void *b)
 static int ignore(sv__host_t *h, const char *dir)
 {
     char *copy = strdup(dir);
-    if (!copy || cli__grow(&h->ignored, &h->capignored, h->nignored, sizeof *h->ignored, 16)) {
+    if (!copy || cli__grow(&h->ignored, &h->capignored, h->nignored, sizeof *h->ignored, 16) ||
+        cli__grow(&h->ignored_seen, &h->capseen, h->nignored, 1, 16)) {
         free(copy);
         return -1;
     }
+    h->ignored_seen[h->nignored] = 1;
     h->ignored[h->nignored++] = copy;
     return 0;
 }
 
-static int ignored(const sv__host_t *h, const char *dir)
+/* 1 when dir is left alone, which the current listing notes. */
+static int ignored(sv__host_t *h, const char *dir)
 {
     for (size_t i = 0; i < h->nignored; i++)
-        if (!strcmp(h->ignored[i], dir))
+        if (!strcmp(h->ignored[i], dir)) {
+            h->ignored_seen[i] = 1;
             return 1;
+        }
     return 0;
+}
+
+/* Forgets the recordings left alone that the last listing did not find (removed), so a week of
+ * short processes whose recordings are cleaned up leaves nothing behind. */
+static void forget_removed(sv__host_t *h)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < h->nignored; i++) {
+        if (!h->ignored_seen[i]) {
+            free(h->ignored[i]);
+            continue;
+        }
+        h->ignored_seen[keep] = 0;
+        h->ignored[keep++] = h->ignored[i];
+    }
+    h->nignored = keep;
 }
 
 /* Adds the recordings of dir that are not followed yet. Only directories the user may read and
@@ -878,9 +901,12 @@ static int recording_over(const sv__host_t *h, size_t i)
 int sv__host_scan(sv__host_t *h, double linger_s)
 {
     int rc = 0;
+    for (size_t i = 0; i < h->nignored; i++)
+        h->ignored_seen[i] = 0;
     for (size_t i = 0; i < h->ndirs; i++)
         if (find_recordings(h, h->dirs[i]) != 0)
             rc = -1;
+    forget_removed(h);
     double now = now_s();
     size_t keep = 0;
     for (size_t i = 0; i < h->nprocs; i++) {
