@@ -40,6 +40,12 @@ mkdir -p "$TMPDIR"
 HOLD_LINE=$(grep -n 'blocks\[i\] = malloc' "$SRC/tests/serve/holder.c" | cut -d: -f1)
 MIB=1048576
 
+# stop_at_exit PID: the program PID (a child of this shell) is ended when the case ends, by its
+# pid: its stop file would go with the work directory before it looked.
+stop_at_exit() {
+    CLEANUP+=("kill $1 2>/dev/null; wait $1 2>/dev/null")
+}
+
 # start_holder NAME COUNT SIZE [VAR=VALUE...]: holder NAME recording into $REC until
 # $WORK/NAME.stop exists; sets HPID once it is ready.
 start_holder() {
@@ -47,7 +53,7 @@ start_holder() {
     shift 3
     env LD_PRELOAD="$PRELOAD" RHEAP_DIR="$REC" "$@" "$HOLDER" "$count" "$size" \
         "$WORK/$name.stop" >"$WORK/$name.out" 2>"$WORK/$name.err" </dev/null &
-    CLEANUP+=("touch $WORK/$name.stop")
+    stop_at_exit $!
     local i
     for i in $(seq 200); do
         if grep -q '^ready' "$WORK/$name.out" 2>/dev/null; then
@@ -268,7 +274,7 @@ case_lifecycle() {
     env LD_PRELOAD="$PRELOAD" RHEAP_DIR="$REC" "$HOLDER" 5 $MIB "$WORK/x1.stop" exec "$HOLDER" \
         7 $MIB "$WORK/x2.stop" >x.out 2>x.err </dev/null &
     local x=$!
-    CLEANUP+=("touch $WORK/x1.stop $WORK/x2.stop")
+    stop_at_exit $x
     wait_for "recording 1 of $x" metric_is rheap_live_blocks "$x" 7 'recording="1"'
     expect_eq "state of recording 1" "$(metric rheap_recording_state "$x" 'state="recording"')" 1
     touch x1.stop
@@ -484,7 +490,7 @@ case_cgroup() {
         "$WORK/a.stop" >a.out 2>a.err </dev/null &
     local h=$!
     # Before the cleanup removes the group, the holder must be gone from it.
-    CLEANUP=("touch $WORK/a.stop; wait $h" "${CLEANUP[@]}")
+    CLEANUP=("kill $h 2>/dev/null; wait $h 2>/dev/null" "${CLEANUP[@]}")
     wait_for "the holder's whole heap" grep -q '^ready' a.out
     local a
     a=$(awk '/^ready/ {print $2}' a.out)
@@ -561,7 +567,7 @@ case_perms() {
     local mine=$HPID
     "${as_nobody[@]}" env LD_PRELOAD="$PRELOAD" RHEAP_DIR="$REC" "$HOLDER" 3 $MIB \
         "$WORK/theirs.stop" >"$WORK/theirs.out" 2>"$WORK/theirs.err" </dev/null &
-    CLEANUP+=("touch $WORK/theirs.stop")
+    stop_at_exit $!
     wait_for "nobody's holder" grep -q '^ready' "$WORK/theirs.out"
     local theirs
     theirs=$(awk '/^ready/ {print $2}' "$WORK/theirs.out")
