@@ -153,6 +153,28 @@ CREATE TABLE windows (
     off_how TEXT             -- what turned it off: api, signal, exit, exec, detach (rheap attach's window ended while the process went on: its blocks still live then are not leaks), 'error: ...'
 );
 
+-- Per recording: what ended it, and whether its blocks never freed are leaks. A block is leaked
+-- only when the recording lasted until its process ended: the last window went off by `exit`,
+-- by an `exec` that replaced the program (not one that failed: a recording of the same pid that
+-- goes on `exec` follows it), or never went off (the process was killed while recording). A
+-- recording that stopped while the process went on (a window: `api`, `signal`, `detach`, an
+-- `error: ...`) knows only which blocks were still live when it stopped; the process may have
+-- freed them later. Every output of rheap reads this one rule.
+CREATE VIEW recording_ends AS
+SELECT p.pid AS pid, p.recording AS recording,
+       w.off_how AS off_how, -- the last window's off_how; NULL: it never went off
+       CASE WHEN w.off_how IS NULL OR w.off_how = 'exit' THEN 1
+            WHEN w.off_how = 'exec' THEN NOT EXISTS (
+                SELECT 1 FROM windows AS n
+                WHERE n.pid = p.pid AND n.on_how = 'exec'
+                  AND n.recording = (SELECT min(q.recording) FROM processes AS q
+                                     WHERE q.pid = p.pid AND q.recording > p.recording))
+            ELSE 0 END AS until_exit -- 1: never-freed blocks are leaks; 0: still live when recording stopped
+FROM processes AS p
+LEFT JOIN windows AS w ON w.pid = p.pid AND w.recording = p.recording
+      AND w.on_t = (SELECT max(v.on_t) FROM windows AS v
+                    WHERE v.pid = p.pid AND v.recording = p.recording);
+
 -- ---- Summaries ----
 -- The converter fills the tables below in the same pass that writes `allocations`, so the canned
 -- queries and `rheap report` read a few rows per stack instead of scanning every block. Each is

@@ -27,4 +27,12 @@ int ra__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first);
  * memory. Also pbuild.c's. */
 int ra__gzip(const uint8_t *buf, size_t len, uint8_t **out, size_t *outlen);
 
+/* ---- params.c: the values parameters take ---- */
+
+/* The value a query binds for parameter `name`: a time parameter (max_ns; a and b when no
+ * marker has that label) given with a unit ("1.8s") becomes whole ns, written into buf (len
+ * bytes); any other value is returned as it is. */
+const char *ra__param_value(struct sqlite3 *db, const char *name, const char *v, char *buf,
+                            size_t len);
+
 #endif

@@ -402,8 +402,23 @@ ra_status_t ra_query_run(sqlite3 *db, const ra_query_t *q, const ra_kv_t *kv, si
                 if (rc != RA_OK)
                     return rc;
             }
+    /* Times with a unit are bound as the ns the SQL compares with. */
+    ra_kv_t *bound = calloc(nkv ? nkv : 1, sizeof *bound);
+    char (*ns)[24] = calloc(nkv ? nkv : 1, sizeof *ns);
+    if (!bound || !ns) {
+        free(bound);
+        free(ns);
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < nkv; k++) {
+        bound[k].key = kv[k].key;
+        bound[k].value = kv[k].value ? ra__param_value(db, kv[k].key, kv[k].value, ns[k], sizeof ns[k])
+                                     : NULL;
+    }
     ra_err_t why;
-    ra_status_t rc = ra_fetch(db, q->sql, kv, nkv, t, &why);
+    ra_status_t rc = ra_fetch(db, q->sql, bound, nkv, t, &why);
+    free(bound);
+    free(ns);
     if (rc != RA_OK) {
         ra_table_free(t);
         return ra__fail(err, rc, "query %s (%s): %s", q->name, q->path, why.msg);

@@ -239,6 +239,7 @@ static int load_procs(ctx_t *c, ra_model_t *pd)
         p->start_wall_ns = sqlite3_column_int64(st, 5);
         p->sample_interval = sqlite3_column_int64(st, 6);
         p->peak_t = -1;
+        p->until_exit = 1;
     }
     return finish(c, st, rc);
 }
@@ -375,6 +376,43 @@ static int load_stacks(ctx_t *c, ra_model_t *pd)
         f->ip_index = sqlite3_column_int(st, 7);
     }
     return finish(c, st, rc);
+}
+
+ra_status_t ra_model_skip(sqlite3 *db, ra_model_t *pd, const char *glob, ra_err_t *err)
+{
+    if (!glob)
+        return RA_OK;
+    /* The site with :skip, by the rule of the canned queries (leaks.sql's `site`), less the
+     * site the stack was loaded from (load_stacks): how many frames to drop. */
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+            "WITH k(id, frame_no) AS (\n"
+            "    SELECT id, coalesce(min(frame_no) FILTER (\n"
+            "               WHERE NOT plumbing AND NOT coalesce(name GLOB ?1, 0)), 0)\n"
+            "    FROM frames GROUP BY id),\n"
+            "SELECT s.id, s.site_frame - o.site_frame FROM k\n"
+            "JOIN frame_sites AS s ON s.id = k.id AND s.frame_no = k.frame_no\n"
+            "JOIN stacks AS o ON o.id = k.id\n"
+            "WHERE s.site_frame > o.site_frame",
+            -1, &st, NULL) != SQLITE_OK) {
+        ra_status_t rc = ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+        return rc;
+    }
+    sqlite3_bind_text(st, 1, glob, -1, SQLITE_STATIC);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        ra_stack_t *s = (ra_stack_t *)ra_model_stack(pd, sqlite3_column_int64(st, 0));
+        int64_t drop = sqlite3_column_int64(st, 1);
+        if (!s || drop <= 0 || (size_t)drop >= s->nframes)
+            continue;
+        memmove(s->frames, s->frames + drop, (s->nframes - (size_t)drop) * sizeof *s->frames);
+        s->nframes -= (size_t)drop;
+    }
+    ra_status_t status = rc == SQLITE_DONE ? RA_OK
+                                           : ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return status;
 }
 
 static int cmp_stack(const void *a, const void *b)
@@ -637,6 +675,51 @@ static int sum_timeline(ctx_t *c, ra_model_t *pd, size_t nbuckets)
     return 0;
 }
 
+/* The recordings that stopped while their process went on (schema.sql's view recording_ends,
+ * the one rule): their never-freed blocks move from leaked to stopped, in every table, so that
+ * no picture calls them leaks. Both ways of reading (summaries, rows) count them the same
+ * before this, so the move is made once, after either. */
+static int split_windows(ctx_t *c, ra_model_t *pd)
+{
+    sqlite3_stmt *st = prepare(c, "SELECT pid, recording FROM recording_ends\n"
+                                  "WHERE NOT until_exit AND pid = coalesce(?1, pid)");
+    if (!st)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t i = proc_index(pd, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+        if (i != SIZE_MAX)
+            pd->procs[i].until_exit = 0;
+    }
+    if (finish(c, st, rc) != 0)
+        return -1;
+/* Sets the stopped pair of x (the readers above leave it unset) from the leaked one in a
+ * window, where leaked becomes 0. */
+#define RA_SPLIT(x, window)                                                                \
+    do {                                                                                   \
+        (x)->stopped_blocks = (window) ? (x)->leaked_blocks : 0;                           \
+        (x)->stopped_bytes = (window) ? (x)->leaked_bytes : 0;                             \
+        if (window)                                                                        \
+            (x)->leaked_blocks = (x)->leaked_bytes = 0;                                    \
+    } while (0)
+    for (size_t i = 0; i < pd->nprocs; i++)
+        RA_SPLIT(&pd->procs[i], !pd->procs[i].until_exit);
+    for (size_t i = 0; i < pd->nstats; i++) {
+        const ra_proc_t *p = ra_model_proc(pd, pd->stats[i].pid, pd->stats[i].recording);
+        RA_SPLIT(&pd->stats[i], p && !p->until_exit);
+    }
+    for (size_t i = 0; i < pd->nthreads; i++) {
+        const ra_proc_t *p = ra_model_proc(pd, pd->threads[i].pid, pd->threads[i].recording);
+        RA_SPLIT(&pd->threads[i], p && !p->until_exit);
+    }
+    for (size_t i = 0; i < pd->nsizes; i++) {
+        const ra_proc_t *p = ra_model_proc(pd, pd->sizes[i].pid, pd->sizes[i].recording);
+        RA_SPLIT(&pd->sizes[i], p && !p->until_exit);
+    }
+#undef RA_SPLIT
+    return 0;
+}
+
 /* Each reading step returns 0, or -1 with c->status and the message set. */
 static int load(ctx_t *c, ra_model_t *pd, unsigned what, size_t nbuckets)
 {
@@ -670,6 +753,8 @@ static int load(ctx_t *c, ra_model_t *pd, unsigned what, size_t nbuckets)
     if (pd->nsizes)
         qsort(pd->sizes, pd->nsizes, sizeof *pd->sizes, cmp_size);
     if ((what & RA_MODEL_STACKS) && load_stacks(c, pd) != 0)
+        return -1;
+    if (split_windows(c, pd) != 0)
         return -1;
     if (pd->pool->oom)
         return oom(c);
@@ -728,6 +813,8 @@ int64_t ra_weight_of(const ra_stat_t *s, ra_weight_t w)
         return s->blocks;
     case RA_W_TEMPORARY:
         return s->temporary_blocks;
+    case RA_W_STOPPED:
+        return s->stopped_bytes;
     }
     return 0;
 }

@@ -6,6 +6,8 @@
  * that declares it, a query of the user's own included; names not listed here are not checked.
  */
 #include <errno.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,8 @@ typedef enum {
     P_NUMBER, /* a whole number from min up */
     P_CHOICE, /* one of choices */
     P_MARKER, /* a marker label of the database */
-    P_MOMENT, /* a marker label of the database, or a time in ns */
+    P_MOMENT, /* a marker label of the database, or a time (ra_duration_ns) */
+    P_TIME,   /* a time from 0 up (ra_duration_ns) */
     P_TEXT,   /* any text but the empty one */
 } kind_t;
 
@@ -34,7 +37,7 @@ static const struct {
     {"phases", P_NUMBER, 1, NULL},
     {"top", P_NUMBER, 1, NULL},
     {"min_phases", P_NUMBER, 0, NULL},
-    {"max_ns", P_NUMBER, 0, NULL},
+    {"max_ns", P_TIME, 0, NULL},
     {"by", P_CHOICE, 0, (const char *const[]){"bytes", "blocks", NULL}},
     {"marker", P_MARKER, 0, NULL},
     {"a", P_MOMENT, 0, NULL},
@@ -87,6 +90,77 @@ static int whole(const char *v, long long *out)
     return errno == 0;
 }
 
+int ra_duration_ns(const char *text, int64_t *ns)
+{
+    /* The units a person writes, and the ones rheap prints ("1.80 s", "250 ms", "12 us"). */
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = {{"", 1}, {"ns", 1}, {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+    size_t digits = strspn(text, "0123456789");
+    if (digits == 0)
+        return -1;
+    size_t n = digits;
+    if (text[n] == '.') {
+        size_t frac = strspn(text + n + 1, "0123456789");
+        if (frac == 0)
+            return -1;
+        n += 1 + frac;
+    }
+    const char *unit = text + n;
+    if (*unit == ' ')
+        unit++;
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+        if (strcmp(unit, units[i].unit) != 0 || (i == 0 && unit != text + n))
+            continue;
+        if (i == 0 || (i == 1 && n == digits)) {
+            /* Plain digits (or digits and ns) are exact whatever their size. */
+            if (n != digits)
+                return -1;
+            errno = 0;
+            long long v = strtoll(text, NULL, 10);
+            if (errno)
+                return -1;
+            *ns = v;
+            return 0;
+        }
+        double v = strtod(text, NULL) * units[i].ns;
+        if (!(v < 9.2e18))
+            return -1;
+        *ns = (int64_t)llround(v);
+        return 0;
+    }
+    return -1;
+}
+
+/* A time parameter's value as the query binds it: whole ns, in buf, when it is a time with a
+ * unit; the value itself otherwise (digits, a marker label). */
+const char *ra__param_value(sqlite3 *db, const char *name, const char *v, char *buf, size_t len)
+{
+    size_t i = 0, n = sizeof rules / sizeof *rules;
+    while (i < n && strcmp(rules[i].name, name))
+        i++;
+    int64_t ns;
+    if (i == n || (rules[i].kind != P_TIME && rules[i].kind != P_MOMENT) ||
+        strspn(v, "0123456789") == strlen(v) || ra_duration_ns(v, &ns) != 0)
+        return v;
+    /* A marker label wins over a time it happens to spell. */
+    if (rules[i].kind == P_MOMENT) {
+        sqlite3_stmt *st;
+        int label = 0;
+        if (sqlite3_prepare_v2(db, "SELECT 1 FROM markers WHERE label = ?1", -1, &st, NULL) ==
+            SQLITE_OK) {
+            sqlite3_bind_text(st, 1, v, -1, SQLITE_STATIC);
+            label = sqlite3_step(st) == SQLITE_ROW;
+            sqlite3_finalize(st);
+        }
+        if (label)
+            return v;
+    }
+    snprintf(buf, len, "%lld", (long long)ns);
+    return buf;
+}
+
 static const char markers_sql[] = "SELECT DISTINCT label FROM markers ORDER BY label";
 static const char marker_sql[] = "SELECT 1 FROM markers WHERE label = ?1";
 
@@ -126,15 +200,25 @@ ra_status_t ra_param_check(sqlite3 *db, const char *name, const char *v, const c
         }
         return ra__fail(err, RA_E_USAGE, "%s: expected one of %s; got '%s'", opt, list, v);
     }
+    case P_TIME: {
+        int64_t ns;
+        if (ra_duration_ns(v, &ns) == 0)
+            return RA_OK;
+        return ra__fail(err, RA_E_USAGE,
+                        "%s: expected a time (ns, or with a unit: 250ms, 1.8s, 12us); got '%s'",
+                        opt, v);
+    }
     case P_MARKER:
-    case P_MOMENT:
-        if (found(db, marker_sql, v) || (rules[i].kind == P_MOMENT && whole(v, &num)))
+    case P_MOMENT: {
+        int64_t ns;
+        if (found(db, marker_sql, v) || (rules[i].kind == P_MOMENT && ra_duration_ns(v, &ns) == 0))
             return RA_OK;
         list_values(db, markers_sql, 1, list, sizeof list);
         return ra__fail(err, RA_E_USAGE, "%s: expected %s (%s%s); got '%s'", opt,
-                     rules[i].kind == P_MOMENT ? "a time in ns or a marker label"
+                     rules[i].kind == P_MOMENT ? "a time (ns, or 250ms, 1.8s, ...) or a marker label"
                                                : "a marker label",
                      *list ? "the database's: " : "the database has no markers", list, v);
+    }
     case P_TEXT:
         if (*v)
             return RA_OK;

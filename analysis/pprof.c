@@ -68,11 +68,12 @@ static int64_t str(builder_t *b, const char *s)
     return (int64_t)v;
 }
 
-static uint64_t function_id(builder_t *b, const char *name, const char *file)
+/* A function is its name and file in its module: `_start` of perl and of python3 are two. */
+static uint64_t function_id(builder_t *b, const char *name, const char *file, const char *module)
 {
-    int64_t n = str(b, name), f = str(b, file);
-    char key[48];
-    snprintf(key, sizeof key, "%" PRId64 ":%" PRId64, n, f);
+    int64_t n = str(b, name), f = str(b, file), m = str(b, module);
+    char key[72];
+    snprintf(key, sizeof key, "%" PRId64 ":%" PRId64 ":%" PRId64, n, f, m);
     uint64_t id;
     int created;
     if (ra_smap_get(&b->functions, key, b->prof.n_function + 1, &id, &created) != 0) {
@@ -179,7 +180,8 @@ static uint64_t location_id(builder_t *b, const ra_model_t *pd, const ra_frame_t
         }
         perftools__profiles__line__init(ln);
         char buf[64];
-        ln->function_id = function_id(b, ra_frame_name(&fr[i], buf, sizeof buf), fr[i].file);
+        ln->function_id = function_id(b, ra_frame_name(&fr[i], buf, sizeof buf), fr[i].file,
+                                      outer->module);
         ln->line = fr[i].line;
         lines[l->n_line++] = ln;
     }
@@ -321,7 +323,8 @@ int ra__gzip(const uint8_t *buf, size_t len, uint8_t **out, size_t *outlen)
 }
 
 /* The values of one stack's sample: inuse blocks and bytes at the peak, or alloc and inuse
- * (never freed) blocks and bytes. Returns how many. */
+ * blocks and bytes, inuse being what the recording left live: never freed before the process
+ * ended, or, in a window, still live when it stopped (one of the two is 0). Returns how many. */
 static size_t stat_values(const ra_stat_t *s, int peak, int64_t *v)
 {
     if (peak) {
@@ -331,8 +334,8 @@ static size_t stat_values(const ra_stat_t *s, int peak, int64_t *v)
     }
     v[0] = s->blocks;
     v[1] = s->bytes;
-    v[2] = s->leaked_blocks;
-    v[3] = s->leaked_bytes;
+    v[2] = s->leaked_blocks + s->stopped_blocks;
+    v[3] = s->leaked_bytes + s->stopped_bytes;
     return 4;
 }
 
@@ -437,11 +440,23 @@ ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int pe
     if (base && ra_model_sample_interval(base) > interval)
         interval = ra_model_sample_interval(base);
     b.prof.period = interval ? interval : 1;
-    const char *note = peak ? "rheap: blocks live at each process's peak of live heap"
-                            : "rheap: inuse = never freed while recording";
-    if (base)
-        note = peak ? "rheap: blocks live at the peak, this run minus the base run, per stack"
-                    : "rheap: this run minus the base run, per stack; inuse = never freed";
+    /* inuse is a leak only where the recording lasted until its process ended. */
+    int windows = 0;
+    for (size_t i = 0; i < pd->nprocs; i++)
+        windows |= !pd->procs[i].until_exit;
+    for (size_t i = 0; base && i < base->nprocs; i++)
+        windows |= !base->procs[i].until_exit;
+    const char *inuse = windows ? "inuse = never freed before the process ended or, in a window "
+                                  "(a recording stopped while its process went on), still live "
+                                  "when it stopped (not leaks)"
+                                : "inuse = never freed before the process ended";
+    char note_buf[320];
+    snprintf(note_buf, sizeof note_buf, "rheap: %s%s",
+             base ? "this run minus the base run, per stack; " : "", inuse);
+    const char *note = note_buf;
+    if (peak)
+        note = base ? "rheap: blocks live at the peak, this run minus the base run, per stack"
+                    : "rheap: blocks live at each process's peak of live heap";
     char sampled[160];
     snprintf(sampled, sizeof sampled,
              "rheap: profile mode: values are estimates from allocations sampled about once "
@@ -454,6 +469,14 @@ ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int pe
         if (interval)
             b.prof.comment[b.prof.n_comment++] = str(&b, sampled);
     }
+    /* pprof takes the first mapping for the program ("File:" in its header): the executable of
+     * the first process recorded (the root of the tree), when it was seen mapped. */
+    const char *exe = pd->nprocs ? pd->procs[0].exe : NULL;
+    for (size_t i = 0; exe && i < pd->nmodules; i++)
+        if (!strcmp(pd->modules[i].path, exe)) {
+            mapping_id(&b, pd, exe);
+            break;
+        }
     int64_t pid_key = str(&b, "pid");
     int64_t first_wall = 0, longest = 0;
     for (size_t i = 0; i < pd->nprocs; i++) {

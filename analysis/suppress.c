@@ -447,8 +447,11 @@ ra_status_t ra_supp_totals(const ra_supp_t *s, sqlite3 *db, const char *pid, int
         return RA_OK;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
+                           /* Leaks only: what a window left live is none (recording_ends). */
                            "SELECT bt, leaked_blocks, leaked_bytes FROM main.stack_stats\n"
-                           "WHERE leaked_blocks > 0 AND bt IS NOT NULL AND pid = coalesce(?1, pid)",
+                           "WHERE leaked_blocks > 0 AND bt IS NOT NULL AND pid = coalesce(?1, pid)\n"
+                           "  AND (pid, recording) IN (SELECT pid, recording FROM main.recording_ends\n"
+                           "                           WHERE until_exit)",
                            -1, &st, NULL) != SQLITE_OK)
         return ra__fail(err, RA_E_INPUT, "suppressions: %s", sqlite3_errmsg(db));
     if (pid)

@@ -62,7 +62,8 @@ static void usage_attach(FILE *f)
             "Options:\n"
             "  -o, --output FILE   the database to write (default rheap-PID.db)\n"
             "  -f, --force         replace FILE if it exists\n"
-            "  --duration S        the window's length in seconds (a decimal, like 0.5);\n"
+            "  --duration S        the window's length in seconds (a decimal, like 0.5, or\n"
+            "                      with a unit: 250ms, 1.5s);\n"
             "                      default: until Ctrl-C\n"
             "  --depth N           most frames kept per backtrace, 1-1024 (default 64)\n"
             "  --profile           profile mode: a sample of the allocations, about one per\n"
@@ -134,9 +135,21 @@ static int parse_attach(int argc, char **argv, attach_opts_t *o)
     }
     o->pid = (pid_t)v;
     if (duration) {
-        o->duration = strtod(duration, &end);
-        if (end == duration || *end || !(o->duration > 0) || o->duration > 1e7) {
-            cli__error(stderr, "--duration %s: expected a number of seconds above 0", duration);
+        /* Seconds (0.5), or a time with its unit as every time parameter takes it (250ms). */
+        int64_t ns;
+        int bad;
+        if (strspn(duration, "0123456789.") < strlen(duration)) {
+            bad = ra_duration_ns(duration, &ns) != 0;
+            o->duration = bad ? 0 : (double)ns / 1e9;
+        } else {
+            o->duration = strtod(duration, &end);
+            bad = end == duration || *end;
+        }
+        if (bad || !(o->duration > 0) || o->duration > 1e7) {
+            cli__error(stderr,
+                       "--duration %s: expected a time above 0, in seconds or with a unit "
+                       "(250ms, 1.5s)",
+                       duration);
             return -1;
         }
     }
@@ -821,15 +834,9 @@ int cli__cmd_attach(int argc, char **argv)
         snprintf(default_output, sizeof default_output, "rheap-%d.db", (int)o.pid);
         o.output = default_output;
     }
-    struct stat sb;
-    if (stat(o.output, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        cli__error(stderr, "%s is a directory; give the database file to write", o.output);
-        return RHEAP_EXIT_USAGE;
-    }
-    if (!o.force && stat(o.output, &sb) == 0) {
-        cli__error(stderr, "%s exists; use --force to replace it", o.output);
-        return RHEAP_EXIT_USAGE;
-    }
+    int checked = cli__output_check(o.output, o.force, "database file");
+    if (checked != RHEAP_EXIT_OK)
+        return checked;
     attach_t a;
     memset(&a, 0, sizeof a);
     a.pid = o.pid;

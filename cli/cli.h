@@ -66,6 +66,12 @@ int cli__query_load(const char *name, ra_query_t *q, FILE *err);
 /* `rheap query ARGS...` (arguments after the command name). Returns the exit status. */
 int cli__cmd_query(int argc, char **argv);
 
+/* ---- output.c: the file a command writes ---- */
+/* RHEAP_EXIT_OK when path may be written: it does not exist, is not a regular file (a device,
+ * a pipe), or force is set; else says why ("is a directory; give the WHAT to write", "exists;
+ * use --force to replace it") and returns RHEAP_EXIT_USAGE. */
+int cli__output_check(const char *path, int force, const char *what);
+
 /* ---- table.c: printing a fetched table ---- */
 
 typedef enum { RHEAP_FMT_COLUMN, RHEAP_FMT_CSV, RHEAP_FMT_JSON } cli__fmt_t;
@@ -80,13 +86,26 @@ void cli__table_print_rows(const ra_table_t *t, size_t max_rows, const char *ind
                              int full_names, FILE *out, void (*after_row)(size_t row, void *arg),
                              void *arg);
 
-/* ---- names.c: names made to fit a table ---- */
-/* Fills out with t as the column printer should show it: `function` cells shortened, and on a
- * terminal `function` and `location` cells clipped so rows of the first max_rows fit its width
- * (indent: columns taken before each row). Returns 0, or -1 when t is to be printed as it is
- * (no such column, no memory); out can be passed to ra_table_free either way. */
-int cli__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent,
-                             ra_table_t *out);
+/* ---- names.c: tables made to fit the width ---- */
+/* Columns a continuation line of a row (a band after the first) is indented by, beyond the
+ * row's own indent. */
+#define CLI_BAND_INDENT 4
+/* A location is not cut below this many columns to keep a row on one line. */
+#define CLI_MIN_LOCATION 16
+/* The width tables printed to stream must fit: $COLUMNS when set to a number, else the
+ * terminal's width when stream is one, else 80. */
+size_t cli__output_width(FILE *stream);
+/* Fills out with t as the column printer should show it on stream: `function` cells shortened
+ * (template arguments), and when the rows of the first max_rows are wider than
+ * cli__output_width (indent: columns taken before each row), made to fit: columns that carry
+ * nothing left out (a constant recording, pid or images; numbers all 0), locations without
+ * directories, functions without parameters, a location cut from the left; then the function
+ * and location on a line of their own under the row and the other columns in bands of lines
+ * that fit. *bands gets each column of out its line (0: the row's own; malloc'ed). Returns 0,
+ * or -1 when t is to be printed as it is (no memory); out can be passed to ra_table_free and
+ * *bands to free either way. */
+int cli__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent, FILE *stream,
+                           ra_table_t *out, unsigned char **bands);
 
 /* ---- json.c: JSON strings ---- */
 /* Writes s as a JSON string (null when s is NULL) that is valid UTF-8 whatever s holds: each
@@ -102,8 +121,9 @@ const char *cli__suggest(const char *word, const char *const *names, size_t n);
 
 /* ---- report.c: `rheap report`, and the summary `rheap run` prints ---- */
 int cli__cmd_report(int argc, char **argv);
-/* Prints the short summary of a fresh database to out, each line prefixed "rheap: ". */
-void cli__report_brief(struct sqlite3 *db, FILE *out);
+/* Prints the short summary of a fresh database (written to path) to out, each line prefixed
+ * "rheap: ". */
+void cli__report_brief(struct sqlite3 *db, const char *path, FILE *out);
 
 /* ---- units.c: sizes and times for people ---- */
 /* "40.0 KiB" (exact below 10 KiB); "349.2 us", "1.53 s". */
@@ -116,8 +136,11 @@ void cli__table_humanize(ra_table_t *t);
 /* ---- stack.c: `rheap stack`, and call chains under site rows ---- */
 /* Prints the frames of stack id, innermost first, one a line prefixed with indent; from the
  * allocation site outwards when from_site (the chain under a site row), else every frame with
- * the site marked. Returns the number of frames printed, -1 on a database error. */
-int cli__stack_print(struct sqlite3 *db, long long id, int from_site, const char *indent, FILE *out);
+ * the site marked. With a width (0: whole), a frame's file loses its directories, then its
+ * start, to fit; its function is never cut. Returns the number of frames printed, -1 on a
+ * database error. */
+int cli__stack_print(struct sqlite3 *db, long long id, int from_site, const char *indent,
+                     size_t width, FILE *out);
 /* Aligned columns as cli__table_print_columns, with the call chain of each row's `stack`
  * column (from the allocation site outwards) printed under the row. */
 void cli__table_print_chains(struct sqlite3 *db, const ra_table_t *t, size_t max_rows,
@@ -188,6 +211,11 @@ enum { RHEAP_SUPP_OPT_FILE = 0x1001, RHEAP_SUPP_OPT_NO_DEFAULTS = 0x1002 };
 #define RHEAP_SUPP_LONGS                                                                         \
     {"suppress", required_argument, NULL, RHEAP_SUPP_OPT_FILE},                                  \
         {"no-default-suppressions", no_argument, NULL, RHEAP_SUPP_OPT_NO_DEFAULTS}
+/* --skip GLOB as report, report --html and export describe it (query's is a parameter). */
+#define RHEAP_SKIP_HELP                                                                          \
+    "  --skip GLOB         charge the blocks of wrapper functions whose name matches the\n"      \
+    "                      shell pattern GLOB (xmalloc, 'g_*', 'Perl_safesys*') to\n"           \
+    "                      their callers, as the queries' skip parameter\n"
 #define RHEAP_SUPP_HELP                                                                          \
     "  --suppress FILE     leave out leaks whose stack matches a line of FILE, in\n"             \
     "                      LeakSanitizer's format: leak:PATTERN, # comments; PATTERN\n"          \

@@ -22,6 +22,7 @@ typedef struct {
     int bar;      /* draw the progress bar */
     int bar_open; /* a bar is on screen without its newline */
     int last_pct;
+    const char *output; /* the database, named by the summary's pointers to other commands */
 } view_t;
 
 static void on_diag(void *user, const rheap_convert_diag_t *d)
@@ -69,14 +70,14 @@ static void on_summary(void *user, struct sqlite3 *db)
         fputc('\n', stderr);
         v->bar_open = 0;
     }
-    cli__report_brief(db, stderr);
+    cli__report_brief(db, v->output, stderr);
     fflush(stderr);
 }
 
 int cli__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_convert_opts_t *live,
                        const char *output, int force, int progress, int quiet, int brief)
 {
-    view_t v = {progress < 0 ? isatty(STDERR_FILENO) : progress, 0, -1};
+    view_t v = {progress < 0 ? isatty(STDERR_FILENO) : progress, 0, -1, output};
     rheap_convert_opts_t o = RHEAP_CONVERT_OPTS_INIT;
     o.inputs = inputs;
     o.ninputs = ninputs;
@@ -97,7 +98,7 @@ int cli__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_conv
         fputc('\n', stderr);
     if ((st == RHEAP_CONVERT_OK || st == RHEAP_CONVERT_WARNINGS) && !quiet)
         cli__note(stderr,
-                    "wrote %s: %llu allocations (%llu never freed), %llu stacks, from %llu events "
+                    "wrote %s: %llu allocations (%llu not freed while recording), %llu stacks, from %llu events "
                     "in %.2f s (%.0f events/s)",
                     output, (unsigned long long)r.allocations, (unsigned long long)r.never_freed,
                     (unsigned long long)r.stacks, (unsigned long long)r.events, r.seconds,

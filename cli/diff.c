@@ -2,9 +2,10 @@
  * diff.c: `rheap diff BASE.db NEW.db`, two runs compared site by site.
  *
  * Stack ids, pids and times belong to one database, so the two are matched by what stays the
- * same between runs of one program: an allocation site is its function and location (file:line,
- * or module:0xoffset without line information), and a stack is its folded text. Every process
- * and recording of a database adds up into its side.
+ * same between runs of one program: an allocation site is its function in its module, with its
+ * location (file:line, or module:0xoffset without line information) breaking ties, since an
+ * edit moves lines and a rebuild moves offsets. Every process and recording of a database adds
+ * up into its side.
  *
  * The same comparison is offered as folded stacks with two weights per line
  * (`rheap export collapsed NEW.db --base BASE.db`, the input of a differential flamegraph).
@@ -22,7 +23,10 @@
 enum { M_LEAKED, M_ALLOCATED, M_PEAK, M_N };
 
 typedef struct {
-    char *function, *location;
+    char *function, *module, *file, *location; /* module and file "" when unknown */
+    int64_t line;
+    int side;             /* the database it was seen in first: 0 BASE, 1 NEW */
+    int matched;          /* a BASE site paired with a NEW one (it leaves the table) */
     int64_t v[2][M_N][2]; /* [side][measure][0 bytes, 1 blocks] */
 } site_t;
 
@@ -32,10 +36,15 @@ typedef struct {
     size_t n, cap;
 } sites_t;
 
-static void site_of(const ra_model_t *pd, int64_t bt, char *fn, size_t fnlen, char *loc,
+/* The allocation site of stack bt: function, module, file and line (or module:0xoffset). */
+static void site_of(const ra_model_t *pd, int64_t bt, char *fn, size_t fnlen, char *mod,
+                    size_t modlen, char *file, size_t filelen, int64_t *line, char *loc,
                     size_t loclen)
 {
     const ra_stack_t *s = ra_model_stack(pd, bt);
+    *line = 0;
+    snprintf(mod, modlen, "%s", "");
+    snprintf(file, filelen, "%s", "");
     if (!s || s->nframes == 0) {
         snprintf(fn, fnlen, "(no backtrace)");
         snprintf(loc, loclen, "??");
@@ -43,19 +52,29 @@ static void site_of(const ra_model_t *pd, int64_t bt, char *fn, size_t fnlen, ch
     }
     const ra_frame_t *f = &s->frames[0];
     snprintf(fn, fnlen, "%s", f->sym ? f->sym : "??");
-    if (f->file)
+    /* The module by its file name: a rebuild elsewhere is the same program. */
+    const char *slash = f->module ? strrchr(f->module, '/') : NULL;
+    snprintf(mod, modlen, "%s", slash ? slash + 1 : f->module ? f->module : "");
+    if (f->file) {
+        snprintf(file, filelen, "%s", f->file);
+        *line = f->line;
         snprintf(loc, loclen, "%s:%" PRId64, f->file, f->line);
-    else
+    } else {
+        *line = f->offset;
         snprintf(loc, loclen, "%s:0x%" PRIx64, f->module ? f->module : "??", (uint64_t)f->offset);
+    }
 }
 
+/* Adds one database's stacks into its sites: a site per function, module and location. */
 static int add_side(sites_t *ss, const ra_model_t *pd, int side)
 {
     for (size_t i = 0; i < pd->nstats; i++) {
         const ra_stat_t *st = &pd->stats[i];
-        char fn[1024], loc[1024], key[2100];
-        site_of(pd, st->bt, fn, sizeof fn, loc, sizeof loc);
-        snprintf(key, sizeof key, "%s\x01%s", fn, loc);
+        char fn[1024], mod[1024], file[1024], loc[1100], key[4200];
+        int64_t line;
+        site_of(pd, st->bt, fn, sizeof fn, mod, sizeof mod, file, sizeof file, &line, loc,
+                sizeof loc);
+        snprintf(key, sizeof key, "%d\x01%s\x01%s\x01%s", side, fn, mod, loc);
         uint64_t idx;
         int created;
         if (ra_smap_get(&ss->keys, key, ss->n, &idx, &created) != 0)
@@ -71,9 +90,13 @@ static int add_side(sites_t *ss, const ra_model_t *pd, int side)
             }
             site_t *s = &ss->v[ss->n++];
             memset(s, 0, sizeof *s);
+            s->side = side;
+            s->line = line;
             s->function = strdup(fn);
+            s->module = strdup(mod);
+            s->file = strdup(file);
             s->location = strdup(loc);
-            if (!s->function || !s->location)
+            if (!s->function || !s->module || !s->file || !s->location)
                 return -1;
         }
         site_t *s = &ss->v[idx];
@@ -84,6 +107,73 @@ static int add_side(sites_t *ss, const ra_model_t *pd, int side)
         s->v[side][M_PEAK][0] += st->peak_bytes;
         s->v[side][M_PEAK][1] += st->peak_blocks;
     }
+    return 0;
+}
+
+/* Moves BASE site b into NEW site n: one row, at NEW's location. */
+static void pair(site_t *b, site_t *n)
+{
+    memcpy(n->v[0], b->v[0], sizeof n->v[0]);
+    b->matched = 1;
+    n->matched = 1;
+}
+
+static int cmp_unmatched(const void *a, const void *b)
+{
+    const site_t *x = *(site_t *const *)a, *y = *(site_t *const *)b;
+    int c = strcmp(x->function, y->function);
+    if (!c)
+        c = strcmp(x->module, y->module);
+    if (!c)
+        c = x->side - y->side;
+    if (!c)
+        c = strcmp(x->file, y->file);
+    if (!c)
+        c = x->line < y->line ? -1 : x->line > y->line;
+    return c;
+}
+
+/* Pairs the sites of BASE with those of NEW: the same function, module and location first;
+ * then, per function and module, the ones left in the order of their file and line, so a line
+ * added at the top of a file moves every site without splitting it into "0 -> N" and "N -> 0".
+ * A paired BASE site is marked and left out of the table. -1 when out of memory. */
+static int match_sites(sites_t *ss)
+{
+    for (size_t i = 0; i < ss->n; i++) {
+        site_t *n = &ss->v[i];
+        if (n->side != 1)
+            continue;
+        char key[4200];
+        snprintf(key, sizeof key, "0\x01%s\x01%s\x01%s", n->function, n->module, n->location);
+        uint64_t idx;
+        int created;
+        if (ra_smap_get(&ss->keys, key, SIZE_MAX, &idx, &created) != 0)
+            return -1;
+        if (!created && idx < ss->n && !ss->v[idx].matched)
+            pair(&ss->v[idx], n);
+    }
+    site_t **left = malloc((ss->n + 1) * sizeof *left);
+    if (!left)
+        return -1;
+    size_t nl = 0;
+    for (size_t i = 0; i < ss->n; i++)
+        if (!ss->v[i].matched)
+            left[nl++] = &ss->v[i];
+    if (nl)
+        qsort(left, nl, sizeof *left, cmp_unmatched);
+    for (size_t g = 0; g < nl;) {
+        size_t e = g;
+        while (e < nl && !strcmp(left[e]->function, left[g]->function) &&
+               !strcmp(left[e]->module, left[g]->module))
+            e++;
+        size_t nb = 0;
+        while (g + nb < e && left[g + nb]->side == 0)
+            nb++;
+        for (size_t k = 0; k < nb && nb + k < e - g; k++)
+            pair(left[g + k], left[g + nb + k]);
+        g = e;
+    }
+    free(left);
     return 0;
 }
 
@@ -151,7 +241,7 @@ static int to_table(const sites_t *ss, ra_table_t *t)
         int same = 1;
         for (int m = 0; m < M_N; m++)
             same &= change(s, m) == 0;
-        if (same)
+        if (same || (s->side == 0 && s->matched))
             continue;
         size_t r = t->nrows++;
         for (int m = 0; m < M_N; m++) {
@@ -170,19 +260,43 @@ static int to_table(const sites_t *ss, ra_table_t *t)
     return 0;
 }
 
+/* Byte counts in KiB/MiB for people (aligned columns without --raw): a change carries its sign,
+ * "+1.5 MiB" or "-320". */
+static void humanize(ra_table_t *t)
+{
+    for (size_t r = 0; r < t->nrows; r++)
+        for (size_t c = 0; c < 3 * M_N; c++) {
+            char **cell = &t->cells[r * t->ncols + c], buf[40];
+            long long v = strtoll(*cell, NULL, 10);
+            int sign = c % 3 == 2 && v > 0;
+            buf[0] = '+';
+            cli__human_bytes(v, buf + sign, sizeof buf - 1);
+            char *s = strdup(buf);
+            if (s) {
+                free(*cell);
+                *cell = s;
+            }
+        }
+}
+
 static void usage_diff(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap diff BASE.db NEW.db [--blocks] [--csv | --json]\n"
+            "Usage: rheap diff BASE.db NEW.db [--blocks] [--raw] [--wide] [--csv | --json]\n"
             "\n"
-            "Compares two databases (two runs of a program) site by site: bytes never freed,\n"
-            "allocated and live at the peak in each (base, new) and the change, the largest\n"
-            "growth of leaked bytes first. A site is its function and file:line, so the\n"
-            "runs may have other pids and stack ids; all processes of a database add up.\n"
-            "Sites equal in both are left out.\n"
+            "Compares two databases (two runs of a program) site by site: bytes never freed\n"
+            "(before the process ended: a window's live blocks are no leaks), allocated and\n"
+            "live at the peak in each (base, new) and the change, the largest\n"
+            "growth of leaked bytes first. A site is its function in its module, the line\n"
+            "breaking ties (an edit that moves lines keeps sites together), so the runs may\n"
+            "have other pids and stack ids; all processes of a database add up. Sites equal\n"
+            "in both are left out; a site's location is NEW's.\n"
             "\n"
             "Options:\n"
             "  --blocks      count blocks instead of bytes\n"
+            "  --raw         exact byte counts (default: KiB, MiB, ... from 10 KiB up)\n"
+            "  --wide        every column on one line, whole names (default: fit $COLUMNS,\n"
+            "                the terminal or 80 columns)\n"
             "  --csv, --json output for scripts\n"
             "\n"
             "The same as folded stacks with two weights a line, for a differential flamegraph:\n"
@@ -196,12 +310,15 @@ int cli__cmd_diff(int argc, char **argv)
 {
     static const struct option longs[] = {
         {"blocks", no_argument, NULL, 'b'},
+        {"raw", no_argument, NULL, 'R'},
+        {"wide", no_argument, NULL, 'W'},
         {"csv", no_argument, NULL, 'C'},
         {"json", no_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     cli__fmt_t fmt = RHEAP_FMT_COLUMN;
+    int raw = 0, wide = 0;
     unit = 0;
     int c;
     optind = 0;
@@ -210,6 +327,8 @@ int cli__cmd_diff(int argc, char **argv)
         switch (c) {
         case 'h': usage_diff(stdout); return RHEAP_EXIT_OK;
         case 'b': unit = 1; break;
+        case 'R': raw = 1; break;
+        case 'W': wide = 1; break;
         case 'C': fmt = RHEAP_FMT_CSV; break;
         case 'J': fmt = RHEAP_FMT_JSON; break;
         default: return cli__option_error(c, argv, longs, "a value", "rheap diff --help");
@@ -235,7 +354,8 @@ int cli__cmd_diff(int argc, char **argv)
     ra_table_t t;
     memset(&t, 0, sizeof t);
     if (rc == RHEAP_EXIT_OK) {
-        if (add_side(&ss, &pd[0], 0) != 0 || add_side(&ss, &pd[1], 1) != 0) {
+        if (add_side(&ss, &pd[0], 0) != 0 || add_side(&ss, &pd[1], 1) != 0 ||
+            match_sites(&ss) != 0) {
             cli__error(stderr, "out of memory");
             rc = RHEAP_EXIT_OUTPUT;
         } else {
@@ -245,7 +365,9 @@ int cli__cmd_diff(int argc, char **argv)
                 cli__error(stderr, "out of memory");
                 rc = RHEAP_EXIT_OUTPUT;
             } else {
-                cli__table_print(&t, fmt, 0, stdout);
+                if (fmt == RHEAP_FMT_COLUMN && !raw && unit == 0)
+                    humanize(&t);
+                cli__table_print(&t, fmt, wide, stdout);
                 for (int k = 0; k < 2; k++)
                     if (ra_model_sample_interval(&pd[k]))
                         cli__note(stderr,
@@ -253,12 +375,25 @@ int cli__cmd_diff(int argc, char **argv)
                                   "estimates from allocations sampled about once every %" PRId64
                                   " bytes",
                                 paths[k], ra_model_sample_interval(&pd[k]));
+                /* leaked counts leaks only: a window's live blocks are not (recording_ends). */
+                for (int k = 0; k < 2; k++) {
+                    int64_t stopped = 0;
+                    for (size_t i = 0; i < pd[k].nprocs; i++)
+                        stopped += pd[k].procs[i].stopped_bytes;
+                    if (stopped > 0)
+                        cli__note(stderr,
+                                  "%s: %" PRId64 " bytes still live when a window's recording "
+                                  "stopped are not leaks, nor in the leaked columns",
+                                  paths[k], stopped);
+                }
             }
         }
     }
     ra_table_free(&t);
     for (size_t i = 0; i < ss.n; i++) {
         free(ss.v[i].function);
+        free(ss.v[i].module);
+        free(ss.v[i].file);
         free(ss.v[i].location);
     }
     free(ss.v);

@@ -26,8 +26,24 @@ static const struct {
 } weights[] = {
     {"leaked", RA_W_LEAKED},           {"peak", RA_W_PEAK},
     {"allocated", RA_W_ALLOCATED},     {"allocations", RA_W_ALLOCATIONS},
-    {"temporary", RA_W_TEMPORARY},
+    {"temporary", RA_W_TEMPORARY},     {"live-at-stop", RA_W_STOPPED},
 };
+
+/* A window (a recording that stopped while its process went on) has no leaks: with the leaked
+ * weight, says on stderr what its recordings left live and which weight shows it. */
+static void window_note(const ra_model_t *pd, ra_weight_t w)
+{
+    int64_t blocks = 0, bytes = 0;
+    for (size_t i = 0; i < pd->nprocs; i++) {
+        blocks += pd->procs[i].stopped_blocks;
+        bytes += pd->procs[i].stopped_bytes;
+    }
+    if (w == RA_W_LEAKED && blocks > 0)
+        cli__note(stderr,
+                  "%" PRId64 " blocks, %" PRId64 " bytes still live when a window's recording "
+                  "stopped are not leaks; --weight live-at-stop shows them",
+                  blocks, bytes);
+}
 
 /* ---- collapsed ---- */
 
@@ -134,7 +150,7 @@ static int write_collapsed(const ra_model_t *pd, const ra_model_t *base, ra_weig
 
 /* Reads a database for export, its suppressed leaks taken out (named in a note on stderr). */
 static int load(const char *path, int64_t pid, unsigned what, const cli__supp_opts_t *so,
-                ra_model_t *pd)
+                const char *skip, ra_model_t *pd)
 {
     sqlite3 *db;
     memset(pd, 0, sizeof *pd);
@@ -144,6 +160,8 @@ static int load(const char *path, int64_t pid, unsigned what, const cli__supp_op
         return rc;
     ra_err_t err;
     ra_status_t loaded = ra_model_load(db, pid, what, 0, pd, &err);
+    if (loaded == RA_OK)
+        loaded = ra_model_skip(db, pd, skip, &err);
     if (loaded != RA_OK) {
         cli__error(stderr, "%s: %s", path, err.msg);
         ra_model_free(pd);
@@ -185,8 +203,9 @@ static int load(const char *path, int64_t pid, unsigned what, const cli__supp_op
 static void usage_export(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap export FORMAT DB [-o FILE] [--weight W] [--pid P] [--base BASE.db]\n"
-            "                    [--suppress FILE]... [--no-default-suppressions]\n"
+            "Usage: rheap export FORMAT DB [-o FILE [-f]] [--weight W] [--pid P] [--skip GLOB]\n"
+            "                    [--base BASE.db] [--suppress FILE]...\n"
+            "                    [--no-default-suppressions]\n"
             "\n"
             "Writes the stacks of a database in a format other tools read, each stack from\n"
             "its allocation site outward (allocator plumbing such as strdup or operator new\n"
@@ -197,7 +216,8 @@ static void usage_export(FILE *f)
             "              flamegraph.pl, inferno-flamegraph and speedscope\n"
             "  pprof       a gzipped profile.proto for go tool pprof: the sample types of a\n"
             "              Go heap profile (alloc_objects, alloc_space, inuse_objects,\n"
-            "              inuse_space; inuse = never freed); with --weight peak, the blocks\n"
+            "              inuse_space; inuse = never freed before the process ended or, in\n"
+            "              a window, still live when it stopped); with --weight peak, the blocks\n"
             "              live at each process's peak instead\n"
             "\n"
             "A database recorded in profile mode (rheap run --profile) holds a sample of the\n"
@@ -206,12 +226,16 @@ static void usage_export(FILE *f)
             "\n"
             "Options:\n"
             "  -o, --output FILE   where to write (default: standard output)\n"
-            "  --weight W          leaked (bytes never freed, the default), peak (bytes live at\n"
-            "                      each process's peak), allocated (bytes), allocations\n"
-            "                      (blocks), temporary (blocks freed before their thread's next\n"
-            "                      allocation; collapsed only). For pprof it picks the\n"
-            "                      default sample type.\n"
+            "  -f, --force         replace FILE if it exists\n"
+            "  --weight W          leaked (bytes never freed before their process ended, the\n"
+            "                      default), live-at-stop (bytes still live when a window's\n"
+            "                      recording stopped while its process went on: not leaks),\n"
+            "                      peak (bytes live at each process's peak), allocated\n"
+            "                      (bytes), allocations (blocks), temporary (blocks freed\n"
+            "                      before their thread's next allocation; collapsed only).\n"
+            "                      For pprof it picks the default sample type.\n"
             "  --pid P             only process P (default: every process, stacks added up)\n"
+            RHEAP_SKIP_HELP
             "  --base BASE.db      compare with another run. collapsed: 'stack BASE NEW' a\n"
             "                      line, the weights in BASE.db and in DB, for a differential\n"
             "                      flamegraph. pprof: one sample per stack, DB minus BASE.db\n"
@@ -234,6 +258,7 @@ static const char *export_needs(void)
     case 'W': return "a weight";
     case 'P': return "a process id";
     case 'B': return "a database";
+    case 'K': return "a pattern";
     }
     return "a value";
 }
@@ -246,29 +271,40 @@ int cli__cmd_export(int argc, char **argv)
         {"weight", required_argument, NULL, 'W'},
         {"pid", required_argument, NULL, 'P'},
         {"base", required_argument, NULL, 'B'},
+        {"skip", required_argument, NULL, 'K'},
+        {"force", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,
         {NULL, 0, NULL, 0},
     };
     cli__supp_opts_t so = {0};
-    const char *format = NULL, *db_path = NULL, *output = NULL, *base_path = NULL;
+    const char *format = NULL, *db_path = NULL, *output = NULL, *base_path = NULL, *skip = NULL;
     ra_weight_t w = RA_W_LEAKED;
     int64_t pid = -1;
     int c;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:h", longs, NULL)) != -1) {
+    int force = 0, rc0;
+    while ((c = getopt_long(argc, argv, ":o:fh", longs, NULL)) != -1) {
         switch (c) {
         case 'h': usage_export(stdout); return RHEAP_EXIT_OK;
+        case 'f': force = 1; break;
         case 'o': output = optarg; break;
         case 'B': base_path = optarg; break;
+        case 'K':
+            if (!*optarg) {
+                cli__error(stderr, "--skip: expected a pattern; got ''");
+                return RHEAP_EXIT_USAGE;
+            }
+            skip = optarg;
+            break;
         case 'W': {
             size_t k = 0, nw = sizeof weights / sizeof weights[0];
             while (k < nw && strcmp(weights[k].name, optarg))
                 k++;
             if (k == nw) {
                 cli__error(stderr, "unknown weight '%s' (leaked, peak, allocated, "
-                                     "allocations, temporary)", optarg);
+                                     "allocations, temporary, live-at-stop)", optarg);
                 return RHEAP_EXIT_USAGE;
             }
             w = weights[k].w;
@@ -318,6 +354,9 @@ int cli__cmd_export(int argc, char **argv)
         cli__error(stderr, "a pprof profile has no temporary sample type; use collapsed");
         return RHEAP_EXIT_USAGE;
     }
+    if (output && strcmp(output, "-") &&
+        (rc0 = cli__output_check(output, force, pprof ? "profile" : "file")) != RHEAP_EXIT_OK)
+        return rc0;
 
     unsigned what = RA_MODEL_STACKS;
     if (w == RA_W_PEAK)
@@ -325,11 +364,11 @@ int cli__cmd_export(int argc, char **argv)
     if (w == RA_W_TEMPORARY)
         what |= RA_MODEL_TEMPORARY;
     ra_model_t pd, base;
-    int rc = load(db_path, pid, what, &so, &pd);
+    int rc = load(db_path, pid, what, &so, skip, &pd);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     /* The base is another run: its pids differ, so --pid does not select in it. */
-    if (base_path && (rc = load(base_path, -1, what, &so, &base)) != RHEAP_EXIT_OK) {
+    if (base_path && (rc = load(base_path, -1, what, &so, skip, &base)) != RHEAP_EXIT_OK) {
         ra_model_free(&pd);
         return rc;
     }
@@ -337,6 +376,8 @@ int cli__cmd_export(int argc, char **argv)
     int64_t interval = ra_model_sample_interval(&pd);
     if (base_path && ra_model_sample_interval(&base) > interval)
         interval = ra_model_sample_interval(&base);
+    if (!pprof)
+        window_note(&pd, w);
     /* Folded stacks have no room for a note; pprof carries it as a comment. */
     if (interval && !pprof)
         cli__note(stderr,

@@ -65,8 +65,8 @@ static int choose(page_t *pg)
         free(v);
         return -1;
     }
-    static const ra_weight_t ws[] = {RA_W_LEAKED, RA_W_PEAK, RA_W_ALLOCATED};
-    for (size_t k = 0; k < 3; k++) {
+    static const ra_weight_t ws[] = {RA_W_LEAKED, RA_W_PEAK, RA_W_ALLOCATED, RA_W_STOPPED};
+    for (size_t k = 0; k < sizeof ws / sizeof ws[0]; k++) {
         for (size_t i = 0; i < pd->nstats; i++)
             v[i] = ra_weight_of(&pd->stats[i], ws[k]);
         int64_t cut = 1;
@@ -85,10 +85,12 @@ static int choose(page_t *pg)
 /* The page's index of a frame, appending it to the frame table on first sight. */
 static int64_t frame_index(page_t *pg, const ra_frame_t *f, FILE *out)
 {
-    char key[1024], buf[64];
+    char key[2048], buf[64];
     const char *name = ra_frame_name(f, buf, sizeof buf);
-    snprintf(key, sizeof key, "%s\x01%s\x01%" PRId64 "\x01%d", name, f->file ? f->file : "",
-             f->line, f->inlined);
+    /* The module is part of a frame: `_start` of perl is not `_start` of python3, and a frame
+     * keeps the module of its own stack, whatever process first showed the name. */
+    snprintf(key, sizeof key, "%s\x01%s\x01%" PRId64 "\x01%d\x01%s", name, f->file ? f->file : "",
+             f->line, f->inlined, f->module ? f->module : "");
     uint64_t idx;
     int created;
     if (ra_smap_get(&pg->frames, key, pg->nframes, &idx, &created) != 0)
@@ -128,6 +130,10 @@ static void write_proc(FILE *out, const ra_model_t *pd, size_t p)
     json_i(out, "frees", pr->frees, 1);
     json_i(out, "leaked_blocks", pr->leaked_blocks, 1);
     json_i(out, "leaked_bytes", pr->leaked_bytes, 1);
+    /* A window (until_exit 0) has no leaks, only blocks still live when it stopped. */
+    json_i(out, "until_exit", pr->until_exit, 1);
+    json_i(out, "stopped_blocks", pr->stopped_blocks, 1);
+    json_i(out, "stopped_bytes", pr->stopped_bytes, 1);
     json_i(out, "sample_interval", pr->sample_interval, 1);
     /* The chart: per slice its start, the most bytes live in it and the allocations in it. */
     static const char *const cols[] = {"t", "max", "allocs"};
@@ -164,6 +170,9 @@ static void write_proc(FILE *out, const ra_model_t *pd, size_t p)
         json_str(out, w->off_t >= 0 ? w->off_how : "(still on)");
         fputc(']', out);
     }
+    /* The threads' and size classes' last two columns: the leaks of a recording that lasted
+     * until its process ended, or what a window left live when it stopped (the other pair is 0);
+     * the page names the column after what its recordings hold. */
     fputs("],\"threads\":[", out);
     n = 0;
     for (size_t i = 0; i < pd->nthreads; i++) {
@@ -173,7 +182,8 @@ static void write_proc(FILE *out, const ra_model_t *pd, size_t p)
         fprintf(out, "%s[%" PRId64 ",", n++ ? "," : "", t->tid);
         json_str(out, t->name);
         fprintf(out, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]", t->allocs,
-                t->bytes, t->frees, t->leaked_blocks, t->leaked_bytes);
+                t->bytes, t->frees, t->leaked_blocks + t->stopped_blocks,
+                t->leaked_bytes + t->stopped_bytes);
     }
     fputs("],\"sizes\":[", out);
     n = 0;
@@ -182,7 +192,8 @@ static void write_proc(FILE *out, const ra_model_t *pd, size_t p)
         if (z->pid != pr->pid || z->recording != pr->recording)
             continue;
         fprintf(out, "%s[%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]",
-                n++ ? "," : "", z->lo, z->hi, z->blocks, z->bytes, z->leaked_blocks, z->leaked_bytes);
+                n++ ? "," : "", z->lo, z->hi, z->blocks, z->bytes, z->leaked_blocks + z->stopped_blocks,
+                z->leaked_bytes + z->stopped_bytes);
     }
     fputs("]}", out);
 }
@@ -220,15 +231,15 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
     int rc = 0;
     size_t nstats = 0;
     /* Per recording, the sum of the stacks not shown on their own. */
-    int64_t other[6] = {0};
+    int64_t other[8] = {0};
     size_t other_proc = SIZE_MAX;
     for (size_t i = 0; i <= pd->nstats && rc == 0; i++) {
         const ra_stat_t *s = i < pd->nstats ? &pd->stats[i] : NULL;
         size_t p = s ? (size_t)(ra_model_proc(pd, s->pid, s->recording) - pd->procs) : SIZE_MAX;
         if (other_proc != SIZE_MAX && p != other_proc) {
-            if (other[0] + other[2] + other[4]) {
+            if (other[0] + other[2] + other[4] + other[6]) {
                 fprintf(stats, "%s[%zu,-1", nstats++ ? ",\n" : "", other_proc);
-                for (int k = 0; k < 6; k++)
+                for (int k = 0; k < 8; k++)
                     fprintf(stats, ",%" PRId64, other[k]);
                 fputc(']', stats);
             }
@@ -238,9 +249,9 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
         if (!s)
             break;
         if (!pg->keep[i]) {
-            int64_t v[6] = {s->blocks, s->bytes, s->leaked_blocks, s->leaked_bytes,
-                            s->peak_blocks, s->peak_bytes};
-            for (int k = 0; k < 6; k++)
+            int64_t v[8] = {s->blocks, s->bytes, s->leaked_blocks, s->leaked_bytes,
+                            s->peak_blocks, s->peak_bytes, s->stopped_blocks, s->stopped_bytes};
+            for (int k = 0; k < 8; k++)
                 other[k] += v[k];
             continue;
         }
@@ -270,11 +281,13 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
             }
             fputc(']', stacks);
         }
-        /* [proc, stack, blocks, bytes, leaked_blocks, leaked_bytes, peak_blocks, peak_bytes] */
+        /* [proc, stack, blocks, bytes, leaked_blocks, leaked_bytes, peak_blocks, peak_bytes,
+         *  stopped_blocks, stopped_bytes] */
         fprintf(stats, "%s[%zu,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-                       ",%" PRId64 ",%" PRId64 "]",
+                       ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]",
                 nstats++ ? ",\n" : "", p, idx, s->blocks, s->bytes, s->leaked_blocks,
-                s->leaked_bytes, s->peak_blocks, s->peak_bytes);
+                s->leaked_bytes, s->peak_blocks, s->peak_bytes, s->stopped_blocks,
+                s->stopped_bytes);
     }
     rc |= fclose(stacks) != 0;
     rc |= fclose(stats) != 0;
@@ -334,8 +347,8 @@ static int write_page(page_t *pg, const char *db_path, FILE *out)
 static void usage_html(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap report --html -o FILE DB [--pid P] [--suppress FILE]...\n"
-            "                    [--no-default-suppressions]\n"
+            "Usage: rheap report --html -o FILE DB [-f] [--pid P] [--skip GLOB]\n"
+            "                    [--suppress FILE]... [--no-default-suppressions]\n"
             "\n"
             "Writes one self-contained HTML page (no network, no external file): per process,\n"
             "memory over time with the peak, markers and recording windows; a flamegraph of\n"
@@ -344,7 +357,9 @@ static void usage_html(FILE *f)
             "\n"
             "Options:\n"
             "  -o, --output FILE   the page to write\n"
+            "  -f, --force         replace FILE if it exists\n"
             "  --pid P             only process P\n"
+            RHEAP_SKIP_HELP
             RHEAP_SUPP_HELP
             "                      (the page names what was suppressed above the leaks)\n"
             "\n"
@@ -355,12 +370,14 @@ static void usage_html(FILE *f)
 /* Parses the page's options; argv[0] is the command's name (only for getopt). Returns -1 when
  * the page is to be written, else the exit status. */
 static int html_options(int argc, char **argv, const char **db_path, const char **output,
-                        int64_t *pid, cli__supp_opts_t *so)
+                        int64_t *pid, cli__supp_opts_t *so, const char **skip, int *force)
 {
     static const struct option longs[] = {
         {"html", no_argument, NULL, 'H'},
         {"output", required_argument, NULL, 'o'},
         {"pid", required_argument, NULL, 'P'},
+        {"skip", required_argument, NULL, 'K'},
+        {"force", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,
         {NULL, 0, NULL, 0},
@@ -368,11 +385,19 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
     int c;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:fh", longs, NULL)) != -1) {
         switch (c) {
         case 'h': usage_html(stdout); return RHEAP_EXIT_OK;
         case 'H': break;
         case 'o': *output = optarg; break;
+        case 'f': *force = 1; break;
+        case 'K':
+            if (!*optarg) {
+                cli__error(stderr, "--skip: expected a pattern; got ''");
+                return RHEAP_EXIT_USAGE;
+            }
+            *skip = optarg;
+            break;
         case 'P': {
             char *end;
             *pid = strtoll(optarg, &end, 10);
@@ -389,7 +414,7 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
             if (sr < 0)
                 return RHEAP_EXIT_USAGE;
             return cli__option_error(c, argv, longs,
-                                       optopt == 'P' ? "a process id" : "a file name",
+                                       optopt == 'P' ? "a process id" : optopt == 'K' ? "a pattern" : "a file name",
                                        "rheap report --help");
         }
         }
@@ -413,8 +438,9 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
  * command's name in front, so it gets a copy with one. */
 int cli__cmd_report_html(int argc, char **argv)
 {
-    const char *db_path = NULL, *output = NULL;
+    const char *db_path = NULL, *output = NULL, *skip = NULL;
     int64_t pid = -1;
+    int force = 0;
     cli__supp_opts_t so = {0};
     char **av = malloc(((size_t)argc + 2) * sizeof *av);
     if (!av) {
@@ -424,9 +450,11 @@ int cli__cmd_report_html(int argc, char **argv)
     av[0] = (char *)"report";
     memcpy(av + 1, argv, (size_t)argc * sizeof *av);
     av[argc + 1] = NULL;
-    int st = html_options(argc + 1, av, &db_path, &output, &pid, &so);
+    int st = html_options(argc + 1, av, &db_path, &output, &pid, &so, &skip, &force);
     free(av);
     if (st >= 0)
+        return st;
+    if ((st = cli__output_check(output, force, "page")) != RHEAP_EXIT_OK)
         return st;
     sqlite3 *db;
     ra_err_t open_err;
@@ -437,6 +465,8 @@ int cli__cmd_report_html(int argc, char **argv)
     ra_err_t err;
     ra_status_t loaded = ra_model_load(
         db, pid, RA_MODEL_STACKS | RA_MODEL_TIMELINE | RA_MODEL_TABLES, HTML_BUCKETS, &pd, &err);
+    if (loaded == RA_OK)
+        loaded = ra_model_skip(db, &pd, skip, &err);
     if (loaded != RA_OK) {
         cli__error(stderr, "%s: %s", db_path, err.msg);
         ra_model_free(&pd);

@@ -55,7 +55,8 @@ int cli__query_load(const char *name, ra_query_t *q, FILE *err)
 static void usage_query(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap query NAME DB [--param KEY=VALUE]... [--csv | --json | --raw] [--stacks]\n"
+            "Usage: rheap query NAME DB [--param KEY=VALUE]... [--csv | --json | --raw]\n"
+            "                   [--stacks] [--wide]\n"
             "       rheap query --list\n"
             "\n"
             "Runs the canned query NAME (the file NAME.sql of the queries directory) on the\n"
@@ -72,7 +73,8 @@ static void usage_query(FILE *f)
             "                         MiB, ...; times in us, ms, s; CSV and JSON are exact)\n"
             "  --stacks               print each row's call chain under it, from the\n"
             "                         allocation site outwards (queries with a stack column)\n"
-            "  --full-names           columns: keep template arguments and whole names\n"
+            "  --wide, --full-names   columns: every column, whole names and template\n"
+            "                         arguments (default: fit $COLUMNS, the terminal or 80)\n"
             "  -h, --help             show this help\n"
             "\n"
             "The leaks query also takes (its suppressed blocks are counted on stderr):\n"
@@ -129,6 +131,30 @@ static int list_queries(FILE *out, FILE *err)
     return status;
 }
 
+/* The queries that count blocks never freed leave out, or leave empty, the recordings that
+ * stopped while their process went on (schema.sql's view recording_ends): says so on stderr
+ * and points to growth, which shows what piled up in such a window. */
+static void window_note(sqlite3 *db, const char *name, const char *path)
+{
+    static const char *const counting[] = {"leaks", "lifetimes", "threads", "sizes"};
+    int counts = 0;
+    for (size_t i = 0; i < sizeof counting / sizeof counting[0]; i++)
+        counts |= !strcmp(name, counting[i]);
+    if (!counts)
+        return;
+    ra_table_t t;
+    ra_err_t why;
+    int ok = ra_fetch(db, "SELECT count(*) AS n FROM recording_ends WHERE NOT until_exit", NULL, 0,
+                      &t, &why) == RA_OK;
+    const char *n = ok && t.nrows ? ra_table_cell(&t, 0, "n") : NULL;
+    if (n && strcmp(n, "0") != 0)
+        cli__note(stderr,
+                  "%s %s stopped while the process went on (a window): blocks still live then "
+                  "are not leaks and not counted as such; rheap query growth %s shows what grew",
+                  n, strcmp(n, "1") ? "recordings" : "recording", path);
+    ra_table_free(&t);
+}
+
 /* What `rheap query`'s options asked for. kv's keys point into owned[] (each --param's KEY,
  * without a leading ':'), its values into argv. */
 typedef struct {
@@ -161,6 +187,7 @@ static int parse_query(int argc, char **argv, query_opts_t *o)
         {"csv", no_argument, NULL, 'C'},
         {"json", no_argument, NULL, 'J'},
         {"full-names", no_argument, NULL, 'F'},
+        {"wide", no_argument, NULL, 'F'},
         {"param", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,
@@ -251,7 +278,7 @@ static int open_for_query(const query_opts_t *o, const ra_query_t *q, sqlite3 **
 /* Prints the result table as the options ask, with what the suppressions took out and the
  * profile-mode note on stderr. */
 static void print_result(const query_opts_t *o, sqlite3 *db, const ra_supp_t *supp,
-                         ra_table_t *t)
+                         const char *name, ra_table_t *t)
 {
     if (supp && ra_supp_nids(supp)) {
         const char *pid = NULL;
@@ -278,6 +305,7 @@ static void print_result(const query_opts_t *o, sqlite3 *db, const ra_supp_t *su
                   "profile mode: blocks and bytes are estimates from allocations "
                   "sampled about once every %lld bytes",
                   interval);
+    window_note(db, name, o->pos[1]);
 }
 
 int cli__cmd_query(int argc, char **argv)
@@ -306,7 +334,7 @@ int cli__cmd_query(int argc, char **argv)
             if (status == RHEAP_EXIT_OK)
                 status = cli__said(ra_query_run(db, &q, o.kv, o.nkv, &t, &why), &why, stderr);
             if (status == RHEAP_EXIT_OK) {
-                print_result(&o, db, supp, &t);
+                print_result(&o, db, supp, q.name, &t);
                 ra_table_free(&t);
             }
             sqlite3_close(db);

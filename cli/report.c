@@ -26,8 +26,18 @@ static const char totals_sql[] =
     "SELECT (SELECT coalesce(sum(allocs), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS allocations,\n"
     "       (SELECT coalesce(sum(frees), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS frees,\n"
     "       (SELECT printf('%!.0f', total(alloc_bytes)) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS bytes,\n"
-    "       (SELECT coalesce(sum(leaked_blocks), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS leaked_blocks,\n"
-    "       (SELECT printf('%!.0f', total(leaked_bytes)) FROM recording_stats WHERE pid = coalesce(:pid, pid)) AS leaked_bytes,\n"
+    /* Never freed: leaks only in the recordings that lasted until their process ended; what a
+     * window left live is counted apart (schema.sql's view recording_ends, the one rule). */
+    "       (SELECT coalesce(sum(leaked_blocks), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)\n"
+    "            AND (pid, recording) IN (SELECT pid, recording FROM recording_ends WHERE until_exit)) AS leaked_blocks,\n"
+    "       (SELECT printf('%!.0f', total(leaked_bytes)) FROM recording_stats WHERE pid = coalesce(:pid, pid)\n"
+    "            AND (pid, recording) IN (SELECT pid, recording FROM recording_ends WHERE until_exit)) AS leaked_bytes,\n"
+    "       (SELECT coalesce(sum(leaked_blocks), 0) FROM recording_stats WHERE pid = coalesce(:pid, pid)\n"
+    "            AND (pid, recording) IN (SELECT pid, recording FROM recording_ends WHERE NOT until_exit)) AS stopped_blocks,\n"
+    "       (SELECT printf('%!.0f', total(leaked_bytes)) FROM recording_stats WHERE pid = coalesce(:pid, pid)\n"
+    "            AND (pid, recording) IN (SELECT pid, recording FROM recording_ends WHERE NOT until_exit)) AS stopped_bytes,\n"
+    "       (SELECT count(*) FROM recording_ends WHERE until_exit AND pid = coalesce(:pid, pid)) AS ended,\n"
+    "       (SELECT count(*) FROM recording_ends WHERE NOT until_exit AND pid = coalesce(:pid, pid)) AS windows,\n"
     "       (SELECT count(DISTINCT pid) FROM processes WHERE pid = coalesce(:pid, pid)) AS processes,\n"
     "       (SELECT count(*) FROM (SELECT DISTINCT pid, tid FROM threads WHERE pid = coalesce(:pid, pid))) AS threads,\n"
     /* From the first recording's start to the last event or window end of any recording;
@@ -48,9 +58,11 @@ static const char processes_sql[] =
     "       coalesce(sum(r.allocs), 0) AS allocations, coalesce(sum(r.alloc_bytes), 0) AS bytes,\n"
     "       coalesce(max(r.peak_bytes), 0) AS peak_bytes,\n"
     /* From stack_stats, so that leaks a suppression took out (report's view over it) are out
-     * of this column too. */
-    "       (SELECT coalesce(sum(s.leaked_bytes), 0) FROM stack_stats AS s WHERE s.pid = p.pid)\n"
-    "           AS leaked_bytes,\n"
+     * of this column too; NULL for a process recorded only in windows, which cannot tell. */
+    "       CASE WHEN EXISTS (SELECT 1 FROM recording_ends AS e WHERE e.pid = p.pid AND e.until_exit)\n"
+    "            THEN (SELECT coalesce(sum(s.leaked_bytes), 0) FROM stack_stats AS s\n"
+    "                  JOIN recording_ends AS e ON e.pid = s.pid AND e.recording = s.recording\n"
+    "                  WHERE s.pid = p.pid AND e.until_exit) END AS leaked_bytes,\n"
     "       (SELECT CASE WHEN length(q.cmdline) > 40 THEN substr(q.cmdline, 1, 37) || '...'\n"
     "                    ELSE q.cmdline END\n"
     "        FROM processes AS q WHERE q.pid = p.pid ORDER BY q.recording DESC LIMIT 1) AS command\n"
@@ -65,6 +77,7 @@ typedef struct {
     int chains;       /* call chains under site rows */
     const char *pid;  /* only this process (text, bound as the queries' pid) */
     int full_names;   /* --full-names: names not shortened or clipped */
+    const char *skip; /* --skip: more wrapper functions, charged to their callers */
     cli__supp_opts_t supp; /* leak suppressions */
 } report_opts_t;
 
@@ -115,7 +128,7 @@ static void duration(FILE *out, long long ns)
 /* Runs a canned query with the report's row limit when the query takes one. Returns 0 and
  * fills t, or -1 after printing why under the section heading. */
 static int run_canned(sqlite3 *db, const char *name, size_t rows, const char *pid,
-                      ra_table_t *t, const char *indent, FILE *out)
+                      const char *skip, ra_table_t *t, const char *indent, FILE *out)
 {
     ra_query_t q;
     FILE *quiet = tmpfile();
@@ -130,7 +143,7 @@ static int run_canned(sqlite3 *db, const char *name, size_t rows, const char *pi
     }
     char limit[32];
     snprintf(limit, sizeof limit, "%zu", rows);
-    ra_kv_t kv[2];
+    ra_kv_t kv[3];
     size_t nkv = 0;
     /* A query that limits its own rows (top-sites' `top`) is asked for just as many. */
     for (size_t i = 0; i < q.nparams; i++) {
@@ -138,6 +151,8 @@ static int run_canned(sqlite3 *db, const char *name, size_t rows, const char *pi
             kv[nkv++] = (ra_kv_t){q.params[i].name, limit};
         else if (pid && !strcmp(q.params[i].name, "pid"))
             kv[nkv++] = (ra_kv_t){"pid", pid};
+        else if (skip && !strcmp(q.params[i].name, "skip"))
+            kv[nkv++] = (ra_kv_t){"skip", skip};
     }
     ra_err_t why;
     rc = cli__said(ra_query_run(db, &q, kv, nkv, t, &why), &why, out);
@@ -209,15 +224,36 @@ static void peak_lines(const ra_table_t *t, const char *prefix, FILE *out)
     }
 }
 
+/* The peak of every recording (of process pid, text; NULL: all), the largest first. Processes
+ * peak at moments of their own: with more than one, a line says that their peaks, and the
+ * sites' bytes at them, were not live at once. */
+static void peak_summary(sqlite3 *db, const char *pid, FILE *out)
+{
+    static const char sql[] =
+        "SELECT peak_ns, peak_bytes, pid, recording FROM recording_stats\n"
+        "WHERE allocs > 0 AND pid = coalesce(:pid, pid)\n"
+        "ORDER BY peak_bytes DESC, pid, recording";
+    ra_table_t t;
+    ra_err_t why;
+    ra_kv_t kv = {"pid", pid};
+    if (ra_fetch(db, sql, &kv, pid ? 1 : 0, &t, &why) == RA_OK) {
+        peak_lines(&t, "  ", out);
+        if (t.nrows > 1)
+            fprintf(out, "  (each process's own peak, at a moment of its own: never live at "
+                         "once)\n");
+    }
+    ra_table_free(&t);
+}
+
 static void section(sqlite3 *db, const report_opts_t *o, const char *heading, const char *name,
                     long long interval, FILE *out)
 {
     fprintf(out, "\n%s%s (rheap query %s)\n", heading, interval ? ", estimated" : "", name);
     ra_table_t t, shown;
-    if (run_canned(db, name, REPORT_ROWS, o->pid, &t, "  ", out) != 0)
+    if (run_canned(db, name, REPORT_ROWS, o->pid, o->skip, &t, "  ", out) != 0)
         return;
     if (!strcmp(name, "peak"))
-        peak_lines(&t, "  ", out);
+        peak_summary(db, o->pid, out);
     project(&t, site_cols, &shown);
     ra_table_t *p = shown.ncols > 0 ? &shown : &t;
     if (!o->raw)
@@ -248,6 +284,16 @@ static void unrecorded_lines(sqlite3 *db, const char *pid, const char *prefix, F
                     "its blocks are missing from these figures\n",
                     prefix, ra_table_cell(&t, r, "pid"), ra_table_cell(&t, r, "unrecorded"));
     ra_table_free(&t);
+}
+
+/* What "live at stop" means, under its figure: a recording that stopped while its process went
+ * on cannot tell a leak from a block the process would have freed later. */
+static void window_note(const char *prefix, const char *path, FILE *out)
+{
+    fprintf(out,
+            "%snot leaks: still live when a window's recording stopped while\n"
+            "%sits process went on; rheap query growth %s shows what grew\n",
+            prefix, prefix, path);
 }
 
 static int report(const char *path, const report_opts_t *o, FILE *out)
@@ -318,15 +364,26 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     fprintf(out, "  frees            %lld%s\n", num(&t, "frees"), est);
     fprintf(out, "  bytes allocated  ");
     bytes(out, byte_num(&t, "bytes"));
-    fprintf(out, "\n  never freed      %lld blocks, ", num(&t, "leaked_blocks") - sb);
-    bytes(out, byte_num(&t, "leaked_bytes") - (double)sbytes);
-    fprintf(out, "%s\n", est);
+    fputc('\n', out);
+    /* "never freed" only where it is true: a window's live blocks get words of their own. */
+    if (num(&t, "ended") > 0 || num(&t, "windows") == 0) {
+        fprintf(out, "  never freed      %lld blocks, ", num(&t, "leaked_blocks") - sb);
+        bytes(out, byte_num(&t, "leaked_bytes") - (double)sbytes);
+        fprintf(out, "%s\n", est);
+    }
+    if (num(&t, "windows") > 0) {
+        fprintf(out, "  live at stop     %lld blocks, ", num(&t, "stopped_blocks"));
+        bytes(out, byte_num(&t, "stopped_bytes"));
+        fprintf(out, "%s\n", est);
+        window_note("                   ", path, out);
+    }
     cli__supp_print(supp, sup_blocks, sup_bytes, "  ", out);
     fprintf(out, "  processes        %lld\n", num(&t, "processes"));
     fprintf(out, "  threads          %lld\n", num(&t, "threads"));
     fprintf(out, "  duration         ");
     duration(out, num(&t, "duration_ns"));
     fputc('\n', out);
+    long long ended = num(&t, "ended");
     ra_table_free(&t);
 
     if (ra_fetch(db, processes_sql, o->pid ? &pidkv : NULL, o->pid ? 1 : 0, &t, &why) == RA_OK) {
@@ -337,7 +394,11 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     }
     ra_table_free(&t);
     section(db, o, "Peak live heap", "peak", interval, out);
-    section(db, o, "Top leaks by site", "leaks", interval, out);
+    if (ended > 0)
+        section(db, o, "Top leaks by site", "leaks", interval, out);
+    else
+        fprintf(out, "\nTop leaks by site (rheap query leaks)\n"
+                     "  (none known: no recording lasted until its process ended; see live at stop)\n");
     section(db, o, "Top temporary allocation sites", "temporary", interval, out);
     section(db, o, "Top allocating sites", "top-sites", interval, out);
     fprintf(out, "\nMore: rheap query --list, or sqlite3 %s\n", path);
@@ -377,7 +438,7 @@ static ra_supp_t *brief_suppressions(sqlite3 *db, long long *blocks, double *byt
     return supp;
 }
 
-void cli__report_brief(sqlite3 *db, FILE *out)
+void cli__report_brief(sqlite3 *db, const char *path, FILE *out)
 {
     ra_table_t t;
     ra_err_t why;
@@ -391,6 +452,9 @@ void cli__report_brief(sqlite3 *db, FILE *out)
         return;
     }
     long long nproc = num(&t, "processes");
+    long long ended = num(&t, "ended"), windows = num(&t, "windows");
+    long long stopped_blocks = num(&t, "stopped_blocks");
+    double stopped = byte_num(&t, "stopped_bytes");
     unrecorded_lines(db, NULL, "rheap: ", out);
     long long interval = ra_sample_interval(db, NULL);
     if (interval)
@@ -398,10 +462,21 @@ void cli__report_brief(sqlite3 *db, FILE *out)
                 "rheap: profile mode, about one allocation sampled every %lld bytes: frees, "
                 "peak and never freed are estimates\n",
                 interval);
-    fprintf(out, "rheap: %lld %s, %lld allocations, %lld frees, ", nproc, nproc == 1 ? "process" : "processes",
-            num(&t, "allocations"), num(&t, "frees"));
-    bytes(out, byte_num(&t, "bytes"));
-    fprintf(out, " allocated\n");
+    /* One line within the width: the exact byte count goes when there is no room for it. */
+    char line[256], human[32];
+    int n = snprintf(line, sizeof line, "rheap: %lld %s, %lld allocations, %lld frees, %.0f bytes",
+                     nproc, nproc == 1 ? "process" : "processes", num(&t, "allocations"),
+                     num(&t, "frees"), byte_num(&t, "bytes"));
+    cli__human_bytes((long long)byte_num(&t, "bytes"), human, sizeof human);
+    if (byte_num(&t, "bytes") >= 1024) {
+        if (n > 0 && (size_t)n + strlen(human) + 3 + sizeof " allocated" - 1 > cli__output_width(out))
+            snprintf(line, sizeof line, "rheap: %lld %s, %lld allocations, %lld frees, %s", nproc,
+                     nproc == 1 ? "process" : "processes", num(&t, "allocations"), num(&t, "frees"),
+                     human);
+        else
+            snprintf(line + n, sizeof line - (size_t)n, " (%s)", human);
+    }
+    fprintf(out, "%s allocated\n", line);
     long long leaked_blocks = num(&t, "leaked_blocks") - sup_blocks;
     double leaked = byte_num(&t, "leaked_bytes") - sup_bytes;
     ra_table_free(&t);
@@ -419,22 +494,22 @@ void cli__report_brief(sqlite3 *db, FILE *out)
     if (ra_fetch(db, top_peak_sql, NULL, 0, &t, &why) == RA_OK)
         peak_lines(&t, "rheap: ", out);
     ra_table_free(&t);
-    /* A window that rheap attach closed ends before its process does: what is still live then
-     * was not leaked, the process may free it later. */
-    static const char detached_sql[] =
-        "SELECT EXISTS (SELECT 1 FROM windows WHERE off_how = 'detach') AS detached";
-    int detached = 0;
-    if (ra_fetch(db, detached_sql, NULL, 0, &t, &why) == RA_OK)
-        detached = num(&t, "detached") > 0;
-    ra_table_free(&t);
-    fprintf(out, detached ? "rheap: live at the end of the window (not leaks: the process went "
-                            "on): "
-                          : "rheap: never freed: ");
-    bytes(out, leaked);
-    fprintf(out, " in %lld blocks\n", leaked_blocks);
+    /* A recording that stopped while its process went on (a toggle, rheap_disable, rheap
+     * attach) cannot tell leaks: what is still live then may be freed later. */
+    if (windows > 0) {
+        fprintf(out, "rheap: live at stop: ");
+        bytes(out, stopped);
+        fprintf(out, " in %lld blocks\n", stopped_blocks);
+        window_note("rheap:   ", path, out);
+    }
+    if (ended > 0 || windows == 0) {
+        fprintf(out, "rheap: never freed: ");
+        bytes(out, leaked);
+        fprintf(out, " in %lld blocks\n", leaked_blocks);
+    }
     if (leaked_blocks > 0) {
         FILE *sink = tmpfile();
-        int rc = run_canned(db, "leaks", BRIEF_ROWS, NULL, &t, "", sink ? sink : out);
+        int rc = run_canned(db, "leaks", BRIEF_ROWS, NULL, NULL, &t, "", sink ? sink : out);
         if (sink)
             fclose(sink);
         if (rc == 0) {
@@ -447,9 +522,10 @@ void cli__report_brief(sqlite3 *db, FILE *out)
         }
     }
     if (sup_blocks > 0) {
-        fprintf(out, "rheap: suppressed (rheap report --no-default-suppressions shows them): ");
+        fprintf(out, "rheap: suppressed: ");
         bytes(out, sup_bytes);
-        fprintf(out, " in %lld blocks\n", sup_blocks);
+        fprintf(out, " in %lld blocks\nrheap:   (rheap report --no-default-suppressions shows them)\n",
+                sup_blocks);
     }
     ra_supp_unshadow(db);
     ra_supp_destroy(supp);
@@ -458,7 +534,8 @@ void cli__report_brief(sqlite3 *db, FILE *out)
 static void usage_report(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap report [--raw] [--stacks] [--full-names] [--pid PID | --exe GLOB]\n"
+            "Usage: rheap report [--raw] [--stacks] [--wide] [--pid PID | --exe GLOB]\n"
+            "                    [--skip GLOB]\n"
             "                    [--suppress FILE]... [--no-default-suppressions] DB\n"
             "       rheap report --html -o FILE [--pid PID] [--suppress FILE]... DB\n"
             "                    (one self-contained page)\n"
@@ -472,11 +549,14 @@ static void usage_report(FILE *f)
             "Options:\n"
             "  --raw         exact integers (default: sizes in KiB, MiB, ...; times in us, ms, s)\n"
             "  --stacks      print each site's call chain under it, from the site outwards\n"
-            "  --full-names  whole function names (default: template arguments shortened\n"
-            "                to <...>, names and locations clipped to the terminal's width)\n"
+            "  --wide, --full-names  every column, whole names (default: tables fit\n"
+            "                $COLUMNS, the terminal or 80 columns: columns that carry\n"
+            "                nothing left out, template arguments shortened to <...>,\n"
+            "                names on a line of their own under their row)\n"
             "  --pid PID     only this process\n"
             "  --exe GLOB    only the processes whose executable or command line matches GLOB\n"
             "                (a shell pattern, e.g. '*python3*'); one report each\n"
+            RHEAP_SKIP_HELP
             RHEAP_SUPP_HELP
             "  -h, --help    show this help\n"
             "\n"
@@ -514,7 +594,9 @@ int cli__cmd_report(int argc, char **argv)
         {"stacks", no_argument, NULL, 'S'},
         {"pid", required_argument, NULL, 'P'},
         {"exe", required_argument, NULL, 'E'},
+        {"skip", required_argument, NULL, 'K'},
         {"full-names", no_argument, NULL, 'F'},
+        {"wide", no_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,
         {NULL, 0, NULL, 0},
@@ -531,6 +613,13 @@ int cli__cmd_report(int argc, char **argv)
         case 'S': o.chains = 1; break;
         case 'P': o.pid = optarg; break;
         case 'E': exe = optarg; break;
+        case 'K':
+            if (!*optarg) {
+                cli__error(stderr, "--skip: expected a pattern; got ''");
+                return RHEAP_EXIT_USAGE;
+            }
+            o.skip = optarg;
+            break;
         case 'F': o.full_names = 1; break;
         default: {
             int sr = cli__supp_option(&o.supp, c, optarg);

@@ -41,12 +41,13 @@ typedef struct {
     int keep, force, quiet;
     int progress;             /* the conversion's bar: 1 always, 0 never, -1 on a terminal */
     char **argv;              /* the program and its arguments */
+    char default_output[PATH_MAX]; /* the name chosen when no -o was given */
 } run_opts_t;
 
 static void usage_run(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap run [OPTIONS] -o OUT.db -- PROGRAM [ARGS...]\n"
+            "Usage: rheap run [OPTIONS] [-o OUT.db] -- PROGRAM [ARGS...]\n"
             "\n"
             "Runs PROGRAM with librheap preloaded, records it and every process it forks or\n"
             "execs, waits until all of them have exited, converts every recording into OUT.db\n"
@@ -56,7 +57,8 @@ static void usage_run(FILE *f)
             "stderr, prefixed \"rheap:\".\n"
             "\n"
             "Options:\n"
-            "  -o, --output FILE   the database to write\n"
+            "  -o, --output FILE   the database to write (default: rheap-PROGRAM.db, or\n"
+            "                      rheap-PROGRAM.N.db when that exists; rheap says which)\n"
             "  -f, --force         replace FILE if it exists\n");
     cli__setting_usage(f);
     fprintf(f,
@@ -77,6 +79,31 @@ static void usage_run(FILE *f)
             "the status of rheap convert (2 bad input, 4 the database could not be written)\n"
             "and the recordings are kept. A statically linked PROGRAM cannot be recorded (its\n"
             "malloc cannot be interposed): rheap says so and exits with PROGRAM's status.\n");
+}
+
+/* Without -o, the database is rheap-PROG.db in the current directory, or rheap-PROG.2.db,
+ * .3, ... when that exists: a name no earlier run has taken, so nothing is replaced. Says
+ * which. 0, or -1 when no name is free. */
+static int default_output(run_opts_t *o)
+{
+    const char *slash = strrchr(o->argv[0], '/');
+    const char *prog = slash ? slash + 1 : o->argv[0];
+    for (int n = 1; n < 1000; n++) {
+        int w = n == 1 ? snprintf(o->default_output, sizeof o->default_output, "rheap-%s.db", prog)
+                       : snprintf(o->default_output, sizeof o->default_output, "rheap-%s.%d.db",
+                                  prog, n);
+        if (w < 0 || (size_t)w >= sizeof o->default_output)
+            break;
+        struct stat sb;
+        if (lstat(o->default_output, &sb) != 0) {
+            o->output = o->default_output;
+            cli__note(stderr, "no -o given: writing %s", o->output);
+            return 0;
+        }
+    }
+    cli__error(stderr, "no output given and no free name rheap-%s.N.db; add -o OUT.db before "
+                       "the program", prog);
+    return -1;
 }
 
 static int parse_run(int argc, char **argv, run_opts_t *o)
@@ -136,10 +163,8 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
         cli__error(stderr, "no program given (rheap run -o OUT.db -- PROGRAM ARGS...)");
         return -1;
     }
-    if (!o->output) {
-        cli__error(stderr, "no output given; add -o OUT.db before the program");
+    if (!o->output && default_output(o) != 0)
         return -1;
-    }
     for (int id = 0; id < RHEAP__SET_COUNT; id++)
         if (cli__check_setting((rheap__setting_id_t)id, &o->settings[id]) != 0)
             return -1;

@@ -29,7 +29,19 @@ static const char *base(const char *p)
     return s ? s + 1 : p;
 }
 
-int cli__stack_print(sqlite3 *db, long long id, int from_site, const char *indent, FILE *out)
+/* A frame's file:line made to fit `room` columns: without its directories, then cut from the
+ * left (its file:line kept). malloc'ed; NULL on no memory. */
+static char *fit_location(const char *loc, size_t room)
+{
+    if (ra_text_columns(loc) <= room)
+        return strdup(loc);
+    const char *slash = strrchr(loc, '/');
+    const char *b = slash ? slash + 1 : loc;
+    return ra_text_clip(b, room < 12 ? 12 : room, 1);
+}
+
+int cli__stack_print(sqlite3 *db, long long id, int from_site, const char *indent, size_t width,
+                     FILE *out)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, frames_sql, -1, &st, NULL) != SQLITE_OK)
@@ -52,16 +64,30 @@ int cli__stack_print(sqlite3 *db, long long id, int from_site, const char *inden
         const char *file = (const char *)sqlite3_column_text(st, 2);
         const char *module = (const char *)sqlite3_column_text(st, 4);
         int site = !from_site && sqlite3_column_int(st, 7);
-        fprintf(out, "%s%s#%-3lld %s", indent, site ? "> " : from_site ? "" : "  ",
-                (long long)sqlite3_column_int64(st, 0), sym);
-        if (file && sqlite3_column_type(st, 3) != SQLITE_NULL)
-            fprintf(out, "  %s:%lld", file, (long long)sqlite3_column_int64(st, 3));
-        else
-            fprintf(out, "  %s+0x%llx", module ? base(module) : "??",
-                    (unsigned long long)sqlite3_column_int64(st, 5));
-        if (sqlite3_column_int(st, 6))
-            fprintf(out, "  (inlined)");
-        fputc('\n', out);
+        char head[96], where[64];
+        int hn = snprintf(head, sizeof head, "%s#%-3lld ", site ? "> " : from_site ? "" : "  ",
+                          (long long)sqlite3_column_int64(st, 0));
+        char *loc = NULL;
+        if (file && sqlite3_column_type(st, 3) != SQLITE_NULL) {
+            snprintf(where, sizeof where, ":%lld", (long long)sqlite3_column_int64(st, 3));
+            size_t n = strlen(file) + strlen(where) + 1;
+            if ((loc = malloc(n)))
+                snprintf(loc, n, "%s%s", file, where);
+        } else {
+            snprintf(where, sizeof where, "+0x%llx", (unsigned long long)sqlite3_column_int64(st, 5));
+            const char *m = module ? base(module) : "??";
+            size_t n = strlen(m) + strlen(where) + 1;
+            if ((loc = malloc(n)))
+                snprintf(loc, n, "%s%s", m, where);
+        }
+        const char *inl = sqlite3_column_int(st, 6) ? "  (inlined)" : "";
+        /* Within the width the function stays whole; its file loses directories first. */
+        size_t used = ra_text_columns(indent) + (size_t)(hn > 0 ? hn : 0) +
+                      ra_text_columns(sym) + 2 + strlen(inl);
+        char *shown = loc && width ? fit_location(loc, width > used ? width - used : 0) : NULL;
+        fprintf(out, "%s%s%s  %s%s\n", indent, head, sym, shown ? shown : loc ? loc : "??", inl);
+        free(shown);
+        free(loc);
         n++;
     }
     sqlite3_finalize(st);
@@ -72,6 +98,7 @@ typedef struct {
     sqlite3 *db;
     const ra_table_t *t;
     const char *indent;
+    size_t width; /* the lines' width; 0: whole */
     FILE *out;
 } chain_t;
 
@@ -83,13 +110,13 @@ static void chain_under_row(size_t row, void *arg)
         return;
     char indent[64];
     snprintf(indent, sizeof indent, "%s        ", c->indent);
-    cli__stack_print(c->db, strtoll(id, NULL, 10), 1, indent, c->out);
+    cli__stack_print(c->db, strtoll(id, NULL, 10), 1, indent, c->width, c->out);
 }
 
 void cli__table_print_chains(sqlite3 *db, const ra_table_t *t, size_t max_rows,
                                const char *indent, int full_names, FILE *out)
 {
-    chain_t c = {db, t, indent, out};
+    chain_t c = {db, t, indent, full_names ? 0 : cli__output_width(out), out};
     cli__table_print_rows(t, max_rows, indent, full_names, out, chain_under_row, &c);
 }
 
@@ -128,7 +155,7 @@ int cli__cmd_stack(int argc, char **argv)
     rc = cli__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
-    int n = cli__stack_print(db, id, 0, "", stdout);
+    int n = cli__stack_print(db, id, 0, "", 0, stdout);
     sqlite3_close(db);
     if (n < 0) {
         cli__error(stderr, "%s: cannot read its backtraces", path);

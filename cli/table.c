@@ -35,22 +35,68 @@ void cli__table_print_columns(const ra_table_t *t, size_t max_rows, const char *
     cli__table_print_rows(t, max_rows, indent, full_names, out, NULL, NULL);
 }
 
+/* One line of band b: the header's names (what 0), its dashes (1) or row r's cells (2). */
+static void band_line(const ra_table_t *t, const unsigned char *band, unsigned b,
+                      const size_t *w, size_t rows, size_t r, int what, const char *indent,
+                      FILE *out)
+{
+    fputs(indent, out);
+    if (b)
+        pad(out, CLI_BAND_INDENT);
+    size_t last = SIZE_MAX;
+    for (size_t c = 0; c < t->ncols; c++)
+        if (!band || band[c] == b)
+            last = c;
+    int first = 1;
+    for (size_t c = 0; c < t->ncols; c++) {
+        if (band && band[c] != b)
+            continue;
+        if (!first)
+            fputs("  ", out);
+        first = 0;
+        if (what == 1) {
+            for (size_t i = 0; i < w[c]; i++)
+                fputc('-', out);
+            continue;
+        }
+        const char *v = what == 0 ? t->names[c] : t->cells[r * t->ncols + c];
+        if (!v)
+            v = "";
+        size_t vw = width(v);
+        int num = what == 0 ? rows > 0 && is_number(t->types[c]) : is_number(t->types[r * t->ncols + c]);
+        /* Numbers are right-aligned, so their digits line up; everything else left-aligned.
+         * The last column of a line is not padded, so lines carry no trailing blanks. */
+        if (num)
+            pad(out, w[c] - vw);
+        fputs(v, out);
+        if (!num && c != last)
+            pad(out, w[c] - vw);
+    }
+    fputc('\n', out);
+}
+
 void cli__table_print_rows(const ra_table_t *t, size_t max_rows, const char *indent,
                              int full_names, FILE *out, void (*after_row)(size_t row, void *arg),
                              void *arg)
 {
-    /* Function names shortened and clipped for reading (names.c), unless the command was asked
-     * for them whole; CSV and JSON keep them. */
+    /* Made to fit the width (names.c), unless the command was asked for everything whole
+     * (--wide, --full-names); CSV and JSON keep everything. */
     ra_table_t shown = {0};
-    if (!full_names && cli__names_for_display(t, max_rows, strlen(indent), &shown) == 0)
+    unsigned char *band = NULL;
+    if (!full_names &&
+        cli__names_for_display(t, max_rows, strlen(indent), out, &shown, &band) == 0)
         t = &shown;
     size_t rows = t->nrows < max_rows ? t->nrows : max_rows;
     size_t *w = calloc(t->ncols ? t->ncols : 1, sizeof *w);
     if (!w) {
+        free(band);
         ra_table_free(&shown);
         return;
     }
+    unsigned nbands = 1;
     for (size_t c = 0; c < t->ncols; c++) {
+        if (band && band[c] + 1u > nbands)
+            nbands = band[c] + 1u;
         w[c] = width(t->names[c]);
         for (size_t r = 0; r < rows; r++) {
             const char *v = t->cells[r * t->ncols + c];
@@ -59,52 +105,21 @@ void cli__table_print_rows(const ra_table_t *t, size_t max_rows, const char *ind
                 w[c] = vw;
         }
     }
-    /* Numbers are right-aligned, so their digits line up; everything else left-aligned. The
-     * last column is not padded, so lines carry no trailing blanks. */
-    for (int pass = 0; pass < 2; pass++) {
-        fputs(indent, out);
-        for (size_t c = 0; c < t->ncols; c++) {
-            int num = rows > 0 && is_number(t->types[c]);
-            size_t vw = pass == 0 ? width(t->names[c]) : w[c];
-            if (c)
-                fputs("  ", out);
-            if (pass == 0) {
-                if (num)
-                    pad(out, w[c] - vw);
-                fputs(t->names[c], out);
-                if (!num && c + 1 < t->ncols)
-                    pad(out, w[c] - vw);
-            } else {
-                for (size_t i = 0; i < w[c]; i++)
-                    fputc('-', out);
-            }
-        }
-        fputc('\n', out);
-    }
+    /* A row on several lines: the header names each line's columns, then one line of dashes
+     * under the first line's. */
+    for (unsigned b = 0; b < nbands; b++)
+        band_line(t, band, b, w, rows, 0, 0, indent, out);
+    band_line(t, band, 0, w, rows, 0, 1, indent, out);
     for (size_t r = 0; r < rows; r++) {
-        fputs(indent, out);
-        for (size_t c = 0; c < t->ncols; c++) {
-            size_t at = r * t->ncols + c;
-            const char *v = t->cells[at] ? t->cells[at] : "";
-            size_t vw = width(v);
-            if (c)
-                fputs("  ", out);
-            if (is_number(t->types[at])) {
-                pad(out, w[c] - vw);
-                fputs(v, out);
-            } else {
-                fputs(v, out);
-                if (c + 1 < t->ncols)
-                    pad(out, w[c] - vw);
-            }
-        }
-        fputc('\n', out);
+        for (unsigned b = 0; b < nbands; b++)
+            band_line(t, band, b, w, rows, r, 2, indent, out);
         if (after_row)
             after_row(r, arg);
     }
     if (rows < t->nrows)
         fprintf(out, "%s... %zu more rows\n", indent, t->nrows - rows);
     free(w);
+    free(band);
     ra_table_free(&shown);
 }
 

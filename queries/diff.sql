@@ -8,7 +8,8 @@
 -- rheap_mark) or, when no marker has that label, a time in ns since the recording started
 -- (digits only); anything else matches nothing and gives no rows. By default A is the
 -- recording's first marker (the start of the recording when it has none) and B its last marker
--- after A (the end of the recording when there is none).
+-- after A (the end of the recording when there is none: b_ns is then its last allocation or
+-- free).
 --
 -- param: a = NULL  (marker label or time in ns; NULL: the first marker)
 -- param: b = NULL  (marker label or time in ns; NULL: the last marker, or the end)
@@ -116,8 +117,13 @@ per_site AS (
     GROUP BY pid, recording, function, location
 )
 SELECT l.blocks_a, l.bytes_a, l.blocks_b, l.bytes_b, l.blocks_b - l.blocks_a AS delta_blocks,
-       l.bytes_b - l.bytes_a AS delta_bytes, l.function, l.location, m.a_ns, m.b_ns, l.stack,
-       l.recording, l.pid
+       l.bytes_b - l.bytes_a AS delta_bytes, l.function, l.location, m.a_ns,
+       -- The end of the recording is its last event: what is live then is what it left live.
+       CASE WHEN m.b_ns = 9223372036854775807
+            THEN (SELECT r.end_ns FROM recording_stats AS r
+                  WHERE r.pid = l.pid AND r.recording = l.recording)
+            ELSE m.b_ns END AS b_ns,
+       l.stack, l.recording, l.pid
 FROM per_site AS l
 JOIN moments AS m ON m.pid = l.pid AND m.recording = l.recording
 WHERE l.blocks_a <> l.blocks_b OR l.bytes_a <> l.bytes_b

@@ -10,6 +10,11 @@
 -- never-freed bytes of each phase in order (per_phase, comma-separated). Sites leaking in the
 -- most phases first.
 --
+-- A recording that stopped while its process went on (a window: a toggle, rheap_disable,
+-- rheap attach; schema.sql's view recording_ends) cannot tell leaks: there the leaked columns
+-- count the blocks still live when it stopped, and a site that left some in every phase is one
+-- whose live blocks piled up all through the window, the one to look at first.
+--
 -- param: phases = 10  (number of equal time slices, when no marker is given)
 -- param: marker = NULL  (label of the markers that separate phases; NULL: equal time slices)
 -- param: min_phases = 1  (list only sites that leaked in at least this many phases)

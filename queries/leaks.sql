@@ -1,8 +1,12 @@
 -- leaks: which allocation sites leave memory behind?
 --
--- Blocks never freed while recording, grouped by recording and allocation site (see README.md
--- for how the site is chosen), largest total first: how many blocks, how many bytes, and when
--- the first and the last of them were allocated (ns since the process's recording started).
+-- Blocks never freed before their process ended, grouped by recording and allocation site (see
+-- README.md for how the site is chosen), largest total first: how many blocks, how many bytes,
+-- and when the first and the last of them were allocated (ns since the process's recording
+-- started). Only recordings that lasted until their process ended are read (the view
+-- recording_ends in schema.sql): what a window (a toggle, rheap_disable, rheap attach, a
+-- recording stopped by an error) left live was still live when it stopped, not leaked;
+-- growth.sql shows which sites grew during a window.
 --
 -- param: pid = NULL  (only this process; NULL: every process)
 -- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
@@ -27,6 +31,7 @@ per_stack AS (
            leak_first_ns AS first_ns, leak_last_ns AS last_ns
     FROM stack_stats
     WHERE leaked_blocks > 0 AND pid = coalesce(:pid, pid)
+      AND (pid, recording) IN (SELECT pid, recording FROM recording_ends WHERE until_exit)
 ),
 -- Each site's stack with the most bytes stands for the site (rheap stack ID DB prints it).
 sited AS (

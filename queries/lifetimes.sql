@@ -1,7 +1,8 @@
 -- lifetimes: how long do the blocks of each allocation site live?
 --
 -- Per recording and allocation site: how many blocks, how many were freed while recording and
--- how many never were, the shortest, mean and longest lifetime of the freed ones (ns from
+-- how many never were before the process ended (never_freed is NULL for a recording that
+-- stopped while its process went on, a window: schema.sql's view recording_ends), the shortest, mean and longest lifetime of the freed ones (ns from
 -- allocation to free), and how many freed blocks fall in each decade of lifetime: under 1 us,
 -- 1-10 us, 10-100 us, 100 us-1 ms, 1-10 ms, 10-100 ms, 100 ms-1 s, 1-10 s, 10 s and more. Sites
 -- with the most blocks first.
@@ -49,7 +50,9 @@ per_stack AS (
     WHERE s.pid = coalesce(:pid, s.pid)
 )
 SELECT sum(l.blocks) AS blocks, coalesce(sum(l.freed), 0) AS freed,
-       sum(l.blocks) - coalesce(sum(l.freed), 0) AS never_freed,
+       CASE WHEN (SELECT e.until_exit FROM recording_ends AS e
+                  WHERE e.pid = l.pid AND e.recording = l.recording)
+            THEN sum(l.blocks) - coalesce(sum(l.freed), 0) END AS never_freed,
        min(l.min_ns) AS min_ns, CAST(sum(l.total_ns) / sum(l.freed) AS INTEGER) AS avg_ns,
        max(l.max_ns) AS max_ns,
        coalesce(sum(l.b0), 0) AS under_1us, coalesce(sum(l.b1), 0) AS under_10us, coalesce(sum(l.b2), 0) AS under_100us,

@@ -2,9 +2,11 @@
 --
 -- Per recording: the moment at which the live heap (bytes allocated and not yet freed) was
 -- largest, counting every event of the same ns together, and each allocation site's blocks live
--- at that moment, most bytes first. The bytes of the rows of one recording add up to its
--- peak_bytes. When the same largest value was reached at several moments, peak_ns is the first
--- of them.
+-- at that moment. The bytes of the rows of one recording add up to its peak_bytes. When the same
+-- largest value was reached at several moments, peak_ns is the first of them. Rows come most
+-- bytes first across every process, so the sites that held most at their process's peak lead
+-- whatever process holds them; each process peaks at a moment of its own, so rows of different
+-- processes were not live at once and their bytes do not add up to one moment's heap.
 --
 -- param: pid = NULL  (only this process; NULL: every process)
 -- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
@@ -44,4 +46,4 @@ SELECT sum(blocks) AS blocks, sum(bytes) AS bytes, function, location, peak_ns, 
        recording, pid
 FROM sited
 GROUP BY pid, recording, function, location
-ORDER BY pid, recording, bytes DESC, blocks DESC, function, location;
+ORDER BY bytes DESC, blocks DESC, function, location, pid, recording;

@@ -1,11 +1,12 @@
 -- top-sites: which allocation sites allocate the most, by bytes and by number of blocks?
 --
 -- Every allocation made while recording (freed or not), grouped by recording and allocation
--- site. A site is listed when it is among the `top` sites of its recording by bytes or among
--- the `top` by blocks; bytes_rank and blocks_rank give both places (1 is the largest).
+-- site. A site is listed when it is among the `top` sites of the whole database (of the process,
+-- with `pid`) by bytes or among the `top` by blocks, whatever process holds it; bytes_rank and
+-- blocks_rank give both places (1 is the largest), the rows come in the order of `by`.
 --
 -- param: by = 'bytes'  (order of the rows: 'bytes' or 'blocks')
--- param: top = 20  (how many sites per recording and per ranking)
+-- param: top = 20  (how many sites per ranking)
 -- param: pid = NULL  (only this process; NULL: every process)
 -- param: skip = NULL  (GLOB of more function names to skip as allocation wrappers, e.g. 'xmalloc')
 --
@@ -43,8 +44,8 @@ per_site AS (
     GROUP BY pid, recording, function, location
 ),
 ranked AS (
-    SELECT *, rank() OVER (PARTITION BY pid, recording ORDER BY bytes DESC) AS bytes_rank,
-              rank() OVER (PARTITION BY pid, recording ORDER BY blocks DESC) AS blocks_rank
+    SELECT *, rank() OVER (ORDER BY bytes DESC) AS bytes_rank,
+              rank() OVER (ORDER BY blocks DESC) AS blocks_rank
     FROM per_site
 )
 SELECT blocks, bytes, bytes / blocks AS avg_size, function, location, bytes_rank, blocks_rank,
@@ -52,7 +53,6 @@ SELECT blocks, bytes, bytes / blocks AS avg_size, function, location, bytes_rank
 FROM ranked
 WHERE bytes_rank <= cast(coalesce(:top, 20) AS INTEGER)
    OR blocks_rank <= cast(coalesce(:top, 20) AS INTEGER)
-ORDER BY pid, recording,
-         CASE coalesce(:by, 'bytes') WHEN 'blocks' THEN blocks_rank ELSE bytes_rank END,
+ORDER BY CASE coalesce(:by, 'bytes') WHEN 'blocks' THEN blocks_rank ELSE bytes_rank END,
          CASE coalesce(:by, 'bytes') WHEN 'blocks' THEN bytes_rank ELSE blocks_rank END,
-         function, location;
+         function, location, pid, recording;

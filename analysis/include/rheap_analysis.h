@@ -128,6 +128,11 @@ ra_status_t ra_query_run(struct sqlite3 *db, const ra_query_t *q, const ra_kv_t 
  * and `opt`, where the value came from ("--param NAME" when opt is NULL). */
 ra_status_t ra_param_check(struct sqlite3 *db, const char *name, const char *value,
                            const char *opt, ra_err_t *err);
+/* A time as a person writes it, in ns: plain digits are ns; digits with an optional fraction
+ * and a unit (ns, us or \u00b5s, ms, s; one blank allowed before it) are scaled and rounded
+ * to whole ns: "1.8s", "250ms", "12us", "40 ns". 0 and *ns set, or -1 (not a time, or
+ * 2^63 ns or more). The same rule for every parameter that is a time. */
+int ra_duration_ns(const char *text, int64_t *ns);
 
 /* ---- Leak suppressions, LeakSanitizer's `leak:PATTERN` files (suppress.c) ---- */
 
@@ -182,7 +187,12 @@ typedef struct {
     int64_t end_t;                /* last event, marker or window edge, ns since its start */
     int64_t peak_t, peak_bytes;   /* the largest live heap and when (peak.sql's rule) */
     int64_t peak_blocks;
-    int64_t allocs, bytes, frees, leaked_blocks, leaked_bytes;
+    int64_t allocs, bytes, frees;
+    int64_t leaked_blocks, leaked_bytes;   /* never freed before the process ended; 0 in a window */
+    int64_t stopped_blocks, stopped_bytes; /* a window's: still live when recording stopped */
+    int until_exit;               /* 1: the recording lasted until its process ended, so its
+                                     never-freed blocks are leaks; 0: a window (schema.sql's
+                                     view recording_ends), whose live blocks are `stopped` */
     int64_t sample_interval;      /* profile mode: mean bytes between samples (the figures but
                                      allocs and bytes are estimates); 0 in trace mode */
     size_t bucket0, nbuckets;     /* its slices of time: buckets[bucket0 .. bucket0 + nbuckets) */
@@ -192,7 +202,8 @@ typedef struct {
 typedef struct {
     int64_t pid, recording, bt;
     int64_t blocks, bytes;               /* everything allocated */
-    int64_t leaked_blocks, leaked_bytes; /* never freed while recording */
+    int64_t leaked_blocks, leaked_bytes; /* never freed before the process ended (ra_proc_t) */
+    int64_t stopped_blocks, stopped_bytes; /* in a window: still live when recording stopped */
     int64_t peak_blocks, peak_bytes;     /* live at the recording's peak */
     int64_t temporary_blocks;            /* temporary.sql's rule; only with RA_MODEL_TEMPORARY */
 } ra_stat_t;
@@ -236,12 +247,14 @@ typedef struct {
     int64_t pid, recording, tid;
     char *name;
     int64_t allocs, bytes, frees, leaked_blocks, leaked_bytes;
+    int64_t stopped_blocks, stopped_bytes; /* as in ra_stat_t */
 } ra_thread_t;
 
 /* A power-of-two size class [lo, hi] (lo = hi = 0 for size 0) of one recording. */
 typedef struct {
     int64_t pid, recording, lo, hi;
     int64_t blocks, bytes, leaked_blocks, leaked_bytes;
+    int64_t stopped_blocks, stopped_bytes; /* as in ra_stat_t */
 } ra_sizeclass_t;
 
 /* A module path and the build id recorded for it (NULL: none). */
@@ -288,6 +301,11 @@ typedef struct {
 ra_status_t ra_model_load(struct sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets,
                           ra_model_t *m, ra_err_t *err);
 void ra_model_free(ra_model_t *m);
+/* Charges the stacks of m (loaded with RA_MODEL_STACKS from db) to the callers of the wrapper
+ * functions whose bare name matches the GLOB pattern glob (NULL: nothing): each stack starts
+ * at the first frame that is neither allocator plumbing nor matched, as the canned queries'
+ * :skip (queries/README.md). RA_OK or RA_E_INPUT. */
+ra_status_t ra_model_skip(struct sqlite3 *db, ra_model_t *m, const char *glob, ra_err_t *err);
 /* The stack with that id, or NULL (bt -1, or a stack the database lacks). */
 const ra_stack_t *ra_model_stack(const ra_model_t *m, int64_t bt);
 /* The process row of (pid, recording), or NULL. */
@@ -303,11 +321,12 @@ void ra_supp_apply(const ra_supp_t *s, ra_model_t *m, int64_t *blocks, int64_t *
 
 /* The weights a stack can be measured by. */
 typedef enum {
-    RA_W_LEAKED,      /* bytes never freed */
+    RA_W_LEAKED,      /* bytes never freed before their process ended */
     RA_W_PEAK,        /* bytes live at the peak */
     RA_W_ALLOCATED,   /* bytes allocated */
     RA_W_ALLOCATIONS, /* blocks allocated */
-    RA_W_TEMPORARY    /* temporary blocks */
+    RA_W_TEMPORARY,   /* temporary blocks */
+    RA_W_STOPPED      /* bytes a window left live when its recording stopped (not leaks) */
 } ra_weight_t;
 
 /* The figure of s that weight w measures. */

@@ -3,7 +3,10 @@
 //
 // The data (written by cli/html.c):
 //   suppressed  the line naming the leaks suppressions left out, or null
-//   procs[i]  one recording of a process: totals, peak, sample_interval (profile mode: the
+//   procs[i]  one recording of a process: totals, peak, until_exit (1: the recording lasted until
+//             the process ended, its never-freed blocks are leaks; 0: a window, whose blocks
+//             still live when it stopped are stopped_blocks/stopped_bytes, and leaked_* are 0),
+//             sample_interval (profile mode: the
 //             figures but allocs and bytes are estimates; 0 in trace mode), buckets {t, max, allocs} (the chart),
 //             markers [[t, label]], windows [[on, off, on_how, off_how]],
 //             threads [[tid, name, allocs, bytes, frees, leaked_blocks, leaked_bytes]],
@@ -11,7 +14,7 @@
 //   frames[k] [name, file, line, inlined, module]
 //   stacks[s] frame indices, outermost first, the allocation site last
 //   stats[j]  [proc, stack (-1: the recording's smaller stacks summed), blocks, bytes,
-//             leaked_blocks, leaked_bytes, peak_blocks, peak_bytes]
+//             leaked_blocks, leaked_bytes, peak_blocks, peak_bytes, stopped_blocks, stopped_bytes]
 'use strict';
 
 const D = JSON.parse(document.getElementById('rheap-data').textContent);
@@ -19,10 +22,18 @@ const SVG_NS = 'http://www.w3.org/2000/svg';
 // Column of stats[] holding bytes and blocks for each flamegraph weight.
 const WEIGHTS = {
   leaked: {bytes: 5, blocks: 4, what: 'never freed'},
-  peak: {bytes: 7, blocks: 6, what: 'live at the peak'},
+  peak: {bytes: 7, blocks: 6, what: "live at its process's own peak (processes peak at different moments)"},
   allocated: {bytes: 3, blocks: 2, what: 'allocated'},
+  stopped: {bytes: 9, blocks: 8, what: 'still live when recording stopped'},
 };
-const state = {proc: 'all', weight: 'leaked', focus: null, search: null};
+// Leaks only where a recording lasted until its process ended; a window's live blocks are
+// "live at stop", never "never freed" (schema.sql's view recording_ends).
+const ENDED = D.procs.length === 0 || D.procs.some(p => p.until_exit);
+const WINDOWS = D.procs.some(p => !p.until_exit);
+const DEFAULT_WEIGHT = ENDED ? 'leaked' : 'stopped';
+// The threads' and sizes' column of blocks not freed: leaks, a window's live blocks, or both.
+const UNFREED = ENDED && WINDOWS ? 'leaked or live at stop' : ENDED ? 'never freed' : 'live at stop';
+const state = {proc: 'all', weight: DEFAULT_WEIGHT, focus: null, search: null};
 
 // ---- Formatting ----
 
@@ -111,7 +122,8 @@ function drawTotals() {
     ['allocations', fmtNum(sum('allocs')), sum('allocs')],
     ['allocated', fmtBytes(sum('bytes')), sum('bytes')],
     ['frees', fmtNum(sum('frees')), sum('frees')],
-    ['never freed', fmtBytes(sum('leaked_bytes')) + ' in ' + fmtNum(sum('leaked_blocks')), sum('leaked_bytes')],
+    ENDED ? ['never freed', fmtBytes(sum('leaked_bytes')) + ' in ' + fmtNum(sum('leaked_blocks')), sum('leaked_bytes')] : null,
+    WINDOWS ? ['live at stop', fmtBytes(sum('stopped_bytes')) + ' in ' + fmtNum(sum('stopped_blocks')), sum('stopped_bytes')] : null,
     ['largest peak', fmtBytes(peak.peak_bytes || 0), peak.peak_bytes || 0],
   ];
   const interval = D.procs.reduce((a, p) => Math.max(a, p.sample_interval || 0), 0);
@@ -121,7 +133,7 @@ function drawTotals() {
     ' allocated; allocations and bytes allocated are exact counts, every other figure (frees, never freed, ' +
     'peaks, sites, the flamegraph and the chart) is an estimate scaled up from the samples.' : '';
   const box = document.getElementById('totals');
-  for (const [k, v, exact] of cards)
+  for (const [k, v, exact] of cards.filter(Boolean))
     box.append(el('div', {cls: 'card', 'data-k': k, 'data-v': exact},
                   el('div', {cls: 'k', text: k}), el('div', {cls: 'v', text: v})));
 }
@@ -225,7 +237,8 @@ function drawCharts() {
     const div = el('div', {cls: 'chart proc', 'data-pid': p.pid, 'data-rec': p.rec, 'data-index': i});
     div.append(el('h3', null, procName(p) + ' ',
                   el('span', {cls: 'muted', text: (p.cmd || p.exe || '') + ' · ' + fmtNum(p.allocs) + ' allocations, ' +
-                              fmtBytes(p.leaked_bytes) + ' never freed, ran ' + fmtTime(p.end)})));
+                              (p.until_exit ? fmtBytes(p.leaked_bytes) + ' never freed'
+                                            : fmtBytes(p.stopped_bytes) + ' live at stop') + ', ran ' + fmtTime(p.end)})));
     box.append(div);
     if (p.allocs === 0 && p.markers.length === 0)
       div.append(el('p', {cls: 'muted', text: 'no allocation recorded'}));
@@ -340,7 +353,7 @@ function drawFlame() {
 // can be bookmarked or passed on: report.html#weight=peak&search=parse
 function saveHash() {
   const h = new URLSearchParams();
-  if (state.weight !== 'leaked') h.set('weight', state.weight);
+  if (state.weight !== DEFAULT_WEIGHT) h.set('weight', state.weight);
   if (state.proc !== (D.procs.length > 1 ? 'all' : 0)) h.set('proc', state.proc);
   if (state.search) h.set('search', state.search.source);
   const path = [];
@@ -440,7 +453,10 @@ function drawLeaks() {
   box.textContent = '';
   box.append(rows.length ? table([{t: 'bytes', n: 1}, {t: 'blocks', n: 1}, 'site (open for the stack)', 'location',
                                   all ? 'process' : null].filter(Boolean), trs)
-                         : el('p', {cls: 'muted', text: 'No block was left unfreed.'}));
+                         : el('p', {cls: 'muted', text: ENDED ? 'No block was left unfreed.' :
+                           'No block is known to leak: every recording stopped while its process went on (a ' +
+                           'window), so what it left live is "live at stop", not leaked; rheap query growth ' +
+                           'shows which sites grew in it.'}));
   if (rows.length > LEAK_ROWS) box.append(el('p', {cls: 'muted', text: `${rows.length - LEAK_ROWS} smaller leaking stacks not shown`}));
 }
 
@@ -449,8 +465,8 @@ function drawSites() {
   for (const s of selectedStats()) {
     const site = siteOf(s[1]), key = site.name + '\u0001' + site.loc;
     let e = by.get(key);
-    if (!e) by.set(key, e = {site, v: [0, 0, 0, 0, 0, 0], stacks: []});
-    for (let k = 0; k < 6; k++) e.v[k] += s[2 + k];
+    if (!e) by.set(key, e = {site, v: [0, 0, 0, 0, 0, 0, 0, 0], stacks: []});
+    for (let k = 0; k < 8; k++) e.v[k] += s[2 + k];
     if (s[1] >= 0) e.stacks.push(s[1]);
   }
   const rows = [...by.values()].sort((a, b) => b.v[1] - a.v[1]);
@@ -461,13 +477,13 @@ function drawSites() {
       if (det.open && det.children.length === 1)
         for (const si of [...new Set(e.stacks)].slice(0, 5)) det.append(stackList(si));
     });
-    return el('tr', {cls: 'site-row'}, numCell(e.v[1], true), numCell(e.v[0]), numCell(e.v[3], true),
+    return el('tr', {cls: 'site-row'}, numCell(e.v[1], true), numCell(e.v[0]), numCell(e.v[ENDED ? 3 : 7], true),
               numCell(e.v[5], true), el('td', {cls: 'site', 'data-site': e.site.name}, det),
               el('td', {cls: 'loc', text: e.site.loc}));
   });
   const box = document.getElementById('site-table');
   box.textContent = '';
-  box.append(table([{t: 'allocated', n: 1}, {t: 'blocks', n: 1}, {t: 'never freed', n: 1}, {t: 'at peak', n: 1},
+  box.append(table([{t: 'allocated', n: 1}, {t: 'blocks', n: 1}, {t: ENDED ? 'never freed' : 'live at stop', n: 1}, {t: 'at peak', n: 1},
                     'site', 'location'], trs));
 }
 
@@ -482,7 +498,7 @@ function drawThreads() {
   const box = document.getElementById('thread-table');
   box.textContent = '';
   box.append(table([procs.length > 1 ? 'pid / tid' : 'tid', 'name', {t: 'allocs', n: 1}, {t: 'allocated', n: 1},
-                    {t: 'frees', n: 1}, {t: 'leaked', n: 1}, {t: 'leaked bytes', n: 1}], trs));
+                    {t: 'frees', n: 1}, {t: UNFREED, n: 1}, {t: UNFREED + ' bytes', n: 1}], trs));
 }
 
 function drawSizes() {
@@ -502,7 +518,7 @@ function drawSizes() {
     el('td', null, el('span', {cls: 'bar', style: `width:${Math.max(1, 120 * r[2] / most)}px`}))));
   const box = document.getElementById('size-table');
   box.textContent = '';
-  box.append(table([{t: 'size (bytes)', n: 1}, {t: 'blocks', n: 1}, {t: 'bytes', n: 1}, {t: 'never freed', n: 1}, ''], trs));
+  box.append(table([{t: 'size (bytes)', n: 1}, {t: 'blocks', n: 1}, {t: 'bytes', n: 1}, {t: UNFREED, n: 1}, ''], trs));
 }
 
 function drawSelection() {
@@ -531,6 +547,7 @@ function setup() {
   sel.addEventListener('change', () => { state.proc = sel.value === 'all' ? 'all' : +sel.value; drawSelection(); });
 
   const buttons = document.querySelectorAll('#weight button');
+  buttons.forEach(b => { b.hidden = (b.dataset.w === 'leaked' && !ENDED) || (b.dataset.w === 'stopped' && !WINDOWS); });
   const mark = () => buttons.forEach(b => b.classList.toggle('on', b.dataset.w === state.weight));
   buttons.forEach(b => b.addEventListener('click', () => { state.weight = b.dataset.w; mark(); redrawFlame(); }));
   mark();

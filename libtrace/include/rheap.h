@@ -36,7 +36,8 @@ typedef struct {
     /* Fraction of allocations that get a backtrace, 0.0-1.0. The others are still recorded,
      * with no backtrace, so byte counts stay exact. */
     double sample_rate;
-    /* Where rip-<pid>/ is created; NULL or "" means the current directory. */
+    /* Where rip-<pid>/ is created; NULL or "" means the current directory. rheap_enable
+     * creates it and its missing parents, as mkdir -p does. */
     const char *output_dir;
     /* RHEAP_MODE_TRACE records every call; RHEAP_MODE_PROFILE records a sample of allocations,
      * about one per sample_interval bytes allocated, each with its backtrace and its free, and

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 #include "rheap.h"
@@ -44,6 +45,23 @@ static int config_from_api(const rheap_config *in, rheap__config_t *c) {
     return 0;
 }
 
+/* Creates the output directory and its missing parents, as `mkdir -p` does (mode 0777 less the
+ * umask, as any directory the program makes); one that exists is fine. Nothing is allocated:
+ * the path is cut in place at each '/' and put back. A failure is left for the recording's
+ * own mkdir to report through errno. */
+static void make_dirs(char *dir) {
+    for (char *p = dir + 1;; p++) {
+        if (*p != '/' && *p)
+            continue;
+        char c = *p;
+        *p = 0;
+        mkdir(dir, 0777);
+        *p = c;
+        if (!c)
+            return;
+    }
+}
+
 /* The recording rheap_enable last started (rheap__gen's value then), under the control lock. */
 static unsigned api_gen;
 
@@ -59,6 +77,10 @@ RHEAP_EXPORT int rheap_enable(const rheap_config *config) {
         errno = EINVAL;
         r = -1;
     } else {
+        int before = errno;
+        if (c.dir[0])
+            make_dirs(c.dir);
+        errno = before;
         r = rheap__start(&c, "api");
         if (r == 0)
             api_gen = atomic_load(&rheap__gen);

@@ -71,15 +71,25 @@ case_help() {
     expect_eq "existing output status" "$STATUS" 1
     has_line e.err "rheap: error: exists.db exists; use --force to replace it"
     [ ! -e ran ] || fail "the program ran although the output exists"
-    run e "$RHEAP" run -- touch ran
-    expect_eq "no -o status" "$STATUS" 1
-    has_line e.err "rheap: error: no output given; add -o OUT.db before the program"
+    # Without -o: rheap-PROG.db, then rheap-PROG.2.db beside it, never replacing; rheap says
+    # which.
+    mkdir noout && cd noout
+    run e "$RHEAP" run -q -- "$FAMILY" exit 0
+    expect_eq "no -o status" "$STATUS" 0
+    has_line e.err "rheap: no -o given: writing rheap-cli_family.db"
+    expect_eq "no -o database" "$(sql rheap-cli_family.db "SELECT count(*) FROM allocations WHERE size = 1234")" 2
+    run e "$RHEAP" run -q -- "$FAMILY" exit 0
+    has_line e.err "rheap: no -o given: writing rheap-cli_family.2.db"
+    expect_eq "second no -o database" "$(sql rheap-cli_family.2.db "SELECT count(*) FROM allocations")" 2
+    cd ..
     run e "$RHEAP" attach -o x.db --depth 0 1
     expect_eq "attach bad depth status" "$STATUS" 1
     has_line e.err "rheap: error: --depth 0: expected a number of frames from 1 to 1024"
     run e "$RHEAP" attach --duration 0 1
     expect_eq "attach bad duration status" "$STATUS" 1
-    has_line e.err "rheap: error: --duration 0: expected a number of seconds above 0"
+    has_line e.err "rheap: error: --duration 0: expected a time above 0, in seconds or with a unit (250ms, 1.5s)"
+    run e "$RHEAP" attach --duration 5x 1
+    has_line e.err "rheap: error: --duration 5x: expected a time above 0, in seconds or with a unit (250ms, 1.5s)"
     run e "$RHEAP" attach
     expect_eq "attach no pid status" "$STATUS" 1
     has_line e.err "rheap: error: no PID given (rheap attach [-o OUT.db] PID)"
@@ -111,7 +121,7 @@ case_help() {
     has_line e.err "rheap: error: unknown option -x (try rheap export --help)"
     run e "$RHEAP" export --weight=heavy collapsed x.db
     expect_eq "export --weight=heavy" "$STATUS" 1
-    has_line e.err "rheap: error: unknown weight 'heavy' (leaked, peak, allocated, allocations, temporary)"
+    has_line e.err "rheap: error: unknown weight 'heavy' (leaked, peak, allocated, allocations, temporary, live-at-stop)"
     run e "$RHEAP" export collapsed a.db b.db
     expect_eq "export of two databases" "$STATUS" 1
     has_line e.err "rheap: error: one database at a time (try rheap export --help)"
@@ -197,7 +207,8 @@ case_run_suppressed() {
     run r "$RHEAP" run -o leaky.db -- "$LEAKY"
     expect_eq "status" "$STATUS" 0
     has_line r.err "rheap: never freed: 45760 bytes (44.7 KiB) in 110 blocks"
-    has_line r.err "rheap: suppressed (rheap report --no-default-suppressions shows them): 4096 bytes (4.0 KiB) in 1 blocks"
+    has_line r.err "rheap: suppressed: 4096 bytes (4.0 KiB) in 1 blocks"
+    has_line r.err "rheap:   (rheap report --no-default-suppressions shows them)"
     grep -q "^rheap: .* main .*leaky\.c" r.err && fail "the stdio buffer is listed: $(cat r.err)"
     return 0
 }
@@ -306,6 +317,143 @@ case_run_options() {
     expect_eq "window" "$(sql tg.db "SELECT on_how, off_how FROM windows")" "signal|signal"
 }
 
+# A window (recording toggled on and off by the signal while the program went on): no output
+# calls its blocks leaked; each says they were still live when recording stopped, and points to
+# growth. family toggle records 3 blocks of 3210 bytes in the window and frees one.
+case_window_outputs() {
+    run r "$RHEAP" run --no-progress --off --signal USR2 -o w.db -- "$FAMILY" toggle
+    expect_eq "status" "$STATUS" 0
+    expect_eq "recording_ends" "$(sql w.db "SELECT off_how, until_exit FROM recording_ends")" "signal|0"
+    has_line r.err "rheap: live at stop: 6420 bytes (6.3 KiB) in 2 blocks"
+    has_line r.err "rheap:   its process went on; rheap query growth w.db shows what grew"
+    ! grep -qi "never freed" r.err || fail "the summary says never freed: $(cat r.err)"
+    run rep "$RHEAP" report w.db
+    has_line rep.out "  live at stop     2 blocks, 6420 bytes (6.3 KiB)"
+    has_line rep.out "  (none known: no recording lasted until its process ended; see live at stop)"
+    ! grep -qi "never freed" rep.out || fail "the report says never freed: $(cat rep.out)"
+    # The canned queries: leaks has no row, the never-freed columns are empty, growth counts them.
+    run q "$RHEAP" query leaks w.db --csv
+    expect_eq "leaks rows" "$(tail -n +2 q.out)" ""
+    has_line q.err "rheap: 1 recording stopped while the process went on (a window): blocks still live then are not leaks and not counted as such; rheap query growth w.db shows what grew"
+    expect_eq "threads" "$("$RHEAP" query threads w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f3-8)" "3,9630,1,3210,,"
+    expect_eq "sizes" "$("$RHEAP" query sizes w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f3-6)" "3,9630,,"
+    expect_eq "lifetimes" "$("$RHEAP" query lifetimes w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f1-3)" "3,1,"
+    expect_eq "growth" "$("$RHEAP" query growth w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f1,2)" "2,6420"
+    # diff without markers: from the start to the end, the end being the last event.
+    expect_eq "query diff" "$("$RHEAP" query diff w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f5,6,9,10)" \
+        "2,6420,0,$(sql w.db "SELECT end_ns FROM recording_stats")"
+    # Exports: nothing under leaked, the blocks under live-at-stop; pprof's inuse says what it is.
+    run c "$RHEAP" export collapsed w.db
+    expect_eq "collapsed leaked" "$(cat c.out)" ""
+    has_line c.err "rheap: 2 blocks, 6420 bytes still live when a window's recording stopped are not leaks; --weight live-at-stop shows them"
+    run c "$RHEAP" export collapsed w.db --weight live-at-stop
+    expect_eq "collapsed live-at-stop" "$(awk '{ s += $NF } END { print NR, s }' c.out)" "1 6420"
+    "$RHEAP" export pprof w.db -o w.pb.gz || fail "export pprof"
+    zcat w.pb.gz | grep -aq "inuse = never freed before the process ended or, in a window" ||
+        fail "pprof has no comment on inuse"
+    # The page: no never-freed card; the live-at-stop figures in its data.
+    "$RHEAP" report --html -o w.html w.db || fail "report --html"
+    grep -q '"until_exit":0,"stopped_blocks":2,"stopped_bytes":6420' w.html || fail "page data: $(grep -o '"leaked_blocks[^}]*' w.html | head -1)"
+    # diff: leaked columns hold leaks only, and a note says what was left out.
+    run d "$RHEAP" diff w.db w.db
+    has_line d.err "rheap: w.db: 6420 bytes still live when a window's recording stopped are not leaks, nor in the leaked columns"
+}
+
+# One story across processes: sh running family and leaky (examples/leaky.c), three
+# executables. The report's sections rank sites across processes by their figure, as SQL over
+# every process does; the peak lines say the peaks were not live at once; the page labels each
+# frame with its own module (both programs have a `_start` without a source line); pprof's
+# first mapping, the one it names as the program, is the root's executable.
+case_run_tree_story() {
+    run r "$RHEAP" run -q -o mix.db -- sh -c "\"$FAMILY\" exit 0; \"$LEAKY\""
+    expect_eq "status" "$STATUS" 0
+    expect_eq "executables" "$(sql mix.db "SELECT count(DISTINCT exe) FROM processes")" 3
+    run rep "$RHEAP" report --raw --wide mix.db
+    # section HEADING: "bytes pid" of its rows, as printed.
+    section() {
+        sed -n "/^$1/,/^\$/p" rep.out | awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $2, $NF }'
+    }
+    site_sql() { # the SQL of a section: a figure of stack_stats per site, across processes
+        sql mix.db "SELECT sum(s.$1), s.pid FROM stack_stats AS s LEFT JOIN stacks AS k ON k.id = s.bt
+                    WHERE s.$1 > 0 GROUP BY s.pid, s.recording, k.function, k.location
+                    ORDER BY 1 DESC, sum(s.${1%bytes}blocks) DESC, k.function, k.location, s.pid LIMIT 10" | tr '|' ' '
+    }
+    expect_eq "top-sites across processes" "$(section "Top allocating sites")" "$(site_sql bytes)"
+    expect_eq "peak across processes" "$(section "Peak live heap")" "$(site_sql peak_bytes)"
+    [ "$(section "Top allocating sites" | awk '{ print $2 }' | sort -u | wc -l)" -ge 2 ] ||
+        fail "top-sites shows one process only: $(cat rep.out)"
+    expect_eq "peak lines" "$(sed -n 's/^  peak live heap \([0-9]*\) bytes.*, pid \([0-9]*\)$/\1 \2/p' rep.out)" \
+        "$(sql mix.db "SELECT peak_bytes, pid FROM recording_stats WHERE allocs > 0 ORDER BY peak_bytes DESC, pid" | tr '|' ' ')"
+    has_line rep.out "  (each process's own peak, at a moment of its own: never live at once)"
+    "$RHEAP" report --html -o mix.html mix.db || fail "report --html"
+    expect_eq "_start frames" "$(grep -o '\["_start",null,0,0,"[^"]*"\]' mix.html | sort)" \
+        "$(printf '["_start",null,0,0,"%s"]\n' "$LEAKY" "$FAMILY" | sort)"
+    if command -v go >/dev/null; then
+        export HOME=$PWD/home GOCACHE=$PWD/gocache GOTOOLCHAIN=local
+        mkdir -p "$HOME"
+        "$RHEAP" export pprof mix.db -o mix.pb.gz 2>/dev/null || fail "export pprof"
+        root=$(sql mix.db "SELECT exe FROM processes ORDER BY start_ns LIMIT 1")
+        expect_eq "pprof's program" "$(go tool pprof -top mix.pb.gz 2>/dev/null | sed -n 's/^File: //p')" "${root##*/}"
+    fi
+}
+
+# What a person sees at 80 columns: sh running family and leaky (three processes) and a
+# window recording, every output with COLUMNS=80: no line wider, every function name of the
+# rows whole (as the CSV has it), the figures exact.
+case_fit_80() {
+    export COLUMNS=80
+    run r "$RHEAP" run -o mix.db -- sh -c "\"$FAMILY\" exit 0; \"$LEAKY\""
+    expect_eq "status" "$STATUS" 0
+    run w "$RHEAP" run --no-progress --off --signal USR2 -o w.db -- "$FAMILY" toggle
+    # fits FILE WHAT: no line of FILE wider than 80 columns.
+    fits() {
+        local n
+        n=$(awk 'length($0) > 80' "$1" | wc -l)
+        [ "$n" -eq 0 ] || { cat "$1" >&2; fail "$2: $n lines wider than 80 columns"; }
+    }
+    # whole FILE DB QUERY: each function of QUERY's rows on DB stands whole in FILE.
+    whole() {
+        "$RHEAP" query "$3" "$2" --csv 2>/dev/null |
+            python3 -c 'import csv, sys; [print(r["function"]) for r in csv.DictReader(sys.stdin)]' |
+            sort -u >functions.txt
+        [ -s functions.txt ] || fail "$3 on $2: no function"
+        while read -r f; do
+            grep -qE "(^| )$(printf '%s' "$f" | sed 's/[][\.*^$+?(){}|]/\\&/g')( |$)" "$1" ||
+                { cat "$1" >&2; fail "$3 on $2: function '$f' not whole"; }
+        done <functions.txt
+    }
+    fits r.err "run's summary of the tree"
+    fits w.err "run's summary of the window"
+    for db in mix.db w.db; do
+        "$RHEAP" report "$db" >rep.txt || fail "report $db"
+        fits rep.txt "report $db"
+        "$RHEAP" report --stacks "$db" >rep.txt || fail "report --stacks $db"
+        fits rep.txt "report --stacks $db"
+        for f in "$QUERIES"/*.sql; do
+            q=$(basename "$f" .sql)
+            "$RHEAP" query "$q" "$db" >q.txt 2>/dev/null || fail "query $q $db"
+            fits q.txt "query $q $db"
+            case $q in
+            leaks) [ "$db" = w.db ] || whole q.txt "$db" "$q" ;;
+            peak | top-sites | lifetimes) whole q.txt "$db" "$q" ;;
+            esac
+        done
+    done
+    "$RHEAP" diff w.db mix.db >d.txt 2>/dev/null || fail "diff"
+    fits d.txt "diff"
+    # Exact figures as a person reads them: leaky's biggest leak leads the tree's leaks.
+    "$RHEAP" report mix.db >rep.txt
+    # The tree's leaks open with leaky's biggest, one line a site, with the pid.
+    pid=$(sql mix.db "SELECT pid FROM processes WHERE exe = '$LEAKY'")
+    sed -n '/^Top leaks by site/,/^$/p' rep.txt | sed -n 4p >top.txt
+    grep -qE "^ +10 +40\.0 KiB +open_connection +leaky\.c:51 +[0-9]+ +$pid\$" top.txt ||
+        { cat rep.txt >&2; fail "the tree's first leak is not open_connection's 40.0 KiB"; }
+    # The window's growth: the numbers on the row's lines, the site on a line of its own.
+    "$RHEAP" query growth w.db >g.txt 2>/dev/null
+    grep -qE '^ +2 +6420 +1 +[0-9]+ +[0-9,]*6420[0-9,]*$' g.txt && grep -qE '^    blocks +family\.c:41$' g.txt ||
+        { cat g.txt >&2; fail "growth of the window at 80 columns"; }
+}
+
 case_query_list() {
     run l "$RHEAP" query --list
     expect_eq "status" "$STATUS" 0
@@ -342,15 +490,15 @@ case_query_leaks() {
     tail -n +2 q.out | tr -d '\r' >mine.txt
     diff shell.txt mine.txt || fail "rheap query and sqlite3 disagree"
     # Column output: a header, a rule, right-aligned numbers.
-    run c "$RHEAP" query leaks leaky.db
+    run c "$RHEAP" query leaks leaky.db --wide
     head -1 c.out | grep -Eq '^blocks +bytes  function +location +first_ns +last_ns +stack +recording +pid$' || fail "header: $(head -2 c.out)"
     grep -q '^    10  40.0 KiB  open_connection   .*/leaky\.c:51  ' c.out || fail "column row: $(cat c.out)"
     grep -q '^   100      4800  remember_session  .*/leaky\.c:39  ' c.out || fail "column row: $(cat c.out)"
     # --raw: exact integers in columns too.
-    run c "$RHEAP" query leaks leaky.db --raw
+    run c "$RHEAP" query leaks leaky.db --raw --wide
     grep -q '^    10  40960  open_connection   .*/leaky\.c:51  ' c.out || fail "raw column row: $(cat c.out)"
     # --stacks: under each row, its call chain from the allocation site out to main.
-    run c "$RHEAP" query leaks leaky.db --stacks
+    run c "$RHEAP" query leaks leaky.db --stacks --wide
     expect_eq "stacks status" "$STATUS" 0
     awk '/open_connection/ && !/#/ { on = 1; next } on && /^ +#/ { print $2; next } { on = 0 }' c.out >chain.txt
     # libc's frame is named __libc_start_main by its symbol table and __libc_start_main_impl by
@@ -414,7 +562,7 @@ case_query_params() {
 
 case_report() {
     run r "$RHEAP" run -q -o tree.db -- "$FAMILY" tree
-    run rep "$RHEAP" report tree.db
+    run rep "$RHEAP" report --wide tree.db
     expect_eq "status" "$STATUS" 0
     run e "$RHEAP" report --bogus tree.db
     expect_eq "unknown option status" "$STATUS" 1
@@ -440,7 +588,7 @@ case_report() {
     # Every leak row of the report is a row of rheap query leaks.
     "$RHEAP" query leaks tree.db --csv | tr -d '\r' | tail -n +2 |
         awk -F, '{ printf "%d %d %s %s %d %d %d\n", $1, $2, $3, $4, $7, $8, $9 }' | sort >q.txt
-    run rep "$RHEAP" report --raw tree.db
+    run rep "$RHEAP" report --raw --wide tree.db
     sed -n '/^Top leaks by site/,/^$/p' rep.out | awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3, $4, $5, $6, $7 }' |
         sort >r.txt
     [ -s r.txt ] || fail "no leak rows in the report"
@@ -608,12 +756,13 @@ case_query_values() {
     bad buckets=ten timeline "--param buckets: expected a whole number from 1 up; got 'ten'"
     bad phases=-3 growth "--param phases: expected a whole number from 1 up; got '-3'"
     bad min_phases=1.5 growth "--param min_phases: expected a whole number from 0 up; got '1.5'"
-    bad max_ns=0x10 temporary "--param max_ns: expected a whole number from 0 up; got '0x10'"
+    bad max_ns=0x10 temporary "--param max_ns: expected a time (ns, or with a unit: 250ms, 1.8s, 12us); got '0x10'"
+    bad max_ns=1.5 temporary "--param max_ns: expected a time (ns, or with a unit: 250ms, 1.8s, 12us); got '1.5'"
     bad pid=abc leaks "--param pid: expected the pid of a process in the database ($pid); got 'abc'"
     bad pid=$((pid + 1)) sizes "--param pid: expected the pid of a process in the database ($pid); got '$((pid + 1))'"
     bad marker=tick growth "--param marker: expected a marker label (the database's: 'drain', 'fill'); got 'tick'"
-    bad a=start diff "--param a: expected a time in ns or a marker label (the database's: 'drain', 'fill'); got 'start'"
-    bad b=1e6 diff "--param b: expected a time in ns or a marker label (the database's: 'drain', 'fill'); got '1e6'"
+    bad a=start diff "--param a: expected a time (ns, or 250ms, 1.8s, ...) or a marker label (the database's: 'drain', 'fill'); got 'start'"
+    bad b=1e6 diff "--param b: expected a time (ns, or 250ms, 1.8s, ...) or a marker label (the database's: 'drain', 'fill'); got '1e6'"
     bad skip= leaks "--param skip: expected a pattern; got ''"
     run e "$RHEAP" report --pid $((pid + 1)) m.db
     expect_eq "report --pid of no process: status" "$STATUS" 1
@@ -625,6 +774,17 @@ case_query_values() {
     expect_eq "diff fill..drain" "$(cat got.txt)" "2 2468"
     run q "$RHEAP" query diff m.db --csv -p a=0 -p b=drain
     expect_eq "diff 0..drain status" "$STATUS" 0
+    # A time with a unit is the same moment as its ns: the drain marker's time in us, and
+    # max_ns in us.
+    t=$(sql m.db "SELECT t FROM markers WHERE label = 'drain'")
+    us=$(awk -v t="$t" 'BEGIN { printf "%.3fus", t / 1000 }')
+    run q "$RHEAP" query diff m.db --csv -p a=0 -p "b=$us"
+    expect_eq "b=$us status" "$STATUS" 0
+    expect_eq "b=$us is b=drain" "$(tr -d '\r' <q.out | cut -d, -f1-8,10)" \
+        "$("$RHEAP" query diff m.db --csv -p a=0 -p b=drain | tr -d '\r' | cut -d, -f1-8,10)"
+    expect_eq "b=$us is b=$t" "$(tr -d '\r' <q.out | awk -F, 'NR == 2 { print $10 }')" "$t"
+    expect_eq "max_ns=2.5ms" "$("$RHEAP" query temporary m.db --csv -p max_ns=2.5ms)" \
+        "$("$RHEAP" query temporary m.db --csv -p max_ns=2500000)"
     run q "$RHEAP" query top-sites m.db --csv -p by=blocks -p top=1 -p min_size=1
     expect_eq "unknown parameter status" "$STATUS" 1
     run q "$RHEAP" query top-sites m.db --csv -p by=blocks -p top=1

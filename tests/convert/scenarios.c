@@ -260,6 +260,11 @@ static void check_exec(sqlite3 *db)
     CHECK_INT(tgen_int(db, "SELECT off_t FROM windows WHERE pid = %d AND recording = 1", XPID), 1000);
     CHECK_STR(tgen_text(db, "SELECT off_how FROM windows WHERE pid = %d AND recording = 2", XPID), "exit");
     CHECK_INT(tgen_int(db, "SELECT off_t FROM windows WHERE pid = %d AND recording = 2", XPID), 500);
+    /* An exec that replaced the program ends its recording as an exit does: the first image's
+     * blocks never freed are leaks (no recording of the pid goes on by `exec` after it). */
+    CHECK_STR(tgen_text(db, "SELECT group_concat(recording || ':' || off_how || ':' || until_exit, ' ') "
+                            "FROM (SELECT * FROM recording_ends WHERE pid = %d ORDER BY recording)", XPID),
+              "1:exec:1 2:exit:1");
     CHECK_INT(tgen_int(db, "SELECT count(DISTINCT recording) FROM modules WHERE pid = %d AND path LIKE '%%convert_scenarios%%' AND status = 'ok'", XPID), 2);
     CHECK_INT(tgen_int(db, "SELECT count(*) FROM modules WHERE pid = %d AND path LIKE '%%convert_scenarios%%'", XPID), 2);
 

@@ -52,11 +52,11 @@ expect() {
 }
 
 # display DB: the table output shortens template arguments (not with --full-names, not in
-# CSV), and on a terminal 120 columns wide every line fits.
+# CSV) however wide the output, and on a terminal 120 columns wide every line fits.
 display() {
     short='shapes::Registry<...>::add(shapes::Shape*)'
     full='shapes::Registry<shapes::Shape*>::add(shapes::Shape*)'
-    "$rheap" query top-sites "$1" >"$dir/columns.txt"
+    COLUMNS=1000 "$rheap" query top-sites "$1" >"$dir/columns.txt"
     "$rheap" query top-sites "$1" --full-names >"$dir/full.txt"
     "$rheap" query top-sites "$1" --csv >"$dir/sites.csv"
     grep -qF "$short" "$dir/columns.txt" || die "display: no '$short' in the columns"

@@ -173,7 +173,7 @@ EOF
     "$RHEAP" export collapsed "$DB" --weight nonsense 2>err.txt || st=$?
     expect_eq "status of an unknown weight" "$st" 1
     expect_eq "unknown weight message" "$(cat err.txt)" \
-        "rheap: error: unknown weight 'nonsense' (leaked, peak, allocated, allocations, temporary)"
+        "rheap: error: unknown weight 'nonsense' (leaked, peak, allocated, allocations, temporary, live-at-stop)"
     st=0
     "$RHEAP" export collapsed "$DB" -o 2>err.txt || st=$?
     expect_eq "status of -o without a file" "$st" 1
@@ -187,6 +187,26 @@ EOF
     expect_eq "status of pprof --weight temporary" "$st" 1
     expect_eq "pprof --weight temporary message" "$(cat err.txt)" \
         "rheap: error: a pprof profile has no temporary sample type; use collapsed"
+    # --skip: the leak_* wrappers' blocks are charged to their caller, main (leak_big's 5000,
+    # leak_zeroed's 300, leak_names' 200 and stdout's 4096), as the leaks query's skip does.
+    # leaf FILE: the weight of each stack's innermost frame, summed.
+    leaf() { awk '{ n = split($1, f, ";"); w[f[n]] += $2 } END { for (k in w) print k, w[k] }' | sort; }
+    "$RHEAP" export collapsed "$DB" --no-default-suppressions --skip 'leak_*' | leaf >skip-export.txt
+    "$RHEAP" query leaks "$DB" --no-default-suppressions -p 'skip=leak_*' --csv | tr -d '\r' |
+        awk -F, 'NR > 1 { w[$3] += $2 } END { for (k in w) print k, w[k] }' | sort >skip-query.txt
+    diff skip-query.txt skip-export.txt || fail "export --skip differs from query leaks -p skip"
+    grep -qx 'main 9596' skip-export.txt || fail "main is not charged 9596 bytes: $(cat skip-export.txt)"
+    "$RHEAP" report --html -o skip.html "$DB" --skip 'leak_*' || fail "report --html --skip"
+    ! grep -q '\["leak_big",' skip.html || fail "the page still has a leak_big frame with --skip"
+    "$RHEAP" report --html -o skip.html "$DB" 2>err.txt && fail "report --html replaced skip.html"
+    expect_eq "report --html over a file" "$(cat err.txt)" "rheap: error: skip.html exists; use --force to replace it"
+    "$RHEAP" report --html -f -o skip.html "$DB" || fail "report --html -f"
+    "$RHEAP" export collapsed "$DB" -o skip.html 2>err.txt && fail "export replaced skip.html"
+    expect_eq "export over a file" "$(cat err.txt)" "rheap: error: skip.html exists; use --force to replace it"
+    grep -q '\["leak_big",' skip.html || fail "the page has no leak_big frame without --skip"
+    "$RHEAP" report --no-default-suppressions --skip 'leak_*' "$DB" >rep-skip.txt
+    sed -n '/^Top leaks by site/,/^$/p' rep-skip.txt | grep -q '^ *5 *5000  main ' ||
+        fail "report --skip: leak_big's blocks not charged to main: $(cat rep-skip.txt)"
 }
 
 case_pprof() {
@@ -398,6 +418,25 @@ case_diff() {
     here <got.csv | diff -u want.csv - || fail "rheap diff: rows differ"
     # Options before the databases, as getopt_long allows, give the same rows.
     "$RHEAP" diff --csv run-10.db run-25.db | cmp got.csv - || fail "rheap diff --csv BASE NEW differs"
+    # The same program with two lines added at the top of its file, rebuilt elsewhere: every
+    # site moved two lines down, and is still one row (function and module match, the line
+    # only breaks ties), at NEW's location.
+    local cc=${CC:-cc}
+    if command -v "$cc" >/dev/null; then
+        mkdir -p moved
+        { printf '/* two lines */\n\n'; cat "$src"; } >moved/grow.c
+        "$cc" -O0 -g -fno-builtin moved/grow.c -o moved/visual_grow || fail "building moved/grow.c"
+        mkdir -p rec-moved
+        RHEAP_DIR=rec-moved LD_PRELOAD="$LIB" moved/visual_grow 25 || fail "moved/visual_grow failed"
+        "$RHEAP" convert -q rec-moved/rip-* -o moved.db || fail "rheap convert of the moved run"
+        "$RHEAP" diff run-10.db moved.db --csv | tr -d '\r' | sed 's#,[^,]*moved/grow.c:#,moved:#' >got-moved.csv
+        {
+            echo "leaked_base,leaked_new,leaked_change,allocated_base,allocated_new,allocated_change,peak_base,peak_new,peak_change,function,location"
+            echo "480,1200,720,480,1200,720,480,1200,720,cache_entry,moved:$(($(line cache_entry) + 2))"
+            echo "0,0,0,1000,2500,1500,1000,2500,1500,scratch,moved:$(($(line scratch) + 2))"
+        } >want-moved.csv
+        diff -u want-moved.csv got-moved.csv || fail "rheap diff split the moved sites"
+    fi
     local st=0
     "$RHEAP" diff run-10.db 2>err.txt || st=$?
     expect_eq "status of diff with one database" "$st" 1
@@ -410,6 +449,10 @@ case_diff() {
     "$RHEAP" diff run-10.db run-25.db --blocks --csv | tail -n +2 >got-blocks.csv
     echo "10,25,15,10,25,15,10,25,15,cache_entry,$src:$(line cache_entry)" >want-blocks.csv
     here <got-blocks.csv | diff -u want-blocks.csv - || fail "rheap diff --blocks: rows differ"
+    # In columns a change carries its sign (KiB and MiB from 10 KiB up, as every table).
+    "$RHEAP" diff --wide run-10.db run-25.db >got-cols.txt
+    grep -qE '^ *480 +1200 +\+720 +480 +1200 +\+720 +480 +1200 +\+720 +cache_entry ' got-cols.txt ||
+        { cat got-cols.txt; fail "rheap diff: no signed change in columns"; }
     # The same as folded stacks with both weights. new_block, inlined into fixed, is a frame
     # of its own and the site.
     local m

@@ -15,3 +15,9 @@ clean_check "$dir"
 check=$(tally check "$dir")
 expect_eq "live blocks at the end of the region" "$(field "$check" live)" 50
 expect_eq "live bytes at the end of the region" "$(field "$check" live_bytes)" 3200
+# An output_dir that does not exist yet is made with its missing parents, as mkdir -p does.
+STATUS=0
+"$EXAMPLES/api_region" "$WORK/new/deeper" >new.out 2>new.err || STATUS=$?
+expect_status new 0
+[ -d "$WORK/new/deeper" ] || fail "rheap_enable did not make $WORK/new/deeper"
+has_line new.out "recorded into $(find "$WORK/new/deeper" -mindepth 1 -maxdepth 1 -name 'rip-*')"
