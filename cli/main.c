@@ -14,7 +14,7 @@
 
 #include "dump.h"
 #include "cli.h"
-#include "serve.h"
+#include "collector.h"
 
 static void usage_main(FILE *f)
 {

@@ -18,5 +18,7 @@ add_custom_command(
 
 target_sources(rheap PRIVATE export.c diff.c html.c ${_rheap_html_c})
 # The host collector (rheap serve, rheap snapshot).
-target_sources(rheap PRIVATE heap.c heapprof.c http.c serve.c servepages.c reports.c dumps.c
-  snapshot.c cgroup.c)
+target_sources(rheap PRIVATE snapshot.c ../collector/heap.c ../collector/heapprof.c
+  ../collector/http.c ../collector/server.c ../collector/servepages.c ../collector/reports.c
+  ../collector/dumps.c ../collector/cgroup.c)
+target_include_directories(rheap PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ../collector)

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "serve.h"
+#include "collector.h"
 
 static void usage_snapshot(FILE *f)
 {

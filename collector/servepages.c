@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "serve.h"
+#include "collector.h"
 
 const char *sv__state_name(const sv__info_t *in)
 {

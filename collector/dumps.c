@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "serve.h"
+#include "collector.h"
 
 static int dump_cmp(const void *a, const void *b)
 {

@@ -37,7 +37,7 @@
 #include <rip.h>
 
 #include "cli.h"
-#include "serve.h"
+#include "collector.h"
 
 /* A block live now. */
 typedef struct {

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "serve.h"
+#include "collector.h"
 
 #define MAX_CLIENTS 64
 #define MAX_HEAD 8192

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve.h"
+#include "collector.h"
 
 /* A limit at or above this is "unlimited" (v1 writes 2^63 rounded down to a page). */
 #define NO_LIMIT ((uint64_t)1 << 60)

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "serve.h"
+#include "collector.h"
 
 static void remove_report_dir(const char *dir)
 {

@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "serve.h"
+#include "collector.h"
 
 /* What a profile being written knows: its frames' locations by (module, offset), so that each
  * return address is symbolized once per profile. The profile numbers locations 1, 2, ... in the

@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "serve.h"
+#include "collector.h"
 
 /* How often the recordings are read, and how long an ended process stays listed. */
 #define SCAN_MS 200
