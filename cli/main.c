@@ -14,7 +14,6 @@
 
 #include "dump.h"
 #include "cli.h"
-#include "collector.h"
 
 static void usage_main(FILE *f)
 {

@@ -17,8 +17,5 @@ add_custom_command(
   COMMENT "Embedding the HTML report's page")
 
 target_sources(rheap PRIVATE export.c diff.c html.c ${_rheap_html_c})
-# The host collector (rheap serve, rheap snapshot).
-target_sources(rheap PRIVATE snapshot.c ../collector/heap.c ../collector/heapprof.c
-  ../collector/http.c ../collector/server.c ../collector/servepages.c ../collector/reports.c
-  ../collector/dumps.c ../collector/cgroup.c)
-target_include_directories(rheap PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ../collector)
+# The host collector's commands (rheap serve, rheap snapshot), over the collector library.
+target_sources(rheap PRIVATE serve.c snapshot.c)

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "collector.h"
 
 static void usage_snapshot(FILE *f)
 {
@@ -67,13 +66,13 @@ static int not_growing(void *user, const char *dir, int wait)
     return 0;
 }
 
-int sv__convert_pid(const sv__host_t *h, uint32_t pid, const char *output, int force)
+int cli__convert_pid(const rc_host_t *h, uint32_t pid, const char *output, int force)
 {
     inputs_t in = {0};
     size_t cap = 0;
-    for (size_t i = 0; i < sv__host_count(h); i++) {
-        sv__info_t info;
-        sv__host_info(h, i, &info);
+    for (size_t i = 0; i < rc_host_count(h); i++) {
+        rc_info_t info;
+        rc_host_info(h, i, &info);
         if (info.pid != pid)
             continue;
         if (cli__grow(&in.dirs, &cap, in.n, sizeof *in.dirs, 4) != 0 ||
@@ -148,25 +147,25 @@ int cli__cmd_snapshot(int argc, char **argv)
     const char *env = getenv("RHEAP_DIR");
     const char *dflt[1] = {env && *env ? env : "."};
     const char *const *dirs = nrest ? (const char *const *)rest : dflt;
-    sv__host_t *h = sv__host_create(dirs, nrest ? (size_t)nrest : 1);
-    if (!h || sv__host_scan(h, 1e9) != 0) {
-        sv__host_destroy(h);
+    rc_host_t *h = rc_host_create(dirs, nrest ? (size_t)nrest : 1, &cli__collect_log);
+    if (!h || rc_host_scan(h, 1e9, NULL) != RC_OK) {
+        rc_host_destroy(h);
         cli__error(stderr, "out of memory");
         return RHEAP_EXIT_INPUT;
     }
-    size_t n = sv__host_count(h), m = 0;
+    size_t n = rc_host_count(h), m = 0;
     size_t *idx = calloc(n ? n : 1, sizeof *idx);
     if (!idx) {
-        sv__host_destroy(h);
+        rc_host_destroy(h);
         cli__error(stderr, "out of memory");
         return RHEAP_EXIT_INPUT;
     }
     /* The newest recording of each process: the image it runs now. */
     for (size_t i = 0; i < n; i++) {
-        sv__info_t in;
-        sv__host_info(h, i, &in);
-        if ((all && in.state != SV_ENDED && sv__host_find(h, in.pid) == (long)i) ||
-            (!all && sv__host_find(h, pid) == (long)i))
+        rc_info_t in;
+        rc_host_info(h, i, &in);
+        if ((all && in.state != RC_ENDED && rc_host_find(h, in.pid) == (long)i) ||
+            (!all && rc_host_find(h, pid) == (long)i))
             idx[m++] = i;
     }
     int rc = RHEAP_EXIT_OK;
@@ -181,7 +180,7 @@ int cli__cmd_snapshot(int argc, char **argv)
                        pid, dirs[0], nrest > 1 ? " and the other directories" : "");
         rc = RHEAP_EXIT_INPUT;
     } else if (want_db) {
-        rc = sv__convert_pid(h, pid, output, force);
+        rc = cli__convert_pid(h, pid, output, force);
     } else {
         char tmp[4096];
         FILE *out = stdout;
@@ -191,30 +190,30 @@ int cli__cmd_snapshot(int argc, char **argv)
             if (!out) {
                 cli__error(stderr, "%s: %s", output, strerror(errno));
                 free(idx);
-                sv__host_destroy(h);
+                rc_host_destroy(h);
                 return RHEAP_EXIT_OUTPUT;
             }
         }
-        char err[256];
-        int w = sv__profile_write(h, idx, m, 0, NULL, 0, 0, out, err, sizeof err);
+        rc_err_t err;
+        int w = rc_profile_write(h, idx, m, 0, out, &err) == RC_OK ? 0 : -1;
         if (output) {
             if (fclose(out) != 0 && w == 0) {
                 w = -1;
-                snprintf(err, sizeof err, "%s", strerror(errno));
+                snprintf(err.msg, sizeof err.msg, "%s", strerror(errno));
             }
             if (w == 0 && rename(tmp, output) != 0) {
                 w = -1;
-                snprintf(err, sizeof err, "%s", strerror(errno));
+                snprintf(err.msg, sizeof err.msg, "%s", strerror(errno));
             }
             if (w != 0)
                 unlink(tmp);
         }
         if (w != 0) {
-            cli__error(stderr, "%s: %s", output ? output : "standard output", err);
+            cli__error(stderr, "%s: %s", output ? output : "standard output", err.msg);
             rc = RHEAP_EXIT_OUTPUT;
         }
     }
     free(idx);
-    sv__host_destroy(h);
+    rc_host_destroy(h);
     return rc;
 }

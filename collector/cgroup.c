@@ -48,7 +48,7 @@ static uint64_t smallest(const char *root, const char *path, const char *file)
     return best;
 }
 
-int sv__cgroup_limit(uint32_t pid, uint64_t *limit)
+int rc__cgroup_limit(uint32_t pid, uint64_t *limit)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%" PRIu32 "/cgroup", pid);

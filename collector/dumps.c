@@ -13,7 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "rheap_analysis.h"
+
 #include "collector.h"
 
 static int dump_cmp(const void *a, const void *b)
@@ -22,7 +23,7 @@ static int dump_cmp(const void *a, const void *b)
 }
 
 /* Removes the oldest dumps beyond the kept count: names sort by time. */
-static void dump_trim(sv__dumps_t *d)
+static void dump_trim(rc__dumps_t *d)
 {
     DIR *dir = opendir(d->dir);
     if (!dir)
@@ -34,7 +35,7 @@ static void dump_trim(sv__dumps_t *d)
         size_t l = strlen(e->d_name);
         if (strncmp(e->d_name, "rheap-heap-", 11) || l < 7 || strcmp(e->d_name + l - 6, ".pb.gz"))
             continue;
-        if (cli__grow(&names, &cap, n, sizeof *names, 32) != 0 || !(names[n] = strdup(e->d_name)))
+        if (rc__grow(&names, &cap, n, sizeof *names, 32) != 0 || !(names[n] = strdup(e->d_name)))
             break;
         n++;
     }
@@ -51,7 +52,7 @@ static void dump_trim(sv__dumps_t *d)
     free(names);
 }
 
-static void dump_one(sv__dumps_t *d, sv__host_t *h, size_t i, const sv__info_t *in)
+static void dump_one(rc__dumps_t *d, rc_host_t *h, size_t i, const rc_info_t *in)
 {
     time_t now = time(NULL);
     struct tm tm;
@@ -62,46 +63,47 @@ static void dump_one(sv__dumps_t *d, sv__host_t *h, size_t i, const sv__info_t *
              ++d->seq, in->pid);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "wb");
-    char err[256] = "";
-    int rc = f ? sv__profile_write(h, &i, 1, 0, NULL, 0, 0, f, err, sizeof err) : -1;
+    rc_err_t err = {""};
+    int rc = f && rc__profile_write(h, &i, 1, 0, NULL, 0, 0, f, &err) == RC_OK ? 0 : -1;
     if (f && fclose(f) != 0)
         rc = -1;
     if (rc != 0 || rename(tmp, path) != 0) {
         unlink(tmp);
-        cli__warning(stderr, "%s: the heap profile could not be written%s%s", path,
-                     err[0] ? ": " : "", err);
+        rc__log(d->log, RC_LOG_WARNING, "%s: the heap profile could not be written%s%s", path,
+                err.msg[0] ? ": " : "", err.msg);
         return;
     }
     char live[32];
-    cli__human_bytes((long long)in->live_bytes, live, sizeof live);
-    cli__note(stderr, "process %" PRIu32 ": live heap %s: wrote %s", in->pid, live, path);
+    ra_human_bytes((long long)in->live_bytes, live, sizeof live);
+    rc__log(d->log, RC_LOG_NOTE, "process %" PRIu32 ": live heap %s: wrote %s", in->pid, live,
+            path);
     dump_trim(d);
 }
 
-void sv__dumps_check(sv__dumps_t *d, sv__host_t *h)
+void rc__dumps_check(rc__dumps_t *d, rc_host_t *h)
 {
     for (size_t k = 0; k < d->nmarks; k++)
         d->marks[k].seen = 0;
-    for (size_t i = 0; i < sv__host_count(h); i++) {
-        sv__info_t in;
-        sv__host_info(h, i, &in);
-        if (in.state == SV_ENDED || in.dropped)
+    for (size_t i = 0; i < rc_host_count(h); i++) {
+        rc_info_t in;
+        rc_host_info(h, i, &in);
+        if (in.state == RC_ENDED || in.dropped)
             continue;
         size_t k = 0;
         while (k < d->nmarks &&
                !(d->marks[k].pid == in.pid && d->marks[k].recording == in.recording))
             k++;
         if (k == d->nmarks) {
-            if (cli__grow(&d->marks, &d->capmarks, d->nmarks, sizeof *d->marks, 16) != 0)
+            if (rc__grow(&d->marks, &d->capmarks, d->nmarks, sizeof *d->marks, 16) != 0)
                 return;
-            d->marks[d->nmarks++] = (sv__dumpmark_t){in.pid, in.recording, 0, 0, 0};
+            d->marks[d->nmarks++] = (rc__dumpmark_t){in.pid, in.recording, 0, 0, 0};
         }
-        sv__dumpmark_t *m = &d->marks[k];
+        rc__dumpmark_t *m = &d->marks[k];
         m->seen = 1;
         double threshold = d->threshold;
         if (d->share) {
             uint64_t limit;
-            if (sv__cgroup_limit(in.pid, &limit) != 0)
+            if (rc__cgroup_limit(in.pid, &limit) != 0)
                 continue; /* no limit: no share of it to pass */
             threshold = d->share / 100 * (double)limit;
         }
@@ -125,7 +127,7 @@ void sv__dumps_check(sv__dumps_t *d, sv__host_t *h)
 }
 
 
-void sv__dumps_free(sv__dumps_t *d)
+void rc__dumps_free(rc__dumps_t *d)
 {
     free(d->marks);
     d->marks = NULL;

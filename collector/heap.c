@@ -36,7 +36,8 @@
 
 #include <rip.h>
 
-#include "cli.h"
+#include "rheap_analysis.h"
+
 #include "collector.h"
 
 /* A block live now. */
@@ -77,7 +78,7 @@ typedef struct {
     double est_allocs, est_bytes; /* profile mode: the sampled allocations read after it */
 } thread_t;
 
-struct sv__proc {
+struct rc__proc {
     char *dir;
     uint32_t pid, recording;
     char *exe, *cmdline;
@@ -86,12 +87,12 @@ struct sv__proc {
     uint64_t unseen;           /* thread files found from now on hold no event before this */
     int have_process;          /* the process file's process record was read */
     off_t process_size;        /* the process file's size when last read */
-    sv__state_t state;
+    rc_state_t state;
     int dropped;               /* no longer followed: its state passed the host's budget */
     double ended_at;           /* monotonic seconds */
     thread_t *threads;
     size_t nthreads, capthreads;
-    sv__stack_t *stacks;
+    rc__stack_t *stacks;
     size_t nstacks, capstacks;
     uint32_t *stack_slots;     /* hash of frames -> stack index + 1 */
     size_t stack_mask;
@@ -101,7 +102,7 @@ struct sv__proc {
     uint64_t frames_bytes;
 };
 
-struct sv__host {
+struct rc_host {
     char **dirs;
     size_t ndirs;
     /* Recordings not followed: their process had ended when they were found (a directory of
@@ -109,10 +110,11 @@ struct sv__host {
     char **ignored;
     unsigned char *ignored_seen; /* found again by the current scan's listing */
     size_t nignored, capignored, capseen;
-    sv__proc_t **procs;
+    rc__proc_t **procs;
     size_t nprocs, capprocs;
     rheap_symbols_t *sym;
     uint64_t budget;           /* most bytes of state per process; 0: no limit */
+    rc_log_t log;
     char hostname[256];
 };
 
@@ -197,7 +199,7 @@ static void bm_del(blockmap_t *m, block_t *b)
 
 /* ---- Stacks ---- */
 
-static uint64_t frames_hash(const sv__frame_t *f, uint32_t n)
+static uint64_t frames_hash(const rc__frame_t *f, uint32_t n)
 {
     uint64_t h = 1469598103934665603ull ^ n;
     for (uint32_t i = 0; i < n; i++) {
@@ -207,7 +209,7 @@ static uint64_t frames_hash(const sv__frame_t *f, uint32_t n)
     return h ? h : 1;
 }
 
-static int stacks_rehash(sv__proc_t *p, size_t n)
+static int stacks_rehash(rc__proc_t *p, size_t n)
 {
     uint32_t *s = calloc(n, sizeof *s);
     if (!s)
@@ -225,12 +227,12 @@ static int stacks_rehash(sv__proc_t *p, size_t n)
 }
 
 /* The index + 1 of the stack of these frames, made when new; 0 when out of memory. */
-static uint32_t stack_intern(sv__proc_t *p, const sv__frame_t *f, uint32_t n)
+static uint32_t stack_intern(rc__proc_t *p, const rc__frame_t *f, uint32_t n)
 {
     uint64_t h = frames_hash(f, n);
     if (p->stack_slots) {
         for (size_t j = (size_t)h & p->stack_mask; p->stack_slots[j]; j = (j + 1) & p->stack_mask) {
-            const sv__stack_t *s = &p->stacks[p->stack_slots[j] - 1];
+            const rc__stack_t *s = &p->stacks[p->stack_slots[j] - 1];
             if (s->hash == h && s->nframes == n && !memcmp(s->frames, f, n * sizeof *f))
                 return p->stack_slots[j];
         }
@@ -238,9 +240,9 @@ static uint32_t stack_intern(sv__proc_t *p, const sv__frame_t *f, uint32_t n)
     if ((p->nstacks + 1) * 2 > (p->stack_slots ? p->stack_mask + 1 : 0) &&
         stacks_rehash(p, p->stack_slots ? (p->stack_mask + 1) * 2 : 256) != 0)
         return 0;
-    if (cli__grow(&p->stacks, &p->capstacks, p->nstacks, sizeof *p->stacks, 64) != 0)
+    if (rc__grow(&p->stacks, &p->capstacks, p->nstacks, sizeof *p->stacks, 64) != 0)
         return 0;
-    sv__stack_t *s = &p->stacks[p->nstacks];
+    rc__stack_t *s = &p->stacks[p->nstacks];
     memset(s, 0, sizeof *s);
     s->frames = malloc((n ? n : 1) * sizeof *f);
     if (!s->frames)
@@ -282,12 +284,12 @@ static const seg_t *find_seg(thread_t *t, uint64_t ip)
     return &t->segs[lo - 1];
 }
 
-static int define_stack(sv__host_t *h, sv__proc_t *p, thread_t *t, const rip_record_t *rec)
+static int define_stack(rc_host_t *h, rc__proc_t *p, thread_t *t, const rip_record_t *rec)
 {
     uint32_t n = rec->u.stack.depth;
     if (n > RIP_MAX_DEPTH)
         n = RIP_MAX_DEPTH;
-    sv__frame_t f[RIP_MAX_DEPTH];
+    rc__frame_t f[RIP_MAX_DEPTH];
     (void)h;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t ip = rec->u.stack.ips[i];
@@ -318,13 +320,13 @@ static int define_stack(sv__host_t *h, sv__proc_t *p, thread_t *t, const rip_rec
 
 /* ---- Events ---- */
 
-static void block_add(sv__proc_t *p, const block_t *b, double sign)
+static void block_add(rc__proc_t *p, const block_t *b, double sign)
 {
     double w = rheap_profile_weight(b->size, p->interval);
     p->live_blocks += sign * w;
     p->live_bytes += sign * w * (double)b->size;
     if (b->stack) {
-        sv__vals_t *v = &p->stacks[b->stack - 1].v;
+        rc__vals_t *v = &p->stacks[b->stack - 1].v;
         v->live_blocks += sign * w;
         v->live_bytes += sign * w * (double)b->size;
     }
@@ -334,7 +336,7 @@ static void block_add(sv__proc_t *p, const block_t *b, double sign)
  * blocks at addr (FORMAT.md: a free is stamped before the real free, an allocation after the
  * real allocation; at equal times, a free of another thread comes first, as the converter's
  * merge orders them, and one of the same thread in its file's order). */
-static void on_free(sv__proc_t *p, uint64_t addr, uint64_t t, uint32_t thread)
+static void on_free(rc__proc_t *p, uint64_t addr, uint64_t t, uint32_t thread)
 {
     /* The latest free of the address: an allocation there older than it is dead, whichever
      * free ended it (several can be pending when threads are read unevenly). */
@@ -355,7 +357,7 @@ static void on_free(sv__proc_t *p, uint64_t addr, uint64_t t, uint32_t thread)
      * far (or never sampled): the tombstone answers for it. */
 }
 
-static int on_alloc(sv__proc_t *p, thread_t *th, uint32_t thread, const rip_record_t *rec)
+static int on_alloc(rc__proc_t *p, thread_t *th, uint32_t thread, const rip_record_t *rec)
 {
     if (rec->u.alloc.old_addr)
         on_free(p, rec->u.alloc.old_addr, rec->u.alloc.old_t, thread);
@@ -373,7 +375,7 @@ static int on_alloc(sv__proc_t *p, thread_t *th, uint32_t thread, const rip_reco
         th->est_bytes += w * (double)b.size;
     }
     if (b.stack) {
-        sv__vals_t *v = &p->stacks[b.stack - 1].v;
+        rc__vals_t *v = &p->stacks[b.stack - 1].v;
         v->alloc_blocks += w;
         v->alloc_bytes += w * (double)b.size;
     }
@@ -397,7 +399,7 @@ static int on_alloc(sv__proc_t *p, thread_t *th, uint32_t thread, const rip_reco
 }
 
 /* Now, in the recording's time (ns since it began). */
-static uint64_t rel_now(const sv__proc_t *p)
+static uint64_t rel_now(const rc__proc_t *p)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -414,15 +416,15 @@ static uint64_t margin(uint64_t rel)
 }
 
 /* One warning for a thread file the collector stops reading: where and why. */
-static void say_unread(const rip_error_t *e)
+static void say_unread(const rc_host_t *h, const rip_error_t *e)
 {
     char msg[1024];
-    cli__warning(stderr, "%s; the collector reads no further in this file",
-                 rip_error_format(e, msg, sizeof msg));
+    rc__log(&h->log, RC_LOG_WARNING, "%s; the collector reads no further in this file",
+            rip_error_format(e, msg, sizeof msg));
 }
 
 /* Reads what thread file t holds now. 0, or -1 when out of memory. */
-static int read_thread(sv__host_t *h, sv__proc_t *p, thread_t *t, int final)
+static int read_thread(rc_host_t *h, rc__proc_t *p, thread_t *t, int final)
 {
     if (t->done)
         return 0;
@@ -435,7 +437,7 @@ static int read_thread(sv__host_t *h, sv__proc_t *p, thread_t *t, int final)
             /* Nothing written yet: looked at again next time unless the process has ended.
              * Anything else is no thread file this collector can read: said once. */
             if (e.code != RIP_E_TRUNCATED)
-                say_unread(&e);
+                say_unread(h, &e);
             if (final || e.code != RIP_E_TRUNCATED)
                 t->done = 1;
             return 0;
@@ -462,7 +464,7 @@ static int read_thread(sv__host_t *h, sv__proc_t *p, thread_t *t, int final)
             /* The end, or a cut or damaged file: what was read stands. A file cut inside a
              * block is what a process killed while writing leaves; damage is said. */
             if (st != RIP_END && st != RIP_E_TRUNCATED)
-                say_unread(&e);
+                say_unread(h, &e);
             t->done = 1;
             rip_reader_close(t->r);
             t->r = NULL;
@@ -495,7 +497,7 @@ static int read_thread(sv__host_t *h, sv__proc_t *p, thread_t *t, int final)
             if (m < 0)
                 return -1;
             for (uint32_t i = 0; i < rec.u.module.nseg; i++) {
-                if (cli__grow(&t->segs, &t->capsegs, t->nsegs, sizeof *t->segs, 32) != 0)
+                if (rc__grow(&t->segs, &t->capsegs, t->nsegs, sizeof *t->segs, 32) != 0)
                     return -1;
                 seg_t *g = &t->segs[t->nsegs++];
                 g->start = rec.u.module.segs[i].start;
@@ -539,7 +541,7 @@ static char *join_args(const rip_record_t *rec)
 
 /* Reads the process file again when it has changed: the process record, the sampling interval
  * and whether recording was turned off. */
-static void read_process(sv__proc_t *p)
+static void read_process(rc__proc_t *p)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/process.rip", p->dir);
@@ -566,15 +568,15 @@ static void read_process(sv__proc_t *p)
             p->have_process = p->exe && p->cmdline;
         } else if (rec.kind == RIP_REC_SAMPLING) {
             p->interval = rec.u.sampling.interval;
-        } else if (rec.kind == RIP_REC_OFF && p->state == SV_RECORDING) {
-            p->state = SV_OFF;
+        } else if (rec.kind == RIP_REC_OFF && p->state == RC_RECORDING) {
+            p->state = RC_OFF;
         }
     }
     rip_reader_close(r);
 }
 
 /* Opens the thread files that appeared in the recording since the last look. */
-static int find_threads(sv__proc_t *p)
+static int find_threads(rc__proc_t *p)
 {
     DIR *d = opendir(p->dir);
     if (!d)
@@ -590,7 +592,7 @@ static int find_threads(sv__proc_t *p)
             i++;
         if (i < p->nthreads)
             continue;
-        if (cli__grow(&p->threads, &p->capthreads, p->nthreads, sizeof *p->threads, 8) != 0) {
+        if (rc__grow(&p->threads, &p->capthreads, p->nthreads, sizeof *p->threads, 8) != 0) {
             rc = -1;
             break;
         }
@@ -615,7 +617,7 @@ static void thread_free(thread_t *t)
     free(t->segs);
 }
 
-static void proc_free(sv__proc_t *p)
+static void proc_free(rc__proc_t *p)
 {
     if (!p)
         return;
@@ -638,7 +640,7 @@ static void proc_free(sv__proc_t *p)
  * still to be read is no older than its file's floor (when it was found), its latest event read,
  * or, when every committed record was read, the moment of that read less the margin; and one in
  * a file not found yet is no older than p->unseen. */
-static void prune_tombs(sv__proc_t *p)
+static void prune_tombs(rc__proc_t *p)
 {
     if (!p->tombs.used)
         return;
@@ -654,7 +656,7 @@ static void prune_tombs(sv__proc_t *p)
         if (bound < w)
             w = bound;
     }
-    if (p->state == SV_ENDED)
+    if (p->state == RC_ENDED)
         w = UINT64_MAX;
     for (size_t i = 0; p->tombs.used && i <= p->tombs.mask;) {
         block_t *b = &p->tombs.slots[i];
@@ -665,7 +667,7 @@ static void prune_tombs(sv__proc_t *p)
     }
 }
 
-static int proc_scan(sv__host_t *h, sv__proc_t *p, int final)
+static int proc_scan(rc_host_t *h, rc__proc_t *p, int final)
 {
     read_process(p);
     /* A file not in this listing is created after it: its events come later than this. */
@@ -705,11 +707,11 @@ static int proc_scan(sv__host_t *h, sv__proc_t *p, int final)
 }
 
 /* The bytes the collector holds for p (its tables, as allocated). */
-static uint64_t proc_memory(const sv__proc_t *p)
+static uint64_t proc_memory(const rc__proc_t *p)
 {
     uint64_t m = (p->live.slots ? (p->live.mask + 1) * sizeof(block_t) : 0) +
                  (p->tombs.slots ? (p->tombs.mask + 1) * sizeof(block_t) : 0) +
-                 p->capstacks * sizeof(sv__stack_t) + p->frames_bytes +
+                 p->capstacks * sizeof(rc__stack_t) + p->frames_bytes +
                  (p->stack_slots ? (p->stack_mask + 1) * sizeof(uint32_t) : 0);
     for (size_t k = 0; k < p->nthreads; k++)
         m += p->threads[k].nids * sizeof(uint32_t) + p->threads[k].capsegs * sizeof(seg_t);
@@ -718,15 +720,15 @@ static uint64_t proc_memory(const sv__proc_t *p)
 
 /* Stops following p, whose state passed the budget: its tables go, its figures stay as they
  * were (and say so through `dropped`). */
-static void proc_drop(sv__proc_t *p, uint64_t budget)
+static void proc_drop(const rc_host_t *h, rc__proc_t *p, uint64_t budget)
 {
     char held[32], limit[32];
-    cli__human_bytes((long long)proc_memory(p), held, sizeof held);
-    cli__human_bytes((long long)budget, limit, sizeof limit);
-    cli__warning(stderr,
-                 "%s: process %" PRIu32 " no longer followed: its live heap took %s of the "
-                 "collector's memory, more than %s a process (--process-memory)",
-                 p->dir, p->pid, held, limit);
+    ra_human_bytes((long long)proc_memory(p), held, sizeof held);
+    ra_human_bytes((long long)budget, limit, sizeof limit);
+    rc__log(&h->log, RC_LOG_WARNING,
+            "%s: process %" PRIu32 " no longer followed: its live heap took %s of the "
+            "collector's memory, more than %s a process (--process-memory)",
+            p->dir, p->pid, held, limit);
     for (size_t i = 0; i < p->nthreads; i++)
         thread_free(&p->threads[i]);
     free(p->threads);
@@ -749,20 +751,22 @@ static void proc_drop(sv__proc_t *p, uint64_t budget)
 
 /* ---- The host ---- */
 
-sv__host_t *sv__host_create(const char *const *dirs, size_t ndirs)
+rc_host_t *rc_host_create(const char *const *dirs, size_t ndirs, const rc_log_t *log)
 {
-    sv__host_t *h = calloc(1, sizeof *h);
+    rc_host_t *h = calloc(1, sizeof *h);
     if (!h)
         return NULL;
+    if (log)
+        h->log = *log;
     h->dirs = calloc(ndirs ? ndirs : 1, sizeof *h->dirs);
     h->sym = rheap_symbols_create();
     if (!h->dirs || !h->sym) {
-        sv__host_destroy(h);
+        rc_host_destroy(h);
         return NULL;
     }
     for (size_t i = 0; i < ndirs; i++)
         if (!(h->dirs[h->ndirs++] = strdup(dirs[i]))) {
-            sv__host_destroy(h);
+            rc_host_destroy(h);
             return NULL;
         }
     if (gethostname(h->hostname, sizeof h->hostname) != 0)
@@ -771,7 +775,7 @@ sv__host_t *sv__host_create(const char *const *dirs, size_t ndirs)
     return h;
 }
 
-void sv__host_destroy(sv__host_t *h)
+void rc_host_destroy(rc_host_t *h)
 {
     if (!h)
         return;
@@ -791,17 +795,17 @@ void sv__host_destroy(sv__host_t *h)
 
 static int proc_cmp(const void *a, const void *b)
 {
-    const sv__proc_t *x = *(sv__proc_t *const *)a, *y = *(sv__proc_t *const *)b;
+    const rc__proc_t *x = *(rc__proc_t *const *)a, *y = *(rc__proc_t *const *)b;
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
     return x->recording < y->recording ? -1 : x->recording > y->recording;
 }
 
-static int ignore(sv__host_t *h, const char *dir)
+static int ignore(rc_host_t *h, const char *dir)
 {
     char *copy = strdup(dir);
-    if (!copy || cli__grow(&h->ignored, &h->capignored, h->nignored, sizeof *h->ignored, 16) ||
-        cli__grow(&h->ignored_seen, &h->capseen, h->nignored, 1, 16)) {
+    if (!copy || rc__grow(&h->ignored, &h->capignored, h->nignored, sizeof *h->ignored, 16) ||
+        rc__grow(&h->ignored_seen, &h->capseen, h->nignored, 1, 16)) {
         free(copy);
         return -1;
     }
@@ -811,7 +815,7 @@ static int ignore(sv__host_t *h, const char *dir)
 }
 
 /* 1 when dir is left alone, which the current listing notes. */
-static int ignored(sv__host_t *h, const char *dir)
+static int ignored(rc_host_t *h, const char *dir)
 {
     for (size_t i = 0; i < h->nignored; i++)
         if (!strcmp(h->ignored[i], dir)) {
@@ -823,7 +827,7 @@ static int ignored(sv__host_t *h, const char *dir)
 
 /* Forgets the recordings left alone that the last listing did not find (removed), so a week of
  * short processes whose recordings are cleaned up leaves nothing behind. */
-static void forget_removed(sv__host_t *h)
+static void forget_removed(rc_host_t *h)
 {
     size_t keep = 0;
     for (size_t i = 0; i < h->nignored; i++) {
@@ -841,7 +845,7 @@ static void forget_removed(sv__host_t *h)
  * enter are followed: the collector serves nothing the user could not read himself. A recording
  * whose process has already ended when it is found is left alone: its heap is no live heap, and
  * reading it whole could take long (rheap convert is for it). */
-static int find_recordings(sv__host_t *h, const char *dir)
+static int find_recordings(rc_host_t *h, const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -865,9 +869,9 @@ static int find_recordings(sv__host_t *h, const char *dir)
                 rc = -1;
             continue;
         }
-        sv__proc_t *p = calloc(1, sizeof *p);
+        rc__proc_t *p = calloc(1, sizeof *p);
         if (!p || !(p->dir = strdup(path)) ||
-            cli__grow(&h->procs, &h->capprocs, h->nprocs, sizeof *h->procs, 16) != 0) {
+            rc__grow(&h->procs, &h->capprocs, h->nprocs, sizeof *h->procs, 16) != 0) {
             proc_free(p);
             rc = -1;
             break;
@@ -890,15 +894,15 @@ static int find_recordings(sv__host_t *h, const char *dir)
 
 /* A process is gone when kill says so; a recording has ended when its process is gone or a
  * newer recording of the same pid exists (after an exec, or recording turned off and on). */
-static int recording_over(const sv__host_t *h, size_t i)
+static int recording_over(const rc_host_t *h, size_t i)
 {
-    const sv__proc_t *p = h->procs[i];
+    const rc__proc_t *p = h->procs[i];
     if (i + 1 < h->nprocs && h->procs[i + 1]->pid == p->pid)
         return 1;
     return kill((pid_t)p->pid, 0) != 0 && errno == ESRCH;
 }
 
-int sv__host_scan(sv__host_t *h, double linger_s)
+rc_status_t rc_host_scan(rc_host_t *h, double linger_s, rc_err_t *err)
 {
     int rc = 0;
     for (size_t i = 0; i < h->nignored; i++)
@@ -910,17 +914,17 @@ int sv__host_scan(sv__host_t *h, double linger_s)
     double now = now_s();
     size_t keep = 0;
     for (size_t i = 0; i < h->nprocs; i++) {
-        sv__proc_t *p = h->procs[i];
+        rc__proc_t *p = h->procs[i];
         struct stat sb;
         int gone = stat(p->dir, &sb) != 0;
-        if (!gone && p->state != SV_ENDED) {
+        if (!gone && p->state != RC_ENDED) {
             int over = recording_over(h, i);
             if (!p->dropped && proc_scan(h, p, over) != 0)
                 rc = -1;
             if (!p->dropped && h->budget && proc_memory(p) > h->budget)
-                proc_drop(p, h->budget);
+                proc_drop(h, p, h->budget);
             if (over) {
-                p->state = SV_ENDED;
+                p->state = RC_ENDED;
                 p->ended_at = now;
                 /* What the collector needs no more: the readers and the module maps. */
                 for (size_t k = 0; k < p->nthreads; k++) {
@@ -931,7 +935,7 @@ int sv__host_scan(sv__host_t *h, double linger_s)
                 prune_tombs(p);
             }
         }
-        if (gone || (p->state == SV_ENDED && now - p->ended_at > linger_s)) {
+        if (gone || (p->state == RC_ENDED && now - p->ended_at > linger_s)) {
             if (!gone && ignore(h, p->dir) != 0)
                 rc = -1;
             proc_free(p);
@@ -940,17 +944,19 @@ int sv__host_scan(sv__host_t *h, double linger_s)
         h->procs[keep++] = p;
     }
     h->nprocs = keep;
-    return rc;
+    return rc ? rc__fail(err, RC_E_NOMEM,
+                         "out of memory while reading the recordings; what was read stays")
+              : RC_OK;
 }
 
-size_t sv__host_count(const sv__host_t *h)
+size_t rc_host_count(const rc_host_t *h)
 {
     return h->nprocs;
 }
 
-void sv__host_info(const sv__host_t *h, size_t i, sv__info_t *o)
+void rc_host_info(const rc_host_t *h, size_t i, rc_info_t *o)
 {
-    const sv__proc_t *p = h->procs[i];
+    const rc__proc_t *p = h->procs[i];
     memset(o, 0, sizeof *o);
     o->pid = p->pid;
     o->recording = p->recording;
@@ -967,12 +973,11 @@ void sv__host_info(const sv__host_t *h, size_t i, sv__info_t *o)
     o->rate = p->rate;
     o->high_bytes = p->high_bytes;
     o->nstacks = p->nstacks;
-    o->stacks = p->stacks;
     o->memory = proc_memory(p);
     o->dropped = p->dropped;
 }
 
-long sv__host_find(const sv__host_t *h, uint32_t pid)
+long rc_host_find(const rc_host_t *h, uint32_t pid)
 {
     long found = -1;
     for (size_t i = 0; i < h->nprocs; i++)
@@ -981,17 +986,23 @@ long sv__host_find(const sv__host_t *h, uint32_t pid)
     return found;
 }
 
-void sv__host_budget(sv__host_t *h, uint64_t bytes)
+void rc_host_budget(rc_host_t *h, uint64_t bytes)
 {
     h->budget = bytes;
 }
 
-rheap_symbols_t *sv__host_symbols(sv__host_t *h)
+const rc__stack_t *rc__host_stacks(const rc_host_t *h, size_t i, size_t *n)
+{
+    *n = h->procs[i]->nstacks;
+    return h->procs[i]->stacks;
+}
+
+rheap_symbols_t *rc__host_symbols(rc_host_t *h)
 {
     return h->sym;
 }
 
-const char *sv__host_name(const sv__host_t *h)
+const char *rc__host_name(const rc_host_t *h)
 {
     return h->hostname;
 }

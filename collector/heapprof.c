@@ -19,7 +19,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
+#include "rheap_analysis.h"
+
 #include "collector.h"
 
 /* What a profile being written knows: its frames' locations by (module, offset), so that each
@@ -33,7 +34,7 @@ typedef struct {
     int oom;
 } writer_t;
 
-static uint64_t location(writer_t *w, const sv__frame_t *f)
+static uint64_t location(writer_t *w, const rc__frame_t *f)
 {
     char key[48];
     snprintf(key, sizeof key, "%d:%" PRIx64, f->module, f->offset);
@@ -78,31 +79,31 @@ static uint64_t location(writer_t *w, const sv__frame_t *f)
     return id;
 }
 
-sv__base_t *sv__base_take(const sv__host_t *h, const size_t *idx, size_t n, size_t *nbase)
+rc__base_t *rc__base_take(const rc_host_t *h, const size_t *idx, size_t n, size_t *nbase)
 {
     *nbase = 0;
-    sv__base_t *b = calloc(n ? n : 1, sizeof *b);
+    rc__base_t *b = calloc(n ? n : 1, sizeof *b);
     if (!b)
         return NULL;
     for (size_t i = 0; i < n; i++) {
-        sv__info_t in;
-        sv__host_info(h, idx[i], &in);
+        rc_info_t in;
+        rc_host_info(h, idx[i], &in);
         b[i].pid = in.pid;
         b[i].recording = in.recording;
-        b[i].nstacks = in.nstacks;
-        b[i].v = malloc((in.nstacks ? in.nstacks : 1) * sizeof *b[i].v);
+        const rc__stack_t *stacks = rc__host_stacks(h, idx[i], &b[i].nstacks);
+        b[i].v = malloc((b[i].nstacks ? b[i].nstacks : 1) * sizeof *b[i].v);
         if (!b[i].v) {
-            sv__base_free(b, i);
+            rc__base_free(b, i);
             return NULL;
         }
-        for (size_t k = 0; k < in.nstacks; k++)
-            b[i].v[k] = in.stacks[k].v;
+        for (size_t k = 0; k < b[i].nstacks; k++)
+            b[i].v[k] = stacks[k].v;
         *nbase = i + 1;
     }
     return b;
 }
 
-void sv__base_free(sv__base_t *b, size_t n)
+void rc__base_free(rc__base_t *b, size_t n)
 {
     if (!b)
         return;
@@ -116,14 +117,14 @@ static int64_t whole(double v)
     return (int64_t)llround(v);
 }
 
-int sv__profile_write(sv__host_t *h, const size_t *idx, size_t n, int allocs,
-                      const sv__base_t *base, size_t nbase, int64_t period_ns, FILE *out,
-                      char *err, size_t errlen)
+rc_status_t rc__profile_write(rc_host_t *h, const size_t *idx, size_t n, int allocs,
+                              const rc__base_t *base, size_t nbase, int64_t period_ns, FILE *out,
+                              rc_err_t *err)
 {
     uint64_t interval = 0;
     for (size_t i = 0; i < n; i++) {
-        sv__info_t in;
-        sv__host_info(h, idx[i], &in);
+        rc_info_t in;
+        rc_host_info(h, idx[i], &in);
         if (in.interval > interval)
             interval = in.interval;
     }
@@ -131,13 +132,11 @@ int sv__profile_write(sv__host_t *h, const size_t *idx, size_t n, int allocs,
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
     writer_t w = {0};
-    w.sym = sv__host_symbols(h);
+    w.sym = rc__host_symbols(h);
     w.b = ra_pb_create(allocs, interval ? (int64_t)interval : 1, base ? now - period_ns : now,
                        base ? period_ns : 0);
-    if (!w.b) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!w.b)
+        return rc__fail(err, RC_E_NOMEM, "out of memory");
     ra_pb_comment(w.b, base ? "rheap: the change over the period: values now minus at its start"
                             : "rheap: live heap now (inuse) and allocations since recording "
                               "began");
@@ -152,15 +151,17 @@ int sv__profile_write(sv__host_t *h, const size_t *idx, size_t n, int allocs,
     uint64_t *locs = NULL;
     size_t caplocs = 0;
     for (size_t i = 0; i < n && !w.oom; i++) {
-        sv__info_t in;
-        sv__host_info(h, idx[i], &in);
-        const sv__base_t *bs = NULL;
+        rc_info_t in;
+        rc_host_info(h, idx[i], &in);
+        const rc__base_t *bs = NULL;
         for (size_t k = 0; base && k < nbase && !bs; k++)
             if (base[k].pid == in.pid && base[k].recording == in.recording)
                 bs = &base[k];
-        for (size_t k = 0; k < in.nstacks && !w.oom; k++) {
-            const sv__stack_t *st = &in.stacks[k];
-            sv__vals_t v = st->v;
+        size_t nstacks;
+        const rc__stack_t *stacks = rc__host_stacks(h, idx[i], &nstacks);
+        for (size_t k = 0; k < nstacks && !w.oom; k++) {
+            const rc__stack_t *st = &stacks[k];
+            rc__vals_t v = st->v;
             if (bs && k < bs->nstacks) {
                 v.alloc_blocks -= bs->v[k].alloc_blocks;
                 v.alloc_bytes -= bs->v[k].alloc_bytes;
@@ -182,26 +183,29 @@ int sv__profile_write(sv__host_t *h, const size_t *idx, size_t n, int allocs,
             }
             for (uint32_t f = 0; f < st->nframes; f++)
                 locs[f] = location(&w, &st->frames[f]);
-            ra_pb_sample(w.b, locs, st->nframes, vals, in.pid, in.exe, sv__host_name(h));
+            ra_pb_sample(w.b, locs, st->nframes, vals, in.pid, in.exe, rc__host_name(h));
         }
     }
     free(locs);
     ra_smap_free(&w.seen);
     if (w.oom) {
         ra_pb_free(w.b);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return rc__fail(err, RC_E_NOMEM, "out of memory");
     }
     uint8_t *buf;
     size_t len;
     ra_err_t e;
-    if (ra_pb_finish(w.b, &buf, &len, &e) != RA_OK) {
-        snprintf(err, errlen, "%s", e.msg);
-        return -1;
-    }
-    int rc = fwrite(buf, 1, len, out) == len ? 0 : -1;
+    if (ra_pb_finish(w.b, &buf, &len, &e) != RA_OK)
+        return rc__fail(err, RC_E_NOMEM, "%s", e.msg);
+    size_t put = fwrite(buf, 1, len, out);
     free(buf);
-    if (rc != 0)
-        snprintf(err, errlen, "write failed");
-    return rc;
+    if (put != len)
+        return rc__fail(err, RC_E_OUTPUT, "write failed");
+    return RC_OK;
+}
+
+rc_status_t rc_profile_write(rc_host_t *h, const size_t *idx, size_t n, int allocs, FILE *out,
+                             rc_err_t *err)
+{
+    return rc__profile_write(h, idx, n, allocs, NULL, 0, 0, out, err);
 }

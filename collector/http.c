@@ -49,7 +49,7 @@ typedef struct {
     int head_only;
 } client_t;
 
-struct sv__http {
+struct rc__http {
     int fd;
     char address[128];
     client_t c[MAX_CLIENTS];
@@ -62,7 +62,7 @@ static double mono(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-sv__http_t *sv__http_open(const char *listen_at, char *err, size_t errlen)
+rc__http_t *rc__http_open(const char *listen_at, char *err, size_t errlen)
 {
     char host[256];
     const char *colon = strrchr(listen_at, ':');
@@ -86,7 +86,7 @@ sv__http_t *sv__http_open(const char *listen_at, char *err, size_t errlen)
         snprintf(err, errlen, "--listen %s: %s", listen_at, gai_strerror(gai));
         return NULL;
     }
-    sv__http_t *s = calloc(1, sizeof *s);
+    rc__http_t *s = calloc(1, sizeof *s);
     if (!s) {
         freeaddrinfo(ai);
         snprintf(err, errlen, "out of memory");
@@ -125,7 +125,7 @@ sv__http_t *sv__http_open(const char *listen_at, char *err, size_t errlen)
     return s;
 }
 
-void sv__http_close(sv__http_t *s)
+void rc__http_close(rc__http_t *s)
 {
     if (!s)
         return;
@@ -138,7 +138,7 @@ void sv__http_close(sv__http_t *s)
     free(s);
 }
 
-void sv__http_forget(sv__http_t *s)
+void rc__http_forget(rc__http_t *s)
 {
     /* Only this process's references go: the parent's sockets stay as they are. */
     for (int i = 0; i < MAX_CLIENTS; i++)
@@ -147,7 +147,7 @@ void sv__http_forget(sv__http_t *s)
     close(s->fd);
 }
 
-const char *sv__http_address(const sv__http_t *s)
+const char *rc__http_address(const rc__http_t *s)
 {
     return s->address;
 }
@@ -178,7 +178,7 @@ static const char *reason(int status)
     }
 }
 
-static void respond(sv__http_t *s, client_t *c, int status, const char *type, const void *body,
+static void respond(rc__http_t *s, client_t *c, int status, const char *type, const void *body,
                     size_t len)
 {
     (void)s;
@@ -204,12 +204,12 @@ static void respond(sv__http_t *s, client_t *c, int status, const char *type, co
     c->deadline = mono() + SEND_S;
 }
 
-static void respond_text(sv__http_t *s, client_t *c, int status, const char *text)
+static void respond_text(rc__http_t *s, client_t *c, int status, const char *text)
 {
     respond(s, c, status, "text/plain; charset=utf-8", text, strlen(text));
 }
 
-void sv__http_respond(sv__http_t *s, int client, int status, const char *type, const void *body,
+void rc__http_respond(rc__http_t *s, int client, int status, const char *type, const void *body,
                       size_t len)
 {
     if (client < 0 || client >= MAX_CLIENTS || s->c[client].state != C_HANDLING)
@@ -217,7 +217,7 @@ void sv__http_respond(sv__http_t *s, int client, int status, const char *type, c
     respond(s, &s->c[client], status, type, body, len);
 }
 
-void sv__http_defer(sv__http_t *s, int client, int seconds)
+void rc__http_defer(rc__http_t *s, int client, int seconds)
 {
     if (client >= 0 && client < MAX_CLIENTS && s->c[client].state == C_HANDLING)
         s->c[client].deadline = mono() + REQUEST_S + seconds;
@@ -225,7 +225,7 @@ void sv__http_defer(sv__http_t *s, int client, int seconds)
 
 /* A whole head was read: parses the request line, refuses what is not served, else hands it
  * to the handler. */
-static void handle(sv__http_t *s, int i, void (*handler)(void *, const sv__request_t *),
+static void handle(rc__http_t *s, int i, void (*handler)(void *, const rc__request_t *),
                    void *user)
 {
     client_t *c = &s->c[i];
@@ -273,11 +273,11 @@ static void handle(sv__http_t *s, int i, void (*handler)(void *, const sv__reque
     }
     c->state = C_HANDLING;
     c->deadline = mono() + REQUEST_S;
-    sv__request_t r = {i, c->method, c->path, c->query, c->peer};
+    rc__request_t r = {i, c->method, c->path, c->query, c->peer};
     handler(user, &r);
 }
 
-static void accept_all(sv__http_t *s)
+static void accept_all(rc__http_t *s)
 {
     for (;;) {
         struct sockaddr_storage ss;
@@ -309,8 +309,8 @@ static void accept_all(sv__http_t *s)
     }
 }
 
-void sv__http_round(sv__http_t *s, int timeout_ms,
-                    void (*handler)(void *user, const sv__request_t *r), void *user)
+void rc__http_round(rc__http_t *s, int timeout_ms,
+                    void (*handler)(void *user, const rc__request_t *r), void *user)
 {
     struct pollfd pf[MAX_CLIENTS + 1];
     int who[MAX_CLIENTS + 1];

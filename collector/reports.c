@@ -1,13 +1,15 @@
 /*
- * reports.c: /report?pid=P of `rheap serve`: `rheap report --html`'s page of a running process,
- * made on demand. A report needs a conversion, seconds for a big recording, so a child process
- * makes it (fork; the child closes its copies of the sockets, converts the process's recordings
- * as far as they are written into a private temporary directory, as `rheap snapshot -o DB`
- * does, and writes the page there), and the collector's loop goes on meanwhile; a failure costs
- * the child only. The loop polls the children and answers with the page, or with the child's
- * messages and 500; a child past its time is killed.
+ * reports.c: /report?pid=P of the server: the HTML report of a running process, made on demand.
+ * A report needs a conversion, seconds for a big recording, so a child process makes it (fork;
+ * the child closes its copies of the sockets and calls the caller's rc_report_fn, which writes
+ * the page into a private temporary directory: the `rheap` command converts the process's
+ * recordings as far as they are written there and runs `rheap report --html` on them), and the
+ * server's loop goes on meanwhile; a failure costs the child only. The loop polls the children
+ * and answers with the page, or with the child's messages and 500; a child past its time is
+ * killed.
  */
 #define _GNU_SOURCE /* mkdtemp */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -18,25 +20,32 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "collector.h"
 
+/* The directory and the files in it: the page, the messages and whatever the report's maker
+ * put there (the database it was made from). */
 static void remove_report_dir(const char *dir)
 {
-    static const char *const files[] = {"report.db", "report.html", "errors"};
-    char path[4200];
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        unlink(path);
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        char path[4400];
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+                snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+                unlink(path);
+            }
+        closedir(d);
     }
     rmdir(dir);
 }
 
-/* In the child: the recordings of pid converted as far as they are written, then the page.
- * Its messages go to DIR/errors. Never returns. */
-static void make_report(sv__host_t *h, sv__http_t *http, uint32_t pid, const char *dir)
+/* In the child: the caller's maker writes the page. Its messages go to DIR/errors. Never
+ * returns. */
+static void make_report(rc_host_t *h, rc__http_t *http, uint32_t pid, const char *dir,
+                        rc_report_fn make, void *user)
 {
-    sv__http_forget(http);
+    rc__http_forget(http);
     char path[4200];
     snprintf(path, sizeof path, "%s/errors", dir);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -44,26 +53,19 @@ static void make_report(sv__host_t *h, sv__http_t *http, uint32_t pid, const cha
         dup2(fd, STDERR_FILENO);
         close(fd);
     }
-    char db[4200], html[4200];
-    snprintf(db, sizeof db, "%s/report.db", dir);
-    snprintf(html, sizeof html, "%s/report.html", dir);
-    int rc = sv__convert_pid(h, pid, db, 1);
-    if (rc == RHEAP_EXIT_OK || rc == RHEAP_EXIT_WARNINGS) {
-        char *args[] = {(char *)"--html", (char *)"-o", html, db, NULL};
-        rc = cli__cmd_report_html(4, args);
-    }
+    int rc = make(user, h, pid, dir);
     fflush(stderr);
-    _exit(rc == RHEAP_EXIT_OK ? 0 : 1);
+    _exit(rc == 0 ? 0 : 1);
 }
 
-int sv__report_start(sv__reports_t *rs, sv__host_t *h, sv__http_t *http, int client,
-                     uint32_t pid, char *err, size_t errlen)
+int rc__report_start(rc__reports_t *rs, rc_host_t *h, rc__http_t *http, int client,
+                     uint32_t pid, rc_report_fn make, void *user, char *err, size_t errlen)
 {
-    if (rs->n == SV_MAX_REPORTS) {
-        snprintf(err, errlen, "%d reports are being made; ask again later", SV_MAX_REPORTS);
+    if (rs->n == RC__MAX_REPORTS) {
+        snprintf(err, errlen, "%d reports are being made; ask again later", RC__MAX_REPORTS);
         return 503;
     }
-    sv__report_t *rp = &rs->r[rs->n];
+    rc__report_t *rp = &rs->r[rs->n];
     const char *tmp = getenv("TMPDIR");
     snprintf(rp->dir, sizeof rp->dir, "%s/rheap-report-XXXXXX", tmp && *tmp ? tmp : P_tmpdir);
     if (!mkdtemp(rp->dir)) {
@@ -73,7 +75,7 @@ int sv__report_start(sv__reports_t *rs, sv__host_t *h, sv__http_t *http, int cli
     fflush(stderr);
     pid_t child = fork();
     if (child == 0)
-        make_report(h, http, pid, rp->dir);
+        make_report(h, http, pid, rp->dir, make, user);
     if (child < 0) {
         remove_report_dir(rp->dir);
         snprintf(err, errlen, "the report could not be started: %s", strerror(errno));
@@ -83,9 +85,9 @@ int sv__report_start(sv__reports_t *rs, sv__host_t *h, sv__http_t *http, int cli
     clock_gettime(CLOCK_MONOTONIC, &now);
     rp->client = client;
     rp->child = child;
-    rp->due = (double)now.tv_sec + now.tv_nsec / 1e9 + SV_REPORT_S;
+    rp->due = (double)now.tv_sec + now.tv_nsec / 1e9 + RC__REPORT_S;
     rs->n++;
-    sv__http_defer(http, client, SV_REPORT_S);
+    rc__http_defer(http, client, RC__REPORT_S);
     return 0;
 }
 
@@ -99,7 +101,7 @@ static char *slurp(const char *path, size_t *len)
     size_t cap = 0;
     *len = 0;
     for (;;) {
-        if (cli__grow(&buf, &cap, *len + 65536, 1, 65536 * 2) != 0) {
+        if (rc__grow(&buf, &cap, *len + 65536, 1, 65536 * 2) != 0) {
             free(buf);
             fclose(f);
             return NULL;
@@ -113,13 +115,13 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-void sv__reports_finish(sv__reports_t *rs, sv__http_t *http)
+void rc__reports_finish(rc__reports_t *rs, rc__http_t *http)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     double t = (double)now.tv_sec + now.tv_nsec / 1e9;
     for (size_t i = 0; i < rs->n;) {
-        sv__report_t *rp = &rs->r[i];
+        rc__report_t *rp = &rs->r[i];
         int ws = 0;
         pid_t done = waitpid(rp->child, &ws, WNOHANG);
         if (done == 0 && t < rp->due) {
@@ -130,7 +132,7 @@ void sv__reports_finish(sv__reports_t *rs, sv__http_t *http)
             kill(rp->child, SIGKILL);
             waitpid(rp->child, &ws, 0);
             static const char late[] = "the report took too long\n";
-            sv__http_respond(http, rp->client, 500, "text/plain; charset=utf-8", late,
+            rc__http_respond(http, rp->client, 500, "text/plain; charset=utf-8", late,
                              sizeof late - 1);
         } else {
             char path[4200];
@@ -139,9 +141,9 @@ void sv__reports_finish(sv__reports_t *rs, sv__http_t *http)
             snprintf(path, sizeof path, "%s/%s", rp->dir, ok ? "report.html" : "errors");
             char *body = slurp(path, &len);
             if (ok && body)
-                sv__http_respond(http, rp->client, 200, "text/html; charset=utf-8", body, len);
+                rc__http_respond(http, rp->client, 200, "text/html; charset=utf-8", body, len);
             else
-                sv__http_respond(http, rp->client, 500, "text/plain; charset=utf-8",
+                rc__http_respond(http, rp->client, 500, "text/plain; charset=utf-8",
                                  body ? body : "the report could not be made\n",
                                  body ? len : strlen("the report could not be made\n"));
             free(body);
@@ -152,7 +154,7 @@ void sv__reports_finish(sv__reports_t *rs, sv__http_t *http)
 }
 
 
-void sv__reports_stop(sv__reports_t *rs)
+void rc__reports_stop(rc__reports_t *rs)
 {
     for (size_t i = 0; i < rs->n; i++) {
         kill(rs->r[i].child, SIGKILL);

@@ -6,14 +6,15 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "rheap_analysis.h"
+
 #include "collector.h"
 
-const char *sv__state_name(const sv__info_t *in)
+const char *rc__state_name(const rc_info_t *in)
 {
     if (in->dropped)
-        return in->state == SV_ENDED ? "ended" : "dropped";
-    return in->state == SV_RECORDING ? "recording" : in->state == SV_OFF ? "off" : "ended";
+        return in->state == RC_ENDED ? "ended" : "dropped";
+    return in->state == RC_RECORDING ? "recording" : in->state == RC_OFF ? "off" : "ended";
 }
 
 /* A Prometheus label value: backslash, double quote and newline escaped. */
@@ -29,7 +30,7 @@ static void label_value(FILE *f, const char *s)
     }
 }
 
-void sv__metrics_write(const sv__host_t *h, FILE *f)
+void rc__metrics_write(const rc_host_t *h, FILE *f)
 {
     static const struct {
         const char *name, *type, *help;
@@ -51,19 +52,19 @@ void sv__metrics_write(const sv__host_t *h, FILE *f)
         {"rheap_collector_memory_bytes", "gauge",
          "Memory the collector holds for the recording (live blocks, stacks)."},
     };
-    size_t n = sv__host_count(h);
+    size_t n = rc_host_count(h);
     for (size_t s = 0; s < sizeof series / sizeof *series; s++) {
         fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", series[s].name, series[s].help,
                 series[s].name, series[s].type);
         for (size_t i = 0; i < n; i++) {
-            sv__info_t in;
-            sv__host_info(h, i, &in);
+            rc_info_t in;
+            rc_host_info(h, i, &in);
             fprintf(f, "%s{pid=\"%" PRIu32 "\",recording=\"%" PRIu32 "\",exe=\"", series[s].name,
                     in.pid, in.recording);
             label_value(f, in.exe);
             fprintf(f, "\",mode=\"%s\"", in.interval ? "profile" : "trace");
             if (s == 6)
-                fprintf(f, ",state=\"%s\"", sv__state_name(&in));
+                fprintf(f, ",state=\"%s\"", rc__state_name(&in));
             fputs("} ", f);
             switch (s) {
             case 0: fprintf(f, "%.0f\n", in.live_bytes); break;
@@ -95,10 +96,10 @@ static void html_text(FILE *f, const char *s)
     }
 }
 
-void sv__index_write(const sv__host_t *h, FILE *f)
+void rc__index_write(const rc_host_t *h, FILE *f)
 {
     fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>rheap serve: ");
-    html_text(f, sv__host_name(h));
+    html_text(f, rc__host_name(h));
     fputs("</title>\n<style>\n"
           "body{font:14px system-ui,sans-serif;margin:2em;color:#222}\n"
           "table{border-collapse:collapse}th,td{padding:.3em .8em;border-bottom:1px solid #ddd}\n"
@@ -106,8 +107,8 @@ void sv__index_write(const sv__host_t *h, FILE *f)
           "tabular-nums}\n.recording{color:#070}.off{color:#a60}.ended{color:#888}\n"
           "code{font-size:12px}</style></head><body>\n<h1>rheap serve on ",
           f);
-    html_text(f, sv__host_name(h));
-    size_t n = sv__host_count(h);
+    html_text(f, rc__host_name(h));
+    size_t n = rc_host_count(h);
     fprintf(f, "</h1>\n<p id=\"count\">%zu recording%s followed. Profiles: "
                "<a href=\"/debug/pprof/heap\">heap of every process</a>, "
                "<a href=\"/debug/pprof/allocs\">allocations of every process</a>, "
@@ -118,23 +119,23 @@ void sv__index_write(const sv__host_t *h, FILE *f)
           "<th>rate</th><th>program</th><th>profiles</th></tr>\n",
           f);
     for (size_t i = 0; i < n; i++) {
-        sv__info_t in;
-        sv__host_info(h, i, &in);
+        rc_info_t in;
+        rc_host_info(h, i, &in);
         char live[32], alloc[32], rate[40];
-        cli__human_bytes((long long)in.live_bytes, live, sizeof live);
-        cli__human_bytes((long long)in.alloc_bytes, alloc, sizeof alloc);
-        cli__human_bytes((long long)in.rate, rate, sizeof rate);
+        ra_human_bytes((long long)in.live_bytes, live, sizeof live);
+        ra_human_bytes((long long)in.alloc_bytes, alloc, sizeof alloc);
+        ra_human_bytes((long long)in.rate, rate, sizeof rate);
         fprintf(f,
                 "<tr data-pid=\"%" PRIu32 "\" data-live-bytes=\"%.0f\"><td class=n>%" PRIu32
                 "</td><td class=n>%" PRIu32 "</td><td class=\"%s\">%s</td><td>%s</td>"
                 "<td class=n>%s%s</td><td class=n>%.0f</td><td class=n>%s</td>"
                 "<td class=n>%s/s</td><td><code>",
-                in.pid, in.live_bytes, in.pid, in.recording, sv__state_name(&in),
-                sv__state_name(&in), in.interval ? "profile" : "trace",
+                in.pid, in.live_bytes, in.pid, in.recording, rc__state_name(&in),
+                rc__state_name(&in), in.interval ? "profile" : "trace",
                 in.interval ? "~" : "", live, in.live_blocks, alloc, rate);
         html_text(f, in.cmdline[0] ? in.cmdline : in.exe);
         fputs("</code></td><td>", f);
-        if (sv__host_find(h, in.pid) == (long)i)
+        if (rc_host_find(h, in.pid) == (long)i)
             fprintf(f,
                     "<a href=\"/debug/pprof/heap?pid=%" PRIu32 "\">heap</a> "
                     "<a href=\"/debug/pprof/allocs?pid=%" PRIu32 "\">allocs</a> "

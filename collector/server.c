@@ -1,8 +1,8 @@
 /*
- * serve.c: `rheap serve [--listen ADDR:PORT] DIR...`: a collector for one host. It follows every
- * recording that appears under the directories (heap.c), keeps each process's live heap up to
- * date as its recording is written, and answers over HTTP (http.c) what continuous profilers
- * and people ask:
+ * server.c: the collector's server (rc_server_*): a host (heap.c) following every recording that
+ * appears under some directories, keeping each process's live heap up to date as its recording
+ * is written, behind a small HTTP server (http.c) answering what continuous profilers and people
+ * ask:
  *
  *   /debug/pprof/heap?pid=P     gzipped profile.proto, live heap now (inuse_space by default)
  *   /debug/pprof/allocs?pid=P   the same, alloc_space by default
@@ -11,18 +11,16 @@
  *   /metrics                    Prometheus text: live bytes and blocks, bytes and calls
  *                               allocated, allocation rate, recording state, per process
  *   /                           an HTML page listing the processes, with links
- *   /report?pid=P               `rheap report --html` of the process's recordings as far as
- *                               they are written, made on demand
+ *   /report?pid=P               the caller's HTML report of the process's recordings as far
+ *                               as they are written, made on demand
  *
  * One thread does everything: between two rounds of the HTTP server it scans the recordings,
  * so a profile is always made from state at most one scan old, and no lock is needed. This file
- * is the command, the loop and the profile requests (delta ones wait in a list); the pages are
+ * is the loop and the profile requests (delta ones wait in a list); the pages are
  * servepages.c's, the reports reports.c's (made by child processes), the dumps on a trigger
  * dumps.c's.
  */
 #define _GNU_SOURCE /* open_memstream */
-#include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -31,13 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "collector.h"
 
 /* How often the recordings are read, and how long an ended process stays listed. */
 #define SCAN_MS 200
 #define LINGER_S 300.0
-#define MAX_SECONDS 300
 
 typedef struct {
     int client;
@@ -46,65 +42,23 @@ typedef struct {
     struct timespec started;
     size_t *idx;
     size_t n;
-    sv__base_t *base;
+    rc__base_t *base;
     size_t nbase;
 } pending_t;
 
-typedef struct {
-    sv__host_t *host;
-    sv__http_t *http;
+struct rc_server {
+    rc_host_t *host;
+    rc__http_t *http;
     pending_t pend[64];
     size_t npend;
-    sv__dumps_t dumps;
-    sv__reports_t reports;
-} serve_t;
+    rc__dumps_t dumps;
+    rc__reports_t reports;
+    rc_report_fn report;
+    void *report_user;
+    rc_log_t log;
+};
 
-static volatile sig_atomic_t stop;
-
-static void on_stop(int sig)
-{
-    (void)sig;
-    stop = 1;
-}
-
-static void usage_serve(FILE *f)
-{
-    fprintf(f,
-            "Usage: rheap serve [OPTIONS] [DIR...]\n"
-            "\n"
-            "A collector for one host: follows every recording (rip-<pid>[-N]) that appears\n"
-            "under DIR (default $RHEAP_DIR, else the current directory) as processes start,\n"
-            "exec and end, keeps each process's live heap up to date, and serves it over\n"
-            "HTTP in the forms go tool pprof, Grafana Pyroscope (Alloy) and Parca scrape:\n"
-            "\n"
-            "  /debug/pprof/heap[?pid=P][&seconds=N]    live heap, gzipped profile.proto\n"
-            "  /debug/pprof/allocs[?pid=P][&seconds=N]  allocations since recording began\n"
-            "  /metrics                                 Prometheus text, per process\n"
-            "  /                                        a page listing the processes\n"
-            "  /report?pid=P                            rheap report --html of P, made now\n"
-            "\n"
-            "Without pid, every process, each sample labelled with its pid; seconds=N (1-%d)\n"
-            "answers after N seconds with the change over them. Only recordings the user\n"
-            "running rheap serve may read are followed.\n"
-            "\n"
-            "Options:\n"
-            "  --listen ADDR:PORT  where to listen (default 127.0.0.1:6060; port 0: any free\n"
-            "                      one; the address taken is printed on stderr)\n"
-            "  --dump-dir DIR      write heap profiles there on a trigger:\n"
-            "  --dump-threshold B  when a process's live heap passes B bytes (K, M, G\n"
-            "                      suffixes: KiB, MiB, GiB) or N%% of the memory limit of\n"
-            "                      its control groups, and at each new high mark at least\n"
-            "                      1/16 above the last one dumped\n"
-            "  --dump-keep N       keep the newest N dumps in DIR (default 16)\n"
-            "  --process-memory B  stop following a process whose live heap takes more than\n"
-            "                      B bytes of the collector's memory (default 256M; a\n"
-            "                      profile-mode process takes a few KiB to a few MiB)\n"
-            "  -h, --help          show this help\n"
-            "\n"
-            "Runs until interrupted (SIGINT, SIGTERM); exit status 0, 1 for a usage error or\n"
-            "an address that cannot be listened on.\n",
-            MAX_SECONDS);
-}
+typedef struct rc_server serve_t;
 
 /* ---- Query strings ---- */
 
@@ -153,7 +107,7 @@ static void respond_text(serve_t *sv, int client, int status, const char *fmt, .
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    sv__http_respond(sv->http, client, status, "text/plain; charset=utf-8", buf, strlen(buf));
+    rc__http_respond(sv->http, client, status, "text/plain; charset=utf-8", buf, strlen(buf));
 }
 
 /* The processes a profile covers: the newest recording of pid, or of every live process. */
@@ -161,40 +115,41 @@ static size_t pick(serve_t *sv, long pid, size_t *idx)
 {
     size_t n = 0;
     if (pid >= 0) {
-        long i = sv__host_find(sv->host, (uint32_t)pid);
+        long i = rc_host_find(sv->host, (uint32_t)pid);
         if (i >= 0)
             idx[n++] = (size_t)i;
         return n;
     }
-    for (size_t i = 0; i < sv__host_count(sv->host); i++) {
-        sv__info_t in;
-        sv__host_info(sv->host, i, &in);
-        if (in.state != SV_ENDED && !in.dropped && sv__host_find(sv->host, in.pid) == (long)i)
+    for (size_t i = 0; i < rc_host_count(sv->host); i++) {
+        rc_info_t in;
+        rc_host_info(sv->host, i, &in);
+        if (in.state != RC_ENDED && !in.dropped && rc_host_find(sv->host, in.pid) == (long)i)
             idx[n++] = i;
     }
     return n;
 }
 
 static void send_profile(serve_t *sv, int client, const size_t *idx, size_t n, int allocs,
-                         const sv__base_t *base, size_t nbase, int64_t period_ns)
+                         const rc__base_t *base, size_t nbase, int64_t period_ns)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    char err[256] = "out of memory";
-    int rc = f ? sv__profile_write(sv->host, idx, n, allocs, base, nbase, period_ns, f, err,
-                                   sizeof err)
-               : -1;
+    rc_err_t err = {"out of memory"};
+    int rc = f && rc__profile_write(sv->host, idx, n, allocs, base, nbase, period_ns, f,
+                                    &err) == RC_OK
+                 ? 0
+                 : -1;
     if (f && fclose(f) != 0)
         rc = -1;
     if (rc == 0)
-        sv__http_respond(sv->http, client, 200, "application/octet-stream", buf, len);
+        rc__http_respond(sv->http, client, 200, "application/octet-stream", buf, len);
     else
-        respond_text(sv, client, 500, "the profile could not be made: %s\n", err);
+        respond_text(sv, client, 500, "the profile could not be made: %s\n", err.msg);
     free(buf);
 }
 
-static void profile_request(serve_t *sv, const sv__request_t *r, int allocs)
+static void profile_request(serve_t *sv, const rc__request_t *r, int allocs)
 {
     char v[32];
     long pid = -1;
@@ -207,12 +162,12 @@ static void profile_request(serve_t *sv, const sv__request_t *r, int allocs)
         pid = (long)p;
     }
     unsigned long seconds = 0;
-    if (query_get(r->query, "seconds", v, sizeof v) && !(seconds = number(v, MAX_SECONDS))) {
+    if (query_get(r->query, "seconds", v, sizeof v) && !(seconds = number(v, RC_MAX_SECONDS))) {
         respond_text(sv, r->client, 400, "seconds: expected a whole number from 1 to %d, got '%s'\n",
-                     MAX_SECONDS, v);
+                     RC_MAX_SECONDS, v);
         return;
     }
-    size_t count = sv__host_count(sv->host);
+    size_t count = rc_host_count(sv->host);
     size_t *idx = calloc(count ? count : 1, sizeof *idx);
     if (!idx) {
         respond_text(sv, r->client, 500, "out of memory\n");
@@ -225,8 +180,8 @@ static void profile_request(serve_t *sv, const sv__request_t *r, int allocs)
         return;
     }
     if (pid >= 0) {
-        sv__info_t in;
-        sv__host_info(sv->host, idx[0], &in);
+        rc_info_t in;
+        rc_host_info(sv->host, idx[0], &in);
         if (in.dropped) {
             free(idx);
             respond_text(sv, r->client, 503,
@@ -242,9 +197,9 @@ static void profile_request(serve_t *sv, const sv__request_t *r, int allocs)
         return;
     }
     size_t nbase = 0;
-    sv__base_t *base = sv__base_take(sv->host, idx, n, &nbase);
+    rc__base_t *base = rc__base_take(sv->host, idx, n, &nbase);
     if (!base || sv->npend == sizeof sv->pend / sizeof *sv->pend) {
-        sv__base_free(base, nbase);
+        rc__base_free(base, nbase);
         free(idx);
         respond_text(sv, r->client, 503, "too many delta profiles under way\n");
         return;
@@ -260,7 +215,7 @@ static void profile_request(serve_t *sv, const sv__request_t *r, int allocs)
     p->n = n;
     p->base = base;
     p->nbase = nbase;
-    sv__http_defer(sv->http, r->client, (int)seconds);
+    rc__http_defer(sv->http, r->client, (int)seconds);
 }
 
 /* Delta profiles whose period is over. Processes that were forgotten meanwhile (their directory
@@ -278,9 +233,9 @@ static void finish_pending(serve_t *sv)
         }
         size_t m = 0;
         for (size_t k = 0; k < p->nbase; k++)
-            for (size_t j = 0; j < sv__host_count(sv->host); j++) {
-                sv__info_t in;
-                sv__host_info(sv->host, j, &in);
+            for (size_t j = 0; j < rc_host_count(sv->host); j++) {
+                rc_info_t in;
+                rc_host_info(sv->host, j, &in);
                 if (in.pid == p->base[k].pid && in.recording == p->base[k].recording)
                     p->idx[m++] = j;
             }
@@ -288,14 +243,14 @@ static void finish_pending(serve_t *sv)
                          (now.tv_nsec - p->started.tv_nsec);
         send_profile(sv, p->client, p->idx, m, p->allocs, p->base, p->nbase, period);
         free(p->idx);
-        sv__base_free(p->base, p->nbase);
+        rc__base_free(p->base, p->nbase);
         sv->pend[i] = sv->pend[--sv->npend];
     }
 }
 
 /* Answers with what write makes of the host. */
 static void send_text(serve_t *sv, int client, const char *type,
-                      void (*write)(const sv__host_t *h, FILE *f))
+                      void (*write)(const rc_host_t *h, FILE *f))
 {
     char *buf = NULL;
     size_t len = 0;
@@ -310,11 +265,11 @@ static void send_text(serve_t *sv, int client, const char *type,
         respond_text(sv, client, 500, "out of memory\n");
         return;
     }
-    sv__http_respond(sv->http, client, 200, type, buf, len);
+    rc__http_respond(sv->http, client, 200, type, buf, len);
     free(buf);
 }
 
-static void report_request(serve_t *sv, const sv__request_t *r)
+static void report_request(serve_t *sv, const rc__request_t *r)
 {
     char v[32];
     unsigned long pid = query_get(r->query, "pid", v, sizeof v) ? number(v, UINT32_MAX) : 0;
@@ -322,18 +277,22 @@ static void report_request(serve_t *sv, const sv__request_t *r)
         respond_text(sv, r->client, 400, "pid: expected a process id\n");
         return;
     }
-    if (sv__host_find(sv->host, (uint32_t)pid) < 0) {
+    if (!sv->report) {
+        respond_text(sv, r->client, 404, "this collector makes no reports\n");
+        return;
+    }
+    if (rc_host_find(sv->host, (uint32_t)pid) < 0) {
         respond_text(sv, r->client, 404, "no recording of process %lu is followed\n", pid);
         return;
     }
     char err[256];
-    int st = sv__report_start(&sv->reports, sv->host, sv->http, r->client, (uint32_t)pid, err,
-                              sizeof err);
+    int st = rc__report_start(&sv->reports, sv->host, sv->http, r->client, (uint32_t)pid,
+                              sv->report, sv->report_user, err, sizeof err);
     if (st)
         respond_text(sv, r->client, st, "%s\n", err);
 }
 
-static void handler(void *user, const sv__request_t *r)
+static void handler(void *user, const rc__request_t *r)
 {
     serve_t *sv = user;
     if (!strcmp(r->path, "/debug/pprof/heap"))
@@ -341,9 +300,9 @@ static void handler(void *user, const sv__request_t *r)
     else if (!strcmp(r->path, "/debug/pprof/allocs"))
         profile_request(sv, r, 1);
     else if (!strcmp(r->path, "/metrics"))
-        send_text(sv, r->client, "text/plain; version=0.0.4; charset=utf-8", sv__metrics_write);
+        send_text(sv, r->client, "text/plain; version=0.0.4; charset=utf-8", rc__metrics_write);
     else if (!strcmp(r->path, "/") || !strcmp(r->path, "/index.html"))
-        send_text(sv, r->client, "text/html; charset=utf-8", sv__index_write);
+        send_text(sv, r->client, "text/html; charset=utf-8", rc__index_write);
     else if (!strcmp(r->path, "/report"))
         report_request(sv, r);
     else
@@ -352,150 +311,87 @@ static void handler(void *user, const sv__request_t *r)
                      "/report\n");
 }
 
-/* ---- The command ---- */
+/* ---- The server ---- */
 
-/* B, BK, BM, BG: bytes. 0 when not a number. */
-static double parse_bytes(const char *s)
+rc_status_t rc_server_open(const rc_serve_opts_t *o, rc_server_t **out, rc_err_t *err)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-' || *s == '+')
-        return 0;
-    double mul = 1;
-    if (*end == 'K' || *end == 'k')
-        mul = 1024.0, end++;
-    else if (*end == 'M')
-        mul = 1024.0 * 1024, end++;
-    else if (*end == 'G')
-        mul = 1024.0 * 1024 * 1024, end++;
-    return *end ? 0 : (double)v * mul;
+    *out = NULL;
+    serve_t *sv = calloc(1, sizeof *sv);
+    if (!sv)
+        return rc__fail(err, RC_E_NOMEM, "out of memory");
+    sv->log = o->log;
+    sv->report = o->report;
+    sv->report_user = o->report_user;
+    sv->dumps.dir = o->dump_dir;
+    sv->dumps.threshold = o->dump_bytes;
+    sv->dumps.share = o->dump_share;
+    sv->dumps.keep = o->dump_keep ? o->dump_keep : 16;
+    sv->dumps.log = &sv->log;
+    char msg[512];
+    sv->http = rc__http_open(o->listen ? o->listen : "127.0.0.1:6060", msg, sizeof msg);
+    if (!sv->http) {
+        free(sv);
+        return rc__fail(err, RC_E_USAGE, "%s", msg);
+    }
+    sv->host = rc_host_create(o->dirs, o->ndirs, &sv->log);
+    if (!sv->host) {
+        rc__http_close(sv->http);
+        free(sv);
+        return rc__fail(err, RC_E_NOMEM, "out of memory");
+    }
+    rc_host_budget(sv->host, o->process_memory);
+    /* Out of memory here is said once the loop runs, as any later scan's would be. */
+    rc_host_scan(sv->host, LINGER_S, NULL);
+    *out = sv;
+    return RC_OK;
 }
 
-int cli__cmd_serve(int argc, char **argv)
+const char *rc_server_address(const rc_server_t *sv)
 {
-    enum { O_LISTEN = 0x2001, O_DUMP_DIR, O_DUMP_THRESHOLD, O_DUMP_KEEP, O_PROCESS_MEMORY };
-    static const struct option longs[] = {
-        {"listen", required_argument, NULL, O_LISTEN},
-        {"dump-dir", required_argument, NULL, O_DUMP_DIR},
-        {"dump-threshold", required_argument, NULL, O_DUMP_THRESHOLD},
-        {"dump-keep", required_argument, NULL, O_DUMP_KEEP},
-        {"process-memory", required_argument, NULL, O_PROCESS_MEMORY},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *listen_at = "127.0.0.1:6060", *threshold = NULL, *keep = NULL;
-    const char *budget = "256M";
-    serve_t sv = {0};
-    sv.dumps.keep = 16;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
-        switch (c) {
-        case O_LISTEN: listen_at = optarg; break;
-        case O_DUMP_DIR: sv.dumps.dir = optarg; break;
-        case O_DUMP_THRESHOLD: threshold = optarg; break;
-        case O_DUMP_KEEP: keep = optarg; break;
-        case O_PROCESS_MEMORY: budget = optarg; break;
-        case 'h': usage_serve(stdout); return RHEAP_EXIT_OK;
-        default: return cli__option_error(c, argv, longs, "a value", "rheap serve --help");
-        }
-    }
-    size_t tlen = threshold ? strlen(threshold) : 0;
-    if (tlen > 1 && threshold[tlen - 1] == '%') {
-        char digits[16];
-        snprintf(digits, sizeof digits, "%.*s", (int)(tlen - 1), threshold);
-        sv.dumps.share = (double)number(digits, 100);
-        if (!sv.dumps.share) {
-            cli__error(stderr, "--dump-threshold: expected a share from 1%% to 100%%, got '%s'",
-                       threshold);
-            return RHEAP_EXIT_USAGE;
-        }
-    } else if (threshold && !(sv.dumps.threshold = parse_bytes(threshold))) {
-        cli__error(stderr, "--dump-threshold: expected bytes from 1 (digits, then K, M or G) "
-                           "or a share of the memory limit (N%%), got '%s'", threshold);
-        return RHEAP_EXIT_USAGE;
-    }
-    double budget_bytes = parse_bytes(budget);
-    if (!budget_bytes) {
-        cli__error(stderr, "--process-memory: expected bytes from 1 (digits, then K, M or G), "
-                           "got '%s'", budget);
-        return RHEAP_EXIT_USAGE;
-    }
-    if (keep && !(sv.dumps.keep = (unsigned)number(keep, 1000000))) {
-        cli__error(stderr, "--dump-keep: expected a whole number from 1, got '%s'", keep);
-        return RHEAP_EXIT_USAGE;
-    }
-    if (!sv.dumps.dir != !threshold) {
-        cli__error(stderr, "--dump-dir and --dump-threshold go together");
-        return RHEAP_EXIT_USAGE;
-    }
-    if (sv.dumps.dir && access(sv.dumps.dir, W_OK | X_OK) != 0) {
-        cli__error(stderr, "--dump-dir %s: %s", sv.dumps.dir, strerror(errno));
-        return RHEAP_EXIT_USAGE;
-    }
-    const char *env = getenv("RHEAP_DIR");
-    const char *dflt[1] = {env && *env ? env : "."};
-    int ndirs = argc - optind;
-    const char *const *dirs = ndirs ? (const char *const *)argv + optind : dflt;
-    for (int i = 0; i < (ndirs ? ndirs : 1); i++)
-        if (access(dirs[i], R_OK | X_OK) != 0) {
-            cli__error(stderr, "%s: %s", dirs[i], strerror(errno));
-            return RHEAP_EXIT_USAGE;
-        }
-    char err[512];
-    sv.http = sv__http_open(listen_at, err, sizeof err);
-    if (!sv.http) {
-        cli__error(stderr, "%s", err);
-        return RHEAP_EXIT_USAGE;
-    }
-    sv.host = sv__host_create(dirs, ndirs ? (size_t)ndirs : 1);
-    if (!sv.host) {
-        sv__http_close(sv.http);
-        cli__error(stderr, "out of memory");
-        return RHEAP_EXIT_INPUT;
-    }
-    sv__host_budget(sv.host, (uint64_t)budget_bytes);
-    struct sigaction sa = {0}, ign = {0};
-    sa.sa_handler = on_stop;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    ign.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &ign, NULL);
-    sv__host_scan(sv.host, LINGER_S);
-    cli__note(stderr, "serving http://%s/ (%zu recording%s followed)", sv__http_address(sv.http),
-              sv__host_count(sv.host), sv__host_count(sv.host) == 1 ? "" : "s");
-    fflush(stderr);
+    return rc__http_address(sv->http);
+}
+
+const rc_host_t *rc_server_host(const rc_server_t *sv)
+{
+    return sv->host;
+}
+
+void rc_server_run(rc_server_t *sv, volatile sig_atomic_t *stop)
+{
     struct timespec last;
     clock_gettime(CLOCK_MONOTONIC, &last);
     int oom_said = 0;
-    while (!stop) {
-        sv__http_round(sv.http, SCAN_MS / 2, handler, &sv);
+    while (!*stop) {
+        rc__http_round(sv->http, SCAN_MS / 2, handler, sv);
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         long ms = (now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000;
         if (ms >= SCAN_MS) {
             last = now;
-            if (sv__host_scan(sv.host, LINGER_S) != 0 && !oom_said) {
-                cli__warning(stderr, "out of memory while reading the recordings; what was read "
-                                     "is still served");
+            rc_err_t err;
+            if (rc_host_scan(sv->host, LINGER_S, &err) != RC_OK && !oom_said) {
+                rc__log(&sv->log, RC_LOG_WARNING, "%s", err.msg);
                 oom_said = 1;
             }
-            if (sv.dumps.dir)
-                sv__dumps_check(&sv.dumps, sv.host);
+            if (sv->dumps.dir)
+                rc__dumps_check(&sv->dumps, sv->host);
         }
-        finish_pending(&sv);
-        sv__reports_finish(&sv.reports, sv.http);
+        finish_pending(sv);
+        rc__reports_finish(&sv->reports, sv->http);
     }
-    sv__reports_stop(&sv.reports);
-    for (size_t i = 0; i < sv.npend; i++) {
-        free(sv.pend[i].idx);
-        sv__base_free(sv.pend[i].base, sv.pend[i].nbase);
+}
+
+void rc_server_close(rc_server_t *sv)
+{
+    if (!sv)
+        return;
+    rc__reports_stop(&sv->reports);
+    for (size_t i = 0; i < sv->npend; i++) {
+        free(sv->pend[i].idx);
+        rc__base_free(sv->pend[i].base, sv->pend[i].nbase);
     }
-    sv__dumps_free(&sv.dumps);
-    sv__host_destroy(sv.host);
-    sv__http_close(sv.http);
-    return RHEAP_EXIT_OK;
+    rc__dumps_free(&sv->dumps);
+    rc_host_destroy(sv->host);
+    rc__http_close(sv->http);
+    free(sv);
 }

@@ -361,6 +361,11 @@ size_t ra_text_columns(const char *s);
  * keeps its file:line). A keep below 4 leaves s whole. malloc'ed; NULL on no memory. */
 char *ra_text_clip(const char *s, size_t keep, int from_end);
 
+/* A byte count as a person reads it at a glance, into buf (len bytes): under 10 KiB the number
+ * itself ("9216"), else one decimal and a binary unit ("12.5 MiB"). The one form of a size for
+ * people, in tables and in the collector's pages and messages alike. */
+void ra_human_bytes(long long b, char *buf, size_t len);
+
 /* ---- A map from strings to numbers (smap.c), for tables keyed by a frame's or a stack's text:
  * pprof's string, function and location tables, the HTML page's frames and stacks, diff's
  * sites ---- */
