@@ -70,10 +70,13 @@ cross() {
         fi
     done
     # The collector (rheap serve, rheap snapshot) sanitized, following the plain build's
-    # recordings of the plain build's holder: its reader, HTTP parser and profile writer.
-    for c in snapshot pprof metrics index lifecycle profile robust dumps flat cgroup threads budget perms; do
+    # recordings of the plain build's holder: its reader, HTTP parser and profile writer, and
+    # the library alone (collect_api).
+    for c in snapshot pprof metrics index lifecycle profile robust dumps flat cgroup threads budget perms \
+             library; do
         if env RHEAP="$ROOT/$dir/cli/rheap" RHEAP_LIB="$ROOT/build-rel/libtrace/librheap.so" \
                HOLDER="$ROOT/build-rel/tests/serve/serve_holder" SRC="$ROOT" \
+               COLLECT_API="$ROOT/$dir/tests/serve/serve_collect_api" \
                XTHREADS="$ROOT/build-rel/tests/stress/stress_xthreads" \
                DIR="$ROOT/$dir/serve-out" \
                bash "$ROOT/tests/serve/serve_test.sh" "$c" >"$ROOT/$dir/cross-serve-$c.log" 2>&1; then

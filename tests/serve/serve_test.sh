@@ -23,10 +23,12 @@
 #   budget     --process-memory: a process whose live heap takes more of the collector's memory
 #              is no longer followed (state dropped, its tables freed); a small one still is
 #   perms      a collector run by another user follows that user's recordings only
+#   library    the collector library through its public header (collect_api.c): the holder's
+#              heap exactly, a damaged file said through the caller's log and never on stderr
 #   flat       a profile-mode program allocating without end at a tiny interval: the
 #              collector's memory for it stays flat while it reads every new sample
 #
-# CMake sets RHEAP, RHEAP_LIB, HOLDER, SRC and DIR (where the index case leaves its screenshot).
+# CMake sets RHEAP, RHEAP_LIB, HOLDER, COLLECT_API, SRC and DIR (where the index case leaves its screenshot).
 set -euo pipefail
 
 NAME=$1
@@ -588,6 +590,13 @@ case_perms() {
     "${as_nobody[@]}" "$RHEAP" snapshot "$mine" "$REC" -o "$WORK/tmp/x.pb.gz" 2>snap.err &&
         fail "snapshot of root's process as nobody succeeded"
     grep -q "no recording of process $mine" snap.err || fail "snapshot: $(cat snap.err)"
+}
+
+case_library() {
+    start_holder a 3 $MIB
+    "$COLLECT_API" "$REC" "$HPID" $((3 * MIB + 24 + 4096)) 5 t999997.rip >api.out 2>api.err ||
+        fail "collect_api: $(cat api.out api.err)"
+    expect_eq "collect_api's stderr" "$(cat api.err)" ""
 }
 
 SPID=
