@@ -77,8 +77,10 @@ RHEAP_EXPORT int rheap_enable(const rheap_config *config) {
         errno = EINVAL;
         r = -1;
     } else {
+        /* Only for a recording that will start: a call refused because one is already on
+         * (EALREADY below) leaves no directory behind. The control lock holds the state. */
         int before = errno;
-        if (c.dir[0])
+        if (c.dir[0] && !(atomic_load(&rheap__word) & RHEAP__ON))
             make_dirs(c.dir);
         errno = before;
         r = rheap__start(&c, "api");
