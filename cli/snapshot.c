@@ -153,21 +153,14 @@ int cli__cmd_snapshot(int argc, char **argv)
         cli__error(stderr, "out of memory");
         return RHEAP_EXIT_INPUT;
     }
-    size_t n = rc_host_count(h), m = 0;
+    size_t n = rc_host_count(h);
     size_t *idx = calloc(n ? n : 1, sizeof *idx);
     if (!idx) {
         rc_host_destroy(h);
         cli__error(stderr, "out of memory");
         return RHEAP_EXIT_INPUT;
     }
-    /* The newest recording of each process: the image it runs now. */
-    for (size_t i = 0; i < n; i++) {
-        rc_info_t in;
-        rc_host_info(h, i, &in);
-        if ((all && in.state != RC_ENDED && rc_host_find(h, in.pid) == (long)i) ||
-            (!all && rc_host_find(h, pid) == (long)i))
-            idx[m++] = i;
-    }
+    size_t m = rc_host_pick(h, all ? -1 : (long)pid, idx);
     int rc = RHEAP_EXIT_OK;
     if (m == 0) {
         if (all)

@@ -986,6 +986,23 @@ long rc_host_find(const rc_host_t *h, uint32_t pid)
     return found;
 }
 
+size_t rc_host_pick(const rc_host_t *h, long pid, size_t *idx)
+{
+    size_t n = 0;
+    if (pid >= 0) {
+        long i = rc_host_find(h, (uint32_t)pid);
+        if (i >= 0)
+            idx[n++] = (size_t)i;
+        return n;
+    }
+    for (size_t i = 0; i < h->nprocs; i++) {
+        const rc__proc_t *p = h->procs[i];
+        if (p->state != RC_ENDED && !p->dropped && rc_host_find(h, p->pid) == (long)i)
+            idx[n++] = i;
+    }
+    return n;
+}
+
 void rc_host_budget(rc_host_t *h, uint64_t bytes)
 {
     h->budget = bytes;

@@ -1,7 +1,7 @@
 /*
  * servepages.c: the collector's pages for people and for Prometheus: /metrics (the text format,
  * one series per recording, labels pid, recording, exe and mode) and / (the index of the
- * recordings with their heap now and links). They write into a FILE; serve.c answers with it.
+ * recordings with their heap now and links). They write into a FILE; server.c answers with it.
  */
 #include <inttypes.h>
 #include <stdio.h>

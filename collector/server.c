@@ -110,25 +110,6 @@ static void respond_text(serve_t *sv, int client, int status, const char *fmt, .
     rc__http_respond(sv->http, client, status, "text/plain; charset=utf-8", buf, strlen(buf));
 }
 
-/* The processes a profile covers: the newest recording of pid, or of every live process. */
-static size_t pick(serve_t *sv, long pid, size_t *idx)
-{
-    size_t n = 0;
-    if (pid >= 0) {
-        long i = rc_host_find(sv->host, (uint32_t)pid);
-        if (i >= 0)
-            idx[n++] = (size_t)i;
-        return n;
-    }
-    for (size_t i = 0; i < rc_host_count(sv->host); i++) {
-        rc_info_t in;
-        rc_host_info(sv->host, i, &in);
-        if (in.state != RC_ENDED && !in.dropped && rc_host_find(sv->host, in.pid) == (long)i)
-            idx[n++] = i;
-    }
-    return n;
-}
-
 static void send_profile(serve_t *sv, int client, const size_t *idx, size_t n, int allocs,
                          const rc__base_t *base, size_t nbase, int64_t period_ns)
 {
@@ -173,7 +154,7 @@ static void profile_request(serve_t *sv, const rc__request_t *r, int allocs)
         respond_text(sv, r->client, 500, "out of memory\n");
         return;
     }
-    size_t n = pick(sv, pid, idx);
+    size_t n = rc_host_pick(sv->host, pid, idx);
     if (pid >= 0 && n == 0) {
         free(idx);
         respond_text(sv, r->client, 404, "no recording of process %ld is followed\n", pid);

@@ -96,6 +96,10 @@ void rc_host_info(const rc_host_t *h, size_t i, rc_info_t *out);
 /* The index of the newest recording of pid (after an exec or a toggle, the one that grows),
  * or -1. */
 long rc_host_find(const rc_host_t *h, uint32_t pid);
+/* The processes a profile covers, their indexes into idx (room for rc_host_count(h)): the
+ * newest recording of pid (any state), or with pid -1 that of every process still running and
+ * followed (the image each runs now). Returns how many. */
+size_t rc_host_pick(const rc_host_t *h, long pid, size_t *idx);
 
 /* ---- Profiles (heapprof.c) ---- */
 
