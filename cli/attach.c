@@ -34,7 +34,7 @@
 
 #include "rheap_attach.h"
 #include "cli.h"
-#include "ptrace.h"
+#include "rheap_ptrace.h"
 
 typedef struct {
     const char *output;
@@ -437,7 +437,7 @@ typedef struct {
 
 static int read_ctl(attach_t *a)
 {
-    if (cli__pt_read(a->pid, a->ctl_at, &a->ctl, sizeof a->ctl) != 0)
+    if (rheap__pt_read(a->pid, a->ctl_at, &a->ctl, sizeof a->ctl) != 0)
         return -1;
     return a->ctl.magic == RHEAP__ATTACH_MAGIC ? 0 : -1;
 }
@@ -445,7 +445,7 @@ static int read_ctl(attach_t *a)
 static void beat(attach_t *a)
 {
     a->beat++;
-    cli__pt_write(a->pid, a->ctl_at + offsetof(rheap__attach_ctl_t, heartbeat), &a->beat,
+    rheap__pt_write(a->pid, a->ctl_at + offsetof(rheap__attach_ctl_t, heartbeat), &a->beat,
                   sizeof a->beat);
 }
 
@@ -454,7 +454,7 @@ static void beat(attach_t *a)
  * that dlopen's own allocations would wait for), nor inside librheap, unless it is blocked in
  * a system call that the stop interrupted and that will be restarted: there it waits, and
  * waiting holds none of those locks. */
-static int safe_point(const attach_t *a, const cli__pt_regs_t *r)
+static int safe_point(const attach_t *a, const rheap__pt_regs_t *r)
 {
     int blocked = r->orig_ax >= 0 && (r->ax == -512 || r->ax == -513 || r->ax == -514 ||
                                       r->ax == -516); /* -ERESTARTSYS ... -ERESTART_RESTARTBLOCK */
@@ -477,7 +477,7 @@ static void read_string(pid_t pid, uint64_t addr, char *buf, size_t len)
     buf[0] = 0;
     for (size_t got = 0; addr && got + 1 < len;) {
         size_t chunk = len - 1 - got < 64 ? len - 1 - got : 64;
-        if (cli__pt_read(pid, addr + got, buf + got, chunk) != 0)
+        if (rheap__pt_read(pid, addr + got, buf + got, chunk) != 0)
             break;
         buf[got + chunk] = 0;
         if (memchr(buf + got, 0, chunk))
@@ -489,11 +489,11 @@ static void read_string(pid_t pid, uint64_t addr, char *buf, size_t len)
 
 /* Step 2, on a thread t held at a safe point: load librheap, find its three functions, call
  * prepare. 0, or -1 with the message printed. */
-static int load_and_prepare(attach_t *a, cli__pt_thread_t *t, const char *lib, const char *settings,
+static int load_and_prepare(attach_t *a, rheap__pt_thread_t *t, const char *lib, const char *settings,
                             size_t settings_len)
 {
     uint64_t handle = 0;
-    if (cli__pt_call(t, a->dlopen_at, CLI__PT_BLOB, 2 /* RTLD_NOW */, lib, strlen(lib) + 1, &handle,
+    if (rheap__pt_call(t, a->dlopen_at, RHEAP__PT_BLOB, 2 /* RTLD_NOW */, lib, strlen(lib) + 1, &handle,
                      30000) != 0) {
         cli__error(stderr, "cannot attach to %d: the call of its dlopen failed: %s", (int)a->pid,
                    strerror(errno));
@@ -502,7 +502,7 @@ static int load_and_prepare(attach_t *a, cli__pt_thread_t *t, const char *lib, c
     if (!handle) {
         char why[512] = "";
         uint64_t msg = 0;
-        if (a->dlerror_at && cli__pt_call(t, a->dlerror_at, 0, 0, NULL, 0, &msg, 5000) == 0)
+        if (a->dlerror_at && rheap__pt_call(t, a->dlerror_at, 0, 0, NULL, 0, &msg, 5000) == 0)
             read_string(a->pid, msg, why, sizeof why);
         cli__error(stderr, "cannot attach to %d: its dlopen cannot load %s: %s", (int)a->pid, lib,
                    why[0] ? why : "no reason given");
@@ -511,7 +511,7 @@ static int load_and_prepare(attach_t *a, cli__pt_thread_t *t, const char *lib, c
     const char *names[3] = {RHEAP__ATTACH_PREPARE, RHEAP__ATTACH_COMMIT, RHEAP__ATTACH_RELEASE};
     uint64_t *at[3] = {&a->prepare_at, &a->commit_at, &a->release_at};
     for (int i = 0; i < 3; i++)
-        if (cli__pt_call(t, a->dlsym_at, handle, CLI__PT_BLOB, names[i], strlen(names[i]) + 1,
+        if (rheap__pt_call(t, a->dlsym_at, handle, RHEAP__PT_BLOB, names[i], strlen(names[i]) + 1,
                          at[i], 5000) != 0 ||
             !*at[i]) {
             cli__error(stderr,
@@ -520,7 +520,7 @@ static int load_and_prepare(attach_t *a, cli__pt_thread_t *t, const char *lib, c
                        (int)a->pid, lib, names[i]);
             return -1;
         }
-    if (cli__pt_call(t, a->prepare_at, CLI__PT_BLOB, 0, settings, settings_len, &a->ctl_at,
+    if (rheap__pt_call(t, a->prepare_at, RHEAP__PT_BLOB, 0, settings, settings_len, &a->ctl_at,
                      30000) != 0) {
         cli__error(stderr, "cannot attach to %d: the call of librheap's prepare failed: %s",
                    (int)a->pid, strerror(errno));
@@ -542,18 +542,18 @@ static int load_and_prepare(attach_t *a, cli__pt_thread_t *t, const char *lib, c
  * 5 seconds. 0, or -1 with the message printed. */
 static int borrow_thread(attach_t *a, const char *lib, const char *settings, size_t settings_len)
 {
-    uint64_t until = cli__pt_now_ns() + 5000000000u;
+    uint64_t until = rheap__pt_now_ns() + 5000000000u;
     do {
         size_t n;
-        pid_t *tids = cli__pt_threads(a->pid, &n);
+        pid_t *tids = rheap__pt_threads(a->pid, &n);
         if (!tids) {
             cli__error(stderr, "cannot attach to %d: the process is gone", (int)a->pid);
             return -1;
         }
         for (size_t i = 0; i < n; i++) {
-            cli__pt_thread_t t;
-            uint64_t t0 = cli__pt_now_ns();
-            if (cli__pt_take(tids[i], &t, 5000) != 0) {
+            rheap__pt_thread_t t;
+            uint64_t t0 = rheap__pt_now_ns();
+            if (rheap__pt_take(tids[i], &t, 5000) != 0) {
                 if (errno == ESRCH)
                     continue;
                 if (errno == EPERM)
@@ -564,20 +564,20 @@ static int borrow_thread(attach_t *a, const char *lib, const char *settings, siz
                 free(tids);
                 return -1;
             }
-            cli__pt_regs_t r;
-            if (cli__pt_regs(&t, &r) == 0 && safe_point(a, &r)) {
+            rheap__pt_regs_t r;
+            if (rheap__pt_regs(&t, &r) == 0 && safe_point(a, &r)) {
                 int rc = load_and_prepare(a, &t, lib, settings, settings_len);
-                cli__pt_release(&t);
-                a->borrowed = cli__pt_now_ns() - t0;
+                rheap__pt_release(&t);
+                a->borrowed = rheap__pt_now_ns() - t0;
                 free(tids);
                 return rc;
             }
-            cli__pt_release(&t);
+            rheap__pt_release(&t);
         }
         free(tids);
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
-    } while (cli__pt_now_ns() < until);
+    } while (rheap__pt_now_ns() < until);
     cli__error(stderr,
                "cannot attach to %d: in 5 s no thread stopped outside the allocator "
                "and the dynamic loader; try again",
@@ -590,23 +590,23 @@ static int borrow_thread(attach_t *a, const char *lib, const char *settings, siz
  * loader was stopped while changing its list). Returns fn's result (>= 0), or -1 with errno. */
 static long stopped_world_call(attach_t *a, uint64_t fn, uint64_t *pause, size_t *threads)
 {
-    uint64_t until = cli__pt_now_ns() + 5000000000u;
+    uint64_t until = rheap__pt_now_ns() + 5000000000u;
     for (;;) {
-        cli__pt_world_t w;
-        if (cli__pt_stop_all(a->pid, &w, 5000) != 0)
+        rheap__pt_world_t w;
+        if (rheap__pt_stop_all(a->pid, &w, 5000) != 0)
             return -1;
         uint64_t ret = 0;
-        int rc = w.n ? cli__pt_call(&w.t[0], fn, 0, 0, NULL, 0, &ret, 5000) : -1;
+        int rc = w.n ? rheap__pt_call(&w.t[0], fn, 0, 0, NULL, 0, &ret, 5000) : -1;
         int e = w.n ? errno : ESRCH;
         *threads = w.n;
-        cli__pt_resume_all(&w);
+        rheap__pt_resume_all(&w);
         if (w.longest_ns > *pause)
             *pause = w.longest_ns;
         if (rc != 0) {
             errno = e;
             return -1;
         }
-        if ((long)ret != -EAGAIN || cli__pt_now_ns() > until) {
+        if ((long)ret != -EAGAIN || rheap__pt_now_ns() > until) {
             if ((long)ret < 0) {
                 errno = (int)-(long)ret;
                 return -1;
@@ -799,7 +799,7 @@ static void window(attach_t *a, double duration)
 {
     uint64_t end = duration > 0 ? a->committed + (uint64_t)(duration * 1e9) : UINT64_MAX;
     while (!stop_asked) {
-        uint64_t now = cli__pt_now_ns();
+        uint64_t now = rheap__pt_now_ns();
         if (now >= end || !alive(a->pid))
             return;
         beat(a);
@@ -813,8 +813,8 @@ static void window(attach_t *a, double duration)
  * (or the process is gone), beating meanwhile. */
 static void wait_stopped(attach_t *a)
 {
-    uint64_t until = cli__pt_now_ns() + 60000000000u;
-    while (cli__pt_now_ns() < until && alive(a->pid)) {
+    uint64_t until = rheap__pt_now_ns() + 60000000000u;
+    while (rheap__pt_now_ns() < until && alive(a->pid)) {
         if (read_ctl(a) != 0 || atomic_load(&a->ctl.state) == RHEAP__ATTACH_STOPPED)
             return;
         beat(a);
@@ -840,7 +840,7 @@ int cli__cmd_attach(int argc, char **argv)
     attach_t a;
     memset(&a, 0, sizeof a);
     a.pid = o.pid;
-    a.begin = cli__pt_now_ns();
+    a.begin = rheap__pt_now_ns();
     char lib[PATH_MAX], lib_there[PATH_MAX + 64];
     if (cli__find_library(lib, sizeof lib) != 0)
         return RHEAP_EXIT_USAGE;
@@ -872,7 +872,7 @@ int cli__cmd_attach(int argc, char **argv)
         goto out;
     }
     long slots = stopped_world_call(&a, a.commit_at, &a.commit_pause, &a.commit_threads);
-    a.committed = cli__pt_now_ns();
+    a.committed = rheap__pt_now_ns();
     if (slots < 0) {
         int e = errno;
         cli__error(stderr, "cannot attach to %d: redirecting its allocator failed: %s", (int)a.pid,
@@ -894,7 +894,7 @@ int cli__cmd_attach(int argc, char **argv)
     int gone = !alive(a.pid);
     if (!gone) {
         long restored = stopped_world_call(&a, a.release_at, &a.release_pause, &a.release_threads);
-        a.released = cli__pt_now_ns();
+        a.released = rheap__pt_now_ns();
         if (restored < 0 && alive(a.pid))
             cli__warning(stderr,
                          "putting %d's allocator back failed (%s); librheap does it "
@@ -902,7 +902,7 @@ int cli__cmd_attach(int argc, char **argv)
                          (int)a.pid, strerror(errno));
         wait_stopped(&a);
     } else {
-        a.released = cli__pt_now_ns();
+        a.released = rheap__pt_now_ns();
         if (!o.quiet)
             cli__note(stderr, "process %d ended during the window", (int)a.pid);
     }
