@@ -69,6 +69,8 @@ start_holder() {
 
 # start_serve [OPTIONS...]: rheap serve on a free port over $REC; sets PORT and URL.
 start_serve() {
+    # Made here: the background job's redirection may come after the first look below.
+    : >"$WORK/serve.err"
     "$RHEAP" serve --listen 127.0.0.1:0 "$@" "$REC" 2>"$WORK/serve.err" &
     SPID=$!
     CLEANUP+=("kill $SPID 2>/dev/null; wait $SPID 2>/dev/null")
