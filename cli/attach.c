@@ -34,7 +34,7 @@
 
 #include "rheap_attach.h"
 #include "cli.h"
-#include "ptrace.h"
+#include "inject.h"
 
 typedef struct {
     const char *output;

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ptrace.h"
+#include "inject.h"
 
 #ifndef __x86_64__
 #error "rheap attach makes calls in the attached process the x86-64 way"
