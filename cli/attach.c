@@ -421,7 +421,7 @@ int cli__cmd_attach(int argc, char **argv)
                   (unsigned long long)(tm->commit_pause / 1000), tm->commit_threads,
                   (unsigned long long)(tm->release_pause / 1000), tm->release_threads, slots);
 
-    /* Step 6. The process is on its own again: Ctrl-C may stop the conversion now. */
+    /* The process is on its own again: Ctrl-C may stop the conversion now. */
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
