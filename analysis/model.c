@@ -389,7 +389,7 @@ ra_status_t ra_model_skip(sqlite3 *db, ra_model_t *pd, const char *glob, ra_err_
             "WITH k(id, frame_no) AS (\n"
             "    SELECT id, coalesce(min(frame_no) FILTER (\n"
             "               WHERE NOT plumbing AND NOT coalesce(name GLOB ?1, 0)), 0)\n"
-            "    FROM frames GROUP BY id),\n"
+            "    FROM frames GROUP BY id)\n"
             "SELECT s.id, s.site_frame - o.site_frame FROM k\n"
             "JOIN frame_sites AS s ON s.id = k.id AND s.frame_no = k.frame_no\n"
             "JOIN stacks AS o ON o.id = k.id\n"

@@ -40,8 +40,9 @@ static void usage_main(FILE *f)
             "  --version      show the version\n"
             "\n");
     cli__exit_help(f);
-    fprintf(f, "run exits with the program's status; query and report with 0, 1 (usage), 2\n"
-               "(missing or bad database) or 4 (standard output could not be written). See\n"
+    fprintf(f, "run exits with the program's status, or convert's when the program succeeded\n"
+               "but its recording could not be converted; query and report with 0, 1 (usage),\n"
+               "2 (missing or bad database) or 4 (standard output could not be written). See\n"
                "rheap COMMAND --help.\n");
 }
 

@@ -154,8 +154,9 @@ int cli__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent, 
         else if (!strcmp(t->names[c], "location"))
             lcol = c;
     }
+    size_t kept = t->ncols;
     for (int pass = 0; pass < 2; pass++)
-        for (size_t c = 0; total > tw && c < t->ncols; c++) {
+        for (size_t c = 0; total > tw && kept > 1 && c < t->ncols; c++) {
             if (drop[c] || c == fcol || c == lcol)
                 continue;
             int nothing = pass == 0 ? (!strcmp(t->names[c], "recording") || !strcmp(t->names[c], "pid") ||
@@ -164,6 +165,7 @@ int cli__names_for_display(const ra_table_t *t, size_t max_rows, size_t indent, 
                                     : rows > 0 && empty_column(t, c, rows);
             if (nothing) {
                 drop[c] = 1;
+                kept--;
                 total -= column_width(t, c, rows) + 2;
             }
         }

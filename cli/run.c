@@ -6,7 +6,8 @@
  * under $RHEAP_DIR and stays in the environment of every child. This file gives the run a
  * private directory for those recordings, waits for the whole process tree (rheap becomes a
  * subreaper, so orphaned grandchildren come back to it), converts every recording it finds
- * there in-process, and exits with the program's status as a shell would report it.
+ * there in-process, and exits with the program's status as a shell would report it (or, when
+ * the program succeeded but its recordings could not be converted, with the converter's).
  *
  * The conversion does not wait for the end: a thread follows the busiest recording while the
  * program writes it (rheap_convert's live inputs), so that when the program exits only its last
@@ -197,12 +198,37 @@ static void ignore_signal(int sig)
     (void)sig;
 }
 
+/* The signals rheap handles while the program runs, and whether each was ignored when rheap
+ * started (nohup, a background job of a shell without job control, `trap '' SIG`). An ignored
+ * signal stays ignored: exec keeps SIG_IGN, so the program starts as it would untraced, and
+ * rheap neither forwards it nor stops for it, as a shell that ignores it would not. */
+static const int run_signals[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+static int was_ignored[NSIG];
+
+static void note_ignored(void)
+{
+    for (size_t i = 0; i < sizeof run_signals / sizeof *run_signals; i++) {
+        struct sigaction sa;
+        was_ignored[run_signals[i]] =
+            sigaction(run_signals[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
+    }
+}
+
+/* sigaction(sig, act), unless sig was ignored at start: it stays so. */
+static void take_signal(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (was_ignored[sig]) {
+        if (old)
+            sigaction(sig, NULL, old);
+        return;
+    }
+    sigaction(sig, act, old);
+}
+
 static void child_exec(const run_opts_t *o, const char *lib, const char *recdir, int errfd)
 {
-    signal(SIGINT, SIG_DFL);
-    signal(SIGQUIT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
+    for (size_t i = 0; i < sizeof run_signals / sizeof *run_signals; i++)
+        signal(run_signals[i], was_ignored[run_signals[i]] ? SIG_IGN : SIG_DFL);
     /* librheap goes first, so it sees allocations before any other preloaded allocator. */
     const char *old = getenv("LD_PRELOAD");
     size_t n = strlen(lib) + (old ? strlen(old) : 0) + 2;
@@ -298,9 +324,9 @@ static int wait_all(pid_t pid)
     sigaddset(&block, SIGHUP);
     sigaddset(&block, SIGCHLD);
     sigprocmask(SIG_BLOCK, &block, &old_mask);
-    sigaction(SIGINT, &stop, NULL);
-    sigaction(SIGTERM, &stop, NULL);
-    sigaction(SIGHUP, &stop, NULL);
+    take_signal(SIGINT, &stop, NULL);
+    take_signal(SIGTERM, &stop, NULL);
+    take_signal(SIGHUP, &stop, NULL);
     sigaction(SIGCHLD, &chld, &old_chld);
     sigset_t wait_mask = old_mask;
     sigdelset(&wait_mask, SIGINT);
@@ -351,6 +377,7 @@ typedef struct {
     size_t nhanded, caphanded;
     char *first;              /* handed out before the conversion started */
     int crc;                  /* the conversion's exit status; -1: there was nothing to convert */
+    int done;                 /* convert_thread has returned */
 } live_t;
 
 static void wait_ms(live_t *l, int ms)
@@ -463,13 +490,24 @@ static int growing(void *user, const char *dir, int wait)
     return !(pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH);
 }
 
+static void convert_all(live_t *l);
+
 static void *convert_thread(void *arg)
 {
     live_t *l = arg;
+    convert_all(l);
+    pthread_mutex_lock(&l->mu);
+    l->done = 1;
+    pthread_mutex_unlock(&l->mu);
+    return NULL;
+}
+
+static void convert_all(live_t *l)
+{
     l->first = (char *)next_input(l);
     if (!l->first) {
         l->crc = -1;
-        return NULL;
+        return;
     }
     rheap_convert_opts_t src = RHEAP_CONVERT_OPTS_INIT;
     src.next_input = next_input;
@@ -477,7 +515,43 @@ static void *convert_thread(void *arg)
     src.live_user = l;
     l->crc = cli__convert_cmd(NULL, 0, &src, l->o->output, l->o->force, l->o->progress, 1,
                                 !l->o->quiet);
-    return NULL;
+}
+
+/* Waits for the converter's thread; a terminating signal meanwhile (Ctrl-C, kill) ends rheap
+ * as its default action would, but first removes the temporary database and the recordings'
+ * private directory, and says so in one line. The signals in `stop` are blocked in every
+ * thread, so they wait here (sigtimedwait). */
+static void join_or_stop(live_t *l, pthread_t conv, const sigset_t *stop, const char *recdir)
+{
+    for (;;) {
+        pthread_mutex_lock(&l->mu);
+        int done = l->done;
+        pthread_mutex_unlock(&l->mu);
+        if (done)
+            break;
+        struct timespec ts = {0, LIVE_POLL_MS * 1000000L};
+        int sig = sigtimedwait(stop, NULL, &ts);
+        if (sig <= 0)
+            continue;
+        /* stderr is kept for good: the converter, still running, would complain about the files
+         * taken from under it; it now waits on stderr's lock until the process ends. Once its
+         * temporary file is gone, the conversion can no longer put a database in place. */
+        flockfile(stderr);
+        rheap_convert_discard();
+        cli__remove_tree(recdir);
+        cli__note(stderr, "interrupted by %s during the conversion: %s not written, the "
+                          "recordings and the temporary database removed",
+                  sig == SIGINT ? "Ctrl-C" : strsignal(sig), l->o->output);
+        fflush(stderr);
+        signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        raise(sig);
+        pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+        _exit(128 + sig); /* not reached */
+    }
+    pthread_join(conv, NULL);
 }
 
 /* The exit status a shell would report for a wait status. */
@@ -524,16 +598,17 @@ int cli__cmd_run(int argc, char **argv)
 
     /* Ctrl-C and Ctrl-\ reach the whole foreground process group; like a shell waiting for a
      * job, rheap lets the program decide and converts what was recorded. The program gets the
-     * default dispositions back before exec. */
+     * dispositions rheap started with back before exec (default, or ignored). */
     struct sigaction ign = {0}, fwd = {0}, old_int, old_quit, old_term, old_hup;
     ign.sa_handler = SIG_IGN;
     fwd.sa_handler = forward;
     sigemptyset(&ign.sa_mask);
     sigemptyset(&fwd.sa_mask);
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGQUIT, &ign, &old_quit);
-    sigaction(SIGTERM, &fwd, &old_term);
-    sigaction(SIGHUP, &fwd, &old_hup);
+    note_ignored();
+    take_signal(SIGINT, &ign, &old_int);
+    take_signal(SIGQUIT, &ign, &old_quit);
+    take_signal(SIGTERM, &fwd, &old_term);
+    take_signal(SIGHUP, &fwd, &old_hup);
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
     pid_t pid = start_program(&o, lib, recdir);
@@ -552,6 +627,13 @@ int cli__cmd_run(int argc, char **argv)
     int started = pthread_create(&conv, NULL, convert_thread, &l) == 0;
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     int ws = wait_all(pid);
+    /* The program is gone: an interrupt now ends rheap, without leaving files behind. */
+    sigset_t stop, run_mask;
+    sigemptyset(&stop);
+    for (size_t i = 0; i < sizeof run_signals / sizeof *run_signals; i++)
+        if (!was_ignored[run_signals[i]])
+            sigaddset(&stop, run_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &stop, &run_mask);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     sigaction(SIGTERM, &old_term, NULL);
@@ -563,9 +645,9 @@ int cli__cmd_run(int argc, char **argv)
     pthread_cond_broadcast(&l.cv);
     pthread_mutex_unlock(&l.mu);
     if (started)
-        pthread_join(conv, NULL);
+        join_or_stop(&l, conv, &stop, recdir);
     else
-        convert_thread(&l);
+        convert_all(&l);
     for (size_t i = 0; i < l.nhanded; i++)
         free(l.handed[i]);
     free(l.handed);

@@ -141,6 +141,17 @@ static void vsay(ctx_t *c, rheap_convert_status_t status, const char *file, uint
     report(c, &e);
 }
 
+/* Lost-event counts add up without wrapping: a sum that would pass 2^63 - 1 (more events than
+ * any process can make: only a damaged or crafted recording claims that) stays at 2^63 - 1, the
+ * largest count SQLite keeps as an exact integer, and is said to be so. */
+#define LOST_MAX ((uint64_t)INT64_MAX)
+static uint64_t add_lost(uint64_t sum, uint64_t n)
+{
+    if (sum > LOST_MAX)
+        sum = LOST_MAX;
+    return n > LOST_MAX - sum ? LOST_MAX : sum + n;
+}
+
 static void warnf(ctx_t *c, const char *file, uint64_t offset, const char *f, ...)
     __attribute__((format(printf, 4, 5)));
 static void warnf(ctx_t *c, const char *file, uint64_t offset, const char *f, ...)
@@ -409,7 +420,7 @@ static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
             }
             break;
         case RIP_REC_LOST:
-            s->lost += rec.u.lost.count;
+            s->lost = add_lost(s->lost, rec.u.lost.count);
             break;
         case RIP_REC_TOTALS:
             s->totals = rec;
@@ -655,7 +666,7 @@ static int read_process(ctx_t *c, const char *path, procinfo_t *p)
             break;
         }
         case RIP_REC_LOST:
-            p->lost += rec.u.lost.count;
+            p->lost = add_lost(p->lost, rec.u.lost.count);
             break;
         case RIP_REC_UNSEEN: {
             const rip_str_t *a = &rec.u.unseen.allocator, *m = &rec.u.unseen.module,
@@ -693,6 +704,14 @@ static int write_windows(ctx_t *c, const procinfo_t *p, const char *dir)
               dir, p->pid,
               p->major >= 3 ? "its events up to then are here, kept in its thread files' staging areas"
                             : "events it had not yet written are missing");
+    /* An end the recorder chose because it could not go on ("error: WHAT"): the process went on
+     * unrecorded, so what it freed afterwards looks live here. */
+    for (size_t i = 0; i < p->nev; i++)
+        if (!p->ev[i].on && p->ev[i].how && !strncmp(p->ev[i].how, "error: ", 7))
+            warnf(c, dir, NO_OFFSET,
+                  "%s: the recording was stopped by an error (%s); process %u went on "
+                  "unrecorded, so blocks live at that moment may have been freed later",
+                  dir, p->ev[i].how + 7, p->pid);
     for (size_t i = 0; i < p->nev; i++) {
         if (!p->ev[i].on)
             continue;
@@ -1162,7 +1181,7 @@ static int write_recording_rows(ctx_t *c, const streams_t *v, const procinfo_t *
     uint64_t lost = p->lost;
     for (size_t i = 0; i < v->n; i++) {
         stream_t *s = &v->s[i];
-        lost += s->lost;
+        lost = add_lost(lost, s->lost);
         if (s->tid == 0)
             continue; /* not even its header was written (warned above): no thread to name */
         if (cv__db_thread(c->db, s->id, p->pid, p->recording, s->tid, s->name, s->serial,
@@ -1172,8 +1191,13 @@ static int write_recording_rows(ctx_t *c, const streams_t *v, const procinfo_t *
         }
         c->bytes_done += s->file_size;
     }
-    c->lost += lost;
-    if (lost)
+    c->lost = add_lost(c->lost, lost);
+    if (lost == LOST_MAX)
+        warnf(c, dir, NO_OFFSET,
+              "%s: the recording of process %u claims %llu or more lost events, more than any "
+              "process can make (a damaged or crafted file?); lost_events holds %llu",
+              dir, p->pid, (unsigned long long)LOST_MAX, (unsigned long long)LOST_MAX);
+    else if (lost)
         warnf(c, dir, NO_OFFSET,
               "%s: %llu events of process %u were not recorded; the database counts them in "
               "lost_events (meta, processes, and threads for those a thread file reports)",

@@ -1,7 +1,8 @@
 /*
  * db.c: the SQLite writer.
  *
- * The database is built under a temporary name beside the requested one (`OUT.tmp-<pid>`) and
+ * The database is built under a temporary name beside the requested one (`OUT.tmp-XXXXXX`, made
+ * exclusively with a random part) and
  * renamed over it only when everything succeeded, so the requested path never holds a
  * half-written database. The load runs in one transaction with the journal and fsyncs off: if
  * the converter dies, the temporary file is garbage anyway. Large pages and prepared statements
@@ -19,6 +20,7 @@
  */
 #define _GNU_SOURCE /* gettid */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -393,6 +395,7 @@ static const struct {
 };
 #define CLEANUP_SIGNALS (sizeof cleanup_signals / sizeof cleanup_signals[0])
 static char cleanup_path[PATH_MAX + 64];
+static _Atomic int cleanup_set; /* cleanup_path names the temporary file of a conversion */
 static struct sigaction cleanup_saved[CLEANUP_SIGNALS];
 static int cleanup_installed[CLEANUP_SIGNALS];
 
@@ -407,7 +410,9 @@ static void cleanup_install(const char *tmp)
 {
     if (strlen(tmp) >= sizeof cleanup_path)
         return;
+    atomic_store(&cleanup_set, 0);
     strcpy(cleanup_path, tmp);
+    atomic_store(&cleanup_set, 1);
     for (size_t i = 0; i < CLEANUP_SIGNALS; i++) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -419,8 +424,15 @@ static void cleanup_install(const char *tmp)
     }
 }
 
+void rheap_convert_discard(void)
+{
+    if (atomic_load(&cleanup_set))
+        unlink(cleanup_path);
+}
+
 static void cleanup_remove(void)
 {
+    atomic_store(&cleanup_set, 0);
     for (size_t i = 0; i < CLEANUP_SIGNALS; i++)
         if (cleanup_installed[i])
             sigaction(cleanup_signals[i].sig, &cleanup_saved[i], NULL);
@@ -543,8 +555,11 @@ static rheap_convert_status_t check_output(const char *path, int force, cv__err_
     return RHEAP_CONVERT_OK;
 }
 
-/* The SQLite file OUT.tmp-<pid>, created empty and removed by the cleanup handlers if the
- * converter is killed before it is put in place. */
+/* The SQLite file OUT.tmp-XXXXXX, created empty and removed by the cleanup handlers if the
+ * converter is killed before it is put in place. A name no one else can have made first:
+ * created here, exclusively (never through a link), with a random part (mkostemp). Beside the
+ * output in a shared directory, a predictable name could be planted by another user between
+ * the removal of a leftover and SQLite's open, and that user would own the database. */
 static rheap_convert_status_t open_temporary(cv__db_t *db, cv__err_t *err)
 {
     /* The converter uses SQLite from one thread at a time (the writer thread or, after a
@@ -553,12 +568,36 @@ static rheap_convert_status_t open_temporary(cv__db_t *db, cv__err_t *err)
      * fail harmlessly and keep the defaults. */
     sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-    unlink(db->tmp); /* a leftover of an earlier run that had our pid */
+    int tfd = mkostemp(db->tmp, O_CLOEXEC);
+    if (tfd < 0)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: cannot create a temporary file: %s", db->tmp, strerror(errno));
     cleanup_install(db->tmp);
-    if (sqlite3_open_v2(db->tmp, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                        NULL) != SQLITE_OK)
+    /* The mode SQLite would have given a file it created. */
+    mode_t mask = umask(0);
+    umask(mask);
+    struct stat mine, now;
+    if (fchmod(tfd, 0666 & ~mask) != 0 || fstat(tfd, &mine) != 0) {
+        int e = errno;
+        close(tfd);
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: %s", db->tmp,
+                        strerror(e));
+    }
+    int opened = sqlite3_open_v2(db->tmp, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                                 NULL) == SQLITE_OK;
+    /* SQLite opens by name: the file must still be the one made above (where the directory
+     * lets others rename files, someone could have put another in its place). */
+    int same = opened && lstat(db->tmp, &now) == 0 && now.st_dev == mine.st_dev &&
+               now.st_ino == mine.st_ino;
+    close(tfd);
+    if (!opened)
         return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
                         "%s: cannot create the database: %s", db->tmp, why(db, NULL));
+    if (!same)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: replaced by another file while the database was being created; "
+                        "refused",
+                        db->tmp);
     return RHEAP_CONVERT_OK;
 }
 
@@ -672,7 +711,7 @@ rheap_convert_status_t cv__db_create(const char *path, int force, int background
         return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, path, CV__NO_OFFSET,
                         "%s: out of memory", path);
     }
-    snprintf(db->tmp, tlen, "%s.tmp-%ld", path, (long)getpid());
+    snprintf(db->tmp, tlen, "%s.tmp-XXXXXX", path);
     if (open_temporary(db, err) != RHEAP_CONVERT_OK || create_schema(db, err) != RHEAP_CONVERT_OK ||
         start_writer(db, background, err) != RHEAP_CONVERT_OK) {
         close_all(db);

@@ -110,6 +110,12 @@ typedef struct {
  * process (SQLite is configured single-threaded for speed). */
 rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_convert_result_t *result);
 
+/* Removes the temporary file of the conversion in progress, from another thread or a signal
+ * handler (one unlink; async-signal-safe): the conversion can no longer put its database in
+ * place, and fails if it goes on. For a caller that ends the process during a conversion (an
+ * interrupt). Does nothing when no conversion is in progress. */
+void rheap_convert_discard(void);
+
 /* The schema version written to meta.schema_version. */
 int rheap_convert_schema_version(void);
 

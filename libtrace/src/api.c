@@ -77,11 +77,13 @@ RHEAP_EXPORT int rheap_enable(const rheap_config *config) {
         errno = EINVAL;
         r = -1;
     } else {
-        int before = errno;
-        if (c.dir[0])
-            make_dirs(c.dir);
-        errno = before;
         r = rheap__start(&c, "api");
+        /* A directory that is not there yet is made, then the start tried once more; only
+         * then, so a call that cannot apply its settings (EALREADY) makes nothing. */
+        if (r != 0 && errno == ENOENT && c.dir[0]) {
+            make_dirs(c.dir);
+            r = rheap__start(&c, "api");
+        }
         if (r == 0)
             api_gen = atomic_load(&rheap__gen);
         else if (errno == EALREADY && api_gen != atomic_load(&rheap__gen))

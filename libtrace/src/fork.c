@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -57,6 +58,7 @@ void rheap__fork_parent(void) {
  * inside it: every recorder and lock reset, the parent's buffered events dropped (the parent
  * writes them), recording off. */
 static void reset_child(void) {
+    atomic_store(rheap__own_word, 1); /* the kernel wiped it; this copy's state is its own now */
     rheap__threads_after_fork_child();
     rheap__recording_after_fork();
     rheap__toggle_after_fork();
@@ -106,6 +108,35 @@ int rheap__foreign_process(void) {
                    "recorded",
                    NULL);
     }
+    return 1;
+}
+
+/* Without MADV_WIPEONFORK (kernels before 4.14) the word stays 1 in every copy: a copy made
+ * without fork handlers is then found only where the pid is compared (see above). */
+static _Atomic int own_fallback = 1;
+_Atomic int *rheap__own_word = &own_fallback;
+
+void rheap__own_init(void) {
+    if (rheap__own_word != &own_fallback)
+        return;
+    void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return;
+    if (madvise(m, 4096, MADV_WIPEONFORK) != 0) {
+        munmap(m, 4096);
+        return;
+    }
+    atomic_store((_Atomic int *)m, 1);
+    rheap__own_word = m;
+}
+
+int rheap__own_check(void) {
+    if (rheap__foreign_process())
+        return 0;
+    /* The recording's own process, or none records: the word is right again from now on. A
+     * copy whose parent was not recording may record a recording of its own later. */
+    if (atomic_load(&rheap__word) & RHEAP__ON)
+        atomic_store(rheap__own_word, 1);
     return 1;
 }
 

@@ -177,9 +177,6 @@ int rheap__create_in_recording(const char *name, const char *path);
 /* Gives the open recording's directory to user uid (root is about to become that user). */
 void rheap__recording_give_to(uid_t uid);
 
-/* RLIMIT_FSIZE in bytes, 0 when unlimited. */
-uint64_t rheap__file_limit(void);
-
 /* -- toggle.c -- */
 
 /* Installs the handler of the toggle signal sig (at initialization). */
@@ -201,6 +198,19 @@ pid_t rheap__forking_pid(void);
 /* Whether this process is not the one recording (a raw clone, a fork system call or a vfork
  * child); a copy made without fork handlers has its recording turned off, with one line. */
 int rheap__foreign_process(void);
+/* 1 in the process whose memory made the recorder's state; 0 in a copy made by any fork (a page
+ * the kernel wipes in a child: MADV_WIPEONFORK), until the fork handlers or rheap__own_check
+ * say the copy is the recording's. Read on every event before anything is stored: a copy made
+ * without fork handlers shares its parent's staging areas (shared mappings of its files). */
+extern _Atomic int *rheap__own_word;
+static inline int rheap__own_process(void) {
+    return atomic_load_explicit(rheap__own_word, memory_order_relaxed);
+}
+/* rheap__own_process() was 0: whether this process may record after all (1), or is a copy made
+ * without fork handlers, whose recording is then off (0; rheap__foreign_process). */
+int rheap__own_check(void);
+/* Maps the page of rheap__own_word (at initialization). */
+void rheap__own_init(void);
 
 /* -- unseen.c -- */
 
@@ -444,6 +454,9 @@ void rheap__sys_restore_signals(const sigset_t *old);
 
 /* Writes "rheap: " + the pieces (NULL-terminated list) + "\n" to stderr in one write. */
 void rheap__log(const char *first, ...) __attribute__((sentinel));
+/* Remembers which file descriptor 2 is at start-up: later messages go there only while it
+ * still is (the constructor; idempotent). */
+void rheap__log_init(void);
 /* Decimal text of v into buf (at least 24 bytes); returns buf. */
 char *rheap__utoa(uint64_t v, char *buf);
 

@@ -43,6 +43,7 @@ void rheap__init_locked(void) {
 }
 
 static void init(void) {
+    rheap__own_init();
     rheap__unwind_init(); /* dl_iterate_phdr: not under the control lock */
     rheap__unseen_scan(); /* the same */
     /* libc binds its own calls lazily too: the process's first pthread_getattr_np (a thread's
@@ -67,6 +68,7 @@ void rheap__slow_path(void) {
 
 /* Programs that allocate before this constructor runs have already initialized us. */
 __attribute__((constructor)) static void rheap_constructor(void) {
+    rheap__log_init();
     rheap__resolve();
     rheap__exec_init();
     int guard = rheap__tl.guard;

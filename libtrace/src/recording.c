@@ -231,7 +231,7 @@ int rheap__start(const rheap__config_t *c, const char *how) {
     rip_header_t h = {1, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, (uint32_t)rheap__rec.pid, 0, rheap__rec.num, 0,
                       rheap__rec.start_ns, RHEAP__TIME_SHIFT};
     ctl.proc_w = rip_writer_init(ctl.proc_mem, 64 * 1024, fd, &h);
-    rip_status_t st = rip_writer_detach(ctl.proc_w, path, rheap__file_limit());
+    rip_status_t st = rip_writer_detach(ctl.proc_w, path);
     int err = errno;
     rheap__sys_close(fd);
     errno = err;
@@ -279,14 +279,6 @@ static void write_lost(void) {
  * a thread file's staging area is mapped shared from it. */
 int rheap__open_file(const char *path) {
     return rheap__sys_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-}
-
-/* The file size limit (RLIMIT_FSIZE), 0 when unlimited: the writer stops short of it. */
-uint64_t rheap__file_limit(void) {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-        return 0;
-    return (uint64_t)rl.rlim_cur;
 }
 
 int rheap__stop(const char *how) {

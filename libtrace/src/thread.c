@@ -89,6 +89,11 @@ struct rheap__thread {
      * volatile: a handler may move the tail while the owner drains. */
     volatile uint32_t side_head, side_tail;
     uint64_t side_lost;          /* handler events the side area had no room for */
+    unsigned side_gen;           /* the recording whose events the side area holds across a
+                                    jump out of an event (rheap__threads_recover), or 0 */
+    int side_writing;            /* drain_side is writing the side area's event side_at, */
+    uint32_t side_at;
+    uint64_t side_before;        /* and the file had this many events before it */
     side_ev_t side[SIDE_SLOTS];
     uint64_t ips[RIP_MAX_DEPTH]; /* the backtrace being recorded: here, not on a stack that may
                                     be small */
@@ -480,8 +485,7 @@ static rheap__thread_t *register_thread(int *over_limit) {
  * nothing, never a zero-filled area. Returns 0, or -1 with errno. */
 static int map_stage(rheap__thread_t *t, int fd) {
     size_t size = rip_stage_size(t->block_size);
-    uint64_t limit = rheap__file_limit();
-    if (limit && size > limit) {
+    if (size > rip_file_size_limit()) {
         errno = EFBIG; /* rather than SIGXFSZ, which would kill the program */
         return -1;
     }
@@ -542,7 +546,7 @@ static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
             return -1;
         }
         t->w = rip_writer_init_staged(t->wmem, t->block_size, fd, h, t->stage);
-        rip_status_t st = rip_writer_detach(t->w, path, rheap__file_limit());
+        rip_status_t st = rip_writer_detach(t->w, path);
         int err = errno;
         rheap__sys_close(fd);
         if (st != RIP_OK)
@@ -598,8 +602,11 @@ static rheap__thread_t *attach_locked(rheap__thread_t *t) {
             err = errno;
         } else {
             clear_stacks(t);
-            t->side_head = t->side_tail; /* a handler's events of an earlier file */
-            t->side_lost = 0;
+            if (t->side_gen != gen) { /* a handler's events of an earlier recording */
+                t->side_head = t->side_tail;
+                t->side_lost = 0;
+            }
+            t->side_gen = 0; /* those of this one, left by a jump, go into the new file */
             t->next_stack = 1;
             t->have_mods = 0;
             t->unload_gen = atomic_load(&rheap__unload_gen);
@@ -650,6 +657,9 @@ static rheap__thread_t *attach(rheap__thread_t *t) {
  * it cannot record (out of threads, failure, or recording just stopped). */
 static inline rheap__thread_t *self(void) {
     rheap__thread_t *t = tl_self;
+    if (RHEAP_UNLIKELY(!rheap__own_process()) && !rheap__own_check())
+        return NULL; /* a copy made without fork handlers: its stores would land in the
+                        parent's staging areas */
     if (RHEAP_LIKELY(attached(t)))
         return t;
     if (RHEAP_UNLIKELY(!t && tl_refused_gen == atomic_load(&rheap__gen))) {
@@ -679,8 +689,11 @@ static void add_stack(rheap__thread_t *t, uint64_t h, uint64_t id) {
     uint32_t i = (uint32_t)h & (TAB_SLOTS - 1);
     while (t->tab[i].hash != 0)
         i = (i + 1) & (TAB_SLOTS - 1);
-    t->tab[i].hash = h;
+    /* The id before the hash that finds it: a jump out of the event between the two stores
+     * leaves a free slot, never a slot whose id is an older stack's. */
     t->tab[i].id = id;
+    atomic_signal_fence(memory_order_seq_cst);
+    t->tab[i].hash = h;
     t->tab_used++;
 }
 
@@ -722,8 +735,17 @@ static rip_status_t write_side(rheap__thread_t *t, const side_ev_t *e) {
 static rip_status_t drain_side(rheap__thread_t *t) {
     rip_status_t st = RIP_OK;
     while (st == RIP_OK && t->side_head != t->side_tail) {
+        /* A jump out of the write below: rheap__threads_recover tells from the writer's event
+         * count whether the event was committed, so it is written once, never twice. */
+        t->side_before = rip_writer_events(t->w);
+        t->side_at = t->side_head;
+        atomic_signal_fence(memory_order_seq_cst);
+        t->side_writing = 1;
+        atomic_signal_fence(memory_order_seq_cst);
         st = write_side(t, &t->side[t->side_head % SIDE_SLOTS]);
         t->side_head++;
+        atomic_signal_fence(memory_order_seq_cst);
+        t->side_writing = 0;
     }
     if (st == RIP_OK && t->side_lost) {
         st = rip_writer_lost(t->w, t->last_t, t->side_lost,
@@ -839,6 +861,8 @@ void rheap__record_free(void *p, uint64_t t_now) {
 void rheap__record_nested(int call, void *p, uint64_t size, uint64_t align, void *old,
                           uint64_t t_now) {
     rheap__thread_t *t = tl_self;
+    if (!rheap__own_process())
+        return; /* a copy made without fork handlers (self()); not checked from a handler */
     if (!attached(t)) {
         if (!t && tl_refused_gen == atomic_load(&rheap__gen))
             atomic_fetch_add_explicit(&rheap__lost_events, 1, memory_order_relaxed);
@@ -879,14 +903,23 @@ void rheap__threads_recover(void) {
         rheap__unwinder_interrupted(t->unw);
     if (!atomic_load(&t->busy))
         return;
-    /* Left in the middle of an event: the writer's state may be half updated, so it is not
-     * used again. Its file stays as it is, complete up to its last committed record (the commit
-     * word says where), and the next event opens a new file. Those who wait for busy see no
-     * writer. */
-    drop_writer(t, 0);
+    /* Left in the middle of an event: the writer goes back to its last committed record (the
+     * abandoned one, half written, is dropped) and the file goes on. The side area holds
+     * complete events of handlers that interrupted the abandoned one (the handler that jumped
+     * among them): the next event writes them first, so the jump loses none. */
+    if (t->w) {
+        rip_writer_rollback(t->w);
+        if (t->side_writing && rip_writer_events(t->w) > t->side_before &&
+            t->side_head == t->side_at)
+            t->side_head++; /* committed before the jump: the head event is in the file */
+        t->side_writing = 0;
+        atomic_store_explicit(&t->busy, 0, memory_order_release);
+        return;
+    }
+    /* Left while the writer was being dropped: the next event opens a new file, and the side
+     * area's events go there if it is in the same recording. */
+    t->side_gen = atomic_load(&t->gen);
     atomic_store(&t->gen, 0);
-    t->side_head = t->side_tail;
-    t->side_lost = 0;
     atomic_store_explicit(&t->busy, 0, memory_order_release);
 }
 

@@ -1,7 +1,9 @@
 /*
  * toggle.c: the toggle signal (RHEAP_SIGNAL). Each delivery turns recording on or off; the
  * handler only counts it, and the toggle thread (or else the next allocator call) acts on it
- * under the control lock.
+ * under the control lock. The toggle thread leaves the signal unblocked, so a program that
+ * blocks it in all its own threads still toggles; and it says so, once, when the program has
+ * installed a handler of its own for the signal (checked every second).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -10,6 +12,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -57,14 +60,40 @@ void rheap__toggle_apply(void) {
     rheap__ctl_unlock();
 }
 
+/* Whether the toggle signal's handler is still ours: a program that installs its own for the
+ * same signal takes the signal away without knowing it. Said once, in one line. */
+static void check_handler(void) {
+    static int said;
+    struct sigaction sa;
+    int sig = rheap__env_cfg.signal;
+    if (said || sigaction(sig, NULL, &sa) != 0 || sa.sa_handler == on_toggle_signal)
+        return;
+    said = 1;
+    char num[24];
+    rheap__log("the program installed its own ",
+               sa.sa_handler == SIG_IGN ? "disposition (ignored)" : "handler",
+               " for signal ", rheap__utoa((uint64_t)sig, num),
+               ", the toggle signal: toggling is off in this process; choose another signal "
+               "(RHEAP_SIGNAL)",
+               NULL);
+}
+
 static void *toggle_main(void *arg) {
     (void)arg;
     rheap__tl.guard = 1; /* this thread's own allocations are not the program's */
     prctl(PR_SET_NAME, "rheap-toggle", 0, 0, 0);
     for (;;) {
-        while (sem_wait(&toggle.sem) != 0)
+        /* Woken by a delivery, or every second to look at the handler. */
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += 1;
+        int r;
+        while ((r = sem_clockwait(&toggle.sem, CLOCK_MONOTONIC, &until)) != 0 && errno == EINTR)
             ;
-        rheap__toggle_apply();
+        if (r == 0)
+            rheap__toggle_apply();
+        else
+            check_handler();
     }
     return NULL;
 }
@@ -78,11 +107,13 @@ void rheap__toggle_start_thread(void) {
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, 64 * 1024);
-    /* The thread must not take the toggle signal itself: block it there, as it inherits the
-     * creator's mask. */
+    /* The thread takes no signal but the toggle signal: a service that blocks every signal in
+     * all of its threads (to wait for them with sigwait) would otherwise leave the toggle signal
+     * pending for ever. The handler only counts and posts, which is safe on this thread too. */
     sigset_t all, old;
     sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
+    sigdelset(&all, rheap__env_cfg.signal);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     if (pthread_create(&th, &attr, toggle_main, NULL) == 0)
         atomic_store(&toggle.thread_ok, 1);
     pthread_sigmask(SIG_SETMASK, &old, NULL);

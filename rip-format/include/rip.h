@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define RIP_FORMAT_MAJOR 3
-#define RIP_FORMAT_MINOR 1
+#define RIP_FORMAT_MINOR 2
 
 /* Limits the format sets (FORMAT.md). */
 #define RIP_MAX_DEPTH 1024
@@ -403,25 +403,44 @@ rip_status_t rip_writer_unseen(rip_writer_t *w, const char *allocator, const cha
 rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
 
 /* For a writer that shares its process with code it does not control (the tracer). The writer
- * keeps a copy of `fd` among the top quarter of the descriptor numbers the limit allows (none
- * when the limit is below 64 or that range is full), close-on-exec, and before each write checks
- * that it still refers to the very file `fd` referred to at this call (st_dev/st_ino): a program
- * that closed it, or reused its number, never gets written to; the writer then opens `path`
- * (O_NOFOLLOW) for each write, with the same check (errno ESTALE if the file was replaced).
+ * keeps a copy of `fd`, close-on-exec, among the top quarter of the descriptor numbers the limit
+ * allows (rip_fd_keep_high; when that range is full, at the lowest free number), for as long as
+ * it lives: it never opens the file again for a write, which would take one of the program's
+ * descriptors for a moment and make the program's own open() fail under a tight limit. Before
+ * each write it checks that the copy still refers to the very file `fd` referred to at this call
+ * (st_dev/st_ino): a program that closed it, or reused its number, never gets written to; the
+ * writer then opens `path` (O_NOFOLLOW) once, with the same check (errno ESTALE if the file was
+ * replaced), and keeps that descriptor instead.
  * Only the calling process writes: in any other (one made by a raw clone or fork system call,
  * which holds a copy of the writer) a write fails with errno ECHILD and the file is untouched.
  * The kept descriptor lets a process that drops privileges or changes its root keep recording. The
  * caller closes its own descriptor after this call; rip_writer_close closes the kept one. A
- * write that would pass `max_bytes` (0: no limit) fails with errno EFBIG instead of raising
- * SIGXFSZ. RIP_OK, or RIP_E_IO (errno set) if fd cannot be examined or path is too long (4095
+ * write that would pass the process's file size limit, read before each write (the program may
+ * lower it at any time), fails with errno EFBIG instead of raising SIGXFSZ, which would kill the
+ * program. RIP_OK, or RIP_E_IO (errno set) if fd cannot be examined or path is too long (4095
  * bytes at most). */
-rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_bytes);
+rip_status_t rip_writer_detach(rip_writer_t *w, const char *path);
+
+/* Puts the writer back to its state after its last committed record, for a caller whose
+ * record was abandoned halfway (a signal handler left it with siglongjmp): the half-written
+ * record is dropped, the next one goes where it would have. Everything committed stays, in a
+ * staging area too. A flush abandoned after its write and before its commit is written again
+ * by the next flush, at the same place. Only the writer's own thread may call it, with no
+ * record in progress any more. */
+void rip_writer_rollback(rip_writer_t *w);
+/* Events (allocation and free records) in the writer's file so far, committed or in progress:
+ * after a rollback, the committed ones. */
+uint64_t rip_writer_events(const rip_writer_t *w);
+
+/* The process's file size limit (RLIMIT_FSIZE) in bytes as it is now: UINT64_MAX when there is
+ * none; 0 allows no byte. A raw system call: no allocation, errno unchanged on success. */
+uint64_t rip_file_size_limit(void);
 
 /* Where every descriptor the tracer keeps in a program it does not control goes (the writer's
  * kept copy above, the recording directory's): a close-on-exec copy of fd among the top quarter
  * of the numbers the descriptor limit allows (capped at 2^20), where the program's own open()
  * calls, which take the lowest free number, do not reach it. Returns the copy, or -1 when there
- * is no room there (a limit below 64, or that range full); fd stays open either way. No
+ * is no room there (that range full, a limit below 4); fd stays open either way. No
  * allocation; errno may change. */
 int rip_fd_keep_high(int fd);
 

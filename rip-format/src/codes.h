@@ -27,6 +27,28 @@
 #define RIP__MAGIC_STAGE "RIPS"
 #define RIP__STAGE_COMMIT 64u
 #define RIP__STAGE_AREA 4096u
+/* Since 3.2: the check word after the commit word (FORMAT.md section 6): the low 16 bits of
+ * the staged block's number << 48 | an end of its records << 24 | a 24-bit checksum of the
+ * records and of the column bytes they use, up to that end. */
+#define RIP__STAGE_CHECK 72u
+#define RIP__STAGE_SUMS 5 /* the records, and the RIP__COLUMNS columns */
+
+/* The check word's checksum: one FNV-1a hash per stream (the raw records and each column, from
+ * the block's first record), combined into 24 bits. */
+#define RIP__FNV_BASIS 0x811C9DC5u
+static inline uint32_t rip__fnv(uint32_t h, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x01000193u;
+    return h;
+}
+static inline uint32_t rip__stage_sum(const uint32_t h[RIP__STAGE_SUMS])
+{
+    uint32_t x = h[0];
+    for (int i = 1; i < RIP__STAGE_SUMS; i++)
+        x ^= h[i] << (6 * i) | h[i] >> (32 - 6 * i);
+    return (x ^ x >> 24) & 0xFFFFFFu;
+}
 
 /* Decompressed stream header (FORMAT.md section 2). */
 #define RIP__MAGIC_THREAD "RIPT"

@@ -68,6 +68,13 @@ struct rip_reader {
     size_t stage_end;          /* end of the records delivered, a byte offset into the raw block */
     size_t stage_col[RIP__COLUMNS]; /* bytes of each column those records used */
     uint64_t stage_time_base, stage_addr_base, stage_events; /* the block's state after them */
+    /* Since 3.2: the staged records delivered are checked against the check word as they are
+     * decoded (the column bytes each one uses are known only then): at its end, the running
+     * checksums must give its sum. */
+    int stage_checking;
+    size_t check_end;
+    uint32_t check_sum;
+    uint32_t sums[RIP__STAGE_SUMS];
 
     rip_status_t status;       /* sticky: once not RIP_OK, every call returns it */
     rip_error_t error;
@@ -371,6 +378,28 @@ static rip_status_t stage_read(rip_reader_t *r, rip_error_t *err, int final)
     }
     if (!read_commit(r, &again) || (again >> 32) != (word >> 32))
         return RIP_AGAIN;
+    /* The check word, read after the records (stored after the commit word): for a file no one
+     * writes any more, it covers the records up to its end, which is the commit word's or, for
+     * a process killed between the two stores, the one before. */
+    r->stage_checking = 0;
+    uint8_t cw[8];
+    if (final && !more && r->header.major == 3 && r->header.minor >= 2 &&
+        src_read(r, RIP__STAGE_CHECK, cw, 8) == 8) {
+        uint64_t check = rip__get_le64(cw);
+        size_t cend = (size_t)(check >> 24 & 0xFFFFFFu);
+        if ((check >> 48) == (r->blocks & 0xFFFFu) && cend > end)
+            return fail(r, err, RIP_E_CORRUPT, RIP__STAGE_CHECK,
+                        "staging area check word covers %zu bytes of records, the commit word "
+                        "only %zu",
+                        cend, end);
+        if ((check >> 48) == (r->blocks & 0xFFFFu) && cend > RIP__DIR_LEN) {
+            r->stage_checking = 1;
+            r->check_end = cend;
+            r->check_sum = (uint32_t)(check & 0xFFFFFFu);
+            for (int i = 0; i < RIP__STAGE_SUMS; i++)
+                r->sums[i] = RIP__FNV_BASIS;
+        }
+    }
     r->block = r->staged;
     r->cur = r->staged + from;
     r->end = r->staged + end;
@@ -553,14 +582,23 @@ static const char *file_kind(mode_t mode)
 }
 
 /* Opens r->path for reading if it is a regular file. O_NONBLOCK keeps a FIFO planted under a
- * rip file's name from blocking the open (it has no effect on a regular file). The first open
+ * rip file's name from blocking the open (it has no effect on a regular file); O_NOFOLLOW keeps
+ * a link planted there from reading a file its planter could not (another user's recording,
+ * /etc/shadow). The first open
  * takes the file's identity and size, the snapshot the reader keeps to; a later open (detached
  * reader) must find the same file. The descriptor, or -1 with errno set and `why` filled. */
 static int open_regular(rip_reader_t *r, char *why, size_t len)
 {
-    int fd = open(r->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = open(r->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
     if (fd < 0) {
-        snprintf(why, len, "cannot open: %s", strerror(errno));
+        struct stat lb;
+        int e = errno;
+        if (e == ELOOP && lstat(r->path, &lb) == 0 && S_ISLNK(lb.st_mode))
+            snprintf(why, len, "a symbolic link, expected a regular rip file (links are not "
+                               "followed: the tracer never makes one)");
+        else
+            snprintf(why, len, "cannot open: %s", strerror(e));
+        errno = e;
         return -1;
     }
     struct stat sb;
@@ -1157,6 +1195,37 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
     return RIP_OK;
 }
 
+/* decode, for a staged block under its check word (3.2): adds the bytes the record used, in
+ * the records and in the columns, to the running checksums, and at the check word's end
+ * compares them with its sum. */
+static rip_status_t decode_checked(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
+{
+    const uint8_t *from = r->cur, *col_from[RIP__COLUMNS];
+    for (int i = 0; i < RIP__COLUMNS; i++)
+        col_from[i] = r->col[i].p;
+    rip_status_t st = decode(r, rec, err);
+    if (st != RIP_OK)
+        return st;
+    r->sums[0] = rip__fnv(r->sums[0], from, (size_t)(r->cur - from));
+    for (int i = 0; i < RIP__COLUMNS; i++)
+        r->sums[1 + i] = rip__fnv(r->sums[1 + i], col_from[i], (size_t)(r->col[i].p - col_from[i]));
+    size_t at = (size_t)(r->cur - r->block);
+    if (at < r->check_end)
+        return RIP_OK;
+    r->stage_checking = 0;
+    if (at > r->check_end)
+        return fail(r, err, RIP_E_CORRUPT, RIP__STAGE_CHECK,
+                    "staging area check word ends at byte %zu of the staged records, inside a "
+                    "record",
+                    r->check_end);
+    if (rip__stage_sum(r->sums) != r->check_sum)
+        return fail(r, err, RIP_E_CORRUPT, RIP__STAGE_AREA,
+                    "staged records (%zu bytes) do not match their checksum in the check word "
+                    "(a changed byte in the staging area)",
+                    r->check_end - RIP__DIR_LEN);
+    return RIP_OK;
+}
+
 rip_status_t rip_reader_next(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
 {
     if (r->status != RIP_OK) {
@@ -1210,5 +1279,7 @@ rip_status_t rip_reader_next(rip_reader_t *r, rip_record_t *rec, rip_error_t *er
         if (st != RIP_OK)
             return st;
     }
+    if (__builtin_expect(r->stage_checking, 0) && r->block == r->staged)
+        return decode_checked(r, rec, err);
     return decode(r, rec, err);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "rip.h"
 
@@ -112,10 +113,31 @@ static char *join(const char *dir, const char *name)
     return s;
 }
 
+/* Whether dir (its last component, trailing slashes aside) is a symbolic link that another user
+ * than the caller owns: planted, it could point at a recording the caller may read and the
+ * planter may not, and the caller's database would carry it out. */
+static int foreign_link(const char *dir)
+{
+    char path[4096];
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (n >= sizeof path)
+        return 0;
+    memcpy(path, dir, n);
+    path[n] = 0;
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != geteuid();
+}
+
 rip_status_t rip_recording_open(const char *dir, rip_recording_t **out, rip_error_t *err)
 {
     *out = NULL;
     struct stat st;
+    if (foreign_link(dir))
+        return rec_fail(err, RIP_E_NOT_RECORDING, dir,
+                        "a symbolic link owned by another user; not followed (give the directory "
+                        "it points to)");
     if (stat(dir, &st) != 0) {
         char msg[160];
         snprintf(msg, sizeof msg, "cannot open: %s", strerror(errno));
@@ -133,15 +155,19 @@ rip_status_t rip_recording_open(const char *dir, rip_recording_t **out, rip_erro
         rip_recording_close(rec);
         return rec_fail(err, RIP_E_NOMEM, dir, "out of memory");
     }
-    if (stat(rec->process_path, &st) != 0) {
+    /* lstat: the files of a recording are never links (the tracer makes them O_NOFOLLOW), and
+     * one found there is not followed. */
+    if (lstat(rec->process_path, &st) != 0) {
         rip_recording_close(rec);
         return rec_fail(err, RIP_E_NOT_RECORDING, dir, "not a rip recording (no process.rip)");
     }
     if (!S_ISREG(st.st_mode)) {
         rip_recording_close(rec);
         return rec_fail(err, RIP_E_NOT_RECORDING, dir,
-                        S_ISFIFO(st.st_mode) ? "process.rip is a FIFO, expected a regular file"
-                                             : "process.rip is not a regular file");
+                        S_ISFIFO(st.st_mode)  ? "process.rip is a FIFO, expected a regular file"
+                        : S_ISLNK(st.st_mode) ? "process.rip is a symbolic link, expected a "
+                                                "regular file (links are not followed)"
+                                              : "process.rip is not a regular file");
     }
 
     DIR *d = opendir(dir);

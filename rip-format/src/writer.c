@@ -66,16 +66,28 @@ struct rip_writer {
     uint8_t *raw;
     uint8_t *out;
     size_t out_cap;
-    int detached;             /* rip_writer_detach was called: open `path` for each write */
+    int detached;             /* rip_writer_detach was called: keep a descriptor of `path` */
     pid_t pid;                /* the process that detached it, the only one that writes */
     dev_t dev;                /* identity of the file created, checked at each open */
     ino_t ino;
-    uint64_t max_bytes;       /* file size limit; 0: none */
     uint8_t *stage;           /* the staging area (a shared mapping of the file's start), or NULL */
     uint64_t blocks;          /* blocks written: the number of the block being staged */
     int stage_given;          /* the staging area's disk space is given back: allocate it again
                                * before the next store into it (rip_writer_give_back) */
     size_t ext_len;           /* the extended record being written (begin_ext, end_ext) */
+    /* The state at the last committed record (publish), for rip_writer_rollback: a signal
+     * handler may leave a record half written with siglongjmp. */
+    uint32_t sum[RIP__STAGE_SUMS]; /* the staged block's running checksums (codes.h) */
+    struct checkpoint {
+        uint32_t sum[RIP__STAGE_SUMS];
+        size_t used, rec_used, dir_at, col_used[RIP__COLUMNS];
+        uint64_t events, block_first, time_base, addr_base, offset, blocks;
+        int frame_started, end_mark_written;
+    } ck[2];                  /* two, so that a jump while one is written leaves the other */
+    int ck_cur;               /* the complete one */
+    int undo_set;             /* the record in progress changed recent[undo_at], which was undo */
+    size_t undo_at;
+    struct recent undo;
     char path[4096];
 };
 
@@ -148,9 +160,65 @@ void rip_stage_header(void *out, uint32_t block_size)
  * that sees the word sees those bytes (FORMAT.md section 6). */
 static inline void publish(struct rip_writer *w)
 {
-    if (w->stage)
+    /* First the checkpoint of rip_writer_rollback, into the copy not in use, which then becomes
+     * the one in use with one store: a jump out of the record before that store leaves the
+     * state before the record, after it the state with the record, whose bytes are all there
+     * even if the commit word below was not stored yet (the next commit covers them). */
+    struct checkpoint *c = &w->ck[!w->ck_cur];
+    c->used = w->used;
+    c->rec_used = w->rec_used;
+    c->dir_at = w->dir_at;
+    for (int i = 0; i < RIP__COLUMNS; i++)
+        c->col_used[i] = w->col_used[i];
+    c->events = w->events;
+    c->block_first = w->block_first;
+    c->time_base = w->time_base;
+    c->addr_base = w->addr_base;
+    c->offset = w->offset;
+    c->blocks = w->blocks;
+    c->frame_started = w->frame_started;
+    c->end_mark_written = w->end_mark_written;
+    memcpy(c->sum, w->sum, sizeof c->sum);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    w->ck_cur = !w->ck_cur;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (w->stage) {
+        /* The check word follows the commit word: a process killed between the two leaves a
+         * check of the records but the last, and a reader verifies as far as it goes. */
         __atomic_store_n((uint64_t *)(void *)(w->stage + RIP__STAGE_COMMIT),
                          w->blocks << 32 | (uint64_t)w->rec_used, __ATOMIC_RELEASE);
+        __atomic_store_n((uint64_t *)(void *)(w->stage + RIP__STAGE_CHECK),
+                         (w->blocks & 0xFFFFu) << 48 | (uint64_t)(w->rec_used & 0xFFFFFFu) << 24 |
+                             rip__stage_sum(w->sum),
+                         __ATOMIC_RELEASE);
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    w->undo_set = 0;
+}
+
+void rip_writer_rollback(rip_writer_t *w)
+{
+    /* A record abandoned after its checkpoint but before undo_set was cleared is kept: the
+     * recent entry it replaced comes back, which only makes a later address a delta instead of
+     * a reference to it. */
+    if (w->undo_set)
+        w->recent[w->undo_at] = w->undo;
+    w->undo_set = 0;
+    const struct checkpoint *c = &w->ck[w->ck_cur];
+    w->used = c->used;
+    w->rec_used = c->rec_used;
+    w->dir_at = c->dir_at;
+    for (int i = 0; i < RIP__COLUMNS; i++)
+        w->col_used[i] = c->col_used[i];
+    w->events = c->events;
+    w->block_first = c->block_first;
+    w->time_base = c->time_base;
+    w->addr_base = c->addr_base;
+    w->offset = c->offset;
+    w->blocks = c->blocks;
+    w->frame_started = c->frame_started;
+    w->end_mark_written = c->end_mark_written;
+    memcpy(w->sum, c->sum, sizeof w->sum);
 }
 
 /* Starts a block: the column directory first (after the stream header in the first block),
@@ -165,6 +233,8 @@ static void begin_block(struct rip_writer *w, size_t at)
     w->time_base = 0;
     w->addr_base = 0;
     w->block_first = w->events;
+    for (int i = 0; i < RIP__STAGE_SUMS; i++)
+        w->sum[i] = RIP__FNV_BASIS;
 }
 
 /* Lays the writer out in mem (and the raw block and columns in `stage` + RIP__STAGE_AREA when
@@ -217,8 +287,8 @@ static rip_writer_t *init(void *mem, uint32_t block_size, int fd, const rip_head
         memcpy(stage, head, RIP__STAGE_COMMIT);
         w->stage = stage;
         w->offset = rip_stage_size(bs);   /* the frame follows the staging area */
-        publish(w);
     }
+    publish(w);
     return w;
 }
 
@@ -258,13 +328,35 @@ static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
 int rip_fd_keep_high(int fd)
 {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 64)
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 4)
         return -1;
     rlim_t lim = rl.rlim_cur > (1u << 20) ? (1u << 20) : rl.rlim_cur;
     return (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, (int)(lim - lim / 4));
 }
 
-rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_bytes)
+uint64_t rip_file_size_limit(void)
+{
+    /* Read at each use: the program may lower it at any time (setrlimit), also to 0. */
+    struct rlimit rl;
+    if (syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return UINT64_MAX;
+    return (uint64_t)rl.rlim_cur;
+}
+
+/* The descriptor a detached writer keeps for fd: a copy placed high, or where there is no room
+ * up there, a copy at the lowest free number; `own` says fd is the writer's own (then it is
+ * closed once copied high, or kept as it is). Returns the descriptor, or -1 with errno. */
+static int keep(int fd, int own)
+{
+    int high = rip_fd_keep_high(fd);
+    if (high < 0)
+        return own ? fd : (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0);
+    if (own)
+        syscall(SYS_close, fd);
+    return high;
+}
+
+rip_status_t rip_writer_detach(rip_writer_t *w, const char *path)
 {
     struct stat st;
     size_t n = strlen(path);
@@ -280,8 +372,12 @@ rip_status_t rip_writer_detach(rip_writer_t *w, const char *path, uint64_t max_b
     w->pid = (pid_t)syscall(SYS_getpid);
     w->dev = st.st_dev;
     w->ino = st.st_ino;
-    w->max_bytes = max_bytes;
-    w->fd = rip_fd_keep_high(w->fd);
+    int kept = keep(w->fd, 0);
+    if (kept < 0) {
+        w->failed = 1;
+        return RIP_E_IO;
+    }
+    w->fd = kept;
     errno = saved;
     return RIP_OK;
 }
@@ -302,6 +398,21 @@ static int kept_fd_ok(struct rip_writer *w)
 
 /* Opens the file by path and checks that it is still the file created (not a file or link put
  * in its place). Returns the descriptor or -1 (errno set). */
+static int open_detached(const struct rip_writer *w);
+
+/* The kept descriptor, opened again by path (once, then kept) when the program took the old
+ * one away. Returns it, or -1 with errno. */
+static int kept_fd(struct rip_writer *w)
+{
+    if (kept_fd_ok(w))
+        return w->fd;
+    int fd = open_detached(w);
+    if (fd < 0)
+        return -1;
+    w->fd = keep(fd, 1);
+    return w->fd;
+}
+
 static int open_detached(const struct rip_writer *w)
 {
     int fd = (int)syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -323,8 +434,9 @@ static int open_detached(const struct rip_writer *w)
 }
 
 /* A detached writer's write: through the kept descriptor while it is still the file's (so a
- * process that dropped its privileges, changed root or namespace keeps recording), else by
- * opening the file by path for this write alone; never past the size limit. The calls are raw
+ * process that dropped its privileges, changed root or namespace keeps recording), else through
+ * one opened again by path and kept in its place; never past the file size limit as it is now
+ * (a write past it would raise SIGXFSZ, whose default action kills the program). The calls are raw
  * syscalls, not libc's cancellation points. Only the process that detached the writer writes:
  * a process copied from it without its knowledge (a raw clone or fork system call) holds a copy
  * of the writer whose offsets are the other process's, and gets ECHILD. */
@@ -334,41 +446,25 @@ static int write_detached(struct rip_writer *w, const uint8_t *buf, size_t len, 
         errno = ECHILD;
         return -1;
     }
-    if (w->max_bytes && off + len > w->max_bytes) {
+    if (off + len > rip_file_size_limit()) {
         errno = EFBIG;
         return -1;
     }
-    if (kept_fd_ok(w))
-        return write_all(w->fd, buf, len, off);
-    int fd = open_detached(w);
-    if (fd < 0)
+    if (kept_fd(w) < 0)
         return -1;
-    int r = write_all(fd, buf, len, off);
-    int saved = errno;
-    syscall(SYS_close, fd);
-    errno = saved;
-    return r;
+    return write_all(w->fd, buf, len, off);
 }
 
 /* The staging area's disk space after its first page (the commit word's), punched out
- * (`punch`) or allocated again: the descriptor of the file, opened by path for this call when
- * the kept one is gone. Returns 0, or -1 with errno. */
+ * (`punch`) or allocated again, through the kept descriptor. Returns 0, or -1 with errno. */
 static int stage_space(struct rip_writer *w, int punch)
 {
-    int fd = w->detached ? (kept_fd_ok(w) ? w->fd : -1) : w->fd;
-    int own = fd < 0 && w->detached;
-    if (own)
-        fd = open_detached(w);
+    int fd = w->detached ? kept_fd(w) : w->fd;
     if (fd < 0)
         return -1;
     int mode = punch ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE : 0;
     int r = (int)syscall(SYS_fallocate, fd, mode, (off_t)RIP__STAGE_AREA,
                          (off_t)(rip_stage_size(w->block_size) - RIP__STAGE_AREA));
-    if (own) {
-        int saved = errno;
-        syscall(SYS_close, fd);
-        errno = saved;
-    }
     return r == 0 ? 0 : -1;
 }
 
@@ -498,6 +594,8 @@ static inline __attribute__((always_inline)) rip_status_t reserve(struct rip_wri
  * written before: the record is complete, and visible in a staging area. */
 static void commit(struct rip_writer *w, size_t n)
 {
+    if (w->stage)
+        w->sum[0] = rip__fnv(w->sum[0], w->raw + w->rec_used, n);
     w->rec_used += n;
     w->used += n;
     publish(w);
@@ -507,6 +605,8 @@ static void commit(struct rip_writer *w, size_t n)
 static inline void put_col(struct rip_writer *w, int col, uint64_t v)
 {
     size_t n = rip__put_varint(w->col[col] + w->col_used[col], v);
+    if (w->stage)
+        w->sum[1 + col] = rip__fnv(w->sum[1 + col], w->col[col] + w->col_used[col], n);
     w->col_used[col] += n;
     w->used += n;
 }
@@ -520,7 +620,13 @@ static inline void put_col(struct rip_writer *w, int col, uint64_t v)
 static inline uint8_t put_time_addr(struct rip_writer *w, uint64_t dt, uint64_t addr)
 {
     uint64_t n = w->events++;
-    struct recent *e = &w->recent[(addr >> 4) & (RIP__RECENT - 1)];
+    size_t at = (addr >> 4) & (RIP__RECENT - 1);
+    struct recent *e = &w->recent[at];
+    w->undo = *e;
+    w->undo_at = at;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    w->undo_set = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     int64_t d = (int64_t)(addr - w->addr_base);
     uint8_t exact = 0;
     uint64_t v;
@@ -879,6 +985,11 @@ rip_status_t rip_writer_on(rip_writer_t *w, uint64_t t, const char *how)
 rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how)
 {
     return t_str(w, RIP__T_OFF, t, how);
+}
+
+uint64_t rip_writer_events(const rip_writer_t *w)
+{
+    return w->events - 1;
 }
 
 size_t rip_writer_pending(const rip_writer_t *w)

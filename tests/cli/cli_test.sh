@@ -71,17 +71,6 @@ case_help() {
     expect_eq "existing output status" "$STATUS" 1
     has_line e.err "rheap: error: exists.db exists; use --force to replace it"
     [ ! -e ran ] || fail "the program ran although the output exists"
-    # Without -o: rheap-PROG.db, then rheap-PROG.2.db beside it, never replacing; rheap says
-    # which.
-    mkdir noout && cd noout
-    run e "$RHEAP" run -q -- "$FAMILY" exit 0
-    expect_eq "no -o status" "$STATUS" 0
-    has_line e.err "rheap: no -o given: writing rheap-cli_family.db"
-    expect_eq "no -o database" "$(sql rheap-cli_family.db "SELECT count(*) FROM allocations WHERE size = 1234")" 2
-    run e "$RHEAP" run -q -- "$FAMILY" exit 0
-    has_line e.err "rheap: no -o given: writing rheap-cli_family.2.db"
-    expect_eq "second no -o database" "$(sql rheap-cli_family.2.db "SELECT count(*) FROM allocations")" 2
-    cd ..
     run e "$RHEAP" attach -o x.db --depth 0 1
     expect_eq "attach bad depth status" "$STATUS" 1
     has_line e.err "rheap: error: --depth 0: expected a number of frames from 1 to 1024"
@@ -246,6 +235,17 @@ case_run_status() {
     expect_eq "directory output" "$STATUS" 1
     [ ! -s r.out ] || fail "the program ran: $(cat r.out)"
     has_line r.err "rheap: error: outdir is a directory; give the database file to write"
+    # Without -o: rheap-PROG.db, then rheap-PROG.2.db beside it, never replacing; rheap says
+    # which.
+    mkdir noout && cd noout
+    run e "$RHEAP" run -q -- "$FAMILY" exit 0
+    expect_eq "no -o status" "$STATUS" 0
+    has_line e.err "rheap: no -o given: writing rheap-cli_family.db"
+    expect_eq "no -o database" "$(sql rheap-cli_family.db "SELECT count(*) FROM allocations WHERE size = 1234")" 2
+    run e "$RHEAP" run -q -- "$FAMILY" exit 0
+    has_line e.err "rheap: no -o given: writing rheap-cli_family.2.db"
+    expect_eq "second no -o database" "$(sql rheap-cli_family.2.db "SELECT count(*) FROM allocations")" 2
+    cd ..
 }
 
 case_run_stop_waiting() {

@@ -405,7 +405,7 @@ static void check_basic(sqlite3 *db)
     CHECK_STR(tgen_text(db, "SELECT label FROM markers WHERE tid = 1001 AND t = 40"), "phase1");
     CHECK_STR(tgen_text(db, "SELECT status FROM modules WHERE pid = %d AND path LIKE '%%convert_scenarios%%'", PID), "ok");
     CHECK_INT(tgen_int(db, "SELECT count(*) FROM modules WHERE pid = %d AND path LIKE '%%convert_scenarios%%'", PID), 1);
-    CHECK_STR(tgen_text(db, "SELECT value FROM meta WHERE key = 'format_version'"), "3.1");
+    CHECK_STR(tgen_text(db, "SELECT value FROM meta WHERE key = 'format_version'"), "3.2");
     CHECK_INT(tgen_int(db, "SELECT count(*) FROM meta WHERE key = 'rheap_version'"), 1);
 }
 

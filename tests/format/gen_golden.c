@@ -1,6 +1,6 @@
 /*
  * gen_golden.c: writes the golden files of the current format version, v<major>.<minor>-thread.rip
- * and v<major>.<minor>-process.rip (v3.1-*.rip today), into the directory given as argument.
+ * and v<major>.<minor>-process.rip (v3.2-*.rip today), into the directory given as argument.
  * Each version's files are generated once, when that version is new, and kept in tests/data/
  * unchanged, so that the golden test proves later readers still read files of every version.
  * Never regenerate the files of an older version: this program only writes the current one.

@@ -1,7 +1,6 @@
 # A tight descriptor limit (ulimit -n 6, some of it taken by descriptors the test inherits).
-# The recorder holds no descriptor between writes: each write opens its file by name and closes
-# it, so it needs one free descriptor only for the moment of a write. Whether one is free then
-# depends on what else is open, so either everything is recorded and nothing said, or the
+# The recorder keeps one descriptor per file, made when the file is made. Whether one is free
+# then depends on what else is open, so either everything is recorded and nothing said, or the
 # recorder stops with exactly one "rheap:" line naming the limit. Either way the program's output
 # is unchanged and what was recorded converts.
 plain plain "$PROGS/stress_xthreads" 4 2000
