@@ -72,7 +72,10 @@ INSERT INTO calls VALUES (1, 'malloc', 0), (2, 'calloc', 0), (3, 'realloc', 1), 
     (21, 'tc_pvalloc', 0), (22, 'tc_new', 0), (23, 'tc_newarray', 0), (24, 'mi_malloc', 0),
     (25, 'mi_calloc', 0), (26, 'mi_zalloc', 0), (27, 'mi_realloc', 1), (28, 'mi_malloc_aligned', 0),
     (29, 'mi_zalloc_aligned', 0), (30, 'mi_calloc_aligned', 0), (31, 'mi_realloc_aligned', 1),
-    (32, 'mi_new', 0);
+    (32, 'mi_new', 0), (33, 'mi_heap_malloc', 0), (34, 'mi_heap_zalloc', 0), (35, 'mi_heap_calloc', 0),
+    (36, 'mi_heap_realloc', 1), (37, 'mi_heap_malloc_aligned', 0), (38, 'mi_heap_zalloc_aligned', 0),
+    (39, 'mi_heap_calloc_aligned', 0), (40, 'mi_heap_realloc_aligned', 1), (41, 'mi_strdup', 0),
+    (42, 'mi_strndup', 0), (43, 'mi_realpath', 0);
 
 -- Call stacks, one row per frame. Identical stacks (same module, offset and symbolization) share
 -- one id across threads and processes.

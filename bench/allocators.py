@@ -5,13 +5,14 @@ but not recording.
     bench/allocators.py BUILD [--runs N] [--n N] [--rounds N]
 
 BUILD is a build directory (libtrace/librheap.so in it). The C++ workload
-bench/workloads/cxxmap.cpp is compiled twice with g++ -O2: on glibc's malloc, and linked with
--ljemalloc. Each variant runs untraced, with librheap preloaded and recording off
+bench/workloads/cxxmap.cpp is compiled with g++ -O2: on glibc's malloc, linked with -ljemalloc,
+and linked with jemalloc statically (libjemalloc_pic.a, whose entry points librheap patches; left
+out when the archive is missing). Each variant runs untraced, with librheap preloaded and recording off
 (RHEAP_ENABLE=0: every call goes through the wrappers' pass path), and recorded; the runs
 alternate, and each figure is the median of N runs of CPU time (user + system, of the program
 and its children; the wall time is printed too, but on a shared machine it measures the
 neighbours). Printed: the medians and the ratios recorded/untraced on each allocator, recorded
-on jemalloc against recorded on glibc, and unhooked/untraced. Nothing is asserted."""
+on jemalloc (shared and static) against recorded on glibc, and unhooked/untraced. Nothing is asserted."""
 import argparse
 import os
 import resource
@@ -49,7 +50,11 @@ def main():
     try:
         src = os.path.join(HERE, "workloads", "cxxmap.cpp")
         progs = {}
-        for name, extra in (("glibc", []), ("jemalloc", ["-ljemalloc"])):
+        variants = [("glibc", []), ("jemalloc", ["-ljemalloc"])]
+        pic = "/usr/lib/x86_64-linux-gnu/libjemalloc_pic.a"
+        if os.path.exists(pic):
+            variants.append(("static", [pic, "-lpthread", "-ldl"]))
+        for name, extra in variants:
             exe = os.path.join(work, "cxxmap_" + name)
             subprocess.run(["g++", "-O2", "-g", "-o", exe, src] + extra, check=True)
             progs[name] = exe
@@ -78,8 +83,13 @@ def main():
         print(f"recorded/untraced, glibc:      {r(('glibc', 'recorded'), ('glibc', 'untraced')):.2f}x")
         print(f"recorded/untraced, jemalloc:   {r(('jemalloc', 'recorded'), ('jemalloc', 'untraced')):.2f}x")
         print(f"recorded jemalloc/glibc:       {r(('jemalloc', 'recorded'), ('glibc', 'recorded')):.2f}x")
+        if "static" in progs:
+            print(f"recorded/untraced, static:     {r(('static', 'recorded'), ('static', 'untraced')):.2f}x")
+            print(f"recorded static/glibc:         {r(('static', 'recorded'), ('glibc', 'recorded')):.2f}x")
         print(f"unhooked/untraced, glibc:      {r(('glibc', 'unhooked'), ('glibc', 'untraced')):.2f}x")
         print(f"unhooked/untraced, jemalloc:   {r(('jemalloc', 'unhooked'), ('jemalloc', 'untraced')):.2f}x")
+        if "static" in progs:
+            print(f"unhooked/untraced, static:     {r(('static', 'unhooked'), ('static', 'untraced')):.2f}x")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -6,7 +6,8 @@ set -eu
 PKGS="build-essential cmake pkg-config liblz4-dev lz4 libunwind-dev libdw-dev libelf-dev
 libiberty-dev libsqlite3-dev sqlite3 python3 perl clang llvm elfutils
 protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev zlib1g-dev
-golang-go chromium libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev"
+golang-go chromium libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev
+libcapstone-dev rustc"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -26,6 +26,12 @@
  *   F_PN    void (void *, const nothrow_t &)         F_PSA   void (void *, size_t, size_t align)
  *   F_PAN   void (void *, size_t align, nothrow)     F_PI    void (void *, int flags)
  *   F_PSI   void (void *, size_t size, int flags)
+ *   N_P     void *(size_t size), page-aligned        R_PNS   void *(void *old, size_t n, size_t)
+ *   H_...   mimalloc's per-heap forms: a heap first, then the arguments of the shape after H_
+ *   STR     char *(const char *s)                    STRN    char *(const char *s, size_t n)
+ *   RP      char *(const char *path, char *buf): allocates when buf is NULL
+ *   HD      void (heap): frees every block of the heap (mi_heap_destroy)
+ *   HN, HX  void *(void), void (heap): a heap made or dropped; records nothing, inner calls pass
  *
  * Each form of one operator records under one call ("operator new"): its alignment, when it has
  * one, is in the record. When you add an entry: add its row here (and its call to rip.h when
@@ -37,6 +43,21 @@
 #define RHEAP_LIBC_ENTRIES(X)                                                                      \
     X(malloc) X(free) X(calloc) X(realloc) X(reallocarray) X(posix_memalign) X(aligned_alloc)      \
     X(memalign) X(valloc) X(pvalloc)
+
+/* The same functions with their shapes (below), as an allocator linked into a module defines
+ * them, maybe under a prefix (je_malloc): patch.c hooks them there. RHEAP_LIBC_ENTRIES stays the
+ * list of names, which got.c's tables are built from. */
+#define RHEAP_LIBC_SHAPED(X)                                                                       \
+    X(MALLOC, "malloc", N_S, MALLOC)                                                               \
+    X(FREE, "free", F_P, FREE)                                                                     \
+    X(CALLOC, "calloc", N_NS, CALLOC)                                                              \
+    X(REALLOC, "realloc", R_PS, REALLOC)                                                           \
+    X(REALLOCARRAY, "reallocarray", R_PNS, REALLOCARRAY)                                           \
+    X(POSIX_MEMALIGN, "posix_memalign", PM, POSIX_MEMALIGN)                                        \
+    X(ALIGNED_ALLOC, "aligned_alloc", N_AS, ALIGNED_ALLOC)                                         \
+    X(MEMALIGN, "memalign", N_AS, MEMALIGN)                                                        \
+    X(VALLOC, "valloc", N_P, VALLOC)                                                               \
+    X(PVALLOC, "pvalloc", N_P, PVALLOC)
 
 #define RHEAP_FAMILY_ENTRIES(X)                                                                    \
     /* C++: operator new and new[] in every form, and every operator delete */                     \
@@ -114,7 +135,36 @@
     X(MI_FREE, "mi_free", F_P, FREE)                                                               \
     X(MI_FREE_SZ, "mi_free_size", F_PS, FREE)                                                      \
     X(MI_FREE_AL, "mi_free_aligned", F_PS, FREE)                                                   \
-    X(MI_FREE_SZ_AL, "mi_free_size_aligned", F_PSA, FREE)
+    X(MI_FREE_SZ_AL, "mi_free_size_aligned", F_PSA, FREE)                                          \
+    X(MI_MALLOC_SMALL, "mi_malloc_small", N_S, MI_MALLOC)                                          \
+    X(MI_ZALLOC_SMALL, "mi_zalloc_small", N_S, MI_ZALLOC)                                          \
+    X(MI_MALLOCN, "mi_mallocn", N_NS, MI_MALLOC)                                                   \
+    X(MI_REALLOCN, "mi_reallocn", R_PNS, MI_REALLOC)                                               \
+    X(MI_STRDUP, "mi_strdup", STR, MI_STRDUP)                                                      \
+    X(MI_STRNDUP, "mi_strndup", STRN, MI_STRNDUP)                                                  \
+    X(MI_REALPATH, "mi_realpath", RP, MI_REALPATH)                                                 \
+    /* mimalloc's heaps: a block pairs with its free whatever heap and family frees it */          \
+    X(MI_HEAP_MALLOC, "mi_heap_malloc", H_S, MI_HEAP_MALLOC)                                       \
+    X(MI_HEAP_MALLOC_SMALL, "mi_heap_malloc_small", H_S, MI_HEAP_MALLOC)                           \
+    X(MI_HEAP_MALLOCN, "mi_heap_mallocn", H_NS, MI_HEAP_MALLOC)                                    \
+    X(MI_HEAP_ZALLOC, "mi_heap_zalloc", H_S, MI_HEAP_ZALLOC)                                       \
+    X(MI_HEAP_CALLOC, "mi_heap_calloc", H_NS, MI_HEAP_CALLOC)                                      \
+    X(MI_HEAP_REALLOC, "mi_heap_realloc", H_R_PS, MI_HEAP_REALLOC)                                 \
+    X(MI_HEAP_REALLOCN, "mi_heap_reallocn", H_R_PNS, MI_HEAP_REALLOC)                              \
+    X(MI_HEAP_MALLOC_AL, "mi_heap_malloc_aligned", H_SA, MI_HEAP_MALLOC_ALIGNED)                   \
+    X(MI_HEAP_ZALLOC_AL, "mi_heap_zalloc_aligned", H_SA, MI_HEAP_ZALLOC_ALIGNED)                   \
+    X(MI_HEAP_CALLOC_AL, "mi_heap_calloc_aligned", H_NSA, MI_HEAP_CALLOC_ALIGNED)                  \
+    X(MI_HEAP_REALLOC_AL, "mi_heap_realloc_aligned", H_R_PSA, MI_HEAP_REALLOC_ALIGNED)             \
+    X(MI_HEAP_STRDUP, "mi_heap_strdup", H_STR, MI_STRDUP)                                          \
+    X(MI_HEAP_STRNDUP, "mi_heap_strndup", H_STRN, MI_STRNDUP)                                      \
+    X(MI_HEAP_REALPATH, "mi_heap_realpath", H_RP, MI_REALPATH)                                     \
+    X(MI_HEAP_NEW, "mi_heap_new", HN, FREE)                                                        \
+    X(MI_HEAP_DELETE, "mi_heap_delete", HX, FREE)                                                  \
+    X(MI_HEAP_DESTROY, "mi_heap_destroy", HD, FREE)
+
+/* jemalloc's functions, which a build of it may prefix as it prefixes the C library's names
+ * (je_mallocx, _rjem_mallocx): patch.c looks for them under the prefix. */
+#define RHEAP_PREFIXABLE(X) X(MALLOCX) X(RALLOCX) X(XALLOCX) X(DALLOCX) X(SDALLOCX)
 
 /* The functions whose presence says that an allocator replacing malloc is loaded: its malloc and
  * free may call its own wrapped functions (wrappers.c's nest_inside). */

@@ -9,6 +9,7 @@
 #ifndef RHEAP_INTERNAL_H
 #define RHEAP_INTERNAL_H
 
+#include <elf.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -220,12 +221,47 @@ typedef struct {
     char allocator[32];      /* "jemalloc", "tcmalloc", "mimalloc" or "unknown" */
     char module[PATH_MAX];   /* the executable or library holding it */
     char symbol[64];         /* the symbol it was found by */
+    char refused[256];       /* why it was not hooked, when patch.c tried and refused */
 } rheap__unseen_t;
 extern rheap__unseen_t rheap__unseen;
-/* Looks for one (at initialization, under no tracer lock: it lists the modules). */
+/* Looks for one (at initialization, under no tracer lock: it lists the modules); an allocator
+ * linked into a module is hooked there (patch.c) when it can be, and is then not unseen. */
 void rheap__unseen_scan(void);
-/* Says what the scan found, in one line, once per process (at the first recording's start). */
+/* Looks at the modules loaded since the scan for an allocator, unless one was found already (at
+ * exit or exec, before the recording's end, under no tracer lock). Never hooks, never takes the
+ * loader's locks. */
+void rheap__unseen_rescan(void);
+/* Says what the scan found, in one line, once per process (at the first recording's start, or
+ * when a later look found it). */
 void rheap__unseen_say(void);
+
+/* -- symtab.c: a module's symbol tables, from its file -- */
+
+/* The file mapped read-only, its headers checked against its size. */
+typedef struct {
+    const unsigned char *m;
+    size_t size;
+    const Elf64_Shdr *sh, *symtab, *dynsym; /* symtab, dynsym: NULL when absent */
+    const Elf64_Phdr *ph;
+    unsigned nsh, nph;
+} rheap__elf_t;
+/* Maps the ELF file at path (raw system calls, no allocation); 0, or -1 when it is not one. */
+int rheap__elf_open(rheap__elf_t *e, const char *path);
+void rheap__elf_close(rheap__elf_t *e);
+/* The function `name` defined in the symbol table s (NULL: none, or no table). */
+const Elf64_Sym *rheap__elf_func(const rheap__elf_t *e, const Elf64_Shdr *s, const char *name);
+/* The loadable segment holding the address vaddr (NULL: none). */
+const Elf64_Phdr *rheap__elf_segment(const rheap__elf_t *e, uint64_t vaddr);
+
+/* -- patch.c: an allocator linked into a module, hooked at its entry points -- */
+
+/* Hooks the allocator linked into the module of image e, loaded at bias, whose functions
+ * carry the prefix `prefix` ("", "je_", "_rjem_"; NULL: unknown): every entry point of entries.h
+ * the module defines gets a jump to a hook that records as librheap's exported wrappers do.
+ * All or none: returns 1 when hooked, else 0 with the reason in why (nothing changed). Once per
+ * process (a second allocator is refused); at initialization, under no tracer lock. */
+int rheap__patch_module(const rheap__elf_t *e, uintptr_t bias, const char *prefix, char *why,
+                        size_t whylen);
 
 /* -- lifecycle.c -- */
 
@@ -291,6 +327,9 @@ typedef struct {
  * Returns 1 when an allocator that replaces malloc and has functions of its own (jemalloc,
  * tcmalloc, mimalloc) is loaded. */
 int rheap__families_resolve(void);
+/* The real function the wrapper of `symbol` calls, as resolved so far (NULL: not yet, or none).
+ * No lookup: safe where the loader's locks may be held for good. */
+void *rheap__families_real(const char *symbol);
 int rheap__family_enter(uintptr_t frame);
 /* Ends an allocating call: records p (NULL: the call failed) unless the state says pass. */
 void rheap__family_alloc(int e, rip_call_t call, void *p, uint64_t size, uint64_t align,
@@ -308,6 +347,15 @@ typedef struct {
 int rheap__family_resize_begin(uintptr_t frame, void *old, rheap__resize_t *r);
 void rheap__family_resize_end(int e, rheap__resize_t *r, rip_call_t call, void *old, void *p,
                               uint64_t size, int freed, const rheap__frame_t *from);
+
+/* mimalloc's mi_heap_visit_blocks: calls visitor(heap, area, block, size, arg) for each area
+ * (block NULL) and each block in use, all of them when all is true. */
+typedef _Bool (*rheap__visit_t)(const void *heap, _Bool all,
+                                _Bool (*visitor)(const void *, const void *, void *, size_t, void *),
+                                void *arg);
+/* A call that frees every block of the mimalloc heap `heap` (mi_heap_destroy): each block
+ * visit finds in it is recorded as freed now; end with rheap__family_leave. */
+int rheap__family_destroy_begin(uintptr_t frame, void *heap, rheap__visit_t visit);
 
 /* Event recorders; the caller holds the guard and passes the absolute time it stamped
  * (rheap__now_abs), old_t too, and where the backtrace starts. */

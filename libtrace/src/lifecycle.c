@@ -119,6 +119,8 @@ int rheap__before_exec(void) {
         rheap__tl.guard = guard;
         return 0;
     }
+    if (atomic_load(&rheap__word) & RHEAP__ON)
+        rheap__unseen_rescan(); /* dl_iterate_phdr: before the control lock */
     rheap__ctl_lock();
     if (atomic_load(&rheap__word) & RHEAP__ON) {
         was_on = 1;
@@ -160,6 +162,8 @@ void rheap__before_exit(void) {
         rheap__tl.guard = guard;
         return;
     }
+    if (atomic_load(&rheap__word) & RHEAP__ON)
+        rheap__unseen_rescan(); /* dl_iterate_phdr: before the control lock */
     rheap__ctl_lock();
     rheap__flush_for_exit();
     rheap__ctl_unlock();

@@ -32,6 +32,7 @@ static struct {
     void *proc_mem;
     size_t proc_mem_size;
     rip_writer_t *proc_w;
+    int unseen_written; /* the process file has its unseen record */
     int dirfd;               /* the open recording's directory (O_PATH, placed high), or -1 */
     dev_t dir_dev;           /* its identity, checked before each use */
     ino_t dir_ino;
@@ -244,9 +245,12 @@ int rheap__start(const rheap__config_t *c, const char *how) {
     if (st == RIP_OK && c->profile)
         st = rip_writer_sampling(ctl.proc_w, c->interval, c->seed);
     rheap__unseen_say();
-    if (st == RIP_OK && rheap__unseen.found)
+    ctl.unseen_written = 0;
+    if (st == RIP_OK && rheap__unseen.found) {
         st = rip_writer_unseen(ctl.proc_w, rheap__unseen.allocator, rheap__unseen.module,
                                rheap__unseen.symbol);
+        ctl.unseen_written = 1;
+    }
     if (st == RIP_OK)
         st = rip_writer_on(ctl.proc_w, 0, how);
     if (st == RIP_OK)
@@ -265,6 +269,17 @@ int rheap__start(const rheap__config_t *c, const char *how) {
     atomic_fetch_add(&rheap__gen, 1);
     atomic_fetch_or(&rheap__word, c->profile ? RHEAP__ON | RHEAP__PROFILE : RHEAP__ON);
     return 0;
+}
+
+/* An allocator found after the start (unseen.c's look at the modules loaded since, at exit or
+ * exec): said, and recorded before the `off` record. */
+static void write_unseen_late(void) {
+    if (!rheap__unseen.found || ctl.unseen_written)
+        return;
+    rheap__unseen_say();
+    rip_writer_unseen(ctl.proc_w, rheap__unseen.allocator, rheap__unseen.module,
+                      rheap__unseen.symbol);
+    ctl.unseen_written = 1;
 }
 
 /* Events of threads refused a recorder (over max_threads) are counted, never silently gone. */
@@ -291,6 +306,7 @@ int rheap__stop(const char *how) {
     rheap__threads_flush_all(RHEAP__FLUSH_CLOSE);
     if (ctl.proc_w) {
         write_lost();
+        write_unseen_late();
         rip_writer_off(ctl.proc_w, rheap__now(), how);
         rip_writer_flush(ctl.proc_w);
     }
@@ -310,6 +326,7 @@ void rheap__flush_for_exit(void) {
     rheap__threads_flush_all(RHEAP__FLUSH_EXIT);
     if (ctl.proc_w) {
         write_lost();
+        write_unseen_late();
         rip_writer_off(ctl.proc_w, rheap__now(), "exit");
         rip_writer_flush(ctl.proc_w);
     }

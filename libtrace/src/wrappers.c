@@ -666,6 +666,40 @@ int rheap__family_free_begin(uintptr_t frame, void *p) {
     return e;
 }
 
+/* One block of a heap being destroyed: its free, recorded as free_slow records one. */
+static _Bool destroyed_block(const void *heap, const void *area, void *block, size_t size,
+                             void *arg)
+{
+    (void)heap, (void)area, (void)size;
+    if (!block)
+        return 1;
+    if (*(const int *)arg == NESTED)
+        rheap__record_nested(0, block, 0, 0, NULL, rheap__now_abs());
+    else if (!rheap__profiling())
+        rheap__record_free(block, rheap__now_abs());
+    else {
+        rheap__count_free();
+        if (RHEAP_UNLIKELY(rheap__sample_forget(block)))
+            rheap__record_free(block, rheap__now_abs());
+    }
+    return 1;
+}
+
+int rheap__family_destroy_begin(uintptr_t frame, void *heap, rheap__visit_t visit) {
+    if (!heap || RHEAP_UNLIKELY(need_boot()))
+        return PASS;
+    int e = enter(frame);
+    if (e == PASS)
+        return PASS;
+    /* Raised before the visit too: whatever the allocator calls from it passes through. */
+    rheap__tl.internal++;
+    int saved = errno;
+    if (visit)
+        visit(heap, 1, destroyed_block, &e);
+    errno = saved;
+    return e;
+}
+
 int rheap__family_resize_begin(uintptr_t frame, void *old, rheap__resize_t *r) {
     r->marked = 0;
     r->was = 0;

@@ -1,5 +1,5 @@
 /*
- * rip.h: reader and writer of the rip recording format, version 3.1 (rip-format/FORMAT.md). The
+ * rip.h: reader and writer of the rip recording format, version 3.3 (rip-format/FORMAT.md). The
  * reader also reads versions 1.0, 2.0 and 3.0.
  *
  * The writer is used inside the tracer's malloc wrappers, so it never allocates: the caller
@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define RIP_FORMAT_MAJOR 3
-#define RIP_FORMAT_MINOR 2
+#define RIP_FORMAT_MINOR 3
 
 /* Limits the format sets (FORMAT.md). */
 #define RIP_MAX_DEPTH 1024
@@ -76,39 +76,50 @@ char *rip_error_format(const rip_error_t *err, char *buf, size_t size);
  * written as a `call` record (0x46) followed by an allocation record of the shape they share
  * with a libc call. When you add a call: append it here with the next id, describe it in
  * FORMAT.md, add its row to schema.sql's `calls` and, if librheap records it, its wrapper. */
-#define RIP_CALL_LIST(X)                                                 \
-    X(RIP_CALL_MALLOC, 1, "malloc", RIP_NEW)                             \
-    X(RIP_CALL_CALLOC, 2, "calloc", RIP_NEW)                             \
-    X(RIP_CALL_REALLOC, 3, "realloc", RIP_RESIZE)                        \
-    X(RIP_CALL_REALLOCARRAY, 4, "reallocarray", RIP_RESIZE)              \
-    X(RIP_CALL_POSIX_MEMALIGN, 5, "posix_memalign", RIP_NEW)             \
-    X(RIP_CALL_ALIGNED_ALLOC, 6, "aligned_alloc", RIP_NEW)               \
-    X(RIP_CALL_MEMALIGN, 7, "memalign", RIP_NEW)                         \
-    X(RIP_CALL_VALLOC, 8, "valloc", RIP_NEW)                             \
-    X(RIP_CALL_PVALLOC, 9, "pvalloc", RIP_NEW)                           \
-    X(RIP_CALL_NEW, 10, "operator new", RIP_NEW)                         \
-    X(RIP_CALL_NEW_ARRAY, 11, "operator new[]", RIP_NEW)                 \
-    X(RIP_CALL_MALLOCX, 12, "mallocx", RIP_NEW)                          \
-    X(RIP_CALL_RALLOCX, 13, "rallocx", RIP_RESIZE)                       \
-    X(RIP_CALL_XALLOCX, 14, "xallocx", RIP_RESIZE)                       \
-    X(RIP_CALL_TC_MALLOC, 15, "tc_malloc", RIP_NEW)                      \
-    X(RIP_CALL_TC_CALLOC, 16, "tc_calloc", RIP_NEW)                      \
-    X(RIP_CALL_TC_REALLOC, 17, "tc_realloc", RIP_RESIZE)                 \
-    X(RIP_CALL_TC_MEMALIGN, 18, "tc_memalign", RIP_NEW)                  \
-    X(RIP_CALL_TC_POSIX_MEMALIGN, 19, "tc_posix_memalign", RIP_NEW)      \
-    X(RIP_CALL_TC_VALLOC, 20, "tc_valloc", RIP_NEW)                      \
-    X(RIP_CALL_TC_PVALLOC, 21, "tc_pvalloc", RIP_NEW)                    \
-    X(RIP_CALL_TC_NEW, 22, "tc_new", RIP_NEW)                            \
-    X(RIP_CALL_TC_NEWARRAY, 23, "tc_newarray", RIP_NEW)                  \
-    X(RIP_CALL_MI_MALLOC, 24, "mi_malloc", RIP_NEW)                      \
-    X(RIP_CALL_MI_CALLOC, 25, "mi_calloc", RIP_NEW)                      \
-    X(RIP_CALL_MI_ZALLOC, 26, "mi_zalloc", RIP_NEW)                      \
-    X(RIP_CALL_MI_REALLOC, 27, "mi_realloc", RIP_RESIZE)                 \
-    X(RIP_CALL_MI_MALLOC_ALIGNED, 28, "mi_malloc_aligned", RIP_NEW)      \
-    X(RIP_CALL_MI_ZALLOC_ALIGNED, 29, "mi_zalloc_aligned", RIP_NEW)      \
-    X(RIP_CALL_MI_CALLOC_ALIGNED, 30, "mi_calloc_aligned", RIP_NEW)      \
-    X(RIP_CALL_MI_REALLOC_ALIGNED, 31, "mi_realloc_aligned", RIP_RESIZE) \
-    X(RIP_CALL_MI_NEW, 32, "mi_new", RIP_NEW)
+#define RIP_CALL_LIST(X)                                                           \
+    X(RIP_CALL_MALLOC, 1, "malloc", RIP_NEW)                                       \
+    X(RIP_CALL_CALLOC, 2, "calloc", RIP_NEW)                                       \
+    X(RIP_CALL_REALLOC, 3, "realloc", RIP_RESIZE)                                  \
+    X(RIP_CALL_REALLOCARRAY, 4, "reallocarray", RIP_RESIZE)                        \
+    X(RIP_CALL_POSIX_MEMALIGN, 5, "posix_memalign", RIP_NEW)                       \
+    X(RIP_CALL_ALIGNED_ALLOC, 6, "aligned_alloc", RIP_NEW)                         \
+    X(RIP_CALL_MEMALIGN, 7, "memalign", RIP_NEW)                                   \
+    X(RIP_CALL_VALLOC, 8, "valloc", RIP_NEW)                                       \
+    X(RIP_CALL_PVALLOC, 9, "pvalloc", RIP_NEW)                                     \
+    X(RIP_CALL_NEW, 10, "operator new", RIP_NEW)                                   \
+    X(RIP_CALL_NEW_ARRAY, 11, "operator new[]", RIP_NEW)                           \
+    X(RIP_CALL_MALLOCX, 12, "mallocx", RIP_NEW)                                    \
+    X(RIP_CALL_RALLOCX, 13, "rallocx", RIP_RESIZE)                                 \
+    X(RIP_CALL_XALLOCX, 14, "xallocx", RIP_RESIZE)                                 \
+    X(RIP_CALL_TC_MALLOC, 15, "tc_malloc", RIP_NEW)                                \
+    X(RIP_CALL_TC_CALLOC, 16, "tc_calloc", RIP_NEW)                                \
+    X(RIP_CALL_TC_REALLOC, 17, "tc_realloc", RIP_RESIZE)                           \
+    X(RIP_CALL_TC_MEMALIGN, 18, "tc_memalign", RIP_NEW)                            \
+    X(RIP_CALL_TC_POSIX_MEMALIGN, 19, "tc_posix_memalign", RIP_NEW)                \
+    X(RIP_CALL_TC_VALLOC, 20, "tc_valloc", RIP_NEW)                                \
+    X(RIP_CALL_TC_PVALLOC, 21, "tc_pvalloc", RIP_NEW)                              \
+    X(RIP_CALL_TC_NEW, 22, "tc_new", RIP_NEW)                                      \
+    X(RIP_CALL_TC_NEWARRAY, 23, "tc_newarray", RIP_NEW)                            \
+    X(RIP_CALL_MI_MALLOC, 24, "mi_malloc", RIP_NEW)                                \
+    X(RIP_CALL_MI_CALLOC, 25, "mi_calloc", RIP_NEW)                                \
+    X(RIP_CALL_MI_ZALLOC, 26, "mi_zalloc", RIP_NEW)                                \
+    X(RIP_CALL_MI_REALLOC, 27, "mi_realloc", RIP_RESIZE)                           \
+    X(RIP_CALL_MI_MALLOC_ALIGNED, 28, "mi_malloc_aligned", RIP_NEW)                \
+    X(RIP_CALL_MI_ZALLOC_ALIGNED, 29, "mi_zalloc_aligned", RIP_NEW)                \
+    X(RIP_CALL_MI_CALLOC_ALIGNED, 30, "mi_calloc_aligned", RIP_NEW)                \
+    X(RIP_CALL_MI_REALLOC_ALIGNED, 31, "mi_realloc_aligned", RIP_RESIZE)           \
+    X(RIP_CALL_MI_NEW, 32, "mi_new", RIP_NEW)                                      \
+    X(RIP_CALL_MI_HEAP_MALLOC, 33, "mi_heap_malloc", RIP_NEW)                      \
+    X(RIP_CALL_MI_HEAP_ZALLOC, 34, "mi_heap_zalloc", RIP_NEW)                      \
+    X(RIP_CALL_MI_HEAP_CALLOC, 35, "mi_heap_calloc", RIP_NEW)                      \
+    X(RIP_CALL_MI_HEAP_REALLOC, 36, "mi_heap_realloc", RIP_RESIZE)                 \
+    X(RIP_CALL_MI_HEAP_MALLOC_ALIGNED, 37, "mi_heap_malloc_aligned", RIP_NEW)      \
+    X(RIP_CALL_MI_HEAP_ZALLOC_ALIGNED, 38, "mi_heap_zalloc_aligned", RIP_NEW)      \
+    X(RIP_CALL_MI_HEAP_CALLOC_ALIGNED, 39, "mi_heap_calloc_aligned", RIP_NEW)      \
+    X(RIP_CALL_MI_HEAP_REALLOC_ALIGNED, 40, "mi_heap_realloc_aligned", RIP_RESIZE) \
+    X(RIP_CALL_MI_STRDUP, 41, "mi_strdup", RIP_NEW)                                \
+    X(RIP_CALL_MI_STRNDUP, 42, "mi_strndup", RIP_NEW)                              \
+    X(RIP_CALL_MI_REALPATH, 43, "mi_realpath", RIP_NEW)
 
 enum { RIP_NEW, RIP_RESIZE };
 
@@ -120,7 +131,7 @@ typedef enum {
 
 /* The first call written with a `call` record, and the last call of this version. */
 #define RIP_CALL_NAMED_FIRST RIP_CALL_NEW
-#define RIP_CALL_LAST RIP_CALL_MI_NEW
+#define RIP_CALL_LAST RIP_CALL_MI_REALPATH
 
 /* Whether `call` is RIP_RESIZE (0 for an unknown value). */
 int rip_call_resizes(rip_call_t call);

@@ -1,6 +1,6 @@
 /*
  * gen_golden.c: writes the golden files of the current format version, v<major>.<minor>-thread.rip
- * and v<major>.<minor>-process.rip (v3.2-*.rip today), into the directory given as argument.
+ * and v<major>.<minor>-process.rip (v3.3-*.rip today), into the directory given as argument.
  * Each version's files are generated once, when that version is new, and kept in tests/data/
  * unchanged, so that the golden test proves later readers still read files of every version.
  * Never regenerate the files of an older version: this program only writes the current one.
@@ -21,7 +21,8 @@
  * died would leave them. The process file has no staging area.
  *
  * Since 3.1 the second block also holds allocations of calls named by a call record (0x46), and
- * the process file an unseen record (0x55).
+ * the process file an unseen record (0x55). Since 3.3 it also holds calls 33 and later: a
+ * mi_heap_malloc aligned to 128, a mi_heap_realloc of it and a mi_strdup.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -120,6 +121,10 @@ int main(int argc, char **argv)
     ok(rip_writer_alloc(w, RIP_CALL_RALLOCX, 2011, 0x55d0c2002000ull, 200, 1, 0, 0x55d0c2001000ull, 2010));
     ok(rip_writer_alloc(w, RIP_CALL_XALLOCX, 2012, 0x55d0c2002000ull, 300, 1, 0, 0x55d0c2002000ull, 2012));
     ok(rip_writer_free(w, 2013, 0x55d0c2000000ull));
+    /* Since 3.3: mimalloc's per-heap and string calls. */
+    ok(rip_writer_alloc(w, RIP_CALL_MI_HEAP_MALLOC, 2014, 0x55d0c2003000ull, 40, 1, 128, 0, 0));
+    ok(rip_writer_alloc(w, RIP_CALL_MI_HEAP_REALLOC, 2015, 0x55d0c2004000ull, 400, 2, 0, 0x55d0c2003000ull, 2014));
+    ok(rip_writer_alloc(w, RIP_CALL_MI_STRDUP, 2016, 0x55d0c2000100ull, 6, 1, 0, 0, 0));
     ok(rip_writer_flush(w));
     /* Since 3.0: staged, never flushed. */
     ok(rip_writer_alloc(w, RIP_CALL_MALLOC, 3000, 0x7f1200010010ull, 32, 1, 0, 0, 0));

@@ -8,6 +8,11 @@
 #include "test_util.h"
 #include "run_dump.h"
 
+/* The version the writer puts in every file: what `rheap dump` must show. */
+#define VERSION_TEXT_(major, minor) #major "." #minor
+#define VERSION_TEXT(major, minor) VERSION_TEXT_(major, minor)
+#define VERSION VERSION_TEXT(RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR)
+
 static char dir[128];
 
 static void write_file(const char *name, int is_process, uint32_t tid, int flush)
@@ -92,17 +97,17 @@ int main(void)
     char *errtext;
     char *out = dump_of(dir, 0, &errtext);
     static const char expect[] =
-        "# file process.rip type=process version=3.2 pid=321 tid=0 recording=1 serial=0 start_ns=1000 time_shift=0\n"
+        "# file process.rip type=process version=" VERSION " pid=321 tid=0 recording=1 serial=0 start_ns=1000 time_shift=0\n"
         "process ppid=1 exe=/bin/prog wall_ns=5 clock=monotonic page_size=4096 argc=2 argv=prog a\\x20b\n"
-        "# file t9.rip type=thread version=3.2 pid=321 tid=9 recording=1 serial=9 start_ns=1000 time_shift=0\n"
+        "# file t9.rip type=thread version=" VERSION " pid=321 tid=9 recording=1 serial=9 start_ns=1000 time_shift=0\n"
         "free t=9 addr=0x1009\n"
-        "# file t10.rip type=thread version=3.2 pid=321 tid=10 recording=1 serial=10 start_ns=1000 time_shift=0\n"
+        "# file t10.rip type=thread version=" VERSION " pid=321 tid=10 recording=1 serial=10 start_ns=1000 time_shift=0\n"
         "free t=10 addr=0x100a\n"
-        "# file t10-2.rip type=thread version=3.2 pid=321 tid=10 recording=1 serial=10 start_ns=1000 time_shift=0\n"
+        "# file t10-2.rip type=thread version=" VERSION " pid=321 tid=10 recording=1 serial=10 start_ns=1000 time_shift=0\n"
         "free t=10 addr=0x100a\n"
-        "# file t10-10.rip type=thread version=3.2 pid=321 tid=10 recording=1 serial=10 start_ns=1000 time_shift=0\n"
+        "# file t10-10.rip type=thread version=" VERSION " pid=321 tid=10 recording=1 serial=10 start_ns=1000 time_shift=0\n"
         "free t=10 addr=0x100a\n"
-        "# file t100.rip type=thread version=3.2 pid=321 tid=100 recording=1 serial=0 start_ns=1000 time_shift=0\n"
+        "# file t100.rip type=thread version=" VERSION " pid=321 tid=100 recording=1 serial=0 start_ns=1000 time_shift=0\n"
         "free t=100 addr=0x1064\n";
     if (strcmp(out, expect) != 0)
         CHECK_FAIL("dump output:\n%s\nexpected:\n%s", out, expect);

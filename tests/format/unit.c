@@ -33,10 +33,12 @@ int main(void)
                                   "rallocx", "xallocx", "tc_malloc"};
     for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
         CHECK(strcmp(rip_call_name((rip_call_t)i), names[i]) == 0);
-    CHECK(strcmp(rip_call_name(RIP_CALL_LAST), "mi_new") == 0);
+    CHECK(strcmp(rip_call_name(RIP_CALL_MI_NEW), "mi_new") == 0);
+    CHECK(strcmp(rip_call_name(RIP_CALL_LAST), "mi_realpath") == 0);
     CHECK(strcmp(rip_call_name((rip_call_t)(RIP_CALL_LAST + 1)), "?") == 0);
     CHECK(rip_call_resizes(RIP_CALL_REALLOC) && rip_call_resizes(RIP_CALL_RALLOCX) &&
           rip_call_resizes(RIP_CALL_MI_REALLOC_ALIGNED) && !rip_call_resizes(RIP_CALL_NEW) &&
+          rip_call_resizes(RIP_CALL_MI_HEAP_REALLOC) && !rip_call_resizes(RIP_CALL_MI_STRDUP) &&
           !rip_call_resizes((rip_call_t)0));
     printf("unit: ok\n");
     return 0;

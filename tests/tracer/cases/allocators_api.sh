@@ -1,10 +1,11 @@
-# A C program calling jemalloc's, tcmalloc's or mimalloc's own functions: every call recorded
+# A C program calling jemalloc's, tcmalloc's or mimalloc's own functions (jemalloc shared, linked
+# statically, and linked statically under the prefix je_): every call recorded
 # once under its own name, with its alignment, realloc chains linked, frees across families
 # paired; and worker threads' blocks (allocated with the allocator's call, half freed by the
 # worker with the allocator's free, half by the main thread with free()) all there and freed.
 [ -n "$SQLITE3" ] || skip "no sqlite3"
 ran=0
-for alloc in jemalloc tcmalloc mimalloc; do
+for alloc in jemalloc tcmalloc mimalloc static prefixed; do
     prog=$PROGS/alloc_api_$alloc
     [ -x "$prog" ] || { echo "no $alloc: skipped"; continue; }
     ran=$((ran + 1))

@@ -1,10 +1,13 @@
 /*
  * alloc_api: a C program calling an allocator's own functions, built once per allocator
  * (-DUSE_JEMALLOC with -ljemalloc, -DUSE_TCMALLOC with -ltcmalloc, -DUSE_MIMALLOC with
- * -lmimalloc). Between the markers "begin" and "end" of the main thread it allocates with the
- * allocator's calls (aligned ones too), resizes blocks in a chain, and frees blocks with another
- * family than the one that made them (free() of an allocator block, the allocator's free of a
- * malloc block); it prints the exact event list riptally must print, as "expect-list" lines.
+ * -lmimalloc; jemalloc also linked statically, and statically under the prefix je_ with
+ * -DJEMALLOC_NO_RENAME -DJEMALLOC_MANGLE, whose header then maps every name used here, malloc
+ * and free too, to the prefixed one). Between the markers "begin" and "end" of the main thread
+ * it allocates with the allocator's calls (aligned ones too), resizes blocks in a chain, and
+ * frees blocks with another family than the one that made them (free() of an allocator block, the allocator's free of a
+ * malloc block; with mimalloc, a heap of its own destroyed with blocks left in it, and the
+ * string functions); it prints the exact event list riptally must print, as "expect-list" lines.
  *
  * Then `threads` workers (argument 1) each allocate `per` blocks (argument 2) in `worker_site`
  * with the allocator's plain call and free every other one at once, with the allocator's free;
@@ -49,6 +52,26 @@ static int n;
 #define EXPECT(...) snprintf(lines[n++], sizeof lines[0], __VA_ARGS__)
 
 static int per;
+
+#if defined(USE_MIMALLOC)
+/* The blocks left in the heap the program destroys, and their names as riptally shows them. */
+static void *heap_blocks[3];
+static const char *const heap_names[3] = {"mi_heap_realloc:4000", "mi_heap_malloc_aligned:24",
+                                          "mi_strndup:4"};
+static int left;
+
+static bool visit_left(const mi_heap_t *heap, const mi_heap_area_t *area, void *block,
+                       size_t size, void *arg)
+{
+    (void)heap, (void)area, (void)size, (void)arg;
+    for (int i = 0; block && i < 3; i++)
+        if (block == heap_blocks[i]) {
+            EXPECT("free of=%s", heap_names[i]);
+            left++;
+        }
+    return true;
+}
+#endif
 static void *blocks[16][4096];
 
 __attribute__((noinline)) static void worker_site(int k, int i)
@@ -172,6 +195,36 @@ int main(int argc, char **argv)
     EXPECT("alloc call=malloc size=77 in=exe");
     mi_free(m);
     EXPECT("free of=malloc:77");
+    /* A heap of its own, its blocks resized and freed across heaps, then destroyed with three
+     * blocks in it: each is recorded as freed by the destroy, in the order mimalloc visits them
+     * (which the program asks mimalloc itself, before). And the string functions. */
+    mi_heap_t *h = mi_heap_new();
+    void *ha = mi_heap_malloc(h, 40);
+    EXPECT("alloc call=mi_heap_malloc size=40 in=exe");
+    void *hb = mi_heap_calloc(h, 3, 20);
+    EXPECT("alloc call=mi_heap_calloc size=60 in=exe");
+    void *hc = mi_heap_malloc_aligned(h, 24, 128);
+    EXPECT("alloc call=mi_heap_malloc_aligned size=24 align=128 in=exe");
+    ha = mi_heap_realloc(h, ha, 4000);
+    EXPECT("alloc call=mi_heap_realloc size=4000 in=exe old=mi_heap_malloc:40");
+    char *hs = mi_heap_strndup(h, "abcdefgh", 3);
+    EXPECT("alloc call=mi_strndup size=4 in=exe");
+    char *s1 = mi_strdup("hello");
+    EXPECT("alloc call=mi_strdup size=6 in=exe");
+    char *rp = mi_realpath("/", NULL);
+    EXPECT("alloc call=mi_realpath size=2 in=exe");
+    static char buf[4096];
+    SINK(mi_realpath("/", buf)); /* into the caller's buffer: no block */
+    mi_free(s1);
+    EXPECT("free of=mi_strdup:6");
+    mi_free(rp);
+    EXPECT("free of=mi_realpath:2");
+    mi_free(hb);
+    EXPECT("free of=mi_heap_calloc:60");
+    left = 0;
+    heap_blocks[0] = ha, heap_blocks[1] = hc, heap_blocks[2] = hs;
+    mi_heap_visit_blocks(h, true, visit_left, NULL);
+    mi_heap_destroy(h);
 #endif
     progs_mark("end");
 
