@@ -6,6 +6,7 @@
 #define RHEAP_ANALYSIS_PRIVATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rheap_analysis.h"
 
@@ -19,6 +20,12 @@ ra_status_t ra__fail(ra_err_t *err, ra_status_t status, const char *fmt, ...)
  * elements of `elem` bytes: doubles it, or allocates `first` elements when empty. 0, or -1
  * when out of memory (the array is left as it was). */
 int ra__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first);
+
+/* ---- pprof.c: the model as a profile ---- */
+
+/* buf gzipped (as pprof reads profiles) into *out, malloc'ed, *outlen bytes. 0, or -1 out of
+ * memory. Also pbuild.c's. */
+int ra__gzip(const uint8_t *buf, size_t len, uint8_t **out, size_t *outlen);
 
 /* ---- params.c: the values parameters take ---- */
 

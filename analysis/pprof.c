@@ -292,9 +292,8 @@ static void builder_free(builder_t *b)
     ra_smap_free(&b->mappings);
 }
 
-/* Gzips buf to out. 0 or -1. */
 /* buf gzipped into a new buffer (*out, malloc'ed, *outlen bytes). 0, or -1 out of memory. */
-static int gzip(const uint8_t *buf, size_t len, uint8_t **out, size_t *outlen)
+int ra__gzip(const uint8_t *buf, size_t len, uint8_t **out, size_t *outlen)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
@@ -532,7 +531,7 @@ ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int pe
     }
     perftools__profiles__profile__pack(&b.prof, buf);
     builder_free(&b);
-    int rc = gzip(buf, len, out, outlen);
+    int rc = ra__gzip(buf, len, out, outlen);
     free(buf);
     return rc == 0 ? RA_OK : ra__fail(err, RA_E_NOMEM, "out of memory (gzip of %zu bytes)", len);
 }

@@ -8,6 +8,7 @@
  * '<' or '>' are the trap: `operator<<` opens no list, and a loop that stops at the word
  * `operator` must still move on when the word is followed by `()`, `[]` or ` new`.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,4 +171,20 @@ char *ra_text_clip(const char *s, size_t keep, int from_end)
         strcpy(out + i, "...");
     }
     return out;
+}
+
+void ra_human_bytes(long long b, char *buf, size_t len)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (b < 10240 && b > -10240) {
+        snprintf(buf, len, "%lld", b);
+        return;
+    }
+    double v = (double)b;
+    int u = -1;
+    while ((v >= 1024 || v <= -1024) && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%.1f %s", v, units[u]);
 }

@@ -240,62 +240,6 @@ static void explain_eperm(pid_t pid)
                    (int)pid);
 }
 
-/* One executable mapping of the process. */
-typedef struct {
-    uint64_t start, end, offset;
-    unsigned long long inode;
-    int exec;
-    char path[PATH_MAX];
-} map_t;
-
-typedef struct {
-    map_t *m;
-    size_t n;
-} maps_t;
-
-static void maps_free(maps_t *ms)
-{
-    free(ms->m);
-    ms->m = NULL;
-    ms->n = 0;
-}
-
-/* The file-backed mappings of /proc/PID/maps. 0 or -1. */
-static int maps_read(pid_t pid, maps_t *ms)
-{
-    char path[64], line[PATH_MAX + 128];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "r");
-    ms->m = NULL;
-    ms->n = 0;
-    if (!f)
-        return -1;
-    size_t cap = 0;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long s, e, off, inode;
-        char perms[8];
-        int at = 0;
-        if (sscanf(line, "%llx-%llx %7s %llx %*s %llu %n", &s, &e, perms, &off, &inode, &at) < 5 ||
-            !at)
-            continue;
-        char *p = line + at;
-        p[strcspn(p, "\n")] = 0;
-        if (p[0] != '/')
-            continue;
-        if (cli__grow(&ms->m, &cap, ms->n, sizeof *ms->m, 64) != 0)
-            break;
-        map_t *m = &ms->m[ms->n++];
-        m->start = s;
-        m->end = e;
-        m->offset = off;
-        m->inode = inode;
-        m->exec = perms[2] == 'x';
-        snprintf(m->path, sizeof m->path, "%s", p);
-    }
-    fclose(f);
-    return 0;
-}
-
 static const char *base_name(const char *p)
 {
     const char *s = strrchr(p, '/');
@@ -319,82 +263,12 @@ static int is_librheap(const char *path)
 }
 
 /* The mapping at offset 0 of the first file that `match` accepts, or NULL. */
-static const map_t *find_module(const maps_t *ms, int (*match)(const char *))
+static const rheap__pt_map_t *find_module(const rheap__pt_maps_t *ms, int (*match)(const char *))
 {
     for (size_t i = 0; i < ms->n; i++)
         if (ms->m[i].offset == 0 && match(ms->m[i].path))
             return &ms->m[i];
     return NULL;
-}
-
-/* Reads len bytes at off of fd. 0 or -1. */
-static int read_at(int fd, void *buf, size_t len, uint64_t off)
-{
-    return pread(fd, buf, len, (off_t)off) == (ssize_t)len ? 0 : -1;
-}
-
-/* The values of the dynamic symbols names[0..n) (0 for one not defined) of the ELF file at
- * path, and the address its first PT_LOAD segment is linked at, which the mapping at offset 0
- * starts at plus the load bias. 0, or -1 when the file cannot be read as a 64-bit ELF file. */
-static int elf_symbols(const char *path, const char *const *names, uint64_t *values, size_t n,
-                       uint64_t *first_vaddr)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    Elf64_Ehdr eh;
-    Elf64_Shdr *sh = NULL;
-    Elf64_Sym *syms = NULL;
-    char *strs = NULL;
-    int rc = -1;
-    memset(values, 0, n * sizeof *values);
-    if (read_at(fd, &eh, sizeof eh, 0) != 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
-        eh.e_phentsize != sizeof(Elf64_Phdr))
-        goto out;
-    *first_vaddr = 0;
-    for (unsigned i = 0; i < eh.e_phnum; i++) {
-        Elf64_Phdr ph;
-        if (read_at(fd, &ph, sizeof ph, eh.e_phoff + (uint64_t)i * sizeof ph) != 0)
-            goto out;
-        if (ph.p_type == PT_LOAD) {
-            *first_vaddr = ph.p_vaddr - ph.p_offset;
-            break;
-        }
-    }
-    sh = calloc(eh.e_shnum ? eh.e_shnum : 1, sizeof *sh);
-    if (!sh || read_at(fd, sh, (size_t)eh.e_shnum * sizeof *sh, eh.e_shoff) != 0)
-        goto out;
-    for (unsigned i = 0; i < eh.e_shnum; i++) {
-        if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh.e_shnum ||
-            sh[i].sh_entsize != sizeof(Elf64_Sym) || sh[i].sh_size > (256u << 20))
-            continue;
-        const Elf64_Shdr *st = &sh[sh[i].sh_link];
-        if (st->sh_size > (256u << 20))
-            continue;
-        syms = malloc(sh[i].sh_size ? sh[i].sh_size : 1);
-        strs = malloc(st->sh_size + 1);
-        if (!syms || !strs || read_at(fd, syms, sh[i].sh_size, sh[i].sh_offset) != 0 ||
-            read_at(fd, strs, st->sh_size, st->sh_offset) != 0)
-            goto out;
-        strs[st->sh_size] = 0;
-        for (size_t s = 0; s < sh[i].sh_size / sizeof *syms; s++) {
-            if (syms[s].st_name >= st->sh_size || syms[s].st_shndx == SHN_UNDEF ||
-                !syms[s].st_value || ELF64_ST_TYPE(syms[s].st_info) != STT_FUNC)
-                continue;
-            for (size_t k = 0; k < n; k++)
-                if (!values[k] && !strcmp(strs + syms[s].st_name, names[k]))
-                    values[k] = syms[s].st_value;
-        }
-        rc = 0;
-        break;
-    }
-out:
-    free(syms);
-    free(strs);
-    free(sh);
-    close(fd);
-    return rc;
 }
 
 /* path as the process sees it, reached from here: /proc/PID/root/path. */
@@ -423,8 +297,8 @@ static void on_stop(int sig)
 
 typedef struct {
     pid_t pid;
-    maps_t maps;
-    const map_t *libc;
+    rheap__pt_maps_t maps;
+    const rheap__pt_map_t *libc;
     uint64_t dlopen_at, dlsym_at, dlerror_at; /* in the process */
     uint64_t prepare_at, commit_at, release_at;
     uint64_t ctl_at; /* librheap's control block */
@@ -459,7 +333,7 @@ static int safe_point(const attach_t *a, const rheap__pt_regs_t *r)
     int blocked = r->orig_ax >= 0 && (r->ax == -512 || r->ax == -513 || r->ax == -514 ||
                                       r->ax == -516); /* -ERESTARTSYS ... -ERESTART_RESTARTBLOCK */
     for (size_t i = 0; i < a->maps.n; i++) {
-        const map_t *m = &a->maps.m[i];
+        const rheap__pt_map_t *m = &a->maps.m[i];
         if (r->ip < m->start || r->ip >= m->end)
             continue;
         if (is_loader(m->path) || is_librheap(m->path))
@@ -675,7 +549,7 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
                    (int)pid);
         return -1;
     }
-    if (maps_read(pid, &a->maps) != 0) {
+    if (rheap__pt_maps_read(pid, &a->maps) != 0) {
         if (errno == EACCES || errno == EPERM) {
             explain_eperm(pid); /* the same right as ptrace's guards the maps */
             return -1;
@@ -709,7 +583,7 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
     }
     /* A librheap loaded already must be this one: dlopen would load a file of another path,
      * or one rebuilt since at the same path, as a second copy. */
-    const map_t *other = find_module(&a->maps, is_librheap);
+    const rheap__pt_map_t *other = find_module(&a->maps, is_librheap);
     if (other &&
         (strcmp(other->path, lib) != 0 || other->inode != (unsigned long long)there.st_ino)) {
         cli__error(stderr,
@@ -724,7 +598,7 @@ static int check_process(attach_t *a, const char *lib, char *lib_there, size_t l
     in_root(pid, a->libc->path, file, sizeof file);
     const char *names[3] = {"dlopen", "dlsym", "dlerror"};
     uint64_t v[3], first = 0;
-    if (elf_symbols(file, names, v, 3, &first) != 0 || !v[0] || !v[1]) {
+    if (rheap__pt_elf_symbols(file, names, v, 3, &first) != 0 || !v[0] || !v[1]) {
         cli__error(stderr,
                    "cannot attach to %d: no dlopen in its libc (%s): glibc 2.34 or "
                    "later is needed",
@@ -845,12 +719,12 @@ int cli__cmd_attach(int argc, char **argv)
     if (cli__find_library(lib, sizeof lib) != 0)
         return RHEAP_EXIT_USAGE;
     if (check_process(&a, lib, lib_there, sizeof lib_there) != 0) {
-        maps_free(&a.maps);
+        rheap__pt_maps_free(&a.maps);
         return RHEAP_EXIT_USAGE;
     }
     char ours[PATH_MAX], theirs[PATH_MAX], settings[PATH_MAX + 128];
     if (make_recdir(&o, ours, theirs, sizeof ours) != 0) {
-        maps_free(&a.maps);
+        rheap__pt_maps_free(&a.maps);
         return RHEAP_EXIT_USAGE;
     }
     size_t settings_len = make_settings(&o, theirs, settings, sizeof settings);
@@ -953,6 +827,6 @@ out:
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
-    maps_free(&a.maps);
+    rheap__pt_maps_free(&a.maps);
     return rc;
 }

@@ -14,6 +14,7 @@
 
 #include "message.h"
 #include "rheap_analysis.h"
+#include "rheap_collect.h"
 #include "rheap_convert.h"
 #include "rheap_version.h"
 #include "rheap_settings.h"
@@ -252,5 +253,16 @@ int cli__cmd_report_html(int argc, char **argv);
 
 /* ---- attach.c (with ptrace.c): `rheap attach` ---- */
 int cli__cmd_attach(int argc, char **argv);
+
+/* ---- serve.c, snapshot.c: the host collector's commands (the collector library) ---- */
+
+int cli__cmd_serve(int argc, char **argv);
+int cli__cmd_snapshot(int argc, char **argv);
+/* The collector's notes and warnings printed as the command's note and warning lines. */
+extern const rc_log_t cli__collect_log;
+/* Converts the recordings of pid that h follows, as far as they are written now, into the
+ * database output (the converter's live inputs, told nothing grows any more; a recording
+ * without its end gets a warning). Messages on stderr. Returns an RHEAP_EXIT_*. */
+int cli__convert_pid(const rc_host_t *h, uint32_t pid, const char *output, int force);
 
 #endif

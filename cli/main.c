@@ -32,6 +32,9 @@ static void usage_main(FILE *f)
             "  convert   convert recordings (rip-<pid> directories) into an SQLite database\n"
             "  dump      print the records of a recording or a .rip file as text\n"
             "  resymbolize  symbolize a database again (after installing debug information)\n"
+            "  serve     follow the recordings under directories and serve live heap profiles\n"
+            "            and metrics over HTTP (go tool pprof, Pyroscope, Parca, Prometheus)\n"
+            "  snapshot  the live heap of a recording process now, as a profile or database\n"
             "\n"
             "Start with: rheap run -o out.db -- ./prog args...   then: rheap report out.db\n"
             "\n"
@@ -169,13 +172,17 @@ static int dispatch(int argc, char **argv)
         return cli__cmd_stack(argc - 1, argv + 1);
     if (!strcmp(cmd, "resymbolize"))
         return cli__cmd_resymbolize(argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve"))
+        return cli__cmd_serve(argc - 1, argv + 1);
+    if (!strcmp(cmd, "snapshot"))
+        return cli__cmd_snapshot(argc - 1, argv + 1);
     /* Anything else is the short form, rheap RIP... OUT.db, whose first word is an option or a
      * path: a word that names nothing on disk is more likely a mistyped command. */
     struct stat sb;
     if (cmd[0] != '-' && stat(cmd, &sb) != 0) {
         static const char *const commands[] = {"run",         "attach", "report", "query",   "stack",
                                                "export",      "diff",   "convert", "dump",
-                                               "resymbolize", "help",   "version"};
+                                               "resymbolize", "serve",  "snapshot", "help", "version"};
         const char *near = cli__suggest(cmd, commands, sizeof commands / sizeof *commands);
         if (near)
             cli__error(stderr, "unknown command '%s'; did you mean '%s'?", cmd, near);

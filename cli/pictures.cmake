@@ -17,3 +17,5 @@ add_custom_command(
   COMMENT "Embedding the HTML report's page")
 
 target_sources(rheap PRIVATE export.c diff.c html.c ${_rheap_html_c})
+# The host collector's commands (rheap serve, rheap snapshot), over the collector library.
+target_sources(rheap PRIVATE serve.c snapshot.c)

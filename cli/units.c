@@ -22,18 +22,7 @@ static int ends_with(const char *s, const char *tail)
 
 void cli__human_bytes(long long b, char *buf, size_t len)
 {
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-    if (b < 10240 && b > -10240) {
-        snprintf(buf, len, "%lld", b);
-        return;
-    }
-    double v = (double)b;
-    int u = -1;
-    while ((v >= 1024 || v <= -1024) && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(buf, len, "%.1f %s", v, units[u]);
+    ra_human_bytes(b, buf, len);
 }
 
 void cli__human_ns(long long ns, char *buf, size_t len)

@@ -24,8 +24,9 @@ WHICH=${1:-all}
 JOBS=$(nproc 2>/dev/null || echo 2)
 # Tests that run a sanitized program with librheap preloaded or linked (profile.*: sites.c links
 # librheap and the service preloads it), or loaded by rheap attach (attach.*: the sanitizer owns
-# the program's malloc, and rheap attach rightly refuses an allocator it cannot hook).
-EXCLUDE='^(attach\.|tracer\.|profile\.|stress\.|convert\.(e2e|threads)|cli\.(run|query|report|install|stripped|window|fit)|queries\.|visual\.|symbols\.)'
+# the program's malloc, and rheap attach rightly refuses an allocator it cannot hook; hostile.*:
+# each records a program, sanitized here, with librheap preloaded).
+EXCLUDE='^(attach\.|hostile\.|tracer\.|profile\.|stress\.|convert\.(e2e|threads)|cli\.(run|query|report|install|stripped|window|fit)|queries\.|visual\.|symbols\.|serve\.)'
 STRESS_CASES="xthreads waves api_cycles signal_storm dlopen_churn exec_chain spawn_fork
   exit_return exit_thread exit_underscore exit_abort exit_segv exit_group exit_sigterm kill9
   disk_full readonly_dir fd_limit vm_limit perms symlinks long_env setuid max_threads_lost
@@ -43,7 +44,8 @@ configure_build() { # DIR CMAKE-ARGS...
 # cross DIR NAME: the stress cases with the plain recorder and the sanitized rheap/riptally.
 cross() {
     local dir=$1 name=$2 c failed=0
-    [ -x "$ROOT/build-rel/tests/stress/stress_xthreads" ] || configure_build build-rel
+    [ -x "$ROOT/build-rel/tests/stress/stress_xthreads" ] && [ -x "$ROOT/build-rel/tests/serve/serve_holder" ] ||
+        configure_build build-rel
     # riptally is a test tool that leaves its tables to the exit: run it without leak
     # detection. rheap's leaks still count.
     local tally="$ROOT/$dir/riptally-noleaks"
@@ -65,6 +67,25 @@ cross() {
             rc=$?
             if [ "$rc" -eq 77 ]; then echo "  $name cross: $c skipped"; continue; fi
             echo "  $name cross: $c FAILED (see $dir/cross-$c.log)"
+            failed=1
+        fi
+    done
+    # The collector (rheap serve, rheap snapshot) sanitized, following the plain build's
+    # recordings of the plain build's holder: its reader, HTTP parser and profile writer, and
+    # the library alone (collect_api).
+    for c in snapshot pprof metrics index lifecycle profile robust dumps flat cgroup threads budget perms \
+             library; do
+        if env RHEAP="$ROOT/$dir/cli/rheap" RHEAP_LIB="$ROOT/build-rel/libtrace/librheap.so" \
+               HOLDER="$ROOT/build-rel/tests/serve/serve_holder" SRC="$ROOT" \
+               COLLECT_API="$ROOT/$dir/tests/serve/serve_collect_api" \
+               XTHREADS="$ROOT/build-rel/tests/stress/stress_xthreads" \
+               DIR="$ROOT/$dir/serve-out" \
+               bash "$ROOT/tests/serve/serve_test.sh" "$c" >"$ROOT/$dir/cross-serve-$c.log" 2>&1; then
+            echo "  $name cross: serve.$c passed"
+        else
+            rc=$?
+            if [ "$rc" -eq 77 ]; then echo "  $name cross: serve.$c skipped"; continue; fi
+            echo "  $name cross: serve.$c FAILED (see $dir/cross-serve-$c.log)"
             failed=1
         fi
     done

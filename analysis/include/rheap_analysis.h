@@ -361,6 +361,11 @@ size_t ra_text_columns(const char *s);
  * keeps its file:line). A keep below 4 leaves s whole. malloc'ed; NULL on no memory. */
 char *ra_text_clip(const char *s, size_t keep, int from_end);
 
+/* A byte count as a person reads it at a glance, into buf (len bytes): under 10 KiB the number
+ * itself ("9216"), else one decimal and a binary unit ("12.5 MiB"). The one form of a size for
+ * people, in tables and in the collector's pages and messages alike. */
+void ra_human_bytes(long long b, char *buf, size_t len);
+
 /* ---- A map from strings to numbers (smap.c), for tables keyed by a frame's or a stack's text:
  * pprof's string, function and location tables, the HTML page's frames and stacks, diff's
  * sites ---- */
@@ -389,6 +394,43 @@ void ra_smap_free(ra_smap_t *m);
 ra_status_t ra_pprof_encode(const ra_model_t *m, const ra_model_t *base, int peak,
                             ra_weight_t default_weight, uint8_t **out, size_t *len,
                             ra_err_t *err);
+
+
+/* ---- Profiles built sample by sample (pbuild.c): profile.proto, gzipped ----
+ * For heaps that come from no database: the host collector's live heaps (`rheap serve`,
+ * `rheap snapshot`). A Go heap profile: alloc_objects, alloc_space, inuse_objects,
+ * inuse_space; one location per return address with its inlined functions as lines; one mapping
+ * per module with an address range of its own; labels pid (a number), exe and host. Not
+ * thread-safe per profile. */
+
+typedef struct ra_pb ra_pb_t;
+
+/* One source line of a return address: the function (never NULL: the caller names unknown
+ * code), its file (NULL unknown) and line (0 unknown). */
+typedef struct {
+    const char *function, *file;
+    int64_t line;
+} ra_pb_line_t;
+
+/* A new profile: inuse_space shown first, or alloc_space with allocs; the period (the sampling
+ * interval, 1 for a trace) and the time and duration in ns. NULL when out of memory. */
+ra_pb_t *ra_pb_create(int allocs, int64_t period, int64_t time_nanos, int64_t duration_nanos);
+void ra_pb_comment(ra_pb_t *b, const char *text);
+/* The id of the location of a return address: `offset` from the load bias of the module the
+ * caller numbers `module` (its path module_path), or module -1 and the absolute address; lines
+ * innermost first. The same (module, offset) gets the same id, its lines taken the first time.
+ * 0 when out of memory (ra_pb_finish then fails). */
+uint64_t ra_pb_location(ra_pb_t *b, int module, const char *module_path, uint64_t offset,
+                        const ra_pb_line_t *lines, size_t nlines);
+/* A sample: locations leaf first; values alloc_objects, alloc_space, inuse_objects,
+ * inuse_space; its labels. */
+void ra_pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t values[4],
+                  int64_t pid, const char *exe, const char *host);
+/* The profile, gzipped, in *out (malloc'ed, *len bytes; the caller frees it); b is freed.
+ * RA_OK, or RA_E_NOMEM with *out NULL. */
+ra_status_t ra_pb_finish(ra_pb_t *b, uint8_t **out, size_t *len, ra_err_t *err);
+/* Frees a profile not finished; NULL is a no-op. */
+void ra_pb_free(ra_pb_t *b);
 
 #ifdef __cplusplus
 }

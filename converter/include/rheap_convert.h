@@ -139,6 +139,43 @@ rheap_convert_status_t rheap_resymbolize(struct sqlite3 *db, const char *name,
                                          void (*diag)(void *user, const rheap_convert_diag_t *d),
                                          void *user, rheap_resymbolize_result_t *result);
 
+
+/* ---- Symbolizing addresses outside a conversion ----
+ * The symbolizer of a conversion, for a reader that follows recordings itself (`rheap serve`
+ * keeps the live heap of running processes without writing a database). */
+
+typedef struct rheap_symbols rheap_symbols_t;
+
+/* One source-level frame of a resolved address. Strings NULL when unknown, line 0. */
+typedef struct {
+    const char *function;      /* demangled */
+    const char *file;
+    uint32_t line;
+} rheap_symbol_line_t;
+
+/* A symbolizer that looks debug files up as a conversion does (RHEAP_DEBUG_DIR, /usr/lib/debug).
+ * NULL when out of memory. destroy(NULL) is a no-op. Not thread-safe: one thread per symbolizer
+ * (libdw is not). */
+rheap_symbols_t *rheap_symbols_create(void);
+void rheap_symbols_destroy(rheap_symbols_t *s);
+/* The id (>= 0) of a module file, by path and build id as a recording's module record gives
+ * them (the file is opened on the first lookup); -1 when out of memory. */
+int rheap_symbols_module(rheap_symbols_t *s, const char *path, size_t path_len,
+                         const uint8_t *build_id, size_t build_id_len);
+/* The module's path, for a valid id. */
+const char *rheap_symbols_module_path(const rheap_symbols_t *s, int module);
+/* Resolves the return address `offset` (relative to the module's load bias; module -1: an
+ * absolute address in no module) into *lines, innermost (inlined) function first and the
+ * function they were inlined into last. Each address is resolved once; the lines live as long as
+ * the symbolizer. Returns how many lines (>= 1), 0 when out of memory. */
+size_t rheap_symbols_resolve(rheap_symbols_t *s, int module, uint64_t offset,
+                             const rheap_symbol_line_t **lines);
+
+/* The number of blocks a sampled block of `size` bytes stands for in a profile-mode recording
+ * drawn with this mean interval (rip-format/FORMAT.md section 3a): 1 / (1 - exp(-size/interval)),
+ * and 1 in trace mode (interval 0). Its bytes stand for size times as many. */
+double rheap_profile_weight(uint64_t size, uint64_t interval);
+
 #ifdef __cplusplus
 }
 #endif

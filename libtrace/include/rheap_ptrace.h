@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <limits.h>
 #include <sys/types.h>
 
 /* A thread held with PTRACE_SEIZE and stopped. */
@@ -65,5 +66,30 @@ int rheap__pt_call(rheap__pt_thread_t *t, uint64_t fn, uint64_t a0, uint64_t a1,
 /* Reads or writes len bytes at addr in process pid. 0 or -1. */
 int rheap__pt_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 int rheap__pt_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
+
+/* ---- procmaps.c: the process read from outside ---- */
+
+/* One file-backed mapping of the process (exec: executable). */
+typedef struct {
+    uint64_t start, end, offset;
+    unsigned long long inode;
+    int exec;
+    char path[PATH_MAX];
+} rheap__pt_map_t;
+
+typedef struct {
+    rheap__pt_map_t *m;
+    size_t n;
+} rheap__pt_maps_t;
+
+/* The file-backed mappings of /proc/PID/maps into *ms (free with rheap__pt_maps_free). 0 or
+ * -1. */
+int rheap__pt_maps_read(pid_t pid, rheap__pt_maps_t *ms);
+void rheap__pt_maps_free(rheap__pt_maps_t *ms);
+/* The values of the dynamic symbols names[0..n) (0 for one not defined) of the ELF file at
+ * path, and the address its first PT_LOAD segment is linked at, which the mapping at offset 0
+ * starts at plus the load bias. 0, or -1 when the file cannot be read as a 64-bit ELF file. */
+int rheap__pt_elf_symbols(const char *path, const char *const *names, uint64_t *values, size_t n,
+                          uint64_t *first_vaddr);
 
 #endif

@@ -387,12 +387,18 @@ static rip_status_t stage_read(rip_reader_t *r, rip_error_t *err, int final)
         src_read(r, RIP__STAGE_CHECK, cw, 8) == 8) {
         uint64_t check = rip__get_le64(cw);
         size_t cend = (size_t)(check >> 24 & 0xFFFFFFu);
-        if ((check >> 48) == (r->blocks & 0xFFFFu) && cend > end)
+        /* A file read as finished while its process still writes (a snapshot of a running
+         * process): the writer may have stored a newer commit word and its check word since
+         * the commit word above was read. Then the commit word has moved, and the check word
+         * describes records this look does not read: it is not a sign of damage. */
+        uint64_t now;
+        int moved = !read_commit(r, &now) || now != word;
+        if (!moved && (check >> 48) == (r->blocks & 0xFFFFu) && cend > end)
             return fail(r, err, RIP_E_CORRUPT, RIP__STAGE_CHECK,
                         "staging area check word covers %zu bytes of records, the commit word "
                         "only %zu",
                         cend, end);
-        if ((check >> 48) == (r->blocks & 0xFFFFu) && cend > RIP__DIR_LEN) {
+        if (!moved && (check >> 48) == (r->blocks & 0xFFFFu) && cend > RIP__DIR_LEN) {
             r->stage_checking = 1;
             r->check_end = cend;
             r->check_sum = (uint32_t)(check & 0xFFFFFFu);
