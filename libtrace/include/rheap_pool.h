@@ -24,7 +24,9 @@
  * librheap is preloaded (LD_PRELOAD) or linked. A recorder attached to a running process
  * (`rheap attach`) is loaded after these references were bound, so it does not see pool calls.
  * Keep the program position-independent (the default of the compilers here) so that the
- * reference goes through the dynamic linker.
+ * reference goes through the dynamic linker: a program linked with -no-pie has its weak
+ * reference set to NULL by the static linker, and then reports nothing even to a preloaded
+ * librheap (linking it with librheap works).
  */
 #ifndef RHEAP_POOL_H
 #define RHEAP_POOL_H
