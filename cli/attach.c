@@ -2,39 +2,23 @@
  * attach.c: `rheap attach [-o OUT.db] [--duration S] [--profile] [--depth N] PID`: records a
  * process that is already running, for a window, without restarting it.
  *
- * The steps, each explained where it is done:
- *   1. checks that refuse early, each with one line that names the fix (permissions, a static
- *      or already traced or already recording process, a librheap the process cannot see);
- *   2. one thread, stopped where it holds none of the allocator's or the loader's locks,
- *      loads librheap with the process's own dlopen (found in its libc's symbol table, read
- *      through /proc/PID/root so that a process in another mount namespace works) and calls
- *      librheap's prepare: the recording starts and the slots to redirect are found;
- *   3. every thread is stopped for librheap's commit, which redirects the slots: from here on
- *      every allocation and free is recorded;
- *   4. the window: rheap holds no thread, the process runs untraced; rheap only beats (a
- *      counter librheap watches: if rheap dies, librheap ends the recording itself);
- *   5. every thread is stopped for librheap's release, which puts the slots back; librheap's
- *      attach thread then ends the recording;
- *   6. the recording is converted and summarized as rheap run does.
- * What librheap does in the process is in libtrace/src/got.c.
+ * The joining itself is the injection library (../inject/): its checks, librheap loaded by a
+ * borrowed thread, the commit and the release with every thread stopped. Here: the options,
+ * the recording's directory and librheap's settings, the window (rheap holds no thread, the
+ * process runs untraced; rheap only beats, so that librheap ends the recording itself if rheap
+ * dies), each failure as one line that names the fix, and the conversion as rheap run's.
  */
 #define _GNU_SOURCE
-#include <elf.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdatomic.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "rheap_attach.h"
+#include <rheap_inject.h>
+
 #include "cli.h"
-#include "rheap_ptrace.h"
 
 typedef struct {
     const char *output;
@@ -158,129 +142,133 @@ static int parse_attach(int argc, char **argv, attach_opts_t *o)
     return 1;
 }
 
-/* ---- What rheap learns about the process before it touches it ---- */
+/* ---- Why the process cannot be joined: one line that names the fix ---- */
 
-/* A field of /proc/PID/status ("Uid", "TracerPid"), its first number; -1 when absent. */
-static long status_field(pid_t pid, const char *name, long *second)
+/* The line for a failure of the injection library. */
+static void explain(pid_t pid, const ri_err_t *e, const char *lib)
 {
-    char path[64], line[512];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    long v = -1;
-    size_t n = strlen(name);
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, name, n) && line[n] == ':') {
-            char *end;
-            v = strtol(line + n + 1, &end, 10);
-            if (second)
-                *second = strtol(end, NULL, 10);
-            break;
-        }
-    fclose(f);
-    return v;
-}
-
-/* Whether this process has CAP_SYS_PTRACE (bit 19 of CapEff). */
-static int have_cap_ptrace(void)
-{
-    char line[256];
-    FILE *f = fopen("/proc/self/status", "r");
-    int have = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "CapEff:", 7))
-            have = (strtoull(line + 7, NULL, 16) >> 19) & 1;
-    if (f)
-        fclose(f);
-    return have;
-}
-
-static int yama_scope(void)
-{
-    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
-    int v = -1;
-    if (f) {
-        if (fscanf(f, "%d", &v) != 1)
-            v = -1;
-        fclose(f);
-    }
-    return v;
-}
-
-/* The one line for a ptrace refused with EPERM, with what would permit it. */
-static void explain_eperm(pid_t pid)
-{
-    int scope = yama_scope(), cap = have_cap_ptrace();
-    long tracer = status_field(pid, "TracerPid", NULL);
-    if (tracer > 0)
+    int p = (int)pid;
+    switch (e->status) {
+    case RI_E_NO_PROCESS: cli__error(stderr, "cannot attach to %d: no such process", p); break;
+    case RI_E_SELF: cli__error(stderr, "cannot attach to %d: that is rheap itself", p); break;
+    case RI_E_OTHER_USER:
+        cli__error(stderr,
+                   "cannot attach to %d: it belongs to another user (uid %ld); run "
+                   "rheap attach as that user, or as root",
+                   p, e->id);
+        break;
+    case RI_E_TRACED:
         cli__error(stderr,
                    "cannot attach to %d: it is already traced by process %ld (a "
                    "debugger or tracer); detach that first",
-                   (int)pid, tracer);
-    else if (scope == 3)
+                   p, e->id);
+        break;
+    case RI_E_PERM:
+        if (e->yama == 3)
+            cli__error(stderr,
+                       "cannot attach to %d: ptrace is disabled on this machine "
+                       "(kernel.yama.ptrace_scope = 3, until the next boot)",
+                       p);
+        else if (e->yama >= 1 && !e->cap)
+            cli__error(stderr,
+                       "cannot attach to %d: ptrace not permitted (kernel.yama.ptrace_scope = "
+                       "%d); run rheap attach as root, or allow it with: sysctl "
+                       "kernel.yama.ptrace_scope=0",
+                       p, e->yama);
+        else if (!e->cap)
+            cli__error(stderr,
+                       "cannot attach to %d: ptrace not permitted; run rheap attach as the "
+                       "process's user or as root (in a container: add CAP_SYS_PTRACE)",
+                       p);
+        else
+            cli__error(stderr,
+                       "cannot attach to %d: ptrace not permitted although rheap has "
+                       "CAP_SYS_PTRACE (a security module refuses it)",
+                       p);
+        break;
+    case RI_E_STATIC:
         cli__error(stderr,
-                   "cannot attach to %d: ptrace is disabled on this machine "
-                   "(kernel.yama.ptrace_scope = 3, until the next boot)",
-                   (int)pid);
-    else if (scope >= 1 && !cap)
+                   "cannot attach to %d: it is statically linked, so its malloc "
+                   "cannot be redirected; start it under rheap run instead",
+                   p);
+        break;
+    case RI_E_MAPS:
+        cli__error(stderr, "cannot attach to %d: cannot read /proc/%d/maps: %s", p, p,
+                   strerror(e->sys));
+        break;
+    case RI_E_NO_LIBC:
         cli__error(stderr,
-                   "cannot attach to %d: ptrace not permitted (kernel.yama.ptrace_scope = %d); "
-                   "run rheap attach as root, or allow it with: sysctl kernel.yama.ptrace_scope=0",
-                   (int)pid, scope);
-    else if (!cap)
+                   "cannot attach to %d: it has no libc.so mapped (statically linked, "
+                   "or not a glibc program); start it under rheap run instead",
+                   p);
+        break;
+    case RI_E_LIB_UNSEEN:
         cli__error(stderr,
-                   "cannot attach to %d: ptrace not permitted; run rheap attach as the "
-                   "process's user or as root (in a container: add CAP_SYS_PTRACE)",
-                   (int)pid);
-    else
+                   "cannot attach to %d: %s is not the same file inside its "
+                   "filesystem (another mount namespace or root); copy librheap.so "
+                   "to a path it sees and set RHEAP_LIBRARY to that path",
+                   p, lib);
+        break;
+    case RI_E_OTHER_LIB:
         cli__error(stderr,
-                   "cannot attach to %d: ptrace not permitted although rheap has "
-                   "CAP_SYS_PTRACE (a security module refuses it)",
-                   (int)pid);
-}
-
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
-static int is_libc(const char *path)
-{
-    const char *b = base_name(path);
-    return !strncmp(b, "libc.so", 7) || (!strncmp(b, "libc-", 5) && strstr(b, ".so"));
-}
-
-static int is_loader(const char *path)
-{
-    return !strncmp(base_name(path), "ld-", 3) && strstr(path, ".so");
-}
-
-static int is_librheap(const char *path)
-{
-    return !strncmp(base_name(path), "librheap", 8);
-}
-
-/* The mapping at offset 0 of the first file that `match` accepts, or NULL. */
-static const rheap__pt_map_t *find_module(const rheap__pt_maps_t *ms, int (*match)(const char *))
-{
-    for (size_t i = 0; i < ms->n; i++)
-        if (ms->m[i].offset == 0 && match(ms->m[i].path))
-            return &ms->m[i];
-    return NULL;
-}
-
-/* path as the process sees it, reached from here: /proc/PID/root/path. */
-static void in_root(pid_t pid, const char *path, char *buf, size_t len)
-{
-    snprintf(buf, len, "/proc/%d/root%s", (int)pid, path);
-}
-
-static int same_file(const char *a, const char *b)
-{
-    struct stat x, y;
-    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+                   "cannot attach to %d: it already has another librheap loaded (%s%s); "
+                   "attach with the rheap that goes with it",
+                   p, e->text, e->replaced ? ", replaced on disk since" : "");
+        break;
+    case RI_E_NO_DLOPEN:
+        cli__error(stderr,
+                   "cannot attach to %d: no dlopen in its libc (%s): glibc 2.34 or "
+                   "later is needed",
+                   p, e->text);
+        break;
+    case RI_E_GONE: cli__error(stderr, "cannot attach to %d: the process is gone", p); break;
+    case RI_E_PTRACE:
+        cli__error(stderr, "cannot attach to %d: ptrace: %s", p, strerror(e->sys));
+        break;
+    case RI_E_NO_SAFE_POINT:
+        cli__error(stderr,
+                   "cannot attach to %d: in 5 s no thread stopped outside the allocator "
+                   "and the dynamic loader; try again",
+                   p);
+        break;
+    case RI_E_DLOPEN_CALL:
+        cli__error(stderr, "cannot attach to %d: the call of its dlopen failed: %s", p,
+                   strerror(e->sys));
+        break;
+    case RI_E_DLOPEN:
+        cli__error(stderr, "cannot attach to %d: its dlopen cannot load %s: %s", p, lib,
+                   e->text[0] ? e->text : "no reason given");
+        break;
+    case RI_E_NO_SYMBOL:
+        cli__error(stderr,
+                   "cannot attach to %d: %s in it has no %s (a librheap of "
+                   "another version?)",
+                   p, lib, e->text);
+        break;
+    case RI_E_PREPARE:
+        cli__error(stderr, "cannot attach to %d: the call of librheap's prepare failed: %s", p,
+                   strerror(e->sys));
+        break;
+    case RI_E_CTL:
+        cli__error(stderr, "cannot attach to %d: librheap's control block cannot be read", p);
+        break;
+    case RI_E_REFUSED: cli__error(stderr, "cannot attach to %d: %s", p, e->text); break;
+    case RI_E_CALL:
+        cli__error(stderr, "cannot attach to %d: redirecting its allocator failed: %s", p,
+                   strerror(e->sys));
+        break;
+    case RI_E_DIR:
+        cli__error(stderr,
+                   "cannot attach to %d: no directory for the recording in its "
+                   "filesystem (%s): %s",
+                   p, e->text, strerror(e->sys));
+        break;
+    case RI_E_CHOWN:
+        cli__error(stderr, "cannot give %s to the process's user %ld: %s", e->text, e->id,
+                   strerror(e->sys));
+        break;
+    default: cli__error(stderr, "cannot attach to %d: %s", p, ri_status_str(e->status)); break;
+    }
 }
 
 /* ---- Signals: the window ends on Ctrl-C, SIGTERM or SIGHUP; nothing else stops rheap ---- */
@@ -293,357 +281,18 @@ static void on_stop(int sig)
     stop_asked = 1;
 }
 
-/* ---- The attach ---- */
-
-typedef struct {
-    pid_t pid;
-    rheap__pt_maps_t maps;
-    const rheap__pt_map_t *libc;
-    uint64_t dlopen_at, dlsym_at, dlerror_at; /* in the process */
-    uint64_t prepare_at, commit_at, release_at;
-    uint64_t ctl_at; /* librheap's control block */
-    uint64_t beat;
-    /* timings, ns */
-    uint64_t begin, borrowed, commit_pause, release_pause, committed, released;
-    size_t commit_threads, release_threads;
-    rheap__attach_ctl_t ctl;
-} attach_t;
-
-static int read_ctl(attach_t *a)
-{
-    if (rheap__pt_read(a->pid, a->ctl_at, &a->ctl, sizeof a->ctl) != 0)
-        return -1;
-    return a->ctl.magic == RHEAP__ATTACH_MAGIC ? 0 : -1;
-}
-
-static void beat(attach_t *a)
-{
-    a->beat++;
-    rheap__pt_write(a->pid, a->ctl_at + offsetof(rheap__attach_ctl_t, heartbeat), &a->beat,
-                  sizeof a->beat);
-}
-
-/* Whether a thread stopped with these registers may run dlopen: not while it is inside the
- * dynamic loader (whose lock it may hold), nor inside libc (it may hold a malloc arena's lock
- * that dlopen's own allocations would wait for), nor inside librheap, unless it is blocked in
- * a system call that the stop interrupted and that will be restarted: there it waits, and
- * waiting holds none of those locks. */
-static int safe_point(const attach_t *a, const rheap__pt_regs_t *r)
-{
-    int blocked = r->orig_ax >= 0 && (r->ax == -512 || r->ax == -513 || r->ax == -514 ||
-                                      r->ax == -516); /* -ERESTARTSYS ... -ERESTART_RESTARTBLOCK */
-    for (size_t i = 0; i < a->maps.n; i++) {
-        const rheap__pt_map_t *m = &a->maps.m[i];
-        if (r->ip < m->start || r->ip >= m->end)
-            continue;
-        if (is_loader(m->path) || is_librheap(m->path))
-            return 0;
-        if (is_libc(m->path))
-            return blocked;
-        return 1;
-    }
-    return 1; /* code outside any file: a JIT's, the vDSO's */
-}
-
-/* Reads a string of at most len - 1 bytes at addr in the process. */
-static void read_string(pid_t pid, uint64_t addr, char *buf, size_t len)
-{
-    buf[0] = 0;
-    for (size_t got = 0; addr && got + 1 < len;) {
-        size_t chunk = len - 1 - got < 64 ? len - 1 - got : 64;
-        if (rheap__pt_read(pid, addr + got, buf + got, chunk) != 0)
-            break;
-        buf[got + chunk] = 0;
-        if (memchr(buf + got, 0, chunk))
-            break;
-        got += chunk;
-    }
-    buf[len - 1] = 0;
-}
-
-/* Step 2, on a thread t held at a safe point: load librheap, find its three functions, call
- * prepare. 0, or -1 with the message printed. */
-static int load_and_prepare(attach_t *a, rheap__pt_thread_t *t, const char *lib, const char *settings,
-                            size_t settings_len)
-{
-    uint64_t handle = 0;
-    if (rheap__pt_call(t, a->dlopen_at, RHEAP__PT_BLOB, 2 /* RTLD_NOW */, lib, strlen(lib) + 1, &handle,
-                     30000) != 0) {
-        cli__error(stderr, "cannot attach to %d: the call of its dlopen failed: %s", (int)a->pid,
-                   strerror(errno));
-        return -1;
-    }
-    if (!handle) {
-        char why[512] = "";
-        uint64_t msg = 0;
-        if (a->dlerror_at && rheap__pt_call(t, a->dlerror_at, 0, 0, NULL, 0, &msg, 5000) == 0)
-            read_string(a->pid, msg, why, sizeof why);
-        cli__error(stderr, "cannot attach to %d: its dlopen cannot load %s: %s", (int)a->pid, lib,
-                   why[0] ? why : "no reason given");
-        return -1;
-    }
-    const char *names[3] = {RHEAP__ATTACH_PREPARE, RHEAP__ATTACH_COMMIT, RHEAP__ATTACH_RELEASE};
-    uint64_t *at[3] = {&a->prepare_at, &a->commit_at, &a->release_at};
-    for (int i = 0; i < 3; i++)
-        if (rheap__pt_call(t, a->dlsym_at, handle, RHEAP__PT_BLOB, names[i], strlen(names[i]) + 1,
-                         at[i], 5000) != 0 ||
-            !*at[i]) {
-            cli__error(stderr,
-                       "cannot attach to %d: %s in it has no %s (a librheap of "
-                       "another version?)",
-                       (int)a->pid, lib, names[i]);
-            return -1;
-        }
-    if (rheap__pt_call(t, a->prepare_at, RHEAP__PT_BLOB, 0, settings, settings_len, &a->ctl_at,
-                     30000) != 0) {
-        cli__error(stderr, "cannot attach to %d: the call of librheap's prepare failed: %s",
-                   (int)a->pid, strerror(errno));
-        return -1;
-    }
-    if (read_ctl(a) != 0) {
-        cli__error(stderr, "cannot attach to %d: librheap's control block cannot be read",
-                   (int)a->pid);
-        return -1;
-    }
-    if (a->ctl.error) {
-        cli__error(stderr, "cannot attach to %d: %s", (int)a->pid, a->ctl.message);
-        return -1;
-    }
-    return 0;
-}
-
-/* Step 2's search for a thread at a safe point: each thread in turn, every millisecond, for
- * 5 seconds. 0, or -1 with the message printed. */
-static int borrow_thread(attach_t *a, const char *lib, const char *settings, size_t settings_len)
-{
-    uint64_t until = rheap__pt_now_ns() + 5000000000u;
-    do {
-        size_t n;
-        pid_t *tids = rheap__pt_threads(a->pid, &n);
-        if (!tids) {
-            cli__error(stderr, "cannot attach to %d: the process is gone", (int)a->pid);
-            return -1;
-        }
-        for (size_t i = 0; i < n; i++) {
-            rheap__pt_thread_t t;
-            uint64_t t0 = rheap__pt_now_ns();
-            if (rheap__pt_take(tids[i], &t, 5000) != 0) {
-                if (errno == ESRCH)
-                    continue;
-                if (errno == EPERM)
-                    explain_eperm(a->pid);
-                else
-                    cli__error(stderr, "cannot attach to %d: ptrace: %s", (int)a->pid,
-                               strerror(errno));
-                free(tids);
-                return -1;
-            }
-            rheap__pt_regs_t r;
-            if (rheap__pt_regs(&t, &r) == 0 && safe_point(a, &r)) {
-                int rc = load_and_prepare(a, &t, lib, settings, settings_len);
-                rheap__pt_release(&t);
-                a->borrowed = rheap__pt_now_ns() - t0;
-                free(tids);
-                return rc;
-            }
-            rheap__pt_release(&t);
-        }
-        free(tids);
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    } while (rheap__pt_now_ns() < until);
-    cli__error(stderr,
-               "cannot attach to %d: in 5 s no thread stopped outside the allocator "
-               "and the dynamic loader; try again",
-               (int)a->pid);
-    return -1;
-}
-
-/* Steps 3 and 5: every thread stopped, fn called on one, everyone let go. Tried again while
- * librheap answers EAGAIN (its attach thread was stopped while changing the table, or the
- * loader was stopped while changing its list). Returns fn's result (>= 0), or -1 with errno. */
-static long stopped_world_call(attach_t *a, uint64_t fn, uint64_t *pause, size_t *threads)
-{
-    uint64_t until = rheap__pt_now_ns() + 5000000000u;
-    for (;;) {
-        rheap__pt_world_t w;
-        if (rheap__pt_stop_all(a->pid, &w, 5000) != 0)
-            return -1;
-        uint64_t ret = 0;
-        int rc = w.n ? rheap__pt_call(&w.t[0], fn, 0, 0, NULL, 0, &ret, 5000) : -1;
-        int e = w.n ? errno : ESRCH;
-        *threads = w.n;
-        rheap__pt_resume_all(&w);
-        if (w.longest_ns > *pause)
-            *pause = w.longest_ns;
-        if (rc != 0) {
-            errno = e;
-            return -1;
-        }
-        if ((long)ret != -EAGAIN || rheap__pt_now_ns() > until) {
-            if ((long)ret < 0) {
-                errno = (int)-(long)ret;
-                return -1;
-            }
-            return (long)ret;
-        }
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    }
-}
-
-/* Whether the process still runs: it exists and is not a zombie (ended, not yet reaped). */
-static int alive(pid_t pid)
-{
-    char path[64], state = 0;
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    /* "pid (comm) S ...": the state follows the last ')', as comm may hold one. */
-    char line[1024];
-    if (fgets(line, sizeof line, f)) {
-        char *close = strrchr(line, ')');
-        if (close && close[1] == ' ')
-            state = close[2];
-    }
-    fclose(f);
-    return state && state != 'Z' && state != 'X';
-}
-
-/* Step 1's checks that need no ptrace. 0, or -1 with the message printed. */
-static int check_process(attach_t *a, const char *lib, char *lib_there, size_t len)
-{
-    pid_t pid = a->pid;
-    long euid = -1, ruid = status_field(pid, "Uid", &euid);
-    if (ruid < 0) {
-        cli__error(stderr, "cannot attach to %d: no such process", (int)pid);
-        return -1;
-    }
-    if (pid == getpid()) {
-        cli__error(stderr, "cannot attach to %d: that is rheap itself", (int)pid);
-        return -1;
-    }
-    if (geteuid() != 0 && (ruid != (long)getuid() || euid != (long)getuid()) &&
-        !have_cap_ptrace()) {
-        cli__error(stderr,
-                   "cannot attach to %d: it belongs to another user (uid %ld); run "
-                   "rheap attach as that user, or as root",
-                   (int)pid, euid);
-        return -1;
-    }
-    long tracer = status_field(pid, "TracerPid", NULL);
-    if (tracer > 0) {
-        cli__error(stderr,
-                   "cannot attach to %d: it is already traced by process %ld (a "
-                   "debugger or tracer); detach that first",
-                   (int)pid, tracer);
-        return -1;
-    }
-    char exe[64];
-    snprintf(exe, sizeof exe, "/proc/%d/exe", (int)pid);
-    if (cli__exe_is_static(exe) == 1) {
-        cli__error(stderr,
-                   "cannot attach to %d: it is statically linked, so its malloc "
-                   "cannot be redirected; start it under rheap run instead",
-                   (int)pid);
-        return -1;
-    }
-    if (rheap__pt_maps_read(pid, &a->maps) != 0) {
-        if (errno == EACCES || errno == EPERM) {
-            explain_eperm(pid); /* the same right as ptrace's guards the maps */
-            return -1;
-        }
-        cli__error(stderr, "cannot attach to %d: cannot read /proc/%d/maps: %s", (int)pid, (int)pid,
-                   strerror(errno));
-        return -1;
-    }
-    a->libc = find_module(&a->maps, is_libc);
-    if (!a->libc) {
-        cli__error(stderr,
-                   "cannot attach to %d: it has no libc.so mapped (statically linked, "
-                   "or not a glibc program); start it under rheap run instead",
-                   (int)pid);
-        return -1;
-    }
-    /* librheap must be reachable at the same path inside the process's filesystem. */
-    in_root(pid, lib, lib_there, len);
-    struct stat there;
-    if (stat(lib_there, &there) != 0 && (errno == EACCES || errno == EPERM)) {
-        explain_eperm(pid); /* /proc/PID/root is guarded as ptrace is */
-        return -1;
-    }
-    if (!same_file(lib, lib_there)) {
-        cli__error(stderr,
-                   "cannot attach to %d: %s is not the same file inside its "
-                   "filesystem (another mount namespace or root); copy librheap.so "
-                   "to a path it sees and set RHEAP_LIBRARY to that path",
-                   (int)pid, lib);
-        return -1;
-    }
-    /* A librheap loaded already must be this one: dlopen would load a file of another path,
-     * or one rebuilt since at the same path, as a second copy. */
-    const rheap__pt_map_t *other = find_module(&a->maps, is_librheap);
-    if (other &&
-        (strcmp(other->path, lib) != 0 || other->inode != (unsigned long long)there.st_ino)) {
-        cli__error(stderr,
-                   "cannot attach to %d: it already has another librheap loaded (%s%s); "
-                   "attach with the rheap that goes with it",
-                   (int)pid, other->path,
-                   strcmp(other->path, lib) == 0 ? ", replaced on disk since" : "");
-        return -1;
-    }
-    /* dlopen, dlsym and dlerror in its libc (glibc 2.34 and later have them there). */
-    char file[PATH_MAX + 64];
-    in_root(pid, a->libc->path, file, sizeof file);
-    const char *names[3] = {"dlopen", "dlsym", "dlerror"};
-    uint64_t v[3], first = 0;
-    if (rheap__pt_elf_symbols(file, names, v, 3, &first) != 0 || !v[0] || !v[1]) {
-        cli__error(stderr,
-                   "cannot attach to %d: no dlopen in its libc (%s): glibc 2.34 or "
-                   "later is needed",
-                   (int)pid, a->libc->path);
-        return -1;
-    }
-    uint64_t bias = a->libc->start - first;
-    a->dlopen_at = bias + v[0];
-    a->dlsym_at = bias + v[1];
-    a->dlerror_at = v[2] ? bias + v[2] : 0;
-    return 0;
-}
-
 /* The recording directory: made beside the output when the process sees it there, else in
- * the process's own /tmp (reached through /proc/PID/root). `ours` is the path from here,
- * `theirs` the path the process is given. Owned by the process's user. 0 or -1. */
+ * the process's own /tmp (ri_place_dir). `ours` is the path from here, `theirs` the path the
+ * process is given. Owned by the process's user. 0, or -1 with the message printed. */
 static int make_recdir(const attach_opts_t *o, char *ours, char *theirs, size_t len)
 {
     if (cli__make_private_dir(o->dir, o->output, "rheap-attach", ours, len) != 0)
         return -1;
-    char there[PATH_MAX + 64];
-    in_root(o->pid, ours, there, sizeof there);
-    if (same_file(ours, there)) {
-        snprintf(theirs, len, "%s", ours);
-    } else {
-        rmdir(ours);
-        char tmp[PATH_MAX];
-        in_root(o->pid, "/tmp", tmp, sizeof tmp);
-        if (snprintf(ours, len, "%s/rheap-attach-XXXXXX", tmp) >= (int)len || !mkdtemp(ours)) {
-            cli__error(stderr,
-                       "cannot attach to %d: no directory for the recording in its "
-                       "filesystem (%s): %s",
-                       (int)o->pid, tmp, strerror(errno));
-            return -1;
-        }
-        snprintf(theirs, len, "%s", ours + strlen(tmp) - strlen("/tmp"));
-    }
-    long euid = -1, egid = -1; /* the second numbers of Uid and Gid: the effective ids */
-    status_field(o->pid, "Uid", &euid);
-    status_field(o->pid, "Gid", &egid);
-    if (euid >= 0 && egid >= 0 && (uid_t)euid != geteuid() &&
-        chown(ours, (uid_t)euid, (gid_t)egid) != 0) {
-        cli__error(stderr, "cannot give %s to the process's user %ld: %s", ours, euid,
-                   strerror(errno));
-        cli__remove_tree(ours);
+    ri_err_t err = {0};
+    if (ri_place_dir(o->pid, ours, theirs, len, &err) != RI_OK) {
+        explain(o->pid, &err, NULL);
+        if (err.status == RI_E_CHOWN)
+            cli__remove_tree(ours);
         return -1;
     }
     return 0;
@@ -668,32 +317,18 @@ static size_t make_settings(const attach_opts_t *o, const char *dir, char *buf, 
     return n;
 }
 
-/* Step 4: the window. Returns when it is over, the process gone, or the user stopped it. */
-static void window(attach_t *a, double duration)
+/* The window. Returns when it is over, the process gone, or the user stopped it. */
+static void window(ri_target_t *t, pid_t pid, uint64_t start, double duration)
 {
-    uint64_t end = duration > 0 ? a->committed + (uint64_t)(duration * 1e9) : UINT64_MAX;
+    uint64_t end = duration > 0 ? start + (uint64_t)(duration * 1e9) : UINT64_MAX;
     while (!stop_asked) {
-        uint64_t now = rheap__pt_now_ns();
-        if (now >= end || !alive(a->pid))
+        uint64_t now = ri_now_ns();
+        if (now >= end || !ri_alive(pid))
             return;
-        beat(a);
+        ri_beat(t);
         uint64_t nap = end - now < 100000000u ? end - now : 100000000u;
         struct timespec ts = {(time_t)(nap / 1000000000u), (long)(nap % 1000000000u)};
         nanosleep(&ts, NULL); /* a signal cuts it short */
-    }
-}
-
-/* After the release: librheap's attach thread ends the recording; wait until its files are complete
- * (or the process is gone), beating meanwhile. */
-static void wait_stopped(attach_t *a)
-{
-    uint64_t until = rheap__pt_now_ns() + 60000000000u;
-    while (rheap__pt_now_ns() < until && alive(a->pid)) {
-        if (read_ctl(a) != 0 || atomic_load(&a->ctl.state) == RHEAP__ATTACH_STOPPED)
-            return;
-        beat(a);
-        struct timespec ms = {0, 2000000};
-        nanosleep(&ms, NULL);
     }
 }
 
@@ -711,20 +346,19 @@ int cli__cmd_attach(int argc, char **argv)
     int checked = cli__output_check(o.output, o.force, "database file");
     if (checked != RHEAP_EXIT_OK)
         return checked;
-    attach_t a;
-    memset(&a, 0, sizeof a);
-    a.pid = o.pid;
-    a.begin = rheap__pt_now_ns();
-    char lib[PATH_MAX], lib_there[PATH_MAX + 64];
+    uint64_t begin = ri_now_ns(), committed, released;
+    char lib[PATH_MAX];
     if (cli__find_library(lib, sizeof lib) != 0)
         return RHEAP_EXIT_USAGE;
-    if (check_process(&a, lib, lib_there, sizeof lib_there) != 0) {
-        rheap__pt_maps_free(&a.maps);
+    ri_target_t *t;
+    ri_err_t err;
+    if (ri_open(o.pid, lib, &t, &err) != RI_OK) {
+        explain(o.pid, &err, lib);
         return RHEAP_EXIT_USAGE;
     }
     char ours[PATH_MAX], theirs[PATH_MAX], settings[PATH_MAX + 128];
     if (make_recdir(&o, ours, theirs, sizeof ours) != 0) {
-        rheap__pt_maps_free(&a.maps);
+        ri_close(t);
         return RHEAP_EXIT_USAGE;
     }
     size_t settings_len = make_settings(&o, theirs, settings, sizeof settings);
@@ -739,58 +373,55 @@ int cli__cmd_attach(int argc, char **argv)
     sigaction(SIGHUP, &sa, &old_hup);
 
     int rc = RHEAP_EXIT_USAGE;
-    if (borrow_thread(&a, lib, settings, settings_len) != 0) {
+    if (ri_load(t, lib, settings, settings_len, &err) != RI_OK) {
+        explain(o.pid, &err, lib);
         /* A prepare that started the recording before refusing ends it itself; whatever was
          * made is not the user's. */
         cli__remove_tree(ours);
         goto out;
     }
-    long slots = stopped_world_call(&a, a.commit_at, &a.commit_pause, &a.commit_threads);
-    a.committed = rheap__pt_now_ns();
-    if (slots < 0) {
-        int e = errno;
-        cli__error(stderr, "cannot attach to %d: redirecting its allocator failed: %s", (int)a.pid,
-                   strerror(e));
+    long slots;
+    ri_status_t st = ri_commit(t, &slots, &err);
+    committed = ri_now_ns();
+    if (st != RI_OK) {
+        explain(o.pid, &err, lib);
         /* Prepared, not committed: the release ends the recording. */
-        size_t ignored;
-        uint64_t pause = 0;
-        stopped_world_call(&a, a.release_at, &pause, &ignored);
-        wait_stopped(&a);
+        ri_release(t, &err);
+        ri_wait_stopped(t);
         cli__remove_tree(ours);
         goto out;
     }
-    read_ctl(&a);
+    unsigned modules = ri_modules(t);
     if (!o.quiet)
         cli__note(stderr, "attached to %d: %ld allocator slots in %u modules redirected%s",
-                  (int)a.pid, slots, a.ctl.modules,
-                  o.duration > 0 ? "" : "; Ctrl-C ends the window");
-    window(&a, o.duration);
-    int gone = !alive(a.pid);
-    if (!gone) {
-        long restored = stopped_world_call(&a, a.release_at, &a.release_pause, &a.release_threads);
-        a.released = rheap__pt_now_ns();
-        if (restored < 0 && alive(a.pid))
+                  (int)o.pid, slots, modules, o.duration > 0 ? "" : "; Ctrl-C ends the window");
+    window(t, o.pid, committed, o.duration);
+    if (ri_alive(o.pid)) {
+        st = ri_release(t, &err);
+        released = ri_now_ns();
+        if (st != RI_OK && ri_alive(o.pid))
             cli__warning(stderr,
                          "putting %d's allocator back failed (%s); librheap does it "
                          "itself in 5 s",
-                         (int)a.pid, strerror(errno));
-        wait_stopped(&a);
+                         (int)o.pid, strerror(err.sys));
+        ri_wait_stopped(t);
     } else {
-        a.released = rheap__pt_now_ns();
+        released = ri_now_ns();
         if (!o.quiet)
-            cli__note(stderr, "process %d ended during the window", (int)a.pid);
+            cli__note(stderr, "process %d ended during the window", (int)o.pid);
     }
+    const ri_timings_t *tm = ri_timings(t);
     if (o.timings)
         cli__note(stderr,
                   "timings: begin_ns=%llu committed_ns=%llu released_ns=%llu "
                   "borrowed_us=%llu commit_pause_us=%llu commit_threads=%zu "
                   "release_pause_us=%llu release_threads=%zu slots=%ld",
-                  (unsigned long long)a.begin, (unsigned long long)a.committed,
-                  (unsigned long long)a.released, (unsigned long long)(a.borrowed / 1000),
-                  (unsigned long long)(a.commit_pause / 1000), a.commit_threads,
-                  (unsigned long long)(a.release_pause / 1000), a.release_threads, slots);
+                  (unsigned long long)begin, (unsigned long long)committed,
+                  (unsigned long long)released, (unsigned long long)(tm->borrowed / 1000),
+                  (unsigned long long)(tm->commit_pause / 1000), tm->commit_threads,
+                  (unsigned long long)(tm->release_pause / 1000), tm->release_threads, slots);
 
-    /* Step 6. The process is on its own again: Ctrl-C may stop the conversion now. */
+    /* The process is on its own again: Ctrl-C may stop the conversion now. */
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
@@ -827,6 +458,6 @@ out:
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
-    rheap__pt_maps_free(&a.maps);
+    ri_close(t);
     return rc;
 }

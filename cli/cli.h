@@ -151,14 +151,10 @@ int cli__cmd_stack(int argc, char **argv);
 /* ---- resymbolize.c: `rheap resymbolize DB` ---- */
 int cli__cmd_resymbolize(int argc, char **argv);
 
-/* ---- elf.c: the program rheap run starts (and the one rheap attach joins) ---- */
+/* ---- exe.c: the program rheap run starts ---- */
 /* The file execvp(name) would run (name when it has a '/', else the first executable regular
  * file in PATH) into buf. 0, or -1 when there is none. */
 int cli__exe_find(const char *name, char *buf, size_t len);
-/* 1 when path is an ELF executable without a PT_INTERP header (statically linked: the dynamic
- * loader, which reads LD_PRELOAD, never runs); 0 when it has one or is not ELF (a script); -1
- * when it cannot be read or its headers are cut short. */
-int cli__exe_is_static(const char *path);
 
 /* ---- recorder.c: what rheap run and rheap attach share ---- */
 /* Checks an option's value with librheap's own parser (libtrace/src/settings.c): what passes
@@ -251,7 +247,7 @@ int cli__cmd_diff(int argc, char **argv);
 /* `rheap report --html -o FILE DB` (arguments after the command name). */
 int cli__cmd_report_html(int argc, char **argv);
 
-/* ---- attach.c (with ptrace.c): `rheap attach` ---- */
+/* ---- attach.c: `rheap attach` (the joining is ../inject/) ---- */
 int cli__cmd_attach(int argc, char **argv);
 
 /* ---- serve.c, snapshot.c: the host collector's commands (the collector library) ---- */

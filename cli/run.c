@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 
+#include <rheap_inject.h>
 #include <rip.h>
 
 #include "cli.h"
@@ -658,7 +659,7 @@ int cli__cmd_run(int argc, char **argv)
          * itself succeeded. */
         char exe[PATH_MAX];
         int is_static =
-            cli__exe_find(o.argv[0], exe, sizeof exe) == 0 && cli__exe_is_static(exe) == 1;
+            cli__exe_find(o.argv[0], exe, sizeof exe) == 0 && ri_exe_is_static(exe) == 1;
         if (is_static)
             cli__warning(stderr,
                            "%s: statically linked: its malloc cannot be interposed, nothing was "

@@ -878,7 +878,8 @@ static int check_serials(ctx_t *c, stream_t *s, size_t n, const char *dir)
         else
             headerless++;
     }
-    qsort(by, k, sizeof *by, serial_cmp);
+    if (k)
+        qsort(by, k, sizeof *by, serial_cmp);
     uint64_t missing = 0;
     uint32_t first_missing = 0;
     for (size_t i = 0; i < k; i++) {

@@ -131,7 +131,8 @@ static cu_index_t *index_of(cv__scopes_t *sc, Dwarf_Die *cu)
         free(ix->fns);
         return NULL;
     }
-    qsort(ix->fns, ix->nfns, sizeof *ix->fns, fn_cmp);
+    if (ix->nfns)
+        qsort(ix->fns, ix->nfns, sizeof *ix->fns, fn_cmp);
     uint64_t m = 0;
     for (size_t i = 0; i < ix->nfns; i++) {
         if (ix->fns[i].hi > m)

@@ -315,7 +315,8 @@ static int build_ranges(file_t *f)
             r->order = f->nranges++;
         }
     }
-    qsort(f->ranges, f->nranges, sizeof *f->ranges, range_cmp);
+    if (f->nranges)
+        qsort(f->ranges, f->nranges, sizeof *f->ranges, range_cmp);
     /* maxhi turns "which ranges contain addr" into a short backward scan. */
     uint64_t m = 0;
     for (size_t i = 0; i < f->nranges; i++) {
@@ -411,7 +412,8 @@ static void build_sections(file_t *f)
         t->end = t->start + sh->sh_size;
         t->ndx = elf_ndxscn(scn);
     }
-    qsort(f->sects, f->nsects, sizeof *f->sects, sect_cmp);
+    if (f->nsects)
+        qsort(f->sects, f->nsects, sizeof *f->sects, sect_cmp);
 }
 
 /* The section holding addr (its end counts as inside unless the next section starts there),

@@ -1,7 +1,7 @@
 /*
  * rheap_attach.h: what `rheap attach` and librheap share about an attach (got.c in the process,
- * cli/attach.c outside it). The control block lives in librheap, in the attached process;
- * rheap attach reads it and writes its heartbeat through the process's memory
+ * the injection library's inject/target.c outside it). The control block lives in librheap,
+ * in the attached process; rheap attach reads it and writes its heartbeat through its memory
  * (process_vm_readv/writev), so its layout is fixed-width and the same on both sides: one
  * build of rheap and librheap go together, and the magic number says which layout this is.
  */

@@ -1,7 +1,7 @@
 /*
  * got.c: recording a process that was started without librheap, through its GOT slots.
  * `rheap attach PID` loads this library into the running process with the process's own dlopen
- * (through ptrace, see cli/attach.c) and then calls the three functions below, each as a call
+ * (through ptrace, see inject/target.c) and then calls the three functions below, each as a call
  * made on one of the process's threads:
  *
  *   rheap__attach_prepare  (the other threads run; the thread was stopped where it holds none

@@ -1,73 +1,18 @@
 /*
- * procmaps.c: the process an attach is about, read from outside it: its file-backed mappings
- * (/proc/PID/maps) and the dynamic symbols of a file it maps, from which `rheap attach` finds
- * the functions it calls in the process (rheap_ptrace.h).
+ * symbols.c: what the library reads from ELF files: the dynamic symbols of the process's libc
+ * (its dlopen, dlsym and dlerror, read through /proc/PID/root), and whether an executable is
+ * statically linked. librheap reaches a program through the dynamic loader; a statically
+ * linked executable has none (no PT_INTERP program header), so its malloc cannot be
+ * interposed or redirected.
  */
-#define _GNU_SOURCE
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "rheap_ptrace.h"
-
-/* Room for element n of *m (holding *cap): doubles it. 0, or -1 when out of memory. */
-static int grow(rheap__pt_map_t **m, size_t *cap, size_t n, size_t elem, size_t first)
-{
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : first;
-    rheap__pt_map_t *g = realloc(*m, nc * elem);
-    if (!g)
-        return -1;
-    *m = g;
-    *cap = nc;
-    return 0;
-}
-
-void rheap__pt_maps_free(rheap__pt_maps_t *ms)
-{
-    free(ms->m);
-    ms->m = NULL;
-    ms->n = 0;
-}
-
-int rheap__pt_maps_read(pid_t pid, rheap__pt_maps_t *ms)
-{
-    char path[64], line[PATH_MAX + 128];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "r");
-    ms->m = NULL;
-    ms->n = 0;
-    if (!f)
-        return -1;
-    size_t cap = 0;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long s, e, off, inode;
-        char perms[8];
-        int at = 0;
-        if (sscanf(line, "%llx-%llx %7s %llx %*s %llu %n", &s, &e, perms, &off, &inode, &at) < 5 ||
-            !at)
-            continue;
-        char *p = line + at;
-        p[strcspn(p, "\n")] = 0;
-        if (p[0] != '/')
-            continue;
-        if (grow(&ms->m, &cap, ms->n, sizeof *ms->m, 64) != 0)
-            break;
-        rheap__pt_map_t *m = &ms->m[ms->n++];
-        m->start = s;
-        m->end = e;
-        m->offset = off;
-        m->inode = inode;
-        m->exec = perms[2] == 'x';
-        snprintf(m->path, sizeof m->path, "%s", p);
-    }
-    fclose(f);
-    return 0;
-}
+#include "inject.h"
 
 /* Reads len bytes at off of fd. 0 or -1. */
 static int read_at(int fd, void *buf, size_t len, uint64_t off)
@@ -75,8 +20,8 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off)
     return pread(fd, buf, len, (off_t)off) == (ssize_t)len ? 0 : -1;
 }
 
-int rheap__pt_elf_symbols(const char *path, const char *const *names, uint64_t *values, size_t n,
-                       uint64_t *first_vaddr)
+int ri__elf_symbols(const char *path, const char *const *names, uint64_t *values, size_t n,
+                     uint64_t *first_vaddr)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -134,4 +79,51 @@ out:
     free(sh);
     close(fd);
     return rc;
+}
+
+int ri_exe_is_static(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    unsigned char ident[EI_NIDENT];
+    int result = 0;
+    if (read_at(fd, ident, sizeof ident, 0) != 0 || memcmp(ident, ELFMAG, SELFMAG) != 0) {
+        close(fd); /* not ELF: a script, whose interpreter is another file */
+        return 0;
+    }
+    /* The program headers of the file's own class, read in this machine's byte order: a file
+     * of the other order could not have run here with librheap preloaded anyway. */
+    uint64_t phoff;
+    size_t phnum, phentsize, want;
+    if (ident[EI_CLASS] == ELFCLASS64) {
+        Elf64_Ehdr eh;
+        if (read_at(fd, &eh, sizeof eh, 0) != 0)
+            goto bad;
+        phoff = eh.e_phoff, phnum = eh.e_phnum, phentsize = eh.e_phentsize;
+        want = sizeof(Elf64_Phdr);
+    } else if (ident[EI_CLASS] == ELFCLASS32) {
+        Elf32_Ehdr eh;
+        if (read_at(fd, &eh, sizeof eh, 0) != 0)
+            goto bad;
+        phoff = eh.e_phoff, phnum = eh.e_phnum, phentsize = eh.e_phentsize;
+        want = sizeof(Elf32_Phdr);
+    } else {
+        goto bad;
+    }
+    if (phentsize < want)
+        goto bad;
+    result = 1;
+    for (size_t i = 0; i < phnum && result == 1; i++) {
+        uint32_t type; /* p_type is the first field of both classes */
+        if (read_at(fd, &type, sizeof type, phoff + i * phentsize) != 0)
+            goto bad;
+        if (type == PT_INTERP)
+            result = 0;
+    }
+    close(fd);
+    return result;
+bad:
+    close(fd);
+    return -1;
 }

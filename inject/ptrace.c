@@ -31,26 +31,26 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rheap_ptrace.h"
+#include "inject.h"
 
 #ifndef __x86_64__
 #error "rheap attach makes calls in the attached process the x86-64 way"
 #endif
 
-uint64_t rheap__pt_now_ns(void)
+uint64_t ri_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int rheap__pt_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+int ri__pt_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
     struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
     return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
-int rheap__pt_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
+int ri__pt_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
     struct iovec local = {(void *)buf, len}, remote = {(void *)(uintptr_t)addr, len};
     if (process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t)len)
@@ -79,7 +79,7 @@ int rheap__pt_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
  * or the process died), -1 timed out (errno ETIMEDOUT) or failed. */
 static int wait_thread(pid_t tid, int *status, int timeout_ms)
 {
-    uint64_t until = rheap__pt_now_ns() + (uint64_t)timeout_ms * 1000000u;
+    uint64_t until = ri_now_ns() + (uint64_t)timeout_ms * 1000000u;
     long nap = 2000; /* ns: short first, since most stops come within microseconds */
     for (;;) {
         pid_t w = waitpid(tid, status, __WALL | WNOHANG);
@@ -89,7 +89,7 @@ static int wait_thread(pid_t tid, int *status, int timeout_ms)
             continue;
         if (w < 0)
             return errno == ECHILD ? 0 : -1;
-        if (rheap__pt_now_ns() > until) {
+        if (ri_now_ns() > until) {
             errno = ETIMEDOUT;
             return -1;
         }
@@ -109,7 +109,7 @@ static int stop_signal(int status)
     return WSTOPSIG(status);
 }
 
-int rheap__pt_take(pid_t tid, rheap__pt_thread_t *t, int timeout_ms)
+int ri__pt_take(pid_t tid, ri__pt_thread_t *t, int timeout_ms)
 {
     memset(t, 0, sizeof *t);
     t->tid = tid;
@@ -135,14 +135,14 @@ int rheap__pt_take(pid_t tid, rheap__pt_thread_t *t, int timeout_ms)
     return 0;
 }
 
-void rheap__pt_release(rheap__pt_thread_t *t)
+void ri__pt_release(ri__pt_thread_t *t)
 {
     if (t->held)
         ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(intptr_t)t->sig);
     t->held = 0;
 }
 
-int rheap__pt_regs(const rheap__pt_thread_t *t, rheap__pt_regs_t *r)
+int ri__pt_regs(const ri__pt_thread_t *t, ri__pt_regs_t *r)
 {
     struct user_regs_struct u;
     if (ptrace(PTRACE_GETREGS, t->tid, NULL, &u) != 0)
@@ -187,12 +187,12 @@ static pid_t *list_threads(pid_t pid, size_t *n)
     return tids;
 }
 
-pid_t *rheap__pt_threads(pid_t pid, size_t *n)
+pid_t *ri__pt_threads(pid_t pid, size_t *n)
 {
     return list_threads(pid, n);
 }
 
-int rheap__pt_stop_all(pid_t pid, rheap__pt_world_t *w, int timeout_ms)
+int ri__pt_stop_all(pid_t pid, ri__pt_world_t *w, int timeout_ms)
 {
     memset(w, 0, sizeof *w);
     w->pid = pid;
@@ -217,10 +217,10 @@ int rheap__pt_stop_all(pid_t pid, rheap__pt_world_t *w, int timeout_ms)
                 continue;
             if (w->n == w->cap) {
                 size_t cap = w->cap ? 2 * w->cap : 64;
-                rheap__pt_thread_t *more = realloc(w->t, cap * sizeof *more);
+                ri__pt_thread_t *more = realloc(w->t, cap * sizeof *more);
                 if (!more) {
                     free(tids);
-                    rheap__pt_resume_all(w);
+                    ri__pt_resume_all(w);
                     errno = ENOMEM;
                     return -1;
                 }
@@ -228,14 +228,14 @@ int rheap__pt_stop_all(pid_t pid, rheap__pt_world_t *w, int timeout_ms)
                 w->cap = cap;
             }
             if (!w->n)
-                w->stopped_at = rheap__pt_now_ns();
-            if (rheap__pt_take(tids[i], &w->t[w->n], timeout_ms) == 0) {
+                w->stopped_at = ri_now_ns();
+            if (ri__pt_take(tids[i], &w->t[w->n], timeout_ms) == 0) {
                 w->n++;
                 added++;
             } else if (errno != ESRCH) {
                 int e = errno;
                 free(tids);
-                rheap__pt_resume_all(w);
+                ri__pt_resume_all(w);
                 errno = e;
                 return -1;
             }
@@ -247,12 +247,12 @@ int rheap__pt_stop_all(pid_t pid, rheap__pt_world_t *w, int timeout_ms)
     return 0;
 }
 
-void rheap__pt_resume_all(rheap__pt_world_t *w)
+void ri__pt_resume_all(ri__pt_world_t *w)
 {
     for (size_t i = 0; i < w->n; i++)
-        rheap__pt_release(&w->t[i]);
+        ri__pt_release(&w->t[i]);
     if (w->n)
-        w->longest_ns = rheap__pt_now_ns() - w->stopped_at;
+        w->longest_ns = ri_now_ns() - w->stopped_at;
     free(w->t);
     w->t = NULL;
     w->n = w->cap = 0;
@@ -261,7 +261,7 @@ void rheap__pt_resume_all(rheap__pt_world_t *w)
 /* The extended register state (x87, SSE, AVX, ...) as the kernel saves it. */
 #define XSTATE_MAX (64 * 1024)
 
-int rheap__pt_call(rheap__pt_thread_t *t, uint64_t fn, uint64_t a0, uint64_t a1, const void *blob,
+int ri__pt_call(ri__pt_thread_t *t, uint64_t fn, uint64_t a0, uint64_t a1, const void *blob,
                  size_t blob_len, uint64_t *ret, int timeout_ms)
 {
     struct user_regs_struct saved, r;
@@ -289,16 +289,16 @@ int rheap__pt_call(rheap__pt_thread_t *t, uint64_t fn, uint64_t a0, uint64_t a1,
     sp -= 8; /* at entry, rsp + 8 is 16-byte aligned, as after a call */
     uint64_t zero = 0;
     int rc = -1, e = 0;
-    if ((blob && rheap__pt_write(t->tid, blob_at, blob, blob_len) != 0) ||
-        rheap__pt_write(t->tid, sp, &zero, sizeof zero) != 0) {
+    if ((blob && ri__pt_write(t->tid, blob_at, blob, blob_len) != 0) ||
+        ri__pt_write(t->tid, sp, &zero, sizeof zero) != 0) {
         e = errno;
         goto out;
     }
     r = saved;
     r.rip = fn;
     r.rsp = sp;
-    r.rdi = a0 == RHEAP__PT_BLOB ? blob_at : a0;
-    r.rsi = a1 == RHEAP__PT_BLOB ? blob_at : a1;
+    r.rdi = a0 == RI__PT_BLOB ? blob_at : a0;
+    r.rsi = a1 == RI__PT_BLOB ? blob_at : a1;
     r.rax = 0;
     r.orig_rax = (unsigned long long)-1;
     if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) != 0) {
