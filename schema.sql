@@ -75,7 +75,29 @@ INSERT INTO calls VALUES (1, 'malloc', 0), (2, 'calloc', 0), (3, 'realloc', 1), 
     (32, 'mi_new', 0), (33, 'mi_heap_malloc', 0), (34, 'mi_heap_zalloc', 0), (35, 'mi_heap_calloc', 0),
     (36, 'mi_heap_realloc', 1), (37, 'mi_heap_malloc_aligned', 0), (38, 'mi_heap_zalloc_aligned', 0),
     (39, 'mi_heap_calloc_aligned', 0), (40, 'mi_heap_realloc_aligned', 1), (41, 'mi_strdup', 0),
-    (42, 'mi_strndup', 0), (43, 'mi_realpath', 0);
+    (42, 'mi_strndup', 0), (43, 'mi_realpath', 0), (44, 'pool_alloc', 0), (45, 'pool_free', 0);
+
+-- The program's own pools and arenas, as it reported them (libtrace/include/rheap_pool.h): a block
+-- it allocated out of one is an allocation with call 44 (pool_alloc) and a row of pool_blocks;
+-- its free (pool_free), or the pool's destruction, ends it. Blocks of the pool still live when
+-- the pool is destroyed are freed then, by the destroying thread. Pool blocks are paired within
+-- their pool only, never with a malloc block at the same address. Leaks per pool:
+-- SELECT p.name, count(*) FROM allocations AS a JOIN pool_blocks AS b ON b.id = a.id
+-- JOIN pools AS p ON p.id = b.pool WHERE a.dealloc_after IS NULL GROUP BY p.id.
+CREATE TABLE pools (
+    id INTEGER PRIMARY KEY,    -- pool_blocks.pool; from 1
+    pid INTEGER NOT NULL,      -- process id
+    recording INTEGER NOT NULL, -- the recording of the process (processes.recording)
+    pool INTEGER NOT NULL,     -- the program's id of the pool (as a signed 64-bit number); a pool id created again after a destroy in the same recording is the same row
+    t INTEGER NOT NULL,        -- ns since the recording started: created, or its first block when its creation was not recorded
+    name TEXT                  -- the name given at its creation; NULL when its creation was not recorded
+);
+
+-- Which pool each pool block came from.
+CREATE TABLE pool_blocks (
+    id INTEGER PRIMARY KEY,    -- allocations.id
+    pool INTEGER NOT NULL      -- pools.id
+);
 
 -- Call stacks, one row per frame. Identical stacks (same module, offset and symbolization) share
 -- one id across threads and processes.

@@ -132,6 +132,20 @@ static void put_record(FILE *out, const rip_record_t *r)
         fprintf(out, " symbol=");
         put_str(out, r->u.unseen.symbol, 1);
         break;
+    case RIP_REC_POOL: {
+        static const char *const ops[] = {"create", "alloc", "free", "destroy"};
+        fprintf(out, "pool t=%" PRIu64 " op=%s pool=%" PRIu64, r->t, ops[r->u.pool.op],
+                r->u.pool.pool);
+        if (r->u.pool.op == RIP_POOL_CREATE) {
+            fputs(" name=", out);
+            put_str(out, r->u.pool.name, 1);
+        }
+        if (r->u.pool.op == RIP_POOL_ALLOC || r->u.pool.op == RIP_POOL_FREE)
+            fprintf(out, " addr=0x%" PRIx64, r->u.pool.addr);
+        if (r->u.pool.op == RIP_POOL_ALLOC)
+            fprintf(out, " size=%" PRIu64 " stack=%" PRIu64, r->u.pool.size, r->u.pool.stack);
+        break;
+    }
     case RIP_REC_UNKNOWN:
         fprintf(out, "unknown type=0x%02x", r->u.unknown.type);
         break;

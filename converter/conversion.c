@@ -44,9 +44,25 @@ typedef struct {
     int used;                /* a stack of the recording has a frame in it */
 } modrow_t;
 
+/* A pool's blocks are kept in the live map under their address with the pool's number (its
+ * pools.id, from 1) in the bits above 48, which no user-space address uses: a pool block is thus
+ * never paired with a malloc block or another pool's at the same address, and a pool's blocks
+ * are the keys of one range. */
+#define POOL_SHIFT 48
+#define POOL_MAX 65535u
+#define ADDR_MASK ((1ull << POOL_SHIFT) - 1)
+
+/* A pool of the program's (rheap_pool.h), a row of `pools`. */
+typedef struct {
+    uint32_t pid, recording;
+    uint64_t pool;           /* the program's id */
+    uint64_t t;              /* created (or first seen) */
+    char *name;              /* NULL until a create names it */
+} pool_t;
+
 /* An allocation or free copied out of the reader. */
 typedef struct {
-    int is_free;
+    int is_free;             /* 1: a free; 2: a pool's destruction (addr: its key range's base) */
     rip_call_t call;
     uint64_t t, addr, size, stack, align, old_addr, old_t;
     uint64_t offset;         /* file offset of its block */
@@ -118,6 +134,12 @@ typedef struct {
     modrow_t *mods;
     size_t nmods, capmods;
     const cv__loc_t **locs; /* scratch, RIP_MAX_DEPTH */
+    /* the program's pools: pools[i] has pools.id i + 1; their ids in the current recording */
+    pool_t *pools;
+    size_t npools, cappools;
+    cv__u64map_t pool_ids;   /* pool id + 1 -> pools.id; id UINT64_MAX in pool_last */
+    uint64_t pool_last;
+    int pools_full_said;
 } ctx_t;
 
 /* Every warning and error of the conversion, its own and its parts' (cv__err_t, errors.c),
@@ -345,6 +367,42 @@ static inline uint64_t scalar(uint64_t v)
     return v;
 }
 
+/* The pools.id of the recording's pool `pool`, made at its first record; 0 when there are too
+ * many pools to tell apart (said once) or no memory (-1 in *fatal). */
+static uint64_t pool_number(ctx_t *c, const stream_t *s, uint64_t pool, uint64_t t, int *fatal)
+{
+    uint64_t n = 0;
+    if (pool == UINT64_MAX ? (n = c->pool_last) != 0 : cv__u64map_get(&c->pool_ids, pool + 1, &n))
+        return n;
+    if (c->npools >= POOL_MAX) {
+        if (!c->pools_full_said)
+            warnf(c, s->path, RIP_NO_OFFSET,
+                  "%s: more than %u pools: the blocks of the later ones are not recorded",
+                  s->path, POOL_MAX);
+        c->pools_full_said = 1;
+        return 0;
+    }
+    if (c->npools == c->cappools) {
+        size_t cap = c->cappools ? 2 * c->cappools : 16;
+        pool_t *np = realloc(c->pools, cap * sizeof *np);
+        if (!np) {
+            *fatal = 1;
+            return 0;
+        }
+        c->pools = np;
+        c->cappools = cap;
+    }
+    n = c->npools + 1;
+    if (pool == UINT64_MAX)
+        c->pool_last = n;
+    else if (cv__u64map_put(&c->pool_ids, pool + 1, n) != 0) {
+        *fatal = 1;
+        return 0;
+    }
+    c->pools[c->npools++] = (pool_t){c->pid, c->recording, pool, t, NULL};
+    return n;
+}
+
 /* Reads the stream up to its next event, into *ev. 1: an event was read; 0: the stream ended
  * (cleanly or truncated, which is a warning); 2: live, nothing more written yet; -1: fatal. */
 static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
@@ -392,6 +450,42 @@ static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
             ev->offset = scalar(rec.offset);
             s->events++;
             return 1;
+        case RIP_REC_POOL: {
+            int fatal = 0;
+            uint64_t n = pool_number(c, s, rec.u.pool.pool, rec.t, &fatal);
+            if (fatal) {
+                nomem(c, "");
+                return -1;
+            }
+            if (!n)
+                break;
+            if (rec.u.pool.op == RIP_POOL_CREATE) {
+                pool_t *pl = &c->pools[n - 1];
+                if (!pl->name) {
+                    pl->name = strndup(rec.u.pool.name.ptr, rec.u.pool.name.len);
+                    pl->t = rec.t;
+                    if (!pl->name) {
+                        nomem(c, "");
+                        return -1;
+                    }
+                }
+                break;
+            }
+            if ((rec.u.pool.op != RIP_POOL_DESTROY && !rec.u.pool.addr) ||
+                rec.u.pool.addr > ADDR_MASK)
+                break; /* no block, or one no user-space address can be */
+            ev->is_free = rec.u.pool.op == RIP_POOL_ALLOC ? 0
+                          : rec.u.pool.op == RIP_POOL_FREE ? 1 : 2;
+            ev->call = RIP_CALL_POOL_ALLOC;
+            ev->t = rec.t;
+            ev->addr = n << POOL_SHIFT | rec.u.pool.addr;
+            ev->size = rec.u.pool.size;
+            ev->stack = rec.u.pool.stack;
+            ev->align = ev->old_addr = ev->old_t = 0;
+            ev->offset = rec.offset;
+            s->events++;
+            return 1;
+        }
         case RIP_REC_STACK:
             if (define_stack(c, s, &rec) != 0)
                 return -1;
@@ -481,7 +575,7 @@ static int write_row(ctx_t *c, const cv__live_t *b, int freed, uint64_t dealloc_
         .freed = freed,
         .bt = b->bt,
         .size = b->size,
-        .addr = b->addr,
+        .addr = b->addr & ADDR_MASK,
         .addr_base = c->streams[b->thread - c->first_thread].addr_base,
         .thread = b->thread,
         .free_thread = free_thread,
@@ -498,6 +592,29 @@ static int write_row(ctx_t *c, const cv__live_t *b, int freed, uint64_t dealloc_
         c->leaked++;
     if (id_out)
         *id_out = r.id;
+    if (b->addr >> POOL_SHIFT && cv__db_pool_block(c->db, r.id, b->addr >> POOL_SHIFT) != 0) {
+        db_fail(c, "pool_blocks");
+        return -1;
+    }
+    return 0;
+}
+
+/* A pool's destruction: every block of it still live is freed at its time, by its thread. */
+static int destroy_pool(ctx_t *c, cv__pairs_t *live, stream_t *s)
+{
+    uint64_t lo = s->ev.addr, hi = lo + (1ull << POOL_SHIFT), addrs[256];
+    size_t n;
+    do {
+        n = cv__pairs_find_range(live, lo, hi, addrs, sizeof addrs / sizeof addrs[0]);
+        for (size_t i = 0; i < n; i++) {
+            cv__live_t b;
+            if (!cv__pairs_take(live, addrs[i], &b))
+                continue;
+            cv__summary_free(c->sum, &b, s->ev.t, s->tid);
+            if (write_row(c, &b, 1, s->ev.t, s->id, NULL) != 0)
+                return -1;
+        }
+    } while (n == sizeof addrs / sizeof addrs[0]);
     return 0;
 }
 
@@ -506,6 +623,8 @@ static int write_row(ctx_t *c, const cv__live_t *b, int freed, uint64_t dealloc_
 static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s)
 {
     cv__live_t b;
+    if (s->ev.is_free == 2)
+        return destroy_pool(c, live, s);
     if (s->ev.is_free) {
         if (cv__pairs_take(live, s->ev.addr, &b)) {
             cv__summary_free(c->sum, &b, s->ev.t, s->tid);
@@ -544,7 +663,7 @@ static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s)
     b.thread = s->id;
     b.call = (uint8_t)s->ev.call;
     if (!s->addr_base)
-        s->addr_base = b.addr; /* never 0: allocations that returned NULL were skipped above */
+        s->addr_base = b.addr & ADDR_MASK; /* never 0: allocations that returned NULL were skipped above */
     cv__live_t old;
     int rc = cv__pairs_insert(live, &b, &old);
     if (rc < 0) {
@@ -1245,6 +1364,15 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
     streams_t v = {0};
     cv__pairs_t *live_map = cv__pairs_create();
     uint64_t unmatched_before = c->unmatched_frees;
+    size_t pools_before = c->npools;
+    /* Pool ids are the program's, and mean a pool within one recording only. */
+    cv__u64map_free(&c->pool_ids);
+    c->pool_last = 0;
+    if (cv__u64map_init(&c->pool_ids) != 0) {
+        nomem(c, "");
+        cv__pairs_destroy(live_map);
+        return -1;
+    }
     v.dir = dir;
     v.live = v.was_live = live;
     int rc = -1;
@@ -1254,6 +1382,13 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
              merge_events(c, &v, rr, &p, live_map) == 0 && end_blocks(c, &v, live_map) == 0 &&
              write_recording_rows(c, &v, &p, c->unmatched_frees - unmatched_before) == 0)
         rc = 0;
+    for (size_t i = pools_before; rc == 0 && i < c->npools; i++) {
+        const pool_t *pl = &c->pools[i];
+        if (cv__db_pool(c->db, i + 1, pl->pid, pl->recording, pl->pool, pl->t, pl->name) != 0) {
+            db_fail(c, "pools");
+            rc = -1;
+        }
+    }
     procinfo_free(&p);
     for (size_t i = 0; i < v.n; i++) {
         rip_reader_close(v.s[i].r);
@@ -1502,6 +1637,13 @@ static void release(ctx_t *c)
     cv__summary_destroy(c->sum);
     cv__sym_destroy(c->sym);
     free(c->locs);
+    for (size_t i = 0; i < c->npools; i++)
+        free(c->pools[i].name);
+    free(c->pools);
+    c->pools = NULL;
+    c->npools = c->cappools = 0;
+    c->pools_full_said = 0;
+    cv__u64map_free(&c->pool_ids);
     for (size_t i = 0; i < c->nmods; i++) {
         free(c->mods[i].path);
         free(c->mods[i].build_id_hex);

@@ -93,6 +93,11 @@ int cv__pairs_insert(cv__pairs_t *p, const cv__live_t *b, cv__live_t *evicted);
 /* Removes the live block at addr into *out: 1 found, 0 not live. */
 int cv__pairs_take(cv__pairs_t *p, uint64_t addr, cv__live_t *out);
 size_t cv__pairs_count(const cv__pairs_t *p);
+/* Puts into addrs up to max addresses of live blocks in [lo, hi) (0 is never one), in no
+ * order, and returns how many. A scan of the whole store: for a pool's destruction, which is
+ * rare, not for every event. */
+size_t cv__pairs_find_range(const cv__pairs_t *p, uint64_t lo, uint64_t hi, uint64_t *addrs,
+                            size_t max);
 /* Starts loading the slot of addr into the cache: the map is larger than the caches and every
  * lookup would otherwise wait for memory. */
 void cv__pairs_prefetch(const cv__pairs_t *p, uint64_t addr);
@@ -219,6 +224,10 @@ int cv__db_module(cv__db_t *db, uint32_t pid, uint32_t recording, const char *pa
                      uint64_t bias, const char *build_id_hex, const char *status);
 int cv__db_marker(cv__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid, uint64_t t,
                      const char *label, size_t label_len);
+/* A pool of the program's (`pools`), and a block allocated out of one (`pool_blocks`). */
+int cv__db_pool(cv__db_t *db, uint64_t id, uint32_t pid, uint32_t recording, uint64_t pool,
+                uint64_t t, const char *name);
+int cv__db_pool_block(cv__db_t *db, uint64_t id, uint64_t pool);
 int cv__db_window(cv__db_t *db, uint32_t pid, uint32_t recording, uint64_t on_t,
                      const char *on_how, int has_off, uint64_t off_t, const char *off_how);
 /* Sets columns of a process's row once it is written: `set` is the assignments (a fixed text of

@@ -66,7 +66,7 @@
 #define FRAME_BATCH 32
 #define FRAME_COLS 9
 
-enum { ST_ALLOC, ST_FREE, ST_EXTRA, ST_FRAME, ST_STACK, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_WINDOW, ST_META, ST_N };
+enum { ST_ALLOC, ST_FREE, ST_EXTRA, ST_FRAME, ST_STACK, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_POOL, ST_POOL_BLOCK, ST_WINDOW, ST_META, ST_N };
 
 static const char *const stmt_sql[ST_N] = {
     /* No id: SQLite's own next rowid (the largest plus one) is the converter's id, since rows
@@ -87,6 +87,8 @@ static const char *const stmt_sql[ST_N] = {
     [ST_MODULE] = "INSERT INTO modules (pid, recording, path, bias, build_id, status) "
                   "VALUES (?,?,?,?,?,?)",
     [ST_MARKER] = "INSERT INTO markers (pid, recording, tid, t, label) VALUES (?,?,?,?,?)",
+    [ST_POOL] = "INSERT INTO pools (id, pid, recording, pool, t, name) VALUES (?,?,?,?,?,?)",
+    [ST_POOL_BLOCK] = "INSERT INTO pool_blocks (id, pool) VALUES (?,?)",
     [ST_WINDOW] = "INSERT INTO windows (pid, recording, on_t, on_how, off_t, off_how) "
                   "VALUES (?,?,?,?,?,?)",
     [ST_META] = "INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)",
@@ -1246,6 +1248,31 @@ int cv__db_marker(cv__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid, 
     sqlite3_bind_int64(s, 3, tid);
     sqlite3_bind_int64(s, 4, (sqlite3_int64)t);
     sqlite3_bind_text(s, 5, label, (int)label_len, SQLITE_TRANSIENT);
+    return put(db, s);
+}
+
+int cv__db_pool(cv__db_t *db, uint64_t id, uint32_t pid, uint32_t recording, uint64_t pool,
+                uint64_t t, const char *name)
+{
+    if (enter(db) != 0)
+        return -1;
+    sqlite3_stmt *s = db->st[ST_POOL];
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+    sqlite3_bind_int64(s, 2, pid);
+    sqlite3_bind_int64(s, 3, recording);
+    sqlite3_bind_int64(s, 4, (sqlite3_int64)pool);
+    sqlite3_bind_int64(s, 5, (sqlite3_int64)t);
+    bind_text_or_null(s, 6, name);
+    return put(db, s);
+}
+
+int cv__db_pool_block(cv__db_t *db, uint64_t id, uint64_t pool)
+{
+    if (enter(db) != 0)
+        return -1;
+    sqlite3_stmt *s = db->st[ST_POOL_BLOCK];
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+    sqlite3_bind_int64(s, 2, (sqlite3_int64)pool);
     return put(db, s);
 }
 

@@ -395,6 +395,22 @@ int cv__pairs_insert(cv__pairs_t *p, const cv__live_t *b, cv__live_t *evicted)
     return had;
 }
 
+size_t cv__pairs_find_range(const cv__pairs_t *p, uint64_t lo, uint64_t hi, uint64_t *addrs,
+                            size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < NSHARDS && n < max; i++) {
+        const shard_t *sh = &p->shards[i];
+        for (uint32_t j = 0; j < sh->cap && n < max; j++)
+            if (sh->slots[j].addr >= lo && sh->slots[j].addr < hi)
+                addrs[n++] = sh->slots[j].addr;
+    }
+    for (size_t j = 0; p->wcount && j <= p->wmask && n < max; j++)
+        if (p->wkeys[j] >= lo && p->wkeys[j] < hi)
+            addrs[n++] = p->wkeys[j];
+    return n;
+}
+
 void cv__pairs_prefetch(const cv__pairs_t *p, uint64_t addr)
 {
     uint64_t h = hash_of(addr);

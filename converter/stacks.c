@@ -105,6 +105,8 @@ const cv__plumbing_t cv__plumbing[] = {
     {RHEAP_PLUMBING_NAME, "__strdup"}, {RHEAP_PLUMBING_NAME, "strndup"},
     {RHEAP_PLUMBING_NAME, "__strndup"}, {RHEAP_PLUMBING_NAME, "asprintf"},
     {RHEAP_PLUMBING_NAME, "vasprintf"},
+    /* rheap_pool.h's wrappers, inlined into the program's pool code. */
+    {RHEAP_PLUMBING_NAME, "rheap_pool_*"},
 };
 const size_t cv__plumbing_count = sizeof cv__plumbing / sizeof *cv__plumbing;
 

@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "rheap.h"
+#include "rheap_pool.h"
 #include "rheap_settings.h"
 
 /* The settings an API caller asked for, each checked against the settings table's range, the
@@ -132,6 +133,22 @@ RHEAP_EXPORT int rheap_mark(const char *label) {
     int r = rheap__record_mark(label);
     rheap__tl.guard = guard;
     return r;
+}
+
+/* rheap_pool.h's calls all come here. The program's errno is kept: the recorder's system calls
+ * must not be seen by a pool's caller. */
+RHEAP_EXPORT void rheap_pool_event(int op, uintptr_t pool, const void *addr, size_t size,
+                                   const char *name) {
+    if (!(atomic_load(&rheap__word) & RHEAP__ON) || op < RHEAP_POOL_CREATE ||
+        op > RHEAP_POOL_DESTROY)
+        return;
+    if ((op == RHEAP_POOL_ALLOC || op == RHEAP_POOL_FREE) && !addr)
+        return;
+    int saved = errno, guard = rheap__tl.guard;
+    rheap__tl.guard = 1;
+    rheap__record_pool(op, pool, addr, size, name, RHEAP__CALLER());
+    rheap__tl.guard = guard;
+    errno = saved;
 }
 
 RHEAP_EXPORT int rheap_is_enabled(void) {

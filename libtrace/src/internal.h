@@ -362,6 +362,10 @@ int rheap__family_destroy_begin(uintptr_t frame, void *heap, rheap__visit_t visi
 void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old,
                          uint64_t old_t, uint64_t t, const rheap__frame_t *from);
 void rheap__record_free(void *p, uint64_t t);
+/* An event of a program's own pool (rheap_pool.h; op a rip_pool_op_t), stamped now; the
+ * allocation of a block takes a backtrace from `from`. */
+void rheap__record_pool(int op, uint64_t pool, const void *p, uint64_t size, const char *name,
+                        const rheap__frame_t *from);
 /* The slow half of rheap__counts: attaches the thread to the recording (its first event in it).
  * NULL when the thread cannot record. errno preserved. */
 rheap__counts_t *rheap__counts_attach(void);

@@ -782,8 +782,18 @@ static inline void finish_event(rheap__thread_t *t, rip_status_t st) {
         rheap__fail("cannot write a thread file", err);
 }
 
-void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old,
-                         uint64_t old_t, uint64_t t_now, const rheap__frame_t *from) {
+/* A pool event's op, pool and name (rheap_pool.h); an allocation's pool is NULL. */
+typedef struct {
+    rip_pool_op_t op;
+    uint64_t pool;
+    const char *name;
+} pool_ev_t;
+
+/* An allocation (pool NULL) or a pool's allocation with its backtrace, or another pool event
+ * (written without one). */
+static inline __attribute__((always_inline)) void
+record_event(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old, uint64_t old_t,
+             uint64_t t_now, const rheap__frame_t *from, const pool_ev_t *pool) {
     rheap__thread_t *t = self();
     if (!t)
         return;
@@ -792,7 +802,7 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
     uint64_t stack = 0, h = 0;
     int snapshot = 0;
     unsigned long long adds = 0, subs = 0;
-    if (sampled(t)) {
+    if ((!pool || pool->op == RIP_POOL_ALLOC) && sampled(t)) {
         /* After an unload, another object may sit at the same addresses: the same return
          * addresses are then another stack, defined anew after a new module snapshot. */
         unsigned unload_gen = atomic_load_explicit(&rheap__unload_gen, memory_order_relaxed);
@@ -837,10 +847,30 @@ void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align
         st = rip_writer_stack(t->w, stack, ips, n);
         add_stack(t, h, stack);
     }
-    if (st == RIP_OK)
+    if (st == RIP_OK && pool)
+        st = rip_writer_pool(t->w, pool->op, t_now, pool->pool, (uintptr_t)p, size, stack,
+                             pool->name);
+    else if (st == RIP_OK)
         st = rip_writer_alloc(t->w, call, t_now, (uintptr_t)p, size, stack, align, (uintptr_t)old,
                               old ? old_t : 0);
     finish_event(t, st);
+}
+
+void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old,
+                         uint64_t old_t, uint64_t t_now, const rheap__frame_t *from) {
+    record_event(call, p, size, align, old, old_t, t_now, from, NULL);
+}
+
+void rheap__record_pool(int op, uint64_t pool, const void *p, uint64_t size, const char *name,
+                        const rheap__frame_t *from) {
+    /* The name is copied here, off the program's memory, as rheap_mark's label is. */
+    char text[256];
+    size_t n = name ? strnlen(name, sizeof text - 1) : 0;
+    if (n)
+        memcpy(text, name, n);
+    text[n] = 0;
+    pool_ev_t ev = {(rip_pool_op_t)op, pool, text};
+    record_event(RIP_CALL_POOL_ALLOC, (void *)p, size, 0, NULL, 0, rheap__now_abs(), from, &ev);
 }
 
 void rheap__record_free(void *p, uint64_t t_now) {

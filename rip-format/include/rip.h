@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define RIP_FORMAT_MAJOR 3
-#define RIP_FORMAT_MINOR 3
+#define RIP_FORMAT_MINOR 4
 
 /* Limits the format sets (FORMAT.md). */
 #define RIP_MAX_DEPTH 1024
@@ -119,7 +119,9 @@ char *rip_error_format(const rip_error_t *err, char *buf, size_t size);
     X(RIP_CALL_MI_HEAP_REALLOC_ALIGNED, 40, "mi_heap_realloc_aligned", RIP_RESIZE) \
     X(RIP_CALL_MI_STRDUP, 41, "mi_strdup", RIP_NEW)                                \
     X(RIP_CALL_MI_STRNDUP, 42, "mi_strndup", RIP_NEW)                              \
-    X(RIP_CALL_MI_REALPATH, 43, "mi_realpath", RIP_NEW)
+    X(RIP_CALL_MI_REALPATH, 43, "mi_realpath", RIP_NEW)                            \
+    X(RIP_CALL_POOL_ALLOC, 44, "pool_alloc", RIP_NEW)                              \
+    X(RIP_CALL_POOL_FREE, 45, "pool_free", RIP_NEW)
 
 enum { RIP_NEW, RIP_RESIZE };
 
@@ -131,7 +133,7 @@ typedef enum {
 
 /* The first call written with a `call` record, and the last call of this version. */
 #define RIP_CALL_NAMED_FIRST RIP_CALL_NEW
-#define RIP_CALL_LAST RIP_CALL_MI_REALPATH
+#define RIP_CALL_LAST RIP_CALL_POOL_FREE
 
 /* Whether `call` is RIP_RESIZE (0 for an unknown value). */
 int rip_call_resizes(rip_call_t call);
@@ -179,9 +181,18 @@ typedef enum {
     RIP_REC_TOTALS,          /* since 3.0 */
     RIP_REC_SAMPLING,        /* since 3.0 */
     RIP_REC_UNSEEN,          /* since 3.1 */
+    RIP_REC_POOL,            /* since 3.4 */
     RIP_REC_UNKNOWN,         /* an extended record this reader does not know: delivered with
                                 only its type (u.unknown), its payload skipped */
 } rip_rec_kind_t;
+
+/* What a pool record (0x47, since 3.4) says happened. */
+typedef enum {
+    RIP_POOL_CREATE = 0,
+    RIP_POOL_ALLOC = 1,
+    RIP_POOL_FREE = 2,
+    RIP_POOL_DESTROY = 3,
+} rip_pool_op_t;
 
 /* One decoded record. Pointers inside point into the reader and stay valid until the next
  * rip_reader_next call on the same reader. */
@@ -249,6 +260,14 @@ typedef struct {
              * "unknown"), the module holding it, and the symbol it was found by */
             rip_str_t allocator, module, symbol;
         } unseen;
+        struct {
+            /* a program's pool (rheap_pool.h): created (with its name), a block allocated out
+             * of it (addr, size, stack) or freed (addr), or the pool destroyed */
+            rip_pool_op_t op;
+            uint64_t pool;       /* the program's id of the pool */
+            uint64_t addr, size, stack;
+            rip_str_t name;
+        } pool;
         struct {
             uint8_t type;        /* unknown extended record's type byte */
         } unknown;
@@ -412,6 +431,11 @@ rip_status_t rip_writer_sampling(rip_writer_t *w, uint64_t interval, uint64_t se
 rip_status_t rip_writer_unseen(rip_writer_t *w, const char *allocator, const char *module,
                                const char *symbol);
 rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
+/* Since 3.4, thread file: an event of a program's own pool. `name` for RIP_POOL_CREATE only,
+ * `addr` for RIP_POOL_ALLOC and RIP_POOL_FREE, `size` and `stack` for RIP_POOL_ALLOC only; the
+ * fields an op does not use are not written. */
+rip_status_t rip_writer_pool(rip_writer_t *w, rip_pool_op_t op, uint64_t t, uint64_t pool,
+                             uint64_t addr, uint64_t size, uint64_t stack, const char *name);
 
 /* For a writer that shares its process with code it does not control (the tracer). The writer
  * keeps a copy of `fd`, close-on-exec, among the top quarter of the descriptor numbers the limit

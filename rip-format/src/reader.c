@@ -985,6 +985,29 @@ static rip_status_t decode_extended(rip_reader_t *r, rip_record_t *rec, rip_erro
         rec->u.unseen.module = get_s(c);
         rec->u.unseen.symbol = get_s(c);
         break;
+    case RIP__T_POOL: {
+        rec->kind = RIP_REC_POOL;
+        rec->t = get_u(c);
+        uint64_t op = get_u(c);
+        rec->u.pool.pool = get_u(c);
+        rec->u.pool.addr = rec->u.pool.size = rec->u.pool.stack = 0;
+        rec->u.pool.name.ptr = "";
+        rec->u.pool.name.len = 0;
+        if (c->err == RIP__VARINT_OK && op > RIP_POOL_DESTROY)
+            return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                        "pool record at block offset %zu: op %llu, expected 0-3", rec_at,
+                        (unsigned long long)op);
+        rec->u.pool.op = (rip_pool_op_t)op;
+        if (op == RIP_POOL_ALLOC || op == RIP_POOL_FREE)
+            rec->u.pool.addr = get_u(c);
+        if (op == RIP_POOL_ALLOC) {
+            rec->u.pool.size = get_u(c);
+            rec->u.pool.stack = get_u(c);
+        }
+        if (op == RIP_POOL_CREATE)
+            rec->u.pool.name = get_s(c);
+        break;
+    }
     case RIP__T_ON:
     case RIP__T_OFF:
         rec->kind = type == RIP__T_ON ? RIP_REC_ON : RIP_REC_OFF;

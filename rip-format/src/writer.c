@@ -1004,6 +1004,37 @@ rip_status_t rip_writer_unseen(rip_writer_t *w, const char *allocator, const cha
     return end_ext(w);
 }
 
+rip_status_t rip_writer_pool(rip_writer_t *w, rip_pool_op_t op, uint64_t t, uint64_t pool,
+                             uint64_t addr, uint64_t size, uint64_t stack, const char *name)
+{
+    t >>= w->time_shift;
+    int has_addr = op == RIP_POOL_ALLOC || op == RIP_POOL_FREE;
+    size_t nl = op == RIP_POOL_CREATE ? cut_len(name) : 0;
+    size_t len = rip__varint_len(t) + rip__varint_len((uint64_t)op) + rip__varint_len(pool);
+    if (has_addr)
+        len += rip__varint_len(addr);
+    if (op == RIP_POOL_ALLOC)
+        len += rip__varint_len(size) + rip__varint_len(stack);
+    if (op == RIP_POOL_CREATE)
+        len += str_size(nl);
+    uint8_t *p;
+    rip_status_t st = begin_ext(w, RIP__T_POOL, len, &p);
+    if (st != RIP_OK)
+        return st;
+    p += rip__put_varint(p, t);
+    p += rip__put_varint(p, (uint64_t)op);
+    p += rip__put_varint(p, pool);
+    if (has_addr)
+        p += rip__put_varint(p, addr);
+    if (op == RIP_POOL_ALLOC) {
+        p += rip__put_varint(p, size);
+        p += rip__put_varint(p, stack);
+    }
+    if (op == RIP_POOL_CREATE)
+        put_str(p, name, nl);
+    return end_ext(w);
+}
+
 rip_status_t rip_writer_on(rip_writer_t *w, uint64_t t, const char *how)
 {
     return t_str(w, RIP__T_ON, t, how);

@@ -1,6 +1,6 @@
 /*
  * gen_golden.c: writes the golden files of the current format version, v<major>.<minor>-thread.rip
- * and v<major>.<minor>-process.rip (v3.3-*.rip today), into the directory given as argument.
+ * and v<major>.<minor>-process.rip (v3.4-*.rip today), into the directory given as argument.
  * Each version's files are generated once, when that version is new, and kept in tests/data/
  * unchanged, so that the golden test proves later readers still read files of every version.
  * Never regenerate the files of an older version: this program only writes the current one.
@@ -22,7 +22,9 @@
  *
  * Since 3.1 the second block also holds allocations of calls named by a call record (0x46), and
  * the process file an unseen record (0x55). Since 3.3 it also holds calls 33 and later: a
- * mi_heap_malloc aligned to 128, a mi_heap_realloc of it and a mi_strdup.
+ * mi_heap_malloc aligned to 128, a mi_heap_realloc of it and a mi_strdup. Since 3.4 it also holds
+ * pool records (0x47): a pool created, two blocks allocated out of it (the first at the address
+ * of the mi_strdup block), one of them freed, and the pool destroyed.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -125,6 +127,12 @@ int main(int argc, char **argv)
     ok(rip_writer_alloc(w, RIP_CALL_MI_HEAP_MALLOC, 2014, 0x55d0c2003000ull, 40, 1, 128, 0, 0));
     ok(rip_writer_alloc(w, RIP_CALL_MI_HEAP_REALLOC, 2015, 0x55d0c2004000ull, 400, 2, 0, 0x55d0c2003000ull, 2014));
     ok(rip_writer_alloc(w, RIP_CALL_MI_STRDUP, 2016, 0x55d0c2000100ull, 6, 1, 0, 0, 0));
+    /* Since 3.4: a program's own pool. */
+    ok(rip_writer_pool(w, RIP_POOL_CREATE, 2017, 0x55d0c2000100ull, 0, 0, 0, "frames"));
+    ok(rip_writer_pool(w, RIP_POOL_ALLOC, 2018, 0x55d0c2000100ull, 0x55d0c2000100ull, 32, 1, NULL));
+    ok(rip_writer_pool(w, RIP_POOL_ALLOC, 2019, 0x55d0c2000100ull, 0x55d0c2000120ull, 48, 2, NULL));
+    ok(rip_writer_pool(w, RIP_POOL_FREE, 2020, 0x55d0c2000100ull, 0x55d0c2000120ull, 0, 0, NULL));
+    ok(rip_writer_pool(w, RIP_POOL_DESTROY, 2021, 0x55d0c2000100ull, 0, 0, 0, NULL));
     ok(rip_writer_flush(w));
     /* Since 3.0: staged, never flushed. */
     ok(rip_writer_alloc(w, RIP_CALL_MALLOC, 3000, 0x7f1200010010ull, 32, 1, 0, 0, 0));

@@ -750,6 +750,43 @@ static void call_records(void)
     rip_reader_close(r);
 }
 
+/* Pool records (0x47, since 3.4): an op beyond destroy is refused; a later minor version's
+ * trailing field is skipped. */
+static void pool_records(void)
+{
+    start2(0);
+    b_u8(&blk.rec, 0x47);
+    b_var(&blk.rec, 3);
+    b_var(&blk.rec, 5);                /* t */
+    b_var(&blk.rec, 4);                /* op 4: none */
+    b_var(&blk.rec, 7);                /* pool */
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7, "pool record at block offset 56: op 4, expected 0-3");
+
+    start2(0);
+    b_u8(&blk.rec, 0x47);              /* alloc of 48 bytes at 0x1000 in pool 7, then one byte more */
+    b_var(&blk.rec, 8);
+    b_var(&blk.rec, 5);
+    b_var(&blk.rec, RIP_POOL_ALLOC);
+    b_var(&blk.rec, 7);
+    b_var(&blk.rec, 0x1000);
+    b_var(&blk.rec, 48);
+    b_var(&blk.rec, 0);
+    b_var(&blk.rec, 9);
+    finish2();
+    rip_reader_t *r;
+    rip_error_t e;
+    if (rip_reader_open_mem(frame.b, frame.n, "mem.rip", &r, &e) != RIP_OK)
+        CHECK_FAIL("open: %s", e.detail);
+    rip_record_t rec;
+    CHECK(rip_reader_next(r, &rec, &e) == RIP_OK);
+    CHECK(rec.kind == RIP_REC_POOL && rec.u.pool.op == RIP_POOL_ALLOC && rec.u.pool.pool == 7 &&
+          rec.u.pool.addr == 0x1000 && rec.u.pool.size == 48 && rec.u.pool.stack == 0 &&
+          rec.t == 5);
+    CHECK(rip_reader_next(r, &rec, &e) == RIP_END);
+    rip_reader_close(r);
+}
+
 /* References (an odd address value under a plain code): the distance counts the events of the
  * block only (allocations and frees, not markers or stacks), from 0 at each block start, and is
  * 1 to 4096 and at most the events before it. */
@@ -921,6 +958,7 @@ int main(void)
     v2_columns();
     v2_records();
     call_records();
+    pool_records();
     v2_references();
 
     /* The whole message, as tools print it. */

@@ -350,6 +350,14 @@ static inline uint64_t fingerprint(const rip_record_t *r)
     case RIP_REC_SAMPLING:
         h = fp_mix(fp_mix(h, r->u.sampling.interval), r->u.sampling.seed);
         break;
+    case RIP_REC_POOL:
+        h = fp_mix(h, r->u.pool.op);
+        h = fp_mix(h, r->u.pool.pool);
+        h = fp_mix(h, r->u.pool.addr);
+        h = fp_mix(h, r->u.pool.size);
+        h = fp_mix(h, r->u.pool.stack);
+        h = fp_str(h, r->u.pool.name);
+        break;
     case RIP_REC_UNKNOWN:
         h = fp_mix(h, r->u.unknown.type);
         break;
