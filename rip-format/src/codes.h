@@ -12,6 +12,7 @@
 #define RIP_CODES_H
 
 #include "rip.h"
+#include "varint.h"
 
 /* lz4 frame (FORMAT.md section 1). */
 #define RIP__LZ4_MAGIC 0x184D2204u
@@ -29,25 +30,38 @@
 #define RIP__STAGE_AREA 4096u
 /* Since 3.2: the check word after the commit word (FORMAT.md section 6): the low 16 bits of
  * the staged block's number << 48 | an end of its records << 24 | a 24-bit checksum of the
- * records and of the column bytes they use, up to that end. */
+ * records and of the column values they use, up to that end. */
 #define RIP__STAGE_CHECK 72u
-#define RIP__STAGE_SUMS 5 /* the records, and the RIP__COLUMNS columns */
 
-/* The check word's checksum: one FNV-1a hash per stream (the raw records and each column, from
- * the block's first record), combined into 24 bits. */
-#define RIP__FNV_BASIS 0x811C9DC5u
-static inline uint32_t rip__fnv(uint32_t h, const uint8_t *p, size_t n)
+/* The check word's checksum: one 64-bit state, from RIP__CHECK_BASIS at each block start, into
+ * which each record (a call record together with the allocation it names) mixes the values it
+ * takes from the columns, in column order, then its length and its bytes 8 at a time. One multiply
+ * per 8 record bytes or per column value, instead of one per byte: the recorder pays it on every
+ * event. A multiply carries a changed bit only upwards, so the top 24 bits are the sum. */
+#define RIP__CHECK_BASIS 0x6A09E667F3BCC909u
+#define RIP__CHECK_MUL 0x9E3779B97F4A7C15u
+static inline uint64_t rip__check_mix(uint64_t h, uint64_t v)
 {
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 0x01000193u;
+    return (h ^ v) * RIP__CHECK_MUL;
+}
+/* Mixes a record's n bytes at p: the length, then each 8-byte little-endian word, the last one
+ * padded with zero bytes. */
+static inline uint64_t rip__check_bytes(uint64_t h, const uint8_t *p, size_t n)
+{
+    h = rip__check_mix(h, n);
+    for (; n >= 8; p += 8, n -= 8)
+        h = rip__check_mix(h, rip__get_le64(p));
+    if (n) {
+        uint64_t w = 0;
+        for (size_t i = 0; i < n; i++)
+            w |= (uint64_t)p[i] << (8 * i);
+        h = rip__check_mix(h, w);
+    }
     return h;
 }
-static inline uint32_t rip__stage_sum(const uint32_t h[RIP__STAGE_SUMS])
+static inline uint32_t rip__check_sum(uint64_t h)
 {
-    uint32_t x = h[0];
-    for (int i = 1; i < RIP__STAGE_SUMS; i++)
-        x ^= h[i] << (6 * i) | h[i] >> (32 - 6 * i);
-    return (x ^ x >> 24) & 0xFFFFFFu;
+    return (uint32_t)(h >> 40);
 }
 
 /* Decompressed stream header (FORMAT.md section 2). */

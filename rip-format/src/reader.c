@@ -70,11 +70,11 @@ struct rip_reader {
     uint64_t stage_time_base, stage_addr_base, stage_events; /* the block's state after them */
     /* Since 3.2: the staged records delivered are checked against the check word as they are
      * decoded (the column bytes each one uses are known only then): at its end, the running
-     * checksums must give its sum. */
+     * check state (codes.h) must give its sum. */
     int stage_checking;
     size_t check_end;
     uint32_t check_sum;
-    uint32_t sums[RIP__STAGE_SUMS];
+    uint64_t check_state;
 
     rip_status_t status;       /* sticky: once not RIP_OK, every call returns it */
     rip_error_t error;
@@ -402,8 +402,7 @@ static rip_status_t stage_read(rip_reader_t *r, rip_error_t *err, int final)
             r->stage_checking = 1;
             r->check_end = cend;
             r->check_sum = (uint32_t)(check & 0xFFFFFFu);
-            for (int i = 0; i < RIP__STAGE_SUMS; i++)
-                r->sums[i] = RIP__FNV_BASIS;
+            r->check_state = RIP__CHECK_BASIS;
         }
     }
     r->block = r->staged;
@@ -1201,9 +1200,9 @@ static rip_status_t decode(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
     return RIP_OK;
 }
 
-/* decode, for a staged block under its check word (3.2): adds the bytes the record used, in
- * the records and in the columns, to the running checksums, and at the check word's end
- * compares them with its sum. */
+/* decode, for a staged block under its check word (3.2): mixes the values the record took from
+ * the columns and the record's bytes into the check state, as the writer did (codes.h), and at
+ * the check word's end compares it with its sum. */
 static rip_status_t decode_checked(rip_reader_t *r, rip_record_t *rec, rip_error_t *err)
 {
     const uint8_t *from = r->cur, *col_from[RIP__COLUMNS];
@@ -1212,9 +1211,14 @@ static rip_status_t decode_checked(rip_reader_t *r, rip_record_t *rec, rip_error
     rip_status_t st = decode(r, rec, err);
     if (st != RIP_OK)
         return st;
-    r->sums[0] = rip__fnv(r->sums[0], from, (size_t)(r->cur - from));
-    for (int i = 0; i < RIP__COLUMNS; i++)
-        r->sums[1 + i] = rip__fnv(r->sums[1 + i], col_from[i], (size_t)(r->col[i].p - col_from[i]));
+    uint64_t h = r->check_state;
+    for (int i = 0; i < RIP__COLUMNS; i++) {
+        /* The values decode has just read without error. */
+        cursor_t c = {col_from[i], r->col[i].p, RIP__VARINT_OK};
+        while (c.p < c.end && c.err == RIP__VARINT_OK)
+            h = rip__check_mix(h, get_u(&c));
+    }
+    r->check_state = rip__check_bytes(h, from, (size_t)(r->cur - from));
     size_t at = (size_t)(r->cur - r->block);
     if (at < r->check_end)
         return RIP_OK;
@@ -1224,7 +1228,7 @@ static rip_status_t decode_checked(rip_reader_t *r, rip_record_t *rec, rip_error
                     "staging area check word ends at byte %zu of the staged records, inside a "
                     "record",
                     r->check_end);
-    if (rip__stage_sum(r->sums) != r->check_sum)
+    if (rip__check_sum(r->check_state) != r->check_sum)
         return fail(r, err, RIP_E_CORRUPT, RIP__STAGE_AREA,
                     "staged records (%zu bytes) do not match their checksum in the check word "
                     "(a changed byte in the staging area)",

@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -40,6 +41,13 @@
 #include "codes.h"
 #include "varint.h"
 
+/* ck_cur ^ CK_OTHER is the other checkpoint's offset: no multiply or compare per record. */
+#define CK_OTHER sizeof(struct checkpoint)
+#define CK_AT(w, off) ((struct checkpoint *)(void *)((uint8_t *)(w)->ck + (off)))
+
+/* The bytes of a writer's per-record state, `used` to `sum` (struct rip_writer). */
+#define REC_STATE_BYTES (2 * sizeof(size_t) + RIP__COLUMNS * sizeof(size_t) + 4 * sizeof(uint64_t))
+
 struct rip_writer {
     int fd;                   /* detached: the descriptor kept (placed high), or -1 */
     int failed;               /* a write failed: every later call returns RIP_E_IO */
@@ -48,20 +56,14 @@ struct rip_writer {
     uint32_t block_size;      /* the frame's block max size: 64 KiB, 256 KiB, 1 MiB or 4 MiB */
     uint32_t capacity;        /* raw bytes per block, so that lz4's worst case fits block_size */
     uint8_t bd;               /* the frame's BD byte for that block size */
-    size_t used;              /* bytes of the current block: header, directory, records, columns */
-    size_t rec_used;          /* of which in the raw block: header, directory and records */
     size_t dir_at;            /* where the column directory goes in the raw block */
     uint8_t *col[RIP__COLUMNS];
-    size_t col_used[RIP__COLUMNS];
-    uint64_t events;          /* events written, from 1 */
     uint64_t block_first;     /* number of the current block's first event */
     struct recent {           /* the latest event at each address, by hash of the address */
         uint64_t addr, n;
     } *recent;
     uint64_t offset;          /* file offset of the next block (where the end mark is) */
     unsigned time_shift;      /* times are stored >> time_shift (the header says so) */
-    uint64_t time_base;       /* delta bases, reset at each block start, in stored units */
-    uint64_t addr_base;
     void *lz4_state;
     uint8_t *raw;
     uint8_t *out;
@@ -76,15 +78,23 @@ struct rip_writer {
                                * before the next store into it (rip_writer_give_back) */
     size_t ext_len;           /* the extended record being written (begin_ext, end_ext) */
     /* The state at the last committed record (publish), for rip_writer_rollback: a signal
-     * handler may leave a record half written with siglongjmp. */
-    uint32_t sum[RIP__STAGE_SUMS]; /* the staged block's running checksums (codes.h) */
+     * handler may leave a record half written with siglongjmp. A record changes only the fields
+     * from `used` to `sum`, kept together so that publish copies them as one run; the others
+     * change at a block's start, whose publish copies them into both checkpoints. */
+    size_t used;              /* bytes of the current block: header, directory, records, columns */
+    size_t rec_used;          /* of which in the raw block: header, directory and records */
+    size_t col_used[RIP__COLUMNS];
+    uint64_t events;          /* events written, from 1 */
+    uint64_t time_base;       /* delta bases, reset at each block start, in stored units */
+    uint64_t addr_base;
+    uint64_t sum;             /* the staged block's check state (codes.h) */
     struct checkpoint {
-        uint32_t sum[RIP__STAGE_SUMS];
-        size_t used, rec_used, dir_at, col_used[RIP__COLUMNS];
-        uint64_t events, block_first, time_base, addr_base, offset, blocks;
+        uint8_t rec[REC_STATE_BYTES];
+        size_t dir_at;
+        uint64_t block_first, offset, blocks;
         int frame_started, end_mark_written;
     } ck[2];                  /* two, so that a jump while one is written leaves the other */
-    int ck_cur;               /* the complete one */
+    size_t ck_cur;            /* the complete one, as its offset from ck[0]: 0 or CK_OTHER */
     int undo_set;             /* the record in progress changed recent[undo_at], which was undo */
     size_t undo_at;
     struct recent undo;
@@ -155,45 +165,58 @@ void rip_stage_header(void *out, uint32_t block_size)
     rip__put_le32(p + 12, bs);
 }
 
+_Static_assert(offsetof(struct rip_writer, sum) + sizeof(uint64_t) - offsetof(struct rip_writer, used) ==
+                   REC_STATE_BYTES,
+               "a record's state, used to sum, must be one run of REC_STATE_BYTES");
+
 /* Makes the staged block's records visible: one 8-byte store, ordered after every byte of the
  * records and columns before it, of the block's number and the end of its records. A reader
- * that sees the word sees those bytes (FORMAT.md section 6). */
+ * that sees the word sees those bytes (FORMAT.md section 6). Cost per record: one copy of
+ * REC_STATE_BYTES, the two words; the signal fences only keep the compiler's order. */
 static inline void publish(struct rip_writer *w)
 {
     /* First the checkpoint of rip_writer_rollback, into the copy not in use, which then becomes
      * the one in use with one store: a jump out of the record before that store leaves the
      * state before the record, after it the state with the record, whose bytes are all there
      * even if the commit word below was not stored yet (the next commit covers them). */
-    struct checkpoint *c = &w->ck[!w->ck_cur];
-    c->used = w->used;
-    c->rec_used = w->rec_used;
+    size_t other = w->ck_cur ^ CK_OTHER;
+    memcpy(CK_AT(w, other)->rec, &w->used, REC_STATE_BYTES);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    w->ck_cur = other;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    uint8_t *stage = w->stage;
+    if (stage) {
+        /* The check word follows the commit word: a process killed between the two leaves a
+         * check of the records but the last, and a reader verifies as far as it goes. Both are
+         * made before the first store, which the compiler may not move the loads across. */
+        uint64_t blocks = w->blocks, end = w->rec_used;
+        uint64_t check = blocks << 48 | end << 24 | rip__check_sum(w->sum); /* end < 2^24 */
+        __atomic_store_n((uint64_t *)(void *)(stage + RIP__STAGE_COMMIT), blocks << 32 | end,
+                         __ATOMIC_RELEASE);
+        __atomic_store_n((uint64_t *)(void *)(stage + RIP__STAGE_CHECK), check, __ATOMIC_RELEASE);
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    w->undo_set = 0;
+}
+
+static void save_block(const struct rip_writer *w, struct checkpoint *c)
+{
     c->dir_at = w->dir_at;
-    for (int i = 0; i < RIP__COLUMNS; i++)
-        c->col_used[i] = w->col_used[i];
-    c->events = w->events;
     c->block_first = w->block_first;
-    c->time_base = w->time_base;
-    c->addr_base = w->addr_base;
     c->offset = w->offset;
     c->blocks = w->blocks;
     c->frame_started = w->frame_started;
     c->end_mark_written = w->end_mark_written;
-    memcpy(c->sum, w->sum, sizeof c->sum);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    w->ck_cur = !w->ck_cur;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (w->stage) {
-        /* The check word follows the commit word: a process killed between the two leaves a
-         * check of the records but the last, and a reader verifies as far as it goes. */
-        __atomic_store_n((uint64_t *)(void *)(w->stage + RIP__STAGE_COMMIT),
-                         w->blocks << 32 | (uint64_t)w->rec_used, __ATOMIC_RELEASE);
-        __atomic_store_n((uint64_t *)(void *)(w->stage + RIP__STAGE_CHECK),
-                         (w->blocks & 0xFFFFu) << 48 | (uint64_t)(w->rec_used & 0xFFFFFFu) << 24 |
-                             rip__stage_sum(w->sum),
-                         __ATOMIC_RELEASE);
-    }
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    w->undo_set = 0;
+}
+
+/* publish, after a change of the fields a record does not change (a block's start): they go
+ * into the copy about to be in use before it is, and then into the other one, so that the
+ * records' publish need not copy them. */
+static void publish_block(struct rip_writer *w)
+{
+    save_block(w, CK_AT(w, w->ck_cur ^ CK_OTHER));
+    publish(w);
+    save_block(w, CK_AT(w, w->ck_cur ^ CK_OTHER));
 }
 
 void rip_writer_rollback(rip_writer_t *w)
@@ -204,21 +227,14 @@ void rip_writer_rollback(rip_writer_t *w)
     if (w->undo_set)
         w->recent[w->undo_at] = w->undo;
     w->undo_set = 0;
-    const struct checkpoint *c = &w->ck[w->ck_cur];
-    w->used = c->used;
-    w->rec_used = c->rec_used;
+    const struct checkpoint *c = CK_AT(w, w->ck_cur);
+    memcpy(&w->used, c->rec, REC_STATE_BYTES);
     w->dir_at = c->dir_at;
-    for (int i = 0; i < RIP__COLUMNS; i++)
-        w->col_used[i] = c->col_used[i];
-    w->events = c->events;
     w->block_first = c->block_first;
-    w->time_base = c->time_base;
-    w->addr_base = c->addr_base;
     w->offset = c->offset;
     w->blocks = c->blocks;
     w->frame_started = c->frame_started;
     w->end_mark_written = c->end_mark_written;
-    memcpy(w->sum, c->sum, sizeof w->sum);
 }
 
 /* Starts a block: the column directory first (after the stream header in the first block),
@@ -233,8 +249,7 @@ static void begin_block(struct rip_writer *w, size_t at)
     w->time_base = 0;
     w->addr_base = 0;
     w->block_first = w->events;
-    for (int i = 0; i < RIP__STAGE_SUMS; i++)
-        w->sum[i] = RIP__FNV_BASIS;
+    w->sum = RIP__CHECK_BASIS;
 }
 
 /* Lays the writer out in mem (and the raw block and columns in `stage` + RIP__STAGE_AREA when
@@ -288,7 +303,7 @@ static rip_writer_t *init(void *mem, uint32_t block_size, int fd, const rip_head
         w->stage = stage;
         w->offset = rip_stage_size(bs);   /* the frame follows the staging area */
     }
-    publish(w);
+    publish_block(w);
     return w;
 }
 
@@ -567,7 +582,7 @@ rip_status_t rip_writer_flush(rip_writer_t *w)
     w->end_mark_written = 1;
     w->blocks++;
     begin_block(w, 0);
-    publish(w);
+    publish_block(w);
     return RIP_OK;
 }
 
@@ -591,22 +606,31 @@ static inline __attribute__((always_inline)) rip_status_t reserve(struct rip_wri
 }
 
 /* Accounts for n bytes written at the reserved place in the records, the record's columns
- * written before: the record is complete, and visible in a staging area. */
-static void commit(struct rip_writer *w, size_t n)
+ * written before (their values mixed into h, from w->sum): the record is complete, and visible
+ * in a staging area. The check state takes the record's bytes (codes.h) 8 at a time; a block
+ * always has 8 bytes of room after its records (capacity), so the last word is read whole and
+ * cut to the record. */
+static inline __attribute__((always_inline)) void commit(struct rip_writer *w, size_t n, uint64_t h)
 {
-    if (w->stage)
-        w->sum[0] = rip__fnv(w->sum[0], w->raw + w->rec_used, n);
+    const uint8_t *p = w->raw + w->rec_used;
+    h = rip__check_mix(h, n);
+    size_t left = n;
+    for (; left > 8; p += 8, left -= 8)
+        h = rip__check_mix(h, rip__get_le64(p));
+    h = rip__check_mix(h, rip__get_le64(p) & (~(uint64_t)0 >> (64 - 8 * left)));
+    w->sum = h;
     w->rec_used += n;
     w->used += n;
     publish(w);
 }
 
-/* Appends a varint to a column. The caller reserved room for the whole event. */
-static inline void put_col(struct rip_writer *w, int col, uint64_t v)
+/* Appends a varint to a column, its value to the check state *h (a local of the caller, so that
+ * it stays in a register while bytes are stored). The caller reserved room for the whole
+ * event. */
+static inline void put_col(struct rip_writer *w, int col, uint64_t v, uint64_t *h)
 {
     size_t n = rip__put_varint(w->col[col] + w->col_used[col], v);
-    if (w->stage)
-        w->sum[1 + col] = rip__fnv(w->sum[1 + col], w->col[col] + w->col_used[col], n);
+    *h = rip__check_mix(*h, v);
     w->col_used[col] += n;
     w->used += n;
 }
@@ -617,7 +641,8 @@ static inline void put_col(struct rip_writer *w, int col, uint64_t v)
  * a table indexed by a hash of the address; as a delta in 16-byte units when it is a multiple of
  * 16 (nearly always: allocators align to 16); otherwise as a delta in bytes, and the type code
  * gets RIP__T_EXACT. Returns the bit for the type code. */
-static inline uint8_t put_time_addr(struct rip_writer *w, uint64_t dt, uint64_t addr)
+static inline __attribute__((always_inline)) uint8_t put_time_addr(struct rip_writer *w, uint64_t dt,
+                                                                    uint64_t addr, uint64_t *h)
 {
     uint64_t n = w->events++;
     size_t at = (addr >> 4) & (RIP__RECENT - 1);
@@ -638,8 +663,8 @@ static inline uint8_t put_time_addr(struct rip_writer *w, uint64_t dt, uint64_t 
         v = rip__zigzag(d / 16) << 1;
     e->addr = addr;
     e->n = n;
-    put_col(w, RIP__COL_DT, dt);
-    put_col(w, RIP__COL_ADDR, v);
+    put_col(w, RIP__COL_DT, dt, h);
+    put_col(w, RIP__COL_ADDR, v, h);
     w->addr_base = addr;
     return exact;
 }
@@ -704,9 +729,10 @@ rip_status_t rip_writer_alloc(rip_writer_t *w, rip_call_t call, uint64_t t, uint
         p += rip__put_varint(p, (uint64_t)call);
     }
     uint64_t dt = time_delta(w, &t);
-    *p++ = (uint8_t)shape | put_time_addr(w, dt, addr);   /* code == enum value, see codes.h */
-    put_col(w, RIP__COL_SIZE, size);
-    put_col(w, RIP__COL_STACK, stack);
+    uint64_t h = w->sum;
+    *p++ = (uint8_t)shape | put_time_addr(w, dt, addr, &h); /* code == enum value, see codes.h */
+    put_col(w, RIP__COL_SIZE, size, &h);
+    put_col(w, RIP__COL_STACK, stack, &h);
     if (is_aligned)
         p += rip__put_varint(p, align);
     if (is_realloc) {
@@ -718,7 +744,7 @@ rip_status_t rip_writer_alloc(rip_writer_t *w, rip_call_t call, uint64_t t, uint
         p += rip__put_varint(p, old_addr ? dt_old : 0);
     }
     w->time_base = t;
-    commit(w, (size_t)(p - start));
+    commit(w, (size_t)(p - start), h);
     return RIP_OK;
 }
 
@@ -730,9 +756,10 @@ rip_status_t rip_writer_free(rip_writer_t *w, uint64_t t, uint64_t addr)
     if (st != RIP_OK)
         return st;
     uint64_t dt = time_delta(w, &t);
-    *p = RIP__T_FREE | put_time_addr(w, dt, addr);
+    uint64_t h = w->sum;
+    *p = RIP__T_FREE | put_time_addr(w, dt, addr, &h);
     w->time_base = t;
-    commit(w, 1);
+    commit(w, 1, h);
     return RIP_OK;
 }
 
@@ -755,7 +782,7 @@ rip_status_t rip_writer_stack(rip_writer_t *w, uint64_t id, const uint64_t *ips,
     p += rip__put_varint(p, ips[0]);
     for (uint32_t i = 1; i < depth; i++)
         p += rip__put_varint(p, rip__zigzag((int64_t)(ips[i] - ips[i - 1])));
-    commit(w, n);
+    commit(w, n, w->sum);
     return RIP_OK;
 }
 
@@ -778,7 +805,7 @@ static rip_status_t begin_ext(struct rip_writer *w, uint8_t type, size_t len, ui
 /* Commits the extended record begin_ext reserved, once its payload is written. */
 static rip_status_t end_ext(struct rip_writer *w)
 {
-    commit(w, w->ext_len);
+    commit(w, w->ext_len, w->sum);
     return RIP_OK;
 }
 
