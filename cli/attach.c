@@ -36,7 +36,7 @@ static void usage_attach(FILE *f)
             "\n"
             "Records the running process PID, which was started without rheap, for a window:\n"
             "from now until --duration ends or rheap attach gets Ctrl-C (SIGINT) or SIGTERM.\n"
-            "librheap is loaded into the process and its allocator calls are redirected to it;\n"
+            "librheap is loaded into the process and its allocator calls are sent to it;\n"
             "at the end they are put back and the process runs on as fast as before (librheap\n"
             "stays loaded, unused). Then the window is converted into OUT.db and summarized.\n"
             "Blocks the process freed in the window that it had allocated before are counted\n"
@@ -62,8 +62,9 @@ static void usage_attach(FILE *f)
             "Needs the right to trace PID: the same user (and kernel.yama.ptrace_scope 0), or\n"
             "root / CAP_SYS_PTRACE. x86-64 Linux with glibc 2.35 or later.\n"
             "\n"
-            "Exit status: 0 when the window was recorded and converted; 1 when rheap could not\n"
-            "attach (one line says why and what to do); else the status of rheap convert.\n");
+            "Exit status: 0 when the window was recorded and converted; 1 when rheap could\n"
+            "not attach (one line says why and what to do); else the status of rheap\n"
+            "convert.\n");
 }
 
 static int parse_attach(int argc, char **argv, attach_opts_t *o)

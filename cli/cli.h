@@ -210,9 +210,9 @@ enum { RHEAP_SUPP_OPT_FILE = 0x1001, RHEAP_SUPP_OPT_NO_DEFAULTS = 0x1002 };
         {"no-default-suppressions", no_argument, NULL, RHEAP_SUPP_OPT_NO_DEFAULTS}
 /* --skip GLOB as report, report --html and export describe it (query's is a parameter). */
 #define RHEAP_SKIP_HELP                                                                          \
-    "  --skip GLOB         charge the blocks of wrapper functions whose name matches the\n"      \
-    "                      shell pattern GLOB (xmalloc, 'g_*', 'Perl_safesys*') to\n"           \
-    "                      their callers, as the queries' skip parameter\n"
+    "  --skip GLOB         charge the blocks of wrapper functions whose name matches\n"          \
+    "                      the shell pattern GLOB (xmalloc, 'g_*', 'Perl_safesys*')\n"          \
+    "                      to their callers, as the queries' skip parameter\n"
 #define RHEAP_SUPP_HELP                                                                          \
     "  --suppress FILE     leave out leaks whose stack matches a line of FILE, in\n"             \
     "                      LeakSanitizer's format: leak:PATTERN, # comments; PATTERN\n"          \

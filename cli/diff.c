@@ -299,7 +299,7 @@ static void usage_diff(FILE *f)
             "                the terminal or 80 columns)\n"
             "  --csv, --json output for scripts\n"
             "\n"
-            "The same as folded stacks with two weights a line, for a differential flamegraph:\n"
+            "The same as folded stacks with two weights a line (a differential flamegraph):\n"
             "  rheap export collapsed NEW.db --base BASE.db [--weight W]\n"
             "\n"
             "Exit status: 0 success, 1 usage error, 2 missing or bad database.\n");

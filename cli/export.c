@@ -203,8 +203,8 @@ static int load(const char *path, int64_t pid, unsigned what, const cli__supp_op
 static void usage_export(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap export FORMAT DB [-o FILE [-f]] [--weight W] [--pid P] [--skip GLOB]\n"
-            "                    [--base BASE.db] [--suppress FILE]...\n"
+            "Usage: rheap export FORMAT DB [-o FILE [-f]] [--weight W] [--pid P]\n"
+            "                    [--skip GLOB] [--base BASE.db] [--suppress FILE]...\n"
             "                    [--no-default-suppressions]\n"
             "\n"
             "Writes the stacks of a database in a format other tools read, each stack from\n"
@@ -217,8 +217,8 @@ static void usage_export(FILE *f)
             "  pprof       a gzipped profile.proto for go tool pprof: the sample types of a\n"
             "              Go heap profile (alloc_objects, alloc_space, inuse_objects,\n"
             "              inuse_space; inuse = never freed before the process ended or, in\n"
-            "              a window, still live when it stopped); with --weight peak, the blocks\n"
-            "              live at each process's peak instead\n"
+            "              a window, still live when it stopped); with --weight peak, the\n"
+            "              blocks live at each process's peak instead\n"
             "\n"
             "A database recorded in profile mode (rheap run --profile) holds a sample of the\n"
             "allocations: both formats carry the estimates scaled up from it (pprof's period\n"

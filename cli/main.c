@@ -23,7 +23,7 @@ static void usage_main(FILE *f)
             "\n"
             "Commands:\n"
             "  run       record a program and every process it starts, into one database\n"
-            "  attach    record a running process for a while (rheap attach --duration 10 PID)\n"
+            "  attach    record a running process for a while (attach --duration 10 PID)\n"
             "  report    a summary of a database: totals, peak, top leaks and sites\n"
             "  query     run a canned query (query --list shows them) on a database\n"
             "  stack     print one call stack of a database, innermost frame first\n"

@@ -7,10 +7,35 @@
 
 #include "message.h"
 
+void cli__wrap(FILE *f, int col, int indent, const char *text)
+{
+    /* Word by word: a word that would pass the last column starts a new line at indent. A
+     * newline in text counts as a space, so a table's texts need not know the width. */
+    int first = 1;
+    while (*text) {
+        text += strspn(text, " \n");
+        int len = (int)strcspn(text, " \n");
+        if (!len)
+            break;
+        if (!first && col + 1 + len > CLI__HELP_WIDTH) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+        } else if (!first) {
+            fputc(' ', f);
+            col++;
+        }
+        fprintf(f, "%.*s", len, text);
+        col += len;
+        text += len;
+        first = 0;
+    }
+    fputc('\n', f);
+}
+
 void cli__exit_help(FILE *f)
 {
     fputs("Exit status:\n", f);
-#define CLI__EXIT_LINE(name, code, text) fprintf(f, "  %d  %s\n", code, text);
+#define CLI__EXIT_LINE(name, code, text) fprintf(f, "  %d  ", code), cli__wrap(f, 5, 5, text);
     RHEAP_EXIT_LIST(CLI__EXIT_LINE)
 #undef CLI__EXIT_LINE
 }

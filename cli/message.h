@@ -28,6 +28,13 @@ typedef enum { RHEAP_EXIT_LIST(CLI__EXIT_ENUM) } cli__exit_t;
 /* Prints "Exit status:" and one line per status, as --help shows them. */
 void cli__exit_help(FILE *f);
 
+/* Every help text fits this many columns, a terminal's default width. */
+#define CLI__HELP_WIDTH 80
+
+/* Prints text word by word after the col columns already on the line, starting a new line
+ * indented by indent spaces before a word that would pass CLI__HELP_WIDTH; ends the line. */
+void cli__wrap(FILE *f, int col, int indent, const char *text);
+
 /* Every message of the command is one line on f (stderr, or the stream a caller gave a
  * library function): "rheap: error: ..." for what stopped the command or made its status
  * non-zero, "rheap: warning: ..." for what it worked around, "rheap: ..." for plain notes.

@@ -64,7 +64,7 @@ static void usage_query(FILE *f)
             "also runs as is in the sqlite3 shell: sqlite3 DB < NAME.sql.\n"
             "\n"
             "Options:\n"
-            "  --list                 list the queries, what each answers, and their parameters\n"
+            "  --list                 list the queries, what each answers, their parameters\n"
             "  -p, --param KEY=VALUE  set the query parameter :KEY (repeatable); unset ones\n"
             "                         take the default written in the query's header\n"
             "  --csv                  print CSV (RFC 4180) instead of columns\n"

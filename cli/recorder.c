@@ -87,14 +87,14 @@ void cli__setting_usage(FILE *f)
         char head[64], range[96];
         snprintf(head, sizeof head, "%s%s", s->option, value_word(s));
         rheap__setting_range((rheap__setting_id_t)id, range, sizeof range);
+        /* The table's line breaks are only a suggestion: the text is wrapped here, with the
+         * range joined to its first sentence, to the help's width. */
+        char text[512];
         const char *nl = strchr(s->help, '\n');
         int first = nl ? (int)(nl - s->help) : (int)strlen(s->help);
-        fprintf(f, "  %-19s %.*s%s\n", head, first, s->help, range);
-        for (const char *line = nl; line; line = nl) {
-            line++;
-            nl = strchr(line, '\n');
-            fprintf(f, "  %-19s %.*s\n", "", nl ? (int)(nl - line) : (int)strlen(line), line);
-        }
+        snprintf(text, sizeof text, "%.*s%s%s", first, s->help, range, nl ? nl : "");
+        fprintf(f, "  %-19s ", head);
+        cli__wrap(f, 22, 22, text);
     }
 }
 

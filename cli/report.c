@@ -547,7 +547,7 @@ static void usage_report(FILE *f)
             "query it comes from (rheap query NAME DB shows all its rows).\n"
             "\n"
             "Options:\n"
-            "  --raw         exact integers (default: sizes in KiB, MiB, ...; times in us, ms, s)\n"
+            "  --raw         exact integers (default: KiB, MiB, ... for sizes; us, ms, s)\n"
             "  --stacks      print each site's call chain under it, from the site outwards\n"
             "  --wide, --full-names  every column, whole names (default: tables fit\n"
             "                $COLUMNS, the terminal or 80 columns: columns that carry\n"

@@ -64,8 +64,8 @@ static void usage_run(FILE *f)
             "  -f, --force         replace FILE if it exists\n");
     cli__setting_usage(f);
     fprintf(f,
-            "  --dir DIR           make the recordings' private directory in DIR (default: beside\n"
-            "                      the output)\n"
+            "  --dir DIR           make the recordings' private directory in DIR (default:\n"
+            "                      beside the output)\n"
             "  --keep              keep the recordings (rip-<pid>/ directories) and say where\n"
             "  --progress          always show the conversion's progress bar on stderr\n"
             "  --no-progress       never show it (default: when stderr is a terminal)\n"
@@ -77,10 +77,11 @@ static void usage_run(FILE *f)
             "\n"
             "Exit status: PROGRAM's status (128+N when a signal N killed it); 1 for a usage\n"
             "error (nothing was run); 127 when PROGRAM could not be started. When PROGRAM\n"
-            "succeeded but nothing was recorded, 2; when its recording could not be converted,\n"
-            "the status of rheap convert (2 bad input, 4 the database could not be written)\n"
-            "and the recordings are kept. A statically linked PROGRAM cannot be recorded (its\n"
-            "malloc cannot be interposed): rheap says so and exits with PROGRAM's status.\n");
+            "succeeded but nothing was recorded, 2; when its recording could not be\n"
+            "converted, the status of rheap convert (2 bad input, 4 the database could not\n"
+            "be written) and the recordings are kept. A statically linked PROGRAM cannot be\n"
+            "recorded (its malloc cannot be interposed): rheap says so and exits with\n"
+            "PROGRAM's status.\n");
 }
 
 /* Without -o, the database is rheap-PROG.db in the current directory, or rheap-PROG.2.db,

@@ -123,12 +123,17 @@ void cli__table_print_chains(sqlite3 *db, const ra_table_t *t, size_t max_rows,
 static void usage_stack(FILE *f)
 {
     fprintf(f,
-            "Usage: rheap stack ID DB\n"
+            "Usage: rheap stack ID DB [--wide]\n"
             "\n"
             "Prints call stack ID of a database (the `stack` column of the site queries, or\n"
             "allocations.bt) innermost first: frame number, function, file:line or\n"
             "module+offset. Inlined functions are frames of their own, marked (inlined); the\n"
             "allocation site is marked '>' (the frames above it are allocator plumbing).\n"
+            "\n"
+            "Options:\n"
+            "  --wide      whole paths (default: fit $COLUMNS, the terminal or 80 columns:\n"
+            "              function names whole, locations without their directories)\n"
+            "  -h, --help  show this help\n"
             "\n"
             "Exit status: 0 success, 1 usage error or no such stack, 2 the database is\n"
             "missing or not a rheap database.\n");
@@ -136,9 +141,21 @@ static void usage_stack(FILE *f)
 
 int cli__cmd_stack(int argc, char **argv)
 {
-    int rc = cli__help_only(argc, argv, usage_stack, "rheap stack --help");
-    if (rc >= 0)
-        return rc;
+    static const struct option longs[] = {
+        {"wide", no_argument, NULL, 'W'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int wide = 0, c, rc;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'h': usage_stack(stdout); return RHEAP_EXIT_OK;
+        case 'W': wide = 1; break;
+        default: return cli__option_error(c, argv, longs, "a value", "rheap stack --help");
+        }
+    }
     if (argc - optind != 2) {
         usage_stack(stderr);
         return RHEAP_EXIT_USAGE;
@@ -155,7 +172,8 @@ int cli__cmd_stack(int argc, char **argv)
     rc = cli__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
-    int n = cli__stack_print(db, id, 0, "", 0, stdout);
+    /* Fitted as the tables are: the function whole, its location shortened. */
+    int n = cli__stack_print(db, id, 0, "", wide ? 0 : cli__output_width(stdout), stdout);
     sqlite3_close(db);
     if (n < 0) {
         cli__error(stderr, "%s: cannot read its backtraces", path);

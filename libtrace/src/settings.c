@@ -22,7 +22,7 @@ const rheap__setting_t rheap__settings[RHEAP__SET_COUNT] = {
                           RHEAP_DEFAULT_DEPTH, "frames", "most frames kept per backtrace"},
     [RHEAP__SET_SAMPLE_RATE] = {"RHEAP_SAMPLE_RATE", "--sample-rate", NULL, NULL,
                                 RHEAP__TYPE_RATE, 0, 1000000, RHEAP_DEFAULT_SAMPLE_PPM, "",
-                                "fraction of allocations that get a backtrace\n"
+                                "fraction of allocations with a backtrace\n"
                                 "(every allocation is still recorded: byte counts stay exact)"},
     [RHEAP__SET_BUFFER_KB] = {"RHEAP_BUFFER_KB", NULL, NULL, NULL, RHEAP__TYPE_BLOCK, 1, 4096,
                               RHEAP_DEFAULT_BUFFER_KB, "KiB", "per-thread buffer"},

@@ -455,6 +455,43 @@ case_fit_80() {
         { cat g.txt >&2; fail "growth of the window at 80 columns"; }
 }
 
+# What a person reads fits 80 columns: every help text, and `rheap stack` of a program built in
+# a directory whose path alone is wider than the line (function names whole, files without
+# their directories); --wide prints the paths whole.
+case_help_80() {
+    for cmd in run attach convert query report export diff stack dump resymbolize serve snapshot \
+        ""; do
+        # shellcheck disable=SC2086
+        "$RHEAP" $cmd --help >h.txt 2>&1 || fail "rheap $cmd --help: status $?"
+        [ -s h.txt ] || fail "rheap $cmd --help: no text"
+        awk -v c="rheap${cmd:+ $cmd} --help" 'length($0) > 80 {
+            printf "%s: line %d has %d columns: %s\n", c, NR, length($0), $0; bad = 1 }
+            END { exit bad }' h.txt >&2 || fail "rheap${cmd:+ $cmd} --help is wider than 80 columns"
+    done
+    dir=$PWD/a-directory-with-a-rather-long-name/and-another-one-below-it/and-a-third-one
+    mkdir -p "$dir"
+    cp "$FIXTURES/deep.c" "$dir/"
+    cc -g -O0 -fno-builtin -o deep "$dir/deep.c" || fail "cannot build deep.c"
+    run r "$RHEAP" run -q -o deep.db -- ./deep
+    expect_eq "run status" "$STATUS" 0
+    id=$(sql deep.db "SELECT bt FROM allocations WHERE size = 4242")
+    [ -n "$id" ] || fail "no allocation of 4242 bytes"
+    line() { grep -n "$1" "$FIXTURES/deep.c" | cut -d: -f1; }
+    l0=$(line 'malloc(n)') l1=$(line 'never_given_back(4242)') l2=$(line 'printf("leaked')
+    COLUMNS=80 "$RHEAP" stack "$id" deep.db >s.txt || fail "rheap stack: status $?"
+    awk 'length($0) > 80' s.txt | grep -q . && { cat s.txt >&2; fail "rheap stack wider than 80"; }
+    head -n 3 s.txt >top.txt
+    expect_eq "rheap stack at 80 columns" "$(cat top.txt)" \
+        "> #0   allocate_the_buffer_that_is_never_given_back  deep.c:$l0
+  #1   prepare_a_connection_with_a_rather_long_name  deep.c:$l1
+  #2   main  deep.c:$l2"
+    "$RHEAP" stack "$id" deep.db --wide >w.txt || fail "rheap stack --wide: status $?"
+    has_line w.txt "  #1   prepare_a_connection_with_a_rather_long_name  $dir/deep.c:$l1"
+    run e "$RHEAP" stack "$id" deep.db --bogus
+    expect_eq "rheap stack --bogus status" "$STATUS" 1
+    has_line e.err "rheap: error: unknown option --bogus (try rheap stack --help)"
+}
+
 case_query_list() {
     run l "$RHEAP" query --list
     expect_eq "status" "$STATUS" 0

@@ -107,9 +107,9 @@ done
 # --help's lines for the settings come from the same table: ranges and defaults as enforced above.
 "$RHEAP" run --help >help.txt
 for line in "  --depth N           most frames kept per backtrace, 1-1024 (default 64)" \
-            "  --sample-rate R     fraction of allocations that get a backtrace, 0-1 (default 1)" \
+            "  --sample-rate R     fraction of allocations with a backtrace, 0-1 (default 1)" \
             "  --sample-interval N mean bytes between samples, 1-999999999 (default 524288)" \
-            "  --off               start with recording off (turn it on with --signal, or from"; do
+            "  --off               start with recording off (turn it on with --signal, or"; do
     grep -qxF -- "$line" help.txt || fail "rheap run --help lacks: $line"
 done
 echo "PASS (settings)"
