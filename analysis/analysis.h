@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "rheap_analysis.h"
+#include "rheap_convert.h" /* rheap_grow */
 
 /* ---- errors.c: the one way a failure is reported ---- */
 
@@ -16,10 +17,6 @@
  * `return ra__fail(err, RA_E_INPUT, "%s: ...", path);`. err may be NULL (the message is lost). */
 ra_status_t ra__fail(ra_err_t *err, ra_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Makes room for element n of the array *arrayp (a pointer to any element type) holding *cap
- * elements of `elem` bytes: doubles it, or allocates `first` elements when empty. 0, or -1
- * when out of memory (the array is left as it was). */
-int ra__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first);
 
 /* ---- pprof.c: the model as a profile ---- */
 

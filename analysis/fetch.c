@@ -145,7 +145,7 @@ char **ra_query_names(const char *dir, size_t *n)
         size_t len = strlen(e->d_name);
         if (len <= 4 || strcmp(e->d_name + len - 4, ".sql") || e->d_name[0] == '.')
             continue;
-        if (ra__grow(&names, &cap, *n, sizeof *names, 16) != 0)
+        if (rheap_grow(&names, &cap, *n, sizeof *names, 16) != 0)
             break;
         names[*n] = strndup(e->d_name, len - 4);
         if (names[*n])

@@ -227,7 +227,7 @@ static int load_procs(ctx_t *c, ra_model_t *pd)
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (ra__grow(&pd->procs, &cap, pd->nprocs, sizeof *pd->procs, 64) != 0)
+        if (rheap_grow(&pd->procs, &cap, pd->nprocs, sizeof *pd->procs, 64) != 0)
             break;
         ra_proc_t *p = &pd->procs[pd->nprocs++];
         memset(p, 0, sizeof *p);
@@ -253,7 +253,7 @@ static int load_marks(ctx_t *c, ra_model_t *pd)
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (ra__grow(&pd->markers, &cap, pd->nmarkers, sizeof *pd->markers, 64) != 0)
+        if (rheap_grow(&pd->markers, &cap, pd->nmarkers, sizeof *pd->markers, 64) != 0)
             break;
         ra_marker_t *m = &pd->markers[pd->nmarkers++];
         m->pid = sqlite3_column_int64(st, 0);
@@ -270,7 +270,7 @@ static int load_marks(ctx_t *c, ra_model_t *pd)
         return -1;
     cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (ra__grow(&pd->windows, &cap, pd->nwindows, sizeof *pd->windows, 64) != 0)
+        if (rheap_grow(&pd->windows, &cap, pd->nwindows, sizeof *pd->windows, 64) != 0)
             break;
         ra_window_t *w = &pd->windows[pd->nwindows++];
         w->pid = sqlite3_column_int64(st, 0);
@@ -288,7 +288,7 @@ static int load_marks(ctx_t *c, ra_model_t *pd)
         return -1;
     cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (ra__grow(&pd->modules, &cap, pd->nmodules, sizeof *pd->modules, 64) != 0)
+        if (rheap_grow(&pd->modules, &cap, pd->nmodules, sizeof *pd->modules, 64) != 0)
             break;
         ra_module_t *m = &pd->modules[pd->nmodules++];
         m->path = (char *)intern(pd->pool, col_text(st, 0));
@@ -357,14 +357,14 @@ static int load_stacks(ctx_t *c, ra_model_t *pd)
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
         if (!s || s->bt != id) {
-            if (ra__grow(&pd->stacks, &cap, pd->nstacks, sizeof *pd->stacks, 64) != 0)
+            if (rheap_grow(&pd->stacks, &cap, pd->nstacks, sizeof *pd->stacks, 64) != 0)
                 break;
             s = &pd->stacks[pd->nstacks++];
             memset(s, 0, sizeof *s);
             s->bt = id;
             fcap = 0;
         }
-        if (ra__grow(&s->frames, &fcap, s->nframes, sizeof *s->frames, 64) != 0)
+        if (rheap_grow(&s->frames, &fcap, s->nframes, sizeof *s->frames, 64) != 0)
             break;
         ra_frame_t *f = &s->frames[s->nframes++];
         f->sym = intern(pd->pool, col_text(st, 1));
@@ -516,7 +516,7 @@ static int sum_stats(ctx_t *c, ra_model_t *pd)
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (ra__grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats, 64) != 0)
+        if (rheap_grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats, 64) != 0)
             break;
         ra_stat_t *s = &pd->stats[pd->nstats++];
         s->pid = sqlite3_column_int64(st, 0);
@@ -555,7 +555,7 @@ static int sum_tables(ctx_t *c, ra_model_t *pd)
             int64_t pid = sqlite3_column_int64(st, 0), rec = sqlite3_column_int64(st, 1);
             int64_t tid = sqlite3_column_int64(st, 2);
             size_t i = map3_get(&thr, pid, rec, tid, pd->nthreads, &created);
-            if (i == SIZE_MAX || (created && ra__grow(&pd->threads, &cap, pd->nthreads,
+            if (i == SIZE_MAX || (created && rheap_grow(&pd->threads, &cap, pd->nthreads,
                                                          sizeof *pd->threads, 64) != 0)) {
                 failed = 1;
                 break;
@@ -595,7 +595,7 @@ static int sum_tables(ctx_t *c, ra_model_t *pd)
         return -1;
     cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (ra__grow(&pd->sizes, &cap, pd->nsizes, sizeof *pd->sizes, 64) != 0)
+        if (rheap_grow(&pd->sizes, &cap, pd->nsizes, sizeof *pd->sizes, 64) != 0)
             break;
         ra_sizeclass_t *z = &pd->sizes[pd->nsizes++];
         z->pid = sqlite3_column_int64(st, 0);
@@ -626,7 +626,7 @@ static int sum_timeline(ctx_t *c, ra_model_t *pd, size_t nbuckets)
     size_t n = 0, cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (ra__grow(&rows, &cap, n, sizeof *rows, 64) != 0)
+        if (rheap_grow(&rows, &cap, n, sizeof *rows, 64) != 0)
             break;
         row_t *r = &rows[n++];
         r->pid = sqlite3_column_int64(st, 0);

@@ -38,7 +38,7 @@ static int64_t str(ra_pb_t *b, const char *s)
         return 0;
     }
     if (created) {
-        if (ra__grow(&b->prof.string_table, &b->cap_str, b->prof.n_string_table, sizeof(char *),
+        if (rheap_grow(&b->prof.string_table, &b->cap_str, b->prof.n_string_table, sizeof(char *),
                      64) != 0 ||
             !(b->prof.string_table[b->prof.n_string_table] = strdup(s))) {
             b->oom = 1;
@@ -52,7 +52,7 @@ static int64_t str(ra_pb_t *b, const char *s)
 static void value_type(ra_pb_t *b, const char *type, const char *unit)
 {
     Perftools__Profiles__ValueType *v = malloc(sizeof *v);
-    if (!v || ra__grow(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v, 4)) {
+    if (!v || rheap_grow(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v, 4)) {
         free(v);
         b->oom = 1;
         return;
@@ -96,7 +96,7 @@ ra_pb_t *ra_pb_create(int allocs, int64_t period, int64_t time_nanos, int64_t du
 
 void ra_pb_comment(ra_pb_t *b, const char *text)
 {
-    if (ra__grow(&b->prof.comment, &b->cap_comment, b->prof.n_comment, sizeof(int64_t), 4)) {
+    if (rheap_grow(&b->prof.comment, &b->cap_comment, b->prof.n_comment, sizeof(int64_t), 4)) {
         b->oom = 1;
         return;
     }
@@ -117,7 +117,7 @@ static uint64_t function_id(ra_pb_t *b, const char *name, const char *file)
     }
     if (created) {
         Perftools__Profiles__Function *fn = malloc(sizeof *fn);
-        if (!fn || ra__grow(&b->prof.function, &b->cap_fn, b->prof.n_function, sizeof fn, 64)) {
+        if (!fn || rheap_grow(&b->prof.function, &b->cap_fn, b->prof.n_function, sizeof fn, 64)) {
             free(fn);
             b->oom = 1;
             return 0;
@@ -149,7 +149,7 @@ static uint64_t mapping_id(ra_pb_t *b, int module, const char *path)
         if (mx)
             b->map_max = mx;
         if (!m || !mx ||
-            ra__grow(&b->prof.mapping, &b->cap_map, b->prof.n_mapping, sizeof m, 16) != 0) {
+            rheap_grow(&b->prof.mapping, &b->cap_map, b->prof.n_mapping, sizeof m, 16) != 0) {
             free(m);
             b->oom = 1;
             return 0;
@@ -182,7 +182,7 @@ uint64_t ra_pb_location(ra_pb_t *b, int module, const char *module_path, uint64_
     Perftools__Profiles__Location *l = malloc(sizeof *l);
     Perftools__Profiles__Line **ls = calloc(nlines ? nlines : 1, sizeof *ls);
     if (!l || !ls ||
-        ra__grow(&b->prof.location, &b->cap_loc, b->prof.n_location, sizeof l, 64) != 0) {
+        rheap_grow(&b->prof.location, &b->cap_loc, b->prof.n_location, sizeof l, 64) != 0) {
         free(l);
         free(ls);
         b->oom = 1;
@@ -218,7 +218,7 @@ void ra_pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t 
     uint64_t *ls = malloc((nlocs ? nlocs : 1) * sizeof *ls);
     Perftools__Profiles__Label **lbs = calloc(3, sizeof *lbs);
     if (!sm || !v || !ls || !lbs ||
-        ra__grow(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm, 64) != 0) {
+        rheap_grow(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm, 64) != 0) {
         free(sm), free(v), free(ls), free(lbs);
         b->oom = 1;
         return;

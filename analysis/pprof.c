@@ -57,7 +57,7 @@ static int64_t str(builder_t *b, const char *s)
         return 0;
     }
     if (created) {
-        if (ra__grow(&b->prof.string_table, &b->cap_str, b->prof.n_string_table, sizeof(char *),
+        if (rheap_grow(&b->prof.string_table, &b->cap_str, b->prof.n_string_table, sizeof(char *),
                         64) != 0 ||
             !(b->prof.string_table[b->prof.n_string_table] = strdup(s))) {
             b->oom = 1;
@@ -83,7 +83,7 @@ static uint64_t function_id(builder_t *b, const char *name, const char *file, co
     if (created) {
         Perftools__Profiles__Function *fn = malloc(sizeof *fn);
         if (!fn ||
-            ra__grow(&b->prof.function, &b->cap_fn, b->prof.n_function, sizeof fn, 64) != 0) {
+            rheap_grow(&b->prof.function, &b->cap_fn, b->prof.n_function, sizeof fn, 64) != 0) {
             free(fn);
             b->oom = 1;
             return 0;
@@ -111,7 +111,7 @@ static uint64_t mapping_id(builder_t *b, const ra_model_t *pd, const char *modul
     if (created) {
         Perftools__Profiles__Mapping *m = malloc(sizeof *m);
         if (!m ||
-            ra__grow(&b->prof.mapping, &b->cap_map, b->prof.n_mapping, sizeof m, 64) != 0) {
+            rheap_grow(&b->prof.mapping, &b->cap_map, b->prof.n_mapping, sizeof m, 64) != 0) {
             free(m);
             b->oom = 1;
             return 0;
@@ -158,7 +158,7 @@ static uint64_t location_id(builder_t *b, const ra_model_t *pd, const ra_frame_t
     Perftools__Profiles__Location *l = malloc(sizeof *l);
     Perftools__Profiles__Line **lines = calloc(n, sizeof *lines);
     if (!l || !lines ||
-        ra__grow(&b->prof.location, &b->cap_loc, b->prof.n_location, sizeof l, 64) != 0) {
+        rheap_grow(&b->prof.location, &b->cap_loc, b->prof.n_location, sizeof l, 64) != 0) {
         free(l);
         free(lines);
         b->oom = 1;
@@ -191,7 +191,7 @@ static uint64_t location_id(builder_t *b, const ra_model_t *pd, const ra_frame_t
 static void value_type(builder_t *b, const char *type, const char *unit)
 {
     Perftools__Profiles__ValueType *v = malloc(sizeof *v);
-    if (!v || ra__grow(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v,
+    if (!v || rheap_grow(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v,
                           64) != 0) {
         free(v);
         b->oom = 1;
@@ -214,7 +214,7 @@ static void add_sample(builder_t *b, const ra_model_t *pd, const ra_stat_t *s,
     int64_t *vals = malloc(nvalues * sizeof *vals);
     uint64_t *locs = malloc(((st ? st->nframes : 0) + 1) * sizeof *locs);
     if (!sm || !lb || !lbs || !vals || !locs ||
-        ra__grow(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm, 64) != 0) {
+        rheap_grow(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm, 64) != 0) {
         free(sm), free(lb), free(lbs), free(vals), free(locs);
         b->oom = 1;
         return;
@@ -392,7 +392,7 @@ static int diff_add(const ra_model_t *pd, int peak, int sign, ra_smap_t *keys, d
         }
         free(key);
         if (created) {
-            if (ra__grow(ents, cap, *n, sizeof **ents, 64) != 0)
+            if (rheap_grow(ents, cap, *n, sizeof **ents, 64) != 0)
                 return -1;
             (*ents)[*n] = (diff_t){pd, s, {0, 0, 0, 0}};
             (*n)++;

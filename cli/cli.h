@@ -41,13 +41,6 @@ static inline int cli__said(ra_status_t rc, const ra_err_t *why, FILE *err)
     return (int)rc;
 }
 
-/* ---- grow.c: growing arrays ---- */
-
-/* Makes room for element n of the array *arrayp (a pointer to any element type) holding *cap
- * elements of `elem` bytes: doubles it, or allocates `first` elements when empty. 0, or -1 when
- * out of memory (the array is left as it was). */
-int cli__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first);
-
 /* ---- paths.c: where the installed pieces are ---- */
 
 /* The directory of the running binary (PREFIX/bin when installed). 0 or -1. */

@@ -97,7 +97,7 @@ static int collect(const ra_model_t *pd, ra_weight_t w, int side, line_t **lines
         int64_t v = ra_weight_of(&pd->stats[i], w);
         if (v == 0)
             continue;
-        if (cli__grow(lines, cap, *n, sizeof **lines, 256) != 0)
+        if (rheap_grow(lines, cap, *n, sizeof **lines, 256) != 0)
             return -1;
         line_t *l = &(*lines)[*n];
         l->text = stack_text(ra_model_stack(pd, pd->stats[i].bt));

@@ -203,7 +203,7 @@ cli__rec_t *cli__collect_recordings(const char *recdir, size_t *n, int quiet)
         uint32_t pid, num;
         if (rip_recording_name_parse(e->d_name, &pid, &num) != 0)
             continue;
-        if (cli__grow(&recs, &cap, *n, sizeof *recs, 8) != 0)
+        if (rheap_grow(&recs, &cap, *n, sizeof *recs, 8) != 0)
             break;
         size_t plen = strlen(recdir) + strlen(e->d_name) + 2;
         char *p = malloc(plen);

@@ -465,7 +465,7 @@ static const char *next_input(void *user)
         }
         char *copy = pick ? strdup(pick) : NULL;
         cli__free_recordings(recs, n);
-        if (copy && cli__grow(&l->handed, &l->caphanded, l->nhanded, sizeof *l->handed, 8) == 0) {
+        if (copy && rheap_grow(&l->handed, &l->caphanded, l->nhanded, sizeof *l->handed, 8) == 0) {
             l->handed[l->nhanded++] = copy;
             return copy;
         }

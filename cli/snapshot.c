@@ -75,7 +75,7 @@ int cli__convert_pid(const rc_host_t *h, uint32_t pid, const char *output, int f
         rc_host_info(h, i, &info);
         if (info.pid != pid)
             continue;
-        if (cli__grow(&in.dirs, &cap, in.n, sizeof *in.dirs, 4) != 0 ||
+        if (rheap_grow(&in.dirs, &cap, in.n, sizeof *in.dirs, 4) != 0 ||
             !(in.dirs[in.n] = strdup(info.dir))) {
             cli__error(stderr, "out of memory");
             return RHEAP_EXIT_INPUT;

@@ -3,7 +3,8 @@
  * them; nothing outside collector/ sees it. heap.c follows recordings as they are written and
  * keeps each process's live heap; heapprof.c writes it as profile.proto; http.c is the small
  * HTTP/1.1 server; servepages.c, reports.c and dumps.c make what server.c answers and writes;
- * cgroup.c reads memory limits; failures.c holds the statuses, the log and the array growth.
+ * cgroup.c reads memory limits; failures.c holds the statuses and the log. Arrays grow
+ * with the converter's rheap_grow.
  */
 #ifndef RC__COLLECTOR_H
 #define RC__COLLECTOR_H
@@ -16,7 +17,7 @@
 #include "rheap_collect.h"
 #include "rheap_convert.h"
 
-/* ---- failures.c: statuses, the log, arrays ---- */
+/* ---- failures.c: statuses, the log ---- */
 
 /* Writes the message (printf-style) into err and returns status. err may be NULL. */
 rc_status_t rc__fail(rc_err_t *err, rc_status_t status, const char *fmt, ...)
@@ -24,9 +25,6 @@ rc_status_t rc__fail(rc_err_t *err, rc_status_t status, const char *fmt, ...)
 /* Says one sentence (printf-style) through log; nothing when log or its fn is NULL. */
 void rc__log(const rc_log_t *log, rc_level_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Makes room for element n of the array *arrayp holding *cap elements of `elem` bytes: doubles
- * it, or allocates `first` elements when empty. 0, or -1 when out of memory (left as it was). */
-int rc__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first);
 
 /* ---- heap.c: the live heap of every recording under some directories ---- */
 

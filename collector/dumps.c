@@ -35,7 +35,7 @@ static void dump_trim(rc__dumps_t *d)
         size_t l = strlen(e->d_name);
         if (strncmp(e->d_name, "rheap-heap-", 11) || l < 7 || strcmp(e->d_name + l - 6, ".pb.gz"))
             continue;
-        if (rc__grow(&names, &cap, n, sizeof *names, 32) != 0 || !(names[n] = strdup(e->d_name)))
+        if (rheap_grow(&names, &cap, n, sizeof *names, 32) != 0 || !(names[n] = strdup(e->d_name)))
             break;
         n++;
     }
@@ -94,7 +94,7 @@ void rc__dumps_check(rc__dumps_t *d, rc_host_t *h)
                !(d->marks[k].pid == in.pid && d->marks[k].recording == in.recording))
             k++;
         if (k == d->nmarks) {
-            if (rc__grow(&d->marks, &d->capmarks, d->nmarks, sizeof *d->marks, 16) != 0)
+            if (rheap_grow(&d->marks, &d->capmarks, d->nmarks, sizeof *d->marks, 16) != 0)
                 return;
             d->marks[d->nmarks++] = (rc__dumpmark_t){in.pid, in.recording, 0, 0, 0};
         }

@@ -1,12 +1,9 @@
 /*
- * failures.c: the library's statuses and their messages, the log a host and a server say their
- * notes and warnings through, and the array growth every table of the collector uses.
+ * failures.c: the library's statuses and their messages, and the log a host and a server say
+ * their notes and warnings through. Arrays grow with the converter's rheap_grow.
  */
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "collector.h"
 
@@ -44,24 +41,4 @@ void rc__log(const rc_log_t *log, rc_level_t level, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     log->fn(log->user, level, msg);
-}
-
-int rc__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first)
-{
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : first;
-    if (nc <= n)
-        nc = n + 1;
-    if (nc > SIZE_MAX / elem)
-        return -1;
-    /* Through memcpy: arrayp points to a pointer of the caller's element type, not a void *. */
-    void *old, *grown;
-    memcpy(&old, arrayp, sizeof old);
-    grown = realloc(old, nc * elem);
-    if (!grown)
-        return -1;
-    memcpy(arrayp, &grown, sizeof grown);
-    *cap = nc;
-    return 0;
 }

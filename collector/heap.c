@@ -240,7 +240,7 @@ static uint32_t stack_intern(rc__proc_t *p, const rc__frame_t *f, uint32_t n)
     if ((p->nstacks + 1) * 2 > (p->stack_slots ? p->stack_mask + 1 : 0) &&
         stacks_rehash(p, p->stack_slots ? (p->stack_mask + 1) * 2 : 256) != 0)
         return 0;
-    if (rc__grow(&p->stacks, &p->capstacks, p->nstacks, sizeof *p->stacks, 64) != 0)
+    if (rheap_grow(&p->stacks, &p->capstacks, p->nstacks, sizeof *p->stacks, 64) != 0)
         return 0;
     rc__stack_t *s = &p->stacks[p->nstacks];
     memset(s, 0, sizeof *s);
@@ -497,7 +497,7 @@ static int read_thread(rc_host_t *h, rc__proc_t *p, thread_t *t, int final)
             if (m < 0)
                 return -1;
             for (uint32_t i = 0; i < rec.u.module.nseg; i++) {
-                if (rc__grow(&t->segs, &t->capsegs, t->nsegs, sizeof *t->segs, 32) != 0)
+                if (rheap_grow(&t->segs, &t->capsegs, t->nsegs, sizeof *t->segs, 32) != 0)
                     return -1;
                 seg_t *g = &t->segs[t->nsegs++];
                 g->start = rec.u.module.segs[i].start;
@@ -592,7 +592,7 @@ static int find_threads(rc__proc_t *p)
             i++;
         if (i < p->nthreads)
             continue;
-        if (rc__grow(&p->threads, &p->capthreads, p->nthreads, sizeof *p->threads, 8) != 0) {
+        if (rheap_grow(&p->threads, &p->capthreads, p->nthreads, sizeof *p->threads, 8) != 0) {
             rc = -1;
             break;
         }
@@ -804,8 +804,8 @@ static int proc_cmp(const void *a, const void *b)
 static int ignore(rc_host_t *h, const char *dir)
 {
     char *copy = strdup(dir);
-    if (!copy || rc__grow(&h->ignored, &h->capignored, h->nignored, sizeof *h->ignored, 16) ||
-        rc__grow(&h->ignored_seen, &h->capseen, h->nignored, 1, 16)) {
+    if (!copy || rheap_grow(&h->ignored, &h->capignored, h->nignored, sizeof *h->ignored, 16) ||
+        rheap_grow(&h->ignored_seen, &h->capseen, h->nignored, 1, 16)) {
         free(copy);
         return -1;
     }
@@ -871,7 +871,7 @@ static int find_recordings(rc_host_t *h, const char *dir)
         }
         rc__proc_t *p = calloc(1, sizeof *p);
         if (!p || !(p->dir = strdup(path)) ||
-            rc__grow(&h->procs, &h->capprocs, h->nprocs, sizeof *h->procs, 16) != 0) {
+            rheap_grow(&h->procs, &h->capprocs, h->nprocs, sizeof *h->procs, 16) != 0) {
             proc_free(p);
             rc = -1;
             break;

@@ -101,7 +101,7 @@ static char *slurp(const char *path, size_t *len)
     size_t cap = 0;
     *len = 0;
     for (;;) {
-        if (rc__grow(&buf, &cap, *len + 65536, 1, 65536 * 2) != 0) {
+        if (rheap_grow(&buf, &cap, *len + 65536, 1, 65536 * 2) != 0) {
             free(buf);
             fclose(f);
             return NULL;

@@ -1,12 +1,13 @@
 /*
- * array.c: the one way the converter grows its arrays.
+ * array.c: the one way the converter, the other libraries and the command grow their arrays
+ * (rheap_grow, in the public header).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
+#include "rheap_convert.h"
 
-int cv__grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first)
+int rheap_grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first)
 {
     if (n < *cap)
         return 0;

@@ -272,7 +272,7 @@ static int add_module(ctx_t *c, stream_t *s, const rip_record_t *rec)
     while (mod < c->nmods && !(c->mods[mod].file_id == fid && c->mods[mod].bias == bias))
         mod++;
     if (mod == c->nmods) {
-        if (cv__grow(&c->mods, &c->capmods, c->nmods, sizeof *c->mods, 32) != 0)
+        if (rheap_grow(&c->mods, &c->capmods, c->nmods, sizeof *c->mods, 32) != 0)
             return -1;
         modrow_t *m = &c->mods[c->nmods++];
         m->path = strdup(cv__sym_file_path(c->sym, fid));
@@ -285,7 +285,7 @@ static int add_module(ctx_t *c, stream_t *s, const rip_record_t *rec)
             return -1;
     }
     for (uint32_t i = 0; i < rec->u.module.nseg; i++) {
-        if (cv__grow(&s->segs, &s->capsegs, s->nsegs, sizeof *s->segs, 64) != 0)
+        if (rheap_grow(&s->segs, &s->capsegs, s->nsegs, sizeof *s->segs, 64) != 0)
             return -1;
         seg_t *g = &s->segs[s->nsegs++];
         g->start = rec->u.module.segs[i].start;
@@ -1526,7 +1526,7 @@ static int check_output_place(ctx_t *c)
 /* Appends an input to c->in. 0, or -1 after an error. */
 static int add_input(ctx_t *c, const char *dir)
 {
-    if (cv__grow(&c->in, &c->capin, c->nin, sizeof *c->in, 8) != 0) {
+    if (rheap_grow(&c->in, &c->capin, c->nin, sizeof *c->in, 8) != 0) {
         nomem(c, "");
         return -1;
     }

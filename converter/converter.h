@@ -10,7 +10,6 @@
 
 #include <elfutils/libdw.h>
 
-#include "array.h"
 #include "hashmap.h"
 #include "rheap_convert.h"
 #include "rheap_version.h"

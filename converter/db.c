@@ -38,7 +38,6 @@
 
 #include <sqlite3.h>
 
-#include "array.h"
 #include "converter.h"
 #include "varint.h"
 
@@ -1134,7 +1133,7 @@ int cv__db_frame(cv__db_t *db, uint64_t bt, uint32_t frame_no, const cv__srcfram
                     const char *module, uint64_t offset, uint32_t ip_index)
 {
     kept_t *b = &db->kept;
-    if (cv__grow(&b->frames, &b->capframes, b->nframes, sizeof *b->frames, 1024) != 0)
+    if (rheap_grow(&b->frames, &b->capframes, b->nframes, sizeof *b->frames, 1024) != 0)
         return failed_here(db, "out of memory");
     b->frames[b->nframes++] =
         (frame_row_t){bt, offset, frame_no, f->line, ip_index, f->inlined, f->file, f->sym, module};
@@ -1145,7 +1144,7 @@ int cv__db_stack(cv__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame
                     const char *function, const char *location)
 {
     kept_t *b = &db->kept;
-    if (cv__grow(&b->stacks, &b->capstacks, b->nstacks, sizeof *b->stacks, 256) != 0)
+    if (rheap_grow(&b->stacks, &b->capstacks, b->nstacks, sizeof *b->stacks, 256) != 0)
         return failed_here(db, "out of memory");
     char *fn = strdup(function), *loc = strdup(location);
     if (!fn || !loc) {

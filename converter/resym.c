@@ -21,7 +21,6 @@
 
 #include <sqlite3.h>
 
-#include "array.h"
 #include "converter.h"
 #include "rheap_convert.h"
 
@@ -78,7 +77,7 @@ static int load_modules(sqlite3 *db, cv__sym_t *sym, module_t **out, size_t *n)
                 break;
             bid[blen++] = (uint8_t)(h << 4 | l);
         }
-        if (cv__grow(out, &cap, *n, sizeof **out, 16) != 0) {
+        if (rheap_grow(out, &cap, *n, sizeof **out, 16) != 0) {
             rc = -1;
             break;
         }
@@ -123,7 +122,7 @@ static int load_rows(sqlite3 *db, row_t **out, size_t *n)
     size_t cap = 0;
     int rc = 0, s;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        if (cv__grow(out, &cap, *n, sizeof **out, 1024) != 0) {
+        if (rheap_grow(out, &cap, *n, sizeof **out, 1024) != 0) {
             rc = -1;
             break;
         }
@@ -288,7 +287,7 @@ static int update_stacks(sqlite3 *db)
         }
         if (s != SQLITE_ROW || rc)
             break;
-        if (cv__grow(&fr, &cap, n, sizeof *fr, 64) != 0) {
+        if (rheap_grow(&fr, &cap, n, sizeof *fr, 64) != 0) {
             rc = -1;
             break;
         }

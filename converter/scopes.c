@@ -75,7 +75,7 @@ static int add_function(cu_index_t *ix, size_t *cap, Dwarf_Die *die)
     while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
         if (hi <= lo)
             continue;
-        if (cv__grow(&ix->fns, cap, ix->nfns, sizeof *ix->fns, 64) != 0)
+        if (rheap_grow(&ix->fns, cap, ix->nfns, sizeof *ix->fns, 64) != 0)
             return -1;
         fn_range_t *r = &ix->fns[ix->nfns++];
         r->lo = lo;
@@ -122,7 +122,7 @@ static cu_index_t *index_of(cv__scopes_t *sc, Dwarf_Die *cu)
     for (size_t i = 0; i < sc->ncus; i++)
         if (sc->cus[i].cu_addr == cu->addr)
             return &sc->cus[i];
-    if (cv__grow(&sc->cus, &sc->capcus, sc->ncus, sizeof *sc->cus, 16) != 0)
+    if (rheap_grow(&sc->cus, &sc->capcus, sc->ncus, sizeof *sc->cus, 16) != 0)
         return NULL;
     cu_index_t *ix = &sc->cus[sc->ncus];
     memset(ix, 0, sizeof *ix);

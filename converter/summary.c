@@ -280,7 +280,7 @@ static void close_instant(cv__summary_t *s, uint64_t next, int last)
             const stackagg_t *a = &s->st[bt];
             if (a->live_blocks < 0.5) /* none: a weight is at least 1, sums round to 0 */
                 continue;
-            if (cv__grow(&s->mrows, &s->capmrows, s->nmrows, sizeof *s->mrows, 256) != 0) {
+            if (rheap_grow(&s->mrows, &s->capmrows, s->nmrows, sizeof *s->mrows, 256) != 0) {
                 fail(s);
                 return;
             }
@@ -339,7 +339,7 @@ static void touch(cv__summary_t *s, stackagg_t *a, uint64_t bt)
 {
     if (a->dirty)
         return;
-    if (cv__grow(&s->dirty, &s->capdirty, s->ndirty, sizeof *s->dirty, 1024) != 0) {
+    if (rheap_grow(&s->dirty, &s->capdirty, s->ndirty, sizeof *s->dirty, 1024) != 0) {
         fail(s);
         return;
     }
@@ -356,7 +356,7 @@ void cv__summary_marker(cv__summary_t *s, uint64_t t)
         i--;
     if (i > 0 && s->marks[i - 1] == t)
         return;
-    if (cv__grow(&s->marks, &s->capmarks, s->nmarks, sizeof *s->marks, 16) != 0) {
+    if (rheap_grow(&s->marks, &s->capmarks, s->nmarks, sizeof *s->marks, 16) != 0) {
         fail(s);
         return;
     }

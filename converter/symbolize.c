@@ -181,7 +181,7 @@ int cv__sym_file(cv__sym_t *s, const char *path, size_t path_len, const uint8_t 
             (build_id_len == 0 || memcmp(f->build_id, build_id, build_id_len) == 0))
             return (int)i;
     }
-    if (cv__grow(&s->files, &s->capfiles, s->nfiles, sizeof *s->files, 16) != 0)
+    if (rheap_grow(&s->files, &s->capfiles, s->nfiles, sizeof *s->files, 16) != 0)
         return -1;
     file_t *f = &s->files[s->nfiles];
     memset(f, 0, sizeof *f);
@@ -306,7 +306,7 @@ static int build_ranges(file_t *f)
         Dwarf_Addr base, lo, hi;
         ptrdiff_t off = 0;
         while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
-            if (cv__grow(&f->ranges, &cap, f->nranges, sizeof *f->ranges, 64) != 0)
+            if (rheap_grow(&f->ranges, &cap, f->nranges, sizeof *f->ranges, 64) != 0)
                 return -1;
             cu_range_t *r = &f->ranges[f->nranges];
             r->lo = lo + bias;
@@ -805,7 +805,7 @@ const cv__loc_t *cv__sym_resolve(cv__sym_t *s, int file_id, uint64_t offset)
 
     cv__loc_t *l = calloc(1, sizeof *l);
     cv__srcframe_t *frames = malloc(n * sizeof *frames);
-    cv__grow(&s->locs, &s->caplocs, s->nlocs, sizeof *s->locs, 1024);
+    rheap_grow(&s->locs, &s->caplocs, s->nlocs, sizeof *s->locs, 1024);
     if (!l || !frames || s->nlocs == s->caplocs ||
         ((s->nslots_used + 1) * 2 > s->mask + 1 &&
          cv__hash_grow(&s->slot_keys, &s->slot_locs, sizeof *s->slot_locs, &s->mask,

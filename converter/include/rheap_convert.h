@@ -176,6 +176,14 @@ size_t rheap_symbols_resolve(rheap_symbols_t *s, int module, uint64_t offset,
  * and 1 in trace mode (interval 0). Its bytes stand for size times as many. */
 double rheap_profile_weight(uint64_t size, uint64_t interval);
 
+/* ---- Growing an array (array.c) ----
+ * The one array growth of every library and the command, so that none keeps a copy. */
+
+/* Makes room for element n of the array *arrayp (a pointer to any element type) holding *cap
+ * elements of `elem` bytes: doubles it, or allocates `first` elements when empty. 0, or -1 when
+ * out of memory (the array is left as it was). */
+int rheap_grow(void *arrayp, size_t *cap, size_t n, size_t elem, size_t first);
+
 #ifdef __cplusplus
 }
 #endif
