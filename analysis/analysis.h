@@ -18,11 +18,33 @@
 ra_status_t ra__fail(ra_err_t *err, ra_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* ---- pprof.c: the model as a profile ---- */
+/* ---- pbuild.c: the one profile.proto encoder (ra_pb_* and ra_pprof_encode) ---- */
 
-/* buf gzipped (as pprof reads profiles) into *out, malloc'ed, *outlen bytes. 0, or -1 out of
- * memory. Also pbuild.c's. */
-int ra__gzip(const uint8_t *buf, size_t len, uint8_t **out, size_t *outlen);
+/* A profile with only its string 0 (""); NULL when out of memory. Out of memory later on is
+ * remembered by the profile, and ra_pb_finish then fails. */
+ra_pb_t *ra__pb_new(void);
+/* The string table index of s (NULL: ""), interned the first time. */
+int64_t ra__pb_str(ra_pb_t *b, const char *s);
+/* Appends a sample type (its values come in this order in every sample). */
+void ra__pb_type(ra_pb_t *b, const char *type, const char *unit);
+/* The type shown first, the period (type space, unit bytes) and the time and duration in ns. */
+void ra__pb_period(ra_pb_t *b, const char *default_type, int64_t period, int64_t time_nanos,
+                   int64_t duration_nanos);
+/* The id of the mapping the caller keys `key`: a module at `path` with build_id (NULL: none).
+ * 0 when out of memory. */
+uint64_t ra__pb_mapping(ra_pb_t *b, const char *key, const char *path, const char *build_id);
+/* The id of the location the caller keys `key`: offset in mapping map (0: none, offset is the
+ * address), its lines innermost first, taken the first time the key is met, their functions
+ * told apart by module (NULL: by name and file only). 0 when out of memory. */
+uint64_t ra__pb_location(ra_pb_t *b, const char *key, uint64_t map, uint64_t offset,
+                         const char *module, const ra_pb_line_t *lines, size_t nlines);
+/* A label: key (a string index) and a number or a string index, the other 0. */
+typedef struct {
+    int64_t key, num, str;
+} ra__pb_label_t;
+/* A sample: locations leaf first, one value per sample type, its labels. */
+void ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t *values,
+                   size_t nvalues, const ra__pb_label_t *labels, size_t nlabels);
 
 /* ---- params.c: the values parameters take ---- */
 

@@ -1,16 +1,28 @@
 /*
- * pbuild.c: a Go heap profile (profile.proto, gzipped) built sample by sample, for heaps that
- * come from no database: the host collector's live heaps (`rheap serve`, `rheap snapshot`).
- * pprof.c encodes a database's model; this file encodes what its caller hands it, with the same
- * choices: sample types alloc_objects, alloc_space, inuse_objects, inuse_space; one location per
- * return address, its lines the inlined functions innermost first; one mapping per module, with
- * an address range of its own (recordings keep offsets from each module's load bias, not
- * run-time addresses), a location's address its start plus the offset.
+ * pbuild.c: the library's one profile.proto encoder. ra_pprof_encode (pprof.c) builds a
+ * database's model with it, and ra_pb_* hands it to heaps that come from no database: the host
+ * collector's live heaps (`rheap serve`, `rheap snapshot`).
+ *
+ * The message types come from pprof's own profile.proto, compiled by protoc-c at build time
+ * (analysis/CMakeLists.txt), and protobuf-c encodes them: the schema is fixed and well known, and
+ * a hand-written encoder would be one more thing to get wrong. zlib writes the gzip wrapper that
+ * pprof expects.
+ *
+ * The choices both callers share: strings interned in the order first met, "" first; one
+ * location per return address, its lines the inlined functions innermost first and the function
+ * they were inlined into last, as profile.proto asks; one mapping per module. Recordings keep
+ * offsets from each module's load bias, not run-time addresses (which differ between
+ * processes), so each mapping gets an address range of its own and a location's address is that
+ * range's start plus the offset; file_offset 0 makes pprof read the address back as the offset.
+ * Ids are handed out in the order things are first met, so a caller that meets them in the same
+ * order gets the same bytes.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <zlib.h>
 
 #include "analysis.h"
 #include "profile.pb-c.h"
@@ -22,12 +34,28 @@ struct ra_pb {
     Perftools__Profiles__Profile prof;
     ra_smap_t strings, functions, locations, mappings;
     size_t cap_str, cap_fn, cap_loc, cap_map, cap_sample, cap_types, cap_comment;
-    uint64_t *map_max;         /* per mapping: the largest offset of its locations */
-    int64_t keys[3];           /* the label keys pid, exe, host */
+    uint64_t *map_max; /* per mapping: the largest offset of its locations */
+    int64_t keys[3];   /* ra_pb_sample's label keys pid, exe, host */
     int oom;
 };
 
-static int64_t str(ra_pb_t *b, const char *s)
+/* ---- The encoder ---- */
+
+ra_pb_t *ra__pb_new(void)
+{
+    ra_pb_t *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    perftools__profiles__profile__init(&b->prof);
+    ra__pb_str(b, ""); /* index 0, as the format requires */
+    if (b->oom) {
+        ra_pb_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+int64_t ra__pb_str(ra_pb_t *b, const char *s)
 {
     uint64_t v;
     int created;
@@ -39,7 +67,7 @@ static int64_t str(ra_pb_t *b, const char *s)
     }
     if (created) {
         if (rheap_grow(&b->prof.string_table, &b->cap_str, b->prof.n_string_table, sizeof(char *),
-                     64) != 0 ||
+                       64) != 0 ||
             !(b->prof.string_table[b->prof.n_string_table] = strdup(s))) {
             b->oom = 1;
             return 0;
@@ -49,49 +77,36 @@ static int64_t str(ra_pb_t *b, const char *s)
     return (int64_t)v;
 }
 
-static void value_type(ra_pb_t *b, const char *type, const char *unit)
+void ra__pb_type(ra_pb_t *b, const char *type, const char *unit)
 {
     Perftools__Profiles__ValueType *v = malloc(sizeof *v);
-    if (!v || rheap_grow(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v, 4)) {
+    if (!v ||
+        rheap_grow(&b->prof.sample_type, &b->cap_types, b->prof.n_sample_type, sizeof v, 4) != 0) {
         free(v);
         b->oom = 1;
         return;
     }
     perftools__profiles__value_type__init(v);
-    v->type = str(b, type);
-    v->unit = str(b, unit);
+    v->type = ra__pb_str(b, type);
+    v->unit = ra__pb_str(b, unit);
     b->prof.sample_type[b->prof.n_sample_type++] = v;
 }
 
-ra_pb_t *ra_pb_create(int allocs, int64_t period, int64_t time_nanos, int64_t duration_nanos)
+void ra__pb_period(ra_pb_t *b, const char *default_type, int64_t period, int64_t time_nanos,
+                   int64_t duration_nanos)
 {
-    ra_pb_t *b = calloc(1, sizeof *b);
-    if (!b)
-        return NULL;
-    perftools__profiles__profile__init(&b->prof);
-    str(b, "");
-    value_type(b, "alloc_objects", "count");
-    value_type(b, "alloc_space", "bytes");
-    value_type(b, "inuse_objects", "count");
-    value_type(b, "inuse_space", "bytes");
-    b->prof.default_sample_type = str(b, allocs ? "alloc_space" : "inuse_space");
+    b->prof.default_sample_type = ra__pb_str(b, default_type);
     b->prof.period_type = malloc(sizeof *b->prof.period_type);
-    if (b->prof.period_type) {
-        perftools__profiles__value_type__init(b->prof.period_type);
-        b->prof.period_type->type = str(b, "space");
-        b->prof.period_type->unit = str(b, "bytes");
+    if (!b->prof.period_type) {
+        b->oom = 1;
+        return;
     }
+    perftools__profiles__value_type__init(b->prof.period_type);
+    b->prof.period_type->type = ra__pb_str(b, "space");
+    b->prof.period_type->unit = ra__pb_str(b, "bytes");
     b->prof.period = period;
     b->prof.time_nanos = time_nanos;
     b->prof.duration_nanos = duration_nanos;
-    b->keys[0] = str(b, "pid");
-    b->keys[1] = str(b, "exe");
-    b->keys[2] = str(b, "host");
-    if (!b->prof.period_type || b->oom) {
-        ra_pb_free(b);
-        return NULL;
-    }
-    return b;
 }
 
 void ra_pb_comment(ra_pb_t *b, const char *text)
@@ -100,15 +115,17 @@ void ra_pb_comment(ra_pb_t *b, const char *text)
         b->oom = 1;
         return;
     }
-    int64_t s = str(b, text);
+    int64_t s = ra__pb_str(b, text);
     b->prof.comment[b->prof.n_comment++] = s;
 }
 
-static uint64_t function_id(ra_pb_t *b, const char *name, const char *file)
+/* A function is its name and file in its module (module NULL: any), so that `_start` of perl
+ * and of python3 are two. */
+static uint64_t function_id(ra_pb_t *b, const char *name, const char *file, const char *module)
 {
-    int64_t n = str(b, name), f = str(b, file);
-    char key[48];
-    snprintf(key, sizeof key, "%" PRId64 ":%" PRId64, n, f);
+    int64_t n = ra__pb_str(b, name), f = ra__pb_str(b, file), m = ra__pb_str(b, module);
+    char key[72];
+    snprintf(key, sizeof key, "%" PRId64 ":%" PRId64 ":%" PRId64, n, f, m);
     uint64_t id;
     int created;
     if (ra_smap_get(&b->functions, key, b->prof.n_function + 1, &id, &created) != 0) {
@@ -117,7 +134,8 @@ static uint64_t function_id(ra_pb_t *b, const char *name, const char *file)
     }
     if (created) {
         Perftools__Profiles__Function *fn = malloc(sizeof *fn);
-        if (!fn || rheap_grow(&b->prof.function, &b->cap_fn, b->prof.n_function, sizeof fn, 64)) {
+        if (!fn ||
+            rheap_grow(&b->prof.function, &b->cap_fn, b->prof.n_function, sizeof fn, 64) != 0) {
             free(fn);
             b->oom = 1;
             return 0;
@@ -131,12 +149,8 @@ static uint64_t function_id(ra_pb_t *b, const char *name, const char *file)
     return id;
 }
 
-static uint64_t mapping_id(ra_pb_t *b, int module, const char *path)
+uint64_t ra__pb_mapping(ra_pb_t *b, const char *key, const char *path, const char *build_id)
 {
-    if (module < 0)
-        return 0;
-    char key[24];
-    snprintf(key, sizeof key, "%d", module);
     uint64_t id;
     int created;
     if (ra_smap_get(&b->mappings, key, b->prof.n_mapping + 1, &id, &created) != 0) {
@@ -145,31 +159,34 @@ static uint64_t mapping_id(ra_pb_t *b, int module, const char *path)
     }
     if (created) {
         Perftools__Profiles__Mapping *m = malloc(sizeof *m);
-        uint64_t *mx = m ? realloc(b->map_max, (b->prof.n_mapping + 1) * sizeof *mx) : NULL;
-        if (mx)
-            b->map_max = mx;
-        if (!m || !mx ||
-            rheap_grow(&b->prof.mapping, &b->cap_map, b->prof.n_mapping, sizeof m, 16) != 0) {
+        if (!m || rheap_grow(&b->prof.mapping, &b->cap_map, b->prof.n_mapping, sizeof m, 16)) {
             free(m);
             b->oom = 1;
             return 0;
         }
+        uint64_t *mx = realloc(b->map_max, b->cap_map * sizeof *mx);
+        if (!mx) {
+            free(m);
+            b->oom = 1;
+            return 0;
+        }
+        b->map_max = mx;
         b->map_max[b->prof.n_mapping] = 0;
         perftools__profiles__mapping__init(m);
         m->id = id;
         m->memory_start = id * MAPPING_SPAN;
-        m->filename = str(b, path);
+        m->filename = ra__pb_str(b, path);
+        if (build_id)
+            m->build_id = ra__pb_str(b, build_id);
         m->has_functions = m->has_filenames = m->has_line_numbers = m->has_inline_frames = 1;
         b->prof.mapping[b->prof.n_mapping++] = m;
     }
     return id;
 }
 
-uint64_t ra_pb_location(ra_pb_t *b, int module, const char *module_path, uint64_t offset,
-                        const ra_pb_line_t *lines, size_t nlines)
+uint64_t ra__pb_location(ra_pb_t *b, const char *key, uint64_t map, uint64_t offset,
+                         const char *module, const ra_pb_line_t *lines, size_t nlines)
 {
-    char key[48];
-    snprintf(key, sizeof key, "%d:%" PRIx64, module, offset);
     uint64_t id;
     int created;
     if (ra_smap_get(&b->locations, key, b->prof.n_location + 1, &id, &created) != 0) {
@@ -178,7 +195,6 @@ uint64_t ra_pb_location(ra_pb_t *b, int module, const char *module_path, uint64_
     }
     if (!created)
         return id;
-    uint64_t map = mapping_id(b, module, module_path);
     Perftools__Profiles__Location *l = malloc(sizeof *l);
     Perftools__Profiles__Line **ls = calloc(nlines ? nlines : 1, sizeof *ls);
     if (!l || !ls ||
@@ -191,7 +207,7 @@ uint64_t ra_pb_location(ra_pb_t *b, int module, const char *module_path, uint64_
     perftools__profiles__location__init(l);
     l->id = id;
     l->mapping_id = map;
-    l->address = map ? map * MAPPING_SPAN + offset : offset;
+    l->address = map * MAPPING_SPAN + offset;
     if (map && offset > b->map_max[map - 1])
         b->map_max[map - 1] = offset;
     l->line = ls;
@@ -203,20 +219,20 @@ uint64_t ra_pb_location(ra_pb_t *b, int module, const char *module_path, uint64_
             return id;
         }
         perftools__profiles__line__init(ln);
-        ln->function_id = function_id(b, lines[i].function, lines[i].file);
+        ln->function_id = function_id(b, lines[i].function, lines[i].file, module);
         ln->line = lines[i].line;
         ls[l->n_line++] = ln;
     }
     return id;
 }
 
-void ra_pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t values[4],
-                  int64_t pid, const char *exe, const char *host)
+void ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t *values,
+                   size_t nvalues, const ra__pb_label_t *labels, size_t nlabels)
 {
     Perftools__Profiles__Sample *sm = malloc(sizeof *sm);
-    int64_t *v = malloc(4 * sizeof *v);
+    int64_t *v = malloc((nvalues ? nvalues : 1) * sizeof *v);
     uint64_t *ls = malloc((nlocs ? nlocs : 1) * sizeof *ls);
-    Perftools__Profiles__Label **lbs = calloc(3, sizeof *lbs);
+    Perftools__Profiles__Label **lbs = calloc(nlabels ? nlabels : 1, sizeof *lbs);
     if (!sm || !v || !ls || !lbs ||
         rheap_grow(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm, 64) != 0) {
         free(sm), free(v), free(ls), free(lbs);
@@ -224,27 +240,24 @@ void ra_pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t 
         return;
     }
     perftools__profiles__sample__init(sm);
-    memcpy(v, values, 4 * sizeof *v);
+    memcpy(v, values, nvalues * sizeof *v);
     memcpy(ls, locs, nlocs * sizeof *ls);
     sm->value = v;
-    sm->n_value = 4;
+    sm->n_value = nvalues;
     sm->location_id = ls;
     sm->n_location_id = nlocs;
     sm->label = lbs;
     b->prof.sample[b->prof.n_sample++] = sm;
-    int64_t strs[3] = {0, str(b, exe), str(b, host)};
-    for (int i = 0; i < 3; i++) {
+    for (size_t i = 0; i < nlabels; i++) {
         Perftools__Profiles__Label *l = malloc(sizeof *l);
         if (!l) {
             b->oom = 1;
             return;
         }
         perftools__profiles__label__init(l);
-        l->key = b->keys[i];
-        if (i == 0)
-            l->num = pid;
-        else
-            l->str = strs[i];
+        l->key = labels[i].key;
+        l->num = labels[i].num;
+        l->str = labels[i].str;
         lbs[sm->n_label++] = l;
     }
 }
@@ -292,6 +305,36 @@ void ra_pb_free(ra_pb_t *b)
     free(b);
 }
 
+/* buf gzipped into a new buffer (*out, malloc'ed, *outlen bytes). 0, or -1 out of memory. */
+static int gzip(const uint8_t *buf, size_t len, uint8_t **out, size_t *outlen)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    /* 15 + 16: the largest window, with a gzip header and trailer instead of zlib's. */
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return -1;
+    /* deflateBound is zlib's, without the gzip header and trailer: 18 bytes more. */
+    size_t cap = deflateBound(&z, (uLong)len) + 18;
+    *out = malloc(cap);
+    if (!*out) {
+        deflateEnd(&z);
+        return -1;
+    }
+    z.next_in = (Bytef *)buf;
+    z.avail_in = (uInt)len;
+    z.next_out = *out;
+    z.avail_out = (uInt)cap;
+    int rc = deflate(&z, Z_FINISH);
+    *outlen = cap - z.avail_out;
+    deflateEnd(&z);
+    if (rc != Z_STREAM_END) {
+        free(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 ra_status_t ra_pb_finish(ra_pb_t *b, uint8_t **out, size_t *len, ra_err_t *err)
 {
     *out = NULL;
@@ -310,7 +353,51 @@ ra_status_t ra_pb_finish(ra_pb_t *b, uint8_t **out, size_t *len, ra_err_t *err)
     }
     perftools__profiles__profile__pack(&b->prof, buf);
     ra_pb_free(b);
-    int rc = ra__gzip(buf, n, out, len);
+    int rc = gzip(buf, n, out, len);
     free(buf);
     return rc == 0 ? RA_OK : ra__fail(err, RA_E_NOMEM, "out of memory (gzip of %zu bytes)", n);
+}
+
+/* ---- A Go heap profile sample by sample (the public ra_pb_*) ---- */
+
+ra_pb_t *ra_pb_create(int allocs, int64_t period, int64_t time_nanos, int64_t duration_nanos)
+{
+    ra_pb_t *b = ra__pb_new();
+    if (!b)
+        return NULL;
+    ra__pb_type(b, "alloc_objects", "count");
+    ra__pb_type(b, "alloc_space", "bytes");
+    ra__pb_type(b, "inuse_objects", "count");
+    ra__pb_type(b, "inuse_space", "bytes");
+    ra__pb_period(b, allocs ? "alloc_space" : "inuse_space", period, time_nanos, duration_nanos);
+    b->keys[0] = ra__pb_str(b, "pid");
+    b->keys[1] = ra__pb_str(b, "exe");
+    b->keys[2] = ra__pb_str(b, "host");
+    if (b->oom) {
+        ra_pb_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+uint64_t ra_pb_location(ra_pb_t *b, int module, const char *module_path, uint64_t offset,
+                        const ra_pb_line_t *lines, size_t nlines)
+{
+    char key[48];
+    uint64_t map = 0;
+    if (module >= 0) {
+        snprintf(key, sizeof key, "%d", module);
+        map = ra__pb_mapping(b, key, module_path, NULL);
+    }
+    snprintf(key, sizeof key, "%d:%" PRIx64, module, offset);
+    return ra__pb_location(b, key, map, offset, NULL, lines, nlines);
+}
+
+void ra_pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t values[4],
+                  int64_t pid, const char *exe, const char *host)
+{
+    ra__pb_label_t labels[3] = {{b->keys[0], pid, 0},
+                                {b->keys[1], 0, ra__pb_str(b, exe)},
+                                {b->keys[2], 0, ra__pb_str(b, host)}};
+    ra__pb_sample(b, locs, nlocs, values, 4, labels, 3);
 }
