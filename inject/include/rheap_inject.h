@@ -100,8 +100,10 @@ void ri_close(ri_target_t *t);
  * the same path, theirs is that path; else it is removed and one is made in the process's own
  * /tmp instead, ours the path from here (through /proc/PID/root) and theirs the process's. The
  * directory is then given to the process's user. RI_OK, RI_E_DIR or RI_E_CHOWN (the directory
- * is left for the caller to remove). */
-ri_status_t ri_place_dir(pid_t pid, char *ours, char *theirs, size_t len, ri_err_t *err);
+ * is left for the caller to remove). ours and theirs are buffers of len bytes, never NULL: said
+ * to the compiler too, since the paths are handed to calls that take no NULL. */
+ri_status_t ri_place_dir(pid_t pid, char *ours, char *theirs, size_t len, ri_err_t *err)
+    __attribute__((nonnull(2, 3)));
 
 /* A thread held where it holds none of the allocator's or the loader's locks (each thread
  * tried in turn for 5 s) loads lib with the process's dlopen and calls librheap's prepare with
