@@ -47,6 +47,8 @@ void *rheap_tsan_valloc(size_t size);
 void *rheap_tsan_pvalloc(size_t size);
 int rheap_tsan_execv(const char *path, char *const argv[]);
 void rheap_tsan__exit(int status) __attribute__((noreturn));
+/* forkgate.c: TSan's allocator held still across a fork, as glibc's malloc is. */
+void rheap_tsan_forkgate_install(void);
 
 enum {
     NWORKERS = 4,
@@ -442,9 +444,12 @@ static void wait_child(pid_t pid) {
 
 /* Backtraces are on: unwinding and module snapshots go through dl_iterate_phdr and libunwind's
  * locks, which a fork child inherits held if another thread was inside them; the recorder keeps
- * its threads out of those calls across a fork. */
+ * its threads out of those calls across a fork. TSan's allocator, the recorder's real one here,
+ * does not do the same for its own locks: forkgate.c does it for it, as glibc's malloc does for
+ * itself. */
 static void phase_fork(void) {
     pthread_setname_np(pthread_self(), "tsan-main");
+    rheap_tsan_forkgate_install();
     worker_t w[NWORKERS];
     enable_or_fail(1.0);
     char path[PATH_MAX];
