@@ -1,45 +1,14 @@
 #!/bin/bash
-# harness.sh: what the shell-driven test folders share. A driver sets NAME (the case) and KIND
-# (its folder, for the temporary directory's name), sources this file, adds its own helpers and
-# sources the case. It makes a fresh temporary directory WORK (with REC, the RHEAP_DIR of every
-# traced run) and removes it at exit, running the commands a case appends to CLEANUP first.
-# RHEAP_TEST_KEEP=1 keeps the directory of a failed test. The environment comes from CMake:
-# RHEAP_LIB (librheap.so) and RIPTALLY at least.
+# harness.sh: what the shell-driven tests of a traced program share. A driver sets NAME (the
+# case) and KIND (its folder), sources this file, adds its own helpers and sources the case.
+# testdir.sh makes the temporary directory WORK and the checks every shell test uses; this file
+# adds REC, the RHEAP_DIR of every traced run, and the runs and checks of a traced program. The
+# environment comes from CMake: RHEAP_LIB (librheap.so) and RIPTALLY at least.
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/rheap-$KIND-$NAME.XXXXXX")
+. "$(dirname "${BASH_SOURCE[0]}")/testdir.sh"
 REC=$WORK/rec
 mkdir "$REC"
-cd "$WORK"
 PRELOAD=$RHEAP_LIB
-CLEANUP=()
-
-finish() {
-    local status=$?
-    local c
-    for c in "${CLEANUP[@]}"; do eval "$c" || true; done
-    if [ "$status" -ne 0 ] && [ -n "${RHEAP_TEST_KEEP:-}" ]; then
-        echo "kept $WORK" >&2
-    else
-        rm -rf "$WORK"
-    fi
-    exit "$status"
-}
-trap finish EXIT
-
-fail() {
-    echo "FAIL ($NAME): $*" >&2
-    exit 1
-}
-
-skip() {
-    echo "SKIP ($NAME): $*"
-    exit 77
-}
-
-# expect_eq WHAT GOT WANT
-expect_eq() {
-    [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"
-}
 
 # traced LOG [VAR=VALUE...] COMMAND ARGS...: COMMAND with librheap preloaded, recording into
 # $REC; stdout into LOG.out, stderr into LOG.err. Sets STATUS; never fails by itself.
@@ -51,12 +20,9 @@ traced() {
         STATUS=$?
 }
 
-# plain LOG COMMAND ARGS...: the same without the recorder.
+# plain LOG COMMAND ARGS...: the same without the recorder (testdir.sh's run).
 plain() {
-    local log=$1
-    shift
-    STATUS=0
-    "$@" >"$log.out" 2>"$log.err" </dev/null || STATUS=$?
+    run "$@"
 }
 
 # expect_status LOG WANT: STATUS of the last run must be WANT; shows the run's output if not.

@@ -5,47 +5,13 @@
 # RHEAP_TEST_KEEP=1 keeps a failed test's directory.
 set -euo pipefail
 
-CASE=$1
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/rheap-attach-$CASE.XXXXXX")
+NAME=$1
+KIND=attach
+. "$(dirname "$0")/../testdir.sh"
 chmod 755 "$WORK"
-cd "$WORK"
+# Every process a case starts in the background, killed at the end whatever happened.
 PIDS=()
-finish() {
-    local status=$?
-    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-    if [ "$status" -ne 0 ] && [ -n "${RHEAP_TEST_KEEP:-}" ]; then
-        echo "kept $WORK" >&2
-    else
-        rm -rf "$WORK"
-    fi
-    exit "$status"
-}
-trap finish EXIT
-
-fail() {
-    echo "FAIL ($CASE): $*" >&2
-    exit 1
-}
-
-expect_eq() {
-    [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"
-}
-
-# has_line FILE LINE: FILE holds exactly this line.
-has_line() {
-    grep -qxF -- "$2" "$1" || { cat "$1" >&2; fail "$1 has no line '$2'"; }
-}
-
-run() {
-    local log=$1
-    shift
-    STATUS=0
-    "$@" >"$log.out" 2>"$log.err" </dev/null || STATUS=$?
-}
-
-sql() {
-    sqlite3 -batch -noheader "$@"
-}
+CLEANUP+=('for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done')
 
 # start_service FILE: the service in the background, counting into FILE; SVC is its pid. Returns
 # once both threads have made their first iteration.
@@ -471,7 +437,7 @@ case_mount_ns() {
 
 # Where ptrace is not permitted (a container without CAP_SYS_PTRACE, kernel.yama.ptrace_scope),
 # nothing can be attached to: said, and the case is skipped. The refusals case runs anyway.
-if [ "$CASE" != refusals ]; then
+if [ "$NAME" != refusals ]; then
     sleep 30 &
     PIDS+=("$!")
     exec_done "$!" sleep
@@ -482,4 +448,4 @@ if [ "$CASE" != refusals ]; then
     fi
 fi
 
-"case_$CASE"
+"case_$NAME"

@@ -6,46 +6,9 @@
 # directory.
 set -euo pipefail
 
-CASE=$1
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/rheap-cli-$CASE.XXXXXX")
-cd "$WORK"
-finish() {
-    local status=$?
-    if [ "$status" -ne 0 ] && [ -n "${RHEAP_TEST_KEEP:-}" ]; then
-        echo "kept $WORK" >&2
-    else
-        rm -rf "$WORK"
-    fi
-    exit "$status"
-}
-trap finish EXIT
-
-fail() {
-    echo "FAIL ($CASE): $*" >&2
-    exit 1
-}
-
-# expect_eq WHAT GOT WANT
-expect_eq() {
-    [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"
-}
-
-# has_line FILE LINE: FILE holds exactly this line.
-has_line() {
-    grep -qxF -- "$2" "$1" || { cat "$1" >&2; fail "$1 has no line '$2'"; }
-}
-
-# run LOG CMD...: stdout to LOG.out, stderr to LOG.err, status in STATUS.
-run() {
-    local log=$1
-    shift
-    STATUS=0
-    "$@" >"$log.out" 2>"$log.err" </dev/null || STATUS=$?
-}
-
-sql() {
-    sqlite3 -batch -noheader "$@"
-}
+NAME=$1
+KIND=cli
+. "$(dirname "$0")/../testdir.sh"
 
 # field LINE NAME: the value of NAME=VALUE in a line of words.
 field() {
@@ -950,4 +913,4 @@ case_install() {
     has_line rep.out "  allocations      $(sql app.db "SELECT count(*) FROM allocations")"
 }
 
-"case_$CASE"
+"case_$NAME"

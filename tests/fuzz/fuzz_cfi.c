@@ -22,8 +22,7 @@
 #include <string.h>
 
 #include "cfi.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "replay.h"
 
 static unsigned answered[RHEAP__CFI_SLOW + 1];
 
@@ -69,29 +68,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifndef RHEAP_LIBFUZZER
-static uint8_t *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        perror(path);
-        exit(1);
-    }
-    uint8_t *buf = NULL;
-    size_t cap = 0, n;
-    *len = 0;
-    do {
-        if (*len == cap) {
-            cap = cap ? 2 * cap : 4096;
-            buf = realloc(buf, cap);
-            if (!buf) {
-                fprintf(stderr, "fuzz_cfi: out of memory\n");
-                exit(1);
-            }
+/* A seed's own address has a rule, so the corpus reaches the decoder's far end. */
+static int seed_ok(const uint8_t *data, size_t len) {
+    int32_t off;
+    if (len < 4)
+        return 0;
+    memcpy(&off, data, 4);
+    return rheap__cfi_rule(data + 4, data + len, data + 4,
+                           (uintptr_t)data + 4 + (uintptr_t)(intptr_t)off, work())
+               .kind != RHEAP__CFI_SLOW;
+}
+
+/* 1 to 4 edits of the image; the offset stays. Mutations go mostly near the image's start,
+ * where the header, the CIE and the first FDEs are. */
+static size_t cfi_mutation(uint8_t *m, size_t len, int round, const void *arg) {
+    (void)arg;
+    size_t mlen = len;
+    for (int k = 0; k < 1 + round % 4 && mlen > 4; k++) {
+        uint32_t x = fuzz_next();
+        size_t span = mlen - 4 < 256 || (x & 1) ? mlen - 4 : 256;
+        size_t at = 4 + (x >> 8) % span;
+        switch ((x >> 4) % 4) {
+        case 0: m[at] = (uint8_t)(x >> 16); break;
+        case 1: m[at] ^= (uint8_t)(1u << ((x >> 16) % 8)); break;
+        case 2: mlen = at + 1; break;
+        case 3: m[at] = (uint8_t)(m[at] + 1 + (x >> 16) % 4); break;
         }
-        n = fread(buf + *len, 1, cap - *len, f);
-        *len += n;
-    } while (n > 0);
-    fclose(f);
-    return buf;
+    }
+    return mlen;
 }
 
 int main(int argc, char **argv) {
@@ -99,50 +103,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: fuzz_cfi FILE...  (the corpus is empty?)\n");
         return 1;
     }
-    uint32_t x = 2463534242u;
-    unsigned runs = 0;
-    for (int a = 1; a < argc; a++) {
-        size_t len;
-        uint8_t *data = slurp(argv[a], &len);
-        /* A seed's own address has a rule, so the corpus reaches the decoder's far end. */
-        int32_t off = 0;
-        if (len >= 4)
-            memcpy(&off, data, 4);
-        if (len < 4 || rheap__cfi_rule(data + 4, data + len, data + 4,
-                                       (uintptr_t)data + 4 + (uintptr_t)(intptr_t)off, work())
-                               .kind == RHEAP__CFI_SLOW) {
-            fprintf(stderr, "fuzz_cfi: %s: the seed's own address has no rule\n", argv[a]);
-            return 1;
-        }
-        LLVMFuzzerTestOneInput(data, len);
-        uint8_t *m = malloc(2 * len + 1);
-        for (int i = 0; i < 2000; i++) {
-            memcpy(m, data, len);
-            size_t mlen = len;
-            int edits = 1 + i % 4;
-            for (int k = 0; k < edits && mlen > 4; k++) {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                /* The offset stays: mutations go to the image, mostly near its start, where
-                 * the header, the CIE and the first FDEs are. */
-                size_t span = mlen - 4 < 256 || (x & 1) ? mlen - 4 : 256;
-                size_t at = 4 + (x >> 8) % span;
-                switch ((x >> 4) % 4) {
-                case 0: m[at] = (uint8_t)(x >> 16); break;
-                case 1: m[at] ^= (uint8_t)(1u << ((x >> 16) % 8)); break;
-                case 2: mlen = at + 1; break;
-                case 3: m[at] = (uint8_t)(m[at] + 1 + (x >> 16) % 4); break;
-                }
-            }
-            LLVMFuzzerTestOneInput(m, mlen);
-            runs++;
-        }
-        free(m);
-        free(data);
-    }
-    printf("fuzz_cfi: %d seeds, %u mutations; answers: %u rsp, %u rbp, %u *rbp, %u end, %u slow\n",
-           argc - 1, runs, answered[RHEAP__CFA_RSP], answered[RHEAP__CFA_RBP],
+    unsigned runs = fuzz_replay_each(argc, argv, 2000, cfi_mutation, NULL, seed_ok);
+    printf("fuzz_cfi: %u inputs from %d seeds; answers: %u rsp, %u rbp, %u *rbp, %u end, "
+           "%u slow\n",
+           runs, argc - 1, answered[RHEAP__CFA_RSP], answered[RHEAP__CFA_RBP],
            answered[RHEAP__CFA_DEREF_RBP], answered[RHEAP__CFI_END], answered[RHEAP__CFI_SLOW]);
     return 0;
 }

@@ -16,11 +16,6 @@ expected() {
     grep "^$2" "$1.out" | sed "s/^$2//" || true
 }
 
-# has_line FILE LINE: FILE has exactly this line.
-has_line() {
-    grep -qxF -- "$2" "$1" || { cat "$1" >&2; fail "$1: no line '$2'"; }
-}
-
 # to_db RIPDIR...: converts the recordings into db.sqlite with the `rheap` command.
 to_db() {
     rm -f db.sqlite
