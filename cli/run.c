@@ -226,10 +226,12 @@ static void take_signal(int sig, const struct sigaction *act, struct sigaction *
     sigaction(sig, act, old);
 }
 
-static void child_exec(const run_opts_t *o, const char *lib, const char *recdir, int errfd)
+static void child_exec(const run_opts_t *o, const char *lib, const char *recdir, int errfd,
+                       const sigset_t *mask)
 {
     for (size_t i = 0; i < sizeof run_signals / sizeof *run_signals; i++)
         signal(run_signals[i], was_ignored[run_signals[i]] ? SIG_IGN : SIG_DFL);
+    sigprocmask(SIG_SETMASK, mask, NULL);
     /* librheap goes first, so it sees allocations before any other preloaded allocator. */
     const char *old = getenv("LD_PRELOAD");
     size_t n = strlen(lib) + (old ? strlen(old) : 0) + 2;
@@ -263,8 +265,19 @@ static pid_t start_program(const run_opts_t *o, const char *lib, const char *rec
         return -1;
     }
     fflush(NULL);
+    /* The signals forward() passes on wait from before the fork until child_pid is set: the
+     * program may start, and be signalled through rheap, before this process runs again, and
+     * forward() would take such a signal for one sent after the program, drop it and stop
+     * waiting for the program's descendants. The child gets the mask back once its handlers are
+     * the program's. */
+    sigset_t fwd, mask;
+    sigemptyset(&fwd);
+    sigaddset(&fwd, SIGTERM);
+    sigaddset(&fwd, SIGHUP);
+    sigprocmask(SIG_BLOCK, &fwd, &mask);
     pid_t pid = fork();
     if (pid < 0) {
+        sigprocmask(SIG_SETMASK, &mask, NULL);
         cli__error(stderr, "fork: %s", strerror(errno));
         close(pfd[0]);
         close(pfd[1]);
@@ -272,8 +285,10 @@ static pid_t start_program(const run_opts_t *o, const char *lib, const char *rec
     }
     if (pid == 0) {
         close(pfd[0]);
-        child_exec(o, lib, recdir, pfd[1]);
+        child_exec(o, lib, recdir, pfd[1], &mask);
     }
+    child_pid = pid;
+    sigprocmask(SIG_SETMASK, &mask, NULL);
     close(pfd[1]);
     /* The pipe closes on a successful exec; an errno arrives when it failed. */
     int e = 0;
@@ -283,6 +298,7 @@ static pid_t start_program(const run_opts_t *o, const char *lib, const char *rec
     while (r < 0 && errno == EINTR);
     close(pfd[0]);
     if (r == (ssize_t)sizeof e) {
+        child_pid = 0;
         waitpid(pid, NULL, 0);
         cli__error(stderr, "cannot run %s: %s%s", o->argv[0], strerror(e),
                      e == ENOENT && !strchr(o->argv[0], '/') ? " (not found in PATH)" : "");
@@ -617,7 +633,6 @@ int cli__cmd_run(int argc, char **argv)
         cli__remove_tree(recdir);
         return 127;
     }
-    child_pid = pid;
     /* The converter's thread takes no signal: they are the main thread's, which waits. */
     live_t l = {.recdir = recdir, .o = &o, .mu = PTHREAD_MUTEX_INITIALIZER,
                 .cv = PTHREAD_COND_INITIALIZER};

@@ -27,16 +27,22 @@ same_lines "dispositions of a background job" plain.out run.out
 
 # hup_to_rheap SETUP WANT: a SIGHUP sent to rheap run (its pid) reaches the program WANT times.
 hup_to_rheap() {
-    rm -f pid stop hup.db
+    rm -f pid stop hups hup.db
     # Not through in_shell: a function in the background is a subshell of its own, whose pid
     # would get the signal. bash -c execs rheap, so $! is rheap's pid.
     bash -c "$1"' "$@"' sh "$RHEAP" run -q -o hup.db -- "$PROGS/signals" serve "$WORK" \
         >hup.out 2>hup.err </dev/null &
     local rpid=$!
-    for _ in $(seq 500); do [ -s pid ] && break; sleep 0.01; done
+    for _ in $(seq 6000); do [ -s pid ] && break; sleep 0.01; done
     [ -s pid ] || fail "the program did not start"
     kill -HUP "$rpid"
-    sleep 0.2
+    if [ "$2" -gt 0 ]; then
+        # Forwarded: stopped once the program has counted it, however long that takes.
+        for _ in $(seq 6000); do [ "$(cat hups 2>/dev/null)" = "$2" ] && break; sleep 0.01; done
+    else
+        # Ignored by rheap, so dropped when sent; a forwarded one would arrive well within this.
+        sleep 0.2
+    fi
     touch stop
     local status=0
     wait "$rpid" || status=$?

@@ -4,11 +4,13 @@
  *   signals show        prints the disposition of HUP, INT, QUIT, TERM, PIPE, USR1, USR2 and
  *                       CHLD (default, ignored, handled) and the blocked ones, one per line
  *   signals serve DIR   prints the same, installs a SIGHUP handler (as a daemon reloading its
- *                       configuration would), writes DIR/pid, waits up to 10 s for DIR/stop and
- *                       prints "hups N": the SIGHUPs it received
+ *                       configuration would), writes DIR/pid, waits up to 60 s for DIR/stop and
+ *                       prints "hups N": the SIGHUPs it received; DIR/hups holds the number
+ *                       received so far, written when it changes (so a test waits on it)
  *
  * It allocates on the way, so it is recorded.
  */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,12 +67,28 @@ int main(int argc, char **argv)
         return 2;
     fprintf(f, "%d\n", (int)getpid());
     fclose(f);
-    for (int i = 0; i < 1000 && access(stop, F_OK) != 0; i++) {
+    char *told = malloc(n);
+    snprintf(told, n, "%s/hups", argv[2]);
+    int seen = 0;
+    for (int i = 0; i < 6000 && access(stop, F_OK) != 0; i++) {
+        if (hups != seen) {
+            seen = hups;
+            /* Written whole under another name, then renamed: a reader never sees it half. */
+            char tmp[PATH_MAX];
+            snprintf(tmp, sizeof tmp, "%s.new", told);
+            FILE *h = fopen(tmp, "w");
+            if (!h)
+                return 2;
+            fprintf(h, "%d\n", seen);
+            fclose(h);
+            rename(tmp, told);
+        }
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
     printf("hups %d\n", (int)hups);
     free(pid);
     free(stop);
+    free(told);
     return 0;
 }
