@@ -55,3 +55,15 @@ sql() {
     sqlite3 -batch -noheader "$@"
 }
 
+# wait_for WHAT COMMAND...: returns once COMMAND succeeds, tried every 10 ms; fails naming WHAT
+# after a minute. A test waits on what it needs to have happened, never on a guess of how long
+# that takes on a loaded machine.
+wait_for() {
+    local what=$1
+    shift
+    for _ in $(seq 6000); do
+        "$@" && return 0
+        sleep 0.01
+    done
+    fail "$what (waited a minute)"
+}

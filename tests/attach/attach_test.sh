@@ -13,17 +13,24 @@ chmod 755 "$WORK"
 PIDS=()
 CLEANUP+=('for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done')
 
+# service_ready FILE: the service counting into FILE has made its first iteration in both threads.
+service_ready() {
+    [ -s "$1" ] && [ "$("$SERVICE" read "$1" | cut -d' ' -f6)" = 2 ]
+}
+
+# allocated_since FILE BEFORE N: the service's first thread has made N allocations since its
+# counter read BEFORE.
+allocated_since() {
+    [ "$("$SERVICE" read "$1" | cut -d' ' -f1)" -ge "$(($2 + $3))" ]
+}
+
 # start_service FILE: the service in the background, counting into FILE; SVC is its pid. Returns
 # once both threads have made their first iteration.
 start_service() {
     "$SERVICE" run "$1" >"$1.out" 2>&1 &
     SVC=$!
     PIDS+=("$SVC")
-    for _ in $(seq 500); do
-        [ -s "$1" ] && [ "$("$SERVICE" read "$1" | cut -d' ' -f6)" = 2 ] && return 0
-        sleep 0.01
-    done
-    fail "the service did not start"
+    wait_for "the service did not start" service_ready "$1"
 }
 
 # stop_service FILE: stops it and checks that it ended well: every block it held intact.
@@ -152,11 +159,12 @@ print("done", n > 0, len(keep), sum(len(b) for b in keep))
 # exec_done PID NAME: waits until the background process PID runs the program NAME (a job
 # started with & is a copy of the shell until its exec).
 exec_done() {
-    for _ in $(seq 500); do
-        [ "$(basename "$(readlink "/proc/$1/exe")")" = "$2" ] && return 0
-        sleep 0.01
-    done
-    fail "$2 did not start"
+    wait_for "$2 did not start" is_exe "$1" "$2"
+}
+
+# is_exe PID NAME: the process runs the program NAME.
+is_exe() {
+    [ "$(basename "$(readlink "/proc/$1/exe")")" = "$2" ]
 }
 
 case_perl_sqlite3() {
@@ -202,29 +210,41 @@ case_perl_sqlite3() {
 }
 
 case_dlopen() {
-    "$LOADER" "$PLUGIN" >l.out &
+    "$LOADER" "$PLUGIN" "$WORK" >l.out &
     local ld=$!
     PIDS+=("$ld")
     exec_done "$ld" "$(basename "$LOADER")"
-    # The window opens before the library is loaded (0.75 s in) and closes after.
-    run a "$RHEAP" attach --duration 1.5 -o l.db "$ld"
-    expect_eq "attach status ($(cat a.err))" "$STATUS" 0
+    # The window opens, then the library is loaded and allocates 1,000 times, then the window
+    # closes while the program allocates nothing: each step waits for the one before.
+    "$RHEAP" attach --duration 100 -o l.db "$ld" 2>a.err &
+    local at=$!
+    PIDS+=("$at")
+    wait_for "the attach" grep -q "^rheap: attached to $ld:" a.err
+    touch go
+    wait_for "the library's allocations" test -e loaded
+    kill -TERM "$at"
     local st=0
+    wait "$at" || st=$?
+    expect_eq "attach status ($(cat a.err))" "$st" 0
+    touch stop
+    st=0
     wait "$ld" || st=$?
     expect_eq "loader status" "$st" 0
     expect_eq "loader output" "$(cat l.out)" ok
     got=$(sql l.db "SELECT count(*), count(dealloc_after) FROM allocations WHERE size = 7777")
     IFS='|' read -r n freed <<<"$got"
-    [ "$n" -gt 100 ] || fail "$n of the library's blocks recorded"
+    # The recorder finds the new library within 10 ms of its load (5 ms of iterations on an
+    # idle machine): what it misses is at most the first half, and from then on nothing.
+    [ "$n" -ge 500 ] && [ "$n" -le 1000 ] || fail "$n of the library's 1000 blocks recorded"
     expect_eq "the library's blocks freed" "$freed" "$n"
     # Its blocks come from its own function, and after the first of them every iteration's
     # pair of 100 bytes (made before the library's in each iteration) has its 7,777-byte pair
-    # beside it: one fewer, or as many when the window closed between the two.
+    # beside it: one fewer.
     expect_eq "site" "$(sql l.db "SELECT DISTINCT b.sym FROM allocations a JOIN backtraces b
         ON b.id = a.bt AND b.frame_no = 0 WHERE a.size = 7777")" plugin_alloc
     after=$(sql l.db "SELECT count(*) FROM allocations WHERE size = 100
                       AND alloc_after > (SELECT min(alloc_after) FROM allocations WHERE size = 7777)")
-    [ "$after" -ge "$((n - 1))" ] && [ "$after" -le "$n" ] || fail "$after pairs of 100 bytes beside $n of 7777"
+    expect_eq "pairs of 100 bytes after the library's first" "$after" "$((n - 1))"
 }
 
 case_killed() {
@@ -307,7 +327,7 @@ SRC
     "$RHEAP" run -q -o run.db -- "$SERVICE" run r >/dev/null 2>&1 &
     PIDS+=("$!")
     local runner=$!
-    for _ in $(seq 500); do [ -s r ] && [ "$("$SERVICE" read r | cut -d' ' -f6)" = 2 ] && break; sleep 0.01; done
+    wait_for "the service under rheap run" service_ready r
     svc=$(pgrep -P "$runner")
     # --duration everywhere: a refusal that did not come would not hang the test.
     run a "$RHEAP" attach --duration 0.1 "$svc"
@@ -322,20 +342,27 @@ SRC
     LD_PRELOAD=$lib RHEAP_ENABLE=0 "$SERVICE" run q >/dev/null 2>&1 &
     PIDS+=("$!")
     local q=$!
-    for _ in $(seq 500); do [ -s q ] && [ "$("$SERVICE" read q | cut -d' ' -f6)" = 2 ] && break; sleep 0.01; done
+    wait_for "the preloaded service" service_ready q
     run a "$RHEAP" attach --duration 0.1 "$q"
     expect_eq "preloaded: status" "$STATUS" 1
     has_line a.err "rheap: error: cannot attach to $q: librheap is already preloaded in this process: turn recording on with its toggle signal (RHEAP_SIGNAL) or rheap_enable() instead"
     "$SERVICE" stop q
 
-    # Attached by another rheap attach: refused, and the first goes on unharmed.
+    # Attached by another rheap attach: refused, and the first goes on unharmed. The first
+    # window stays open until the second was refused and the service has made 100 more
+    # allocations in it, and is then ended with SIGTERM.
     start_service c
-    "$RHEAP" attach -q --duration 2 -o first.db "$SVC" 2>first.err &
+    "$RHEAP" attach --duration 100 -o first.db "$SVC" 2>first.err &
     local first=$!
-    sleep 0.7
+    PIDS+=("$first")
+    wait_for "the first attach" grep -q "^rheap: attached to $SVC:" first.err
     run a "$RHEAP" attach --duration 0.1 "$SVC"
     expect_eq "attached twice: status" "$STATUS" 1
     has_line a.err "rheap: error: cannot attach to $SVC: another rheap attach is attached to this process"
+    local made
+    made=$("$SERVICE" read c | cut -d' ' -f1)
+    wait_for "the service's allocations" allocated_since c "$made" 100
+    kill -TERM "$first"
     wait "$first" || fail "the first attach failed: $(cat first.err)"
     [ "$(sql first.db "SELECT count(*) FROM allocations")" -gt 50 ] || fail "the first attach recorded little"
     stop_service c
