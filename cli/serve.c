@@ -91,20 +91,6 @@ static void usage_serve(FILE *f)
             RC_MAX_SECONDS);
 }
 
-/* A whole number from 1 to max, digits only. 0 when not. */
-static unsigned long number(const char *s, unsigned long max)
-{
-    unsigned long v = 0;
-    if (!*s || strlen(s) > 10)
-        return 0;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return 0;
-        v = v * 10 + (unsigned long)(*s - '0');
-    }
-    return v <= max ? v : 0;
-}
-
 /* B, BK, BM, BG: bytes. 0 when not a number. */
 static double parse_bytes(const char *s)
 {
@@ -156,7 +142,7 @@ int cli__cmd_serve(int argc, char **argv)
     if (tlen > 1 && threshold[tlen - 1] == '%') {
         char digits[16];
         snprintf(digits, sizeof digits, "%.*s", (int)(tlen - 1), threshold);
-        o.dump_share = (double)number(digits, 100);
+        o.dump_share = (double)rc_whole_number(digits, 100);
         if (!o.dump_share) {
             cli__error(stderr, "--dump-threshold: expected a share from 1%% to 100%%, got '%s'",
                        threshold);
@@ -173,7 +159,7 @@ int cli__cmd_serve(int argc, char **argv)
                            "got '%s'", budget);
         return RHEAP_EXIT_USAGE;
     }
-    if (keep && !(o.dump_keep = (unsigned)number(keep, 1000000))) {
+    if (keep && !(o.dump_keep = (unsigned)rc_whole_number(keep, 1000000))) {
         cli__error(stderr, "--dump-keep: expected a whole number from 1, got '%s'", keep);
         return RHEAP_EXIT_USAGE;
     }

@@ -82,8 +82,7 @@ static int query_get(const char *q, const char *key, char *buf, size_t len)
     return 0;
 }
 
-/* A whole number from 1 to max, digits only. 0 when not. */
-static unsigned long number(const char *s, unsigned long max)
+unsigned long rc_whole_number(const char *s, unsigned long max)
 {
     unsigned long v = 0;
     if (!*s || strlen(s) > 10)
@@ -135,7 +134,7 @@ static void profile_request(serve_t *sv, const rc__request_t *r, int allocs)
     char v[32];
     long pid = -1;
     if (query_get(r->query, "pid", v, sizeof v)) {
-        unsigned long p = number(v, UINT32_MAX);
+        unsigned long p = rc_whole_number(v, UINT32_MAX);
         if (!p) {
             respond_text(sv, r->client, 400, "pid: expected a process id, got '%s'\n", v);
             return;
@@ -143,7 +142,8 @@ static void profile_request(serve_t *sv, const rc__request_t *r, int allocs)
         pid = (long)p;
     }
     unsigned long seconds = 0;
-    if (query_get(r->query, "seconds", v, sizeof v) && !(seconds = number(v, RC_MAX_SECONDS))) {
+    if (query_get(r->query, "seconds", v, sizeof v) &&
+        !(seconds = rc_whole_number(v, RC_MAX_SECONDS))) {
         respond_text(sv, r->client, 400, "seconds: expected a whole number from 1 to %d, got '%s'\n",
                      RC_MAX_SECONDS, v);
         return;
@@ -253,7 +253,8 @@ static void send_text(serve_t *sv, int client, const char *type,
 static void report_request(serve_t *sv, const rc__request_t *r)
 {
     char v[32];
-    unsigned long pid = query_get(r->query, "pid", v, sizeof v) ? number(v, UINT32_MAX) : 0;
+    unsigned long pid =
+        query_get(r->query, "pid", v, sizeof v) ? rc_whole_number(v, UINT32_MAX) : 0;
     if (!pid) {
         respond_text(sv, r->client, 400, "pid: expected a process id\n");
         return;

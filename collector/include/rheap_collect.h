@@ -139,6 +139,10 @@ typedef struct rc_server rc_server_t;
 /* The longest period a delta profile (?seconds=N) may ask for. */
 #define RC_MAX_SECONDS 300
 
+/* A whole number from 1 to max, digits only (no sign, no space), as the server takes it in a
+ * request (pid, seconds) and `rheap serve` in its options; 0 when s is not one. */
+unsigned long rc_whole_number(const char *s, unsigned long max);
+
 /* Listens where o says and reads the recordings there once. RC_OK and *out, or RC_E_USAGE
  * (an address that cannot be listened on) or RC_E_NOMEM with a message. */
 rc_status_t rc_server_open(const rc_serve_opts_t *o, rc_server_t **out, rc_err_t *err);
