@@ -20,7 +20,9 @@
 
 #include "cli.h"
 
-extern const char cli__html_report_html[], cli__html_report_css[], cli__html_report_js[];
+extern const char cli__html_report_html[], cli__html_report_css[];
+/* The page's scripts, in the order they run (cli/pictures.cmake lists them); NULL ends it. */
+extern const char *const cli__html_scripts[];
 
 /* Slices of each recording's time on the memory chart. */
 #define HTML_BUCKETS 400
@@ -359,7 +361,8 @@ static int write_page(page_t *pg, const char *db_path, FILE *out)
         if (n == 3 && !strncmp(open + 2, "CSS", 3)) {
             fputs(cli__html_report_css, out);
         } else if (n == 2 && !strncmp(open + 2, "JS", 2)) {
-            fputs(cli__html_report_js, out);
+            for (const char *const *js = cli__html_scripts; *js; js++)
+                fputs(*js, out);
         } else if (n == 4 && !strncmp(open + 2, "DATA", 4)) {
             if (write_data(pg, db_path, out) != 0)
                 return -1;
