@@ -1,9 +1,11 @@
 /*
  * html.c: `rheap report --html -o FILE DB`, one self-contained page: per process, memory over
- * time with the peak, markers and recording windows; a flamegraph of leaked, peak or allocated
- * bytes; the top sites and leaks with their stacks; per-thread and size tables.
+ * time with the peak, markers and recording windows; a flamegraph, top-down or bottom-up, of
+ * leaked, peak, allocated or temporary bytes or of allocations, with a lifetime filter; the
+ * callers and callees of a clicked function; the top sites and leaks with their stacks;
+ * per-thread and size tables (docs/PAGE.md).
  *
- * The page is html/report.html with html/report.css and html/report.js put inline (all three
+ * The page is html/report.html with html/report.css and the scripts of html/ put inline (all
  * embedded into the binary at build time) and the data as one JSON object. The data are
  * summaries (per stack, per time slice, per thread, per size class), never rows of
  * `allocations`, so the page's size follows the number of distinct stacks, not of blocks, and
@@ -392,9 +394,11 @@ static void usage_html(FILE *f)
             "                    [--suppress FILE]... [--no-default-suppressions]\n"
             "\n"
             "Writes one self-contained HTML page (no network, no external file): per process,\n"
-            "memory over time with the peak, markers and recording windows; a flamegraph of\n"
-            "leaked, peak or allocated bytes (click to zoom, search by name); the top sites\n"
-            "and leaks with their stacks; per-thread and size tables.\n"
+            "memory over time with the peak, markers and recording windows; a flamegraph,\n"
+            "top-down or bottom-up, of leaked, peak, allocated or temporary bytes or of\n"
+            "allocations, with a lifetime filter (click to zoom and to see the function's\n"
+            "callers and callees, search by name); the top sites and leaks with their stacks;\n"
+            "per-thread and size tables (click a header to sort).\n"
             "\n"
             "Options:\n"
             "  -o, --output FILE   the page to write\n"

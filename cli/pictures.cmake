@@ -4,7 +4,7 @@
 # embeds schema.sql.
 
 # The scripts run in this order, as one script: each file before report.js defines what
-# report.js calls (html/README.md says what each holds).
+# report.js calls (cli/README.md says what each holds).
 set(_rheap_html_parts report.html report.css table.js weights.js views.js report.js)
 string(JOIN "," _rheap_html_list ${_rheap_html_parts})
 set(_rheap_html_c ${CMAKE_CURRENT_BINARY_DIR}/html_parts.c)
