@@ -284,9 +284,11 @@ function color(node) {
 }
 
 let tree = null;
+// The flamegraph's cells as last drawn ({node, x, w, d, ctx}; a cell's data-i indexes it) and
+// the node they were drawn around: one listener on #fg serves them all (setupFlame).
+let drawnCells = [], drawnFocus = null;
 function drawFlame() {
   const box = document.getElementById('fg');
-  box.textContent = '';
   const focus = state.focus || tree;
   const W = box.clientWidth || 1000, ROW = 18;
   const cells = [];
@@ -296,49 +298,37 @@ function drawFlame() {
   chain.forEach((a, d) => cells.push({node: a, x: 0, w: W, d, ctx: a !== focus}));
   const base = chain.length - 1;
   let maxDepth = base;
+  // Frames narrower than a pixel are not drawn, nor what lies under them: deep stacks
+  // (bottom-up above all) would otherwise make tens of thousands of invisible cells. Zooming in
+  // shows them.
   (function lay(node, x, d) {
     let cx = x;
     const kids = [...node.kids.values()].sort((a, b) => b.v - a.v || (a.name < b.name ? -1 : 1));
     for (const k of kids) {
       const w = W * k.v / focus.v;
-      if (w < 0.5) break; // sorted: the rest are narrower still
+      if (w < 1) break; // sorted: the rest are narrower still
       cells.push({node: k, x: cx, w, d: d + 1});
       if (d + 1 > maxDepth) maxDepth = d + 1;
       lay(k, cx, d + 1);
       cx += w;
     }
   })(focus, 0, base);
+  // The cells as one HTML text: the browser's parser makes thousands of them several times
+  // faster than one createElement each.
   const re = state.search;
-  const frag = document.createDocumentFragment();
-  for (const c of cells) {
-    const n = c.node;
+  const html = [];
+  for (let i = 0; i < cells.length; i++) {
+    const c = cells[i], n = c.node;
     const f = n.f >= 0 ? D.frames[n.f] : null;
-    const div = el('div', {cls: 'cell' + (c.ctx ? ' ctx' : '') + (f && f[3] ? ' inl' : '') +
-                               (re && re.test(n.name) ? ' hit' : ''),
-                           'data-name': n.name, 'data-v': n.v, 'data-depth': c.d});
-    div.style.left = c.x + 'px';
-    div.style.width = c.w + 'px';
-    div.style.top = c.d * ROW + 'px';
-    div.style.background = color(n);
-    if (c.w > 24) div.textContent = n.name;
-    div.addEventListener('click', () => {
-      if (f) state.fn = n.name;
-      state.focus = n === focus && n.parent ? n.parent : n;
-      drawFlame();
-      if (f) drawCallers();
-    });
-    div.addEventListener('mousemove', ev => {
-      const loc = f ? frameLoc(f) : '';
-      showTip(ev, `<b>${esc(n.name)}</b>${f && f[3] ? ' <i>(inlined)</i>' : ''}` +
-                  (loc ? `<br>${esc(loc)}` : '') +
-                  `<br>${fmtWeight(n.v)} ${weightWhat()} (${fmtNum(n.bytes)} bytes, ${fmtNum(n.blocks)} blocks)` +
-                  `<br>${pct(n.v, tree.v)} of all` + (focus !== tree ? `, ${pct(n.v, focus.v)} of the zoomed frame` : ''));
-    });
-    div.addEventListener('mouseleave', hideTip);
-    frag.append(div);
+    const name = esc(n.name);
+    html.push(`<div class="cell${c.ctx ? ' ctx' : ''}${f && f[3] ? ' inl' : ''}${re && re.test(n.name) ? ' hit' : ''}" ` +
+              `data-name="${name}" data-v="${n.v}" data-depth="${c.d}" data-i="${i}" ` +
+              `style="left:${c.x}px;width:${c.w}px;top:${c.d * ROW}px;background:${color(n)}">${c.w > 24 ? name : ''}</div>`);
   }
+  box.innerHTML = html.join('');
+  drawnCells = cells;
+  drawnFocus = focus;
   box.style.height = (maxDepth + 1) * ROW + 'px';
-  box.append(frag);
   const info = document.getElementById('fg-info');
   info.textContent = tree.v ? `${fmtWeight(tree.v)} ${weightWhat()}` +
                               (WEIGHTS[state.weight].unit === 'blocks' ? `, ${fmtBytes(tree.bytes)}` : ` in ${fmtNum(tree.blocks)} blocks`) +
@@ -348,6 +338,35 @@ function drawFlame() {
   info.dataset.focus = focus.v;
   drawMatch();
   saveHash();
+}
+
+// The flamegraph's clicks and tooltips, for whatever cells drawFlame drew last.
+function setupFlame() {
+  const box = document.getElementById('fg');
+  const cellOf = ev => {
+    const div = ev.target.closest && ev.target.closest('.cell');
+    return div ? drawnCells[+div.dataset.i] : null;
+  };
+  box.addEventListener('click', ev => {
+    const c = cellOf(ev);
+    if (!c) return;
+    const n = c.node, frame = n.f >= 0;
+    if (frame) state.fn = n.name;
+    state.focus = n === drawnFocus && n.parent ? n.parent : n;
+    drawFlame();
+    if (frame) drawCallers();
+  });
+  box.addEventListener('mousemove', ev => {
+    const c = cellOf(ev);
+    if (!c) { hideTip(); return; }
+    const n = c.node, f = n.f >= 0 ? D.frames[n.f] : null, focus = drawnFocus;
+    const loc = f ? frameLoc(f) : '';
+    showTip(ev, `<b>${esc(n.name)}</b>${f && f[3] ? ' <i>(inlined)</i>' : ''}` +
+                (loc ? `<br>${esc(loc)}` : '') +
+                `<br>${fmtWeight(n.v)} ${weightWhat()} (${fmtNum(n.bytes)} bytes, ${fmtNum(n.blocks)} blocks)` +
+                `<br>${pct(n.v, tree.v)} of all` + (focus !== tree ? `, ${pct(n.v, focus.v)} of the zoomed frame` : ''));
+  });
+  box.addEventListener('mouseleave', hideTip);
 }
 
 // The view lives in the address's #fragment (weight, process, search, zoomed path), so a view
@@ -567,6 +586,7 @@ function setup() {
   buttons.forEach(b => b.addEventListener('click', () => { state.weight = b.dataset.w; mark(); redrawFlame(); }));
   mark();
   setupViews();
+  setupFlame();
 
   const search = document.getElementById('search');
   search.addEventListener('input', () => { setSearch(search.value); drawFlame(); });
