@@ -358,6 +358,11 @@ static inline uint64_t fingerprint(const rip_record_t *r)
         h = fp_mix(h, r->u.pool.stack);
         h = fp_str(h, r->u.pool.name);
         break;
+    case RIP_REC_CHECKPOINT:
+        h = fp_mix(fp_mix(h, r->u.checkpoint.number), r->u.checkpoint.nfiles);
+        for (uint32_t i = 0; i < r->u.checkpoint.nfiles; i++)
+            h = fp_mix(h, r->u.checkpoint.serials[i]);
+        break;
     case RIP_REC_UNKNOWN:
         h = fp_mix(h, r->u.unknown.type);
         break;
