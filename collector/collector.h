@@ -59,6 +59,44 @@ rheap_symbols_t *rc__host_symbols(rc_host_t *h);
 /* The host's name, for the profiles' labels. */
 const char *rc__host_name(const rc_host_t *h);
 
+/* ---- compact.c: a checkpoint file of a profile-mode recording ---- */
+
+/* A module of the checkpoint's list: its stacks' addresses are bias + offset, and one segment
+ * of `size` bytes from bias covers them. */
+typedef struct {
+    const char *path;
+    const uint8_t *build_id;
+    size_t build_id_len;
+    uint64_t bias, size;
+} rc__ckpt_mod_t;
+
+/* A live sampled block; stack is the checkpoint's id (1..nstacks), 0 none. */
+typedef struct {
+    uint64_t t, addr, size, stack;
+} rc__ckpt_block_t;
+
+/* What a checkpoint holds (rip-format/FORMAT.md section 3b): the files it replaces, its
+ * modules, its stacks (stack i is ips[stack_at[i] .. stack_at[i + 1])), its blocks in time
+ * order, and the totals of the files it replaces. */
+typedef struct {
+    uint32_t pid, recording;
+    uint64_t start_ns, number, t;
+    const uint32_t *serials;
+    uint32_t nserials;
+    const rc__ckpt_mod_t *mods;
+    size_t nmods;
+    const uint64_t *ips;
+    const size_t *stack_at;
+    size_t nstacks;
+    const rc__ckpt_block_t *blocks;
+    size_t nblocks;
+    uint64_t allocs, bytes, frees;
+} rc__ckpt_t;
+
+/* Writes dir/checkpoint-<number>.rip durably: under a temporary name, synced, renamed, the
+ * directory synced. 0, or -1 with the reason in why (nothing left behind under either name). */
+int rc__checkpoint_write(const char *dir, const rc__ckpt_t *c, char *why, size_t whylen);
+
 /* ---- heapprof.c: live heaps as profile.proto ---- */
 
 /* The stack values of one recording at some moment, the base of a delta profile. */
