@@ -27,6 +27,10 @@
 #              heap exactly, a damaged file said through the caller's log and never on stderr
 #   flat       a profile-mode program allocating without end at a tiny interval: the
 #              collector's memory for it stays flat while it reads every new sample
+#   compact    a week compressed into seconds: a 50 MiB holder churning at a tiny interval,
+#              its recording rolled into small segments that the collector compacts into
+#              checkpoints; the directory's disk use and the collector's VmHWM stay flat, the
+#              profile and a fresh snapshot show the holder, the compacted recording converts
 #
 # CMake sets RHEAP, RHEAP_LIB, HOLDER, COLLECT_API, SRC and DIR (where the index case leaves its screenshot).
 set -euo pipefail
@@ -469,6 +473,68 @@ case_flat() {
     live=$(metric rheap_live_bytes "$a")
     awk -v l="$live" -v t=$((4 * MIB)) 'BEGIN { exit !(l > t * 0.5 && l < t * 1.5) }' ||
         fail "live bytes $live"
+}
+
+# hwm_kib PID: the most resident memory the process has held (VmHWM), in KiB.
+hwm_kib() {
+    awk '/^VmHWM/ { print $2 }' "/proc/$1/status"
+}
+
+case_compact() {
+    need go
+    # 3200 blocks of 16 KiB held (every one sampled at an interval of 64 bytes: each stands for
+    # exactly itself), and 3000 calls of 24 bytes every 10 ms, about 100 000 samples a second
+    # with their frees, each thread file rolled every 128 KiB of blocks: at the default interval
+    # and segment size, a service allocating 1 GB/s writes as much in about a day.
+    start_holder a 3200 16384 RHEAP_MODE=profile RHEAP_SAMPLE_INTERVAL=64 RHEAP_SAMPLE_SEED=5 \
+        RHEAP_SEGMENT_KB=128 HOLDER_CHURN=3000
+    local a=$HPID dir
+    dir=$(ls -d "$REC"/rip-$a)
+    start_serve --disk-budget 512K
+    wait_for "the holder" bash -c "curl -sf $URL/metrics | grep -q 'rheap_live_bytes{pid=\"$a\"'"
+    # Sampled every second for 24 s: the directory's disk use and the collector's VmHWM, which
+    # after its first seconds (symbolizer, first checkpoint) must not grow with time.
+    local i du most=0 hwm5 hwm
+    for i in $(seq 24); do
+        sleep 1
+        du=$(du -sk "$dir" | cut -f1)
+        [ "$du" -gt "$most" ] && most=$du
+        [ "$i" = 6 ] && hwm5=$(hwm_kib $SPID)
+    done
+    hwm=$(hwm_kib $SPID)
+    local files serials
+    files=$(ls "$dir" | tr '\n' ' ')
+    serials=$(ls "$dir" | sed -n 's/^t[0-9]*-s\([0-9]*\)\.rip$/\1/p' | sort -n | tail -1)
+    echo "recording: at most $most KiB on disk, $serials thread files written ($files)"
+    echo "collector VmHWM: $hwm5 KiB after 6 s, $hwm KiB after 24 s"
+    # Without compaction the directory would hold every file: 128 KiB each at least.
+    [ "${serials:-0}" -ge 24 ] || fail "only ${serials:-0} thread files written: the holder did not churn enough"
+    [ "$most" -le 2048 ] || fail "the recording took $most KiB of disk, more than the 2048 KiB bound"
+    ls "$dir" | grep -q '^checkpoint-[0-9]*\.rip$' || fail "no checkpoint: $files"
+    [ "$(ls "$dir" | grep -c '^checkpoint-')" = 1 ] || fail "older checkpoints left: $files"
+    [ "$((hwm - hwm5))" -le 1024 ] || fail "the collector's VmHWM grew from $hwm5 to $hwm KiB"
+    # The holder's 50 MiB, from the collector that compacted, and from a snapshot that reads the
+    # checkpoint and the segments after it.
+    local est snap
+    est=$(inuse_line "$URL/debug/pprof/heap?pid=$a")
+    expect_eq "hold_blocks over HTTP" "$est" $((50 * MIB))
+    "$RHEAP" snapshot "$a" "$REC" -o snap.pb.gz 2>/dev/null || fail "rheap snapshot failed"
+    snap=$(inuse_line snap.pb.gz)
+    expect_eq "hold_blocks in a fresh snapshot" "$snap" $((50 * MIB))
+    # The compacted recording converts: the holder's blocks never freed, what was compacted said.
+    touch "$WORK/a.stop"
+    wait_for "the holder's end" bash -c "! kill -0 $a"
+    "$RHEAP" convert -q "$dir" -o a.db || fail "rheap convert of the compacted recording failed"
+    local db
+    db=$(sqlite3 a.db "SELECT CAST(round(sum(s.leaked_bytes)) AS INTEGER) FROM stack_stats s
+                       JOIN stacks k ON k.id = s.bt WHERE k.function = 'hold_blocks'
+                          AND k.location LIKE '%holder.c:$HOLD_LINE'")
+    expect_eq "hold_blocks never freed in the database" "$db" $((50 * MIB))
+    expect_eq "warnings" "$(sqlite3 a.db "SELECT value FROM meta WHERE key = 'warnings'")" 0
+    [ "$(sqlite3 a.db "SELECT value FROM meta WHERE key = 'compacted_files'")" -ge 4 ] ||
+        fail "meta compacted_files: $(sqlite3 a.db "SELECT value FROM meta WHERE key = 'compacted_files'")"
+    "$RHEAP" report a.db | grep -q 'compacted .* thread files; events before .* s were compacted' ||
+        fail "rheap report does not say the recording was compacted"
 }
 
 case_cgroup() {
