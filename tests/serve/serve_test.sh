@@ -511,6 +511,9 @@ case_compact() {
     [ "${serials:-0}" -ge 24 ] || fail "only ${serials:-0} thread files written: the holder did not churn enough"
     [ "$most" -le 2048 ] || fail "the recording took $most KiB of disk, more than the 2048 KiB bound"
     ls "$dir" | grep -q '^checkpoint-[0-9]*\.rip$' || fail "no checkpoint: $files"
+    local k
+    k=$(ls "$dir" | sed -n 's/^checkpoint-\([0-9]*\)\.rip$/\1/p')
+    expect_eq "rheap_compactions_total" "$(metric rheap_compactions_total "$a")" "$k"
     [ "$(ls "$dir" | grep -c '^checkpoint-')" = 1 ] || fail "older checkpoints left: $files"
     [ "$((hwm - hwm5))" -le 1024 ] || fail "the collector's VmHWM grew from $hwm5 to $hwm KiB"
     # The holder's 50 MiB, from the collector that compacted, and from a snapshot that reads the
