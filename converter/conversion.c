@@ -97,6 +97,7 @@ typedef struct {
     uint64_t events, lost;
     rip_record_t totals;     /* profile mode: the file's last totals record (kind set if any) */
     int checkpoint;          /* the recording's checkpoint (FORMAT.md section 3b) */
+    uint32_t segment;        /* the header's: 2 or more for a segment of a thread */
     int skipped;             /* a file the checkpoint replaces: not read */
     uint64_t offset;         /* file offset of the block being read, for progress */
     uint64_t file_size;
@@ -133,7 +134,8 @@ typedef struct {
     struct timespec t0;
     /* the recording being converted */
     uint32_t pid, recording;
-    const stream_t *streams;  /* its thread files: streams[i] has threads.id first_thread + i */
+    stream_t *streams;        /* its thread files: streams[i] has threads.id first_thread + i
+                                 (a segment takes its thread's first file's id) */
     const struct streams *cur_streams; /* all of them, with the checkpoint's list */
     uint32_t first_thread;
     modrow_t *mods;
@@ -667,8 +669,10 @@ static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s)
     b.tid = s->tid;
     b.thread = s->id;
     b.call = (uint8_t)s->ev.call;
-    if (!s->addr_base)
-        s->addr_base = b.addr & ADDR_MASK; /* never 0: allocations that returned NULL were skipped above */
+    /* The thread's base, shared by its segments: the base of its first allocation in any. */
+    stream_t *th = &c->streams[s->id - c->first_thread];
+    if (!th->addr_base)
+        th->addr_base = b.addr & ADDR_MASK; /* never 0: allocations that returned NULL were skipped above */
     cv__live_t old;
     int rc = cv__pairs_insert(live, &b, &old);
     if (rc < 0) {
@@ -1027,6 +1031,17 @@ static int open_stream(ctx_t *c, stream_t *s, const procinfo_t *p, int live)
     }
     s->tid = h->tid;
     s->serial = h->serial;
+    s->segment = h->segment;
+    /* A segment continues its thread (FORMAT.md section 3a): its events go under the thread
+     * of its first file, when that file is still there. */
+    for (size_t j = 0; h->segment >= 2 && c->cur_streams && j < c->cur_streams->n; j++) {
+        const stream_t *f = &c->cur_streams->s[j];
+        if (f != s && (f->r || f->done) && !f->skipped && !f->checkpoint &&
+            f->serial == h->first_serial && f->tid == h->tid && f->segment < 2) {
+            s->id = f->id;
+            break;
+        }
+    }
     if (!s->checkpoint && c->cur_streams && replaced(c->cur_streams, s->serial)) {
         /* Left by a crash between the checkpoint's rename and the deletion of what it
          * replaces: its events are in the checkpoint. */
@@ -1391,18 +1406,46 @@ static int write_recording_rows(ctx_t *c, const streams_t *v, const procinfo_t *
     /* Lost events of every cause: those the thread files report, and those of threads that got
      * no file at all (more threads than max_threads), which the process file reports. */
     uint64_t lost = p->lost;
+    /* A thread's row counts the events of all its files (its segments' streams carry its id),
+     * and takes the name its last file gave it. */
+    uint64_t *events = calloc(v->n ? v->n : 1, sizeof *events);
+    uint64_t *tlost = calloc(v->n ? v->n : 1, sizeof *tlost);
+    const char **names = calloc(v->n ? v->n : 1, sizeof *names);
+    if (!events || !tlost || !names) {
+        free(events);
+        free(tlost);
+        free(names);
+        nomem(c, "");
+        return -1;
+    }
     for (size_t i = 0; i < v->n; i++) {
+        const stream_t *s = &v->s[i];
+        size_t th = s->id - c->first_thread;
+        if (th >= v->n)
+            continue;
+        events[th] += s->events;
+        tlost[th] = add_lost(tlost[th], s->lost);
+        if (s->name)
+            names[th] = s->name;
+    }
+    int failed = 0;
+    for (size_t i = 0; i < v->n && !failed; i++) {
         stream_t *s = &v->s[i];
         lost = add_lost(lost, s->lost);
-        if (s->skipped || (s->tid == 0 && !s->checkpoint))
-            continue; /* not even its header was written (warned above): no thread to name */
-        if (cv__db_thread(c->db, s->id, p->pid, p->recording, s->tid, s->name, s->serial,
-                             s->path, s->events, s->lost, s->addr_base) != 0) {
-            db_fail(c, "threads");
-            return -1;
-        }
         c->bytes_done += s->file_size;
+        if (s->skipped || (s->tid == 0 && !s->checkpoint) || s->id != c->first_thread + i)
+            continue; /* not even its header was written (warned above), or a segment: no row */
+        if (cv__db_thread(c->db, s->id, p->pid, p->recording, s->tid, names[i], s->serial,
+                             s->path, events[i], tlost[i], s->addr_base) != 0) {
+            db_fail(c, "threads");
+            failed = 1;
+        }
     }
+    free(events);
+    free(tlost);
+    free(names);
+    if (failed)
+        return -1;
     c->lost = add_lost(c->lost, lost);
     if (lost == LOST_MAX)
         warnf(c, dir, NO_OFFSET,

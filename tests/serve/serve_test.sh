@@ -484,32 +484,36 @@ case_compact() {
     need go
     # 3200 blocks of 16 KiB held (every one sampled at an interval of 64 bytes: each stands for
     # exactly itself), and 3000 calls of 24 bytes every 10 ms, about 100 000 samples a second
-    # with their frees, each thread file rolled every 128 KiB of blocks: at the default interval
-    # and segment size, a service allocating 1 GB/s writes as much in about a day.
+    # with their frees, each thread file rolled every 64 KiB of blocks: at the default interval
+    # and segment size, a service allocating 1 GB/s writes as much in hours.
     start_holder a 3200 16384 RHEAP_MODE=profile RHEAP_SAMPLE_INTERVAL=64 RHEAP_SAMPLE_SEED=5 \
-        RHEAP_SEGMENT_KB=128 HOLDER_CHURN=3000
+        RHEAP_SEGMENT_KB=64 HOLDER_CHURN=3000
     local a=$HPID dir
     dir=$(ls -d "$REC"/rip-$a)
-    start_serve --disk-budget 512K
+    start_serve --disk-budget 256K
     wait_for "the holder" bash -c "curl -sf $URL/metrics | grep -q 'rheap_live_bytes{pid=\"$a\"'"
-    # Sampled every second for 24 s: the directory's disk use and the collector's VmHWM, which
-    # after its first seconds (symbolizer, first checkpoint) must not grow with time.
-    local i du most=0 hwm5 hwm
-    for i in $(seq 24); do
+    # Sampled every second until the holder has written 40 thread files (2.5 MiB or more), 36 s
+    # at most: the directory's disk use and the collector's VmHWM, which after its first seconds
+    # (symbolizer, first checkpoint) must not grow with time. Bound on disk: the open file's
+    # staging area (324 KiB) and segment (64 KiB), the budget of closed segments (256 KiB) and
+    # what one scan adds to it, the checkpoint (3200 blocks).
+    local i du most=0 hwm5 hwm serials=0
+    for i in $(seq 36); do
         sleep 1
         du=$(du -sk "$dir" | cut -f1)
         [ "$du" -gt "$most" ] && most=$du
         [ "$i" = 6 ] && hwm5=$(hwm_kib $SPID)
+        serials=$(ls "$dir" | sed -n 's/^t[0-9]*-s\([0-9]*\)\.rip$/\1/p' | sort -n | tail -1)
+        [ "$i" -ge 12 ] && [ "${serials:-0}" -ge 40 ] && break
     done
     hwm=$(hwm_kib $SPID)
-    local files serials
+    local files
     files=$(ls "$dir" | tr '\n' ' ')
-    serials=$(ls "$dir" | sed -n 's/^t[0-9]*-s\([0-9]*\)\.rip$/\1/p' | sort -n | tail -1)
-    echo "recording: at most $most KiB on disk, $serials thread files written ($files)"
-    echo "collector VmHWM: $hwm5 KiB after 6 s, $hwm KiB after 24 s"
-    # Without compaction the directory would hold every file: 128 KiB each at least.
-    [ "${serials:-0}" -ge 24 ] || fail "only ${serials:-0} thread files written: the holder did not churn enough"
-    [ "$most" -le 2048 ] || fail "the recording took $most KiB of disk, more than the 2048 KiB bound"
+    echo "recording: at most $most KiB on disk over $i s, ${serials:-0} thread files written ($files)"
+    echo "collector VmHWM: $hwm5 KiB after 6 s, $hwm KiB after $i s"
+    # Without compaction the directory would hold every file: 64 KiB each at least.
+    [ "${serials:-0}" -ge 40 ] || fail "only ${serials:-0} thread files written: the holder did not churn enough"
+    [ "$most" -le 1280 ] || fail "the recording took $most KiB of disk, more than the 1280 KiB bound"
     ls "$dir" | grep -q '^checkpoint-[0-9]*\.rip$' || fail "no checkpoint: $files"
     local k
     k=$(ls "$dir" | sed -n 's/^checkpoint-\([0-9]*\)\.rip$/\1/p')

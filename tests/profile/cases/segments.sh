@@ -40,7 +40,11 @@ total=$(grep '^total ' sites.out)
 expect_eq "segmented: exact allocations" "$(q segmented.db "SELECT allocs FROM recording_stats")" "$(field "$total" calls)"
 expect_eq "segmented: exact bytes" "$(q segmented.db "SELECT alloc_bytes FROM recording_stats")" "$(field "$total" bytes)"
 expect_eq "segmented: no warning" "$(q segmented.db "SELECT value FROM meta WHERE key = 'warnings'")" 0
-expect_eq "segmented: a thread row per file" "$(q segmented.db "SELECT count(*) FROM threads")" "$((nseg + 1))"
+# One thread: its segments' events under its first file's row.
+expect_eq "segmented: threads" "$(q segmented.db "SELECT count(*) || ' ' || sum(events) FROM threads")" \
+    "$(q whole.db "SELECT count(*) || ' ' || sum(events) FROM threads")"
+expect_eq "segmented: the thread's file" "$(q segmented.db "SELECT serial || ' ' || file FROM threads" | sed 's|/.*/||')" \
+    "1 $(grep '^t[0-9]*\.rip$' files.txt)"
 for db in whole.db segmented.db; do
     q $db "SELECT k.function, s.blocks, s.bytes, s.leaked_blocks, s.leaked_bytes FROM stack_stats AS s
            JOIN stacks AS k ON k.id = s.bt ORDER BY k.function, s.bytes" >"$db.sites"
