@@ -6,8 +6,9 @@
 #                                     operations per thread (default 2000000; 2 threads)
 #   bench/serve.sh long [BUILD] [S]   a week compressed into S seconds (default 300): the
 #                                     serve.compact test's holder (50 MiB held, 3000 24-byte
-#                                     calls every 10 ms at an interval of 64 bytes, 128 KiB
-#                                     segments) under rheap serve --disk-budget 512K; every
+#                                     calls every 10 ms at an interval of 64 bytes, a thread
+#                                     started and ended every 10 ms, 128 KiB segments) under
+#                                     rheap serve --disk-budget 512K; every
 #                                     S/10 seconds the recording's disk use (du), the thread
 #                                     files written so far, the collector's VmRSS and VmHWM
 #                                     and its rheap_collector_memory_bytes for the process
@@ -82,7 +83,7 @@ long_run() {
     [ -x "$holder" ] || { echo "serve.sh: $holder missing (build the tree first)" >&2; exit 1; }
     mkdir "$TMP/rec"
     env LD_PRELOAD="$LIB" RHEAP_DIR="$TMP/rec" RHEAP_MODE=profile RHEAP_SAMPLE_INTERVAL=64 \
-        RHEAP_SAMPLE_SEED=5 RHEAP_SEGMENT_KB=128 HOLDER_CHURN=3000 \
+        RHEAP_SAMPLE_SEED=5 RHEAP_SEGMENT_KB=128 HOLDER_CHURN=3000 HOLDER_THREADS=1 \
         "$holder" 3200 16384 "$TMP/stop" >"$TMP/holder.out" 2>&1 &
     local hpid=$!
     while ! grep -q ready "$TMP/holder.out"; do sleep 0.05; done

@@ -79,7 +79,7 @@ typedef struct {
     /* From the header, once read (have_header): the file's serial, and for a segment its place
      * in its thread and the serial of the thread's first file (FORMAT.md section 3a). */
     int have_header;
-    uint32_t serial, segment, first_serial;
+    uint32_t tid, serial, segment, first_serial;
     int closed;                /* a later segment of its thread exists: it is complete */
     int checkpoint;            /* a checkpoint file (FORMAT.md section 3b) */
     int skipped;               /* replaced by the checkpoint: not read */
@@ -522,6 +522,7 @@ static int read_thread(rc_host_t *h, rc__proc_t *p, thread_t *t, int final)
             return 0;
         }
         t->have_header = 1;
+        t->tid = hd->tid;
         t->serial = hd->serial;
         t->segment = hd->segment;
         t->first_serial = hd->first_serial;
@@ -786,11 +787,41 @@ static void prune_tombs(rc__proc_t *p)
     }
 }
 
+/* Whether thread file q's thread is gone, in profile mode: another file of its tid that is not
+ * one of its segments came after it (the tid went to a new thread), or the kernel lists no such
+ * thread in the process. Its file is then written no more (an ended thread's last events, from
+ * libc's cleanup, come before the kernel lets it go), and can be read to its end and
+ * compacted like a closed segment. */
+static int thread_gone(const rc__proc_t *p, const thread_t *q, uint32_t first)
+{
+    if (!p->interval || !q->tid)
+        return 0;
+    for (size_t i = 0; i < p->nthreads; i++) {
+        const thread_t *o = &p->threads[i];
+        if (o->have_header && !o->checkpoint && o->tid == q->tid && o->serial > q->serial &&
+            (o->segment >= 2 ? o->first_serial : o->serial) != first)
+            return 1;
+    }
+    char path[64];
+    struct stat sb;
+    snprintf(path, sizeof path, "/proc/%" PRIu32 "/task/%" PRIu32, p->pid, q->tid);
+    return stat(path, &sb) != 0 && errno == ENOENT;
+}
+
 /* Marks the files a later segment of their thread follows (FORMAT.md section 3a: the writer
- * completed them before it made the next). Returns whether one was newly marked. */
+ * completed them before it made the next), and those of threads that are gone. Returns whether
+ * one was newly marked. */
 static int mark_closed(rc__proc_t *p)
 {
     int marked = 0;
+    for (size_t j = 0; j < p->nthreads; j++) {
+        thread_t *q = &p->threads[j];
+        if (!q->closed && q->have_header && !q->checkpoint && !q->skipped &&
+            thread_gone(p, q, q->segment >= 2 ? q->first_serial : q->serial)) {
+            q->closed = 1;
+            marked = 1;
+        }
+    }
     for (size_t i = 0; i < p->nthreads; i++) {
         const thread_t *x = &p->threads[i];
         if (!x->have_header || x->segment < 2)
