@@ -147,10 +147,14 @@ static void put_record(FILE *out, const rip_record_t *r)
         break;
     }
     case RIP_REC_CHECKPOINT:
-        fprintf(out, "checkpoint t=%" PRIu64 " number=%" PRIu64 " files=%" PRIu32, r->t,
+        fprintf(out, "checkpoint t=%" PRIu64 " number=%" PRIu64 " files=%" PRIu64, r->t,
                 r->u.checkpoint.number, r->u.checkpoint.nfiles);
-        for (uint32_t i = 0; i < r->u.checkpoint.nfiles; i++)
-            fprintf(out, "%c%" PRIu32, i ? ',' : ' ', r->u.checkpoint.serials[i]);
+        for (uint32_t i = 0; i < r->u.checkpoint.nranges; i++) {
+            const rip_range_t *g = &r->u.checkpoint.ranges[i];
+            fprintf(out, "%c%" PRIu32, i ? ',' : ' ', g->first);
+            if (g->last != g->first)
+                fprintf(out, "-%" PRIu32, g->last);
+        }
         break;
     case RIP_REC_UNKNOWN:
         fprintf(out, "unknown type=0x%02x", r->u.unknown.type);

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include <rip.h>
+
 #include "rheap_collect.h"
 #include "rheap_convert.h"
 
@@ -81,8 +83,8 @@ typedef struct {
 typedef struct {
     uint32_t pid, recording;
     uint64_t start_ns, number, t;
-    const uint32_t *serials;
-    uint32_t nserials;
+    const rip_range_t *ranges;
+    uint32_t nranges;
     const rc__ckpt_mod_t *mods;
     size_t nmods;
     const uint64_t *ips;
@@ -93,9 +95,14 @@ typedef struct {
     uint64_t allocs, bytes, frees;
 } rc__ckpt_t;
 
-/* Writes dir/checkpoint-<number>.rip durably: under a temporary name, synced, renamed, the
- * directory synced. 0, or -1 with the reason in why (nothing left behind under either name). */
-int rc__checkpoint_write(const char *dir, const rc__ckpt_t *c, char *why, size_t whylen);
+/* The bytes of the writer's memory rc__checkpoint_write takes (16-byte aligned): the host keeps
+ * one such buffer for all its compactions, rather than a megabyte allocated and freed each time. */
+size_t rc__checkpoint_mem_size(void);
+/* Writes dir/checkpoint-<number>.rip durably, with the writer in mem: under a temporary name,
+ * synced, renamed, the directory synced. 0, or -1 with the reason in why (nothing left behind
+ * under either name). */
+int rc__checkpoint_write(const char *dir, const rc__ckpt_t *c, void *mem, char *why,
+                         size_t whylen);
 
 /* ---- heapprof.c: live heaps as profile.proto ---- */
 

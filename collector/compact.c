@@ -23,9 +23,9 @@
 
 #include "collector.h"
 
-/* Big enough for the checkpoint record of a week of segments (about two bytes a serial) and for
- * any module record; small enough that the writer's memory (a few times this) stays a passing
- * cost of each compaction. */
+/* Big enough for the checkpoint record (a few bytes a range: about one range per thread file
+ * left between compactions) and for any module record; small enough that the writer's memory (a
+ * few times this) stays a passing cost of each compaction. */
 #define CKPT_BLOCK (256u * 1024u)
 
 /* The checkpoint's time unit, librheap's (4 ns): times are copied from its files unchanged. */
@@ -33,7 +33,7 @@
 
 static rip_status_t write_body(rip_writer_t *w, const rc__ckpt_t *c)
 {
-    rip_status_t st = rip_writer_checkpoint(w, c->t, c->number, c->serials, c->nserials);
+    rip_status_t st = rip_writer_checkpoint(w, c->t, c->number, c->ranges, c->nranges);
     if (st == RIP_OK && c->nmods)
         st = rip_writer_modules(w, 0, (uint32_t)c->nmods);
     for (size_t i = 0; st == RIP_OK && i < c->nmods; i++) {
@@ -56,7 +56,13 @@ static rip_status_t write_body(rip_writer_t *w, const rc__ckpt_t *c)
     return st;
 }
 
-int rc__checkpoint_write(const char *dir, const rc__ckpt_t *c, char *why, size_t whylen)
+size_t rc__checkpoint_mem_size(void)
+{
+    return (rip_writer_footprint(CKPT_BLOCK) + 15) & ~(size_t)15;
+}
+
+int rc__checkpoint_write(const char *dir, const rc__ckpt_t *c, void *mem, char *why,
+                         size_t whylen)
 {
     char tmp[4200], path[4200];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s/.checkpoint-%" PRIu64 ".tmp", dir, c->number) >=
@@ -71,19 +77,11 @@ int rc__checkpoint_write(const char *dir, const rc__ckpt_t *c, char *why, size_t
         snprintf(why, whylen, "%s: %s", tmp, strerror(errno));
         return -1;
     }
-    void *mem = aligned_alloc(16, (rip_writer_footprint(CKPT_BLOCK) + 15) & ~(size_t)15);
-    if (!mem) {
-        close(fd);
-        unlink(tmp);
-        snprintf(why, whylen, "out of memory");
-        return -1;
-    }
     rip_header_t h = {0, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, c->pid, 0, c->recording, 0,
                       c->start_ns, CKPT_TIME_SHIFT, 0, 0};
     rip_writer_t *w = rip_writer_init(mem, CKPT_BLOCK, fd, &h);
     rip_status_t st = write_body(w, c);
     int err = errno;
-    free(mem);
     if (st != RIP_OK || fsync(fd) != 0) {
         if (st == RIP_OK)
             err = errno;

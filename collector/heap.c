@@ -111,7 +111,7 @@ struct rc__proc {
     /* Checkpoints (compaction): the newest one's number, the time before which events were
      * compacted, the serials of the files it replaces (sorted). */
     uint64_t ckpt_num, ckpt_t;
-    uint32_t *skip;
+    rip_range_t *skip;
     size_t nskip;
     int listed;                /* the directory was listed once: later checkpoints are ours */
     int no_compact;            /* a compaction failed: said once, not tried again */
@@ -131,6 +131,7 @@ struct rc_host {
     rheap_symbols_t *sym;
     uint64_t budget;           /* most bytes of state per process; 0: no limit */
     uint64_t disk_budget;      /* closed segments a process may keep before compaction; 0: none */
+    void *ckpt_mem;            /* the checkpoint writer's memory, made at the first compaction */
     /* The build ids of the symbolizer's modules, by id, for the checkpoints' module lists. */
     struct {
         uint8_t *id;
@@ -449,17 +450,7 @@ static void say_unread(const rc_host_t *h, const rip_error_t *e)
 /* Whether the current checkpoint replaces the file with this serial. */
 static int skipped_serial(const rc__proc_t *p, uint32_t serial)
 {
-    size_t lo = 0, hi = p->nskip;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (p->skip[mid] == serial)
-            return 1;
-        if (p->skip[mid] < serial)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return 0;
+    return rip_ranges_have(p->skip, p->nskip, serial);
 }
 
 /* A file read to its end: what only reading needed goes (a week of segments keeps no table of
@@ -596,13 +587,13 @@ static int read_thread(rc_host_t *h, rc__proc_t *p, thread_t *t, int final)
             break;
         }
         case RIP_REC_CHECKPOINT:
-            if (t->checkpoint && !p->nskip && rec.u.checkpoint.nfiles) {
-                p->skip = malloc(rec.u.checkpoint.nfiles * sizeof *p->skip);
+            if (t->checkpoint && !p->nskip && rec.u.checkpoint.nranges) {
+                p->skip = malloc(rec.u.checkpoint.nranges * sizeof *p->skip);
                 if (!p->skip)
                     return -1;
-                memcpy(p->skip, rec.u.checkpoint.serials,
-                       rec.u.checkpoint.nfiles * sizeof *p->skip);
-                p->nskip = rec.u.checkpoint.nfiles;
+                memcpy(p->skip, rec.u.checkpoint.ranges,
+                       rec.u.checkpoint.nranges * sizeof *p->skip);
+                p->nskip = rec.u.checkpoint.nranges;
                 p->ckpt_t = rec.t;
             }
             break;
@@ -868,7 +859,8 @@ static int ckblock_cmp(const void *a, const void *b)
 
 /* The pieces of a checkpoint being made, freed together. */
 typedef struct {
-    uint32_t *serials;
+    uint32_t *serials;         /* the files this compaction replaces */
+    rip_range_t *ranges;       /* with those of the current checkpoint */
     rc__ckpt_block_t *blocks;
     uint32_t *stack_new;       /* process stack index -> checkpoint id, 0: unused */
     uint32_t *stack_old;       /* checkpoint id - 1 -> process stack index */
@@ -883,6 +875,7 @@ typedef struct {
 static void parts_free(ckpt_parts_t *c)
 {
     free(c->serials);
+    free(c->ranges);
     free(c->blocks);
     free(c->stack_new);
     free(c->stack_old);
@@ -914,15 +907,15 @@ static int compact(rc_host_t *h, rc__proc_t *p)
     size_t n = p->nthreads, ns = p->nskip, nb = 0;
     /* in[i]: 1 when thread file i goes into the checkpoint. */
     unsigned char *in = calloc(n ? n : 1, 1);
-    c.serials = malloc((ns + n + 1) * sizeof *c.serials);
+    c.serials = malloc((n + 1) * sizeof *c.serials);
+    c.ranges = malloc((p->nskip + n + 1) * sizeof *c.ranges);
     c.remap = malloc((n ? n : 1) * sizeof *c.remap);
-    if (!in || !c.serials || !c.remap) {
+    if (!in || !c.serials || !c.ranges || !c.remap) {
         free(in);
         parts_free(&c);
         return -1;
     }
-    if (ns)
-        memcpy(c.serials, p->skip, ns * sizeof *c.serials);
+    ns = 0;
     uint64_t allocs = 0, bytes = 0, frees = 0, until = p->ckpt_t;
     for (size_t i = 0; i < n; i++) {
         const thread_t *t = &p->threads[i];
@@ -939,6 +932,22 @@ static int compact(rc_host_t *h, rc__proc_t *p)
     }
     if (ns > 1)
         qsort(c.serials, ns, sizeof *c.serials, u32_cmp);
+    /* The current checkpoint's ranges and these serials, merged into ranges (adjacent ones
+     * joined): a list as long as the files left between them, not as the files ever made. */
+    size_t nr = 0, a = 0, b = 0;
+    while (a < p->nskip || b < ns) {
+        rip_range_t g;
+        if (b >= ns || (a < p->nskip && p->skip[a].first < c.serials[b]))
+            g = p->skip[a++];
+        else
+            g.first = g.last = c.serials[b++];
+        if (nr && g.first <= c.ranges[nr - 1].last + 1) {
+            if (g.last > c.ranges[nr - 1].last)
+                c.ranges[nr - 1].last = g.last;
+        } else {
+            c.ranges[nr++] = g;
+        }
+    }
     /* The blocks still live that those files allocated, in time order. */
     c.blocks = malloc((p->live.used + 1) * sizeof *c.blocks);
     c.stack_new = calloc(p->nstacks + 1, sizeof *c.stack_new);
@@ -1007,12 +1016,17 @@ static int compact(rc_host_t *h, rc__proc_t *p)
     c.stack_at[nstk] = k;
     rc__ckpt_t ck = {
         .pid = p->pid, .recording = p->recording, .start_ns = p->start_ns,
-        .number = p->ckpt_num + 1, .t = until, .serials = c.serials, .nserials = (uint32_t)ns,
+        .number = p->ckpt_num + 1, .t = until, .ranges = c.ranges, .nranges = (uint32_t)nr,
         .mods = c.mods, .nmods = nmods, .ips = c.ips, .stack_at = c.stack_at, .nstacks = nstk,
         .blocks = c.blocks, .nblocks = nb, .allocs = allocs, .bytes = bytes, .frees = frees,
     };
     char why[PATH_MAX + 600];
-    if (rc__checkpoint_write(p->dir, &ck, why, sizeof why) != 0) {
+    if (!h->ckpt_mem && !(h->ckpt_mem = aligned_alloc(16, rc__checkpoint_mem_size()))) {
+        free(in);
+        parts_free(&c);
+        return -1;
+    }
+    if (rc__checkpoint_write(p->dir, &ck, h->ckpt_mem, why, sizeof why) != 0) {
         free(in);
         parts_free(&c);
         return compact_fail(h, p, why);
@@ -1072,9 +1086,9 @@ static int compact(rc_host_t *h, rc__proc_t *p)
             b->thread = c.remap[b->thread];
     }
     free(p->skip);
-    p->skip = c.serials;
-    p->nskip = ns;
-    c.serials = NULL;
+    p->skip = c.ranges;
+    p->nskip = nr;
+    c.ranges = NULL;
     p->ckpt_num = ck.number;
     p->ckpt_t = until;
     p->compactions++;
@@ -1141,7 +1155,7 @@ static uint64_t proc_memory(const rc__proc_t *p)
                  (p->tombs.slots ? (p->tombs.mask + 1) * sizeof(block_t) : 0) +
                  p->capstacks * sizeof(rc__stack_t) + p->frames_bytes +
                  (p->stack_slots ? (p->stack_mask + 1) * sizeof(uint32_t) : 0) +
-                 p->nskip * sizeof(uint32_t) + p->capthreads * sizeof(thread_t);
+                 p->nskip * sizeof(rip_range_t) + p->capthreads * sizeof(thread_t);
     for (size_t k = 0; k < p->nthreads; k++)
         m += p->threads[k].nids * sizeof(uint32_t) + p->threads[k].capsegs * sizeof(seg_t);
     return m;
@@ -1219,6 +1233,7 @@ void rc_host_destroy(rc_host_t *h)
     free(h->ignored);
     free(h->ignored_seen);
     rheap_symbols_destroy(h->sym);
+    free(h->ckpt_mem);
     for (size_t i = 0; i < h->nbids; i++)
         free(h->bids[i].id);
     free(h->bids);

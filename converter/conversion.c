@@ -898,25 +898,15 @@ typedef struct streams {
     int last_cls;
     size_t last_i;
     int applied;
-    /* The checkpoint's list of the files it replaces (sorted serials), if it has one. */
-    uint32_t *skip;
+    /* The checkpoint's list of the files it replaces (serial ranges), if it has one. */
+    rip_range_t *skip;
     size_t nskip;
 } streams_t;
 
 /* Whether the recording's checkpoint replaces the thread file with this serial. */
 static int replaced(const streams_t *v, uint32_t serial)
 {
-    size_t lo = 0, hi = v->nskip;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (v->skip[mid] == serial)
-            return 1;
-        if (v->skip[mid] < serial)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return 0;
+    return rip_ranges_have(v->skip, v->nskip, serial);
 }
 
 /* The tracer numbers the thread files of a recording 1, 2, ... as it opens them (the header's
@@ -1074,15 +1064,15 @@ static int read_checkpoint(ctx_t *c, streams_t *v, const char *path)
         rip_reader_close(r);
         return -1;
     }
-    v->nskip = rec.u.checkpoint.nfiles;
+    v->nskip = rec.u.checkpoint.nranges;
     v->skip = malloc((v->nskip ? v->nskip : 1) * sizeof *v->skip);
     if (!v->skip) {
         rip_reader_close(r);
         nomem(c, "");
         return -1;
     }
-    memcpy(v->skip, rec.u.checkpoint.serials, v->nskip * sizeof *v->skip);
-    c->compacted_files += v->nskip;
+    memcpy(v->skip, rec.u.checkpoint.ranges, v->nskip * sizeof *v->skip);
+    c->compacted_files += rec.u.checkpoint.nfiles;
     if (rec.t > c->compacted_before)
         c->compacted_before = rec.t;
     rip_reader_close(r);

@@ -168,6 +168,14 @@ typedef struct {
     size_t len;
 } rip_str_t;
 
+/* Serials first..last (a checkpoint's list of the files it replaces, since 3.5). */
+typedef struct {
+    uint32_t first, last;
+} rip_range_t;
+
+/* Whether v lies in one of the n increasing, disjoint ranges r (binary search). */
+int rip_ranges_have(const rip_range_t *r, size_t n, uint32_t v);
+
 typedef struct {
     uint64_t start;          /* run-time address */
     uint64_t size;
@@ -280,10 +288,12 @@ typedef struct {
         } pool;
         struct {
             /* a checkpoint file (FORMAT.md section 3b): its number, and the serials of the
-             * thread files it replaces, increasing (t: no event of theirs is later) */
+             * thread files it replaces as increasing, disjoint ranges (t: no event of theirs
+             * is later); nfiles is how many serials the ranges hold */
             uint64_t number;
-            uint32_t nfiles;
-            const uint32_t *serials;
+            uint32_t nranges;
+            const rip_range_t *ranges;
+            uint64_t nfiles;
         } checkpoint;
         struct {
             uint8_t type;        /* unknown extended record's type byte */
@@ -463,10 +473,11 @@ rip_status_t rip_writer_pool(rip_writer_t *w, rip_pool_op_t op, uint64_t t, uint
                              uint64_t addr, uint64_t size, uint64_t stack, const char *name);
 
 /* Since 3.5, a checkpoint file's first record (FORMAT.md section 3b): checkpoint `number`
- * replaces the thread files whose serials are serials[0..n) (strictly increasing), none of whose
- * events is later than t. RIP_E_FULL when the list does not fit one block. */
+ * replaces the thread files whose serials lie in ranges[0..n) (increasing, disjoint, not
+ * adjacent), none of whose events is later than t. RIP_E_FULL when the list does not fit one
+ * block. */
 rip_status_t rip_writer_checkpoint(rip_writer_t *w, uint64_t t, uint64_t number,
-                                   const uint32_t *serials, uint32_t n);
+                                   const rip_range_t *ranges, uint32_t n);
 
 /* For a writer that shares its process with code it does not control (the tracer). The writer
  * keeps a copy of `fd`, close-on-exec, among the top quarter of the descriptor numbers the limit

@@ -89,8 +89,8 @@ struct rip_reader {
     size_t segs_cap;
     rip_str_t *argv;
     size_t argv_cap;
-    uint32_t *serials;       /* a checkpoint record's list */
-    size_t serials_cap;
+    rip_range_t *ranges;     /* a checkpoint record's list */
+    size_t ranges_cap;
 };
 
 static rip_status_t fail(rip_reader_t *r, rip_error_t *err, rip_status_t code, uint64_t offset,
@@ -752,7 +752,7 @@ void rip_reader_close(rip_reader_t *r)
     free(r->ids);
     free(r->segs);
     free(r->argv);
-    free(r->serials);
+    free(r->ranges);
     free(r);
 }
 
@@ -1027,27 +1027,34 @@ static rip_status_t decode_extended(rip_reader_t *r, rip_record_t *rec, rip_erro
         rec->t = get_u(c);
         rec->u.checkpoint.number = get_u(c);
         uint64_t n = get_u(c);
+        rec->u.checkpoint.nranges = 0;
         rec->u.checkpoint.nfiles = 0;
-        rec->u.checkpoint.serials = r->serials;
-        if (c->err == RIP__VARINT_OK && n > (uint64_t)(c->end - c->p))
+        rec->u.checkpoint.ranges = r->ranges;
+        if (c->err == RIP__VARINT_OK && n > (uint64_t)(c->end - c->p) / 2)
             c->err = RIP__VARINT_SHORT;
         if (c->err != RIP__VARINT_OK || n == 0)
             break;
-        if (grow((void **)&r->serials, &r->serials_cap, (size_t)n, sizeof *r->serials) != 0)
+        if (grow((void **)&r->ranges, &r->ranges_cap, (size_t)n, sizeof *r->ranges) != 0)
             return fail(r, err, RIP_E_NOMEM, r->block_off, "out of memory for a checkpoint");
-        uint64_t s = 0;
+        uint64_t last = 0, files = 0;
         for (uint64_t i = 0; i < n && c->err == RIP__VARINT_OK; i++) {
-            uint64_t d = get_u(c);
-            if (c->err == RIP__VARINT_OK && (d == 0 || s + d > UINT32_MAX))
+            uint64_t gap = get_u(c), len = get_u(c);
+            if (c->err != RIP__VARINT_OK)
+                break;
+            if (gap == 0 || (i && gap == 1) || last + gap > UINT32_MAX ||
+                last + gap + len > UINT32_MAX)
                 return fail(r, err, RIP_E_CORRUPT, r->block_off,
-                            "checkpoint record at block offset %zu: file %llu of its list is "
-                            "not above the one before it or beyond 2^32",
+                            "checkpoint record at block offset %zu: range %llu of its list does "
+                            "not start above the one before it or ends beyond 2^32",
                             rec_at, (unsigned long long)i);
-            s += d;
-            r->serials[i] = (uint32_t)s;
+            r->ranges[i].first = (uint32_t)(last + gap);
+            r->ranges[i].last = (uint32_t)(last + gap + len);
+            last = r->ranges[i].last;
+            files += len + 1;
         }
-        rec->u.checkpoint.serials = r->serials;
-        rec->u.checkpoint.nfiles = (uint32_t)n;
+        rec->u.checkpoint.ranges = r->ranges;
+        rec->u.checkpoint.nranges = (uint32_t)n;
+        rec->u.checkpoint.nfiles = files;
         break;
     }
     case RIP__T_ON:

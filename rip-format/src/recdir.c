@@ -82,6 +82,21 @@ static int parse_thread_name(const char *name, uint64_t *tid, uint64_t *suffix)
     return strcmp(p, ".rip") == 0 ? 0 : -1;
 }
 
+int rip_ranges_have(const rip_range_t *r, size_t n, uint32_t v)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v < r[mid].first)
+            hi = mid;
+        else if (v > r[mid].last)
+            lo = mid + 1;
+        else
+            return 1;
+    }
+    return 0;
+}
+
 int rip_checkpoint_name_parse(const char *name, uint64_t *k)
 {
     const char *p = name;

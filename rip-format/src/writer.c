@@ -984,12 +984,13 @@ rip_status_t rip_writer_totals(rip_writer_t *w, uint64_t t, uint64_t allocs, uin
 }
 
 rip_status_t rip_writer_checkpoint(rip_writer_t *w, uint64_t t, uint64_t number,
-                                   const uint32_t *serials, uint32_t n)
+                                   const rip_range_t *ranges, uint32_t n)
 {
     t >>= w->time_shift;
     size_t len = rip__varint_len(t) + rip__varint_len(number) + rip__varint_len(n);
     for (uint32_t i = 0; i < n; i++)
-        len += rip__varint_len(serials[i] - (i ? serials[i - 1] : 0));
+        len += rip__varint_len(ranges[i].first - (i ? ranges[i - 1].last : 0)) +
+               rip__varint_len(ranges[i].last - ranges[i].first);
     uint8_t *p;
     rip_status_t st = begin_ext(w, RIP__T_CHECKPOINT, len, &p);
     if (st != RIP_OK)
@@ -997,9 +998,12 @@ rip_status_t rip_writer_checkpoint(rip_writer_t *w, uint64_t t, uint64_t number,
     p += rip__put_varint(p, t);
     p += rip__put_varint(p, number);
     p += rip__put_varint(p, n);
-    /* Deltas: the list grows by a few serials at each compaction of a long run. */
-    for (uint32_t i = 0; i < n; i++)
-        p += rip__put_varint(p, serials[i] - (i ? serials[i - 1] : 0));
+    /* Ranges: a compaction replaces nearly every file before the open ones, so the list stays
+     * about as long as the process has threads, however many files a week of segments makes. */
+    for (uint32_t i = 0; i < n; i++) {
+        p += rip__put_varint(p, ranges[i].first - (i ? ranges[i - 1].last : 0));
+        p += rip__put_varint(p, ranges[i].last - ranges[i].first);
+    }
     return end_ext(w);
 }
 

@@ -504,7 +504,7 @@ case_compact() {
         sleep 1
         du=$(du -sk "$dir" | cut -f1)
         [ "$du" -gt "$most" ] && most=$du
-        [ "$i" = 6 ] && hwm5=$(hwm_kib $SPID)
+        [ "$i" = 8 ] && hwm5=$(hwm_kib $SPID)
         serials=$(ls "$dir" | sed -n "s/^t$a-s\\([0-9]*\\)\\.rip\$/\\1/p" | sort -n | tail -1)
         segs=$("$RHEAP" dump "$dir/t$a-s$serials.rip" 2>/dev/null | sed -n 's/^# segment \([0-9]*\) .*/\1/p' || true)
         [ "$i" -ge 12 ] && [ "${segs:-0}" -ge 40 ] && break
@@ -513,7 +513,7 @@ case_compact() {
     local files
     files=$(ls "$dir" | tr '\n' ' ')
     echo "recording: at most $most KiB on disk over $i s, ${serials:-0} thread files written, $segs segments of the main thread ($files)"
-    echo "collector VmHWM: $hwm5 KiB after 6 s, $hwm KiB after $i s"
+    echo "collector VmHWM: $hwm5 KiB after 8 s, $hwm KiB after $i s"
     # Without compaction the directory would hold every file: 64 KiB each at least, and one
     # file per thread that ended.
     [ "${segs:-0}" -ge 40 ] || fail "only ${segs:-0} segments written: the holder did not churn enough"
@@ -528,7 +528,10 @@ case_compact() {
     m=$(metric rheap_compactions_total "$a")
     [ "$m" -ge "$k" ] && [ "$m" -le $((k + 1)) ] || fail "rheap_compactions_total $m, checkpoint $k"
     [ "$(ls "$dir" | grep -c '^checkpoint-')" = 1 ] || fail "older checkpoints left: $files"
-    [ "$((hwm - hwm5))" -le 1024 ] || fail "the collector's VmHWM grew from $hwm5 to $hwm KiB"
+    # A sanitized collector (scripts/test-sanitizers.sh) holds freed memory in quarantine.
+    if [ -z "${ASAN_OPTIONS:-}${TSAN_OPTIONS:-}" ]; then
+        [ "$((hwm - hwm5))" -le 1024 ] || fail "the collector's VmHWM grew from $hwm5 to $hwm KiB"
+    fi
     # The holder's 50 MiB, from the collector that compacted, and from a snapshot that reads the
     # checkpoint and the segments after it.
     local est snap
