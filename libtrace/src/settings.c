@@ -57,8 +57,8 @@ const rheap__setting_t rheap__settings[RHEAP__SET_COUNT] = {
      * compact (docs/COLLECTOR.md); 0 keeps one file per thread however large it grows. */
     [RHEAP__SET_SEGMENT_KB] = {"RHEAP_SEGMENT_KB", "--segment-kb", NULL, NULL, RHEAP__TYPE_UINT, 0,
                                1048576, RHEAP_DEFAULT_SEGMENT_KB, "KiB",
-                               "profile mode: a thread starts a new file (a segment) once\n"
-                               "its file passes this size; 0: never"},
+                               "KiB per thread file in profile mode\n"
+                               "(then the thread goes on in a new segment; 0: no limit)"},
 };
 
 /* Decimal digits only, at most 9 of value (anything larger is out of every range here). */

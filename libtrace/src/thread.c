@@ -516,8 +516,9 @@ static int map_stage(rheap__thread_t *t, int fd) {
 }
 
 /* Creates this thread's file in the current recording, t<tid>.rip, or t<tid>-N.rip when a
- * previous thread with the same tid already has one, or t<tid>-s<serial>.rip for a segment, maps its staging area and starts its
- * writer, which keeps a descriptor of its own, checked before each write (rip_writer_detach). */
+ * previous thread with the same tid already has one, or t<tid>-s<serial>.rip for a segment;
+ * maps its staging area and starts its writer, which keeps a descriptor of its own, checked
+ * before each write (rip_writer_detach). */
 static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
     /* Static, under the control lock: a thread's first event may come with little stack left. */
     static char path[PATH_MAX + 64];
