@@ -523,7 +523,9 @@ case_compact() {
         fail "only ${segs:-0} segments and ${serials:-0} files written: the holder did not churn enough"
     local left
     left=$(ls "$dir" | grep -c '^t.*\.rip$' || true)
-    [ "$left" -le 12 ] || fail "$left thread files left of $serials: those of ended threads stay"
+    # A few at any moment: those of threads that ended since the last scans (more behind a
+    # slow, sanitized collector), not one per thread ever made.
+    [ "$left" -le 64 ] || fail "$left thread files left of $serials: those of ended threads stay"
     [ "$most" -le 1280 ] || fail "the recording took $most KiB of disk, more than the 1280 KiB bound"
     ls "$dir" | grep -q '^checkpoint-[0-9]*\.rip$' || fail "no checkpoint: $files"
     # The metric counts the checkpoints (more may come between the two looks).
