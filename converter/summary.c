@@ -17,6 +17,10 @@
  *    a dirty list, and a new high copies only those: each change is copied at most once.
  *  - Markers copy every stack with live blocks; there are as many of those copies as distinct
  *    marker times.
+ *  - Checkpoints (schema.sql's table `checkpoints`): at each boundary of a grid of CK_SLICES
+ *    intervals the stacks that had an event since the last one are copied, again through a
+ *    list of touched stacks, so each event is copied at most once per checkpoint. A block
+ *    that outlives the interval it was allocated in is listed once, when it ends.
  *
  * Memory is one entry per stack, per thread, per (stack, size class) and 1024 timeline slices:
  * independent of the number of events.
@@ -35,6 +39,11 @@
 
 #define SLICES 1024
 #define FIRST_WIDTH_LOG2 10u /* the width of a slice, 1024 ns, while the recording is younger than ~1 ms */
+/* A checkpoint interval is 1 << CK_SHIFT timeline slices: at most 256 of them per recording
+ * once its length is known (earlier, narrower ones stay). Four slices keep the rows a moment's
+ * answer reads from `allocations` to about 1/256 of the recording, and the per-stack copies to
+ * 256 times the stacks that are busy in every interval. */
+#define CK_SHIFT 2u
 
 /* Counts and byte totals are doubles, weighed in profile mode and exact in a trace up to 2^53
  * (8 PiB); a trace's sum of lifetimes is cv__wide_t, exact. */
@@ -49,6 +58,7 @@ typedef struct {
     double peak_blocks, peak_bytes;   /* at the peak, once copied */
     double life[9];
     int dirty;                        /* on the dirty list */
+    int ck_dirty;                     /* on the list of stacks touched since the last checkpoint */
 } stackagg_t;
 
 typedef struct {
@@ -117,6 +127,26 @@ struct cv__summary {
         double blocks, bytes;
     } *mrows;
     size_t nmrows, capmrows;
+    /* Checkpoints, the rows they copy and the blocks that outlive their interval. */
+    struct ckpt {
+        int64_t t;                    /* the heap after every event at or before t; -1 for the first */
+        uint64_t free_lo, free_hi;    /* ids of the blocks that ended in the interval after t */
+        uint64_t leak_lo, leak_hi;    /* ids of the never-freed blocks allocated in it */
+        double blocks, bytes;         /* live at t */
+    } *cks;
+    size_t nck, capck;
+    struct ckrow {
+        uint64_t bt;
+        uint64_t ck;
+        double blocks, bytes;
+    } *ckrows;
+    size_t nckrows, capckrows;
+    struct ckblock {
+        uint64_t ck, id;
+    } *ckblocks;
+    size_t nckblocks, capckblocks;
+    uint64_t *ckdirty;
+    size_t nckdirty, capckdirty;
     int failed;                       /* out of memory: the summaries are not written */
 };
 
@@ -138,6 +168,10 @@ void cv__summary_destroy(cv__summary_t *s)
     }
     free(s->marks);
     free(s->mrows);
+    free(s->cks);
+    free(s->ckrows);
+    free(s->ckblocks);
+    free(s->ckdirty);
     free(s);
 }
 
@@ -164,7 +198,13 @@ int cv__summary_begin(cv__summary_t *s, uint32_t pid, uint32_t recording)
     s->counted = 0;
     s->counted_allocs = s->counted_bytes = 0;
     s->nmarks = s->nmrows = 0;
+    s->nck = s->nckrows = s->nckblocks = s->nckdirty = 0;
     s->failed = !ok;
+    /* The first checkpoint is the empty heap before any event. */
+    if (!s->failed && cv__grow(&s->cks, &s->capck, 0, sizeof *s->cks, 64) != 0)
+        s->failed = 1;
+    if (!s->failed)
+        s->cks[s->nck++] = (struct ckpt){-1, 0, 0, 0, 0, 0, 0};
     /* The heap at the start is pictured too, as the default first moment of queries/diff.sql. */
     cv__summary_marker(s, 0);
     return s->failed ? -1 : 0;
@@ -314,12 +354,74 @@ static void widen(cv__summary_t *s, uint64_t t)
     }
 }
 
+/* A checkpoint at time t (every event up to t applied, none after): the live totals of the
+ * stacks touched since the previous one. */
+static void checkpoint(cv__summary_t *s, int64_t t)
+{
+    if (cv__grow(&s->cks, &s->capck, s->nck, sizeof *s->cks, 64) != 0) {
+        fail(s);
+        return;
+    }
+    for (size_t i = 0; i < s->nckdirty; i++) {
+        stackagg_t *a = &s->st[s->ckdirty[i]];
+        if (cv__grow(&s->ckrows, &s->capckrows, s->nckrows, sizeof *s->ckrows, 1024) != 0) {
+            fail(s);
+            return;
+        }
+        s->ckrows[s->nckrows++] = (struct ckrow){s->ckdirty[i], s->nck, a->live_blocks, a->live_bytes};
+        a->ck_dirty = 0;
+    }
+    s->nckdirty = 0;
+    s->cks[s->nck++] = (struct ckpt){t, 0, 0, 0, 0, s->live_blocks, s->live_bytes};
+}
+
+/* The checkpoint interval holding time t: the last checkpoint before t. */
+static size_t interval_of(const cv__summary_t *s, uint64_t t)
+{
+    size_t lo = 0, hi = s->nck; /* cks[lo].t < t; cks[0].t is -1 */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->cks[mid].t < (int64_t)t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void ck_touch(cv__summary_t *s, stackagg_t *a, uint64_t bt)
+{
+    if (a->ck_dirty)
+        return;
+    if (cv__grow(&s->ckdirty, &s->capckdirty, s->nckdirty, sizeof *s->ckdirty, 1024) != 0) {
+        fail(s);
+        return;
+    }
+    a->ck_dirty = 1;
+    s->ckdirty[s->nckdirty++] = bt;
+}
+
+/* Adds id to the range [*lo, *hi) (empty when equal). */
+static void range_add(uint64_t *lo, uint64_t *hi, uint64_t id)
+{
+    if (*lo == *hi) {
+        *lo = id;
+        *hi = id + 1;
+        return;
+    }
+    if (id < *lo)
+        *lo = id;
+    if (id + 1 > *hi)
+        *hi = id + 1;
+}
+
 /* Moves the clock to t. Events come in time order; one that does not (a clock step the
  * merge could not hide) is counted with the instant being applied. */
 static void at(cv__summary_t *s, uint64_t t)
 {
     if (s->started && t <= s->now)
         return;
+    int was = s->started;
     if (s->started) {
         close_instant(s, t, 0);
     } else {
@@ -332,6 +434,9 @@ static void at(cv__summary_t *s, uint64_t t)
         s->started = 1;
     }
     widen(s, t);
+    unsigned ck = s->width_log2 + CK_SHIFT;
+    if (was && s->now >> ck != t >> ck && (t >> ck) << ck <= INT64_MAX)
+        checkpoint(s, (int64_t)((t >> ck) << ck) - 1);
     s->now = t;
 }
 
@@ -413,6 +518,7 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
     a->live_blocks += w;
     a->live_bytes += wb;
     touch(s, a, b->bt);
+    ck_touch(s, a, b->bt);
     s->live_blocks += w;
     s->live_bytes += wb;
     s->allocs += w;
@@ -443,7 +549,8 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
     z->bytes += wb;
 }
 
-void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_t freer)
+void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_t freer,
+                      uint64_t id)
 {
     if (s->failed)
         return;
@@ -472,6 +579,17 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     a->live_blocks -= w;
     a->live_bytes -= wb;
     touch(s, a, b->bt);
+    ck_touch(s, a, b->bt);
+    struct ckpt *k = &s->cks[s->nck - 1];
+    range_add(&k->free_lo, &k->free_hi, id);
+    size_t born = interval_of(s, b->t);
+    if (born != s->nck - 1) {
+        if (cv__grow(&s->ckblocks, &s->capckblocks, s->nckblocks, sizeof *s->ckblocks, 1024) != 0) {
+            fail(s);
+            return;
+        }
+        s->ckblocks[s->nckblocks++] = (struct ckblock){born, id};
+    }
     s->live_blocks -= w;
     s->live_bytes -= wb;
     s->frees += w;
@@ -491,10 +609,12 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     }
 }
 
-void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b)
+void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b, uint64_t id)
 {
     if (s->failed)
         return;
+    struct ckpt *k = &s->cks[interval_of(s, b->t)];
+    range_add(&k->leak_lo, &k->leak_hi, id);
     stackagg_t *a = &s->st[b->bt];
     threadagg_t *th = thread_of(s, b->tid);
     keyagg_t *z = size_of(s, b->bt, b->size);
@@ -559,7 +679,8 @@ static int put(cv__summary_t *s, sqlite3_stmt *st)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-enum { Q_STACK, Q_LIFE, Q_SIZE, Q_LEAK, Q_THREAD, Q_SLICE, Q_REC, Q_MARK, Q_N };
+enum { Q_STACK, Q_LIFE, Q_SIZE, Q_LEAK, Q_THREAD, Q_SLICE, Q_REC, Q_MARK, Q_CK, Q_CKSTACK,
+       Q_CKBLOCK, Q_N };
 
 static const char *const q_sql[Q_N] = {
     /* Parenthesized: clang's -Wstring-concatenation takes two literals in an array
@@ -573,7 +694,55 @@ static const char *const q_sql[Q_N] = {
     [Q_SLICE] = "INSERT INTO timeline VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
     [Q_REC] = "INSERT INTO recording_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
     [Q_MARK] = "INSERT INTO marker_stacks VALUES (?1,?2,?3,?4,?5,?6)",
+    [Q_CK] = "INSERT INTO checkpoints VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+    [Q_CKSTACK] = "INSERT INTO checkpoint_stacks VALUES (?1,?2,?3,?4,?5,?6)",
+    [Q_CKBLOCK] = "INSERT INTO checkpoint_blocks VALUES (?1,?2,?3,?4)",
 };
+
+static int cmp_ckblock(const void *x, const void *y)
+{
+    const struct ckblock *a = x, *b = y;
+    if (a->ck != b->ck)
+        return a->ck < b->ck ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The checkpoints, their per-stack copies and the blocks that outlive their interval, the
+ * last in key order (a table without rowid fills fastest in order). */
+static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q)
+{
+    for (size_t i = 0; i < s->nck; i++) {
+        const struct ckpt *k = &s->cks[i];
+        sqlite3_bind_int64(q[Q_CK], 3, (sqlite3_int64)i);
+        sqlite3_bind_int64(q[Q_CK], 4, k->t);
+        sqlite3_bind_int64(q[Q_CK], 5, (sqlite3_int64)k->free_lo);
+        sqlite3_bind_int64(q[Q_CK], 6, (sqlite3_int64)k->free_hi);
+        sqlite3_bind_int64(q[Q_CK], 7, (sqlite3_int64)k->leak_lo);
+        sqlite3_bind_int64(q[Q_CK], 8, (sqlite3_int64)k->leak_hi);
+        bind_w(q[Q_CK], 9, k->blocks);
+        bind_w(q[Q_CK], 10, k->bytes);
+        if (put(s, q[Q_CK]) != 0)
+            return -1;
+    }
+    for (size_t i = 0; i < s->nckrows; i++) {
+        const struct ckrow *r = &s->ckrows[i];
+        sqlite3_bind_int64(q[Q_CKSTACK], 3, (sqlite3_int64)r->ck);
+        bind_bt(q[Q_CKSTACK], 4, r->bt);
+        bind_w(q[Q_CKSTACK], 5, r->blocks);
+        bind_w(q[Q_CKSTACK], 6, r->bytes);
+        if (put(s, q[Q_CKSTACK]) != 0)
+            return -1;
+    }
+    if (s->nckblocks)
+        qsort(s->ckblocks, s->nckblocks, sizeof *s->ckblocks, cmp_ckblock);
+    for (size_t i = 0; i < s->nckblocks; i++) {
+        sqlite3_bind_int64(q[Q_CKBLOCK], 3, (sqlite3_int64)s->ckblocks[i].ck);
+        sqlite3_bind_int64(q[Q_CKBLOCK], 4, (sqlite3_int64)s->ckblocks[i].id);
+        if (put(s, q[Q_CKBLOCK]) != 0)
+            return -1;
+    }
+    return 0;
+}
 
 static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
 {
@@ -717,6 +886,8 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db)
             rc = -1;
     if (rc == 0)
         rc = write_tables(s, q);
+    if (rc == 0)
+        rc = write_checkpoints(s, q);
     if (rc != 0)
         cv__db_failed(db);
     for (int i = 0; i < Q_N; i++)
