@@ -213,6 +213,15 @@ enum { RHEAP_SUPP_OPT_FILE = 0x1001, RHEAP_SUPP_OPT_NO_DEFAULTS = 0x1002 };
     "  --skip GLOB         charge the blocks of wrapper functions whose name matches\n"          \
     "                      the shell pattern GLOB (xmalloc, 'g_*', 'Perl_safesys*')\n"          \
     "                      to their callers, as the queries' skip parameter\n"
+/* --at and --from/--to as report, report --html and export describe them (analysis's
+ * ra_moment_t). */
+#define RHEAP_MOMENT_HELP                                                                        \
+    "  --at TIME|MARKER    what was live at a moment instead of at the peak: a time\n"          \
+    "                      since the recording started (1.8s, 250ms, 1200us, 40ns,\n"          \
+    "                      plain ns) or a marker label (its first time in each\n"              \
+    "                      recording; a recording without it shows nothing)\n"                 \
+    "  --from A --to B     what was live at the highest point inside [A, B] (times\n"         \
+    "                      or marker labels, as --at)\n"
 #define RHEAP_SUPP_HELP                                                                          \
     "  --suppress FILE     leave out leaks whose stack matches a line of FILE, in\n"             \
     "                      LeakSanitizer's format: leak:PATTERN, # comments; PATTERN\n"          \
