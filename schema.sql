@@ -351,18 +351,16 @@ CREATE TABLE marker_stacks (
 );
 
 -- Checkpoints: what was live at any moment, per stack, exactly, without a scan of every row.
--- Each recording's time is cut into at most 256 equal intervals (groups of four timeline
--- slices; a recording's first, shorter intervals, from before its length was known, stay
--- too). At each cut the converter copies the live totals of the stacks that had an event since
--- the previous cut (checkpoint_stacks), and notes which rows of `allocations` have an event in
--- the interval that follows: the blocks that ended in it are one range of ids (rows are
--- numbered as blocks end), the never-freed blocks allocated in it another (they come last, in
--- allocation order), and the blocks allocated in it that ended after it are listed
--- (checkpoint_blocks). The heap at T is then the checkpoint at or before T plus the blocks of
--- those three sets whose allocation or end falls after the checkpoint and at or before T:
--- a few thousand rows per stack-copy and per interval, read by id. `rheap export --at`,
--- `report --at` and the page read them (analysis/moment.c). On 31 million allocations and
--- 2000 stacks they hold about 1.1 million rows (bench/README.md, "Moments").
+-- Each recording's time is cut into at most about 256 equal intervals (groups of four
+-- timeline slices). At each cut the converter copies the live totals of the stacks that had
+-- an event since the previous cut (checkpoint_stacks), and notes which rows of `allocations`
+-- have an event in the interval that follows: the blocks that ended in it are one range of
+-- ids (rows are numbered as blocks end), the never-freed blocks allocated in it another (they
+-- come last, in allocation order), and the blocks allocated in it that ended after it a list
+-- (`later`). The heap at T is then the checkpoint at or before T, plus or minus the blocks of
+-- those three sets whose allocation or end falls after the checkpoint and at or before T: a
+-- small share of the rows, read by id. `rheap export --at`, `report --at` and the page read
+-- them (analysis/moment.c; bench/README.md, "Moments", has their size and speed).
 CREATE TABLE checkpoints (
     pid INTEGER NOT NULL,
     recording INTEGER NOT NULL,
@@ -374,6 +372,7 @@ CREATE TABLE checkpoints (
     leak_hi INTEGER NOT NULL,
     blocks INTEGER NOT NULL,       -- blocks live at t, every stack together (weighed in profile mode)
     bytes INTEGER NOT NULL,        -- their bytes
+    later BLOB,                    -- the ids of the blocks allocated in the interval that ended after it, ascending, each as the difference from the one before (the first from 0) in LEB128 (7 bits a byte, low first, 128 set on all but the last byte); NULL: none. An id may also lie in the free range (a reader takes it once)
     PRIMARY KEY (pid, recording, ck)
 ) WITHOUT ROWID;
 
@@ -389,17 +388,6 @@ CREATE TABLE checkpoint_stacks (
     blocks INTEGER NOT NULL,       -- live at the checkpoint (weighed in profile mode)
     bytes INTEGER NOT NULL
 );
-
--- Per checkpoint: the blocks allocated in the interval after it that ended after the next
--- checkpoint (those that ended inside it are in its free range, the never-freed ones in its
--- leak range).
-CREATE TABLE checkpoint_blocks (
-    pid INTEGER NOT NULL,
-    recording INTEGER NOT NULL,
-    ck INTEGER NOT NULL,           -- checkpoints.ck of the interval the block was allocated in
-    id INTEGER NOT NULL,           -- allocations.id
-    PRIMARY KEY (pid, recording, ck, id)
-) WITHOUT ROWID;
 
 -- One row per heap block the program allocated while recording was on: allocation_rows with its
 -- thread, process and recording looked up and its encodings undone. This is what every query

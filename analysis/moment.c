@@ -34,10 +34,12 @@ typedef struct {
     double size;
 } mrow_t;
 
-/* A checkpoint row. */
+/* A checkpoint row; later points into the statement that read it, or a copy. */
 typedef struct {
     int64_t ck, t, free_lo, free_hi, leak_lo, leak_hi;
     double blocks, bytes;
+    unsigned char *later;
+    size_t nlater;
 } ck_t;
 
 typedef struct {
@@ -64,12 +66,39 @@ static double weight(const ctx_t *c, double size)
     return -1.0 / expm1(-size / c->interval);
 }
 
-/* The checkpoint at or before t (ck 0, at -1, is before every event). 0, or -1 (said). */
+#define CK_COLUMNS "ck, t, free_lo, free_hi, leak_lo, leak_hi, blocks, bytes, later"
+
+/* The checkpoint row st stands on, its list copied. 0, or -1 out of memory (said). */
+static int ck_read(ctx_t *c, sqlite3_stmt *st, ck_t *k)
+{
+    k->ck = sqlite3_column_int64(st, 0);
+    k->t = sqlite3_column_int64(st, 1);
+    k->free_lo = sqlite3_column_int64(st, 2);
+    k->free_hi = sqlite3_column_int64(st, 3);
+    k->leak_lo = sqlite3_column_int64(st, 4);
+    k->leak_hi = sqlite3_column_int64(st, 5);
+    k->blocks = sqlite3_column_double(st, 6);
+    k->bytes = sqlite3_column_double(st, 7);
+    const void *b = sqlite3_column_blob(st, 8);
+    k->nlater = (size_t)sqlite3_column_bytes(st, 8);
+    k->later = NULL;
+    if (b && k->nlater) {
+        if (!(k->later = malloc(k->nlater))) {
+            c->status = ra__fail(c->err, RA_E_NOMEM, "out of memory");
+            return -1;
+        }
+        memcpy(k->later, b, k->nlater);
+    }
+    return 0;
+}
+
+/* The checkpoint at or before t (ck 0, at -1, is before every event); free k->later after.
+ * 0, or -1 (said). */
 static int checkpoint_at(ctx_t *c, int64_t t, ck_t *k)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(c->db,
-                           "SELECT ck, t, free_lo, free_hi, leak_lo, leak_hi, blocks, bytes\n"
+                           "SELECT " CK_COLUMNS "\n"
                            "FROM checkpoints WHERE pid = ?1 AND recording = ?2 AND t <= ?3\n"
                            "ORDER BY ck DESC LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK)
@@ -78,15 +107,9 @@ static int checkpoint_at(ctx_t *c, int64_t t, ck_t *k)
     sqlite3_bind_int64(st, 2, c->recording);
     sqlite3_bind_int64(st, 3, t);
     int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        k->ck = sqlite3_column_int64(st, 0);
-        k->t = sqlite3_column_int64(st, 1);
-        k->free_lo = sqlite3_column_int64(st, 2);
-        k->free_hi = sqlite3_column_int64(st, 3);
-        k->leak_lo = sqlite3_column_int64(st, 4);
-        k->leak_hi = sqlite3_column_int64(st, 5);
-        k->blocks = sqlite3_column_double(st, 6);
-        k->bytes = sqlite3_column_double(st, 7);
+    if (rc == SQLITE_ROW && ck_read(c, st, k) != 0) {
+        sqlite3_finalize(st);
+        return -1;
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW)
@@ -128,32 +151,47 @@ static int read_rows(ctx_t *c, sqlite3_stmt *st)
 }
 
 /* Adds the rows with an event in the interval after checkpoint k: the blocks that ended in
- * it, the never-freed ones allocated in it, and those allocated in it that ended later. */
+ * it, the never-freed ones allocated in it, and those allocated in it that ended later (by
+ * id, one seek each). */
 static int gather(ctx_t *c, const ck_t *k)
 {
-    static const char *const sql[] = {
-        "SELECT id, t, life, how, bt, size FROM allocation_rows WHERE id >= ?1 AND id < ?2",
-        "SELECT r.id, r.t, r.life, r.how, r.bt, r.size FROM checkpoint_blocks AS b\n"
-        "JOIN allocation_rows AS r ON r.id = b.id\n"
-        "WHERE b.pid = ?1 AND b.recording = ?2 AND b.ck = ?3",
-    };
-    for (int i = 0; i < 3; i++) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(c->db, sql[i == 2], -1, &st, NULL) != SQLITE_OK)
+    static const char range_sql[] =
+        "SELECT id, t, life, how, bt, size FROM allocation_rows WHERE id >= ?1 AND id < ?2";
+    sqlite3_stmt *st;
+    for (int i = 0; i < 2; i++) {
+        if (sqlite3_prepare_v2(c->db, range_sql, -1, &st, NULL) != SQLITE_OK)
             return db_fail(c, "allocations");
-        if (i < 2) {
-            sqlite3_bind_int64(st, 1, i == 0 ? k->free_lo : k->leak_lo);
-            sqlite3_bind_int64(st, 2, i == 0 ? k->free_hi : k->leak_hi);
-        } else {
-            sqlite3_bind_int64(st, 1, c->pid);
-            sqlite3_bind_int64(st, 2, c->recording);
-            sqlite3_bind_int64(st, 3, k->ck);
-        }
+        sqlite3_bind_int64(st, 1, i == 0 ? k->free_lo : k->leak_lo);
+        sqlite3_bind_int64(st, 2, i == 0 ? k->free_hi : k->leak_hi);
         int rc = read_rows(c, st);
         sqlite3_finalize(st);
         if (rc != 0)
             return -1;
     }
+    if (!k->nlater)
+        return 0;
+    if (sqlite3_prepare_v2(c->db, "SELECT id, t, life, how, bt, size FROM allocation_rows "
+                                  "WHERE id = ?1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail(c, "allocations");
+    uint64_t id = 0;
+    for (size_t pos = 0; pos < k->nlater;) {
+        uint64_t d = 0;
+        for (unsigned sh = 0; pos < k->nlater && sh < 64; sh += 7) {
+            unsigned char b = k->later[pos++];
+            d |= (uint64_t)(b & 127) << sh;
+            if (!(b & 128))
+                break;
+        }
+        id += d;
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+        if (read_rows(c, st) != 0) {
+            sqlite3_finalize(st);
+            return -1;
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
     return 0;
 }
 
@@ -161,6 +199,21 @@ static int cmp_row(const void *x, const void *y)
 {
     const mrow_t *a = x, *b = y;
     return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Sorts the gathered rows by id and keeps each once: a block listed as ending after its
+ * interval may also lie in the free range of the same (merged) interval, or of the next one
+ * a sweep reads. */
+static void unique_rows(ctx_t *c)
+{
+    if (!c->nrows)
+        return;
+    qsort(c->rows, c->nrows, sizeof *c->rows, cmp_row);
+    size_t n = 1;
+    for (size_t i = 1; i < c->nrows; i++)
+        if (c->rows[i].id != c->rows[n - 1].id)
+            c->rows[n++] = c->rows[i];
+    c->nrows = n;
 }
 
 /* The stat of (c's recording, bt) in m, or NULL. m->stats is sorted by pid, recording, bt. */
@@ -203,8 +256,10 @@ static int live_at(ctx_t *c, ra_model_t *m, ra_proc_t *p, int64_t t)
             "                 WHERE d.pid = s.pid AND d.recording = s.recording AND d.bt IS s.bt\n"
             "                   AND d.ck <= ?3)\n"
             "WHERE s.pid = ?1 AND s.recording = ?2",
-            -1, &st, NULL) != SQLITE_OK)
+            -1, &st, NULL) != SQLITE_OK) {
+        free(k.later);
         return db_fail(c, "checkpoint_stacks");
+    }
     sqlite3_bind_int64(st, 1, c->pid);
     sqlite3_bind_int64(st, 2, c->recording);
     sqlite3_bind_int64(st, 3, k.ck);
@@ -217,11 +272,16 @@ static int live_at(ctx_t *c, ra_model_t *m, ra_proc_t *p, int64_t t)
         }
     }
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
+    if (rc != SQLITE_DONE) {
+        free(k.later);
         return db_fail(c, "checkpoint_stacks");
+    }
     c->nrows = 0;
-    if (gather(c, &k) != 0)
+    int g = gather(c, &k);
+    free(k.later);
+    if (g != 0)
         return -1;
+    unique_rows(c);
     double blocks = k.blocks, bytes = k.bytes;
     for (size_t i = 0; i < c->nrows; i++) {
         const mrow_t *r = &c->rows[i];
@@ -263,27 +323,30 @@ static int sweep(ctx_t *c, int64_t x0, int64_t x1, double *best, int64_t *best_t
     ck_t k;
     if (checkpoint_at(c, x0, &k) != 0)
         return -1;
+    int64_t kt = k.t;
+    double h = k.bytes;
     c->nrows = 0;
-    for (ck_t next = k;;) {
-        if (gather(c, &next) != 0)
+    /* The rows of every interval from k's to the one holding x1. */
+    for (;;) {
+        int g = gather(c, &k);
+        free(k.later);
+        if (g != 0)
             return -1;
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(c->db,
-                               "SELECT ck, t, free_lo, free_hi, leak_lo, leak_hi, blocks, bytes\n"
+                               "SELECT " CK_COLUMNS "\n"
                                "FROM checkpoints WHERE pid = ?1 AND recording = ?2 AND ck = ?3",
                                -1, &st, NULL) != SQLITE_OK)
             return db_fail(c, "checkpoints");
         sqlite3_bind_int64(st, 1, c->pid);
         sqlite3_bind_int64(st, 2, c->recording);
-        sqlite3_bind_int64(st, 3, next.ck + 1);
+        sqlite3_bind_int64(st, 3, k.ck + 1);
         int rc = sqlite3_step(st), more = 0;
         if (rc == SQLITE_ROW && sqlite3_column_int64(st, 1) < x1) {
-            next.ck = sqlite3_column_int64(st, 0);
-            next.t = sqlite3_column_int64(st, 1);
-            next.free_lo = sqlite3_column_int64(st, 2);
-            next.free_hi = sqlite3_column_int64(st, 3);
-            next.leak_lo = sqlite3_column_int64(st, 4);
-            next.leak_hi = sqlite3_column_int64(st, 5);
+            if (ck_read(c, st, &k) != 0) {
+                sqlite3_finalize(st);
+                return -1;
+            }
             more = 1;
         }
         sqlite3_finalize(st);
@@ -292,9 +355,7 @@ static int sweep(ctx_t *c, int64_t x0, int64_t x1, double *best, int64_t *best_t
         if (!more)
             break;
     }
-    /* A block that outlived its interval is listed by it and by the one it ended in. */
-    if (c->nrows)
-        qsort(c->rows, c->nrows, sizeof *c->rows, cmp_row);
+    unique_rows(c);
     size_t nev = 0;
     event_t *ev = malloc((2 * c->nrows + 1) * sizeof *ev);
     if (!ev) {
@@ -303,17 +364,14 @@ static int sweep(ctx_t *c, int64_t x0, int64_t x1, double *best, int64_t *best_t
     }
     for (size_t i = 0; i < c->nrows; i++) {
         const mrow_t *r = &c->rows[i];
-        if (i && r->id == c->rows[i - 1].id)
-            continue;
         double b = weight(c, r->size) * r->size;
-        if (r->a > k.t && r->a <= x1)
+        if (r->a > kt && r->a <= x1)
             ev[nev++] = (event_t){r->a, b};
-        if (r->e != INT64_MAX && r->e > k.t && r->e <= x1)
+        if (r->e != INT64_MAX && r->e > kt && r->e <= x1)
             ev[nev++] = (event_t){r->e, -b};
     }
     if (nev)
         qsort(ev, nev, sizeof *ev, cmp_event);
-    double h = k.bytes;
     size_t i = 0;
     while (i < nev && ev[i].t <= x0)
         h += ev[i++].bytes;

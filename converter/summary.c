@@ -59,6 +59,8 @@ typedef struct {
     double life[9];
     int dirty;                        /* on the dirty list */
     int ck_dirty;                     /* on the list of stacks touched since the last checkpoint */
+    size_t ck_row;                    /* thinning: its last row kept, valid when ck_row_of is */
+    size_t ck_row_of;                 /* 1 + the checkpoint of that row; 0: none yet */
 } stackagg_t;
 
 typedef struct {
@@ -133,6 +135,11 @@ struct cv__summary {
         uint64_t free_lo, free_hi;    /* ids of the blocks that ended in the interval after t */
         uint64_t leak_lo, leak_hi;    /* ids of the never-freed blocks allocated in it */
         double blocks, bytes;         /* live at t */
+        /* The blocks allocated in the interval that ended after the next checkpoint: their
+         * ids, ascending (they end in id order), as varint deltas. */
+        unsigned char *later;
+        size_t nlater, caplater;
+        uint64_t later_last;
     } *cks;
     size_t nck, capck;
     struct ckrow {
@@ -141,10 +148,6 @@ struct cv__summary {
         double blocks, bytes;
     } *ckrows;
     size_t nckrows, capckrows;
-    struct ckblock {
-        uint64_t ck, id;
-    } *ckblocks;
-    size_t nckblocks, capckblocks;
     uint64_t *ckdirty;
     size_t nckdirty, capckdirty;
     int failed;                       /* out of memory: the summaries are not written */
@@ -169,8 +172,9 @@ void cv__summary_destroy(cv__summary_t *s)
     free(s->marks);
     free(s->mrows);
     free(s->cks);
+    for (size_t i = 0; i < s->nck; i++)
+        free(s->cks[i].later);
     free(s->ckrows);
-    free(s->ckblocks);
     free(s->ckdirty);
     free(s);
 }
@@ -198,13 +202,15 @@ int cv__summary_begin(cv__summary_t *s, uint32_t pid, uint32_t recording)
     s->counted = 0;
     s->counted_allocs = s->counted_bytes = 0;
     s->nmarks = s->nmrows = 0;
-    s->nck = s->nckrows = s->nckblocks = s->nckdirty = 0;
+    for (size_t i = 0; i < s->nck; i++)
+        free(s->cks[i].later);
+    s->nck = s->nckrows = s->nckdirty = 0;
     s->failed = !ok;
     /* The first checkpoint is the empty heap before any event. */
     if (!s->failed && cv__grow(&s->cks, &s->capck, 0, sizeof *s->cks, 64) != 0)
         s->failed = 1;
     if (!s->failed)
-        s->cks[s->nck++] = (struct ckpt){-1, 0, 0, 0, 0, 0, 0};
+        s->cks[s->nck++] = (struct ckpt){.t = -1};
     /* The heap at the start is pictured too, as the default first moment of queries/diff.sql. */
     cv__summary_marker(s, 0);
     return s->failed ? -1 : 0;
@@ -372,7 +378,7 @@ static void checkpoint(cv__summary_t *s, int64_t t)
         a->ck_dirty = 0;
     }
     s->nckdirty = 0;
-    s->cks[s->nck++] = (struct ckpt){t, 0, 0, 0, 0, s->live_blocks, s->live_bytes};
+    s->cks[s->nck++] = (struct ckpt){.t = t, .blocks = s->live_blocks, .bytes = s->live_bytes};
 }
 
 /* The checkpoint interval holding time t: the last checkpoint before t. */
@@ -415,6 +421,142 @@ static void range_add(uint64_t *lo, uint64_t *hi, uint64_t id)
         *hi = id + 1;
 }
 
+/* Appends id, larger than every id k->later holds, as a varint delta. 0, or -1 out of memory. */
+static int later_add(struct ckpt *k, uint64_t id)
+{
+    if (cv__grow(&k->later, &k->caplater, k->nlater + 9, 1, 64) != 0)
+        return -1;
+    uint64_t d = id - k->later_last;
+    k->later_last = id;
+    do {
+        k->later[k->nlater++] = (unsigned char)((d & 127) | (d >= 128 ? 128 : 0));
+        d >>= 7;
+    } while (d);
+    return 0;
+}
+
+/* The next id of a varint list at *pos, added to *id. 0 at the end. */
+static int later_next(const struct ckpt *k, size_t *pos, uint64_t *id)
+{
+    if (*pos >= k->nlater)
+        return 0;
+    uint64_t d = 0;
+    for (unsigned sh = 0; *pos < k->nlater && sh < 64; sh += 7) {
+        unsigned char c = k->later[(*pos)++];
+        d |= (uint64_t)(c & 127) << sh;
+        if (!(c & 128))
+            break;
+    }
+    *id += d;
+    return 1;
+}
+
+/* k's interval takes in the one after it, n's: their ranges and lists of blocks made one. The
+ * blocks of k's list that ended in n's interval stay listed (a reader takes each id once). */
+static int absorb(struct ckpt *k, struct ckpt *n)
+{
+    if (n->free_lo != n->free_hi) {
+        range_add(&k->free_lo, &k->free_hi, n->free_lo);
+        range_add(&k->free_lo, &k->free_hi, n->free_hi - 1);
+    }
+    if (!n->nlater)
+        return 0;
+    struct ckpt m = {0};
+    size_t pa = 0, pb = 0;
+    uint64_t a = 0, b = 0;
+    int ha = later_next(k, &pa, &a), hb = later_next(n, &pb, &b);
+    while (ha || hb) {
+        uint64_t id;
+        if (hb && (!ha || b < a)) {
+            id = b;
+            hb = later_next(n, &pb, &b);
+        } else {
+            id = a;
+            if (hb && a == b)
+                hb = later_next(n, &pb, &b);
+            ha = later_next(k, &pa, &a);
+        }
+        if (later_add(&m, id) != 0) {
+            free(m.later);
+            return -1;
+        }
+    }
+    free(k->later);
+    k->later = m.later;
+    k->nlater = m.nlater;
+    k->caplater = m.caplater;
+    k->later_last = m.later_last;
+    return 0;
+}
+
+/* After the timeline widened: keeps the first checkpoint and those on the new grid, each
+ * dropped one's interval absorbed by the kept one before it. A dropped checkpoint's copies of
+ * stacks move to the next kept checkpoint (unless it has its own, which are newer); after the
+ * last kept one, their stacks are marked touched again, to be copied at the next. So the
+ * checkpoints stay at most about CK_SLICES plus those of the current width. */
+static void thin(cv__summary_t *s)
+{
+    uint64_t mask = ((uint64_t)1 << (s->width_log2 + CK_SHIFT)) - 1;
+    size_t *to = malloc(s->nck * sizeof *to), kept = 0;
+    if (!to) {
+        fail(s);
+        return;
+    }
+    for (size_t i = 0; i < s->nck; i++) {
+        if (i == 0 || (((uint64_t)s->cks[i].t + 1) & mask) == 0) {
+            if (kept != i) {
+                s->cks[kept] = s->cks[i];
+                s->cks[i].later = NULL;
+            }
+            to[i] = kept++;
+        } else {
+            to[i] = SIZE_MAX; /* absorbed into cks[kept - 1] */
+            if (absorb(&s->cks[kept - 1], &s->cks[i]) != 0)
+                fail(s);
+            free(s->cks[i].later);
+            s->cks[i].later = NULL;
+        }
+    }
+    /* Each dropped checkpoint's rows go to the next kept one: its kept index, or none. */
+    size_t next = SIZE_MAX;
+    for (size_t i = s->nck; i-- > 0;) {
+        if (to[i] != SIZE_MAX)
+            next = to[i];
+        else
+            to[i] = next == SIZE_MAX ? SIZE_MAX : next;
+    }
+    for (size_t bt = 0; bt < s->nst; bt++)
+        s->st[bt].ck_row_of = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < s->nckrows; i++) {
+        struct ckrow r = s->ckrows[i];
+        stackagg_t *a = &s->st[r.bt];
+        if (to[r.ck] == SIZE_MAX) {
+            if (!a->ck_dirty) {
+                if (cv__grow(&s->ckdirty, &s->capckdirty, s->nckdirty, sizeof *s->ckdirty,
+                             1024) != 0) {
+                    fail(s);
+                    break;
+                }
+                a->ck_dirty = 1;
+                s->ckdirty[s->nckdirty++] = r.bt;
+            }
+            continue;
+        }
+        r.ck = to[r.ck];
+        if (a->ck_row_of == r.ck + 1) {
+            s->ckrows[a->ck_row] = r; /* rows come in checkpoint order: this one is newer */
+        } else {
+            a->ck_row = n;
+            a->ck_row_of = r.ck + 1;
+            s->ckrows[n++] = r;
+        }
+    }
+    s->nckrows = n;
+    s->nck = kept;
+    free(to);
+}
+
 /* Moves the clock to t. Events come in time order; one that does not (a clock step the
  * merge could not hide) is counted with the instant being applied. */
 static void at(cv__summary_t *s, uint64_t t)
@@ -433,7 +575,10 @@ static void at(cv__summary_t *s, uint64_t t)
         s->nmarks -= k;
         s->started = 1;
     }
+    unsigned width = s->width_log2;
     widen(s, t);
+    if (s->width_log2 != width)
+        thin(s);
     unsigned ck = s->width_log2 + CK_SHIFT;
     if (was && s->now >> ck != t >> ck && (t >> ck) << ck <= INT64_MAX)
         checkpoint(s, (int64_t)((t >> ck) << ck) - 1);
@@ -583,13 +728,8 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     struct ckpt *k = &s->cks[s->nck - 1];
     range_add(&k->free_lo, &k->free_hi, id);
     size_t born = interval_of(s, b->t);
-    if (born != s->nck - 1) {
-        if (cv__grow(&s->ckblocks, &s->capckblocks, s->nckblocks, sizeof *s->ckblocks, 1024) != 0) {
-            fail(s);
-            return;
-        }
-        s->ckblocks[s->nckblocks++] = (struct ckblock){born, id};
-    }
+    if (born != s->nck - 1 && later_add(&s->cks[born], id) != 0)
+        fail(s);
     s->live_blocks -= w;
     s->live_bytes -= wb;
     s->frees += w;
@@ -679,8 +819,7 @@ static int put(cv__summary_t *s, sqlite3_stmt *st)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-enum { Q_STACK, Q_LIFE, Q_SIZE, Q_LEAK, Q_THREAD, Q_SLICE, Q_REC, Q_MARK, Q_CK, Q_CKSTACK,
-       Q_CKBLOCK, Q_N };
+enum { Q_STACK, Q_LIFE, Q_SIZE, Q_LEAK, Q_THREAD, Q_SLICE, Q_REC, Q_MARK, Q_CK, Q_CKSTACK, Q_N };
 
 static const char *const q_sql[Q_N] = {
     /* Parenthesized: clang's -Wstring-concatenation takes two literals in an array
@@ -694,21 +833,11 @@ static const char *const q_sql[Q_N] = {
     [Q_SLICE] = "INSERT INTO timeline VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
     [Q_REC] = "INSERT INTO recording_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
     [Q_MARK] = "INSERT INTO marker_stacks VALUES (?1,?2,?3,?4,?5,?6)",
-    [Q_CK] = "INSERT INTO checkpoints VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+    [Q_CK] = "INSERT INTO checkpoints VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
     [Q_CKSTACK] = "INSERT INTO checkpoint_stacks VALUES (?1,?2,?3,?4,?5,?6)",
-    [Q_CKBLOCK] = "INSERT INTO checkpoint_blocks VALUES (?1,?2,?3,?4)",
 };
 
-static int cmp_ckblock(const void *x, const void *y)
-{
-    const struct ckblock *a = x, *b = y;
-    if (a->ck != b->ck)
-        return a->ck < b->ck ? -1 : 1;
-    return a->id < b->id ? -1 : a->id > b->id;
-}
-
-/* The checkpoints, their per-stack copies and the blocks that outlive their interval, the
- * last in key order (a table without rowid fills fastest in order). */
+/* The checkpoints, with the blocks that outlive their interval, and their per-stack copies. */
 static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q)
 {
     for (size_t i = 0; i < s->nck; i++) {
@@ -721,6 +850,10 @@ static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q)
         sqlite3_bind_int64(q[Q_CK], 8, (sqlite3_int64)k->leak_hi);
         bind_w(q[Q_CK], 9, k->blocks);
         bind_w(q[Q_CK], 10, k->bytes);
+        if (k->nlater)
+            sqlite3_bind_blob(q[Q_CK], 11, k->later, (int)k->nlater, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(q[Q_CK], 11);
         if (put(s, q[Q_CK]) != 0)
             return -1;
     }
@@ -731,14 +864,6 @@ static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q)
         bind_w(q[Q_CKSTACK], 5, r->blocks);
         bind_w(q[Q_CKSTACK], 6, r->bytes);
         if (put(s, q[Q_CKSTACK]) != 0)
-            return -1;
-    }
-    if (s->nckblocks)
-        qsort(s->ckblocks, s->nckblocks, sizeof *s->ckblocks, cmp_ckblock);
-    for (size_t i = 0; i < s->nckblocks; i++) {
-        sqlite3_bind_int64(q[Q_CKBLOCK], 3, (sqlite3_int64)s->ckblocks[i].ck);
-        sqlite3_bind_int64(q[Q_CKBLOCK], 4, (sqlite3_int64)s->ckblocks[i].id);
-        if (put(s, q[Q_CKBLOCK]) != 0)
             return -1;
     }
     return 0;
