@@ -271,9 +271,9 @@ static const char *export_needs(void)
     case 'P': return "a process id";
     case 'B': return "a database";
     case 'K': return "a pattern";
-    case 'A': return "a time or a marker label";
-    case 'M': return "a time or a marker label";
-    case 'N': return "a time or a marker label";
+    case RHEAP_MOMENT_OPT_AT:
+    case RHEAP_MOMENT_OPT_FROM:
+    case RHEAP_MOMENT_OPT_TO: return "a time or a marker label";
     }
     return "a value";
 }
@@ -287,9 +287,7 @@ int cli__cmd_export(int argc, char **argv)
         {"pid", required_argument, NULL, 'P'},
         {"base", required_argument, NULL, 'B'},
         {"skip", required_argument, NULL, 'K'},
-        {"at", required_argument, NULL, 'A'},
-        {"from", required_argument, NULL, 'M'},
-        {"to", required_argument, NULL, 'N'},
+        RHEAP_MOMENT_LONGS,
         {"force", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,
@@ -311,9 +309,6 @@ int cli__cmd_export(int argc, char **argv)
         case 'f': force = 1; break;
         case 'o': output = optarg; break;
         case 'B': base_path = optarg; break;
-        case 'A': mo.at = optarg; break;
-        case 'M': mo.from = optarg; break;
-        case 'N': mo.to = optarg; break;
         case 'K':
             if (!*optarg) {
                 cli__error(stderr, "--skip: expected a pattern; got ''");
@@ -346,6 +341,8 @@ int cli__cmd_export(int argc, char **argv)
             break;
         }
         default: {
+            if (cli__moment_option(&mo, c, optarg))
+                break;
             int sr = cli__supp_option(&so, c, optarg);
             if (sr > 0)
                 break;
@@ -375,7 +372,7 @@ int cli__cmd_export(int argc, char **argv)
         return RHEAP_EXIT_USAGE;
     }
     /* A moment shows what was live then: the peak weight, drawn at that moment. */
-    if (mo.at || mo.from || mo.to) {
+    if (cli__moment_given(&mo)) {
         if (weighed && w != RA_W_PEAK) {
             cli__error(stderr, "--%s shows the bytes live at a moment; --weight %s does not "
                                "change with it (leave --weight out, or give peak)",

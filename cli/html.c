@@ -42,6 +42,7 @@ static void json_i(FILE *f, const char *key, int64_t v, int comma)
 typedef struct {
     const ra_model_t *pd;
     char *suppressed;     /* the line naming what suppressions took out, or NULL */
+    const ra_moment_t *mo; /* --at or --from/--to: the peak weight is the heap then */
     ra_smap_t frames; /* frame key -> index in the page's frame table */
     size_t nframes;
     ra_smap_t stacks; /* bt -> index in the page's stack table */
@@ -135,6 +136,10 @@ static void write_proc(FILE *out, const ra_model_t *pd, size_t p)
     json_i(out, "stopped_blocks", pr->stopped_blocks, 1);
     json_i(out, "stopped_bytes", pr->stopped_bytes, 1);
     json_i(out, "sample_interval", pr->sample_interval, 1);
+    if (pr->moment) {
+        json_i(out, "moment_from", pr->moment_from, 1);
+        json_i(out, "moment_to", pr->moment_to, 1);
+    }
     /* The chart: per slice its start, the most bytes live in it and the allocations in it. */
     static const char *const cols[] = {"t", "max", "allocs"};
     fputs(",\"buckets\":{", out);
@@ -221,6 +226,15 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
     json_str(out, db_path);
     fprintf(out, ",\"version\":\"%s\",\"suppressed\":", RHEAP_VERSION_STRING);
     json_str(out, pg->suppressed);
+    /* The moment the peak weight stands for, in the user's words: "at b_done". */
+    fputs(",\"moment\":", out);
+    char moment[512];
+    if (pg->mo && pg->mo->at)
+        snprintf(moment, sizeof moment, "at %s", pg->mo->at);
+    else if (pg->mo)
+        snprintf(moment, sizeof moment, "at the highest point from %s to %s", pg->mo->from,
+                 pg->mo->to);
+    json_str(out, pg->mo ? moment : NULL);
     fputs(",\"procs\":[\n", out);
     for (size_t p = 0; p < pd->nprocs; p++) {
         if (p)
@@ -370,7 +384,8 @@ static void usage_html(FILE *f)
 /* Parses the page's options; argv[0] is the command's name (only for getopt). Returns -1 when
  * the page is to be written, else the exit status. */
 static int html_options(int argc, char **argv, const char **db_path, const char **output,
-                        int64_t *pid, cli__supp_opts_t *so, const char **skip, int *force)
+                        int64_t *pid, cli__supp_opts_t *so, const char **skip, int *force,
+                        ra_moment_t *mo)
 {
     static const struct option longs[] = {
         {"html", no_argument, NULL, 'H'},
@@ -380,6 +395,7 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
         {"force", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,
+        RHEAP_MOMENT_LONGS,
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -408,6 +424,8 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
             break;
         }
         default: {
+            if (cli__moment_option(mo, c, optarg))
+                break;
             int sr = cli__supp_option(so, c, optarg);
             if (sr > 0)
                 break;
@@ -442,6 +460,7 @@ int cli__cmd_report_html(int argc, char **argv)
     int64_t pid = -1;
     int force = 0;
     cli__supp_opts_t so = {0};
+    ra_moment_t mo = {0};
     char **av = malloc(((size_t)argc + 2) * sizeof *av);
     if (!av) {
         cli__error(stderr, "out of memory");
@@ -450,7 +469,7 @@ int cli__cmd_report_html(int argc, char **argv)
     av[0] = (char *)"report";
     memcpy(av + 1, argv, (size_t)argc * sizeof *av);
     av[argc + 1] = NULL;
-    int st = html_options(argc + 1, av, &db_path, &output, &pid, &so, &skip, &force);
+    int st = html_options(argc + 1, av, &db_path, &output, &pid, &so, &skip, &force, &mo);
     free(av);
     if (st >= 0)
         return st;
@@ -467,6 +486,8 @@ int cli__cmd_report_html(int argc, char **argv)
         db, pid, RA_MODEL_STACKS | RA_MODEL_TIMELINE | RA_MODEL_TABLES, HTML_BUCKETS, &pd, &err);
     if (loaded == RA_OK)
         loaded = ra_model_skip(db, &pd, skip, &err);
+    if (loaded == RA_OK)
+        loaded = ra_model_moment(db, &pd, &mo, &err);
     if (loaded != RA_OK) {
         cli__error(stderr, "%s: %s", db_path, err.msg);
         ra_model_free(&pd);
@@ -482,7 +503,7 @@ int cli__cmd_report_html(int argc, char **argv)
         ra_model_free(&pd);
         return rc;
     }
-    page_t pg = {.pd = &pd};
+    page_t pg = {.pd = &pd, .mo = cli__moment_given(&mo) ? &mo : NULL};
     size_t nr = ra_supp_nrules(supp);
     int64_t *bl = calloc(nr + 1, sizeof *bl), *by = calloc(nr + 1, sizeof *by);
     size_t len = 0;

@@ -3,6 +3,9 @@
 //
 // The data (written by cli/html.c):
 //   suppressed  the line naming the leaks suppressions left out, or null
+//   moment    "at MARKER", "at the highest point from A to B" when drawn at a moment (each
+//             proc's peak_t and peak figures, and the stats' peak columns, are the heap then,
+//             moment_from/moment_to the range in the recording's ns), or null
 //   procs[i]  one recording of a process: totals, peak, until_exit (1: the recording lasted until
 //             the process ended, its never-freed blocks are leaks; 0: a window, whose blocks
 //             still live when it stopped are stopped_blocks/stopped_bytes, and leaked_* are 0),
@@ -30,7 +33,9 @@ const WEIGHTS = {
 // "live at stop", never "never freed" (schema.sql's view recording_ends).
 const ENDED = D.procs.length === 0 || D.procs.some(p => p.until_exit);
 const WINDOWS = D.procs.some(p => !p.until_exit);
-const DEFAULT_WEIGHT = ENDED ? 'leaked' : 'stopped';
+// Drawn at a moment (rheap report --html --at/--from): the peak weight is the heap then.
+if (D.moment) WEIGHTS.peak.what = `live ${D.moment}`;
+const DEFAULT_WEIGHT = D.moment ? 'peak' : ENDED ? 'leaked' : 'stopped';
 // The threads' and sizes' column of blocks not freed: leaks, a window's live blocks, or both.
 const UNFREED = ENDED && WINDOWS ? 'leaked or live at stop' : ENDED ? 'never freed' : 'live at stop';
 const state = {proc: 'all', weight: DEFAULT_WEIGHT, focus: null, search: null};
@@ -208,7 +213,7 @@ function drawChart(box, p) {
     g.append(sv('circle', {cx: px, cy: py, r: 4}));
     const right = px < W * 0.7;
     g.append(sv('text', {x: px + (right ? 8 : -8), y: Math.max(py - 6, T + 4), 'text-anchor': right ? 'start' : 'end'},
-                `peak ${fmtBytes(p.peak_bytes)} at ${fmtTime(p.peak_t)}`));
+                `${D.moment ? 'live' : 'peak'} ${fmtBytes(p.peak_bytes)} at ${fmtTime(p.peak_t)}`));
     svg.append(g);
   }
   const cursor = sv('line', {class: 'cursor', y1: T, y2: H - B, x1: -10, x2: -10});

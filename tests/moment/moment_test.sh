@@ -129,4 +129,41 @@ if "$RHEAP" export collapsed p.db --from 5ms --to 1ms >/dev/null 2>err; then fai
 grep -qF -- "--from 5ms is after --to 1ms" err || { cat err >&2; fail "--from after --to: message"; }
 if "$RHEAP" export collapsed p.db --at 1ms --weight leaked >/dev/null 2>err; then fail "--at with --weight leaked accepted"; fi
 
+# The report's section at the moment: the same heap, its sites largest first.
+"$RHEAP" report p.db --raw --at b_done >report.txt || fail "report --at"
+pid=$(sql "SELECT pid FROM processes")
+grep -qxF "Live at b_done (rheap export collapsed --at b_done)" report.txt || { cat report.txt >&2; fail "report --at: no section"; }
+grep -qE "^  pid $pid: 150000 bytes in 100 blocks at [0-9.]+ ms\$" report.txt || { cat report.txt >&2; fail "report --at: not 150000 bytes in 100 blocks"; }
+grep -A4 "^Live at b_done" report.txt | tail -2 | awk '{ print $1, $2, $3 }' >sites.txt
+printf '100000 50 hold_b\n50000 50 hold_a\n' | cmp -s - sites.txt || { cat report.txt >&2; fail "report --at: sites"; }
+"$RHEAP" report p.db --raw --from b_done --to c_done >report.txt || fail "report --from --to"
+grep -qE "^  pid $pid: 1198576 bytes in 101 blocks at [0-9.]+ ms \(of [0-9.]+ ms \.\. [0-9.]+ ms\)\$" report.txt ||
+    { cat report.txt >&2; fail "report --from b_done --to c_done: not the spike"; }
+if "$RHEAP" report p.db --at nowhere >/dev/null 2>err; then fail "report --at nowhere accepted"; fi
+
+# The page drawn at a moment: its flamegraph (the peak weight, opened first) is that heap.
+if command -v chromium >/dev/null; then
+    dom() { # PAGE: the page after its script ran
+        local profile
+        profile=$(mktemp -d)
+        timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+            --disable-background-networking --disable-component-update --disable-sync \
+            --user-data-dir="$profile" --window-size=1300,2200 --dump-dom "file://$PWD/$1" 2>/dev/null
+        rm -rf "$profile"
+    }
+    "$RHEAP" report --html -o at.html --at b_done p.db || fail "report --html --at"
+    dom at.html >at.dom
+    grep -q 'data-ready="1"' at.dom || fail "the page at b_done did not finish drawing"
+    grep -q 'data-name="all" data-v="150000"' at.dom || fail "the page at b_done: the whole is not 150000"
+    grep -q 'data-name="hold_b" data-v="100000"' at.dom || fail "the page at b_done: hold_b is not 100000"
+    grep -q 'data-name="hold_a" data-v="50000"' at.dom || fail "the page at b_done: hold_a is not 50000"
+    ! grep -qE 'data-name="(spike|churn|leak)"' at.dom || fail "the page at b_done shows a stack not live then"
+    grep -q "class=\"peak\" data-t=\"$(marker b_done)\" data-bytes=\"150000\"" at.dom ||
+        fail "the page at b_done: the chart's point is not at the marker"
+    "$RHEAP" report --html -o range.html --from b_done --to c_done p.db || fail "report --html --from --to"
+    dom range.html >range.dom
+    grep -q 'data-name="spike" data-v="1048576"' range.dom || fail "the page from b_done to c_done: no spike"
+    grep -q 'data-name="all" data-v="1198576"' range.dom || fail "the page from b_done to c_done: not 1198576"
+fi
+
 echo "moment: $checked moments and ranges equal to SQL"
