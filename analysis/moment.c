@@ -50,6 +50,7 @@ typedef struct {
     mrow_t *rows;
     size_t nrows, caprows;
     ra_status_t status; /* of the failure said */
+    int64_t have_lo, have_hi; /* rows holds the intervals of these checkpoints (lo > hi: none) */
 } ctx_t;
 
 static int db_fail(ctx_t *c, const char *what)
@@ -237,6 +238,50 @@ static ra_stat_t *stat_of(const ctx_t *c, ra_model_t *m, int64_t bt)
     return NULL;
 }
 
+/* Makes c->rows the rows of the intervals of checkpoints lo .. hi, each once, sorted by id;
+ * nothing when it holds them already (a sweep's span, then the heap at an instant in it: more
+ * rows than an instant needs do no harm, as a row without an event between the checkpoint and
+ * the instant counts for nothing). 0, or -1 (said). */
+static int load_span(ctx_t *c, int64_t lo, int64_t hi)
+{
+    if (c->have_lo <= lo && hi <= c->have_hi)
+        return 0;
+    c->nrows = 0;
+    c->have_lo = 1;
+    c->have_hi = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db,
+                           "SELECT " CK_COLUMNS "\n"
+                           "FROM checkpoints WHERE pid = ?1 AND recording = ?2 AND ck BETWEEN ?3 AND ?4",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail(c, "checkpoints");
+    sqlite3_bind_int64(st, 1, c->pid);
+    sqlite3_bind_int64(st, 2, c->recording);
+    sqlite3_bind_int64(st, 3, lo);
+    sqlite3_bind_int64(st, 4, hi);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        ck_t k;
+        if (ck_read(c, st, &k) != 0) {
+            sqlite3_finalize(st);
+            return -1;
+        }
+        int g = gather(c, &k);
+        free(k.later);
+        if (g != 0) {
+            sqlite3_finalize(st);
+            return -1;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return db_fail(c, "checkpoints");
+    unique_rows(c);
+    c->have_lo = lo;
+    c->have_hi = hi;
+    return 0;
+}
+
 /* Sets the peak figures of c's recording in m to the heap at t, per stack. 0, or -1 (said). */
 static int live_at(ctx_t *c, ra_model_t *m, ra_proc_t *p, int64_t t)
 {
@@ -276,12 +321,9 @@ static int live_at(ctx_t *c, ra_model_t *m, ra_proc_t *p, int64_t t)
         free(k.later);
         return db_fail(c, "checkpoint_stacks");
     }
-    c->nrows = 0;
-    int g = gather(c, &k);
     free(k.later);
-    if (g != 0)
+    if (load_span(c, k.ck, k.ck) != 0)
         return -1;
-    unique_rows(c);
     double blocks = k.blocks, bytes = k.bytes;
     for (size_t i = 0; i < c->nrows; i++) {
         const mrow_t *r = &c->rows[i];
@@ -325,37 +367,25 @@ static int sweep(ctx_t *c, int64_t x0, int64_t x1, double *best, int64_t *best_t
         return -1;
     int64_t kt = k.t;
     double h = k.bytes;
-    c->nrows = 0;
+    free(k.later);
     /* The rows of every interval from k's to the one holding x1. */
-    for (;;) {
-        int g = gather(c, &k);
-        free(k.later);
-        if (g != 0)
-            return -1;
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(c->db,
-                               "SELECT " CK_COLUMNS "\n"
-                               "FROM checkpoints WHERE pid = ?1 AND recording = ?2 AND ck = ?3",
-                               -1, &st, NULL) != SQLITE_OK)
-            return db_fail(c, "checkpoints");
-        sqlite3_bind_int64(st, 1, c->pid);
-        sqlite3_bind_int64(st, 2, c->recording);
-        sqlite3_bind_int64(st, 3, k.ck + 1);
-        int rc = sqlite3_step(st), more = 0;
-        if (rc == SQLITE_ROW && sqlite3_column_int64(st, 1) < x1) {
-            if (ck_read(c, st, &k) != 0) {
-                sqlite3_finalize(st);
-                return -1;
-            }
-            more = 1;
-        }
-        sqlite3_finalize(st);
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-            return db_fail(c, "checkpoints");
-        if (!more)
-            break;
-    }
-    unique_rows(c);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db,
+                           "SELECT coalesce(max(ck), ?3) FROM checkpoints\n"
+                           "WHERE pid = ?1 AND recording = ?2 AND t < ?4",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail(c, "checkpoints");
+    sqlite3_bind_int64(st, 1, c->pid);
+    sqlite3_bind_int64(st, 2, c->recording);
+    sqlite3_bind_int64(st, 3, k.ck);
+    sqlite3_bind_int64(st, 4, x1);
+    int rc = sqlite3_step(st);
+    int64_t last = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : k.ck;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)
+        return db_fail(c, "checkpoints");
+    if (load_span(c, k.ck, last < k.ck ? k.ck : last) != 0)
+        return -1;
     size_t nev = 0;
     event_t *ev = malloc((2 * c->nrows + 1) * sizeof *ev);
     if (!ev) {
@@ -557,11 +587,16 @@ ra_status_t ra_model_moment(sqlite3 *db, ra_model_t *m, const ra_moment_t *mo, r
         return r;
     ctx_t c = {.db = db, .err = err};
     int failed = 0;
+    /* One read transaction: each of the many short statements below would otherwise take and
+     * drop the file's lock on its own. */
+    int began = sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
     for (size_t i = 0; i < m->nprocs && !failed; i++) {
         ra_proc_t *p = &m->procs[i];
         c.pid = p->pid;
         c.recording = p->recording;
         c.interval = (double)p->sample_interval;
+        c.have_lo = 1; /* nothing read of this recording yet */
+        c.have_hi = 0;
         int64_t t = -1, a = -1, b = -1;
         int got;
         p->moment = mo->at ? RA_MOMENT_AT : RA_MOMENT_RANGE;
@@ -593,6 +628,8 @@ ra_status_t ra_model_moment(sqlite3 *db, ra_model_t *m, const ra_moment_t *mo, r
         }
     }
     free(c.rows);
+    if (began)
+        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     if (failed)
         return c.status;
     return RA_OK;
