@@ -439,6 +439,7 @@ static int peak_in(ctx_t *c, int64_t from, int64_t to, int64_t *at)
     sqlite3_bind_int64(st, 3, from);
     sqlite3_bind_int64(st, 4, to);
     int64_t first_end = -1, last_s = -1;
+    double first_mx = 0, last_mx = 0;
     int last_whole = 1;
     double best = -1;
     int64_t best_s = -1, best_e = -1;
@@ -450,9 +451,11 @@ static int peak_in(ctx_t *c, int64_t from, int64_t to, int64_t *at)
         double mx = sqlite3_column_double(st, 2);
         if (n++ == 0) {
             first_end = e; /* the slice holding `from`, swept below */
+            first_mx = mx;
             continue;
         }
         last_s = s;
+        last_mx = mx;
         last_whole = e - 1 <= to;
         if (last_whole && mx > best) {
             best = mx;
@@ -465,7 +468,9 @@ static int peak_in(ctx_t *c, int64_t from, int64_t to, int64_t *at)
         return db_fail(c, "timeline");
     /* The slice the range starts in (or the whole range when it meets one slice, or none). */
     int64_t end0 = n == 0 || first_end - 1 >= to ? to : first_end - 1;
-    if (sweep(c, from, end0, &found, &found_t) != 0)
+    /* A cut slice is swept only when its largest heap could win: the first one even when it
+     * ties with a later whole slice (the first instant wins), the last only when higher. */
+    if ((best < 0 || first_mx >= best) && sweep(c, from, end0, &found, &found_t) != 0)
         return -1;
     /* The slices wholly inside come next in time: one higher than the start names where to
      * look, and is swept for its first highest instant unless the range's last slice, cut by
@@ -473,7 +478,7 @@ static int peak_in(ctx_t *c, int64_t from, int64_t to, int64_t *at)
     int in_slice = best > found;
     if (in_slice)
         found = best;
-    if (n > 1 && !last_whole) {
+    if (n > 1 && !last_whole && last_mx > found) {
         double tail = found;
         int64_t tail_t = -1;
         if (sweep(c, last_s - 1, to, &tail, &tail_t) != 0)
