@@ -7,7 +7,8 @@
 # report --at`, read from the checkpoints, whose size it prints; and the test oracle that computes the same model from the rows of
 # `allocations` (tests/visual/model_oracle.c) unless SKIP_ROWS=1; prints the page's size, and,
 # when chromium is installed, how long the page takes from the start of loading to drawn (its body's data-drawn-ms, set by report.js).
-# Results are not kept: they depend on the machine.
+# Results are not kept: they depend on the machine. CPU is user + system time, which a loaded
+# machine inflates less than the elapsed time.
 #
 # Usage: bench/pictures.sh DB [RHEAP]      (RHEAP default: build/cli/rheap)
 #   A 30-million-allocation database: bench/convert-bench.sh writes one of 10 million for
@@ -23,8 +24,8 @@ echo "database: $DB, $(sqlite3 "$DB" 'SELECT count(*) FROM allocations') allocat
 run() {
     label=$1
     shift
-    /usr/bin/time -f "%e %M" "$@" 2>"$WORK/time" >/dev/null || { cat "$WORK/time" >&2; exit 1; }
-    tail -n 1 "$WORK/time" | awk -v l="$label" '{ printf "%-44s %7.2f s  %6.1f MiB resident\n", l, $1, $2 / 1024 }'
+    /usr/bin/time -f "%e %M %U %S" "$@" 2>"$WORK/time" >/dev/null || { cat "$WORK/time" >&2; exit 1; }
+    tail -n 1 "$WORK/time" | awk -v l="$label" '{ printf "%-44s %7.2f s  %6.1f MiB resident  %5.2f s CPU\n", l, $1, $2 / 1024, $3 + $4 }'
 }
 run "export collapsed" "$RHEAP" export collapsed "$DB" -o "$WORK/leaked.folded"
 run "export pprof" "$RHEAP" export pprof "$DB" -o "$WORK/heap.pb.gz"

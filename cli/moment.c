@@ -29,9 +29,13 @@ int cli__moment_given(const ra_moment_t *mo)
     return mo->at || mo->from || mo->to;
 }
 
-static void ms(FILE *out, int64_t ns)
+/* A time of the recording: ms for people, whole ns with --raw. */
+static void when(FILE *out, int64_t ns, int raw)
 {
-    fprintf(out, "%.3f ms", (double)ns / 1e6);
+    if (raw)
+        fprintf(out, "%" PRId64 " ns", ns);
+    else
+        fprintf(out, "%.3f ms", (double)ns / 1e6);
 }
 
 static void size(FILE *out, int64_t b, int raw)
@@ -85,12 +89,12 @@ int cli__moment_report(sqlite3 *db, const char *path, const char *pid, const cha
         fputs(": ", out);
         size(out, p->peak_bytes, raw);
         fprintf(out, " in %" PRId64 " blocks at ", p->peak_blocks);
-        ms(out, p->peak_t);
+        when(out, p->peak_t, raw);
         if (!mo->at) {
             fputs(" (of ", out);
-            ms(out, p->moment_from);
+            when(out, p->moment_from, raw);
             fputs(" .. ", out);
-            ms(out, p->moment_to);
+            when(out, p->moment_to, raw);
             fputc(')', out);
         }
         fputc('\n', out);

@@ -133,11 +133,12 @@ if "$RHEAP" export collapsed p.db --at 1ms --weight leaked >/dev/null 2>err; the
 "$RHEAP" report p.db --raw --at b_done >report.txt || fail "report --at"
 pid=$(sql "SELECT pid FROM processes")
 grep -qxF "Live at b_done (rheap export collapsed --at b_done)" report.txt || { cat report.txt >&2; fail "report --at: no section"; }
-grep -qE "^  pid $pid: 150000 bytes in 100 blocks at [0-9.]+ ms\$" report.txt || { cat report.txt >&2; fail "report --at: not 150000 bytes in 100 blocks"; }
+grep -qxF "  pid $pid: 150000 bytes in 100 blocks at $(marker b_done) ns" report.txt || { cat report.txt >&2; fail "report --at: not 150000 bytes in 100 blocks"; }
 grep -A4 "^Live at b_done" report.txt | tail -2 | awk '{ print $1, $2, $3 }' >sites.txt
 printf '100000 50 hold_b\n50000 50 hold_a\n' | cmp -s - sites.txt || { cat report.txt >&2; fail "report --at: sites"; }
 "$RHEAP" report p.db --raw --from b_done --to c_done >report.txt || fail "report --from --to"
-grep -qE "^  pid $pid: 1198576 bytes in 101 blocks at [0-9.]+ ms \(of [0-9.]+ ms \.\. [0-9.]+ ms\)\$" report.txt ||
+spike_t=$(peak_sql "$(marker b_done)" "$(marker c_done)")
+grep -qxF "  pid $pid: 1198576 bytes in 101 blocks at ${spike_t% *} ns (of $(marker b_done) ns .. $(marker c_done) ns)" report.txt ||
     { cat report.txt >&2; fail "report --from b_done --to c_done: not the spike"; }
 if "$RHEAP" report p.db --at nowhere >/dev/null 2>err; then fail "report --at nowhere accepted"; fi
 
