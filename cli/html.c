@@ -362,6 +362,7 @@ static void usage_html(FILE *f)
 {
     fprintf(f,
             "Usage: rheap report --html -o FILE DB [-f] [--pid P] [--skip GLOB]\n"
+            "                    [--at TIME|MARKER | --from A --to B]\n"
             "                    [--suppress FILE]... [--no-default-suppressions]\n"
             "\n"
             "Writes one self-contained HTML page (no network, no external file): per process,\n"
@@ -373,6 +374,9 @@ static void usage_html(FILE *f)
             "  -o, --output FILE   the page to write\n"
             "  -f, --force         replace FILE if it exists\n"
             "  --pid P             only process P\n"
+            RHEAP_MOMENT_HELP
+            "                      (the page opens on that heap: the peak weight, named\n"
+            "                      after the moment)\n"
             RHEAP_SKIP_HELP
             RHEAP_SUPP_HELP
             "                      (the page names what was suppressed above the leaks)\n"
@@ -432,7 +436,11 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
             if (sr < 0)
                 return RHEAP_EXIT_USAGE;
             return cli__option_error(c, argv, longs,
-                                       optopt == 'P' ? "a process id" : optopt == 'K' ? "a pattern" : "a file name",
+                                       optopt == 'P' ? "a process id" : optopt == 'K' ? "a pattern"
+                                     : optopt == RHEAP_MOMENT_OPT_AT || optopt == RHEAP_MOMENT_OPT_FROM ||
+                                               optopt == RHEAP_MOMENT_OPT_TO
+                                           ? "a time or a marker label"
+                                           : "a file name",
                                        "rheap report --help");
         }
         }

@@ -648,7 +648,12 @@ int cli__cmd_report(int argc, char **argv)
                 break;
             if (sr < 0)
                 return RHEAP_EXIT_USAGE;
-            return cli__option_error(c, argv, longs, "a value", "rheap report --help");
+            return cli__option_error(c, argv, longs,
+                                     optopt == RHEAP_MOMENT_OPT_AT || optopt == RHEAP_MOMENT_OPT_FROM ||
+                                             optopt == RHEAP_MOMENT_OPT_TO
+                                         ? "a time or a marker label"
+                                         : "a value",
+                                     "rheap report --help");
         }
         }
     }
