@@ -35,6 +35,8 @@ const ENDED = D.procs.length === 0 || D.procs.some(p => p.until_exit);
 const WINDOWS = D.procs.some(p => !p.until_exit);
 // Drawn at a moment (rheap report --html --at/--from): the peak weight is the heap then.
 if (D.moment) WEIGHTS.peak.what = `live ${D.moment}`;
+// The words for the peak's figures: the moment's when drawn at one.
+const PEAK_WORD = D.moment ? 'at the moment' : 'at peak';
 const DEFAULT_WEIGHT = D.moment ? 'peak' : ENDED ? 'leaked' : 'stopped';
 // The threads' and sizes' column of blocks not freed: leaks, a window's live blocks, or both.
 const UNFREED = ENDED && WINDOWS ? 'leaked or live at stop' : ENDED ? 'never freed' : 'live at stop';
@@ -129,7 +131,7 @@ function drawTotals() {
     ['frees', fmtNum(sum('frees')), sum('frees')],
     ENDED ? ['never freed', fmtBytes(sum('leaked_bytes')) + ' in ' + fmtNum(sum('leaked_blocks')), sum('leaked_bytes')] : null,
     WINDOWS ? ['live at stop', fmtBytes(sum('stopped_bytes')) + ' in ' + fmtNum(sum('stopped_blocks')), sum('stopped_bytes')] : null,
-    ['largest peak', fmtBytes(peak.peak_bytes || 0), peak.peak_bytes || 0],
+    [D.moment ? `largest live ${D.moment}` : 'largest peak', fmtBytes(peak.peak_bytes || 0), peak.peak_bytes || 0],
   ];
   const interval = D.procs.reduce((a, p) => Math.max(a, p.sample_interval || 0), 0);
   const note = document.getElementById('sampled');
@@ -488,7 +490,7 @@ function drawSites() {
   });
   const box = document.getElementById('site-table');
   box.textContent = '';
-  box.append(table([{t: 'allocated', n: 1}, {t: 'blocks', n: 1}, {t: ENDED ? 'never freed' : 'live at stop', n: 1}, {t: 'at peak', n: 1},
+  box.append(table([{t: 'allocated', n: 1}, {t: 'blocks', n: 1}, {t: ENDED ? 'never freed' : 'live at stop', n: 1}, {t: PEAK_WORD, n: 1},
                     'site', 'location'], trs));
 }
 
@@ -552,6 +554,7 @@ function setup() {
   sel.addEventListener('change', () => { state.proc = sel.value === 'all' ? 'all' : +sel.value; drawSelection(); });
 
   const buttons = document.querySelectorAll('#weight button');
+  if (D.moment) document.querySelector('#weight button[data-w="peak"]').textContent = PEAK_WORD;
   buttons.forEach(b => { b.hidden = (b.dataset.w === 'leaked' && !ENDED) || (b.dataset.w === 'stopped' && !WINDOWS); });
   const mark = () => buttons.forEach(b => b.classList.toggle('on', b.dataset.w === state.weight));
   buttons.forEach(b => b.addEventListener('click', () => { state.weight = b.dataset.w; mark(); redrawFlame(); }));
