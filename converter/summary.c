@@ -171,9 +171,9 @@ void cv__summary_destroy(cv__summary_t *s)
     }
     free(s->marks);
     free(s->mrows);
-    free(s->cks);
     for (size_t i = 0; i < s->nck; i++)
         free(s->cks[i].later);
+    free(s->cks);
     free(s->ckrows);
     free(s->ckdirty);
     free(s);
