@@ -133,7 +133,7 @@ static int write_collapsed(const ra_model_t *pd, const ra_model_t *base, ra_weig
         snprintf(err, errlen, "out of memory");
     /* Stacks that differ only below the site, or the same stack in several processes, are
      * one line: sorted, equal texts are neighbours. */
-    if (rc == 0)
+    if (rc == 0 && n) /* qsort's array may not be NULL, even when empty */
         qsort(lines, n, sizeof *lines, cmp_line);
     for (size_t i = 0; rc == 0 && i < n;) {
         int64_t sum[2] = {0, 0};
