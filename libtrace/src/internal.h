@@ -103,6 +103,8 @@ typedef struct {
     uint64_t interval;       /* profile mode: mean bytes between samples */
     uint64_t seed;           /* profile mode: seed of the draws, 0 = pick one */
     int signal;              /* toggle signal, 0 = none */
+    unsigned rss_ms;         /* ms between samples of resident memory, 0 = none (rss.c) */
+    int maps;                /* 1: record the program's own mmap/munmap/mremap (maps.c) */
     char dir[PATH_MAX];      /* output directory */
 } rheap__config_t;
 
@@ -295,6 +297,32 @@ void rheap__exec_init(void);
  * back and returns 1 (the child is not recorded); else 0. */
 int rheap__attach_forked(void);
 
+/* ---- rss.c: samples of the process's resident memory ---- */
+
+/* The process's resident memory, in bytes (rss = anon + file; file counts shared memory). */
+typedef struct {
+    uint64_t rss, anon, file, swap;
+} rheap__rss_t;
+/* At a recording's start (control lock held): a sample at most every interval_ms, the first at
+ * the recording's first event; 0 takes none. Opens /proc/self/status and keeps it, unless this
+ * process has it open already. */
+void rheap__rss_start(unsigned interval_ms);
+/* Whether the event stamped `now` (absolute ns) takes the sample that is due: 1 for one event
+ * per interval in the whole process. A load and a compare when none is due. */
+int rheap__rss_claim(uint64_t now);
+/* Reads the sample into *out, with buf[0..len) as working memory: 0, or -1 (no sample; when the
+ * kept descriptor is no longer /proc/self/status, sampling stops). Raw system calls only. */
+int rheap__rss_read(rheap__rss_t *out, char *buf, size_t len);
+
+/* ---- maps.c: the program's own anonymous mappings ---- */
+
+/* In wrappers.c, beside the other prologues: 1 when the calling mmap/munmap/mremap wrapper,
+ * whose frame is `frame`, records its call (the guard is then held: end with rheap__map_leave),
+ * 0 when it passes (recording off, or any guard set: the tracer's own call, an allocator's
+ * inside a wrapper, a signal handler's). */
+int rheap__map_enter(uintptr_t frame);
+void rheap__map_leave(void);
+
 /* ---- thread.c: per-thread recorder state ---- */
 
 /* The frame that called an exported allocator function, where its backtrace starts: the return
@@ -383,6 +411,11 @@ static inline void rheap__counts_add(_Atomic uint64_t *v, uint64_t n) {
                           memory_order_relaxed);
 }
 int rheap__record_mark(const char *label);
+/* An mmap, munmap or mremap of the program's anonymous memory (op a rip_map_op_t), stamped
+ * `t`: addr and len (whole pages) the range mapped or unmapped; for a remap old and old_len the
+ * range it came from. Map and remap take a backtrace from `from`. */
+void rheap__record_map(int op, uintptr_t addr, uint64_t len, uintptr_t old, uint64_t old_len,
+                       uint64_t t, const rheap__frame_t *from);
 
 /* An event of a signal handler that interrupted a wrapper of this thread (call 0: a free of p;
  * else an allocation, a realloc of `old` when old is set), at absolute time t, without a

@@ -53,6 +53,12 @@ const rheap__setting_t rheap__settings[RHEAP__SET_COUNT] = {
                                     "bytes", "mean bytes between samples\n(profile mode only)"},
     [RHEAP__SET_SAMPLE_SEED] = {"RHEAP_SAMPLE_SEED", NULL, NULL, NULL, RHEAP__TYPE_UINT, 0,
                                 999999999, 0, "", "profile mode: seed of the draws (0: a new one)"},
+    [RHEAP__SET_RSS_MS] = {"RHEAP_RSS_MS", NULL, NULL, NULL, RHEAP__TYPE_UINT, 0, 3600000,
+                           RHEAP_DEFAULT_RSS_MS, "ms",
+                           "time between samples of the process's resident memory (0: none)"},
+    [RHEAP__SET_MMAP] = {"RHEAP_MMAP", NULL, NULL, NULL, RHEAP__TYPE_BOOL, 0, 1,
+                         RHEAP_DEFAULT_MMAP, "",
+                         "record the program's own anonymous mmap, munmap and mremap"},
 };
 
 /* Decimal digits only, at most 9 of value (anything larger is out of every range here). */

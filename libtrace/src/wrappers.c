@@ -606,6 +606,22 @@ RHEAP_EXPORT void *pvalloc(size_t size) {
     return p;
 }
 
+/* ---- The mapping functions' prologue and epilogue (maps.c) ---- */
+
+/* Only a call the program itself makes is recorded: any set guard (the tracer's own code, an
+ * allocator's call inside a wrapper, a signal handler that interrupted one) passes, as do calls
+ * before the real functions are resolved. */
+int rheap__map_enter(uintptr_t frame) {
+    if (rheap__tl.guard ||
+        atomic_load_explicit(&resolve_state, memory_order_acquire) != 2)
+        return 0;
+    return enter(frame) == RECORD;
+}
+
+void rheap__map_leave(void) {
+    leave();
+}
+
 /* ---- What the other families' entry points share (families.c) ----
  *
  * The C++ operators and the allocators' own functions are recorded as the libc ones are, with

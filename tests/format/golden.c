@@ -1,6 +1,6 @@
 /*
  * golden.c: the golden files of every format version (tests/data/v1.0-*, v2.0-*, v3.0-*, v3.1-*,
- * v3.2-*, v3.3-*, v3.4-*), read by today's reader, must dump to the text stored beside them. A
+ * v3.2-*, v3.3-*, v3.4-*, v3.5-*), read by today's reader, must dump to the text stored beside them. A
  * change to the reader or to `rheap dump` that breaks old recordings fails here.
  */
 #include "test_util.h"
@@ -58,6 +58,8 @@ int main(int argc, char **argv)
     check(argv[1], "v3.3-process");
     check(argv[1], "v3.4-thread");
     check(argv[1], "v3.4-process");
+    check(argv[1], "v3.5-thread");
+    check(argv[1], "v3.5-process");
     printf("golden: ok\n");
     return 0;
 }
