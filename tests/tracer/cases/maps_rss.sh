@@ -56,6 +56,51 @@ rise=$(sql "SELECT max(r.bytes) - (SELECT r0.bytes FROM rss AS r0 WHERE r0.t > a
 touched=$(expected run "expect-touched ")
 [ "$rise" -ge "$touched" ] || fail "resident memory rose by $rise bytes while $touched were touched"
 
+# rheap report: peak resident memory beside the peak heap, and the mappings on lines of their own.
+"$RHEAP" report db.sqlite >report.txt 2>&1 || { cat report.txt >&2; fail "rheap report"; }
+peak=$(sql "SELECT max(bytes) FROM rss")
+grep -q "^  peak resident memory $peak bytes " report.txt ||
+    { cat report.txt >&2; fail "no line 'peak resident memory $peak bytes'"; }
+heap=$(sed -n 's/^    live heap then at most \([0-9]*\) bytes.*/\1/p' report.txt)
+[ -n "$heap" ] || { cat report.txt >&2; fail "no line 'live heap then at most'"; }
+# The bound is the most heap live in the timeline slice holding the peak sample: no less than
+# the heap live at that very moment (from the rows), no more than the heap's peak.
+at=$(sql "SELECT coalesce(sum(a.size), 0) FROM allocations AS a, (SELECT t FROM rss
+     ORDER BY bytes DESC, t LIMIT 1) AS r WHERE a.call NOT IN (46, 47) AND a.alloc_after <= r.t
+     AND (a.dealloc_after IS NULL OR a.dealloc_after > r.t)")
+heap_peak=$(sql "SELECT peak_bytes FROM recording_stats")
+[ "$at" -le "$heap" ] && [ "$heap" -le "$heap_peak" ] ||
+    fail "live heap at the rss peak: bound $heap, live then $at, heap peak $heap_peak"
+gap=$((peak - heap))
+grep -q "^    so at least $gap bytes .* of it is not the heap$" report.txt ||
+    { cat report.txt >&2; fail "no gap of $gap bytes"; }
+maps=$(expected run "expect-maps ") left=$(expected run "expect-leaked ")
+grep -q "^  own mappings (mmap, not heap), pid [0-9]*: $maps made$" report.txt &&
+    grep -q "^    $left bytes (.*) still mapped at the end$" report.txt ||
+    { cat report.txt >&2; fail "no lines 'own mappings: $maps made', '$left bytes still mapped'"; }
+grep -q "^    at most $(expected run "expect-map-peak ") bytes (.*) mapped at once, at " report.txt ||
+    { cat report.txt >&2; fail "no peak of mapped bytes"; }
+expect_eq "totals leave mappings out" "$(sed -n 's/^  allocations *//p' report.txt)" \
+    "$(sql "SELECT count(*) FROM allocations WHERE call NOT IN (46, 47)")"
+
+# The page: the samples and the gap in its data, and drawn (when chromium is there).
+"$RHEAP" report --html -o page.html db.sqlite >html.out 2>&1 || { cat html.out >&2; fail "report --html"; }
+grep -q "\"rss_peak\":\[$(sql "SELECT t FROM rss ORDER BY bytes DESC, t LIMIT 1"),$peak,$heap\]" page.html ||
+    fail "the page's data lack rss_peak [t, $peak, $heap]"
+grep -q "\"maps\":\[$maps,[0-9]*,$(expected run "expect-map-peak "),[0-9]*,$left\]" page.html ||
+    fail "the page's data lack the mappings"
+chromium=$(command -v chromium || true)
+if [ -n "$chromium" ]; then
+    profile=$WORK/chromium
+    timeout 60 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --user-data-dir="$profile" --window-size=1300,1200 --dump-dom "file://$WORK/page.html" \
+        >dom.html 2>chrome.err || { cat chrome.err >&2; fail "chromium --dump-dom"; }
+    grep -q 'class="rss"' dom.html || fail "no RSS line on the memory chart"
+    grep -q "data-bytes=\"$peak\" data-heap=\"$heap\"" dom.html || fail "no RSS peak on the chart"
+    grep -q "is not the heap</text>" dom.html || fail "the gap is not called out on the chart"
+fi
+
 # Both off.
 rm -rf "$REC"/rip-*
 traced off RHEAP_RSS_MS=0 RHEAP_MMAP=0 "$prog"

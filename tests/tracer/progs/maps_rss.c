@@ -76,5 +76,8 @@ int main(void) {
            40 * page);
     printf("expect-mremap %p|%ld|%p\n", (void *)b2, 32 * page, (void *)b);
     printf("expect-touched %ld\n", 48 * page);
+    /* calls that mapped (a, b, its remap, c); most mapped at once: a's 56 pages and b's 32 */
+    printf("expect-maps 4\n");
+    printf("expect-map-peak %ld\n", 88 * page);
     return 0;
 }
