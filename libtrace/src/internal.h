@@ -37,6 +37,10 @@ typedef struct {
     void *(*memalign)(size_t, size_t);
     void *(*valloc)(size_t);
     void *(*pvalloc)(size_t);
+    /* maps.c's: the next mmap, munmap and mremap (NULL: call the kernel directly) */
+    void *(*mmap)(void *, size_t, int, int, int, off_t);
+    int (*munmap)(void *, size_t);
+    void *(*mremap)(void *, size_t, size_t, int, ...);
 } rheap__real_t;
 
 extern rheap__real_t rheap__real;
@@ -44,6 +48,9 @@ extern rheap__real_t rheap__real;
 
 /* Resolves rheap__real once; safe to call from any wrapper, before libc is fully up. */
 void rheap__resolve(void);
+/* Whether rheap__real is resolved (an acquire load): until then a wrapper that must not
+ * resolve it (maps.c's) does without. */
+int rheap__resolved(void);
 /* The next definition of a function this library also defines (dlsym RTLD_NEXT), looked up with
  * the guard held: dlsym may allocate. In exec.c. */
 void *rheap__next(const char *name);

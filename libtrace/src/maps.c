@@ -23,10 +23,12 @@
  * an allocator that librheap does not know as the process's malloc (a second allocator in a
  * library, a statically linked one outside its hooked calls).
  *
- * The real calls go to the kernel directly (syscall(2) sets errno and returns -1 as glibc's
- * mmap does). A lookup with dlsym could not serve the calls made before it finished, nor those
- * dlsym itself may make, and these functions have no other behaviour to keep. The price: a
- * library preloaded after librheap that wraps mmap itself is bypassed.
+ * The real functions are the next definitions (dlsym RTLD_NEXT, looked up with malloc's in
+ * rheap__resolve): glibc's, or those of a library preloaded after librheap that wraps them (a
+ * sanitizer's runtime keeps its shadow memory right through its own). A call made before they
+ * are resolved (a library's constructor, dlsym itself) goes to the kernel directly: syscall(2)
+ * sets errno and returns -1 as glibc's functions do. Such a call is never recorded, and never
+ * resolves anything: mmap must work while malloc is not ready yet.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -41,15 +43,23 @@
 
 #include "internal.h"
 
-static void *raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+static void *real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+    if (RHEAP_LIKELY(rheap__resolved() && rheap__real.mmap))
+        return rheap__real.mmap(addr, len, prot, flags, fd, off);
     return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 }
 
-static int raw_munmap(void *addr, size_t len) {
+static int real_munmap(void *addr, size_t len) {
+    if (RHEAP_LIKELY(rheap__resolved() && rheap__real.munmap))
+        return rheap__real.munmap(addr, len);
     return (int)syscall(SYS_munmap, addr, len);
 }
 
-static void *raw_mremap(void *old, size_t old_len, size_t len, int flags, void *addr) {
+/* glibc passes mremap's fifth argument only with MREMAP_FIXED; so does this. */
+static void *real_mremap(void *old, size_t old_len, size_t len, int flags, void *addr) {
+    if (RHEAP_LIKELY(rheap__resolved() && rheap__real.mremap))
+        return flags & MREMAP_FIXED ? rheap__real.mremap(old, old_len, len, flags, addr)
+                                    : rheap__real.mremap(old, old_len, len, flags);
     return (void *)syscall(SYS_mremap, old, old_len, len, flags, addr);
 }
 
@@ -100,8 +110,8 @@ static inline int recorded(uintptr_t frame, const void *ret) {
 RHEAP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
     if (RHEAP_LIKELY(!(flags & MAP_ANONYMOUS)) ||
         !recorded((uintptr_t)__builtin_frame_address(0), __builtin_return_address(0)))
-        return raw_mmap(addr, len, prot, flags, fd, off);
-    void *p = raw_mmap(addr, len, prot, flags, fd, off);
+        return real_mmap(addr, len, prot, flags, fd, off);
+    void *p = real_mmap(addr, len, prot, flags, fd, off);
     if (p != MAP_FAILED) {
         int saved = errno;
         rheap__record_map(RIP_MAP_MAP, (uintptr_t)p, pages(len), 0, 0, rheap__now_abs(),
@@ -116,8 +126,8 @@ RHEAP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off
 RHEAP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
     if (RHEAP_LIKELY(!(flags & MAP_ANONYMOUS)) ||
         !recorded((uintptr_t)__builtin_frame_address(0), __builtin_return_address(0)))
-        return raw_mmap(addr, len, prot, flags, fd, off);
-    void *p = raw_mmap(addr, len, prot, flags, fd, off);
+        return real_mmap(addr, len, prot, flags, fd, off);
+    void *p = real_mmap(addr, len, prot, flags, fd, off);
     if (p != MAP_FAILED) {
         int saved = errno;
         rheap__record_map(RIP_MAP_MAP, (uintptr_t)p, pages(len), 0, 0, rheap__now_abs(),
@@ -133,11 +143,11 @@ RHEAP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, o
  * the kernel refuses is one the converter does not hold either). */
 RHEAP_EXPORT int munmap(void *addr, size_t len) {
     if (!recorded((uintptr_t)__builtin_frame_address(0), __builtin_return_address(0)))
-        return raw_munmap(addr, len);
+        return real_munmap(addr, len);
     int saved = errno;
     rheap__record_map(RIP_MAP_UNMAP, (uintptr_t)addr, pages(len), 0, 0, rheap__now_abs(), NULL);
     errno = saved;
-    int r = raw_munmap(addr, len);
+    int r = real_munmap(addr, len);
     rheap__map_leave();
     return r;
 }
@@ -154,8 +164,8 @@ RHEAP_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
         va_end(ap);
     }
     if (!recorded((uintptr_t)__builtin_frame_address(0), __builtin_return_address(0)))
-        return raw_mremap(old, old_len, len, flags, want);
-    void *p = raw_mremap(old, old_len, len, flags, want);
+        return real_mremap(old, old_len, len, flags, want);
+    void *p = real_mremap(old, old_len, len, flags, want);
     if (p != MAP_FAILED) {
         int saved = errno;
         rheap__record_map(RIP_MAP_REMAP, (uintptr_t)p, pages(len), (uintptr_t)old,
