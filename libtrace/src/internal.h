@@ -314,9 +314,15 @@ typedef struct {
  * the recording's first event; 0 takes none. Opens /proc/self/status and keeps it, unless this
  * process has it open already. */
 void rheap__rss_start(unsigned interval_ms);
+/* When the next sample is due (absolute ns; UINT64_MAX: never), for the inline check below. */
+extern _Atomic uint64_t rheap__rss_next;
 /* Whether the event stamped `now` (absolute ns) takes the sample that is due: 1 for one event
- * per interval in the whole process. A load and a compare when none is due. */
+ * per interval in the whole process. Call it only when rheap__rss_due(now). */
 int rheap__rss_claim(uint64_t now);
+/* The check every event makes: a load and a compare. */
+static inline int rheap__rss_due(uint64_t now) {
+    return now >= atomic_load_explicit(&rheap__rss_next, memory_order_relaxed);
+}
 /* Reads the sample into *out, with buf[0..len) as working memory: 0, or -1 (no sample; when the
  * kept descriptor is no longer /proc/self/status, sampling stops). Raw system calls only. */
 int rheap__rss_read(rheap__rss_t *out, char *buf, size_t len);

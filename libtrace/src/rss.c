@@ -40,8 +40,9 @@
 
 #include "internal.h"
 
-/* Absolute CLOCK_MONOTONIC ns of the next sample; 0 takes one at the next event. */
-static _Atomic uint64_t next_due;
+/* Absolute CLOCK_MONOTONIC ns of the next sample (internal.h's inline check reads it); 0 takes
+ * one at the next event, UINT64_MAX none. */
+_Atomic uint64_t rheap__rss_next = UINT64_MAX;
 /* The interval in ns; 0: no samples (off, or /proc/self/status could not be read). */
 static _Atomic uint64_t interval_ns;
 
@@ -60,7 +61,7 @@ static int status_kept(void) {
 
 void rheap__rss_start(unsigned interval_ms) {
     atomic_store_explicit(&interval_ns, 0, memory_order_relaxed);
-    atomic_store_explicit(&next_due, 0, memory_order_relaxed);
+    atomic_store_explicit(&rheap__rss_next, UINT64_MAX, memory_order_relaxed);
     if (!interval_ms)
         return;
     pid_t pid = (pid_t)syscall(SYS_getpid);
@@ -84,39 +85,62 @@ void rheap__rss_start(unsigned interval_ms) {
         status_ino = st.st_ino;
     }
     atomic_store_explicit(&interval_ns, (uint64_t)interval_ms * 1000000u, memory_order_relaxed);
+    atomic_store_explicit(&rheap__rss_next, 0, memory_order_relaxed);
 }
 
 int rheap__rss_claim(uint64_t now) {
     uint64_t iv = atomic_load_explicit(&interval_ns, memory_order_relaxed);
-    uint64_t due = atomic_load_explicit(&next_due, memory_order_relaxed);
-    if (RHEAP_LIKELY(!iv || now < due))
+    uint64_t due = atomic_load_explicit(&rheap__rss_next, memory_order_relaxed);
+    if (!iv || now < due)
         return 0;
     /* One winner per interval: a thread that loses the race leaves the sample to the winner. */
-    return atomic_compare_exchange_strong_explicit(&next_due, &due, now + iv, memory_order_relaxed,
-                                                   memory_order_relaxed);
+    return atomic_compare_exchange_strong_explicit(&rheap__rss_next, &due, now + iv,
+                                                   memory_order_relaxed, memory_order_relaxed);
 }
 
-/* The number of kB after the field `name` (with its colon) at the start of a line of s[0..n),
- * in bytes; 0 when absent. */
-static uint64_t field_kb(const char *s, size_t n, const char *name) {
-    size_t len = strlen(name);
-    for (size_t i = 0; i + len < n; i++) {
-        if ((i == 0 || s[i - 1] == '\n') && memcmp(s + i, name, len) == 0) {
-            uint64_t v = 0;
-            for (i += len; i < n && (s[i] == ' ' || s[i] == '\t'); i++)
-                ;
-            for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
-                v = v * 10 + (uint64_t)(s[i] - '0');
-            return v * 1024;
-        }
+/* The kB after the colon of the line at s[i..n), in bytes. */
+static uint64_t kb_at(const char *s, size_t i, size_t n) {
+    uint64_t v = 0;
+    for (; i < n && (s[i] == ' ' || s[i] == '\t'); i++)
+        ;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    return v * 1024;
+}
+
+/* The fields of a sample, in one pass over s[0..n): only lines that start with "Vm" or "Rss"
+ * are compared. Fields absent stay 0. */
+static void parse_status(const char *s, size_t n, rheap__rss_t *out, uint64_t *shmem) {
+    static const struct {
+        const char *name;
+        unsigned len, field; /* 0 rss, 1 anon, 2 file, 3 shmem, 4 swap */
+    } fields[] = {{"VmRSS:", 6, 0},  {"RssAnon:", 8, 1}, {"RssFile:", 8, 2},
+                  {"RssShmem:", 9, 3}, {"VmSwap:", 7, 4}};
+    uint64_t v[5] = {0};
+    for (size_t i = 0; i < n;) {
+        if (s[i] == 'V' || s[i] == 'R')
+            for (unsigned k = 0; k < sizeof fields / sizeof fields[0]; k++)
+                if (n - i > fields[k].len && memcmp(s + i, fields[k].name, fields[k].len) == 0) {
+                    v[fields[k].field] = kb_at(s, i + fields[k].len, n);
+                    break;
+                }
+        const char *nl = memchr(s + i, '\n', n - i);
+        if (!nl)
+            break;
+        i = (size_t)(nl - s) + 1;
     }
-    return 0;
+    out->rss = v[0];
+    out->anon = v[1];
+    out->file = v[2];
+    *shmem = v[3];
+    out->swap = v[4];
 }
 
 int rheap__rss_read(rheap__rss_t *out, char *buf, size_t len) {
     if (!status_kept()) {
         /* The program closed it or reused its number: no more samples in this recording. */
         atomic_store_explicit(&interval_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&rheap__rss_next, UINT64_MAX, memory_order_relaxed);
         return -1;
     }
     size_t n = 0;
@@ -126,11 +150,10 @@ int rheap__rss_read(rheap__rss_t *out, char *buf, size_t len) {
             break;
         n += (size_t)r;
     }
-    out->rss = field_kb(buf, n, "VmRSS:");
+    uint64_t shmem;
+    parse_status(buf, n, out, &shmem);
     if (!out->rss)
-        return -1; /* a kernel thread's or a foreign file: no sample rather than a false 0 */
-    out->anon = field_kb(buf, n, "RssAnon:");
-    out->file = field_kb(buf, n, "RssFile:") + field_kb(buf, n, "RssShmem:");
-    out->swap = field_kb(buf, n, "VmSwap:");
+        return -1; /* a foreign file: no sample rather than a false 0 */
+    out->file += shmem;
     return 0;
 }

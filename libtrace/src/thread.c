@@ -800,7 +800,7 @@ typedef struct {
 /* Takes the sample of resident memory if this event, stamped t_now (absolute), is the one due
  * to (rss.c): before the thread's lock, since reading /proc is a few system calls. */
 static inline int take_rss(rheap__thread_t *t, uint64_t t_now, rheap__rss_t *out) {
-    return RHEAP_UNLIKELY(rheap__rss_claim(t_now)) &&
+    return RHEAP_UNLIKELY(rheap__rss_due(t_now)) && rheap__rss_claim(t_now) &&
            rheap__rss_read(out, t->rss_buf, sizeof t->rss_buf) == 0;
 }
 
