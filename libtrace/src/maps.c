@@ -97,9 +97,11 @@ static uint64_t pages(uint64_t len) {
     return (len + p - 1) & ~(p - 1);
 }
 
-/* Whether this call is recorded: then the guard is held (end with rheap__map_leave). */
+/* Whether this call is recorded: then the guard is held (end with rheap__map_leave). The
+ * setting is read first, without the guard: while no recording is on it may be a past
+ * recording's, and rheap__map_enter passes anyway. */
 static inline int recorded(uintptr_t frame, const void *ret) {
-    if (!rheap__map_enter(frame))
+    if (!rheap__rec.cfg.maps || !rheap__map_enter(frame))
         return 0;
     if (rheap__rec.cfg.maps && !not_the_programs(ret))
         return 1;
