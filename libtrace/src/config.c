@@ -20,6 +20,7 @@ static void default_config(rheap__config_t *c) {
     c->profile = (int)rheap__settings[RHEAP__SET_MODE].def;
     c->interval = rheap__settings[RHEAP__SET_SAMPLE_INTERVAL].def;
     c->seed = rheap__settings[RHEAP__SET_SAMPLE_SEED].def;
+    c->segment_kb = rheap__settings[RHEAP__SET_SEGMENT_KB].def;
     c->signal = 0;
     c->rss_ms = (unsigned)rheap__settings[RHEAP__SET_RSS_MS].def;
     c->maps = (int)rheap__settings[RHEAP__SET_MMAP].def;
@@ -71,6 +72,8 @@ void rheap__config_read_env(void) {
         c->interval = v;
     if (env_setting(RHEAP__SET_SAMPLE_SEED, &v, NULL))
         c->seed = v;
+    if (env_setting(RHEAP__SET_SEGMENT_KB, &v, NULL))
+        c->segment_kb = v;
     if (env_setting(RHEAP__SET_RSS_MS, &v, NULL))
         c->rss_ms = (unsigned)v;
     if (env_setting(RHEAP__SET_MMAP, &v, NULL))

@@ -109,6 +109,7 @@ typedef struct {
     int profile;             /* 1: profile mode (sample.c), 0: trace every event */
     uint64_t interval;       /* profile mode: mean bytes between samples */
     uint64_t seed;           /* profile mode: seed of the draws, 0 = pick one */
+    uint64_t segment_kb;     /* profile mode: a thread file past this starts a segment; 0 never */
     int signal;              /* toggle signal, 0 = none */
     unsigned rss_ms;         /* ms between samples of resident memory, 0 = none (rss.c) */
     int maps;                /* 1: record the program's own mmap/munmap/mremap (maps.c) */
