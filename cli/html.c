@@ -31,9 +31,10 @@ extern const char *const cli__html_scripts[];
 /* Stacks kept per weight (leaked, peak, allocated); the rest of each recording is summed into
  * one "(other stacks)" entry, so the totals stay exact and the page small. */
 #define HTML_TOP_STACKS 4000
-/* The most per-stack rows of checkpoint cuts the page carries (each about 20 bytes): past it
- * only every second, fourth, ... cut is kept, so the moments add at most about 1 MB to a page. */
-#define HTML_CUT_ROWS 50000
+/* The most per-stack rows of markers, and of checkpoint cuts, the page carries (each about 20
+ * bytes): past it only every second, third, ... marker time or cut is kept, so the moments add
+ * at most about 2 MB to a page. */
+#define HTML_MOMENT_ROWS 50000
 
 /* A JSON string; '<', '>' and '&' are escaped too, so no "</script>" can end the data early. */
 static void json_str(FILE *f, const char *s)
@@ -391,56 +392,71 @@ static void moment_head(FILE *f, int *n, int64_t t, const char *label, int64_t b
 }
 
 /* The markers of recording p with their exact heap per shown stack (marker_stacks), stacks not
- * shown summed into one entry of stack -1. */
-static int write_marker_moments(page_t *pg, const ra_proc_t *pr, FILE *f, int *n)
+ * shown summed into one entry of stack -1: the markers at every `every`-th distinct time (the
+ * others the page snaps to the moment before, and says so). One pass over the recording's rows
+ * in time order: markers are in time order too (ra_model_load). */
+static int write_marker_moments(page_t *pg, const ra_proc_t *pr, int64_t every, FILE *f, int *n)
 {
     const ra_model_t *pd = pg->pd;
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(pg->db,
-                           "SELECT coalesce(bt, -1), blocks, bytes FROM marker_stacks "
-                           "WHERE pid = ?1 AND recording = ?2 AND t = ?3",
+                           "SELECT t, coalesce(bt, -1), blocks, bytes FROM marker_stacks "
+                           "WHERE pid = ?1 AND recording = ?2 ORDER BY t",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
-    int rc = 0;
+    sqlite3_bind_int64(st, 1, pr->pid);
+    sqlite3_bind_int64(st, 2, pr->recording);
+    int row = sqlite3_step(st), rc = 0;
+    /* The rows of the last time read: markers of one time share them. */
+    char *rows = NULL;
+    size_t len = 0;
+    int64_t last_t = -1, blocks = 0, bytes = 0, times = 0;
     for (size_t i = 0; i < pd->nmarkers && rc == 0; i++) {
         const ra_marker_t *m = &pd->markers[i];
         if (m->pid != pr->pid || m->recording != pr->recording)
             continue;
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, pr->pid);
-        sqlite3_bind_int64(st, 2, pr->recording);
-        sqlite3_bind_int64(st, 3, m->t);
-        /* Rows first into memory: the head carries the totals. */
-        char *rows = NULL;
-        size_t len = 0;
-        FILE *r = open_memstream(&rows, &len);
-        if (!r)
-            return -1;
-        int64_t blocks = 0, bytes = 0, oblocks = 0, obytes = 0;
-        int k = 0, step;
-        while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-            int64_t s = shown_stack(pg, sqlite3_column_int64(st, 0));
-            int64_t b = sqlite3_column_int64(st, 1), y = sqlite3_column_int64(st, 2);
-            blocks += b;
-            bytes += y;
-            if (s < 0) {
-                oblocks += b;
-                obytes += y;
-            } else {
-                fprintf(r, "%s%" PRId64 ",%" PRId64 ",%" PRId64, k++ ? "," : "", s, b, y);
+        if (m->t != last_t) {
+            free(rows);
+            rows = NULL;
+            len = 0;
+            blocks = bytes = 0;
+            int kept = times++ % every == 0;
+            last_t = m->t;
+            FILE *r = kept ? open_memstream(&rows, &len) : NULL;
+            if (kept && !r) {
+                rc = -1;
+                break;
             }
+            int64_t oblocks = 0, obytes = 0;
+            int k = 0;
+            for (; row == SQLITE_ROW && sqlite3_column_int64(st, 0) <= m->t; row = sqlite3_step(st)) {
+                if (!r || sqlite3_column_int64(st, 0) < m->t)
+                    continue;
+                int64_t s = shown_stack(pg, sqlite3_column_int64(st, 1));
+                int64_t b = sqlite3_column_int64(st, 2), y = sqlite3_column_int64(st, 3);
+                blocks += b;
+                bytes += y;
+                if (s < 0) {
+                    oblocks += b;
+                    obytes += y;
+                } else {
+                    fprintf(r, "%s%" PRId64 ",%" PRId64 ",%" PRId64, k++ ? "," : "", s, b, y);
+                }
+            }
+            if (!r)
+                continue;
+            if (oblocks)
+                fprintf(r, "%s-1,%" PRId64 ",%" PRId64, k ? "," : "", oblocks, obytes);
+            rc |= fclose(r) != 0;
         }
-        if (oblocks)
-            fprintf(r, "%s-1,%" PRId64 ",%" PRId64, k++ ? "," : "", oblocks, obytes);
-        rc |= fclose(r) != 0;
-        rc |= step != SQLITE_DONE;
-        if (rc == 0) {
+        if (rows && rc == 0) {
             moment_head(f, n, m->t, m->label ? m->label : "", blocks, bytes);
             fwrite(rows, 1, len, f);
             fputs("]]", f);
         }
-        free(rows);
     }
+    free(rows);
+    rc |= row != SQLITE_DONE && row != SQLITE_ROW;
     sqlite3_finalize(st);
     return rc ? -1 : 0;
 }
@@ -520,21 +536,25 @@ static int write_cut_moments(page_t *pg, const ra_proc_t *pr, int64_t every, FIL
 static int write_moments(page_t *pg, FILE *out)
 {
     const ra_model_t *pd = pg->pd;
-    /* Every `every`-th cut, so that the page carries at most about HTML_CUT_ROWS stack rows. */
-    int64_t every = 1;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(pg->db, "SELECT count(*) FROM checkpoint_stacks", -1, &st, NULL) !=
-        SQLITE_OK)
-        return -1;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        every = sqlite3_column_int64(st, 0) / HTML_CUT_ROWS + 1;
-    sqlite3_finalize(st);
+    /* Every `every`-th cut and marker time, so that the page carries at most about
+     * HTML_MOMENT_ROWS stack rows of each. */
+    int64_t every[2] = {1, 1};
+    static const char *const counts[2] = {"SELECT count(*) FROM marker_stacks",
+                                          "SELECT count(*) FROM checkpoint_stacks"};
+    for (int k = 0; k < 2; k++) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(pg->db, counts[k], -1, &st, NULL) != SQLITE_OK)
+            return -1;
+        if (sqlite3_step(st) == SQLITE_ROW)
+            every[k] = sqlite3_column_int64(st, 0) / HTML_MOMENT_ROWS + 1;
+        sqlite3_finalize(st);
+    }
     fputs(",\n\"moments\":[", out);
     for (size_t p = 0; p < pd->nprocs; p++) {
         fputs(p ? ",\n[" : "[", out);
         int n = 0;
-        if (write_marker_moments(pg, &pd->procs[p], out, &n) != 0 ||
-            write_cut_moments(pg, &pd->procs[p], every, out, &n) != 0)
+        if (write_marker_moments(pg, &pd->procs[p], every[0], out, &n) != 0 ||
+            write_cut_moments(pg, &pd->procs[p], every[1], out, &n) != 0)
             return -1;
         fputc(']', out);
     }

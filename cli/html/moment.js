@@ -73,10 +73,10 @@ function resolveMoment(pi) {
   if (a.at !== undefined) {
     const want = timeOf(pi, a.at);
     if (!want) return null;
-    if (want.label !== null) {
-      const m = list.find(x => x.label === want.label);
-      return m ? {m, note: `at ${momentName(m)}`} : null;
-    }
+    // A marker is exact when the page carries its heap (a page of very many markers keeps
+    // only some: the others snap as a time does).
+    const mk = want.label !== null && list.find(x => x.label === want.label);
+    if (mk) return {m: mk, note: `at ${momentName(mk)}`};
     let best = null;
     for (const m of list) if (m.t <= want.t) best = m;
     if (!best) return null;

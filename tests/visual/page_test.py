@@ -9,7 +9,8 @@ its header lists them), each figure checked against truth.c or against SQL over 
     sort       a click on a table's header sorts all its rows, a second click turns them round
     at         #at=MARKER and #at=TIME: the flamegraph, the sites' column and the card are the heap
                SQL over the rows finds live then (a time between moments snaps to the one before)
-    click      a click on the memory chart picks the nearest cut: the flamegraph is its heap
+    click      a click on the memory chart picks the nearest cut: the flamegraph is its heap;
+               the stacked chart's sites are the largest at the cuts, each with its largest
     drag       a drag across the chart picks the range's highest marker or cut
 
 The environment (CMake sets it): RHEAP, SRC (the source tree), DIR (visual.record's directory,
@@ -372,6 +373,20 @@ def case_click(b, page):
     expect_moment(b, "a click at the cut at %d ns" % t, t)
     if "cut" not in b.text("#moment-note"):
         fail("the note after a click says %r" % b.text("#moment-note"))
+    # The stacked chart of the top sites: each layer's largest is its site's most bytes live at
+    # a cut, by SQL; the sites are the 8 largest so, largest first.
+    want = {}
+    for (t,) in sql("SELECT t FROM checkpoints WHERE ck > 0"):
+        for loc, v in live_sites_at(t).items():
+            want[loc] = max(want.get(loc, 0), v)
+    got = b.js("""return [...document.querySelectorAll('.stacked .layer')].map(l =>
+                  [l.dataset.site, +l.dataset.max]);""")
+    got = [(name.split(" ")[-1], v) for name, v in got if name != "other"]
+    expect_eq("the top sites drawn", len(got), min(8, len(want)))
+    for loc, v in got:
+        expect_eq("the largest of %s at a cut" % loc, v, want.get(loc))
+    expect_eq("the top sites' largest, largest first", [v for _, v in got],
+              sorted(want.values(), reverse=True)[:len(got)])
     b.screenshot(os.path.join(DIR, "page-click.png"))
 
 
