@@ -33,8 +33,8 @@ extern const char *const cli__html_scripts[];
 #define HTML_TOP_STACKS 4000
 /* The most per-stack rows of markers, and of checkpoint cuts, the page carries (each about 20
  * bytes): past it only every second, third, ... marker time or cut is kept, so the moments add
- * at most about 2 MB to a page. */
-#define HTML_MOMENT_ROWS 50000
+ * at most about 1 MB to a page of 2000 stacks. */
+#define HTML_MOMENT_ROWS 40000
 
 /* A JSON string; '<', '>' and '&' are escaped too, so no "</script>" can end the data early. */
 static void json_str(FILE *f, const char *s)
