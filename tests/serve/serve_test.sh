@@ -27,6 +27,8 @@
 #              heap exactly, a damaged file said through the caller's log and never on stderr
 #   flat       a profile-mode program allocating without end at a tiny interval: the
 #              collector's memory for it stays flat while it reads every new sample
+#   race       rheap snapshot -o in a loop while the collector compacts the recording: every
+#              conversion succeeds with the holder's exact bytes
 #   compact    a week compressed into seconds: a 50 MiB holder churning at a tiny interval,
 #              its recording rolled into small segments that the collector compacts into
 #              checkpoints; the directory's disk use and the collector's VmHWM stay flat, the
@@ -563,6 +565,41 @@ case_compact() {
         fail "meta compacted_files: $(sqlite3 a.db "SELECT value FROM meta WHERE key = 'compacted_files'")"
     "$RHEAP" report a.db | grep -q 'compacted .* thread files; events before .* s were compacted' ||
         fail "rheap report does not say the recording was compacted"
+}
+
+case_race() {
+    # The compact case's holder, smaller (320 blocks of 16 KiB, each sampled and standing for
+    # itself), converted again and again by rheap snapshot -o while the collector compacts its
+    # recording: every conversion reads a whole, consistent recording (the files it listed stay
+    # until it ends), and the compactions go on between the conversions.
+    start_holder a 320 16384 RHEAP_MODE=profile RHEAP_SAMPLE_INTERVAL=64 RHEAP_SAMPLE_SEED=5 \
+        RHEAP_SEGMENT_KB=64 HOLDER_CHURN=3000 HOLDER_THREADS=1
+    local a=$HPID
+    start_serve --disk-budget 256K
+    wait_for "a first compaction" bash -c "curl -sf $URL/metrics |
+        grep -q '^rheap_compactions_total{pid=\"$a\".* [1-9][0-9]*\$'"
+    local i st k0 k db runs=0
+    k0=$(metric rheap_compactions_total "$a")
+    for i in $(seq 40); do
+        st=0
+        "$RHEAP" snapshot "$a" "$REC" -o race$i.db 2>race.err || st=$?
+        # 3: converted, with a warning (a file of a thread still being written).
+        [ $st = 0 ] || [ $st = 3 ] || fail "conversion $i: status $st: $(cat race.err)"
+        db=$(sqlite3 race$i.db "SELECT CAST(round(sum(s.leaked_bytes)) AS INTEGER)
+                                FROM stack_stats s JOIN stacks k ON k.id = s.bt
+                                WHERE k.function = 'hold_blocks'
+                                  AND k.location LIKE '%holder.c:$HOLD_LINE'")
+        expect_eq "hold_blocks live in conversion $i" "$db" $((320 * 16384))
+        rm -f race$i.db
+        runs=$i
+        k=$(metric rheap_compactions_total "$a")
+        [ "$i" -ge 6 ] && [ "$((k - k0))" -ge 4 ] && break
+        # Room for a scan between two conversions: a compaction waits while one reads.
+        sleep 0.2
+    done
+    echo "$runs conversions, $((k - k0)) compactions meanwhile," \
+        "$(metric rheap_compactions_deferred_total "$a") put off while a conversion read"
+    [ "$((k - k0))" -ge 4 ] || fail "only $((k - k0)) compactions during $runs conversions"
 }
 
 case_cgroup() {
