@@ -29,6 +29,7 @@
 #              collector's memory for it stays flat while it reads every new sample
 #   race       rheap snapshot -o in a loop while the collector compacts the recording: every
 #              conversion succeeds with the holder's exact bytes
+#   second     a second rheap serve on the same directory refuses to start, naming the first
 #   compact    a week compressed into seconds: a 50 MiB holder churning at a tiny interval,
 #              its recording rolled into small segments that the collector compacts into
 #              checkpoints; the directory's disk use and the collector's VmHWM stay flat, the
@@ -600,6 +601,28 @@ case_race() {
     echo "$runs conversions, $((k - k0)) compactions meanwhile," \
         "$(metric rheap_compactions_deferred_total "$a") put off while a conversion read"
     [ "$((k - k0))" -ge 4 ] || fail "only $((k - k0)) compactions during $runs conversions"
+}
+
+case_second() {
+    start_holder a 4 $MIB
+    local a=$HPID first st
+    start_serve
+    first=$SPID
+    wait_for "the holder" bash -c "curl -sf $URL/metrics | grep -q 'rheap_live_bytes{pid=\"$a\"'"
+    # A second collector on the same directory refuses to start (status 1, a usage error), and
+    # names the first; it would compact the same recordings.
+    st=0
+    timeout 10 "$RHEAP" serve --listen 127.0.0.1:0 "$REC" 2>second.err || st=$?
+    expect_eq "the second collector's status ($(cat second.err))" "$st" 1
+    grep -qF "rheap: error: $REC is followed by another rheap serve (pid $first, holding" \
+        second.err || fail "the refusal does not name pid $first: $(cat second.err)"
+    # The first goes on; once it has stopped, a new one starts on the directory.
+    [ "$(metric rheap_live_bytes "$a")" -ge $((4 * MIB)) ] || fail "the first collector no longer answers"
+    kill -TERM "$first"
+    wait "$first" || fail "the first collector's status after SIGTERM: $?"
+    start_serve
+    wait_for "the holder, in the collector started after" \
+        bash -c "curl -sf $URL/metrics | grep -q 'rheap_live_bytes{pid=\"$a\"'"
 }
 
 case_cgroup() {
