@@ -82,6 +82,7 @@ typedef struct {
 /* A live sampled block; stack is the checkpoint's id (1..nstacks), 0 none. */
 typedef struct {
     uint64_t t, addr, size, stack;
+    unsigned call;             /* rip_call_t: the call that allocated it */
 } rc__ckpt_block_t;
 
 /* What a checkpoint holds (rip-format/FORMAT.md section 3b): the files it replaces, its

@@ -46,7 +46,10 @@
 typedef struct {
     uint64_t addr;             /* 0: empty slot */
     uint64_t t;
-    uint64_t size;
+    /* 56 bits: no live block is 64 PiB. The call goes into a checkpoint with the block; in the
+     * size's top byte, a block stays 32 bytes. */
+    uint64_t size : 56;
+    uint64_t call : 8;         /* rip_call_t (every code is below 256) */
     uint32_t stack;            /* index into the process's stacks + 1; 0: no backtrace */
     uint32_t thread;           /* index of the thread file it was read from */
 } block_t;
@@ -389,7 +392,7 @@ static int on_alloc(rc__proc_t *p, thread_t *th, uint32_t thread, const rip_reco
     if (rec->u.alloc.old_addr)
         on_free(p, rec->u.alloc.old_addr, rec->u.alloc.old_t, thread);
     block_t b = {.addr = rec->u.alloc.addr, .t = rec->t, .size = rec->u.alloc.size,
-                 .thread = thread};
+                 .call = (uint8_t)rec->u.alloc.call, .thread = thread};
     uint64_t id = rec->u.alloc.stack;
     if (id && id < th->nids)
         b.stack = th->ids[id];
@@ -974,7 +977,7 @@ static int compact_now(rc_host_t *h, rc__proc_t *p)
             }
             id = c.stack_new[b->stack - 1];
         }
-        c.blocks[nb++] = (rc__ckpt_block_t){b->t, b->addr, b->size, id};
+        c.blocks[nb++] = (rc__ckpt_block_t){b->t, b->addr, b->size, id, b->call};
     }
     if (nb > 1)
         qsort(c.blocks, nb, sizeof *c.blocks, ckblock_cmp);

@@ -601,6 +601,18 @@ case_race() {
     echo "$runs conversions, $((k - k0)) compactions meanwhile," \
         "$(metric rheap_compactions_deferred_total "$a") put off while a conversion read"
     [ "$((k - k0))" -ge 4 ] || fail "only $((k - k0)) compactions during $runs conversions"
+    # The holder's table (320 * 8 bytes, by calloc, made before its blocks) is in the
+    # checkpoint under its call, and a conversion says calloc, not malloc.
+    local dir ck
+    dir=$REC/rip-$a
+    ck=$(ls "$dir" | grep '^checkpoint-[0-9]*\.rip$' | tail -1)
+    "$RHEAP" dump "$dir/$ck" 2>/dev/null >ck.txt || true
+    grep -q ' call=calloc addr=0x[0-9a-f]* size=2560 ' ck.txt ||
+        fail "no calloc of 2560 bytes in $ck: $(grep -c '^alloc' ck.txt) allocations, calls $(grep -o 'call=[a-z_]*' ck.txt | sort | uniq -c | tr '\n' ' ')"
+    "$RHEAP" snapshot "$a" "$REC" -o calls.db 2>/dev/null || [ $? = 3 ] || fail "snapshot -o calls.db"
+    expect_eq "the table's call after compaction" "$(sqlite3 calls.db "SELECT c.name
+        FROM allocations a JOIN calls c ON c.id = a.call
+        WHERE a.size = 2560 AND a.dealloc_after IS NULL")" calloc
 }
 
 case_second() {
