@@ -352,6 +352,45 @@ CREATE TABLE marker_stacks (
     bytes INTEGER NOT NULL
 );
 
+-- Checkpoints: what was live at any moment, per stack, exactly, without a scan of every row.
+-- Each recording's time is cut into at most about 256 equal intervals (groups of four
+-- timeline slices). At each cut the converter copies the live totals of the stacks that had
+-- an event since the previous cut (checkpoint_stacks), and notes which rows of `allocations`
+-- have an event in the interval that follows: the blocks that ended in it are one range of
+-- ids (rows are numbered as blocks end), the never-freed blocks allocated in it another (they
+-- come last, in allocation order), and the blocks allocated in it that ended after it a list
+-- (`later`). The heap at T is then the checkpoint at or before T, plus or minus the blocks of
+-- those three sets whose allocation or end falls after the checkpoint and at or before T: a
+-- small share of the rows, read by id. `rheap export --at`, `report --at` and the page read
+-- them (analysis/moment.c; bench/README.md, "Moments", has their size and speed).
+CREATE TABLE checkpoints (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    ck INTEGER NOT NULL,           -- 0, 1, ... in time order; 0 is the empty heap before the first event
+    t INTEGER NOT NULL,            -- ns since the recording started: checkpoint_stacks holds the heap after every event at or before t (-1 for ck 0)
+    free_lo INTEGER NOT NULL,      -- allocations.id range [free_lo, free_hi) of the blocks that ended after t and at or before the next checkpoint's t (empty when equal)
+    free_hi INTEGER NOT NULL,
+    leak_lo INTEGER NOT NULL,      -- allocations.id range [leak_lo, leak_hi) of the never-freed blocks allocated in that interval
+    leak_hi INTEGER NOT NULL,
+    blocks INTEGER NOT NULL,       -- blocks live at t, every stack together (weighed in profile mode)
+    bytes INTEGER NOT NULL,        -- their bytes
+    later BLOB,                    -- the ids of the blocks allocated in the interval that ended after it, ascending, each as the difference from the one before (the first from 0) in LEB128 (7 bits a byte, low first, 128 set on all but the last byte); NULL: none. An id may also lie in the free range (a reader takes it once)
+    PRIMARY KEY (pid, recording, ck)
+) WITHOUT ROWID;
+
+-- Per checkpoint: the live blocks and bytes of each stack that had an allocation or a free
+-- since the previous checkpoint. A stack's live heap at checkpoint ck is its row with the
+-- largest ck at or before it (none: nothing live). Read through the index
+-- checkpoint_stacks_by_stack (after the load).
+CREATE TABLE checkpoint_stacks (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    ck INTEGER NOT NULL,           -- checkpoints.ck
+    bt INTEGER,                    -- stacks.id; NULL: no backtrace
+    blocks INTEGER NOT NULL,       -- live at the checkpoint (weighed in profile mode)
+    bytes INTEGER NOT NULL
+);
+
 -- One row per heap block the program allocated while recording was on: allocation_rows with its
 -- thread, process and recording looked up and its encodings undone. This is what every query
 -- reads; each column means what it says below.
@@ -450,6 +489,9 @@ JOIN backtraces AS k ON k.id = f.id AND k.frame_no = CASE WHEN f.sym IS NOT NULL
              f.frame_no) END;
 
 -- rheap: after load
+-- A moment's per-stack heap: the latest checkpoint_stacks row of each stack at or before a
+-- checkpoint, one seek per stack.
+CREATE INDEX checkpoint_stacks_by_stack ON checkpoint_stacks (pid, recording, bt, ck);
 -- No secondary index: each one was measured against the canned queries and none paid for its
 -- build time (an index on allocations(bt) made the leaks query far slower than a plain scan),
 -- when allocations was a table of full rows; the canned queries now read only the summaries,

@@ -46,6 +46,7 @@ static void json_i(FILE *f, const char *key, int64_t v, int comma)
 typedef struct {
     const ra_model_t *pd;
     char *suppressed;     /* the line naming what suppressions took out, or NULL */
+    const ra_moment_t *mo; /* --at or --from/--to: the peak weight is the heap then */
     ra_smap_t frames; /* frame key -> index in the page's frame table */
     size_t nframes;
     ra_smap_t stacks; /* bt -> index in the page's stack table */
@@ -190,6 +191,10 @@ static void write_proc(FILE *out, const ra_model_t *pd, size_t p)
     json_i(out, "stopped_blocks", pr->stopped_blocks, 1);
     json_i(out, "stopped_bytes", pr->stopped_bytes, 1);
     json_i(out, "sample_interval", pr->sample_interval, 1);
+    if (pr->moment) {
+        json_i(out, "moment_from", pr->moment_from, 1);
+        json_i(out, "moment_to", pr->moment_to, 1);
+    }
     /* The chart: per slice its start, the most bytes live in it and the allocations in it. */
     static const char *const cols[] = {"t", "max", "allocs"};
     fputs(",\"buckets\":{", out);
@@ -276,6 +281,15 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
     json_str(out, db_path);
     fprintf(out, ",\"version\":\"%s\",\"suppressed\":", RHEAP_VERSION_STRING);
     json_str(out, pg->suppressed);
+    /* The moment the peak weight stands for, in the user's words: "at b_done". */
+    fputs(",\"moment\":", out);
+    char moment[512];
+    if (pg->mo && pg->mo->at)
+        snprintf(moment, sizeof moment, "at %s", pg->mo->at);
+    else if (pg->mo)
+        snprintf(moment, sizeof moment, "at the highest point from %s to %s", pg->mo->from,
+                 pg->mo->to);
+    json_str(out, pg->mo ? moment : NULL);
     fputs(",\"procs\":[\n", out);
     for (size_t p = 0; p < pd->nprocs; p++) {
         if (p)
@@ -391,6 +405,7 @@ static void usage_html(FILE *f)
 {
     fprintf(f,
             "Usage: rheap report --html -o FILE DB [-f] [--pid P] [--skip GLOB]\n"
+            "                    [--at TIME|MARKER | --from A --to B]\n"
             "                    [--suppress FILE]... [--no-default-suppressions]\n"
             "\n"
             "Writes one self-contained HTML page (no network, no external file): per process,\n"
@@ -404,6 +419,9 @@ static void usage_html(FILE *f)
             "  -o, --output FILE   the page to write\n"
             "  -f, --force         replace FILE if it exists\n"
             "  --pid P             only process P\n"
+            RHEAP_MOMENT_HELP
+            "                      (the page opens on that heap: the peak weight, named\n"
+            "                      after the moment)\n"
             RHEAP_SKIP_HELP
             RHEAP_SUPP_HELP
             "                      (the page names what was suppressed above the leaks)\n"
@@ -415,7 +433,8 @@ static void usage_html(FILE *f)
 /* Parses the page's options; argv[0] is the command's name (only for getopt). Returns -1 when
  * the page is to be written, else the exit status. */
 static int html_options(int argc, char **argv, const char **db_path, const char **output,
-                        int64_t *pid, cli__supp_opts_t *so, const char **skip, int *force)
+                        int64_t *pid, cli__supp_opts_t *so, const char **skip, int *force,
+                        ra_moment_t *mo)
 {
     static const struct option longs[] = {
         {"html", no_argument, NULL, 'H'},
@@ -425,6 +444,7 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
         {"force", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,
+        RHEAP_MOMENT_LONGS,
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -453,13 +473,19 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
             break;
         }
         default: {
+            if (cli__moment_option(mo, c, optarg))
+                break;
             int sr = cli__supp_option(so, c, optarg);
             if (sr > 0)
                 break;
             if (sr < 0)
                 return RHEAP_EXIT_USAGE;
             return cli__option_error(c, argv, longs,
-                                       optopt == 'P' ? "a process id" : optopt == 'K' ? "a pattern" : "a file name",
+                                       optopt == 'P' ? "a process id" : optopt == 'K' ? "a pattern"
+                                     : optopt == RHEAP_MOMENT_OPT_AT || optopt == RHEAP_MOMENT_OPT_FROM ||
+                                               optopt == RHEAP_MOMENT_OPT_TO
+                                           ? "a time or a marker label"
+                                           : "a file name",
                                        "rheap report --help");
         }
         }
@@ -487,6 +513,7 @@ int cli__cmd_report_html(int argc, char **argv)
     int64_t pid = -1;
     int force = 0;
     cli__supp_opts_t so = {0};
+    ra_moment_t mo = {0};
     char **av = malloc(((size_t)argc + 2) * sizeof *av);
     if (!av) {
         cli__error(stderr, "out of memory");
@@ -495,7 +522,7 @@ int cli__cmd_report_html(int argc, char **argv)
     av[0] = (char *)"report";
     memcpy(av + 1, argv, (size_t)argc * sizeof *av);
     av[argc + 1] = NULL;
-    int st = html_options(argc + 1, av, &db_path, &output, &pid, &so, &skip, &force);
+    int st = html_options(argc + 1, av, &db_path, &output, &pid, &so, &skip, &force, &mo);
     free(av);
     if (st >= 0)
         return st;
@@ -513,6 +540,8 @@ int cli__cmd_report_html(int argc, char **argv)
         HTML_BUCKETS, &pd, &err);
     if (loaded == RA_OK)
         loaded = ra_model_skip(db, &pd, skip, &err);
+    if (loaded == RA_OK)
+        loaded = ra_model_moment(db, &pd, &mo, &err);
     if (loaded != RA_OK) {
         cli__error(stderr, "%s: %s", db_path, err.msg);
         ra_model_free(&pd);
@@ -528,7 +557,7 @@ int cli__cmd_report_html(int argc, char **argv)
         ra_model_free(&pd);
         return rc;
     }
-    page_t pg = {.pd = &pd};
+    page_t pg = {.pd = &pd, .mo = cli__moment_given(&mo) ? &mo : NULL};
     size_t nr = ra_supp_nrules(supp);
     int64_t *bl = calloc(nr + 1, sizeof *bl), *by = calloc(nr + 1, sizeof *by);
     size_t len = 0;

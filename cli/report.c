@@ -79,6 +79,7 @@ typedef struct {
     int full_names;   /* --full-names: names not shortened or clipped */
     const char *skip; /* --skip: more wrapper functions, charged to their callers */
     cli__supp_opts_t supp; /* leak suppressions */
+    ra_moment_t mo;   /* --at, --from/--to: a section of what was live then */
 } report_opts_t;
 
 /* Processes shown before "... N more rows". */
@@ -335,6 +336,12 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
         sqlite3_close(db);
         return rc;
     }
+    if (cli__moment_given(&o->mo) &&
+        (rc = ra_moment_check(db, &o->mo, &why)) != RA_OK) {
+        cli__error(stderr, "%s: %s", path, why.msg);
+        sqlite3_close(db);
+        return rc;
+    }
     /* Suppressed stacks leave the leaks section (its query reads the view ra_supp_shadow
      * puts over stack_stats) and the never-freed total, and get a line of their own. */
     ra_supp_t *supp;
@@ -420,6 +427,15 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     }
     ra_table_free(&t);
     section(db, o, "Peak live heap", "peak", interval, out);
+    if (cli__moment_given(&o->mo) &&
+        (rc = cli__moment_report(db, path, o->pid, o->skip, &o->mo, o->raw, out)) !=
+            RHEAP_EXIT_OK) {
+        free(sup_blocks);
+        free(sup_bytes);
+        ra_supp_destroy(supp);
+        sqlite3_close(db);
+        return rc;
+    }
     if (ended > 0)
         section(db, o, "Top leaks by site", "leaks", interval, out);
     else
@@ -561,9 +577,10 @@ static void usage_report(FILE *f)
 {
     fprintf(f,
             "Usage: rheap report [--raw] [--stacks] [--wide] [--pid PID | --exe GLOB]\n"
-            "                    [--skip GLOB]\n"
+            "                    [--skip GLOB] [--at TIME|MARKER | --from A --to B]\n"
             "                    [--suppress FILE]... [--no-default-suppressions] DB\n"
-            "       rheap report --html -o FILE [--pid PID] [--suppress FILE]... DB\n"
+            "       rheap report --html -o FILE [--pid PID] [--at T | --from A --to B]\n"
+            "                    [--suppress FILE]... DB\n"
             "                    (one self-contained page)\n"
             "\n"
             "Prints a summary of a database written by rheap run or rheap convert: totals\n"
@@ -582,6 +599,7 @@ static void usage_report(FILE *f)
             "  --pid PID     only this process\n"
             "  --exe GLOB    only the processes whose executable or command line matches GLOB\n"
             "                (a shell pattern, e.g. '*python3*'); one report each\n"
+            RHEAP_MOMENT_HELP
             RHEAP_SKIP_HELP
             RHEAP_SUPP_HELP
             "  -h, --help    show this help\n"
@@ -625,6 +643,7 @@ int cli__cmd_report(int argc, char **argv)
         {"wide", no_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,
+        RHEAP_MOMENT_LONGS,
         {NULL, 0, NULL, 0},
     };
     const char *exe = NULL;
@@ -648,12 +667,19 @@ int cli__cmd_report(int argc, char **argv)
             break;
         case 'F': o.full_names = 1; break;
         default: {
+            if (cli__moment_option(&o.mo, c, optarg))
+                break;
             int sr = cli__supp_option(&o.supp, c, optarg);
             if (sr > 0)
                 break;
             if (sr < 0)
                 return RHEAP_EXIT_USAGE;
-            return cli__option_error(c, argv, longs, "a value", "rheap report --help");
+            return cli__option_error(c, argv, longs,
+                                     optopt == RHEAP_MOMENT_OPT_AT || optopt == RHEAP_MOMENT_OPT_FROM ||
+                                             optopt == RHEAP_MOMENT_OPT_TO
+                                         ? "a time or a marker label"
+                                         : "a value",
+                                     "rheap report --help");
         }
         }
     }

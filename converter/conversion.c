@@ -617,7 +617,7 @@ static int destroy_pool(ctx_t *c, cv__pairs_t *live, stream_t *s)
             cv__live_t b;
             if (!cv__pairs_take(live, addrs[i], &b))
                 continue;
-            cv__summary_free(c->sum, &b, s->ev.t, s->tid);
+            cv__summary_free(c->sum, &b, s->ev.t, s->tid, c->next_id + 1);
             if (write_row(c, &b, 1, s->ev.t, s->id, NULL) != 0)
                 return -1;
         }
@@ -634,7 +634,7 @@ static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s)
         return destroy_pool(c, live, s);
     if (s->ev.is_free) {
         if (cv__pairs_take(live, s->ev.addr, &b)) {
-            cv__summary_free(c->sum, &b, s->ev.t, s->tid);
+            cv__summary_free(c->sum, &b, s->ev.t, s->tid, c->next_id + 1);
             return write_row(c, &b, 1, s->ev.t, s->id, NULL);
         }
         c->unmatched_frees++;
@@ -644,7 +644,7 @@ static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s)
         /* The old half of a realloc: the old block ends when realloc released it. */
         s->phase = 1;
         if (cv__pairs_take(live, s->ev.old_addr, &b)) {
-            cv__summary_free(c->sum, &b, s->ev.old_t, s->tid);
+            cv__summary_free(c->sum, &b, s->ev.old_t, s->tid, c->next_id + 1);
             return write_row(c, &b, 1, s->ev.old_t, s->id, &s->old_id) == 0 ? 1 : -1;
         }
         c->unmatched_frees++;
@@ -683,7 +683,7 @@ static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s)
         /* The address was handed out again, so the earlier block was freed by then, but its
          * free was not recorded: close it at the reuse, with no freeing thread. */
         c->reused_live++;
-        cv__summary_free(c->sum, &old, s->ev.t, 0);
+        cv__summary_free(c->sum, &old, s->ev.t, 0, c->next_id + 1);
         cv__summary_alloc(c->sum, &b);
         return write_row(c, &old, 1, s->ev.t, RHEAP_NO_THREAD, NULL);
     }
@@ -1367,7 +1367,7 @@ static int end_blocks(ctx_t *c, const streams_t *v, cv__pairs_t *live_map)
         return -1;
     }
     for (cv__live_t rest; cv__pairs_drain_next(live_map, &rest);) {
-        cv__summary_leaked(c->sum, &rest);
+        cv__summary_leaked(c->sum, &rest, c->next_id + 1);
         if (write_row(c, &rest, 0, 0, RHEAP_NO_THREAD, NULL) != 0)
             return -1;
     }

@@ -15,7 +15,7 @@
 #include "rheap_convert.h"
 #include "rheap_version.h"
 #include "sorted.h"
-#define RHEAP_SCHEMA_VERSION 7
+#define RHEAP_SCHEMA_VERSION 8
 
 /* ---- errors.c: how every part says what went wrong ---- */
 
@@ -316,8 +316,11 @@ void cv__summary_destroy(cv__summary_t *s);
 int cv__summary_begin(cv__summary_t *s, uint32_t pid, uint32_t recording);
 void cv__summary_marker(cv__summary_t *s, uint64_t t);
 void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b);
-void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_t freer);
-void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b);
+/* id: the allocations.id the block's row gets (rows are numbered as blocks end, then the
+ * blocks never freed in allocation order), which the checkpoints name ranges of. */
+void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_t freer,
+                      uint64_t id);
+void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b, uint64_t id);
 /* 0; 1 out of memory; -1 database error (cv__db_error). */
 int cv__summary_end(cv__summary_t *s, cv__db_t *db);
 /* Profile mode, after begin: blocks are weighed (profile.c) by this sampling interval. */
