@@ -75,7 +75,8 @@ INSERT INTO calls VALUES (1, 'malloc', 0), (2, 'calloc', 0), (3, 'realloc', 1), 
     (32, 'mi_new', 0), (33, 'mi_heap_malloc', 0), (34, 'mi_heap_zalloc', 0), (35, 'mi_heap_calloc', 0),
     (36, 'mi_heap_realloc', 1), (37, 'mi_heap_malloc_aligned', 0), (38, 'mi_heap_zalloc_aligned', 0),
     (39, 'mi_heap_calloc_aligned', 0), (40, 'mi_heap_realloc_aligned', 1), (41, 'mi_strdup', 0),
-    (42, 'mi_strndup', 0), (43, 'mi_realpath', 0), (44, 'pool_alloc', 0), (45, 'pool_free', 0);
+    (42, 'mi_strndup', 0), (43, 'mi_realpath', 0), (44, 'pool_alloc', 0), (45, 'pool_free', 0),
+    (46, 'mmap', 0), (47, 'mremap', 1);
 
 -- The program's own pools and arenas, as it reported them (libtrace/include/rheap_pool.h): a block
 -- it allocated out of one is an allocation with call 44 (pool_alloc) and a row of pool_blocks;
@@ -97,6 +98,50 @@ CREATE TABLE pools (
 CREATE TABLE pool_blocks (
     id INTEGER PRIMARY KEY,    -- allocations.id
     pool INTEGER NOT NULL      -- pools.id
+);
+
+-- The program's own anonymous mappings (rip-format/FORMAT.md, "Mappings") are rows of
+-- `allocations` too, under the calls 46 (mmap) and 47 (mremap: realloc_of names the mapping it
+-- moved or resized), with their size in whole pages and their unmap as their free. They are not
+-- heap: the summary tables below (stack_stats, timeline, recording_stats, ...) leave them out,
+-- and `rheap report` shows them on lines of their own; the views over `allocations` show every
+-- row, so add `call NOT IN (46, 47)` for the heap alone. Mappings made by the allocator itself
+-- (its heap) are not recorded. An unmap of part of a mapping ends the mapping's row at its time
+-- and starts one row per piece left (its start, its end, or both when the middle was
+-- unmapped), at the same time, with the same stack and thread, under call 46, each listed here
+-- with the row it was cut from. Live mapped bytes at time T:
+-- SELECT sum(size) FROM allocations WHERE call IN (46, 47) AND alloc_after <= T
+--   AND (dealloc_after IS NULL OR dealloc_after > T).
+CREATE TABLE map_pieces (
+    id INTEGER PRIMARY KEY,    -- allocations.id of the piece
+    of INTEGER NOT NULL        -- allocations.id of the mapping it was cut from
+);
+
+-- Per recording with any: the program's own mappings in all, from the same rows.
+CREATE TABLE mapping_stats (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    maps INTEGER NOT NULL,       -- calls that mapped (rows of calls 46 and 47 that are not pieces)
+    bytes INTEGER NOT NULL,      -- their bytes
+    peak_bytes INTEGER NOT NULL, -- the most bytes mapped at once
+    peak_ns INTEGER NOT NULL,    -- the first moment they were
+    end_bytes INTEGER NOT NULL,  -- still mapped when the recording ended
+    PRIMARY KEY (pid, recording)
+);
+
+-- The process's resident memory over time, sampled by the recorder from inside events (at most
+-- every RHEAP_RSS_MS ms, 10 by default, and at the recording's first event), from the kernel's
+-- counts (/proc/self/status). Beside the heap (timeline, recording_stats), the gap between them
+-- is memory that is not live heap: the allocator's free and unused pages, fragmentation,
+-- mappings, code, thread stacks. Ordered by t within a recording.
+CREATE TABLE rss (
+    pid INTEGER NOT NULL,      -- process id
+    recording INTEGER NOT NULL, -- processes.recording
+    t INTEGER NOT NULL,        -- ns since the recording started
+    bytes INTEGER NOT NULL,    -- resident memory (VmRSS): anon + file
+    anon INTEGER NOT NULL,     -- of it anonymous (RssAnon): heap, stacks, anonymous mappings
+    file INTEGER NOT NULL,     -- of it file-backed and shared memory (RssFile + RssShmem)
+    swap INTEGER NOT NULL      -- swapped out (VmSwap), not in bytes
 );
 
 -- Call stacks, one row per frame. Identical stacks (same module, offset and symbolization) share

@@ -45,6 +45,7 @@ static void json_i(FILE *f, const char *key, int64_t v, int comma)
 
 typedef struct {
     const ra_model_t *pd;
+    ra_memory_t *mem;     /* per recording (pd->procs[i]): its memory beyond the heap */
     char *suppressed;     /* the line naming what suppressions took out, or NULL */
     const ra_moment_t *mo; /* --at or --from/--to: the peak weight is the heap then */
     ra_smap_t frames; /* frame key -> index in the page's frame table */
@@ -165,7 +166,52 @@ static int64_t frame_index(page_t *pg, const ra_frame_t *f, FILE *out)
     return (int64_t)idx;
 }
 
-static void write_proc(FILE *out, const ra_model_t *pd, size_t p)
+/* The recording's resident memory and own mappings (cli/html/rss.js draws them): "rss" holds
+ * at most HTML_BUCKETS samples {t, bytes}; "rss_peak" [t, bytes, heap live then at most];
+ * "maps" [calls, bytes, peak bytes, peak t, bytes at the end]. Absent when it has none. */
+static void write_memory(FILE *out, const ra_memory_t *m)
+{
+    if (!m)
+        return;
+    if (m->npoints) {
+        fputs(",\"rss\":{\"t\":[", out);
+        for (size_t i = 0; i < m->npoints; i++)
+            fprintf(out, "%s%" PRId64, i ? "," : "", m->points[i].t);
+        fputs("],\"bytes\":[", out);
+        for (size_t i = 0; i < m->npoints; i++)
+            fprintf(out, "%s%" PRId64, i ? "," : "", m->points[i].bytes);
+        fprintf(out, "]},\"rss_peak\":[%" PRId64 ",%" PRId64 ",%" PRId64 "]", m->peak_t,
+                m->peak_bytes, m->heap_at_peak);
+    }
+    if (m->maps)
+        fprintf(out, ",\"maps\":[%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]",
+                m->maps, m->map_bytes, m->map_peak_bytes, m->map_peak_t, m->map_end_bytes);
+}
+
+static void free_memory(ra_memory_t *mem, size_t n)
+{
+    for (size_t i = 0; mem && i < n; i++)
+        ra_memory_free(&mem[i]);
+    free(mem);
+}
+
+/* Each recording's memory beyond the heap, read while the database is open; NULL when out of
+ * memory or unreadable (the page then goes without it). */
+static ra_memory_t *load_memory(sqlite3 *db, const ra_model_t *pd)
+{
+    ra_memory_t *mem = calloc(pd->nprocs + 1, sizeof *mem);
+    ra_err_t err;
+    for (size_t i = 0; mem && i < pd->nprocs; i++) {
+        if (ra_memory_load(db, pd->procs[i].pid, pd->procs[i].recording, HTML_BUCKETS, &mem[i],
+                           &err) != RA_OK) {
+            free_memory(mem, i);
+            return NULL;
+        }
+    }
+    return mem;
+}
+
+static void write_proc(FILE *out, const ra_model_t *pd, const ra_memory_t *mem, size_t p)
 {
     const ra_proc_t *pr = &pd->procs[p];
     fputc('{', out);
@@ -195,6 +241,7 @@ static void write_proc(FILE *out, const ra_model_t *pd, size_t p)
         json_i(out, "moment_from", pr->moment_from, 1);
         json_i(out, "moment_to", pr->moment_to, 1);
     }
+    write_memory(out, mem ? &mem[p] : NULL);
     /* The chart: per slice its start, the most bytes live in it and the allocations in it. */
     static const char *const cols[] = {"t", "max", "allocs"};
     fputs(",\"buckets\":{", out);
@@ -294,7 +341,7 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
     for (size_t p = 0; p < pd->nprocs; p++) {
         if (p)
             fputs(",\n", out);
-        write_proc(out, pd, p);
+        write_proc(out, pd, pg->mem, p);
     }
     fputs("],\n\"frames\":[", out);
     int rc = 0;
@@ -552,12 +599,14 @@ int cli__cmd_report_html(int argc, char **argv)
      * totals; the page names them in a line of their own. */
     ra_supp_t *supp;
     rc = cli__supp_open(&so, db, &supp, stderr);
+    ra_memory_t *mem = load_memory(db, &pd);
     sqlite3_close(db);
     if (rc != RHEAP_EXIT_OK) {
+        free_memory(mem, pd.nprocs);
         ra_model_free(&pd);
         return rc;
     }
-    page_t pg = {.pd = &pd, .mo = cli__moment_given(&mo) ? &mo : NULL};
+    page_t pg = {.pd = &pd, .mem = mem, .mo = cli__moment_given(&mo) ? &mo : NULL};
     size_t nr = ra_supp_nrules(supp);
     int64_t *bl = calloc(nr + 1, sizeof *bl), *by = calloc(nr + 1, sizeof *by);
     size_t len = 0;
@@ -578,12 +627,14 @@ int cli__cmd_report_html(int argc, char **argv)
     ra_supp_destroy(supp);
     if (!line) {
         cli__error(stderr, "out of memory");
+        free_memory(mem, pd.nprocs);
         ra_model_free(&pd);
         return RHEAP_EXIT_OUTPUT;
     }
     FILE *out = fopen(output, "w");
     if (!out) {
         cli__error(stderr, "%s: %s", output, strerror(errno));
+        free_memory(mem, pd.nprocs);
         ra_model_free(&pd);
         return RHEAP_EXIT_OUTPUT;
     }
@@ -592,6 +643,7 @@ int cli__cmd_report_html(int argc, char **argv)
         failed = 1;
     free(pg.keep);
     free(pg.suppressed);
+    free_memory(mem, pd.nprocs);
     ra_smap_free(&pg.frames);
     ra_smap_free(&pg.stacks);
     ra_model_free(&pd);

@@ -271,6 +271,55 @@ static void peak_summary(sqlite3 *db, const char *pid, FILE *out)
     ra_table_free(&t);
 }
 
+/* Beside each recording's peak heap: its peak resident memory and how much of it, at least, was
+ * not the heap then; and the program's own mappings, which are not in the heap's figures.
+ * Recordings without samples or mappings print nothing. */
+static void memory_summary(sqlite3 *db, const char *pid, FILE *out)
+{
+    static const char sql[] = "SELECT pid, recording FROM recording_stats\n"
+                              "WHERE pid = coalesce(:pid, pid) ORDER BY peak_bytes DESC, pid, recording";
+    ra_table_t t;
+    ra_err_t why;
+    ra_kv_t kv = {"pid", pid};
+    if (ra_fetch(db, sql, &kv, pid ? 1 : 0, &t, &why) != RA_OK)
+        return;
+    for (size_t r = 0; r < t.nrows; r++) {
+        const char *p = ra_table_cell(&t, r, "pid"), *rec = ra_table_cell(&t, r, "recording");
+        ra_memory_t m;
+        if (!p || !rec ||
+            ra_memory_load(db, strtoll(p, NULL, 10), strtoll(rec, NULL, 10), 0, &m, &why) != RA_OK)
+            continue;
+        const char *rec_note = strcmp(rec, "1") != 0 ? " recording " : "";
+        if (m.samples > 0) {
+            fprintf(out, "  peak resident memory ");
+            bytes(out, (double)m.peak_bytes);
+            fprintf(out, " at ");
+            duration(out, m.peak_t);
+            fprintf(out, ", pid %s%s%s\n    live heap then at most ", p, rec_note,
+                    *rec_note ? rec : "");
+            bytes(out, (double)m.heap_at_peak);
+            fputc('\n', out);
+            if (m.peak_bytes > m.heap_at_peak) {
+                fprintf(out, "    so at least ");
+                bytes(out, (double)(m.peak_bytes - m.heap_at_peak));
+                fprintf(out, " of it is not the heap\n");
+            }
+        }
+        if (m.maps > 0) {
+            fprintf(out, "  own mappings (mmap, not heap), pid %s%s%s: %lld made\n    at most ", p,
+                    rec_note, *rec_note ? rec : "", (long long)m.maps);
+            bytes(out, (double)m.map_peak_bytes);
+            fprintf(out, " mapped at once, at ");
+            duration(out, m.map_peak_t);
+            fprintf(out, "\n    ");
+            bytes(out, (double)m.map_end_bytes);
+            fprintf(out, " still mapped at the end\n");
+        }
+        ra_memory_free(&m);
+    }
+    ra_table_free(&t);
+}
+
 static void section(sqlite3 *db, const report_opts_t *o, const char *heading, const char *name,
                     long long interval, FILE *out)
 {
@@ -278,8 +327,10 @@ static void section(sqlite3 *db, const report_opts_t *o, const char *heading, co
     ra_table_t t, shown;
     if (run_canned(db, name, REPORT_ROWS, o->pid, o->skip, &t, "  ", out) != 0)
         return;
-    if (!strcmp(name, "peak"))
+    if (!strcmp(name, "peak")) {
         peak_summary(db, o->pid, out);
+        memory_summary(db, o->pid, out);
+    }
     project(&t, site_cols, &shown);
     ra_table_t *p = shown.ncols > 0 ? &shown : &t;
     if (!o->raw)

@@ -307,6 +307,33 @@ typedef struct {
     struct ra_pool *pool;      /* owns the strings */
 } ra_model_t;
 
+/* ---- Memory beyond the heap (memory.c) ---- */
+
+/* A sample of resident memory, in bytes (schema.sql's table rss). */
+typedef struct {
+    int64_t t, bytes, anon, file, swap;
+} ra_rss_point_t;
+
+/* One recording's resident memory and the program's own mappings. Every figure is 0 when the
+ * recording has none (sampling off, no mapping, a database from before they were recorded). */
+typedef struct {
+    ra_rss_point_t *points;  /* at most the `max` asked for, in time order: each the largest
+                                sample of an equal slice of the samples' time */
+    size_t npoints;
+    int64_t samples;         /* samples in the database */
+    int64_t peak_t, peak_bytes; /* the largest sample (the first of equals) */
+    int64_t heap_at_peak;    /* the most heap live in the timeline's slice holding peak_t: the
+                                rest of peak_bytes, at least, was not the heap */
+    int64_t maps, map_bytes; /* calls that mapped and their bytes (mapping_stats) */
+    int64_t map_peak_bytes, map_peak_t, map_end_bytes;
+} ra_memory_t;
+
+/* Reads them for (pid, recording). RA_OK, else RA_E_INPUT or RA_E_NOMEM with m empty.
+ * ra_memory_free releases what it holds (NULL: nothing). */
+ra_status_t ra_memory_load(struct sqlite3 *db, int64_t pid, int64_t recording, size_t max,
+                           ra_memory_t *m, ra_err_t *err);
+void ra_memory_free(ra_memory_t *m);
+
 /* Reads what `what` (RA_MODEL_*) asks for, for process pid (-1: every process), with about
  * nbuckets slices per recording for the timeline (at most nbuckets; from the summary tables,
  * groups of their equal slices), from the summary tables (stack_stats, ...), which hold what

@@ -160,7 +160,7 @@ function byteStep(max, n) {
 function drawChart(box, p) {
   const W = Math.max(box.clientWidth, 400), H = 190, L = 70, R = 14, T = 26, B = 20;
   const b = p.buckets, n = b.t.length, end = p.end + 1;
-  const ymax = Math.max(1, p.peak_bytes, ...b.max) * 1.08;
+  const ymax = Math.max(1, p.peak_bytes, ...b.max, rssMax(p)) * 1.08;
   const x = t => L + (W - L - R) * t / end;
   const y = v => H - B - (H - B - T) * v / ymax;
   const svg = sv('svg', {viewBox: `0 0 ${W} ${H}`, 'data-pid': p.pid});
@@ -189,6 +189,7 @@ function drawChart(box, p) {
   }
   d += `L${x(end)},${y(0)}Z`;
   svg.append(sv('path', {class: 'area', d}));
+  drawRss(svg, p, x, y, {W, L, R, T}); // rss.js
 
   let lastLabel = -1e9;
   for (const [t, label] of p.markers) {
@@ -240,7 +241,7 @@ function drawCharts() {
                               (p.until_exit ? fmtBytes(p.leaked_bytes) + ' never freed'
                                             : fmtBytes(p.stopped_bytes) + ' live at stop') + ', ran ' + fmtTime(p.end)})));
     box.append(div);
-    if (p.allocs === 0 && p.markers.length === 0)
+    if (p.allocs === 0 && p.markers.length === 0 && !p.rss)
       div.append(el('p', {cls: 'muted', text: 'no allocation recorded'}));
     else
       div.append(drawChart(div, p));
