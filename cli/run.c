@@ -9,9 +9,10 @@
  * there in-process, and exits with the program's status as a shell would report it (or, when
  * the program succeeded but its recordings could not be converted, with the converter's).
  *
- * The conversion does not wait for the end: a thread follows the busiest recording while the
- * program writes it (rheap_convert's live inputs), so that when the program exits only its last
- * events are left to convert, and the summary comes at once.
+ * The conversion does not wait for the end: a thread converts each recording whose process has
+ * ended while the others run on, and follows a recording that holds most of the run's bytes
+ * while the program writes it (rheap_convert's live inputs), so that when the program exits only
+ * its last events are left to convert, and the summary comes soon after.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include <dirent.h>
@@ -53,10 +54,10 @@ static void usage_run(FILE *f)
             "\n"
             "Runs PROGRAM with librheap preloaded, records it and every process it forks or\n"
             "execs, waits until all of them have exited, converts every recording into OUT.db\n"
-            "and prints a short summary. The busiest recording is converted while PROGRAM\n"
-            "runs (at low priority for the database writes), so the summary comes soon after\n"
-            "the end. PROGRAM's stdin, stdout and stderr are its own; rheap's messages go to\n"
-            "stderr, prefixed \"rheap:\".\n"
+            "and prints a short summary. Each process that has ended, and the one that\n"
+            "records most, are converted while PROGRAM runs (at low priority for the database\n"
+            "writes), so the summary comes soon after the end. PROGRAM's stdin, stdout and\n"
+            "stderr are its own; rheap's messages go to stderr, prefixed \"rheap:\".\n"
             "\n"
             "Options:\n"
             "  -o, --output FILE   the database to write (default: rheap-PROGRAM.db, or\n"
