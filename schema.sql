@@ -255,13 +255,15 @@ CREATE TABLE stack_stats (
     peak_bytes INTEGER NOT NULL    -- their bytes; summed over the stacks they give recording_stats.peak_bytes
 );
 
--- Per recording and stack: freed blocks by decade of lifetime.
+-- Per recording and stack: freed blocks and their bytes by decade of lifetime (the page's lifetime
+-- filter: the blocks that lived at least 1 us, 10 us, ... 10 s are the decades from 1, 2, ... 8).
 CREATE TABLE stack_lifetimes (
     pid INTEGER NOT NULL,
     recording INTEGER NOT NULL,
     bt INTEGER,                    -- stacks.id; NULL: no backtrace
     decade INTEGER NOT NULL,       -- 0: under 1 us, 1: under 10 us, ... 7: under 10 s, 8: 10 s or more
-    blocks INTEGER NOT NULL        -- freed blocks whose lifetime falls in the decade
+    blocks INTEGER NOT NULL,       -- freed blocks whose lifetime falls in the decade
+    bytes INTEGER NOT NULL         -- their bytes
 );
 
 -- Per recording and stack: blocks by power-of-two size class.

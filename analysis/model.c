@@ -509,7 +509,7 @@ static int sum_stats(ctx_t *c, ra_model_t *pd)
 {
     sqlite3_stmt *st = prepare(c,
         "SELECT pid, recording, coalesce(bt, -1), blocks, bytes, leaked_blocks, leaked_bytes,\n"
-        "       peak_blocks, peak_bytes, temporary_blocks\n"
+        "       peak_blocks, peak_bytes, temporary_blocks, temporary_bytes\n"
         "FROM stack_stats WHERE pid = coalesce(?1, pid)");
     if (!st)
         return -1;
@@ -519,6 +519,7 @@ static int sum_stats(ctx_t *c, ra_model_t *pd)
         if (ra__grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats, 64) != 0)
             break;
         ra_stat_t *s = &pd->stats[pd->nstats++];
+        memset(s, 0, sizeof *s);
         s->pid = sqlite3_column_int64(st, 0);
         s->recording = sqlite3_column_int64(st, 1);
         s->bt = sqlite3_column_int64(st, 2);
@@ -529,6 +530,33 @@ static int sum_stats(ctx_t *c, ra_model_t *pd)
         s->peak_blocks = sqlite3_column_int64(st, 7);
         s->peak_bytes = sqlite3_column_int64(st, 8);
         s->temporary_blocks = sqlite3_column_int64(st, 9);
+        s->temporary_bytes = sqlite3_column_int64(st, 10);
+    }
+    return finish(c, st, rc);
+}
+
+/* Each stack's freed blocks by decade of lifetime, into the stats (sorted by then). */
+static int sum_lifetimes(ctx_t *c, ra_model_t *pd)
+{
+    sqlite3_stmt *st = prepare(c,
+        "SELECT pid, recording, coalesce(bt, -1), decade, blocks, bytes\n"
+        "FROM stack_lifetimes WHERE pid = coalesce(?1, pid)");
+    if (!st)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        ra_stat_t key = {.pid = sqlite3_column_int64(st, 0),
+                         .recording = sqlite3_column_int64(st, 1),
+                         .bt = sqlite3_column_int64(st, 2)};
+        int64_t d = sqlite3_column_int64(st, 3);
+        ra_stat_t *s = pd->nstats ? bsearch(&key, pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat)
+                                  : NULL;
+        /* A decade the converter does not write, or a stack without stats, is no figure of
+         * any picture: skipped rather than misplaced. */
+        if (!s || d < 0 || d >= RA_LIFE_DECADES)
+            continue;
+        s->life_blocks[d] += sqlite3_column_int64(st, 4);
+        s->life_bytes[d] += sqlite3_column_int64(st, 5);
     }
     return finish(c, st, rc);
 }
@@ -728,6 +756,8 @@ static int load(ctx_t *c, ra_model_t *pd, unsigned what, size_t nbuckets)
         return oom(c);
     if (what & RA_MODEL_TIMELINE)
         what |= RA_MODEL_PEAK;
+    if (what & RA_MODEL_LIFETIMES)
+        what |= RA_MODEL_STACKS;
     if (nbuckets == 0)
         nbuckets = 1;
     if (!has_summaries(c->db)) {
@@ -752,6 +782,8 @@ static int load(ctx_t *c, ra_model_t *pd, unsigned what, size_t nbuckets)
         qsort(pd->threads, pd->nthreads, sizeof *pd->threads, cmp_thread);
     if (pd->nsizes)
         qsort(pd->sizes, pd->nsizes, sizeof *pd->sizes, cmp_size);
+    if ((what & RA_MODEL_LIFETIMES) && sum_lifetimes(c, pd) != 0)
+        return -1;
     if ((what & RA_MODEL_STACKS) && load_stacks(c, pd) != 0)
         return -1;
     if (split_windows(c, pd) != 0)

@@ -4,7 +4,9 @@
 # Times `rheap export collapsed`, `rheap export pprof` and `rheap report --html` on DB (read from
 # its summary tables), and the test oracle that computes the same model from the rows of
 # `allocations` (tests/visual/model_oracle.c) unless SKIP_ROWS=1; prints the page's size, and,
-# when chromium is installed, how long the page takes from the start of loading to drawn (its body's data-drawn-ms, set by report.js).
+# when chromium is installed, how long the page takes from the start of loading to drawn (its
+# body's data-drawn-ms, set by report.js) and, with chromium-driver and python3-selenium, how
+# long each of its views takes to answer a click (page_views.py).
 # Results are not kept: they depend on the machine.
 #
 # Usage: bench/pictures.sh DB [RHEAP]      (RHEAP default: build/cli/rheap)
@@ -32,7 +34,15 @@ ORACLE=${ORACLE:-$(dirname "$RHEAP")/../tests/visual/visual_model_oracle}
 if [ "${SKIP_ROWS:-0}" != 1 ] && [ -x "$ORACLE" ]; then
     run "the model from the rows (test oracle)" "$ORACLE" "$DB"
 fi
-if command -v chromium >/dev/null; then
+# The page in a browser: with chromium-driver and python3-selenium, the draw and every view's
+# answer (page_views.py, median of three loads); with chromium alone, the draw only.
+PY=
+for p in /usr/bin/python3 python3; do
+    if command -v "$p" >/dev/null && "$p" -c 'import selenium' 2>/dev/null; then PY=$p; break; fi
+done
+if [ -n "$PY" ] && command -v chromedriver >/dev/null && command -v chromium >/dev/null; then
+    "$PY" "$(dirname "$0")/page_views.py" "$WORK/report.html" 3
+elif command -v chromium >/dev/null; then
     for i in 1 2 3; do
         mkdir -p "$WORK/profile-$i"
         timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \

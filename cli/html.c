@@ -1,9 +1,11 @@
 /*
  * html.c: `rheap report --html -o FILE DB`, one self-contained page: per process, memory over
- * time with the peak, markers and recording windows; a flamegraph of leaked, peak or allocated
- * bytes; the top sites and leaks with their stacks; per-thread and size tables.
+ * time with the peak, markers and recording windows; a flamegraph, top-down or bottom-up, of
+ * leaked, peak, allocated or temporary bytes or of allocations, with a lifetime filter; the
+ * callers and callees of a clicked function; the top sites and leaks with their stacks;
+ * per-thread and size tables (docs/PAGE.md).
  *
- * The page is html/report.html with html/report.css and html/report.js put inline (all three
+ * The page is html/report.html with html/report.css and the scripts of html/ put inline (all
  * embedded into the binary at build time) and the data as one JSON object. The data are
  * summaries (per stack, per time slice, per thread, per size class), never rows of
  * `allocations`, so the page's size follows the number of distinct stacks, not of blocks, and
@@ -20,7 +22,9 @@
 
 #include "cli.h"
 
-extern const char cli__html_report_html[], cli__html_report_css[], cli__html_report_js[];
+extern const char cli__html_report_html[], cli__html_report_css[];
+/* The page's scripts, in the order they run (cli/pictures.cmake lists them); NULL ends it. */
+extern const char *const cli__html_scripts[];
 
 /* Slices of each recording's time on the memory chart. */
 #define HTML_BUCKETS 400
@@ -55,6 +59,20 @@ static int cmp_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* The figures a stack is ranked by for the page: one per weight it can be drawn with. */
+#define HTML_RANKS 6
+static int64_t rank_of(const ra_stat_t *s, int k)
+{
+    switch (k) {
+    case 0: return s->leaked_bytes;
+    case 1: return s->peak_bytes;
+    case 2: return s->bytes;
+    case 3: return s->stopped_bytes;
+    case 4: return s->blocks;
+    default: return s->temporary_bytes;
+    }
+}
+
 /* Marks the stats that are among the top HTML_TOP_STACKS of any weight. */
 static int choose(page_t *pg)
 {
@@ -65,21 +83,58 @@ static int choose(page_t *pg)
         free(v);
         return -1;
     }
-    static const ra_weight_t ws[] = {RA_W_LEAKED, RA_W_PEAK, RA_W_ALLOCATED, RA_W_STOPPED};
-    for (size_t k = 0; k < sizeof ws / sizeof ws[0]; k++) {
+    for (int k = 0; k < HTML_RANKS; k++) {
         for (size_t i = 0; i < pd->nstats; i++)
-            v[i] = ra_weight_of(&pd->stats[i], ws[k]);
+            v[i] = rank_of(&pd->stats[i], k);
         int64_t cut = 1;
         if (pd->nstats > HTML_TOP_STACKS) {
             qsort(v, pd->nstats, sizeof *v, cmp_desc);
             cut = v[HTML_TOP_STACKS - 1] > 1 ? v[HTML_TOP_STACKS - 1] : 1;
         }
         for (size_t i = 0; i < pd->nstats; i++)
-            if (ra_weight_of(&pd->stats[i], ws[k]) >= cut)
+            if (rank_of(&pd->stats[i], k) >= cut)
                 pg->keep[i] = 1;
     }
     free(v);
     return 0;
+}
+
+/* Adds the figures of s into sum, for the entry of a recording's stacks not shown one by one. */
+static void add_stat(ra_stat_t *sum, const ra_stat_t *s)
+{
+    sum->blocks += s->blocks;
+    sum->bytes += s->bytes;
+    sum->leaked_blocks += s->leaked_blocks;
+    sum->leaked_bytes += s->leaked_bytes;
+    sum->peak_blocks += s->peak_blocks;
+    sum->peak_bytes += s->peak_bytes;
+    sum->stopped_blocks += s->stopped_blocks;
+    sum->stopped_bytes += s->stopped_bytes;
+    sum->temporary_blocks += s->temporary_blocks;
+    sum->temporary_bytes += s->temporary_bytes;
+    for (int d = 0; d < RA_LIFE_DECADES; d++) {
+        sum->life_blocks[d] += s->life_blocks[d];
+        sum->life_bytes[d] += s->life_bytes[d];
+    }
+}
+
+/* One entry of the stats: [proc, stack (-1: the recording's other stacks), blocks, bytes,
+ * leaked_blocks, leaked_bytes, peak_blocks, peak_bytes, stopped_blocks, stopped_bytes,
+ * temporary_blocks, temporary_bytes, lifetimes], lifetimes being [decade, blocks, bytes, ...]
+ * for the decades that freed any block (report.js reads them). */
+static void write_stat(FILE *f, int first, size_t proc, int64_t stack, const ra_stat_t *s)
+{
+    fprintf(f, "%s[%zu,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+               ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",[",
+            first ? "" : ",\n", proc, stack, s->blocks, s->bytes, s->leaked_blocks, s->leaked_bytes,
+            s->peak_blocks, s->peak_bytes, s->stopped_blocks, s->stopped_bytes,
+            s->temporary_blocks, s->temporary_bytes);
+    int n = 0;
+    for (int d = 0; d < RA_LIFE_DECADES; d++)
+        if (s->life_blocks[d])
+            fprintf(f, "%s%d,%" PRId64 ",%" PRId64, n++ ? "," : "", d, s->life_blocks[d],
+                    s->life_bytes[d]);
+    fputs("]]", f);
 }
 
 /* The page's index of a frame, appending it to the frame table on first sight. */
@@ -231,28 +286,21 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
     int rc = 0;
     size_t nstats = 0;
     /* Per recording, the sum of the stacks not shown on their own. */
-    int64_t other[8] = {0};
+    ra_stat_t other = {0};
     size_t other_proc = SIZE_MAX;
     for (size_t i = 0; i <= pd->nstats && rc == 0; i++) {
         const ra_stat_t *s = i < pd->nstats ? &pd->stats[i] : NULL;
         size_t p = s ? (size_t)(ra_model_proc(pd, s->pid, s->recording) - pd->procs) : SIZE_MAX;
         if (other_proc != SIZE_MAX && p != other_proc) {
-            if (other[0] + other[2] + other[4] + other[6]) {
-                fprintf(stats, "%s[%zu,-1", nstats++ ? ",\n" : "", other_proc);
-                for (int k = 0; k < 8; k++)
-                    fprintf(stats, ",%" PRId64, other[k]);
-                fputc(']', stats);
-            }
-            memset(other, 0, sizeof other);
+            if (other.blocks)
+                write_stat(stats, nstats++ == 0, other_proc, -1, &other);
+            memset(&other, 0, sizeof other);
         }
         other_proc = p;
         if (!s)
             break;
         if (!pg->keep[i]) {
-            int64_t v[8] = {s->blocks, s->bytes, s->leaked_blocks, s->leaked_bytes,
-                            s->peak_blocks, s->peak_bytes, s->stopped_blocks, s->stopped_bytes};
-            for (int k = 0; k < 8; k++)
-                other[k] += v[k];
+            add_stat(&other, s);
             continue;
         }
         char key[32];
@@ -281,13 +329,7 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
             }
             fputc(']', stacks);
         }
-        /* [proc, stack, blocks, bytes, leaked_blocks, leaked_bytes, peak_blocks, peak_bytes,
-         *  stopped_blocks, stopped_bytes] */
-        fprintf(stats, "%s[%zu,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-                       ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]",
-                nstats++ ? ",\n" : "", p, idx, s->blocks, s->bytes, s->leaked_blocks,
-                s->leaked_bytes, s->peak_blocks, s->peak_bytes, s->stopped_blocks,
-                s->stopped_bytes);
+        write_stat(stats, nstats++ == 0, p, (int64_t)idx, s);
     }
     rc |= fclose(stacks) != 0;
     rc |= fclose(stats) != 0;
@@ -321,7 +363,8 @@ static int write_page(page_t *pg, const char *db_path, FILE *out)
         if (n == 3 && !strncmp(open + 2, "CSS", 3)) {
             fputs(cli__html_report_css, out);
         } else if (n == 2 && !strncmp(open + 2, "JS", 2)) {
-            fputs(cli__html_report_js, out);
+            for (const char *const *js = cli__html_scripts; *js; js++)
+                fputs(*js, out);
         } else if (n == 4 && !strncmp(open + 2, "DATA", 4)) {
             if (write_data(pg, db_path, out) != 0)
                 return -1;
@@ -351,9 +394,11 @@ static void usage_html(FILE *f)
             "                    [--suppress FILE]... [--no-default-suppressions]\n"
             "\n"
             "Writes one self-contained HTML page (no network, no external file): per process,\n"
-            "memory over time with the peak, markers and recording windows; a flamegraph of\n"
-            "leaked, peak or allocated bytes (click to zoom, search by name); the top sites\n"
-            "and leaks with their stacks; per-thread and size tables.\n"
+            "memory over time with the peak, markers and recording windows; a flamegraph,\n"
+            "top-down or bottom-up, of leaked, peak, allocated or temporary bytes or of\n"
+            "allocations, with a lifetime filter (click to zoom and to see the function's\n"
+            "callers and callees, search by name); the top sites and leaks with their stacks;\n"
+            "per-thread and size tables (click a header to sort).\n"
             "\n"
             "Options:\n"
             "  -o, --output FILE   the page to write\n"
@@ -464,7 +509,8 @@ int cli__cmd_report_html(int argc, char **argv)
     ra_model_t pd;
     ra_err_t err;
     ra_status_t loaded = ra_model_load(
-        db, pid, RA_MODEL_STACKS | RA_MODEL_TIMELINE | RA_MODEL_TABLES, HTML_BUCKETS, &pd, &err);
+        db, pid, RA_MODEL_STACKS | RA_MODEL_TIMELINE | RA_MODEL_TABLES | RA_MODEL_LIFETIMES,
+        HTML_BUCKETS, &pd, &err);
     if (loaded == RA_OK)
         loaded = ra_model_skip(db, &pd, skip, &err);
     if (loaded != RA_OK) {

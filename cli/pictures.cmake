@@ -3,7 +3,10 @@
 # The HTML page's script and style sheet (html/) are embedded into the binary, as the converter
 # embeds schema.sql.
 
-set(_rheap_html_parts report.html report.css report.js)
+# The scripts run in this order, as one script: each file before report.js defines what
+# report.js calls (cli/README.md says what each holds).
+set(_rheap_html_parts report.html report.css table.js weights.js views.js report.js)
+string(JOIN "," _rheap_html_list ${_rheap_html_parts})
 set(_rheap_html_c ${CMAKE_CURRENT_BINARY_DIR}/html_parts.c)
 set(_rheap_html_deps)
 foreach(part IN LISTS _rheap_html_parts)
@@ -12,7 +15,7 @@ endforeach()
 add_custom_command(
   OUTPUT ${_rheap_html_c}
   COMMAND ${CMAKE_COMMAND} -DDIR=${CMAKE_CURRENT_SOURCE_DIR}/html -DOUT=${_rheap_html_c}
-          -DPARTS=report.html,report.css,report.js -P ${CMAKE_CURRENT_SOURCE_DIR}/embed_html.cmake
+          -DPARTS=${_rheap_html_list} -P ${CMAKE_CURRENT_SOURCE_DIR}/embed_html.cmake
   DEPENDS ${_rheap_html_deps} ${CMAKE_CURRENT_SOURCE_DIR}/embed_html.cmake
   COMMENT "Embedding the HTML report's page")
 

@@ -15,7 +15,7 @@
 #include "rheap_convert.h"
 #include "rheap_version.h"
 #include "sorted.h"
-#define RHEAP_SCHEMA_VERSION 6
+#define RHEAP_SCHEMA_VERSION 7
 
 /* ---- errors.c: how every part says what went wrong ---- */
 

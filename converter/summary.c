@@ -47,7 +47,7 @@ typedef struct {
                                          trace's sum can pass 2^53 ns, exact only in integers) */
     double live_blocks, live_bytes;   /* now */
     double peak_blocks, peak_bytes;   /* at the peak, once copied */
-    double life[9];
+    double life[9], life_bytes[9];    /* freed blocks and their bytes per decade of lifetime */
     int dirty;                        /* on the dirty list */
 } stackagg_t;
 
@@ -467,6 +467,7 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     for (uint64_t x = life; x >= 1000 && d < 8; x /= 10)
         d++;
     a->life[d] += w;
+    a->life_bytes[d] += wb;
     a->freed_blocks += w;
     a->freed_bytes += wb;
     a->live_blocks -= w;
@@ -566,7 +567,7 @@ static const char *const q_sql[Q_N] = {
      * initializer for a missing comma. */
     [Q_STACK] = ("INSERT INTO stack_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
                  "?16,?17,?18,?19,?20,?21,?22)"),
-    [Q_LIFE] = "INSERT INTO stack_lifetimes VALUES (?1,?2,?3,?4,?5)",
+    [Q_LIFE] = "INSERT INTO stack_lifetimes VALUES (?1,?2,?3,?4,?5,?6)",
     [Q_SIZE] = "INSERT INTO stack_sizes VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
     [Q_LEAK] = "INSERT INTO stack_leaks VALUES (?1,?2,?3,?4,?5,?6)",
     [Q_THREAD] = "INSERT INTO thread_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
@@ -611,6 +612,7 @@ static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
             bind_bt(q[Q_LIFE], 3, bt);
             sqlite3_bind_int(q[Q_LIFE], 4, d);
             bind_w(q[Q_LIFE], 5, a->life[d]);
+            bind_w(q[Q_LIFE], 6, a->life_bytes[d]);
             if (put(s, q[Q_LIFE]) != 0)
                 return -1;
         }

@@ -198,6 +198,9 @@ typedef struct {
     size_t bucket0, nbuckets;     /* its slices of time: buckets[bucket0 .. bucket0 + nbuckets) */
 } ra_proc_t;
 
+/* Decades of lifetime in stack_lifetimes: under 1 us, under 10 us, ... under 10 s, 10 s or more. */
+#define RA_LIFE_DECADES 9
+
 /* The blocks one stack allocated in one recording. bt is -1 for blocks without a backtrace. */
 typedef struct {
     int64_t pid, recording, bt;
@@ -205,7 +208,12 @@ typedef struct {
     int64_t leaked_blocks, leaked_bytes; /* never freed before the process ended (ra_proc_t) */
     int64_t stopped_blocks, stopped_bytes; /* in a window: still live when recording stopped */
     int64_t peak_blocks, peak_bytes;     /* live at the recording's peak */
-    int64_t temporary_blocks;            /* temporary.sql's rule; only with RA_MODEL_TEMPORARY */
+    int64_t temporary_blocks, temporary_bytes; /* freed before their thread's next allocation
+                                                  (temporary.sql's default rule) */
+    /* With RA_MODEL_LIFETIMES: the freed blocks and their bytes per decade of lifetime
+     * (stack_lifetimes): [0] under 1 us, [d] from 10^(d+2) ns to under 10^(d+3) ns, [8] 10 s
+     * or more. The blocks that lived at least 10^(k+2) ns are the decades from k on. */
+    int64_t life_blocks[RA_LIFE_DECADES], life_bytes[RA_LIFE_DECADES];
 } ra_stat_t;
 
 /* One frame of a stack, as in the backtraces table. */
@@ -268,7 +276,8 @@ enum {
     RA_MODEL_PEAK = 2,      /* each recording's peak, and the stacks' bytes live then */
     RA_MODEL_TIMELINE = 4,  /* memory over time in buckets (implies the peak) */
     RA_MODEL_TEMPORARY = 8, /* temporary blocks per stack */
-    RA_MODEL_TABLES = 16    /* per thread and per size class */
+    RA_MODEL_TABLES = 16,   /* per thread and per size class */
+    RA_MODEL_LIFETIMES = 32 /* per stack its freed blocks by decade of lifetime (implies stacks) */
 };
 
 typedef struct {

@@ -14,18 +14,16 @@
 //   frames[k] [name, file, line, inlined, module]
 //   stacks[s] frame indices, outermost first, the allocation site last
 //   stats[j]  [proc, stack (-1: the recording's smaller stacks summed), blocks, bytes,
-//             leaked_blocks, leaked_bytes, peak_blocks, peak_bytes, stopped_blocks, stopped_bytes]
+//             leaked_blocks, leaked_bytes, peak_blocks, peak_bytes, stopped_blocks, stopped_bytes,
+//             temporary_blocks, temporary_bytes, lifetimes] (weights.js reads them)
+//
+// The page's other scripts run before this one and define what it calls: table.js (sortable
+// tables), weights.js (the weights and the lifetime filter), views.js (bottom-up, callers and
+// callees).
 'use strict';
 
 const D = JSON.parse(document.getElementById('rheap-data').textContent);
 const SVG_NS = 'http://www.w3.org/2000/svg';
-// Column of stats[] holding bytes and blocks for each flamegraph weight.
-const WEIGHTS = {
-  leaked: {bytes: 5, blocks: 4, what: 'never freed'},
-  peak: {bytes: 7, blocks: 6, what: "live at its process's own peak (processes peak at different moments)"},
-  allocated: {bytes: 3, blocks: 2, what: 'allocated'},
-  stopped: {bytes: 9, blocks: 8, what: 'still live when recording stopped'},
-};
 // Leaks only where a recording lasted until its process ended; a window's live blocks are
 // "live at stop", never "never freed" (schema.sql's view recording_ends).
 const ENDED = D.procs.length === 0 || D.procs.some(p => p.until_exit);
@@ -33,7 +31,8 @@ const WINDOWS = D.procs.some(p => !p.until_exit);
 const DEFAULT_WEIGHT = ENDED ? 'leaked' : 'stopped';
 // The threads' and sizes' column of blocks not freed: leaks, a window's live blocks, or both.
 const UNFREED = ENDED && WINDOWS ? 'leaked or live at stop' : ENDED ? 'never freed' : 'live at stop';
-const state = {proc: 'all', weight: DEFAULT_WEIGHT, focus: null, search: null};
+const state = {proc: 'all', weight: DEFAULT_WEIGHT, focus: null, search: null,
+               view: 'top-down', life: 0, fn: null};
 
 // ---- Formatting ----
 
@@ -73,12 +72,6 @@ function sv(tag, attrs, text) {
 // A table cell holding a number: the exact value in data-v, a readable one shown.
 function numCell(v, bytes) {
   return el('td', {cls: 'n', 'data-v': v, title: fmtNum(v), text: bytes ? fmtBytes(v) : fmtNum(v)});
-}
-function table(head, rows) {
-  const t = el('table');
-  t.append(el('tr', null, ...head.map(h => el('th', {cls: h.n ? 'n' : '', text: h.t || h}))));
-  for (const r of rows) t.append(r);
-  return t;
 }
 
 const tip = document.getElementById('tip');
@@ -253,24 +246,26 @@ function drawCharts() {
 
 function buildTree() {
   const w = WEIGHTS[state.weight];
-  const root = {name: 'all', f: -1, v: 0, blocks: 0, kids: new Map(), parent: null, depth: 0};
+  const root = {name: 'all', f: -1, v: 0, bytes: 0, blocks: 0, kids: new Map(), parent: null, depth: 0};
   for (const s of selectedStats()) {
-    const v = s[w.bytes];
+    const [v, bytes, blocks] = figures(s, w, state.life);
     if (!v) continue;
     root.v += v;
-    root.blocks += s[w.blocks];
+    root.bytes += bytes;
+    root.blocks += blocks;
     const frames = s[1] < 0 ? null : D.stacks[s[1]];
     let node = root;
-    const path = frames ? frames : [-1];
+    const path = frames ? viewPath(frames) : [-1];
     for (const fi of path) {
       const name = fi < 0 ? '(smaller stacks)' : D.frames[fi][0];
       let k = node.kids.get(name);
       if (!k) {
-        k = {name, f: fi, v: 0, blocks: 0, kids: new Map(), parent: node, depth: node.depth + 1};
+        k = {name, f: fi, v: 0, bytes: 0, blocks: 0, kids: new Map(), parent: node, depth: node.depth + 1};
         node.kids.set(name, k);
       }
       k.v += v;
-      k.blocks += s[w.blocks];
+      k.bytes += bytes;
+      k.blocks += blocks;
       node = k;
     }
   }
@@ -289,9 +284,11 @@ function color(node) {
 }
 
 let tree = null;
+// The flamegraph's cells as last drawn ({node, x, w, d, ctx}; a cell's data-i indexes it) and
+// the node they were drawn around: one listener on #fg serves them all (setupFlame).
+let drawnCells = [], drawnFocus = null;
 function drawFlame() {
   const box = document.getElementById('fg');
-  box.textContent = '';
   const focus = state.focus || tree;
   const W = box.clientWidth || 1000, ROW = 18;
   const cells = [];
@@ -301,52 +298,75 @@ function drawFlame() {
   chain.forEach((a, d) => cells.push({node: a, x: 0, w: W, d, ctx: a !== focus}));
   const base = chain.length - 1;
   let maxDepth = base;
+  // Frames narrower than a pixel are not drawn, nor what lies under them: deep stacks
+  // (bottom-up above all) would otherwise make tens of thousands of invisible cells. Zooming in
+  // shows them.
   (function lay(node, x, d) {
     let cx = x;
     const kids = [...node.kids.values()].sort((a, b) => b.v - a.v || (a.name < b.name ? -1 : 1));
     for (const k of kids) {
       const w = W * k.v / focus.v;
-      if (w < 0.5) break; // sorted: the rest are narrower still
+      if (w < 1) break; // sorted: the rest are narrower still
       cells.push({node: k, x: cx, w, d: d + 1});
       if (d + 1 > maxDepth) maxDepth = d + 1;
       lay(k, cx, d + 1);
       cx += w;
     }
   })(focus, 0, base);
+  // The cells as one HTML text: the browser's parser makes thousands of them several times
+  // faster than one createElement each.
   const re = state.search;
-  const frag = document.createDocumentFragment();
-  for (const c of cells) {
-    const n = c.node;
+  const html = [];
+  for (let i = 0; i < cells.length; i++) {
+    const c = cells[i], n = c.node;
     const f = n.f >= 0 ? D.frames[n.f] : null;
-    const div = el('div', {cls: 'cell' + (c.ctx ? ' ctx' : '') + (f && f[3] ? ' inl' : '') +
-                               (re && re.test(n.name) ? ' hit' : ''),
-                           'data-name': n.name, 'data-v': n.v, 'data-depth': c.d});
-    div.style.left = c.x + 'px';
-    div.style.width = c.w + 'px';
-    div.style.top = c.d * ROW + 'px';
-    div.style.background = color(n);
-    if (c.w > 24) div.textContent = n.name;
-    div.addEventListener('click', () => { state.focus = n === focus && n.parent ? n.parent : n; drawFlame(); });
-    div.addEventListener('mousemove', ev => {
-      const loc = f ? frameLoc(f) : '';
-      showTip(ev, `<b>${esc(n.name)}</b>${f && f[3] ? ' <i>(inlined)</i>' : ''}` +
-                  (loc ? `<br>${esc(loc)}` : '') +
-                  `<br>${fmtBytes(n.v)} ${WEIGHTS[state.weight].what} (${fmtNum(n.v)} bytes, ${fmtNum(n.blocks)} blocks)` +
-                  `<br>${pct(n.v, tree.v)} of all` + (focus !== tree ? `, ${pct(n.v, focus.v)} of the zoomed frame` : ''));
-    });
-    div.addEventListener('mouseleave', hideTip);
-    frag.append(div);
+    const name = esc(n.name);
+    html.push(`<div class="cell${c.ctx ? ' ctx' : ''}${f && f[3] ? ' inl' : ''}${re && re.test(n.name) ? ' hit' : ''}" ` +
+              `data-name="${name}" data-v="${n.v}" data-depth="${c.d}" data-i="${i}" ` +
+              `style="left:${c.x}px;width:${c.w}px;top:${c.d * ROW}px;background:${color(n)}">${c.w > 24 ? name : ''}</div>`);
   }
+  box.innerHTML = html.join('');
+  drawnCells = cells;
+  drawnFocus = focus;
   box.style.height = (maxDepth + 1) * ROW + 'px';
-  box.append(frag);
   const info = document.getElementById('fg-info');
-  info.textContent = tree.v ? `${fmtBytes(tree.v)} ${WEIGHTS[state.weight].what} in ${fmtNum(tree.blocks)} blocks` +
-                              (focus !== tree ? ` · zoomed on ${focus.name}: ${fmtBytes(focus.v)}` : '')
-                            : `nothing ${WEIGHTS[state.weight].what} in this selection`;
+  info.textContent = tree.v ? `${fmtWeight(tree.v)} ${weightWhat()}` +
+                              (WEIGHTS[state.weight].unit === 'blocks' ? `, ${fmtBytes(tree.bytes)}` : ` in ${fmtNum(tree.blocks)} blocks`) +
+                              (focus !== tree ? ` · zoomed on ${focus.name}: ${fmtWeight(focus.v)}` : '')
+                            : `nothing ${weightWhat()} in this selection`;
   info.dataset.v = tree.v;
   info.dataset.focus = focus.v;
   drawMatch();
   saveHash();
+}
+
+// The flamegraph's clicks and tooltips, for whatever cells drawFlame drew last.
+function setupFlame() {
+  const box = document.getElementById('fg');
+  const cellOf = ev => {
+    const div = ev.target.closest && ev.target.closest('.cell');
+    return div ? drawnCells[+div.dataset.i] : null;
+  };
+  box.addEventListener('click', ev => {
+    const c = cellOf(ev);
+    if (!c) return;
+    const n = c.node, frame = n.f >= 0;
+    if (frame) state.fn = n.name;
+    state.focus = n === drawnFocus && n.parent ? n.parent : n;
+    drawFlame();
+    if (frame) drawCallers();
+  });
+  box.addEventListener('mousemove', ev => {
+    const c = cellOf(ev);
+    if (!c) { hideTip(); return; }
+    const n = c.node, f = n.f >= 0 ? D.frames[n.f] : null, focus = drawnFocus;
+    const loc = f ? frameLoc(f) : '';
+    showTip(ev, `<b>${esc(n.name)}</b>${f && f[3] ? ' <i>(inlined)</i>' : ''}` +
+                (loc ? `<br>${esc(loc)}` : '') +
+                `<br>${fmtWeight(n.v)} ${weightWhat()} (${fmtNum(n.bytes)} bytes, ${fmtNum(n.blocks)} blocks)` +
+                `<br>${pct(n.v, tree.v)} of all` + (focus !== tree ? `, ${pct(n.v, focus.v)} of the zoomed frame` : ''));
+  });
+  box.addEventListener('mouseleave', hideTip);
 }
 
 // The view lives in the address's #fragment (weight, process, search, zoomed path), so a view
@@ -359,6 +379,7 @@ function saveHash() {
   const path = [];
   for (let a = state.focus; a && a.parent; a = a.parent) path.unshift(a.name);
   if (path.length) h.set('zoom', path.join(';'));
+  viewHashSave(h);
   const s = h.toString();
   try {
     if (s !== location.hash.slice(1)) history.replaceState(null, '', s ? '#' + s : location.pathname + location.search);
@@ -373,6 +394,7 @@ function loadHash() {
     document.getElementById('search').value = h.get('search');
     setSearch(h.get('search'));
   }
+  viewHashLoad(h);
   return h.get('zoom');
 }
 function zoomTo(path) {
@@ -400,7 +422,7 @@ function drawMatch() {
     if (n !== tree && re.test(n.name)) { total += n.v; return; }
     for (const k of n.kids.values()) walk(k);
   })(tree);
-  out.textContent = `matched ${fmtBytes(total)} (${pct(total, tree.v)})`;
+  out.textContent = `matched ${fmtWeight(total)} (${pct(total, tree.v)})`;
   out.dataset.v = total;
 }
 
@@ -408,6 +430,7 @@ function redrawFlame() {
   tree = buildTree();
   state.focus = null;
   drawFlame();
+  viewsChanged();
 }
 
 // ---- Tables ----
@@ -443,21 +466,22 @@ const LEAK_ROWS = 50, SITE_ROWS = 25;
 function drawLeaks() {
   const all = state.proc === 'all' && D.procs.length > 1;
   const rows = selectedStats().filter(s => s[5] > 0).sort((a, b) => b[5] - a[5] || b[4] - a[4]);
-  const trs = rows.slice(0, LEAK_ROWS).map(s => el('tr', {cls: 'leak'},
+  const draw = s => el('tr', {cls: 'leak'},
     numCell(s[5], true), numCell(s[4]), stackCell(s[1]), el('td', {cls: 'loc', text: siteOf(s[1]).loc}),
-    all ? el('td', {text: procName(D.procs[s[0]])}) : null));
+    all ? el('td', {text: procName(D.procs[s[0]])}) : null);
   const sup = document.getElementById('suppressed');
   sup.hidden = !D.suppressed;
   sup.textContent = D.suppressed ? D.suppressed + ' (left out of the leaks, the flamegraph and the totals)' : '';
   const box = document.getElementById('leak-table');
   box.textContent = '';
-  box.append(rows.length ? table([{t: 'bytes', n: 1}, {t: 'blocks', n: 1}, 'site (open for the stack)', 'location',
-                                  all ? 'process' : null].filter(Boolean), trs)
+  const cols = [{t: 'bytes', n: 1, key: s => s[5]}, {t: 'blocks', n: 1, key: s => s[4]},
+                {t: 'site (open for the stack)', key: s => siteOf(s[1]).name}, {t: 'location', key: s => siteOf(s[1]).loc}];
+  if (all) cols.push({t: 'process', key: s => D.procs[s[0]].pid});
+  box.append(rows.length ? sortTable('leaks', cols, rows, draw, LEAK_ROWS, 'smaller leaking stacks')
                          : el('p', {cls: 'muted', text: ENDED ? 'No block was left unfreed.' :
                            'No block is known to leak: every recording stopped while its process went on (a ' +
                            'window), so what it left live is "live at stop", not leaked; rheap query growth ' +
                            'shows which sites grew in it.'}));
-  if (rows.length > LEAK_ROWS) box.append(el('p', {cls: 'muted', text: `${rows.length - LEAK_ROWS} smaller leaking stacks not shown`}));
 }
 
 function drawSites() {
@@ -465,40 +489,48 @@ function drawSites() {
   for (const s of selectedStats()) {
     const site = siteOf(s[1]), key = site.name + '\u0001' + site.loc;
     let e = by.get(key);
-    if (!e) by.set(key, e = {site, v: [0, 0, 0, 0, 0, 0, 0, 0], stacks: []});
-    for (let k = 0; k < 8; k++) e.v[k] += s[2 + k];
+    if (!e) by.set(key, e = {site, v: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0], stacks: []});
+    for (let k = 0; k < 10; k++) e.v[k] += s[2 + k];
     if (s[1] >= 0) e.stacks.push(s[1]);
   }
   const rows = [...by.values()].sort((a, b) => b.v[1] - a.v[1]);
-  const trs = rows.slice(0, SITE_ROWS).map(e => {
+  const unfreed = ENDED ? 3 : 7;
+  const draw = e => {
     const det = el('details', null, el('summary', null, e.site.name +
                    (e.stacks.length > 1 ? `  (${new Set(e.stacks).size} stacks)` : '')));
     det.addEventListener('toggle', () => {
       if (det.open && det.children.length === 1)
         for (const si of [...new Set(e.stacks)].slice(0, 5)) det.append(stackList(si));
     });
-    return el('tr', {cls: 'site-row'}, numCell(e.v[1], true), numCell(e.v[0]), numCell(e.v[ENDED ? 3 : 7], true),
-              numCell(e.v[5], true), el('td', {cls: 'site', 'data-site': e.site.name}, det),
+    return el('tr', {cls: 'site-row'}, numCell(e.v[1], true), numCell(e.v[0]), numCell(e.v[unfreed], true),
+              numCell(e.v[5], true), numCell(e.v[9], true), el('td', {cls: 'site', 'data-site': e.site.name}, det),
               el('td', {cls: 'loc', text: e.site.loc}));
-  });
+  };
   const box = document.getElementById('site-table');
   box.textContent = '';
-  box.append(table([{t: 'allocated', n: 1}, {t: 'blocks', n: 1}, {t: ENDED ? 'never freed' : 'live at stop', n: 1}, {t: 'at peak', n: 1},
-                    'site', 'location'], trs));
+  box.append(sortTable('sites', [{t: 'allocated', n: 1, key: e => e.v[1]}, {t: 'blocks', n: 1, key: e => e.v[0]},
+                                 {t: ENDED ? 'never freed' : 'live at stop', n: 1, key: e => e.v[unfreed]},
+                                 {t: 'at peak', n: 1, key: e => e.v[5]}, {t: 'temporary', n: 1, key: e => e.v[9]},
+                                 {t: 'site', key: e => e.site.name}, {t: 'location', key: e => e.site.loc}],
+                       rows, draw, SITE_ROWS, 'sites'));
 }
 
 function drawThreads() {
   const procs = state.proc === 'all' ? D.procs : [D.procs[state.proc]];
-  const trs = [];
+  const rows = [];
   for (const p of procs)
-    for (const t of p.threads)
-      trs.push(el('tr', {cls: 'thread'}, el('td', {text: (procs.length > 1 ? p.pid + ' / ' : '') + t[0]}),
-                  el('td', {text: t[1] || ''}), numCell(t[2]), numCell(t[3], true), numCell(t[4]),
-                  numCell(t[5]), numCell(t[6], true)));
+    for (const t of p.threads) rows.push([p, t]);
+  const many = procs.length > 1;
+  const draw = ([p, t]) => el('tr', {cls: 'thread'}, el('td', {text: (many ? p.pid + ' / ' : '') + t[0]}),
+                              el('td', {text: t[1] || ''}), numCell(t[2]), numCell(t[3], true), numCell(t[4]),
+                              numCell(t[5]), numCell(t[6], true));
   const box = document.getElementById('thread-table');
   box.textContent = '';
-  box.append(table([procs.length > 1 ? 'pid / tid' : 'tid', 'name', {t: 'allocs', n: 1}, {t: 'allocated', n: 1},
-                    {t: 'frees', n: 1}, {t: UNFREED, n: 1}, {t: UNFREED + ' bytes', n: 1}], trs));
+  box.append(sortTable('threads', [{t: many ? 'pid / tid' : 'tid', n: 1, key: ([p, t]) => many ? p.pid * 1e7 + t[0] : t[0]},
+                                   {t: 'name', key: ([, t]) => t[1] || ''}, {t: 'allocs', n: 1, key: ([, t]) => t[2]},
+                                   {t: 'allocated', n: 1, key: ([, t]) => t[3]}, {t: 'frees', n: 1, key: ([, t]) => t[4]},
+                                   {t: UNFREED, n: 1, key: ([, t]) => t[5]}, {t: UNFREED + ' bytes', n: 1, key: ([, t]) => t[6]}],
+                       rows, draw, Infinity));
 }
 
 function drawSizes() {
@@ -512,13 +544,15 @@ function drawSizes() {
     }
   const rows = [...by.values()].sort((a, b) => a[0] - b[0]);
   const most = Math.max(1, ...rows.map(r => r[2]));
-  const trs = rows.map(r => el('tr', {cls: 'size'},
+  const draw = r => el('tr', {cls: 'size'},
     el('td', {cls: 'n', text: r[0] === r[1] ? fmtNum(r[0]) : fmtNum(r[0]) + ' – ' + fmtNum(r[1])}),
     numCell(r[2]), numCell(r[3], true), numCell(r[4]),
-    el('td', null, el('span', {cls: 'bar', style: `width:${Math.max(1, 120 * r[2] / most)}px`}))));
+    el('td', null, el('span', {cls: 'bar', style: `width:${Math.max(1, 120 * r[2] / most)}px`})));
   const box = document.getElementById('size-table');
   box.textContent = '';
-  box.append(table([{t: 'size (bytes)', n: 1}, {t: 'blocks', n: 1}, {t: 'bytes', n: 1}, {t: UNFREED, n: 1}, ''], trs));
+  box.append(sortTable('sizes', [{t: 'size (bytes)', n: 1, key: r => r[0]}, {t: 'blocks', n: 1, key: r => r[2]},
+                                 {t: 'bytes', n: 1, key: r => r[3]}, {t: UNFREED, n: 1, key: r => r[4]}, {t: ''}],
+                       rows, draw, Infinity));
 }
 
 function drawSelection() {
@@ -551,6 +585,8 @@ function setup() {
   const mark = () => buttons.forEach(b => b.classList.toggle('on', b.dataset.w === state.weight));
   buttons.forEach(b => b.addEventListener('click', () => { state.weight = b.dataset.w; mark(); redrawFlame(); }));
   mark();
+  setupViews();
+  setupFlame();
 
   const search = document.getElementById('search');
   search.addEventListener('input', () => { setSearch(search.value); drawFlame(); });

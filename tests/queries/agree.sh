@@ -47,7 +47,7 @@ SELECT pid, recording, bt, blocks, bytes, freed_blocks, freed_bytes, leaked_bloc
        first_ns, last_ns, leak_first_ns, leak_last_ns, min_size, max_size, life_min_ns,
        life_max_ns, life_total_ns
 FROM stack_stats ORDER BY pid, recording, bt;
-SELECT pid, recording, bt, decade, blocks FROM stack_lifetimes ORDER BY pid, recording, bt, decade;
+SELECT pid, recording, bt, decade, blocks, bytes FROM stack_lifetimes ORDER BY pid, recording, bt, decade;
 SELECT pid, recording, bt, min_size, blocks, bytes, leaked_blocks, leaked_bytes FROM stack_sizes
 ORDER BY pid, recording, bt, min_size;
 SELECT pid, recording, allocs, alloc_bytes, frees, freed_bytes, leaked_blocks, leaked_bytes, end_ns
@@ -71,8 +71,8 @@ SELECT pid, recording, bt, count(*), sum(size), count(dealloc_after), coalesce(s
        max(alloc_after) FILTER (WHERE dealloc_after IS NULL), min(size), max(size),
        min(dealloc_after - alloc_after), max(dealloc_after - alloc_after), sum(dealloc_after - alloc_after)
 FROM allocations GROUP BY pid, recording, bt ORDER BY pid, recording, bt;
-SELECT pid, recording, bt, d, count(*)
-FROM (SELECT pid, recording, bt, CASE WHEN dealloc_after - alloc_after < 1000 THEN 0
+SELECT pid, recording, bt, d, count(*), sum(size)
+FROM (SELECT pid, recording, bt, size, CASE WHEN dealloc_after - alloc_after < 1000 THEN 0
                                       ELSE min(8, length(dealloc_after - alloc_after) - 3) END AS d
       FROM allocations WHERE dealloc_after IS NOT NULL)
 GROUP BY pid, recording, bt, d ORDER BY pid, recording, bt, d;

@@ -9,7 +9,8 @@
  * model's leaked and, for a window, stopped: ra_model_load splits them by recording_ends), the end, the peak (the
  * first moment of the largest live heap, every event of one ns counted together as peak.sql
  * does) and the blocks live then. Per stack: the same, plus the temporary blocks
- * (temporary.sql's rule: freed before their thread's next allocation). Per thread and per
+ * (temporary.sql's rule: freed before their thread's next allocation), and the freed blocks
+ * and bytes per decade of lifetime (stack_lifetimes). Per thread and per
  * power-of-two size class: the counts. The timeline: its slices reach the peak and end at the
  * bytes never freed. Recordings made in profile mode hold weighted estimates in their
  * summaries and are left out (said on stdout).
@@ -131,6 +132,35 @@ static void stack_row(sqlite3_stmt *st, void *user)
     SAME("blocks live at the peak", key, s->peak_blocks, sqlite3_column_int64(st, 5));
     SAME("bytes live at the peak", key, s->peak_bytes, sqlite3_column_int64(st, 6));
     SAME("temporary blocks", key, s->temporary_blocks, sqlite3_column_int64(st, 7));
+    SAME("temporary bytes", key, s->temporary_bytes, sqlite3_column_int64(st, 8));
+    /* Every freed block in one decade of lifetime: none counted twice, none left out. */
+    int64_t freed = 0, freed_bytes = 0;
+    for (int d = 0; d < RA_LIFE_DECADES; d++) {
+        freed += s->life_blocks[d];
+        freed_bytes += s->life_bytes[d];
+    }
+    SAME("freed blocks over the decades", key, freed,
+         sqlite3_column_int64(st, 1) - sqlite3_column_int64(st, 3));
+    SAME("freed bytes over the decades", key, freed_bytes,
+         sqlite3_column_int64(st, 2) - sqlite3_column_int64(st, 4));
+}
+
+/* One decade of lifetime of one stack: the blocks freed after living that long, and bytes. */
+static void life_row(sqlite3_stmt *st, void *user)
+{
+    cmp_t *c = user;
+    int64_t bt = sqlite3_column_int64(st, 0), d = sqlite3_column_int64(st, 1);
+    char key[128];
+    snprintf(key, sizeof key, "pid %" PRId64 " recording %" PRId64 " stack %" PRId64 " decade %" PRId64,
+             c->p->pid, c->p->recording, bt, d);
+    const ra_stat_t *s = model_stat(c->m, c->p->pid, c->p->recording, bt);
+    if (!s || d < 0 || d >= RA_LIFE_DECADES) {
+        fprintf(stderr, "%s: %s: in the rows, not in the summaries\n", db_path, key);
+        differences++;
+        return;
+    }
+    SAME("freed blocks", key, s->life_blocks[d], sqlite3_column_int64(st, 2));
+    SAME("freed bytes", key, s->life_bytes[d], sqlite3_column_int64(st, 3));
 }
 
 static void thread_row(sqlite3_stmt *st, void *user)
@@ -275,7 +305,7 @@ static size_t check_recording(sqlite3 *db, const ra_model_t *m, const ra_proc_t 
              "       coalesce(sum(CASE WHEN alloc_after <= %1$" PRId64 "\n"
              "                     AND (dealloc_after IS NULL OR dealloc_after > %1$" PRId64 ")\n"
              "                THEN size END), 0),\n"
-             "       sum(temp)\n"
+             "       sum(temp), coalesce(sum(CASE WHEN temp THEN size END), 0)\n"
              "FROM (SELECT bt, size, alloc_after, dealloc_after,\n"
              "             dealloc_after IS NOT NULL AND dealloc_after <= coalesce(lead(alloc_after)\n"
              "                 OVER (PARTITION BY alloc_thread ORDER BY alloc_after, id),\n"
@@ -289,6 +319,16 @@ static size_t check_recording(sqlite3 *db, const ra_model_t *m, const ra_proc_t 
         nstats += m->stats[i].pid == p->pid && m->stats[i].recording == p->recording;
     SAME("stacks", key, (int64_t)nstats, (int64_t)c.found);
     size_t stacks = c.found;
+
+    /* Per stack and decade of lifetime (0: under 1 us, then one per power of ten from 1 us,
+     * 8: 10 s or more), from the number of digits of each freed block's lifetime. */
+    each_row(db,
+             "SELECT coalesce(bt, -1), CASE WHEN life < 1000 THEN 0 ELSE min(8, length(life) - 3) END,\n"
+             "       count(*), sum(size)\n"
+             "FROM (SELECT bt, size, dealloc_after - alloc_after AS life FROM allocations\n"
+             "      WHERE pid = ?1 AND recording = ?2 AND dealloc_after IS NOT NULL)\n"
+             "GROUP BY 1, 2",
+             p->pid, p->recording, life_row, &c);
 
     /* Per thread: what it allocated (and left), and what it freed. */
     c.found = 0;
@@ -346,7 +386,7 @@ static int check(const char *path)
     }
     ra_model_t m;
     unsigned what = RA_MODEL_STACKS | RA_MODEL_PEAK | RA_MODEL_TIMELINE | RA_MODEL_TEMPORARY |
-                    RA_MODEL_TABLES;
+                    RA_MODEL_TABLES | RA_MODEL_LIFETIMES;
     if (ra_model_load(db, -1, what, 400, &m, &err) != RA_OK) {
         fprintf(stderr, "%s\n", err.msg);
         ra_model_free(&m);

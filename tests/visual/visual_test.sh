@@ -334,7 +334,7 @@ case_html() {
     grep -q 'data-name="peak" data-v="1056768"' dom-peak.html || fail "peak view: no peak() cell of 1056768"
     grep -q 'id="match" class="muted" data-v="5500"' dom-peak.html ||
         fail "peak view: the search leak_ does not match 5000 + 200 + 300 bytes"
-    # leak_names and leak_zeroed are narrower than half a pixel at this width: not drawn.
+    # leak_names and leak_zeroed are narrower than a pixel at this width: not drawn.
     expect_eq "peak view: highlighted cells" "$(grep -o 'class="cell hit" data-name="leak_big"' dom-peak.html | wc -l)" 1
     timeout 60 "$chromium" "${flags[@]}" --dump-dom "file://$PWD/report.html#zoom=$(outer 1000 main);main;growth" \
         >dom-zoom.html 2>>chrome.err || fail "chromium --dump-dom (zoomed) failed"
