@@ -2,6 +2,7 @@
 """tree.py: a build-sized process tree under `rheap run`, and how fast its answers come.
 
     bench/tree.py --rheap BUILD/cli/rheap [--tree build|gcc] [--runs N] [--no-heaptrack]
+                  [--no-answers]
 
 The tree is made from a copy of this checkout (`git archive HEAD`) in a scratch directory:
 
@@ -16,7 +17,8 @@ the tree under heaptrack when installed (heaptrack preloads itself into the firs
 only and removes itself from the environment of the programs it starts, so it records the
 shell and none of the compilers: its time is given to show that, not as a comparison).
 Then on the last run's database: every canned query (`rheap query NAME`), `rheap report`,
-`rheap report --html`, `rheap export collapsed` and `rheap export pprof`, each --runs times.
+`rheap report --html`, `rheap export collapsed` and `rheap export pprof`, each --runs times
+(not with --no-answers).
 
 Medians of --runs runs; wall seconds, and the CPU seconds (user + system) of the answers, which
 a machine shared with other work inflates less. A benchmark, not a test: it prints a Markdown
@@ -99,6 +101,7 @@ def main():
     ap.add_argument("--tree", choices=("build", "gcc"), default="build")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-heaptrack", action="store_true")
+    ap.add_argument("--no-answers", action="store_true")
     a = ap.parse_args()
     rheap = os.path.abspath(a.rheap)
     scratch = tempfile.mkdtemp(prefix="rheap-tree-")
@@ -144,7 +147,7 @@ def main():
                     ("`rheap export pprof`", [rheap, "export", "pprof", "-o",
                                               os.path.join(scratch, "t.pb.gz"), db])]
         timings = []
-        for name, argv in answers:
+        for name, argv in [] if a.no_answers else answers:
             log(f"timing {name}")
             ts = [timed(argv) for _ in range(a.runs)]
             timings.append((name, med([t[0] for t in ts]), med([t[1] for t in ts])))
