@@ -2,9 +2,13 @@
 # bigheap.sh: what converting a big heap costs, beside heaptrack_print.
 #
 # Records bench/bigheap.c holding N small blocks (default 8,000,000) with librheap and with
-# heaptrack, then converts rheap's recording RUNS times (default 3) and analyses heaptrack's with
-# heaptrack_print as many times, alternating; prints each run's wall time and peak resident
-# memory, the medians, and the converter's memory per live block. Nothing is kept.
+# heaptrack, then, RUNS times (default 3) and alternating: converts rheap's recording, analyses
+# heaptrack's with heaptrack_print, and runs the program under `rheap run` (its live conversion).
+# Prints each run's wall time, CPU time (user + system) and peak resident memory, the medians,
+# the events per second of wall and of CPU time (on a shared machine the CPU figure moves less) and
+# the converter's memory per live block: its peak minus the peak of converting a recording of
+# 1,000 blocks (the baseline: code, SQLite, buffers), over the N live blocks. For `rheap run` the
+# peak is the rheap process's own (VmHWM read while it runs), not the program's. Nothing is kept.
 #
 # Usage: bench/bigheap.sh [N [RUNS]]    (RHEAP_BUILD: the build to use, default build/)
 set -eu
@@ -21,8 +25,11 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/rheap-bigheap.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
 
-RHEAP_DIR=$WORK LD_PRELOAD=$LIB "$PROG" "$N" >/dev/null
-RIP=$(ls -d rip-*)
+mkdir small big
+RHEAP_DIR=$WORK/small LD_PRELOAD=$LIB "$PROG" 1000 >/dev/null
+RHEAP_DIR=$WORK/big LD_PRELOAD=$LIB "$PROG" "$N" >/dev/null
+SMALL=$(ls -d small/rip-*)
+RIP=$(ls -d big/rip-*)
 HT=
 if command -v heaptrack >/dev/null; then
     heaptrack -o "$WORK/ht" "$PROG" "$N" >/dev/null 2>&1 || true
@@ -30,27 +37,63 @@ if command -v heaptrack >/dev/null; then
 fi
 echo "bigheap: $N blocks live at the end; recording $(du -sh "$RIP" | cut -f1)"
 
-# timed NAME CMD...: one run; appends "seconds kilobytes" to NAME.txt
+now() { date +%s.%N; }
+# timed NAME CMD...: one run; appends "seconds kilobytes cpu-seconds" to NAME.txt
 timed() {
     name=$1
     shift
-    /usr/bin/time -f "%e %M" -o t.txt "$@" >/dev/null 2>&1 || { echo "$name failed" >&2; exit 1; }
-    cat t.txt >>"$name.txt"
-    echo "  $name: $(cut -d' ' -f1 t.txt) s, $(($(cut -d' ' -f2 t.txt) / 1024)) MiB"
+    /usr/bin/time -f "%e %M %U %S" -o t.txt "$@" >/dev/null 2>&1 || { echo "$name failed" >&2; exit 1; }
+    awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' t.txt >>"$name.txt"
+    echo "  $name: $(tail -n 1 "$name.txt" | cut -d' ' -f1) s, $(($(cut -d' ' -f2 t.txt) / 1024)) MiB, $(tail -n 1 "$name.txt" | cut -d' ' -f3) s CPU"
 }
+# run_timed: one `rheap run` of the program; the peak is rheap's own, read from /proc while it
+# runs (a zombie has no VmHWM line, which ends the loop).
+run_timed() {
+    rm -f run.db
+    t0=$(now)
+    "$RHEAP" run -q -o run.db -- "$PROG" "$N" >/dev/null 2>&1 &
+    pid=$!
+    hwm=0
+    cpu=0
+    tck=$(getconf CLK_TCK)
+    while h=$(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status" 2>/dev/null) && [ -n "$h" ]; do
+        hwm=$h
+        # utime + stime of rheap's own threads (the program is a child and not counted)
+        c=$(awk -v t="$tck" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / t }' "/proc/$pid/stat" 2>/dev/null) || c=
+        [ -z "$c" ] || cpu=$c
+        sleep 0.1
+    done
+    wait "$pid" || { echo "rheap run failed" >&2; exit 1; }
+    t1=$(now)
+    s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+    echo "$s $hwm $cpu" >>run.txt
+    echo "  rheap run: $s s, $((hwm / 1024)) MiB, $cpu s CPU (rheap itself)"
+}
+timed baseline "$RHEAP" convert --no-progress "$SMALL" -o small.db
 i=0
 while [ $i -lt "$RUNS" ]; do
     rm -f out.db
     timed convert "$RHEAP" convert --no-progress "$RIP" -o out.db
     [ -z "$HT" ] || timed heaptrack_print heaptrack_print -f "$HT"
+    run_timed
     i=$((i + 1))
 done
+EVENTS=$(sqlite3 out.db 'SELECT count(*) + count(dealloc_after) FROM allocations')
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-for name in convert heaptrack_print; do
+base=$(cut -d' ' -f2 baseline.txt)
+if [ -f heaptrack_print.txt ]; then
+    awk -v a="$(cut -d' ' -f1 convert.txt | median)" -v b="$(cut -d' ' -f1 heaptrack_print.txt | median)" \
+        -v c="$(cut -d' ' -f2 convert.txt | median)" -v d="$(cut -d' ' -f2 heaptrack_print.txt | median)" \
+        'BEGIN { printf "convert / heaptrack_print: %.1fx the time, %.1fx the memory\n", a / b, c / d }'
+fi
+for name in convert heaptrack_print run; do
     [ -f "$name.txt" ] || continue
     s=$(cut -d' ' -f1 "$name.txt" | median)
     kb=$(cut -d' ' -f2 "$name.txt" | median)
-    echo "median $name: $s s, $((kb / 1024)) MiB"
+    cpu=$(cut -d' ' -f3 "$name.txt" | median)
+    echo "median $name: $s s, $((kb / 1024)) MiB, $cpu s CPU"
+    [ "$name" = heaptrack_print ] && continue
+    awk -v kb="$kb" -v base="$base" -v n="$N" -v e="$EVENTS" -v s="$s" -v c="$cpu" -v name="$name" 'BEGIN {
+        printf "%s: %.2f M events/s, %.2f M per CPU second (%d events); %.1f B per live block over the baseline of %d MiB, %.1f B over 64 MiB\n",
+               name, e / s / 1e6, e / c / 1e6, e, (kb - base) * 1024 / n, base / 1024, (kb * 1024 - 64 * 1048576) / n }'
 done
-kb=$(cut -d' ' -f2 convert.txt | median)
-awk -v kb="$kb" -v n="$N" 'BEGIN { printf "convert: %.1f bytes of peak resident memory per live block (%d MiB over 64 MiB: %.1f B)\n", kb * 1024 / n, kb / 1024, (kb * 1024 - 64 * 1048576) / n }'

@@ -4,6 +4,14 @@
 #
 #   bench/serve.sh [BUILD] [OPS]      BUILD: a build tree (default build), OPS: churn's
 #                                     operations per thread (default 2000000; 2 threads)
+#   bench/serve.sh long [BUILD] [S]   a week compressed into S seconds (default 300): the
+#                                     serve.compact test's holder (50 MiB held, 3000 24-byte
+#                                     calls every 10 ms at an interval of 64 bytes, a thread
+#                                     started and ended every 10 ms, 128 KiB segments) under
+#                                     rheap serve --disk-budget 512K; every
+#                                     S/10 seconds the recording's disk use (du), the thread
+#                                     files written so far, the collector's VmRSS and VmHWM
+#                                     and its rheap_collector_memory_bytes for the process
 #
 # For trace mode and for profile mode (the default interval): churn runs with librheap preloaded
 # into a fresh directory that `rheap serve` follows. Reported: churn's wall time, the
@@ -13,6 +21,11 @@
 # profile: its frames are symbolized then) and /metrics once churn has ended.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+LONG=
+if [ "${1:-}" = long ]; then
+    LONG=${3:-300}
+    shift
+fi
 BUILD=${1:-$ROOT/build}
 OPS=${2:-2000000}
 RHEAP=$BUILD/cli/rheap
@@ -63,6 +76,49 @@ one() { # MODE ENV...
     wait $SPID 2>/dev/null || true
     SPID=
 }
+
+# long: the week compressed (see the top).
+long_run() {
+    local holder=$BUILD/tests/serve/serve_holder
+    [ -x "$holder" ] || { echo "serve.sh: $holder missing (build the tree first)" >&2; exit 1; }
+    mkdir "$TMP/rec"
+    env LD_PRELOAD="$LIB" RHEAP_DIR="$TMP/rec" RHEAP_MODE=profile RHEAP_SAMPLE_INTERVAL=64 \
+        RHEAP_SAMPLE_SEED=5 RHEAP_SEGMENT_KB=128 HOLDER_CHURN=3000 HOLDER_THREADS=1 \
+        "$holder" 3200 16384 "$TMP/stop" >"$TMP/holder.out" 2>&1 &
+    local hpid=$!
+    while ! grep -q ready "$TMP/holder.out"; do sleep 0.05; done
+    "$RHEAP" serve --listen 127.0.0.1:0 --disk-budget 512K "$TMP/rec" 2>"$TMP/serve.err" &
+    SPID=$!
+    local port=""
+    while [ -z "$port" ]; do
+        sleep 0.05
+        port=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$TMP/serve.err")
+    done
+    echo "rheap serve following a profile-mode holder for $LONG s ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
+    echo
+    echo "| after | recording on disk | thread files written | collector VmRSS | collector VmHWM | collector memory for it | allocations read |"
+    echo "|---|---|---|---|---|---|---|"
+    local step=$((LONG / 10)) i
+    for i in $(seq 10); do
+        sleep "$step"
+        curl -s "http://127.0.0.1:$port/metrics" >"$TMP/metrics"
+        awk -v t=$((i * step)) -v du="$(du -sk "$TMP/rec" | cut -f1)" \
+            -v files="$(ls "$TMP/rec"/rip-* | sed -n 's/^t[0-9]*-s\([0-9]*\)\.rip$/\1/p' | sort -n | tail -1)" \
+            -v rss="$(awk '/^VmRSS/ { print $2 }' "/proc/$SPID/status")" \
+            -v hwm="$(awk '/^VmHWM/ { print $2 }' "/proc/$SPID/status")" \
+            -v mem="$(awk '/^rheap_collector_memory_bytes\{/ { print $NF }' "$TMP/metrics")" \
+            -v n="$(awk '/^rheap_allocations_total\{/ { print $NF }' "$TMP/metrics")" 'BEGIN {
+            printf "| %d s | %d KiB | %d | %d KiB | %d KiB | %d KiB | %.1f M |\n",
+                t, du, files, rss, hwm, mem / 1024, n / 1e6 }'
+    done
+    touch "$TMP/stop"
+    wait $hpid || true
+    grep -v 'serving http' "$TMP/serve.err" || true
+}
+if [ -n "$LONG" ]; then
+    long_run
+    exit 0
+fi
 
 echo "rheap serve following churn $OPS 2 8 ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
 echo

@@ -146,6 +146,16 @@ static void put_record(FILE *out, const rip_record_t *r)
             fprintf(out, " size=%" PRIu64 " stack=%" PRIu64, r->u.pool.size, r->u.pool.stack);
         break;
     }
+    case RIP_REC_CHECKPOINT:
+        fprintf(out, "checkpoint t=%" PRIu64 " number=%" PRIu64 " files=%" PRIu64, r->t,
+                r->u.checkpoint.number, r->u.checkpoint.nfiles);
+        for (uint32_t i = 0; i < r->u.checkpoint.nranges; i++) {
+            const rip_range_t *g = &r->u.checkpoint.ranges[i];
+            fprintf(out, "%c%" PRIu32, i ? ',' : ' ', g->first);
+            if (g->last != g->first)
+                fprintf(out, "-%" PRIu32, g->last);
+        }
+        break;
     case RIP_REC_UNKNOWN:
         fprintf(out, "unknown type=0x%02x", r->u.unknown.type);
         break;
@@ -181,6 +191,9 @@ static int dump_file(const char *path, FILE *out, FILE *err)
             " serial=%" PRIu32 " start_ns=%" PRIu64 " time_shift=%" PRIu32 "\n",
             base_name(path), h->is_process ? "process" : "thread", h->major, h->minor, h->pid,
             h->tid, h->recording, h->serial, h->start_ns, h->time_shift);
+    if (h->segment)
+        fprintf(out, "# segment %" PRIu32 " of the thread whose first file is number %" PRIu32 "\n",
+                h->segment, h->first_serial);
     rip_record_t rec;
     while ((st = rip_reader_next(r, &rec, &e)) == RIP_OK)
         put_record(out, &rec);
@@ -199,6 +212,11 @@ int cli__dump(const char *path, FILE *out, FILE *err)
         if (rip_recording_open(path, &rec, &e) != RIP_OK)
             return put_error(err, &e);
         int rc = dump_file(rip_recording_process_path(rec), out, err);
+        if (rc != RHEAP_EXIT_INPUT && rip_recording_checkpoint_path(rec)) {
+            int t = dump_file(rip_recording_checkpoint_path(rec), out, err);
+            if (t > rc)
+                rc = t;
+        }
         for (size_t i = 0; rc != RHEAP_EXIT_INPUT && i < rip_recording_thread_count(rec); i++) {
             int t = dump_file(rip_recording_thread_path(rec, i), out, err);
             if (t > rc)

@@ -124,6 +124,31 @@ static void bytes(FILE *out, double b)
     fprintf(out, " (%.1f %s)", v, units[u]);
 }
 
+/* A recording compacted by rheap serve (rip-format/FORMAT.md section 3b) holds the blocks live
+ * at its checkpoint, not what was freed before it: says so, when the database's meta says it
+ * was. */
+static void compacted_line(sqlite3 *db, FILE *out)
+{
+    sqlite3_stmt *st;
+    long long files = 0, before = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT (SELECT value FROM meta WHERE key = 'compacted_files'),"
+                           " (SELECT value FROM meta WHERE key = 'compacted_before_ns')",
+                           -1, &st, NULL) != SQLITE_OK)
+        return;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        files = sqlite3_column_int64(st, 0);
+        before = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (files <= 0)
+        return;
+    fprintf(out, "  compacted        %lld thread files; events before %.1f s were compacted:\n"
+                 "                   frees of blocks allocated and freed before then are not in\n"
+                 "                   this database\n",
+            files, (double)before / 1e9);
+}
+
 static void duration(FILE *out, long long ns)
 {
     if (ns < 1000000000)
@@ -392,6 +417,7 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     fprintf(out, "  duration         ");
     duration(out, num(&t, "duration_ns"));
     fputc('\n', out);
+    compacted_line(db, out);
     long long ended = num(&t, "ended");
     ra_table_free(&t);
 

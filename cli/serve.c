@@ -84,6 +84,9 @@ static void usage_serve(FILE *f)
             "  --process-memory B  stop following a process whose live heap takes more than\n"
             "                      B bytes of the collector's memory (default 256M; a\n"
             "                      profile-mode process takes a few KiB to a few MiB)\n"
+            "  --disk-budget B     compact a profile-mode recording once its closed segments\n"
+            "                      hold B bytes: a checkpoint of its live sampled blocks\n"
+            "                      replaces them (default 32M; 0: never)\n"
             "  -h, --help          show this help\n"
             "\n"
             "Runs until interrupted (SIGINT, SIGTERM); exit status 0, 1 for a usage error or\n"
@@ -125,18 +128,20 @@ static double parse_bytes(const char *s)
 
 int cli__cmd_serve(int argc, char **argv)
 {
-    enum { O_LISTEN = 0x2001, O_DUMP_DIR, O_DUMP_THRESHOLD, O_DUMP_KEEP, O_PROCESS_MEMORY };
+    enum { O_LISTEN = 0x2001, O_DUMP_DIR, O_DUMP_THRESHOLD, O_DUMP_KEEP, O_PROCESS_MEMORY,
+           O_DISK_BUDGET };
     static const struct option longs[] = {
         {"listen", required_argument, NULL, O_LISTEN},
         {"dump-dir", required_argument, NULL, O_DUMP_DIR},
         {"dump-threshold", required_argument, NULL, O_DUMP_THRESHOLD},
         {"dump-keep", required_argument, NULL, O_DUMP_KEEP},
         {"process-memory", required_argument, NULL, O_PROCESS_MEMORY},
+        {"disk-budget", required_argument, NULL, O_DISK_BUDGET},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *listen_at = "127.0.0.1:6060", *threshold = NULL, *keep = NULL;
-    const char *budget = "256M";
+    const char *budget = "256M", *disk = "32M";
     rc_serve_opts_t o = RC_SERVE_OPTS_INIT;
     int c;
     optind = 0;
@@ -148,6 +153,7 @@ int cli__cmd_serve(int argc, char **argv)
         case O_DUMP_THRESHOLD: threshold = optarg; break;
         case O_DUMP_KEEP: keep = optarg; break;
         case O_PROCESS_MEMORY: budget = optarg; break;
+        case O_DISK_BUDGET: disk = optarg; break;
         case 'h': usage_serve(stdout); return RHEAP_EXIT_OK;
         default: return cli__option_error(c, argv, longs, "a value", "rheap serve --help");
         }
@@ -171,6 +177,12 @@ int cli__cmd_serve(int argc, char **argv)
     if (!budget_bytes) {
         cli__error(stderr, "--process-memory: expected bytes from 1 (digits, then K, M or G), "
                            "got '%s'", budget);
+        return RHEAP_EXIT_USAGE;
+    }
+    double disk_bytes = strcmp(disk, "0") ? parse_bytes(disk) : 0;
+    if (strcmp(disk, "0") && !disk_bytes) {
+        cli__error(stderr, "--disk-budget: expected bytes (digits, then K, M or G) or 0, "
+                           "got '%s'", disk);
         return RHEAP_EXIT_USAGE;
     }
     if (keep && !(o.dump_keep = (unsigned)number(keep, 1000000))) {
@@ -198,6 +210,7 @@ int cli__cmd_serve(int argc, char **argv)
     o.dirs = dirs;
     o.ndirs = ndirs ? (size_t)ndirs : 1;
     o.process_memory = (uint64_t)budget_bytes;
+    o.disk_budget = (uint64_t)disk_bytes;
     o.report = make_report;
     o.log = cli__collect_log;
     rc_server_t *sv;

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include <rip.h>
+
 #include "rheap_collect.h"
 #include "rheap_convert.h"
 
@@ -58,6 +60,49 @@ const rc__stack_t *rc__host_stacks(const rc_host_t *h, size_t i, size_t *n);
 rheap_symbols_t *rc__host_symbols(rc_host_t *h);
 /* The host's name, for the profiles' labels. */
 const char *rc__host_name(const rc_host_t *h);
+
+/* ---- compact.c: a checkpoint file of a profile-mode recording ---- */
+
+/* A module of the checkpoint's list: its stacks' addresses are bias + offset, and one segment
+ * of `size` bytes from bias covers them. */
+typedef struct {
+    const char *path;
+    const uint8_t *build_id;
+    size_t build_id_len;
+    uint64_t bias, size;
+} rc__ckpt_mod_t;
+
+/* A live sampled block; stack is the checkpoint's id (1..nstacks), 0 none. */
+typedef struct {
+    uint64_t t, addr, size, stack;
+} rc__ckpt_block_t;
+
+/* What a checkpoint holds (rip-format/FORMAT.md section 3b): the files it replaces, its
+ * modules, its stacks (stack i is ips[stack_at[i] .. stack_at[i + 1])), its blocks in time
+ * order, and the totals of the files it replaces. */
+typedef struct {
+    uint32_t pid, recording;
+    uint64_t start_ns, number, t;
+    const rip_range_t *ranges;
+    uint32_t nranges;
+    const rc__ckpt_mod_t *mods;
+    size_t nmods;
+    const uint64_t *ips;
+    const size_t *stack_at;
+    size_t nstacks;
+    const rc__ckpt_block_t *blocks;
+    size_t nblocks;
+    uint64_t allocs, bytes, frees;
+} rc__ckpt_t;
+
+/* The bytes of the writer's memory rc__checkpoint_write takes (16-byte aligned): the host keeps
+ * one such buffer for all its compactions, rather than a megabyte allocated and freed each time. */
+size_t rc__checkpoint_mem_size(void);
+/* Writes dir/checkpoint-<number>.rip durably, with the writer in mem: under a temporary name,
+ * synced, renamed, the directory synced. 0, or -1 with the reason in why (nothing left behind
+ * under either name). */
+int rc__checkpoint_write(const char *dir, const rc__ckpt_t *c, void *mem, char *why,
+                         size_t whylen);
 
 /* ---- heapprof.c: live heaps as profile.proto ---- */
 

@@ -74,8 +74,16 @@ typedef struct {
     seg_t *segs;
     size_t nsegs, capsegs;
     int sorted;
-    uint64_t counted_allocs, counted_bytes; /* the last totals record (profile mode) */
+    uint64_t counted_allocs, counted_bytes, counted_frees; /* the last totals record */
     double est_allocs, est_bytes; /* profile mode: the sampled allocations read after it */
+    /* From the header, once read (have_header): the file's serial, and for a segment its place
+     * in its thread and the serial of the thread's first file (FORMAT.md section 3a). */
+    int have_header;
+    uint32_t tid, serial, segment, first_serial;
+    int closed;                /* a later segment of its thread exists: it is complete */
+    int checkpoint;            /* a checkpoint file (FORMAT.md section 3b) */
+    int skipped;               /* replaced by the checkpoint: not read */
+    uint64_t disk;             /* its size once read to its end */
 } thread_t;
 
 struct rc__proc {
@@ -100,6 +108,14 @@ struct rc__proc {
     double live_bytes, live_blocks, alloc_bytes, alloc_blocks, high_bytes;
     double rate, rate_t0, rate_bytes0;
     uint64_t frames_bytes;
+    /* Checkpoints (compaction): the newest one's number, the time before which events were
+     * compacted, the serials of the files it replaces (sorted). */
+    uint64_t ckpt_num, ckpt_t;
+    rip_range_t *skip;
+    size_t nskip;
+    int listed;                /* the directory was listed once: later checkpoints are ours */
+    int no_compact;            /* a compaction failed: said once, not tried again */
+    uint64_t compactions;
 };
 
 struct rc_host {
@@ -114,6 +130,14 @@ struct rc_host {
     size_t nprocs, capprocs;
     rheap_symbols_t *sym;
     uint64_t budget;           /* most bytes of state per process; 0: no limit */
+    uint64_t disk_budget;      /* closed segments a process may keep before compaction; 0: none */
+    void *ckpt_mem;            /* the checkpoint writer's memory, made at the first compaction */
+    /* The build ids of the symbolizer's modules, by id, for the checkpoints' module lists. */
+    struct {
+        uint8_t *id;
+        size_t len;
+    } *bids;
+    size_t nbids, capbids;
     rc_log_t log;
     char hostname[256];
 };
@@ -423,6 +447,46 @@ static void say_unread(const rc_host_t *h, const rip_error_t *e)
             rip_error_format(e, msg, sizeof msg));
 }
 
+/* Whether the current checkpoint replaces the file with this serial. */
+static int skipped_serial(const rc__proc_t *p, uint32_t serial)
+{
+    return rip_ranges_have(p->skip, p->nskip, serial);
+}
+
+/* A file read to its end: what only reading needed goes (a week of segments keeps no table of
+ * each), its size is kept for the disk budget. */
+static void thread_finished(const rc__proc_t *p, thread_t *t)
+{
+    char path[PATH_MAX];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/%s", p->dir, t->name);
+    t->disk = stat(path, &sb) == 0 ? (uint64_t)sb.st_blocks * 512 : 0;
+    free(t->ids);
+    free(t->segs);
+    t->ids = NULL;
+    t->segs = NULL;
+    t->nids = t->nsegs = t->capsegs = 0;
+}
+
+/* Keeps the build id of module m, for the checkpoints' module lists. */
+static int keep_build_id(rc_host_t *h, int m, const rip_record_t *rec)
+{
+    if ((size_t)m < h->nbids)
+        return 0;
+    if (rc__grow(&h->bids, &h->capbids, (size_t)m + 1, sizeof *h->bids, 64) != 0)
+        return -1;
+    while (h->nbids <= (size_t)m) {
+        h->bids[h->nbids].id = NULL;
+        h->bids[h->nbids++].len = 0;
+    }
+    size_t n = rec->u.module.build_id.len;
+    if (n && (h->bids[m].id = malloc(n))) {
+        memcpy(h->bids[m].id, rec->u.module.build_id.ptr, n);
+        h->bids[m].len = n;
+    }
+    return 0;
+}
+
 /* Reads what thread file t holds now. 0, or -1 when out of memory. */
 static int read_thread(rc_host_t *h, rc__proc_t *p, thread_t *t, int final)
 {
@@ -443,8 +507,21 @@ static int read_thread(rc_host_t *h, rc__proc_t *p, thread_t *t, int final)
             return 0;
         }
         rip_reader_detach(t->r);
-        if (rip_reader_header(t->r)->is_process) {
+        const rip_header_t *hd = rip_reader_header(t->r);
+        if (hd->is_process) {
             t->done = 1;
+            return 0;
+        }
+        t->have_header = 1;
+        t->tid = hd->tid;
+        t->serial = hd->serial;
+        t->segment = hd->segment;
+        t->first_serial = hd->first_serial;
+        if (!t->checkpoint && skipped_serial(p, t->serial)) {
+            /* A file the checkpoint replaces, left by a crash before its deletion. */
+            t->done = t->skipped = 1;
+            rip_reader_close(t->r);
+            t->r = NULL;
             return 0;
         }
     }
@@ -468,6 +545,7 @@ static int read_thread(rc_host_t *h, rc__proc_t *p, thread_t *t, int final)
             t->done = 1;
             rip_reader_close(t->r);
             t->r = NULL;
+            thread_finished(p, t);
             return 0;
         }
         switch (rec.kind) {
@@ -494,7 +572,7 @@ static int read_thread(rc_host_t *h, rc__proc_t *p, thread_t *t, int final)
             int m = rheap_symbols_module(h->sym, rec.u.module.path.ptr, rec.u.module.path.len,
                                          (const uint8_t *)rec.u.module.build_id.ptr,
                                          rec.u.module.build_id.len);
-            if (m < 0)
+            if (m < 0 || keep_build_id(h, m, &rec) != 0)
                 return -1;
             for (uint32_t i = 0; i < rec.u.module.nseg; i++) {
                 if (rc__grow(&t->segs, &t->capsegs, t->nsegs, sizeof *t->segs, 32) != 0)
@@ -508,9 +586,21 @@ static int read_thread(rc_host_t *h, rc__proc_t *p, thread_t *t, int final)
             t->sorted = 0;
             break;
         }
+        case RIP_REC_CHECKPOINT:
+            if (t->checkpoint && !p->nskip && rec.u.checkpoint.nranges) {
+                p->skip = malloc(rec.u.checkpoint.nranges * sizeof *p->skip);
+                if (!p->skip)
+                    return -1;
+                memcpy(p->skip, rec.u.checkpoint.ranges,
+                       rec.u.checkpoint.nranges * sizeof *p->skip);
+                p->nskip = rec.u.checkpoint.nranges;
+                p->ckpt_t = rec.t;
+            }
+            break;
         case RIP_REC_TOTALS:
             t->counted_allocs = rec.u.totals.allocs;
             t->counted_bytes = rec.u.totals.bytes;
+            t->counted_frees = rec.u.totals.frees;
             t->est_allocs = t->est_bytes = 0;
             if (rec.t > t->last_t)
                 t->last_t = rec.t;
@@ -575,7 +665,9 @@ static void read_process(rc__proc_t *p)
     rip_reader_close(r);
 }
 
-/* Opens the thread files that appeared in the recording since the last look. */
+/* Opens the thread files that appeared in the recording since the last look. The first look also
+ * takes the newest checkpoint, written by an earlier collector (FORMAT.md section 3b): it is read
+ * first, and the files it replaces are skipped; later ones are this collector's own. */
 static int find_threads(rc__proc_t *p)
 {
     DIR *d = opendir(p->dir);
@@ -583,8 +675,15 @@ static int find_threads(rc__proc_t *p)
         return 0;
     struct dirent *de;
     int rc = 0;
+    char newest[64] = "";
     while ((de = readdir(d))) {
         size_t len = strlen(de->d_name);
+        uint64_t k;
+        if (!p->listed && rip_checkpoint_name_parse(de->d_name, &k) == 0 && k > p->ckpt_num) {
+            p->ckpt_num = k;
+            snprintf(newest, sizeof newest, "%s", de->d_name);
+            continue;
+        }
         if (de->d_name[0] != 't' || len < 5 || strcmp(de->d_name + len - 4, ".rip"))
             continue;
         size_t i = 0;
@@ -606,6 +705,17 @@ static int find_threads(rc__proc_t *p)
         p->nthreads++;
     }
     closedir(d);
+    if (rc == 0 && newest[0]) {
+        if (rc__grow(&p->threads, &p->capthreads, p->nthreads, sizeof *p->threads, 8) != 0)
+            return -1;
+        thread_t *t = &p->threads[p->nthreads];
+        memset(t, 0, sizeof *t);
+        t->checkpoint = 1;
+        if (!(t->name = strdup(newest)))
+            return -1;
+        p->nthreads++;
+    }
+    p->listed = 1;
     return rc;
 }
 
@@ -630,6 +740,7 @@ static void proc_free(rc__proc_t *p)
     free(p->stack_slots);
     free(p->live.slots);
     free(p->tombs.slots);
+    free(p->skip);
     free(p->dir);
     free(p->exe);
     free(p->cmdline);
@@ -667,6 +778,325 @@ static void prune_tombs(rc__proc_t *p)
     }
 }
 
+/* Whether thread file q's thread is gone, in profile mode: another file of its tid that is not
+ * one of its segments came after it (the tid went to a new thread), or the kernel lists no such
+ * thread in the process. Its file is then written no more (an ended thread's last events, from
+ * libc's cleanup, come before the kernel lets it go), and can be read to its end and
+ * compacted like a closed segment. */
+static int thread_gone(const rc__proc_t *p, const thread_t *q, uint32_t first)
+{
+    if (!p->interval || !q->tid)
+        return 0;
+    for (size_t i = 0; i < p->nthreads; i++) {
+        const thread_t *o = &p->threads[i];
+        if (o->have_header && !o->checkpoint && o->tid == q->tid && o->serial > q->serial &&
+            (o->segment >= 2 ? o->first_serial : o->serial) != first)
+            return 1;
+    }
+    char path[64];
+    struct stat sb;
+    snprintf(path, sizeof path, "/proc/%" PRIu32 "/task/%" PRIu32, p->pid, q->tid);
+    return stat(path, &sb) != 0 && errno == ENOENT;
+}
+
+/* Marks the files a later segment of their thread follows (FORMAT.md section 3a: the writer
+ * completed them before it made the next), and those of threads that are gone. Returns whether
+ * one was newly marked. */
+static int mark_closed(rc__proc_t *p)
+{
+    int marked = 0;
+    for (size_t j = 0; j < p->nthreads; j++) {
+        thread_t *q = &p->threads[j];
+        if (!q->closed && q->have_header && !q->checkpoint && !q->skipped &&
+            thread_gone(p, q, q->segment >= 2 ? q->first_serial : q->serial)) {
+            q->closed = 1;
+            marked = 1;
+        }
+    }
+    for (size_t i = 0; i < p->nthreads; i++) {
+        const thread_t *x = &p->threads[i];
+        if (!x->have_header || x->segment < 2)
+            continue;
+        for (size_t j = 0; j < p->nthreads; j++) {
+            thread_t *q = &p->threads[j];
+            if (q->closed || !q->have_header || q->checkpoint)
+                continue;
+            uint32_t first = q->segment >= 2 ? q->first_serial : q->serial;
+            uint32_t seg = q->segment >= 2 ? q->segment : 1;
+            if (first == x->first_serial && seg + 1 == x->segment) {
+                q->closed = 1;
+                marked = 1;
+            }
+        }
+    }
+    return marked;
+}
+
+/* Bytes of disk in closed segments read to their end (and files a checkpoint replaced that are
+ * still there): what a compaction would give back. */
+static uint64_t compact_due(const rc__proc_t *p)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < p->nthreads; i++) {
+        const thread_t *t = &p->threads[i];
+        if (t->done && !t->checkpoint && (t->closed || t->skipped))
+            sum += t->disk;
+    }
+    return sum;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int ckblock_cmp(const void *a, const void *b)
+{
+    const rc__ckpt_block_t *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* The pieces of a checkpoint being made, freed together. */
+typedef struct {
+    uint32_t *serials;         /* the files this compaction replaces */
+    rip_range_t *ranges;       /* with those of the current checkpoint */
+    rc__ckpt_block_t *blocks;
+    uint32_t *stack_new;       /* process stack index -> checkpoint id, 0: unused */
+    uint32_t *stack_old;       /* checkpoint id - 1 -> process stack index */
+    int *mod_new;              /* symbolizer module id -> checkpoint module + 1, 0: unused */
+    size_t nmod_new;
+    rc__ckpt_mod_t *mods;
+    uint64_t *ips;
+    size_t *stack_at;
+    uint32_t *remap;
+} ckpt_parts_t;
+
+static void parts_free(ckpt_parts_t *c)
+{
+    free(c->serials);
+    free(c->ranges);
+    free(c->blocks);
+    free(c->stack_new);
+    free(c->stack_old);
+    free(c->mod_new);
+    free(c->mods);
+    free(c->ips);
+    free(c->stack_at);
+    free(c->remap);
+}
+
+/* Stops compacting p after a failure, with one warning. 0. */
+static int compact_fail(const rc_host_t *h, rc__proc_t *p, const char *why)
+{
+    rc__log(&h->log, RC_LOG_WARNING,
+            "%s: cannot compact the recording of process %" PRIu32 " (%s); its files are left "
+            "as they are and no longer compacted",
+            p->dir, p->pid, why);
+    p->no_compact = 1;
+    return 0;
+}
+
+/* Replaces the closed segments read to their end (and the current checkpoint) by a new
+ * checkpoint of the blocks they hold that are live now (FORMAT.md section 3b), then deletes them.
+ * The collector's own state does not change, but for the files it no longer follows. 0, or -1
+ * when out of memory (a failure to write or delete is said and ends compaction of p). */
+static int compact(rc_host_t *h, rc__proc_t *p)
+{
+    ckpt_parts_t c = {0};
+    size_t n = p->nthreads, ns = p->nskip, nb = 0;
+    /* in[i]: 1 when thread file i goes into the checkpoint. */
+    unsigned char *in = calloc(n ? n : 1, 1);
+    c.serials = malloc((n + 1) * sizeof *c.serials);
+    c.ranges = malloc((p->nskip + n + 1) * sizeof *c.ranges);
+    c.remap = malloc((n ? n : 1) * sizeof *c.remap);
+    if (!in || !c.serials || !c.ranges || !c.remap) {
+        free(in);
+        parts_free(&c);
+        return -1;
+    }
+    ns = 0;
+    uint64_t allocs = 0, bytes = 0, frees = 0, until = p->ckpt_t;
+    for (size_t i = 0; i < n; i++) {
+        const thread_t *t = &p->threads[i];
+        if (!t->done || !(t->checkpoint || t->closed || t->skipped))
+            continue;
+        in[i] = 1;
+        allocs += t->counted_allocs;
+        bytes += t->counted_bytes;
+        frees += t->counted_frees;
+        if (!t->checkpoint && !t->skipped)
+            c.serials[ns++] = t->serial;
+        if (!t->checkpoint && t->last_t > until)
+            until = t->last_t;
+    }
+    if (ns > 1)
+        qsort(c.serials, ns, sizeof *c.serials, u32_cmp);
+    /* The current checkpoint's ranges and these serials, merged into ranges (adjacent ones
+     * joined): a list as long as the files left between them, not as the files ever made. */
+    size_t nr = 0, a = 0, b = 0;
+    while (a < p->nskip || b < ns) {
+        rip_range_t g;
+        if (b >= ns || (a < p->nskip && p->skip[a].first < c.serials[b]))
+            g = p->skip[a++];
+        else
+            g.first = g.last = c.serials[b++];
+        if (nr && g.first <= c.ranges[nr - 1].last + 1) {
+            if (g.last > c.ranges[nr - 1].last)
+                c.ranges[nr - 1].last = g.last;
+        } else {
+            c.ranges[nr++] = g;
+        }
+    }
+    /* The blocks still live that those files allocated, in time order. */
+    c.blocks = malloc((p->live.used + 1) * sizeof *c.blocks);
+    c.stack_new = calloc(p->nstacks + 1, sizeof *c.stack_new);
+    c.stack_old = malloc((p->nstacks + 1) * sizeof *c.stack_old);
+    if (!c.blocks || !c.stack_new || !c.stack_old) {
+        free(in);
+        parts_free(&c);
+        return -1;
+    }
+    size_t nstk = 0, nframes = 0;
+    for (size_t i = 0; p->live.slots && i <= p->live.mask; i++) {
+        const block_t *b = &p->live.slots[i];
+        if (!b->addr || b->thread >= n || !in[b->thread])
+            continue;
+        uint32_t id = 0;
+        if (b->stack) {
+            if (!c.stack_new[b->stack - 1]) {
+                c.stack_old[nstk] = b->stack - 1;
+                c.stack_new[b->stack - 1] = (uint32_t)++nstk;
+                nframes += p->stacks[b->stack - 1].nframes;
+            }
+            id = c.stack_new[b->stack - 1];
+        }
+        c.blocks[nb++] = (rc__ckpt_block_t){b->t, b->addr, b->size, id};
+    }
+    if (nb > 1)
+        qsort(c.blocks, nb, sizeof *c.blocks, ckblock_cmp);
+    /* Their stacks, over a module list of their own: each module at a made-up bias, far from
+     * any address a program uses, with one segment spanning the offsets its frames use. */
+    c.nmod_new = h->nbids + 1;
+    c.mod_new = calloc(c.nmod_new, sizeof *c.mod_new);
+    c.mods = calloc(c.nmod_new, sizeof *c.mods);
+    c.ips = malloc((nframes + 1) * sizeof *c.ips);
+    c.stack_at = malloc((nstk + 1) * sizeof *c.stack_at);
+    if (!c.mod_new || !c.mods || !c.ips || !c.stack_at) {
+        free(in);
+        parts_free(&c);
+        return -1;
+    }
+    size_t nmods = 0, k = 0;
+    for (size_t s = 0; s < nstk; s++) {
+        const rc__stack_t *st = &p->stacks[c.stack_old[s]];
+        c.stack_at[s] = k;
+        for (uint32_t f = 0; f < st->nframes; f++) {
+            int m = st->frames[f].module;
+            if (m < 0 || (size_t)m >= c.nmod_new) {
+                c.ips[k++] = st->frames[f].offset;
+                continue;
+            }
+            if (!c.mod_new[m]) {
+                rc__ckpt_mod_t *md = &c.mods[nmods];
+                md->path = rheap_symbols_module_path(h->sym, m);
+                if ((size_t)m < h->nbids) {
+                    md->build_id = h->bids[m].id;
+                    md->build_id_len = h->bids[m].len;
+                }
+                md->bias = 0x7e0000000000ull + ((uint64_t)nmods << 36);
+                c.mod_new[m] = (int)++nmods;
+            }
+            rc__ckpt_mod_t *md = &c.mods[c.mod_new[m] - 1];
+            if (st->frames[f].offset + 1 > md->size)
+                md->size = st->frames[f].offset + 1;
+            c.ips[k++] = md->bias + st->frames[f].offset;
+        }
+    }
+    c.stack_at[nstk] = k;
+    rc__ckpt_t ck = {
+        .pid = p->pid, .recording = p->recording, .start_ns = p->start_ns,
+        .number = p->ckpt_num + 1, .t = until, .ranges = c.ranges, .nranges = (uint32_t)nr,
+        .mods = c.mods, .nmods = nmods, .ips = c.ips, .stack_at = c.stack_at, .nstacks = nstk,
+        .blocks = c.blocks, .nblocks = nb, .allocs = allocs, .bytes = bytes, .frees = frees,
+    };
+    char why[PATH_MAX + 600];
+    if (!h->ckpt_mem && !(h->ckpt_mem = aligned_alloc(16, rc__checkpoint_mem_size()))) {
+        free(in);
+        parts_free(&c);
+        return -1;
+    }
+    if (rc__checkpoint_write(p->dir, &ck, h->ckpt_mem, why, sizeof why) != 0) {
+        free(in);
+        parts_free(&c);
+        return compact_fail(h, p, why);
+    }
+    /* Durable: the files it replaces go, the older checkpoint last. */
+    char path[PATH_MAX];
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!in[i])
+            continue;
+        snprintf(path, sizeof path, "%s/%s", p->dir, p->threads[i].name);
+        if (unlink(path) != 0 && errno != ENOENT && !failed) {
+            failed = 1;
+            snprintf(why, sizeof why, "%s: %s", path, strerror(errno));
+        }
+    }
+    /* The collector's view: one done entry for the checkpoint in place of the files. */
+    char *name = malloc(64);
+    if (!name) {
+        free(in);
+        parts_free(&c);
+        return -1;
+    }
+    snprintf(name, 64, "checkpoint-%" PRIu64 ".rip", ck.number);
+    size_t keep = 0, at = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (in[i]) {
+            if (at == SIZE_MAX) {
+                at = keep++;
+                c.remap[i] = (uint32_t)at;
+                thread_free(&p->threads[i]);
+                thread_t *t = &p->threads[at];
+                memset(t, 0, sizeof *t);
+                t->name = name;
+                t->done = t->checkpoint = t->have_header = 1;
+                t->counted_allocs = allocs;
+                t->counted_bytes = bytes;
+                t->counted_frees = frees;
+                struct stat sb;
+                snprintf(path, sizeof path, "%s/%s", p->dir, name);
+                t->disk = stat(path, &sb) == 0 ? (uint64_t)sb.st_blocks * 512 : 0;
+                continue;
+            }
+            c.remap[i] = (uint32_t)at;
+            thread_free(&p->threads[i]);
+            continue;
+        }
+        c.remap[i] = (uint32_t)keep;
+        if (keep != i)
+            p->threads[keep] = p->threads[i];
+        keep++;
+    }
+    p->nthreads = keep;
+    for (size_t i = 0; p->live.slots && i <= p->live.mask; i++) {
+        block_t *b = &p->live.slots[i];
+        if (b->addr && b->thread < n)
+            b->thread = c.remap[b->thread];
+    }
+    free(p->skip);
+    p->skip = c.ranges;
+    p->nskip = nr;
+    c.ranges = NULL;
+    p->ckpt_num = ck.number;
+    p->ckpt_t = until;
+    p->compactions++;
+    free(in);
+    parts_free(&c);
+    return failed ? compact_fail(h, p, why) : 0;
+}
+
 static int proc_scan(rc_host_t *h, rc__proc_t *p, int final)
 {
     read_process(p);
@@ -675,9 +1105,18 @@ static int proc_scan(rc_host_t *h, rc__proc_t *p, int final)
     if (find_threads(p) != 0)
         return -1;
     p->unseen = next_unseen;
+    /* A checkpoint first: it says which files it replaces. It is complete once it has its name. */
     for (size_t i = 0; i < p->nthreads; i++)
-        if (read_thread(h, p, &p->threads[i], final) != 0)
+        if (p->threads[i].checkpoint && read_thread(h, p, &p->threads[i], 1) != 0)
             return -1;
+    for (size_t i = 0; i < p->nthreads; i++)
+        if (read_thread(h, p, &p->threads[i], final || p->threads[i].closed) != 0)
+            return -1;
+    /* Segments whose successor appeared: complete, read to their end now. */
+    if (mark_closed(p))
+        for (size_t i = 0; i < p->nthreads; i++)
+            if (p->threads[i].closed && read_thread(h, p, &p->threads[i], 1) != 0)
+                return -1;
     if (p->interval) {
         double allocs = 0, bytes = 0;
         for (size_t i = 0; i < p->nthreads; i++) {
@@ -692,6 +1131,9 @@ static int proc_scan(rc_host_t *h, rc__proc_t *p, int final)
             p->alloc_bytes = bytes;
     }
     prune_tombs(p);
+    if (h->disk_budget && p->interval && !final && !p->no_compact &&
+        compact_due(p) >= h->disk_budget && compact(h, p) != 0)
+        return -1;
     if (p->live_bytes > p->high_bytes)
         p->high_bytes = p->live_bytes;
     double now = now_s();
@@ -712,7 +1154,8 @@ static uint64_t proc_memory(const rc__proc_t *p)
     uint64_t m = (p->live.slots ? (p->live.mask + 1) * sizeof(block_t) : 0) +
                  (p->tombs.slots ? (p->tombs.mask + 1) * sizeof(block_t) : 0) +
                  p->capstacks * sizeof(rc__stack_t) + p->frames_bytes +
-                 (p->stack_slots ? (p->stack_mask + 1) * sizeof(uint32_t) : 0);
+                 (p->stack_slots ? (p->stack_mask + 1) * sizeof(uint32_t) : 0) +
+                 p->nskip * sizeof(rip_range_t) + p->capthreads * sizeof(thread_t);
     for (size_t k = 0; k < p->nthreads; k++)
         m += p->threads[k].nids * sizeof(uint32_t) + p->threads[k].capsegs * sizeof(seg_t);
     return m;
@@ -790,6 +1233,10 @@ void rc_host_destroy(rc_host_t *h)
     free(h->ignored);
     free(h->ignored_seen);
     rheap_symbols_destroy(h->sym);
+    free(h->ckpt_mem);
+    for (size_t i = 0; i < h->nbids; i++)
+        free(h->bids[i].id);
+    free(h->bids);
     free(h);
 }
 
@@ -975,6 +1422,8 @@ void rc_host_info(const rc_host_t *h, size_t i, rc_info_t *o)
     o->nstacks = p->nstacks;
     o->memory = proc_memory(p);
     o->dropped = p->dropped;
+    o->compactions = p->compactions;
+    o->compacted_before_ns = p->ckpt_t;
 }
 
 long rc_host_find(const rc_host_t *h, uint32_t pid)
@@ -1006,6 +1455,11 @@ size_t rc_host_pick(const rc_host_t *h, long pid, size_t *idx)
 void rc_host_budget(rc_host_t *h, uint64_t bytes)
 {
     h->budget = bytes;
+}
+
+void rc_host_disk_budget(rc_host_t *h, uint64_t bytes)
+{
+    h->disk_budget = bytes;
 }
 
 const rc__stack_t *rc__host_stacks(const rc_host_t *h, size_t i, size_t *n)

@@ -51,6 +51,9 @@ void rc__metrics_write(const rc_host_t *h, FILE *f)
          "exec'ed)."},
         {"rheap_collector_memory_bytes", "gauge",
          "Memory the collector holds for the recording (live blocks, stacks)."},
+        {"rheap_compactions_total", "counter",
+         "Checkpoints the collector wrote in place of the recording's closed segments "
+         "(--disk-budget)."},
     };
     size_t n = rc_host_count(h);
     for (size_t s = 0; s < sizeof series / sizeof *series; s++) {
@@ -74,7 +77,8 @@ void rc__metrics_write(const rc_host_t *h, FILE *f)
             case 4: fprintf(f, "%.0f\n", in.alloc_blocks); break;
             case 5: fprintf(f, "%.1f\n", in.rate); break;
             case 6: fputs("1\n", f); break;
-            default: fprintf(f, "%" PRIu64 "\n", in.memory); break;
+            case 7: fprintf(f, "%" PRIu64 "\n", in.memory); break;
+            default: fprintf(f, "%" PRIu64 "\n", in.compactions); break;
             }
         }
     }

@@ -321,6 +321,7 @@ rc_status_t rc_server_open(const rc_serve_opts_t *o, rc_server_t **out, rc_err_t
         return rc__fail(err, RC_E_NOMEM, "out of memory");
     }
     rc_host_budget(sv->host, o->process_memory);
+    rc_host_disk_budget(sv->host, o->disk_budget);
     /* Out of memory here is said once the loop runs, as any later scan's would be. */
     rc_host_scan(sv->host, LINGER_S, NULL);
     *out = sv;

@@ -96,6 +96,9 @@ typedef struct {
     char *name;
     uint64_t events, lost;
     rip_record_t totals;     /* profile mode: the file's last totals record (kind set if any) */
+    int checkpoint;          /* the recording's checkpoint (FORMAT.md section 3b) */
+    uint32_t segment;        /* the header's: 2 or more for a segment of a thread */
+    int skipped;             /* a file the checkpoint replaces: not read */
     uint64_t offset;         /* file offset of the block being read, for progress */
     uint64_t file_size;
 } stream_t;
@@ -123,13 +126,17 @@ typedef struct {
     uint32_t next_thread;     /* the next threads.id to hand out (from 0) */
     uint64_t events, rows, leaked, unmatched_frees, reused_live, null_allocs, lost, truncated;
     uint64_t live_events;     /* events applied while their recording was still growing */
+    uint64_t compacted_files; /* thread files replaced by the recordings' checkpoints */
+    uint64_t compacted_before; /* the latest checkpoint's time (ns since its recording began) */
     char format_version[32];
     /* progress */
     uint64_t bytes_total, bytes_done;
     struct timespec t0;
     /* the recording being converted */
     uint32_t pid, recording;
-    const stream_t *streams;  /* its thread files: streams[i] has threads.id first_thread + i */
+    stream_t *streams;        /* its thread files: streams[i] has threads.id first_thread + i
+                                 (a segment takes its thread's first file's id) */
+    const struct streams *cur_streams; /* all of them, with the checkpoint's list */
     uint32_t first_thread;
     modrow_t *mods;
     size_t nmods, capmods;
@@ -662,8 +669,10 @@ static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s)
     b.tid = s->tid;
     b.thread = s->id;
     b.call = (uint8_t)s->ev.call;
-    if (!s->addr_base)
-        s->addr_base = b.addr & ADDR_MASK; /* never 0: allocations that returned NULL were skipped above */
+    /* The thread's base, shared by its segments: the base of its first allocation in any. */
+    stream_t *th = &c->streams[s->id - c->first_thread];
+    if (!th->addr_base)
+        th->addr_base = b.addr & ADDR_MASK; /* never 0: allocations that returned NULL were skipped above */
     cv__live_t old;
     int rc = cv__pairs_insert(live, &b, &old);
     if (rc < 0) {
@@ -860,12 +869,55 @@ static int serial_cmp(const void *a, const void *b)
     return x->serial < y->serial ? -1 : x->serial > y->serial;
 }
 
+/* ---- One recording: its thread files merged by time ---- */
+
+/* Live conversion: a thread file not yet in the directory holds no event earlier than the
+ * moment the directory was listed without it, and a thread whose committed records were all
+ * read (its file has a staging area) stamps none earlier than the moment it was read, as
+ * CLOCK_MONOTONIC told the converter; the tracer's clock follows CLOCK_MONOTONIC to a few parts
+ * per million. The margin covers that drift and the time between a stamp and its record's
+ * commit (or its file's creation); if an event older than what was applied still comes, the
+ * conversion starts over (rheap_convert). */
+#define UNSEEN_MARGIN_NS 50000000ull
+
+/* The streams of the recording being converted. */
+typedef struct streams {
+    stream_t *s;
+    size_t n, cap;
+    cv__merge_t *m;
+    const char *dir;
+    uint64_t start_ns;
+    int live;                /* the recording may still grow: see follow() */
+    int was_live;
+    uint64_t unseen;         /* live: no file found later holds an event before this time */
+    uint64_t w;              /* live: only events before this time may be applied */
+    struct timespec dir_mtime; /* the directory's when it was last listed */
+    time_t listed;           /* CLOCK_REALTIME seconds of that listing */
+    /* The last event applied (its merge key and stream), which no later one may precede. */
+    uint64_t last_t;
+    int last_cls;
+    size_t last_i;
+    int applied;
+    /* The checkpoint's list of the files it replaces (serial ranges), if it has one. */
+    rip_range_t *skip;
+    size_t nskip;
+} streams_t;
+
+/* Whether the recording's checkpoint replaces the thread file with this serial. */
+static int replaced(const streams_t *v, uint32_t serial)
+{
+    return rip_ranges_have(v->skip, v->nskip, serial);
+}
+
 /* The tracer numbers the thread files of a recording 1, 2, ... as it opens them (the header's
  * serial). Two files with one serial are one file twice (a copy would double its rows): an
  * error. A serial missing below the highest is a file moved or deleted: a warning, as the
  * rest converts; files without a header (no serial known) may account for the missing. */
-static int check_serials(ctx_t *c, stream_t *s, size_t n, const char *dir)
+static int check_serials(ctx_t *c, const streams_t *v)
 {
+    const stream_t *s = v->s;
+    size_t n = v->n;
+    const char *dir = v->dir;
     const stream_t **by = malloc((n ? n : 1) * sizeof *by);
     if (!by) {
         nomem(c, "");
@@ -873,7 +925,9 @@ static int check_serials(ctx_t *c, stream_t *s, size_t n, const char *dir)
     }
     size_t k = 0, headerless = 0;
     for (size_t i = 0; i < n; i++) {
-        if (s[i].r)
+        if (s[i].checkpoint)
+            continue;
+        if (s[i].r || s[i].skipped)
             by[k++] = &s[i];
         else
             headerless++;
@@ -892,11 +946,13 @@ static int check_serials(ctx_t *c, stream_t *s, size_t n, const char *dir)
             free(by);
             return -1;
         }
-        if (by[i]->serial > prev + 1) {
-            if (!missing)
-                first_missing = prev + 1;
-            missing += by[i]->serial - prev - 1;
-        }
+        /* Files a checkpoint replaced are not missing. */
+        for (uint32_t m = prev + 1; m < by[i]->serial; m++)
+            if (!replaced(v, m)) {
+                if (!missing)
+                    first_missing = m;
+                missing++;
+            }
     }
     uint32_t last = k ? by[k - 1]->serial : 0;
     free(by);
@@ -907,37 +963,6 @@ static int check_serials(ctx_t *c, stream_t *s, size_t n, const char *dir)
               dir, (unsigned long long)(missing - headerless), last, first_missing);
     return 0;
 }
-
-/* ---- One recording: its thread files merged by time ---- */
-
-/* Live conversion: a thread file not yet in the directory holds no event earlier than the
- * moment the directory was listed without it, and a thread whose committed records were all
- * read (its file has a staging area) stamps none earlier than the moment it was read, as
- * CLOCK_MONOTONIC told the converter; the tracer's clock follows CLOCK_MONOTONIC to a few parts
- * per million. The margin covers that drift and the time between a stamp and its record's
- * commit (or its file's creation); if an event older than what was applied still comes, the
- * conversion starts over (rheap_convert). */
-#define UNSEEN_MARGIN_NS 50000000ull
-
-/* The streams of the recording being converted. */
-typedef struct {
-    stream_t *s;
-    size_t n, cap;
-    cv__merge_t *m;
-    const char *dir;
-    uint64_t start_ns;
-    int live;                /* the recording may still grow: see follow() */
-    int was_live;
-    uint64_t unseen;         /* live: no file found later holds an event before this time */
-    uint64_t w;              /* live: only events before this time may be applied */
-    struct timespec dir_mtime; /* the directory's when it was last listed */
-    time_t listed;           /* CLOCK_REALTIME seconds of that listing */
-    /* The last event applied (its merge key and stream), which no later one may precede. */
-    uint64_t last_t;
-    int last_cls;
-    size_t last_i;
-    int applied;
-} streams_t;
 
 static void key_of(const stream_t *s, uint64_t *t, int *cls)
 {
@@ -996,60 +1021,120 @@ static int open_stream(ctx_t *c, stream_t *s, const procinfo_t *p, int live)
     }
     s->tid = h->tid;
     s->serial = h->serial;
+    s->segment = h->segment;
+    /* A segment continues its thread (FORMAT.md section 3a): its events go under the thread
+     * of its first file, when that file is still there. */
+    for (size_t j = 0; h->segment >= 2 && c->cur_streams && j < c->cur_streams->n; j++) {
+        const stream_t *f = &c->cur_streams->s[j];
+        if (f != s && (f->r || f->done) && !f->skipped && !f->checkpoint &&
+            f->serial == h->first_serial && f->tid == h->tid && f->segment < 2) {
+            s->id = f->id;
+            break;
+        }
+    }
+    if (!s->checkpoint && c->cur_streams && replaced(c->cur_streams, s->serial)) {
+        /* Left by a crash between the checkpoint's rename and the deletion of what it
+         * replaces: its events are in the checkpoint. */
+        rip_reader_close(s->r);
+        s->r = NULL;
+        s->skipped = 1;
+    }
     return 0;
 }
 
-/* Adds the thread files of the directory listing that are not streams yet. A new stream waits
- * (see follow) with `bound`: no event of it comes before. 0, or -1 after an error. */
-static int add_streams(ctx_t *c, streams_t *v, rip_recording_t *rr, uint64_t bound)
+/* The checkpoint's list of the files it replaces and its time, from its first record. 0, or -1
+ * (said). */
+static int read_checkpoint(ctx_t *c, streams_t *v, const char *path)
 {
-    size_t total = rip_recording_thread_count(rr);
-    for (size_t k = 0; k < total; k++) {
-        const char *path = rip_recording_thread_path(rr, k);
-        int known = 0;
-        for (size_t i = 0; i < v->n && !known; i++)
-            known = strcmp(v->s[i].path, path) == 0;
-        if (known)
-            continue;
-        if (c->next_thread >= RHEAP_MAX_THREADS) {
-            errorf(c, RHEAP_CONVERT_E_INPUT, v->dir, NO_OFFSET,
-                   "%s: more than %u thread files in the recordings, more than a database holds",
-                   v->dir, RHEAP_MAX_THREADS);
-            return -1;
-        }
-        if (v->n == v->cap) {
-            size_t cap = v->cap ? 2 * v->cap : 8;
-            stream_t *s = realloc(v->s, cap * sizeof *s);
-            cv__merge_t *m = cv__merge_create(cap);
-            if (!s || !m) {
-                if (s)
-                    v->s = s;
-                cv__merge_destroy(m);
-                nomem(c, "");
-                return -1;
-            }
-            memset(s + v->cap, 0, (cap - v->cap) * sizeof *s);
-            /* The new heap takes the streams of the old one. */
-            for (size_t i = 0; i < v->n; i++)
-                if (!s[i].waiting && !s[i].done)
-                    stream_key(m, i, &s[i]);
-            cv__merge_destroy(v->m);
-            v->s = s;
-            v->m = m;
-            v->cap = cap;
-            c->streams = s;
-        }
-        stream_t *s = &v->s[v->n];
-        memset(s, 0, sizeof *s);
-        s->id = c->next_thread++;
-        s->waiting = 1;
-        s->bound = bound;
-        v->n++;
-        if (!(s->path = strdup(path)) || cv__u64map_init(&s->stacks) != 0) {
+    rip_reader_t *r;
+    rip_error_t e;
+    rip_record_t rec;
+    if (rip_reader_open(path, &r, &e) != RIP_OK) {
+        rip_fail(c, &e);
+        return -1;
+    }
+    rip_status_t st = rip_reader_next(r, &rec, &e);
+    if (st != RIP_OK || rec.kind != RIP_REC_CHECKPOINT) {
+        if (st != RIP_OK)
+            rip_fail(c, &e);
+        else
+            errorf(c, RHEAP_CONVERT_E_INPUT, path, 0,
+                   "%s: offset 0: a checkpoint file whose first record is not a checkpoint "
+                   "record", path);
+        rip_reader_close(r);
+        return -1;
+    }
+    v->nskip = rec.u.checkpoint.nranges;
+    v->skip = malloc((v->nskip ? v->nskip : 1) * sizeof *v->skip);
+    if (!v->skip) {
+        rip_reader_close(r);
+        nomem(c, "");
+        return -1;
+    }
+    memcpy(v->skip, rec.u.checkpoint.ranges, v->nskip * sizeof *v->skip);
+    c->compacted_files += rec.u.checkpoint.nfiles;
+    if (rec.t > c->compacted_before)
+        c->compacted_before = rec.t;
+    rip_reader_close(r);
+    return 0;
+}
+
+/* Adds the file at path as a stream unless it is one already. A new stream waits (see follow)
+ * with `bound`: no event of it comes before. 0, or -1 after an error. */
+static int add_stream(ctx_t *c, streams_t *v, const char *path, uint64_t bound)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (strcmp(v->s[i].path, path) == 0)
+            return 0;
+    if (c->next_thread >= RHEAP_MAX_THREADS) {
+        errorf(c, RHEAP_CONVERT_E_INPUT, v->dir, NO_OFFSET,
+               "%s: more than %u thread files in the recordings, more than a database holds",
+               v->dir, RHEAP_MAX_THREADS);
+        return -1;
+    }
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 8;
+        stream_t *s = realloc(v->s, cap * sizeof *s);
+        cv__merge_t *m = cv__merge_create(cap);
+        if (!s || !m) {
+            if (s)
+                v->s = s;
+            cv__merge_destroy(m);
             nomem(c, "");
             return -1;
         }
+        memset(s + v->cap, 0, (cap - v->cap) * sizeof *s);
+        /* The new heap takes the streams of the old one. */
+        for (size_t i = 0; i < v->n; i++)
+            if (!s[i].waiting && !s[i].done)
+                stream_key(m, i, &s[i]);
+        cv__merge_destroy(v->m);
+        v->s = s;
+        v->m = m;
+        v->cap = cap;
+        c->streams = s;
     }
+    stream_t *s = &v->s[v->n];
+    memset(s, 0, sizeof *s);
+    s->id = c->next_thread++;
+    s->waiting = 1;
+    s->bound = bound;
+    v->n++;
+    if (!(s->path = strdup(path)) || cv__u64map_init(&s->stacks) != 0) {
+        nomem(c, "");
+        return -1;
+    }
+    return 0;
+}
+
+/* Adds the thread files of the directory listing that are not streams yet. 0, or -1 after an
+ * error. */
+static int add_streams(ctx_t *c, streams_t *v, rip_recording_t *rr, uint64_t bound)
+{
+    size_t total = rip_recording_thread_count(rr);
+    for (size_t k = 0; k < total; k++)
+        if (add_stream(c, v, rip_recording_thread_path(rr, k), bound) != 0)
+            return -1;
     return 0;
 }
 
@@ -1174,6 +1259,18 @@ static int begin_recording(ctx_t *c, streams_t *v, rip_recording_t *rec, procinf
     }
     c->nmods = 0;
 
+    c->cur_streams = v;
+    /* A compacted recording: its checkpoint first, as a thread file of its own. */
+    const char *ckpt = rip_recording_checkpoint_path(rec);
+    if (ckpt) {
+        if (read_checkpoint(c, v, ckpt) != 0 || add_stream(c, v, ckpt, 0) != 0)
+            return -1;
+        v->s[v->n - 1].checkpoint = 1;
+        if (!(v->s[v->n - 1].name = strdup("checkpoint"))) {
+            nomem(c, "");
+            return -1;
+        }
+    }
     if (add_streams(c, v, rec, 0) != 0)
         return -1;
     for (size_t i = 0; i < v->n; i++) {
@@ -1182,7 +1279,7 @@ static int begin_recording(ctx_t *c, streams_t *v, rip_recording_t *rec, procinf
             return -1;
         v->s[i].opened = o == 0;
     }
-    if (!live && check_serials(c, v->s, v->n, v->dir) != 0)
+    if (!live && check_serials(c, v) != 0)
         return -1;
     v->w = live ? 0 : UINT64_MAX;
     for (size_t i = 0; i < v->n; i++)
@@ -1255,7 +1352,7 @@ static int merge_events(ctx_t *c, streams_t *v, rip_recording_t **rr, procinfo_t
         }
         procinfo_free(p);
         *p = q;
-        if (check_serials(c, v->s, v->n, v->dir) != 0)
+        if (check_serials(c, v) != 0)
             return -1;
     }
     return 0;
@@ -1299,18 +1396,46 @@ static int write_recording_rows(ctx_t *c, const streams_t *v, const procinfo_t *
     /* Lost events of every cause: those the thread files report, and those of threads that got
      * no file at all (more threads than max_threads), which the process file reports. */
     uint64_t lost = p->lost;
+    /* A thread's row counts the events of all its files (its segments' streams carry its id),
+     * and takes the name its last file gave it. */
+    uint64_t *events = calloc(v->n ? v->n : 1, sizeof *events);
+    uint64_t *tlost = calloc(v->n ? v->n : 1, sizeof *tlost);
+    const char **names = calloc(v->n ? v->n : 1, sizeof *names);
+    if (!events || !tlost || !names) {
+        free(events);
+        free(tlost);
+        free(names);
+        nomem(c, "");
+        return -1;
+    }
     for (size_t i = 0; i < v->n; i++) {
+        const stream_t *s = &v->s[i];
+        size_t th = s->id - c->first_thread;
+        if (th >= v->n)
+            continue;
+        events[th] += s->events;
+        tlost[th] = add_lost(tlost[th], s->lost);
+        if (s->name)
+            names[th] = s->name;
+    }
+    int failed = 0;
+    for (size_t i = 0; i < v->n && !failed; i++) {
         stream_t *s = &v->s[i];
         lost = add_lost(lost, s->lost);
-        if (s->tid == 0)
-            continue; /* not even its header was written (warned above): no thread to name */
-        if (cv__db_thread(c->db, s->id, p->pid, p->recording, s->tid, s->name, s->serial,
-                             s->path, s->events, s->lost, s->addr_base) != 0) {
-            db_fail(c, "threads");
-            return -1;
-        }
         c->bytes_done += s->file_size;
+        if (s->skipped || (s->tid == 0 && !s->checkpoint) || s->id != c->first_thread + i)
+            continue; /* not even its header was written (warned above), or a segment: no row */
+        if (cv__db_thread(c->db, s->id, p->pid, p->recording, s->tid, names[i], s->serial,
+                             s->path, events[i], tlost[i], s->addr_base) != 0) {
+            db_fail(c, "threads");
+            failed = 1;
+        }
     }
+    free(events);
+    free(tlost);
+    free(names);
+    if (failed)
+        return -1;
     c->lost = add_lost(c->lost, lost);
     if (lost == LOST_MAX)
         warnf(c, dir, NO_OFFSET,
@@ -1398,6 +1523,7 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
         free(v.s[i].path);
     }
     free(v.s);
+    free(v.skip);
     c->streams = NULL;
     cv__merge_destroy(v.m);
     cv__pairs_destroy(live_map);
@@ -1427,6 +1553,8 @@ static int write_meta(ctx_t *c, size_t ninputs)
         {"lost_events", (int64_t)c->lost},
         {"truncated_files", (int64_t)c->truncated},
         {"live_events", (int64_t)c->live_events},
+        {"compacted_files", (int64_t)c->compacted_files},
+        {"compacted_before_ns", (int64_t)c->compacted_before},
         {"warnings", (int64_t)c->warnings},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)

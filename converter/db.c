@@ -52,12 +52,15 @@
 #define ALLOC_COLS 6
 /* Rows go to the writer thread in chunks of CHUNK_BYTES (a chunk of many batches keeps the two
  * threads from waking each other at every batch), at most QUEUE_BYTES of them waiting. A row
- * is packed into about 20 bytes (pack_row), at most ROW_MAX: the 128 MiB hold some 6 million
- * rows, where rows as structs (96 bytes) held 1.4 million, and a reader that got that far ahead
- * had to wait for the writer before it could finish its pass. */
+ * is packed into about 20 bytes (pack_row), at most ROW_MAX: the 32 MiB hold some 1.6 million
+ * rows, where rows as structs (96 bytes) held 1.4 million in 128 MiB. The queue is most of the
+ * converter's memory beside the live blocks (a queue of 128 MiB, filled while `rheap run`'s
+ * writer ran at nice 19, took its conversion of a program holding 8 M blocks to 54 bytes per
+ * live block over 64 MiB); 32 MiB keeps the whole conversion within 48 bytes per live block plus
+ * 64 MiB, and a reader further ahead than that waits for the writer. */
 #define CHUNK_BYTES (64u << 10)
 #define ROW_MAX (1 + 11 * RIP__VARINT_MAX)
-#define QUEUE_BYTES (128u << 20)
+#define QUEUE_BYTES (32u << 20)
 #define QUEUE ((unsigned)(QUEUE_BYTES / CHUNK_BYTES))
 /* Under a limit of address space (ulimit -v) the queue is made smaller, down to this. */
 #define QUEUE_MIN 4u

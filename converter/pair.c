@@ -20,8 +20,9 @@
  * - Robin Hood keeps every run ordered by distance from home, so a lookup of an address that is
  *   not live stops as soon as it meets a block closer to its home than it would be: probes stay
  *   short at 7/8 full, where plain linear probing would scan long runs.
- * - At the end, what is still live comes out in allocation order without a copy: each shard is
- *   compacted and sorted in place, and a merge of the 256 sorted shards yields the blocks.
+ * - At the end, what is still live comes out in allocation order without a copy of the store:
+ *   each shard is compacted and radix-sorted by time (through a buffer the size of the largest
+ *   shard, 1/256 of the blocks), and a merge of the 256 sorted shards yields the blocks.
  */
 #define _GNU_SOURCE /* qsort_r */
 #include <stdlib.h>
@@ -455,6 +456,52 @@ static int slot_cmp(const void *a, const void *b, void *arg)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+#define T_MASK ((1ull << 48) - 1)
+
+/* Sorts n packed blocks into the drain's order through tmp (room for n): a radix sort on the
+ * time, least significant byte first, over the bytes in which the times differ (a pass in which
+ * every block has the same byte is skipped), then each run of equal times by thread id and
+ * address. The time is all but unique, so the sort reads and writes each block a few times in
+ * order where a comparison sort would call its comparison n log n times. */
+static void sort_slots(slot_t *a, slot_t *tmp, uint32_t n, const uint32_t *tids)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t t = a[i].w1 & T_MASK;
+        lo = t < lo ? t : lo;
+        hi = t > hi ? t : hi;
+    }
+    slot_t *src = a, *dst = tmp;
+    for (unsigned shift = 0; shift < 48 && (hi - lo) >> shift; shift += 8) {
+        uint32_t at[256] = {0};
+        for (uint32_t i = 0; i < n; i++)
+            at[((src[i].w1 & T_MASK) - lo) >> shift & 255]++;
+        if (at[((src[0].w1 & T_MASK) - lo) >> shift & 255] == n)
+            continue;
+        uint32_t sum = 0;
+        for (unsigned d = 0; d < 256; d++) {
+            uint32_t c = at[d];
+            at[d] = sum;
+            sum += c;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            dst[at[((src[i].w1 & T_MASK) - lo) >> shift & 255]++] = src[i];
+        slot_t *x = src;
+        src = dst;
+        dst = x;
+    }
+    if (src != a)
+        memcpy(a, src, (size_t)n * sizeof *a);
+    for (uint32_t i = 0; i < n;) {
+        uint32_t j = i + 1;
+        while (j < n && (a[j].w1 & T_MASK) == (a[i].w1 & T_MASK))
+            j++;
+        if (j - i > 1)
+            qsort_r(a + i, j - i, sizeof *a, slot_cmp, (void *)tids);
+        i = j;
+    }
+}
+
 static int live_cmp(const void *a, const void *b)
 {
     return before(a, b) ? -1 : before(b, a) ? 1 : 0;
@@ -494,12 +541,20 @@ static void sift_down(cv__pairs_t *p, size_t i)
 
 int cv__pairs_drain_begin(cv__pairs_t *p)
 {
+    uint32_t most = 0;
+    for (uint32_t i = 0; i < NSHARDS; i++)
+        most = p->shards[i].count > most ? p->shards[i].count : most;
     p->runs = calloc(NSHARDS + 1, sizeof *p->runs);
     p->heap = malloc((NSHARDS + 1) * sizeof *p->heap);
     if (p->wcount)
         p->wsorted = malloc(p->wcount * sizeof *p->wsorted);
-    if (!p->runs || !p->heap || (p->wcount && !p->wsorted))
+    /* The sort's second buffer: room for the largest shard's blocks, 1/256 of them all. */
+    slot_t *tmp = most ? malloc((size_t)most * sizeof *tmp) : NULL;
+    if (!p->runs || !p->heap || (p->wcount && !p->wsorted) || (most && !tmp)) {
+        free(tmp);
         return -1;
+    }
+    account(p, (ptrdiff_t)((size_t)most * sizeof *tmp));
     p->nheap = 0;
     for (uint32_t i = 0; i < NSHARDS; i++) {
         shard_t *sh = &p->shards[i];
@@ -509,12 +564,14 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
                 sh->slots[n++] = sh->slots[j];
         if (!n)
             continue;
-        qsort_r(sh->slots, n, sizeof *sh->slots, slot_cmp, p->tids);
+        sort_slots(sh->slots, tmp, n, p->tids);
         p->runs[i].at = sh->slots;
         p->runs[i].end = sh->slots + n;
         run_next(p, &p->runs[i]);
         p->heap[p->nheap++] = i;
     }
+    free(tmp);
+    account(p, -(ptrdiff_t)((size_t)most * sizeof *tmp));
     if (p->wcount) {
         size_t n = 0;
         for (size_t j = 0; j <= p->wmask; j++)

@@ -73,6 +73,9 @@ typedef struct {
     size_t nstacks;
     uint64_t memory;          /* bytes the collector holds for it */
     int dropped;              /* no longer followed (rc_host_budget): the figures are the last */
+    uint64_t compactions;     /* checkpoints this host wrote for it (rc_host_disk_budget) */
+    uint64_t compacted_before_ns; /* its newest checkpoint's time (ns since recording began): the
+                                     frees of blocks allocated and freed before it are gone; 0 */
 } rc_info_t;
 
 typedef struct rc_host rc_host_t;
@@ -90,6 +93,13 @@ rc_status_t rc_host_scan(rc_host_t *h, double linger_s, rc_err_t *err);
  * whose state passes it is no longer followed, with a warning: its tables are freed and its
  * figures stay as they were. */
 void rc_host_budget(rc_host_t *h, uint64_t bytes);
+/* Profile mode's disk budget per process (0, the default: never compact). Once the closed
+ * segments of a recording (rip-format/FORMAT.md section 3a), read to their end, hold this many
+ * bytes of disk, the host replaces them and its previous checkpoint by a new checkpoint of the
+ * live sampled blocks they hold (section 3b), written durably before they are deleted. A
+ * failure to write or delete is said through the log once, and that recording is no longer
+ * compacted. */
+void rc_host_disk_budget(rc_host_t *h, uint64_t bytes);
 /* The processes, ordered by pid then recording; i < rc_host_count(h). */
 size_t rc_host_count(const rc_host_t *h);
 void rc_host_info(const rc_host_t *h, size_t i, rc_info_t *out);
@@ -130,9 +140,11 @@ typedef struct {
     rc_report_fn report;             /* NULL: /report answers 404 */
     void *report_user;
     rc_log_t log;
+    uint64_t disk_budget;            /* rc_host_disk_budget's bytes; 0: never compact */
 } rc_serve_opts_t;
 
-#define RC_SERVE_OPTS_INIT {"127.0.0.1:6060", NULL, 0, 0, NULL, 0, 0, 16, NULL, NULL, {NULL, NULL}}
+#define RC_SERVE_OPTS_INIT                                                                         \
+    {"127.0.0.1:6060", NULL, 0, 0, NULL, 0, 0, 16, NULL, NULL, {NULL, NULL}, 0}
 
 typedef struct rc_server rc_server_t;
 

@@ -55,6 +55,7 @@ enum { RHEAP_MODE_TRACE = 0, RHEAP_MODE_PROFILE = 1 };
 #define RHEAP_DEFAULT_BUFFER_KB 64
 #define RHEAP_DEFAULT_SAMPLE_PPM 1000000 /* sample_rate 1.0, in parts per million */
 #define RHEAP_DEFAULT_SAMPLE_INTERVAL 524288 /* 512 KiB, jemalloc's lg_prof_sample 19 */
+#define RHEAP_DEFAULT_SEGMENT_KB 4096 /* profile mode: 4 MiB thread files, then a new segment */
 
 #define RHEAP_CONFIG_INIT                                                                      \
     { RHEAP_DEFAULT_DEPTH, RHEAP_DEFAULT_MAX_THREADS, RHEAP_DEFAULT_BUFFER_KB,                  \

@@ -26,6 +26,7 @@ typedef enum {
     RHEAP__SET_MODE,        /* trace (0: every event) or profile (1: sampled by bytes) */
     RHEAP__SET_SAMPLE_INTERVAL, /* profile mode: mean bytes allocated between two samples */
     RHEAP__SET_SAMPLE_SEED, /* profile mode: seed of the sampling draws; 0 picks one */
+    RHEAP__SET_SEGMENT_KB,  /* profile mode: a thread file's size that starts a new segment */
     RHEAP__SET_COUNT
 } rheap__setting_id_t;
 

@@ -40,6 +40,7 @@ static int config_from_api(const rheap_config *in, rheap__config_t *c) {
     c->profile = in->mode == RHEAP_MODE_PROFILE;
     c->interval = in->sample_interval;
     c->seed = rheap__env_cfg.seed;
+    c->segment_kb = rheap__env_cfg.segment_kb;
     c->signal = rheap__env_cfg.signal;
     if (in->output_dir)
         strcpy(c->dir, in->output_dir);

@@ -20,6 +20,7 @@ static void default_config(rheap__config_t *c) {
     c->profile = (int)rheap__settings[RHEAP__SET_MODE].def;
     c->interval = rheap__settings[RHEAP__SET_SAMPLE_INTERVAL].def;
     c->seed = rheap__settings[RHEAP__SET_SAMPLE_SEED].def;
+    c->segment_kb = rheap__settings[RHEAP__SET_SEGMENT_KB].def;
     c->signal = 0;
     c->dir[0] = 0;
 }
@@ -69,6 +70,8 @@ void rheap__config_read_env(void) {
         c->interval = v;
     if (env_setting(RHEAP__SET_SAMPLE_SEED, &v, NULL))
         c->seed = v;
+    if (env_setting(RHEAP__SET_SEGMENT_KB, &v, NULL))
+        c->segment_kb = v;
     if (env_setting(RHEAP__SET_DIR, &v, &text))
         memcpy(c->dir, text, v + 1);
 }

@@ -102,6 +102,7 @@ typedef struct {
     int profile;             /* 1: profile mode (sample.c), 0: trace every event */
     uint64_t interval;       /* profile mode: mean bytes between samples */
     uint64_t seed;           /* profile mode: seed of the draws, 0 = pick one */
+    uint64_t segment_kb;     /* profile mode: a thread file past this starts a segment; 0 never */
     int signal;              /* toggle signal, 0 = none */
     char dir[PATH_MAX];      /* output directory */
 } rheap__config_t;

@@ -53,6 +53,12 @@ const rheap__setting_t rheap__settings[RHEAP__SET_COUNT] = {
                                     "bytes", "mean bytes between samples\n(profile mode only)"},
     [RHEAP__SET_SAMPLE_SEED] = {"RHEAP_SAMPLE_SEED", NULL, NULL, NULL, RHEAP__TYPE_UINT, 0,
                                 999999999, 0, "", "profile mode: seed of the draws (0: a new one)"},
+    /* A week-long profile-mode recording is a series of closed segments that a collector can
+     * compact (docs/COLLECTOR.md); 0 keeps one file per thread however large it grows. */
+    [RHEAP__SET_SEGMENT_KB] = {"RHEAP_SEGMENT_KB", "--segment-kb", NULL, NULL, RHEAP__TYPE_UINT, 0,
+                               1048576, RHEAP_DEFAULT_SEGMENT_KB, "KiB",
+                               "KiB per thread file in profile mode\n"
+                               "(then the thread goes on in a new segment; 0: no limit)"},
 };
 
 /* Decimal digits only, at most 9 of value (anything larger is out of every range here). */

@@ -82,6 +82,9 @@ struct rheap__thread {
     rheap__unwinder_t *unw;
     uint32_t rng;
     uint64_t last_t;             /* latest event time in the file: times never go backwards */
+    uint64_t segment_bytes;      /* profile mode: a file past this size rolls (roll_segment) */
+    uint32_t segment;            /* the open file's place among the thread's segments, from 1 */
+    uint32_t first_serial;       /* the serial of the thread's first file in this recording */
     char name[17];
     rheap__thread_t *next;
     /* The side area: written by the owner's signal handlers, read by the owner (and by another
@@ -513,8 +516,9 @@ static int map_stage(rheap__thread_t *t, int fd) {
 }
 
 /* Creates this thread's file in the current recording, t<tid>.rip, or t<tid>-N.rip when a
- * previous thread with the same tid already has one, maps its staging area and starts its
- * writer, which keeps a descriptor of its own, checked before each write (rip_writer_detach). */
+ * previous thread with the same tid already has one, or t<tid>-s<serial>.rip for a segment;
+ * maps its staging area and starts its writer, which keeps a descriptor of its own, checked
+ * before each write (rip_writer_detach). */
 static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
     /* Static, under the control lock: a thread's first event may come with little stack left. */
     static char path[PATH_MAX + 64];
@@ -524,18 +528,23 @@ static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    for (unsigned n = 1; n < 1000; n++) {
+    /* A segment is named by its serial, unique in the recording: t<tid>-s<serial>.rip. */
+    unsigned last = h->segment >= 2 ? 2 : 1000;
+    for (unsigned n = 1; n < last; n++) {
         memcpy(path, rheap__rec.path, base);
         path[base] = 0;
         strcat(path, "/t");
         strcat(path, rheap__utoa((uint64_t)t->tid, num));
-        if (n > 1) {
+        if (h->segment >= 2) {
+            strcat(path, "-s");
+            strcat(path, rheap__utoa(h->serial, num));
+        } else if (n > 1) {
             strcat(path, "-");
             strcat(path, rheap__utoa(n, num));
         }
         strcat(path, ".rip");
         int fd = rheap__create_in_recording(path + base + 1, path);
-        if (fd < 0 && errno == EEXIST)
+        if (fd < 0 && errno == EEXIST && h->segment < 2)
             continue;
         if (fd < 0)
             return -1;
@@ -556,6 +565,79 @@ static int open_thread_file(rheap__thread_t *t, const rip_header_t *h) {
     }
     errno = EEXIST;
     return -1;
+}
+
+/* Whether the thread's file holds its segment size of blocks (the staging area in front of
+ * them does not count: its size is fixed). Writer open, lock held. */
+static inline int over_segment(const rheap__thread_t *t) {
+    return rip_writer_file_size(t->w) >= t->stage_size + t->segment_bytes;
+}
+
+/* What a new file of the thread starts with (its first in a recording, or a segment): an
+ * empty stack table (ids are per file), a module list before its first stack, the thread's
+ * name, totals counted from zero; and the file written at once, so that a killed process
+ * leaves a valid (if short) file, never an empty one. Thread lock held. */
+static rip_status_t begin_file(rheap__thread_t *t) {
+    clear_stacks(t);
+    t->next_stack = 1;
+    t->have_mods = 0;
+    t->unload_gen = atomic_load(&rheap__unload_gen);
+    t->name[0] = 0;
+    atomic_store_explicit(&t->counts.allocs, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->counts.bytes, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->counts.frees, 0, memory_order_relaxed);
+    rip_status_t st = update_name(t);
+    return st == RIP_OK ? rip_writer_flush(t->w) : st;
+}
+
+/* Profile mode: the thread's file passed its segment size (rip-format/FORMAT.md section 3a):
+ * the file is completed (its totals, a flush, its staging area given back) and never written
+ * again, and the thread goes on in a new segment, t<tid>-s<serial>.rip. Called by the owner
+ * after an event, from a wrapper, with no tracer lock held: it takes the control lock (the
+ * serial and the file's name are the recording's), with signals blocked as attach does. The
+ * old file is complete before the new one exists, so a reader that sees the new one may read
+ * the old one to its end. A file that cannot be made turns recording off (one line). */
+static void roll_segment(rheap__thread_t *t) {
+    sigset_t old;
+    int saved = errno, failed = 0, err = 0;
+    rheap__sys_block_signals(&old);
+    rheap__tl.internal++;
+    rheap__ctl_lock();
+    unsigned gen = atomic_load(&rheap__gen);
+    t_lock(t);
+    if ((atomic_load(&rheap__word) & RHEAP__ON) && t->w && atomic_load(&t->gen) == gen &&
+        serial_gen == gen && t->segment_bytes && over_segment(t)) {
+        rip_status_t st = drain_side(t);
+        if (st == RIP_OK)
+            st = update_name(t);
+        if (st == RIP_OK)
+            st = flush_file(t);
+        if (st == RIP_OK) {
+            drop_writer(t, 1);
+            rip_header_t h = {0, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, (uint32_t)getpid(),
+                              (uint32_t)t->tid, rheap__rec.num, ++serial, rheap__rec.start_ns,
+                              RHEAP__TIME_SHIFT, t->segment + 1, t->first_serial};
+            if (open_thread_file(t, &h) != 0) {
+                st = RIP_E_IO;
+            } else {
+                t->segment++;
+                st = begin_file(t);
+            }
+        }
+        if (st != RIP_OK) {
+            failed = 1;
+            err = errno;
+            if (!t->w)
+                set_gen(t, 0);
+        }
+    }
+    t_unlock(t);
+    rheap__ctl_unlock();
+    rheap__tl.internal--;
+    rheap__sys_restore_signals(&old);
+    if (failed)
+        rheap__fail("cannot start a thread file's next segment", err);
+    errno = saved;
 }
 
 /* Slow path of self(): register the thread and/or open its file for the current
@@ -596,33 +678,26 @@ static rheap__thread_t *attach_locked(rheap__thread_t *t) {
         }
         rip_header_t h = {0, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, (uint32_t)getpid(),
                           (uint32_t)t->tid, rheap__rec.num, ++serial, rheap__rec.start_ns,
-                          RHEAP__TIME_SHIFT};
+                          RHEAP__TIME_SHIFT, 0, 0};
         if (open_thread_file(t, &h) != 0) {
             failed = 1;
             err = errno;
         } else {
-            clear_stacks(t);
             if (t->side_gen != gen) { /* a handler's events of an earlier recording */
                 t->side_head = t->side_tail;
                 t->side_lost = 0;
             }
             t->side_gen = 0; /* those of this one, left by a jump, go into the new file */
-            t->next_stack = 1;
-            t->have_mods = 0;
-            t->unload_gen = atomic_load(&rheap__unload_gen);
             t->last_t = 0;
-            t->name[0] = 0;
             t->depth = rheap__rec.cfg.depth;
             t->profile = rheap__rec.cfg.profile;
             t->sample_ppm = t->profile ? 1000000 : rheap__rec.cfg.sample_ppm;
-            atomic_store_explicit(&t->counts.allocs, 0, memory_order_relaxed);
-            atomic_store_explicit(&t->counts.bytes, 0, memory_order_relaxed);
-            atomic_store_explicit(&t->counts.frees, 0, memory_order_relaxed);
+            t->segment_bytes = t->profile ? rheap__rec.cfg.segment_kb * 1024 : 0;
+            t->segment = 1;
+            t->first_serial = h.serial;
             t->start_ns = rheap__rec.start_ns;
             set_gen(t, gen);
-            /* Written at once, so a killed process leaves a valid (if short) file, never an
-             * empty one. */
-            if (update_name(t) != RIP_OK || rip_writer_flush(t->w) != RIP_OK) {
+            if (begin_file(t) != RIP_OK) {
                 failed = 1;
                 err = errno;
             }
@@ -767,7 +842,7 @@ static inline rip_status_t drain_earlier(rheap__thread_t *t) {
 /* After an event: report a failure (outside the lock). Nothing needs writing through, not even
  * at exit or after the thread's exit: the event is in the staging area, which outlives the
  * process. */
-static inline void finish_event(rheap__thread_t *t, rip_status_t st) {
+static inline void finish_event_at(rheap__thread_t *t, rip_status_t st, int may_roll) {
     if (RHEAP_UNLIKELY(t->side_head != t->side_tail || t->side_lost) && st == RIP_OK)
         st = drain_side(t);
     /* Profile mode: after the thread's or the process's exit flush, the totals are staged again
@@ -777,9 +852,19 @@ static inline void finish_event(rheap__thread_t *t, rip_status_t st) {
          (atomic_load_explicit(&rheap__word, memory_order_relaxed) & RHEAP__EXITING)))
         st = stage_totals(t);
     int err = errno;
+    int roll = RHEAP_UNLIKELY(t->segment_bytes != 0) && may_roll && st == RIP_OK &&
+               over_segment(t);
     t_unlock(t);
     if (st != RIP_OK)
         rheap__fail("cannot write a thread file", err);
+    else if (RHEAP_UNLIKELY(roll))
+        roll_segment(t);
+}
+
+/* The end of an event of the thread's own: its file may roll into a new segment then. A signal
+ * handler's event never rolls (the control lock may be held by the code it interrupted). */
+static inline void finish_event(rheap__thread_t *t, rip_status_t st) {
+    finish_event_at(t, st, 1);
 }
 
 /* A pool event's op, pool and name (rheap_pool.h); an allocation's pool is NULL. */
@@ -920,7 +1005,7 @@ void rheap__record_nested(int call, void *p, uint64_t size, uint64_t align, void
         return;
     }
     rip_status_t st = drain_earlier(t);
-    finish_event(t, st == RIP_OK ? write_side(t, &e) : st);
+    finish_event_at(t, st == RIP_OK ? write_side(t, &e) : st, 0);
 }
 
 void rheap__threads_recover(void) {

@@ -18,12 +18,15 @@ extern "C" {
 #endif
 
 #define RIP_FORMAT_MAJOR 3
-#define RIP_FORMAT_MINOR 4
+#define RIP_FORMAT_MINOR 5
 
 /* Limits the format sets (FORMAT.md). */
 #define RIP_MAX_DEPTH 1024
 #define RIP_HEADER_LEN_1_0 24
 #define RIP_HEADER_LEN_2_0 28
+/* Since 3.5, a thread file that continues its thread's previous one (a segment) has two more
+ * header fields; every other file keeps the 28 bytes. */
+#define RIP_HEADER_LEN_SEGMENT 36
 #define RIP_MAX_TIME_SHIFT 16
 /* Longest string (path, name, label, argument) the writer stores; longer ones are cut to this
  * many bytes. */
@@ -152,12 +155,26 @@ typedef struct {
     uint32_t time_shift;     /* since 2.0: the file counts time in units of 2^time_shift ns
                               * (the writer divides, the reader multiplies back); 0 in 1.x.
                               * At most RIP_MAX_TIME_SHIFT: the writer uses that for more. */
+    /* Since 3.5 (profile mode): the file's place among its thread's segments, 2, 3, ... for a
+     * file that continues the thread's previous one, and the serial of the thread's first file
+     * (which is segment 1). Both 0 in any other file (a thread's first or only file, the process
+     * file, a file of an earlier version); the writer writes them when segment >= 2. */
+    uint32_t segment;
+    uint32_t first_serial;
 } rip_header_t;
 
 typedef struct {
     const char *ptr;         /* not NUL-terminated */
     size_t len;
 } rip_str_t;
+
+/* Serials first..last (a checkpoint's list of the files it replaces, since 3.5). */
+typedef struct {
+    uint32_t first, last;
+} rip_range_t;
+
+/* Whether v lies in one of the n increasing, disjoint ranges r (binary search). */
+int rip_ranges_have(const rip_range_t *r, size_t n, uint32_t v);
 
 typedef struct {
     uint64_t start;          /* run-time address */
@@ -182,6 +199,7 @@ typedef enum {
     RIP_REC_SAMPLING,        /* since 3.0 */
     RIP_REC_UNSEEN,          /* since 3.1 */
     RIP_REC_POOL,            /* since 3.4 */
+    RIP_REC_CHECKPOINT,      /* since 3.5 */
     RIP_REC_UNKNOWN,         /* an extended record this reader does not know: delivered with
                                 only its type (u.unknown), its payload skipped */
 } rip_rec_kind_t;
@@ -269,6 +287,15 @@ typedef struct {
             rip_str_t name;
         } pool;
         struct {
+            /* a checkpoint file (FORMAT.md section 3b): its number, and the serials of the
+             * thread files it replaces as increasing, disjoint ranges (t: no event of theirs
+             * is later); nfiles is how many serials the ranges hold */
+            uint64_t number;
+            uint32_t nranges;
+            const rip_range_t *ranges;
+            uint64_t nfiles;
+        } checkpoint;
+        struct {
             uint8_t type;        /* unknown extended record's type byte */
         } unknown;
     } u;
@@ -334,13 +361,21 @@ void rip_reader_close(rip_reader_t *r);
 typedef struct rip_recording rip_recording_t;
 
 /* Opens a recording directory: checks that it holds process.rip and lists its thread files
- * (t<tid>.rip, t<tid>-<n>.rip) sorted numerically by (tid, n), t<tid>.rip counting as n = 1.
+ * (t<tid>.rip, t<tid>-<n>.rip) sorted numerically by (tid, n), t<tid>.rip counting as n = 1,
+ * each tid's segments (t<tid>-s<serial>.rip, since 3.5) after them by serial.
  * RIP_E_NOT_RECORDING when `dir` does not exist, is not a directory or has no process.rip. */
 rip_status_t rip_recording_open(const char *dir, rip_recording_t **out, rip_error_t *err);
 const char *rip_recording_dir(const rip_recording_t *rec);
 const char *rip_recording_process_path(const rip_recording_t *rec);
 size_t rip_recording_thread_count(const rip_recording_t *rec);
 const char *rip_recording_thread_path(const rip_recording_t *rec, size_t i);
+/* The newest checkpoint of the recording (checkpoint-<K>.rip with the highest K, since 3.5;
+ * FORMAT.md section 3b), or NULL when it has none. A reader reads it first and skips the thread
+ * files its checkpoint record lists. */
+const char *rip_recording_checkpoint_path(const rip_recording_t *rec);
+/* Reads a checkpoint file's name: checkpoint-<K>.rip, K from 1 in decimal without a leading
+ * zero. 0 with *k set, or -1. */
+int rip_checkpoint_name_parse(const char *name, uint64_t *k);
 void rip_recording_close(rip_recording_t *rec);
 
 /* Reads a recording directory's name (the last part of its path alone): rip-<pid> or
@@ -436,6 +471,13 @@ rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
  * fields an op does not use are not written. */
 rip_status_t rip_writer_pool(rip_writer_t *w, rip_pool_op_t op, uint64_t t, uint64_t pool,
                              uint64_t addr, uint64_t size, uint64_t stack, const char *name);
+
+/* Since 3.5, a checkpoint file's first record (FORMAT.md section 3b): checkpoint `number`
+ * replaces the thread files whose serials lie in ranges[0..n) (increasing, disjoint, not
+ * adjacent), none of whose events is later than t. RIP_E_FULL when the list does not fit one
+ * block. */
+rip_status_t rip_writer_checkpoint(rip_writer_t *w, uint64_t t, uint64_t number,
+                                   const rip_range_t *ranges, uint32_t n);
 
 /* For a writer that shares its process with code it does not control (the tracer). The writer
  * keeps a copy of `fd`, close-on-exec, among the top quarter of the descriptor numbers the limit

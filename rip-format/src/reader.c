@@ -89,6 +89,8 @@ struct rip_reader {
     size_t segs_cap;
     rip_str_t *argv;
     size_t argv_cap;
+    rip_range_t *ranges;     /* a checkpoint record's list */
+    size_t ranges_cap;
 };
 
 static rip_status_t fail(rip_reader_t *r, rip_error_t *err, rip_status_t code, uint64_t offset,
@@ -522,6 +524,17 @@ static rip_status_t read_stream_header(rip_reader_t *r, rip_error_t *err)
     if (h->time_shift > RIP_MAX_TIME_SHIFT)
         return fail(r, err, RIP_E_CORRUPT, r->block_off,
                     "header time_shift %u, expected 0-%d", h->time_shift, RIP_MAX_TIME_SHIFT);
+    h->segment = h->first_serial = 0;
+    if (h->major >= 3 && hlen >= RIP_HEADER_LEN_SEGMENT && !h->is_process) {
+        h->segment = rip__get_le32(p + 40);
+        h->first_serial = rip__get_le32(p + 44);
+        if (h->segment == 1 || (h->segment >= 2 && (!h->first_serial ||
+                                                     h->first_serial >= h->serial)))
+            return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                        "header segment %u of the thread whose first file is number %u, in file "
+                        "number %u: expected 0, or 2 or more after an earlier file",
+                        h->segment, h->first_serial, h->serial);
+    }
     r->cur = p + 12 + hlen;   /* skips header fields of later minor versions */
     r->columns = h->major >= 2;
     return r->columns ? open_columns(r, err) : RIP_OK;
@@ -739,6 +752,7 @@ void rip_reader_close(rip_reader_t *r)
     free(r->ids);
     free(r->segs);
     free(r->argv);
+    free(r->ranges);
     free(r);
 }
 
@@ -1006,6 +1020,41 @@ static rip_status_t decode_extended(rip_reader_t *r, rip_record_t *rec, rip_erro
         }
         if (op == RIP_POOL_CREATE)
             rec->u.pool.name = get_s(c);
+        break;
+    }
+    case RIP__T_CHECKPOINT: {
+        rec->kind = RIP_REC_CHECKPOINT;
+        rec->t = get_u(c);
+        rec->u.checkpoint.number = get_u(c);
+        uint64_t n = get_u(c);
+        rec->u.checkpoint.nranges = 0;
+        rec->u.checkpoint.nfiles = 0;
+        rec->u.checkpoint.ranges = r->ranges;
+        if (c->err == RIP__VARINT_OK && n > (uint64_t)(c->end - c->p) / 2)
+            c->err = RIP__VARINT_SHORT;
+        if (c->err != RIP__VARINT_OK || n == 0)
+            break;
+        if (grow((void **)&r->ranges, &r->ranges_cap, (size_t)n, sizeof *r->ranges) != 0)
+            return fail(r, err, RIP_E_NOMEM, r->block_off, "out of memory for a checkpoint");
+        uint64_t last = 0, files = 0;
+        for (uint64_t i = 0; i < n && c->err == RIP__VARINT_OK; i++) {
+            uint64_t gap = get_u(c), len = get_u(c);
+            if (c->err != RIP__VARINT_OK)
+                break;
+            if (gap == 0 || (i && gap == 1) || last + gap > UINT32_MAX ||
+                last + gap + len > UINT32_MAX)
+                return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                            "checkpoint record at block offset %zu: range %llu of its list does "
+                            "not start above the one before it or ends beyond 2^32",
+                            rec_at, (unsigned long long)i);
+            r->ranges[i].first = (uint32_t)(last + gap);
+            r->ranges[i].last = (uint32_t)(last + gap + len);
+            last = r->ranges[i].last;
+            files += len + 1;
+        }
+        rec->u.checkpoint.ranges = r->ranges;
+        rec->u.checkpoint.nranges = (uint32_t)n;
+        rec->u.checkpoint.nfiles = files;
         break;
     }
     case RIP__T_ON:

@@ -25,6 +25,8 @@ struct rip_recording {
     char *process_path;
     thread_file_t *threads;
     size_t count;
+    char *checkpoint;        /* the newest checkpoint-<K>.rip, or NULL */
+    uint64_t checkpoint_num;
 };
 
 static rip_status_t rec_fail(rip_error_t *err, rip_status_t code, const char *path,
@@ -58,19 +60,52 @@ static int parse_num(const char **s, uint64_t *out)
     return 0;
 }
 
-/* Matches t<tid>.rip or t<tid>-<n>.rip (n >= 2). */
+/* Matches t<tid>.rip or t<tid>-<n>.rip (n >= 2), or a segment's t<tid>-s<serial>.rip (since
+ * 3.5), whose suffix is the serial plus 2^32 so that a thread's segments sort after its other
+ * files, in the order they were made. */
 static int parse_thread_name(const char *name, uint64_t *tid, uint64_t *suffix)
 {
     const char *p = name;
     if (*p++ != 't' || parse_num(&p, tid) != 0)
         return -1;
     *suffix = 1;
-    if (*p == '-') {
+    if (*p == '-' && p[1] == 's') {
+        p += 2;
+        if (parse_num(&p, suffix) != 0 || *suffix < 2 || *suffix > UINT32_MAX)
+            return -1;
+        *suffix += (uint64_t)1 << 32;
+    } else if (*p == '-') {
         p++;
         if (parse_num(&p, suffix) != 0 || *suffix < 2)
             return -1;
     }
     return strcmp(p, ".rip") == 0 ? 0 : -1;
+}
+
+int rip_ranges_have(const rip_range_t *r, size_t n, uint32_t v)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v < r[mid].first)
+            hi = mid;
+        else if (v > r[mid].last)
+            lo = mid + 1;
+        else
+            return 1;
+    }
+    return 0;
+}
+
+int rip_checkpoint_name_parse(const char *name, uint64_t *k)
+{
+    const char *p = name;
+    if (!name || strncmp(p, "checkpoint-", 11) != 0)
+        return -1;
+    p += 11;
+    if (parse_num(&p, k) != 0 || *k < 1 || strcmp(p, ".rip") != 0)
+        return -1;
+    return 0;
 }
 
 int rip_recording_name_parse(const char *name, uint32_t *pid, uint32_t *n)
@@ -181,7 +216,20 @@ rip_status_t rip_recording_open(const char *dir, rip_recording_t **out, rip_erro
     struct dirent *e;
     rip_status_t status = RIP_OK;
     while ((e = readdir(d)) != NULL) {
-        uint64_t tid, suffix;
+        uint64_t tid, suffix, k;
+        if (rip_checkpoint_name_parse(e->d_name, &k) == 0) {
+            if (k > rec->checkpoint_num) {
+                char *path = join(dir, e->d_name);
+                if (!path) {
+                    status = RIP_E_NOMEM;
+                    break;
+                }
+                free(rec->checkpoint);
+                rec->checkpoint = path;
+                rec->checkpoint_num = k;
+            }
+            continue;
+        }
         if (parse_thread_name(e->d_name, &tid, &suffix) != 0)
             continue;
         if (rec->count == cap) {
@@ -235,6 +283,11 @@ const char *rip_recording_thread_path(const rip_recording_t *rec, size_t i)
     return i < rec->count ? rec->threads[i].path : NULL;
 }
 
+const char *rip_recording_checkpoint_path(const rip_recording_t *rec)
+{
+    return rec->checkpoint;
+}
+
 void rip_recording_close(rip_recording_t *rec)
 {
     if (!rec)
@@ -242,6 +295,7 @@ void rip_recording_close(rip_recording_t *rec)
     for (size_t i = 0; i < rec->count; i++)
         free(rec->threads[i].path);
     free(rec->threads);
+    free(rec->checkpoint);
     free(rec->dir);
     free(rec->process_path);
     free(rec);

@@ -285,7 +285,8 @@ static rip_writer_t *init(void *mem, uint32_t block_size, int fd, const rip_head
     memcpy(p, h->is_process ? RIP__MAGIC_PROCESS : RIP__MAGIC_THREAD, 4);
     rip__put_le16(p + 4, RIP_FORMAT_MAJOR);
     rip__put_le16(p + 6, RIP_FORMAT_MINOR);
-    rip__put_le32(p + 8, RIP_HEADER_LEN_2_0);
+    int segment = !h->is_process && h->segment >= 2;
+    rip__put_le32(p + 8, segment ? RIP_HEADER_LEN_SEGMENT : RIP_HEADER_LEN_2_0);
     rip__put_le32(p + 12, h->pid);
     rip__put_le32(p + 16, h->is_process ? 0 : h->tid);
     rip__put_le32(p + 20, h->recording);
@@ -293,7 +294,11 @@ static rip_writer_t *init(void *mem, uint32_t block_size, int fd, const rip_head
     rip__put_le64(p + 28, h->start_ns);
     w->time_shift = h->time_shift <= RIP_MAX_TIME_SHIFT ? h->time_shift : RIP_MAX_TIME_SHIFT;
     rip__put_le32(p + 36, w->time_shift);
-    begin_block(w, RIP__STREAM_HEADER_LEN);
+    if (segment) {
+        rip__put_le32(p + 40, h->segment);
+        rip__put_le32(p + 44, h->first_serial);
+    }
+    begin_block(w, segment ? 12u + RIP_HEADER_LEN_SEGMENT : RIP__STREAM_HEADER_LEN);
 
     if (stage) {
         /* The staging area is a skippable lz4 frame: lz4 tools pass over it (FORMAT.md 6). */
@@ -975,6 +980,30 @@ rip_status_t rip_writer_totals(rip_writer_t *w, uint64_t t, uint64_t allocs, uin
     p += rip__put_varint(p, allocs);
     p += rip__put_varint(p, bytes);
     rip__put_varint(p, frees);
+    return end_ext(w);
+}
+
+rip_status_t rip_writer_checkpoint(rip_writer_t *w, uint64_t t, uint64_t number,
+                                   const rip_range_t *ranges, uint32_t n)
+{
+    t >>= w->time_shift;
+    size_t len = rip__varint_len(t) + rip__varint_len(number) + rip__varint_len(n);
+    for (uint32_t i = 0; i < n; i++)
+        len += rip__varint_len(ranges[i].first - (i ? ranges[i - 1].last : 0)) +
+               rip__varint_len(ranges[i].last - ranges[i].first);
+    uint8_t *p;
+    rip_status_t st = begin_ext(w, RIP__T_CHECKPOINT, len, &p);
+    if (st != RIP_OK)
+        return st;
+    p += rip__put_varint(p, t);
+    p += rip__put_varint(p, number);
+    p += rip__put_varint(p, n);
+    /* Ranges: a compaction replaces nearly every file before the open ones, so the list stays
+     * about as long as the process has threads, however many files a week of segments makes. */
+    for (uint32_t i = 0; i < n; i++) {
+        p += rip__put_varint(p, ranges[i].first - (i ? ranges[i - 1].last : 0));
+        p += rip__put_varint(p, ranges[i].last - ranges[i].first);
+    }
     return end_ext(w);
 }
 

@@ -1,11 +1,17 @@
 /*
  * bench_gen.c: writes a large synthetic recording for bench/convert-bench.sh.
- * Usage: convert_bench_gen DIR THREADS EVENTS
+ * Usage: convert_bench_gen DIR THREADS EVENTS [HELD]
+ *
+ * HELD (default 0) blocks are allocated first, spread over the threads, and never freed: a big
+ * heap of small objects (16-127 bytes, from 64 stacks) that stays live under the churn that
+ * follows, as a cache or an index does. EVENTS counts the churn only; the recording holds
+ * HELD + EVENTS events.
  *
  * Each thread allocates into a window of live blocks and frees the oldest ones, with some
  * reallocs, some blocks freed by another thread and a few leaks; its stacks are real stacks of
  * this program with one varied frame, so the converter symbolizes real code. Times interleave
- * the threads so the merge has real work to do.
+ * the threads so the merge has real work to do. Times are multiples of 4 ns, as the tracer's
+ * clock gives them (the converter keeps times in 4 ns units).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -26,19 +32,24 @@ __attribute__((noinline)) static void site(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s DIR THREADS EVENTS\n", argv[0]);
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: %s DIR THREADS EVENTS [HELD]\n", argv[0]);
         return 2;
     }
     const char *dir = argv[1];
     int nthreads = atoi(argv[2]);
     uint64_t nevents = strtoull(argv[3], NULL, 10);
+    uint64_t nheld = argc > 4 ? strtoull(argv[4], NULL, 10) : 0;
+    if (nthreads < 1 || nthreads > 255) {
+        fprintf(stderr, "%s: THREADS must be 1 to 255\n", argv[0]);
+        return 2;
+    }
     site();
     tgen_fresh_dir(dir);
-    uint64_t per = nevents / (uint64_t)nthreads;
-    /* Recording ends (an "off" record) after the last event, at most nevents + nthreads: a
-     * recording without an end converts with a warning, and the benchmark wants status 0. */
-    tgen_process(dir, 9999, 1, 1, 1, nevents + (uint64_t)nthreads + 1);
+    uint64_t per = nevents / (uint64_t)nthreads, held = nheld / (uint64_t)nthreads;
+    /* Recording ends (an "off" record) after the last event: a recording without an end
+     * converts with a warning, and the benchmark wants status 0. */
+    tgen_process(dir, 9999, 1, 1, 1, (nheld + nevents + (uint64_t)nthreads + 1) * 4);
     uint64_t text_lo = base_stack.ips[0] & ~0xfffull;
     for (int th = 0; th < nthreads; th++) {
         char name[64];
@@ -59,8 +70,17 @@ int main(int argc, char **argv)
         uint64_t live[WINDOW];
         memset(live, 0, sizeof live);
         uint64_t next = 0, seed = 12345u + (uint64_t)th;
+        /* The held heap: its own address range per thread, above every churn address. */
+        uint64_t hbase = (1ull << 44) + ((uint64_t)th << 38);
+        for (uint64_t i = 0; i < held; i++) {
+            uint64_t t = (i * (uint64_t)nthreads + (uint64_t)th) * 4;
+            uint64_t size = 16 + (i * 7) % 112;
+            if (rip_writer_alloc(f.w, RIP_CALL_MALLOC, t, hbase + i * 128, size, 1 + i % 64, 0,
+                                 0, 0) != RIP_OK)
+                return 1;
+        }
         for (uint64_t e = 0; e < per;) {
-            uint64_t t = e * (uint64_t)nthreads + (uint64_t)th;
+            uint64_t t = ((held + e) * (uint64_t)nthreads + (uint64_t)th) * 4;
             size_t slot = next % WINDOW;
             if (live[slot]) {
                 if (rip_writer_free(f.w, t, live[slot]) != RIP_OK)

@@ -183,6 +183,39 @@ static void test_pairs(void)
     free(want);
     free(model);
 
+    /* The drain's sort on times that span every byte of a packed time, in runs of equal times
+     * (ordered by thread id, then address), the threads numbered against their tids' order. */
+    enum { NTIE = 30000 };
+    cv__live_t *tied = malloc(NTIE * sizeof *tied);
+    for (uint64_t i = 0; i < NTIE; i++) {
+        cv__live_t b = {.addr = 0x7e0000000000ull + (next_rand(&seed) % (1ull << 30)) * 16,
+                        .t = ((i % 97) * (1ull << 40) + (i % 3) * 257) * 4,
+                        .size = 1 + i % 50, .bt = 1 + i % 7, .call = 1};
+        b.thread = (uint32_t)(next_rand(&seed) % 5);
+        b.tid = 9000 - b.thread;
+        cv__live_t out;
+        if (cv__pairs_insert(p, &b, &out) == 1) {
+            for (uint64_t k = 0; k < i; k++)
+                if (tied[k].addr == b.addr)
+                    tied[k].addr = 0; /* replaced at a reused address */
+        }
+        tied[i] = b;
+    }
+    n = 0;
+    for (uint64_t i = 0; i < NTIE; i++)
+        if (tied[i].addr)
+            tied[n++] = tied[i];
+    CHECK_INT(cv__pairs_count(p), n);
+    qsort(tied, n, sizeof *tied, by_drain_order);
+    CHECK_INT(cv__pairs_drain_begin(p), 0);
+    got = 0;
+    for (cv__live_t b; cv__pairs_drain_next(p, &b); got++)
+        if (got >= n || !same_block(&b, &tied[got]))
+            bad++;
+    CHECK_INT(got, n);
+    CHECK_INT(bad, 0);
+    free(tied);
+
     /* Memory: 3 M small blocks, as a program with a big heap of small objects holds them, cost
      * at most 48 bytes each at the store's peak, growth included (design: 46). */
     enum { BIG = 3000000 };

@@ -75,7 +75,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int fd;
-    rip_header_t h = {0, 0, 0, 4711, 4713, 1, 2, 987654321000ull, 2};
+    rip_header_t h = {0, 0, 0, 4711, 4713, 1, 2, 987654321000ull, 2, 0, 0};
     rip_writer_t *w = start(argv[1], "thread", &h, &fd, 1);
     rip_segment_t exe_segs[2] = {{0x55d0c0000000ull, 0x1000, 4}, {0x55d0c0001000ull, 0x2f00, 5}};
     rip_segment_t libc_segs[3] = {{0x7f1234500000ull, 0x26000, 4}, {0x7f1234526000ull, 0x155000, 5},
@@ -142,7 +142,7 @@ int main(int argc, char **argv)
     ok(rip_writer_mark(w, 3016, "staged"));
     close(fd);
 
-    rip_header_t p = {1, 0, 0, 4711, 0, 1, 0, 987654321000ull, 2};
+    rip_header_t p = {1, 0, 0, 4711, 0, 1, 0, 987654321000ull, 2, 0, 0};
     w = start(argv[1], "process", &p, &fd, 0);
     const char *args[] = {"./demo", "--size", "16", "two words"};
     ok(rip_writer_process(w, 4700, "/usr/bin/demo", 4, args, 1700000000000000000ull, "monotonic", 4096));

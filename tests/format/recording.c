@@ -21,7 +21,7 @@ static void write_file(const char *name, int is_process, uint32_t tid, int flush
     snprintf(path, sizeof path, "%s/%s", dir, name);
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
     CHECK(fd >= 0);
-    rip_header_t h = {is_process, 0, 0, 321, tid, 1, tid % 100, 1000, 0};
+    rip_header_t h = {is_process, 0, 0, 321, tid, 1, tid % 100, 1000, 0, 0, 0};
     void *mem = aligned_alloc(16, (rip_writer_footprint(1) + 15) & ~(size_t)15);
     rip_writer_t *w = rip_writer_init(mem, 1, fd, &h);
     if (is_process) {

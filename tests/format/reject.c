@@ -787,6 +787,53 @@ static void pool_records(void)
     rip_reader_close(r);
 }
 
+/* Checkpoint records (0x4F, since 3.5): ranges of serials as gaps and lengths; a range that does
+ * not start above the one before (or touches it) is refused. */
+static void checkpoint_records(void)
+{
+    start2(0);
+    b_u8(&blk.rec, 0x4F);              /* t 5, number 2, ranges 1-3 and 7 */
+    b_var(&blk.rec, 7);
+    b_var(&blk.rec, 5);
+    b_var(&blk.rec, 2);
+    b_var(&blk.rec, 2);
+    b_var(&blk.rec, 1);
+    b_var(&blk.rec, 2);
+    b_var(&blk.rec, 4);
+    b_var(&blk.rec, 0);
+    finish2();
+    rip_reader_t *r;
+    rip_error_t e;
+    if (rip_reader_open_mem(frame.b, frame.n, "mem.rip", &r, &e) != RIP_OK)
+        CHECK_FAIL("open: %s", e.detail);
+    rip_record_t rec;
+    CHECK(rip_reader_next(r, &rec, &e) == RIP_OK);
+    CHECK(rec.kind == RIP_REC_CHECKPOINT && rec.t == 5 && rec.u.checkpoint.number == 2 &&
+          rec.u.checkpoint.nranges == 2 && rec.u.checkpoint.nfiles == 4 &&
+          rec.u.checkpoint.ranges[0].first == 1 && rec.u.checkpoint.ranges[0].last == 3 &&
+          rec.u.checkpoint.ranges[1].first == 7 && rec.u.checkpoint.ranges[1].last == 7);
+    CHECK(rip_ranges_have(rec.u.checkpoint.ranges, 2, 2) && rip_ranges_have(rec.u.checkpoint.ranges, 2, 7) &&
+          !rip_ranges_have(rec.u.checkpoint.ranges, 2, 4) && !rip_ranges_have(rec.u.checkpoint.ranges, 2, 8) &&
+          !rip_ranges_have(rec.u.checkpoint.ranges, 2, 0));
+    CHECK(rip_reader_next(r, &rec, &e) == RIP_END);
+    rip_reader_close(r);
+
+    start2(0);
+    b_u8(&blk.rec, 0x4F);              /* ranges 1-3 and 4: adjacent, so not one list */
+    b_var(&blk.rec, 7);
+    b_var(&blk.rec, 5);
+    b_var(&blk.rec, 2);
+    b_var(&blk.rec, 2);
+    b_var(&blk.rec, 1);
+    b_var(&blk.rec, 2);
+    b_var(&blk.rec, 1);
+    b_var(&blk.rec, 0);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7,
+           "checkpoint record at block offset 56: range 1 of its list does not start above the "
+           "one before it or ends beyond 2^32");
+}
+
 /* References (an odd address value under a plain code): the distance counts the events of the
  * block only (allocations and frees, not markers or stacks), from 0 at each block start, and is
  * 1 to 4096 and at most the events before it. */
@@ -958,6 +1005,7 @@ int main(void)
     v2_columns();
     v2_records();
     call_records();
+    checkpoint_records();
     pool_records();
     v2_references();
 

@@ -256,7 +256,7 @@ static void read_thread_file(const char *path, uint64_t file_size)
 
 static void process_file(void)
 {
-    rip_header_t h = {1, 0, 0, 999, 55 /* ignored */, 1, 9 /* ignored */, 42, 0};
+    rip_header_t h = {1, 0, 0, 999, 55 /* ignored */, 1, 9 /* ignored */, 42, 0, 0, 0};
     tfile_t f;
     tfile_open(&f, "roundtrip-process", 64 << 10, &h);
     const char *argv[3] = {"./server", "--port", "8080"};

@@ -358,6 +358,11 @@ static inline uint64_t fingerprint(const rip_record_t *r)
         h = fp_mix(h, r->u.pool.stack);
         h = fp_str(h, r->u.pool.name);
         break;
+    case RIP_REC_CHECKPOINT:
+        h = fp_mix(fp_mix(h, r->u.checkpoint.number), r->u.checkpoint.nranges);
+        for (uint32_t i = 0; i < r->u.checkpoint.nranges; i++)
+            h = fp_mix(fp_mix(h, r->u.checkpoint.ranges[i].first), r->u.checkpoint.ranges[i].last);
+        break;
     case RIP_REC_UNKNOWN:
         h = fp_mix(h, r->u.unknown.type);
         break;

@@ -9,8 +9,10 @@
  * or with `exec`, becomes PROGRAM (the same process, a new image). With HOLDER_STEP_MS=N in the
  * environment, it waits N ms after each block, so its heap grows for a while (the dump trigger's
  * test); with HOLDER_CHURN=N it allocates and frees N small blocks every 10 ms instead of one (a
- * long run's allocations in a short one).
+ * long run's allocations in a short one); with HOLDER_THREADS=1 it also starts a thread every
+ * 10 ms that churns 1000 times and ends (a service whose threads come and go).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,14 @@ static void __attribute__((noinline)) churn(void)
     free(p);
 }
 
+static void *short_thread(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 1000; i++)
+        churn();
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -49,10 +59,14 @@ int main(int argc, char **argv)
     fflush(stdout);
     const char *churns = getenv("HOLDER_CHURN");
     long per_tick = churns ? atol(churns) : 1;
+    const char *threads = getenv("HOLDER_THREADS");
     struct timespec tick = {0, 10 * 1000 * 1000};
     while (access(argv[3], F_OK) != 0) {
         for (long i = 0; i < per_tick; i++)
             churn();
+        pthread_t th;
+        if (threads && atoi(threads) && pthread_create(&th, NULL, short_thread, NULL) == 0)
+            pthread_join(th, NULL);
         nanosleep(&tick, NULL);
     }
     if (argc > 5 && !strcmp(argv[4], "exec")) {
