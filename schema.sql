@@ -75,7 +75,8 @@ INSERT INTO calls VALUES (1, 'malloc', 0), (2, 'calloc', 0), (3, 'realloc', 1), 
     (32, 'mi_new', 0), (33, 'mi_heap_malloc', 0), (34, 'mi_heap_zalloc', 0), (35, 'mi_heap_calloc', 0),
     (36, 'mi_heap_realloc', 1), (37, 'mi_heap_malloc_aligned', 0), (38, 'mi_heap_zalloc_aligned', 0),
     (39, 'mi_heap_calloc_aligned', 0), (40, 'mi_heap_realloc_aligned', 1), (41, 'mi_strdup', 0),
-    (42, 'mi_strndup', 0), (43, 'mi_realpath', 0), (44, 'pool_alloc', 0), (45, 'pool_free', 0);
+    (42, 'mi_strndup', 0), (43, 'mi_realpath', 0), (44, 'pool_alloc', 0), (45, 'pool_free', 0),
+    (46, 'mmap', 0), (47, 'mremap', 1);
 
 -- The program's own pools and arenas, as it reported them (libtrace/include/rheap_pool.h): a block
 -- it allocated out of one is an allocation with call 44 (pool_alloc) and a row of pool_blocks;
@@ -97,6 +98,50 @@ CREATE TABLE pools (
 CREATE TABLE pool_blocks (
     id INTEGER PRIMARY KEY,    -- allocations.id
     pool INTEGER NOT NULL      -- pools.id
+);
+
+-- The program's own anonymous mappings (rip-format/FORMAT.md, "Mappings") are rows of
+-- `allocations` too, under the calls 46 (mmap) and 47 (mremap: realloc_of names the mapping it
+-- moved or resized), with their size in whole pages and their unmap as their free. They are not
+-- heap: the summary tables below (stack_stats, timeline, recording_stats, ...) leave them out,
+-- and `rheap report` shows them on lines of their own; the views over `allocations` show every
+-- row, so add `call NOT IN (46, 47)` for the heap alone. Mappings made by the allocator itself
+-- (its heap) are not recorded. An unmap of part of a mapping ends the mapping's row at its time
+-- and starts one row per piece left (its start, its end, or both when the middle was
+-- unmapped), at the same time, with the same stack and thread, under call 46, each listed here
+-- with the row it was cut from. Live mapped bytes at time T:
+-- SELECT sum(size) FROM allocations WHERE call IN (46, 47) AND alloc_after <= T
+--   AND (dealloc_after IS NULL OR dealloc_after > T).
+CREATE TABLE map_pieces (
+    id INTEGER PRIMARY KEY,    -- allocations.id of the piece
+    of INTEGER NOT NULL        -- allocations.id of the mapping it was cut from
+);
+
+-- Per recording with any: the program's own mappings in all, from the same rows.
+CREATE TABLE mapping_stats (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    maps INTEGER NOT NULL,       -- calls that mapped (rows of calls 46 and 47 that are not pieces)
+    bytes INTEGER NOT NULL,      -- their bytes
+    peak_bytes INTEGER NOT NULL, -- the most bytes mapped at once
+    peak_ns INTEGER NOT NULL,    -- the first moment they were
+    end_bytes INTEGER NOT NULL,  -- still mapped when the recording ended
+    PRIMARY KEY (pid, recording)
+);
+
+-- The process's resident memory over time, sampled by the recorder from inside events (at most
+-- every RHEAP_RSS_MS ms, 10 by default, and at the recording's first event), from the kernel's
+-- counts (/proc/self/status). Beside the heap (timeline, recording_stats), the gap between them
+-- is memory that is not live heap: the allocator's free and unused pages, fragmentation,
+-- mappings, code, thread stacks. Ordered by t within a recording.
+CREATE TABLE rss (
+    pid INTEGER NOT NULL,      -- process id
+    recording INTEGER NOT NULL, -- processes.recording
+    t INTEGER NOT NULL,        -- ns since the recording started
+    bytes INTEGER NOT NULL,    -- resident memory (VmRSS): anon + file
+    anon INTEGER NOT NULL,     -- of it anonymous (RssAnon): heap, stacks, anonymous mappings
+    file INTEGER NOT NULL,     -- of it file-backed and shared memory (RssFile + RssShmem)
+    swap INTEGER NOT NULL      -- swapped out (VmSwap), not in bytes
 );
 
 -- Call stacks, one row per frame. Identical stacks (same module, offset and symbolization) share
@@ -352,6 +397,45 @@ CREATE TABLE marker_stacks (
     bytes INTEGER NOT NULL
 );
 
+-- Checkpoints: what was live at any moment, per stack, exactly, without a scan of every row.
+-- Each recording's time is cut into at most about 256 equal intervals (groups of four
+-- timeline slices). At each cut the converter copies the live totals of the stacks that had
+-- an event since the previous cut (checkpoint_stacks), and notes which rows of `allocations`
+-- have an event in the interval that follows: the blocks that ended in it are one range of
+-- ids (rows are numbered as blocks end), the never-freed blocks allocated in it another (they
+-- come last, in allocation order), and the blocks allocated in it that ended after it a list
+-- (`later`). The heap at T is then the checkpoint at or before T, plus or minus the blocks of
+-- those three sets whose allocation or end falls after the checkpoint and at or before T: a
+-- small share of the rows, read by id. `rheap export --at`, `report --at` and the page read
+-- them (analysis/moment.c; bench/README.md, "Moments", has their size and speed).
+CREATE TABLE checkpoints (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    ck INTEGER NOT NULL,           -- 0, 1, ... in time order; 0 is the empty heap before the first event
+    t INTEGER NOT NULL,            -- ns since the recording started: checkpoint_stacks holds the heap after every event at or before t (-1 for ck 0)
+    free_lo INTEGER NOT NULL,      -- allocations.id range [free_lo, free_hi) of the blocks that ended after t and at or before the next checkpoint's t (empty when equal)
+    free_hi INTEGER NOT NULL,
+    leak_lo INTEGER NOT NULL,      -- allocations.id range [leak_lo, leak_hi) of the never-freed blocks allocated in that interval
+    leak_hi INTEGER NOT NULL,
+    blocks INTEGER NOT NULL,       -- blocks live at t, every stack together (weighed in profile mode)
+    bytes INTEGER NOT NULL,        -- their bytes
+    later BLOB,                    -- the ids of the blocks allocated in the interval that ended after it, ascending, each as the difference from the one before (the first from 0) in LEB128 (7 bits a byte, low first, 128 set on all but the last byte); NULL: none. An id may also lie in the free range (a reader takes it once)
+    PRIMARY KEY (pid, recording, ck)
+) WITHOUT ROWID;
+
+-- Per checkpoint: the live blocks and bytes of each stack that had an allocation or a free
+-- since the previous checkpoint. A stack's live heap at checkpoint ck is its row with the
+-- largest ck at or before it (none: nothing live). Read through the index
+-- checkpoint_stacks_by_stack (after the load).
+CREATE TABLE checkpoint_stacks (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    ck INTEGER NOT NULL,           -- checkpoints.ck
+    bt INTEGER,                    -- stacks.id; NULL: no backtrace
+    blocks INTEGER NOT NULL,       -- live at the checkpoint (weighed in profile mode)
+    bytes INTEGER NOT NULL
+);
+
 -- One row per heap block the program allocated while recording was on: allocation_rows with its
 -- thread, process and recording looked up and its encodings undone. This is what every query
 -- reads; each column means what it says below.
@@ -455,6 +539,9 @@ JOIN backtraces AS k ON k.id = f.id AND k.frame_no = CASE WHEN f.sym IS NOT NULL
 -- without it every lookup read every window (sizes took 41 s of CPU on 587 recordings). Its
 -- build costs a few rows per process.
 CREATE INDEX windows_recording ON windows (pid, recording, on_t);
+-- A moment's per-stack heap: the latest checkpoint_stacks row of each stack at or before a
+-- checkpoint, one seek per stack.
+CREATE INDEX checkpoint_stacks_by_stack ON checkpoint_stacks (pid, recording, bt, ck);
 -- No other secondary index: each one was measured against the canned queries and none paid for its
 -- build time (an index on allocations(bt) made the leaks query far slower than a plain scan),
 -- when allocations was a table of full rows; the canned queries now read only the summaries,

@@ -213,6 +213,15 @@ enum { RHEAP_SUPP_OPT_FILE = 0x1001, RHEAP_SUPP_OPT_NO_DEFAULTS = 0x1002 };
     "  --skip GLOB         charge the blocks of wrapper functions whose name matches\n"          \
     "                      the shell pattern GLOB (xmalloc, 'g_*', 'Perl_safesys*')\n"          \
     "                      to their callers, as the queries' skip parameter\n"
+/* --at and --from/--to as report, report --html and export describe them (analysis's
+ * ra_moment_t). */
+#define RHEAP_MOMENT_HELP                                                                        \
+    "  --at TIME|MARKER    what was live at a moment instead of at the peak: a time\n"          \
+    "                      since the recording started (1.8s, 250ms, 1200us, 40ns,\n"          \
+    "                      plain ns) or a marker label (its first time in each\n"              \
+    "                      recording; a recording without it shows nothing)\n"                 \
+    "  --from A --to B     what was live at the highest point inside [A, B] (times\n"         \
+    "                      or marker labels, as --at)\n"
 #define RHEAP_SUPP_HELP                                                                          \
     "  --suppress FILE     leave out leaks whose stack matches a line of FILE, in\n"             \
     "                      LeakSanitizer's format: leak:PATTERN, # comments; PATTERN\n"          \
@@ -221,6 +230,25 @@ enum { RHEAP_SUPP_OPT_FILE = 0x1001, RHEAP_SUPP_OPT_NO_DEFAULTS = 0x1002 };
     "  --no-default-suppressions\n"                                                              \
     "                      keep the never-freed runtime pools that the built-in list\n"         \
     "                      leaves out (stdio buffers, libstdc++'s exception pool)\n"
+
+/* ---- moment.c: --at and --from/--to, and the report's section at the moment ---- */
+
+/* getopt_long values of the three options, for each command's table. */
+enum { RHEAP_MOMENT_OPT_AT = 0x1101, RHEAP_MOMENT_OPT_FROM = 0x1102, RHEAP_MOMENT_OPT_TO = 0x1103 };
+#define RHEAP_MOMENT_LONGS                                                                       \
+    {"at", required_argument, NULL, RHEAP_MOMENT_OPT_AT},                                        \
+        {"from", required_argument, NULL, RHEAP_MOMENT_OPT_FROM},                                \
+        {"to", required_argument, NULL, RHEAP_MOMENT_OPT_TO}
+/* Takes getopt_long's result c: 1 when it was one of the three options (recorded in mo), 0
+ * when not. */
+int cli__moment_option(ra_moment_t *mo, int c, const char *arg);
+/* 1 when mo asks for a moment or a range. */
+int cli__moment_given(const ra_moment_t *mo);
+/* The report's section "Live at ..." (or "Highest point of A .. B"): per recording of process
+ * pid (NULL: all) the heap then, and the sites that held most of it, from the model at the
+ * moment (ra_model_moment). An RHEAP_EXIT_* status; a failure is said on stderr. */
+int cli__moment_report(struct sqlite3 *db, const char *path, const char *pid, const char *skip,
+                       const ra_moment_t *mo, int raw, FILE *out);
 
 /* Takes getopt_long's result c: 1 when it was one of the two options (recorded in o), 0 when
  * not, -1 when too many files were given (said on stderr; a usage error). */

@@ -146,6 +146,21 @@ static void put_record(FILE *out, const rip_record_t *r)
             fprintf(out, " size=%" PRIu64 " stack=%" PRIu64, r->u.pool.size, r->u.pool.stack);
         break;
     }
+    case RIP_REC_RSS:
+        fprintf(out, "rss t=%" PRIu64 " rss=%" PRIu64 " anon=%" PRIu64 " file=%" PRIu64
+                     " swap=%" PRIu64, r->t, r->u.rss.rss, r->u.rss.anon, r->u.rss.file,
+                r->u.rss.swap);
+        break;
+    case RIP_REC_MAP: {
+        static const char *const ops[] = {"map", "unmap", "remap"};
+        fprintf(out, "map t=%" PRIu64 " op=%s addr=0x%" PRIx64 " len=%" PRIu64, r->t,
+                ops[r->u.map.op], r->u.map.addr, r->u.map.len);
+        if (r->u.map.op != RIP_MAP_UNMAP)
+            fprintf(out, " stack=%" PRIu64, r->u.map.stack);
+        if (r->u.map.op == RIP_MAP_REMAP)
+            fprintf(out, " old=0x%" PRIx64 " old_len=%" PRIu64, r->u.map.old, r->u.map.old_len);
+        break;
+    }
     case RIP_REC_CHECKPOINT:
         fprintf(out, "checkpoint t=%" PRIu64 " number=%" PRIu64 " files=%" PRIu64, r->t,
                 r->u.checkpoint.number, r->u.checkpoint.nfiles);

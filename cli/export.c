@@ -29,6 +29,14 @@ static const struct {
     {"temporary", RA_W_TEMPORARY},     {"live-at-stop", RA_W_STOPPED},
 };
 
+static const char *weight_name(ra_weight_t w)
+{
+    for (size_t k = 0; k < sizeof weights / sizeof weights[0]; k++)
+        if (weights[k].w == w)
+            return weights[k].name;
+    return "?";
+}
+
 /* A window (a recording that stopped while its process went on) has no leaks: with the leaked
  * weight, says on stderr what its recordings left live and which weight shows it. */
 static void window_note(const ra_model_t *pd, ra_weight_t w)
@@ -125,7 +133,7 @@ static int write_collapsed(const ra_model_t *pd, const ra_model_t *base, ra_weig
         snprintf(err, errlen, "out of memory");
     /* Stacks that differ only below the site, or the same stack in several processes, are
      * one line: sorted, equal texts are neighbours. */
-    if (rc == 0)
+    if (rc == 0 && n) /* qsort's array may not be NULL, even when empty */
         qsort(lines, n, sizeof *lines, cmp_line);
     for (size_t i = 0; rc == 0 && i < n;) {
         int64_t sum[2] = {0, 0};
@@ -150,7 +158,7 @@ static int write_collapsed(const ra_model_t *pd, const ra_model_t *base, ra_weig
 
 /* Reads a database for export, its suppressed leaks taken out (named in a note on stderr). */
 static int load(const char *path, int64_t pid, unsigned what, const cli__supp_opts_t *so,
-                const char *skip, ra_model_t *pd)
+                const char *skip, const ra_moment_t *mo, ra_model_t *pd)
 {
     sqlite3 *db;
     memset(pd, 0, sizeof *pd);
@@ -162,6 +170,8 @@ static int load(const char *path, int64_t pid, unsigned what, const cli__supp_op
     ra_status_t loaded = ra_model_load(db, pid, what, 0, pd, &err);
     if (loaded == RA_OK)
         loaded = ra_model_skip(db, pd, skip, &err);
+    if (loaded == RA_OK)
+        loaded = ra_model_moment(db, pd, mo, &err);
     if (loaded != RA_OK) {
         cli__error(stderr, "%s: %s", path, err.msg);
         ra_model_free(pd);
@@ -204,7 +214,8 @@ static void usage_export(FILE *f)
 {
     fprintf(f,
             "Usage: rheap export FORMAT DB [-o FILE [-f]] [--weight W] [--pid P]\n"
-            "                    [--skip GLOB] [--base BASE.db] [--suppress FILE]...\n"
+            "                    [--at TIME|MARKER | --from A --to B] [--skip GLOB]\n"
+            "                    [--base BASE.db] [--suppress FILE]...\n"
             "                    [--no-default-suppressions]\n"
             "\n"
             "Writes the stacks of a database in a format other tools read, each stack from\n"
@@ -235,6 +246,7 @@ static void usage_export(FILE *f)
             "                      before their thread's next allocation; collapsed only).\n"
             "                      For pprof it picks the default sample type.\n"
             "  --pid P             only process P (default: every process, stacks added up)\n"
+            RHEAP_MOMENT_HELP
             RHEAP_SKIP_HELP
             "  --base BASE.db      compare with another run. collapsed: 'stack BASE NEW' a\n"
             "                      line, the weights in BASE.db and in DB, for a differential\n"
@@ -259,6 +271,9 @@ static const char *export_needs(void)
     case 'P': return "a process id";
     case 'B': return "a database";
     case 'K': return "a pattern";
+    case RHEAP_MOMENT_OPT_AT:
+    case RHEAP_MOMENT_OPT_FROM:
+    case RHEAP_MOMENT_OPT_TO: return "a time or a marker label";
     }
     return "a value";
 }
@@ -272,6 +287,7 @@ int cli__cmd_export(int argc, char **argv)
         {"pid", required_argument, NULL, 'P'},
         {"base", required_argument, NULL, 'B'},
         {"skip", required_argument, NULL, 'K'},
+        RHEAP_MOMENT_LONGS,
         {"force", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,
@@ -280,6 +296,8 @@ int cli__cmd_export(int argc, char **argv)
     cli__supp_opts_t so = {0};
     const char *format = NULL, *db_path = NULL, *output = NULL, *base_path = NULL, *skip = NULL;
     ra_weight_t w = RA_W_LEAKED;
+    int weighed = 0;
+    ra_moment_t mo = {0};
     int64_t pid = -1;
     int c;
     optind = 0;
@@ -308,6 +326,7 @@ int cli__cmd_export(int argc, char **argv)
                 return RHEAP_EXIT_USAGE;
             }
             w = weights[k].w;
+            weighed = 1;
             break;
         }
         case 'P': {
@@ -322,6 +341,8 @@ int cli__cmd_export(int argc, char **argv)
             break;
         }
         default: {
+            if (cli__moment_option(&mo, c, optarg))
+                break;
             int sr = cli__supp_option(&so, c, optarg);
             if (sr > 0)
                 break;
@@ -350,6 +371,16 @@ int cli__cmd_export(int argc, char **argv)
         cli__error(stderr, "unknown format '%s' (collapsed, pprof)", format);
         return RHEAP_EXIT_USAGE;
     }
+    /* A moment shows what was live then: the peak weight, drawn at that moment. */
+    if (cli__moment_given(&mo)) {
+        if (weighed && w != RA_W_PEAK) {
+            cli__error(stderr, "--%s shows the bytes live at a moment; --weight %s does not "
+                               "change with it (leave --weight out, or give peak)",
+                       mo.at ? "at" : mo.from ? "from" : "to", weight_name(w));
+            return RHEAP_EXIT_USAGE;
+        }
+        w = RA_W_PEAK;
+    }
     if (pprof && w == RA_W_TEMPORARY) {
         cli__error(stderr, "a pprof profile has no temporary sample type; use collapsed");
         return RHEAP_EXIT_USAGE;
@@ -364,11 +395,11 @@ int cli__cmd_export(int argc, char **argv)
     if (w == RA_W_TEMPORARY)
         what |= RA_MODEL_TEMPORARY;
     ra_model_t pd, base;
-    int rc = load(db_path, pid, what, &so, skip, &pd);
+    int rc = load(db_path, pid, what, &so, skip, &mo, &pd);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     /* The base is another run: its pids differ, so --pid does not select in it. */
-    if (base_path && (rc = load(base_path, -1, what, &so, skip, &base)) != RHEAP_EXIT_OK) {
+    if (base_path && (rc = load(base_path, -1, what, &so, skip, &mo, &base)) != RHEAP_EXIT_OK) {
         ra_model_free(&pd);
         return rc;
     }

@@ -45,7 +45,9 @@ static void json_i(FILE *f, const char *key, int64_t v, int comma)
 
 typedef struct {
     const ra_model_t *pd;
+    ra_memory_t *mem;     /* per recording (pd->procs[i]): its memory beyond the heap */
     char *suppressed;     /* the line naming what suppressions took out, or NULL */
+    const ra_moment_t *mo; /* --at or --from/--to: the peak weight is the heap then */
     ra_smap_t frames; /* frame key -> index in the page's frame table */
     size_t nframes;
     ra_smap_t stacks; /* bt -> index in the page's stack table */
@@ -164,7 +166,52 @@ static int64_t frame_index(page_t *pg, const ra_frame_t *f, FILE *out)
     return (int64_t)idx;
 }
 
-static void write_proc(FILE *out, const ra_model_t *pd, size_t p)
+/* The recording's resident memory and own mappings (cli/html/rss.js draws them): "rss" holds
+ * at most HTML_BUCKETS samples {t, bytes}; "rss_peak" [t, bytes, heap live then at most];
+ * "maps" [calls, bytes, peak bytes, peak t, bytes at the end]. Absent when it has none. */
+static void write_memory(FILE *out, const ra_memory_t *m)
+{
+    if (!m)
+        return;
+    if (m->npoints) {
+        fputs(",\"rss\":{\"t\":[", out);
+        for (size_t i = 0; i < m->npoints; i++)
+            fprintf(out, "%s%" PRId64, i ? "," : "", m->points[i].t);
+        fputs("],\"bytes\":[", out);
+        for (size_t i = 0; i < m->npoints; i++)
+            fprintf(out, "%s%" PRId64, i ? "," : "", m->points[i].bytes);
+        fprintf(out, "]},\"rss_peak\":[%" PRId64 ",%" PRId64 ",%" PRId64 "]", m->peak_t,
+                m->peak_bytes, m->heap_at_peak);
+    }
+    if (m->maps)
+        fprintf(out, ",\"maps\":[%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]",
+                m->maps, m->map_bytes, m->map_peak_bytes, m->map_peak_t, m->map_end_bytes);
+}
+
+static void free_memory(ra_memory_t *mem, size_t n)
+{
+    for (size_t i = 0; mem && i < n; i++)
+        ra_memory_free(&mem[i]);
+    free(mem);
+}
+
+/* Each recording's memory beyond the heap, read while the database is open; NULL when out of
+ * memory or unreadable (the page then goes without it). */
+static ra_memory_t *load_memory(sqlite3 *db, const ra_model_t *pd)
+{
+    ra_memory_t *mem = calloc(pd->nprocs + 1, sizeof *mem);
+    ra_err_t err;
+    for (size_t i = 0; mem && i < pd->nprocs; i++) {
+        if (ra_memory_load(db, pd->procs[i].pid, pd->procs[i].recording, HTML_BUCKETS, &mem[i],
+                           &err) != RA_OK) {
+            free_memory(mem, i);
+            return NULL;
+        }
+    }
+    return mem;
+}
+
+static void write_proc(FILE *out, const ra_model_t *pd, const ra_memory_t *mem, size_t p)
 {
     const ra_proc_t *pr = &pd->procs[p];
     fputc('{', out);
@@ -190,6 +237,11 @@ static void write_proc(FILE *out, const ra_model_t *pd, size_t p)
     json_i(out, "stopped_blocks", pr->stopped_blocks, 1);
     json_i(out, "stopped_bytes", pr->stopped_bytes, 1);
     json_i(out, "sample_interval", pr->sample_interval, 1);
+    if (pr->moment) {
+        json_i(out, "moment_from", pr->moment_from, 1);
+        json_i(out, "moment_to", pr->moment_to, 1);
+    }
+    write_memory(out, mem ? &mem[p] : NULL);
     /* The chart: per slice its start, the most bytes live in it and the allocations in it. */
     static const char *const cols[] = {"t", "max", "allocs"};
     fputs(",\"buckets\":{", out);
@@ -276,11 +328,20 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
     json_str(out, db_path);
     fprintf(out, ",\"version\":\"%s\",\"suppressed\":", RHEAP_VERSION_STRING);
     json_str(out, pg->suppressed);
+    /* The moment the peak weight stands for, in the user's words: "at b_done". */
+    fputs(",\"moment\":", out);
+    char moment[512];
+    if (pg->mo && pg->mo->at)
+        snprintf(moment, sizeof moment, "at %s", pg->mo->at);
+    else if (pg->mo)
+        snprintf(moment, sizeof moment, "at the highest point from %s to %s", pg->mo->from,
+                 pg->mo->to);
+    json_str(out, pg->mo ? moment : NULL);
     fputs(",\"procs\":[\n", out);
     for (size_t p = 0; p < pd->nprocs; p++) {
         if (p)
             fputs(",\n", out);
-        write_proc(out, pd, p);
+        write_proc(out, pd, pg->mem, p);
     }
     fputs("],\n\"frames\":[", out);
     int rc = 0;
@@ -391,6 +452,7 @@ static void usage_html(FILE *f)
 {
     fprintf(f,
             "Usage: rheap report --html -o FILE DB [-f] [--pid P] [--skip GLOB]\n"
+            "                    [--at TIME|MARKER | --from A --to B]\n"
             "                    [--suppress FILE]... [--no-default-suppressions]\n"
             "\n"
             "Writes one self-contained HTML page (no network, no external file): per process,\n"
@@ -404,6 +466,9 @@ static void usage_html(FILE *f)
             "  -o, --output FILE   the page to write\n"
             "  -f, --force         replace FILE if it exists\n"
             "  --pid P             only process P\n"
+            RHEAP_MOMENT_HELP
+            "                      (the page opens on that heap: the peak weight, named\n"
+            "                      after the moment)\n"
             RHEAP_SKIP_HELP
             RHEAP_SUPP_HELP
             "                      (the page names what was suppressed above the leaks)\n"
@@ -415,7 +480,8 @@ static void usage_html(FILE *f)
 /* Parses the page's options; argv[0] is the command's name (only for getopt). Returns -1 when
  * the page is to be written, else the exit status. */
 static int html_options(int argc, char **argv, const char **db_path, const char **output,
-                        int64_t *pid, cli__supp_opts_t *so, const char **skip, int *force)
+                        int64_t *pid, cli__supp_opts_t *so, const char **skip, int *force,
+                        ra_moment_t *mo)
 {
     static const struct option longs[] = {
         {"html", no_argument, NULL, 'H'},
@@ -425,6 +491,7 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
         {"force", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,
+        RHEAP_MOMENT_LONGS,
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -453,13 +520,19 @@ static int html_options(int argc, char **argv, const char **db_path, const char 
             break;
         }
         default: {
+            if (cli__moment_option(mo, c, optarg))
+                break;
             int sr = cli__supp_option(so, c, optarg);
             if (sr > 0)
                 break;
             if (sr < 0)
                 return RHEAP_EXIT_USAGE;
             return cli__option_error(c, argv, longs,
-                                       optopt == 'P' ? "a process id" : optopt == 'K' ? "a pattern" : "a file name",
+                                       optopt == 'P' ? "a process id" : optopt == 'K' ? "a pattern"
+                                     : optopt == RHEAP_MOMENT_OPT_AT || optopt == RHEAP_MOMENT_OPT_FROM ||
+                                               optopt == RHEAP_MOMENT_OPT_TO
+                                           ? "a time or a marker label"
+                                           : "a file name",
                                        "rheap report --help");
         }
         }
@@ -487,6 +560,7 @@ int cli__cmd_report_html(int argc, char **argv)
     int64_t pid = -1;
     int force = 0;
     cli__supp_opts_t so = {0};
+    ra_moment_t mo = {0};
     char **av = malloc(((size_t)argc + 2) * sizeof *av);
     if (!av) {
         cli__error(stderr, "out of memory");
@@ -495,7 +569,7 @@ int cli__cmd_report_html(int argc, char **argv)
     av[0] = (char *)"report";
     memcpy(av + 1, argv, (size_t)argc * sizeof *av);
     av[argc + 1] = NULL;
-    int st = html_options(argc + 1, av, &db_path, &output, &pid, &so, &skip, &force);
+    int st = html_options(argc + 1, av, &db_path, &output, &pid, &so, &skip, &force, &mo);
     free(av);
     if (st >= 0)
         return st;
@@ -513,6 +587,8 @@ int cli__cmd_report_html(int argc, char **argv)
         HTML_BUCKETS, &pd, &err);
     if (loaded == RA_OK)
         loaded = ra_model_skip(db, &pd, skip, &err);
+    if (loaded == RA_OK)
+        loaded = ra_model_moment(db, &pd, &mo, &err);
     if (loaded != RA_OK) {
         cli__error(stderr, "%s: %s", db_path, err.msg);
         ra_model_free(&pd);
@@ -523,12 +599,14 @@ int cli__cmd_report_html(int argc, char **argv)
      * totals; the page names them in a line of their own. */
     ra_supp_t *supp;
     rc = cli__supp_open(&so, db, &supp, stderr);
+    ra_memory_t *mem = load_memory(db, &pd);
     sqlite3_close(db);
     if (rc != RHEAP_EXIT_OK) {
+        free_memory(mem, pd.nprocs);
         ra_model_free(&pd);
         return rc;
     }
-    page_t pg = {.pd = &pd};
+    page_t pg = {.pd = &pd, .mem = mem, .mo = cli__moment_given(&mo) ? &mo : NULL};
     size_t nr = ra_supp_nrules(supp);
     int64_t *bl = calloc(nr + 1, sizeof *bl), *by = calloc(nr + 1, sizeof *by);
     size_t len = 0;
@@ -549,12 +627,14 @@ int cli__cmd_report_html(int argc, char **argv)
     ra_supp_destroy(supp);
     if (!line) {
         cli__error(stderr, "out of memory");
+        free_memory(mem, pd.nprocs);
         ra_model_free(&pd);
         return RHEAP_EXIT_OUTPUT;
     }
     FILE *out = fopen(output, "w");
     if (!out) {
         cli__error(stderr, "%s: %s", output, strerror(errno));
+        free_memory(mem, pd.nprocs);
         ra_model_free(&pd);
         return RHEAP_EXIT_OUTPUT;
     }
@@ -563,6 +643,7 @@ int cli__cmd_report_html(int argc, char **argv)
         failed = 1;
     free(pg.keep);
     free(pg.suppressed);
+    free_memory(mem, pd.nprocs);
     ra_smap_free(&pg.frames);
     ra_smap_free(&pg.stacks);
     ra_model_free(&pd);

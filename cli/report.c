@@ -88,6 +88,7 @@ typedef struct {
     int full_names;   /* --full-names: names not shortened or clipped */
     const char *skip; /* --skip: more wrapper functions, charged to their callers */
     cli__supp_opts_t supp; /* leak suppressions */
+    ra_moment_t mo;   /* --at, --from/--to: a section of what was live then */
 } report_opts_t;
 
 /* Processes shown before "... N more rows". */
@@ -279,6 +280,55 @@ static void peak_summary(sqlite3 *db, const char *pid, FILE *out)
     ra_table_free(&t);
 }
 
+/* Beside each recording's peak heap: its peak resident memory and how much of it, at least, was
+ * not the heap then; and the program's own mappings, which are not in the heap's figures.
+ * Recordings without samples or mappings print nothing. */
+static void memory_summary(sqlite3 *db, const char *pid, FILE *out)
+{
+    static const char sql[] = "SELECT pid, recording FROM recording_stats\n"
+                              "WHERE pid = coalesce(:pid, pid) ORDER BY peak_bytes DESC, pid, recording";
+    ra_table_t t;
+    ra_err_t why;
+    ra_kv_t kv = {"pid", pid};
+    if (ra_fetch(db, sql, &kv, pid ? 1 : 0, &t, &why) != RA_OK)
+        return;
+    for (size_t r = 0; r < t.nrows; r++) {
+        const char *p = ra_table_cell(&t, r, "pid"), *rec = ra_table_cell(&t, r, "recording");
+        ra_memory_t m;
+        if (!p || !rec ||
+            ra_memory_load(db, strtoll(p, NULL, 10), strtoll(rec, NULL, 10), 0, &m, &why) != RA_OK)
+            continue;
+        const char *rec_note = strcmp(rec, "1") != 0 ? " recording " : "";
+        if (m.samples > 0) {
+            fprintf(out, "  peak resident memory ");
+            bytes(out, (double)m.peak_bytes);
+            fprintf(out, " at ");
+            duration(out, m.peak_t);
+            fprintf(out, ", pid %s%s%s\n    live heap then at most ", p, rec_note,
+                    *rec_note ? rec : "");
+            bytes(out, (double)m.heap_at_peak);
+            fputc('\n', out);
+            if (m.peak_bytes > m.heap_at_peak) {
+                fprintf(out, "    so at least ");
+                bytes(out, (double)(m.peak_bytes - m.heap_at_peak));
+                fprintf(out, " of it is not the heap\n");
+            }
+        }
+        if (m.maps > 0) {
+            fprintf(out, "  own mappings (mmap, not heap), pid %s%s%s: %lld made\n    at most ", p,
+                    rec_note, *rec_note ? rec : "", (long long)m.maps);
+            bytes(out, (double)m.map_peak_bytes);
+            fprintf(out, " mapped at once, at ");
+            duration(out, m.map_peak_t);
+            fprintf(out, "\n    ");
+            bytes(out, (double)m.map_end_bytes);
+            fprintf(out, " still mapped at the end\n");
+        }
+        ra_memory_free(&m);
+    }
+    ra_table_free(&t);
+}
+
 static void section(sqlite3 *db, const report_opts_t *o, const char *heading, const char *name,
                     long long interval, FILE *out)
 {
@@ -286,8 +336,10 @@ static void section(sqlite3 *db, const report_opts_t *o, const char *heading, co
     ra_table_t t, shown;
     if (run_canned(db, name, REPORT_ROWS, o->pid, o->skip, &t, "  ", out) != 0)
         return;
-    if (!strcmp(name, "peak"))
+    if (!strcmp(name, "peak")) {
         peak_summary(db, o->pid, out);
+        memory_summary(db, o->pid, out);
+    }
     project(&t, site_cols, &shown);
     ra_table_t *p = shown.ncols > 0 ? &shown : &t;
     if (!o->raw)
@@ -341,6 +393,12 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     if (o->pid &&
         (rc = cli__said(ra_param_check(db, "pid", o->pid, "--pid", &why), &why, stderr)) !=
             RHEAP_EXIT_OK) {
+        sqlite3_close(db);
+        return rc;
+    }
+    if (cli__moment_given(&o->mo) &&
+        (rc = ra_moment_check(db, &o->mo, &why)) != RA_OK) {
+        cli__error(stderr, "%s: %s", path, why.msg);
         sqlite3_close(db);
         return rc;
     }
@@ -429,6 +487,15 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
     }
     ra_table_free(&t);
     section(db, o, "Peak live heap", "peak", interval, out);
+    if (cli__moment_given(&o->mo) &&
+        (rc = cli__moment_report(db, path, o->pid, o->skip, &o->mo, o->raw, out)) !=
+            RHEAP_EXIT_OK) {
+        free(sup_blocks);
+        free(sup_bytes);
+        ra_supp_destroy(supp);
+        sqlite3_close(db);
+        return rc;
+    }
     if (ended > 0)
         section(db, o, "Top leaks by site", "leaks", interval, out);
     else
@@ -570,9 +637,10 @@ static void usage_report(FILE *f)
 {
     fprintf(f,
             "Usage: rheap report [--raw] [--stacks] [--wide] [--pid PID | --exe GLOB]\n"
-            "                    [--skip GLOB]\n"
+            "                    [--skip GLOB] [--at TIME|MARKER | --from A --to B]\n"
             "                    [--suppress FILE]... [--no-default-suppressions] DB\n"
-            "       rheap report --html -o FILE [--pid PID] [--suppress FILE]... DB\n"
+            "       rheap report --html -o FILE [--pid PID] [--at T | --from A --to B]\n"
+            "                    [--suppress FILE]... DB\n"
             "                    (one self-contained page)\n"
             "\n"
             "Prints a summary of a database written by rheap run or rheap convert: totals\n"
@@ -591,6 +659,7 @@ static void usage_report(FILE *f)
             "  --pid PID     only this process\n"
             "  --exe GLOB    only the processes whose executable or command line matches GLOB\n"
             "                (a shell pattern, e.g. '*python3*'); one report each\n"
+            RHEAP_MOMENT_HELP
             RHEAP_SKIP_HELP
             RHEAP_SUPP_HELP
             "  -h, --help    show this help\n"
@@ -634,6 +703,7 @@ int cli__cmd_report(int argc, char **argv)
         {"wide", no_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,
+        RHEAP_MOMENT_LONGS,
         {NULL, 0, NULL, 0},
     };
     const char *exe = NULL;
@@ -657,12 +727,19 @@ int cli__cmd_report(int argc, char **argv)
             break;
         case 'F': o.full_names = 1; break;
         default: {
+            if (cli__moment_option(&o.mo, c, optarg))
+                break;
             int sr = cli__supp_option(&o.supp, c, optarg);
             if (sr > 0)
                 break;
             if (sr < 0)
                 return RHEAP_EXIT_USAGE;
-            return cli__option_error(c, argv, longs, "a value", "rheap report --help");
+            return cli__option_error(c, argv, longs,
+                                     optopt == RHEAP_MOMENT_OPT_AT || optopt == RHEAP_MOMENT_OPT_FROM ||
+                                             optopt == RHEAP_MOMENT_OPT_TO
+                                         ? "a time or a marker label"
+                                         : "a value",
+                                     "rheap report --help");
         }
         }
     }

@@ -60,11 +60,17 @@ typedef struct {
     char *name;              /* NULL until a create names it */
 } pool_t;
 
+/* What an event is (event_t.is_free): an allocation (0, or a realloc's two halves), a free, a
+ * pool's destruction (addr: its key range's base), or one of the program's own mappings: mapped
+ * (addr, size, stack), unmapped (addr, size) or remapped (old_addr, old_size to addr, size). */
+enum { EV_ALLOC, EV_FREE, EV_DESTROY, EV_MAP, EV_UNMAP, EV_REMAP };
+
 /* An allocation or free copied out of the reader. */
 typedef struct {
-    int is_free;             /* 1: a free; 2: a pool's destruction (addr: its key range's base) */
+    int is_free;             /* EV_* */
     rip_call_t call;
     uint64_t t, addr, size, stack, align, old_addr, old_t;
+    uint64_t old_size;       /* EV_REMAP: the length of the range it came from */
     uint64_t offset;         /* file offset of its block */
 } event_t;
 
@@ -145,6 +151,16 @@ typedef struct {
     pool_t *pools;
     size_t npools, cappools;
     cv__u64map_t pool_ids;   /* pool id + 1 -> pools.id; id UINT64_MAX in pool_last */
+    /* the recording's mappings still mapped, sorted by address, none overlapping (addr, size:
+     * the range; realloc_of: for a piece, the row it was cut from) */
+    cv__live_t *maps;
+    size_t nmaps, capmaps;
+    /* and their figures: calls that mapped (mmap, mremap) and their bytes, bytes mapped now,
+     * the most ever mapped at once and when (the first moment) */
+    uint64_t map_calls, map_bytes, map_live, map_peak, map_peak_t;
+    /* the recording's samples of resident memory, written sorted by time at its end */
+    rip_record_t *rss;
+    size_t nrss, caprss;
     uint64_t pool_last;
     int pools_full_said;
 } ctx_t;
@@ -493,6 +509,36 @@ static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
             s->events++;
             return 1;
         }
+        case RIP_REC_MAP:
+            if (!rec.u.map.addr || !rec.u.map.len || rec.u.map.addr + rec.u.map.len < rec.u.map.addr)
+                break; /* no range, or one no address space holds */
+            ev->is_free = rec.u.map.op == RIP_MAP_MAP     ? EV_MAP
+                          : rec.u.map.op == RIP_MAP_UNMAP ? EV_UNMAP
+                                                          : EV_REMAP;
+            ev->call = rec.u.map.op == RIP_MAP_REMAP ? RIP_CALL_MREMAP : RIP_CALL_MMAP;
+            ev->t = rec.t;
+            ev->addr = rec.u.map.addr;
+            ev->size = rec.u.map.len;
+            ev->stack = rec.u.map.stack;
+            ev->align = ev->old_t = 0;
+            ev->old_addr = rec.u.map.old;
+            ev->old_size = rec.u.map.old_len;
+            ev->offset = rec.offset;
+            s->events++;
+            return 1;
+        case RIP_REC_RSS:
+            if (c->nrss == c->caprss) {
+                size_t cap = c->caprss ? 2 * c->caprss : 64;
+                rip_record_t *n = realloc(c->rss, cap * sizeof *n);
+                if (!n) {
+                    nomem(c, "");
+                    return -1;
+                }
+                c->rss = n;
+                c->caprss = cap;
+            }
+            c->rss[c->nrss++] = rec;
+            break;
         case RIP_REC_STACK:
             if (define_stack(c, s, &rec) != 0)
                 return -1;
@@ -588,7 +634,9 @@ static int write_row(ctx_t *c, const cv__live_t *b, int freed, uint64_t dealloc_
         .free_thread = free_thread,
         .call = b->call,
         .align = b->align,
-        .realloc_of = b->realloc_of,
+        /* A piece of a mapping keeps the row it was cut from in map_pieces: mmap resizes
+         * nothing, so its row has no realloc_of. */
+        .realloc_of = b->call == RIP_CALL_MMAP ? 0 : b->realloc_of,
     };
     if (cv__db_alloc(c->db, &r) != 0) {
         db_fail(c, "allocations");
@@ -603,6 +651,168 @@ static int write_row(ctx_t *c, const cv__live_t *b, int freed, uint64_t dealloc_
         db_fail(c, "pool_blocks");
         return -1;
     }
+    if (b->call == RIP_CALL_MMAP && b->realloc_of && cv__db_map_piece(c->db, r.id, b->realloc_of) != 0) {
+        db_fail(c, "map_pieces");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- The program's own mappings ----
+ *
+ * Kept apart from the live map: an unmap names a range, not a block, and may cover part of a
+ * mapping, or several. A sorted array, since a program's own mappings are few (a block of the
+ * live map per mapping would also pair a free of the same address with it). */
+
+/* The index of the first mapping that ends after addr. */
+static size_t maps_find(const ctx_t *c, uint64_t addr)
+{
+    size_t lo = 0, hi = c->nmaps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->maps[mid].addr + c->maps[mid].size <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Puts mapping b at index i (the sorted place). 0, or -1 (no memory, said). */
+static int maps_put(ctx_t *c, size_t i, const cv__live_t *b)
+{
+    if (c->nmaps == c->capmaps) {
+        size_t cap = c->capmaps ? 2 * c->capmaps : 64;
+        cv__live_t *n = realloc(c->maps, cap * sizeof *n);
+        if (!n) {
+            nomem(c, "");
+            return -1;
+        }
+        c->maps = n;
+        c->capmaps = cap;
+    }
+    memmove(&c->maps[i + 1], &c->maps[i], (c->nmaps - i) * sizeof *c->maps);
+    c->maps[i] = *b;
+    c->nmaps++;
+    return 0;
+}
+
+/* The range [lo, hi) is unmapped at time t by the thread of stream s: every mapping it overlaps
+ * ends there (its row, freed), and the parts of it outside the range go on as pieces, new rows
+ * from t with its stack and thread, cut from it. *first (when given) gets the row id of the
+ * first mapping it overlapped, else stays 0. 0, or -1 (said). */
+static int maps_cut(ctx_t *c, const stream_t *s, uint64_t lo, uint64_t hi, uint64_t t,
+                    uint64_t *first)
+{
+    for (size_t i = maps_find(c, lo); i < c->nmaps && c->maps[i].addr < hi;) {
+        cv__live_t m = c->maps[i];
+        memmove(&c->maps[i], &c->maps[i + 1], (c->nmaps - i - 1) * sizeof *c->maps);
+        c->nmaps--;
+        uint64_t cut_lo = m.addr > lo ? m.addr : lo;
+        uint64_t cut_hi = m.addr + m.size < hi ? m.addr + m.size : hi;
+        c->map_live -= cut_hi - cut_lo;
+        uint64_t id = 0;
+        if (write_row(c, &m, 1, t, s->id, &id) != 0)
+            return -1;
+        if (first && !*first)
+            *first = id;
+        cv__live_t piece = m;
+        piece.t = t;
+        piece.call = RIP_CALL_MMAP;
+        piece.align = 0;
+        piece.realloc_of = id;
+        if (m.addr < lo) {
+            piece.addr = m.addr;
+            piece.size = lo - m.addr;
+            if (maps_put(c, i++, &piece) != 0)
+                return -1;
+        }
+        if (m.addr + m.size > hi) {
+            piece.addr = hi;
+            piece.size = m.addr + m.size - hi;
+            if (maps_put(c, i++, &piece) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* A map, unmap or remap event (FORMAT.md, "Mappings"), with its backtrace id bt. */
+static int apply_map(ctx_t *c, stream_t *s, uint64_t bt)
+{
+    const event_t *e = &s->ev;
+    uint64_t first = 0;
+    if (e->is_free == EV_UNMAP)
+        return maps_cut(c, s, e->addr, e->addr + e->size, e->t, NULL);
+    if (e->is_free == EV_REMAP) {
+        if (maps_cut(c, s, e->old_addr, e->old_addr + e->old_size, e->t, &first) != 0)
+            return -1;
+        if (!first)
+            return 0; /* a range the program did not map itself (a file, the allocator's) */
+    }
+    /* Whatever lay where the new range is (MAP_FIXED, MREMAP_FIXED) is replaced. */
+    if (maps_cut(c, s, e->addr, e->addr + e->size, e->t, NULL) != 0)
+        return -1;
+    cv__live_t b = {
+        .addr = e->addr,
+        .t = e->t,
+        .size = e->size,
+        .bt = bt,
+        .realloc_of = first,
+        .tid = s->tid,
+        .thread = s->id,
+        .call = (uint8_t)e->call,
+    };
+    if (!s->addr_base)
+        s->addr_base = b.addr;
+    c->map_calls++;
+    c->map_bytes += b.size;
+    c->map_live += b.size;
+    if (c->map_live > c->map_peak) {
+        c->map_peak = c->map_live;
+        c->map_peak_t = b.t;
+    }
+    return maps_put(c, maps_find(c, b.addr), &b);
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const cv__live_t *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t ? 1 : x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int rss_by_time(const void *a, const void *b)
+{
+    const rip_record_t *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* The recording's end: the mappings still mapped, as rows never freed in the order they were
+ * made, and its samples of resident memory in time order. 0, or -1 (said). */
+static int end_maps(ctx_t *c)
+{
+    if (c->nmaps)
+        qsort(c->maps, c->nmaps, sizeof *c->maps, by_time);
+    for (size_t i = 0; i < c->nmaps; i++)
+        if (write_row(c, &c->maps[i], 0, 0, RHEAP_NO_THREAD, NULL) != 0)
+            return -1;
+    c->nmaps = 0;
+    if (c->map_calls && cv__db_map_stats(c->db, c->pid, c->recording, c->map_calls, c->map_bytes,
+                                         c->map_peak, c->map_peak_t, c->map_live) != 0) {
+        db_fail(c, "mapping_stats");
+        return -1;
+    }
+    if (c->nrss)
+        qsort(c->rss, c->nrss, sizeof *c->rss, rss_by_time);
+    for (size_t i = 0; i < c->nrss; i++) {
+        const rip_record_t *r = &c->rss[i];
+        if (cv__db_rss(c->db, c->pid, c->recording, r->t, r->u.rss.rss, r->u.rss.anon,
+                       r->u.rss.file, r->u.rss.swap) != 0) {
+            db_fail(c, "rss");
+            return -1;
+        }
+    }
+    c->nrss = 0;
     return 0;
 }
 
@@ -617,7 +827,7 @@ static int destroy_pool(ctx_t *c, cv__pairs_t *live, stream_t *s)
             cv__live_t b;
             if (!cv__pairs_take(live, addrs[i], &b))
                 continue;
-            cv__summary_free(c->sum, &b, s->ev.t, s->tid);
+            cv__summary_free(c->sum, &b, s->ev.t, s->tid, c->next_id + 1);
             if (write_row(c, &b, 1, s->ev.t, s->id, NULL) != 0)
                 return -1;
         }
@@ -630,11 +840,13 @@ static int destroy_pool(ctx_t *c, cv__pairs_t *live, stream_t *s)
 static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s)
 {
     cv__live_t b;
-    if (s->ev.is_free == 2)
+    if (s->ev.is_free == EV_DESTROY)
         return destroy_pool(c, live, s);
-    if (s->ev.is_free) {
+    if (s->ev.is_free == EV_UNMAP)
+        return apply_map(c, s, 0);
+    if (s->ev.is_free == EV_FREE) {
         if (cv__pairs_take(live, s->ev.addr, &b)) {
-            cv__summary_free(c->sum, &b, s->ev.t, s->tid);
+            cv__summary_free(c->sum, &b, s->ev.t, s->tid, c->next_id + 1);
             return write_row(c, &b, 1, s->ev.t, s->id, NULL);
         }
         c->unmatched_frees++;
@@ -644,7 +856,7 @@ static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s)
         /* The old half of a realloc: the old block ends when realloc released it. */
         s->phase = 1;
         if (cv__pairs_take(live, s->ev.old_addr, &b)) {
-            cv__summary_free(c->sum, &b, s->ev.old_t, s->tid);
+            cv__summary_free(c->sum, &b, s->ev.old_t, s->tid, c->next_id + 1);
             return write_row(c, &b, 1, s->ev.old_t, s->id, &s->old_id) == 0 ? 1 : -1;
         }
         c->unmatched_frees++;
@@ -656,6 +868,8 @@ static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s)
                "%s: offset %llu: allocation names stack id %llu, which the file never defined", s->path, (unsigned long long)s->ev.offset, (unsigned long long)s->ev.stack);
         return -1;
     }
+    if (s->ev.is_free == EV_MAP || s->ev.is_free == EV_REMAP)
+        return apply_map(c, s, bt);
     if (!s->ev.addr) {
         c->null_allocs++;
         return 0;
@@ -683,7 +897,7 @@ static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s)
         /* The address was handed out again, so the earlier block was freed by then, but its
          * free was not recorded: close it at the reuse, with no freeing thread. */
         c->reused_live++;
-        cv__summary_free(c->sum, &old, s->ev.t, 0);
+        cv__summary_free(c->sum, &old, s->ev.t, 0, c->next_id + 1);
         cv__summary_alloc(c->sum, &b);
         return write_row(c, &old, 1, s->ev.t, RHEAP_NO_THREAD, NULL);
     }
@@ -967,7 +1181,11 @@ static int check_serials(ctx_t *c, const streams_t *v)
 static void key_of(const stream_t *s, uint64_t *t, int *cls)
 {
     *t = s->ev.is_free ? s->ev.t : s->phase == 0 ? s->ev.old_t : s->ev.t;
-    *cls = s->ev.is_free || s->phase == 0 ? 0 : 1;
+    /* A mapping sorts as an allocation, after an unmap of the same time. */
+    *cls = (s->ev.is_free && s->ev.is_free != EV_MAP && s->ev.is_free != EV_REMAP) ||
+                   s->phase == 0
+               ? 0
+               : 1;
 }
 
 static void stream_key(cv__merge_t *m, size_t i, const stream_t *s)
@@ -1367,10 +1585,12 @@ static int end_blocks(ctx_t *c, const streams_t *v, cv__pairs_t *live_map)
         return -1;
     }
     for (cv__live_t rest; cv__pairs_drain_next(live_map, &rest);) {
-        cv__summary_leaked(c->sum, &rest);
+        cv__summary_leaked(c->sum, &rest, c->next_id + 1);
         if (write_row(c, &rest, 0, 0, RHEAP_NO_THREAD, NULL) != 0)
             return -1;
     }
+    if (end_maps(c) != 0)
+        return -1;
     for (size_t i = 0; i < v->n; i++)
         if (v->s[i].totals.kind == RIP_REC_TOTALS)
             cv__summary_counted(c->sum, v->s[i].tid, v->s[i].totals.u.totals.allocs,
@@ -1493,6 +1713,8 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
     /* Pool ids are the program's, and mean a pool within one recording only. */
     cv__u64map_free(&c->pool_ids);
     c->pool_last = 0;
+    c->nmaps = c->nrss = 0;
+    c->map_calls = c->map_bytes = c->map_live = c->map_peak = c->map_peak_t = 0;
     if (cv__u64map_init(&c->pool_ids) != 0) {
         nomem(c, "");
         cv__pairs_destroy(live_map);
@@ -1772,6 +1994,12 @@ static void release(ctx_t *c)
     c->npools = c->cappools = 0;
     c->pools_full_said = 0;
     cv__u64map_free(&c->pool_ids);
+    free(c->maps);
+    c->maps = NULL;
+    c->nmaps = c->capmaps = 0;
+    free(c->rss);
+    c->rss = NULL;
+    c->nrss = c->caprss = 0;
     for (size_t i = 0; i < c->nmods; i++) {
         free(c->mods[i].path);
         free(c->mods[i].build_id_hex);

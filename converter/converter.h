@@ -15,7 +15,7 @@
 #include "rheap_convert.h"
 #include "rheap_version.h"
 #include "sorted.h"
-#define RHEAP_SCHEMA_VERSION 7
+#define RHEAP_SCHEMA_VERSION 9
 
 /* ---- errors.c: how every part says what went wrong ---- */
 
@@ -228,6 +228,14 @@ int cv__db_marker(cv__db_t *db, uint32_t pid, uint32_t recording, uint32_t tid, 
 int cv__db_pool(cv__db_t *db, uint64_t id, uint32_t pid, uint32_t recording, uint64_t pool,
                 uint64_t t, const char *name);
 int cv__db_pool_block(cv__db_t *db, uint64_t id, uint64_t pool);
+/* A piece of a mapping left by a partial unmap (`map_pieces`): row id, cut from row `of`. */
+int cv__db_map_piece(cv__db_t *db, uint64_t id, uint64_t of);
+/* A recording's mappings in all (`mapping_stats`). */
+int cv__db_map_stats(cv__db_t *db, uint32_t pid, uint32_t recording, uint64_t maps,
+                     uint64_t bytes, uint64_t peak_bytes, uint64_t peak_ns, uint64_t end_bytes);
+/* A sample of a process's resident memory (`rss`), t in ns since its recording started. */
+int cv__db_rss(cv__db_t *db, uint32_t pid, uint32_t recording, uint64_t t, uint64_t bytes,
+               uint64_t anon, uint64_t file, uint64_t swap);
 int cv__db_window(cv__db_t *db, uint32_t pid, uint32_t recording, uint64_t on_t,
                      const char *on_how, int has_off, uint64_t off_t, const char *off_how);
 /* Sets columns of a process's row once it is written: `set` is the assignments (a fixed text of
@@ -316,8 +324,11 @@ void cv__summary_destroy(cv__summary_t *s);
 int cv__summary_begin(cv__summary_t *s, uint32_t pid, uint32_t recording);
 void cv__summary_marker(cv__summary_t *s, uint64_t t);
 void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b);
-void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_t freer);
-void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b);
+/* id: the allocations.id the block's row gets (rows are numbered as blocks end, then the
+ * blocks never freed in allocation order), which the checkpoints name ranges of. */
+void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_t freer,
+                      uint64_t id);
+void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b, uint64_t id);
 /* 0; 1 out of memory; -1 database error (cv__db_error). */
 int cv__summary_end(cv__summary_t *s, cv__db_t *db);
 /* Profile mode, after begin: blocks are weighed (profile.c) by this sampling interval. */

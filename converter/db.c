@@ -69,7 +69,7 @@
 #define FRAME_BATCH 32
 #define FRAME_COLS 9
 
-enum { ST_ALLOC, ST_FREE, ST_EXTRA, ST_FRAME, ST_STACK, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_POOL, ST_POOL_BLOCK, ST_WINDOW, ST_META, ST_N };
+enum { ST_ALLOC, ST_FREE, ST_EXTRA, ST_FRAME, ST_STACK, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_POOL, ST_POOL_BLOCK, ST_MAP_PIECE, ST_RSS, ST_MAP_STATS, ST_WINDOW, ST_META, ST_N };
 
 static const char *const stmt_sql[ST_N] = {
     /* No id: SQLite's own next rowid (the largest plus one) is the converter's id, since rows
@@ -92,6 +92,11 @@ static const char *const stmt_sql[ST_N] = {
     [ST_MARKER] = "INSERT INTO markers (pid, recording, tid, t, label) VALUES (?,?,?,?,?)",
     [ST_POOL] = "INSERT INTO pools (id, pid, recording, pool, t, name) VALUES (?,?,?,?,?,?)",
     [ST_POOL_BLOCK] = "INSERT INTO pool_blocks (id, pool) VALUES (?,?)",
+    [ST_MAP_PIECE] = "INSERT INTO map_pieces (id, of) VALUES (?,?)",
+    [ST_RSS] = "INSERT INTO rss (pid, recording, t, bytes, anon, file, swap) "
+               "VALUES (?,?,?,?,?,?,?)",
+    [ST_MAP_STATS] = "INSERT INTO mapping_stats (pid, recording, maps, bytes, peak_bytes, peak_ns, "
+                     "end_bytes) VALUES (?,?,?,?,?,?,?)",
     [ST_WINDOW] = "INSERT INTO windows (pid, recording, on_t, on_how, off_t, off_how) "
                   "VALUES (?,?,?,?,?,?)",
     [ST_META] = "INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)",
@@ -1276,6 +1281,48 @@ int cv__db_pool_block(cv__db_t *db, uint64_t id, uint64_t pool)
     sqlite3_stmt *s = db->st[ST_POOL_BLOCK];
     sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
     sqlite3_bind_int64(s, 2, (sqlite3_int64)pool);
+    return put(db, s);
+}
+
+int cv__db_map_piece(cv__db_t *db, uint64_t id, uint64_t of)
+{
+    if (enter(db) != 0)
+        return -1;
+    sqlite3_stmt *s = db->st[ST_MAP_PIECE];
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+    sqlite3_bind_int64(s, 2, (sqlite3_int64)of);
+    return put(db, s);
+}
+
+int cv__db_rss(cv__db_t *db, uint32_t pid, uint32_t recording, uint64_t t, uint64_t bytes,
+               uint64_t anon, uint64_t file, uint64_t swap)
+{
+    if (enter(db) != 0)
+        return -1;
+    sqlite3_stmt *s = db->st[ST_RSS];
+    sqlite3_bind_int64(s, 1, pid);
+    sqlite3_bind_int64(s, 2, recording);
+    sqlite3_bind_int64(s, 3, (sqlite3_int64)t);
+    sqlite3_bind_int64(s, 4, (sqlite3_int64)bytes);
+    sqlite3_bind_int64(s, 5, (sqlite3_int64)anon);
+    sqlite3_bind_int64(s, 6, (sqlite3_int64)file);
+    sqlite3_bind_int64(s, 7, (sqlite3_int64)swap);
+    return put(db, s);
+}
+
+int cv__db_map_stats(cv__db_t *db, uint32_t pid, uint32_t recording, uint64_t maps,
+                     uint64_t bytes, uint64_t peak_bytes, uint64_t peak_ns, uint64_t end_bytes)
+{
+    if (enter(db) != 0)
+        return -1;
+    sqlite3_stmt *s = db->st[ST_MAP_STATS];
+    sqlite3_bind_int64(s, 1, pid);
+    sqlite3_bind_int64(s, 2, recording);
+    sqlite3_bind_int64(s, 3, (sqlite3_int64)maps);
+    sqlite3_bind_int64(s, 4, (sqlite3_int64)bytes);
+    sqlite3_bind_int64(s, 5, (sqlite3_int64)peak_bytes);
+    sqlite3_bind_int64(s, 6, (sqlite3_int64)peak_ns);
+    sqlite3_bind_int64(s, 7, (sqlite3_int64)end_bytes);
     return put(db, s);
 }
 

@@ -17,6 +17,10 @@
  *    a dirty list, and a new high copies only those: each change is copied at most once.
  *  - Markers copy every stack with live blocks; there are as many of those copies as distinct
  *    marker times.
+ *  - Checkpoints (schema.sql's table `checkpoints`): at each boundary of a grid of CK_SLICES
+ *    intervals the stacks that had an event since the last one are copied, again through a
+ *    list of touched stacks, so each event is copied at most once per checkpoint. A block
+ *    that outlives the interval it was allocated in is listed once, when it ends.
  *
  * Memory is one entry per stack, per thread, per (stack, size class) and 1024 timeline slices:
  * independent of the number of events.
@@ -35,6 +39,11 @@
 
 #define SLICES 1024
 #define FIRST_WIDTH_LOG2 10u /* the width of a slice, 1024 ns, while the recording is younger than ~1 ms */
+/* A checkpoint interval is 1 << CK_SHIFT timeline slices: at most 256 of them per recording
+ * once its length is known (earlier, narrower ones stay). Four slices keep the rows a moment's
+ * answer reads from `allocations` to about 1/256 of the recording, and the per-stack copies to
+ * 256 times the stacks that are busy in every interval. */
+#define CK_SHIFT 2u
 
 /* Counts and byte totals are doubles, weighed in profile mode and exact in a trace up to 2^53
  * (8 PiB); a trace's sum of lifetimes is cv__wide_t, exact. */
@@ -49,6 +58,9 @@ typedef struct {
     double peak_blocks, peak_bytes;   /* at the peak, once copied */
     double life[9], life_bytes[9];    /* freed blocks and their bytes per decade of lifetime */
     int dirty;                        /* on the dirty list */
+    int ck_dirty;                     /* on the list of stacks touched since the last checkpoint */
+    size_t ck_row;                    /* thinning: its last row kept, valid when ck_row_of is */
+    size_t ck_row_of;                 /* 1 + the checkpoint of that row; 0: none yet */
 } stackagg_t;
 
 typedef struct {
@@ -117,6 +129,27 @@ struct cv__summary {
         double blocks, bytes;
     } *mrows;
     size_t nmrows, capmrows;
+    /* Checkpoints, the rows they copy and the blocks that outlive their interval. */
+    struct ckpt {
+        int64_t t;                    /* the heap after every event at or before t; -1 for the first */
+        uint64_t free_lo, free_hi;    /* ids of the blocks that ended in the interval after t */
+        uint64_t leak_lo, leak_hi;    /* ids of the never-freed blocks allocated in it */
+        double blocks, bytes;         /* live at t */
+        /* The blocks allocated in the interval that ended after the next checkpoint: their
+         * ids, ascending (they end in id order), as varint deltas. */
+        unsigned char *later;
+        size_t nlater, caplater;
+        uint64_t later_last;
+    } *cks;
+    size_t nck, capck;
+    struct ckrow {
+        uint64_t bt;
+        uint64_t ck;
+        double blocks, bytes;
+    } *ckrows;
+    size_t nckrows, capckrows;
+    uint64_t *ckdirty;
+    size_t nckdirty, capckdirty;
     int failed;                       /* out of memory: the summaries are not written */
 };
 
@@ -138,6 +171,11 @@ void cv__summary_destroy(cv__summary_t *s)
     }
     free(s->marks);
     free(s->mrows);
+    for (size_t i = 0; i < s->nck; i++)
+        free(s->cks[i].later);
+    free(s->cks);
+    free(s->ckrows);
+    free(s->ckdirty);
     free(s);
 }
 
@@ -164,7 +202,15 @@ int cv__summary_begin(cv__summary_t *s, uint32_t pid, uint32_t recording)
     s->counted = 0;
     s->counted_allocs = s->counted_bytes = 0;
     s->nmarks = s->nmrows = 0;
+    for (size_t i = 0; i < s->nck; i++)
+        free(s->cks[i].later);
+    s->nck = s->nckrows = s->nckdirty = 0;
     s->failed = !ok;
+    /* The first checkpoint is the empty heap before any event. */
+    if (!s->failed && cv__grow(&s->cks, &s->capck, 0, sizeof *s->cks, 64) != 0)
+        s->failed = 1;
+    if (!s->failed)
+        s->cks[s->nck++] = (struct ckpt){.t = -1};
     /* The heap at the start is pictured too, as the default first moment of queries/diff.sql. */
     cv__summary_marker(s, 0);
     return s->failed ? -1 : 0;
@@ -314,12 +360,210 @@ static void widen(cv__summary_t *s, uint64_t t)
     }
 }
 
+/* A checkpoint at time t (every event up to t applied, none after): the live totals of the
+ * stacks touched since the previous one. */
+static void checkpoint(cv__summary_t *s, int64_t t)
+{
+    if (cv__grow(&s->cks, &s->capck, s->nck, sizeof *s->cks, 64) != 0) {
+        fail(s);
+        return;
+    }
+    for (size_t i = 0; i < s->nckdirty; i++) {
+        stackagg_t *a = &s->st[s->ckdirty[i]];
+        if (cv__grow(&s->ckrows, &s->capckrows, s->nckrows, sizeof *s->ckrows, 1024) != 0) {
+            fail(s);
+            return;
+        }
+        s->ckrows[s->nckrows++] = (struct ckrow){s->ckdirty[i], s->nck, a->live_blocks, a->live_bytes};
+        a->ck_dirty = 0;
+    }
+    s->nckdirty = 0;
+    s->cks[s->nck++] = (struct ckpt){.t = t, .blocks = s->live_blocks, .bytes = s->live_bytes};
+}
+
+/* The checkpoint interval holding time t: the last checkpoint before t. */
+static size_t interval_of(const cv__summary_t *s, uint64_t t)
+{
+    size_t lo = 0, hi = s->nck; /* cks[lo].t < t; cks[0].t is -1 */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->cks[mid].t < (int64_t)t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void ck_touch(cv__summary_t *s, stackagg_t *a, uint64_t bt)
+{
+    if (a->ck_dirty)
+        return;
+    if (cv__grow(&s->ckdirty, &s->capckdirty, s->nckdirty, sizeof *s->ckdirty, 1024) != 0) {
+        fail(s);
+        return;
+    }
+    a->ck_dirty = 1;
+    s->ckdirty[s->nckdirty++] = bt;
+}
+
+/* Adds id to the range [*lo, *hi) (empty when equal). */
+static void range_add(uint64_t *lo, uint64_t *hi, uint64_t id)
+{
+    if (*lo == *hi) {
+        *lo = id;
+        *hi = id + 1;
+        return;
+    }
+    if (id < *lo)
+        *lo = id;
+    if (id + 1 > *hi)
+        *hi = id + 1;
+}
+
+/* Appends id, larger than every id k->later holds, as a varint delta. 0, or -1 out of memory. */
+static int later_add(struct ckpt *k, uint64_t id)
+{
+    if (cv__grow(&k->later, &k->caplater, k->nlater + 9, 1, 64) != 0)
+        return -1;
+    uint64_t d = id - k->later_last;
+    k->later_last = id;
+    do {
+        k->later[k->nlater++] = (unsigned char)((d & 127) | (d >= 128 ? 128 : 0));
+        d >>= 7;
+    } while (d);
+    return 0;
+}
+
+/* The next id of a varint list at *pos, added to *id. 0 at the end. */
+static int later_next(const struct ckpt *k, size_t *pos, uint64_t *id)
+{
+    if (*pos >= k->nlater)
+        return 0;
+    uint64_t d = 0;
+    for (unsigned sh = 0; *pos < k->nlater && sh < 64; sh += 7) {
+        unsigned char c = k->later[(*pos)++];
+        d |= (uint64_t)(c & 127) << sh;
+        if (!(c & 128))
+            break;
+    }
+    *id += d;
+    return 1;
+}
+
+/* k's interval takes in the one after it, n's: their ranges and lists of blocks made one. The
+ * blocks of k's list that ended in n's interval stay listed (a reader takes each id once). */
+static int absorb(struct ckpt *k, struct ckpt *n)
+{
+    if (n->free_lo != n->free_hi) {
+        range_add(&k->free_lo, &k->free_hi, n->free_lo);
+        range_add(&k->free_lo, &k->free_hi, n->free_hi - 1);
+    }
+    if (!n->nlater)
+        return 0;
+    struct ckpt m = {0};
+    size_t pa = 0, pb = 0;
+    uint64_t a = 0, b = 0;
+    int ha = later_next(k, &pa, &a), hb = later_next(n, &pb, &b);
+    while (ha || hb) {
+        uint64_t id;
+        if (hb && (!ha || b < a)) {
+            id = b;
+            hb = later_next(n, &pb, &b);
+        } else {
+            id = a;
+            if (hb && a == b)
+                hb = later_next(n, &pb, &b);
+            ha = later_next(k, &pa, &a);
+        }
+        if (later_add(&m, id) != 0) {
+            free(m.later);
+            return -1;
+        }
+    }
+    free(k->later);
+    k->later = m.later;
+    k->nlater = m.nlater;
+    k->caplater = m.caplater;
+    k->later_last = m.later_last;
+    return 0;
+}
+
+/* After the timeline widened: keeps the first checkpoint and those on the new grid, each
+ * dropped one's interval absorbed by the kept one before it. A dropped checkpoint's copies of
+ * stacks move to the next kept checkpoint (unless it has its own, which are newer); after the
+ * last kept one, their stacks are marked touched again, to be copied at the next. So the
+ * checkpoints stay at most about CK_SLICES plus those of the current width. */
+static void thin(cv__summary_t *s)
+{
+    uint64_t mask = ((uint64_t)1 << (s->width_log2 + CK_SHIFT)) - 1;
+    size_t *to = malloc(s->nck * sizeof *to), kept = 0;
+    if (!to) {
+        fail(s);
+        return;
+    }
+    for (size_t i = 0; i < s->nck; i++) {
+        if (i == 0 || (((uint64_t)s->cks[i].t + 1) & mask) == 0) {
+            if (kept != i) {
+                s->cks[kept] = s->cks[i];
+                s->cks[i].later = NULL;
+            }
+            to[i] = kept++;
+        } else {
+            to[i] = SIZE_MAX; /* absorbed into cks[kept - 1] */
+            if (absorb(&s->cks[kept - 1], &s->cks[i]) != 0)
+                fail(s);
+            free(s->cks[i].later);
+            s->cks[i].later = NULL;
+        }
+    }
+    /* Each dropped checkpoint's rows go to the next kept one: its kept index, or none. */
+    size_t next = SIZE_MAX;
+    for (size_t i = s->nck; i-- > 0;) {
+        if (to[i] != SIZE_MAX)
+            next = to[i];
+        else
+            to[i] = next == SIZE_MAX ? SIZE_MAX : next;
+    }
+    for (size_t bt = 0; bt < s->nst; bt++)
+        s->st[bt].ck_row_of = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < s->nckrows; i++) {
+        struct ckrow r = s->ckrows[i];
+        stackagg_t *a = &s->st[r.bt];
+        if (to[r.ck] == SIZE_MAX) {
+            if (!a->ck_dirty) {
+                if (cv__grow(&s->ckdirty, &s->capckdirty, s->nckdirty, sizeof *s->ckdirty,
+                             1024) != 0) {
+                    fail(s);
+                    break;
+                }
+                a->ck_dirty = 1;
+                s->ckdirty[s->nckdirty++] = r.bt;
+            }
+            continue;
+        }
+        r.ck = to[r.ck];
+        if (a->ck_row_of == r.ck + 1) {
+            s->ckrows[a->ck_row] = r; /* rows come in checkpoint order: this one is newer */
+        } else {
+            a->ck_row = n;
+            a->ck_row_of = r.ck + 1;
+            s->ckrows[n++] = r;
+        }
+    }
+    s->nckrows = n;
+    s->nck = kept;
+    free(to);
+}
+
 /* Moves the clock to t. Events come in time order; one that does not (a clock step the
  * merge could not hide) is counted with the instant being applied. */
 static void at(cv__summary_t *s, uint64_t t)
 {
     if (s->started && t <= s->now)
         return;
+    int was = s->started;
     if (s->started) {
         close_instant(s, t, 0);
     } else {
@@ -331,7 +575,13 @@ static void at(cv__summary_t *s, uint64_t t)
         s->nmarks -= k;
         s->started = 1;
     }
+    unsigned width = s->width_log2;
     widen(s, t);
+    if (s->width_log2 != width)
+        thin(s);
+    unsigned ck = s->width_log2 + CK_SHIFT;
+    if (was && s->now >> ck != t >> ck && (t >> ck) << ck <= INT64_MAX)
+        checkpoint(s, (int64_t)((t >> ck) << ck) - 1);
     s->now = t;
 }
 
@@ -413,6 +663,7 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
     a->live_blocks += w;
     a->live_bytes += wb;
     touch(s, a, b->bt);
+    ck_touch(s, a, b->bt);
     s->live_blocks += w;
     s->live_bytes += wb;
     s->allocs += w;
@@ -443,7 +694,8 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
     z->bytes += wb;
 }
 
-void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_t freer)
+void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_t freer,
+                      uint64_t id)
 {
     if (s->failed)
         return;
@@ -473,6 +725,12 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     a->live_blocks -= w;
     a->live_bytes -= wb;
     touch(s, a, b->bt);
+    ck_touch(s, a, b->bt);
+    struct ckpt *k = &s->cks[s->nck - 1];
+    range_add(&k->free_lo, &k->free_hi, id);
+    size_t born = interval_of(s, b->t);
+    if (born != s->nck - 1 && later_add(&s->cks[born], id) != 0)
+        fail(s);
     s->live_blocks -= w;
     s->live_bytes -= wb;
     s->frees += w;
@@ -492,10 +750,12 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     }
 }
 
-void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b)
+void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b, uint64_t id)
 {
     if (s->failed)
         return;
+    struct ckpt *k = &s->cks[interval_of(s, b->t)];
+    range_add(&k->leak_lo, &k->leak_hi, id);
     stackagg_t *a = &s->st[b->bt];
     threadagg_t *th = thread_of(s, b->tid);
     keyagg_t *z = size_of(s, b->bt, b->size);
@@ -560,7 +820,7 @@ static int put(cv__summary_t *s, sqlite3_stmt *st)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-enum { Q_STACK, Q_LIFE, Q_SIZE, Q_LEAK, Q_THREAD, Q_SLICE, Q_REC, Q_MARK, Q_N };
+enum { Q_STACK, Q_LIFE, Q_SIZE, Q_LEAK, Q_THREAD, Q_SLICE, Q_REC, Q_MARK, Q_CK, Q_CKSTACK, Q_N };
 
 static const char *const q_sql[Q_N] = {
     /* Parenthesized: clang's -Wstring-concatenation takes two literals in an array
@@ -574,7 +834,41 @@ static const char *const q_sql[Q_N] = {
     [Q_SLICE] = "INSERT INTO timeline VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
     [Q_REC] = "INSERT INTO recording_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
     [Q_MARK] = "INSERT INTO marker_stacks VALUES (?1,?2,?3,?4,?5,?6)",
+    [Q_CK] = "INSERT INTO checkpoints VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+    [Q_CKSTACK] = "INSERT INTO checkpoint_stacks VALUES (?1,?2,?3,?4,?5,?6)",
 };
+
+/* The checkpoints, with the blocks that outlive their interval, and their per-stack copies. */
+static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q)
+{
+    for (size_t i = 0; i < s->nck; i++) {
+        const struct ckpt *k = &s->cks[i];
+        sqlite3_bind_int64(q[Q_CK], 3, (sqlite3_int64)i);
+        sqlite3_bind_int64(q[Q_CK], 4, k->t);
+        sqlite3_bind_int64(q[Q_CK], 5, (sqlite3_int64)k->free_lo);
+        sqlite3_bind_int64(q[Q_CK], 6, (sqlite3_int64)k->free_hi);
+        sqlite3_bind_int64(q[Q_CK], 7, (sqlite3_int64)k->leak_lo);
+        sqlite3_bind_int64(q[Q_CK], 8, (sqlite3_int64)k->leak_hi);
+        bind_w(q[Q_CK], 9, k->blocks);
+        bind_w(q[Q_CK], 10, k->bytes);
+        if (k->nlater)
+            sqlite3_bind_blob(q[Q_CK], 11, k->later, (int)k->nlater, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(q[Q_CK], 11);
+        if (put(s, q[Q_CK]) != 0)
+            return -1;
+    }
+    for (size_t i = 0; i < s->nckrows; i++) {
+        const struct ckrow *r = &s->ckrows[i];
+        sqlite3_bind_int64(q[Q_CKSTACK], 3, (sqlite3_int64)r->ck);
+        bind_bt(q[Q_CKSTACK], 4, r->bt);
+        bind_w(q[Q_CKSTACK], 5, r->blocks);
+        bind_w(q[Q_CKSTACK], 6, r->bytes);
+        if (put(s, q[Q_CKSTACK]) != 0)
+            return -1;
+    }
+    return 0;
+}
 
 static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
 {
@@ -719,6 +1013,8 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db)
             rc = -1;
     if (rc == 0)
         rc = write_tables(s, q);
+    if (rc == 0)
+        rc = write_checkpoints(s, q);
     if (rc != 0)
         cv__db_failed(db);
     for (int i = 0; i < Q_N; i++)

@@ -96,7 +96,7 @@ per_stack AS (
           -- CROSS JOIN keeps the moments outside: no block is read when every one is pictured.
           FROM pictured AS m
           CROSS JOIN allocations AS a ON m.pid = a.pid AND m.recording = a.recording
-          WHERE NOT m.fast AND a.alloc_after <= max(m.a_ns, m.b_ns)
+          WHERE NOT m.fast AND a.alloc_after <= max(m.a_ns, m.b_ns) AND a.call NOT IN (46, 47)
             AND (a.dealloc_after IS NULL OR a.dealloc_after > min(m.a_ns, m.b_ns)))
     WHERE at_a OR at_b
     GROUP BY pid, recording, bt

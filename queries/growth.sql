@@ -87,6 +87,7 @@ per_stack AS (
     JOIN phase AS p ON p.pid = a.pid AND p.recording = a.recording
                    AND a.alloc_after >= p.from_t AND a.alloc_after < p.to_t
     WHERE :marker IS NOT NULL AND a.dealloc_after IS NULL AND a.pid = coalesce(:pid, a.pid)
+      AND a.call NOT IN (46, 47) -- the heap: not the program's own mappings
     GROUP BY a.pid, a.recording, a.bt, p.k
 ),
 per_site_phase AS (

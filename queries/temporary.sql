@@ -37,7 +37,8 @@ per_stack AS (
                  a.dealloc_after IS NOT NULL
                      AND a.dealloc_after - a.alloc_after <= cast(:max_ns AS INTEGER) AS temp
           FROM allocations AS a
-          WHERE :max_ns IS NOT NULL AND a.pid = coalesce(:pid, a.pid))
+          WHERE :max_ns IS NOT NULL AND a.pid = coalesce(:pid, a.pid)
+            AND a.call NOT IN (46, 47)) -- the heap: not the program's own mappings
     GROUP BY pid, recording, bt
 ),
 -- Each site's stack with the most temporary blocks stands for the site (rheap stack ID DB).

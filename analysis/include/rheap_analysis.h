@@ -196,6 +196,11 @@ typedef struct {
     int64_t sample_interval;      /* profile mode: mean bytes between samples (the figures but
                                      allocs and bytes are estimates); 0 in trace mode */
     size_t bucket0, nbuckets;     /* its slices of time: buckets[bucket0 .. bucket0 + nbuckets) */
+    int moment;                   /* RA_MOMENT_AT or _RANGE after ra_model_moment: peak_t and the
+                                     peak figures (here and per stack) are the heap at the moment
+                                     asked for, not the recording's own peak; 0 otherwise */
+    int64_t moment_from, moment_to; /* the range asked for (both the moment with --at), ns since
+                                     the start; -1 when the recording lacks the marker named */
 } ra_proc_t;
 
 /* Decades of lifetime in stack_lifetimes: under 1 us, under 10 us, ... under 10 s, 10 s or more. */
@@ -302,6 +307,33 @@ typedef struct {
     struct ra_pool *pool;      /* owns the strings */
 } ra_model_t;
 
+/* ---- Memory beyond the heap (memory.c) ---- */
+
+/* A sample of resident memory, in bytes (schema.sql's table rss). */
+typedef struct {
+    int64_t t, bytes, anon, file, swap;
+} ra_rss_point_t;
+
+/* One recording's resident memory and the program's own mappings. Every figure is 0 when the
+ * recording has none (sampling off, no mapping, a database from before they were recorded). */
+typedef struct {
+    ra_rss_point_t *points;  /* at most the `max` asked for, in time order: each the largest
+                                sample of an equal slice of the samples' time */
+    size_t npoints;
+    int64_t samples;         /* samples in the database */
+    int64_t peak_t, peak_bytes; /* the largest sample (the first of equals) */
+    int64_t heap_at_peak;    /* the most heap live in the timeline's slice holding peak_t: the
+                                rest of peak_bytes, at least, was not the heap */
+    int64_t maps, map_bytes; /* calls that mapped and their bytes (mapping_stats) */
+    int64_t map_peak_bytes, map_peak_t, map_end_bytes;
+} ra_memory_t;
+
+/* Reads them for (pid, recording). RA_OK, else RA_E_INPUT or RA_E_NOMEM with m empty.
+ * ra_memory_free releases what it holds (NULL: nothing). */
+ra_status_t ra_memory_load(struct sqlite3 *db, int64_t pid, int64_t recording, size_t max,
+                           ra_memory_t *m, ra_err_t *err);
+void ra_memory_free(ra_memory_t *m);
+
 /* Reads what `what` (RA_MODEL_*) asks for, for process pid (-1: every process), with about
  * nbuckets slices per recording for the timeline (at most nbuckets; from the summary tables,
  * groups of their equal slices), from the summary tables (stack_stats, ...), which hold what
@@ -327,6 +359,34 @@ const char *ra_model_build_id(const ra_model_t *m, const char *path);
 /* Zeroes the leaks of the stacks s suppresses in m (and takes them off their processes'
  * totals), adding them per rule into blocks[] and bytes[] (ra_supp_nrules entries each). */
 void ra_supp_apply(const ra_supp_t *s, ra_model_t *m, int64_t *blocks, int64_t *bytes);
+
+/* ---- A moment or a range the pictures are drawn at (moment.c) ---- */
+
+enum { RA_MOMENT_AT = 1, RA_MOMENT_RANGE = 2 };
+
+/* What the pictures show instead of each recording's own peak: the heap at one moment (`at`,
+ * as `--at`), or at the highest point inside a range (`from` and `to`, both ends included).
+ * Each is a time as ra_duration_ns reads it ("1.8s", "250ms", "1200us", plain ns), counted
+ * from the start of each recording, or else a marker label, the time of each recording's
+ * first marker with it. NULL: not given. */
+typedef struct {
+    const char *at, *from, *to;
+} ra_moment_t;
+
+/* Checks the texts of mo before anything is read: at alone or from with to; each a time or a
+ * label some marker of the database has; from not after to. RA_OK, or RA_E_USAGE naming the
+ * option (--at, --from, --to) and what it expected. */
+ra_status_t ra_moment_check(struct sqlite3 *db, const ra_moment_t *mo, ra_err_t *err);
+/* Makes the peak of each recording of m (loaded from db with RA_MODEL_STACKS) the moment mo
+ * asks for: ra_proc_t.peak_t, peak_blocks and peak_bytes, and every ra_stat_t's peak_blocks and
+ * peak_bytes, become the heap at that moment, exactly what SQL over `allocations` gives
+ * (allocated at or before it and not freed by then), read from the converter's checkpoints in
+ * well under a second on tens of millions of blocks; ra_proc_t.moment says so. A recording
+ * without the marker named gets peak_t -1 and nothing live. Nothing when mo is all NULL.
+ * RA_OK, RA_E_USAGE (ra_moment_check), RA_E_INPUT (a database without checkpoints) or
+ * RA_E_NOMEM. */
+ra_status_t ra_model_moment(struct sqlite3 *db, ra_model_t *m, const ra_moment_t *mo,
+                            ra_err_t *err);
 
 /* The weights a stack can be measured by. */
 typedef enum {

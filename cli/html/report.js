@@ -3,6 +3,9 @@
 //
 // The data (written by cli/html.c):
 //   suppressed  the line naming the leaks suppressions left out, or null
+//   moment    "at MARKER", "at the highest point from A to B" when drawn at a moment (each
+//             proc's peak_t and peak figures, and the stats' peak columns, are the heap then,
+//             moment_from/moment_to the range in the recording's ns), or null
 //   procs[i]  one recording of a process: totals, peak, until_exit (1: the recording lasted until
 //             the process ended, its never-freed blocks are leaks; 0: a window, whose blocks
 //             still live when it stopped are stopped_blocks/stopped_bytes, and leaked_* are 0),
@@ -28,7 +31,11 @@ const SVG_NS = 'http://www.w3.org/2000/svg';
 // "live at stop", never "never freed" (schema.sql's view recording_ends).
 const ENDED = D.procs.length === 0 || D.procs.some(p => p.until_exit);
 const WINDOWS = D.procs.some(p => !p.until_exit);
-const DEFAULT_WEIGHT = ENDED ? 'leaked' : 'stopped';
+// Drawn at a moment (rheap report --html --at/--from): the peak weight is the heap then.
+if (D.moment) WEIGHTS.peak.what = `live ${D.moment}`;
+// The words for the peak's figures: the moment's when drawn at one.
+const PEAK_WORD = D.moment ? 'at the moment' : 'at peak';
+const DEFAULT_WEIGHT = D.moment ? 'peak' : ENDED ? 'leaked' : 'stopped';
 // The threads' and sizes' column of blocks not freed: leaks, a window's live blocks, or both.
 const UNFREED = ENDED && WINDOWS ? 'leaked or live at stop' : ENDED ? 'never freed' : 'live at stop';
 const state = {proc: 'all', weight: DEFAULT_WEIGHT, focus: null, search: null,
@@ -117,7 +124,7 @@ function drawTotals() {
     ['frees', fmtNum(sum('frees')), sum('frees')],
     ENDED ? ['never freed', fmtBytes(sum('leaked_bytes')) + ' in ' + fmtNum(sum('leaked_blocks')), sum('leaked_bytes')] : null,
     WINDOWS ? ['live at stop', fmtBytes(sum('stopped_bytes')) + ' in ' + fmtNum(sum('stopped_blocks')), sum('stopped_bytes')] : null,
-    ['largest peak', fmtBytes(peak.peak_bytes || 0), peak.peak_bytes || 0],
+    [D.moment ? `largest live ${D.moment}` : 'largest peak', fmtBytes(peak.peak_bytes || 0), peak.peak_bytes || 0],
   ];
   const interval = D.procs.reduce((a, p) => Math.max(a, p.sample_interval || 0), 0);
   const note = document.getElementById('sampled');
@@ -153,7 +160,7 @@ function byteStep(max, n) {
 function drawChart(box, p) {
   const W = Math.max(box.clientWidth, 400), H = 190, L = 70, R = 14, T = 26, B = 20;
   const b = p.buckets, n = b.t.length, end = p.end + 1;
-  const ymax = Math.max(1, p.peak_bytes, ...b.max) * 1.08;
+  const ymax = Math.max(1, p.peak_bytes, ...b.max, rssMax(p)) * 1.08;
   const x = t => L + (W - L - R) * t / end;
   const y = v => H - B - (H - B - T) * v / ymax;
   const svg = sv('svg', {viewBox: `0 0 ${W} ${H}`, 'data-pid': p.pid});
@@ -182,6 +189,7 @@ function drawChart(box, p) {
   }
   d += `L${x(end)},${y(0)}Z`;
   svg.append(sv('path', {class: 'area', d}));
+  drawRss(svg, p, x, y, {W, L, R, T}); // rss.js
 
   let lastLabel = -1e9;
   for (const [t, label] of p.markers) {
@@ -201,7 +209,7 @@ function drawChart(box, p) {
     g.append(sv('circle', {cx: px, cy: py, r: 4}));
     const right = px < W * 0.7;
     g.append(sv('text', {x: px + (right ? 8 : -8), y: Math.max(py - 6, T + 4), 'text-anchor': right ? 'start' : 'end'},
-                `peak ${fmtBytes(p.peak_bytes)} at ${fmtTime(p.peak_t)}`));
+                `${D.moment ? 'live' : 'peak'} ${fmtBytes(p.peak_bytes)} at ${fmtTime(p.peak_t)}`));
     svg.append(g);
   }
   const cursor = sv('line', {class: 'cursor', y1: T, y2: H - B, x1: -10, x2: -10});
@@ -233,7 +241,7 @@ function drawCharts() {
                               (p.until_exit ? fmtBytes(p.leaked_bytes) + ' never freed'
                                             : fmtBytes(p.stopped_bytes) + ' live at stop') + ', ran ' + fmtTime(p.end)})));
     box.append(div);
-    if (p.allocs === 0 && p.markers.length === 0)
+    if (p.allocs === 0 && p.markers.length === 0 && !p.rss)
       div.append(el('p', {cls: 'muted', text: 'no allocation recorded'}));
     else
       div.append(drawChart(div, p));
@@ -510,7 +518,7 @@ function drawSites() {
   box.textContent = '';
   box.append(sortTable('sites', [{t: 'allocated', n: 1, key: e => e.v[1]}, {t: 'blocks', n: 1, key: e => e.v[0]},
                                  {t: ENDED ? 'never freed' : 'live at stop', n: 1, key: e => e.v[unfreed]},
-                                 {t: 'at peak', n: 1, key: e => e.v[5]}, {t: 'temporary', n: 1, key: e => e.v[9]},
+                                 {t: PEAK_WORD, n: 1, key: e => e.v[5]}, {t: 'temporary', n: 1, key: e => e.v[9]},
                                  {t: 'site', key: e => e.site.name}, {t: 'location', key: e => e.site.loc}],
                        rows, draw, SITE_ROWS, 'sites'));
 }
@@ -581,6 +589,7 @@ function setup() {
   sel.addEventListener('change', () => { state.proc = sel.value === 'all' ? 'all' : +sel.value; drawSelection(); });
 
   const buttons = document.querySelectorAll('#weight button');
+  if (D.moment) document.querySelector('#weight button[data-w="peak"]').textContent = PEAK_WORD;
   buttons.forEach(b => { b.hidden = (b.dataset.w === 'leaked' && !ENDED) || (b.dataset.w === 'stopped' && !WINDOWS); });
   const mark = () => buttons.forEach(b => b.classList.toggle('on', b.dataset.w === state.weight));
   buttons.forEach(b => b.addEventListener('click', () => { state.weight = b.dataset.w; mark(); redrawFlame(); }));

@@ -56,6 +56,8 @@ enum { RHEAP_MODE_TRACE = 0, RHEAP_MODE_PROFILE = 1 };
 #define RHEAP_DEFAULT_SAMPLE_PPM 1000000 /* sample_rate 1.0, in parts per million */
 #define RHEAP_DEFAULT_SAMPLE_INTERVAL 524288 /* 512 KiB, jemalloc's lg_prof_sample 19 */
 #define RHEAP_DEFAULT_SEGMENT_KB 4096 /* profile mode: 4 MiB thread files, then a new segment */
+#define RHEAP_DEFAULT_RSS_MS 10  /* a sample of resident memory at most every 10 ms */
+#define RHEAP_DEFAULT_MMAP 1     /* the program's own mappings are recorded */
 
 #define RHEAP_CONFIG_INIT                                                                      \
     { RHEAP_DEFAULT_DEPTH, RHEAP_DEFAULT_MAX_THREADS, RHEAP_DEFAULT_BUFFER_KB,                  \

@@ -27,6 +27,8 @@ typedef enum {
     RHEAP__SET_SAMPLE_INTERVAL, /* profile mode: mean bytes allocated between two samples */
     RHEAP__SET_SAMPLE_SEED, /* profile mode: seed of the sampling draws; 0 picks one */
     RHEAP__SET_SEGMENT_KB,  /* profile mode: a thread file's size that starts a new segment */
+    RHEAP__SET_RSS_MS,      /* ms between samples of the process's resident memory; 0: none */
+    RHEAP__SET_MMAP,        /* record the program's own anonymous mmap/munmap/mremap (1) or not */
     RHEAP__SET_COUNT
 } rheap__setting_id_t;
 

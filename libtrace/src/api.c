@@ -42,6 +42,8 @@ static int config_from_api(const rheap_config *in, rheap__config_t *c) {
     c->seed = rheap__env_cfg.seed;
     c->segment_kb = rheap__env_cfg.segment_kb;
     c->signal = rheap__env_cfg.signal;
+    c->rss_ms = rheap__env_cfg.rss_ms;
+    c->maps = rheap__env_cfg.maps;
     if (in->output_dir)
         strcpy(c->dir, in->output_dir);
     return 0;

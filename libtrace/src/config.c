@@ -22,6 +22,8 @@ static void default_config(rheap__config_t *c) {
     c->seed = rheap__settings[RHEAP__SET_SAMPLE_SEED].def;
     c->segment_kb = rheap__settings[RHEAP__SET_SEGMENT_KB].def;
     c->signal = 0;
+    c->rss_ms = (unsigned)rheap__settings[RHEAP__SET_RSS_MS].def;
+    c->maps = (int)rheap__settings[RHEAP__SET_MMAP].def;
     c->dir[0] = 0;
 }
 
@@ -72,6 +74,10 @@ void rheap__config_read_env(void) {
         c->seed = v;
     if (env_setting(RHEAP__SET_SEGMENT_KB, &v, NULL))
         c->segment_kb = v;
+    if (env_setting(RHEAP__SET_RSS_MS, &v, NULL))
+        c->rss_ms = (unsigned)v;
+    if (env_setting(RHEAP__SET_MMAP, &v, NULL))
+        c->maps = (int)v;
     if (env_setting(RHEAP__SET_DIR, &v, &text))
         memcpy(c->dir, text, v + 1);
 }

@@ -37,6 +37,10 @@ typedef struct {
     void *(*memalign)(size_t, size_t);
     void *(*valloc)(size_t);
     void *(*pvalloc)(size_t);
+    /* maps.c's: the next mmap, munmap and mremap (NULL: call the kernel directly) */
+    void *(*mmap)(void *, size_t, int, int, int, off_t);
+    int (*munmap)(void *, size_t);
+    void *(*mremap)(void *, size_t, size_t, int, ...);
 } rheap__real_t;
 
 extern rheap__real_t rheap__real;
@@ -44,6 +48,9 @@ extern rheap__real_t rheap__real;
 
 /* Resolves rheap__real once; safe to call from any wrapper, before libc is fully up. */
 void rheap__resolve(void);
+/* Whether rheap__real is resolved (an acquire load): until then a wrapper that must not
+ * resolve it (maps.c's) does without. */
+int rheap__resolved(void);
 /* The next definition of a function this library also defines (dlsym RTLD_NEXT), looked up with
  * the guard held: dlsym may allocate. In exec.c. */
 void *rheap__next(const char *name);
@@ -104,6 +111,8 @@ typedef struct {
     uint64_t seed;           /* profile mode: seed of the draws, 0 = pick one */
     uint64_t segment_kb;     /* profile mode: a thread file past this starts a segment; 0 never */
     int signal;              /* toggle signal, 0 = none */
+    unsigned rss_ms;         /* ms between samples of resident memory, 0 = none (rss.c) */
+    int maps;                /* 1: record the program's own mmap/munmap/mremap (maps.c) */
     char dir[PATH_MAX];      /* output directory */
 } rheap__config_t;
 
@@ -296,6 +305,38 @@ void rheap__exec_init(void);
  * back and returns 1 (the child is not recorded); else 0. */
 int rheap__attach_forked(void);
 
+/* ---- rss.c: samples of the process's resident memory ---- */
+
+/* The process's resident memory, in bytes (rss = anon + file; file counts shared memory). */
+typedef struct {
+    uint64_t rss, anon, file, swap;
+} rheap__rss_t;
+/* At a recording's start (control lock held): a sample at most every interval_ms, the first at
+ * the recording's first event; 0 takes none. Opens /proc/self/status and keeps it, unless this
+ * process has it open already. */
+void rheap__rss_start(unsigned interval_ms);
+/* When the next sample is due (absolute ns; UINT64_MAX: never), for the inline check below. */
+extern _Atomic uint64_t rheap__rss_next;
+/* Whether the event stamped `now` (absolute ns) takes the sample that is due: 1 for one event
+ * per interval in the whole process. Call it only when rheap__rss_due(now). */
+int rheap__rss_claim(uint64_t now);
+/* The check every event makes: a load and a compare. */
+static inline int rheap__rss_due(uint64_t now) {
+    return now >= atomic_load_explicit(&rheap__rss_next, memory_order_relaxed);
+}
+/* Reads the sample into *out, with buf[0..len) as working memory: 0, or -1 (no sample; when the
+ * kept descriptor is no longer /proc/self/status, sampling stops). Raw system calls only. */
+int rheap__rss_read(rheap__rss_t *out, char *buf, size_t len);
+
+/* ---- maps.c: the program's own anonymous mappings ---- */
+
+/* In wrappers.c, beside the other prologues: 1 when the calling mmap/munmap/mremap wrapper,
+ * whose frame is `frame`, records its call (the guard is then held: end with rheap__map_leave),
+ * 0 when it passes (recording off, or any guard set: the tracer's own call, an allocator's
+ * inside a wrapper, a signal handler's). */
+int rheap__map_enter(uintptr_t frame);
+void rheap__map_leave(void);
+
 /* ---- thread.c: per-thread recorder state ---- */
 
 /* The frame that called an exported allocator function, where its backtrace starts: the return
@@ -384,6 +425,11 @@ static inline void rheap__counts_add(_Atomic uint64_t *v, uint64_t n) {
                           memory_order_relaxed);
 }
 int rheap__record_mark(const char *label);
+/* An mmap, munmap or mremap of the program's anonymous memory (op a rip_map_op_t), stamped
+ * `t`: addr and len (whole pages) the range mapped or unmapped; for a remap old and old_len the
+ * range it came from. Map and remap take a backtrace from `from`. */
+void rheap__record_map(int op, uintptr_t addr, uint64_t len, uintptr_t old, uint64_t old_len,
+                       uint64_t t, const rheap__frame_t *from);
 
 /* An event of a signal handler that interrupted a wrapper of this thread (call 0: a free of p;
  * else an allocation, a realloc of `old` when old is set), at absolute time t, without a

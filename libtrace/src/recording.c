@@ -228,6 +228,7 @@ int rheap__start(const rheap__config_t *c, const char *how) {
     }
     rheap__rec.cfg = *c;
     rheap__rec.start_ns = rheap__now_abs();
+    rheap__rss_start(c->rss_ms);
     __atomic_store_n(&rheap__rec.pid, getpid(), __ATOMIC_RELAXED); /* read unlocked: fork.c */
     rip_header_t h = {1, RIP_FORMAT_MAJOR, RIP_FORMAT_MINOR, (uint32_t)rheap__rec.pid, 0, rheap__rec.num, 0,
                       rheap__rec.start_ns, RHEAP__TIME_SHIFT, 0, 0};

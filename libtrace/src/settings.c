@@ -59,6 +59,12 @@ const rheap__setting_t rheap__settings[RHEAP__SET_COUNT] = {
                                1048576, RHEAP_DEFAULT_SEGMENT_KB, "KiB",
                                "KiB per thread file in profile mode\n"
                                "(then the thread goes on in a new segment; 0: no limit)"},
+    [RHEAP__SET_RSS_MS] = {"RHEAP_RSS_MS", NULL, NULL, NULL, RHEAP__TYPE_UINT, 0, 3600000,
+                           RHEAP_DEFAULT_RSS_MS, "ms",
+                           "time between samples of the process's resident memory (0: none)"},
+    [RHEAP__SET_MMAP] = {"RHEAP_MMAP", NULL, NULL, NULL, RHEAP__TYPE_BOOL, 0, 1,
+                         RHEAP_DEFAULT_MMAP, "",
+                         "record the program's own anonymous mmap, munmap and mremap"},
 };
 
 /* Decimal digits only, at most 9 of value (anything larger is out of every range here). */

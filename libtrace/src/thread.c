@@ -98,6 +98,7 @@ struct rheap__thread {
     uint32_t side_at;
     uint64_t side_before;        /* and the file had this many events before it */
     side_ev_t side[SIDE_SLOTS];
+    char rss_buf[4096];          /* /proc/self/status, read for a sample of resident memory */
     uint64_t ips[RIP_MAX_DEPTH]; /* the backtrace being recorded: here, not on a stack that may
                                     be small */
 };
@@ -874,20 +875,42 @@ typedef struct {
     const char *name;
 } pool_ev_t;
 
-/* An allocation (pool NULL) or a pool's allocation with its backtrace, or another pool event
- * (written without one). */
+/* A map event's op and, for a remap, the range it came from (rheap__record_map). */
+typedef struct {
+    rip_map_op_t op;
+    uintptr_t old;
+    uint64_t old_len;
+} map_ev_t;
+
+/* Takes the sample of resident memory if this event, stamped t_now (absolute), is the one due
+ * to (rss.c): before the thread's lock, since reading /proc is a few system calls. */
+static inline int take_rss(rheap__thread_t *t, uint64_t t_now, rheap__rss_t *out) {
+    return RHEAP_UNLIKELY(rheap__rss_due(t_now)) && rheap__rss_claim(t_now) &&
+           rheap__rss_read(out, t->rss_buf, sizeof t->rss_buf) == 0;
+}
+
+static inline rip_status_t write_rss(rheap__thread_t *t, uint64_t t_rel, const rheap__rss_t *r) {
+    return rip_writer_rss(t->w, t_rel, r->rss, r->anon, r->file, r->swap);
+}
+
+/* An allocation (pool and map NULL) or a pool's allocation with its backtrace, or another pool
+ * event (written without one), or a map event (a map or remap with its backtrace). */
 static inline __attribute__((always_inline)) void
 record_event(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old, uint64_t old_t,
-             uint64_t t_now, const rheap__frame_t *from, const pool_ev_t *pool) {
+             uint64_t t_now, const rheap__frame_t *from, const pool_ev_t *pool,
+             const map_ev_t *map) {
     rheap__thread_t *t = self();
     if (!t)
         return;
+    rheap__rss_t rss;
+    int has_rss = take_rss(t, t_now, &rss);
     unsigned depth = t->depth, n = 0;
     uint64_t *ips = t->ips;
     uint64_t stack = 0, h = 0;
     int snapshot = 0;
     unsigned long long adds = 0, subs = 0;
-    if ((!pool || pool->op == RIP_POOL_ALLOC) && sampled(t)) {
+    if ((!pool || pool->op == RIP_POOL_ALLOC) && (!map || map->op != RIP_MAP_UNMAP) &&
+        sampled(t)) {
         /* After an unload, another object may sit at the same addresses: the same return
          * addresses are then another stack, defined anew after a new module snapshot. */
         unsigned unload_gen = atomic_load_explicit(&rheap__unload_gen, memory_order_relaxed);
@@ -935,15 +958,26 @@ record_event(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old,
     if (st == RIP_OK && pool)
         st = rip_writer_pool(t->w, pool->op, t_now, pool->pool, (uintptr_t)p, size, stack,
                              pool->name);
+    else if (st == RIP_OK && map)
+        st = rip_writer_map(t->w, map->op, t_now, (uintptr_t)p, size, stack, map->old,
+                            map->old_len);
     else if (st == RIP_OK)
         st = rip_writer_alloc(t->w, call, t_now, (uintptr_t)p, size, stack, align, (uintptr_t)old,
                               old ? old_t : 0);
+    if (st == RIP_OK && has_rss)
+        st = write_rss(t, t_now, &rss);
     finish_event(t, st);
 }
 
 void rheap__record_alloc(rip_call_t call, void *p, uint64_t size, uint64_t align, void *old,
                          uint64_t old_t, uint64_t t_now, const rheap__frame_t *from) {
-    record_event(call, p, size, align, old, old_t, t_now, from, NULL);
+    record_event(call, p, size, align, old, old_t, t_now, from, NULL, NULL);
+}
+
+void rheap__record_map(int op, uintptr_t addr, uint64_t len, uintptr_t old, uint64_t old_len,
+                       uint64_t t_now, const rheap__frame_t *from) {
+    map_ev_t ev = {(rip_map_op_t)op, old, old_len};
+    record_event(RIP_CALL_MMAP, (void *)addr, len, 0, NULL, 0, t_now, from, NULL, &ev);
 }
 
 void rheap__record_pool(int op, uint64_t pool, const void *p, uint64_t size, const char *name,
@@ -955,21 +989,27 @@ void rheap__record_pool(int op, uint64_t pool, const void *p, uint64_t size, con
         memcpy(text, name, n);
     text[n] = 0;
     pool_ev_t ev = {(rip_pool_op_t)op, pool, text};
-    record_event(RIP_CALL_POOL_ALLOC, (void *)p, size, 0, NULL, 0, rheap__now_abs(), from, &ev);
+    record_event(RIP_CALL_POOL_ALLOC, (void *)p, size, 0, NULL, 0, rheap__now_abs(), from, &ev,
+                 NULL);
 }
 
 void rheap__record_free(void *p, uint64_t t_now) {
     rheap__thread_t *t = self();
     if (!t)
         return;
+    rheap__rss_t rss;
+    int has_rss = take_rss(t, t_now, &rss);
     t_lock(t);
     if (!t->w || atomic_load(&t->gen) != atomic_load(&rheap__gen)) {
         t_unlock(t);
         return;
     }
     rip_status_t st = drain_earlier(t);
+    t_now = monotonic_time(t, since_start(t, t_now));
     if (st == RIP_OK)
-        st = rip_writer_free(t->w, monotonic_time(t, since_start(t, t_now)), (uintptr_t)p);
+        st = rip_writer_free(t->w, t_now, (uintptr_t)p);
+    if (st == RIP_OK && has_rss)
+        st = write_rss(t, t_now, &rss);
     finish_event(t, st);
 }
 

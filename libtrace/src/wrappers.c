@@ -101,6 +101,9 @@ void rheap__resolve(void) {
     r.memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
     r.valloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "valloc");
     r.pvalloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "pvalloc");
+    r.mmap = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
+    r.munmap = (int (*)(void *, size_t))dlsym(RTLD_NEXT, "munmap");
+    r.mremap = (void *(*)(void *, size_t, size_t, int, ...))dlsym(RTLD_NEXT, "mremap");
     if (!r.malloc || !r.free || !r.calloc || !r.realloc) {
         rheap__log("cannot find the real malloc (dlsym RTLD_NEXT failed)", NULL);
         syscall(SYS_exit_group, 127); /* not _exit: that is our own wrapper, which would wait here */
@@ -109,6 +112,10 @@ void rheap__resolve(void) {
     nest_inside = rheap__families_resolve();
     tl_resolving = 0;
     atomic_store(&resolve_state, 2);
+}
+
+int rheap__resolved(void) {
+    return atomic_load_explicit(&resolve_state, memory_order_acquire) == 2;
 }
 
 /* True when the caller must use the bootstrap arena: this thread is inside dlsym. */
@@ -604,6 +611,21 @@ RHEAP_EXPORT void *pvalloc(size_t size) {
         record(RIP_CALL_PVALLOC, p, size, (uint64_t)sysconf(_SC_PAGESIZE), RHEAP__CALLER());
     leave();
     return p;
+}
+
+/* ---- The mapping functions' prologue and epilogue (maps.c) ---- */
+
+/* Only a call the program itself makes is recorded: any set guard (the tracer's own code, an
+ * allocator's call inside a wrapper, a signal handler that interrupted one) passes, as do calls
+ * before the real functions are resolved. */
+int rheap__map_enter(uintptr_t frame) {
+    if (rheap__tl.guard || !rheap__resolved())
+        return 0;
+    return enter(frame) == RECORD;
+}
+
+void rheap__map_leave(void) {
+    leave();
 }
 
 /* ---- What the other families' entry points share (families.c) ----

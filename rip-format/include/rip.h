@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define RIP_FORMAT_MAJOR 3
-#define RIP_FORMAT_MINOR 5
+#define RIP_FORMAT_MINOR 6
 
 /* Limits the format sets (FORMAT.md). */
 #define RIP_MAX_DEPTH 1024
@@ -124,7 +124,9 @@ char *rip_error_format(const rip_error_t *err, char *buf, size_t size);
     X(RIP_CALL_MI_STRNDUP, 42, "mi_strndup", RIP_NEW)                              \
     X(RIP_CALL_MI_REALPATH, 43, "mi_realpath", RIP_NEW)                            \
     X(RIP_CALL_POOL_ALLOC, 44, "pool_alloc", RIP_NEW)                              \
-    X(RIP_CALL_POOL_FREE, 45, "pool_free", RIP_NEW)
+    X(RIP_CALL_POOL_FREE, 45, "pool_free", RIP_NEW)                                \
+    X(RIP_CALL_MMAP, 46, "mmap", RIP_NEW)                                          \
+    X(RIP_CALL_MREMAP, 47, "mremap", RIP_RESIZE)
 
 enum { RIP_NEW, RIP_RESIZE };
 
@@ -136,7 +138,7 @@ typedef enum {
 
 /* The first call written with a `call` record, and the last call of this version. */
 #define RIP_CALL_NAMED_FIRST RIP_CALL_NEW
-#define RIP_CALL_LAST RIP_CALL_POOL_FREE
+#define RIP_CALL_LAST RIP_CALL_MREMAP
 
 /* Whether `call` is RIP_RESIZE (0 for an unknown value). */
 int rip_call_resizes(rip_call_t call);
@@ -200,6 +202,8 @@ typedef enum {
     RIP_REC_UNSEEN,          /* since 3.1 */
     RIP_REC_POOL,            /* since 3.4 */
     RIP_REC_CHECKPOINT,      /* since 3.5 */
+    RIP_REC_RSS,             /* since 3.6 */
+    RIP_REC_MAP,             /* since 3.6 */
     RIP_REC_UNKNOWN,         /* an extended record this reader does not know: delivered with
                                 only its type (u.unknown), its payload skipped */
 } rip_rec_kind_t;
@@ -211,6 +215,13 @@ typedef enum {
     RIP_POOL_FREE = 2,
     RIP_POOL_DESTROY = 3,
 } rip_pool_op_t;
+
+/* What a map record (0x49, since 3.6) says happened to the program's anonymous memory. */
+typedef enum {
+    RIP_MAP_MAP = 0,         /* mmap */
+    RIP_MAP_UNMAP = 1,       /* munmap */
+    RIP_MAP_REMAP = 2,       /* mremap */
+} rip_map_op_t;
 
 /* One decoded record. Pointers inside point into the reader and stay valid until the next
  * rip_reader_next call on the same reader. */
@@ -295,6 +306,17 @@ typedef struct {
             const rip_range_t *ranges;
             uint64_t nfiles;
         } checkpoint;
+        struct {
+            /* the process's resident memory, in bytes: all of it, anonymous, file-backed and
+             * shared, and swapped out (rss = anon + file) */
+            uint64_t rss, anon, file, swap;
+        } rss;
+        struct {
+            /* anonymous memory the program mapped (addr, len, stack), unmapped (addr, len) or
+             * remapped (old, old_len to addr, len, stack); lengths in whole pages */
+            rip_map_op_t op;
+            uint64_t addr, len, stack, old, old_len;
+        } map;
         struct {
             uint8_t type;        /* unknown extended record's type byte */
         } unknown;
@@ -471,6 +493,14 @@ rip_status_t rip_writer_off(rip_writer_t *w, uint64_t t, const char *how);
  * fields an op does not use are not written. */
 rip_status_t rip_writer_pool(rip_writer_t *w, rip_pool_op_t op, uint64_t t, uint64_t pool,
                              uint64_t addr, uint64_t size, uint64_t stack, const char *name);
+/* Since 3.6, thread file: a sample of the process's resident memory, in bytes. */
+rip_status_t rip_writer_rss(rip_writer_t *w, uint64_t t, uint64_t rss, uint64_t anon,
+                            uint64_t file, uint64_t swap);
+/* Since 3.6, thread file: an mmap, munmap or mremap of anonymous memory. `stack` for
+ * RIP_MAP_MAP and RIP_MAP_REMAP, `old` and `old_len` for RIP_MAP_REMAP only; the fields an op
+ * does not use are not written. */
+rip_status_t rip_writer_map(rip_writer_t *w, rip_map_op_t op, uint64_t t, uint64_t addr,
+                            uint64_t len, uint64_t stack, uint64_t old, uint64_t old_len);
 
 /* Since 3.5, a checkpoint file's first record (FORMAT.md section 3b): checkpoint `number`
  * replaces the thread files whose serials lie in ranges[0..n) (increasing, disjoint, not

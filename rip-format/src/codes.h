@@ -109,6 +109,8 @@ static inline uint32_t rip__check_sum(uint64_t h)
 #define RIP__T_TOTALS 0x45 /* since 3.0 */
 #define RIP__T_CALL 0x46   /* since 3.1: names the call of the allocation record that follows */
 #define RIP__T_POOL 0x47   /* since 3.4: an event of a program's own pool */
+#define RIP__T_RSS 0x48    /* since 3.6: a sample of the process's resident memory */
+#define RIP__T_MAP 0x49    /* since 3.6: an mmap, munmap or mremap of anonymous memory */
 #define RIP__T_CHECKPOINT 0x4F /* since 3.5: a checkpoint file's list of the files it replaces */
 #define RIP__T_PROCESS 0x50
 #define RIP__T_CONFIG 0x51

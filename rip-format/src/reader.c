@@ -1057,6 +1057,34 @@ static rip_status_t decode_extended(rip_reader_t *r, rip_record_t *rec, rip_erro
         rec->u.checkpoint.nfiles = files;
         break;
     }
+    case RIP__T_RSS:
+        rec->kind = RIP_REC_RSS;
+        rec->t = get_u(c);
+        rec->u.rss.rss = get_u(c);
+        rec->u.rss.anon = get_u(c);
+        rec->u.rss.file = get_u(c);
+        rec->u.rss.swap = get_u(c);
+        break;
+    case RIP__T_MAP: {
+        rec->kind = RIP_REC_MAP;
+        rec->t = get_u(c);
+        uint64_t op = get_u(c);
+        if (c->err == RIP__VARINT_OK && op > RIP_MAP_REMAP)
+            return fail(r, err, RIP_E_CORRUPT, r->block_off,
+                        "map record at block offset %zu: op %llu, expected 0-2", rec_at,
+                        (unsigned long long)op);
+        rec->u.map.op = (rip_map_op_t)op;
+        rec->u.map.addr = get_u(c);
+        rec->u.map.len = get_u(c);
+        rec->u.map.stack = rec->u.map.old = rec->u.map.old_len = 0;
+        if (op != RIP_MAP_UNMAP)
+            rec->u.map.stack = get_u(c);
+        if (op == RIP_MAP_REMAP) {
+            rec->u.map.old = get_u(c);
+            rec->u.map.old_len = get_u(c);
+        }
+        break;
+    }
     case RIP__T_ON:
     case RIP__T_OFF:
         rec->kind = type == RIP__T_ON ? RIP_REC_ON : RIP_REC_OFF;

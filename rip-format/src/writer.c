@@ -1064,6 +1064,51 @@ rip_status_t rip_writer_pool(rip_writer_t *w, rip_pool_op_t op, uint64_t t, uint
     return end_ext(w);
 }
 
+rip_status_t rip_writer_rss(rip_writer_t *w, uint64_t t, uint64_t rss, uint64_t anon,
+                            uint64_t file, uint64_t swap)
+{
+    t >>= w->time_shift;
+    size_t len = rip__varint_len(t) + rip__varint_len(rss) + rip__varint_len(anon) +
+                 rip__varint_len(file) + rip__varint_len(swap);
+    uint8_t *p;
+    rip_status_t st = begin_ext(w, RIP__T_RSS, len, &p);
+    if (st != RIP_OK)
+        return st;
+    p += rip__put_varint(p, t);
+    p += rip__put_varint(p, rss);
+    p += rip__put_varint(p, anon);
+    p += rip__put_varint(p, file);
+    rip__put_varint(p, swap);
+    return end_ext(w);
+}
+
+rip_status_t rip_writer_map(rip_writer_t *w, rip_map_op_t op, uint64_t t, uint64_t addr,
+                            uint64_t len, uint64_t stack, uint64_t old, uint64_t old_len)
+{
+    t >>= w->time_shift;
+    size_t n = rip__varint_len(t) + rip__varint_len((uint64_t)op) + rip__varint_len(addr) +
+               rip__varint_len(len);
+    if (op != RIP_MAP_UNMAP)
+        n += rip__varint_len(stack);
+    if (op == RIP_MAP_REMAP)
+        n += rip__varint_len(old) + rip__varint_len(old_len);
+    uint8_t *p;
+    rip_status_t st = begin_ext(w, RIP__T_MAP, n, &p);
+    if (st != RIP_OK)
+        return st;
+    p += rip__put_varint(p, t);
+    p += rip__put_varint(p, (uint64_t)op);
+    p += rip__put_varint(p, addr);
+    p += rip__put_varint(p, len);
+    if (op != RIP_MAP_UNMAP)
+        p += rip__put_varint(p, stack);
+    if (op == RIP_MAP_REMAP) {
+        p += rip__put_varint(p, old);
+        rip__put_varint(p, old_len);
+    }
+    return end_ext(w);
+}
+
 rip_status_t rip_writer_on(rip_writer_t *w, uint64_t t, const char *how)
 {
     return t_str(w, RIP__T_ON, t, how);

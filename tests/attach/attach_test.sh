@@ -121,6 +121,11 @@ case_window() {
     o1=$(check_thread w.db "$other" "$a0_1" "$a1_1" "$f0_1" "$f1_1")
     expect_eq "frees of older blocks, counted" "$(sql w.db "SELECT unmatched_frees FROM processes")" "$((o0 + o1))"
     expect_eq "window" "$(sql w.db "SELECT on_how, off_how IS NOT NULL AND off_t > on_t, off_how FROM windows")" "attach|1|detach"
+    # Resident memory, sampled from the attached recorder's events (every 10 ms at most) inside
+    # the window, its parts adding up.
+    expect_eq "resident memory samples in the window (>= 5|outside|parts)" "$(sql w.db "SELECT
+        count(*) >= 5, sum(r.t < w.on_t OR r.t > w.off_t), sum(r.bytes != r.anon + r.file)
+        FROM rss AS r, windows AS w")" "1|0|0"
     live=$(sql w.db "SELECT count(*) FROM allocations WHERE dealloc_after IS NULL")
     grep -q "^rheap: live at stop: .* in $live blocks$" a.err ||
         fail "no live-at-end line for $live blocks: $(cat a.err)"

@@ -1,6 +1,6 @@
 /*
  * gen_golden.c: writes the golden files of the current format version, v<major>.<minor>-thread.rip
- * and v<major>.<minor>-process.rip (v3.4-*.rip today), into the directory given as argument.
+ * and v<major>.<minor>-process.rip (v3.6-*.rip today), into the directory given as argument.
  * Each version's files are generated once, when that version is new, and kept in tests/data/
  * unchanged, so that the golden test proves later readers still read files of every version.
  * Never regenerate the files of an older version: this program only writes the current one.
@@ -24,7 +24,9 @@
  * the process file an unseen record (0x55). Since 3.3 it also holds calls 33 and later: a
  * mi_heap_malloc aligned to 128, a mi_heap_realloc of it and a mi_strdup. Since 3.4 it also holds
  * pool records (0x47): a pool created, two blocks allocated out of it (the first at the address
- * of the mi_strdup block), one of them freed, and the pool destroyed.
+ * of the mi_strdup block), one of them freed, and the pool destroyed. Since 3.6 it also holds an
+ * rss record (0x48) and map records (0x49): 16 pages mapped, 4 of them unmapped in the middle,
+ * the first 4 remapped to 8 pages elsewhere.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -133,6 +135,11 @@ int main(int argc, char **argv)
     ok(rip_writer_pool(w, RIP_POOL_ALLOC, 2019, 0x55d0c2000100ull, 0x55d0c2000120ull, 48, 2, NULL));
     ok(rip_writer_pool(w, RIP_POOL_FREE, 2020, 0x55d0c2000100ull, 0x55d0c2000120ull, 0, 0, NULL));
     ok(rip_writer_pool(w, RIP_POOL_DESTROY, 2021, 0x55d0c2000100ull, 0, 0, 0, NULL));
+    /* Since 3.6: resident memory, and the program's own anonymous mappings. */
+    ok(rip_writer_rss(w, 2022, 5 << 20, 3 << 20, 2 << 20, 4096));
+    ok(rip_writer_map(w, RIP_MAP_MAP, 2023, 0x7f1300000000ull, 65536, 1, 0, 0));
+    ok(rip_writer_map(w, RIP_MAP_UNMAP, 2024, 0x7f1300004000ull, 16384, 0, 0, 0));
+    ok(rip_writer_map(w, RIP_MAP_REMAP, 2025, 0x7f1400000000ull, 32768, 2, 0x7f1300000000ull, 16384));
     ok(rip_writer_flush(w));
     /* Since 3.0: staged, never flushed. */
     ok(rip_writer_alloc(w, RIP_CALL_MALLOC, 3000, 0x7f1200010010ull, 32, 1, 0, 0, 0));

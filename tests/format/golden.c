@@ -1,7 +1,8 @@
 /*
  * golden.c: the golden files of every format version (tests/data/v1.0-*, v2.0-*, v3.0-*, v3.1-*,
- * v3.2-*, v3.3-*, v3.4-*), read by today's reader, must dump to the text stored beside them. A
- * change to the reader or to `rheap dump` that breaks old recordings fails here.
+ * v3.2-*, v3.3-*, v3.4-*, v3.6-*; 3.5 changed no record of these files), read by today's reader,
+ * must dump to the text stored beside them. A change to the reader or to `rheap dump` that
+ * breaks old recordings fails here.
  */
 #include "test_util.h"
 #include "run_dump.h"
@@ -58,6 +59,8 @@ int main(int argc, char **argv)
     check(argv[1], "v3.3-process");
     check(argv[1], "v3.4-thread");
     check(argv[1], "v3.4-process");
+    check(argv[1], "v3.6-thread");
+    check(argv[1], "v3.6-process");
     printf("golden: ok\n");
     return 0;
 }

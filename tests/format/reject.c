@@ -834,6 +834,55 @@ static void checkpoint_records(void)
            "one before it or ends beyond 2^32");
 }
 
+/* A map record (0x49, since 3.6) with an op beyond remap is refused; a remap reads all its fields, and
+ * an rss record (0x48) with a trailing field of a later minor version reads. */
+static void map_records(void)
+{
+    start2(0);
+    b_u8(&blk.rec, 0x49);
+    b_var(&blk.rec, 4);
+    b_var(&blk.rec, 5);                /* t */
+    b_var(&blk.rec, 3);                /* op 3: none */
+    b_var(&blk.rec, 0x1000);
+    b_var(&blk.rec, 1);
+    finish2();
+    EXPECT(0, RIP_E_CORRUPT, 7, "map record at block offset 56: op 3, expected 0-2");
+
+    start2(0);
+    b_u8(&blk.rec, 0x49);              /* remap of 0x2000, 4096 bytes, to 0x3000, 8192 */
+    b_var(&blk.rec, 11);
+    b_var(&blk.rec, 6);
+    b_var(&blk.rec, RIP_MAP_REMAP);
+    b_var(&blk.rec, 0x3000);
+    b_var(&blk.rec, 8192);
+    b_var(&blk.rec, 0);
+    b_var(&blk.rec, 0x2000);
+    b_var(&blk.rec, 4096);
+    b_u8(&blk.rec, 0x48);              /* rss, then one byte more */
+    b_var(&blk.rec, 6);
+    b_var(&blk.rec, 7);
+    b_var(&blk.rec, 100);
+    b_var(&blk.rec, 60);
+    b_var(&blk.rec, 40);
+    b_var(&blk.rec, 1);
+    b_var(&blk.rec, 9);
+    finish2();
+    rip_reader_t *r;
+    rip_error_t e;
+    if (rip_reader_open_mem(frame.b, frame.n, "mem.rip", &r, &e) != RIP_OK)
+        CHECK_FAIL("open: %s", e.detail);
+    rip_record_t rec;
+    CHECK(rip_reader_next(r, &rec, &e) == RIP_OK);
+    CHECK(rec.kind == RIP_REC_MAP && rec.u.map.op == RIP_MAP_REMAP && rec.u.map.addr == 0x3000 &&
+          rec.u.map.len == 8192 && rec.u.map.stack == 0 && rec.u.map.old == 0x2000 &&
+          rec.u.map.old_len == 4096 && rec.t == 6);
+    CHECK(rip_reader_next(r, &rec, &e) == RIP_OK);
+    CHECK(rec.kind == RIP_REC_RSS && rec.t == 7 && rec.u.rss.rss == 100 && rec.u.rss.anon == 60 &&
+          rec.u.rss.file == 40 && rec.u.rss.swap == 1);
+    CHECK(rip_reader_next(r, &rec, &e) == RIP_END);
+    rip_reader_close(r);
+}
+
 /* References (an odd address value under a plain code): the distance counts the events of the
  * block only (allocations and frees, not markers or stacks), from 0 at each block start, and is
  * 1 to 4096 and at most the events before it. */
@@ -1007,6 +1056,7 @@ int main(void)
     call_records();
     checkpoint_records();
     pool_records();
+    map_records();
     v2_references();
 
     /* The whole message, as tools print it. */

@@ -358,6 +358,15 @@ static inline uint64_t fingerprint(const rip_record_t *r)
         h = fp_mix(h, r->u.pool.stack);
         h = fp_str(h, r->u.pool.name);
         break;
+    case RIP_REC_RSS:
+        h = fp_mix(fp_mix(h, r->u.rss.rss), r->u.rss.anon);
+        h = fp_mix(fp_mix(h, r->u.rss.file), r->u.rss.swap);
+        break;
+    case RIP_REC_MAP:
+        h = fp_mix(fp_mix(h, r->u.map.op), r->u.map.addr);
+        h = fp_mix(fp_mix(h, r->u.map.len), r->u.map.stack);
+        h = fp_mix(fp_mix(h, r->u.map.old), r->u.map.old_len);
+        break;
     case RIP_REC_CHECKPOINT:
         h = fp_mix(fp_mix(h, r->u.checkpoint.number), r->u.checkpoint.nranges);
         for (uint32_t i = 0; i < r->u.checkpoint.nranges; i++)

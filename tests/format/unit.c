@@ -36,7 +36,9 @@ int main(void)
     CHECK(strcmp(rip_call_name(RIP_CALL_MI_NEW), "mi_new") == 0);
     CHECK(strcmp(rip_call_name(RIP_CALL_MI_REALPATH), "mi_realpath") == 0);
     CHECK(strcmp(rip_call_name(RIP_CALL_POOL_ALLOC), "pool_alloc") == 0);
-    CHECK(strcmp(rip_call_name(RIP_CALL_LAST), "pool_free") == 0);
+    CHECK(strcmp(rip_call_name(RIP_CALL_POOL_FREE), "pool_free") == 0);
+    CHECK(strcmp(rip_call_name(RIP_CALL_MMAP), "mmap") == 0);
+    CHECK(strcmp(rip_call_name(RIP_CALL_LAST), "mremap") == 0);
     CHECK(strcmp(rip_call_name((rip_call_t)(RIP_CALL_LAST + 1)), "?") == 0);
     CHECK(rip_call_resizes(RIP_CALL_REALLOC) && rip_call_resizes(RIP_CALL_RALLOCX) &&
           rip_call_resizes(RIP_CALL_MI_REALLOC_ALIGNED) && !rip_call_resizes(RIP_CALL_NEW) &&

@@ -430,7 +430,9 @@ case_dumps() {
     grep -c "process $a: live heap .*: wrote dumps/rheap-heap-" "$WORK/serve.err" >count || true
     local made
     made=$(cat count)
-    [ "$made" -ge 8 ] || fail "only $made dumps: $(cat "$WORK/serve.err")"
+    # How many high marks the collector sees depends on how often it is scheduled: a loaded
+    # machine sees fewer steps of the holder. More dumps than are kept is what proves trimming.
+    [ "$made" -ge 4 ] || fail "only $made dumps: $(cat "$WORK/serve.err")"
     local files=(dumps/rheap-heap-*-pid"$a".pb.gz)
     expect_eq "dumps kept" "${#files[@]}" 3
     [ -z "$(ls dumps | grep -v '^rheap-heap-.*\.pb\.gz$')" ] || fail "stray files: $(ls dumps)"

@@ -12,6 +12,9 @@ grep -q '^thread-info .* marks=2 ' summary.txt || fail "markers: $(grep ^thread-
 has_line summary.txt "on how=api"
 has_line summary.txt "off how=api"
 clean_check "$dir"
+# Started by rheap_enable, the recording samples resident memory from its first event on.
+n=$("$RHEAP" dump "$dir"/t*.rip | grep -c '^rss t=' || true)
+[ "$n" -ge 1 ] || fail "no sample of resident memory in a recording started by rheap_enable"
 check=$(tally check "$dir")
 expect_eq "live blocks at the end of the region" "$(field "$check" live)" 50
 expect_eq "live bytes at the end of the region" "$(field "$check" live_bytes)" 3200
