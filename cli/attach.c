@@ -1,5 +1,5 @@
 /*
- * attach.c: `rheap attach [-o OUT.db] [--duration S] [--profile] [--depth N] PID`: records a
+ * attach.c: `rheap attach [-o OUT.db] [--duration S] [--profile] [--depth N] ... PID`: records a
  * process that is already running, for a window, without restarting it.
  *
  * The joining itself is the injection library (../inject/): its checks, librheap loaded by a
@@ -22,12 +22,22 @@
 
 typedef struct {
     const char *output;
-    const char *depth;
+    /* The settings table's options that librheap takes when attached (ATTACH_SETTINGS): the
+     * text passed on, NULL when not given. */
+    const char *settings[RHEAP__SET_COUNT];
     const char *dir;
     double duration; /* seconds; 0: until Ctrl-C */
-    int profile, force, keep, quiet, timings;
+    int force, keep, quiet, timings;
     pid_t pid;
 } attach_opts_t;
+
+/* The settings an attached librheap takes (libtrace/src/got.c, read_settings): those of a window
+ * of recording. The toggle signal and the state at start are `rheap run`'s: an attach is a
+ * window from now on. */
+static const rheap__setting_id_t ATTACH_SETTINGS[] = {RHEAP__SET_DEPTH, RHEAP__SET_MODE,
+                                                      RHEAP__SET_SAMPLE_INTERVAL,
+                                                      RHEAP__SET_SEGMENT_KB};
+#define ATTACH_NSETTINGS (sizeof ATTACH_SETTINGS / sizeof *ATTACH_SETTINGS)
 
 static void usage_attach(FILE *f)
 {
@@ -52,6 +62,9 @@ static void usage_attach(FILE *f)
             "  --depth N           most frames kept per backtrace, 1-1024 (default 64)\n"
             "  --profile           profile mode: a sample of the allocations, about one per\n"
             "                      512 KiB allocated (see rheap run --help)\n"
+            "  --sample-interval N profile mode: mean bytes between samples (default 524288)\n"
+            "  --segment-kb N      profile mode: KiB per thread file, then the thread goes on\n"
+            "                      in a new segment (default 4096; 0: no limit)\n"
             "  --dir DIR           make the recording's private directory in DIR (default:\n"
             "                      beside the output)\n"
             "  --keep              keep the recording (rip-<pid>/) and say where\n"
@@ -76,11 +89,24 @@ static int parse_attach(int argc, char **argv, attach_opts_t *o)
             usage_attach(stdout);
             return 0;
         }
+        const char *before[RHEAP__SET_COUNT];
+        memcpy(before, o->settings, sizeof before);
+        int taken = cli__setting_option("attach", argc, argv, &i, o->settings);
+        if (taken < 0)
+            return -1;
+        if (taken) {
+            int ok = 0;
+            for (size_t k = 0; k < ATTACH_NSETTINGS; k++)
+                ok |= o->settings[ATTACH_SETTINGS[k]] != before[ATTACH_SETTINGS[k]];
+            if (!ok) {
+                cli__error(stderr, "%s is an option of rheap run, not of rheap attach", a);
+                return -1;
+            }
+            continue;
+        }
         const char **value = NULL;
         if (!strcmp(a, "-o") || !strcmp(a, "--output"))
             value = &o->output;
-        else if (!strcmp(a, "--depth"))
-            value = &o->depth;
         else if (!strcmp(a, "--duration"))
             value = &duration;
         else if (!strcmp(a, "--dir"))
@@ -91,8 +117,6 @@ static int parse_attach(int argc, char **argv, attach_opts_t *o)
                 return -1;
             }
             *value = argv[++i];
-        } else if (!strcmp(a, "--profile")) {
-            o->profile = 1;
         } else if (!strcmp(a, "-f") || !strcmp(a, "--force")) {
             o->force = 1;
         } else if (!strcmp(a, "--keep")) {
@@ -138,8 +162,13 @@ static int parse_attach(int argc, char **argv, attach_opts_t *o)
             return -1;
         }
     }
-    if (cli__check_setting(RHEAP__SET_DEPTH, &o->depth) != 0)
+    for (size_t k = 0; k < ATTACH_NSETTINGS; k++)
+        if (cli__check_setting(ATTACH_SETTINGS[k], &o->settings[ATTACH_SETTINGS[k]]) != 0)
+            return -1;
+    if (o->settings[RHEAP__SET_SAMPLE_INTERVAL] && !o->settings[RHEAP__SET_MODE]) {
+        cli__error(stderr, "--sample-interval needs --profile");
         return -1;
+    }
     return 1;
 }
 
@@ -303,10 +332,20 @@ static int make_recdir(const attach_opts_t *o, char *ours, char *theirs, size_t 
 static size_t make_settings(const attach_opts_t *o, const char *dir, char *buf, size_t len)
 {
     size_t n = 0;
-    const char *items[3][2] = {{"RHEAP_DIR", dir},
-                               {"RHEAP_DEPTH", o->depth},
-                               {"RHEAP_MODE", o->profile ? "profile" : "trace"}};
-    for (int i = 0; i < 3; i++) {
+    /* The mode always: the process's own environment may name another. */
+    const char *items[2 + ATTACH_NSETTINGS][2] = {
+        {"RHEAP_DIR", dir},
+        {rheap__settings[RHEAP__SET_MODE].env,
+         o->settings[RHEAP__SET_MODE] ? o->settings[RHEAP__SET_MODE]
+                                      : rheap__settings[RHEAP__SET_MODE].run_text}};
+    size_t count = 2;
+    for (size_t k = 0; k < ATTACH_NSETTINGS; k++) {
+        if (ATTACH_SETTINGS[k] == RHEAP__SET_MODE)
+            continue;
+        items[count][0] = rheap__settings[ATTACH_SETTINGS[k]].env;
+        items[count++][1] = o->settings[ATTACH_SETTINGS[k]];
+    }
+    for (size_t i = 0; i < count; i++) {
         if (!items[i][1])
             continue;
         int w = snprintf(buf + n, len - n, "%s=%s", items[i][0], items[i][1]);

@@ -31,6 +31,10 @@ extern const char *const cli__html_scripts[];
 /* Stacks kept per weight (leaked, peak, allocated); the rest of each recording is summed into
  * one "(other stacks)" entry, so the totals stay exact and the page small. */
 #define HTML_TOP_STACKS 4000
+/* The most per-stack rows of markers, and of checkpoint cuts, the page carries (each about 20
+ * bytes): past it only every second, third, ... marker time or cut is kept, so the moments add
+ * at most about 1 MB to a page of 2000 stacks. */
+#define HTML_MOMENT_ROWS 40000
 
 /* A JSON string; '<', '>' and '&' are escaped too, so no "</script>" can end the data early. */
 static void json_str(FILE *f, const char *s)
@@ -45,6 +49,7 @@ static void json_i(FILE *f, const char *key, int64_t v, int comma)
 
 typedef struct {
     const ra_model_t *pd;
+    sqlite3 *db;          /* for the moments: marker_stacks, checkpoints, checkpoint_stacks */
     ra_memory_t *mem;     /* per recording (pd->procs[i]): its memory beyond the heap */
     char *suppressed;     /* the line naming what suppressions took out, or NULL */
     const ra_moment_t *mo; /* --at or --from/--to: the peak weight is the heap then */
@@ -305,7 +310,9 @@ static void write_proc(FILE *out, const ra_model_t *pd, const ra_memory_t *mem, 
     fputs("]}", out);
 }
 
-/* The data object: {"db", "procs", "frames", "stacks", "stats"}. The frame and stack tables
+static int write_moments(page_t *pg, FILE *out);
+
+/* The data object: {"db", "procs", "frames", "stacks", "stats", "moments"}. The frame and stack tables
  * are written as they are first used, so the stats come last but are built in the same pass:
  * they go to a memory stream first. */
 static int write_data(page_t *pg, const char *db_path, FILE *out)
@@ -399,11 +406,207 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
         fwrite(stacks_txt, 1, stacks_len, out);
         fputs("],\n\"stats\":[", out);
         fwrite(stats_txt, 1, stats_len, out);
-        fputs("]}", out);
+        fputc(']', out);
+        rc = write_moments(pg, out);
+        fputc('}', out);
     }
     free(stacks_txt);
     free(stats_txt);
     return rc ? -1 : 0;
+}
+
+/* The page's index of stack bt, or -1 when the page shows it only in "(smaller stacks)". */
+static int64_t shown_stack(page_t *pg, int64_t bt)
+{
+    char key[32];
+    snprintf(key, sizeof key, "%" PRId64, bt);
+    uint64_t idx;
+    int created;
+    if (ra_smap_get(&pg->stacks, key, UINT64_MAX, &idx, &created) != 0 || idx == UINT64_MAX)
+        return -1;
+    return (int64_t)idx;
+}
+
+/* One moment of a recording: [t, label (null: a checkpoint cut), blocks, bytes, [stack,
+ * blocks, bytes, ...]]. A marker's rows are its whole heap; a cut's only the stacks that
+ * changed since the cut before it on the page (report.js/moment.js carry the others over). */
+static void moment_head(FILE *f, int *n, int64_t t, const char *label, int64_t blocks,
+                        int64_t bytes)
+{
+    fprintf(f, "%s[%" PRId64 ",", (*n)++ ? ",\n" : "", t);
+    json_str(f, label);
+    fprintf(f, ",%" PRId64 ",%" PRId64 ",[", blocks, bytes);
+}
+
+/* The markers of recording p with their exact heap per shown stack (marker_stacks), stacks not
+ * shown summed into one entry of stack -1: the markers at every `every`-th distinct time (the
+ * others the page snaps to the moment before, and says so). One pass over the recording's rows
+ * in time order: markers are in time order too (ra_model_load). */
+static int write_marker_moments(page_t *pg, const ra_proc_t *pr, int64_t every, FILE *f, int *n)
+{
+    const ra_model_t *pd = pg->pd;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(pg->db,
+                           "SELECT t, coalesce(bt, -1), blocks, bytes FROM marker_stacks "
+                           "WHERE pid = ?1 AND recording = ?2 ORDER BY t",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, pr->pid);
+    sqlite3_bind_int64(st, 2, pr->recording);
+    int row = sqlite3_step(st), rc = 0;
+    /* The rows of the last time read: markers of one time share them. */
+    char *rows = NULL;
+    size_t len = 0;
+    int64_t last_t = -1, blocks = 0, bytes = 0, times = 0;
+    for (size_t i = 0; i < pd->nmarkers && rc == 0; i++) {
+        const ra_marker_t *m = &pd->markers[i];
+        if (m->pid != pr->pid || m->recording != pr->recording)
+            continue;
+        if (m->t != last_t) {
+            free(rows);
+            rows = NULL;
+            len = 0;
+            blocks = bytes = 0;
+            int kept = times++ % every == 0;
+            last_t = m->t;
+            FILE *r = kept ? open_memstream(&rows, &len) : NULL;
+            if (kept && !r) {
+                rc = -1;
+                break;
+            }
+            int64_t oblocks = 0, obytes = 0;
+            int k = 0;
+            for (; row == SQLITE_ROW && sqlite3_column_int64(st, 0) <= m->t; row = sqlite3_step(st)) {
+                if (!r || sqlite3_column_int64(st, 0) < m->t)
+                    continue;
+                int64_t s = shown_stack(pg, sqlite3_column_int64(st, 1));
+                int64_t b = sqlite3_column_int64(st, 2), y = sqlite3_column_int64(st, 3);
+                blocks += b;
+                bytes += y;
+                if (s < 0) {
+                    oblocks += b;
+                    obytes += y;
+                } else {
+                    fprintf(r, "%s%" PRId64 ",%" PRId64 ",%" PRId64, k++ ? "," : "", s, b, y);
+                }
+            }
+            if (!r)
+                continue;
+            if (oblocks)
+                fprintf(r, "%s-1,%" PRId64 ",%" PRId64, k ? "," : "", oblocks, obytes);
+            rc |= fclose(r) != 0;
+        }
+        if (rows && rc == 0) {
+            moment_head(f, n, m->t, m->label ? m->label : "", blocks, bytes);
+            fwrite(rows, 1, len, f);
+            fputs("]]", f);
+        }
+    }
+    free(rows);
+    rc |= row != SQLITE_DONE && row != SQLITE_ROW;
+    sqlite3_finalize(st);
+    return rc ? -1 : 0;
+}
+
+/* The checkpoint cuts of recording p, every `every`-th one and the last: the heap after every
+ * event at or before the cut, exactly, per shown stack, as the changes since the cut before. */
+static int write_cut_moments(page_t *pg, const ra_proc_t *pr, int64_t every, FILE *f, int *n)
+{
+    size_t ns = pg->nstacks + 1; /* the last: the stacks not shown */
+    int64_t *cur = calloc(ns * 2, sizeof *cur);
+    unsigned char *dirty = calloc(ns, 1);
+    sqlite3_stmt *ck = NULL, *cs = NULL;
+    int rc = !cur || !dirty;
+    if (!rc)
+        rc = sqlite3_prepare_v2(pg->db,
+                                "SELECT ck, t, blocks, bytes, (SELECT max(ck) FROM checkpoints "
+                                "WHERE pid = ?1 AND recording = ?2) FROM checkpoints "
+                                "WHERE pid = ?1 AND recording = ?2 AND ck > 0 ORDER BY ck",
+                                -1, &ck, NULL) != SQLITE_OK ||
+             sqlite3_prepare_v2(pg->db,
+                                "SELECT ck, coalesce(bt, -1), blocks, bytes FROM checkpoint_stacks "
+                                "WHERE pid = ?1 AND recording = ?2 ORDER BY ck",
+                                -1, &cs, NULL) != SQLITE_OK;
+    if (!rc) {
+        sqlite3_bind_int64(ck, 1, pr->pid);
+        sqlite3_bind_int64(ck, 2, pr->recording);
+        sqlite3_bind_int64(cs, 1, pr->pid);
+        sqlite3_bind_int64(cs, 2, pr->recording);
+    }
+    /* A stack's figures from the last row read; those not shown as one sum, kept per stack in
+     * `others` would need a map: the cut's total less the shown stacks gives it instead. */
+    int srow = rc ? SQLITE_DONE : sqlite3_step(cs);
+    int step = SQLITE_DONE;
+    while (!rc && (step = sqlite3_step(ck)) == SQLITE_ROW) {
+        int64_t c = sqlite3_column_int64(ck, 0), t = sqlite3_column_int64(ck, 1);
+        int64_t blocks = sqlite3_column_int64(ck, 2), bytes = sqlite3_column_int64(ck, 3);
+        int64_t last = sqlite3_column_int64(ck, 4);
+        for (; srow == SQLITE_ROW && sqlite3_column_int64(cs, 0) <= c; srow = sqlite3_step(cs)) {
+            int64_t s = shown_stack(pg, sqlite3_column_int64(cs, 1));
+            if (s < 0)
+                continue;
+            cur[2 * s] = sqlite3_column_int64(cs, 2);
+            cur[2 * s + 1] = sqlite3_column_int64(cs, 3);
+            dirty[s] = 1;
+        }
+        if (c % every != 0 && c != last)
+            continue;
+        moment_head(f, n, t, NULL, blocks, bytes);
+        int k = 0;
+        int64_t oblocks = blocks, obytes = bytes;
+        for (size_t s = 0; s + 1 < ns; s++) {
+            oblocks -= cur[2 * s];
+            obytes -= cur[2 * s + 1];
+            if (dirty[s])
+                fprintf(f, "%s%zu,%" PRId64 ",%" PRId64, k++ ? "," : "", s, cur[2 * s],
+                        cur[2 * s + 1]);
+            dirty[s] = 0;
+        }
+        /* The stacks not shown: written whenever their sum moved. */
+        if (oblocks != cur[2 * (ns - 1)] || obytes != cur[2 * (ns - 1) + 1]) {
+            fprintf(f, "%s-1,%" PRId64 ",%" PRId64, k++ ? "," : "", oblocks, obytes);
+            cur[2 * (ns - 1)] = oblocks;
+            cur[2 * (ns - 1) + 1] = obytes;
+        }
+        fputs("]]", f);
+    }
+    rc |= step != SQLITE_DONE || (srow != SQLITE_DONE && srow != SQLITE_ROW);
+    sqlite3_finalize(ck);
+    sqlite3_finalize(cs);
+    free(cur);
+    free(dirty);
+    return rc ? -1 : 0;
+}
+
+/* "moments": per recording (in the order of procs), its markers then its cuts, each in time
+ * order (moment.js merges them). */
+static int write_moments(page_t *pg, FILE *out)
+{
+    const ra_model_t *pd = pg->pd;
+    /* Every `every`-th cut and marker time, so that the page carries at most about
+     * HTML_MOMENT_ROWS stack rows of each. */
+    int64_t every[2] = {1, 1};
+    static const char *const counts[2] = {"SELECT count(*) FROM marker_stacks",
+                                          "SELECT count(*) FROM checkpoint_stacks"};
+    for (int k = 0; k < 2; k++) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(pg->db, counts[k], -1, &st, NULL) != SQLITE_OK)
+            return -1;
+        if (sqlite3_step(st) == SQLITE_ROW)
+            every[k] = sqlite3_column_int64(st, 0) / HTML_MOMENT_ROWS + 1;
+        sqlite3_finalize(st);
+    }
+    fputs(",\n\"moments\":[", out);
+    for (size_t p = 0; p < pd->nprocs; p++) {
+        fputs(p ? ",\n[" : "[", out);
+        int n = 0;
+        if (write_marker_moments(pg, &pd->procs[p], every[0], out, &n) != 0 ||
+            write_cut_moments(pg, &pd->procs[p], every[1], out, &n) != 0)
+            return -1;
+        fputc(']', out);
+    }
+    fputc(']', out);
+    return 0;
 }
 
 /* Copies the template to out, replacing each {{NAME}} by its part. */
@@ -600,13 +803,14 @@ int cli__cmd_report_html(int argc, char **argv)
     ra_supp_t *supp;
     rc = cli__supp_open(&so, db, &supp, stderr);
     ra_memory_t *mem = load_memory(db, &pd);
-    sqlite3_close(db);
     if (rc != RHEAP_EXIT_OK) {
+        sqlite3_close(db);
         free_memory(mem, pd.nprocs);
         ra_model_free(&pd);
         return rc;
     }
-    page_t pg = {.pd = &pd, .mem = mem, .mo = cli__moment_given(&mo) ? &mo : NULL};
+    /* The database stays open until the page is written: its moments are read then. */
+    page_t pg = {.pd = &pd, .db = db, .mem = mem, .mo = cli__moment_given(&mo) ? &mo : NULL};
     size_t nr = ra_supp_nrules(supp);
     int64_t *bl = calloc(nr + 1, sizeof *bl), *by = calloc(nr + 1, sizeof *by);
     size_t len = 0;
@@ -627,6 +831,7 @@ int cli__cmd_report_html(int argc, char **argv)
     ra_supp_destroy(supp);
     if (!line) {
         cli__error(stderr, "out of memory");
+        sqlite3_close(db);
         free_memory(mem, pd.nprocs);
         ra_model_free(&pd);
         return RHEAP_EXIT_OUTPUT;
@@ -634,6 +839,7 @@ int cli__cmd_report_html(int argc, char **argv)
     FILE *out = fopen(output, "w");
     if (!out) {
         cli__error(stderr, "%s: %s", output, strerror(errno));
+        sqlite3_close(db);
         free_memory(mem, pd.nprocs);
         ra_model_free(&pd);
         return RHEAP_EXIT_OUTPUT;
@@ -641,6 +847,7 @@ int cli__cmd_report_html(int argc, char **argv)
     int failed = choose(&pg) != 0 || write_page(&pg, db_path, out) != 0;
     if (fclose(out) != 0)
         failed = 1;
+    sqlite3_close(db);
     free(pg.keep);
     free(pg.suppressed);
     free_memory(mem, pd.nprocs);

@@ -5,7 +5,7 @@
 
 # The scripts run in this order, as one script: each file before report.js defines what
 # report.js calls (cli/README.md says what each holds).
-set(_rheap_html_parts report.html report.css table.js weights.js views.js rss.js report.js)
+set(_rheap_html_parts report.html report.css table.js weights.js views.js rss.js moment.js report.js)
 string(JOIN "," _rheap_html_list ${_rheap_html_parts})
 set(_rheap_html_c ${CMAKE_CURRENT_BINARY_DIR}/html_parts.c)
 set(_rheap_html_deps)

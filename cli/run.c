@@ -9,9 +9,10 @@
  * there in-process, and exits with the program's status as a shell would report it (or, when
  * the program succeeded but its recordings could not be converted, with the converter's).
  *
- * The conversion does not wait for the end: a thread follows the busiest recording while the
- * program writes it (rheap_convert's live inputs), so that when the program exits only its last
- * events are left to convert, and the summary comes at once.
+ * The conversion does not wait for the end: a thread converts each recording whose process has
+ * ended while the others run on, and follows a recording that holds most of the run's bytes
+ * while the program writes it (rheap_convert's live inputs), so that when the program exits only
+ * its last events are left to convert, and the summary comes soon after.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include <dirent.h>
@@ -53,10 +54,10 @@ static void usage_run(FILE *f)
             "\n"
             "Runs PROGRAM with librheap preloaded, records it and every process it forks or\n"
             "execs, waits until all of them have exited, converts every recording into OUT.db\n"
-            "and prints a short summary. The busiest recording is converted while PROGRAM\n"
-            "runs (at low priority for the database writes), so the summary comes soon after\n"
-            "the end. PROGRAM's stdin, stdout and stderr are its own; rheap's messages go to\n"
-            "stderr, prefixed \"rheap:\".\n"
+            "and prints a short summary. Each process that has ended, and the one that\n"
+            "records most, are converted while PROGRAM runs (at low priority for the database\n"
+            "writes), so the summary comes soon after the end. PROGRAM's stdin, stdout and\n"
+            "stderr are its own; rheap's messages go to stderr, prefixed \"rheap:\".\n"
             "\n"
             "Options:\n"
             "  -o, --output FILE   the database to write (default: rheap-PROGRAM.db, or\n"
@@ -393,6 +394,7 @@ typedef struct {
     char **handed;            /* the recordings handed to the converter, in that order */
     size_t nhanded, caphanded;
     char *first;              /* handed out before the conversion started */
+    uint64_t handed_bytes;    /* thread bytes of the recordings handed out, when handed */
     int crc;                  /* the conversion's exit status; -1: there was nothing to convert */
     int done;                 /* convert_thread has returned */
 } live_t;
@@ -446,8 +448,24 @@ static int process_file_ready(const char *dir)
     return 1;
 }
 
-/* rheap_convert's next_input: while the run goes on, the recording with the most thread
- * bytes once it has LIVE_MIN_BYTES; after it, the others by pid; NULL when all were handed. */
+/* A recording whose process has exited, or that a later recording of the same pid follows
+ * (the process executed another program, or turned recording on again): complete, so it
+ * converts at once, without waiting for more to be written. A pid used again by a new
+ * process only makes a recording look unfinished a little longer. */
+static int recording_finished(const cli__rec_t *recs, size_t n, size_t i)
+{
+    if (i + 1 < n && recs[i + 1].pid == recs[i].pid)
+        return 1;
+    return recs[i].pid && kill((pid_t)recs[i].pid, 0) != 0 && errno == ESRCH;
+}
+
+/* rheap_convert's next_input. While the run goes on: a finished recording first, in pid order
+ * (a build's compilers end one after another, and each converts in a moment while the tree
+ * runs on, on the core the build leaves); else the recording with the most thread bytes, to be
+ * followed while it is written, once it has LIVE_MIN_BYTES and most of the run's bytes (a
+ * program's main work: following a long-lived process that records little, a build's driver,
+ * would hold the conversion until it ends while finished ones pile up). After the run, the
+ * others by pid; NULL when all were handed. */
 static const char *next_input(void *user)
 {
     live_t *l = user;
@@ -461,9 +479,9 @@ static const char *next_input(void *user)
         size_t n;
         cli__rec_t *recs = cli__collect_recordings(l->recdir, &n, !over || l->noted);
         l->noted |= over;
-        const char *pick = NULL;
-        uint64_t best = 0;
-        for (size_t i = 0; i < n && !(over && pick); i++) {
+        const char *pick = NULL, *busiest = NULL;
+        uint64_t best = 0, pending = 0;
+        for (size_t i = 0; i < n && !pick; i++) {
             int handed = 0;
             for (size_t j = 0; j < l->nhanded && !handed; j++)
                 handed = strcmp(l->handed[j], recs[i].path) == 0;
@@ -473,11 +491,24 @@ static const char *next_input(void *user)
                 pick = recs[i].path;
                 continue;
             }
+            if (!process_file_ready(recs[i].path))
+                continue;
             uint64_t b = thread_bytes(recs[i].path);
-            if (b >= LIVE_MIN_BYTES && b > best && process_file_ready(recs[i].path)) {
-                best = b;
+            if (recording_finished(recs, n, i)) {
                 pick = recs[i].path;
+                l->handed_bytes += b;
+                continue;
             }
+            pending += b;
+            if (b >= LIVE_MIN_BYTES && b > best) {
+                best = b;
+                busiest = recs[i].path;
+            }
+        }
+        /* Most of what the run has recorded so far, handed or not. */
+        if (!pick && busiest && best * 2 > l->handed_bytes + pending) {
+            pick = busiest;
+            l->handed_bytes += best;
         }
         char *copy = pick ? strdup(pick) : NULL;
         cli__free_recordings(recs, n);

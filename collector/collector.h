@@ -59,6 +59,13 @@ rheap_symbols_t *rc__host_symbols(rc_host_t *h);
 /* The host's name, for the profiles' labels. */
 const char *rc__host_name(const rc_host_t *h);
 
+/* ---- dirlock.c: one collector per directory and user ---- */
+
+/* Takes `dir`'s collector lock for this process (the caller closes *fd at its end): 0 with
+ * *fd >= 0, or 0 with *fd = -1 when the directory may not be written (nothing to compact there),
+ * or -1 with msg saying why, naming the pid of the collector that holds it. */
+int rc__dir_lock(const char *dir, int *fd, char *msg, size_t len);
+
 /* ---- compact.c: a checkpoint file of a profile-mode recording ---- */
 
 /* A module of the checkpoint's list: its stacks' addresses are bias + offset, and one segment
@@ -73,6 +80,7 @@ typedef struct {
 /* A live sampled block; stack is the checkpoint's id (1..nstacks), 0 none. */
 typedef struct {
     uint64_t t, addr, size, stack;
+    unsigned call;             /* rip_call_t: the call that allocated it */
 } rc__ckpt_block_t;
 
 /* What a checkpoint holds (rip-format/FORMAT.md section 3b): the files it replaces, its

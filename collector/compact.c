@@ -47,7 +47,9 @@ static rip_status_t write_body(rip_writer_t *w, const rc__ckpt_t *c)
                               (uint32_t)(c->stack_at[i + 1] - c->stack_at[i]));
     for (size_t i = 0; st == RIP_OK && i < c->nblocks; i++) {
         const rc__ckpt_block_t *b = &c->blocks[i];
-        st = rip_writer_alloc(w, RIP_CALL_MALLOC, b->t, b->addr, b->size, b->stack, 0, 0, 0);
+        /* The call kept (calloc, realloc, new, mi_malloc, ...); not an aligned call's alignment,
+         * nor a realloc's old block (freed before the checkpoint, so in none of its files). */
+        st = rip_writer_alloc(w, (rip_call_t)b->call, b->t, b->addr, b->size, b->stack, 0, 0, 0);
     }
     if (st == RIP_OK)
         st = rip_writer_totals(w, c->t, c->allocs, c->bytes, c->frees);

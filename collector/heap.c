@@ -29,7 +29,9 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,7 +46,10 @@
 typedef struct {
     uint64_t addr;             /* 0: empty slot */
     uint64_t t;
-    uint64_t size;
+    /* 56 bits: no live block is 64 PiB. The call goes into a checkpoint with the block; in the
+     * size's top byte, a block stays 32 bytes. */
+    uint64_t size : 56;
+    uint64_t call : 8;         /* rip_call_t (every code is below 256) */
     uint32_t stack;            /* index into the process's stacks + 1; 0: no backtrace */
     uint32_t thread;           /* index of the thread file it was read from */
 } block_t;
@@ -116,6 +121,7 @@ struct rc__proc {
     int listed;                /* the directory was listed once: later checkpoints are ours */
     int no_compact;            /* a compaction failed: said once, not tried again */
     uint64_t compactions;
+    uint64_t compact_waits;    /* compactions put off while a conversion read the recording */
 };
 
 struct rc_host {
@@ -386,7 +392,7 @@ static int on_alloc(rc__proc_t *p, thread_t *th, uint32_t thread, const rip_reco
     if (rec->u.alloc.old_addr)
         on_free(p, rec->u.alloc.old_addr, rec->u.alloc.old_t, thread);
     block_t b = {.addr = rec->u.alloc.addr, .t = rec->t, .size = rec->u.alloc.size,
-                 .thread = thread};
+                 .call = (uint8_t)rec->u.alloc.call, .thread = thread};
     uint64_t id = rec->u.alloc.stack;
     if (id && id < th->nids)
         b.stack = th->ids[id];
@@ -901,7 +907,7 @@ static int compact_fail(const rc_host_t *h, rc__proc_t *p, const char *why)
  * checkpoint of the blocks they hold that are live now (FORMAT.md section 3b), then deletes them.
  * The collector's own state does not change, but for the files it no longer follows. 0, or -1
  * when out of memory (a failure to write or delete is said and ends compaction of p). */
-static int compact(rc_host_t *h, rc__proc_t *p)
+static int compact_now(rc_host_t *h, rc__proc_t *p)
 {
     ckpt_parts_t c = {0};
     size_t n = p->nthreads, ns = p->nskip, nb = 0;
@@ -971,7 +977,7 @@ static int compact(rc_host_t *h, rc__proc_t *p)
             }
             id = c.stack_new[b->stack - 1];
         }
-        c.blocks[nb++] = (rc__ckpt_block_t){b->t, b->addr, b->size, id};
+        c.blocks[nb++] = (rc__ckpt_block_t){b->t, b->addr, b->size, id, b->call};
     }
     if (nb > 1)
         qsort(c.blocks, nb, sizeof *c.blocks, ckblock_cmp);
@@ -1095,6 +1101,28 @@ static int compact(rc_host_t *h, rc__proc_t *p)
     free(in);
     parts_free(&c);
     return failed ? compact_fail(h, p, why) : 0;
+}
+
+/* compact_now under the recording directory's exclusive flock: a conversion reading the
+ * recording holds it shared from its listing to its end (rip_recording_open), and would find the
+ * files it listed gone. While one reads, compaction waits for a later scan rather than for the
+ * reader: the collector goes on following every process meanwhile. */
+static int compact(rc_host_t *h, rc__proc_t *p)
+{
+    int fd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return compact_now(h, p); /* as before locks: a file system without them */
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int busy = errno == EWOULDBLOCK || errno == EINTR;
+        if (busy) {
+            p->compact_waits++;
+            close(fd);
+            return 0;
+        }
+    }
+    int st = compact_now(h, p);
+    close(fd); /* and with it the lock */
+    return st;
 }
 
 static int proc_scan(rc_host_t *h, rc__proc_t *p, int final)
@@ -1423,6 +1451,7 @@ void rc_host_info(const rc_host_t *h, size_t i, rc_info_t *o)
     o->memory = proc_memory(p);
     o->dropped = p->dropped;
     o->compactions = p->compactions;
+    o->compactions_deferred = p->compact_waits;
     o->compacted_before_ns = p->ckpt_t;
 }
 

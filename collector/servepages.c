@@ -54,6 +54,8 @@ void rc__metrics_write(const rc_host_t *h, FILE *f)
         {"rheap_compactions_total", "counter",
          "Checkpoints the collector wrote in place of the recording's closed segments "
          "(--disk-budget)."},
+        {"rheap_compactions_deferred_total", "counter",
+         "Compactions put off to a later scan because a conversion was reading the recording."},
     };
     size_t n = rc_host_count(h);
     for (size_t s = 0; s < sizeof series / sizeof *series; s++) {
@@ -78,7 +80,8 @@ void rc__metrics_write(const rc_host_t *h, FILE *f)
             case 5: fprintf(f, "%.1f\n", in.rate); break;
             case 6: fputs("1\n", f); break;
             case 7: fprintf(f, "%" PRIu64 "\n", in.memory); break;
-            default: fprintf(f, "%" PRIu64 "\n", in.compactions); break;
+            case 8: fprintf(f, "%" PRIu64 "\n", in.compactions); break;
+            default: fprintf(f, "%" PRIu64 "\n", in.compactions_deferred); break;
             }
         }
     }

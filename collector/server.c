@@ -56,6 +56,8 @@ struct rc_server {
     rc_report_fn report;
     void *report_user;
     rc_log_t log;
+    int *locks;                /* each directory's collector lock (dirlock.c), or -1 */
+    size_t nlocks;
 };
 
 typedef struct rc_server serve_t;
@@ -315,8 +317,29 @@ rc_status_t rc_server_open(const rc_serve_opts_t *o, rc_server_t **out, rc_err_t
         free(sv);
         return rc__fail(err, RC_E_USAGE, "%s", msg);
     }
+    if (!(sv->locks = malloc((o->ndirs ? o->ndirs : 1) * sizeof *sv->locks))) {
+        rc__http_close(sv->http);
+        free(sv);
+        return rc__fail(err, RC_E_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < o->ndirs; i++, sv->nlocks++) {
+        char why[4600];
+        if (rc__dir_lock(o->dirs[i], &sv->locks[i], why, sizeof why) != 0) {
+            for (size_t j = 0; j < i; j++)
+                if (sv->locks[j] >= 0)
+                    close(sv->locks[j]);
+            free(sv->locks);
+            rc__http_close(sv->http);
+            free(sv);
+            return rc__fail(err, RC_E_USAGE, "%s", why);
+        }
+    }
     sv->host = rc_host_create(o->dirs, o->ndirs, &sv->log);
     if (!sv->host) {
+        for (size_t i = 0; i < sv->nlocks; i++)
+            if (sv->locks[i] >= 0)
+                close(sv->locks[i]);
+        free(sv->locks);
         rc__http_close(sv->http);
         free(sv);
         return rc__fail(err, RC_E_NOMEM, "out of memory");
@@ -376,5 +399,9 @@ void rc_server_close(rc_server_t *sv)
     rc__dumps_free(&sv->dumps);
     rc_host_destroy(sv->host);
     rc__http_close(sv->http);
+    for (size_t i = 0; i < sv->nlocks; i++)
+        if (sv->locks[i] >= 0)
+            close(sv->locks[i]);
+    free(sv->locks);
     free(sv);
 }

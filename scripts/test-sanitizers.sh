@@ -74,7 +74,7 @@ cross() {
     # recordings of the plain build's holder: its reader, HTTP parser and profile writer, and
     # the library alone (collect_api).
     for c in snapshot pprof metrics index lifecycle profile robust dumps flat cgroup threads budget perms \
-             library compact; do
+             library compact race second; do
         if env RHEAP="$ROOT/$dir/cli/rheap" RHEAP_LIB="$ROOT/build-rel/libtrace/librheap.so" \
                HOLDER="$ROOT/build-rel/tests/serve/serve_holder" SRC="$ROOT" \
                COLLECT_API="$ROOT/$dir/tests/serve/serve_collect_api" \

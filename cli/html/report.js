@@ -39,7 +39,10 @@ const DEFAULT_WEIGHT = D.moment ? 'peak' : ENDED ? 'leaked' : 'stopped';
 // The threads' and sizes' column of blocks not freed: leaks, a window's live blocks, or both.
 const UNFREED = ENDED && WINDOWS ? 'leaked or live at stop' : ENDED ? 'never freed' : 'live at stop';
 const state = {proc: 'all', weight: DEFAULT_WEIGHT, focus: null, search: null,
-               view: 'top-down', life: 0, fn: null};
+               view: 'top-down', life: 0, fn: null, at: null};
+// The peak weight's words and button without a moment chosen on the page (moment.js).
+const PEAK_WHAT = WEIGHTS.peak.what;
+let PEAK_LABEL = 'at peak';
 
 // ---- Formatting ----
 
@@ -101,8 +104,10 @@ function frameLoc(f) {
   return f[4] ? f[4].replace(/^.*\//, '') : '';
 }
 // Stats of the selected process, or of all of them.
+// With a moment chosen on the page, the peak columns are the heap then (moment.js).
 function selectedStats() {
-  return state.proc === 'all' ? D.stats : D.stats.filter(s => s[0] === state.proc);
+  const base = state.proc === 'all' ? D.stats : D.stats.filter(s => s[0] === state.proc);
+  return state.at ? momentStats(base) : base;
 }
 
 // ---- Header ----
@@ -227,6 +232,7 @@ function drawChart(box, p) {
   });
   hit.addEventListener('mouseleave', () => { hideTip(); cursor.setAttribute('x1', -10); cursor.setAttribute('x2', -10); });
   svg.append(hit);
+  momentChart(svg, hit, D.procs.indexOf(p), {L, R, W, T, H, B, end, x});
   return svg;
 }
 
@@ -245,6 +251,7 @@ function drawCharts() {
       div.append(el('p', {cls: 'muted', text: 'no allocation recorded'}));
     else
       div.append(drawChart(div, p));
+    drawStacked(div, i);
   }
   if (procs.length > CHART_MAX)
     box.append(el('p', {cls: 'muted', text: `${procs.length - CHART_MAX} more processes with smaller peaks not drawn`}));
@@ -388,6 +395,7 @@ function saveHash() {
   for (let a = state.focus; a && a.parent; a = a.parent) path.unshift(a.name);
   if (path.length) h.set('zoom', path.join(';'));
   viewHashSave(h);
+  momentHashSave(h);
   const s = h.toString();
   try {
     if (s !== location.hash.slice(1)) history.replaceState(null, '', s ? '#' + s : location.pathname + location.search);
@@ -403,6 +411,7 @@ function loadHash() {
     setSearch(h.get('search'));
   }
   viewHashLoad(h);
+  momentHashLoad(h);
   return h.get('zoom');
 }
 function zoomTo(path) {
@@ -586,10 +595,16 @@ function setup() {
   state.proc = D.procs.length > 1 ? 'all' : 0;
   zoom = loadHash();
   sel.value = String(state.proc);
-  sel.addEventListener('change', () => { state.proc = sel.value === 'all' ? 'all' : +sel.value; drawSelection(); });
+  sel.addEventListener('change', () => {
+    state.proc = sel.value === 'all' ? 'all' : +sel.value;
+    if (state.at) drawMomentNote();
+    drawSelection();
+  });
 
   const buttons = document.querySelectorAll('#weight button');
   if (D.moment) document.querySelector('#weight button[data-w="peak"]').textContent = PEAK_WORD;
+  PEAK_LABEL = document.querySelector('#weight button[data-w="peak"]').textContent;
+  momentWords();
   buttons.forEach(b => { b.hidden = (b.dataset.w === 'leaked' && !ENDED) || (b.dataset.w === 'stopped' && !WINDOWS); });
   const mark = () => buttons.forEach(b => b.classList.toggle('on', b.dataset.w === state.weight));
   buttons.forEach(b => b.addEventListener('click', () => { state.weight = b.dataset.w; mark(); redrawFlame(); }));
@@ -610,6 +625,7 @@ function setup() {
 try {
   drawTotals();
   setup();
+  drawMomentNote();
   drawCharts();
   drawSelection();
   if (zoom) { zoomTo(zoom); drawFlame(); }

@@ -76,6 +76,8 @@ typedef struct {
     uint64_t compactions;     /* checkpoints this host wrote for it (rc_host_disk_budget) */
     uint64_t compacted_before_ns; /* its newest checkpoint's time (ns since recording began): the
                                      frees of blocks allocated and freed before it are gone; 0 */
+    uint64_t compactions_deferred; /* compactions put off to a later scan: a conversion was
+                                      reading the recording (its shared flock) */
 } rc_info_t;
 
 typedef struct rc_host rc_host_t;

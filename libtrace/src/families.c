@@ -16,7 +16,8 @@
  * throws leaves through a cleanup (this file is built with -fexceptions) that releases what the
  * wrapper held. A symbol that no loaded library defines (a program that looked mallocx up
  * without jemalloc loaded) fails as an allocator out of memory would: NULL, 0 or ENOMEM, and a
- * free of nothing; one line says so.
+ * free of nothing; one line says so. C++'s operators are the exception: a C++ library loaded
+ * with RTLD_LOCAL is out of dlsym(RTLD_NEXT)'s sight, so they fall back to malloc and free.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -57,8 +58,48 @@ void *rheap__families_real(const char *symbol) {
     return NULL;
 }
 
+/* C++'s operators where librheap cannot see their library: a C++ library that a program loaded
+ * with dlopen's default RTLD_LOCAL (binutils' ar and ld load the LLVM gold plugin so, which
+ * brings libstdc++ along) resolves its own operator new to librheap's, which comes first in the
+ * global scope, while dlsym(RTLD_NEXT) searches the global scope alone and finds nothing. Those
+ * calls are served as libstdc++ serves them, by malloc and free (the exported ones: librheap's
+ * wrappers, through which the inner call passes as it would from libstdc++), instead of failing
+ * the call and crashing the program. */
+static void *new_plain(size_t s) { return malloc(s ? s : 1); }
+static void *new_nothrow(size_t s, const void *nt) { (void)nt; return malloc(s ? s : 1); }
+static void *new_aligned(size_t s, size_t a) {
+    void *p = NULL;
+    return posix_memalign(&p, a < sizeof(void *) ? sizeof(void *) : a, s ? s : 1) == 0 ? p : NULL;
+}
+static void *new_aligned_nothrow(size_t s, size_t a, const void *nt) {
+    (void)nt;
+    return new_aligned(s, a);
+}
+static void delete_plain(void *p) { free(p); }
+static void delete_sized(void *p, size_t s) { (void)s; free(p); }
+static void delete_nothrow(void *p, const void *nt) { (void)nt; free(p); }
+static void delete_sized_aligned(void *p, size_t s, size_t a) { (void)s; (void)a; free(p); }
+static void delete_aligned_nothrow(void *p, size_t a, const void *nt) { (void)a; (void)nt; free(p); }
+
+static void *fallback(int slot) {
+    switch (slot) {
+    case RHEAP_E_NEW: case RHEAP_E_NEWA: return (void *)new_plain;
+    case RHEAP_E_NEW_NT: case RHEAP_E_NEWA_NT: return (void *)new_nothrow;
+    case RHEAP_E_NEW_AL: case RHEAP_E_NEWA_AL: return (void *)new_aligned;
+    case RHEAP_E_NEW_AL_NT: case RHEAP_E_NEWA_AL_NT: return (void *)new_aligned_nothrow;
+    case RHEAP_E_DL: case RHEAP_E_DA: return (void *)delete_plain;
+    case RHEAP_E_DL_SZ: case RHEAP_E_DA_SZ: case RHEAP_E_DL_AL: case RHEAP_E_DA_AL:
+        return (void *)delete_sized;
+    case RHEAP_E_DL_NT: case RHEAP_E_DA_NT: return (void *)delete_nothrow;
+    case RHEAP_E_DL_SZ_AL: case RHEAP_E_DA_SZ_AL: return (void *)delete_sized_aligned;
+    case RHEAP_E_DL_AL_NT: case RHEAP_E_DA_AL_NT: return (void *)delete_aligned_nothrow;
+    default: return NULL;
+    }
+}
+
 /* A symbol not found at start-up: looked up again (a library loaded since), once per call until
- * found. dlsym may allocate: as tracer code (guard without frame) unless the wrapper holds the
+ * found; C++'s operators, when still not found, are served by malloc and free from then on
+ * (above). dlsym may allocate: as tracer code (guard without frame) unless the wrapper holds the
  * guard already, whose raised `internal` lets those calls pass. */
 static __attribute__((noinline)) void *late(int slot) {
     static _Atomic int said;
@@ -69,6 +110,8 @@ static __attribute__((noinline)) void *late(int slot) {
     void *f = dlsym(RTLD_NEXT, names[slot]);
     if (mine)
         rheap__tl.guard = 0;
+    if (!f)
+        f = fallback(slot);
     if (f)
         atomic_store_explicit(&reals[slot], f, memory_order_release);
     else if (!atomic_exchange(&said, 1))

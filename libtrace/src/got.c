@@ -465,6 +465,7 @@ static int read_settings(const char *list, rheap__config_t *c) {
         case RHEAP__SET_SAMPLE_RATE: c->sample_ppm = (uint32_t)v; break;
         case RHEAP__SET_MODE: c->profile = (int)v; break;
         case RHEAP__SET_SAMPLE_INTERVAL: c->interval = v; break;
+        case RHEAP__SET_SEGMENT_KB: c->segment_kb = v; break;
         case RHEAP__SET_DIR: memcpy(c->dir, eq + 1, v + 1); break;
         default: say(EINVAL, "setting not taken by attach: ", s, NULL, NULL); return -1;
         }

@@ -385,7 +385,11 @@ typedef struct rip_recording rip_recording_t;
 /* Opens a recording directory: checks that it holds process.rip and lists its thread files
  * (t<tid>.rip, t<tid>-<n>.rip) sorted numerically by (tid, n), t<tid>.rip counting as n = 1,
  * each tid's segments (t<tid>-s<serial>.rip, since 3.5) after them by serial.
- * RIP_E_NOT_RECORDING when `dir` does not exist, is not a directory or has no process.rip. */
+ * RIP_E_NOT_RECORDING when `dir` does not exist, is not a directory or has no process.rip.
+ * Until rip_recording_close, the listed files stay: the handle holds a shared flock on the
+ * directory, and a collector compacting the recording takes it exclusively before it deletes
+ * the files a checkpoint replaces (FORMAT.md section 3b). Where no lock can be had (a directory
+ * on a file system without flock), the list is made without it. */
 rip_status_t rip_recording_open(const char *dir, rip_recording_t **out, rip_error_t *err);
 const char *rip_recording_dir(const rip_recording_t *rec);
 const char *rip_recording_process_path(const rip_recording_t *rec);

@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +29,7 @@ struct rip_recording {
     size_t count;
     char *checkpoint;        /* the newest checkpoint-<K>.rip, or NULL */
     uint64_t checkpoint_num;
+    int lock_fd;             /* the directory, flocked shared while the handle lives; or -1 */
 };
 
 static rip_status_t rec_fail(rip_error_t *err, rip_status_t code, const char *path,
@@ -184,6 +187,7 @@ rip_status_t rip_recording_open(const char *dir, rip_recording_t **out, rip_erro
     rip_recording_t *rec = calloc(1, sizeof *rec);
     if (!rec)
         return rec_fail(err, RIP_E_NOMEM, dir, "out of memory");
+    rec->lock_fd = -1;
     rec->dir = strdup(dir);
     rec->process_path = join(dir, "process.rip");
     if (!rec->dir || !rec->process_path) {
@@ -205,6 +209,12 @@ rip_status_t rip_recording_open(const char *dir, rip_recording_t **out, rip_erro
                                               : "process.rip is not a regular file");
     }
 
+    /* Shared before the listing: a compaction that deletes files waits for the handle's end,
+     * and one that has begun ends before the list is made. A compaction holds the lock for the
+     * few milliseconds of its deletions, so waiting here is short. */
+    rec->lock_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    while (rec->lock_fd >= 0 && flock(rec->lock_fd, LOCK_SH) != 0 && errno == EINTR)
+        ;
     DIR *d = opendir(dir);
     if (!d) {
         char msg[160];
@@ -296,6 +306,8 @@ void rip_recording_close(rip_recording_t *rec)
         free(rec->threads[i].path);
     free(rec->threads);
     free(rec->checkpoint);
+    if (rec->lock_fd >= 0)
+        close(rec->lock_fd); /* and with it the shared lock */
     free(rec->dir);
     free(rec->process_path);
     free(rec);

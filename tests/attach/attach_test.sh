@@ -109,6 +109,35 @@ case_window() {
         FROM allocations a JOIN backtraces b ON b.id = a.bt AND b.frame_no = 0")" "worker:1"
 }
 
+# --segment-kb reaches the attached librheap: a profile-mode window sampling nearly every call
+# (--sample-interval 64) with segments of 1 KiB rolls a thread's file at each block it writes
+# (a block a second or more per thread here; none at the default 4 MiB), and the segments
+# convert as the service's two threads.
+case_segments() {
+    start_service c
+    run a "$RHEAP" attach --profile --sample-interval 64 --segment-kb 1 --keep --duration 1s \
+        -o s.db "$SVC"
+    expect_eq "attach status ($(cat a.err))" "$STATUS" 0
+    stop_service c
+    local kept segs firsts
+    kept=$(sed -n 's/^rheap: recording kept in //p' a.err)
+    [ -d "$kept" ] || fail "no kept recording: $(cat a.err)"
+    segs=$(ls "$kept"/rip-*/ | grep -c '^t[0-9]*-s[0-9]*\.rip$' || true)
+    firsts=$(ls "$kept"/rip-*/ | grep -c '^t[0-9]*\.rip$' || true)
+    echo "$firsts first files, $segs segments"
+    expect_eq "first files" "$firsts" 2
+    [ "$segs" -ge 1 ] || fail "no segment: $(ls "$kept"/rip-*/)"
+    expect_eq "threads recorded" "$(sql s.db "SELECT count(*) FROM threads")" 2
+    # Without the option, the default 4 MiB: one file per thread.
+    start_service d
+    run b "$RHEAP" attach --profile --sample-interval 64 --keep --duration 1s -o d.db "$SVC"
+    expect_eq "attach status ($(cat b.err))" "$STATUS" 0
+    stop_service d
+    kept=$(sed -n 's/^rheap: recording kept in //p' b.err)
+    expect_eq "segments at the default size" \
+        "$(ls "$kept"/rip-*/ | grep -c '^t[0-9]*-s[0-9]*\.rip$' || true)" 0
+}
+
 case_cycles() {
     start_service c
     for i in $(seq 20); do

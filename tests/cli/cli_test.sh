@@ -166,6 +166,49 @@ case_run_suppressed() {
 }
 
 # The program exits before its child: rheap waits for the orphan and records it too.
+# A tree of many short processes, as a build makes: ten `family tree` one after another, 40
+# processes in all (each a parent, a forked child, and a child that execs, whose recording
+# before the exec is complete once the next one appears). rheap run converts each finished one
+# while the shell goes on; the database holds exact counts per process, the same content as a
+# conversion of the kept recordings after the run, and one stack per call site across every
+# process of the same executable (its module symbolized once, the same file:line for all).
+case_run_tree_many() {
+    run r "$RHEAP" run -q --keep -o many.db -- sh -c \
+        "for i in 1 2 3 4 5 6 7 8 9 10; do \"$FAMILY\" tree || exit 1; sleep 0.05; done"
+    expect_eq "status" "$STATUS" 0
+    expect_eq "family trees" "$(grep -c '^parent=' r.out)" 10
+    : >want.txt
+    grep '^parent=' r.out | while read -r line; do
+        printf '%s\n' "$(field "$line" parent)|1111|7|4" "$(field "$line" child)|2222|5|0" \
+            "$(field "$line" exec)|3333|3|1" >>want.txt
+    done
+    sort want.txt -o want.txt
+    sql many.db "SELECT pid, size, count(*), count(dealloc_after) FROM allocations
+                 WHERE size IN (1111, 2222, 3333) GROUP BY pid, size" | sort >got.txt
+    diff want.txt got.txt || fail "allocations per process differ"
+    fam="(pid, recording) IN (SELECT pid, recording FROM processes WHERE exe LIKE '%/cli_family')"
+    expect_eq "family recordings" "$(sql many.db "SELECT count(*) FROM processes WHERE $fam")" 40
+    expect_eq "summary per process" "$(sql many.db "SELECT count(*), sum(allocs), sum(frees),
+        sum(leaked_bytes) FROM recording_stats WHERE allocs > 0 AND $fam")" "30|150|50|211090"
+    # One stack per size across the 30 processes that allocated it, at blocks' malloc.
+    line=$(grep -n 'p\[i\] = malloc(size);' "$FIXTURES/family.c" | cut -d: -f1)
+    sql many.db "SELECT a.size, count(DISTINCT a.pid), count(DISTINCT a.bt), s.function, s.location
+                 FROM allocations AS a JOIN stacks AS s ON s.id = a.bt
+                 WHERE a.size IN (1111, 2222, 3333) GROUP BY a.size ORDER BY a.size" >got.txt
+    printf '%s\n' "1111|10|1|blocks|$FIXTURES/family.c:$line" "2222|10|1|blocks|$FIXTURES/family.c:$line" \
+        "3333|10|1|blocks|$FIXTURES/family.c:$line" >want.txt
+    diff want.txt got.txt || fail "stacks across processes differ"
+    expect_eq "family modules symbolized" "$(sql many.db "SELECT count(DISTINCT path) FROM modules
+        WHERE path LIKE '%/cli_family' AND status = 'ok'")" 1
+    kept=$(sed -n 's/^rheap: recordings kept in //p' r.err)
+    [ -n "$kept" ] || fail "--keep did not say where: $(cat r.err)"
+    run c "$RHEAP" convert -q "$kept"/rip-* -o batch.db
+    expect_eq "convert status" "$STATUS" 0
+    sqlite3 -readonly many.db <"$CANONICAL" >many.txt
+    sqlite3 -readonly batch.db <"$CANONICAL" >batch.txt
+    cmp -s many.txt batch.txt || { diff many.txt batch.txt | head -5 >&2; fail "run and batch databases differ"; }
+}
+
 case_run_orphan() {
     run r "$RHEAP" run -o o.db -- "$FAMILY" orphan
     expect_eq "status" "$STATUS" 0

@@ -27,6 +27,9 @@
 #              heap exactly, a damaged file said through the caller's log and never on stderr
 #   flat       a profile-mode program allocating without end at a tiny interval: the
 #              collector's memory for it stays flat while it reads every new sample
+#   race       rheap snapshot -o in a loop while the collector compacts the recording: every
+#              conversion succeeds with the holder's exact bytes
+#   second     a second rheap serve on the same directory refuses to start, naming the first
 #   compact    a week compressed into seconds: a 50 MiB holder churning at a tiny interval,
 #              its recording rolled into small segments that the collector compacts into
 #              checkpoints; the directory's disk use and the collector's VmHWM stay flat, the
@@ -565,6 +568,75 @@ case_compact() {
         fail "meta compacted_files: $(sqlite3 a.db "SELECT value FROM meta WHERE key = 'compacted_files'")"
     "$RHEAP" report a.db | grep -q 'compacted .* thread files; events before .* s were compacted' ||
         fail "rheap report does not say the recording was compacted"
+}
+
+case_race() {
+    # The compact case's holder, smaller (320 blocks of 16 KiB, each sampled and standing for
+    # itself), converted again and again by rheap snapshot -o while the collector compacts its
+    # recording: every conversion reads a whole, consistent recording (the files it listed stay
+    # until it ends), and the compactions go on between the conversions.
+    start_holder a 320 16384 RHEAP_MODE=profile RHEAP_SAMPLE_INTERVAL=64 RHEAP_SAMPLE_SEED=5 \
+        RHEAP_SEGMENT_KB=64 HOLDER_CHURN=3000 HOLDER_THREADS=1
+    local a=$HPID
+    start_serve --disk-budget 256K
+    wait_for "a first compaction" bash -c "curl -sf $URL/metrics |
+        grep -q '^rheap_compactions_total{pid=\"$a\".* [1-9][0-9]*\$'"
+    local i st k0 k db runs=0
+    k0=$(metric rheap_compactions_total "$a")
+    for i in $(seq 40); do
+        st=0
+        "$RHEAP" snapshot "$a" "$REC" -o race$i.db 2>race.err || st=$?
+        # 3: converted, with a warning (a file of a thread still being written).
+        [ $st = 0 ] || [ $st = 3 ] || fail "conversion $i: status $st: $(cat race.err)"
+        db=$(sqlite3 race$i.db "SELECT CAST(round(sum(s.leaked_bytes)) AS INTEGER)
+                                FROM stack_stats s JOIN stacks k ON k.id = s.bt
+                                WHERE k.function = 'hold_blocks'
+                                  AND k.location LIKE '%holder.c:$HOLD_LINE'")
+        expect_eq "hold_blocks live in conversion $i" "$db" $((320 * 16384))
+        rm -f race$i.db
+        runs=$i
+        k=$(metric rheap_compactions_total "$a")
+        [ "$i" -ge 6 ] && [ "$((k - k0))" -ge 4 ] && break
+        # Room for a scan between two conversions: a compaction waits while one reads.
+        sleep 0.2
+    done
+    echo "$runs conversions, $((k - k0)) compactions meanwhile," \
+        "$(metric rheap_compactions_deferred_total "$a") put off while a conversion read"
+    [ "$((k - k0))" -ge 4 ] || fail "only $((k - k0)) compactions during $runs conversions"
+    # The holder's table (320 * 8 bytes, by calloc, made before its blocks) is in the
+    # checkpoint under its call, and a conversion says calloc, not malloc.
+    local dir ck
+    dir=$REC/rip-$a
+    ck=$(ls "$dir" | grep '^checkpoint-[0-9]*\.rip$' | tail -1)
+    "$RHEAP" dump "$dir/$ck" 2>/dev/null >ck.txt || true
+    grep -q ' call=calloc addr=0x[0-9a-f]* size=2560 ' ck.txt ||
+        fail "no calloc of 2560 bytes in $ck: $(grep -c '^alloc' ck.txt) allocations, calls $(grep -o 'call=[a-z_]*' ck.txt | sort | uniq -c | tr '\n' ' ')"
+    "$RHEAP" snapshot "$a" "$REC" -o calls.db 2>/dev/null || [ $? = 3 ] || fail "snapshot -o calls.db"
+    expect_eq "the table's call after compaction" "$(sqlite3 calls.db "SELECT c.name
+        FROM allocations a JOIN calls c ON c.id = a.call
+        WHERE a.size = 2560 AND a.dealloc_after IS NULL")" calloc
+}
+
+case_second() {
+    start_holder a 4 $MIB
+    local a=$HPID first st
+    start_serve
+    first=$SPID
+    wait_for "the holder" bash -c "curl -sf $URL/metrics | grep -q 'rheap_live_bytes{pid=\"$a\"'"
+    # A second collector on the same directory refuses to start (status 1, a usage error), and
+    # names the first; it would compact the same recordings.
+    st=0
+    timeout 10 "$RHEAP" serve --listen 127.0.0.1:0 "$REC" 2>second.err || st=$?
+    expect_eq "the second collector's status ($(cat second.err))" "$st" 1
+    grep -qF "rheap: error: $REC is followed by another rheap serve (pid $first, holding" \
+        second.err || fail "the refusal does not name pid $first: $(cat second.err)"
+    # The first goes on; once it has stopped, a new one starts on the directory.
+    [ "$(metric rheap_live_bytes "$a")" -ge $((4 * MIB)) ] || fail "the first collector no longer answers"
+    kill -TERM "$first"
+    wait "$first" || fail "the first collector's status after SIGTERM: $?"
+    start_serve
+    wait_for "the holder, in the collector started after" \
+        bash -c "curl -sf $URL/metrics | grep -q 'rheap_live_bytes{pid=\"$a\"'"
 }
 
 case_cgroup() {

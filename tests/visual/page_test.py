@@ -7,6 +7,11 @@ its header lists them), each figure checked against truth.c or against SQL over 
     weights    the temporary and allocations weights: exact per site and in all
     lifetime   the lifetime filter at each threshold against SQL; held()'s 4 blocks of 20 ms
     sort       a click on a table's header sorts all its rows, a second click turns them round
+    at         #at=MARKER and #at=TIME: the flamegraph, the sites' column and the card are the heap
+               SQL over the rows finds live then (a time between moments snaps to the one before)
+    click      a click on the memory chart picks the nearest cut: the flamegraph is its heap;
+               the stacked chart's sites are the largest at the cuts, each with its largest
+    drag       a drag across the chart picks the range's highest marker or cut
 
 The environment (CMake sets it): RHEAP, SRC (the source tree), DIR (visual.record's directory,
 which holds out.db; screenshots are left there as page-CASE.png).
@@ -286,8 +291,131 @@ def case_sort(b, page):
     b.screenshot(os.path.join(DIR, "page-sort.png"))
 
 
+# ---- The page at a moment (moment.js) ----
+
+def live_at(t):
+    """Bytes live at t ns after the recording started: allocated at or before t, not freed by
+    then (the rule of markers and checkpoint cuts alike)."""
+    return sql("""SELECT coalesce(sum(size), 0) FROM allocations WHERE alloc_after <= ?1
+                  AND (dealloc_after IS NULL OR dealloc_after > ?1)""", t)[0][0]
+
+
+def live_sites_at(t):
+    """Per allocation site (its location, truth.c:LINE, the plumbing skipped as in `stacks`),
+    the bytes live at t, sites with none left out."""
+    return {os.path.basename(loc): v for loc, v in sql(
+        """SELECT s.location, sum(a.size) FROM allocations AS a JOIN stacks AS s ON s.id = a.bt
+           WHERE a.alloc_after <= ?1 AND (a.dealloc_after IS NULL OR a.dealloc_after > ?1)
+           GROUP BY s.location""", t)}
+
+
+def moment_times():
+    """The times of the page's moments: every marker and checkpoint cut, ascending."""
+    return sorted(t for (t,) in sql("SELECT t FROM checkpoints WHERE ck > 0 UNION SELECT t FROM markers"))
+
+
+def expect_moment(b, what, t):
+    """The flamegraph, the sites table's moment column and the card show the heap at t."""
+    want = live_at(t)
+    if want == 0:
+        fail("%s: nothing live at %d, a test that could not fail" % (what, t))
+    expect_eq(what + ": the flamegraph's all", cell_value(b, "all", 0), want)
+    expect_eq(what + ": the card", int(b.attr(".card[data-k='moment']", "data-v")), want)
+    m, loc = col(b, "sites", "at peak"), col(b, "sites", "location")
+    got = {r[loc]: r[m] for r in rows(b, "sites") if r[m]}
+    expect_eq(what + ": the sites' bytes at the moment", got, live_sites_at(t))
+
+
+def chart_x(b, t):
+    """The x, in pixels from the left of the first memory chart, of time t."""
+    return b.js("""const svg = document.querySelector('#charts .proc svg'), vb = svg.viewBox.baseVal;
+                   const r = svg.getBoundingClientRect(), end = D.procs[0].end + 1;
+                   return (70 + (vb.width - 70 - 14) * arguments[0] / end) * r.width / vb.width;""", t)
+
+
+def case_at(b, page):
+    marker = dict((l, t) for t, l in sql("SELECT t, label FROM markers WHERE label IN ('A', 'B')"))
+    for label in ("A", "B"):
+        b.open(page, "at=" + label)
+        expect_eq("the weight at a moment", b.js("return state.weight"), "peak")
+        note = b.text("#moment-note")
+        if 'marker "%s"' % label not in note or "nearest" in note:
+            fail("the note at marker %s says %r" % (label, note))
+        expect_moment(b, "at marker " + label, marker[label])
+    b.screenshot(os.path.join(DIR, "page-at.png"))
+    # A time between two cuts: the page shows the latest cut before it, and says so.
+    cuts = [t for (t,) in sql("SELECT t FROM checkpoints WHERE ck > 0 ORDER BY ck")]
+    moments = sorted(cuts + [t for (t,) in sql("SELECT t FROM markers")])
+    before = max(t for t in moments if t < cuts[-1])
+    asked = (before + cuts[-1]) // 2
+    b.open(page, "at=%dns" % asked)
+    note = b.text("#moment-note")
+    if "nearest before" not in note or "--at %dns is exact" % asked not in note:
+        fail("the note for a time between moments says %r" % note)
+    expect_moment(b, "at %d ns (snapped to %d)" % (asked, before), before)
+    expect_eq("the address keeps the moment", "at=%dns" % asked in b.js("return location.hash"), True)
+    # The weight picked by the address stays; another weight ignores the moment.
+    b.open(page, "at=A&weight=allocated")
+    expect_eq("allocated at a moment", cell_value(b, "all", 0), sql("SELECT sum(size) FROM allocations")[0][0])
+
+
+def case_click(b, page):
+    b.open(page)
+    # The cut farthest from any other moment: a click at its x picks it, whatever the run's times.
+    ms = moment_times()
+    cuts = [t for (t,) in sql("SELECT t FROM checkpoints WHERE ck > 0")]
+    gap = lambda c: min(abs(t - c) for t in ms if t != c)
+    t = max(cuts, key=gap)
+    if chart_x(b, t + gap(t)) - chart_x(b, t) < 3:
+        fail("every cut lies within 3 pixels of another moment: a click could pick either")
+    b.click_at("#charts .proc svg", chart_x(b, t), 100)
+    b.wait("return location.hash.includes('at=%d')" % t, "at=%d in the address" % t)
+    expect_moment(b, "a click at the cut at %d ns" % t, t)
+    if "cut" not in b.text("#moment-note"):
+        fail("the note after a click says %r" % b.text("#moment-note"))
+    # The stacked chart of the top sites: each layer's largest is its site's most bytes live at
+    # a cut, by SQL; the sites are the 8 largest so, largest first.
+    want = {}
+    for (t,) in sql("SELECT t FROM checkpoints WHERE ck > 0"):
+        for loc, v in live_sites_at(t).items():
+            want[loc] = max(want.get(loc, 0), v)
+    got = b.js("""return [...document.querySelectorAll('.stacked .layer')].map(l =>
+                  [l.dataset.site, +l.dataset.max]);""")
+    got = [(name.split(" ")[-1], v) for name, v in got if name != "other"]
+    expect_eq("the top sites drawn", len(got), min(8, len(want)))
+    for loc, v in got:
+        expect_eq("the largest of %s at a cut" % loc, v, want.get(loc))
+    expect_eq("the top sites' largest, largest first", [v for _, v in got],
+              sorted(want.values(), reverse=True)[:len(got)])
+    b.screenshot(os.path.join(DIR, "page-click.png"))
+
+
+def case_drag(b, page):
+    b.open(page)
+    # From the middle of the widest gap between moments to the end: the moments after it are
+    # in the range, the others well out of it, whatever the run's times.
+    ms = moment_times()
+    i = max(range(len(ms) - 1), key=lambda k: ms[k + 1] - ms[k])
+    a, z = (ms[i] + ms[i + 1]) // 2, b.js("return D.procs[0].end")
+    inside = ms[i + 1:]
+    if len(inside) < 3:
+        fail("only %d moments from %d to %d" % (len(inside), a, z))
+    best = max(inside, key=lambda t: (live_at(t), -t))
+    b.drag("#charts .proc svg", (chart_x(b, a), 100), (chart_x(b, z), 100))
+    b.wait("return location.hash.includes('from=') && location.hash.includes('to=')", "from= and to= in the address")
+    expect_moment(b, "the highest moment of the range", best)
+    if "highest" not in b.text("#moment-note"):
+        fail("the note after a drag says %r" % b.text("#moment-note"))
+    # Back to each process's own peak.
+    b.click("#moment-clear")
+    b.wait("return !location.hash.includes('from=')", "the moment gone from the address")
+    expect_eq("no moment card", b.find_all(".card[data-k='moment']"), [])
+    b.screenshot(os.path.join(DIR, "page-drag.png"))
+
+
 CASES = {"inverted": case_inverted, "callers": case_callers, "weights": case_weights,
-         "lifetime": case_lifetime, "sort": case_sort}
+         "lifetime": case_lifetime, "sort": case_sort,
+         "at": case_at, "click": case_click, "drag": case_drag}
 
 if __name__ == "__main__":
     if CASE not in CASES:
