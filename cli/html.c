@@ -524,8 +524,16 @@ static int write_cut_moments(page_t *pg, const ra_proc_t *pr, int64_t every, FIL
                                 "WHERE pid = ?1 AND recording = ?2 AND ck > 0 ORDER BY ck",
                                 -1, &ck, NULL) != SQLITE_OK ||
              sqlite3_prepare_v2(pg->db,
+                                /* A recording's rows are written together, cut after cut:
+                                 * read them as one range of rowids, not through the index by
+                                 * stack, which visits the table out of order (0.5 s against
+                                 * 2.0 s for 456,000 rows). The range is only for speed; the
+                                 * WHERE and ORDER BY keep the answer exact. */
                                 "SELECT ck, coalesce(bt, -1), blocks, bytes FROM checkpoint_stacks "
-                                "WHERE pid = ?1 AND recording = ?2 ORDER BY ck",
+                                "NOT INDEXED WHERE rowid BETWEEN (SELECT min(rowid) FROM "
+                                "checkpoint_stacks WHERE pid = ?1 AND recording = ?2) AND (SELECT "
+                                "max(rowid) FROM checkpoint_stacks WHERE pid = ?1 AND recording = "
+                                "?2) AND pid = ?1 AND recording = ?2 ORDER BY ck",
                                 -1, &cs, NULL) != SQLITE_OK;
     if (!rc) {
         sqlite3_bind_int64(ck, 1, pr->pid);
