@@ -109,19 +109,25 @@ static inline int recorded(uintptr_t frame, const void *ret) {
     return 0;
 }
 
-RHEAP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
-    if (RHEAP_LIKELY(!(flags & MAP_ANONYMOUS)) ||
-        !recorded((uintptr_t)__builtin_frame_address(0), __builtin_return_address(0)))
-        return real_mmap(addr, len, prot, flags, fd, off);
+/* An anonymous mapping of the program's, between recorded()'s enter and the leave here; caller
+ * is the exported wrapper's frame (taken there: the frame must be the wrapper's). */
+static void *map_recorded(void *addr, size_t len, int prot, int flags, int fd, off_t off,
+                          const rheap__frame_t *caller) {
     void *p = real_mmap(addr, len, prot, flags, fd, off);
     if (p != MAP_FAILED) {
         int saved = errno;
-        rheap__record_map(RIP_MAP_MAP, (uintptr_t)p, pages(len), 0, 0, rheap__now_abs(),
-                          RHEAP__CALLER());
+        rheap__record_map(RIP_MAP_MAP, (uintptr_t)p, pages(len), 0, 0, rheap__now_abs(), caller);
         errno = saved;
     }
     rheap__map_leave();
     return p;
+}
+
+RHEAP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+    if (RHEAP_LIKELY(!(flags & MAP_ANONYMOUS)) ||
+        !recorded((uintptr_t)__builtin_frame_address(0), __builtin_return_address(0)))
+        return real_mmap(addr, len, prot, flags, fd, off);
+    return map_recorded(addr, len, prot, flags, fd, off, RHEAP__CALLER());
 }
 
 /* glibc's other name for it (the same function on 64-bit systems). */
@@ -129,15 +135,7 @@ RHEAP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, o
     if (RHEAP_LIKELY(!(flags & MAP_ANONYMOUS)) ||
         !recorded((uintptr_t)__builtin_frame_address(0), __builtin_return_address(0)))
         return real_mmap(addr, len, prot, flags, fd, off);
-    void *p = real_mmap(addr, len, prot, flags, fd, off);
-    if (p != MAP_FAILED) {
-        int saved = errno;
-        rheap__record_map(RIP_MAP_MAP, (uintptr_t)p, pages(len), 0, 0, rheap__now_abs(),
-                          RHEAP__CALLER());
-        errno = saved;
-    }
-    rheap__map_leave();
-    return p;
+    return map_recorded(addr, len, prot, flags, fd, off, RHEAP__CALLER());
 }
 
 /* Stamped before the real call, as a free is: once the range is given back, another thread's

@@ -7,22 +7,8 @@
 # Environment (CMake): RHEAP, PHASES. RHEAP_TEST_KEEP=1 keeps a failed test's directory.
 set -euo pipefail
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/rheap-moment.XXXXXX")
-cd "$WORK"
-finish() {
-    local status=$?
-    if [ "$status" -ne 0 ] && [ -n "${RHEAP_TEST_KEEP:-}" ]; then
-        echo "kept $WORK" >&2
-    else
-        rm -rf "$WORK"
-    fi
-    exit "$status"
-}
-trap finish EXIT
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
+NAME=run_exact KIND=moment
+source "$(dirname "$0")/../testdir.sh"
 
 "$RHEAP" run -q -o p.db -- "$PHASES" >run.out 2>&1 || { cat run.out >&2; fail "rheap run"; }
 sql() { sqlite3 -batch -bail p.db "$@"; }
