@@ -59,6 +59,17 @@ static int db_fail(ctx_t *c, const char *what)
     return -1;
 }
 
+/* A statement over the recording: ?1 and ?2 are bound to its pid and recording. */
+static int prepare(ctx_t *c, const char *sql, sqlite3_stmt **st)
+{
+    int rc = sqlite3_prepare_v2(c->db, sql, -1, st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(*st, 1, c->pid);
+        sqlite3_bind_int64(*st, 2, c->recording);
+    }
+    return rc;
+}
+
 /* What a sampled block stands for (converter/profile.c's rule): 1 in a trace. */
 static double weight(const ctx_t *c, double size)
 {
@@ -98,14 +109,12 @@ static int ck_read(ctx_t *c, sqlite3_stmt *st, ck_t *k)
 static int checkpoint_at(ctx_t *c, int64_t t, ck_t *k)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT " CK_COLUMNS "\n"
-                           "FROM checkpoints WHERE pid = ?1 AND recording = ?2 AND t <= ?3\n"
-                           "ORDER BY ck DESC LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (prepare(c,
+                "SELECT " CK_COLUMNS "\n"
+                "FROM checkpoints WHERE pid = ?1 AND recording = ?2 AND t <= ?3\n"
+                "ORDER BY ck DESC LIMIT 1",
+                &st) != SQLITE_OK)
         return db_fail(c, "checkpoints");
-    sqlite3_bind_int64(st, 1, c->pid);
-    sqlite3_bind_int64(st, 2, c->recording);
     sqlite3_bind_int64(st, 3, t);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW && ck_read(c, st, k) != 0) {
@@ -250,13 +259,11 @@ static int load_span(ctx_t *c, int64_t lo, int64_t hi)
     c->have_lo = 1;
     c->have_hi = 0;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT " CK_COLUMNS "\n"
-                           "FROM checkpoints WHERE pid = ?1 AND recording = ?2 AND ck BETWEEN ?3 AND ?4",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (prepare(c,
+                "SELECT " CK_COLUMNS "\n"
+                "FROM checkpoints WHERE pid = ?1 AND recording = ?2 AND ck BETWEEN ?3 AND ?4",
+                &st) != SQLITE_OK)
         return db_fail(c, "checkpoints");
-    sqlite3_bind_int64(st, 1, c->pid);
-    sqlite3_bind_int64(st, 2, c->recording);
     sqlite3_bind_int64(st, 3, lo);
     sqlite3_bind_int64(st, 4, hi);
     int rc;
@@ -293,20 +300,18 @@ static int live_at(ctx_t *c, ra_model_t *m, ra_proc_t *p, int64_t t)
             m->stats[i].peak_blocks = m->stats[i].peak_bytes = 0;
     /* Each stack's latest copy at or before the checkpoint: one seek per stack. */
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db,
-            "SELECT coalesce(s.bt, -1), c.blocks, c.bytes FROM main.stack_stats AS s\n"
-            "JOIN checkpoint_stacks AS c ON c.pid = s.pid AND c.recording = s.recording\n"
-            "     AND c.bt IS s.bt\n"
-            "     AND c.ck = (SELECT max(d.ck) FROM checkpoint_stacks AS d\n"
-            "                 WHERE d.pid = s.pid AND d.recording = s.recording AND d.bt IS s.bt\n"
-            "                   AND d.ck <= ?3)\n"
-            "WHERE s.pid = ?1 AND s.recording = ?2",
-            -1, &st, NULL) != SQLITE_OK) {
+    if (prepare(c,
+                "SELECT coalesce(s.bt, -1), c.blocks, c.bytes FROM main.stack_stats AS s\n"
+                "JOIN checkpoint_stacks AS c ON c.pid = s.pid AND c.recording = s.recording\n"
+                "     AND c.bt IS s.bt\n"
+                "     AND c.ck = (SELECT max(d.ck) FROM checkpoint_stacks AS d\n"
+                "                 WHERE d.pid = s.pid AND d.recording = s.recording AND d.bt IS s.bt\n"
+                "                   AND d.ck <= ?3)\n"
+                "WHERE s.pid = ?1 AND s.recording = ?2",
+                &st) != SQLITE_OK) {
         free(k.later);
         return db_fail(c, "checkpoint_stacks");
     }
-    sqlite3_bind_int64(st, 1, c->pid);
-    sqlite3_bind_int64(st, 2, c->recording);
     sqlite3_bind_int64(st, 3, k.ck);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -370,13 +375,11 @@ static int sweep(ctx_t *c, int64_t x0, int64_t x1, double *best, int64_t *best_t
     free(k.later);
     /* The rows of every interval from k's to the one holding x1. */
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT coalesce(max(ck), ?3) FROM checkpoints\n"
-                           "WHERE pid = ?1 AND recording = ?2 AND t < ?4",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (prepare(c,
+                "SELECT coalesce(max(ck), ?3) FROM checkpoints\n"
+                "WHERE pid = ?1 AND recording = ?2 AND t < ?4",
+                &st) != SQLITE_OK)
         return db_fail(c, "checkpoints");
-    sqlite3_bind_int64(st, 1, c->pid);
-    sqlite3_bind_int64(st, 2, c->recording);
     sqlite3_bind_int64(st, 3, k.ck);
     sqlite3_bind_int64(st, 4, x1);
     int rc = sqlite3_step(st);
@@ -428,14 +431,12 @@ static int peak_in(ctx_t *c, int64_t from, int64_t to, int64_t *at)
 {
     /* The slices of the timeline that meet the range: [start, end) each, its largest heap. */
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT start_ns, end_ns, max_live_bytes FROM timeline\n"
-                           "WHERE pid = ?1 AND recording = ?2 AND end_ns > ?3 AND start_ns <= ?4\n"
-                           "ORDER BY bucket",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (prepare(c,
+                "SELECT start_ns, end_ns, max_live_bytes FROM timeline\n"
+                "WHERE pid = ?1 AND recording = ?2 AND end_ns > ?3 AND start_ns <= ?4\n"
+                "ORDER BY bucket",
+                &st) != SQLITE_OK)
         return db_fail(c, "timeline");
-    sqlite3_bind_int64(st, 1, c->pid);
-    sqlite3_bind_int64(st, 2, c->recording);
     sqlite3_bind_int64(st, 3, from);
     sqlite3_bind_int64(st, 4, to);
     int64_t first_end = -1, last_s = -1;
@@ -507,13 +508,11 @@ static int time_of(ctx_t *c, const char *text, int64_t *t)
     if (ra_duration_ns(text, t) == 0)
         return 1;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT min(t) FROM markers WHERE pid = ?1 AND recording = ?2 "
-                           "AND label = ?3",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (prepare(c,
+                "SELECT min(t) FROM markers WHERE pid = ?1 AND recording = ?2 "
+                "AND label = ?3",
+                &st) != SQLITE_OK)
         return db_fail(c, "markers");
-    sqlite3_bind_int64(st, 1, c->pid);
-    sqlite3_bind_int64(st, 2, c->recording);
     sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st), found = 0;
     if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
