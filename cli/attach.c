@@ -481,7 +481,7 @@ int cli__cmd_attach(int argc, char **argv)
     }
     for (size_t i = 0; i < n; i++)
         inputs[i] = recs[i].path;
-    rc = cli__convert_cmd(inputs, n, NULL, o.output, o.force, -1, 1, !o.quiet);
+    rc = cli__convert_cmd(inputs, n, NULL, o.output, o.force, -1, 1, !o.quiet, 0);
     free(inputs);
     cli__free_recordings(recs, n);
     int converted = rc == RHEAP_EXIT_OK || rc == RHEAP_EXIT_WARNINGS;

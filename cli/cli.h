@@ -28,7 +28,17 @@
  * With `live` (NULL otherwise), the inputs come from its next_input, growing and live_user
  * (rheap_convert_opts_t) instead of inputs/ninputs. Returns the exit status (an RHEAP_EXIT_*). */
 int cli__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_convert_opts_t *live,
-                       const char *output, int force, int progress, int quiet, int brief);
+                       const char *output, int force, int progress, int quiet, int brief,
+                       uint64_t memory);
+/* `--memory SIZE` of convert and run: the converter's budget for its live blocks
+ * (rheap_convert_opts_t.memory). 0 and *memory set, or -1 after saying what was expected. */
+int cli__memory_option(const char *cmd, const char *text, uint64_t *memory);
+#define CLI_MEMORY_HELP                                                                        \
+    "  --memory SIZE       memory for the blocks live at a moment of the conversion\n"          \
+    "                      (K, M, G: KiB, MiB, GiB); past it the oldest go to an\n"             \
+    "                      unnamed temporary file beside the output (default:\n"               \
+    "                      $RHEAP_CONVERT_MEMORY, else a quarter of the available\n"            \
+    "                      memory; 0 or none: never)\n"
 
 struct sqlite3;
 

@@ -74,8 +74,18 @@ static void on_summary(void *user, struct sqlite3 *db)
     fflush(stderr);
 }
 
+int cli__memory_option(const char *cmd, const char *text, uint64_t *memory)
+{
+    if (rheap_convert_parse_memory(text, memory) == 0)
+        return 0;
+    cli__error(stderr, "--memory: expected a size such as 512M, 4G or none, got '%s' (try rheap %s "
+                       "--help)", text, cmd);
+    return -1;
+}
+
 int cli__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_convert_opts_t *live,
-                       const char *output, int force, int progress, int quiet, int brief)
+                       const char *output, int force, int progress, int quiet, int brief,
+                       uint64_t memory)
 {
     view_t v = {progress < 0 ? isatty(STDERR_FILENO) : progress, 0, -1, output};
     rheap_convert_opts_t o = RHEAP_CONVERT_OPTS_INIT;
@@ -88,6 +98,7 @@ int cli__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_conv
     }
     o.output = output;
     o.force = force;
+    o.memory = memory;
     o.diag = on_diag;
     o.progress = v.bar ? on_progress : NULL;
     o.summary = brief ? on_summary : NULL;
@@ -103,5 +114,9 @@ int cli__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_conv
                     output, (unsigned long long)r.allocations, (unsigned long long)r.never_freed,
                     (unsigned long long)r.stacks, (unsigned long long)r.events, r.seconds,
                     r.seconds > 0 ? (double)r.events / r.seconds : 0.0);
+    if ((st == RHEAP_CONVERT_OK || st == RHEAP_CONVERT_WARNINGS) && (!quiet || brief) && r.spilled)
+        cli__note(stderr, "the memory budget held: %llu live blocks went to disk on the way "
+                          "(%.1f MiB of temporary file, removed)",
+                  (unsigned long long)r.spilled, (double)r.spill_bytes / 1048576.0);
     return (int)st;
 }

@@ -66,6 +66,7 @@ static void usage_convert(FILE *f)
             "  --progress          always show a progress bar on stderr\n"
             "  --no-progress       never show it (default: when stderr is a terminal)\n"
             "  -q, --quiet         no summary line\n"
+            CLI_MEMORY_HELP
             "  -h, --help          show this help\n"
             "\n");
     cli__exit_help(f);
@@ -90,10 +91,12 @@ static int cmd_convert(int argc, char **argv, int short_form)
         {"quiet", no_argument, NULL, 'q'},
         {"progress", no_argument, NULL, 'P'},
         {"no-progress", no_argument, NULL, 'N'},
+        {"memory", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *help = short_form ? "rheap --help" : "rheap convert --help";
+    uint64_t memory = 0;
     const char *output = NULL;
     int force = 0, quiet = 0, progress = -1;
     int c;
@@ -106,6 +109,10 @@ static int cmd_convert(int argc, char **argv, int short_form)
         case 'q': quiet = 1; break;
         case 'P': progress = 1; break;
         case 'N': progress = 0; break;
+        case 'M':
+            if (cli__memory_option("convert", optarg, &memory) != 0)
+                return RHEAP_EXIT_USAGE;
+            break;
         case 'h': usage_convert(stdout); return RHEAP_EXIT_OK;
         default: return cli__option_error(c, argv, longs, "a file name", help);
         }
@@ -120,7 +127,7 @@ static int cmd_convert(int argc, char **argv, int short_form)
                      n == 0 ? "no recording given" : "no output given (-o OUT.db)", help);
         return RHEAP_EXIT_USAGE;
     }
-    return cli__convert_cmd(inputs, n, NULL, output, force, progress, quiet, 0);
+    return cli__convert_cmd(inputs, n, NULL, output, force, progress, quiet, 0, memory);
 }
 
 static int cmd_dump(int argc, char **argv)

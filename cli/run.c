@@ -43,6 +43,7 @@ typedef struct {
     const char *settings[RHEAP__SET_COUNT];
     int keep, force, quiet;
     int progress;             /* the conversion's bar: 1 always, 0 never, -1 on a terminal */
+    uint64_t memory;          /* --memory: the converter's budget (0: its default) */
     char **argv;              /* the program and its arguments */
     char default_output[PATH_MAX]; /* the name chosen when no -o was given */
 } run_opts_t;
@@ -70,6 +71,7 @@ static void usage_run(FILE *f)
             "  --keep              keep the recordings (rip-<pid>/ directories) and say where\n"
             "  --progress          always show the conversion's progress bar on stderr\n"
             "  --no-progress       never show it (default: when stderr is a terminal)\n"
+            CLI_MEMORY_HELP
             "  -q, --quiet         no summary\n"
             "  -h, --help          show this help\n"
             "\n"
@@ -126,17 +128,21 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
             usage_run(stdout);
             return 0;
         }
-        const char **value = NULL;
+        const char **value = NULL, *memory = NULL;
         if (!strcmp(a, "-o") || !strcmp(a, "--output"))
             value = &o->output;
         else if (!strcmp(a, "--dir"))
             value = &o->dir;
+        else if (!strcmp(a, "--memory"))
+            value = &memory;
         if (value) {
             if (i + 1 >= argc) {
                 cli__error(stderr, "%s needs a value (try rheap run --help)", a);
                 return -1;
             }
             *value = argv[++i];
+            if (memory && cli__memory_option("run", memory, &o->memory) != 0)
+                return -1;
             continue;
         }
         int taken = cli__setting_option("run", argc, argv, &i, o->settings);
@@ -148,6 +154,10 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
             o->output = a + 9;
         else if (!strncmp(a, "--dir=", 6))
             o->dir = a + 6;
+        else if (!strncmp(a, "--memory=", 9)) {
+            if (cli__memory_option("run", a + 9, &o->memory) != 0)
+                return -1;
+        }
         else if (!strcmp(a, "-f") || !strcmp(a, "--force"))
             o->force = 1;
         else if (!strcmp(a, "--keep"))
@@ -562,7 +572,7 @@ static void convert_all(live_t *l)
     src.growing = growing;
     src.live_user = l;
     l->crc = cli__convert_cmd(NULL, 0, &src, l->o->output, l->o->force, l->o->progress, 1,
-                                !l->o->quiet);
+                                !l->o->quiet, l->o->memory);
 }
 
 /* Waits for the converter's thread; a terminating signal meanwhile (Ctrl-C, kill) ends rheap

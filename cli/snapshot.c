@@ -86,7 +86,7 @@ int cli__convert_pid(const rc_host_t *h, uint32_t pid, const char *output, int f
     live.next_input = next_input;
     live.growing = not_growing;
     live.live_user = &in;
-    int rc = cli__convert_cmd(NULL, 0, &live, output, force, 0, 1, 0);
+    int rc = cli__convert_cmd(NULL, 0, &live, output, force, 0, 1, 0, 0);
     for (size_t i = 0; i < in.n; i++)
         free(in.dirs[i]);
     free(in.dirs);

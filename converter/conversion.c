@@ -132,6 +132,8 @@ typedef struct {
     uint32_t next_thread;     /* the next threads.id to hand out (from 0) */
     uint64_t events, rows, leaked, unmatched_frees, reused_live, null_allocs, lost, truncated;
     uint64_t live_events;     /* events applied while their recording was still growing */
+    uint64_t budget;          /* of each recording's live-block store; 0: none (pair.c) */
+    uint64_t spilled, spill_bytes; /* what the stores wrote to their spill files */
     uint64_t compacted_files; /* thread files replaced by the recordings' checkpoints */
     uint64_t compacted_before; /* the latest checkpoint's time (ns since its recording began) */
     char format_version[32];
@@ -816,6 +818,16 @@ static int end_maps(ctx_t *c)
     return 0;
 }
 
+/* The live-block store failed: its spill file (a sentence naming it), else out of memory. */
+static void store_fail(ctx_t *c, const cv__pairs_t *live)
+{
+    const char *why = cv__pairs_failure(live);
+    if (why)
+        errorf(c, RHEAP_CONVERT_E_OUTPUT, NULL, NO_OFFSET, "%s", why);
+    else
+        nomem(c, "");
+}
+
 /* A pool's destruction: every block of it still live is freed at its time, by its thread. */
 static int destroy_pool(ctx_t *c, cv__pairs_t *live, stream_t *s)
 {
@@ -890,7 +902,7 @@ static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s)
     cv__live_t old;
     int rc = cv__pairs_insert(live, &b, &old);
     if (rc < 0) {
-        nomem(c, "");
+        store_fail(c, live);
         return -1;
     }
     if (rc == 1) {
@@ -1535,6 +1547,11 @@ static int merge_events(ctx_t *c, streams_t *v, rip_recording_t **rr, procinfo_t
         int a = apply(c, live_map, cur);
         if (a < 0)
             return -1;
+        /* A take that could not read the spill file found nothing: the rows would be wrong. */
+        if (cv__pairs_failure(live_map)) {
+            store_fail(c, live_map);
+            return -1;
+        }
         if (a == 1) {
             stream_key(v->m, (size_t)top, cur);
             continue;
@@ -1581,13 +1598,19 @@ static int merge_events(ctx_t *c, streams_t *v, rip_recording_t **rr, procinfo_t
 static int end_blocks(ctx_t *c, const streams_t *v, cv__pairs_t *live_map)
 {
     if (cv__pairs_drain_begin(live_map) != 0) {
-        nomem(c, "");
+        store_fail(c, live_map);
         return -1;
     }
-    for (cv__live_t rest; cv__pairs_drain_next(live_map, &rest);) {
+    cv__live_t rest;
+    int more;
+    while ((more = cv__pairs_drain_next(live_map, &rest)) > 0) {
         cv__summary_leaked(c->sum, &rest, c->next_id + 1);
         if (write_row(c, &rest, 0, 0, RHEAP_NO_THREAD, NULL) != 0)
             return -1;
+    }
+    if (more < 0) {
+        store_fail(c, live_map);
+        return -1;
     }
     if (end_maps(c) != 0)
         return -1;
@@ -1723,6 +1746,8 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
     v.dir = dir;
     v.live = v.was_live = live;
     int rc = -1;
+    if (live_map)
+        cv__pairs_spill(live_map, c->budget, c->o->output);
     if (!live_map)
         nomem(c, "");
     else if (begin_recording(c, &v, *rr, &p, live_map, live) == 0 &&
@@ -1748,6 +1773,12 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
     free(v.skip);
     c->streams = NULL;
     cv__merge_destroy(v.m);
+    if (live_map) {
+        uint64_t blocks, bytes;
+        cv__pairs_spilled(live_map, &blocks, &bytes);
+        c->spilled += blocks;
+        c->spill_bytes += bytes;
+    }
     cv__pairs_destroy(live_map);
     return rc;
 }
@@ -2094,9 +2125,29 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
         result->never_freed = c->leaked;
         result->stacks = cv__stacks_count(c->stacks);
         result->warnings = (uint64_t)c->warnings;
+        result->spilled = c->spilled;
+        result->spill_bytes = c->spill_bytes;
         result->seconds =
             (double)(t1.tv_sec - c->t0.tv_sec) + (double)(t1.tv_nsec - c->t0.tv_nsec) / 1e9;
     }
+    return 0;
+}
+
+/* The budget of the live-block store: the option, else RHEAP_CONVERT_MEMORY, else the default
+ * (spill.c); 0 for none. -1 when the variable is not a size (said). */
+static int budget_of(ctx_t *c, uint64_t *budget)
+{
+    uint64_t b = c->o->memory;
+    const char *env = getenv("RHEAP_CONVERT_MEMORY");
+    if (!b && env && *env && rheap_convert_parse_memory(env, &b) != 0) {
+        errorf(c, RHEAP_CONVERT_E_REFUSED, NULL, NO_OFFSET,
+               "RHEAP_CONVERT_MEMORY=%s: expected a size (a number of bytes with K, M, G or T) "
+               "or none", env);
+        return -1;
+    }
+    if (!b)
+        b = cv__spill_default_budget();
+    *budget = b == RHEAP_CONVERT_MEMORY_NONE ? 0 : b;
     return 0;
 }
 
@@ -2104,6 +2155,10 @@ rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_conver
 {
     ctx_t c = {0};
     c.o = o;
+    uint64_t budget = 0;
+    if (budget_of(&c, &budget) != 0)
+        return (rheap_convert_status_t)c.fatal;
+    c.budget = budget;
     int live = o->next_input != NULL;
     for (size_t i = 0; !live && i < o->ninputs; i++)
         if (add_input(&c, o->inputs[i]) != 0)
@@ -2119,6 +2174,7 @@ rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_conver
         again.nin = c.nin;
         again.capin = c.capin;
         c = again;
+        c.budget = budget;
         for (const char *next; !c.fatal && (next = o->next_input(o->live_user));)
             add_input(&c, next);
         for (size_t i = 0; i < c.nin; i++)

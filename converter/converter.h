@@ -103,11 +103,53 @@ void cv__pairs_prefetch(const cv__pairs_t *p, uint64_t addr);
 /* The memory the store holds now and the most it held at any moment, growth included. */
 void cv__pairs_memory(const cv__pairs_t *p, size_t *bytes, size_t *peak_bytes);
 /* Readies the live blocks to come out in allocation order, (t, tid, addr), without a copy (the
- * store is sorted in place: no insert or take after this). 0, or -1 when out of memory. Then
- * cv__pairs_drain_next gives one block per call (1), and 0 when none is left, at which the
- * store is empty and usable again. */
+ * store is sorted in place: no insert or take after this). 0, or -1 when out of memory or the
+ * spill failed (cv__pairs_failure). Then cv__pairs_drain_next gives one block per call (1), and
+ * 0 when none is left, at which the store is empty and usable again; -1 as drain_begin. */
 int cv__pairs_drain_begin(cv__pairs_t *p);
 int cv__pairs_drain_next(cv__pairs_t *p, cv__live_t *out);
+/* Sets the store's memory budget (cv__pairs_memory's bytes; 0: none, the default): over it, the
+ * oldest half of the packed blocks go to a temporary file beside `near` (the database's path,
+ * kept by the caller while the store lives), spill.c. Before the first insert. */
+void cv__pairs_spill(cv__pairs_t *p, uint64_t budget, const char *near);
+/* Why the spill file failed (a sentence naming it, the offset and the system's reason), or
+ * NULL. After a failure an insert returns -1 and a take or the drain may miss blocks: the
+ * conversion must end with this error. */
+const char *cv__pairs_failure(const cv__pairs_t *p);
+/* Blocks written to the spill file and its bytes, so far (0 when nothing spilled). */
+void cv__pairs_spilled(const cv__pairs_t *p, uint64_t *blocks, uint64_t *file_bytes);
+
+/* ---- spill.c: the store's oldest blocks on disk, and its memory budget ----
+ * Runs of entries of `esize` bytes whose first 8 bytes are the address (nonzero, unique within
+ * a run), each sorted by address in an unnamed temporary file, with a bloom filter, a sparse
+ * index and a freed bit per entry in memory. On a write or read error every call after fails
+ * and cv__spill_error says why. */
+typedef struct cv__spill cv__spill_t;
+
+/* A spill file in the directory of the path `near` (as `near`.spill, unnamed). NULL when out of
+ * memory; when the file cannot be made, a spill whose cv__spill_error says why. */
+cv__spill_t *cv__spill_create(const char *near, size_t esize);
+void cv__spill_destroy(cv__spill_t *s);
+const char *cv__spill_error(const cv__spill_t *s);
+/* Writes one run: the k (at most 256) arrays parts[i] of nparts[i] entries, each sorted here
+ * in place by address, merged. 0, or -1 (out of memory, or cv__spill_error). */
+int cv__spill_run(cv__spill_t *s, void *const *parts, const size_t *nparts, unsigned k);
+/* Finds the live entry at addr, copies it to out and marks it freed: 1; 0 none; -1 read error. */
+int cv__spill_take(cv__spill_t *s, uint64_t addr, void *out);
+/* Up to max addresses of live entries in [lo, hi), as cv__pairs_find_range. */
+size_t cv__spill_find_range(cv__spill_t *s, uint64_t lo, uint64_t hi, uint64_t *addrs,
+                            size_t max);
+/* The runs, oldest first; run k's live entries (cv__spill_live) are read into out (room for
+ * that many) in address order by cv__spill_load, after which the run is empty. 0, or -1. */
+size_t cv__spill_runs(const cv__spill_t *s);
+size_t cv__spill_live(const cv__spill_t *s, size_t k);
+int cv__spill_load(cv__spill_t *s, size_t k, void *out);
+/* The memory the spill holds (its runs' filters, indexes and bitmaps, its buffer). */
+size_t cv__spill_memory(const cv__spill_t *s);
+void cv__spill_figures(const cv__spill_t *s, uint64_t *entries, uint64_t *file_bytes);
+/* The budget of a conversion that was given none: a quarter of MemAvailable (spill.c says why);
+ * 0 (no budget) when /proc/meminfo cannot be read. */
+uint64_t cv__spill_default_budget(void);
 
 /* ---- symbolize.c: offline symbolization with libdwfl ---- */
 

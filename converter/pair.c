@@ -23,6 +23,10 @@
  * - At the end, what is still live comes out in allocation order without a copy of the store:
  *   each shard is compacted and radix-sorted by time (through a buffer the size of the largest
  *   shard, 1/256 of the blocks), and a merge of the 256 sorted shards yields the blocks.
+ * - With a memory budget (cv__pairs_spill), the oldest half of the packed blocks go to disk
+ *   when the store passes it (spill.c), and a shard gives up its room as they go; a take that
+ *   misses in memory asks the spilled runs. At the end the blocks still in memory go out as a
+ *   last run, and each run comes back in turn, oldest first, through the same sort and merge.
  */
 #define _GNU_SOURCE /* qsort_r */
 #include <stdlib.h>
@@ -71,6 +75,19 @@ struct cv__pairs {
     uint32_t *heap;
     size_t nheap;
     cv__live_t *wsorted;
+    /* Spilling: over `budget` bytes (0: never), to a file beside `near`; `spilled` of the
+     * blocks counted are in the spill's runs, whose memory is `spill_bytes` of `bytes`. */
+    uint64_t budget;
+    const char *near;
+    cv__spill_t *spill;
+    size_t spilled, spill_bytes;
+    /* and the drain of its runs: the next one, the merge's runs holding the loaded one's
+     * blocks (in `loaded`), the lot of them. */
+    size_t next_run;
+    uint32_t loaded_runs;
+    slot_t *loaded;
+    size_t loaded_bytes;
+    uint64_t spilled_total, spill_file;
 };
 
 /* Heap addresses are aligned and handed out in runs; a multiplicative hash alone spreads them
@@ -345,6 +362,17 @@ static void free_all(cv__pairs_t *p)
     p->heap = NULL;
     p->wsorted = NULL;
     p->wcount = p->ntids = p->nheap = p->count = p->bytes = 0;
+    if (p->spill) {
+        uint64_t blocks, bytes;
+        cv__spill_figures(p->spill, &blocks, &bytes);
+        p->spilled_total += blocks;
+        p->spill_file += bytes;
+        cv__spill_destroy(p->spill);
+    }
+    free(p->loaded);
+    p->spill = NULL;
+    p->loaded = NULL;
+    p->spilled = p->spill_bytes = p->next_run = p->loaded_runs = 0;
 }
 
 void cv__pairs_destroy(cv__pairs_t *p)
@@ -353,6 +381,145 @@ void cv__pairs_destroy(cv__pairs_t *p)
         return;
     free_all(p);
     free(p);
+}
+
+/* ---- Spilling: the oldest blocks to disk (spill.c) ---- */
+
+#define SPILL_MIN 4096
+
+void cv__pairs_spill(cv__pairs_t *p, uint64_t budget, const char *near)
+{
+    p->budget = budget;
+    p->near = near;
+}
+
+const char *cv__pairs_failure(const cv__pairs_t *p)
+{
+    return p->spill ? cv__spill_error(p->spill) : NULL;
+}
+
+void cv__pairs_spilled(const cv__pairs_t *p, uint64_t *blocks, uint64_t *file_bytes)
+{
+    *blocks = p->spilled_total;
+    *file_bytes = p->spill_file;
+    if (p->spill) {
+        uint64_t b, f;
+        cv__spill_figures(p->spill, &b, &f);
+        *blocks += b;
+        *file_bytes += f;
+    }
+}
+
+/* Brings `bytes` up to date with the spill's own memory. */
+static void spill_account(cv__pairs_t *p)
+{
+    size_t now = cv__spill_memory(p->spill);
+    account(p, (ptrdiff_t)now - (ptrdiff_t)p->spill_bytes);
+    p->spill_bytes = now;
+}
+
+/* The time (in the packed 4 ns units) before which about half of the packed blocks were
+ * allocated: a histogram of 4096 buckets over the times' range. */
+static uint64_t oldest_half(const cv__pairs_t *p)
+{
+    uint64_t lo = UINT64_MAX, hi = 0, n = 0;
+    for (size_t i = 0; i < NSHARDS; i++)
+        for (uint32_t j = 0; j < p->shards[i].cap; j++) {
+            const slot_t *s = &p->shards[i].slots[j];
+            if (!s->addr)
+                continue;
+            uint64_t t = s->w1 & ((1ull << 48) - 1);
+            lo = t < lo ? t : lo;
+            hi = t > hi ? t : hi;
+            n++;
+        }
+    if (!n)
+        return 0;
+    unsigned shift = 0;
+    while ((hi - lo) >> shift >= 4096)
+        shift++;
+    uint32_t hist[4096] = {0};
+    for (size_t i = 0; i < NSHARDS; i++)
+        for (uint32_t j = 0; j < p->shards[i].cap; j++) {
+            const slot_t *s = &p->shards[i].slots[j];
+            if (s->addr)
+                hist[((s->w1 & ((1ull << 48) - 1)) - lo) >> shift]++;
+        }
+    uint64_t sum = 0;
+    for (unsigned b = 0;; b++) {
+        sum += hist[b];
+        if (sum * 2 >= n)
+            return lo + ((uint64_t)(b + 1) << shift);
+    }
+}
+
+/* Writes the packed blocks allocated before the cut (all of them with `all`) to the spill as
+ * one run, and rebuilds each shard of what stays at 4/5 full. Every later block is allocated
+ * at or after the cut (the merge applies allocations in time order), so each run is older
+ * than every block after it, which the drain relies on. 0, or -1 (no memory, or the spill
+ * failed: cv__pairs_failure). */
+static int spill_oldest(cv__pairs_t *p, int all)
+{
+    if (!p->spill && !(p->spill = cv__spill_create(p->near, sizeof(slot_t))))
+        return -1;
+    if (cv__spill_error(p->spill))
+        return -1;
+    uint64_t cut = all ? UINT64_MAX : oldest_half(p);
+    void *parts[NSHARDS];
+    size_t nparts[NSHARDS], total = 0;
+    for (size_t i = 0; i < NSHARDS; i++) {
+        /* The blocks that go, to the front of the shard's array. */
+        shard_t *sh = &p->shards[i];
+        size_t e = 0;
+        for (uint32_t j = 0; j < sh->cap; j++)
+            if (sh->slots[j].addr && (sh->slots[j].w1 & ((1ull << 48) - 1)) < cut) {
+                slot_t t = sh->slots[e];
+                sh->slots[e++] = sh->slots[j];
+                sh->slots[j] = t;
+            }
+        parts[i] = sh->slots;
+        nparts[i] = e;
+        total += e;
+    }
+    int rc = cv__spill_run(p->spill, parts, nparts, NSHARDS);
+    for (size_t i = 0; i < NSHARDS; i++) {
+        shard_t *sh = &p->shards[i];
+        uint32_t kept = sh->count - (uint32_t)nparts[i];
+        if (!nparts[i] || rc != 0)
+            continue;
+        uint32_t cap = kept ? kept + kept / 4 + 1 : 0;
+        cap = kept && cap < MIN_CAP ? MIN_CAP : cap;
+        slot_t *slots = cap ? calloc(cap, sizeof *slots) : NULL;
+        if (cap && !slots) {
+            rc = -1;
+            continue;
+        }
+        shard_t fresh = {slots, cap, 0};
+        for (uint32_t j = (uint32_t)nparts[i]; j < sh->cap; j++)
+            if (sh->slots[j].addr)
+                shard_place(&fresh, sh->slots[j], hash_of(sh->slots[j].addr));
+        account(p, (ptrdiff_t)cap * (ptrdiff_t)sizeof *slots -
+                       (ptrdiff_t)sh->cap * (ptrdiff_t)sizeof *slots);
+        free(sh->slots);
+        *sh = fresh;
+    }
+    if (rc != 0)
+        return -1;
+    p->spilled += total;
+    spill_account(p);
+    return 0;
+}
+
+static int spill_take(cv__pairs_t *p, uint64_t addr, cv__live_t *out)
+{
+    slot_t s;
+    if (cv__spill_take(p->spill, addr, &s) != 1)
+        return 0;
+    unpack(p, &s, out);
+    p->spilled--;
+    p->count--;
+    spill_account(p);
+    return 1;
 }
 
 int cv__pairs_take(cv__pairs_t *p, uint64_t addr, cv__live_t *out)
@@ -370,7 +537,7 @@ int cv__pairs_take(cv__pairs_t *p, uint64_t addr, cv__live_t *out)
     }
     long w = wide_find(p, addr);
     if (w < 0)
-        return 0;
+        return p->spilled ? spill_take(p, addr, out) : 0;
     *out = p->wvals[w];
     wide_remove(p, (size_t)w);
     p->count--;
@@ -393,6 +560,11 @@ int cv__pairs_insert(cv__pairs_t *p, const cv__live_t *b, cv__live_t *evicted)
         return -1;
     }
     p->count++;
+    /* A floor of blocks in memory: with a budget smaller than the shards' least room, a spill
+     * at every insert would write runs of a few blocks. */
+    if (p->budget && p->bytes > p->budget && p->count - p->wcount - p->spilled >= SPILL_MIN &&
+        spill_oldest(p, 0) != 0)
+        return -1;
     return had;
 }
 
@@ -409,6 +581,8 @@ size_t cv__pairs_find_range(const cv__pairs_t *p, uint64_t lo, uint64_t hi, uint
     for (size_t j = 0; p->wcount && j <= p->wmask && n < max; j++)
         if (p->wkeys[j] >= lo && p->wkeys[j] < hi)
             addrs[n++] = p->wkeys[j];
+    if (p->spilled && n < max)
+        n += cv__spill_find_range(p->spill, lo, hi, addrs + n, max - n);
     return n;
 }
 
@@ -539,8 +713,55 @@ static void sift_down(cv__pairs_t *p, size_t i)
     }
 }
 
+/* Loads the next spilled run that has live blocks into the merge, as up to 256 runs of it each
+ * sorted by time, once the merge holds none of the last one's. Every spilled block is older
+ * than every block loaded after it and than the side table's later blocks, so nothing of the
+ * merge can come before what is loaded now. 0, or -1 (no memory, or cv__pairs_failure). */
+static int load_spilled(cv__pairs_t *p)
+{
+    while (!p->loaded_runs && p->next_run < cv__spill_runs(p->spill)) {
+        size_t k = p->next_run++, n = cv__spill_live(p->spill, k);
+        if (!n)
+            continue;
+        free(p->loaded);
+        account(p, -(ptrdiff_t)p->loaded_bytes);
+        p->loaded_bytes = 0;
+        size_t per = (n + NSHARDS - 1) / NSHARDS;
+        p->loaded = malloc(n * sizeof *p->loaded);
+        slot_t *tmp = malloc(per * sizeof *tmp);
+        if (!p->loaded || !tmp) {
+            free(tmp);
+            return -1;
+        }
+        p->loaded_bytes = n * sizeof *p->loaded;
+        account(p, (ptrdiff_t)(p->loaded_bytes + per * sizeof *tmp));
+        int rc = cv__spill_load(p->spill, k, p->loaded);
+        spill_account(p);
+        for (size_t i = 0; rc == 0 && i < NSHARDS && i * per < n; i++) {
+            uint32_t m = (uint32_t)(n - i * per < per ? n - i * per : per);
+            sort_slots(p->loaded + i * per, tmp, m, p->tids);
+            p->runs[i].at = p->loaded + i * per;
+            p->runs[i].end = p->loaded + i * per + m;
+            run_next(p, &p->runs[i]);
+            p->heap[p->nheap++] = (uint32_t)i;
+            p->loaded_runs++;
+        }
+        free(tmp);
+        account(p, -(ptrdiff_t)(per * sizeof *tmp));
+        if (rc != 0)
+            return -1;
+        for (size_t i = p->nheap / 2; i-- > 0;)
+            sift_down(p, i);
+    }
+    return 0;
+}
+
 int cv__pairs_drain_begin(cv__pairs_t *p)
 {
+    /* What spilled comes back run by run; the blocks in memory go out first as the last run,
+     * so the drain holds one run's blocks at a time, never more than the store held. */
+    if (p->spilled && p->count - p->wcount > p->spilled && spill_oldest(p, 1) != 0)
+        return -1;
     uint32_t most = 0;
     for (uint32_t i = 0; i < NSHARDS; i++)
         most = p->shards[i].count > most ? p->shards[i].count : most;
@@ -590,15 +811,21 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
 
 int cv__pairs_drain_next(cv__pairs_t *p, cv__live_t *out)
 {
+    if (p->spill && load_spilled(p) != 0)
+        return -1;
     if (!p->nheap) {
         /* Every block is out: the store is empty and ready for another process. */
         free_all(p);
         return 0;
     }
-    run_t *r = &p->runs[p->heap[0]];
+    uint32_t top = p->heap[0];
+    run_t *r = &p->runs[top];
     *out = r->head;
-    if (!run_next(p, r))
+    if (!run_next(p, r)) {
         p->heap[0] = p->heap[--p->nheap];
+        if (p->loaded_runs && top < NSHARDS)
+            p->loaded_runs--;
+    }
     sift_down(p, 0);
     return 1;
 }

@@ -87,9 +87,22 @@ typedef struct {
     const char *(*next_input)(void *live_user);
     int (*growing)(void *live_user, const char *dir, int wait);
     void *live_user;
+    /* The memory budget of the store of live blocks, in bytes: over it, the oldest live blocks
+     * go to a temporary file beside the output (removed however the conversion ends), and come
+     * back at the end in the order they would have had (the database is the same). 0: the
+     * environment's RHEAP_CONVERT_MEMORY (rheap_convert_parse_memory's text) if set, else a
+     * quarter of the memory available when the conversion starts; RHEAP_CONVERT_MEMORY_NONE:
+     * never spill. */
+    uint64_t memory;
 } rheap_convert_opts_t;
 
-#define RHEAP_CONVERT_OPTS_INIT {NULL, 0, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
+#define RHEAP_CONVERT_OPTS_INIT {NULL, 0, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+#define RHEAP_CONVERT_MEMORY_NONE UINT64_MAX
+
+/* Reads a memory budget as `--memory` and RHEAP_CONVERT_MEMORY give it: a number of bytes with
+ * an optional K, M, G or T (KiB, MiB, GiB, TiB: powers of 1024), or "0" or "none" for no budget
+ * (RHEAP_CONVERT_MEMORY_NONE). 0 and *bytes set, or -1 when text is not one of those. */
+int rheap_convert_parse_memory(const char *text, uint64_t *bytes);
 
 /* What a successful conversion wrote. */
 typedef struct {
@@ -101,6 +114,8 @@ typedef struct {
                                 * being written (live conversion) */
     uint64_t warnings;
     double seconds;            /* from opening the database to committing it */
+    uint64_t spilled;          /* live blocks written to the spill file (the memory budget) */
+    uint64_t spill_bytes;      /* the spill file's bytes, all recordings (0: none spilled) */
 } rheap_convert_result_t;
 
 /* Converts o->inputs into the database o->output. Every input is checked before the output is

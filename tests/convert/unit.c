@@ -6,10 +6,14 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <dlfcn.h>
+#include <dirent.h>
 #include <link.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "converter.h"
@@ -235,6 +239,127 @@ static void test_pairs(void)
     cv__pairs_destroy(p);
 }
 
+/* A store over a budget of 64 KiB against a model: most of its blocks live on disk, and every
+ * take (of spilled blocks too), insert at a live spilled address, range search and the drain
+ * gives what a store without a budget gives. Then a write error: the spill file is named. */
+static void test_spill(void)
+{
+    enum { NADDR = 60000, OPS = 300000, BUDGET = 64 * 1024 };
+    char dir[] = "/tmp/rheap-spill-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char near[64];
+    snprintf(near, sizeof near, "%s/out.db", dir);
+    cv__pairs_t *p = cv__pairs_create();
+    cv__pairs_spill(p, BUDGET, near);
+    cv__live_t *model = calloc(NADDR, sizeof *model);
+    uint64_t seed = 0x2545F4914F6CDD1Dull;
+    size_t live = 0, old_takes = 0;
+    int bad = 0;
+    for (uint64_t op = 0; op < OPS; op++) {
+        size_t k = next_rand(&seed) % NADDR;
+        uint64_t addr = 0x7f0000000000ull + k * 32;
+        cv__live_t b, out;
+        if (next_rand(&seed) % 3 != 0) {
+            random_block(&seed, addr, &b);
+            b.t = op * 8 + (b.t & 7); /* allocations come in time order, as the merge applies them */
+            int rc = cv__pairs_insert(p, &b, &out);
+            if (rc != (model[k].addr != 0) || (rc == 1 && !same_block(&out, &model[k])))
+                bad++;
+            live += rc == 0;
+            model[k] = b;
+        } else {
+            int rc = cv__pairs_take(p, addr, &out);
+            if (rc != (model[k].addr != 0) || (rc == 1 && !same_block(&out, &model[k])))
+                bad++;
+            /* A block older than the last 4096 allocations can only have come from disk. */
+            old_takes += rc == 1 && out.t + 4096 * 8 * 3 / 2 < op * 8;
+            live -= rc == 1;
+            model[k].addr = 0;
+        }
+        if (op % 50000 == 0) {
+            /* A pool's range: the live addresses in it, from memory and from disk. */
+            uint64_t lo = 0x7f0000000000ull + (op % NADDR) * 32, hi = lo + 2000 * 32;
+            uint64_t addrs[4096];
+            size_t n = cv__pairs_find_range(p, lo, hi, addrs, 4096), want = 0;
+            for (size_t j = 0; j < NADDR; j++)
+                want += model[j].addr >= lo && model[j].addr < hi;
+            CHECK_INT(n, want);
+        }
+    }
+    CHECK_INT(bad, 0);
+    CHECK(cv__pairs_failure(p) == NULL);
+    CHECK_INT(cv__pairs_count(p), live);
+    uint64_t spilled, file;
+    cv__pairs_spilled(p, &spilled, &file);
+    size_t bytes, peak;
+    cv__pairs_memory(p, &bytes, &peak);
+    printf("spill: %zu live of %d addresses, %llu blocks spilled (%llu file bytes), %zu takes "
+           "of old blocks; the store's peak %zu bytes\n", live, NADDR, (unsigned long long)spilled,
+           (unsigned long long)file, old_takes, peak);
+    CHECK(spilled > 100000);
+    CHECK_INT(file, spilled * 32);
+    CHECK(old_takes > 10000);
+    /* The floor of 4096 packed blocks, the side table's unpackable blocks (one in twenty here,
+     * never spilled: some 2000 in a table of 64-byte slots at most half full), the buffer and
+     * the runs' filters: 786,432 bytes, where the 40,000 live blocks alone take 1.6 MiB in a
+     * store without a budget. */
+    CHECK(peak < 1024 * 1024);
+    cv__live_t *want = malloc((live + 1) * sizeof *want);
+    size_t n = 0;
+    for (size_t k = 0; k < NADDR; k++)
+        if (model[k].addr)
+            want[n++] = model[k];
+    qsort(want, n, sizeof *want, by_drain_order);
+    CHECK_INT(cv__pairs_drain_begin(p), 0);
+    size_t got = 0;
+    cv__live_t b;
+    int more;
+    while ((more = cv__pairs_drain_next(p, &b)) > 0) {
+        if (got >= n || !same_block(&b, &want[got]))
+            bad++;
+        got++;
+    }
+    CHECK_INT(more, 0);
+    CHECK_INT(got, n);
+    CHECK_INT(bad, 0);
+    cv__pairs_destroy(p);
+    free(want);
+    free(model);
+
+    /* The file is never in the directory. */
+    DIR *d = opendir(dir);
+    int entries = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        entries += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    CHECK_INT(entries, 0);
+
+    /* A file size limit of 64 KiB: the spill's write fails, the error names the file. */
+    pid_t child = fork();
+    if (child == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {64 * 1024, 64 * 1024};
+        setrlimit(RLIMIT_FSIZE, &rl);
+        cv__pairs_t *q = cv__pairs_create();
+        cv__pairs_spill(q, BUDGET, near);
+        int rc = 0;
+        for (uint64_t i = 1; i <= 100000 && rc >= 0; i++) {
+            cv__live_t x = {.addr = i * 64, .t = i * 4, .size = 24, .bt = 1, .call = 1}, out;
+            rc = cv__pairs_insert(q, &x, &out);
+        }
+        const char *why = cv__pairs_failure(q);
+        printf("spill write error: %s\n", why ? why : "(none)");
+        int ok = rc < 0 && why && strstr(why, "out.db.spill") && strstr(why, "File too large");
+        cv__pairs_destroy(q);
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(rmdir(dir) == 0);
+}
+
 static void check_demangle(const char *in, const char *want)
 {
     char *got = cv__demangle(in);
@@ -375,6 +500,7 @@ int main(void)
 {
     test_merge();
     test_pairs();
+    test_spill();
     test_demangle();
     test_symbol_index();
     if (check_failures) {
