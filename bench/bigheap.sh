@@ -9,13 +9,16 @@
 # the converter's memory per live block: its peak minus the peak of converting a recording of
 # 1,000 blocks (the baseline: code, SQLite, buffers), over the N live blocks. For `rheap run` the
 # peak is the rheap process's own (VmHWM read while it runs), not the program's. Nothing is kept.
+# With MEMORY set, both convert and run get `--memory $MEMORY` (the live-block store's budget) and
+# the bytes each conversion spilled to its temporary file are printed too.
 #
-# Usage: bench/bigheap.sh [N [RUNS]]    (RHEAP_BUILD: the build to use, default build/)
+# Usage: [MEMORY=SIZE] bench/bigheap.sh [N [RUNS]]    (RHEAP_BUILD: the build, default build/)
 set -eu
 cd "$(dirname "$0")/.."
 N=${1:-8000000}
 RUNS=${2:-3}
 BUILD=${RHEAP_BUILD:-build}
+MEMORY=${MEMORY:-none}
 [ -f "$BUILD/CMakeCache.txt" ] || cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD" --target rheap rheap_lib rheap_bench_bigheap -j"$(nproc)" >/dev/null
 RHEAP=$(pwd)/$BUILD/cli/rheap
@@ -38,20 +41,23 @@ fi
 echo "bigheap: $N blocks live at the end; recording $(du -sh "$RIP" | cut -f1)"
 
 now() { date +%s.%N; }
-# timed NAME CMD...: one run; appends "seconds kilobytes cpu-seconds" to NAME.txt
+# timed NAME CMD...: one run; appends "seconds kilobytes cpu-seconds" to NAME.txt, and the MiB
+# of the spill file the command's note gave to NAME.spill
 timed() {
     name=$1
     shift
-    /usr/bin/time -f "%e %M %U %S" -o t.txt "$@" >/dev/null 2>&1 || { echo "$name failed" >&2; exit 1; }
+    /usr/bin/time -f "%e %M %U %S" -o t.txt "$@" >/dev/null 2>err.txt || { cat err.txt >&2; echo "$name failed" >&2; exit 1; }
     awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' t.txt >>"$name.txt"
-    echo "  $name: $(tail -n 1 "$name.txt" | cut -d' ' -f1) s, $(($(cut -d' ' -f2 t.txt) / 1024)) MiB, $(tail -n 1 "$name.txt" | cut -d' ' -f3) s CPU"
+    spill=$(sed -n 's/.*went to disk on the way (\([0-9.]*\) MiB of temporary file.*/\1/p' err.txt)
+    echo "${spill:-0}" >>"$name.spill"
+    echo "  $name: $(tail -n 1 "$name.txt" | cut -d' ' -f1) s, $(($(cut -d' ' -f2 t.txt) / 1024)) MiB, $(tail -n 1 "$name.txt" | cut -d' ' -f3) s CPU, ${spill:-0} MiB spilled"
 }
 # run_timed: one `rheap run` of the program; the peak is rheap's own, read from /proc while it
 # runs (a zombie has no VmHWM line, which ends the loop).
 run_timed() {
     rm -f run.db
     t0=$(now)
-    "$RHEAP" run -q -o run.db -- "$PROG" "$N" >/dev/null 2>&1 &
+    "$RHEAP" run -q --memory "$MEMORY" -o run.db -- "$PROG" "$N" >/dev/null 2>&1 &
     pid=$!
     hwm=0
     cpu=0
@@ -73,7 +79,7 @@ timed baseline "$RHEAP" convert --no-progress "$SMALL" -o small.db
 i=0
 while [ $i -lt "$RUNS" ]; do
     rm -f out.db
-    timed convert "$RHEAP" convert --no-progress "$RIP" -o out.db
+    timed convert "$RHEAP" convert --no-progress --memory "$MEMORY" "$RIP" -o out.db
     [ -z "$HT" ] || timed heaptrack_print heaptrack_print -f "$HT"
     run_timed
     i=$((i + 1))
@@ -91,7 +97,9 @@ for name in convert heaptrack_print run; do
     s=$(cut -d' ' -f1 "$name.txt" | median)
     kb=$(cut -d' ' -f2 "$name.txt" | median)
     cpu=$(cut -d' ' -f3 "$name.txt" | median)
-    echo "median $name: $s s, $((kb / 1024)) MiB, $cpu s CPU"
+    spilled=
+    [ ! -f "$name.spill" ] || spilled=", $(median <"$name.spill") MiB spilled"
+    echo "median $name: $s s, $((kb / 1024)) MiB, $cpu s CPU$spilled"
     [ "$name" = heaptrack_print ] && continue
     awk -v kb="$kb" -v base="$base" -v n="$N" -v e="$EVENTS" -v s="$s" -v c="$cpu" -v name="$name" 'BEGIN {
         printf "%s: %.2f M events/s, %.2f M per CPU second (%d events); %.1f B per live block over the baseline of %d MiB, %.1f B over 64 MiB\n",

@@ -12,8 +12,10 @@
  *   (10 bits per entry, 6 probes within one 64-byte line: one cache miss, about 1% false
  *   positives), the address of every 128th entry (a sparse index: the one 4 KiB piece of the
  *   file that can hold an address) and a freed bit per entry. About 1.4 bytes per spilled
- *   block. A free whose address is not in memory costs one bloom test per run and, rarely, one
- *   read of 4 KiB; a free of a young block is found in memory first and never comes here.
+ *   block. A free whose address is not in memory costs one bloom test per run whose address
+ *   range holds it and, rarely, one read of 4 KiB; a free of a young block is found in memory
+ *   first and never comes here. So does every allocation (an address handed out again while
+ *   its block is live means an unrecorded free), which the address range mostly answers.
  * - A run is never rewritten: a block freed from it gets its freed bit, and once every block of
  *   a run is freed the run's memory is let go (its bytes stay in the file until the end).
  * - Runs are written in time order and each holds blocks older than every block after it, so
@@ -46,6 +48,7 @@
 typedef struct {
     uint64_t base;    /* file offset of entry 0 */
     size_t n, live;
+    uint64_t lo, hi;  /* its first and last address */
     uint64_t *keys;   /* the address of entry i * PAGE_ENTRIES; NULL once nothing is live */
     uint64_t *bloom;  /* nlines * LINE_WORDS words */
     size_t nlines;
@@ -306,6 +309,8 @@ int cv__spill_run(cv__spill_t *s, void *const *parts, const size_t *nparts, unsi
         uint64_t addr = key_of(e);
         if (i % PAGE_ENTRIES == 0)
             r.keys[i / PAGE_ENTRIES] = addr;
+        r.lo = i ? r.lo : addr;
+        r.hi = addr;
         bloom_add(&r, addr);
         memcpy(s->buf + fill, e, s->esize);
         fill += s->esize;
@@ -382,7 +387,9 @@ int cv__spill_take(cv__spill_t *s, uint64_t addr, void *out)
     /* Newest first: a block that is freed soon after it went out is in one of the last runs. */
     for (size_t k = s->nruns; k-- > 0;) {
         run_t *r = &s->runs[k];
-        if (!r->live || !bloom_has(r, addr))
+        /* A heap grows upwards mostly: the address range turns most new blocks away before the
+         * bloom filter's cache miss. */
+        if (!r->live || addr < r->lo || addr > r->hi || !bloom_has(r, addr))
             continue;
         size_t first, count;
         int got = read_piece(s, r, addr, &first, &count);
@@ -415,7 +422,7 @@ size_t cv__spill_find_range(cv__spill_t *s, uint64_t lo, uint64_t hi, uint64_t *
     size_t n = 0;
     for (size_t k = 0; k < s->nruns && n < max && !s->failed; k++) {
         const run_t *r = &s->runs[k];
-        if (!r->live)
+        if (!r->live || r->hi < lo || r->lo >= hi)
             continue;
         size_t first, count;
         int got = read_piece(s, r, lo, &first, &count);
