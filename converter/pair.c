@@ -29,6 +29,7 @@
  *   last run, and each run comes back in turn, oldest first, through the same sort and merge.
  */
 #define _GNU_SOURCE /* qsort_r */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -507,6 +508,9 @@ static int spill_oldest(cv__pairs_t *p, int all)
         return -1;
     p->spilled += total;
     spill_account(p);
+    /* The old shards were freed in the middle of the heap, where the allocator keeps the pages:
+     * without this the process would hold the store's old size on top of its new one. */
+    malloc_trim(0);
     return 0;
 }
 
