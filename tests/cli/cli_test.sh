@@ -476,7 +476,7 @@ case_fit_80() {
 # is: leaky's three leaks (stdio's 4096-byte buffer, 100 x 48 bytes of remember_session, 10 x
 # 4096 of open_connection) taken out by the built-in list and two files; the line breaks before
 # a file, never inside a rule's name, and --wide keeps it whole.
-case_suppress_80() {
+case_report_suppress_80() {
     export COLUMNS=80
     run r "$RHEAP" run -q -o s.db -- "$LEAKY"
     expect_eq "run status" "$STATUS" 0
