@@ -16,6 +16,7 @@
 #ifndef RHEAP_ANALYSIS_H
 #define RHEAP_ANALYSIS_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,20 @@ const char *ra_status_str(int status);
 typedef struct {
     char msg[1024];
 } ra_err_t;
+
+/* How every library of rheap built on this one (the collector too) says its statuses and
+ * failures, so that the rule lives in one place (errors.c); each keeps its own list. */
+typedef struct {
+    int code;
+    const char *text;
+} ra_status_entry_t;
+/* The text of status in table[0 .. n) (a library's X-macro list); "unknown status" when the
+ * table has no such code. */
+const char *ra_status_text(const ra_status_entry_t *table, size_t n, int status);
+/* Writes the message fmt and ap make into msg (cap bytes, always ended; nothing when msg is
+ * NULL: the caller wants the status only) and returns status, for a library's `return
+ * xx__fail(err, STATUS, "%s: ...", path);`. */
+int ra_vfail(char *msg, size_t cap, int status, const char *fmt, va_list ap);
 
 /* ---- Opening a database (open.c) ---- */
 
