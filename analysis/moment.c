@@ -689,16 +689,20 @@ ra_status_t ra_model_moment(sqlite3 *db, ra_model_t *m, const ra_moment_t *mo, r
          * window's end would pass a guess for a measure, so such a recording shows nothing. */
         if (mo->at) {
             got = time_of(&c, mo->at, &t);
-            if (got == 1 && !recorded(m, p, t, t))
-                got = 0, p->moment_unrecorded = 1;
+            if (got == 1 && !recorded(m, p, t, t)) {
+                got = 0;
+                p->moment_unrecorded = 1;
+            }
         } else {
             got = time_of(&c, mo->from, &a);
             if (got == 1)
                 got = time_of(&c, mo->to, &b);
             if (got == 1 && a > b)
                 got = 0; /* the markers of this recording come the other way round */
-            if (got == 1 && !recorded(m, p, a, b))
-                got = 0, p->moment_unrecorded = 1;
+            if (got == 1 && !recorded(m, p, a, b)) {
+                got = 0;
+                p->moment_unrecorded = 1;
+            }
             if (got == 1)
                 got = peak_in(&c, a, b, &t) == 0 ? 1 : -1;
         }
