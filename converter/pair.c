@@ -11,26 +11,33 @@
  *   4 ns units), thread, size, stack, the block a realloc replaced, its alignment and its call.
  *   The rare block whose fields do not fit (a size of 1 TiB or more, a stack id past 16 M, an
  *   alignment that is not a power of two, ...) is kept whole in a side table.
- * - The table is split into 256 shards by the top bits of the address's hash; each shard is an
+ * - The table is split into 64 shards by the top bits of the address's hash; each shard is an
  *   open-addressing table with Robin Hood linear probing and backward-shift deletion (no
  *   tombstones, so heavy churn never lengthens probes), kept up to 7/8 full, and grown by a
  *   quarter when it would be fuller. It is never below 7/10 full once grown, so a block costs
- *   32 / 0.7 = 46 bytes at most; a growth copies one shard, 1/256 of the blocks, so the old and
- *   new arrays together never add more than a fraction of a percent.
- * - Robin Hood keeps every run ordered by distance from home, so a lookup of an address that is
- *   not live stops as soon as it meets a block closer to its home than it would be: probes stay
- *   short at 7/8 full, where plain linear probing would scan long runs.
+ *   32 / 0.7 = 46 bytes at most; a growth copies one shard, 1/64 of the blocks, so the old and
+ *   new arrays together add a few percent at most, for a moment.
+ * - Robin Hood keeps every run ordered by home, and ties are broken by the hash bits the home
+ *   is made of, so a shard is sorted by those bits: a lookup of an address that is not live
+ *   stops as soon as it meets a block with a later home, an insertion finds its place in one
+ *   probe and moves the rest of its run up by one slot in a single move of memory, and a growth
+ *   places every block in one sequential pass (shard_grow).
+ * - A shard of 2 MiB or more is mapped on its own with huge pages (slots_alloc): fewer, larger
+ *   shards are what makes that possible.
  * - At the end, what is still live comes out in allocation order without a copy of the store:
  *   each shard is compacted and radix-sorted by time (through a buffer the size of the largest
- *   shard, 1/256 of the blocks), and a merge of the 256 sorted shards yields the blocks.
+ *   shard, 1/64 of the blocks), and a tournament of losers over the sorted shards, comparing
+ *   times alone but for ties, yields the blocks.
  */
 #define _GNU_SOURCE /* qsort_r */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "converter.h"
 
-#define NSHARDS 256
+#define SHARD_BITS 6
+#define NSHARDS (1u << SHARD_BITS)
 #define MIN_CAP 16
 
 /* A packed block; addr 0 marks an empty slot. */
@@ -49,10 +56,14 @@ typedef struct {
 
 /* One sorted run during the drain: a shard's compacted blocks, or the side table's. */
 typedef struct {
-    const slot_t *at, *end;          /* packed blocks */
+    const slot_t *at, *end;       /* packed blocks */
     const cv__live_t *wat, *wend; /* or whole ones */
-    cv__live_t head;              /* the next block, unpacked */
+    uint64_t t;                   /* the time of the next block */
+    int done;                     /* no block left */
 } run_t;
+
+/* The drain's tournament: a power of two at least NSHARDS + 1 (the side table's run). */
+#define NLEAVES 512
 
 struct cv__pairs {
     shard_t shards[NSHARDS];
@@ -66,10 +77,11 @@ struct cv__pairs {
     uint32_t *tids;
     size_t ntids;
     size_t bytes, peak_bytes;
-    /* The drain: the runs in a min-heap ordered by their next block. */
+    /* The drain: NLEAVES runs (those past the shards and the side table empty) and a tree of
+     * losers over them: tree[0] is the run whose next block comes first, tree[n] the loser of
+     * the match at node n (the leaves are nodes NLEAVES + run). */
     run_t *runs;
-    uint32_t *heap;
-    size_t nheap;
+    uint32_t *tree;
     cv__live_t *wsorted;
 };
 
@@ -87,7 +99,7 @@ static uint64_t hash_of(uint64_t addr)
 
 static shard_t *shard_of(cv__pairs_t *p, uint64_t h)
 {
-    return &p->shards[h >> 56];
+    return &p->shards[h >> (64 - SHARD_BITS)];
 }
 
 /* The home slot in a shard of cap slots: 32 hash bits below the shard's, scaled to cap. */
@@ -196,26 +208,70 @@ static long shard_find(const shard_t *sh, uint64_t addr, uint64_t h)
     }
 }
 
-/* Places s, whose address is not in the shard, which has room. */
+/* The 32 hash bits that give a block its home: the table keeps its blocks in their order. */
+static uint32_t key_of(uint64_t h)
+{
+    return (uint32_t)(h >> 24);
+}
+
+/* One slot further from home (a distance of FAR or more is worked out again when read). */
+static void further(slot_t *s)
+{
+    if ((s->w3 >> 54) != FAR)
+        s->w3 += 1ull << 54;
+}
+
+/* Moves the blocks of slots [from, to) one slot up, to [from + 1, to]. */
+static void shift_up(slot_t *slots, uint32_t from, uint32_t to)
+{
+    if (to == from)
+        return;
+    memmove(&slots[from + 1], &slots[from], (size_t)(to - from) * sizeof *slots);
+    for (uint32_t i = from + 1; i <= to; i++)
+        further(&slots[i]);
+}
+
+/* Whether a block of home distance d and key k, probing at slot j, goes before the resident
+ * `at` (of distance ad): the resident's home is later, or the same and its key larger. Robin
+ * Hood alone orders blocks by home; breaking its ties by the key keeps every shard sorted by
+ * the key (around the wrap), which lets a growth place the blocks in one pass (shard_grow). */
+static int goes_before(const slot_t *at, uint32_t ad, uint32_t d, uint32_t k)
+{
+    return ad < d || (ad == d && key_of(hash_of(at->addr)) > k);
+}
+
+/* Places s from slot j at home distance d, where it goes before the blocks that follow; the
+ * shard has room. */
+static void shard_place_at(shard_t *sh, slot_t s, uint32_t j, uint32_t d)
+{
+    uint32_t cap = sh->cap, e = j;
+    while (sh->slots[e].addr)
+        if (++e == cap)
+            e = 0;
+    /* Every block from j up to the empty slot e moves one slot further from its home, in one
+     * move of memory (two where the run wraps round the end); they stay in order. */
+    if (e < j) {
+        shift_up(sh->slots, 0, e);
+        sh->slots[0] = sh->slots[cap - 1];
+        further(&sh->slots[0]);
+        shift_up(sh->slots, j, cap - 1);
+    } else {
+        shift_up(sh->slots, j, e);
+    }
+    set_dist(&s, d);
+    sh->slots[j] = s;
+    sh->count++;
+}
+
+/* Places s, whose address is not in the shard, which has room, in the order of the keys. */
 static void shard_place(shard_t *sh, slot_t s, uint64_t h)
 {
-    uint32_t cap = sh->cap, j = home_of(h, cap);
+    uint32_t cap = sh->cap, j = home_of(h, cap), k = key_of(h);
     for (uint32_t d = 0;; d++) {
         slot_t *at = &sh->slots[j];
-        if (!at->addr) {
-            set_dist(&s, d);
-            *at = s;
-            sh->count++;
+        if (!at->addr || goes_before(at, dist_of(at, j, cap), d, k)) {
+            shard_place_at(sh, s, j, d);
             return;
-        }
-        uint32_t ad = dist_of(at, j, cap);
-        if (ad < d) {
-            /* The resident is closer to its home: it yields its slot and moves on. */
-            slot_t t = *at;
-            set_dist(&s, d);
-            *at = s;
-            s = t;
-            d = ad;
         }
         if (++j == cap)
             j = 0;
@@ -239,19 +295,93 @@ static void shard_remove(shard_t *sh, uint32_t j)
     sh->count--;
 }
 
-/* Grows a shard by a quarter (to MIN_CAP when it has none). -1: no memory, shard unchanged. */
+#define HUGE_PAGE (2u << 20)
+#define PAGE 4096u
+
+/* The bytes of a shard of cap slots: a big one is mapped on its own, a whole number of pages. */
+static size_t slots_bytes(uint32_t cap)
+{
+    size_t b = (size_t)cap * sizeof(slot_t);
+    return b >= HUGE_PAGE ? (b + PAGE - 1) / PAGE * PAGE : b;
+}
+
+/* A shard's zeroed slots. A big shard is mapped at a huge page's boundary and asks for huge
+ * pages: the blocks are looked up at random over hundreds of megabytes, and with small pages
+ * nearly every lookup also misses the address translation cache, which costs more than the
+ * miss of the block itself. Its mapping ends at its last small page, so the part past its last
+ * whole huge page stays in small pages and nothing is resident beyond the slots. */
+static slot_t *slots_alloc(uint32_t cap)
+{
+    size_t b = slots_bytes(cap);
+    if (b < HUGE_PAGE)
+        return calloc(cap, sizeof(slot_t));
+    uint8_t *m = mmap(NULL, b + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    uintptr_t at = ((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+    size_t head = at - (uintptr_t)m;
+    if (head)
+        munmap(m, head);
+    munmap((uint8_t *)at + b, HUGE_PAGE - head);
+    madvise((void *)at, b, MADV_HUGEPAGE);
+    return (slot_t *)at;
+}
+
+static void slots_free(slot_t *slots, uint32_t cap)
+{
+    if (!slots)
+        return;
+    size_t b = slots_bytes(cap);
+    if (b < HUGE_PAGE)
+        free(slots);
+    else
+        munmap(slots, b);
+}
+
+/* Grows a shard by a quarter (to MIN_CAP when it has none). -1: no memory, shard unchanged.
+ *
+ * The blocks are in the order of their keys, starting after any empty slot, and a block's home
+ * in the larger shard follows that order: each goes to its home or, if that is taken, right
+ * after the block before it. One pass, without probing or moving a block twice; only blocks
+ * whose place would run around the end into the first ones placed go through shard_place. */
 static int shard_grow(cv__pairs_t *p, shard_t *sh)
 {
     uint32_t cap = sh->cap ? sh->cap + sh->cap / 4 : MIN_CAP;
-    slot_t *slots = calloc(cap, sizeof *slots);
+    slot_t *slots = slots_alloc(cap);
     if (!slots)
         return -1;
     account(p, (ptrdiff_t)(cap * sizeof *slots));
     shard_t grown = {slots, cap, 0};
-    for (uint32_t i = 0; i < sh->cap; i++)
-        if (sh->slots[i].addr)
-            shard_place(&grown, sh->slots[i], hash_of(sh->slots[i].addr));
-    free(sh->slots);
+    uint32_t start = 0;
+    while (start < sh->cap && sh->slots[start].addr)
+        start++;
+    /* u: the next free place, counted on past the end; wrap: the keys went round. */
+    uint64_t u = 0, last = 0;
+    int wrap = 0;
+    for (uint32_t n = 1; n <= sh->cap; n++) {
+        uint32_t i = start + n < sh->cap ? start + n : start + n - sh->cap;
+        const slot_t *s = &sh->slots[i];
+        if (!s->addr)
+            continue;
+        uint64_t h = hash_of(s->addr);
+        uint32_t k = key_of(h);
+        if (k < last)
+            wrap = 1;
+        last = k;
+        uint64_t home = home_of(h, cap) + (wrap ? (uint64_t)cap : 0);
+        if (u < home)
+            u = home;
+        uint32_t j = (uint32_t)(u < cap ? u : u - cap);
+        if (u >= 2 * (uint64_t)cap || slots[j].addr) {
+            shard_place(&grown, *s, h);
+            continue;
+        }
+        slots[j] = *s;
+        set_dist(&slots[j], (uint32_t)(u - home < FAR ? u - home : FAR));
+        grown.count++;
+        u++;
+    }
+    slots_free(sh->slots, sh->cap);
     account(p, -(ptrdiff_t)(sh->cap * sizeof *slots));
     *sh = grown;
     return 0;
@@ -329,22 +459,22 @@ cv__pairs_t *cv__pairs_create(void)
 static void free_all(cv__pairs_t *p)
 {
     for (size_t i = 0; i < NSHARDS; i++) {
-        free(p->shards[i].slots);
+        slots_free(p->shards[i].slots, p->shards[i].cap);
         p->shards[i] = (shard_t){NULL, 0, 0};
     }
     free(p->wkeys);
     free(p->wvals);
     free(p->tids);
     free(p->runs);
-    free(p->heap);
+    free(p->tree);
     free(p->wsorted);
     p->wkeys = NULL;
     p->wvals = NULL;
     p->tids = NULL;
     p->runs = NULL;
-    p->heap = NULL;
+    p->tree = NULL;
     p->wsorted = NULL;
-    p->wcount = p->ntids = p->nheap = p->count = p->bytes = 0;
+    p->wcount = p->ntids = p->count = p->bytes = 0;
 }
 
 void cv__pairs_destroy(cv__pairs_t *p)
@@ -379,21 +509,50 @@ int cv__pairs_take(cv__pairs_t *p, uint64_t addr, cv__live_t *out)
 
 int cv__pairs_insert(cv__pairs_t *p, const cv__live_t *b, cv__live_t *evicted)
 {
-    /* A block still live at this address (its free was not recorded) makes way. */
-    int had = cv__pairs_take(p, b->addr, evicted);
-    if (packs(b)) {
-        uint64_t h = hash_of(b->addr);
-        shard_t *sh = shard_of(p, h);
-        if ((sh->count + 1) * 8 > (size_t)sh->cap * 7 && shard_grow(p, sh) != 0)
+    if (!b->addr || p->wcount || !packs(b)) {
+        /* A block still live at this address (its free was not recorded) makes way. */
+        int had = cv__pairs_take(p, b->addr, evicted);
+        if (packs(b)) {
+            uint64_t h = hash_of(b->addr);
+            shard_t *sh = shard_of(p, h);
+            if ((sh->count + 1) * 8 > (size_t)sh->cap * 7 && shard_grow(p, sh) != 0)
+                return -1;
+            if (note_tid(p, b->thread, b->tid) != 0)
+                return -1;
+            shard_place(sh, pack(b), h);
+        } else if (wide_put(p, b) != 0) {
             return -1;
+        }
+        p->count++;
+        return had;
+    }
+    /* The common case, a packed block and an empty side table: one probe finds the block
+     * still live at the address, or the place of the new one. */
+    uint64_t h = hash_of(b->addr);
+    shard_t *sh = shard_of(p, h);
+    if ((sh->count + 1) * 8 > (size_t)sh->cap * 7 && shard_grow(p, sh) != 0)
+        return -1;
+    if (b->thread >= p->ntids || p->tids[b->thread] != b->tid)
         if (note_tid(p, b->thread, b->tid) != 0)
             return -1;
-        shard_place(sh, pack(b), h);
-    } else if (wide_put(p, b) != 0) {
-        return -1;
+    uint32_t cap = sh->cap, j = home_of(h, cap), k = key_of(h);
+    for (uint32_t d = 0;; d++) {
+        slot_t *at = &sh->slots[j];
+        if (at->addr == b->addr) {
+            /* Same address, same home: the new block takes the old one's slot. */
+            unpack(p, at, evicted);
+            *at = pack(b);
+            set_dist(at, d);
+            return 1;
+        }
+        if (!at->addr || goes_before(at, dist_of(at, j, cap), d, k)) {
+            shard_place_at(sh, pack(b), j, d);
+            p->count++;
+            return 0;
+        }
+        if (++j == cap)
+            j = 0;
     }
-    p->count++;
-    return had;
 }
 
 size_t cv__pairs_find_range(const cv__pairs_t *p, uint64_t lo, uint64_t hi, uint64_t *addrs,
@@ -415,7 +574,7 @@ size_t cv__pairs_find_range(const cv__pairs_t *p, uint64_t lo, uint64_t hi, uint
 void cv__pairs_prefetch(const cv__pairs_t *p, uint64_t addr)
 {
     uint64_t h = hash_of(addr);
-    const shard_t *sh = &p->shards[h >> 56];
+    const shard_t *sh = &p->shards[h >> (64 - SHARD_BITS)];
     if (sh->cap)
         __builtin_prefetch(&sh->slots[home_of(h, sh->cap)]);
 }
@@ -507,36 +666,45 @@ static int live_cmp(const void *a, const void *b)
     return before(a, b) ? -1 : before(b, a) ? 1 : 0;
 }
 
-/* Moves run r to its next block: 0 when it has none left. */
-static int run_next(const cv__pairs_t *p, run_t *r)
+/* Reads run r's next time, or marks it done. */
+static void run_peek(run_t *r)
 {
-    if (r->at) {
-        if (r->at == r->end)
-            return 0;
-        unpack(p, r->at++, &r->head);
-    } else {
-        if (r->wat == r->wend)
-            return 0;
-        r->head = *r->wat++;
-    }
-    return 1;
+    if (r->at && r->at < r->end)
+        r->t = (r->at->w1 & T_MASK) << 2;
+    else if (r->wat && r->wat < r->wend)
+        r->t = r->wat->t;
+    else
+        r->done = 1;
 }
 
-static void sift_down(cv__pairs_t *p, size_t i)
+/* The thread id and address of run r's next block, to break a tie of times. */
+static void run_tie(const cv__pairs_t *p, const run_t *r, uint32_t *tid, uint64_t *addr)
 {
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < p->nheap && before(&p->runs[p->heap[l]].head, &p->runs[p->heap[m]].head))
-            m = l;
-        if (l + 1 < p->nheap && before(&p->runs[p->heap[l + 1]].head, &p->runs[p->heap[m]].head))
-            m = l + 1;
-        if (m == i)
-            return;
-        uint32_t t = p->heap[i];
-        p->heap[i] = p->heap[m];
-        p->heap[m] = t;
-        i = m;
+    if (r->at) {
+        *tid = p->tids[r->at->w1 >> 48];
+        *addr = r->at->addr;
+    } else {
+        *tid = r->wat->tid;
+        *addr = r->wat->addr;
     }
+}
+
+/* Whether run a's next block comes before run b's; a run that is done comes after all. The
+ * times decide all but a few matches, without unpacking a block. */
+static int run_before(const cv__pairs_t *p, uint32_t a, uint32_t b)
+{
+    const run_t *x = &p->runs[a], *y = &p->runs[b];
+    if (x->done || y->done)
+        return !x->done;
+    if (x->t != y->t)
+        return x->t < y->t;
+    uint32_t tx, ty;
+    uint64_t ax, ay;
+    run_tie(p, x, &tx, &ax);
+    run_tie(p, y, &ty, &ay);
+    if (tx != ty)
+        return tx < ty;
+    return ax < ay;
 }
 
 int cv__pairs_drain_begin(cv__pairs_t *p)
@@ -544,18 +712,17 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
     uint32_t most = 0;
     for (uint32_t i = 0; i < NSHARDS; i++)
         most = p->shards[i].count > most ? p->shards[i].count : most;
-    p->runs = calloc(NSHARDS + 1, sizeof *p->runs);
-    p->heap = malloc((NSHARDS + 1) * sizeof *p->heap);
+    p->runs = calloc(NLEAVES, sizeof *p->runs);
+    p->tree = malloc(NLEAVES * sizeof *p->tree);
     if (p->wcount)
         p->wsorted = malloc(p->wcount * sizeof *p->wsorted);
     /* The sort's second buffer: room for the largest shard's blocks, 1/256 of them all. */
     slot_t *tmp = most ? malloc((size_t)most * sizeof *tmp) : NULL;
-    if (!p->runs || !p->heap || (p->wcount && !p->wsorted) || (most && !tmp)) {
+    if (!p->runs || !p->tree || (p->wcount && !p->wsorted) || (most && !tmp)) {
         free(tmp);
         return -1;
     }
     account(p, (ptrdiff_t)((size_t)most * sizeof *tmp));
-    p->nheap = 0;
     for (uint32_t i = 0; i < NSHARDS; i++) {
         shard_t *sh = &p->shards[i];
         uint32_t n = 0;
@@ -567,8 +734,6 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
         sort_slots(sh->slots, tmp, n, p->tids);
         p->runs[i].at = sh->slots;
         p->runs[i].end = sh->slots + n;
-        run_next(p, &p->runs[i]);
-        p->heap[p->nheap++] = i;
     }
     free(tmp);
     account(p, -(ptrdiff_t)((size_t)most * sizeof *tmp));
@@ -580,25 +745,45 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
         qsort(p->wsorted, n, sizeof *p->wsorted, live_cmp);
         p->runs[NSHARDS].wat = p->wsorted;
         p->runs[NSHARDS].wend = p->wsorted + n;
-        run_next(p, &p->runs[NSHARDS]);
-        p->heap[p->nheap++] = NSHARDS;
     }
-    for (size_t i = p->nheap / 2; i-- > 0;)
-        sift_down(p, i);
+    for (uint32_t i = 0; i < NLEAVES; i++)
+        run_peek(&p->runs[i]);
+    /* Plays the tournament once, bottom up: each node keeps its loser, passes its winner on. */
+    uint32_t win[2 * NLEAVES];
+    for (uint32_t i = 0; i < NLEAVES; i++)
+        win[NLEAVES + i] = i;
+    for (uint32_t n = NLEAVES - 1; n >= 1; n--) {
+        uint32_t a = win[2 * n], b = win[2 * n + 1];
+        int first = run_before(p, a, b);
+        win[n] = first ? a : b;
+        p->tree[n] = first ? b : a;
+    }
+    p->tree[0] = win[1];
     return 0;
 }
 
 int cv__pairs_drain_next(cv__pairs_t *p, cv__live_t *out)
 {
-    if (!p->nheap) {
+    if (!p->runs || p->runs[p->tree[0]].done) {
         /* Every block is out: the store is empty and ready for another process. */
         free_all(p);
         return 0;
     }
-    run_t *r = &p->runs[p->heap[0]];
-    *out = r->head;
-    if (!run_next(p, r))
-        p->heap[0] = p->heap[--p->nheap];
-    sift_down(p, 0);
+    uint32_t w = p->tree[0];
+    run_t *r = &p->runs[w];
+    if (r->at)
+        unpack(p, r->at++, out);
+    else
+        *out = *r->wat++;
+    run_peek(r);
+    /* The winner's path is played again: at each node the better of it and the loser kept
+     * there goes on. */
+    for (uint32_t n = (NLEAVES + w) / 2; n >= 1; n /= 2)
+        if (run_before(p, p->tree[n], w)) {
+            uint32_t t = p->tree[n];
+            p->tree[n] = w;
+            w = t;
+        }
+    p->tree[0] = w;
     return 1;
 }
