@@ -63,7 +63,7 @@ typedef struct {
 } run_t;
 
 /* The drain's tournament: a power of two at least NSHARDS + 1 (the side table's run). */
-#define NLEAVES 512
+#define NLEAVES 128
 
 struct cv__pairs {
     shard_t shards[NSHARDS];
@@ -617,11 +617,16 @@ static int slot_cmp(const void *a, const void *b, void *arg)
 
 #define T_MASK ((1ull << 48) - 1)
 
+#define DIGIT_BITS 11
+#define DIGITS (1u << DIGIT_BITS)
+#define MAX_PASSES ((48 + DIGIT_BITS - 1) / DIGIT_BITS)
+
 /* Sorts n packed blocks into the drain's order through tmp (room for n): a radix sort on the
- * time, least significant byte first, over the bytes in which the times differ (a pass in which
- * every block has the same byte is skipped), then each run of equal times by thread id and
- * address. The time is all but unique, so the sort reads and writes each block a few times in
- * order where a comparison sort would call its comparison n log n times. */
+ * time, 11 bits at a time from the least significant, over the digits in which the times differ
+ * (a pass in which every block has the same digit is skipped; every pass's counts are taken in
+ * one read of the blocks), then each run of equal times by thread id and address. The time is
+ * all but unique, so the sort reads and writes each block a few times in order where a
+ * comparison sort would call its comparison n log n times. */
 static void sort_slots(slot_t *a, slot_t *tmp, uint32_t n, const uint32_t *tids)
 {
     uint64_t lo = UINT64_MAX, hi = 0;
@@ -630,21 +635,29 @@ static void sort_slots(slot_t *a, slot_t *tmp, uint32_t n, const uint32_t *tids)
         lo = t < lo ? t : lo;
         hi = t > hi ? t : hi;
     }
+    unsigned passes = 0;
+    while (passes < MAX_PASSES && (hi - lo) >> (passes * DIGIT_BITS))
+        passes++;
+    uint32_t at[MAX_PASSES][DIGITS] = {{0}}; /* 40 KiB */
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t v = (a[i].w1 & T_MASK) - lo;
+        for (unsigned q = 0; q < passes; q++)
+            at[q][v >> (q * DIGIT_BITS) & (DIGITS - 1)]++;
+    }
     slot_t *src = a, *dst = tmp;
-    for (unsigned shift = 0; shift < 48 && (hi - lo) >> shift; shift += 8) {
-        uint32_t at[256] = {0};
-        for (uint32_t i = 0; i < n; i++)
-            at[((src[i].w1 & T_MASK) - lo) >> shift & 255]++;
-        if (at[((src[0].w1 & T_MASK) - lo) >> shift & 255] == n)
+    for (unsigned q = 0; q < passes; q++) {
+        unsigned shift = q * DIGIT_BITS;
+        uint32_t *c = at[q];
+        if (c[((src[0].w1 & T_MASK) - lo) >> shift & (DIGITS - 1)] == n)
             continue;
         uint32_t sum = 0;
-        for (unsigned d = 0; d < 256; d++) {
-            uint32_t c = at[d];
-            at[d] = sum;
-            sum += c;
+        for (unsigned d = 0; d < DIGITS; d++) {
+            uint32_t k = c[d];
+            c[d] = sum;
+            sum += k;
         }
         for (uint32_t i = 0; i < n; i++)
-            dst[at[((src[i].w1 & T_MASK) - lo) >> shift & 255]++] = src[i];
+            dst[c[((src[i].w1 & T_MASK) - lo) >> shift & (DIGITS - 1)]++] = src[i];
         slot_t *x = src;
         src = dst;
         dst = x;
