@@ -63,7 +63,7 @@ typedef struct {
 } run_t;
 
 /* The drain's tournament: a power of two at least NSHARDS + 1 (the side table's run). */
-#define NLEAVES 128
+#define NLEAVES (2u * NSHARDS)
 
 struct cv__pairs {
     shard_t shards[NSHARDS];
