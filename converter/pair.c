@@ -11,32 +11,29 @@
  *   4 ns units), thread, size, stack, the block a realloc replaced, its alignment and its call.
  *   The rare block whose fields do not fit (a size of 1 TiB or more, a stack id past 16 M, an
  *   alignment that is not a power of two, ...) is kept whole in a side table.
- * - The table is split into 64 shards by the top bits of the address's hash; each shard is an
+ * - The table is split into 256 shards by the top bits of the address's hash; each shard is an
  *   open-addressing table with Robin Hood linear probing and backward-shift deletion (no
  *   tombstones, so heavy churn never lengthens probes), kept up to 7/8 full, and grown by a
  *   quarter when it would be fuller. It is never below 7/10 full once grown, so a block costs
- *   32 / 0.7 = 46 bytes at most; a growth copies one shard, 1/64 of the blocks, so the old and
- *   new arrays together add a few percent at most, for a moment.
+ *   32 / 0.7 = 46 bytes at most; a growth copies one shard, 1/256 of the blocks, so the old and
+ *   new arrays together never add more than a fraction of a percent.
  * - Robin Hood keeps every run ordered by home, and ties are broken by the hash bits the home
  *   is made of, so a shard is sorted by those bits: a lookup of an address that is not live
  *   stops as soon as it meets a block with a later home, an insertion finds its place in one
  *   probe and moves the rest of its run up by one slot in a single move of memory, and a growth
  *   places every block in one sequential pass (shard_grow).
- * - A shard of 2 MiB or more is mapped on its own with huge pages (slots_alloc): fewer, larger
- *   shards are what makes that possible.
  * - At the end, what is still live comes out in allocation order without a copy of the store:
  *   each shard is compacted and radix-sorted by time (through a buffer the size of the largest
- *   shard, 1/64 of the blocks), and a tournament of losers over the sorted shards, comparing
+ *   shard, 1/256 of the blocks), and a tournament of losers over the sorted shards, comparing
  *   times alone but for ties, yields the blocks.
  */
 #define _GNU_SOURCE /* qsort_r */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "converter.h"
 
-#define SHARD_BITS 6
+#define SHARD_BITS 8
 #define NSHARDS (1u << SHARD_BITS)
 #define MIN_CAP 16
 
@@ -295,49 +292,6 @@ static void shard_remove(shard_t *sh, uint32_t j)
     sh->count--;
 }
 
-#define HUGE_PAGE (2u << 20)
-#define PAGE 4096u
-
-/* The bytes of a shard of cap slots: a big one is mapped on its own, a whole number of pages. */
-static size_t slots_bytes(uint32_t cap)
-{
-    size_t b = (size_t)cap * sizeof(slot_t);
-    return b >= HUGE_PAGE ? (b + PAGE - 1) / PAGE * PAGE : b;
-}
-
-/* A shard's zeroed slots. A big shard is mapped at a huge page's boundary and asks for huge
- * pages: the blocks are looked up at random over hundreds of megabytes, and with small pages
- * nearly every lookup also misses the address translation cache, which costs more than the
- * miss of the block itself. Its mapping ends at its last small page, so the part past its last
- * whole huge page stays in small pages and nothing is resident beyond the slots. */
-static slot_t *slots_alloc(uint32_t cap)
-{
-    size_t b = slots_bytes(cap);
-    if (b < HUGE_PAGE)
-        return calloc(cap, sizeof(slot_t));
-    uint8_t *m = mmap(NULL, b + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return NULL;
-    uintptr_t at = ((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-    size_t head = at - (uintptr_t)m;
-    if (head)
-        munmap(m, head);
-    munmap((uint8_t *)at + b, HUGE_PAGE - head);
-    madvise((void *)at, b, MADV_HUGEPAGE);
-    return (slot_t *)at;
-}
-
-static void slots_free(slot_t *slots, uint32_t cap)
-{
-    if (!slots)
-        return;
-    size_t b = slots_bytes(cap);
-    if (b < HUGE_PAGE)
-        free(slots);
-    else
-        munmap(slots, b);
-}
-
 /* Grows a shard by a quarter (to MIN_CAP when it has none). -1: no memory, shard unchanged.
  *
  * The blocks are in the order of their keys, starting after any empty slot, and a block's home
@@ -347,7 +301,7 @@ static void slots_free(slot_t *slots, uint32_t cap)
 static int shard_grow(cv__pairs_t *p, shard_t *sh)
 {
     uint32_t cap = sh->cap ? sh->cap + sh->cap / 4 : MIN_CAP;
-    slot_t *slots = slots_alloc(cap);
+    slot_t *slots = calloc(cap, sizeof *slots);
     if (!slots)
         return -1;
     account(p, (ptrdiff_t)(cap * sizeof *slots));
@@ -381,7 +335,7 @@ static int shard_grow(cv__pairs_t *p, shard_t *sh)
         grown.count++;
         u++;
     }
-    slots_free(sh->slots, sh->cap);
+    free(sh->slots);
     account(p, -(ptrdiff_t)(sh->cap * sizeof *slots));
     *sh = grown;
     return 0;
@@ -459,7 +413,7 @@ cv__pairs_t *cv__pairs_create(void)
 static void free_all(cv__pairs_t *p)
 {
     for (size_t i = 0; i < NSHARDS; i++) {
-        slots_free(p->shards[i].slots, p->shards[i].cap);
+        free(p->shards[i].slots);
         p->shards[i] = (shard_t){NULL, 0, 0};
     }
     free(p->wkeys);
