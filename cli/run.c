@@ -391,7 +391,7 @@ typedef struct {
     pthread_cond_t cv;
     int over;                 /* every process has exited, or the wait for them was stopped */
     int noted;                /* collect's notes were printed */
-    char **handed;            /* the recordings handed to the converter, in that order */
+    char **handed;            /* the recordings handed to the converter, sorted by path */
     size_t nhanded, caphanded;
     char *first;              /* handed out before the conversion started */
     uint64_t handed_bytes;    /* thread bytes of the recordings handed out, when handed */
@@ -459,6 +459,33 @@ static int recording_finished(const cli__rec_t *recs, size_t n, size_t i)
     return recs[i].pid && kill((pid_t)recs[i].pid, 0) != 0 && errno == ESRCH;
 }
 
+static int path_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether the recording at path was handed to the converter. A binary search: next_input looks
+ * at every recording of the run each time it is called, and every 20 ms while nothing is new,
+ * and a build's thousands of recordings made a linear search cost a core. */
+static int was_handed(const live_t *l, const char *path)
+{
+    return l->nhanded && bsearch(&path, l->handed, l->nhanded, sizeof *l->handed, path_cmp);
+}
+
+/* Adds path (a copy the list takes) to the handed ones, in order. 0, or -1 without memory. */
+static int add_handed(live_t *l, char *path)
+{
+    if (rheap_grow(&l->handed, &l->caphanded, l->nhanded, sizeof *l->handed, 8) != 0)
+        return -1;
+    size_t at = l->nhanded;
+    while (at > 0 && strcmp(l->handed[at - 1], path) > 0)
+        at--;
+    memmove(&l->handed[at + 1], &l->handed[at], (l->nhanded - at) * sizeof *l->handed);
+    l->handed[at] = path;
+    l->nhanded++;
+    return 0;
+}
+
 /* rheap_convert's next_input. While the run goes on: a finished recording first, in pid order
  * (a build's compilers end one after another, and each converts in a moment while the tree
  * runs on, on the core the build leaves); else the recording with the most thread bytes, to be
@@ -482,10 +509,7 @@ static const char *next_input(void *user)
         const char *pick = NULL, *busiest = NULL;
         uint64_t best = 0, pending = 0;
         for (size_t i = 0; i < n && !pick; i++) {
-            int handed = 0;
-            for (size_t j = 0; j < l->nhanded && !handed; j++)
-                handed = strcmp(l->handed[j], recs[i].path) == 0;
-            if (handed)
+            if (was_handed(l, recs[i].path))
                 continue;
             if (over) {
                 pick = recs[i].path;
@@ -512,10 +536,8 @@ static const char *next_input(void *user)
         }
         char *copy = pick ? strdup(pick) : NULL;
         cli__free_recordings(recs, n);
-        if (copy && rheap_grow(&l->handed, &l->caphanded, l->nhanded, sizeof *l->handed, 8) == 0) {
-            l->handed[l->nhanded++] = copy;
+        if (copy && add_handed(l, copy) == 0)
             return copy;
-        }
         free(copy);
         if (over)
             return NULL;
