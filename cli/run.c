@@ -383,6 +383,11 @@ static int wait_all(pid_t pid)
 /* How long the converter waits before it looks again for a recording to follow, or at the one
  * it follows. */
 #define LIVE_POLL_MS 20
+/* While nothing new is found, the looks for a recording to convert come less often, down to
+ * one in this many ms: a look at a build's thousands of recordings costs milliseconds of CPU
+ * (the directory listed, each process checked), taken from the build. The run's end wakes the
+ * converter at once whatever the wait. */
+#define LIVE_IDLE_MAX_MS 160
 
 typedef struct {
     const char *recdir;
@@ -395,6 +400,7 @@ typedef struct {
     size_t nhanded, caphanded;
     char *first;              /* handed out before the conversion started */
     uint64_t handed_bytes;    /* thread bytes of the recordings handed out, when handed */
+    int idle_ms;              /* the wait before next_input looks again: grows while idle */
     int crc;                  /* the conversion's exit status; -1: there was nothing to convert */
     int done;                 /* convert_thread has returned */
 } live_t;
@@ -472,6 +478,11 @@ static int was_handed(const live_t *l, const char *path)
     return l->nhanded && bsearch(&path, l->handed, l->nhanded, sizeof *l->handed, path_cmp);
 }
 
+static int seen_before(void *user, const char *path)
+{
+    return was_handed(user, path);
+}
+
 /* Adds path (a copy the list takes) to the handed ones, in order. 0, or -1 without memory. */
 static int add_handed(live_t *l, char *path)
 {
@@ -504,7 +515,8 @@ static const char *next_input(void *user)
     for (;;) {
         int over = run_over(l);
         size_t n;
-        cli__rec_t *recs = cli__collect_recordings(l->recdir, &n, !over || l->noted);
+        cli__rec_t *recs =
+            cli__collect_recordings_seen(l->recdir, &n, !over || l->noted, seen_before, l);
         l->noted |= over;
         const char *pick = NULL, *busiest = NULL;
         uint64_t best = 0, pending = 0;
@@ -536,12 +548,18 @@ static const char *next_input(void *user)
         }
         char *copy = pick ? strdup(pick) : NULL;
         cli__free_recordings(recs, n);
-        if (copy && add_handed(l, copy) == 0)
+        if (copy && add_handed(l, copy) == 0) {
+            l->idle_ms = LIVE_POLL_MS;
             return copy;
+        }
         free(copy);
         if (over)
             return NULL;
-        wait_ms(l, LIVE_POLL_MS);
+        if (l->idle_ms < LIVE_POLL_MS)
+            l->idle_ms = LIVE_POLL_MS;
+        wait_ms(l, l->idle_ms);
+        if (l->idle_ms < LIVE_IDLE_MAX_MS)
+            l->idle_ms *= 2;
     }
 }
 
