@@ -207,7 +207,7 @@ static int write_chunk(cv__db_t *db, unsigned place);
 static int write_kept_list(cv__db_t *db, kept_t *list);
 static kept_t *take_kept(cv__db_t *db);
 static void drop_kept(kept_t *list);
-static void help_writer(cv__db_t *db);
+static void help_writer(cv__db_t *db, unsigned keep);
 
 /* At most this many chunks queued when not 0: set by the tests (cv__db_queue_limit), which make
  * the queue fill with a recording of thousands of rows instead of millions. */
@@ -314,9 +314,9 @@ static int drain(cv__db_t *db)
         return 0;
     pthread_mutex_lock(&db->mu);
     while (db->q_count) {
-        if (db->background) {
+        if (db->background && !db->failed) {
             pthread_mutex_unlock(&db->mu);
-            help_writer(db);
+            help_writer(db, 0);
             pthread_mutex_lock(&db->mu);
         } else {
             pthread_cond_wait(&db->room, &db->mu);
@@ -345,15 +345,24 @@ static void give_turn(cv__db_t *db)
     pthread_mutex_unlock(&db->conn);
 }
 
-/* The calling thread writes the oldest queued work itself, in its turn on the connection: a
- * writer thread at nice 19 gets next to no CPU while the program's processes keep the cores
- * busy (a build's compilers), and a reader that waited for it would stop the whole conversion
- * until the end. So a full queue is written at the reader's own priority, and the writer
- * thread still takes what it can while the queue has room, when a core is free. */
-static void help_writer(cv__db_t *db)
+/* The calling thread writes the oldest queued work itself, in its turn on the connection, until
+ * at most `keep` chunks are left: a writer thread at nice 19 gets next to no CPU while the
+ * program's processes keep the cores busy (a build's compilers), and a reader that waited for
+ * it would stop the whole conversion until the end. So a full queue is written at the reader's
+ * own priority, and the writer thread still takes what it can while the queue has room, when
+ * a core is free. The turn starts once the writer's chunk in progress is done, which a starved
+ * writer may take long to finish: one turn writes many chunks, not one, so that wait comes
+ * once per half a queue. */
+static void help_writer(cv__db_t *db, unsigned keep)
 {
     take_turn(db);
-    write_oldest(db);
+    for (;;) {
+        pthread_mutex_lock(&db->mu);
+        int more = (db->q_count > keep || db->kept_full) && !db->failed;
+        pthread_mutex_unlock(&db->mu);
+        if (!more || !write_oldest(db))
+            break;
+    }
     give_turn(db);
 }
 
@@ -1042,14 +1051,14 @@ static int flush_rows(cv__db_t *db)
 }
 
 /* Queues the full pending chunk for the writer thread and takes a free place. While the queue
- * is full: waits, or, when the writer runs at nice 19, writes the oldest chunk itself. */
+ * is full: waits, or, when the writer runs at nice 19, writes the older half itself. */
 static int submit(cv__db_t *db)
 {
     pthread_mutex_lock(&db->mu);
     while (db->q_count == db->qcap && !db->failed) {
         if (db->background) {
             pthread_mutex_unlock(&db->mu);
-            help_writer(db);
+            help_writer(db, db->qcap / 2);
             pthread_mutex_lock(&db->mu);
         } else {
             pthread_cond_wait(&db->room, &db->mu);
