@@ -209,6 +209,20 @@ case_run_tree_many() {
     cmp -s many.txt batch.txt || { diff many.txt batch.txt | head -5 >&2; fail "run and batch databases differ"; }
 }
 
+# A process that starts others (a build's driver) is not followed while it runs, though it holds
+# most of the run's bytes: every event converts after its end (live_events 0), and its child's
+# recording was not held behind it.
+case_run_driver() {
+    run r "$RHEAP" run -q -o d.db -- "$FAMILY" driver
+    expect_eq "status" "$STATUS" 0
+    expect_eq "driver's blocks" "$(sql d.db "SELECT size, count(*), count(dealloc_after)
+        FROM allocations WHERE size IN (48, 1111, 1234, 3333) GROUP BY size")" "$(printf '%s\n' \
+        "48|1500000|1500000" "1111|1|1" "1234|2|0" "3333|3|1")"
+    expect_eq "recordings (the child forked, then executed)" "$(sql d.db "SELECT count(*) FROM processes")" 3
+    expect_eq "events merged while their recording grew" \
+        "$(sql d.db "SELECT value FROM meta WHERE key = 'live_events'")" 0
+}
+
 case_run_orphan() {
     run r "$RHEAP" run -o o.db -- "$FAMILY" orphan
     expect_eq "status" "$STATUS" 0
