@@ -618,7 +618,11 @@ static const char *next_input(void *user)
     }
 }
 
-/* rheap_convert's growing: a recording grows until its process is gone or the run is over. */
+/* rheap_convert's growing: a recording grows until its process is gone, a later recording of
+ * its pid has started (the process executed another program, or turned recording on again:
+ * recording_finished hands such a one out as complete), or the run is over. Without the second,
+ * the recording a build's driver made before it executed ninja looked alive as long as ninja,
+ * and the conversion followed it, holding every finished compiler behind it, to the end. */
 static int growing(void *user, const char *dir, int wait)
 {
     live_t *l = user;
@@ -630,6 +634,12 @@ static int growing(void *user, const char *dir, int wait)
     uint32_t pid, num;
     if (rip_recording_name_parse(base ? base + 1 : dir, &pid, &num) != 0)
         return 1;
+    char later[PATH_MAX];
+    struct stat sb;
+    if ((size_t)snprintf(later, sizeof later, "%s/rip-%u-%u", l->recdir, pid, num + 1) <
+            sizeof later &&
+        stat(later, &sb) == 0)
+        return 0;
     return !(pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH);
 }
 

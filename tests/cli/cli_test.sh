@@ -223,6 +223,18 @@ case_run_driver() {
         "$(sql d.db "SELECT value FROM meta WHERE key = 'live_events'")" 0
 }
 
+# A recording whose process executed another program is complete: it converts at once, not
+# followed while the new program runs (live_events 0; a build's driver executes ninja so).
+case_run_exec_wait() {
+    run r "$RHEAP" run -q -o x.db -- "$FAMILY" execnap
+    expect_eq "status" "$STATUS" 0
+    expect_eq "blocks per recording" "$(sql x.db "SELECT recording, size, count(*),
+        count(dealloc_after) FROM allocations GROUP BY recording, size")" "$(printf '%s\n' \
+        "1|3210|3|1" "2|1234|2|0")"
+    expect_eq "events merged while their recording grew" \
+        "$(sql x.db "SELECT value FROM meta WHERE key = 'live_events'")" 0
+}
+
 case_run_orphan() {
     run r "$RHEAP" run -o o.db -- "$FAMILY" orphan
     expect_eq "status" "$STATUS" 0
