@@ -192,6 +192,11 @@ typedef struct {
 /* The rip-<pid>[-N] directories in recdir that have a process file, ordered by pid then N; a
  * note for each left out unless quiet. NULL with *n = 0 when there is none. */
 cli__rec_t *cli__collect_recordings(const char *recdir, size_t *n, int quiet);
+/* The same, without looking again for the process file of a recording for which seen(user,
+ * path) says it was found before (rheap run looks at its directory every few milliseconds, and
+ * a build leaves thousands of recordings there). */
+cli__rec_t *cli__collect_recordings_seen(const char *recdir, size_t *n, int quiet,
+                                         int (*seen)(void *user, const char *path), void *user);
 void cli__free_recordings(cli__rec_t *recs, size_t n);
 
 /* ---- run.c: `rheap run` ---- */

@@ -192,6 +192,12 @@ static int has_process_file(const char *dir)
 
 cli__rec_t *cli__collect_recordings(const char *recdir, size_t *n, int quiet)
 {
+    return cli__collect_recordings_seen(recdir, n, quiet, NULL, NULL);
+}
+
+cli__rec_t *cli__collect_recordings_seen(const char *recdir, size_t *n, int quiet,
+                                         int (*seen)(void *user, const char *path), void *user)
+{
     *n = 0;
     DIR *d = opendir(recdir);
     if (!d)
@@ -212,7 +218,7 @@ cli__rec_t *cli__collect_recordings(const char *recdir, size_t *n, int quiet)
         snprintf(p, plen, "%s/%s", recdir, e->d_name);
         /* A process still running when the wait was stopped may have made its directory and
          * not yet its process file: nothing of it can be converted. */
-        if (!has_process_file(p)) {
+        if (!(seen && seen(user, p)) && !has_process_file(p)) {
             if (!quiet)
                 cli__note(stderr,
                           "%s: a process was starting to record when the wait "

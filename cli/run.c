@@ -56,9 +56,10 @@ static void usage_run(FILE *f)
             "Runs PROGRAM with librheap preloaded, records it and every process it forks or\n"
             "execs, waits until all of them have exited, converts every recording into OUT.db\n"
             "and prints a short summary. Each process that has ended, and the one that\n"
-            "records most, are converted while PROGRAM runs (at low priority for the database\n"
-            "writes), so the summary comes soon after the end. PROGRAM's stdin, stdout and\n"
-            "stderr are its own; rheap's messages go to stderr, prefixed \"rheap:\".\n"
+            "records most, are converted while PROGRAM runs (the database writes at low\n"
+            "priority while they keep up), so the summary comes soon after the end.\n"
+            "PROGRAM's stdin, stdout and stderr are its own; rheap's messages go to stderr,\n"
+            "prefixed \"rheap:\".\n"
             "\n"
             "Options:\n"
             "  -o, --output FILE   the database to write (default: rheap-PROGRAM.db, or\n"
@@ -390,9 +391,18 @@ static int wait_all(pid_t pid)
 /* A recording is followed while it is written once its thread files hold this much: the
  * program's main work, not a shell that started it. */
 #define LIVE_MIN_BYTES (1u << 20)
+/* ... and once its process has run this long without starting a process of its own: a build's
+ * driver (cmake --build, ninja, make) starts its first child within moments, and following it
+ * would hold the conversion of every process it starts until the build ends. */
+#define LIVE_MIN_AGE_MS 2000
 /* How long the converter waits before it looks again for a recording to follow, or at the one
  * it follows. */
 #define LIVE_POLL_MS 20
+/* While nothing new is found, the looks for a recording to convert come less often, down to
+ * one in this many ms: a look at a build's thousands of recordings costs milliseconds of CPU
+ * (the directory listed, each process checked), taken from the build. The run's end wakes the
+ * converter at once whatever the wait. */
+#define LIVE_IDLE_MAX_MS 160
 
 typedef struct {
     const char *recdir;
@@ -401,10 +411,13 @@ typedef struct {
     pthread_cond_t cv;
     int over;                 /* every process has exited, or the wait for them was stopped */
     int noted;                /* collect's notes were printed */
-    char **handed;            /* the recordings handed to the converter, in that order */
+    char **handed;            /* the recordings handed to the converter, sorted by path */
     size_t nhanded, caphanded;
     char *first;              /* handed out before the conversion started */
     uint64_t handed_bytes;    /* thread bytes of the recordings handed out, when handed */
+    int idle_ms;              /* the wait before next_input looks again: grows while idle */
+    uint32_t *parents;        /* the parents' pids of the recordings seen: never followed */
+    size_t nparents, capparents;
     int crc;                  /* the conversion's exit status; -1: there was nothing to convert */
     int done;                 /* convert_thread has returned */
 } live_t;
@@ -446,16 +459,60 @@ static uint64_t thread_bytes(const char *dir)
     return total;
 }
 
-/* The process file has its first block: the converter can tell whose recording it is. */
-static int process_file_ready(const char *dir)
+/* Whether a recording seen so far names pid as its parent. */
+static int is_parent(const live_t *l, uint32_t pid)
+{
+    for (size_t i = 0; i < l->nparents; i++)
+        if (l->parents[i] == pid)
+            return 1;
+    return 0;
+}
+
+/* The process file has its first block: the converter can tell whose recording it is. Its
+ * parent's pid goes to l->parents. */
+static int process_file_ready(live_t *l, const char *dir)
 {
     char path[PATH_MAX];
     rip_reader_t *r;
     if ((size_t)snprintf(path, sizeof path, "%s/process.rip", dir) >= sizeof path ||
         rip_reader_open(path, &r, NULL) != RIP_OK)
         return 0;
+    rip_record_t rec;
+    uint32_t ppid = 0;
+    while (!ppid && rip_reader_next(r, &rec, NULL) == RIP_OK)
+        if (rec.kind == RIP_REC_PROCESS)
+            ppid = rec.u.process.ppid;
     rip_reader_close(r);
+    if (ppid && !is_parent(l, ppid) &&
+        rheap_grow(&l->parents, &l->capparents, l->nparents, sizeof *l->parents, 64) == 0)
+        l->parents[l->nparents++] = ppid;
     return 1;
+}
+
+/* How long the process pid has run, in ms (from /proc; 0 when it cannot tell). */
+static uint64_t process_age_ms(uint32_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%u/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    /* Field 22, starttime in clock ticks since boot, counted after the command's ')'. */
+    const char *p = strrchr(buf, ')');
+    for (int field = 2; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    struct timespec now;
+    long hz = sysconf(_SC_CLK_TCK);
+    if (!p || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &now) != 0)
+        return 0;
+    uint64_t start_ms = strtoull(p + 1, NULL, 10) * 1000 / (uint64_t)hz;
+    uint64_t now_ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+    return now_ms > start_ms ? now_ms - start_ms : 0;
 }
 
 /* A recording whose process has exited, or that a later recording of the same pid follows
@@ -469,13 +526,46 @@ static int recording_finished(const cli__rec_t *recs, size_t n, size_t i)
     return recs[i].pid && kill((pid_t)recs[i].pid, 0) != 0 && errno == ESRCH;
 }
 
+static int path_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether the recording at path was handed to the converter. A binary search: next_input looks
+ * at every recording of the run each time it is called, and every 20 ms while nothing is new,
+ * and a build's thousands of recordings made a linear search cost a core. */
+static int was_handed(const live_t *l, const char *path)
+{
+    return l->nhanded && bsearch(&path, l->handed, l->nhanded, sizeof *l->handed, path_cmp);
+}
+
+static int seen_before(void *user, const char *path)
+{
+    return was_handed(user, path);
+}
+
+/* Adds path (a copy the list takes) to the handed ones, in order. 0, or -1 without memory. */
+static int add_handed(live_t *l, char *path)
+{
+    if (rheap_grow(&l->handed, &l->caphanded, l->nhanded, sizeof *l->handed, 8) != 0)
+        return -1;
+    size_t at = l->nhanded;
+    while (at > 0 && strcmp(l->handed[at - 1], path) > 0)
+        at--;
+    memmove(&l->handed[at + 1], &l->handed[at], (l->nhanded - at) * sizeof *l->handed);
+    l->handed[at] = path;
+    l->nhanded++;
+    return 0;
+}
+
 /* rheap_convert's next_input. While the run goes on: a finished recording first, in pid order
  * (a build's compilers end one after another, and each converts in a moment while the tree
  * runs on, on the core the build leaves); else the recording with the most thread bytes, to be
- * followed while it is written, once it has LIVE_MIN_BYTES and most of the run's bytes (a
- * program's main work: following a long-lived process that records little, a build's driver,
- * would hold the conversion until it ends while finished ones pile up). After the run, the
- * others by pid; NULL when all were handed. */
+ * followed while it is written, once it has LIVE_MIN_BYTES and most of the run's bytes, and
+ * has run LIVE_MIN_AGE_MS without starting a process (a program's main work: following a
+ * long-lived process that records little, a build's driver, would hold the conversion until it
+ * ends while finished ones pile up). After the run, the others by pid; NULL when all were
+ * handed. */
 static const char *next_input(void *user)
 {
     live_t *l = user;
@@ -487,21 +577,20 @@ static const char *next_input(void *user)
     for (;;) {
         int over = run_over(l);
         size_t n;
-        cli__rec_t *recs = cli__collect_recordings(l->recdir, &n, !over || l->noted);
+        cli__rec_t *recs =
+            cli__collect_recordings_seen(l->recdir, &n, !over || l->noted, seen_before, l);
         l->noted |= over;
         const char *pick = NULL, *busiest = NULL;
+        uint32_t busiest_pid = 0;
         uint64_t best = 0, pending = 0;
         for (size_t i = 0; i < n && !pick; i++) {
-            int handed = 0;
-            for (size_t j = 0; j < l->nhanded && !handed; j++)
-                handed = strcmp(l->handed[j], recs[i].path) == 0;
-            if (handed)
+            if (was_handed(l, recs[i].path))
                 continue;
             if (over) {
                 pick = recs[i].path;
                 continue;
             }
-            if (!process_file_ready(recs[i].path))
+            if (!process_file_ready(l, recs[i].path))
                 continue;
             uint64_t b = thread_bytes(recs[i].path);
             if (recording_finished(recs, n, i)) {
@@ -513,27 +602,37 @@ static const char *next_input(void *user)
             if (b >= LIVE_MIN_BYTES && b > best) {
                 best = b;
                 busiest = recs[i].path;
+                busiest_pid = (uint32_t)recs[i].pid;
             }
         }
         /* Most of what the run has recorded so far, handed or not. */
-        if (!pick && busiest && best * 2 > l->handed_bytes + pending) {
+        if (!pick && busiest && best * 2 > l->handed_bytes + pending &&
+            !is_parent(l, busiest_pid) && process_age_ms(busiest_pid) >= LIVE_MIN_AGE_MS) {
             pick = busiest;
             l->handed_bytes += best;
         }
         char *copy = pick ? strdup(pick) : NULL;
         cli__free_recordings(recs, n);
-        if (copy && rheap_grow(&l->handed, &l->caphanded, l->nhanded, sizeof *l->handed, 8) == 0) {
-            l->handed[l->nhanded++] = copy;
+        if (copy && add_handed(l, copy) == 0) {
+            l->idle_ms = LIVE_POLL_MS;
             return copy;
         }
         free(copy);
         if (over)
             return NULL;
-        wait_ms(l, LIVE_POLL_MS);
+        if (l->idle_ms < LIVE_POLL_MS)
+            l->idle_ms = LIVE_POLL_MS;
+        wait_ms(l, l->idle_ms);
+        if (l->idle_ms < LIVE_IDLE_MAX_MS)
+            l->idle_ms *= 2;
     }
 }
 
-/* rheap_convert's growing: a recording grows until its process is gone or the run is over. */
+/* rheap_convert's growing: a recording grows until its process is gone, a later recording of
+ * its pid has started (the process executed another program, or turned recording on again:
+ * recording_finished hands such a one out as complete), or the run is over. Without the second,
+ * the recording a build's driver made before it executed ninja looked alive as long as ninja,
+ * and the conversion followed it, holding every finished compiler behind it, to the end. */
 static int growing(void *user, const char *dir, int wait)
 {
     live_t *l = user;
@@ -545,6 +644,12 @@ static int growing(void *user, const char *dir, int wait)
     uint32_t pid, num;
     if (rip_recording_name_parse(base ? base + 1 : dir, &pid, &num) != 0)
         return 1;
+    char later[PATH_MAX];
+    struct stat sb;
+    if ((size_t)snprintf(later, sizeof later, "%s/rip-%u-%u", l->recdir, pid, num + 1) <
+            sizeof later &&
+        stat(later, &sb) == 0)
+        return 0;
     return !(pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH);
 }
 
@@ -708,6 +813,7 @@ int cli__cmd_run(int argc, char **argv)
     for (size_t i = 0; i < l.nhanded; i++)
         free(l.handed[i]);
     free(l.handed);
+    free(l.parents);
 
     int crc = l.crc;
     if (crc == -1) {

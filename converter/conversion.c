@@ -1920,8 +1920,8 @@ static int add_input(ctx_t *c, const char *dir)
     return 0;
 }
 
-/* Checks input i before anything of it is converted, so a typo costs nothing, opens it
- * (in[i].rec) and adds its thread files' sizes for progress. in[i].skip is set for a recording
+/* Checks input i before anything of it is converted, so a typo costs nothing, and adds its
+ * thread files' sizes for progress. in[i].skip is set for a recording
  * whose process file holds no complete block. 0, or -1 after an error. */
 static int check_input(ctx_t *c, size_t i)
 {
@@ -1962,6 +1962,8 @@ static int check_input(ctx_t *c, size_t i)
         warnf(c, e.path, e.offset, "%s; the recording is skipped (nothing of it was written)",
               rip_error_format(&e, buf, sizeof buf));
         x->skip = 1;
+        rip_recording_close(x->rec);
+        x->rec = NULL;
         return 0;
     }
     if (ps != RIP_OK) {
@@ -1983,6 +1985,10 @@ static int check_input(ctx_t *c, size_t i)
     }
     for (size_t j = 0; j < rip_recording_thread_count(x->rec); j++)
         c->bytes_total += file_size(rip_recording_thread_path(x->rec, j));
+    /* Opened again when its turn comes: a tree of thousands of processes would otherwise hold
+     * a directory open per recording, past the usual limit of 1,024 open files. */
+    rip_recording_close(x->rec);
+    x->rec = NULL;
     return 0;
 }
 
@@ -2090,7 +2096,15 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
         if (c->in[i].skip)
             continue;
         int growing = live && o->growing(o->live_user, c->in[i].dir, 0);
-        if (convert_recording(c, c->in[i].dir, &c->in[i].rec, growing) != 0)
+        rip_error_t e;
+        if (rip_recording_open(c->in[i].dir, &c->in[i].rec, &e) != RIP_OK) {
+            rip_fail(c, &e);
+            return -1;
+        }
+        int rc = convert_recording(c, c->in[i].dir, &c->in[i].rec, growing);
+        rip_recording_close(c->in[i].rec);
+        c->in[i].rec = NULL;
+        if (rc != 0)
             return -1;
     }
     if (!c->fatal && usable == 0)

@@ -239,10 +239,15 @@ typedef struct {
 /* Creates `OUT.tmp-<pid>` beside `path`, creates the schema and opens the load transaction.
  * Refuses (RHEAP_CONVERT_E_REFUSED) when `path` exists and !force. With `background` the writer
  * thread runs at the lowest priority (nice 19): in a live conversion the program being
- * recorded, and the reading that the summary waits for, go first. Returns a status, with *err
- * filled unless RHEAP_CONVERT_OK; *out set on RHEAP_CONVERT_OK. */
+ * recorded, and the reading that the summary waits for, go first; and a full queue of rows is
+ * written by the calling thread, at its own priority, instead of waiting for the writer.
+ * Returns a status, with *err filled unless RHEAP_CONVERT_OK; *out set on RHEAP_CONVERT_OK. */
 rheap_convert_status_t cv__db_create(const char *path, int force, int background, cv__db_t **out,
                                      cv__err_t *err);
+/* For the tests: the writer's queue of rows of the databases created afterwards holds at most
+ * `chunks` chunks of 64 KiB (at least 4; 0: the default, 32 MiB). Not thread-safe: call it
+ * before any conversion starts. */
+void cv__db_queue_limit(unsigned chunks);
 int cv__db_alloc(cv__db_t *db, const cv__row_t *r);
 int cv__db_frame(cv__db_t *db, uint64_t bt, uint32_t frame_no, const cv__srcframe_t *f,
                     const char *module, uint64_t offset, uint32_t ip_index);

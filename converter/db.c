@@ -140,7 +140,7 @@ typedef struct kept {
 
 struct cv__db {
     sqlite3 *db;
-    int background;           /* the writer thread runs at nice 19 */
+    int background;           /* the writer thread runs at nice 19; the reader writes a full queue */
     sqlite3_stmt *st[ST_N];
     bound_t single[ALLOC_COLS];      /* the parameters of st[ST_ALLOC] */
     bound_t batched[BATCH * ALLOC_COLS]; /* the parameters of batch */
@@ -207,6 +207,16 @@ static int write_chunk(cv__db_t *db, unsigned place);
 static int write_kept_list(cv__db_t *db, kept_t *list);
 static kept_t *take_kept(cv__db_t *db);
 static void drop_kept(kept_t *list);
+static void help_writer(cv__db_t *db, unsigned keep);
+
+/* At most this many chunks queued when not 0: set by the tests (cv__db_queue_limit), which make
+ * the queue fill with a recording of thousands of rows instead of millions. */
+static unsigned queue_limit;
+
+void cv__db_queue_limit(unsigned chunks)
+{
+    queue_limit = chunks;
+}
 
 /* The mapping of a queue of qcap chunks: qcap + 1 places, one of them being filled. */
 static size_t area_bytes(unsigned qcap)
@@ -220,21 +230,45 @@ static inline uint8_t *chunk(cv__db_t *db, unsigned i)
     return db->area + (size_t)i * CHUNK_BYTES;
 }
 
-/* The writer thread's turn on the connection: writes the full sets of kept rows (with `kept`),
- * or the chunk in place; keeps why it failed for the reading thread. The sets are taken only
- * once the connection is held: a set taken before could still be unwritten when the reading
- * thread's turn comes, and that turn must find every kept row in the database (the summary
- * callback reads them). */
-static int write_in_turn(cv__db_t *db, int kept, unsigned place)
+/* Writes the oldest work of the queue: the full sets of kept rows, else the oldest queued chunk,
+ * which then leaves the queue. Called with the connection held (conn), by the writer thread or,
+ * when the queue is full and the writer runs at low priority, by the reading thread: whoever
+ * holds the connection takes the oldest chunk, so chunks are written one at a time and in
+ * their order (rows get SQLite's next rowid, which must follow the converter's ids). The sets
+ * are taken only once the connection is held: a set taken before could still be unwritten when
+ * the reading thread's turn comes, and that turn must find every kept row in the database (the
+ * summary callback reads them). Keeps why a write failed for the reading thread; after a
+ * failure the rest is dropped unwritten. 0 when there was nothing to write. */
+static int write_oldest(cv__db_t *db)
 {
-    pthread_mutex_lock(&db->conn);
-    while (atomic_load(&db->want))
-        pthread_cond_wait(&db->turn, &db->conn);
-    int rc = kept ? write_kept_list(db, take_kept(db)) : write_chunk(db, place);
+    pthread_mutex_lock(&db->mu);
+    int kept = db->kept_full != NULL;
+    if (!kept && !db->q_count) {
+        pthread_mutex_unlock(&db->mu);
+        return 0;
+    }
+    unsigned place = kept ? 0 : db->queue[db->q_head];
+    int failed = db->failed;
+    pthread_mutex_unlock(&db->mu);
+    int rc = 0;
+    if (!failed) {
+        rc = kept ? write_kept_list(db, take_kept(db)) : write_chunk(db, place);
+        if (rc != 0)
+            fmt(db->error, sizeof db->error, "%s", why(db, NULL));
+    } else if (kept) {
+        drop_kept(take_kept(db));
+    }
+    pthread_mutex_lock(&db->mu);
     if (rc != 0)
-        fmt(db->error, sizeof db->error, "%s", why(db, NULL));
-    pthread_mutex_unlock(&db->conn);
-    return rc;
+        db->failed = 1;
+    if (!kept) {
+        db->spare[db->nspare++] = place;
+        db->q_head = (db->q_head + 1) % db->qcap;
+        db->q_count--;
+        pthread_cond_broadcast(&db->room);
+    }
+    pthread_mutex_unlock(&db->mu);
+    return 1;
 }
 
 static void *writer_main(void *arg)
@@ -246,31 +280,16 @@ static void *writer_main(void *arg)
     for (;;) {
         while (!db->q_count && !db->kept_full && !db->quit)
             pthread_cond_wait(&db->work, &db->mu);
-        /* Backtraces and stacks rows first: they are few, and the reading thread's next turn
-         * would have to write them itself. */
-        int kept = db->kept_full != NULL;
-        unsigned place = 0;
-        if (!kept) {
-            if (!db->q_count)
-                break;
-            place = db->queue[db->q_head];
-        }
-        int failed = db->failed;
+        if (!db->q_count && !db->kept_full)
+            break;
         pthread_mutex_unlock(&db->mu);
-        int rc = 0;
-        if (!failed)
-            rc = write_in_turn(db, kept, place);
-        else if (kept)
-            drop_kept(take_kept(db));
+        /* Other callers of the connection go first: they wait for one chunk at most. */
+        pthread_mutex_lock(&db->conn);
+        while (atomic_load(&db->want))
+            pthread_cond_wait(&db->turn, &db->conn);
+        write_oldest(db);
+        pthread_mutex_unlock(&db->conn);
         pthread_mutex_lock(&db->mu);
-        if (rc != 0)
-            db->failed = 1;
-        if (kept)
-            continue;
-        db->spare[db->nspare++] = place;
-        db->q_head = (db->q_head + 1) % db->qcap;
-        db->q_count--;
-        pthread_cond_broadcast(&db->room);
     }
     pthread_mutex_unlock(&db->mu);
     return NULL;
@@ -287,14 +306,22 @@ static int writer_failed(cv__db_t *db)
     return failed;
 }
 
-/* Waits until the writer thread has written every queued chunk. -1 if one failed. */
+/* Waits until every queued chunk is written (when the writer runs at nice 19, writing them
+ * itself: the end of a conversion is no time for low priority). -1 if one failed. */
 static int drain(cv__db_t *db)
 {
     if (!db->have_writer)
         return 0;
     pthread_mutex_lock(&db->mu);
-    while (db->q_count)
-        pthread_cond_wait(&db->room, &db->mu);
+    while (db->q_count) {
+        if (db->background && !db->failed) {
+            pthread_mutex_unlock(&db->mu);
+            help_writer(db, 0);
+            pthread_mutex_lock(&db->mu);
+        } else {
+            pthread_cond_wait(&db->room, &db->mu);
+        }
+    }
     int failed = db->failed;
     pthread_mutex_unlock(&db->mu);
     return failed ? -1 : 0;
@@ -316,6 +343,27 @@ static void give_turn(cv__db_t *db)
     atomic_fetch_sub(&db->want, 1);
     pthread_cond_broadcast(&db->turn);
     pthread_mutex_unlock(&db->conn);
+}
+
+/* The calling thread writes the oldest queued work itself, in its turn on the connection, until
+ * at most `keep` chunks are left: a writer thread at nice 19 gets next to no CPU while the
+ * program's processes keep the cores busy (a build's compilers), and a reader that waited for
+ * it would stop the whole conversion until the end. So a full queue is written at the reader's
+ * own priority, and the writer thread still takes what it can while the queue has room, when
+ * a core is free. The turn starts once the writer's chunk in progress is done, which a starved
+ * writer may take long to finish: one turn writes many chunks, not one, so that wait comes
+ * once per half a queue. */
+static void help_writer(cv__db_t *db, unsigned keep)
+{
+    take_turn(db);
+    for (;;) {
+        pthread_mutex_lock(&db->mu);
+        int more = (db->q_count > keep || db->kept_full) && !db->failed;
+        pthread_mutex_unlock(&db->mu);
+        if (!more || !write_oldest(db))
+            break;
+    }
+    give_turn(db);
 }
 
 static int flush_kept(cv__db_t *db);
@@ -668,6 +716,8 @@ static rheap_convert_status_t start_writer(cv__db_t *db, int background, cv__err
         uint64_t fit = as.rlim_cur / 8 / area_bytes(0);
         db->qcap = fit > QUEUE_MIN ? (unsigned)fit - 1 : QUEUE_MIN;
     }
+    if (queue_limit && db->qcap > queue_limit)
+        db->qcap = queue_limit > QUEUE_MIN ? queue_limit : QUEUE_MIN;
     for (;; db->qcap /= 2) {
         area = mmap(NULL, area_bytes(db->qcap), PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -1000,13 +1050,20 @@ static int flush_rows(cv__db_t *db)
     return rc;
 }
 
-/* Queues the full pending chunk for the writer thread and takes a free place, waiting while
- * the queue is full. */
+/* Queues the full pending chunk for the writer thread and takes a free place. While the queue
+ * is full: waits, or, when the writer runs at nice 19, writes the older half itself. */
 static int submit(cv__db_t *db)
 {
     pthread_mutex_lock(&db->mu);
-    while (db->q_count == db->qcap && !db->failed)
-        pthread_cond_wait(&db->room, &db->mu);
+    while (db->q_count == db->qcap && !db->failed) {
+        if (db->background) {
+            pthread_mutex_unlock(&db->mu);
+            help_writer(db, db->qcap / 2);
+            pthread_mutex_lock(&db->mu);
+        } else {
+            pthread_cond_wait(&db->room, &db->mu);
+        }
+    }
     if (!db->failed) {
         db->queue[(db->q_head + db->q_count) % db->qcap] = db->pending;
         db->q_count++;

@@ -984,7 +984,8 @@ static int later_gather(cv__summary_t *s, struct ckpt *k, const struct later_chu
 
 static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q)
 {
-    qsort(s->chunks, s->nchunks, sizeof *s->chunks, cmp_chunk);
+    if (s->nchunks)
+        qsort(s->chunks, s->nchunks, sizeof *s->chunks, cmp_chunk);
     size_t c = 0;
     for (size_t i = 0; i < s->nck; i++) {
         struct ckpt *k = &s->cks[i];

@@ -202,11 +202,41 @@ case_run_tree_many() {
         WHERE path LIKE '%/cli_family' AND status = 'ok'")" 1
     kept=$(sed -n 's/^rheap: recordings kept in //p' r.err)
     [ -n "$kept" ] || fail "--keep did not say where: $(cat r.err)"
-    run c "$RHEAP" convert -q "$kept"/rip-* -o batch.db
-    expect_eq "convert status" "$STATUS" 0
+    # With fewer open files allowed than there are recordings: a recording's directory is open
+    # only while it converts.
+    nrec=$(ls -d "$kept"/rip-* | wc -l)
+    [ "$nrec" -gt 40 ] || fail "only $nrec recordings kept"
+    run c bash -c 'ulimit -n 32 && exec "$@"' limited "$RHEAP" convert -q "$kept"/rip-* -o batch.db
+    expect_eq "convert status (32 open files, $nrec recordings)" "$STATUS" 0
     sqlite3 -readonly many.db <"$CANONICAL" >many.txt
     sqlite3 -readonly batch.db <"$CANONICAL" >batch.txt
     cmp -s many.txt batch.txt || { diff many.txt batch.txt | head -5 >&2; fail "run and batch databases differ"; }
+}
+
+# A process that starts others (a build's driver) is not followed while it runs, though it holds
+# most of the run's bytes: every event converts after its end (live_events 0), and its child's
+# recording was not held behind it.
+case_run_driver() {
+    run r "$RHEAP" run -q -o d.db -- "$FAMILY" driver
+    expect_eq "status" "$STATUS" 0
+    expect_eq "driver's blocks" "$(sql d.db "SELECT size, count(*), count(dealloc_after)
+        FROM allocations WHERE size IN (48, 1111, 1234, 3333) GROUP BY size")" "$(printf '%s\n' \
+        "48|1500000|1500000" "1111|1|1" "1234|2|0" "3333|3|1")"
+    expect_eq "recordings (the child forked, then executed)" "$(sql d.db "SELECT count(*) FROM processes")" 3
+    expect_eq "events merged while their recording grew" \
+        "$(sql d.db "SELECT value FROM meta WHERE key = 'live_events'")" 0
+}
+
+# A recording whose process executed another program is complete: it converts at once, not
+# followed while the new program runs (live_events 0; a build's driver executes ninja so).
+case_run_exec_wait() {
+    run r "$RHEAP" run -q -o x.db -- "$FAMILY" execnap
+    expect_eq "status" "$STATUS" 0
+    expect_eq "blocks per recording" "$(sql x.db "SELECT recording, size, count(*),
+        count(dealloc_after) FROM allocations GROUP BY recording, size")" "$(printf '%s\n' \
+        "1|3210|3|1" "2|1234|2|0")"
+    expect_eq "events merged while their recording grew" \
+        "$(sql x.db "SELECT value FROM meta WHERE key = 'live_events'")" 0
 }
 
 case_run_orphan() {
@@ -468,7 +498,8 @@ case_fit_80() {
         { cat rep.txt >&2; fail "the tree's first leak is not open_connection's 40.0 KiB"; }
     # The window's growth: the numbers on the row's lines, the site on a line of its own.
     "$RHEAP" query growth w.db >g.txt 2>/dev/null
-    grep -qE '^ +2 +6420 +1 +[0-9]+ +[0-9,]*6420[0-9,]*$' g.txt && grep -qE '^    blocks +family\.c:41$' g.txt ||
+    line=$(grep -n 'p\[i\] = malloc(size);' "$FIXTURES/family.c" | cut -d: -f1)
+    grep -qE '^ +2 +6420 +1 +[0-9]+ +[0-9,]*6420[0-9,]*$' g.txt && grep -qE "^    blocks +family\\.c:$line\$" g.txt ||
         { cat g.txt >&2; fail "growth of the window at 80 columns"; }
 }
 

@@ -15,6 +15,10 @@
  *                    with recording off and USR2 as the toggle, only the 3210s are recorded.
  *   family marks     markers "fill", 2 x 1234, "drain", 1 x 3210, through librheap's
  *                    rheap_mark when it is preloaded.
+ *   family execnap   3 x 3210 (1 freed), then executes `family nap`: 2 x 1234, 3 s of sleep.
+ *   family driver    a build's driver: 1 x 1111 (freed), `family leaf` executed in a child
+ *                    and waited for, then 1,500,000 x 48 allocated and freed at once (some
+ *                    3 MiB of recording, most of the run's), 3 s of sleep and 2 x 1234.
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
@@ -65,6 +69,23 @@ static int tree(const char *self)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 97;
 }
 
+static int driver(const char *self)
+{
+    blocks(1, 1111, 1); /* recording starts before the fork: the child names this parent */
+    pid_t c = fork();
+    if (c == 0) {
+        execl(self, "family", "leaf", (char *)NULL);
+        _exit(98);
+    }
+    int st;
+    waitpid(c, &st, 0);
+    for (int i = 0; i < 1500000; i++)
+        free(malloc(48));
+    sleep(3);
+    blocks(2, 1234, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 97;
+}
+
 static int orphan(void)
 {
     int pfd[2];
@@ -99,6 +120,18 @@ int main(int argc, char **argv)
     }
     if (argc >= 2 && !strcmp(argv[1], "orphan"))
         return orphan();
+    if (argc >= 2 && !strcmp(argv[1], "driver"))
+        return driver(argv[0]);
+    if (argc >= 2 && !strcmp(argv[1], "execnap")) {
+        blocks(3, 3210, 1);
+        execl(argv[0], "family", "nap", (char *)NULL);
+        return 98;
+    }
+    if (argc >= 2 && !strcmp(argv[1], "nap")) {
+        blocks(2, 1234, 0);
+        sleep(3);
+        return 0;
+    }
     if (argc >= 3 && !strcmp(argv[1], "exit")) {
         blocks(2, 1234, 0);
         return atoi(argv[2]);
@@ -126,6 +159,6 @@ int main(int argc, char **argv)
         raise(SIGKILL);
         return 95;
     }
-    say("usage: family tree|leaf|orphan|exit N|kill|toggle|marks\n", 0, 0, 0);
+    say("usage: family tree|leaf|orphan|driver|execnap|exit N|kill|toggle|marks\n", 0, 0, 0);
     return 2;
 }
