@@ -34,16 +34,16 @@ CREATE TABLE meta (
 -- per column, so the columns are few and hold small numbers.
 CREATE TABLE allocation_rows (
     id INTEGER PRIMARY KEY, -- allocations.id
-    t INTEGER NOT NULL,    -- alloc_after in units of 4 ns (unscaled, in ns, when `how` has 32 set)
+    t INTEGER NOT NULL,    -- alloc_after in units of 4 ns (unscaled, in ns, when `how` has 128 set)
     life INTEGER,          -- dealloc_after - alloc_after in the same unit; NULL: never freed while recording
     bt INTEGER,            -- allocations.bt
     size INTEGER NOT NULL, -- allocations.size
-    addr INTEGER NOT NULL, -- the address XOR the allocating thread's threads.addr_base (small: a thread's blocks lie close together), in units of 16 bytes (unscaled, in bytes, when `how` has 32 set)
+    addr INTEGER NOT NULL, -- the address XOR the allocating thread's threads.addr_base (small: a thread's blocks lie close together), in units of 16 bytes (unscaled, in bytes, when `how` has 128 set)
     how INTEGER NOT NULL   -- bits 0-5: call - 1; 64: freed by another thread or by none recorded (see allocation_frees); 128: unscaled, as a time not a multiple of 4 ns or an address not a multiple of 16 bytes from the base would not scale; bits 8-29: threads.id of the allocating thread; from bit 30, x: 0 when realloc_of and align are NULL; else for the calls that resize (realloc, rallocx, ...) 2 * (id - realloc_of) + 1, or 8589934591 (2^33 - 1) when in allocation_extras, and for the others 2 * align, or 8589934590 when in allocation_extras. Mostly 0 (a malloc by the first thread, freed by it), which takes no byte
 );
 
 -- The freeing thread of the blocks freed by another thread than the one that allocated them
--- (allocation_rows.how has 16 set); such a block without a row here had its free unrecorded.
+-- (allocation_rows.how has 64 set); such a block without a row here had its free unrecorded.
 CREATE TABLE allocation_frees (
     id INTEGER PRIMARY KEY, -- allocations.id
     thread INTEGER NOT NULL -- threads.id of the freeing thread

@@ -51,6 +51,7 @@ typedef struct {
     size_t nrows, caprows;
     ra_status_t status; /* of the failure said */
     int64_t have_lo, have_hi; /* rows holds the intervals of these checkpoints (lo > hi: none) */
+    int64_t have_x0, have_x1; /* ... the rows a sweep from have_x0 to have_x1 uses (ROWS_USED) */
 } ctx_t;
 
 static int db_fail(ctx_t *c, const char *what)
@@ -160,35 +161,66 @@ static int read_rows(ctx_t *c, sqlite3_stmt *st)
     return 0;
 }
 
-/* Adds the rows with an event in the interval after checkpoint k: the blocks that ended in
- * it, the never-freed ones allocated in it, and those allocated in it that ended later (by
- * id, one seek each). */
-static int gather(ctx_t *c, const ck_t *k)
+/* The rows a sweep from x0 to x1 (?5, ?3), starting from the checkpoint at time k (?4), can
+ * use: those with an event after k and at or before x1 that are not allocated and ended both
+ * between k and x0 (their net effect on x0's heap is nothing). An instant is a sweep with
+ * x0 = x1: a block live on both sides of it, or allocated and ended before it, counts for
+ * nothing, so of the interval's rows only the few that cross from k to the instant are read.
+ * The times are ns in rows with unscaled times (how & 128: ?6 to ?8), else 4 ns units (?3 to
+ * ?5). */
+#define ROWS_SQL "SELECT id, t, life, how, bt, size FROM allocation_rows WHERE "
+#define ROWS_USED                                                                                  \
+    " AND CASE WHEN how & 128\n"                                                                   \
+    "     THEN t <= ?6 AND (t > ?7 OR t + life <= ?6) AND (t <= ?7 OR life IS NULL OR t + life > ?8)\n" \
+    "     ELSE t <= ?3 AND (t > ?4 OR t + life <= ?3) AND (t <= ?4 OR life IS NULL OR t + life > ?5)\n" \
+    "     END"
+
+/* ns -> 4 ns units, -1 (before every event) kept. */
+static int64_t units(int64_t ns)
 {
-    static const char range_sql[] =
-        "SELECT id, t, life, how, bt, size FROM allocation_rows WHERE id >= ?1 AND id < ?2";
+    return ns < 0 ? -1 : ns / 4;
+}
+
+/* Binds ROWS_USED's times. */
+static void bind_used(sqlite3_stmt *st, int64_t k, int64_t x0, int64_t x1)
+{
+    sqlite3_bind_int64(st, 3, units(x1));
+    sqlite3_bind_int64(st, 4, units(k));
+    sqlite3_bind_int64(st, 5, units(x0));
+    sqlite3_bind_int64(st, 6, x1);
+    sqlite3_bind_int64(st, 7, k);
+    sqlite3_bind_int64(st, 8, x0);
+}
+
+/* Adds the rows with an event in the interval after checkpoint ck that a sweep from x0 to x1
+ * starting at checkpoint time k uses (ROWS_USED): of the blocks that ended in it, the
+ * never-freed ones allocated in it, and those allocated in it that ended later (by id, one seek
+ * each). */
+static int gather(ctx_t *c, const ck_t *ck, int64_t k, int64_t x0, int64_t x1)
+{
     sqlite3_stmt *st;
     for (int i = 0; i < 2; i++) {
-        if (sqlite3_prepare_v2(c->db, range_sql, -1, &st, NULL) != SQLITE_OK)
+        if (sqlite3_prepare_v2(c->db, ROWS_SQL "id >= ?1 AND id < ?2" ROWS_USED, -1, &st,
+                               NULL) != SQLITE_OK)
             return db_fail(c, "allocations");
-        sqlite3_bind_int64(st, 1, i == 0 ? k->free_lo : k->leak_lo);
-        sqlite3_bind_int64(st, 2, i == 0 ? k->free_hi : k->leak_hi);
+        sqlite3_bind_int64(st, 1, i == 0 ? ck->free_lo : ck->leak_lo);
+        sqlite3_bind_int64(st, 2, i == 0 ? ck->free_hi : ck->leak_hi);
+        bind_used(st, k, x0, x1);
         int rc = read_rows(c, st);
         sqlite3_finalize(st);
         if (rc != 0)
             return -1;
     }
-    if (!k->nlater)
+    if (!ck->nlater)
         return 0;
-    if (sqlite3_prepare_v2(c->db, "SELECT id, t, life, how, bt, size FROM allocation_rows "
-                                  "WHERE id = ?1",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(c->db, ROWS_SQL "id = ?1" ROWS_USED, -1, &st, NULL) != SQLITE_OK)
         return db_fail(c, "allocations");
+    bind_used(st, k, x0, x1);
     uint64_t id = 0;
-    for (size_t pos = 0; pos < k->nlater;) {
+    for (size_t pos = 0; pos < ck->nlater;) {
         uint64_t d = 0;
-        for (unsigned sh = 0; pos < k->nlater && sh < 64; sh += 7) {
-            unsigned char b = k->later[pos++];
+        for (unsigned sh = 0; pos < ck->nlater && sh < 64; sh += 7) {
+            unsigned char b = ck->later[pos++];
             d |= (uint64_t)(b & 127) << sh;
             if (!(b & 128))
                 break;
@@ -247,13 +279,14 @@ static ra_stat_t *stat_of(const ctx_t *c, ra_model_t *m, int64_t bt)
     return NULL;
 }
 
-/* Makes c->rows the rows of the intervals of checkpoints lo .. hi, each once, sorted by id;
- * nothing when it holds them already (a sweep's span, then the heap at an instant in it: more
- * rows than an instant needs do no harm, as a row without an event between the checkpoint and
- * the instant counts for nothing). 0, or -1 (said). */
-static int load_span(ctx_t *c, int64_t lo, int64_t hi)
+/* Makes c->rows the rows of the intervals of checkpoints lo .. hi that a sweep from x0 to x1
+ * uses, each once, sorted by id; nothing when it holds them already: the same first
+ * checkpoint and a sweep around this one (a range's sweep, then the heap at an instant in it;
+ * more rows than a sweep needs do no harm, as such a row counts for nothing). 0, or -1
+ * (said). */
+static int load_span(ctx_t *c, int64_t lo, int64_t hi, int64_t x0, int64_t x1)
 {
-    if (c->have_lo <= lo && hi <= c->have_hi)
+    if (c->have_lo == lo && hi <= c->have_hi && c->have_x0 <= x0 && x1 <= c->have_x1)
         return 0;
     c->nrows = 0;
     c->have_lo = 1;
@@ -267,13 +300,16 @@ static int load_span(ctx_t *c, int64_t lo, int64_t hi)
     sqlite3_bind_int64(st, 3, lo);
     sqlite3_bind_int64(st, 4, hi);
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t from = 0;
+    for (int first = 1; (rc = sqlite3_step(st)) == SQLITE_ROW; first = 0) {
         ck_t k;
         if (ck_read(c, st, &k) != 0) {
             sqlite3_finalize(st);
             return -1;
         }
-        int g = gather(c, &k);
+        if (first)
+            from = k.t;
+        int g = gather(c, &k, from, x0, x1);
         free(k.later);
         if (g != 0) {
             sqlite3_finalize(st);
@@ -286,6 +322,8 @@ static int load_span(ctx_t *c, int64_t lo, int64_t hi)
     unique_rows(c);
     c->have_lo = lo;
     c->have_hi = hi;
+    c->have_x0 = x0;
+    c->have_x1 = x1;
     return 0;
 }
 
@@ -327,7 +365,7 @@ static int live_at(ctx_t *c, ra_model_t *m, ra_proc_t *p, int64_t t)
         return db_fail(c, "checkpoint_stacks");
     }
     free(k.later);
-    if (load_span(c, k.ck, k.ck) != 0)
+    if (load_span(c, k.ck, k.ck, t, t) != 0)
         return -1;
     double blocks = k.blocks, bytes = k.bytes;
     for (size_t i = 0; i < c->nrows; i++) {
@@ -387,7 +425,7 @@ static int sweep(ctx_t *c, int64_t x0, int64_t x1, double *best, int64_t *best_t
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW)
         return db_fail(c, "checkpoints");
-    if (load_span(c, k.ck, last < k.ck ? k.ck : last) != 0)
+    if (load_span(c, k.ck, last < k.ck ? k.ck : last, x0, x1) != 0)
         return -1;
     size_t nev = 0;
     event_t *ev = malloc((2 * c->nrows + 1) * sizeof *ev);
