@@ -1187,17 +1187,18 @@ static int write_sites(cv__summary_t *s, sqlite3_stmt **q, cv__sites_t *sites)
         a->leak_rows_bytes += rounded(l->bytes);
     }
     s->nsagg = 0;
-    for (size_t bt = 0; bt < s->nst; bt++) {
+    int rc = 0;
+    for (size_t bt = 0; rc == 0 && bt < s->nst; bt++) {
         stackagg_t *a = &s->st[bt];
         if (!a->blocks)
             continue;
         uint32_t site = cv__sites_of(sites, bt);
         struct siteagg *g = site ? site_entry(s, site) : NULL;
-        if (!g)
-            return 1;
-        site_add(s, g, a, bt);
+        if (g)
+            site_add(s, g, a, bt);
+        else
+            rc = 1;
     }
-    int rc = 0;
     for (size_t i = 0; rc == 0 && i < s->nsagg; i++) {
         const struct siteagg *g = &s->sagg[i];
         rc = put_site(s, q[Q_SITE], g);
