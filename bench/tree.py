@@ -162,7 +162,8 @@ def main():
              "SELECT (SELECT count(*) FROM processes), (SELECT sum(allocs) FROM recording_stats),"
              " (SELECT count(*) FROM stacks), (SELECT count(*) FROM stack_stats)"],
             check=True, stdout=subprocess.PIPE, text=True).stdout.strip().split("|")
-        print(f"Tree `{a.db or a.tree}`: {counts[0]} recordings ({procs} processes), {int(counts[1]):,} "
+        of = f" ({procs} processes)" if procs is not None else ""
+        print(f"Tree `{a.db or a.tree}`: {counts[0]} recordings{of}, {int(counts[1]):,} "
               f"allocations, {int(counts[2]):,} stacks, {int(counts[3]):,} stack_stats rows; "
               f"medians of {a.runs} runs, load {os.getloadavg()[0]:.1f} at the end.\n")
         print("| figure | wall s | CPU s |")
