@@ -18,6 +18,7 @@
  * instant the heap is highest wins, as for the recording's own peak (queries/peak.sql).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -620,6 +621,84 @@ ra_status_t ra_moment_check(sqlite3 *db, const ra_moment_t *mo, ra_err_t *err)
     return RA_OK;
 }
 
+/* ---- Windows: when a recording was recording ---- */
+
+/* The end of window w of recording p: its off, or for one never turned off (the process was
+ * killed, or is still recording) the recording's last event. */
+static int64_t window_end(const ra_window_t *w, const ra_proc_t *p)
+{
+    return w->off_t >= 0 ? w->off_t : (p->end_t > w->on_t ? p->end_t : w->on_t);
+}
+
+/* Whether recording p of m was recording at some instant of [a, b] (a == b: one moment), the
+ * windows' ends included. A recording without any windows row says nothing of its windows
+ * and counts as recording throughout. */
+static int recorded(const ra_model_t *m, const ra_proc_t *p, int64_t a, int64_t b)
+{
+    int any = 0;
+    for (size_t i = 0; i < m->nwindows; i++) {
+        const ra_window_t *w = &m->windows[i];
+        if (w->pid != p->pid || w->recording != p->recording)
+            continue;
+        any = 1;
+        if (w->on_t <= b && a <= window_end(w, p))
+            return 1;
+    }
+    return !any;
+}
+
+size_t ra_model_windows_text(const ra_model_t *m, const ra_proc_t *p, char *buf, size_t n)
+{
+    size_t len = 0, count = 0;
+    if (n)
+        buf[0] = 0;
+    for (size_t i = 0; i < m->nwindows && len < n; i++) {
+        const ra_window_t *w = &m->windows[i];
+        if (w->pid != p->pid || w->recording != p->recording)
+            continue;
+        int k = snprintf(buf + len, n - len, "%s%.3f .. %.3f ms", count ? ", " : "",
+                         (double)w->on_t / 1e6, (double)window_end(w, p) / 1e6);
+        if (k < 0)
+            break;
+        len += (size_t)k;
+        count++;
+    }
+    return count;
+}
+
+/* The error of a moment no recording of m was recording at: the windows of each recording,
+ * the first few, so that the user can pick a time inside one. */
+static ra_status_t unrecorded_fail(const ra_model_t *m, const ra_moment_t *mo, ra_err_t *err)
+{
+    char list[768], one[256];
+    size_t len = 0, shown = 0;
+    list[0] = 0;
+    for (size_t i = 0; i < m->nprocs; i++) {
+        const ra_proc_t *p = &m->procs[i];
+        if (shown == 4) {
+            snprintf(list + len, sizeof list - len, "; and %zu more recordings", m->nprocs - i);
+            break;
+        }
+        if (ra_model_windows_text(m, p, one, sizeof one) == 0)
+            continue;
+        char rec[32] = "";
+        if (p->recording > 1)
+            snprintf(rec, sizeof rec, " recording %lld", (long long)p->recording);
+        int k = snprintf(list + len, sizeof list - len, "%spid %lld%s: %s", shown ? "; " : "",
+                         (long long)p->pid, rec, one);
+        if (k < 0 || (size_t)k >= sizeof list - len)
+            break;
+        len += (size_t)k;
+        shown++;
+    }
+    if (mo->at)
+        return ra__fail(err, RA_E_USAGE, "--at %s: no recording was on then; expected a time "
+                        "inside a window, counted from its recording's start (%s)", mo->at, list);
+    return ra__fail(err, RA_E_USAGE, "--from %s --to %s: no recording was on at any time of "
+                    "it; expected a range that meets a window, counted from its recording's "
+                    "start (%s)", mo->from, mo->to, list);
+}
+
 ra_status_t ra_model_moment(sqlite3 *db, ra_model_t *m, const ra_moment_t *mo, ra_err_t *err)
 {
     if (!mo->at && !mo->from)
@@ -642,14 +721,26 @@ ra_status_t ra_model_moment(sqlite3 *db, ra_model_t *m, const ra_moment_t *mo, r
         int64_t t = -1, a = -1, b = -1;
         int got;
         p->moment = mo->at ? RA_MOMENT_AT : RA_MOMENT_RANGE;
+        p->moment_unrecorded = 0;
+        /* Outside its windows a recording's heap is unknown: blocks live when recording went
+         * off may have been freed since, and others allocated unseen. The heap as of the last
+         * window's end would pass a guess for a measure, so such a recording shows nothing. */
         if (mo->at) {
             got = time_of(&c, mo->at, &t);
+            if (got == 1 && !recorded(m, p, t, t)) {
+                got = 0;
+                p->moment_unrecorded = 1;
+            }
         } else {
             got = time_of(&c, mo->from, &a);
             if (got == 1)
                 got = time_of(&c, mo->to, &b);
             if (got == 1 && a > b)
                 got = 0; /* the markers of this recording come the other way round */
+            if (got == 1 && !recorded(m, p, a, b)) {
+                got = 0;
+                p->moment_unrecorded = 1;
+            }
             if (got == 1)
                 got = peak_in(&c, a, b, &t) == 0 ? 1 : -1;
         }
@@ -674,5 +765,13 @@ ra_status_t ra_model_moment(sqlite3 *db, ra_model_t *m, const ra_moment_t *mo, r
         sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     if (failed)
         return c.status;
+    /* A moment no recording was on at answers nothing: say when they were on instead. */
+    size_t on = 0, off = 0;
+    for (size_t i = 0; i < m->nprocs; i++) {
+        on += m->procs[i].moment_from >= 0;
+        off += m->procs[i].moment_unrecorded;
+    }
+    if (on == 0 && off > 0)
+        return unrecorded_fail(m, mo, err);
     return RA_OK;
 }

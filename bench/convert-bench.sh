@@ -28,7 +28,8 @@ echo "recording: $EVENTS events ($HELD held live), $THREADS threads, $(du -sh "$
 
 /usr/bin/time -v "$RHEAP" convert --no-progress "$WORK/rip-9999" -o "$WORK/out.db" \
     2>"$WORK/time.txt" || { cat "$WORK/time.txt" >&2; exit 1; }
-grep '^rheap: wrote' "$WORK/time.txt"
+# The summary note and the lines it wraps onto.
+awk '/^rheap: wrote/ { on = 1 } on && /^rheap: (wrote|  )/ { print; next } { on = 0 }' "$WORK/time.txt"
 secs=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$WORK/time.txt" |
        awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }')
 rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$WORK/time.txt")

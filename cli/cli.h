@@ -252,9 +252,11 @@ int cli__supp_option(cli__supp_opts_t *o, int c, const char *arg);
 int cli__supp_open(const cli__supp_opts_t *o, struct sqlite3 *db, ra_supp_t **out,
                      FILE *err);
 /* "PREFIXsuppressed: N blocks, B bytes (default list: stdio buffers; FILE: pattern)" and a
- * newline, naming the rules that took something; nothing when there are no rules. */
+ * newline, naming the rules that took something; nothing when there are no rules. The text is
+ * wrapped to width columns (0: one line), each further line starting with cont; it breaks
+ * between words of the totals and before a source or a rule, never inside a rule's name. */
 void cli__supp_print(const ra_supp_t *s, const int64_t *blocks, const int64_t *bytes,
-                       const char *prefix, FILE *out);
+                     const char *prefix, const char *cont, size_t width, FILE *out);
 
 /* ---- export.c: `rheap export` ---- */
 

@@ -97,7 +97,7 @@ int cli__convert_cmd(const char *const *inputs, size_t ninputs, const rheap_conv
     if (v.bar_open)
         fputc('\n', stderr);
     if ((st == RHEAP_CONVERT_OK || st == RHEAP_CONVERT_WARNINGS) && !quiet)
-        cli__note(stderr,
+        cli__note_wrapped(stderr,
                     "wrote %s: %llu allocations (%llu not freed while recording), %llu stacks, from %llu events "
                     "in %.2f s (%.0f events/s)",
                     output, (unsigned long long)r.allocations, (unsigned long long)r.never_freed,

@@ -370,7 +370,7 @@ int cli__cmd_diff(int argc, char **argv)
                 cli__table_print(&t, fmt, wide, stdout);
                 for (int k = 0; k < 2; k++)
                     if (ra_model_sample_interval(&pd[k]))
-                        cli__note(stderr,
+                        cli__note_wrapped(stderr,
                                   "%s was recorded in profile mode: its figures are "
                                   "estimates from allocations sampled about once every %" PRId64
                                   " bytes",
@@ -381,7 +381,7 @@ int cli__cmd_diff(int argc, char **argv)
                     for (size_t i = 0; i < pd[k].nprocs; i++)
                         stopped += pd[k].procs[i].stopped_bytes;
                     if (stopped > 0)
-                        cli__note(stderr,
+                        cli__note_wrapped(stderr,
                                   "%s: %" PRId64 " bytes still live when a window's recording "
                                   "stopped are not leaks, nor in the leaked columns",
                                   paths[k], stopped);

@@ -47,7 +47,7 @@ static void window_note(const ra_model_t *pd, ra_weight_t w)
         bytes += pd->procs[i].stopped_bytes;
     }
     if (w == RA_W_LEAKED && blocks > 0)
-        cli__note(stderr,
+        cli__note_wrapped(stderr,
                   "%" PRId64 " blocks, %" PRId64 " bytes still live when a window's recording "
                   "stopped are not leaks; --weight live-at-stop shows them",
                   blocks, bytes);
@@ -229,7 +229,8 @@ static int load(const char *path, int64_t pid, unsigned what, const cli__supp_op
     if (any) {
         char prefix[PATH_MAX + 16];
         snprintf(prefix, sizeof prefix, "rheap: %s: ", path);
-        cli__supp_print(supp, bl, by, prefix, stderr);
+        cli__supp_print(supp, bl, by, prefix, "rheap:   ", cli__output_width(stderr),
+                        stderr);
     }
     free(bl);
     free(by);
@@ -438,7 +439,7 @@ int cli__cmd_export(int argc, char **argv)
         window_note(&pd, w);
     /* Folded stacks have no room for a note; pprof carries it as a comment. */
     if (interval && !pprof)
-        cli__note(stderr,
+        cli__note_wrapped(stderr,
                   "profile mode: the weights are estimates from allocations sampled about "
                   "once every %" PRId64 " bytes",
                 interval);

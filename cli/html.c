@@ -825,7 +825,7 @@ int cli__cmd_report_html(int argc, char **argv)
     FILE *line = bl && by ? open_memstream(&pg.suppressed, &len) : NULL;
     if (line) {
         ra_supp_apply(supp, &pd, bl, by);
-        cli__supp_print(supp, bl, by, "", line);
+        cli__supp_print(supp, bl, by, "", "", 0, line);
         fclose(line);
         if (pg.suppressed && len && pg.suppressed[len - 1] == '\n')
             pg.suppressed[len - 1] = 0;

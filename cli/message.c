@@ -1,25 +1,27 @@
 /*
  * message.c: the exit status texts and the one message printer of the `rheap` command.
  */
+#define _GNU_SOURCE /* vasprintf */
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "message.h"
+#include "cli.h"
 
-void cli__wrap(FILE *f, int col, int indent, const char *text)
+/* Word by word: a word that would pass column width starts a new line of cont and indent
+ * spaces. A newline in text counts as a space, so a table's texts need not know the width. */
+static void wrap_to(FILE *f, int col, const char *cont, int indent, int width, const char *text)
 {
-    /* Word by word: a word that would pass the last column starts a new line at indent. A
-     * newline in text counts as a space, so a table's texts need not know the width. */
     int first = 1;
     while (*text) {
         text += strspn(text, " \n");
         int len = (int)strcspn(text, " \n");
         if (!len)
             break;
-        if (!first && col + 1 + len > CLI__HELP_WIDTH) {
-            fprintf(f, "\n%*s", indent, "");
-            col = indent;
+        if (!first && col + 1 + len > width) {
+            fprintf(f, "\n%s%*s", cont, indent, "");
+            col = (int)strlen(cont) + indent;
         } else if (!first) {
             fputc(' ', f);
             col++;
@@ -30,6 +32,11 @@ void cli__wrap(FILE *f, int col, int indent, const char *text)
         first = 0;
     }
     fputc('\n', f);
+}
+
+void cli__wrap(FILE *f, int col, int indent, const char *text)
+{
+    wrap_to(f, col, "", indent, CLI__HELP_WIDTH, text);
 }
 
 void cli__exit_help(FILE *f)
@@ -45,6 +52,26 @@ static void vsay(FILE *f, const char *prefix, const char *fmt, va_list ap)
     fputs(prefix, f);
     vfprintf(f, fmt, ap);
     fputc('\n', f);
+}
+
+void cli__note_wrapped(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = NULL;
+    if (vasprintf(&text, fmt, ap) < 0)
+        text = NULL;
+    va_end(ap);
+    if (!text) {
+        /* No memory for the text: the note on one line still says it all. */
+        va_start(ap, fmt);
+        vsay(f, "rheap: ", fmt, ap);
+        va_end(ap);
+        return;
+    }
+    fputs("rheap: ", f);
+    wrap_to(f, (int)strlen("rheap: "), "rheap:", 3, (int)cli__output_width(f), text);
+    free(text);
 }
 
 void cli__error(FILE *f, const char *fmt, ...)

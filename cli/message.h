@@ -38,10 +38,15 @@ void cli__wrap(FILE *f, int col, int indent, const char *text);
 /* Every message of the command is one line on f (stderr, or the stream a caller gave a
  * library function): "rheap: error: ..." for what stopped the command or made its status
  * non-zero, "rheap: warning: ..." for what it worked around, "rheap: ..." for plain notes.
- * The newline is added here. */
+ * The newline is added here. Errors and warnings stay one line however long, so that a script
+ * finds the whole message on the line that starts it; only the notes below are wrapped. */
 void cli__error(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli__warning(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli__note(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A note too long for one line of f's width (cli__output_width) in as many as it needs: the
+ * first "rheap: ...", each further one "rheap:   ..." so that every line still says where
+ * it came from. For the notes that explain, not for errors a script may match whole. */
+void cli__note_wrapped(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Says what getopt_long's result c ('?' an unknown option or an unexpected value, ':' a
  * missing value; opterr off and ":" leading the option string) was about, as

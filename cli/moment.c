@@ -82,6 +82,12 @@ int cli__moment_report(sqlite3 *db, const char *path, const char *pid, const cha
         fprintf(out, "  pid %" PRId64, p->pid);
         if (p->recording > 1)
             fprintf(out, " recording %" PRId64, p->recording);
+        if (p->moment_unrecorded) {
+            char windows[256];
+            ra_model_windows_text(&m, p, windows, sizeof windows);
+            fprintf(out, ": not recording then (recorded %s)\n", windows);
+            continue;
+        }
         if (p->moment_from < 0) {
             fprintf(out, ": no marker '%s' in this recording\n", mo->at ? mo->at : mo->from);
             continue;

@@ -148,7 +148,7 @@ static void window_note(sqlite3 *db, const char *name, const char *path)
                       &t, &why) == RA_OK;
     const char *n = ok && t.nrows ? ra_table_cell(&t, 0, "n") : NULL;
     if (n && strcmp(n, "0") != 0)
-        cli__note(stderr,
+        cli__note_wrapped(stderr,
                   "%s %s stopped while the process went on (a window): blocks still live then "
                   "are not leaks and not counted as such; rheap query growth %s shows what grew",
                   n, strcmp(n, "1") ? "recordings" : "recording", path);
@@ -289,7 +289,8 @@ static void print_result(const query_opts_t *o, sqlite3 *db, const ra_supp_t *su
         int64_t *bl = calloc(nr, sizeof *bl), *by = calloc(nr, sizeof *by);
         ra_err_t why;
         if (bl && by && ra_supp_totals(supp, db, pid, bl, by, &why) == RA_OK)
-            cli__supp_print(supp, bl, by, "rheap: ", stderr);
+            cli__supp_print(supp, bl, by, "rheap: ", "rheap:   ",
+                            o->full_names ? 0 : cli__output_width(stderr), stderr);
         free(bl);
         free(by);
     }
@@ -301,7 +302,7 @@ static void print_result(const query_opts_t *o, sqlite3 *db, const ra_supp_t *su
         cli__table_print(t, o->fmt, o->full_names, stdout);
     long long interval = ra_sample_interval(db, NULL);
     if (interval)
-        cli__note(stderr,
+        cli__note_wrapped(stderr,
                   "profile mode: blocks and bytes are estimates from allocations "
                   "sampled about once every %lld bytes",
                   interval);

@@ -468,7 +468,8 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
         fprintf(out, "%s\n", est);
         window_note("                   ", path, out);
     }
-    cli__supp_print(supp, sup_blocks, sup_bytes, "  ", out);
+    cli__supp_print(supp, sup_blocks, sup_bytes, "  ", "    ",
+                    o->full_names ? 0 : cli__output_width(out), out);
     fprintf(out, "  processes        %lld\n", num(&t, "processes"));
     fprintf(out, "  threads          %lld\n", num(&t, "threads"));
     fprintf(out, "  duration         ");

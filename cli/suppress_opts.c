@@ -63,8 +63,47 @@ static int same_name(const ra_supp_t *s, size_t a, size_t b)
     return !strcmp(na, nb) && !fa == !fb;
 }
 
+/* One message written within a width, a unit at a time: a unit that would pass the last
+ * column starts a new line after cont (width 0: never); one wider than a whole line stands
+ * alone on its line. */
+typedef struct {
+    FILE *out;
+    const char *cont;
+    size_t col, width;
+} supp_line_t;
+
+/* Writes a space and the unit pre text post, or a new line and the unit: a new line when the
+ * unit and the keep columns that are to follow it on its line would pass the width. */
+static void put_unit(supp_line_t *l, const char *pre, const char *text, const char *post,
+                     size_t keep)
+{
+    size_t len = ra_text_columns(pre) + ra_text_columns(text) + ra_text_columns(post);
+    size_t cont = ra_text_columns(l->cont);
+    if (l->width && l->col + 1 + len + keep > l->width && l->col > cont) {
+        fprintf(l->out, "\n%s", l->cont);
+        l->col = cont;
+    } else {
+        fputc(' ', l->out);
+        l->col++;
+    }
+    fprintf(l->out, "%s%s%s", pre, text, post);
+    l->col += len;
+}
+
+/* Whether rule r took something and no rule before it of the same name did: the rules the
+ * line names. */
+static int named(const ra_supp_t *s, const int64_t *blocks, size_t r)
+{
+    if (blocks[r] == 0)
+        return 0;
+    for (size_t q = 0; q < r; q++)
+        if (blocks[q] && same_name(s, q, r))
+            return 0;
+    return 1;
+}
+
 void cli__supp_print(const ra_supp_t *s, const int64_t *blocks, const int64_t *bytes,
-                       const char *prefix, FILE *out)
+                     const char *prefix, const char *cont, size_t width, FILE *out)
 {
     size_t nrules = ra_supp_nrules(s);
     if (nrules == 0)
@@ -74,32 +113,42 @@ void cli__supp_print(const ra_supp_t *s, const int64_t *blocks, const int64_t *b
         tb += blocks[r];
         tbytes += bytes[r];
     }
-    fprintf(out, "%ssuppressed: %lld blocks, %lld bytes", prefix, (long long)tb, (long long)tbytes);
+    supp_line_t l = {out, cont, ra_text_columns(prefix) + sizeof "suppressed:" - 1, width};
+    char num[64];
+    fprintf(out, "%ssuppressed:", prefix);
+    snprintf(num, sizeof num, "%lld blocks,", (long long)tb);
+    put_unit(&l, "", num, "", 0);
+    snprintf(num, sizeof num, "%lld bytes", (long long)tbytes);
+    put_unit(&l, "", num, "", 0);
     /* Named by where the rules came from: the built-in list first, then each file; a rule is
-     * named once however many entries share its name, and only when it took something. */
-    int any = 0;
-    const char *group = "";
+     * named once however many entries share its name, and only when it took something. The
+     * line breaks only before a source or a rule, so a rule named in words ("stdio buffers")
+     * is never split, and a source and its first rule share a line when one can hold them. */
+    const char *group = NULL;
     for (size_t r = 0; r < nrules; r++) {
-        if (blocks[r] == 0)
+        if (!named(s, blocks, r))
             continue;
         const char *from;
         const char *name = ra_supp_rule(s, r, &from);
-        if (!from)
-            from = "default list";
-        int dup = 0;
-        for (size_t q = 0; q < r; q++)
-            if (blocks[q] && same_name(s, q, r))
-                dup = 1;
-        if (dup)
-            continue;
-        if (strcmp(from, group) != 0) {
-            fprintf(out, "%s%s: ", any ? "; " : " (", from);
-            group = from;
-        } else {
-            fputs(", ", out);
+        /* What ends the rule's unit: ")" after the last, "," before another of its source,
+         * ";" before another source's. */
+        size_t next = r + 1;
+        while (next < nrules && !named(s, blocks, next))
+            next++;
+        const char *source = from ? from : "default list";
+        const char *post = ")";
+        if (next < nrules) {
+            const char *nfrom;
+            ra_supp_rule(s, next, &nfrom);
+            post = !strcmp(source, nfrom ? nfrom : "default list") ? "," : ";";
         }
-        fputs(name, out);
-        any = 1;
+        if (!group || strcmp(source, group) != 0) {
+            /* A source's name stays on the line of its first rule. */
+            put_unit(&l, group ? "" : "(", source, ":",
+                     1 + ra_text_columns(name) + strlen(post));
+            group = source;
+        }
+        put_unit(&l, "", name, post, 0);
     }
-    fputs(any ? ")\n" : "\n", out);
+    fputc('\n', out);
 }

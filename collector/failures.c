@@ -6,26 +6,24 @@
 #include <stdio.h>
 
 #include "collector.h"
+#include "rheap_analysis.h"
 
-#define RC__STATUS_TEXT(name, code, text) \
-    case name: return text;
+#define RC__STATUS_ENTRY(name, code, text) {code, text},
 
+/* The rules are the analysis library's (ra_status_text, ra_vfail): the collector's statuses
+ * and messages only differ in their list and their buffer. */
 const char *rc_status_str(int status)
 {
-    switch (status) {
-    RC_STATUS_LIST(RC__STATUS_TEXT)
-    }
-    return "unknown status";
+    static const ra_status_entry_t statuses[] = {RC_STATUS_LIST(RC__STATUS_ENTRY)};
+    return ra_status_text(statuses, sizeof statuses / sizeof statuses[0], status);
 }
 
 rc_status_t rc__fail(rc_err_t *err, rc_status_t status, const char *fmt, ...)
 {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    ra_vfail(err ? err->msg : NULL, sizeof err->msg, status, fmt, ap);
+    va_end(ap);
     return status;
 }
 

@@ -29,9 +29,12 @@
  * every block weighs 1 (doubles add integers exactly up to 2^53), in a profile-mode one a
  * sampled block weighs the blocks it stands for (profile.c). They are rounded when written.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -44,6 +47,12 @@
  * answer reads from `allocations` to about 1/256 of the recording, and the per-stack copies to
  * 256 times the stacks that are busy in every interval. */
 #define CK_SHIFT 2u
+
+/* A checkpoint's list of blocks that outlive its interval grows until the recording ends: past
+ * this many bytes in memory it goes to a temporary file as a chunk, so that the lists of a long
+ * recording (a varint per block that crossed a cut, their sum linear in the recording's length)
+ * cost memory per checkpoint, not per event. */
+#define LATER_CHUNK 1024u
 
 /* Counts and byte totals are doubles, weighed in profile mode and exact in a trace up to 2^53
  * (8 PiB); a trace's sum of lifetimes is cv__wide_t, exact. */
@@ -144,6 +153,14 @@ struct cv__summary {
         uint64_t later_last;
     } *cks;
     size_t nck, capck;
+    int later_fd;                     /* the lists' chunks flushed from memory; -1: none yet */
+    uint64_t later_off;               /* the file's length */
+    struct later_chunk {
+        size_t ck;                    /* the checkpoint whose list holds it */
+        uint64_t off;
+        size_t len;                   /* varint deltas from 0 */
+    } *chunks;
+    size_t nchunks, capchunks;
     struct ckrow {
         uint64_t bt;
         uint64_t ck;
@@ -163,7 +180,20 @@ struct cv__summary {
 
 cv__summary_t *cv__summary_create(void)
 {
-    return calloc(1, sizeof(cv__summary_t));
+    cv__summary_t *s = calloc(1, sizeof(cv__summary_t));
+    if (s)
+        s->later_fd = -1;
+    return s;
+}
+
+/* Drops the lists' chunks and their file. */
+static void later_reset(cv__summary_t *s)
+{
+    if (s->later_fd >= 0)
+        close(s->later_fd);
+    s->later_fd = -1;
+    s->later_off = 0;
+    s->nchunks = 0;
 }
 
 void cv__summary_destroy(cv__summary_t *s)
@@ -182,6 +212,8 @@ void cv__summary_destroy(cv__summary_t *s)
     for (size_t i = 0; i < s->nck; i++)
         free(s->cks[i].later);
     free(s->cks);
+    later_reset(s);
+    free(s->chunks);
     free(s->ckrows);
     free(s->ckdirty);
     free(s->sagg);
@@ -214,6 +246,7 @@ int cv__summary_begin(cv__summary_t *s, uint32_t pid, uint32_t recording)
     s->nmarks = s->nmrows = 0;
     for (size_t i = 0; i < s->nck; i++)
         free(s->cks[i].later);
+    later_reset(s);
     s->nck = s->nckrows = s->nckdirty = 0;
     s->failed = !ok;
     /* The first checkpoint is the empty heap before any event. */
@@ -461,6 +494,49 @@ static int later_next(const struct ckpt *k, size_t *pos, uint64_t *id)
     return 1;
 }
 
+/* A file of our own in TMPDIR, already unlinked. -1 when none can be made. */
+static int temp_fd(void)
+{
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s/rheap-later.XXXXXX", dir && *dir ? dir : "/tmp");
+    if (n < 0 || (size_t)n >= sizeof path)
+        return -1;
+    int fd = mkstemp(path);
+    if (fd >= 0)
+        unlink(path);
+    return fd;
+}
+
+/* Lists id for checkpoint ck, whose interval it was allocated in; a list past LATER_CHUNK
+ * bytes goes to the file. 0, or -1 out of memory or a write error. */
+static int later_note(cv__summary_t *s, size_t ck, uint64_t id)
+{
+    struct ckpt *k = &s->cks[ck];
+    if (later_add(k, id) != 0)
+        return -1;
+    if (k->nlater < LATER_CHUNK)
+        return 0;
+    if (s->later_fd < 0 && (s->later_fd = temp_fd()) < 0)
+        return -1;
+    if (rheap_grow(&s->chunks, &s->capchunks, s->nchunks, sizeof *s->chunks, 64) != 0)
+        return -1;
+    for (size_t done = 0; done < k->nlater;) {
+        ssize_t w = pwrite(s->later_fd, k->later + done, k->nlater - done,
+                           (off_t)(s->later_off + done));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        done += (size_t)w;
+    }
+    s->chunks[s->nchunks++] = (struct later_chunk){ck, s->later_off, k->nlater};
+    s->later_off += k->nlater;
+    k->nlater = 0;
+    k->later_last = 0;
+    return 0;
+}
+
 /* k's interval takes in the one after it, n's: their ranges and lists of blocks made one. The
  * blocks of k's list that ended in n's interval stay listed (a reader takes each id once). */
 static int absorb(struct ckpt *k, struct ckpt *n)
@@ -526,6 +602,14 @@ static void thin(cv__summary_t *s)
             free(s->cks[i].later);
             s->cks[i].later = NULL;
         }
+    }
+    /* The lists' chunks go where the rest of their list went: a kept checkpoint's to its new
+     * index, a dropped one's to the kept one before it. */
+    for (size_t c = 0; c < s->nchunks; c++) {
+        size_t i = s->chunks[c].ck;
+        while (to[i] == SIZE_MAX)
+            i--;
+        s->chunks[c].ck = to[i];
     }
     /* Each dropped checkpoint's rows go to the next kept one: its kept index, or none. */
     size_t next = SIZE_MAX;
@@ -739,7 +823,7 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     struct ckpt *k = &s->cks[s->nck - 1];
     range_add(&k->free_lo, &k->free_hi, id);
     size_t born = interval_of(s, b->t);
-    if (born != s->nck - 1 && later_add(&s->cks[born], id) != 0)
+    if (born != s->nck - 1 && later_note(s, born, id) != 0)
         fail(s);
     s->live_blocks -= w;
     s->live_bytes -= wb;
@@ -855,10 +939,76 @@ static const char *const q_sql[Q_N] = {
 };
 
 /* The checkpoints, with the blocks that outlive their interval, and their per-stack copies. */
+static int cmp_chunk(const void *x, const void *y)
+{
+    const struct later_chunk *a = x, *b = y;
+    return a->ck != b->ck ? (a->ck < b->ck ? -1 : 1) : (a->off < b->off ? -1 : a->off > b->off);
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Makes k's list whole again from its chunks c[0 .. n) in the file and what memory holds:
+ * every id once, ascending. 0, or -1 out of memory or a read error. */
+static int later_gather(cv__summary_t *s, struct ckpt *k, const struct later_chunk *c, size_t n)
+{
+    size_t bytes = k->nlater;
+    for (size_t i = 0; i < n; i++)
+        bytes += c[i].len;
+    unsigned char *raw = malloc(bytes ? bytes : 1);
+    uint64_t *ids = malloc((bytes ? bytes : 1) * sizeof *ids); /* a varint is a byte at least */
+    int rc = raw && ids ? 0 : -1;
+    size_t nids = 0, at = 0;
+    for (size_t i = 0; rc == 0 && i <= n; i++) {
+        /* Each chunk, then memory's rest, decoded from its own start. */
+        size_t len = i < n ? c[i].len : k->nlater;
+        if (i < n) {
+            for (size_t done = 0; rc == 0 && done < len;) {
+                ssize_t r = pread(s->later_fd, raw + at + done, len - done, (off_t)(c[i].off + done));
+                if (r < 0 && errno == EINTR)
+                    continue;
+                if (r <= 0)
+                    rc = -1;
+                else
+                    done += (size_t)r;
+            }
+        } else if (len) {
+            memcpy(raw + at, k->later, len);
+        }
+        struct ckpt part = {.later = raw + at, .nlater = len};
+        size_t pos = 0;
+        uint64_t id = 0;
+        while (rc == 0 && later_next(&part, &pos, &id))
+            ids[nids++] = id;
+        at += len;
+    }
+    if (rc == 0) {
+        qsort(ids, nids, sizeof *ids, cmp_u64);
+        k->nlater = 0;
+        k->later_last = 0;
+        for (size_t i = 0; rc == 0 && i < nids; i++)
+            if (i == 0 || ids[i] != ids[i - 1])
+                rc = later_add(k, ids[i]);
+    }
+    free(raw);
+    free(ids);
+    return rc;
+}
+
 static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q)
 {
+    qsort(s->chunks, s->nchunks, sizeof *s->chunks, cmp_chunk);
+    size_t c = 0;
     for (size_t i = 0; i < s->nck; i++) {
-        const struct ckpt *k = &s->cks[i];
+        struct ckpt *k = &s->cks[i];
+        size_t c0 = c;
+        while (c < s->nchunks && s->chunks[c].ck == i)
+            c++;
+        if (c > c0 && later_gather(s, k, s->chunks + c0, c - c0) != 0)
+            return -1;
         sqlite3_bind_int64(q[Q_CK], 3, (sqlite3_int64)i);
         sqlite3_bind_int64(q[Q_CK], 4, k->t);
         sqlite3_bind_int64(q[Q_CK], 5, (sqlite3_int64)k->free_lo);

@@ -41,6 +41,19 @@ configure_build() { # DIR CMAKE-ARGS...
     cmake --build "$ROOT/$dir" -j "$JOBS" >/dev/null
 }
 
+# one_case LABEL LOG COMMAND...: runs COMMAND with its output in LOG (a path under the
+# tree) and says that LABEL passed, was skipped (status 77) or FAILED; 1 when it failed.
+one_case() {
+    local label=$1 log=$2 rc=0
+    shift 2
+    "$@" >"$ROOT/$log" 2>&1 || rc=$?
+    case $rc in
+        0) echo "  $label passed" ;;
+        77) echo "  $label skipped" ;;
+        *) echo "  $label FAILED (see $log)"; return 1 ;;
+    esac
+}
+
 # cross DIR NAME: the stress cases with the plain recorder and the sanitized rheap/riptally.
 cross() {
     local dir=$1 name=$2 c failed=0
@@ -54,40 +67,28 @@ cross() {
     chmod +x "$tally"
     rm -f "$ROOT/$dir"/cross-*.log
     for c in $STRESS_CASES; do
-        if env RHEAP_LIB="$ROOT/build-rel/libtrace/librheap.so" \
-               RHEAP_CLI="$ROOT/$dir/cli/rheap" \
-               RIPTALLY="$tally" \
-               PROGS="$ROOT/build-rel/tests/stress" \
-               DSO="$ROOT/build-rel/tests/stress/libstress_dso.so" \
-               BUMP="$ROOT/build-rel/tests/stress/libstress_bump.so" \
-               CASES="$ROOT/tests/stress/cases" SQLITE3="$(command -v sqlite3 || true)" \
-               bash "$ROOT/tests/stress/run_stress.sh" "$c" >"$ROOT/$dir/cross-$c.log" 2>&1; then
-            echo "  $name cross: $c passed"
-        else
-            rc=$?
-            if [ "$rc" -eq 77 ]; then echo "  $name cross: $c skipped"; continue; fi
-            echo "  $name cross: $c FAILED (see $dir/cross-$c.log)"
-            failed=1
-        fi
+        one_case "$name cross: $c" "$dir/cross-$c.log" \
+            env RHEAP_LIB="$ROOT/build-rel/libtrace/librheap.so" \
+                RHEAP_CLI="$ROOT/$dir/cli/rheap" \
+                RIPTALLY="$tally" \
+                PROGS="$ROOT/build-rel/tests/stress" \
+                DSO="$ROOT/build-rel/tests/stress/libstress_dso.so" \
+                BUMP="$ROOT/build-rel/tests/stress/libstress_bump.so" \
+                CASES="$ROOT/tests/stress/cases" SQLITE3="$(command -v sqlite3 || true)" \
+                bash "$ROOT/tests/stress/run_stress.sh" "$c" || failed=1
     done
     # The collector (rheap serve, rheap snapshot) sanitized, following the plain build's
     # recordings of the plain build's holder: its reader, HTTP parser and profile writer, and
     # the library alone (collect_api).
     for c in snapshot pprof metrics index lifecycle profile robust dumps flat cgroup threads budget perms \
              library compact race second; do
-        if env RHEAP="$ROOT/$dir/cli/rheap" RHEAP_LIB="$ROOT/build-rel/libtrace/librheap.so" \
-               HOLDER="$ROOT/build-rel/tests/serve/serve_holder" SRC="$ROOT" \
-               COLLECT_API="$ROOT/$dir/tests/serve/serve_collect_api" \
-               XTHREADS="$ROOT/build-rel/tests/stress/stress_xthreads" \
-               DIR="$ROOT/$dir/serve-out" \
-               bash "$ROOT/tests/serve/serve_test.sh" "$c" >"$ROOT/$dir/cross-serve-$c.log" 2>&1; then
-            echo "  $name cross: serve.$c passed"
-        else
-            rc=$?
-            if [ "$rc" -eq 77 ]; then echo "  $name cross: serve.$c skipped"; continue; fi
-            echo "  $name cross: serve.$c FAILED (see $dir/cross-serve-$c.log)"
-            failed=1
-        fi
+        one_case "$name cross: serve.$c" "$dir/cross-serve-$c.log" \
+            env RHEAP="$ROOT/$dir/cli/rheap" RHEAP_LIB="$ROOT/build-rel/libtrace/librheap.so" \
+                HOLDER="$ROOT/build-rel/tests/serve/serve_holder" SRC="$ROOT" \
+                COLLECT_API="$ROOT/$dir/tests/serve/serve_collect_api" \
+                XTHREADS="$ROOT/build-rel/tests/stress/stress_xthreads" \
+                DIR="$ROOT/$dir/serve-out" \
+                bash "$ROOT/tests/serve/serve_test.sh" "$c" || failed=1
     done
     # A sanitizer report fails the case through the tool's exit status, but say it anyway.
     if grep -l -E '^(==[0-9]+==ERROR|WARNING: ThreadSanitizer|.*runtime error:)' \
@@ -98,30 +99,44 @@ cross() {
     return "$failed"
 }
 
+# sanitized NAME DIR OPTIONS CMAKE-ARGS...: builds DIR with CMAKE-ARGS, exports the runtime's
+# OPTIONS (VAR=VALUE words), runs the suite there without EXCLUDE, then the cross cases. The
+# same steps for ASan and TSan; TSan's build must also hold the recorder's own tsan.* tests.
+sanitized() {
+    local name=$1 dir=$2 opts=$3
+    shift 3
+    configure_build "$dir" "$@"
+    local o
+    for o in $opts; do
+        export "${o?}"
+    done
+    (cd "$ROOT/$dir" && ctest -E "$EXCLUDE" -j "$JOBS" --output-on-failure) || status=1
+    if [ "$name" = tsan ]; then
+        # The recorder's own threads (tests/tsan) ran in the suite above; a build without them
+        # would pass without testing the recorder at all.
+        local n
+        n=$(cd "$ROOT/$dir" && ctest -N -R '^tsan\.' | sed -n 's/^Total Tests: //p')
+        if [ "${n:-0}" -ge 6 ]; then
+            echo "  tsan: the recorder's $n tsan.* tests ran in the suite above"
+        else
+            echo "  tsan: the tsan.* tests are missing from $dir"
+            status=1
+        fi
+    fi
+    cross "$dir" "$name" || status=1
+}
+
 run_asan() {
     echo "== ASan+UBSan (build-asan)"
-    configure_build build-asan -DRHEAP_SANITIZE=address
-    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-    (cd "$ROOT/build-asan" && ctest -E "$EXCLUDE" -j "$JOBS" --output-on-failure) || status=1
-    cross build-asan asan || status=1
+    sanitized asan build-asan \
+        "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1" \
+        -DRHEAP_SANITIZE=address
 }
 
 run_tsan() {
     echo "== TSan (build-tsan)"
-    configure_build build-tsan -DRHEAP_SANITIZE=thread -DRHEAP_WERROR=ON
-    export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-    (cd "$ROOT/build-tsan" && ctest -E "$EXCLUDE" -j "$JOBS" --output-on-failure) || status=1
-    # The recorder's own threads (tests/tsan) ran in the suite above; a build without them
-    # would pass without testing the recorder at all.
-    local n
-    n=$(cd "$ROOT/build-tsan" && ctest -N -R '^tsan\.' | sed -n 's/^Total Tests: //p')
-    if [ "${n:-0}" -ge 6 ]; then
-        echo "  tsan: the recorder's $n tsan.* tests ran in the suite above"
-    else
-        echo "  tsan: the tsan.* tests are missing from build-tsan"
-        status=1
-    fi
-    cross build-tsan tsan || status=1
+    sanitized tsan build-tsan "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1" \
+        -DRHEAP_SANITIZE=thread -DRHEAP_WERROR=ON
 }
 
 case $WHICH in

@@ -42,6 +42,13 @@ has_line() {
     grep -qxF -- "$2" "$1" || { cat "$1" >&2; fail "$1 has no line '$2'"; }
 }
 
+# has_lines FILE TEXT: FILE holds the lines of TEXT one after the other (a message wrapped to
+# the width, as a person reads it).
+has_lines() {
+    local nl=$'\n'
+    [[ "$nl$(cat "$1")$nl" == *"$nl$2$nl"* ]] || { cat "$1" >&2; fail "$1 has no lines '$2'"; }
+}
+
 # run LOG CMD...: stdout to LOG.out, stderr to LOG.err, status in STATUS; never fails by itself.
 run() {
     local log=$1

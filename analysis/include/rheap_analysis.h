@@ -16,6 +16,7 @@
 #ifndef RHEAP_ANALYSIS_H
 #define RHEAP_ANALYSIS_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,20 @@ const char *ra_status_str(int status);
 typedef struct {
     char msg[1024];
 } ra_err_t;
+
+/* How every library of rheap built on this one (the collector too) says its statuses and
+ * failures, so that the rule lives in one place (errors.c); each keeps its own list. */
+typedef struct {
+    int code;
+    const char *text;
+} ra_status_entry_t;
+/* The text of status in table[0 .. n) (a library's X-macro list); "unknown status" when the
+ * table has no such code. */
+const char *ra_status_text(const ra_status_entry_t *table, size_t n, int status);
+/* Writes the message fmt and ap make into msg (cap bytes, always ended; nothing when msg is
+ * NULL: the caller wants the status only) and returns status, for a library's `return
+ * xx__fail(err, STATUS, "%s: ...", path);`. */
+int ra_vfail(char *msg, size_t cap, int status, const char *fmt, va_list ap);
 
 /* ---- Opening a database (open.c) ---- */
 
@@ -200,7 +215,11 @@ typedef struct {
                                      peak figures (here and per stack) are the heap at the moment
                                      asked for, not the recording's own peak; 0 otherwise */
     int64_t moment_from, moment_to; /* the range asked for (both the moment with --at), ns since
-                                     the start; -1 when the recording lacks the marker named */
+                                     the start; -1 when the recording lacks the marker named
+                                     or was not recording then (moment_unrecorded) */
+    int moment_unrecorded;        /* 1: the moment (or the whole range) asked for falls outside
+                                     every window of the recording, where its heap is unknown:
+                                     nothing of it is shown (ra_model_moment) */
 } ra_proc_t;
 
 /* Decades of lifetime in stack_lifetimes: under 1 us, under 10 us, ... under 10 s, 10 s or more. */
@@ -382,11 +401,19 @@ ra_status_t ra_moment_check(struct sqlite3 *db, const ra_moment_t *mo, ra_err_t 
  * peak_bytes, become the heap at that moment, exactly what SQL over `allocations` gives
  * (allocated at or before it and not freed by then), read from the converter's checkpoints in
  * well under a second on tens of millions of blocks; ra_proc_t.moment says so. A recording
- * without the marker named gets peak_t -1 and nothing live. Nothing when mo is all NULL.
- * RA_OK, RA_E_USAGE (ra_moment_check), RA_E_INPUT (a database without checkpoints) or
- * RA_E_NOMEM. */
+ * without the marker named gets peak_t -1 and nothing live, and so does one that was not
+ * recording then (the time, or the whole range, outside every window of it: before it went on,
+ * after it went off, or between two windows), with moment_unrecorded set: what its program did
+ * unrecorded is unknown, so no heap is made up for it. When no recording of m was recording
+ * then, RA_E_USAGE names the windows there are. Nothing when mo is all NULL. RA_OK,
+ * RA_E_USAGE (ra_moment_check, or no recording on then), RA_E_INPUT (a database without
+ * checkpoints) or RA_E_NOMEM. */
 ra_status_t ra_model_moment(struct sqlite3 *db, ra_model_t *m, const ra_moment_t *mo,
                             ra_err_t *err);
+/* Writes the windows of recording p of m into buf (at most n bytes, always ended) as
+ * "0.000 .. 31.877 ms", several joined by ", ", in ms since the recording's start; a window
+ * never turned off ends at the recording's last event. The number of windows written. */
+size_t ra_model_windows_text(const ra_model_t *m, const ra_proc_t *p, char *buf, size_t n);
 
 /* The weights a stack can be measured by. */
 typedef enum {

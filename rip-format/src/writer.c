@@ -814,30 +814,52 @@ static rip_status_t end_ext(struct rip_writer *w)
     return RIP_OK;
 }
 
-/* Records of the form `t` varint, `text` str (thread name, marker, on, off). */
-static rip_status_t t_str(struct rip_writer *w, uint8_t type, uint64_t t, const char *s)
+/* The bytes of the varints v[0 .. n). */
+static size_t varints_len(const uint64_t *v, size_t n)
 {
-    t >>= w->time_shift;
-    size_t sl = cut_len(s);
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += rip__varint_len(v[i]);
+    return len;
+}
+
+static uint8_t *put_varints(uint8_t *p, const uint64_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p += rip__put_varint(p, v[i]);
+    return p;
+}
+
+/* Most extended records are a list of varints, some with a string after it (FORMAT.md's
+ * table): the record of type made of v[0 .. n), then, when str is not NULL, str cut to the
+ * format's longest string. Its length is counted from the same list it is written from, so
+ * the two cannot disagree. */
+static rip_status_t ext_record(struct rip_writer *w, uint8_t type, const uint64_t *v, size_t n,
+                               const char *str)
+{
+    size_t sl = cut_len(str);
     uint8_t *p;
-    rip_status_t st = begin_ext(w, type, rip__varint_len(t) + str_size(sl), &p);
+    rip_status_t st = begin_ext(w, type, varints_len(v, n) + (str ? str_size(sl) : 0), &p);
     if (st != RIP_OK)
         return st;
-    p += rip__put_varint(p, t);
-    put_str(p, s, sl);
+    p = put_varints(p, v, n);
+    if (str)
+        put_str(p, str, sl);
     return end_ext(w);
+}
+
+/* Records of the form `t` varint, `text` str (thread name, marker, on, off). A NULL text is
+ * written empty. */
+static rip_status_t t_str(struct rip_writer *w, uint8_t type, uint64_t t, const char *s)
+{
+    const uint64_t v[] = {t >> w->time_shift};
+    return ext_record(w, type, v, 1, s ? s : "");
 }
 
 rip_status_t rip_writer_modules(rip_writer_t *w, uint64_t t, uint32_t count)
 {
-    t >>= w->time_shift;
-    uint8_t *p;
-    rip_status_t st = begin_ext(w, RIP__T_MODULES, rip__varint_len(t) + rip__varint_len(count), &p);
-    if (st != RIP_OK)
-        return st;
-    p += rip__put_varint(p, t);
-    rip__put_varint(p, count);
-    return end_ext(w);
+    const uint64_t v[] = {t >> w->time_shift, count};
+    return ext_record(w, RIP__T_MODULES, v, 2, NULL);
 }
 
 rip_status_t rip_writer_module(rip_writer_t *w, uint64_t bias, const char *path,
@@ -879,17 +901,8 @@ rip_status_t rip_writer_mark(rip_writer_t *w, uint64_t t, const char *label)
 
 rip_status_t rip_writer_lost(rip_writer_t *w, uint64_t t, uint64_t count, const char *reason)
 {
-    t >>= w->time_shift;
-    size_t rl = cut_len(reason);
-    uint8_t *p;
-    rip_status_t st = begin_ext(w, RIP__T_LOST,
-                                rip__varint_len(t) + rip__varint_len(count) + str_size(rl), &p);
-    if (st != RIP_OK)
-        return st;
-    p += rip__put_varint(p, t);
-    p += rip__put_varint(p, count);
-    put_str(p, reason, rl);
-    return end_ext(w);
+    const uint64_t v[] = {t >> w->time_shift, count};
+    return ext_record(w, RIP__T_LOST, v, 2, reason ? reason : "");
 }
 
 rip_status_t rip_writer_process(rip_writer_t *w, uint32_t ppid, const char *exe, uint32_t argc,
@@ -948,46 +961,22 @@ rip_status_t rip_writer_config(rip_writer_t *w, uint32_t depth, uint32_t sample_
                                uint32_t buffer_kb, uint32_t max_threads, uint32_t signal,
                                const char *dir)
 {
-    size_t dl = cut_len(dir);
-    size_t len = rip__varint_len(depth) + rip__varint_len(sample_ppm) +
-                 rip__varint_len(buffer_kb) + rip__varint_len(max_threads) +
-                 rip__varint_len(signal) + str_size(dl);
-    uint8_t *p;
-    rip_status_t st = begin_ext(w, RIP__T_CONFIG, len, &p);
-    if (st != RIP_OK)
-        return st;
-    p += rip__put_varint(p, depth);
-    p += rip__put_varint(p, sample_ppm);
-    p += rip__put_varint(p, buffer_kb);
-    p += rip__put_varint(p, max_threads);
-    p += rip__put_varint(p, signal);
-    put_str(p, dir, dl);
-    return end_ext(w);
+    const uint64_t v[] = {depth, sample_ppm, buffer_kb, max_threads, signal};
+    return ext_record(w, RIP__T_CONFIG, v, 5, dir ? dir : "");
 }
 
 rip_status_t rip_writer_totals(rip_writer_t *w, uint64_t t, uint64_t allocs, uint64_t bytes,
                                uint64_t frees)
 {
-    t >>= w->time_shift;
-    uint8_t *p;
-    rip_status_t st = begin_ext(w, RIP__T_TOTALS,
-                                rip__varint_len(t) + rip__varint_len(allocs) +
-                                    rip__varint_len(bytes) + rip__varint_len(frees),
-                                &p);
-    if (st != RIP_OK)
-        return st;
-    p += rip__put_varint(p, t);
-    p += rip__put_varint(p, allocs);
-    p += rip__put_varint(p, bytes);
-    rip__put_varint(p, frees);
-    return end_ext(w);
+    const uint64_t v[] = {t >> w->time_shift, allocs, bytes, frees};
+    return ext_record(w, RIP__T_TOTALS, v, 4, NULL);
 }
 
 rip_status_t rip_writer_checkpoint(rip_writer_t *w, uint64_t t, uint64_t number,
                                    const rip_range_t *ranges, uint32_t n)
 {
-    t >>= w->time_shift;
-    size_t len = rip__varint_len(t) + rip__varint_len(number) + rip__varint_len(n);
+    const uint64_t head[] = {t >> w->time_shift, number, n};
+    size_t len = varints_len(head, 3);
     for (uint32_t i = 0; i < n; i++)
         len += rip__varint_len(ranges[i].first - (i ? ranges[i - 1].last : 0)) +
                rip__varint_len(ranges[i].last - ranges[i].first);
@@ -995,9 +984,7 @@ rip_status_t rip_writer_checkpoint(rip_writer_t *w, uint64_t t, uint64_t number,
     rip_status_t st = begin_ext(w, RIP__T_CHECKPOINT, len, &p);
     if (st != RIP_OK)
         return st;
-    p += rip__put_varint(p, t);
-    p += rip__put_varint(p, number);
-    p += rip__put_varint(p, n);
+    p = put_varints(p, head, 3);
     /* Ranges: a compaction replaces nearly every file before the open ones, so the list stays
      * about as long as the process has threads, however many files a week of segments makes. */
     for (uint32_t i = 0; i < n; i++) {
@@ -1009,14 +996,8 @@ rip_status_t rip_writer_checkpoint(rip_writer_t *w, uint64_t t, uint64_t number,
 
 rip_status_t rip_writer_sampling(rip_writer_t *w, uint64_t interval, uint64_t seed)
 {
-    uint8_t *p;
-    rip_status_t st = begin_ext(w, RIP__T_SAMPLING,
-                                rip__varint_len(interval) + rip__varint_len(seed), &p);
-    if (st != RIP_OK)
-        return st;
-    p += rip__put_varint(p, interval);
-    rip__put_varint(p, seed);
-    return end_ext(w);
+    const uint64_t v[] = {interval, seed};
+    return ext_record(w, RIP__T_SAMPLING, v, 2, NULL);
 }
 
 rip_status_t rip_writer_unseen(rip_writer_t *w, const char *allocator, const char *module,
@@ -1036,77 +1017,39 @@ rip_status_t rip_writer_unseen(rip_writer_t *w, const char *allocator, const cha
 rip_status_t rip_writer_pool(rip_writer_t *w, rip_pool_op_t op, uint64_t t, uint64_t pool,
                              uint64_t addr, uint64_t size, uint64_t stack, const char *name)
 {
-    t >>= w->time_shift;
-    int has_addr = op == RIP_POOL_ALLOC || op == RIP_POOL_FREE;
-    size_t nl = op == RIP_POOL_CREATE ? cut_len(name) : 0;
-    size_t len = rip__varint_len(t) + rip__varint_len((uint64_t)op) + rip__varint_len(pool);
-    if (has_addr)
-        len += rip__varint_len(addr);
-    if (op == RIP_POOL_ALLOC)
-        len += rip__varint_len(size) + rip__varint_len(stack);
-    if (op == RIP_POOL_CREATE)
-        len += str_size(nl);
-    uint8_t *p;
-    rip_status_t st = begin_ext(w, RIP__T_POOL, len, &p);
-    if (st != RIP_OK)
-        return st;
-    p += rip__put_varint(p, t);
-    p += rip__put_varint(p, (uint64_t)op);
-    p += rip__put_varint(p, pool);
-    if (has_addr)
-        p += rip__put_varint(p, addr);
+    /* By op (FORMAT.md): alloc adds addr, size and stack; free addr; create the name. */
+    uint64_t v[6] = {t >> w->time_shift, (uint64_t)op, pool};
+    size_t n = 3;
+    if (op == RIP_POOL_ALLOC || op == RIP_POOL_FREE)
+        v[n++] = addr;
     if (op == RIP_POOL_ALLOC) {
-        p += rip__put_varint(p, size);
-        p += rip__put_varint(p, stack);
+        v[n++] = size;
+        v[n++] = stack;
     }
-    if (op == RIP_POOL_CREATE)
-        put_str(p, name, nl);
-    return end_ext(w);
+    return ext_record(w, RIP__T_POOL, v, n,
+                      op == RIP_POOL_CREATE ? (name ? name : "") : NULL);
 }
 
 rip_status_t rip_writer_rss(rip_writer_t *w, uint64_t t, uint64_t rss, uint64_t anon,
                             uint64_t file, uint64_t swap)
 {
-    t >>= w->time_shift;
-    size_t len = rip__varint_len(t) + rip__varint_len(rss) + rip__varint_len(anon) +
-                 rip__varint_len(file) + rip__varint_len(swap);
-    uint8_t *p;
-    rip_status_t st = begin_ext(w, RIP__T_RSS, len, &p);
-    if (st != RIP_OK)
-        return st;
-    p += rip__put_varint(p, t);
-    p += rip__put_varint(p, rss);
-    p += rip__put_varint(p, anon);
-    p += rip__put_varint(p, file);
-    rip__put_varint(p, swap);
-    return end_ext(w);
+    const uint64_t v[] = {t >> w->time_shift, rss, anon, file, swap};
+    return ext_record(w, RIP__T_RSS, v, 5, NULL);
 }
 
 rip_status_t rip_writer_map(rip_writer_t *w, rip_map_op_t op, uint64_t t, uint64_t addr,
                             uint64_t len, uint64_t stack, uint64_t old, uint64_t old_len)
 {
-    t >>= w->time_shift;
-    size_t n = rip__varint_len(t) + rip__varint_len((uint64_t)op) + rip__varint_len(addr) +
-               rip__varint_len(len);
+    /* By op (FORMAT.md): map and remap add the stack, remap the old range too. */
+    uint64_t v[7] = {t >> w->time_shift, (uint64_t)op, addr, len};
+    size_t n = 4;
     if (op != RIP_MAP_UNMAP)
-        n += rip__varint_len(stack);
-    if (op == RIP_MAP_REMAP)
-        n += rip__varint_len(old) + rip__varint_len(old_len);
-    uint8_t *p;
-    rip_status_t st = begin_ext(w, RIP__T_MAP, n, &p);
-    if (st != RIP_OK)
-        return st;
-    p += rip__put_varint(p, t);
-    p += rip__put_varint(p, (uint64_t)op);
-    p += rip__put_varint(p, addr);
-    p += rip__put_varint(p, len);
-    if (op != RIP_MAP_UNMAP)
-        p += rip__put_varint(p, stack);
+        v[n++] = stack;
     if (op == RIP_MAP_REMAP) {
-        p += rip__put_varint(p, old);
-        rip__put_varint(p, old_len);
+        v[n++] = old;
+        v[n++] = old_len;
     }
-    return end_ext(w);
+    return ext_record(w, RIP__T_MAP, v, n, NULL);
 }
 
 rip_status_t rip_writer_on(rip_writer_t *w, uint64_t t, const char *how)

@@ -340,7 +340,9 @@ case_window_outputs() {
     # The canned queries: leaks has no row, the never-freed columns are empty, growth counts them.
     run q "$RHEAP" query leaks w.db --csv
     expect_eq "leaks rows" "$(tail -n +2 q.out)" ""
-    has_line q.err "rheap: 1 recording stopped while the process went on (a window): blocks still live then are not leaks and not counted as such; rheap query growth w.db shows what grew"
+    has_lines q.err "rheap: 1 recording stopped while the process went on (a window): blocks still
+rheap:   live then are not leaks and not counted as such; rheap query growth
+rheap:   w.db shows what grew"
     expect_eq "threads" "$("$RHEAP" query threads w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f3-8)" "3,9630,1,3210,,"
     expect_eq "sizes" "$("$RHEAP" query sizes w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f3-6)" "3,9630,,"
     expect_eq "lifetimes" "$("$RHEAP" query lifetimes w.db --csv 2>/dev/null | tail -n +2 | cut -d, -f1-3)" "3,1,"
@@ -351,7 +353,8 @@ case_window_outputs() {
     # Exports: nothing under leaked, the blocks under live-at-stop; pprof's inuse says what it is.
     run c "$RHEAP" export collapsed w.db
     expect_eq "collapsed leaked" "$(cat c.out)" ""
-    has_line c.err "rheap: 2 blocks, 6420 bytes still live when a window's recording stopped are not leaks; --weight live-at-stop shows them"
+    has_lines c.err "rheap: 2 blocks, 6420 bytes still live when a window's recording stopped are not
+rheap:   leaks; --weight live-at-stop shows them"
     run c "$RHEAP" export collapsed w.db --weight live-at-stop
     expect_eq "collapsed live-at-stop" "$(awk '{ s += $NF } END { print NR, s }' c.out)" "1 6420"
     "$RHEAP" export pprof w.db -o w.pb.gz || fail "export pprof"
@@ -362,7 +365,8 @@ case_window_outputs() {
     grep -q '"until_exit":0,"stopped_blocks":2,"stopped_bytes":6420' w.html || fail "page data: $(grep -o '"leaked_blocks[^}]*' w.html | head -1)"
     # diff: leaked columns hold leaks only, and a note says what was left out.
     run d "$RHEAP" diff w.db w.db
-    has_line d.err "rheap: w.db: 6420 bytes still live when a window's recording stopped are not leaks, nor in the leaked columns"
+    has_lines d.err "rheap: w.db: 6420 bytes still live when a window's recording stopped are not
+rheap:   leaks, nor in the leaked columns"
 }
 
 # One story across processes: sh running family and leaky (examples/leaky.c), three
@@ -437,16 +441,23 @@ case_fit_80() {
         fits rep.txt "report --stacks $db"
         for f in "$QUERIES"/*.sql; do
             q=$(basename "$f" .sql)
-            "$RHEAP" query "$q" "$db" >q.txt 2>/dev/null || fail "query $q $db"
+            "$RHEAP" query "$q" "$db" >q.txt 2>q.err || fail "query $q $db"
             fits q.txt "query $q $db"
+            fits q.err "query $q $db's notes"
             case $q in
             leaks) [ "$db" = w.db ] || whole q.txt "$db" "$q" ;;
             peak | top-sites | lifetimes) whole q.txt "$db" "$q" ;;
             esac
         done
+        for f in collapsed pprof; do
+            rm -f e.out
+            "$RHEAP" export "$f" "$db" -o e.out 2>e.err || fail "export $f $db"
+            fits e.err "export $f $db's notes"
+        done
     done
-    "$RHEAP" diff w.db mix.db >d.txt 2>/dev/null || fail "diff"
+    "$RHEAP" diff w.db mix.db >d.txt 2>d.err || fail "diff"
     fits d.txt "diff"
+    fits d.err "diff's notes"
     # Exact figures as a person reads them: leaky's biggest leak leads the tree's leaks.
     "$RHEAP" report mix.db >rep.txt
     # The tree's leaks open with leaky's biggest, one line a site, with the pid (the location
@@ -459,6 +470,53 @@ case_fit_80() {
     "$RHEAP" query growth w.db >g.txt 2>/dev/null
     grep -qE '^ +2 +6420 +1 +[0-9]+ +[0-9,]*6420[0-9,]*$' g.txt && grep -qE '^    blocks +family\.c:41$' g.txt ||
         { cat g.txt >&2; fail "growth of the window at 80 columns"; }
+}
+
+# The line naming what suppressions took out is wrapped to the width as the rest of the report
+# is: leaky's three leaks (stdio's 4096-byte buffer, 100 x 48 bytes of remember_session, 10 x
+# 4096 of open_connection) taken out by the built-in list and two files; the line breaks before
+# a file, never inside a rule's name, and --wide keeps it whole.
+case_report_suppress_80() {
+    export COLUMNS=80
+    run r "$RHEAP" run -q -o s.db -- "$LEAKY"
+    expect_eq "run status" "$STATUS" 0
+    printf 'leak:remember_session\n' >user-sessions-kept-on-purpose.supp
+    printf 'leak:open_connection\nleak:no_such_function\n' >connections-pooled-for-reuse.supp
+    set -- --suppress user-sessions-kept-on-purpose.supp --suppress connections-pooled-for-reuse.supp
+    run rep "$RHEAP" report "$@" s.db
+    expect_eq "report status" "$STATUS" 0
+    awk 'length($0) > 80 { print NR ": " $0; bad = 1 } END { exit bad }' rep.out >&2 ||
+        fail "report with suppressions is wider than 80 columns"
+    expect_eq "report's suppressed lines" "$(sed -n '/^  never freed/,/^  processes/p' rep.out)" \
+        "  never freed      0 blocks, 0 bytes
+  suppressed: 111 blocks, 49856 bytes (default list: stdio buffers;
+    user-sessions-kept-on-purpose.supp: remember_session;
+    connections-pooled-for-reuse.supp: open_connection)
+  processes        1"
+    run rep "$RHEAP" report --wide "$@" s.db
+    has_line rep.out "  suppressed: 111 blocks, 49856 bytes (default list: stdio buffers; user-sessions-kept-on-purpose.supp: remember_session; connections-pooled-for-reuse.supp: open_connection)"
+    # The same words on query's and export's stderr, each line a message's.
+    run q "$RHEAP" query leaks "$@" s.db
+    expect_eq "query's note" "$(cat q.err)" \
+        "rheap: suppressed: 111 blocks, 49856 bytes (default list: stdio buffers;
+rheap:   user-sessions-kept-on-purpose.supp: remember_session;
+rheap:   connections-pooled-for-reuse.supp: open_connection)"
+    run e "$RHEAP" export collapsed "$@" --no-default-suppressions s.db
+    expect_eq "export's note" "$(cat e.err)" \
+        "rheap: s.db: suppressed: 110 blocks, 45760 bytes
+rheap:   (user-sessions-kept-on-purpose.supp: remember_session;
+rheap:   connections-pooled-for-reuse.supp: open_connection)"
+    # Narrower: a source alone on its line when its first rule cannot follow it there.
+    COLUMNS=40 "$RHEAP" report "$@" s.db >rep40.txt || fail "report at 40 columns"
+    expect_eq "report's suppressed lines at 40 columns" \
+        "$(sed -n '/^  suppressed/,/^  processes/p' rep40.txt)" \
+        "  suppressed: 111 blocks, 49856 bytes
+    (default list: stdio buffers;
+    user-sessions-kept-on-purpose.supp:
+    remember_session;
+    connections-pooled-for-reuse.supp:
+    open_connection)
+  processes        1"
 }
 
 # What a person reads fits 80 columns: every help text, and `rheap stack` of a program built in

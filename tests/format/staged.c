@@ -102,6 +102,7 @@ int main(void)
 
     file_len = (size_t)frame_end;
     file = malloc(file_len);
+    CHECK(file != NULL);
     CHECK(pread(fd, file, file_len, 0) == (ssize_t)file_len);
     uint64_t n;
     rip_error_t err;
@@ -111,6 +112,7 @@ int main(void)
 
     /* Written, but the commit word not yet updated: block 1 is already in the frame. */
     uint8_t *copy = malloc(file_len);
+    CHECK(copy != NULL);
     memcpy(copy, file, file_len);
     put64(copy + 64, (uint64_t)1 << 32 | (commit & 0xffffffffu));
     CHECK_STATUS(count(copy, file_len, &n, &err), RIP_END);
@@ -125,6 +127,7 @@ int main(void)
     static const uint8_t partial[] = {0x40, 0x00, 0x00, 0x00, 0x11, 0x22};
     size_t cut = file_len - 4; /* the end mark goes: the next block is written over it */
     uint8_t *cut_file = malloc(cut + sizeof partial);
+    CHECK(cut_file != NULL);
     memcpy(cut_file, file, cut);
     memcpy(cut_file + cut, partial, sizeof partial);
     CHECK_STATUS(count(cut_file, cut + sizeof partial, &n, &err), RIP_END);
@@ -170,6 +173,7 @@ int main(void)
     CHECK(memcmp((uint8_t *)stage + 4096, zeros, sizeof zeros) == 0);
     size_t len = (size_t)rip_writer_file_size(w);
     uint8_t *given = malloc(len);
+    CHECK(given != NULL);
     CHECK(pread(fd, given, len, 0) == (ssize_t)len);
     CHECK_STATUS(count(given, len, &n, &err), RIP_END);
     CHECK_U(n, 20 + 7);
