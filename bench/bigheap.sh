@@ -8,7 +8,12 @@
 # the events per second of wall and of CPU time (on a shared machine the CPU figure moves less) and
 # the converter's memory per live block: its peak minus the peak of converting a recording of
 # 1,000 blocks (the baseline: code, SQLite, buffers), over the N live blocks. For `rheap run` the
-# peak is the rheap process's own (VmHWM read while it runs), not the program's. Nothing is kept.
+# peak is the rheap process's own (VmHWM read while it runs), not the program's. For `rheap
+# convert` the CPU time is also split by thread: the reading thread (the process's first: decode,
+# merge, pairing, summaries, the drain) and the others (the database writer), read from
+# /proc/PID/task every 50 ms; the two threads run on two cores, so the conversion cannot take
+# less wall time than the larger of the two. The load average is printed first and last: wall
+# times mean something only when it is low. Nothing is kept.
 #
 # Usage: bench/bigheap.sh [N [RUNS]]    (RHEAP_BUILD: the build to use, default build/)
 set -eu
@@ -37,6 +42,7 @@ if command -v heaptrack >/dev/null; then
 fi
 echo "bigheap: $N blocks live at the end; recording $(du -sh "$RIP" | cut -f1)"
 
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 now() { date +%s.%N; }
 # timed NAME CMD...: one run; appends "seconds kilobytes cpu-seconds" to NAME.txt
 timed() {
@@ -69,11 +75,35 @@ run_timed() {
     echo "$s $hwm $cpu" >>run.txt
     echo "  rheap run: $s s, $((hwm / 1024)) MiB, $cpu s CPU (rheap itself)"
 }
+# threads_timed: one `rheap convert` of the big recording under /usr/bin/time, its threads' CPU
+# read from /proc while it runs; appends "seconds kilobytes cpu reader-cpu others-cpu" to
+# convert.txt.
+threads_timed() {
+    rm -f out.db t.txt
+    /usr/bin/time -f "%e %M %U %S" -o t.txt "$RHEAP" convert --no-progress "$RIP" -o out.db >/dev/null 2>&1 &
+    tpid=$!
+    tck=$(getconf CLK_TCK)
+    pid=
+    reader=0
+    while kill -0 "$tpid" 2>/dev/null; do
+        [ -n "$pid" ] || pid=$(pgrep -P "$tpid" || true)
+        if [ -n "$pid" ]; then
+            # the first thread's utime + stime (fields 14 and 15 of its stat)
+            c=$(awk -v t="$tck" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / t }' \
+                "/proc/$pid/task/$pid/stat" 2>/dev/null) || c=
+            [ -z "$c" ] || reader=$c
+        fi
+        sleep 0.05
+    done
+    wait "$tpid" || { echo "convert failed" >&2; exit 1; }
+    awk -v r="$reader" '{ c = $3 + $4; printf "%s %s %.2f %.2f %.2f\n", $1, $2, c, r, c - r }' t.txt >>convert.txt
+    set -- $(tail -n 1 convert.txt)
+    echo "  convert: $1 s, $(($2 / 1024)) MiB, $3 s CPU: reading thread $4 s, writer $5 s"
+}
 timed baseline "$RHEAP" convert --no-progress "$SMALL" -o small.db
 i=0
 while [ $i -lt "$RUNS" ]; do
-    rm -f out.db
-    timed convert "$RHEAP" convert --no-progress "$RIP" -o out.db
+    threads_timed
     [ -z "$HT" ] || timed heaptrack_print heaptrack_print -f "$HT"
     run_timed
     i=$((i + 1))
@@ -93,7 +123,15 @@ for name in convert heaptrack_print run; do
     cpu=$(cut -d' ' -f3 "$name.txt" | median)
     echo "median $name: $s s, $((kb / 1024)) MiB, $cpu s CPU"
     [ "$name" = heaptrack_print ] && continue
+    if [ "$name" = convert ]; then
+        r=$(cut -d' ' -f4 convert.txt | median)
+        w=$(cut -d' ' -f5 convert.txt | median)
+        awk -v r="$r" -v w="$w" -v e="$EVENTS" 'BEGIN {
+            printf "convert by thread: reading %.2f s of CPU (%.2f M events/s), writer %.2f s (%.2f M events/s)\n",
+                   r, e / r / 1e6, w, e / w / 1e6 }'
+    fi
     awk -v kb="$kb" -v base="$base" -v n="$N" -v e="$EVENTS" -v s="$s" -v c="$cpu" -v name="$name" 'BEGIN {
         printf "%s: %.2f M events/s, %.2f M per CPU second (%d events); %.1f B per live block over the baseline of %d MiB, %.1f B over 64 MiB\n",
                name, e / s / 1e6, e / c / 1e6, e, (kb - base) * 1024 / n, base / 1024, (kb * 1024 - 64 * 1048576) / n }'
 done
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"

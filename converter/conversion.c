@@ -75,7 +75,7 @@ typedef struct {
 } event_t;
 
 /* Events a stream decodes ahead of the one being applied (see advance). */
-#define LOOKAHEAD 16
+#define LOOKAHEAD 64
 
 typedef struct {
     char *path;

@@ -17,12 +17,15 @@
  *   quarter when it would be fuller. It is never below 7/10 full once grown, so a block costs
  *   32 / 0.7 = 46 bytes at most; a growth copies one shard, 1/256 of the blocks, so the old and
  *   new arrays together never add more than a fraction of a percent.
- * - Robin Hood keeps every run ordered by distance from home, so a lookup of an address that is
- *   not live stops as soon as it meets a block closer to its home than it would be: probes stay
- *   short at 7/8 full, where plain linear probing would scan long runs.
+ * - Robin Hood keeps every run ordered by home, and ties are broken by the hash bits the home
+ *   is made of, so a shard is sorted by those bits: a lookup of an address that is not live
+ *   stops as soon as it meets a block with a later home, an insertion finds its place in one
+ *   probe and moves the rest of its run up by one slot in a single move of memory, and a growth
+ *   places every block in one sequential pass (shard_grow).
  * - At the end, what is still live comes out in allocation order without a copy of the store:
  *   each shard is compacted and radix-sorted by time (through a buffer the size of the largest
- *   shard, 1/256 of the blocks), and a merge of the 256 sorted shards yields the blocks.
+ *   shard, 1/256 of the blocks), and a tournament of losers over the sorted shards, comparing
+ *   times alone but for ties, yields the blocks.
  */
 #define _GNU_SOURCE /* qsort_r */
 #include <stdlib.h>
@@ -30,7 +33,8 @@
 
 #include "converter.h"
 
-#define NSHARDS 256
+#define SHARD_BITS 8
+#define NSHARDS (1u << SHARD_BITS)
 #define MIN_CAP 16
 
 /* A packed block; addr 0 marks an empty slot. */
@@ -49,10 +53,14 @@ typedef struct {
 
 /* One sorted run during the drain: a shard's compacted blocks, or the side table's. */
 typedef struct {
-    const slot_t *at, *end;          /* packed blocks */
+    const slot_t *at, *end;       /* packed blocks */
     const cv__live_t *wat, *wend; /* or whole ones */
-    cv__live_t head;              /* the next block, unpacked */
+    uint64_t t;                   /* the time of the next block */
+    int done;                     /* no block left */
 } run_t;
+
+/* The drain's tournament: a power of two at least NSHARDS + 1 (the side table's run). */
+#define NLEAVES (2u * NSHARDS)
 
 struct cv__pairs {
     shard_t shards[NSHARDS];
@@ -66,10 +74,11 @@ struct cv__pairs {
     uint32_t *tids;
     size_t ntids;
     size_t bytes, peak_bytes;
-    /* The drain: the runs in a min-heap ordered by their next block. */
+    /* The drain: NLEAVES runs (those past the shards and the side table empty) and a tree of
+     * losers over them: tree[0] is the run whose next block comes first, tree[n] the loser of
+     * the match at node n (the leaves are nodes NLEAVES + run). */
     run_t *runs;
-    uint32_t *heap;
-    size_t nheap;
+    uint32_t *tree;
     cv__live_t *wsorted;
 };
 
@@ -87,7 +96,7 @@ static uint64_t hash_of(uint64_t addr)
 
 static shard_t *shard_of(cv__pairs_t *p, uint64_t h)
 {
-    return &p->shards[h >> 56];
+    return &p->shards[h >> (64 - SHARD_BITS)];
 }
 
 /* The home slot in a shard of cap slots: 32 hash bits below the shard's, scaled to cap. */
@@ -196,26 +205,70 @@ static long shard_find(const shard_t *sh, uint64_t addr, uint64_t h)
     }
 }
 
-/* Places s, whose address is not in the shard, which has room. */
+/* The 32 hash bits that give a block its home: the table keeps its blocks in their order. */
+static uint32_t key_of(uint64_t h)
+{
+    return (uint32_t)(h >> 24);
+}
+
+/* One slot further from home (a distance of FAR or more is worked out again when read). */
+static void further(slot_t *s)
+{
+    if ((s->w3 >> 54) != FAR)
+        s->w3 += 1ull << 54;
+}
+
+/* Moves the blocks of slots [from, to) one slot up, to [from + 1, to]. */
+static void shift_up(slot_t *slots, uint32_t from, uint32_t to)
+{
+    if (to == from)
+        return;
+    memmove(&slots[from + 1], &slots[from], (size_t)(to - from) * sizeof *slots);
+    for (uint32_t i = from + 1; i <= to; i++)
+        further(&slots[i]);
+}
+
+/* Whether a block of home distance d and key k, probing at slot j, goes before the resident
+ * `at` (of distance ad): the resident's home is later, or the same and its key larger. Robin
+ * Hood alone orders blocks by home; breaking its ties by the key keeps every shard sorted by
+ * the key (around the wrap), which lets a growth place the blocks in one pass (shard_grow). */
+static int goes_before(const slot_t *at, uint32_t ad, uint32_t d, uint32_t k)
+{
+    return ad < d || (ad == d && key_of(hash_of(at->addr)) > k);
+}
+
+/* Places s from slot j at home distance d, where it goes before the blocks that follow; the
+ * shard has room. */
+static void shard_place_at(shard_t *sh, slot_t s, uint32_t j, uint32_t d)
+{
+    uint32_t cap = sh->cap, e = j;
+    while (sh->slots[e].addr)
+        if (++e == cap)
+            e = 0;
+    /* Every block from j up to the empty slot e moves one slot further from its home, in one
+     * move of memory (two where the run wraps round the end); they stay in order. */
+    if (e < j) {
+        shift_up(sh->slots, 0, e);
+        sh->slots[0] = sh->slots[cap - 1];
+        further(&sh->slots[0]);
+        shift_up(sh->slots, j, cap - 1);
+    } else {
+        shift_up(sh->slots, j, e);
+    }
+    set_dist(&s, d);
+    sh->slots[j] = s;
+    sh->count++;
+}
+
+/* Places s, whose address is not in the shard, which has room, in the order of the keys. */
 static void shard_place(shard_t *sh, slot_t s, uint64_t h)
 {
-    uint32_t cap = sh->cap, j = home_of(h, cap);
+    uint32_t cap = sh->cap, j = home_of(h, cap), k = key_of(h);
     for (uint32_t d = 0;; d++) {
         slot_t *at = &sh->slots[j];
-        if (!at->addr) {
-            set_dist(&s, d);
-            *at = s;
-            sh->count++;
+        if (!at->addr || goes_before(at, dist_of(at, j, cap), d, k)) {
+            shard_place_at(sh, s, j, d);
             return;
-        }
-        uint32_t ad = dist_of(at, j, cap);
-        if (ad < d) {
-            /* The resident is closer to its home: it yields its slot and moves on. */
-            slot_t t = *at;
-            set_dist(&s, d);
-            *at = s;
-            s = t;
-            d = ad;
         }
         if (++j == cap)
             j = 0;
@@ -239,7 +292,12 @@ static void shard_remove(shard_t *sh, uint32_t j)
     sh->count--;
 }
 
-/* Grows a shard by a quarter (to MIN_CAP when it has none). -1: no memory, shard unchanged. */
+/* Grows a shard by a quarter (to MIN_CAP when it has none). -1: no memory, shard unchanged.
+ *
+ * The blocks are in the order of their keys, starting after any empty slot, and a block's home
+ * in the larger shard follows that order: each goes to its home or, if that is taken, right
+ * after the block before it. One pass, without probing or moving a block twice; only blocks
+ * whose place would run around the end into the first ones placed go through shard_place. */
 static int shard_grow(cv__pairs_t *p, shard_t *sh)
 {
     uint32_t cap = sh->cap ? sh->cap + sh->cap / 4 : MIN_CAP;
@@ -248,9 +306,35 @@ static int shard_grow(cv__pairs_t *p, shard_t *sh)
         return -1;
     account(p, (ptrdiff_t)(cap * sizeof *slots));
     shard_t grown = {slots, cap, 0};
-    for (uint32_t i = 0; i < sh->cap; i++)
-        if (sh->slots[i].addr)
-            shard_place(&grown, sh->slots[i], hash_of(sh->slots[i].addr));
+    uint32_t start = 0;
+    while (start < sh->cap && sh->slots[start].addr)
+        start++;
+    /* u: the next free place, counted on past the end; wrap: the keys went round. */
+    uint64_t u = 0, last = 0;
+    int wrap = 0;
+    for (uint32_t n = 1; n <= sh->cap; n++) {
+        uint32_t i = start + n < sh->cap ? start + n : start + n - sh->cap;
+        const slot_t *s = &sh->slots[i];
+        if (!s->addr)
+            continue;
+        uint64_t h = hash_of(s->addr);
+        uint32_t k = key_of(h);
+        if (k < last)
+            wrap = 1;
+        last = k;
+        uint64_t home = home_of(h, cap) + (wrap ? (uint64_t)cap : 0);
+        if (u < home)
+            u = home;
+        uint32_t j = (uint32_t)(u < cap ? u : u - cap);
+        if (u >= 2 * (uint64_t)cap || slots[j].addr) {
+            shard_place(&grown, *s, h);
+            continue;
+        }
+        slots[j] = *s;
+        set_dist(&slots[j], (uint32_t)(u - home < FAR ? u - home : FAR));
+        grown.count++;
+        u++;
+    }
     free(sh->slots);
     account(p, -(ptrdiff_t)(sh->cap * sizeof *slots));
     *sh = grown;
@@ -336,15 +420,15 @@ static void free_all(cv__pairs_t *p)
     free(p->wvals);
     free(p->tids);
     free(p->runs);
-    free(p->heap);
+    free(p->tree);
     free(p->wsorted);
     p->wkeys = NULL;
     p->wvals = NULL;
     p->tids = NULL;
     p->runs = NULL;
-    p->heap = NULL;
+    p->tree = NULL;
     p->wsorted = NULL;
-    p->wcount = p->ntids = p->nheap = p->count = p->bytes = 0;
+    p->wcount = p->ntids = p->count = p->bytes = 0;
 }
 
 void cv__pairs_destroy(cv__pairs_t *p)
@@ -379,21 +463,50 @@ int cv__pairs_take(cv__pairs_t *p, uint64_t addr, cv__live_t *out)
 
 int cv__pairs_insert(cv__pairs_t *p, const cv__live_t *b, cv__live_t *evicted)
 {
-    /* A block still live at this address (its free was not recorded) makes way. */
-    int had = cv__pairs_take(p, b->addr, evicted);
-    if (packs(b)) {
-        uint64_t h = hash_of(b->addr);
-        shard_t *sh = shard_of(p, h);
-        if ((sh->count + 1) * 8 > (size_t)sh->cap * 7 && shard_grow(p, sh) != 0)
+    if (!b->addr || p->wcount || !packs(b)) {
+        /* A block still live at this address (its free was not recorded) makes way. */
+        int had = cv__pairs_take(p, b->addr, evicted);
+        if (packs(b)) {
+            uint64_t h = hash_of(b->addr);
+            shard_t *sh = shard_of(p, h);
+            if ((sh->count + 1) * 8 > (size_t)sh->cap * 7 && shard_grow(p, sh) != 0)
+                return -1;
+            if (note_tid(p, b->thread, b->tid) != 0)
+                return -1;
+            shard_place(sh, pack(b), h);
+        } else if (wide_put(p, b) != 0) {
             return -1;
+        }
+        p->count++;
+        return had;
+    }
+    /* The common case, a packed block and an empty side table: one probe finds the block
+     * still live at the address, or the place of the new one. */
+    uint64_t h = hash_of(b->addr);
+    shard_t *sh = shard_of(p, h);
+    if ((sh->count + 1) * 8 > (size_t)sh->cap * 7 && shard_grow(p, sh) != 0)
+        return -1;
+    if (b->thread >= p->ntids || p->tids[b->thread] != b->tid)
         if (note_tid(p, b->thread, b->tid) != 0)
             return -1;
-        shard_place(sh, pack(b), h);
-    } else if (wide_put(p, b) != 0) {
-        return -1;
+    uint32_t cap = sh->cap, j = home_of(h, cap), k = key_of(h);
+    for (uint32_t d = 0;; d++) {
+        slot_t *at = &sh->slots[j];
+        if (at->addr == b->addr) {
+            /* Same address, same home: the new block takes the old one's slot. */
+            unpack(p, at, evicted);
+            *at = pack(b);
+            set_dist(at, d);
+            return 1;
+        }
+        if (!at->addr || goes_before(at, dist_of(at, j, cap), d, k)) {
+            shard_place_at(sh, pack(b), j, d);
+            p->count++;
+            return 0;
+        }
+        if (++j == cap)
+            j = 0;
     }
-    p->count++;
-    return had;
 }
 
 size_t cv__pairs_find_range(const cv__pairs_t *p, uint64_t lo, uint64_t hi, uint64_t *addrs,
@@ -415,7 +528,7 @@ size_t cv__pairs_find_range(const cv__pairs_t *p, uint64_t lo, uint64_t hi, uint
 void cv__pairs_prefetch(const cv__pairs_t *p, uint64_t addr)
 {
     uint64_t h = hash_of(addr);
-    const shard_t *sh = &p->shards[h >> 56];
+    const shard_t *sh = &p->shards[h >> (64 - SHARD_BITS)];
     if (sh->cap)
         __builtin_prefetch(&sh->slots[home_of(h, sh->cap)]);
 }
@@ -458,11 +571,16 @@ static int slot_cmp(const void *a, const void *b, void *arg)
 
 #define T_MASK ((1ull << 48) - 1)
 
+#define DIGIT_BITS 11
+#define DIGITS (1u << DIGIT_BITS)
+#define MAX_PASSES ((48 + DIGIT_BITS - 1) / DIGIT_BITS)
+
 /* Sorts n packed blocks into the drain's order through tmp (room for n): a radix sort on the
- * time, least significant byte first, over the bytes in which the times differ (a pass in which
- * every block has the same byte is skipped), then each run of equal times by thread id and
- * address. The time is all but unique, so the sort reads and writes each block a few times in
- * order where a comparison sort would call its comparison n log n times. */
+ * time, 11 bits at a time from the least significant, over the digits in which the times differ
+ * (a pass in which every block has the same digit is skipped; every pass's counts are taken in
+ * one read of the blocks), then each run of equal times by thread id and address. The time is
+ * all but unique, so the sort reads and writes each block a few times in order where a
+ * comparison sort would call its comparison n log n times. */
 static void sort_slots(slot_t *a, slot_t *tmp, uint32_t n, const uint32_t *tids)
 {
     uint64_t lo = UINT64_MAX, hi = 0;
@@ -471,21 +589,29 @@ static void sort_slots(slot_t *a, slot_t *tmp, uint32_t n, const uint32_t *tids)
         lo = t < lo ? t : lo;
         hi = t > hi ? t : hi;
     }
+    unsigned passes = 0;
+    while (passes < MAX_PASSES && (hi - lo) >> (passes * DIGIT_BITS))
+        passes++;
+    uint32_t at[MAX_PASSES][DIGITS] = {{0}}; /* 40 KiB */
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t v = (a[i].w1 & T_MASK) - lo;
+        for (unsigned q = 0; q < passes; q++)
+            at[q][v >> (q * DIGIT_BITS) & (DIGITS - 1)]++;
+    }
     slot_t *src = a, *dst = tmp;
-    for (unsigned shift = 0; shift < 48 && (hi - lo) >> shift; shift += 8) {
-        uint32_t at[256] = {0};
-        for (uint32_t i = 0; i < n; i++)
-            at[((src[i].w1 & T_MASK) - lo) >> shift & 255]++;
-        if (at[((src[0].w1 & T_MASK) - lo) >> shift & 255] == n)
+    for (unsigned q = 0; q < passes; q++) {
+        unsigned shift = q * DIGIT_BITS;
+        uint32_t *c = at[q];
+        if (c[((src[0].w1 & T_MASK) - lo) >> shift & (DIGITS - 1)] == n)
             continue;
         uint32_t sum = 0;
-        for (unsigned d = 0; d < 256; d++) {
-            uint32_t c = at[d];
-            at[d] = sum;
-            sum += c;
+        for (unsigned d = 0; d < DIGITS; d++) {
+            uint32_t k = c[d];
+            c[d] = sum;
+            sum += k;
         }
         for (uint32_t i = 0; i < n; i++)
-            dst[at[((src[i].w1 & T_MASK) - lo) >> shift & 255]++] = src[i];
+            dst[c[((src[i].w1 & T_MASK) - lo) >> shift & (DIGITS - 1)]++] = src[i];
         slot_t *x = src;
         src = dst;
         dst = x;
@@ -507,36 +633,45 @@ static int live_cmp(const void *a, const void *b)
     return before(a, b) ? -1 : before(b, a) ? 1 : 0;
 }
 
-/* Moves run r to its next block: 0 when it has none left. */
-static int run_next(const cv__pairs_t *p, run_t *r)
+/* Reads run r's next time, or marks it done. */
+static void run_peek(run_t *r)
 {
-    if (r->at) {
-        if (r->at == r->end)
-            return 0;
-        unpack(p, r->at++, &r->head);
-    } else {
-        if (r->wat == r->wend)
-            return 0;
-        r->head = *r->wat++;
-    }
-    return 1;
+    if (r->at && r->at < r->end)
+        r->t = (r->at->w1 & T_MASK) << 2;
+    else if (r->wat && r->wat < r->wend)
+        r->t = r->wat->t;
+    else
+        r->done = 1;
 }
 
-static void sift_down(cv__pairs_t *p, size_t i)
+/* The thread id and address of run r's next block, to break a tie of times. */
+static void run_tie(const cv__pairs_t *p, const run_t *r, uint32_t *tid, uint64_t *addr)
 {
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < p->nheap && before(&p->runs[p->heap[l]].head, &p->runs[p->heap[m]].head))
-            m = l;
-        if (l + 1 < p->nheap && before(&p->runs[p->heap[l + 1]].head, &p->runs[p->heap[m]].head))
-            m = l + 1;
-        if (m == i)
-            return;
-        uint32_t t = p->heap[i];
-        p->heap[i] = p->heap[m];
-        p->heap[m] = t;
-        i = m;
+    if (r->at) {
+        *tid = p->tids[r->at->w1 >> 48];
+        *addr = r->at->addr;
+    } else {
+        *tid = r->wat->tid;
+        *addr = r->wat->addr;
     }
+}
+
+/* Whether run a's next block comes before run b's; a run that is done comes after all. The
+ * times decide all but a few matches, without unpacking a block. */
+static int run_before(const cv__pairs_t *p, uint32_t a, uint32_t b)
+{
+    const run_t *x = &p->runs[a], *y = &p->runs[b];
+    if (x->done || y->done)
+        return !x->done;
+    if (x->t != y->t)
+        return x->t < y->t;
+    uint32_t tx, ty;
+    uint64_t ax, ay;
+    run_tie(p, x, &tx, &ax);
+    run_tie(p, y, &ty, &ay);
+    if (tx != ty)
+        return tx < ty;
+    return ax < ay;
 }
 
 int cv__pairs_drain_begin(cv__pairs_t *p)
@@ -544,18 +679,17 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
     uint32_t most = 0;
     for (uint32_t i = 0; i < NSHARDS; i++)
         most = p->shards[i].count > most ? p->shards[i].count : most;
-    p->runs = calloc(NSHARDS + 1, sizeof *p->runs);
-    p->heap = malloc((NSHARDS + 1) * sizeof *p->heap);
+    p->runs = calloc(NLEAVES, sizeof *p->runs);
+    p->tree = malloc(NLEAVES * sizeof *p->tree);
     if (p->wcount)
         p->wsorted = malloc(p->wcount * sizeof *p->wsorted);
     /* The sort's second buffer: room for the largest shard's blocks, 1/256 of them all. */
     slot_t *tmp = most ? malloc((size_t)most * sizeof *tmp) : NULL;
-    if (!p->runs || !p->heap || (p->wcount && !p->wsorted) || (most && !tmp)) {
+    if (!p->runs || !p->tree || (p->wcount && !p->wsorted) || (most && !tmp)) {
         free(tmp);
         return -1;
     }
     account(p, (ptrdiff_t)((size_t)most * sizeof *tmp));
-    p->nheap = 0;
     for (uint32_t i = 0; i < NSHARDS; i++) {
         shard_t *sh = &p->shards[i];
         uint32_t n = 0;
@@ -567,8 +701,6 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
         sort_slots(sh->slots, tmp, n, p->tids);
         p->runs[i].at = sh->slots;
         p->runs[i].end = sh->slots + n;
-        run_next(p, &p->runs[i]);
-        p->heap[p->nheap++] = i;
     }
     free(tmp);
     account(p, -(ptrdiff_t)((size_t)most * sizeof *tmp));
@@ -580,25 +712,45 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
         qsort(p->wsorted, n, sizeof *p->wsorted, live_cmp);
         p->runs[NSHARDS].wat = p->wsorted;
         p->runs[NSHARDS].wend = p->wsorted + n;
-        run_next(p, &p->runs[NSHARDS]);
-        p->heap[p->nheap++] = NSHARDS;
     }
-    for (size_t i = p->nheap / 2; i-- > 0;)
-        sift_down(p, i);
+    for (uint32_t i = 0; i < NLEAVES; i++)
+        run_peek(&p->runs[i]);
+    /* Plays the tournament once, bottom up: each node keeps its loser, passes its winner on. */
+    uint32_t win[2 * NLEAVES];
+    for (uint32_t i = 0; i < NLEAVES; i++)
+        win[NLEAVES + i] = i;
+    for (uint32_t n = NLEAVES - 1; n >= 1; n--) {
+        uint32_t a = win[2 * n], b = win[2 * n + 1];
+        int first = run_before(p, a, b);
+        win[n] = first ? a : b;
+        p->tree[n] = first ? b : a;
+    }
+    p->tree[0] = win[1];
     return 0;
 }
 
 int cv__pairs_drain_next(cv__pairs_t *p, cv__live_t *out)
 {
-    if (!p->nheap) {
+    if (!p->runs || p->runs[p->tree[0]].done) {
         /* Every block is out: the store is empty and ready for another process. */
         free_all(p);
         return 0;
     }
-    run_t *r = &p->runs[p->heap[0]];
-    *out = r->head;
-    if (!run_next(p, r))
-        p->heap[0] = p->heap[--p->nheap];
-    sift_down(p, 0);
+    uint32_t w = p->tree[0];
+    run_t *r = &p->runs[w];
+    if (r->at)
+        unpack(p, r->at++, out);
+    else
+        *out = *r->wat++;
+    run_peek(r);
+    /* The winner's path is played again: at each node the better of it and the loser kept
+     * there goes on. */
+    for (uint32_t n = (NLEAVES + w) / 2; n >= 1; n /= 2)
+        if (run_before(p, p->tree[n], w)) {
+            uint32_t t = p->tree[n];
+            p->tree[n] = w;
+            w = t;
+        }
+    p->tree[0] = w;
     return 1;
 }
