@@ -271,7 +271,18 @@ CREATE TABLE stacks (
     frames INTEGER NOT NULL,       -- number of backtraces rows of the stack
     site_frame INTEGER NOT NULL,   -- backtraces.frame_no of the allocation site
     function TEXT NOT NULL,        -- the site's function name; 'module+0xoffset' for code without a name, '??' outside any module
-    location TEXT NOT NULL         -- the site's file:line, or module:0xoffset without line information
+    location TEXT NOT NULL,        -- the site's file:line, or module:0xoffset without line information
+    site INTEGER NOT NULL          -- sites.id: the same (function, location) is the same site
+);
+
+-- The allocation sites: one row per distinct (function, location) of `stacks`, and the row
+-- '(no backtrace)', '??' for the allocations without a stack when there are any. Ids run from
+-- 1 in the order the stacks bringing them were met; they carry no meaning across databases.
+-- The canned queries group by site, through the integer, not the two texts.
+CREATE TABLE sites (
+    id INTEGER PRIMARY KEY,        -- stacks.site, site_stats.site, ...
+    function TEXT NOT NULL,        -- as stacks.function
+    location TEXT NOT NULL         -- as stacks.location
 );
 
 -- Per recording and stack: what its allocations did.
@@ -364,8 +375,9 @@ CREATE TABLE timeline (
     allocs INTEGER NOT NULL,       -- allocations in the slice, and their bytes
     alloc_bytes INTEGER NOT NULL,
     frees INTEGER NOT NULL,        -- blocks freed in the slice, and their bytes
-    freed_bytes INTEGER NOT NULL
-);
+    freed_bytes INTEGER NOT NULL,
+    PRIMARY KEY (pid, recording, bucket) -- a recording's slices in order, found without a scan
+) WITHOUT ROWID;
 
 -- Per recording: totals and the exact peak.
 CREATE TABLE recording_stats (
@@ -384,6 +396,83 @@ CREATE TABLE recording_stats (
     timeline_width_ns INTEGER NOT NULL, -- width of the `timeline` slices
     PRIMARY KEY (pid, recording)
 );
+
+-- Per recording and allocation site: stack_stats added up over the site's stacks, so that a
+-- question per site reads one row per site and recording instead of one per stack (a process
+-- tree has ten stacks per site and recording, a million rows of stack_stats for a build). Each
+-- sum is the sum of the stacks' rows as they are written (in profile mode: of the rounded
+-- estimates), the extremes are the stacks' extremes, so the rows are exactly
+--   SELECT pid, recording, site, count(*), sum(blocks), ..., min(first_ns), ...
+--   FROM stack_stats JOIN stacks ON id = bt GROUP BY pid, recording, site
+-- (a NULL bt counting in the site '(no backtrace)'). The *_stack columns name the stack that
+-- stands for the site in each question (rheap stack ID DB prints it): the site's stack with the
+-- largest figure, the smallest id among equals.
+CREATE TABLE site_stats (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    site INTEGER NOT NULL,         -- sites.id
+    stacks INTEGER NOT NULL,       -- its stacks with a stack_stats row in the recording
+    blocks INTEGER NOT NULL,       -- the columns of stack_stats, added up
+    bytes INTEGER NOT NULL,
+    freed_blocks INTEGER NOT NULL,
+    freed_bytes INTEGER NOT NULL,
+    leaked_blocks INTEGER NOT NULL,
+    leaked_bytes INTEGER NOT NULL,
+    temporary_blocks INTEGER NOT NULL,
+    temporary_bytes INTEGER NOT NULL,
+    first_ns INTEGER NOT NULL,     -- the smallest of the stacks' first_ns; likewise the largest last_ns, ...
+    last_ns INTEGER NOT NULL,
+    leak_first_ns INTEGER,         -- NULL when no block of the site was left
+    leak_last_ns INTEGER,
+    min_size INTEGER NOT NULL,
+    max_size INTEGER NOT NULL,
+    life_min_ns INTEGER,           -- NULL when none of its blocks was freed
+    life_max_ns INTEGER,
+    life_total_ns INTEGER,
+    peak_blocks INTEGER NOT NULL,  -- live at the recording's peak
+    peak_bytes INTEGER NOT NULL,
+    bytes_stack INTEGER,           -- the stack with the most bytes (queries/top-sites.sql); NULL: no backtrace
+    blocks_stack INTEGER,          -- the most blocks (lifetimes)
+    leak_stack INTEGER,            -- the most leaked bytes among those with leaked blocks (leaks, diff); NULL also when none
+    temporary_stack INTEGER,       -- the most temporary blocks (temporary)
+    peak_stack INTEGER,            -- the most bytes at the peak among those with blocks then (peak); NULL also when none
+    growth_stack INTEGER,          -- the most bytes in stack_leaks (growth); NULL also when none
+    PRIMARY KEY (pid, recording, site)
+) WITHOUT ROWID;
+
+-- Per recording and site: stack_lifetimes added up over the site's stacks.
+CREATE TABLE site_lifetimes (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    site INTEGER NOT NULL,         -- sites.id
+    decade INTEGER NOT NULL,       -- as stack_lifetimes.decade
+    blocks INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    PRIMARY KEY (pid, recording, site, decade)
+) WITHOUT ROWID;
+
+-- Per recording, site and timeline slice: stack_leaks added up over the site's stacks.
+CREATE TABLE site_leaks (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    site INTEGER NOT NULL,         -- sites.id
+    bucket INTEGER NOT NULL,       -- timeline.bucket
+    blocks INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    PRIMARY KEY (pid, recording, site, bucket)
+) WITHOUT ROWID;
+
+-- Per recording and size class: stack_sizes added up over every stack (queries/sizes.sql).
+CREATE TABLE recording_sizes (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    min_size INTEGER NOT NULL,     -- the class holds sizes min_size .. 2 * min_size - 1 (0: size 0)
+    blocks INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    leaked_blocks INTEGER NOT NULL,
+    leaked_bytes INTEGER NOT NULL,
+    PRIMARY KEY (pid, recording, min_size)
+) WITHOUT ROWID;
 
 -- Per recording, marker time and stack: the blocks live at the moment of each marker (allocated
 -- at or before it and not freed by then), so comparing markers needs no scan. Stacks with

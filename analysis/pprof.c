@@ -61,11 +61,26 @@ static uint64_t location_id(ra_pb_t *b, const ra_model_t *pd, const ra_frame_t *
     return id;
 }
 
-/* One sample for the stack of s (read from pd), labelled with its pid unless pid_key < 0. */
+/* A stack's locations once looked up: a process tree has the same stack in hundreds of
+ * recordings, a sample each, and the lookups (a key printed and found per return address)
+ * were most of the time. The ids do not change once given, so the profile is the same. */
+typedef struct {
+    uint64_t *locs;   /* NULL: not looked up yet */
+    size_t n;
+} seen_t;
+
+/* One sample for the stack of s (read from pd), labelled with its pid unless pid_key < 0.
+ * seen: NULL, or one entry per stack of pd and one for samples of no known stack, last. */
 static int add_sample(ra_pb_t *b, const ra_model_t *pd, const ra_stat_t *s, const int64_t *values,
-                      size_t nvalues, int64_t pid_key)
+                      size_t nvalues, int64_t pid_key, seen_t *seen)
 {
     const ra_stack_t *st = ra_model_stack(pd, s->bt);
+    seen_t *known = seen ? &seen[st ? (size_t)(st - pd->stacks) : pd->nstacks] : NULL;
+    if (known && known->locs) {
+        ra__pb_label_t pid = {pid_key, s->pid, 0};
+        ra__pb_sample(b, known->locs, known->n, values, nvalues, &pid, pid_key >= 0);
+        return 0;
+    }
     uint64_t *locs = malloc(((st ? st->nframes : 0) + 1) * sizeof *locs);
     if (!locs)
         return -1;
@@ -89,7 +104,12 @@ static int add_sample(ra_pb_t *b, const ra_model_t *pd, const ra_stat_t *s, cons
     ra__pb_label_t pid = {pid_key, s->pid, 0};
     if (!oom)
         ra__pb_sample(b, locs, nlocs, values, nvalues, &pid, pid_key >= 0);
-    free(locs);
+    if (!oom && known) {
+        known->locs = locs;
+        known->n = nlocs;
+    } else {
+        free(locs);
+    }
     return oom ? -1 : 0;
 }
 
@@ -248,12 +268,17 @@ ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int pe
 
     int oom = 0;
     if (!base) {
+        seen_t *seen = calloc(pd->nstacks + 1, sizeof *seen);
+        oom = !seen;
         for (size_t i = 0; i < pd->nstats && !oom; i++) {
             int64_t v[4];
             size_t nv = stat_values(&pd->stats[i], peak, v);
             if (v[0])
-                oom = add_sample(b, pd, &pd->stats[i], v, nv, pid_key) != 0;
+                oom = add_sample(b, pd, &pd->stats[i], v, nv, pid_key, seen) != 0;
         }
+        for (size_t i = 0; seen && i <= pd->nstacks; i++)
+            free(seen[i].locs);
+        free(seen);
     } else {
         /* Stacks are matched by their text, every process of a database adding into its side;
          * a sample carries no pid then. Its frames are read from the run that has the stack,
@@ -269,7 +294,7 @@ ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int pe
             while (k < nv && ents[i].v[k] == 0)
                 k++;
             if (k < nv)
-                oom = add_sample(b, ents[i].pd, ents[i].s, ents[i].v, nv, -1) != 0;
+                oom = add_sample(b, ents[i].pd, ents[i].s, ents[i].v, nv, -1, NULL) != 0;
         }
         free(ents);
         ra_smap_free(&keys);

@@ -355,6 +355,18 @@ size_t ra_supp_nids(const ra_supp_t *s)
     return s ? s->nids : 0;
 }
 
+/* The database has the sums per site (schema.sql's site_stats). */
+static int has_site_stats(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM main.sqlite_schema WHERE type = 'table' AND name = 'site_stats'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    int yes = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return yes;
+}
+
 ra_status_t ra_supp_shadow(const ra_supp_t *s, sqlite3 *db, ra_err_t *err)
 {
     /* The temp schema is searched before main, so the canned queries' `stack_stats` becomes
@@ -396,15 +408,54 @@ ra_status_t ra_supp_shadow(const ra_supp_t *s, sqlite3 *db, ra_err_t *err)
             rc = ra__fail(err, RA_E_INPUT, "suppressions: %s", sqlite3_errmsg(db));
         sqlite3_reset(ins);
     }
+    sqlite3_finalize(ins);
+    /* The sums per site (site_stats) hold the suppressed stacks' leaks too: the sites that
+     * have a suppressed stack get theirs again from the view above, the others stay as the
+     * converter wrote them. A few sites, read through stack_stats once. */
+    static const char sites_sql[] =
+        "CREATE TEMP TABLE rheap_suppressed_sites (\n"
+        "    pid INTEGER, recording INTEGER, site INTEGER, leaked_blocks INTEGER, leaked_bytes INTEGER,\n"
+        "    leak_first_ns INTEGER, leak_last_ns INTEGER, leak_stack INTEGER,\n"
+        "    PRIMARY KEY (pid, recording, site)) WITHOUT ROWID;\n"
+        "INSERT INTO temp.rheap_suppressed_sites\n"
+        "SELECT pid, recording, site, sum(leaked_blocks), sum(leaked_bytes), min(leak_first_ns),\n"
+        "       max(leak_last_ns), CASE WHEN max(leaked_blocks) > 0 THEN min(stack) END\n"
+        "FROM (SELECT s.*, k.site AS site,\n"
+        "             first_value(s.bt) OVER (PARTITION BY s.pid, s.recording, k.site\n"
+        "                                     ORDER BY s.leaked_blocks > 0 DESC, s.leaked_bytes DESC, s.bt)\n"
+        "                 AS stack\n"
+        "      FROM temp.stack_stats AS s JOIN main.stacks AS k ON k.id = s.bt\n"
+        "      WHERE s.bt IN (SELECT id FROM main.stacks WHERE site IN (\n"
+        "          SELECT site FROM main.stacks WHERE id IN (SELECT id FROM temp.rheap_suppressed))))\n"
+        "GROUP BY pid, recording, site;\n"
+        "CREATE TEMP VIEW site_stats AS\n"
+        "SELECT m.pid, m.recording, m.site, stacks, blocks, bytes, freed_blocks, freed_bytes,\n"
+        "       coalesce(x.leaked_blocks, m.leaked_blocks) AS leaked_blocks,\n"
+        "       coalesce(x.leaked_bytes, m.leaked_bytes) AS leaked_bytes,\n"
+        "       temporary_blocks, temporary_bytes, first_ns, last_ns,\n"
+        "       CASE WHEN x.site IS NULL THEN m.leak_first_ns ELSE x.leak_first_ns END AS leak_first_ns,\n"
+        "       CASE WHEN x.site IS NULL THEN m.leak_last_ns ELSE x.leak_last_ns END AS leak_last_ns,\n"
+        "       min_size, max_size, life_min_ns, life_max_ns, life_total_ns, peak_blocks, peak_bytes,\n"
+        "       bytes_stack, blocks_stack,\n"
+        "       CASE WHEN x.site IS NULL THEN m.leak_stack ELSE x.leak_stack END AS leak_stack,\n"
+        "       temporary_stack, peak_stack, growth_stack\n"
+        "FROM main.site_stats AS m\n"
+        "LEFT JOIN temp.rheap_suppressed_sites AS x\n"
+        "       ON x.pid = m.pid AND x.recording = m.recording AND x.site = m.site;\n";
+    if (rc == RA_OK && has_site_stats(db) && sqlite3_exec(db, sites_sql, NULL, NULL, &msg) != SQLITE_OK) {
+        rc = ra__fail(err, RA_E_INPUT, "suppressions: %s", msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+    }
     if (own)
         sqlite3_exec(db, rc == RA_OK ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
-    sqlite3_finalize(ins);
     return rc;
 }
 
 void ra_supp_unshadow(sqlite3 *db)
 {
-    sqlite3_exec(db, "DROP VIEW IF EXISTS temp.stack_stats; DROP TABLE IF EXISTS temp.rheap_suppressed",
+    sqlite3_exec(db,
+                 "DROP VIEW IF EXISTS temp.stack_stats; DROP TABLE IF EXISTS temp.rheap_suppressed; "
+                 "DROP VIEW IF EXISTS temp.site_stats; DROP TABLE IF EXISTS temp.rheap_suppressed_sites",
                  NULL, NULL, NULL);
 }
 

@@ -3,6 +3,7 @@
 
     bench/tree.py --rheap BUILD/cli/rheap [--tree build|gcc] [--runs N] [--no-heaptrack]
                   [--no-answers]
+    bench/tree.py --rheap BUILD/cli/rheap --db TREE.db [--runs N]
 
 The tree is made from a copy of this checkout (`git archive HEAD`) in a scratch directory:
 
@@ -19,6 +20,10 @@ shell and none of the compilers: its time is given to show that, not as a compar
 Then on the last run's database: every canned query (`rheap query NAME`), `rheap report`,
 `rheap report --html`, `rheap export collapsed` and `rheap export pprof`, each --runs times
 (not with --no-answers).
+
+With --db, only the answers, on a database of a tree recorded before (so that one recording of
+a tree serves several builds of rheap: record it once with `rheap run --keep`, convert it again
+with each).
 
 Medians of --runs runs; wall seconds, and the CPU seconds (user + system) of the answers, which
 a machine shared with other work inflates less. A benchmark, not a test: it prints a Markdown
@@ -102,6 +107,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-heaptrack", action="store_true")
     ap.add_argument("--no-answers", action="store_true")
+    ap.add_argument("--db", help="time the answers on this database only, no tree is run")
     a = ap.parse_args()
     rheap = os.path.abspath(a.rheap)
     scratch = tempfile.mkdtemp(prefix="rheap-tree-")
@@ -112,11 +118,11 @@ def main():
                                  stdout=subprocess.PIPE).stdout
         subprocess.run(["tar", "-x", "-C", src], input=archive, check=True)
         out = os.path.join(scratch, "out")
-        db = os.path.join(scratch, "tree.db")
+        db = os.path.abspath(a.db) if a.db else os.path.join(scratch, "tree.db")
         heaptrack = None if a.no_heaptrack else shutil.which("heaptrack")
         rows = {k: [] for k in ("untraced", "traced", "tail", "exit", "heaptrack")}
         procs = None
-        for r in range(a.runs):
+        for r in range(0 if a.db else a.runs):
             for what in ("untraced", "traced", "heaptrack"):
                 shutil.rmtree(out, ignore_errors=True)
                 os.mkdir(out)
@@ -140,11 +146,11 @@ def main():
         answers = [(f"`rheap query {q}`", [rheap, "query", q, db]) for q in sorted(
             f[:-4] for f in os.listdir(os.path.join(ROOT, "queries")) if f.endswith(".sql"))]
         answers += [("`rheap report`", [rheap, "report", db]),
-                    ("`rheap report --html`", [rheap, "report", "--html", "-o",
+                    ("`rheap report --html`", [rheap, "report", "--html", "-f", "-o",
                                                os.path.join(scratch, "t.html"), db]),
-                    ("`rheap export collapsed`", [rheap, "export", "collapsed", "-o",
+                    ("`rheap export collapsed`", [rheap, "export", "collapsed", "-f", "-o",
                                                   os.path.join(scratch, "t.txt"), db]),
-                    ("`rheap export pprof`", [rheap, "export", "pprof", "-o",
+                    ("`rheap export pprof`", [rheap, "export", "pprof", "-f", "-o",
                                               os.path.join(scratch, "t.pb.gz"), db])]
         timings = []
         for name, argv in [] if a.no_answers else answers:
@@ -156,11 +162,16 @@ def main():
              "SELECT (SELECT count(*) FROM processes), (SELECT sum(allocs) FROM recording_stats),"
              " (SELECT count(*) FROM stacks), (SELECT count(*) FROM stack_stats)"],
             check=True, stdout=subprocess.PIPE, text=True).stdout.strip().split("|")
-        print(f"Tree `{a.tree}`: {counts[0]} recordings ({procs} processes), {int(counts[1]):,} "
+        of = f" ({procs} processes)" if procs is not None else ""
+        print(f"Tree `{a.db or a.tree}`: {counts[0]} recordings{of}, {int(counts[1]):,} "
               f"allocations, {int(counts[2]):,} stacks, {int(counts[3]):,} stack_stats rows; "
               f"medians of {a.runs} runs, load {os.getloadavg()[0]:.1f} at the end.\n")
         print("| figure | wall s | CPU s |")
         print("|---|---|---|")
+        for name, w, c in timings if a.db else []:
+            print(f"| {name} | {w:.2f} | {c:.2f} |")
+        if a.db:
+            return
         print(f"| tree untraced | {med(rows['untraced']):.1f} | |")
         print(f"| tree under `rheap run` | {med(rows['traced']):.1f} | |")
         print(f"| tail: tree's end to the summary | {med(rows['tail']):.2f} | |")

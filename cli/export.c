@@ -97,25 +97,52 @@ static char *stack_text(const ra_stack_t *s)
     return text;
 }
 
-/* Appends the lines of one database's stacks, their weight on side `side`. */
+/* Appends the lines of one database's stacks, their weight on side `side`. The rows of a
+ * stack in every recording are added up first, so that each stack's text is made once: a
+ * process tree has a million (recording, stack) rows for forty thousand stacks. Lines of
+ * equal text are added up afterwards in any case (stacks without frames, and the base). */
 static int collect(const ra_model_t *pd, ra_weight_t w, int side, line_t **lines, size_t *n,
                    size_t *cap)
 {
+    /* [0]: the rows of no known stack; [1 + k]: those of pd->stacks[k]. */
+    int64_t *sum = calloc(pd->nstacks + 1, sizeof *sum);
+    unsigned char *any = calloc(pd->nstacks + 1, 1); /* a row of it weighs something (a
+                                                        moment's changes may add up to 0) */
+    if (!sum || !any) {
+        free(sum);
+        free(any);
+        return -1;
+    }
     for (size_t i = 0; i < pd->nstats; i++) {
         int64_t v = ra_weight_of(&pd->stats[i], w);
         if (v == 0)
             continue;
-        if (rheap_grow(lines, cap, *n, sizeof **lines, 256) != 0)
-            return -1;
+        const ra_stack_t *st = ra_model_stack(pd, pd->stats[i].bt);
+        size_t k = st ? 1 + (size_t)(st - pd->stacks) : 0;
+        sum[k] += v;
+        any[k] = 1;
+    }
+    int rc = 0;
+    for (size_t k = 0; k <= pd->nstacks && rc == 0; k++) {
+        if (!any[k])
+            continue;
+        if (rheap_grow(lines, cap, *n, sizeof **lines, 256) != 0) {
+            rc = -1;
+            break;
+        }
         line_t *l = &(*lines)[*n];
-        l->text = stack_text(ra_model_stack(pd, pd->stats[i].bt));
-        if (!l->text)
-            return -1;
-        l->weight[side] = v;
+        l->text = stack_text(k ? &pd->stacks[k - 1] : NULL);
+        if (!l->text) {
+            rc = -1;
+            break;
+        }
+        l->weight[side] = sum[k];
         l->weight[!side] = 0;
         (*n)++;
     }
-    return 0;
+    free(sum);
+    free(any);
+    return rc;
 }
 
 /* Folded stacks of pd, `stack WEIGHT` a line; with base, `stack BASE_WEIGHT WEIGHT`, the two

@@ -54,20 +54,19 @@ static const char totals_sql[] =
  * executed (each exec is a recording of the same process); its command is the last image's,
  * cut to fit a line. */
 static const char processes_sql[] =
-    /* Each process's never-freed bytes summed in one pass over stack_stats, per recording first
-     * and then joined with recording_ends: a lookup of stack_stats per process would read all
-     * of it each time (stack_stats has no index by pid), minutes on a build's thousands of
-     * processes. */
+    /* Each process's never-freed bytes summed in one pass over the sums per site (site_stats,
+     * a tenth of stack_stats' rows on a process tree), per recording first and then joined
+     * with recording_ends. */
     "WITH leaked AS MATERIALIZED (\n"
     "    SELECT s.pid AS pid, sum(s.bytes) AS bytes\n"
-    "    FROM (SELECT pid, recording, sum(leaked_bytes) AS bytes FROM stack_stats\n"
+    "    FROM (SELECT pid, recording, sum(leaked_bytes) AS bytes FROM site_stats\n"
     "          WHERE pid = coalesce(:pid, pid) GROUP BY pid, recording) AS s\n"
     "    JOIN recording_ends AS e ON e.pid = s.pid AND e.recording = s.recording\n"
     "    WHERE e.until_exit GROUP BY s.pid)\n"
     "SELECT p.pid AS pid, min(p.ppid) AS ppid, count(*) AS images,\n"
     "       coalesce(sum(r.allocs), 0) AS allocations, coalesce(sum(r.alloc_bytes), 0) AS bytes,\n"
     "       coalesce(max(r.peak_bytes), 0) AS peak_bytes,\n"
-    /* From stack_stats, so that leaks a suppression took out (report's view over it) are out
+    /* From site_stats, so that leaks a suppression took out (report's view over it) are out
      * of this column too; NULL for a process recorded only in windows, which cannot tell. */
     "       CASE WHEN EXISTS (SELECT 1 FROM recording_ends AS e WHERE e.pid = p.pid AND e.until_exit)\n"
     "            THEN coalesce((SELECT l.bytes FROM leaked AS l WHERE l.pid = p.pid), 0)\n"

@@ -1618,7 +1618,7 @@ static int end_blocks(ctx_t *c, const streams_t *v, cv__pairs_t *live_map)
         if (v->s[i].totals.kind == RIP_REC_TOTALS)
             cv__summary_counted(c->sum, v->s[i].tid, v->s[i].totals.u.totals.allocs,
                                    v->s[i].totals.u.totals.bytes);
-    int sr = cv__summary_end(c->sum, c->db);
+    int sr = cv__summary_end(c->sum, c->db, cv__stacks_sites(c->stacks));
     if (sr > 0) {
         nomem(c, "");
         return -1;
@@ -2111,6 +2111,17 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
         no_input(c);
     if (!c->fatal && write_meta(c, c->nin) != 0)
         db_fail(c, "meta");
+    if (!c->fatal) {
+        /* The sites of stacks no recording's summary has written yet. */
+        struct sqlite3 *h = cv__db_enter(c->db);
+        if (!h || cv__sites_write(cv__stacks_sites(c->stacks), h) != 0) {
+            if (h)
+                cv__db_failed(c->db);
+            db_fail(c, "sites");
+        }
+        if (h)
+            cv__db_leave(c->db);
+    }
     if (c->fatal)
         return -1; /* the error said what went wrong; the temporary database goes away */
     progress(c, NULL, 0, 1);

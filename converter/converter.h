@@ -14,7 +14,7 @@
 #include "rheap_convert.h"
 #include "rheap_version.h"
 #include "sorted.h"
-#define RHEAP_SCHEMA_VERSION 9
+#define RHEAP_SCHEMA_VERSION 10
 
 /* ---- errors.c: how every part says what went wrong ---- */
 
@@ -315,8 +315,8 @@ void cv__db_leave(cv__db_t *db);
 /* Between enter and leave, after a statement of the caller's failed: keeps SQLite's message for
  * cv__db_error, before the writer thread's next chunk can replace it. */
 void cv__db_failed(cv__db_t *db);
-/* A stacks row: the allocation site of stack `id` (schema.sql). */
-int cv__db_stack(cv__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame,
+/* A stacks row: the allocation site of stack `id` (schema.sql), numbered `site` (sites.c). */
+int cv__db_stack(cv__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame, uint32_t site,
                     const char *function, const char *location);
 /* After a -1 of one of the functions above (a database error): fills *err with
  * RHEAP_CONVERT_E_OUTPUT and "writing the database (WHAT): SQLite's reason", the temporary
@@ -333,6 +333,8 @@ void cv__stacks_destroy(cv__stacks_t *st);
 uint64_t cv__stacks_intern(cv__stacks_t *st, cv__db_t *db, const cv__sym_t *sym,
                               const cv__loc_t *const *locs, uint32_t n);
 uint64_t cv__stacks_count(const cv__stacks_t *st);
+/* The sites of the stacks interned so far (sites.c). */
+struct cv__sites *cv__stacks_sites(cv__stacks_t *st);
 /* One frame of a stack, as the allocation-site rule reads it. */
 typedef struct {
     const char *sym, *file, *module; /* NULL unknown */
@@ -357,6 +359,22 @@ typedef struct {
 extern const cv__plumbing_t cv__plumbing[];
 extern const size_t cv__plumbing_count;
 
+/* ---- sites.c: the allocation sites, numbered ----
+ * A site is a distinct (function, location) pair of the stacks table; ids run from 1 in the
+ * order the stacks bringing them were interned. */
+typedef struct cv__sites cv__sites_t;
+
+cv__sites_t *cv__sites_create(void);
+void cv__sites_destroy(cv__sites_t *s);
+/* Notes that stack bt (from 1) has the site (function, location); its id, 0 when out of memory. */
+uint32_t cv__sites_add(cv__sites_t *s, uint64_t bt, const char *function, const char *location);
+/* The site of stack bt; for bt 0 (no backtrace) the site "(no backtrace)" "??", made when first
+ * asked for. 0 when unknown or out of memory. */
+uint32_t cv__sites_of(cv__sites_t *s, uint64_t bt);
+size_t cv__sites_count(const cv__sites_t *s);
+/* Writes the rows of table `sites` not written yet, on a handle of cv__db_enter. 0 or -1. */
+int cv__sites_write(cv__sites_t *s, struct sqlite3 *h);
+
 /* ---- summary.c: the summary tables, computed during the merge ----
  * Calls for one recording: begin; then, in time order, alloc when a block starts and free when
  * it ends (freed, released by realloc, or its address reused: freer 0); marker whenever a
@@ -376,7 +394,7 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
                       uint64_t id);
 void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b, uint64_t id);
 /* 0; 1 out of memory; -1 database error (cv__db_error). */
-int cv__summary_end(cv__summary_t *s, cv__db_t *db);
+int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites);
 /* Profile mode, after begin: blocks are weighed (profile.c) by this sampling interval. */
 void cv__summary_sampling(cv__summary_t *s, uint64_t interval);
 /* Profile mode, before end: the exact counts of a thread file's totals record, which replace

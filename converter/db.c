@@ -80,7 +80,7 @@ static const char *const stmt_sql[ST_N] = {
     [ST_EXTRA] = "INSERT INTO allocation_extras (id, extra) VALUES (?,?)",
     [ST_FRAME] = "INSERT INTO backtraces (id, frame_no, file, line, sym, module, offset, inlined, "
                  "ip_index) VALUES (?,?,?,?,?,?,?,?,?)",
-    [ST_STACK] = "INSERT INTO stacks (id, frames, site_frame, function, location) VALUES (?,?,?,?,?)",
+    [ST_STACK] = "INSERT INTO stacks (id, frames, site_frame, function, location, site) VALUES (?,?,?,?,?,?)",
     [ST_PROCESS] = "INSERT INTO processes (pid, recording, ppid, exe, cmdline, start_ns, "
                    "start_wall_ns, page_size, stack_depth, sample_ppm, dir, unmatched_frees, "
                    "lost_events) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -124,7 +124,7 @@ typedef struct {
 /* A row of stacks kept until flush_kept; its strings are copies. */
 typedef struct {
     uint64_t id;
-    uint32_t frames, site_frame;
+    uint32_t frames, site_frame, site;
     char *function, *location;
 } stack_row_t;
 
@@ -1124,6 +1124,7 @@ static int write_kept(cv__db_t *db, kept_t *b)
             sqlite3_bind_int64(s, 3, k->site_frame);
             sqlite3_bind_text(s, 4, k->function, -1, SQLITE_STATIC);
             sqlite3_bind_text(s, 5, k->location, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(s, 6, k->site);
             rc = step(s);
         }
         free(k->function);
@@ -1205,7 +1206,7 @@ int cv__db_frame(cv__db_t *db, uint64_t bt, uint32_t frame_no, const cv__srcfram
     return hand_off_if_full(db);
 }
 
-int cv__db_stack(cv__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame,
+int cv__db_stack(cv__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame, uint32_t site,
                     const char *function, const char *location)
 {
     kept_t *b = &db->kept;
@@ -1217,7 +1218,7 @@ int cv__db_stack(cv__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame
         free(loc);
         return failed_here(db, "out of memory");
     }
-    b->stacks[b->nstacks++] = (stack_row_t){id, frames, site_frame, fn, loc};
+    b->stacks[b->nstacks++] = (stack_row_t){id, frames, site_frame, site, fn, loc};
     return hand_off_if_full(db);
 }
 

@@ -30,6 +30,7 @@ struct cv__stacks {
     unsigned shift;
     uint32_t *pool;
     size_t npool, cappool;
+    cv__sites_t *sites;        /* the site of every stack, numbered (sites.c) */
 };
 
 cv__stacks_t *cv__stacks_create(void)
@@ -41,9 +42,11 @@ cv__stacks_t *cv__stacks_create(void)
     st->shift = 64 - 10;
     st->keys = calloc(st->mask + 1, sizeof *st->keys);
     st->slots = malloc((st->mask + 1) * sizeof *st->slots);
-    if (!st->keys || !st->slots) {
+    st->sites = cv__sites_create();
+    if (!st->keys || !st->slots || !st->sites) {
         free(st->keys);
         free(st->slots);
+        cv__sites_destroy(st->sites);
         free(st);
         return NULL;
     }
@@ -57,7 +60,13 @@ void cv__stacks_destroy(cv__stacks_t *st)
     free(st->keys);
     free(st->slots);
     free(st->pool);
+    cv__sites_destroy(st->sites);
     free(st);
+}
+
+cv__sites_t *cv__stacks_sites(cv__stacks_t *st)
+{
+    return st->sites;
 }
 
 uint64_t cv__stacks_count(const cv__stacks_t *st)
@@ -179,7 +188,7 @@ void cv__stack_site(const cv__siteframe_t *fr, uint32_t n, uint32_t *site_no,
 }
 
 /* Writes the stacks row of a new stack. */
-static int write_site(cv__db_t *db, const cv__sym_t *sym, uint64_t bt,
+static int write_site(cv__db_t *db, cv__sites_t *sites, const cv__sym_t *sym, uint64_t bt,
                       const cv__loc_t *const *locs, uint32_t n)
 {
     uint32_t total = 0;
@@ -199,7 +208,8 @@ static int write_site(cv__db_t *db, const cv__sym_t *sym, uint64_t bt,
     char function[4096], location[4096];
     uint32_t site_no;
     cv__stack_site(fr, total, &site_no, function, sizeof function, location, sizeof location);
-    int rc = cv__db_stack(db, bt, total, site_no, function, location);
+    uint32_t site = cv__sites_add(sites, bt, function, location);
+    int rc = site ? cv__db_stack(db, bt, total, site_no, site, function, location) : -1;
     free(fr);
     return rc;
 }
@@ -247,7 +257,7 @@ uint64_t cv__stacks_intern(cv__stacks_t *st, cv__db_t *db, const cv__sym_t *sym,
         }
         st->pool[st->npool + i] = l->id;
     }
-    if (write_site(db, sym, bt, locs, n) != 0)
+    if (write_site(db, st->sites, sym, bt, locs, n) != 0)
         return 0;
     st->keys[j] = h;
     entry_t *e = &st->slots[j];

@@ -66,6 +66,8 @@ typedef struct {
     double live_blocks, live_bytes;   /* now */
     double peak_blocks, peak_bytes;   /* at the peak, once copied */
     double life[9], life_bytes[9];    /* freed blocks and their bytes per decade of lifetime */
+    int leak_rows;                    /* has stack_leaks rows (write_sites) */
+    double leak_rows_bytes;           /* their bytes as written */
     int dirty;                        /* on the dirty list */
     int ck_dirty;                     /* on the list of stacks touched since the last checkpoint */
     size_t ck_row;                    /* thinning: its last row kept, valid when ck_row_of is */
@@ -168,6 +170,12 @@ struct cv__summary {
     uint64_t *ckdirty;
     size_t nckdirty, capckdirty;
     int failed;                       /* out of memory: the summaries are not written */
+    /* The per-site rows of the recording being written (write_sites): the sites its stacks
+     * have, in the order met, and where each one's entry is (1 + index; 0: not met yet). */
+    struct siteagg *sagg;
+    size_t nsagg, capsagg;
+    uint32_t *slot_of;                /* indexed by site id */
+    size_t capslot;
 };
 
 cv__summary_t *cv__summary_create(void)
@@ -208,6 +216,8 @@ void cv__summary_destroy(cv__summary_t *s)
     free(s->chunks);
     free(s->ckrows);
     free(s->ckdirty);
+    free(s->sagg);
+    free(s->slot_of);
     free(s);
 }
 
@@ -904,7 +914,8 @@ static int put(cv__summary_t *s, sqlite3_stmt *st)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-enum { Q_STACK, Q_LIFE, Q_SIZE, Q_LEAK, Q_THREAD, Q_SLICE, Q_REC, Q_MARK, Q_CK, Q_CKSTACK, Q_N };
+enum { Q_STACK, Q_LIFE, Q_SIZE, Q_LEAK, Q_THREAD, Q_SLICE, Q_REC, Q_MARK, Q_CK, Q_CKSTACK,
+       Q_SITE, Q_SITELIFE, Q_SITELEAK, Q_RECSIZE, Q_N };
 
 static const char *const q_sql[Q_N] = {
     /* Parenthesized: clang's -Wstring-concatenation takes two literals in an array
@@ -920,6 +931,11 @@ static const char *const q_sql[Q_N] = {
     [Q_MARK] = "INSERT INTO marker_stacks VALUES (?1,?2,?3,?4,?5,?6)",
     [Q_CK] = "INSERT INTO checkpoints VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
     [Q_CKSTACK] = "INSERT INTO checkpoint_stacks VALUES (?1,?2,?3,?4,?5,?6)",
+    [Q_SITE] = ("INSERT INTO site_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
+                "?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29)"),
+    [Q_SITELIFE] = "INSERT INTO site_lifetimes VALUES (?1,?2,?3,?4,?5,?6)",
+    [Q_SITELEAK] = "INSERT INTO site_leaks VALUES (?1,?2,?3,?4,?5,?6)",
+    [Q_RECSIZE] = "INSERT INTO recording_sizes VALUES (?1,?2,?3,?4,?5,?6,?7)",
 };
 
 /* The checkpoints, with the blocks that outlive their interval, and their per-stack copies. */
@@ -1140,7 +1156,277 @@ static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
     return put(s, q[Q_REC]);
 }
 
-int cv__summary_end(cv__summary_t *s, cv__db_t *db)
+/* ---- Per site ----
+ * The per-site tables hold what the canned queries computed from the per-stack rows: the sum
+ * of each stack's row as written (rounded, in profile mode, stack by stack, as SQL's sum() over
+ * stack_stats added them), and the stack that stands for the site in each question, the first
+ * of `ORDER BY figure DESC, bt` among the site's stacks. Stacks are met in bt order, so the
+ * first stack with the largest figure is kept. */
+
+/* A figure as bind_w writes it. */
+static double rounded(double v)
+{
+    return v > -9223372036854775808.0 && v < 9223372036854775808.0 ? (double)llround(v) : v;
+}
+
+/* The stack with the largest figure so far (first on ties); none until one is offered. */
+typedef struct {
+    double best;
+    uint64_t bt;
+    int any;
+} pick_t;
+
+static void pick(pick_t *p, double v, uint64_t bt)
+{
+    if (!p->any || v > p->best) {
+        p->best = v;
+        p->bt = bt;
+        p->any = 1;
+    }
+}
+
+static void bind_pick(sqlite3_stmt *st, int i, const pick_t *p)
+{
+    if (p->any)
+        bind_bt(st, i, p->bt);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+struct siteagg {
+    uint32_t site;
+    double stacks, blocks, bytes, freed_blocks, freed_bytes, leaked_blocks, leaked_bytes;
+    double temp_blocks, temp_bytes, peak_blocks, peak_bytes, life_weighed;
+    uint64_t first_t, last_t, leak_first, leak_last, min_size, max_size, life_min, life_max;
+    int freed;                        /* a stack of it freed a block: the lifetimes are set */
+    cv__wide_t life_total;
+    double life[9], life_bytes[9];
+    int has_life[9];
+    pick_t by_bytes, by_blocks, by_leak, by_temp, by_peak, by_growth;
+};
+
+/* The entry of site `site` for this recording, made zeroed when new. NULL: out of memory. */
+static struct siteagg *site_entry(cv__summary_t *s, uint32_t site)
+{
+    if (site >= s->capslot) {
+        size_t cap = s->capslot ? s->capslot : 1024;
+        while (cap <= site)
+            cap *= 2;
+        uint32_t *n = realloc(s->slot_of, cap * sizeof *n);
+        if (!n)
+            return NULL;
+        memset(n + s->capslot, 0, (cap - s->capslot) * sizeof *n);
+        s->slot_of = n;
+        s->capslot = cap;
+    }
+    if (s->slot_of[site])
+        return &s->sagg[s->slot_of[site] - 1];
+    if (rheap_grow(&s->sagg, &s->capsagg, s->nsagg, sizeof *s->sagg, 64) != 0)
+        return NULL;
+    struct siteagg *g = &s->sagg[s->nsagg++];
+    memset(g, 0, sizeof *g);
+    g->site = site;
+    s->slot_of[site] = (uint32_t)s->nsagg;
+    return g;
+}
+
+/* Adds stack bt's row (as write_tables wrote it) into its site's entry. */
+static void site_add(cv__summary_t *s, struct siteagg *g, const stackagg_t *a, uint64_t bt)
+{
+    double blocks = rounded(a->blocks), bytes = rounded(a->bytes);
+    double leaked_blocks = rounded(a->live_blocks), leaked_bytes = rounded(a->live_bytes);
+    double temp_blocks = rounded(a->temp_blocks);
+    double peak_blocks = rounded(a->peak_blocks), peak_bytes = rounded(a->peak_bytes);
+    int first = g->stacks == 0;
+    g->stacks++;
+    g->blocks += blocks;
+    g->bytes += bytes;
+    g->freed_blocks += rounded(a->freed_blocks);
+    g->freed_bytes += rounded(a->freed_bytes);
+    g->leaked_blocks += leaked_blocks;
+    g->leaked_bytes += leaked_bytes;
+    g->temp_blocks += temp_blocks;
+    g->temp_bytes += rounded(a->temp_bytes);
+    g->peak_blocks += peak_blocks;
+    g->peak_bytes += peak_bytes;
+    if (first || a->first_t < g->first_t)
+        g->first_t = a->first_t;
+    if (first || a->last_t > g->last_t)
+        g->last_t = a->last_t;
+    if (a->leak_first && (!g->leak_first || a->leak_first < g->leak_first))
+        g->leak_first = a->leak_first;
+    if (a->leak_last > g->leak_last)
+        g->leak_last = a->leak_last;
+    if (first || a->min_size < g->min_size)
+        g->min_size = a->min_size;
+    if (first || a->max_size > g->max_size)
+        g->max_size = a->max_size;
+    if (a->freed_blocks) {
+        if (!g->freed || a->life_min < g->life_min)
+            g->life_min = a->life_min;
+        if (!g->freed || a->life_max > g->life_max)
+            g->life_max = a->life_max;
+        g->freed = 1;
+        g->life_total += a->life_total;
+        g->life_weighed += rounded(a->life_weighed);
+    }
+    for (int d = 0; d < 9; d++) {
+        if (!a->life[d])
+            continue;
+        g->life[d] += rounded(a->life[d]);
+        g->life_bytes[d] += rounded(a->life_bytes[d]);
+        g->has_life[d] = 1;
+    }
+    pick(&g->by_bytes, bytes, bt);
+    pick(&g->by_blocks, blocks, bt);
+    pick(&g->by_temp, temp_blocks, bt);
+    if (leaked_blocks > 0)
+        pick(&g->by_leak, leaked_bytes, bt);
+    if (peak_blocks > 0)
+        pick(&g->by_peak, peak_bytes, bt);
+    if (a->leak_rows)
+        pick(&g->by_growth, a->leak_rows_bytes, bt);
+    (void)s;
+}
+
+static int put_site(cv__summary_t *s, sqlite3_stmt *st, const struct siteagg *g)
+{
+    sqlite3_bind_int64(st, 3, g->site);
+    double v[] = {g->stacks, g->blocks, g->bytes, g->freed_blocks, g->freed_bytes,
+                  g->leaked_blocks, g->leaked_bytes, g->temp_blocks, g->temp_bytes};
+    for (int i = 0; i < 9; i++)
+        bind_w(st, 4 + i, v[i]);
+    sqlite3_bind_int64(st, 13, (sqlite3_int64)g->first_t);
+    sqlite3_bind_int64(st, 14, (sqlite3_int64)g->last_t);
+    bind_opt(st, 15, g->leak_first - 1, g->leak_first != 0);
+    bind_opt(st, 16, g->leak_last - 1, g->leak_last != 0);
+    cv__bind_wide(st, 17, g->min_size);
+    cv__bind_wide(st, 18, g->max_size);
+    bind_opt(st, 19, g->life_min, g->freed);
+    bind_opt(st, 20, g->life_max, g->freed);
+    if (!g->freed)
+        sqlite3_bind_null(st, 21);
+    else if (s->interval)
+        bind_w(st, 21, g->life_weighed);
+    else
+        cv__bind_wide(st, 21, g->life_total);
+    bind_w(st, 22, g->peak_blocks);
+    bind_w(st, 23, g->peak_bytes);
+    bind_pick(st, 24, &g->by_bytes);
+    bind_pick(st, 25, &g->by_blocks);
+    bind_pick(st, 26, &g->by_leak);
+    bind_pick(st, 27, &g->by_temp);
+    bind_pick(st, 28, &g->by_peak);
+    bind_pick(st, 29, &g->by_growth);
+    return put(s, st);
+}
+
+/* site_stats, site_lifetimes, site_leaks and recording_sizes of the recording: its per-stack
+ * figures added up per site (or per size class), after write_tables. 1 out of memory, -1 a
+ * database error. */
+static int write_sites(cv__summary_t *s, sqlite3_stmt **q, cv__sites_t *sites)
+{
+    /* Each stack's never-freed bytes as its stack_leaks rows hold them, the figure that picks
+     * the stack of queries/growth.sql. */
+    for (size_t i = 0; i <= s->leaks.mask; i++) {
+        uint64_t key = s->leaks.keys[i];
+        if (!key)
+            continue;
+        const keyagg_t *l = (const keyagg_t *)(s->leaks.vals + i * s->leaks.vsize);
+        stackagg_t *a = &s->st[(key - 1) / SLICES];
+        a->leak_rows = 1;
+        a->leak_rows_bytes += rounded(l->bytes);
+    }
+    s->nsagg = 0;
+    int rc = 0;
+    for (size_t bt = 0; rc == 0 && bt < s->nst; bt++) {
+        stackagg_t *a = &s->st[bt];
+        if (!a->blocks)
+            continue;
+        uint32_t site = cv__sites_of(sites, bt);
+        struct siteagg *g = site ? site_entry(s, site) : NULL;
+        if (g)
+            site_add(s, g, a, bt);
+        else
+            rc = 1;
+    }
+    for (size_t i = 0; rc == 0 && i < s->nsagg; i++) {
+        const struct siteagg *g = &s->sagg[i];
+        rc = put_site(s, q[Q_SITE], g);
+        for (int d = 0; rc == 0 && d < 9; d++) {
+            if (!g->has_life[d])
+                continue;
+            sqlite3_bind_int64(q[Q_SITELIFE], 3, g->site);
+            sqlite3_bind_int(q[Q_SITELIFE], 4, d);
+            bind_w(q[Q_SITELIFE], 5, g->life[d]);
+            bind_w(q[Q_SITELIFE], 6, g->life_bytes[d]);
+            rc = put(s, q[Q_SITELIFE]);
+        }
+    }
+    /* Never-freed blocks per site and timeline slice, and the recording's size classes. */
+    table_t per = {0};
+    if (rc == 0 && table_reset(&per, sizeof(keyagg_t)) != 0)
+        rc = 1;
+    for (size_t i = 0; rc == 0 && i <= s->leaks.mask; i++) {
+        uint64_t key = s->leaks.keys[i];
+        if (!key)
+            continue;
+        const keyagg_t *l = (const keyagg_t *)(s->leaks.vals + i * s->leaks.vsize);
+        uint32_t site = cv__sites_of(sites, (key - 1) / SLICES);
+        keyagg_t *g = site ? table_at(&per, (uint64_t)site * SLICES + (key - 1) % SLICES + 1) : NULL;
+        if (!g) {
+            rc = 1;
+            break;
+        }
+        g->blocks += rounded(l->blocks);
+        g->bytes += rounded(l->bytes);
+    }
+    for (size_t i = 0; rc == 0 && i <= per.mask; i++) {
+        uint64_t key = per.keys[i];
+        if (!key)
+            continue;
+        const keyagg_t *g = (const keyagg_t *)(per.vals + i * per.vsize);
+        sqlite3_bind_int64(q[Q_SITELEAK], 3, (sqlite3_int64)((key - 1) / SLICES));
+        sqlite3_bind_int64(q[Q_SITELEAK], 4, (sqlite3_int64)((key - 1) % SLICES));
+        bind_w(q[Q_SITELEAK], 5, g->blocks);
+        bind_w(q[Q_SITELEAK], 6, g->bytes);
+        rc = put(s, q[Q_SITELEAK]);
+    }
+    free(per.keys);
+    free(per.vals);
+    keyagg_t cls[128];
+    int has[128] = {0};
+    memset(cls, 0, sizeof cls);
+    for (size_t i = 0; rc == 0 && i <= s->sizes.mask; i++) {
+        uint64_t key = s->sizes.keys[i];
+        if (!key)
+            continue;
+        const keyagg_t *z = (const keyagg_t *)(s->sizes.vals + i * s->sizes.vsize);
+        unsigned c = (unsigned)((key - 1) % 128);
+        cls[c].blocks += rounded(z->blocks);
+        cls[c].bytes += rounded(z->bytes);
+        cls[c].leaked_blocks += rounded(z->leaked_blocks);
+        cls[c].leaked_bytes += rounded(z->leaked_bytes);
+        has[c] = 1;
+    }
+    for (unsigned c = 0; rc == 0 && c < 128; c++) {
+        if (!has[c])
+            continue;
+        cv__bind_wide(q[Q_RECSIZE], 3, c ? (cv__wide_t)1 << (c - 1) : 0);
+        bind_w(q[Q_RECSIZE], 4, cls[c].blocks);
+        bind_w(q[Q_RECSIZE], 5, cls[c].bytes);
+        bind_w(q[Q_RECSIZE], 6, cls[c].leaked_blocks);
+        bind_w(q[Q_RECSIZE], 7, cls[c].leaked_bytes);
+        rc = put(s, q[Q_RECSIZE]);
+    }
+    for (size_t i = 0; i < s->nsagg; i++)
+        s->slot_of[s->sagg[i].site] = 0;
+    if (rc == 0 && cv__sites_write(sites, sqlite3_db_handle(q[Q_SITE])) != 0)
+        rc = -1;
+    return rc;
+}
+
+int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites)
 {
     if (!s->failed && s->started)
         close_instant(s, 0, 1);
@@ -1166,10 +1452,17 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db)
         rc = write_tables(s, q);
     if (rc == 0)
         rc = write_checkpoints(s, q);
+    int sr = rc == 0 ? write_sites(s, q, sites) : 0;
+    if (sr > 0) {
+        s->failed = 1;
+        rc = 0;
+    } else if (sr < 0) {
+        rc = -1;
+    }
     if (rc != 0)
         cv__db_failed(db);
     for (int i = 0; i < Q_N; i++)
         sqlite3_finalize(q[i]);
     cv__db_leave(db);
-    return rc;
+    return s->failed && rc == 0 ? 1 : rc;
 }

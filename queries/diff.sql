@@ -61,14 +61,22 @@ moments AS MATERIALIZED (
     FROM moment_a AS x
 ),
 -- A moment the converter took a picture of: the start (0), a marker, or the end (what was
--- never freed). Between any other two moments every block is read.
+-- never freed). Between any other two moments every block is read. Between the start and the
+-- end, without :skip, the converter's sums per site are read (site_stats): nothing is live at
+-- the start unless a marker pictured something there, and at the end the never-freed blocks.
+started AS MATERIALIZED (
+    SELECT DISTINCT pid, recording FROM marker_stacks WHERE t = 0
+),
 pictured AS MATERIALIZED (
     SELECT m.pid AS pid, m.recording AS recording, m.a_ns AS a_ns, m.b_ns AS b_ns,
            (m.a_ns IN (0, 9223372036854775807)
             OR m.a_ns IN (SELECT t FROM markers AS k WHERE k.pid = m.pid AND k.recording = m.recording))
            AND (m.b_ns IN (0, 9223372036854775807)
                 OR m.b_ns IN (SELECT t FROM markers AS k WHERE k.pid = m.pid AND k.recording = m.recording))
-               AS fast
+               AS fast,
+           :skip IS NULL AND m.a_ns IN (0, 9223372036854775807) AND m.b_ns IN (0, 9223372036854775807)
+           AND NOT EXISTS (SELECT 1 FROM started AS z WHERE z.pid = m.pid AND z.recording = m.recording)
+               AS by_site
     FROM moments AS m
 ),
 live_at(pid, recording, t, bt, blocks, bytes) AS (
@@ -85,7 +93,7 @@ per_stack AS (
            sum(CASE WHEN x.t = m.b_ns THEN x.bytes ELSE 0 END) AS bytes_b
     FROM pictured AS m
     JOIN live_at AS x ON x.pid = m.pid AND x.recording = m.recording AND x.t IN (m.a_ns, m.b_ns)
-    WHERE m.fast
+    WHERE m.fast AND NOT m.by_site
     GROUP BY m.pid, m.recording, x.bt
     UNION ALL
     SELECT pid, recording, bt, sum(at_a) AS blocks_a, sum(at_a * size) AS bytes_a, sum(at_b) AS blocks_b,
@@ -111,6 +119,17 @@ sited AS (
     LEFT JOIN site AS s ON s.bt = l.bt
 ),
 per_site AS (
+    SELECT s.pid AS pid, s.recording AS recording, n.function AS function,
+           n.location AS location,
+           CASE WHEN m.a_ns = 0 THEN 0 ELSE s.leaked_blocks END AS blocks_a,
+           CASE WHEN m.a_ns = 0 THEN 0 ELSE s.leaked_bytes END AS bytes_a,
+           CASE WHEN m.b_ns = 0 THEN 0 ELSE s.leaked_blocks END AS blocks_b,
+           CASE WHEN m.b_ns = 0 THEN 0 ELSE s.leaked_bytes END AS bytes_b, s.leak_stack AS stack
+    FROM pictured AS m
+    JOIN site_stats AS s ON s.pid = m.pid AND s.recording = m.recording
+    JOIN sites AS n ON n.id = s.site
+    WHERE m.by_site AND s.leaked_blocks > 0
+    UNION ALL
     SELECT pid, recording, function, location, sum(blocks_a) AS blocks_a, sum(bytes_a) AS bytes_a,
            sum(blocks_b) AS blocks_b, sum(bytes_b) AS bytes_b, stack
     FROM sited

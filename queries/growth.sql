@@ -79,6 +79,7 @@ per_stack AS (
     FROM stack_leaks AS l
     JOIN span AS w ON w.pid = l.pid AND w.recording = l.recording
     JOIN stack_stats AS s ON s.pid = l.pid AND s.recording = l.recording AND s.bt IS l.bt
+    WHERE :skip IS NOT NULL
     GROUP BY 1, 2, 3, 4
     UNION ALL
     SELECT a.pid, a.recording, a.bt, p.k, count(*), sum(a.size), min(a.alloc_after),
@@ -90,7 +91,18 @@ per_stack AS (
       AND a.call NOT IN (46, 47) -- the heap: not the program's own mappings
     GROUP BY a.pid, a.recording, a.bt, p.k
 ),
+-- Phases by time without :skip read the converter's sums per site (site_leaks, site_stats).
 per_site_phase AS (
+    SELECT l.pid AS pid, l.recording AS recording, n.function AS function,
+           n.location AS location, l.bucket * w.n / w.slices AS k, sum(l.blocks) AS blocks,
+           sum(l.bytes) AS bytes, min(s.leak_first_ns) AS first_ns, max(s.leak_last_ns) AS last_ns
+    FROM site_leaks AS l
+    JOIN span AS w ON w.pid = l.pid AND w.recording = l.recording
+    JOIN site_stats AS s ON s.pid = l.pid AND s.recording = l.recording AND s.site = l.site
+    JOIN sites AS n ON n.id = l.site
+    WHERE :skip IS NULL
+    GROUP BY 1, 2, 3, 4, 5
+    UNION ALL
     SELECT l.pid AS pid, l.recording AS recording,
            coalesce(s.function, '(no backtrace)') AS function,
            coalesce(s.location, '??') AS location, l.k AS k, sum(l.blocks) AS blocks,
@@ -99,23 +111,31 @@ per_site_phase AS (
     LEFT JOIN site AS s ON s.bt = l.bt
     GROUP BY 1, 2, 3, 4, 5
 ),
--- Every phase of the recording, with 0 where the site leaked nothing, in phase order.
-grid AS (
-    SELECT x.pid AS pid, x.recording AS recording, x.function AS function,
-           x.location AS location, p.k AS k, coalesce(y.bytes, 0) AS bytes
-    FROM (SELECT DISTINCT pid, recording, function, location FROM per_site_phase) AS x
-    JOIN phase AS p ON p.pid = x.pid AND p.recording = x.recording
-    LEFT JOIN per_site_phase AS y
-           ON y.pid = x.pid AND y.recording = x.recording AND y.function = x.function
-          AND y.location = x.location AND y.k = p.k
+-- Each phase a site leaked in, with the phases it leaked nothing in since its previous one (or
+-- since the first phase) as a gap: per_phase lists every phase of the recording, 0 where the
+-- site leaked nothing, in phase order.
+pieces AS (
+    SELECT pid, recording, function, location, k, bytes,
+           k - coalesce(lag(k) OVER (PARTITION BY pid, recording, function, location ORDER BY k), -1)
+               - 1 AS gap
+    FROM per_site_phase
 ),
--- A window, not GROUP BY: only a window's ORDER BY fixes the order group_concat sees.
+-- A window, not GROUP BY: only a window's ORDER BY fixes the order group_concat sees. The
+-- phases after the site's last one are added as zeros.
 strip AS (
-    SELECT DISTINCT pid, recording, function, location,
-           group_concat(bytes, ',') OVER (PARTITION BY pid, recording, function, location ORDER BY k
-                                          ROWS BETWEEN UNBOUNDED PRECEDING
-                                                   AND UNBOUNDED FOLLOWING) AS per_phase
-    FROM grid
+    SELECT pid, recording, function, location,
+           per_phase || CASE WHEN c.phases - 1 - last_k > 0
+                             THEN replace(printf('%.*c', c.phases - 1 - last_k, 'x'), 'x', ',0')
+                             ELSE '' END AS per_phase
+    FROM (SELECT DISTINCT pid, recording, function, location,
+                 group_concat(CASE WHEN gap > 0 THEN replace(printf('%.*c', gap, 'x'), 'x', '0,')
+                                   ELSE '' END || bytes, ',')
+                     OVER (PARTITION BY pid, recording, function, location ORDER BY k
+                           ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS per_phase,
+                 max(k) OVER (PARTITION BY pid, recording, function, location ORDER BY k
+                              ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS last_k
+          FROM pieces) AS x
+    JOIN counts AS c USING (pid, recording)
 ),
 per_site AS (
     SELECT pid, recording, function, location, sum(blocks) AS leaked_blocks,
@@ -126,6 +146,13 @@ per_site AS (
 ),
 -- The site's stack with the most never-freed bytes stands for it (rheap stack ID DB).
 site_stack AS (
+    SELECT s.pid AS pid, s.recording AS recording, n.function AS function,
+           n.location AS location, s.growth_stack AS stack
+    FROM site_stats AS s
+    JOIN sites AS n ON n.id = s.site
+    WHERE :skip IS NULL AND :marker IS NULL AND s.growth_stack IS NOT NULL
+      AND s.pid = coalesce(:pid, s.pid)
+    UNION ALL
     SELECT DISTINCT l.pid AS pid, l.recording AS recording,
            coalesce(s.function, '(no backtrace)') AS function, coalesce(s.location, '??') AS location,
            first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location

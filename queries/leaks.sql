@@ -30,7 +30,7 @@ per_stack AS (
     SELECT pid, recording, bt, leaked_blocks AS blocks, leaked_bytes AS bytes,
            leak_first_ns AS first_ns, leak_last_ns AS last_ns
     FROM stack_stats
-    WHERE leaked_blocks > 0 AND pid = coalesce(:pid, pid)
+    WHERE :skip IS NOT NULL AND leaked_blocks > 0 AND pid = coalesce(:pid, pid)
       AND (pid, recording) IN (SELECT pid, recording FROM recording_ends WHERE until_exit)
 ),
 -- Each site's stack with the most bytes stands for the site (rheap stack ID DB prints it).
@@ -41,9 +41,22 @@ sited AS (
                                    ORDER BY l.bytes DESC, l.bt) AS stack
     FROM per_stack AS l
     LEFT JOIN site AS s ON s.bt = l.bt
+),
+-- Without :skip, the converter's sums per site (site_stats).
+per_site AS (
+    SELECT s.leaked_blocks AS blocks, s.leaked_bytes AS bytes, n.function AS function,
+           n.location AS location, s.leak_first_ns AS first_ns, s.leak_last_ns AS last_ns,
+           s.leak_stack AS stack, s.recording AS recording, s.pid AS pid
+    FROM site_stats AS s
+    JOIN sites AS n ON n.id = s.site
+    WHERE :skip IS NULL AND s.leaked_blocks > 0 AND s.pid = coalesce(:pid, s.pid)
+      AND (s.pid, s.recording) IN (SELECT pid, recording FROM recording_ends WHERE until_exit)
+    UNION ALL
+    SELECT sum(blocks) AS blocks, sum(bytes) AS bytes, function, location,
+           min(first_ns) AS first_ns, max(last_ns) AS last_ns, stack, recording, pid
+    FROM sited
+    GROUP BY pid, recording, function, location
 )
-SELECT sum(blocks) AS blocks, sum(bytes) AS bytes, function, location,
-       min(first_ns) AS first_ns, max(last_ns) AS last_ns, stack, recording, pid
-FROM sited
-GROUP BY pid, recording, function, location
+SELECT blocks, bytes, function, location, first_ns, last_ns, stack, recording, pid
+FROM per_site
 ORDER BY bytes DESC, blocks DESC, function, location, pid, recording;

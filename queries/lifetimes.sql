@@ -27,9 +27,9 @@ WITH site(bt, function, location) AS (
           FROM frames WHERE :skip IS NOT NULL GROUP BY id) AS k
     JOIN frame_sites AS s ON s.id = k.id AND s.frame_no = k.frame_no
 ),
--- Rows are first grouped by stack and decade, the decade being the number of decimal digits of
--- the lifetime (NULL: never freed), so that each row is looked at once; the decades are spread
--- into columns afterwards, over few rows.
+-- With :skip the stacks' rows are added up per site here; without, the converter added them up
+-- already (site_stats, site_lifetimes). Only one of the two is read: the other's WHERE is false
+-- before any row.
 per_decade AS (
     SELECT pid, recording, bt,
            sum(blocks) FILTER (WHERE decade = 0) AS b0, sum(blocks) FILTER (WHERE decade = 1) AS b1,
@@ -38,7 +38,7 @@ per_decade AS (
            sum(blocks) FILTER (WHERE decade = 6) AS b6, sum(blocks) FILTER (WHERE decade = 7) AS b7,
            sum(blocks) FILTER (WHERE decade = 8) AS b8
     FROM stack_lifetimes
-    WHERE pid = coalesce(:pid, pid)
+    WHERE :skip IS NOT NULL AND pid = coalesce(:pid, pid)
     GROUP BY pid, recording, bt
 ),
 per_stack AS (
@@ -47,24 +47,52 @@ per_stack AS (
            s.life_max_ns AS max_ns, d.b0, d.b1, d.b2, d.b3, d.b4, d.b5, d.b6, d.b7, d.b8
     FROM stack_stats AS s
     LEFT JOIN per_decade AS d ON d.pid = s.pid AND d.recording = s.recording AND d.bt IS s.bt
-    WHERE s.pid = coalesce(:pid, s.pid)
+    WHERE :skip IS NOT NULL AND s.pid = coalesce(:pid, s.pid)
+),
+per_site AS (
+    SELECT s.pid AS pid, s.recording AS recording, n.function AS function,
+           n.location AS location, s.blocks AS blocks, s.freed_blocks AS freed,
+           s.life_total_ns AS total_ns, s.life_min_ns AS min_ns, s.life_max_ns AS max_ns,
+           coalesce(d.b0, 0) AS b0, coalesce(d.b1, 0) AS b1, coalesce(d.b2, 0) AS b2,
+           coalesce(d.b3, 0) AS b3, coalesce(d.b4, 0) AS b4, coalesce(d.b5, 0) AS b5,
+           coalesce(d.b6, 0) AS b6, coalesce(d.b7, 0) AS b7, coalesce(d.b8, 0) AS b8,
+           s.blocks_stack AS stack
+    FROM site_stats AS s
+    JOIN sites AS n ON n.id = s.site
+    LEFT JOIN (SELECT pid, recording, site,
+                      sum(blocks) FILTER (WHERE decade = 0) AS b0, sum(blocks) FILTER (WHERE decade = 1) AS b1,
+                      sum(blocks) FILTER (WHERE decade = 2) AS b2, sum(blocks) FILTER (WHERE decade = 3) AS b3,
+                      sum(blocks) FILTER (WHERE decade = 4) AS b4, sum(blocks) FILTER (WHERE decade = 5) AS b5,
+                      sum(blocks) FILTER (WHERE decade = 6) AS b6, sum(blocks) FILTER (WHERE decade = 7) AS b7,
+                      sum(blocks) FILTER (WHERE decade = 8) AS b8
+               FROM site_lifetimes
+               WHERE :skip IS NULL AND pid = coalesce(:pid, pid)
+               GROUP BY pid, recording, site) AS d
+           ON d.pid = s.pid AND d.recording = s.recording AND d.site = s.site
+    WHERE :skip IS NULL AND s.pid = coalesce(:pid, s.pid)
+    UNION ALL
+    SELECT pid, recording, function, location, sum(l.blocks), coalesce(sum(l.freed), 0),
+           sum(l.total_ns), min(l.min_ns), max(l.max_ns),
+           coalesce(sum(l.b0), 0), coalesce(sum(l.b1), 0), coalesce(sum(l.b2), 0),
+           coalesce(sum(l.b3), 0), coalesce(sum(l.b4), 0), coalesce(sum(l.b5), 0),
+           coalesce(sum(l.b6), 0), coalesce(sum(l.b7), 0), coalesce(sum(l.b8), 0), stack
+    FROM (SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
+                 coalesce(s.location, '??') AS location,
+                 -- The site's stack with the most blocks stands for it (rheap stack ID DB).
+                 first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
+                                         ORDER BY l.blocks DESC, l.bt) AS stack
+          FROM per_stack AS l
+          LEFT JOIN site AS s ON s.bt = l.bt) AS l
+    GROUP BY pid, recording, function, location
+),
+ends AS MATERIALIZED (
+    SELECT pid, recording, until_exit FROM recording_ends WHERE pid = coalesce(:pid, pid)
 )
-SELECT sum(l.blocks) AS blocks, coalesce(sum(l.freed), 0) AS freed,
-       CASE WHEN (SELECT e.until_exit FROM recording_ends AS e
-                  WHERE e.pid = l.pid AND e.recording = l.recording)
-            THEN sum(l.blocks) - coalesce(sum(l.freed), 0) END AS never_freed,
-       min(l.min_ns) AS min_ns, CAST(sum(l.total_ns) / sum(l.freed) AS INTEGER) AS avg_ns,
-       max(l.max_ns) AS max_ns,
-       coalesce(sum(l.b0), 0) AS under_1us, coalesce(sum(l.b1), 0) AS under_10us, coalesce(sum(l.b2), 0) AS under_100us,
-       coalesce(sum(l.b3), 0) AS under_1ms, coalesce(sum(l.b4), 0) AS under_10ms, coalesce(sum(l.b5), 0) AS under_100ms,
-       coalesce(sum(l.b6), 0) AS under_1s, coalesce(sum(l.b7), 0) AS under_10s, coalesce(sum(l.b8), 0) AS over_10s,
-       function, location, stack, recording, pid
-FROM (SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
-             coalesce(s.location, '??') AS location,
-             -- The site's stack with the most blocks stands for it (rheap stack ID DB).
-             first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
-                                     ORDER BY l.blocks DESC, l.bt) AS stack
-      FROM per_stack AS l
-      LEFT JOIN site AS s ON s.bt = l.bt) AS l
-GROUP BY pid, recording, function, location
-ORDER BY blocks DESC, function, location, pid, recording;
+SELECT l.blocks, l.freed, CASE WHEN e.until_exit THEN l.blocks - l.freed END AS never_freed,
+       l.min_ns, CAST(l.total_ns / l.freed AS INTEGER) AS avg_ns, l.max_ns,
+       l.b0 AS under_1us, l.b1 AS under_10us, l.b2 AS under_100us, l.b3 AS under_1ms,
+       l.b4 AS under_10ms, l.b5 AS under_100ms, l.b6 AS under_1s, l.b7 AS under_10s,
+       l.b8 AS over_10s, l.function, l.location, l.stack, l.recording, l.pid
+FROM per_site AS l
+JOIN ends AS e ON e.pid = l.pid AND e.recording = l.recording
+ORDER BY l.blocks DESC, l.function, l.location, l.pid, l.recording;

@@ -31,7 +31,7 @@ per_stack AS (
            s.peak_bytes AS bytes, r.peak_ns AS peak_ns, r.peak_bytes AS peak_bytes
     FROM stack_stats AS s
     JOIN recording_stats AS r ON r.pid = s.pid AND r.recording = s.recording
-    WHERE s.peak_blocks > 0 AND s.pid = coalesce(:pid, s.pid)
+    WHERE :skip IS NOT NULL AND s.peak_blocks > 0 AND s.pid = coalesce(:pid, s.pid)
 ),
 -- Each site's stack with the most bytes stands for the site (rheap stack ID DB prints it).
 sited AS (
@@ -41,9 +41,22 @@ sited AS (
                                    ORDER BY l.bytes DESC, l.bt) AS stack
     FROM per_stack AS l
     LEFT JOIN site AS s ON s.bt = l.bt
+),
+-- Without :skip, the converter's sums per site (site_stats).
+per_site AS (
+    SELECT s.peak_blocks AS blocks, s.peak_bytes AS bytes, n.function AS function,
+           n.location AS location, r.peak_ns AS peak_ns, r.peak_bytes AS peak_bytes,
+           s.peak_stack AS stack, s.recording AS recording, s.pid AS pid
+    FROM site_stats AS s
+    JOIN sites AS n ON n.id = s.site
+    JOIN recording_stats AS r ON r.pid = s.pid AND r.recording = s.recording
+    WHERE :skip IS NULL AND s.peak_blocks > 0 AND s.pid = coalesce(:pid, s.pid)
+    UNION ALL
+    SELECT sum(blocks) AS blocks, sum(bytes) AS bytes, function, location, peak_ns, peak_bytes,
+           stack, recording, pid
+    FROM sited
+    GROUP BY pid, recording, function, location
 )
-SELECT sum(blocks) AS blocks, sum(bytes) AS bytes, function, location, peak_ns, peak_bytes, stack,
-       recording, pid
-FROM sited
-GROUP BY pid, recording, function, location
+SELECT blocks, bytes, function, location, peak_ns, peak_bytes, stack, recording, pid
+FROM per_site
 ORDER BY bytes DESC, blocks DESC, function, location, pid, recording;

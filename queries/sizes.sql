@@ -10,17 +10,15 @@
 --
 -- Columns: min_size, max_size, blocks, bytes, leaked_blocks, leaked_bytes, recording, pid
 -- Run: sqlite3 out.db < queries/sizes.sql
--- Each recording's classes are summed first, and only then joined with recording_ends, which
--- is thus looked up once per class instead of once per stack and class.
+-- The converter summed each recording's classes over its stacks (recording_sizes, the sums of
+-- stack_sizes), so recording_ends is looked up once per class.
 SELECT min_size, CASE WHEN min_size = 0 THEN 0 ELSE 2 * min_size - 1 END AS max_size,
        blocks, bytes,
        CASE WHEN e.until_exit THEN leaked_blocks END AS leaked_blocks,
        CASE WHEN e.until_exit THEN leaked_bytes END AS leaked_bytes, s.recording AS recording,
        s.pid AS pid
-FROM (SELECT pid, recording, min_size, sum(blocks) AS blocks, sum(bytes) AS bytes,
-             sum(leaked_blocks) AS leaked_blocks, sum(leaked_bytes) AS leaked_bytes
-      FROM stack_sizes
-      WHERE pid = coalesce(:pid, pid)
-      GROUP BY pid, recording, min_size) AS s
+FROM (SELECT pid, recording, min_size, blocks, bytes, leaked_blocks, leaked_bytes
+      FROM recording_sizes
+      WHERE pid = coalesce(:pid, pid)) AS s
 JOIN recording_ends AS e ON e.pid = s.pid AND e.recording = s.recording
 ORDER BY s.pid, s.recording, min_size;

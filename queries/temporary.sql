@@ -30,7 +30,7 @@ WITH site(bt, function, location) AS (
 per_stack AS (
     SELECT pid, recording, bt, temporary_blocks AS temporary, blocks, temporary_bytes
     FROM stack_stats
-    WHERE :max_ns IS NULL AND pid = coalesce(:pid, pid)
+    WHERE :max_ns IS NULL AND :skip IS NOT NULL AND pid = coalesce(:pid, pid)
     UNION ALL
     SELECT pid, recording, bt, sum(temp), count(*), sum(CASE WHEN temp THEN size ELSE 0 END)
     FROM (SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt, a.size AS size,
@@ -50,7 +50,15 @@ sited AS (
     FROM per_stack AS l
     LEFT JOIN site AS s ON s.bt = l.bt
 ),
+-- Without :skip and :max_ns, the converter's sums per site (site_stats).
 per_site AS (
+    SELECT s.pid AS pid, s.recording AS recording, n.function AS function,
+           n.location AS location, s.temporary_blocks AS temporary, s.blocks AS blocks,
+           s.temporary_bytes AS temporary_bytes, s.temporary_stack AS stack
+    FROM site_stats AS s
+    JOIN sites AS n ON n.id = s.site
+    WHERE :max_ns IS NULL AND :skip IS NULL AND s.pid = coalesce(:pid, s.pid)
+    UNION ALL
     SELECT pid, recording, function, location, sum(temporary) AS temporary, sum(blocks) AS blocks,
            sum(temporary_bytes) AS temporary_bytes, stack
     FROM sited

@@ -26,8 +26,12 @@ WITH site(bt, function, location) AS (
           FROM frames WHERE :skip IS NOT NULL GROUP BY id) AS k
     JOIN frame_sites AS s ON s.id = k.id AND s.frame_no = k.frame_no
 ),
+-- With :skip the sites are those of the frames, so the stacks' rows are added up here; without,
+-- the converter added them up per site already (site_stats). Only one of the two is read: the
+-- other's WHERE is false before any row.
 per_stack AS (
-    SELECT pid, recording, bt, blocks, bytes FROM stack_stats WHERE pid = coalesce(:pid, pid)
+    SELECT pid, recording, bt, blocks, bytes FROM stack_stats
+    WHERE :skip IS NOT NULL AND pid = coalesce(:pid, pid)
 ),
 -- Each site's stack with the most bytes stands for the site (rheap stack ID DB prints it).
 sited AS (
@@ -39,6 +43,12 @@ sited AS (
     LEFT JOIN site AS s ON s.bt = l.bt
 ),
 per_site AS (
+    SELECT s.pid AS pid, s.recording AS recording, n.function AS function, n.location AS location,
+           s.blocks AS blocks, s.bytes AS bytes, s.bytes_stack AS stack
+    FROM site_stats AS s
+    JOIN sites AS n ON n.id = s.site
+    WHERE :skip IS NULL AND s.pid = coalesce(:pid, s.pid)
+    UNION ALL
     SELECT pid, recording, function, location, sum(blocks) AS blocks, sum(bytes) AS bytes, stack
     FROM sited
     GROUP BY pid, recording, function, location

@@ -58,6 +58,17 @@ FROM timeline ORDER BY pid, recording, bucket;
 SELECT pid, recording, t, bt, blocks, bytes FROM marker_stacks
 WHERE t IN (SELECT t FROM markers AS m WHERE m.pid = marker_stacks.pid AND m.recording = marker_stacks.recording)
 ORDER BY pid, recording, t, bt;
+SELECT s.pid, s.recording, n.function, n.location, stacks, blocks, bytes, freed_blocks, freed_bytes,
+       leaked_blocks, leaked_bytes, first_ns, last_ns, leak_first_ns, leak_last_ns, min_size, max_size,
+       life_min_ns, life_max_ns, life_total_ns, bytes_stack, blocks_stack, leak_stack, growth_stack
+FROM site_stats AS s JOIN sites AS n ON n.id = s.site ORDER BY s.pid, s.recording, n.function, n.location;
+SELECT s.pid, s.recording, n.function, n.location, decade, blocks, bytes
+FROM site_lifetimes AS s JOIN sites AS n ON n.id = s.site ORDER BY s.pid, s.recording, n.function, n.location, decade;
+SELECT s.pid, s.recording, n.function, n.location, bucket, blocks, bytes
+FROM site_leaks AS s JOIN sites AS n ON n.id = s.site ORDER BY s.pid, s.recording, n.function, n.location, bucket;
+SELECT pid, recording, min_size, blocks, bytes, leaked_blocks, leaked_bytes FROM recording_sizes
+ORDER BY pid, recording, min_size;
+SELECT count(*) FROM stacks AS k JOIN sites AS n ON n.id = k.site AND n.function = k.function AND n.location = k.location;
 '
 tables_scan='
 SELECT s.id, s.function, s.location
@@ -124,6 +135,45 @@ FROM (SELECT DISTINCT pid, recording, t FROM markers) AS m
 JOIN allocations AS a ON a.pid = m.pid AND a.recording = m.recording
 WHERE a.alloc_after <= m.t AND (a.dealloc_after IS NULL OR a.dealloc_after > m.t)
 GROUP BY a.pid, a.recording, m.t, a.bt ORDER BY a.pid, a.recording, m.t, a.bt;
+CREATE TEMP TABLE sited AS
+SELECT a.pid, a.recording, a.bt, a.size, a.alloc_after, a.dealloc_after,
+       a.dealloc_after - a.alloc_after AS life, coalesce(k.function, '\''(no backtrace)'\'') AS function,
+       coalesce(k.location, '\''??'\'') AS location
+FROM allocations AS a LEFT JOIN stacks AS k ON k.id = a.bt;
+WITH per_stack AS (
+    SELECT pid, recording, function, location, bt, count(*) AS blocks, sum(size) AS bytes,
+           sum(dealloc_after IS NULL) AS leaked, coalesce(sum(size) FILTER (WHERE dealloc_after IS NULL), 0) AS leaked_bytes
+    FROM sited GROUP BY pid, recording, function, location, bt),
+ranked AS (
+    SELECT *, first_value(bt) OVER (PARTITION BY pid, recording, function, location ORDER BY bytes DESC, bt) AS by_bytes,
+           first_value(bt) OVER (PARTITION BY pid, recording, function, location ORDER BY blocks DESC, bt) AS by_blocks,
+           first_value(bt) OVER (PARTITION BY pid, recording, function, location ORDER BY leaked > 0 DESC, leaked_bytes DESC, bt) AS by_leak
+    FROM per_stack),
+picks AS (
+    SELECT pid, recording, function, location, count(*) AS stacks, min(by_bytes) AS by_bytes, min(by_blocks) AS by_blocks,
+           CASE WHEN max(leaked) > 0 THEN min(by_leak) END AS by_leak
+    FROM ranked GROUP BY pid, recording, function, location)
+SELECT a.pid, a.recording, a.function, a.location, p.stacks, count(*), sum(size), count(dealloc_after),
+       coalesce(sum(size) FILTER (WHERE dealloc_after IS NOT NULL), 0), sum(dealloc_after IS NULL),
+       coalesce(sum(size) FILTER (WHERE dealloc_after IS NULL), 0), min(alloc_after), max(alloc_after),
+       min(alloc_after) FILTER (WHERE dealloc_after IS NULL), max(alloc_after) FILTER (WHERE dealloc_after IS NULL),
+       min(size), max(size), min(life), max(life), sum(life), p.by_bytes, p.by_blocks, p.by_leak, p.by_leak
+FROM sited AS a JOIN picks AS p ON p.pid = a.pid AND p.recording = a.recording AND p.function = a.function
+     AND p.location = a.location
+GROUP BY a.pid, a.recording, a.function, a.location ORDER BY a.pid, a.recording, a.function, a.location;
+SELECT pid, recording, function, location, d, count(*), sum(size)
+FROM (SELECT *, CASE WHEN life < 1000 THEN 0 ELSE min(8, length(life) - 3) END AS d FROM sited WHERE life IS NOT NULL)
+GROUP BY pid, recording, function, location, d ORDER BY pid, recording, function, location, d;
+SELECT a.pid, a.recording, a.function, a.location, a.alloc_after / r.timeline_width_ns, count(*), sum(a.size)
+FROM sited AS a JOIN recording_stats AS r ON r.pid = a.pid AND r.recording = a.recording
+WHERE a.dealloc_after IS NULL GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5;
+SELECT pid, recording, lo, count(*), sum(size), sum(dealloc_after IS NULL),
+       coalesce(sum(size) FILTER (WHERE dealloc_after IS NULL), 0)
+FROM (SELECT *, CASE WHEN size = 0 THEN 0 ELSE
+        (SELECT max(1 << k) FROM (WITH RECURSIVE b(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM b WHERE k < 62) SELECT k FROM b)
+         WHERE (1 << k) <= size) END AS lo FROM sited)
+GROUP BY pid, recording, lo ORDER BY pid, recording, lo;
+SELECT count(*) FROM stacks;
 '
 
 # The summaries are the heap's: the scans read `allocations` without the program's own mappings

@@ -203,6 +203,12 @@ debugdir() {
         die "resymbolize: the stacks table differs from a conversion with the debug file"
     [ "$(sql "$dir/byid.db" "$q")" != "$(sql "$dir/byid-nodebug.db" "$q")" ] ||
         die "the stacks table is the same with and without the debug file"
+    # And so do the sites and their sums, which the canned queries read.
+    q="SELECT group_concat(x, '|') FROM (SELECT s.pid || ',' || s.recording || ',' || n.function || ',' || n.location || ',' || s.stacks || ',' || s.blocks || ',' || s.bytes || ',' || s.leaked_bytes || ',' || coalesce(s.bytes_stack, '') || ',' || coalesce(s.leak_stack, '') || ',' || coalesce(s.growth_stack, '') AS x FROM site_stats AS s JOIN sites AS n ON n.id = s.site ORDER BY s.pid, s.recording, n.function, n.location)"
+    [ "$(sql "$dir/byid.db" "$q")" = "$(sql "$dir/byid-resym.db" "$q")" ] ||
+        die "resymbolize: the sums per site differ from a conversion with the debug file"
+    [ "$(sql "$dir/byid-resym.db" "SELECT count(*) FROM stacks AS k JOIN sites AS n ON n.id = k.site AND n.function = k.function AND n.location = k.location")" = "$(sql "$dir/byid-resym.db" "SELECT count(*) FROM stacks")" ] ||
+        die "resymbolize: stacks.site does not name the stack's site"
     [ "$(sql "$dir/byid-resym.db" "SELECT status FROM modules WHERE path = '$p'")" = ok ] ||
         die "resymbolize: module status not ok"
 

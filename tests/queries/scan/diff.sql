@@ -1,6 +1,7 @@
 -- diff.sql computed from the raw rows: agree.sh puts the common table expressions below in
--- place of per_stack of queries/diff.sql and requires the same rows.
--- replaces: per_stack
+-- place of those from per_stack to per_site of queries/diff.sql (the per-stack rows and their
+-- sums per site, which the query reads from site_stats) and requires the same rows.
+-- replaces: per_stack per_site
 per_stack AS (
     SELECT pid, recording, bt, sum(at_a) AS blocks_a, sum(at_a * size) AS bytes_a, sum(at_b) AS blocks_b,
            sum(at_b * size) AS bytes_b
@@ -13,4 +14,19 @@ per_stack AS (
             AND (a.dealloc_after IS NULL OR a.dealloc_after > min(m.a_ns, m.b_ns)))
     WHERE at_a OR at_b
     GROUP BY pid, recording, bt
+),
+-- Each site's stack whose bytes changed most stands for the site (rheap stack ID DB).
+sited AS (
+    SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
+           coalesce(s.location, '??') AS location,
+           first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
+                                   ORDER BY abs(l.bytes_b - l.bytes_a) DESC, l.bt) AS stack
+    FROM per_stack AS l
+    LEFT JOIN site AS s ON s.bt = l.bt
+),
+per_site AS (
+    SELECT pid, recording, function, location, sum(blocks_a) AS blocks_a, sum(bytes_a) AS bytes_a,
+           sum(blocks_b) AS blocks_b, sum(bytes_b) AS bytes_b, stack
+    FROM sited
+    GROUP BY pid, recording, function, location
 )

@@ -1,10 +1,26 @@
 -- leaks.sql computed from the raw rows: agree.sh puts the common table expressions below in
--- place of per_stack of queries/leaks.sql and requires the same rows.
--- replaces: per_stack
+-- place of those from per_stack to per_site of queries/leaks.sql (the per-stack rows and their
+-- sums per site, which the query reads from site_stats) and requires the same rows.
+-- replaces: per_stack per_site
 per_stack AS (
     SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt, count(*) AS blocks,
            sum(a.size) AS bytes, min(a.alloc_after) AS first_ns, max(a.alloc_after) AS last_ns
     FROM allocations AS a
     WHERE a.dealloc_after IS NULL AND a.pid = coalesce(:pid, a.pid)
     GROUP BY a.pid, a.recording, a.bt
+),
+-- Each site's stack with the most bytes stands for the site (rheap stack ID DB prints it).
+sited AS (
+    SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
+           coalesce(s.location, '??') AS location,
+           first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
+                                   ORDER BY l.bytes DESC, l.bt) AS stack
+    FROM per_stack AS l
+    LEFT JOIN site AS s ON s.bt = l.bt
+),
+per_site AS (
+    SELECT sum(blocks) AS blocks, sum(bytes) AS bytes, function, location,
+           min(first_ns) AS first_ns, max(last_ns) AS last_ns, stack, recording, pid
+    FROM sited
+    GROUP BY pid, recording, function, location
 )

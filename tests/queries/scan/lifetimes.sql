@@ -1,6 +1,7 @@
 -- lifetimes.sql computed from the raw rows: agree.sh puts the common table expressions below in
--- place of per_decade and per_stack of queries/lifetimes.sql and requires the same rows.
--- replaces: per_decade per_stack
+-- place of those from per_decade to per_site of queries/lifetimes.sql (the per-stack rows and
+-- their sums per site, which the query reads from site_stats) and requires the same rows.
+-- replaces: per_decade per_site
 -- Rows are first grouped by stack and decade, the decade being the number of decimal digits of
 -- the lifetime (NULL: never freed), so that each row is looked at once; the decades are spread
 -- into columns afterwards, over few rows.
@@ -24,4 +25,19 @@ per_stack AS (
            sum(blocks) FILTER (WHERE d = 8) AS b8
     FROM per_decade
     GROUP BY pid, recording, bt
+),
+per_site AS (
+    SELECT pid, recording, function, location, sum(l.blocks) AS blocks,
+           coalesce(sum(l.freed), 0) AS freed, sum(l.total_ns) AS total_ns, min(l.min_ns) AS min_ns,
+           max(l.max_ns) AS max_ns, coalesce(sum(l.b0), 0) AS b0, coalesce(sum(l.b1), 0) AS b1,
+           coalesce(sum(l.b2), 0) AS b2, coalesce(sum(l.b3), 0) AS b3, coalesce(sum(l.b4), 0) AS b4,
+           coalesce(sum(l.b5), 0) AS b5, coalesce(sum(l.b6), 0) AS b6, coalesce(sum(l.b7), 0) AS b7,
+           coalesce(sum(l.b8), 0) AS b8, stack
+    FROM (SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
+                 coalesce(s.location, '??') AS location,
+                 first_value(l.bt) OVER (PARTITION BY l.pid, l.recording, s.function, s.location
+                                         ORDER BY l.blocks DESC, l.bt) AS stack
+          FROM per_stack AS l
+          LEFT JOIN site AS s ON s.bt = l.bt) AS l
+    GROUP BY pid, recording, function, location
 )
