@@ -239,6 +239,28 @@ static size_t run_bytes(const run_t *r)
            sizeof(uint64_t);
 }
 
+/* Moves heap[j] down the heap of n part indexes ordered by the address of each part's next
+ * entry (part i's next is pv[i] + at[i] * esize). */
+static void sift(unsigned *heap, unsigned n, unsigned j, const unsigned char *const *pv,
+                 const size_t *at, size_t esize)
+{
+    for (;;) {
+        unsigned l = 2 * j + 1, m = j;
+        if (l < n && key_of(pv[heap[l]] + at[heap[l]] * esize) <
+                         key_of(pv[heap[m]] + at[heap[m]] * esize))
+            m = l;
+        if (l + 1 < n && key_of(pv[heap[l + 1]] + at[heap[l + 1]] * esize) <
+                             key_of(pv[heap[m]] + at[heap[m]] * esize))
+            m = l + 1;
+        if (m == j)
+            return;
+        unsigned t = heap[j];
+        heap[j] = heap[m];
+        heap[m] = t;
+        j = m;
+    }
+}
+
 /* Lets a run's memory go once nothing of it is live. */
 static void run_release(cv__spill_t *s, run_t *r)
 {
@@ -282,25 +304,11 @@ int cv__spill_run(cv__spill_t *s, void *const *parts, const size_t *nparts, unsi
     unsigned heap[256], nheap = 0;
     size_t at[256] = {0};
     const unsigned char *const *pv = (const unsigned char *const *)parts;
-#define HEAD(i) key_of(pv[i] + at[i] * s->esize)
     for (unsigned i = 0; i < k; i++)
         if (nparts[i])
             heap[nheap++] = i;
-    for (unsigned i = nheap / 2; i-- > 0;) {
-        for (unsigned j = i;;) {
-            unsigned l = 2 * j + 1, m = j;
-            if (l < nheap && HEAD(heap[l]) < HEAD(heap[m]))
-                m = l;
-            if (l + 1 < nheap && HEAD(heap[l + 1]) < HEAD(heap[m]))
-                m = l + 1;
-            if (m == j)
-                break;
-            unsigned t = heap[j];
-            heap[j] = heap[m];
-            heap[m] = t;
-            j = m;
-        }
-    }
+    for (unsigned i = nheap / 2; i-- > 0;)
+        sift(heap, nheap, i, pv, at, s->esize);
     size_t fill = 0, i = 0;
     int rc = 0;
     while (nheap) {
@@ -322,21 +330,8 @@ int cv__spill_run(cv__spill_t *s, void *const *parts, const size_t *nparts, unsi
         }
         if (++at[top] == nparts[top])
             heap[0] = heap[--nheap];
-        for (unsigned j = 0;;) {
-            unsigned l = 2 * j + 1, m = j;
-            if (l < nheap && HEAD(heap[l]) < HEAD(heap[m]))
-                m = l;
-            if (l + 1 < nheap && HEAD(heap[l + 1]) < HEAD(heap[m]))
-                m = l + 1;
-            if (m == j)
-                break;
-            unsigned t = heap[j];
-            heap[j] = heap[m];
-            heap[m] = t;
-            j = m;
-        }
+        sift(heap, nheap, 0, pv, at, s->esize);
     }
-#undef HEAD
     if (rc == 0 && fill)
         rc = write_all(s, s->buf, fill);
     if (rc != 0) {
