@@ -109,15 +109,28 @@ case_window() {
         FROM allocations a JOIN backtraces b ON b.id = a.bt AND b.frame_no = 0")" "worker:1"
 }
 
+# has_segment DIR: a thread file past the first, t<tid>-s<n>.rip, lies below DIR.
+has_segment() {
+    find "$1" -name 't[0-9]*-s[0-9]*.rip' | grep -q .
+}
+
 # --segment-kb reaches the attached librheap: a profile-mode window sampling nearly every call
 # (--sample-interval 64) with segments of 1 KiB rolls a thread's file at each block it writes
-# (a block a second or more per thread here; none at the default 4 MiB), and the segments
-# convert as the service's two threads.
+# (none at the default 4 MiB), and the segments convert as the service's two threads. The
+# window lasts until the first segment is there (a block takes a second or more per thread on
+# an idle machine, longer on a busy one), then Ctrl-C ends it.
 case_segments() {
     start_service c
-    run a "$RHEAP" attach --profile --sample-interval 64 --segment-kb 1 --keep --duration 1s \
-        -o s.db "$SVC"
-    expect_eq "attach status ($(cat a.err))" "$STATUS" 0
+    mkdir recs
+    "$RHEAP" attach --profile --sample-interval 64 --segment-kb 1 --keep --dir recs -o s.db \
+        "$SVC" >a.out 2>a.err &
+    local att=$!
+    PIDS+=("$att")
+    wait_for "a segment in the window" has_segment recs
+    kill -INT "$att"
+    local st=0
+    wait "$att" || st=$?
+    expect_eq "attach status ($(cat a.err))" "$st" 0
     stop_service c
     local kept segs firsts
     kept=$(sed -n 's/^rheap: recording kept in //p' a.err)
