@@ -955,19 +955,22 @@ static int cmp_u64(const void *x, const void *y)
  * every id once, ascending. 0, or -1 out of memory or a read error. */
 static int later_gather(cv__summary_t *s, struct ckpt *k, const struct later_chunk *c, size_t n)
 {
-    size_t bytes = k->nlater;
-    for (size_t i = 0; i < n; i++)
+    size_t bytes = k->nlater, most = 0;
+    for (size_t i = 0; i < n; i++) {
         bytes += c[i].len;
-    unsigned char *raw = malloc(bytes ? bytes : 1);
+        most = c[i].len > most ? c[i].len : most;
+    }
+    unsigned char *raw = malloc(most ? most : 1);
     uint64_t *ids = malloc((bytes ? bytes : 1) * sizeof *ids); /* a varint is a byte at least */
     int rc = raw && ids ? 0 : -1;
-    size_t nids = 0, at = 0;
+    size_t nids = 0;
+    /* Each chunk, then memory's rest, decoded from its own start. */
     for (size_t i = 0; rc == 0 && i <= n; i++) {
-        /* Each chunk, then memory's rest, decoded from its own start. */
-        size_t len = i < n ? c[i].len : k->nlater;
+        struct ckpt part = *k;
         if (i < n) {
-            for (size_t done = 0; rc == 0 && done < len;) {
-                ssize_t r = pread(s->later_fd, raw + at + done, len - done, (off_t)(c[i].off + done));
+            part = (struct ckpt){.later = raw, .nlater = c[i].len};
+            for (size_t done = 0; rc == 0 && done < c[i].len;) {
+                ssize_t r = pread(s->later_fd, raw + done, c[i].len - done, (off_t)(c[i].off + done));
                 if (r < 0 && errno == EINTR)
                     continue;
                 if (r <= 0)
@@ -975,15 +978,11 @@ static int later_gather(cv__summary_t *s, struct ckpt *k, const struct later_chu
                 else
                     done += (size_t)r;
             }
-        } else if (len) {
-            memcpy(raw + at, k->later, len);
         }
-        struct ckpt part = {.later = raw + at, .nlater = len};
         size_t pos = 0;
         uint64_t id = 0;
         while (rc == 0 && later_next(&part, &pos, &id))
             ids[nids++] = id;
-        at += len;
     }
     if (rc == 0) {
         qsort(ids, nids, sizeof *ids, cmp_u64);
