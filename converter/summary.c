@@ -153,6 +153,7 @@ struct cv__summary {
         uint64_t later_last;
     } *cks;
     size_t nck, capck;
+    size_t ck_hint;                   /* the interval interval_of found last */
     int later_fd;                     /* the lists' chunks flushed from memory; -1: none yet */
     uint64_t later_off;               /* the file's length */
     struct later_chunk {
@@ -425,8 +426,14 @@ static void checkpoint(cv__summary_t *s, int64_t t)
 }
 
 /* The checkpoint interval holding time t: the last checkpoint before t. */
-static size_t interval_of(const cv__summary_t *s, uint64_t t)
+static size_t interval_of(cv__summary_t *s, uint64_t t)
 {
+    /* The end's never-freed blocks come in time order, mostly from the interval of the one
+     * before: a binary search for each (its dependent loads) took most of their summing. */
+    size_t k = s->ck_hint;
+    if (k < s->nck && s->cks[k].t < (int64_t)t &&
+        (k + 1 == s->nck || s->cks[k + 1].t >= (int64_t)t))
+        return k;
     size_t lo = 0, hi = s->nck; /* cks[lo].t < t; cks[0].t is -1 */
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
@@ -435,6 +442,7 @@ static size_t interval_of(const cv__summary_t *s, uint64_t t)
         else
             hi = mid;
     }
+    s->ck_hint = lo;
     return lo;
 }
 
