@@ -22,6 +22,8 @@
  *   stops as soon as it meets a block with a later home, an insertion finds its place in one
  *   probe and moves the rest of its run up by one slot in a single move of memory, and a growth
  *   places every block in one sequential pass (shard_grow).
+ * - Shard arrays of 4 KiB and more are cut from regions of 2 MiB pages (slots_alloc): with
+ *   the store larger than what the TLB maps in 4 KiB pages, every probe was a page walk too.
  * - At the end, what is still live comes out in allocation order without a copy of the store:
  *   each shard is compacted and radix-sorted by time (through a buffer the size of the largest
  *   shard, 1/256 of the blocks), and a tournament of losers over the sorted shards, comparing
@@ -163,20 +165,23 @@ static void account(cv__pairs_t *p, ptrdiff_t delta)
 /* ---- The shards' memory ---- */
 
 /* A shard array of this many bytes or more comes from the store's regions, smaller ones from
- * malloc. */
-#define REGION_MIN (128u << 10)
+ * malloc. Not much more: the arrays a shard leaves behind in malloc's heap as it grows stay
+ * there, resident, once it has moved on to the regions (with 128 KiB, 20 MiB at the peak of a
+ * python3 recording holding 1 M blocks). */
+#define REGION_MIN (4u << 10)
 #define HUGE_PAGE (2u << 20)
 #define REGION_SIZE (32u << 20)
 
 /* With 8 M blocks live the shards hold some 300 MiB, and every insertion and free lands on a
  * random slot of it: on 4 KiB pages each is a TLB miss as well as a cache miss, and the page
- * walk stalls the very prefetch that was to hide the miss. The larger shard arrays are
- * therefore cut from regions of 32 MiB (or one array's size) aligned on 2 MiB and marked
+ * walk stalls the very prefetch that was to hide the miss. Shard arrays (all but the smallest)
+ * are therefore cut from regions of 32 MiB (or one array's size) aligned on 2 MiB and marked
  * MADV_HUGEPAGE, one after the other, so that arrays of 1.4 MiB share 2 MiB pages although none
  * fills one (mapped one by one, the kernel scatters them between the holes that freed arrays
  * leave, and none gets a large page). A freed array's pages go back at once (MADV_DONTNEED), as
  * munmap gave them back before; its room in the region is not used again, and the region is
- * unmapped when its last array goes. Fresh pages are zero, so a new array costs no memset. */
+ * unmapped when its last array goes. Fresh pages are zero, so a new array costs no memset; the
+ * kernel's zeroing of them is the price (about a tenth of the samples with 8 M blocks). */
 static slot_t *slots_alloc(cv__pairs_t *p, uint32_t cap)
 {
     size_t bytes = (size_t)cap * sizeof(slot_t);
