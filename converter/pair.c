@@ -64,6 +64,12 @@ typedef struct {
     char *base;
     size_t size, used; /* bytes; those below `used` were handed out */
     size_t live;       /* arrays not yet freed */
+    /* The whole pages of freed arrays, unmapped: what is left of the region to unmap at its
+     * end lies between them. */
+    struct hole {
+        char *lo, *hi;
+    } *holes;
+    size_t nholes, capholes;
 } region_t;
 
 /* One sorted run during the drain: a shard's compacted blocks, or the side table's. */
@@ -178,8 +184,8 @@ static void account(cv__pairs_t *p, ptrdiff_t delta)
  * are therefore cut from regions of 32 MiB (or one array's size) aligned on 2 MiB and marked
  * MADV_HUGEPAGE, one after the other, so that arrays of 1.4 MiB share 2 MiB pages although none
  * fills one (mapped one by one, the kernel scatters them between the holes that freed arrays
- * leave, and none gets a large page). A freed array's pages go back at once (MADV_DONTNEED), as
- * munmap gave them back before; its room in the region is not used again, and the region is
+ * leave, and none gets a large page). A freed array's whole pages are unmapped at once, as
+ * malloc's munmap did; its room in the region is not used again, and the rest of the region is
  * unmapped when its last array goes. Fresh pages are zero, so a new array costs no memset; the
  * kernel's zeroing of them is the price (about a tenth of the samples with 8 M blocks). */
 static slot_t *slots_alloc(cv__pairs_t *p, uint32_t cap)
@@ -194,7 +200,7 @@ static slot_t *slots_alloc(cv__pairs_t *p, uint32_t cap)
             size_t n = p->region_room ? 2 * p->region_room : 16;
             region_t *g = realloc(p->regions, n * sizeof *g);
             if (!g)
-                return NULL;
+                return calloc(cap, sizeof(slot_t));
             p->regions = g;
             p->region_room = n;
         }
@@ -203,8 +209,12 @@ static slot_t *slots_alloc(cv__pairs_t *p, uint32_t cap)
         /* Mapped a large page over and trimmed, for a start on a 2 MiB boundary. */
         char *m = mmap(NULL, size + HUGE_PAGE, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (m == MAP_FAILED)
-            return NULL;
+        if (m == MAP_FAILED) {
+            /* Under a limit of address space (ulimit -v) the array comes from malloc instead,
+             * which may still have room in its heap; slots_free tells them apart by the
+             * regions' bounds. */
+            return calloc(cap, sizeof(slot_t));
+        }
         uintptr_t at = ((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
         if ((char *)at > m)
             munmap(m, (size_t)((char *)at - m));
@@ -214,12 +224,34 @@ static slot_t *slots_alloc(cv__pairs_t *p, uint32_t cap)
         (void)madvise((void *)at, size, MADV_HUGEPAGE); /* a hint: without it, 4 KiB pages */
 #endif
         r = &p->regions[p->nregions++];
-        *r = (region_t){(char *)at, size, 0, 0};
+        *r = (region_t){(char *)at, size, 0, 0, NULL, 0, 0};
     }
     slot_t *slots = (slot_t *)(r->base + r->used);
     r->used += bytes;
     r->live++;
     return slots;
+}
+
+static int hole_cmp(const void *a, const void *b)
+{
+    const struct hole *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Unmaps what is left of a region whose last array went: not the holes, where the kernel may
+ * have placed other mappings since. */
+static void region_unmap(region_t *r)
+{
+    qsort(r->holes, r->nholes, sizeof *r->holes, hole_cmp);
+    char *at = r->base, *end = r->base + r->size;
+    for (size_t i = 0; i < r->nholes; i++) {
+        if (r->holes[i].lo > at)
+            munmap(at, (size_t)(r->holes[i].lo - at));
+        at = r->holes[i].hi;
+    }
+    if (end > at)
+        munmap(at, (size_t)(end - at));
+    free(r->holes);
 }
 
 static void slots_free(cv__pairs_t *p, slot_t *slots, uint32_t cap)
@@ -238,19 +270,29 @@ static void slots_free(cv__pairs_t *p, slot_t *slots, uint32_t cap)
             continue;
         if (--r->live == 0) {
             /* The newest region stays last: arrays are cut from it. */
-            munmap(r->base, r->size);
+            region_unmap(r);
             memmove(r, r + 1, (p->nregions - i - 1) * sizeof *r);
             p->nregions--;
             return;
         }
-        /* The whole pages of the array; those it shares with a neighbour stay. */
+        /* The whole pages of the array go back, memory and address space (a region keeps
+         * neither for arrays long freed: under ulimit -v the address space is what runs out);
+         * those it shares with a neighbour stay. Without room to note the hole, the pages
+         * alone go back. */
         size_t page = 4096;
-        uintptr_t lo = ((uintptr_t)at + page - 1) & ~(uintptr_t)(page - 1);
-        uintptr_t hi = ((uintptr_t)at + bytes) & ~(uintptr_t)(page - 1);
-        if (hi > lo)
-            (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+        char *lo = (char *)(((uintptr_t)at + page - 1) & ~(uintptr_t)(page - 1));
+        char *hi = (char *)(((uintptr_t)at + bytes) & ~(uintptr_t)(page - 1));
+        if (hi <= lo)
+            return;
+        if (rheap_grow(&r->holes, &r->capholes, r->nholes, sizeof *r->holes, 16) == 0) {
+            munmap(lo, (size_t)(hi - lo));
+            r->holes[r->nholes++] = (struct hole){lo, hi};
+        } else {
+            (void)madvise(lo, (size_t)(hi - lo), MADV_DONTNEED);
+        }
         return;
     }
+    free(slots); /* from malloc: no region had room */
 }
 
 /* ---- Packing ---- */
