@@ -80,6 +80,29 @@ static void fail(cv__spill_t *s, const char *what, uint64_t offset, int err)
 
 /* ---- The file ---- */
 
+int cv__spill_tmpfile(const char *near, const char *what, char *name, size_t len)
+{
+    char dir[2048];
+    const char *slash = strrchr(near, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == near)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - near), near);
+    snprintf(name, len, "%.2000s.%.40s (a temporary file without a name in %.2000s)", near, what,
+             dir);
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+        /* A file system without O_TMPFILE: a name of our own, exclusive, unlinked at once. */
+        snprintf(name, len, "%.2000s.%.40s-XXXXXX", near, what);
+        fd = mkostemp(name, O_CLOEXEC);
+        if (fd >= 0)
+            unlink(name);
+    }
+    return fd;
+}
+
 cv__spill_t *cv__spill_create(const char *near, size_t esize)
 {
     cv__spill_t *s = calloc(1, sizeof *s);
@@ -94,24 +117,7 @@ cv__spill_t *cv__spill_create(const char *near, size_t esize)
     s->bytes = WRITE_BUF + sizeof *s;
     /* Beside the database: the disk the user chose for the output has room for its rows,
      * which take about as many bytes as the spilled entries. */
-    char dir[2048];
-    const char *slash = strrchr(near, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == near)
-        snprintf(dir, sizeof dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - near), near);
-    snprintf(s->name, sizeof s->name, "%.2000s.spill (a temporary file without a name in %.2000s)",
-             near, dir);
-    s->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (s->fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
-        /* A file system without O_TMPFILE: a name of our own, exclusive, unlinked at once. */
-        snprintf(s->name, sizeof s->name, "%.4000s.spill-XXXXXX", near);
-        s->fd = mkostemp(s->name, O_CLOEXEC);
-        if (s->fd >= 0)
-            unlink(s->name);
-    }
+    s->fd = cv__spill_tmpfile(near, "spill", s->name, sizeof s->name);
     if (s->fd < 0)
         fail(s, "creating the file for", 0, errno);
     return s;
