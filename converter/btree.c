@@ -110,6 +110,11 @@ uint64_t cv__btree_rows(const cv__btree_t *b)
     return b->rows;
 }
 
+int cv__btree_levels(const cv__btree_t *b)
+{
+    return b->nlv;
+}
+
 int64_t cv__btree_last(const cv__btree_t *b)
 {
     return b->last_rowid;

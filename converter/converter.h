@@ -181,6 +181,8 @@ void cv__btree_destroy(cv__btree_t *b);
  * about 100 instructions plus a page write per page of rows. */
 int cv__btree_add(cv__btree_t *b, int64_t rowid, const cv__bt_value_t *v, unsigned ncols);
 uint64_t cv__btree_rows(const cv__btree_t *b);
+/* The levels of the tree so far, leaves included (1 while every row fits in one page). */
+int cv__btree_levels(const cv__btree_t *b);
 /* The last row's rowid (when there is one). */
 int64_t cv__btree_last(const cv__btree_t *b);
 const char *cv__btree_error(const cv__btree_t *b);
