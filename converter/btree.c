@@ -63,28 +63,30 @@
 typedef struct {
     uint8_t *page;
     uint32_t ncells;
-    uint32_t content;   /* offset of the lowest cell: the usable size while empty */
-    int has_last;       /* interior: a child waits to become a cell or the right-most child */
+    uint32_t content; /* offset of the lowest cell: the usable size while empty */
+    int has_last;     /* interior: a child waits to become a cell or the right-most child */
     uint32_t last_child;
-    int64_t last_key;   /* interior: its largest rowid; leaf: the largest rowid of the page */
+    int64_t last_key; /* interior: its largest rowid; leaf: the largest rowid of the page */
+    uint32_t cell_child, cell_size; /* interior: the newest cell */
+    int64_t cell_key;
 } level_t;
 
 struct cv__btree {
     int fd;
-    char name[4200];     /* how messages call the temporary file */
+    char name[4200]; /* how messages call the temporary file */
     char table[64];
     uint32_t page_size, usable;
     level_t lv[MAX_LEVELS];
     int nlv;
-    uint8_t *wbuf;       /* pages waiting to be written */
+    uint8_t *wbuf; /* pages waiting to be written */
     size_t wlen, wcap;
-    uint64_t pages;      /* pages in the file and in wbuf */
-    uint32_t *interior;  /* the indexes of the interior pages among them */
+    uint64_t pages;     /* pages in the file and in wbuf */
+    uint32_t *interior; /* the indexes of the interior pages among them */
     size_t ninterior, capinterior;
     uint64_t rows;
     int64_t last_rowid;
     int finished;
-    int root_interior;   /* after finish: the root (lv[nlv - 1].page) is an interior page */
+    int root_interior; /* after finish: the root (lv[nlv - 1].page) is an interior page */
     int failed;
     char error[4608];
 };
@@ -228,8 +230,8 @@ cv__btree_t *cv__btree_create(const char *near, const char *table, uint32_t page
     b->wcap = WRITE_PAGES_BYTES / page_size * page_size;
     if (b->wcap < page_size)
         b->wcap = page_size;
-    if (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)) ||
-        reserved > 255 || b->usable < 480) {
+    if (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)) || reserved > 255 ||
+        b->usable < 480) {
         fail(b, "%s: a page size of %u with %u reserved bytes is not SQLite's", table, page_size,
              reserved);
         return b;
@@ -335,8 +337,9 @@ static void reset(cv__btree_t *b, level_t *l)
 }
 
 /* Hands child page `child`, whose rows go up to `key`, to level k (made when first needed).
- * The level's newest child waits as its right-most one; the one before becomes a cell. */
-static int push(cv__btree_t *b, int k, uint32_t child, int64_t key)
+ * The level's newest child waits as its right-most one; the one before becomes a cell. `last`:
+ * the level's last child, from the end of the rows (finish). */
+static int push(cv__btree_t *b, int k, uint32_t child, int64_t key, int last)
 {
     if (k == b->nlv) {
         if (k == MAX_LEVELS) {
@@ -359,23 +362,40 @@ static int push(cv__btree_t *b, int k, uint32_t child, int64_t key)
     }
     uint32_t size = 4 + varint_len((uint64_t)l->last_key);
     if (INTERIOR_HEADER + 2 * (l->ncells + 1) + size > l->content) {
-        /* Full: the waiting child becomes its right-most one. */
+        /* Full: the waiting child becomes its right-most one and the new child opens the next
+         * page. Unless the new child is the level's last: a page with a right-most child alone
+         * would stay so, so the page's last cell moves over instead (its child becomes this
+         * page's right-most one, its key goes up, and the waiting child becomes the next
+         * page's cell). */
+        uint32_t waiting = l->last_child;
+        int64_t waiting_key = l->last_key, up = waiting_key;
+        if (last) {
+            l->ncells--;
+            l->content += l->cell_size;
+            up = l->cell_key;
+            l->last_child = l->cell_child; /* seal writes it as the right-most child */
+        }
         seal(b, l, 0);
         uint32_t index;
         if (emit(b, l->page, &index) != 0)
             return -1;
-        if (rheap_grow(&b->interior, &b->capinterior, b->ninterior, sizeof *b->interior, 64) !=
-            0) {
+        if (rheap_grow(&b->interior, &b->capinterior, b->ninterior, sizeof *b->interior, 64) != 0) {
             fail(b, "%s: out of memory", b->table);
             return -1;
         }
         b->interior[b->ninterior++] = index;
-        int64_t up = l->last_key;
         reset(b, l);
         l->has_last = 1;
-        l->last_child = child;
-        l->last_key = key;
-        return push(b, k + 1, index, up);
+        if (push(b, k + 1, index, up, 0) != 0)
+            return -1;
+        if (!last) {
+            l->last_child = child;
+            l->last_key = key;
+            return 0;
+        }
+        l->last_child = waiting;
+        l->last_key = waiting_key;
+        return push(b, k, child, key, 1);
     }
     l->content -= size;
     uint8_t *c = l->page + l->content;
@@ -383,6 +403,9 @@ static int push(cv__btree_t *b, int k, uint32_t child, int64_t key)
     put_varint(c + 4, (uint64_t)l->last_key);
     put16(l->page + INTERIOR_HEADER + 2 * l->ncells, l->content);
     l->ncells++;
+    l->cell_child = l->last_child;
+    l->cell_key = l->last_key;
+    l->cell_size = size;
     l->last_child = child;
     l->last_key = key;
     return 0;
@@ -398,7 +421,7 @@ static int leaf_full(cv__btree_t *b)
         return -1;
     int64_t key = l->last_key;
     reset(b, l);
-    return push(b, 1, index, key);
+    return push(b, 1, index, key, 0);
 }
 
 int cv__btree_add(cv__btree_t *b, int64_t rowid, const cv__bt_value_t *v, unsigned ncols)
@@ -430,8 +453,9 @@ int cv__btree_add(cv__btree_t *b, int64_t rowid, const cv__bt_value_t *v, unsign
     uint32_t hlen = 1 + ncols; /* below 128: one byte of length */
     uint32_t payload = hlen + body;
     if (payload > b->usable - 35) {
-        fail(b, "%s: row %lld: a record of %u bytes needs overflow pages (at most %u in a "
-                "page of %u bytes); not written",
+        fail(b,
+             "%s: row %lld: a record of %u bytes needs overflow pages (at most %u in a "
+             "page of %u bytes); not written",
              b->table, (long long)rowid, payload, b->usable - 35, b->page_size);
         return -1;
     }
@@ -487,14 +511,14 @@ static int finish(cv__btree_t *b)
         if (emit(b, l->page, &index) != 0)
             return -1;
         if (k > 0) {
-            if (rheap_grow(&b->interior, &b->capinterior, b->ninterior, sizeof *b->interior,
-                           64) != 0) {
+            if (rheap_grow(&b->interior, &b->capinterior, b->ninterior, sizeof *b->interior, 64) !=
+                0) {
                 fail(b, "%s: out of memory", b->table);
                 return -1;
             }
             b->interior[b->ninterior++] = index;
         }
-        if (push(b, k + 1, index, l->last_key) != 0)
+        if (push(b, k + 1, index, l->last_key, 1) != 0)
             return -1;
     }
     return flush_wbuf(b);
@@ -511,8 +535,7 @@ static void relocate(uint8_t *p, uint32_t base)
     }
 }
 
-static int read_at(cv__btree_t *b, int fd, const char *name, void *data, size_t len,
-                   uint64_t off)
+static int read_at(cv__btree_t *b, int fd, const char *name, void *data, size_t len, uint64_t off)
 {
     uint8_t *p = data;
     while (len) {
@@ -542,12 +565,14 @@ static int copy_pages(cv__btree_t *b, int fd, const char *name, uint64_t len, ui
         ssize_t n = copy_file_range(b->fd, &in, fd, &out, want, 0);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP ||
-                      errno == EINVAL) && done == 0)
+        if (n < 0 &&
+            (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL) &&
+            done == 0)
             break; /* no copy in the kernel between these two: by hand */
         if (n <= 0) {
             fail(b, "%s: offset %llu: appending the pages of %s: %s", name,
-                 (unsigned long long)(to + done), b->table, n < 0 ? strerror(errno) : strerror(ENOSPC));
+                 (unsigned long long)(to + done), b->table,
+                 n < 0 ? strerror(errno) : strerror(ENOSPC));
             return -1;
         }
         done += (uint64_t)n;
@@ -562,8 +587,7 @@ static int copy_pages(cv__btree_t *b, int fd, const char *name, uint64_t len, ui
     return 0;
 }
 
-int cv__btree_install(cv__btree_t *b, int fd, const char *name, uint32_t root,
-                      uint32_t *next_page)
+int cv__btree_install(cv__btree_t *b, int fd, const char *name, uint32_t root, uint32_t *next_page)
 {
     if (finish(b) != 0)
         return -1;
@@ -584,7 +608,8 @@ int cv__btree_install(cv__btree_t *b, int fd, const char *name, uint32_t root,
         if (read_at(b, b->fd, b->name, b->wbuf, b->page_size, off) != 0)
             return -1;
         relocate(b->wbuf, (uint32_t)base);
-        if (write_at(b, b->fd, b->name, b->wbuf, b->page_size, off, "renumbering the pages of") != 0)
+        if (write_at(b, b->fd, b->name, b->wbuf, b->page_size, off, "renumbering the pages of") !=
+            0)
             return -1;
     }
     if (copy_pages(b, fd, name, b->pages * b->page_size, (base - 1) * b->page_size) != 0)

@@ -5,14 +5,16 @@
  * exclusively with a random part) and
  * renamed over it only when everything succeeded, so the requested path never holds a
  * half-written database. The load runs in one transaction with the journal and fsyncs off: if
- * the converter dies, the temporary file is garbage anyway. Large pages and prepared statements
- * keep the per-row cost close to SQLite's own floor.
+ * the converter dies, the temporary file is garbage anyway.
  *
- * Allocation rows, nearly all of what is written, are inserted by a thread of their own: the
+ * Allocation rows, nearly all of what is written, are written by a thread of their own: the
  * converter queues chunks of rows, packed as LEB128 numbers, and goes on reading and pairing
- * while SQLite works. SQLite is built for one thread here (no mutexes), so the two take turns
- * on the connection (`conn`): the writer holds it for one chunk at a time, and any other write
- * waits for the chunk in progress only, not for the queue to empty (enter/leave). Stack rows,
+ * while the writer lays them into pages (btree.c; SQLite's insert cost three times as much per
+ * row): allocation_rows and its side tables are built beside SQLite and put into the file once
+ * SQLite has closed it (put_trees). SQLite is built for one thread here (no mutexes), so the
+ * two take turns on the connection (`conn`), which also guards the builders: the writer holds it
+ * for one chunk at a time, and any other write waits for the chunk in progress only, not for the
+ * queue to empty (enter/leave). Stack rows,
  * which come throughout a conversion, are kept here and handed to the writer thread in sets,
  * so a new stack costs the reader no wait.
  * The queue may hold up to QUEUE_BYTES of rows: the reader finishes its pass, and the caller

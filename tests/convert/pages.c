@@ -240,7 +240,9 @@ static void tree_case(const char *dir, uint32_t ps, size_t nrows, unsigned ncols
                   (long long)nrows);
     }
     /* No larger than SQLite's own. */
-    CHECK(tgen_int(db, "PRAGMA page_count") <= tgen_int(db, "PRAGMA o.page_count"));
+    long long pages = tgen_int(db, "PRAGMA page_count"), theirs_pages = tgen_int(db, "PRAGMA o.page_count");
+    printf("  %lld pages, SQLite's own %lld\n", pages, theirs_pages);
+    CHECK(pages <= theirs_pages);
     sqlite3_close(db);
     /* Written again by SQLite: the file is a database it can go on with. */
     db = open_rw(mine);
@@ -251,8 +253,37 @@ static void tree_case(const char *dir, uint32_t ps, size_t nrows, unsigned ncols
     unlink(theirs);
 }
 
+/* n rows (rowids 1 to n) of one integer, 1000, at 512-byte pages: 56 rows a leaf. At n = 3160
+ * the root holds the 57 leaves; at 3170 the last leaf's arrival overfills it, the case where the
+ * page's last cell moves to the next one (a page with a right-most child alone is no b-tree
+ * page), and a root is made above the two. */
+static void fixed_case(const char *dir, int64_t n, int levels)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/fixed.db", dir);
+    uint32_t root = make_db(path, 512, 1);
+    cv__btree_t *b = cv__btree_create(path, "t", 512, 0);
+    cv__bt_value_t v[2] = {{CV__BT_NULL, 0, 0}, {CV__BT_INT, 1000, 0}};
+    for (int64_t i = 1; i <= n; i++)
+        CHECK(cv__btree_add(b, i, v, 2) == 0);
+    CHECK_INT(cv__btree_levels(b), 2);
+    char err[8192];
+    CHECK(cv__btree_put(path, &b, &root, 1, err, sizeof err) == 0);
+    CHECK_INT(cv__btree_levels(b), levels); /* 3: the root made by the last push */
+    cv__btree_destroy(b);
+    sqlite3 *db = tgen_db_open(path);
+    CHECK_STR(tgen_text(db, "PRAGMA integrity_check"), "ok");
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM t"), n);
+    CHECK_INT(tgen_int(db, "SELECT sum(c0) FROM t"), 1000 * n);
+    CHECK_INT(tgen_int(db, "SELECT sum(id) FROM t WHERE id > 3000"), (n + 3001) * (n - 3000) / 2);
+    sqlite3_close(db);
+    unlink(path);
+}
+
 static void test_tree(const char *dir)
 {
+    fixed_case(dir, 3160, 2);
+    fixed_case(dir, 3170, 3);
     /* 512 bytes, 7 columns: about 14 rows a leaf and 30 children an interior page. */
     tree_case(dir, 512, 60000, 7, 0, 4);
     /* 16 KiB, 24 columns of 5 to 8 bytes: about 90 rows a leaf, 1,100 children (9-byte keys). */
@@ -260,6 +291,10 @@ static void test_tree(const char *dir)
     tree_case(dir, 16384, 0, 3, 0, 1);
     tree_case(dir, 16384, 1, 3, 0, 1);
     tree_case(dir, 512, 15, 3, 0, 1);
+    /* The row counts around the pages' ends: the last rows fill a leaf, or an interior page,
+     * or start the next one. */
+    for (size_t n = 16; n < 3000; n += 71)
+        tree_case(dir, 512, n, 3, 0, 1);
 
     char path[2048];
     snprintf(path, sizeof path, "%s/refused.db", dir);
@@ -513,7 +548,8 @@ static void test_convert(const char *dir)
               0);
     CHECK(file_size(mine) <= file_size(theirs));
     long long tree_pages = tgen_int(a, "SELECT count(*) FROM dbstat WHERE name IN "
-                                       "('allocation_rows', 'allocation_frees', 'allocation_extras')");
+                                       "('allocation_rows', 'allocation_frees', "
+                                       "'allocation_extras')");
     sqlite3_close(a);
     sqlite3_close(b);
     unlink(theirs);
