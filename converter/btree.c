@@ -246,7 +246,7 @@ cv__btree_t *cv__btree_create(const char *near, const char *table, uint32_t page
     b->lv[0].content = b->usable;
     char what[128];
     snprintf(what, sizeof what, "%s", table);
-    b->fd = cv__spill_tmpfile(near, what, b->name, sizeof b->name);
+    b->fd = cv__temp_open(near, what, b->name, sizeof b->name);
     if (b->fd < 0)
         fail(b, "%s: creating the file for the pages of %s: %s", b->name, table, strerror(errno));
     return b;

@@ -119,6 +119,12 @@ const char *cv__pairs_failure(const cv__pairs_t *p);
 /* Blocks written to the spill file and its bytes, so far (0 when nothing spilled). */
 void cv__pairs_spilled(const cv__pairs_t *p, uint64_t *blocks, uint64_t *file_bytes);
 
+/* ---- tempfile.c: scratch files ----
+ * Opens a file without a name for reading and writing: in the directory of the path `near`, or
+ * in TMPDIR (else /tmp) when near is NULL. Writes into name how messages call it. -1 and errno
+ * when it cannot be made. */
+int cv__temp_open(const char *near, const char *suffix, char *name, size_t namesz);
+
 /* ---- spill.c: the store's oldest blocks on disk, and its memory budget ----
  * Runs of entries of `esize` bytes whose first 8 bytes are the address (nonzero, unique within
  * a run), each sorted by address in an unnamed temporary file, with a bloom filter, a sparse
@@ -150,11 +156,6 @@ void cv__spill_figures(const cv__spill_t *s, uint64_t *entries, uint64_t *file_b
 /* The budget of a conversion that was given none: a quarter of MemAvailable (spill.c says why);
  * 0 (no budget) when /proc/meminfo cannot be read. */
 uint64_t cv__spill_default_budget(void);
-
-/* An unnamed temporary file for `what` in the directory of the path `near` (O_TMPFILE; where
- * the file system has none, made exclusively and unlinked at once); `name` (len bytes) gets how
- * messages call it. The descriptor, or -1 with errno. */
-int cv__spill_tmpfile(const char *near, const char *what, char *name, size_t len);
 
 /* ---- btree.c: a rowid table's pages laid out directly, rows in increasing rowid order ----
  * Builds the table b-tree in an unnamed temporary file beside `near` as rows come, and puts it
