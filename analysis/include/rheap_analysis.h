@@ -324,6 +324,7 @@ typedef struct {
     ra_module_t *modules;      /* distinct paths, sorted */
     size_t nmodules;
     struct ra_pool *pool;      /* owns the strings */
+    struct ra_proc_key *proc_order; /* procs by pid, recording (ra_model_proc); NULL: none */
 } ra_model_t;
 
 /* ---- Memory beyond the heap (memory.c) ---- */
