@@ -669,6 +669,69 @@ static int sum_stats(ctx_t *c, ra_model_t *pd)
     return finish(c, st, rc);
 }
 
+/* Every stack's rows over the recordings, as the converter added them up (stack_totals): one
+ * stat per stack, pid and recording -1, leaked and stopped already apart. */
+static int sum_totals(ctx_t *c, ra_model_t *pd)
+{
+    sqlite3_stmt *st = prepare(c,
+        "SELECT coalesce(bt, -1), blocks, bytes, leaked_blocks, leaked_bytes, stopped_blocks,\n"
+        "       stopped_bytes, peak_blocks, peak_bytes, temporary_blocks, temporary_bytes\n"
+        "FROM stack_totals");
+    if (!st)
+        return -1;
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (rheap_grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats, 64) != 0)
+            break;
+        ra_stat_t *s = &pd->stats[pd->nstats++];
+        memset(s, 0, sizeof *s);
+        s->pid = s->recording = -1;
+        s->bt = sqlite3_column_int64(st, 0);
+        s->blocks = sqlite3_column_int64(st, 1);
+        s->bytes = sqlite3_column_int64(st, 2);
+        s->leaked_blocks = sqlite3_column_int64(st, 3);
+        s->leaked_bytes = sqlite3_column_int64(st, 4);
+        s->stopped_blocks = sqlite3_column_int64(st, 5);
+        s->stopped_bytes = sqlite3_column_int64(st, 6);
+        s->peak_blocks = sqlite3_column_int64(st, 7);
+        s->peak_bytes = sqlite3_column_int64(st, 8);
+        s->temporary_blocks = sqlite3_column_int64(st, 9);
+        s->temporary_bytes = sqlite3_column_int64(st, 10);
+    }
+    return finish(c, st, rc);
+}
+
+/* The per-recording stats added up per stack, as sum_totals reads them, for a database that
+ * predates stack_totals. After split_windows. */
+static void add_up_stats(ra_model_t *pd)
+{
+    for (size_t i = 0; i < pd->nstats; i++)
+        pd->stats[i].pid = pd->stats[i].recording = -1;
+    if (pd->nstats)
+        qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
+    size_t n = 0;
+    for (size_t i = 0; i < pd->nstats; i++) {
+        const ra_stat_t *s = &pd->stats[i];
+        ra_stat_t *t = n ? &pd->stats[n - 1] : NULL;
+        if (!t || t->bt != s->bt) {
+            pd->stats[n++] = *s;
+            continue;
+        }
+        t->blocks += s->blocks;
+        t->bytes += s->bytes;
+        t->leaked_blocks += s->leaked_blocks;
+        t->leaked_bytes += s->leaked_bytes;
+        t->stopped_blocks += s->stopped_blocks;
+        t->stopped_bytes += s->stopped_bytes;
+        t->peak_blocks += s->peak_blocks;
+        t->peak_bytes += s->peak_bytes;
+        t->temporary_blocks += s->temporary_blocks;
+        t->temporary_bytes += s->temporary_bytes;
+    }
+    pd->nstats = n;
+}
+
 /* Each stack's freed blocks by decade of lifetime, into the stats (sorted by then). */
 static int sum_lifetimes(ctx_t *c, ra_model_t *pd)
 {
@@ -871,6 +934,9 @@ static int split_windows(ctx_t *c, ra_model_t *pd)
     for (size_t i = 0; i < pd->nprocs; i++)
         RA_SPLIT(&pd->procs[i], !pd->procs[i].until_exit);
     for (size_t i = 0; i < pd->nstats; i++) {
+        /* Totals over the recordings (pid -1) come split already. */
+        if (pd->stats[i].pid < 0)
+            continue;
         const ra_proc_t *p = ra_model_proc(pd, pd->stats[i].pid, pd->stats[i].recording);
         RA_SPLIT(&pd->stats[i], p && !p->until_exit);
     }
@@ -910,10 +976,14 @@ static int load(ctx_t *c, ra_model_t *pd, unsigned what, size_t nbuckets)
         return oom(c);
     /* Each summary is what a pass over the rows of `allocations` would give;
      * tests/visual/model_oracle.c computes that pass and checks it. */
-    if (sum_procs(c, pd) != 0) return -1;
-    if ( ((what & RA_MODEL_STACKS) && sum_stats(c, pd) != 0)) return -1;
-    if (((what & RA_MODEL_TABLES) && sum_tables(c, pd) != 0)) return -1;
-    if (((what & RA_MODEL_TIMELINE) && sum_timeline(c, pd, nbuckets) != 0))
+    /* The totals over the recordings: the converter's, else added up after the split. */
+    int totals = (what & RA_MODEL_TOTALS) && (what & RA_MODEL_STACKS) && c->pid < 0 &&
+                 !(what & RA_MODEL_LIFETIMES);
+    int read_totals = totals && has_table(c->db, "stack_totals");
+    if (sum_procs(c, pd) != 0 ||
+        ((what & RA_MODEL_STACKS) && (read_totals ? sum_totals(c, pd) : sum_stats(c, pd)) != 0) ||
+        ((what & RA_MODEL_TABLES) && sum_tables(c, pd) != 0) ||
+        ((what & RA_MODEL_TIMELINE) && sum_timeline(c, pd, nbuckets) != 0))
         return -1;
     extend_ends(pd);
     /* qsort's array may not be NULL, even when empty. */
@@ -929,6 +999,8 @@ static int load(ctx_t *c, ra_model_t *pd, unsigned what, size_t nbuckets)
         return -1;
     if (split_windows(c, pd) != 0)
         return -1;
+    if (totals && !read_totals)
+        add_up_stats(pd);
     if (pd->pool->oom)
         return oom(c);
     return 0;

@@ -666,11 +666,12 @@ void ra_supp_apply(const ra_supp_t *s, ra_model_t *pd, int64_t *blocks, int64_t 
             continue;
         blocks[r] += st->leaked_blocks;
         bytes[r] += st->leaked_bytes;
-        for (size_t p = 0; p < pd->nprocs; p++)
-            if (pd->procs[p].pid == st->pid && pd->procs[p].recording == st->recording) {
-                pd->procs[p].leaked_blocks -= st->leaked_blocks;
-                pd->procs[p].leaked_bytes -= st->leaked_bytes;
-            }
+        /* A stack's totals over the recordings (RA_MODEL_TOTALS) belong to no one recording. */
+        ra_proc_t *p = (ra_proc_t *)ra_model_proc(pd, st->pid, st->recording);
+        if (p) {
+            p->leaked_blocks -= st->leaked_blocks;
+            p->leaked_bytes -= st->leaked_bytes;
+        }
         st->leaked_blocks = 0;
         st->leaked_bytes = 0;
     }

@@ -183,9 +183,29 @@ static int write_collapsed(const ra_model_t *pd, const ra_model_t *base, ra_weig
 
 /* ---- The command ---- */
 
-/* Reads a database for export, its suppressed leaks taken out (named in a note on stderr). */
-static int load(const char *path, int64_t pid, unsigned what, const cli__supp_opts_t *so,
-                const char *skip, const ra_moment_t *mo, ra_model_t *pd)
+/* pprof: up to this many recordings, a sample per stack and recording labelled with its pid;
+ * beyond, a build's thousands of processes would make millions of samples (2.5 million, 15 s
+ * of CPU to write), so the samples are the stacks' totals over the recordings, and --pid P
+ * gives one process's. */
+#define PPROF_PER_RECORDING_MAX 64
+
+/* The number of recordings of the database; -1 when it cannot be read. */
+static int64_t recordings_of(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM processes", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Reads a database for export, its suppressed leaks taken out (named in a note on stderr).
+ * With RA_MODEL_TOTALS in what, totals_over > 0 keeps the samples per recording in a database
+ * of at most that many recordings. */
+static int load(const char *path, int64_t pid, unsigned what, int64_t totals_over,
+                const cli__supp_opts_t *so, const char *skip, const ra_moment_t *mo,
+                ra_model_t *pd)
 {
     sqlite3 *db;
     memset(pd, 0, sizeof *pd);
@@ -193,6 +213,11 @@ static int load(const char *path, int64_t pid, unsigned what, const cli__supp_op
     int rc = cli__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
+    if ((what & RA_MODEL_TOTALS) && totals_over > 0) {
+        int64_t n = recordings_of(db);
+        if (n >= 0 && n <= totals_over)
+            what &= ~(unsigned)RA_MODEL_TOTALS;
+    }
     ra_err_t err;
     ra_status_t loaded = ra_model_load(db, pid, what, 0, pd, &err);
     if (loaded == RA_OK)
@@ -422,12 +447,19 @@ int cli__cmd_export(int argc, char **argv)
         what |= RA_MODEL_PEAK;
     if (w == RA_W_TEMPORARY)
         what |= RA_MODEL_TEMPORARY;
+    /* Every process's stacks added up: the converter's totals per stack (stack_totals), a row
+     * per stack instead of one per stack and recording. Collapsed output adds them up in any
+     * case; pprof keeps its samples per recording in a small tree. A moment is per recording. */
+    int64_t totals_over = pprof ? PPROF_PER_RECORDING_MAX : 0;
+    if (!cli__moment_given(&mo))
+        what |= RA_MODEL_TOTALS;
     ra_model_t pd, base;
-    int rc = load(db_path, pid, what, &so, skip, &mo, &pd);
+    int rc = load(db_path, pid, what, totals_over, &so, skip, &mo, &pd);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     /* The base is another run: its pids differ, so --pid does not select in it. */
-    if (base_path && (rc = load(base_path, -1, what, &so, skip, &mo, &base)) != RHEAP_EXIT_OK) {
+    if (base_path && (rc = load(base_path, -1, what, totals_over, &so, skip, &mo, &base)) !=
+                         RHEAP_EXIT_OK) {
         ra_model_free(&pd);
         return rc;
     }

@@ -972,8 +972,7 @@ int cli__cmd_report_html(int argc, char **argv)
         ra_model_free(&pd);
         return RHEAP_EXIT_OUTPUT;
     }
-    int failed = choose(&pg) != 0;
-    failed = failed || write_page(&pg, db_path, out) != 0;
+    int failed = choose(&pg) != 0 || write_page(&pg, db_path, out) != 0;
     if (fclose(out) != 0)
         failed = 1;
     sqlite3_close(db);
