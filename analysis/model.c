@@ -456,48 +456,114 @@ static const char *intern_col(struct ra_pool *pool, sqlite3_stmt *st, int i, con
     return *last;
 }
 
+/* The frame in the current row of st (the columns of FRAME_COLS) appended to the model's
+ * stacks, a new stack when its id is not the last one's. 0, or -1 when out of memory. */
+#define FRAME_COLS                                                                           \
+    "SELECT b.id, b.sym, b.file, coalesce(b.line, 0), b.module, b.offset, b.inlined, b.ip_index,\n" \
+    "       k.frames - k.site_frame\n"                                                     \
+    "FROM stacks AS k JOIN backtraces AS b ON b.id = k.id AND b.frame_no >= k.site_frame\n"
+
+typedef struct {
+    size_t cap, fcap;
+    ra_stack_t *s;
+    const char *last[3];
+} frame_reader_t;
+
+static int add_frame(ra_model_t *pd, sqlite3_stmt *st, frame_reader_t *r)
+{
+    int64_t id = sqlite3_column_int64(st, 0);
+    if (!r->s || r->s->bt != id) {
+        if (rheap_grow(&pd->stacks, &r->cap, pd->nstacks, sizeof *pd->stacks, 64) != 0)
+            return -1;
+        ra_stack_t *s = r->s = &pd->stacks[pd->nstacks++];
+        memset(s, 0, sizeof *s);
+        s->bt = id;
+        /* The number of frames is known: each stack's array is allocated once, to size. */
+        int64_t want = sqlite3_column_int64(st, 8);
+        r->fcap = 0;
+        if (want > 0 && want < 1 << 20) {
+            s->frames = malloc((size_t)want * sizeof *s->frames);
+            r->fcap = s->frames ? (size_t)want : 0;
+        }
+    }
+    ra_stack_t *s = r->s;
+    if (rheap_grow(&s->frames, &r->fcap, s->nframes, sizeof *s->frames, 64) != 0)
+        return -1;
+    ra_frame_t *f = &s->frames[s->nframes++];
+    f->sym = intern_col(pd->pool, st, 1, &r->last[0]);
+    f->file = intern_col(pd->pool, st, 2, &r->last[1]);
+    f->line = sqlite3_column_int64(st, 3);
+    f->module = intern_col(pd->pool, st, 4, &r->last[2]);
+    f->offset = sqlite3_column_int64(st, 5);
+    f->inlined = sqlite3_column_int(st, 6);
+    f->ip_index = sqlite3_column_int(st, 7);
+    return 0;
+}
+
 static int load_stacks(ctx_t *c, ra_model_t *pd)
 {
-    /* The converter decides each stack's site once (stacks.site_frame); its frames from there
-     * are counted (stacks.frames), so each stack's array is allocated once, to size. */
-    sqlite3_stmt *st = prepare(c,
-        "SELECT b.id, b.sym, b.file, coalesce(b.line, 0), b.module, b.offset, b.inlined, b.ip_index,\n"
-        "       k.frames - k.site_frame\n"
-        "FROM stacks AS k JOIN backtraces AS b ON b.id = k.id AND b.frame_no >= k.site_frame\n"
-        "ORDER BY b.id, b.frame_no");
+    /* The converter decides each stack's site once (stacks.site_frame). */
+    sqlite3_stmt *st = prepare(c, FRAME_COLS "ORDER BY b.id, b.frame_no");
     if (!st)
         return -1;
-    size_t cap = 0, fcap = 0;
-    ra_stack_t *s = NULL;
-    const char *last[3] = {NULL, NULL, NULL};
+    frame_reader_t r = {0};
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
-        if (!s || s->bt != id) {
-            if (rheap_grow(&pd->stacks, &cap, pd->nstacks, sizeof *pd->stacks, 64) != 0)
-                break;
-            s = &pd->stacks[pd->nstacks++];
-            memset(s, 0, sizeof *s);
-            s->bt = id;
-            int64_t want = sqlite3_column_int64(st, 8);
-            fcap = 0;
-            if (want > 0 && want < 1 << 20) {
-                s->frames = malloc((size_t)want * sizeof *s->frames);
-                fcap = s->frames ? (size_t)want : 0;
-            }
-        }
-        if (rheap_grow(&s->frames, &fcap, s->nframes, sizeof *s->frames, 64) != 0)
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (add_frame(pd, st, &r) != 0)
             break;
-        ra_frame_t *f = &s->frames[s->nframes++];
-        f->sym = intern_col(pd->pool, st, 1, &last[0]);
-        f->file = intern_col(pd->pool, st, 2, &last[1]);
-        f->line = sqlite3_column_int64(st, 3);
-        f->module = intern_col(pd->pool, st, 4, &last[2]);
-        f->offset = sqlite3_column_int64(st, 5);
-        f->inlined = sqlite3_column_int(st, 6);
-        f->ip_index = sqlite3_column_int(st, 7);
-    }
     return finish(c, st, rc);
+}
+
+ra_status_t ra_model_frames(sqlite3 *db, ra_model_t *pd, const int64_t *bts, size_t n,
+                            ra_err_t *err)
+{
+    /* One seek per stack when the stacks a picture shows are a share of a process tree's;
+     * beyond FRAMES_SEEK_MAX, one pass over every frame in id order, the wanted ids met in
+     * step (a seek costs several rows' reading). */
+    enum { FRAMES_SEEK_MAX = 20000 };
+    int scan = n > FRAMES_SEEK_MAX;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           scan ? FRAME_COLS "ORDER BY b.id, b.frame_no"
+                                : FRAME_COLS "WHERE k.id = ?1 ORDER BY b.frame_no",
+                           -1, &st, NULL) != SQLITE_OK)
+        return ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+    frame_reader_t r = {0};
+    r.cap = pd->nstacks; /* the array holds exactly what it has (none, after RA_MODEL_FRAMES_LATER) */
+    int rc = SQLITE_DONE;
+    int64_t prev = INT64_MIN;
+    int64_t floor = pd->nstacks ? pd->stacks[pd->nstacks - 1].bt : INT64_MIN;
+    size_t want = 0;
+    while (scan && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        while (want < n && bts[want] < id)
+            want++;
+        if (want == n)
+            break;
+        if (bts[want] != id || id <= floor)
+            continue;
+        if (add_frame(pd, st, &r) != 0)
+            break;
+    }
+    if (scan && rc == SQLITE_ROW && want == n)
+        rc = SQLITE_DONE;
+    for (size_t i = 0; !scan && i < n && rc == SQLITE_DONE; i++) {
+        /* In order, each once: the stacks stay sorted by id for ra_model_stack. */
+        if (bts[i] <= prev || (pd->nstacks && bts[i] <= pd->stacks[pd->nstacks - 1].bt))
+            continue;
+        prev = bts[i];
+        sqlite3_bind_int64(st, 1, bts[i]);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+            if (add_frame(pd, st, &r) != 0)
+                break;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    if (pd->pool->oom || rc == SQLITE_ROW)
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
+    if (rc != SQLITE_DONE)
+        return ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+    return RA_OK;
 }
 
 ra_status_t ra_model_skip(sqlite3 *db, ra_model_t *pd, const char *glob, ra_err_t *err)
@@ -995,7 +1061,7 @@ static int load(ctx_t *c, ra_model_t *pd, unsigned what, size_t nbuckets)
         qsort(pd->sizes, pd->nsizes, sizeof *pd->sizes, cmp_size);
     if ((what & RA_MODEL_LIFETIMES) && sum_lifetimes(c, pd) != 0)
         return -1;
-    if ((what & RA_MODEL_STACKS) && load_stacks(c, pd) != 0)
+    if ((what & RA_MODEL_STACKS) && !(what & RA_MODEL_FRAMES_LATER) && load_stacks(c, pd) != 0)
         return -1;
     if (split_windows(c, pd) != 0)
         return -1;

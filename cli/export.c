@@ -200,11 +200,48 @@ static int64_t recordings_of(sqlite3 *db)
     return n;
 }
 
-/* Reads a database for export, its suppressed leaks taken out (named in a note on stderr).
- * With RA_MODEL_TOTALS in what, totals_over > 0 keeps the samples per recording in a database
- * of at most that many recordings. */
-static int load(const char *path, int64_t pid, unsigned what, int64_t totals_over,
-                const cli__supp_opts_t *so, const char *skip, const ra_moment_t *mo,
+/* Whether the output draws the stack of s: collapsed a line for each weight not 0, pprof a
+ * sample for each stack with blocks (at the peak, with peak). */
+static int drawn(const ra_stat_t *s, ra_weight_t w, int pprof)
+{
+    if (!pprof)
+        return ra_weight_of(s, w) != 0;
+    return (w == RA_W_PEAK ? s->peak_blocks : s->blocks) != 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Reads the frames of the stacks the output draws: the leaking stacks of a build are a fifth
+ * of its stacks, and their frames a sixth of the rows. RA_OK or the failure in err. */
+static ra_status_t read_frames(sqlite3 *db, ra_model_t *pd, ra_weight_t w, int pprof,
+                               ra_err_t *err)
+{
+    int64_t *bts = malloc((pd->nstats + 1) * sizeof *bts);
+    if (!bts) {
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        return RA_E_NOMEM;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < pd->nstats; i++)
+        if (pd->stats[i].bt >= 0 && drawn(&pd->stats[i], w, pprof))
+            bts[n++] = pd->stats[i].bt;
+    if (n)
+        qsort(bts, n, sizeof *bts, cmp_i64);
+    ra_status_t rc = ra_model_frames(db, pd, bts, n, err);
+    free(bts);
+    return rc;
+}
+
+/* Reads a database for export, its suppressed leaks taken out (named in a note on stderr), the
+ * frames of the stacks drawn with weight w in the format. With RA_MODEL_TOTALS in what,
+ * totals_over > 0 keeps the samples per recording in a database of at most that many
+ * recordings. */
+static int load(const char *path, int64_t pid, unsigned what, int64_t totals_over, ra_weight_t w,
+                int pprof, const cli__supp_opts_t *so, const char *skip, const ra_moment_t *mo,
                 ra_model_t *pd)
 {
     sqlite3 *db;
@@ -219,9 +256,7 @@ static int load(const char *path, int64_t pid, unsigned what, int64_t totals_ove
             what &= ~(unsigned)RA_MODEL_TOTALS;
     }
     ra_err_t err;
-    ra_status_t loaded = ra_model_load(db, pid, what, 0, pd, &err);
-    if (loaded == RA_OK)
-        loaded = ra_model_skip(db, pd, skip, &err);
+    ra_status_t loaded = ra_model_load(db, pid, what | RA_MODEL_FRAMES_LATER, 0, pd, &err);
     if (loaded == RA_OK)
         loaded = ra_model_moment(db, pd, mo, &err);
     if (loaded != RA_OK) {
@@ -232,8 +267,8 @@ static int load(const char *path, int64_t pid, unsigned what, int64_t totals_ove
     }
     ra_supp_t *supp;
     rc = cli__supp_open(so, db, &supp, stderr);
-    sqlite3_close(db);
     if (rc != RHEAP_EXIT_OK) {
+        sqlite3_close(db);
         ra_model_free(pd);
         return rc;
     }
@@ -243,6 +278,7 @@ static int load(const char *path, int64_t pid, unsigned what, int64_t totals_ove
         free(bl);
         free(by);
         ra_supp_destroy(supp);
+        sqlite3_close(db);
         ra_model_free(pd);
         cli__error(stderr, "out of memory");
         return RHEAP_EXIT_OUTPUT;
@@ -260,6 +296,16 @@ static int load(const char *path, int64_t pid, unsigned what, int64_t totals_ove
     free(bl);
     free(by);
     ra_supp_destroy(supp);
+    /* The suppressed leaks are out: their stacks need no frames for the leaked weight. */
+    loaded = read_frames(db, pd, w, pprof, &err);
+    if (loaded == RA_OK)
+        loaded = ra_model_skip(db, pd, skip, &err);
+    sqlite3_close(db);
+    if (loaded != RA_OK) {
+        cli__error(stderr, "%s: %s", path, err.msg);
+        ra_model_free(pd);
+        return (int)loaded;
+    }
     return RHEAP_EXIT_OK;
 }
 
@@ -454,12 +500,12 @@ int cli__cmd_export(int argc, char **argv)
     if (!cli__moment_given(&mo))
         what |= RA_MODEL_TOTALS;
     ra_model_t pd, base;
-    int rc = load(db_path, pid, what, totals_over, &so, skip, &mo, &pd);
+    int rc = load(db_path, pid, what, totals_over, w, pprof, &so, skip, &mo, &pd);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     /* The base is another run: its pids differ, so --pid does not select in it. */
-    if (base_path && (rc = load(base_path, -1, what, totals_over, &so, skip, &mo, &base)) !=
-                         RHEAP_EXIT_OK) {
+    if (base_path && (rc = load(base_path, -1, what, totals_over, w, pprof, &so, skip, &mo,
+                                &base)) != RHEAP_EXIT_OK) {
         ra_model_free(&pd);
         return rc;
     }

@@ -139,6 +139,33 @@ static int choose(page_t *pg)
     return 0;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Reads the frames of the stacks the page shows on their own (choose): a few thousand of a
+ * build's 200,000, whose frames were most of the page's reading. */
+static ra_status_t read_frames(page_t *pg, ra_err_t *err)
+{
+    ra_model_t *pd = (ra_model_t *)pg->pd;
+    int64_t *bts = malloc((pd->nstats + 1) * sizeof *bts);
+    if (!bts) {
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        return RA_E_NOMEM;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < pd->nstats; i++)
+        if (pg->keep[i] && pd->stats[i].bt >= 0)
+            bts[n++] = pd->stats[i].bt;
+    if (n)
+        qsort(bts, n, sizeof *bts, cmp_i64);
+    ra_status_t rc = ra_model_frames(pg->db, pd, bts, n, err);
+    free(bts);
+    return rc;
+}
+
 /* Adds the figures of s into sum, for the entry of a recording's stacks not shown one by one. */
 static void add_stat(ra_stat_t *sum, const ra_stat_t *s)
 {
@@ -913,11 +940,11 @@ int cli__cmd_report_html(int argc, char **argv)
         return rc;
     ra_model_t pd;
     ra_err_t err;
-    ra_status_t loaded = ra_model_load(
-        db, pid, RA_MODEL_STACKS | RA_MODEL_TIMELINE | RA_MODEL_TABLES | RA_MODEL_LIFETIMES,
-        HTML_BUCKETS, &pd, &err);
-    if (loaded == RA_OK)
-        loaded = ra_model_skip(db, &pd, skip, &err);
+    /* The frames are read once the page has chosen the stacks it shows (read_frames). */
+    ra_status_t loaded = ra_model_load(db, pid,
+                                       RA_MODEL_STACKS | RA_MODEL_TIMELINE | RA_MODEL_TABLES |
+                                           RA_MODEL_LIFETIMES | RA_MODEL_FRAMES_LATER,
+                                       HTML_BUCKETS, &pd, &err);
     if (loaded == RA_OK)
         loaded = ra_model_moment(db, &pd, &mo, &err);
     if (loaded != RA_OK) {
@@ -972,7 +999,18 @@ int cli__cmd_report_html(int argc, char **argv)
         ra_model_free(&pd);
         return RHEAP_EXIT_OUTPUT;
     }
-    int failed = choose(&pg) != 0 || write_page(&pg, db_path, out) != 0;
+    int failed = choose(&pg) != 0;
+    if (!failed && (read_frames(&pg, &err) != RA_OK || ra_model_skip(db, &pd, skip, &err) != RA_OK)) {
+        cli__error(stderr, "%s: %s", db_path, err.msg);
+        fclose(out);
+        sqlite3_close(db);
+        free(pg.keep);
+        free(pg.suppressed);
+        free_memory(mem, pd.nprocs);
+        ra_model_free(&pd);
+        return RHEAP_EXIT_INPUT;
+    }
+    failed = failed || write_page(&pg, db_path, out) != 0;
     if (fclose(out) != 0)
         failed = 1;
     sqlite3_close(db);

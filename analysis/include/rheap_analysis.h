@@ -311,10 +311,12 @@ enum {
     RA_MODEL_TEMPORARY = 8, /* temporary blocks per stack */
     RA_MODEL_TABLES = 16,   /* per thread and per size class */
     RA_MODEL_LIFETIMES = 32, /* per stack its freed blocks by decade of lifetime (implies stacks) */
-    RA_MODEL_TOTALS = 64    /* with every process (pid < 0): one stat per stack, its rows of every
+    RA_MODEL_TOTALS = 64,   /* with every process (pid < 0): one stat per stack, its rows of every
                                recording added up, pid and recording -1 (table stack_totals;
                                added up here from the per-recording rows for a database without
                                it); not with RA_MODEL_LIFETIMES or a moment (ra_model_moment) */
+    RA_MODEL_FRAMES_LATER = 128 /* the stacks' stats without their frames: the caller reads
+                                   those of the stacks it shows with ra_model_frames */
 };
 
 typedef struct {
@@ -375,6 +377,11 @@ void ra_memory_free(ra_memory_t *m);
 ra_status_t ra_model_load(struct sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets,
                           ra_model_t *m, ra_err_t *err);
 void ra_model_free(ra_model_t *m);
+/* After ra_model_load with RA_MODEL_FRAMES_LATER: reads the frames of the stacks bts[0, n)
+ * (ascending; ids not above the last stack read are skipped), for ra_model_stack. RA_OK,
+ * RA_E_INPUT or RA_E_NOMEM. */
+ra_status_t ra_model_frames(struct sqlite3 *db, ra_model_t *m, const int64_t *bts, size_t n,
+                            ra_err_t *err);
 /* Charges the stacks of m (loaded with RA_MODEL_STACKS from db) to the callers of the wrapper
  * functions whose bare name matches the GLOB pattern glob (NULL: nothing): each stack starts
  * at the first frame that is neither allocator plumbing nor matched, as the canned queries'
