@@ -951,6 +951,37 @@ case_query_json() {
     done
 }
 
+# A long answer: 50 rows in columns and a last line with the count of the others; --limit N and
+# --all; CSV whole unless limited, the rows left out then counted on stderr.
+case_query_limit() {
+    run r "$RHEAP" run -q -o lim.db -- sh -c "for i in 1 2 3; do \"$FAMILY\" tree || exit 1; done"
+    expect_eq "run status" "$STATUS" 0
+    q=(query timeline lim.db --param buckets=1000)
+    run all "$RHEAP" "${q[@]}" --csv
+    expect_eq "csv status" "$STATUS" 0
+    n=$(($(wc -l <all.out) - 1))
+    [ "$n" -gt 60 ] || fail "only $n timeline rows: too few to cut"
+    expect_eq "csv: no count of rows left out" "$(cat all.err)" ""
+    run col "$RHEAP" "${q[@]}" --wide --raw
+    expect_eq "columns: lines" "$(wc -l <col.out)" 53
+    expect_eq "columns: last line" "$(tail -n 1 col.out)" \
+        "... $((n - 50)) more rows (--limit N shows N, --all every one)"
+    run every "$RHEAP" "${q[@]}" --wide --raw --all
+    expect_eq "--all: lines" "$(wc -l <every.out)" $((n + 2))
+    grep -q 'more rows' every.out && fail "--all printed a count of rows left out"
+    # The same rows, the columns' widths set by the rows shown.
+    expect_eq "--all: first 50 rows as the default's" "$(sed -n '3,52p' every.out | awk '{$1 = $1; print}')" \
+        "$(sed -n '3,52p' col.out | awk '{$1 = $1; print}')"
+    run seven "$RHEAP" "${q[@]}" --csv --limit 7
+    expect_eq "--limit 7 --csv" "$(cat seven.out)" "$(head -n 8 all.out)"
+    expect_eq "--limit 7 --csv: stderr" "$(cat seven.err)" "rheap: $((n - 7)) more rows left out by --limit"
+    run zero "$RHEAP" "${q[@]}" --limit 0
+    expect_eq "--limit 0: status" "$STATUS" 1
+    expect_eq "--limit 0" "$(cat zero.err)" "rheap: error: --limit: expected a number of rows from 1, got '0'"
+    run both "$RHEAP" "${q[@]}" --limit 5 --all
+    expect_eq "--limit and --all: status" "$STATUS" 1
+}
+
 # A statically linked program cannot be recorded: rheap says why, and the status is the
 # program's own.
 case_run_static() {
