@@ -447,6 +447,10 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
 void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b, uint64_t id);
 /* 0; 1 out of memory; -1 database error (cv__db_error). */
 int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites);
+/* At the end of the conversion, inside the database (cv__db_enter): every stack's rows of
+ * stack_stats over all the recordings the summary has written, into stack_totals. 0; 1 out of
+ * memory; -1 database error. */
+int cv__summary_totals_write(cv__summary_t *s, struct sqlite3 *h);
 /* Profile mode, after begin: blocks are weighed (profile.c) by this sampling interval. */
 void cv__summary_sampling(cv__summary_t *s, uint64_t interval);
 /* Profile mode, before end: the exact counts of a thread file's totals record, which replace
