@@ -393,8 +393,10 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b);
 void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_t freer,
                       uint64_t id);
 void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b, uint64_t id);
-/* 0; 1 out of memory; -1 database error (cv__db_error). */
-int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites);
+/* Writes the recording's rows; id_base is added to every row id the summaries name (the
+ * recording's rows were numbered from 1, conversion.c's shared_t). 0; 1 out of memory; -1
+ * database error (cv__db_error). */
+int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t id_base);
 /* Profile mode, after begin: blocks are weighed (profile.c) by this sampling interval. */
 void cv__summary_sampling(cv__summary_t *s, uint64_t interval);
 /* Profile mode, before end: the exact counts of a thread file's totals record, which replace

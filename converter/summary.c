@@ -997,7 +997,42 @@ static int later_gather(cv__summary_t *s, struct ckpt *k, const struct later_chu
     return rc;
 }
 
-static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q)
+/* A range of row ids [lo, hi) as written: moved by base, unless empty (0, 0). */
+static void bind_ids(sqlite3_stmt *st, int i, uint64_t lo, uint64_t hi, uint64_t base)
+{
+    if (lo == hi)
+        base = 0;
+    sqlite3_bind_int64(st, i, (sqlite3_int64)(lo + base));
+    sqlite3_bind_int64(st, i + 1, (sqlite3_int64)(hi + base));
+}
+
+/* k's list of ids with base added: only its first delta changes. The list in *buf (NULL when
+ * base is 0: k->later itself), its length in *n. 0, or -1 out of memory. */
+static int later_moved(const struct ckpt *k, uint64_t base, unsigned char **buf, size_t *n)
+{
+    *buf = NULL;
+    *n = k->nlater;
+    if (!base || !k->nlater)
+        return 0;
+    size_t pos = 0;
+    uint64_t first = 0;
+    later_next(k, &pos, &first);
+    unsigned char *b = malloc(k->nlater + 10);
+    if (!b)
+        return -1;
+    size_t len = 0;
+    uint64_t d = first + base;
+    do {
+        b[len++] = (unsigned char)((d & 127) | (d >= 128 ? 128 : 0));
+        d >>= 7;
+    } while (d);
+    memcpy(b + len, k->later + pos, k->nlater - pos);
+    *buf = b;
+    *n = len + k->nlater - pos;
+    return 0;
+}
+
+static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q, uint64_t base)
 {
     if (s->nchunks)
         qsort(s->chunks, s->nchunks, sizeof *s->chunks, cmp_chunk);
@@ -1011,17 +1046,22 @@ static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q)
             return -1;
         sqlite3_bind_int64(q[Q_CK], 3, (sqlite3_int64)i);
         sqlite3_bind_int64(q[Q_CK], 4, k->t);
-        sqlite3_bind_int64(q[Q_CK], 5, (sqlite3_int64)k->free_lo);
-        sqlite3_bind_int64(q[Q_CK], 6, (sqlite3_int64)k->free_hi);
-        sqlite3_bind_int64(q[Q_CK], 7, (sqlite3_int64)k->leak_lo);
-        sqlite3_bind_int64(q[Q_CK], 8, (sqlite3_int64)k->leak_hi);
+        bind_ids(q[Q_CK], 5, k->free_lo, k->free_hi, base);
+        bind_ids(q[Q_CK], 7, k->leak_lo, k->leak_hi, base);
         bind_w(q[Q_CK], 9, k->blocks);
         bind_w(q[Q_CK], 10, k->bytes);
+        unsigned char *moved;
+        size_t nmoved;
+        if (later_moved(k, base, &moved, &nmoved) != 0)
+            return -1;
         if (k->nlater)
-            sqlite3_bind_blob(q[Q_CK], 11, k->later, (int)k->nlater, SQLITE_STATIC);
+            sqlite3_bind_blob(q[Q_CK], 11, moved ? moved : k->later, (int)nmoved,
+                              SQLITE_TRANSIENT);
         else
             sqlite3_bind_null(q[Q_CK], 11);
-        if (put(s, q[Q_CK]) != 0)
+        int rc = put(s, q[Q_CK]);
+        free(moved);
+        if (rc != 0)
             return -1;
     }
     for (size_t i = 0; i < s->nckrows; i++) {
@@ -1425,7 +1465,7 @@ static int write_sites(cv__summary_t *s, sqlite3_stmt **q, cv__sites_t *sites)
     return rc;
 }
 
-int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites)
+int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t id_base)
 {
     if (!s->failed && s->started)
         close_instant(s, 0, 1);
@@ -1450,7 +1490,7 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites)
     if (rc == 0)
         rc = write_tables(s, q);
     if (rc == 0)
-        rc = write_checkpoints(s, q);
+        rc = write_checkpoints(s, q, id_base);
     int sr = rc == 0 ? write_sites(s, q, sites) : 0;
     if (sr > 0) {
         s->failed = 1;

@@ -116,6 +116,9 @@ typedef struct {
     double seconds;            /* from opening the database to committing it */
     uint64_t spilled;          /* live blocks written to the spill file (the memory budget) */
     uint64_t spill_bytes;      /* the spill file's bytes, all recordings (0: none spilled) */
+    uint64_t overlapped;       /* recordings whose conversion began while another's was under
+                                * way (a live conversion has two workers; meta's
+                                * overlapped_recordings) */
 } rheap_convert_result_t;
 
 /* Converts o->inputs into the database o->output. Every input is checked before the output is

@@ -49,4 +49,4 @@ SELECT 'module', * FROM modules ORDER BY 2, 3, 4, 5;
 SELECT 'marker', * FROM markers ORDER BY 2, 3, 5, 4;
 SELECT 'window', * FROM windows ORDER BY 2, 3, 4;
 SELECT 'meta', key, value FROM meta
-WHERE key NOT IN ('converted_at', 'warnings', 'live_events') ORDER BY 2;
+WHERE key NOT IN ('converted_at', 'warnings', 'live_events', 'overlapped_recordings') ORDER BY 2;
