@@ -72,6 +72,7 @@ typedef struct {
     int ck_dirty;                     /* on the list of stacks touched since the last checkpoint */
     size_t ck_row;                    /* thinning: its last row kept, valid when ck_row_of is */
     size_t ck_row_of;                 /* 1 + the checkpoint of that row; 0: none yet */
+    int on_used;                      /* on the list of the recording's stacks */
 } stackagg_t;
 
 typedef struct {
@@ -112,6 +113,12 @@ struct cv__summary {
     uint32_t pid, recording;
     stackagg_t *st;                   /* indexed by bt (0: no backtrace) */
     size_t capst, nst;                /* nst: 1 + the largest bt seen */
+    /* The stacks of the recording: a tree's recordings each use a few hundred of the run's
+     * 100,000 stacks, and a pass over the whole array (to clear it, to write it) per recording
+     * cost more than the recording's own events. */
+    uint64_t *used;
+    size_t nused, capused;
+    int used_sorted;
     uint64_t *dirty;
     size_t ndirty, capdirty;
     table_t threads;                  /* threadagg_t by tid */
@@ -201,6 +208,7 @@ void cv__summary_destroy(cv__summary_t *s)
     if (!s)
         return;
     free(s->st);
+    free(s->used);
     free(s->dirty);
     table_t *tables[] = {&s->threads, &s->sizes, &s->leaks};
     for (int i = 0; i < 3; i++) {
@@ -225,8 +233,10 @@ int cv__summary_begin(cv__summary_t *s, uint32_t pid, uint32_t recording)
 {
     s->pid = pid;
     s->recording = recording;
-    if (s->nst)
-        memset(s->st, 0, s->nst * sizeof *s->st);
+    for (size_t u = 0; u < s->nused; u++)
+        memset(&s->st[s->used[u]], 0, sizeof *s->st);
+    s->nused = 0;
+    s->used_sorted = 1;
     s->nst = 0;
     s->ndirty = 0;
     int ok = table_reset(&s->threads, sizeof(threadagg_t)) == 0;
@@ -334,7 +344,30 @@ static stackagg_t *stack_of(cv__summary_t *s, uint64_t bt)
     }
     if (bt >= s->nst)
         s->nst = bt + 1;
-    return &s->st[bt];
+    stackagg_t *a = &s->st[bt];
+    if (!a->on_used) {
+        if (rheap_grow(&s->used, &s->capused, s->nused, sizeof *s->used, 256) != 0)
+            return NULL;
+        if (s->nused && s->used[s->nused - 1] > bt)
+            s->used_sorted = 0;
+        s->used[s->nused++] = bt;
+        a->on_used = 1;
+    }
+    return a;
+}
+
+static int cmp_bt(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The recording's stacks in id order, for the passes that write rows in that order. */
+static void sort_used(cv__summary_t *s)
+{
+    if (!s->used_sorted && s->nused)
+        qsort(s->used, s->nused, sizeof *s->used, cmp_bt);
+    s->used_sorted = 1;
 }
 
 static void fail(cv__summary_t *s)
@@ -365,7 +398,9 @@ static void close_instant(cv__summary_t *s, uint64_t next, int last)
     }
     size_t k = 0;
     while (k < s->nmarks && (last || s->marks[k] < next)) {
-        for (size_t bt = 0; bt < s->nst; bt++) {
+        sort_used(s);
+        for (size_t u = 0; u < s->nused; u++) {
+            uint64_t bt = s->used[u];
             const stackagg_t *a = &s->st[bt];
             if (a->live_blocks < 0.5) /* none: a weight is at least 1, sums round to 0 */
                 continue;
@@ -619,8 +654,8 @@ static void thin(cv__summary_t *s)
         else
             to[i] = next == SIZE_MAX ? SIZE_MAX : next;
     }
-    for (size_t bt = 0; bt < s->nst; bt++)
-        s->st[bt].ck_row_of = 0;
+    for (size_t u = 0; u < s->nused; u++)
+        s->st[s->used[u]].ck_row_of = 0;
     size_t n = 0;
     for (size_t i = 0; i < s->nckrows; i++) {
         struct ckrow r = s->ckrows[i];
@@ -1078,7 +1113,9 @@ static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q, uint64_t base)
 
 static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
 {
-    for (size_t bt = 0; bt < s->nst; bt++) {
+    sort_used(s);
+    for (size_t u = 0; u < s->nused; u++) {
+        uint64_t bt = s->used[u];
         stackagg_t *a = &s->st[bt];
         if (!a->blocks)
             continue;
@@ -1378,7 +1415,9 @@ static int write_sites(cv__summary_t *s, sqlite3_stmt **q, cv__sites_t *sites)
     }
     s->nsagg = 0;
     int rc = 0;
-    for (size_t bt = 0; rc == 0 && bt < s->nst; bt++) {
+    sort_used(s);
+    for (size_t u = 0; rc == 0 && u < s->nused; u++) {
+        uint64_t bt = s->used[u];
         stackagg_t *a = &s->st[bt];
         if (!a->blocks)
             continue;
