@@ -11,6 +11,7 @@
  * written once and complete; row ids follow that order and run on across recordings, so they
  * stay unique in a database that holds a whole process tree.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -2422,6 +2423,9 @@ static int run_workers(ctx_t *c, unsigned n)
         nomem(c, "");
     } else {
         started = n > 1 && pthread_create(&second, NULL, worker_main, &w[1]) == 0;
+        /* Named, so that top -H and /proc/PID/task tell the workers' CPU apart. */
+        if (started)
+            pthread_setname_np(second, "rheap worker 2");
         worker_main(&w[0]);
         if (started)
             pthread_join(second, NULL);
