@@ -119,6 +119,12 @@ const char *cv__pairs_failure(const cv__pairs_t *p);
 /* Blocks written to the spill file and its bytes, so far (0 when nothing spilled). */
 void cv__pairs_spilled(const cv__pairs_t *p, uint64_t *blocks, uint64_t *file_bytes);
 
+/* ---- tempfile.c: scratch files ----
+ * Opens a file without a name for reading and writing: in the directory of the path `near`, or
+ * in TMPDIR (else /tmp) when near is NULL. Writes into name how messages call it. -1 and errno
+ * when it cannot be made. */
+int cv__temp_open(const char *near, const char *suffix, char *name, size_t namesz);
+
 /* ---- spill.c: the store's oldest blocks on disk, and its memory budget ----
  * Runs of entries of `esize` bytes whose first 8 bytes are the address (nonzero, unique within
  * a run), each sorted by address in an unnamed temporary file, with a bloom filter, a sparse

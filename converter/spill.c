@@ -21,16 +21,14 @@
  * - Runs are written in time order and each holds blocks older than every block after it, so
  *   the end's drain reads them one at a time, oldest first, each sorted by time in memory
  *   (pair.c), and then what is left in memory: the order of a conversion that never spilled.
- * - The file has no name: it is made with O_TMPFILE in the directory of the database (or, where
- *   the file system cannot, made and unlinked at once), so it is gone whenever the conversion
- *   ends, by success, error, a signal or a kill, and no other process can open it.
+ * - The file is a scratch file without a name beside the database (tempfile.c): the disk the
+ *   user chose for the output has room for its rows, which take about as many bytes as the
+ *   spilled entries.
  *
  * Entries are opaque here: `esize` bytes each, the first 8 the address (never 0), in the
  * machine's byte order (the file lives as long as the process that wrote it).
  */
-#define _GNU_SOURCE /* O_TMPFILE */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,26 +90,7 @@ cv__spill_t *cv__spill_create(const char *near, size_t esize)
         return NULL;
     }
     s->bytes = WRITE_BUF + sizeof *s;
-    /* Beside the database: the disk the user chose for the output has room for its rows,
-     * which take about as many bytes as the spilled entries. */
-    char dir[2048];
-    const char *slash = strrchr(near, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == near)
-        snprintf(dir, sizeof dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - near), near);
-    snprintf(s->name, sizeof s->name, "%.2000s.spill (a temporary file without a name in %.2000s)",
-             near, dir);
-    s->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (s->fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
-        /* A file system without O_TMPFILE: a name of our own, exclusive, unlinked at once. */
-        snprintf(s->name, sizeof s->name, "%.4000s.spill-XXXXXX", near);
-        s->fd = mkostemp(s->name, O_CLOEXEC);
-        if (s->fd >= 0)
-            unlink(s->name);
-    }
+    s->fd = cv__temp_open(near, "spill", s->name, sizeof s->name);
     if (s->fd < 0)
         fail(s, "creating the file for", 0, errno);
     return s;

@@ -529,20 +529,6 @@ static int later_next(const struct ckpt *k, size_t *pos, uint64_t *id)
     return 1;
 }
 
-/* A file of our own in TMPDIR, already unlinked. -1 when none can be made. */
-static int temp_fd(void)
-{
-    const char *dir = getenv("TMPDIR");
-    char path[4096];
-    int n = snprintf(path, sizeof path, "%s/rheap-later.XXXXXX", dir && *dir ? dir : "/tmp");
-    if (n < 0 || (size_t)n >= sizeof path)
-        return -1;
-    int fd = mkstemp(path);
-    if (fd >= 0)
-        unlink(path);
-    return fd;
-}
-
 /* Lists id for checkpoint ck, whose interval it was allocated in; a list past LATER_CHUNK
  * bytes goes to the file. 0, or -1 out of memory or a write error. */
 static int later_note(cv__summary_t *s, size_t ck, uint64_t id)
@@ -552,7 +538,8 @@ static int later_note(cv__summary_t *s, size_t ck, uint64_t id)
         return -1;
     if (k->nlater < LATER_CHUNK)
         return 0;
-    if (s->later_fd < 0 && (s->later_fd = temp_fd()) < 0)
+    char name[4200];
+    if (s->later_fd < 0 && (s->later_fd = cv__temp_open(NULL, "later", name, sizeof name)) < 0)
         return -1;
     if (rheap_grow(&s->chunks, &s->capchunks, s->nchunks, sizeof *s->chunks, 64) != 0)
         return -1;

@@ -150,61 +150,6 @@ static void on_diag(void *user, const rheap_convert_diag_t *d)
     fprintf(stderr, "%s\n", d->message);
 }
 
-/* Every row canonical.sql selects, as one string. */
-static char *canonical(const char *db_path, const char *sql_path)
-{
-    FILE *f = fopen(sql_path, "r");
-    if (!f) {
-        perror(sql_path);
-        exit(99);
-    }
-    char *sql = NULL;
-    size_t cap = 0;
-    ssize_t len = getdelim(&sql, &cap, 0, f);
-    fclose(f);
-    if (len < 0)
-        exit(99);
-    sqlite3 *db = tgen_db_open(db_path);
-    char *out = NULL;
-    size_t olen = 0;
-    FILE *o = open_memstream(&out, &olen);
-    for (const char *p = sql; *p;) {
-        sqlite3_stmt *st;
-        const char *tail;
-        if (sqlite3_prepare_v2(db, p, -1, &st, &tail) != SQLITE_OK) {
-            fprintf(stderr, "%s: %s\n", sql_path, sqlite3_errmsg(db));
-            exit(99);
-        }
-        p = tail;
-        if (!st)
-            continue;
-        tgen_print_rows(o, st);
-        sqlite3_finalize(st);
-    }
-    fclose(o);
-    sqlite3_close(db);
-    free(sql);
-    return out;
-}
-
-/* The first line where a and b differ, for the failure message. */
-static void first_difference(const char *a, const char *b)
-{
-    size_t line = 1;
-    const char *la = a, *lb = b;
-    while (*a && *a == *b) {
-        if (*a == '\n') {
-            line++;
-            la = a + 1;
-            lb = b + 1;
-        }
-        a++;
-        b++;
-    }
-    fprintf(stderr, "line %zu differs:\n  live:  %.*s\n  batch: %.*s\n", line,
-            (int)strcspn(la, "\n"), la, (int)strcspn(lb, "\n"), lb);
-}
-
 static void run_case(const char *top, const char *sql_path, int late)
 {
     static scenario_t s;
@@ -260,9 +205,9 @@ static void run_case(const char *top, const char *sql_path, int late)
     CHECK_U(rb.allocations, r.allocations);
     CHECK_U(rb.never_freed, r.never_freed);
 
-    char *x = canonical(live_db, sql_path), *y = canonical(batch_db, sql_path);
+    char *x = tgen_script_rows(live_db, sql_path), *y = tgen_script_rows(batch_db, sql_path);
     if (strcmp(x, y) != 0) {
-        first_difference(x, y);
+        tgen_first_difference("live against batch", x, y);
         CHECK_FAIL("%s: the live database differs from the batch one", name);
     }
     /* Cross-thread frees made it through: B's odd blocks freed by A, A's by B. */
@@ -346,9 +291,9 @@ static void run_full(const char *top, const char *sql_path)
     b.diag = on_diag;
     rheap_convert_result_t rb = {0};
     CHECK_INT(rheap_convert(&b, &rb), RHEAP_CONVERT_OK);
-    char *x = canonical(live_db, sql_path), *y = canonical(batch_db, sql_path);
+    char *x = tgen_script_rows(live_db, sql_path), *y = tgen_script_rows(batch_db, sql_path);
     if (strcmp(x, y) != 0) {
-        first_difference(x, y);
+        tgen_first_difference("live against batch", x, y);
         CHECK_FAIL("live-full: the live database differs from the batch one");
     }
     free(x);

@@ -130,15 +130,6 @@ static char *dump(const char *path)
     return out;
 }
 
-static void first_difference(const char *x, const char *y, const char *what)
-{
-    size_t i = 0, line = 1;
-    while (x[i] && x[i] == y[i])
-        line += x[i++] == '\n';
-    fprintf(stderr, "%s: first difference on line %zu:\n  %.200s\n  %.200s\n", what, line,
-            x + i - (i && x[i - 1] != '\n' ? 0 : 0), y + i);
-}
-
 /* The names in dir other than those given (NULL-terminated), counted. */
 static int strangers(const char *dir, const char *const *known)
 {
@@ -199,9 +190,9 @@ static void test_convert(const char *rheap, const char *tmp)
 
     char *x = dump(ref), *y = dump(small), *z = dump(env);
     if (strcmp(x, y))
-        first_difference(x, y, "--memory 64K");
+        tgen_first_difference("--memory 64K", x, y);
     if (strcmp(x, z))
-        first_difference(x, z, "RHEAP_CONVERT_MEMORY=64K");
+        tgen_first_difference("RHEAP_CONVERT_MEMORY=64K", x, z);
     CHECK(strcmp(x, y) == 0);
     CHECK(strcmp(x, z) == 0);
     free(x);
@@ -306,43 +297,12 @@ static void test_run(const char *rheap, const char *tmp, const char *canonical_s
     CHECK_INT(convert(rheap, rip, ref, "none", err, sizeof err), 0);
 
     /* canonical.sql's rows of each database. */
-    char *text[2];
-    const char *paths[2] = {live, ref};
-    FILE *f = fopen(canonical_sql, "r");
-    CHECK(f != NULL);
-    if (!f)
-        return;
-    char *sql = NULL;
-    size_t cap = 0;
-    if (getdelim(&sql, &cap, 0, f) < 0)
-        exit(99);
-    fclose(f);
-    for (int i = 0; i < 2; i++) {
-        sqlite3 *db = tgen_db_open(paths[i]);
-        size_t len = 0;
-        FILE *o = open_memstream(&text[i], &len);
-        for (const char *p = sql; *p;) {
-            sqlite3_stmt *st;
-            const char *tail;
-            if (sqlite3_prepare_v2(db, p, -1, &st, &tail) != SQLITE_OK) {
-                fprintf(stderr, "%s: %s\n", canonical_sql, sqlite3_errmsg(db));
-                exit(99);
-            }
-            p = tail;
-            if (!st)
-                continue;
-            tgen_print_rows(o, st);
-            sqlite3_finalize(st);
-        }
-        fclose(o);
-        sqlite3_close(db);
-    }
+    char *text[2] = {tgen_script_rows(live, canonical_sql), tgen_script_rows(ref, canonical_sql)};
     if (strcmp(text[0], text[1]))
-        first_difference(text[0], text[1], "rheap run --memory 64K");
+        tgen_first_difference("rheap run --memory 64K", text[0], text[1]);
     CHECK(strcmp(text[0], text[1]) == 0);
     free(text[0]);
     free(text[1]);
-    free(sql);
     sqlite3 *db = tgen_db_open(live);
     /* The program's own blocks (the loader's and libc's come beside them, freed or not). */
     CHECK_INT(tgen_int(db, "SELECT count(*) FROM allocations WHERE size = 555 AND realloc_of IS "

@@ -168,6 +168,59 @@ void tgen_print_rows(FILE *out, sqlite3_stmt *st)
     }
 }
 
+char *tgen_script_rows(const char *db_path, const char *sql_path)
+{
+    FILE *f = fopen(sql_path, "r");
+    if (!f) {
+        perror(sql_path);
+        exit(99);
+    }
+    char *sql = NULL;
+    size_t cap = 0;
+    ssize_t len = getdelim(&sql, &cap, 0, f);
+    fclose(f);
+    if (len < 0)
+        exit(99);
+    sqlite3 *db = tgen_db_open(db_path);
+    char *out = NULL;
+    size_t olen = 0;
+    FILE *o = open_memstream(&out, &olen);
+    for (const char *p = sql; *p;) {
+        sqlite3_stmt *st;
+        const char *tail;
+        if (sqlite3_prepare_v2(db, p, -1, &st, &tail) != SQLITE_OK) {
+            fprintf(stderr, "%s: %s\n", sql_path, sqlite3_errmsg(db));
+            exit(99);
+        }
+        p = tail;
+        if (!st)
+            continue;
+        tgen_print_rows(o, st);
+        sqlite3_finalize(st);
+    }
+    fclose(o);
+    sqlite3_close(db);
+    free(sql);
+    return out;
+}
+
+void tgen_first_difference(const char *what, const char *a, const char *b)
+{
+    size_t line = 1;
+    const char *la = a, *lb = b;
+    while (*a && *a == *b) {
+        if (*a == '\n') {
+            line++;
+            la = a + 1;
+            lb = b + 1;
+        }
+        a++;
+        b++;
+    }
+    fprintf(stderr, "%s: line %zu differs:\n  %.*s\n  %.*s\n", what, line,
+            (int)strcspn(la, "\n"), la, (int)strcspn(lb, "\n"), lb);
+}
+
 void tgen_close(tgen_file_t *f)
 {
     tgen_flush(f);

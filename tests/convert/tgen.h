@@ -68,6 +68,13 @@ int tgen_run(char *const argv[], char *errbuf, size_t errlen);
  * each followed by '|', one line a row. */
 void tgen_print_rows(FILE *out, sqlite3_stmt *st);
 
+/* Every row the SQL script at sql_path selects from the database, as one string (malloc'd;
+ * exits on an error in the script). */
+char *tgen_script_rows(const char *db_path, const char *sql_path);
+
+/* Prints to stderr, under `what`, the first line where texts a and b differ. */
+void tgen_first_difference(const char *what, const char *a, const char *b);
+
 /* Query helpers: the first column of the first row (exits if there is no row when `must`). */
 sqlite3 *tgen_db_open(const char *path);
 int64_t tgen_int(sqlite3 *db, const char *fmt, ...);
