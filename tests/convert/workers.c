@@ -133,60 +133,11 @@ static void on_diag(void *user, const rheap_convert_diag_t *d)
     fprintf(stderr, "%s\n", d->message);
 }
 
-/* The rows of every statement of sql (a file's text when from_file), as one string. */
-static char *rows_of(const char *db_path, const char *sql, int from_file)
-{
-    char *text = NULL;
-    if (from_file) {
-        FILE *f = fopen(sql, "r");
-        size_t cap = 0;
-        if (!f || getdelim(&text, &cap, 0, f) < 0) {
-            perror(sql);
-            exit(99);
-        }
-        fclose(f);
-        sql = text;
-    }
-    sqlite3 *db = tgen_db_open(db_path);
-    char *out = NULL;
-    size_t olen = 0;
-    FILE *o = open_memstream(&out, &olen);
-    for (const char *p = sql; *p;) {
-        sqlite3_stmt *st;
-        const char *tail;
-        if (sqlite3_prepare_v2(db, p, -1, &st, &tail) != SQLITE_OK) {
-            fprintf(stderr, "%s: %s\n", db_path, sqlite3_errmsg(db));
-            exit(99);
-        }
-        p = tail;
-        if (!st)
-            continue;
-        tgen_print_rows(o, st);
-        sqlite3_finalize(st);
-    }
-    fclose(o);
-    sqlite3_close(db);
-    free(text);
-    return out;
-}
-
 static void same(const char *what, const char *x, const char *y)
 {
     if (strcmp(x, y) == 0)
         return;
-    size_t line = 1;
-    const char *a = x, *b = y, *la = x, *lb = y;
-    while (*a && *a == *b) {
-        if (*a == '\n') {
-            line++;
-            la = a + 1;
-            lb = b + 1;
-        }
-        a++;
-        b++;
-    }
-    fprintf(stderr, "%s: line %zu differs:\n  two workers: %.*s\n  one worker:  %.*s\n", what,
-            line, (int)strcspn(la, "\n"), la, (int)strcspn(lb, "\n"), lb);
+    tgen_first_difference(what, x, y);
     CHECK_FAIL("%s: the two-worker database differs from the one-worker one", what);
 }
 
@@ -296,12 +247,19 @@ int main(int argc, char **argv)
     CHECK_INT(tgen_int(db, "SELECT count(*) FROM markers"), NREC);
     sqlite3_close(db);
 
-    char *x = rows_of(two_db, argv[2], 1), *y = rows_of(one_db, argv[2], 1);
+    char *x = tgen_script_rows(two_db, argv[2]), *y = tgen_script_rows(one_db, argv[2]);
     same("canonical content", x, y);
     free(x);
     free(y);
-    x = rows_of(two_db, with_ids, 0);
-    y = rows_of(one_db, with_ids, 0);
+    char ids_sql[4300];
+    snprintf(ids_sql, sizeof ids_sql, "%s/ids.sql", top);
+    FILE *f = fopen(ids_sql, "w");
+    if (!f || fputs(with_ids, f) < 0 || fclose(f) != 0) {
+        perror(ids_sql);
+        return 99;
+    }
+    x = tgen_script_rows(two_db, ids_sql);
+    y = tgen_script_rows(one_db, ids_sql);
     same("rows with their ids", x, y);
     free(x);
     free(y);
