@@ -125,7 +125,7 @@ class CpuSampler(threading.Thread):
             if tid == self.pid or cpu < 0.05:
                 continue
             end = (self.at_end or {}).get(tid, (name, 0.0))[1]
-            rows.append((name if name != "rheap" else "rheap (database writer)", end, cpu))
+            rows.append((name, end, cpu))
         return rows
 
 
