@@ -121,7 +121,6 @@ typedef struct {
     int skip;                /* its process file holds no complete block */
     dev_t dev;               /* the directory's, to find one given twice */
     ino_t ino;
-    int done;                /* its rows are all written (or it was skipped): see shared_t */
 } input_t;
 
 /* Rows of a recording not yet in the database (see shared_t): ids, threads.id and pools.id
@@ -140,15 +139,17 @@ typedef struct {
 /* What the workers of a conversion share (two of them under rheap run; one for rheap convert).
  *
  * Each worker converts a whole recording at a time with a context of its own (ctx_t): its
- * thread files, merge, live-block store, summaries, mappings and pools. Recordings are taken in
- * the order they are handed out, and their rows enter the database in that order, so row ids
- * run on across recordings exactly as in a conversion by one worker: the recording whose turn
- * it is (the oldest not written yet) writes its rows as it makes them, the other keeps them
- * (numbered within its recording) until the turn comes to it, and then writes them with the
- * ids, threads.id and pools.id of the rows before it added (row_base, thread_base, pool_base).
- * Its summaries, written at its end, take the same offsets. Only the backtrace ids differ from
- * a conversion by one worker: a stack gets the next id when a recording first defines it,
- * whichever worker that is.
+ * thread files, merge, live-block store, summaries, mappings and pools. A recording's rows
+ * enter the database together, so that its row ids are one range (the summaries' checkpoints
+ * name ranges of ids): one recording at a time holds the turn, from its first row written to
+ * its end. A worker keeps its recording's rows (numbered within the recording) until it takes
+ * the turn: at the recording's end, or when it has STAGE_MAX rows; then it writes them with
+ * the ids, threads.id and pools.id of the recordings written before added (row_base,
+ * thread_base, pool_base), and the rest as it makes them. Its summaries take the same offsets.
+ * A worker whose small recording ends while the other's larger one is still being read (its
+ * rows kept) takes the turn at once and goes on with the next: recordings enter the database in the order they end, not
+ * the order they were handed out, so row ids differ from a conversion by one worker by whole
+ * recordings, and backtrace ids by the order in which the workers met the stacks.
  *
  * The parts both use are behind short locks, always taken in this order:
  *   sym_mu   the symbolizer, and the stacks table and its sites (changed with db_mu held too);
@@ -160,7 +161,7 @@ typedef struct {
 typedef struct shared {
     pthread_mutex_t sym_mu, db_mu, diag_mu, in_mu, next_mu;
     pthread_cond_t turn_cv;
-    size_t turn;             /* the input whose rows go to the database now */
+    int turn_taken;          /* a recording's rows are going to the database (in_mu) */
     size_t next_in;          /* the next input to take */
     int inputs_over;         /* next_input said there are no more */
     uint64_t row_base;       /* rows, threads and pools of the recordings written so far */
@@ -178,7 +179,7 @@ typedef struct ctx {
     const rheap_convert_opts_t *o;  /* the callbacks */
     shared_t *sh;
     struct ctx *main;         /* a worker's: the conversion's context, which holds the inputs */
-    size_t index;             /* a worker's: the input being converted */
+    const char *dir;          /* a worker's: the recording being converted */
     int live;                 /* the inputs come from next_input */
     int has_turn;             /* its rows go to the database now, with these offsets: */
     uint64_t row_base, pool_base;
@@ -2242,16 +2243,18 @@ static void release(ctx_t *c)
 
 /* ---- The workers (shared_t) ---- */
 
-/* Waits until every recording handed out before this one is written, then takes the offsets
- * of its ids. 0, or -1 when the conversion ends meanwhile (an error, said by whoever met it). */
+/* Waits until no other recording's rows are going to the database, then takes the turn and
+ * the offsets of the recording's ids. 0, or -1 when the conversion ends meanwhile (an error,
+ * said by whoever met it). */
 static int wait_turn(ctx_t *c)
 {
     shared_t *sh = c->sh;
     pthread_mutex_lock(&sh->in_mu);
-    while (sh->turn != c->index && !atomic_load(&sh->stop))
+    while (sh->turn_taken && !atomic_load(&sh->stop))
         pthread_cond_wait(&sh->turn_cv, &sh->in_mu);
-    int ok = sh->turn == c->index;
+    int ok = !sh->turn_taken && !atomic_load(&sh->stop);
     if (ok) {
+        sh->turn_taken = 1;
         c->row_base = sh->row_base;
         c->thread_base = sh->thread_base;
         c->pool_base = sh->pool_base;
@@ -2261,30 +2264,29 @@ static int wait_turn(ctx_t *c)
     if (!ok)
         return -1;
     if ((uint64_t)c->thread_base + c->next_thread > RHEAP_MAX_THREADS) {
-        errorf(c, RHEAP_CONVERT_E_INPUT, c->main->in[c->index].dir, NO_OFFSET,
+        errorf(c, RHEAP_CONVERT_E_INPUT, c->dir, NO_OFFSET,
                "%s: more than %u thread files in the recordings, more than a database holds",
-               c->main->in[c->index].dir, RHEAP_MAX_THREADS);
+               c->dir, RHEAP_MAX_THREADS);
         return -1;
     }
     return 0;
 }
 
-/* Input i is converted (or skipped, or failed): the turn goes on past every input done. */
-static void finish_input(ctx_t *c, size_t i, int failed)
+/* The worker's recording is converted (or skipped, or failed): the turn, if it had it, is free
+ * again. */
+static void finish_input(ctx_t *c, int failed)
 {
     shared_t *sh = c->sh;
     pthread_mutex_lock(&sh->in_mu);
-    c->main->in[i].done = 1;
     if (c->has_turn) {
         sh->row_base += c->next_id;
         sh->thread_base += c->next_thread;
         sh->pool_base += c->npools;
+        sh->turn_taken = 0;
         c->has_turn = 0;
     }
     if (failed)
         atomic_store(&sh->stop, 1);
-    while (sh->turn < c->main->nin && c->main->in[sh->turn].done)
-        sh->turn++;
     pthread_cond_broadcast(&sh->turn_cv);
     pthread_mutex_unlock(&sh->in_mu);
 }
@@ -2339,10 +2341,10 @@ static void *worker_main(void *arg)
     const char *dir;
     int skip, growing, got;
     while ((got = take_input(c, &i, &dir, &skip, &growing)) == 1) {
-        c->index = i;
+        c->dir = dir;
         c->has_turn = 0;
         if (skip) {
-            finish_input(c, i, 0);
+            finish_input(c, 0);
             continue;
         }
         pthread_mutex_lock(&sh->in_mu);
@@ -2362,7 +2364,7 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&sh->in_mu);
         sh->busy--;
         pthread_mutex_unlock(&sh->in_mu);
-        finish_input(c, i, rc != 0);
+        finish_input(c, rc != 0);
         if (rc != 0)
             break;
     }

@@ -12,9 +12,11 @@
  * second worker never ran). Then the same recordings, in the same order, are converted by one
  * worker (rheap convert's batch conversion), and the two databases must agree:
  *   - their content through canonical.sql (ids replaced by what they stand for);
- *   - row for row with ids: allocations (id, realloc_of, threads), threads, pools and their
- *     blocks, map pieces and checkpoints (whose ranges and lists name row ids), since the
- *     rows of each recording are written in the order the recordings were handed out;
+ *   - row for row with ids counted from each recording's first: allocations (id, realloc_of),
+ *     threads, pools and their blocks, map pieces, frees by another thread, and checkpoints
+ *     (whose ranges and lists name row ids). A recording's rows are one range of ids, but the
+ *     recordings enter the database in the order the workers finish them, not the order they
+ *     were handed out;
  *   - and the exact counts and bytes of every recording.
  * Usage: convert_workers DIR CANONICAL_SQL
  */
@@ -141,18 +143,82 @@ static void same(const char *what, const char *x, const char *y)
     CHECK_FAIL("%s: the two-worker database differs from the one-worker one", what);
 }
 
-/* The tables whose ids the two conversions share (backtrace ids aside). */
+/* The tables that name ids, each id counted from the first of its recording's (rows, threads,
+ * pools): what a conversion by two workers and one by one worker share. */
 static const char *const with_ids =
-    "SELECT id, pid, recording, alloc_after, dealloc_after, size, addr, alloc_thread, "
-    "dealloc_thread, call, align, realloc_of FROM allocations ORDER BY id;"
-    "SELECT id, pid, recording, tid, serial, events, addr_base FROM threads ORDER BY id;"
-    "SELECT id, pid, recording, pool, t, name FROM pools ORDER BY id;"
-    "SELECT id, pool FROM pool_blocks ORDER BY id;"
-    "SELECT id, of FROM map_pieces ORDER BY id;"
-    "SELECT f.id, t.pid, t.tid FROM allocation_frees AS f JOIN threads AS t ON t.id = f.thread "
-    "ORDER BY f.id;"
-    "SELECT pid, recording, ck, t, free_lo, free_hi, leak_lo, leak_hi, blocks, bytes, "
-    "hex(later) FROM checkpoints ORDER BY pid, recording, ck;";
+    "CREATE TEMP TABLE f AS SELECT pid, recording, min(id) AS r FROM allocations GROUP BY 1, 2;"
+    "CREATE TEMP TABLE ft AS SELECT pid, recording, min(id) AS t FROM threads GROUP BY 1, 2;"
+    "CREATE TEMP TABLE fp AS SELECT pid, recording, min(id) AS p FROM pools GROUP BY 1, 2;"
+    "CREATE TEMP TABLE rec (id INTEGER PRIMARY KEY, pid, recording, n);"
+    "INSERT INTO rec SELECT a.id, f.pid, f.recording, a.id - f.r "
+    "FROM allocations AS a JOIN f USING (pid, recording);"
+    "SELECT a.pid, a.recording, a.id - f.r, alloc_after, dealloc_after, size, addr, alloc_thread, "
+    "dealloc_thread, call, align, a.realloc_of - f.r FROM allocations AS a JOIN f USING (pid, "
+    "recording) ORDER BY 1, 2, 3;"
+    "SELECT pid, recording, id - t, tid, serial, events, addr_base FROM threads "
+    "JOIN ft USING (pid, recording) ORDER BY 1, 2, 3;"
+    "SELECT pid, recording, id - p, pool, t, name FROM pools JOIN fp USING (pid, recording) "
+    "ORDER BY 1, 2, 3;"
+    "SELECT r.pid, r.recording, r.n, b.pool - fp.p FROM pool_blocks AS b JOIN rec AS r "
+    "ON r.id = b.id JOIN fp USING (pid, recording) ORDER BY 1, 2, 3;"
+    "SELECT r.pid, r.recording, r.n, o.n FROM map_pieces AS m JOIN rec AS r ON r.id = m.id "
+    "JOIN rec AS o ON o.id = m.of ORDER BY 1, 2, 3;"
+    "SELECT r.pid, r.recording, r.n, t.tid FROM allocation_frees AS e JOIN rec AS r "
+    "ON r.id = e.id JOIN threads AS t ON t.id = e.thread ORDER BY 1, 2, 3;";
+
+/* The checkpoints, with their ranges and lists of row ids counted from the first of their
+ * recording's (the lists are LEB128 deltas, the first from 0), as one string. */
+static char *checkpoints(const char *db_path)
+{
+    sqlite3 *db = tgen_db_open(db_path);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT c.pid, c.recording, ck, t, free_lo, free_hi, leak_lo, leak_hi, "
+                           "blocks, bytes, later, f.r FROM checkpoints AS c JOIN (SELECT pid, "
+                           "recording, min(id) AS r FROM allocations GROUP BY 1, 2) AS f "
+                           "USING (pid, recording) ORDER BY 1, 2, 3",
+                           -1, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, "%s: %s\n", db_path, sqlite3_errmsg(db));
+        exit(99);
+    }
+    char *out = NULL;
+    size_t olen = 0;
+    FILE *o = open_memstream(&out, &olen);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t first = sqlite3_column_int64(st, 11);
+        fprintf(o, "%lld|%lld|%lld|%lld|", (long long)sqlite3_column_int64(st, 0),
+                (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2),
+                (long long)sqlite3_column_int64(st, 3));
+        for (int k = 4; k < 8; k += 2) {
+            int64_t lo = sqlite3_column_int64(st, k), hi = sqlite3_column_int64(st, k + 1);
+            if (lo == hi)
+                fprintf(o, "empty|");
+            else
+                fprintf(o, "%lld-%lld|", (long long)(lo - first), (long long)(hi - first));
+        }
+        fprintf(o, "%lld|%lld|", (long long)sqlite3_column_int64(st, 8),
+                (long long)sqlite3_column_int64(st, 9));
+        const unsigned char *p = sqlite3_column_blob(st, 10);
+        int n = sqlite3_column_bytes(st, 10);
+        uint64_t id = 0, d = 0;
+        unsigned shift = 0;
+        for (int i = 0; i < n; i++) {
+            d |= (uint64_t)(p[i] & 127) << shift;
+            shift += 7;
+            if (!(p[i] & 128)) {
+                id += d;
+                fprintf(o, "%lld,", (long long)(id - (uint64_t)first));
+                d = 0;
+                shift = 0;
+            }
+        }
+        fprintf(o, "\n");
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    fclose(o);
+    return out;
+}
 
 int main(int argc, char **argv)
 {
@@ -261,6 +327,11 @@ int main(int argc, char **argv)
     x = tgen_script_rows(two_db, ids_sql);
     y = tgen_script_rows(one_db, ids_sql);
     same("rows with their ids", x, y);
+    free(x);
+    free(y);
+    x = checkpoints(two_db);
+    y = checkpoints(one_db);
+    same("checkpoints", x, y);
     free(x);
     free(y);
     fprintf(stderr, "workers: ok\n");
