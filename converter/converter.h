@@ -157,6 +157,48 @@ void cv__spill_figures(const cv__spill_t *s, uint64_t *entries, uint64_t *file_b
  * 0 (no budget) when /proc/meminfo cannot be read. */
 uint64_t cv__spill_default_budget(void);
 
+/* ---- btree.c: a rowid table's pages laid out directly, rows in increasing rowid order ----
+ * Builds the table b-tree in an unnamed temporary file beside `near` as rows come, and puts it
+ * into the finished database file (SQLite done with it) at the end. A failure (out of memory,
+ * a write error, a row out of order or too large for a page) is kept: every later call returns
+ * -1 and cv__btree_error says why, naming the file, the offset and what was being done. */
+typedef struct cv__btree cv__btree_t;
+typedef enum { CV__BT_NULL, CV__BT_INT, CV__BT_REAL } cv__bt_kind_t;
+typedef struct {
+    cv__bt_kind_t kind;
+    int64_t i;  /* CV__BT_INT */
+    double r;   /* CV__BT_REAL */
+} cv__bt_value_t;
+
+/* A builder of `table`'s b-tree for a database of page_size bytes a page, `reserved` of them
+ * unused at each page's end (header byte 20). NULL when out of memory; else a builder, failed
+ * if its file could not be made. */
+cv__btree_t *cv__btree_create(const char *near, const char *table, uint32_t page_size,
+                              uint32_t reserved);
+void cv__btree_destroy(cv__btree_t *b);
+/* Appends a row of ncols (at most 120) values, the record's columns in the table's order (the
+ * rowid's own column, an INTEGER PRIMARY KEY, as NULL: SQLite keeps it so); rowid above the
+ * last row's. 0, or -1. Costs about 420 instructions for allocation_rows' seven columns
+ * (callgrind), plus a write per 16 pages. */
+int cv__btree_add(cv__btree_t *b, int64_t rowid, const cv__bt_value_t *v, unsigned ncols);
+uint64_t cv__btree_rows(const cv__btree_t *b);
+/* The levels of the tree so far, leaves included (1 while every row fits in one page). */
+int cv__btree_levels(const cv__btree_t *b);
+/* The last row's rowid (when there is one). */
+int64_t cv__btree_last(const cv__btree_t *b);
+const char *cv__btree_error(const cv__btree_t *b);
+/* Writes the rest of the pages, appends them to the database file open as fd (`name` for
+ * messages) from page number *next_page on, whose number it advances, and writes the root over
+ * page `root`, the empty leaf SQLite made for the table. Nothing when the table has no row. */
+int cv__btree_install(cv__btree_t *b, int fd, const char *name, uint32_t root,
+                      uint32_t *next_page);
+/* Puts n tables into the database file `path`, which SQLite has closed (no journal, no
+ * auto-vacuum): each appended at the end and its root written over roots[i], then the header's
+ * page count, change counter and version-valid-for updated. 0, or -1 with err filled (naming the
+ * file, the offset and what failed). The tables' builders are spent either way. */
+int cv__btree_put(const char *path, cv__btree_t *const *trees, const uint32_t *roots, unsigned n,
+                  char *err, size_t errlen);
+
 /* ---- symbolize.c: offline symbolization with libdwfl ---- */
 
 /* One source-level frame of a resolved address. */
@@ -254,6 +296,10 @@ rheap_convert_status_t cv__db_create(const char *path, int force, int background
  * `chunks` chunks of 64 KiB (at least 4; 0: the default, 32 MiB). Not thread-safe: call it
  * before any conversion starts. */
 void cv__db_queue_limit(unsigned chunks);
+/* For the tests that compare the tables laid into pages (btree.c) with SQLite's own inserts:
+ * with on, the databases created afterwards get allocation_rows, allocation_frees and
+ * allocation_extras through prepared INSERTs. Not thread-safe, as cv__db_queue_limit. */
+void cv__db_rows_by_sqlite(int on);
 int cv__db_alloc(cv__db_t *db, const cv__row_t *r);
 int cv__db_frame(cv__db_t *db, uint64_t bt, uint32_t frame_no, const cv__srcframe_t *f,
                     const char *module, uint64_t offset, uint32_t ip_index);

@@ -5,14 +5,16 @@
  * exclusively with a random part) and
  * renamed over it only when everything succeeded, so the requested path never holds a
  * half-written database. The load runs in one transaction with the journal and fsyncs off: if
- * the converter dies, the temporary file is garbage anyway. Large pages and prepared statements
- * keep the per-row cost close to SQLite's own floor.
+ * the converter dies, the temporary file is garbage anyway.
  *
- * Allocation rows, nearly all of what is written, are inserted by a thread of their own: the
+ * Allocation rows, nearly all of what is written, are written by a thread of their own: the
  * converter queues chunks of rows, packed as LEB128 numbers, and goes on reading and pairing
- * while SQLite works. SQLite is built for one thread here (no mutexes), so the two take turns
- * on the connection (`conn`): the writer holds it for one chunk at a time, and any other write
- * waits for the chunk in progress only, not for the queue to empty (enter/leave). Stack rows,
+ * while the writer lays them into pages (btree.c; SQLite's insert cost three times as much per
+ * row): allocation_rows and its side tables are built beside SQLite and put into the file once
+ * SQLite has closed it (put_trees). SQLite is built for one thread here (no mutexes), so the
+ * two take turns on the connection (`conn`), which also guards the builders: the writer holds it
+ * for one chunk at a time, and any other write waits for the chunk in progress only, not for the
+ * queue to empty (enter/leave). Stack rows,
  * which come throughout a conversion, are kept here and handed to the writer thread in sets,
  * so a new stack costs the reader no wait.
  * The queue may hold up to QUEUE_BYTES of rows: the reader finishes its pass, and the caller
@@ -48,6 +50,9 @@
  * less per row than BATCH single-row ones (one step, one reset, one trip through the VDBE's
  * statement setup). */
 #define BATCH 64
+/* 16 KiB pages (README, Write); the b-tree builders lay their pages at the same size. */
+#define PAGE_SIZE 16384u
+#define PAGE_SIZE_TEXT "16384"
 #define ALLOC_COLS 6
 /* Rows go to the writer thread in chunks of CHUNK_BYTES (a chunk of many batches keeps the two
  * threads from waking each other at every batch), at most QUEUE_BYTES of them waiting. A row
@@ -138,8 +143,17 @@ typedef struct kept {
     struct kept *next;
 } kept_t;
 
+/* The tables whose rows are laid into pages directly (btree.c): every row comes in increasing
+ * id order. */
+enum { T_ROWS, T_FREES, T_EXTRAS, T_N };
+static const char *const tree_table[T_N] = {"allocation_rows", "allocation_frees",
+                                            "allocation_extras"};
+
 struct cv__db {
     sqlite3 *db;
+    /* The b-trees of allocation_rows and its side tables, built beside SQLite; NULL when the
+     * rows go through SQLite's inserts (cv__db_rows_by_sqlite). */
+    cv__btree_t *tree[T_N];
     int background;           /* the writer thread runs at nice 19; the reader writes a full queue */
     sqlite3_stmt *st[ST_N];
     bound_t single[ALLOC_COLS];      /* the parameters of st[ST_ALLOC] */
@@ -218,6 +232,14 @@ void cv__db_queue_limit(unsigned chunks)
     queue_limit = chunks;
 }
 
+/* Set by the tests that compare the b-tree builder with SQLite's own inserts. */
+static int rows_by_sqlite;
+
+void cv__db_rows_by_sqlite(int on)
+{
+    rows_by_sqlite = on;
+}
+
 /* The mapping of a queue of qcap chunks: qcap + 1 places, one of them being filled. */
 static size_t area_bytes(unsigned qcap)
 {
@@ -253,7 +275,7 @@ static int write_oldest(cv__db_t *db)
     int rc = 0;
     if (!failed) {
         rc = kept ? write_kept_list(db, take_kept(db)) : write_chunk(db, place);
-        if (rc != 0)
+        if (rc != 0 && kept)
             fmt(db->error, sizeof db->error, "%s", why(db, NULL));
     } else if (kept) {
         drop_kept(take_kept(db));
@@ -523,6 +545,8 @@ static void drop_kept(kept_t *list)
 static void destroy(cv__db_t *db)
 {
     cleanup_remove();
+    for (int t = 0; t < T_N; t++)
+        cv__btree_destroy(db->tree[t]);
     if (db->area)
         munmap(db->area, area_bytes(db->qcap));
     free(db->used);
@@ -666,7 +690,7 @@ static rheap_convert_status_t create_schema(cv__db_t *db, cv__err_t *err)
 {
     /* page_size must come before the first table. The journal and syncs are useless here: a
      * failed load is thrown away as a whole. */
-    const char *pragmas = "PRAGMA page_size = 16384;"
+    const char *pragmas = "PRAGMA page_size = " PAGE_SIZE_TEXT ";"
                           "PRAGMA journal_mode = OFF;"
                           "PRAGMA synchronous = OFF;"
                           "PRAGMA locking_mode = EXCLUSIVE;"
@@ -751,6 +775,24 @@ static rheap_convert_status_t start_writer(cv__db_t *db, int background, cv__err
     return RHEAP_CONVERT_OK;
 }
 
+/* The builders of allocation_rows and its side tables, each with its unnamed file beside the
+ * database (the page size is the database's: create_schema set it). */
+static rheap_convert_status_t create_trees(cv__db_t *db, cv__err_t *err)
+{
+    if (rows_by_sqlite)
+        return RHEAP_CONVERT_OK;
+    for (int t = 0; t < T_N; t++) {
+        db->tree[t] = cv__btree_create(db->path, tree_table[t], PAGE_SIZE, 0);
+        if (!db->tree[t])
+            return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                            "%s: out of memory", db->tmp);
+        if (cv__btree_error(db->tree[t]))
+            return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s",
+                            cv__btree_error(db->tree[t]));
+    }
+    return RHEAP_CONVERT_OK;
+}
+
 rheap_convert_status_t cv__db_create(const char *path, int force, int background, cv__db_t **out,
                                      cv__err_t *err)
 {
@@ -774,6 +816,7 @@ rheap_convert_status_t cv__db_create(const char *path, int force, int background
     }
     snprintf(db->tmp, tlen, "%s.tmp-XXXXXX", path);
     if (open_temporary(db, err) != RHEAP_CONVERT_OK || create_schema(db, err) != RHEAP_CONVERT_OK ||
+        create_trees(db, err) != RHEAP_CONVERT_OK ||
         start_writer(db, background, err) != RHEAP_CONVERT_OK) {
         close_all(db);
         unlink(db->tmp);
@@ -892,8 +935,8 @@ static uint64_t extra_field(const cv__row_t *r)
     return (extra >= EXTRA_ELSEWHERE / 2 ? EXTRA_ELSEWHERE : extra * 2) + resize;
 }
 
-/* b points at the row's ALLOC_COLS bindings, base is the row's first parameter minus one. */
-static void bind_row(sqlite3_stmt *s, bound_t *b, int base, const cv__row_t *r)
+/* The columns of row r in allocation_rows, after the id: t, life, bt, size, addr, how. */
+static void row_values(const cv__row_t *r, cv__bt_value_t *v)
 {
     const uint64_t limit = (uint64_t)1 << 59;
     uint64_t addr = r->addr ^ r->addr_base;
@@ -903,16 +946,31 @@ static void bind_row(sqlite3_stmt *s, bound_t *b, int base, const cv__row_t *r)
     int64_t life = (int64_t)(r->dealloc_t - r->alloc_t);
     uint64_t how = (uint64_t)((r->call - 1) & 63) | (cross_free(r) ? 64 : 0) | (plain ? 128 : 0) |
                    (uint64_t)r->thread << 8 | extra_field(r) << EXTRA_SHIFT;
-    rebind_int(s, &b[0], base + 1, r->alloc_t / (uint64_t)unit);
-    rebind_int_or_null(s, &b[1], base + 2, (uint64_t)(life / unit), r->freed);
-    rebind_int_or_null(s, &b[2], base + 3, r->bt, r->bt != 0);
-    rebind_size(s, &b[3], base + 4, r->size);
-    rebind_int(s, &b[4], base + 5, plain ? addr : addr / 16);
-    rebind_int(s, &b[5], base + 6, how);
+    v[0] = (cv__bt_value_t){CV__BT_INT, (int64_t)(r->alloc_t / (uint64_t)unit), 0};
+    v[1] = (cv__bt_value_t){r->freed ? CV__BT_INT : CV__BT_NULL, life / unit, 0};
+    v[2] = (cv__bt_value_t){r->bt ? CV__BT_INT : CV__BT_NULL, (int64_t)r->bt, 0};
+    /* A size of 2^63 or more is a REAL (cv__bind_wide), as SQLite's INTEGER affinity keeps it. */
+    v[3] = r->size <= INT64_MAX ? (cv__bt_value_t){CV__BT_INT, (int64_t)r->size, 0}
+                                : (cv__bt_value_t){CV__BT_REAL, 0, (double)r->size};
+    v[4] = (cv__bt_value_t){CV__BT_INT, (int64_t)(plain ? addr : addr / 16), 0};
+    v[5] = (cv__bt_value_t){CV__BT_INT, (int64_t)how, 0};
+}
+
+/* b points at the row's ALLOC_COLS bindings, base is the row's first parameter minus one. */
+static void bind_row(sqlite3_stmt *s, bound_t *b, int base, const cv__row_t *r)
+{
+    cv__bt_value_t v[ALLOC_COLS];
+    row_values(r, v);
+    for (int i = 0; i < ALLOC_COLS; i++) {
+        if (v[i].kind == CV__BT_REAL)
+            rebind_size(s, &b[i], base + i + 1, r->size);
+        else
+            rebind_int_or_null(s, &b[i], base + i + 1, (uint64_t)v[i].i, v[i].kind == CV__BT_INT);
+    }
 }
 
 /* The side rows of a block: its freeing thread when another thread freed it, its realloc_of or
- * align when too large for `how`. */
+ * align when too large for `how`. Through SQLite's inserts (cv__db_rows_by_sqlite). */
 static int write_side(cv__db_t *db, const cv__row_t *r)
 {
     if (cross_free(r) && r->free_thread != RHEAP_NO_THREAD) {
@@ -949,7 +1007,7 @@ static int write_batch(cv__db_t *db, const cv__row_t *rows)
     return 0;
 }
 
-/* Writes n rows: whole batches in one statement each, the rest row by row. */
+/* Writes n rows through SQLite: whole batches in one statement each, the rest row by row. */
 static int write_rows(cv__db_t *db, const cv__row_t *rows, size_t n)
 {
     size_t i = 0;
@@ -962,6 +1020,41 @@ static int write_rows(cv__db_t *db, const cv__row_t *rows, size_t n)
             return -1;
     }
     return 0;
+}
+
+/* Lays row r and its side rows into the b-trees. Each record starts with the id column, NULL:
+ * an INTEGER PRIMARY KEY is the rowid, and SQLite keeps NULL in its place. 0, or -1
+ * (cv__btree_error). */
+static int tree_row(cv__db_t *db, const cv__row_t *r)
+{
+    cv__bt_value_t v[1 + ALLOC_COLS];
+    v[0] = (cv__bt_value_t){CV__BT_NULL, 0, 0};
+    row_values(r, v + 1);
+    if (cv__btree_add(db->tree[T_ROWS], (int64_t)r->id, v, 1 + ALLOC_COLS) != 0)
+        return -1;
+    if (cross_free(r) && r->free_thread != RHEAP_NO_THREAD) {
+        v[1] = (cv__bt_value_t){CV__BT_INT, r->free_thread, 0};
+        if (cv__btree_add(db->tree[T_FREES], (int64_t)r->id, v, 2) != 0)
+            return -1;
+    }
+    uint64_t extra = extra_of(r);
+    if (extra >= EXTRA_ELSEWHERE / 2) {
+        v[1] = (cv__bt_value_t){CV__BT_INT, (int64_t)extra, 0};
+        if (cv__btree_add(db->tree[T_EXTRAS], (int64_t)r->id, v, 2) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The first failed builder's message in db->error. */
+static int tree_failed(cv__db_t *db)
+{
+    for (int t = 0; t < T_N; t++)
+        if (cv__btree_error(db->tree[t])) {
+            fmt(db->error, sizeof db->error, "%s", cv__btree_error(db->tree[t]));
+            break;
+        }
+    return -1;
 }
 
 /* Packs row r at p (ROW_MAX bytes of room) after the row whose id was *prev_id: a byte with the
@@ -990,10 +1083,22 @@ static size_t pack_row(uint8_t *p, const cv__row_t *r, uint64_t *prev_id)
     return n;
 }
 
-static uint64_t next_varint(const uint8_t **p, const uint8_t *end)
+/* The LEB128 number at *p, packed by pack_row: read without the bounds and length checks of
+ * rip__get_varint: with SQLite's inserts gone, reading the packed rows is a third of the
+ * writer's instructions. */
+static inline uint64_t next_varint(const uint8_t **p, const uint8_t *end)
 {
+    const uint8_t *q = *p;
     uint64_t v = 0;
-    rip__get_varint(p, end, &v); /* packed here: it cannot fail */
+    unsigned shift = 0;
+    uint8_t byte;
+    (void)end;
+    do {
+        byte = *q++;
+        v |= (uint64_t)(byte & 0x7f) << shift;
+        shift += 7;
+    } while (byte & 0x80);
+    *p = q;
     return v;
 }
 
@@ -1019,22 +1124,35 @@ static void unpack_row(const uint8_t **p, const uint8_t *end, cv__row_t *r, uint
     *prev_id = r->id;
 }
 
-/* Writes the rows packed in chunk place i, a batch at a time. */
+/* Writes the rows packed in chunk place i: into the b-trees, or through SQLite a batch at a
+ * time. On failure db->error says why. */
 static int write_chunk(cv__db_t *db, unsigned place)
 {
     const uint8_t *p = chunk(db, place), *end = p + db->used[place];
     cv__row_t rows[BATCH];
     uint64_t prev_id = 0;
     size_t n = 0;
+    if (db->tree[T_ROWS]) {
+        while (p < end) {
+            unpack_row(&p, end, &rows[0], &prev_id);
+            if (tree_row(db, &rows[0]) != 0)
+                return tree_failed(db);
+        }
+        return 0;
+    }
     while (p < end) {
         unpack_row(&p, end, &rows[n++], &prev_id);
         if (n == BATCH) {
             if (write_batch(db, rows) != 0)
-                return -1;
+                goto failed;
             n = 0;
         }
     }
-    return write_rows(db, rows, n);
+    if (write_rows(db, rows, n) == 0)
+        return 0;
+failed:
+    fmt(db->error, sizeof db->error, "%s", why(db, NULL));
+    return -1;
 }
 
 /* Makes the pending place an empty chunk. */
@@ -1084,7 +1202,9 @@ int cv__db_alloc(cv__db_t *db, const cv__row_t *r)
     *used += (uint32_t)pack_row(chunk(db, db->pending) + *used, r, &db->pending_id);
     if (*used + ROW_MAX <= CHUNK_BYTES)
         return 0;
-    return db->have_writer ? submit(db) : flush_rows(db);
+    if (db->have_writer)
+        return submit(db);
+    return flush_rows(db) == 0 ? 0 : failed_here(db, db->error);
 }
 
 /* Binds frame row f to the parameters from base + 1 of statement s. */
@@ -1467,6 +1587,74 @@ static rheap_convert_status_t install(cv__db_t *db, cv__err_t *err)
     return RHEAP_CONVERT_OK;
 }
 
+/* The root pages SQLite allocated for the tables built beside it, read before it closes. A
+ * table with an index could not be built that way (the index would miss the rows): refused. */
+static int tree_roots(cv__db_t *db, uint32_t *roots, cv__err_t *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db->db,
+                                "SELECT (SELECT rootpage FROM sqlite_schema WHERE type = 'table' "
+                                "AND name = ?1), (SELECT count(*) FROM sqlite_schema WHERE "
+                                "type = 'index' AND tbl_name = ?1)",
+                                -1, &st, NULL);
+    for (int t = 0; rc == SQLITE_OK && t < T_N; t++) {
+        sqlite3_bind_text(st, 1, tree_table[t], -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_ROW) {
+            rc = SQLITE_ERROR;
+            break;
+        }
+        int64_t root = sqlite3_column_int64(st, 0), indexes = sqlite3_column_int64(st, 1);
+        sqlite3_reset(st);
+        if (root < 2 || root > UINT32_MAX || indexes != 0) {
+            sqlite3_finalize(st);
+            return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                            "%s: table %s: %s", db->tmp, tree_table[t],
+                            indexes ? "has an index, which rows laid into pages would miss"
+                                    : "no root page");
+        }
+        roots[t] = (uint32_t)root;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_OK)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: reading the tables' root pages: %s", db->tmp, why(db, NULL));
+    return 0;
+}
+
+/* Puts the b-trees into the closed database file, then opens it again with SQLite and reads
+ * each table's last row, which goes through the root and the right-most pages: a file SQLite
+ * could not read is an error here, not the user's surprise. */
+static int put_trees(cv__db_t *db, const uint32_t *roots, cv__err_t *err)
+{
+    char msg[4800];
+    if (cv__btree_put(db->tmp, db->tree, roots, T_N, msg, sizeof msg) != 0)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s", msg);
+    sqlite3 *h = NULL;
+    int ok = sqlite3_open_v2(db->tmp, &h, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) ==
+             SQLITE_OK;
+    for (int t = 0; ok && t < T_N; t++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT count(*), max(rowid) FROM (SELECT rowid FROM %s "
+                                  "ORDER BY rowid DESC LIMIT 1)", tree_table[t]);
+        sqlite3_stmt *st = NULL;
+        ok = sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
+             sqlite3_step(st) == SQLITE_ROW;
+        uint64_t rows = cv__btree_rows(db->tree[t]);
+        ok = ok && sqlite3_column_int64(st, 0) == (rows ? 1 : 0) &&
+             (!rows || sqlite3_column_int64(st, 1) == cv__btree_last(db->tree[t]));
+        sqlite3_finalize(st);
+        if (!ok)
+            fmt(msg, sizeof msg, "%s: the last row of %s, laid into pages, does not read back: %s",
+                db->tmp, tree_table[t], h ? sqlite3_errmsg(h) : "out of memory");
+    }
+    if (!ok && !h)
+        fmt(msg, sizeof msg, "%s: reopening: out of memory", db->tmp);
+    sqlite3_close(h);
+    if (!ok)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s", msg);
+    return 0;
+}
+
 rheap_convert_status_t cv__db_finish(cv__db_t *db, cv__err_t *err)
 {
     char *msg = NULL;
@@ -1476,7 +1664,12 @@ rheap_convert_status_t cv__db_finish(cv__db_t *db, cv__err_t *err)
         goto fail;
     }
     stop_writer(db, 0);
-    if (flush_rows(db) != 0 || flush_kept(db) != 0) {
+    if (flush_rows(db) != 0) {
+        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                 "%s: writing allocations: %s", db->tmp, db->error);
+        goto fail;
+    }
+    if (flush_kept(db) != 0) {
         cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
                  "%s: writing allocations: %s", db->tmp, why(db, NULL));
         goto fail;
@@ -1497,12 +1690,17 @@ rheap_convert_status_t cv__db_finish(cv__db_t *db, cv__err_t *err)
         sqlite3_free(msg);
         goto fail;
     }
+    uint32_t roots[T_N];
+    if (db->tree[T_ROWS] && tree_roots(db, roots, err) != 0)
+        goto fail;
     if (sqlite3_close(db->db) != SQLITE_OK) {
         cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: closing: %s",
                  db->tmp, why(db, NULL));
         goto fail;
     }
     db->db = NULL;
+    if (db->tree[T_ROWS] && put_trees(db, roots, err) != 0)
+        goto fail;
     rheap_convert_status_t st = install(db, err);
     if (st != RHEAP_CONVERT_OK)
         goto fail_status;
