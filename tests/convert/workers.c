@@ -5,7 +5,8 @@
  * The test writes NREC recordings of known content with the real rip writer: in each, thread A
  * allocates blocks over three stacks, reallocates some, frees a third and leaves the rest;
  * thread B frees another third of A's blocks (frees by another thread); a pool gets blocks and
- * is destroyed; a mapping is made and cut in the middle (two pieces); a marker. All the
+ * is destroyed; a mapping is made and cut in the middle (two pieces); a marker. The first
+ * recording has more rows than a worker keeps before it must write them. All the
  * recordings are handed out at once through next_input, as rheap run hands out the finished
  * processes of a tree, so both workers have work from the start: the result counts the
  * recordings whose conversion began while another's was under way (at least one, or the
@@ -41,10 +42,12 @@ typedef struct {
     tgen_stack_t st[3];
 } tree_t;
 
-/* Recording k: thread A's blocks and what becomes of them. */
+/* Recording k: thread A's blocks and what becomes of them. The first has more rows than a
+ * worker keeps before its recording's end (65,536): its worker takes the turn in the middle,
+ * and the other's recordings wait for it at their ends. */
 static uint64_t nblocks(int k)
 {
-    return 3000 + 250 * (uint64_t)k;
+    return k == 0 ? 70000 : 1000 + 60 * (uint64_t)k;
 }
 
 static uint64_t size_of(int k, uint64_t i)
