@@ -1,15 +1,17 @@
 /*
  * conversion.c: a whole conversion, from recording directories to the finished database.
  *
- * Recordings are converted one after the other; inside one recording the thread files are read
+ * Recordings are converted one after the other, by one worker, or under rheap run by two at
+ * once (shared_t, below); inside one recording the thread files are read
  * as parallel streams and merged by time (merge.c), so each event is seen once, in order, and
  * dropped. What stays in memory is the live blocks of the current process (pair.c), the
  * distinct stacks (stacks.c) and the distinct resolved addresses (symbolize.c): bounded by what
  * the program kept and how much code allocated, never by the length of the recording.
  *
  * A block becomes a row when it is freed (or at the end, if it never is), so every row is
- * written once and complete; row ids follow that order and run on across recordings, so they
- * stay unique in a database that holds a whole process tree.
+ * written once and complete; row ids follow that order and run on across recordings (each
+ * recording's rows one range of ids), so they stay unique in a database that holds a whole
+ * process tree.
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include <errno.h>
@@ -193,11 +195,11 @@ typedef struct ctx {
     cv__db_t *db;
     cv__sym_t *sym;
     cv__stacks_t *stacks;
-    cv__summary_t *sum;
-    int warnings;
-    int fatal;                /* the rheap_convert_status_t of the first error, 0 while none */
-    uint64_t next_id;
-    uint32_t next_thread;     /* the next threads.id to hand out (from 0) */
+    cv__summary_t *sum;       /* a worker's own */
+    int fatal;                /* the rheap_convert_status_t of the first error, 0 while none
+                                 (warnings are counted in shared_t) */
+    uint64_t next_id;         /* a worker's: rows of its recording so far (their ids from 1) */
+    uint32_t next_thread;     /* the next threads.id to hand out within the recording (from 0) */
     uint64_t events, rows, leaked, unmatched_frees, reused_live, null_allocs, lost, truncated;
     uint64_t live_events;     /* events applied while their recording was still growing */
     uint64_t budget;          /* of each recording's live-block store; 0: none (pair.c) */
