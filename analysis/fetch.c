@@ -8,6 +8,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +297,12 @@ static int grow_rows(ra_table_t *t, size_t *cap)
 ra_status_t ra_fetch(sqlite3 *db, const char *sql, const ra_kv_t *kv, size_t nkv,
                      ra_table_t *t, ra_err_t *err)
 {
+    return ra_fetch_rows(db, sql, kv, nkv, SIZE_MAX, t, err);
+}
+
+ra_status_t ra_fetch_rows(sqlite3 *db, const char *sql, const ra_kv_t *kv, size_t nkv,
+                          size_t max_rows, ra_table_t *t, ra_err_t *err)
+{
     memset(t, 0, sizeof *t);
     const char *tail = sql;
     ra_status_t status = RA_OK;
@@ -332,6 +339,11 @@ ra_status_t ra_fetch(sqlite3 *db, const char *sql, const ra_kv_t *kv, size_t nkv
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             if (ncols <= 0)
                 continue;
+            /* Beyond the rows kept, only counted: no text is made of them. */
+            if (t->nrows >= max_rows) {
+                t->more++;
+                continue;
+            }
             if (grow_rows(t, &cap) != 0) {
                 status = ra__fail(err, RA_E_NOMEM, "out of memory");
                 break;
@@ -365,6 +377,12 @@ ra_status_t ra_fetch(sqlite3 *db, const char *sql, const ra_kv_t *kv, size_t nkv
 
 ra_status_t ra_query_run(sqlite3 *db, const ra_query_t *q, const ra_kv_t *kv, size_t nkv,
                          ra_table_t *t, ra_err_t *err)
+{
+    return ra_query_run_rows(db, q, kv, nkv, SIZE_MAX, t, err);
+}
+
+ra_status_t ra_query_run_rows(sqlite3 *db, const ra_query_t *q, const ra_kv_t *kv, size_t nkv,
+                              size_t max_rows, ra_table_t *t, ra_err_t *err)
 {
     memset(t, 0, sizeof *t);
     /* Every name the user gave must be a declared parameter or appear in the SQL; a typo
@@ -416,7 +434,7 @@ ra_status_t ra_query_run(sqlite3 *db, const ra_query_t *q, const ra_kv_t *kv, si
                                      : NULL;
     }
     ra_err_t why;
-    ra_status_t rc = ra_fetch(db, q->sql, bound, nkv, t, &why);
+    ra_status_t rc = ra_fetch_rows(db, q->sql, bound, nkv, max_rows, t, &why);
     free(bound);
     free(ns);
     if (rc != RA_OK) {

@@ -297,14 +297,57 @@ static int load_marks(ctx_t *c, ra_model_t *pd)
     return finish(c, st, rc);
 }
 
+/* The procs by (pid, recording, index), for ra_model_proc: a process tree has thousands of
+ * recordings and millions of per-stack rows, each looking its recording up. */
+struct ra_proc_key {
+    int64_t pid, recording;
+    size_t idx;
+};
+
+static int cmp_proc_key(const void *a, const void *b)
+{
+    const struct ra_proc_key *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->recording != y->recording)
+        return x->recording < y->recording ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int order_procs(ra_model_t *pd)
+{
+    pd->proc_order = malloc((pd->nprocs + 1) * sizeof *pd->proc_order);
+    if (!pd->proc_order)
+        return -1;
+    for (size_t i = 0; i < pd->nprocs; i++)
+        pd->proc_order[i] = (struct ra_proc_key){pd->procs[i].pid, pd->procs[i].recording, i};
+    if (pd->nprocs)
+        qsort(pd->proc_order, pd->nprocs, sizeof *pd->proc_order, cmp_proc_key);
+    return 0;
+}
+
+/* The first proc of (pid, recording) in the model's order, SIZE_MAX when none. */
 static size_t proc_index(const ra_model_t *pd, int64_t pid, int64_t recording)
 {
-    /* Few processes in all but the largest trees; a linear search per distinct key is cheap
-     * because the callers remember the last hit. */
-    for (size_t i = 0; i < pd->nprocs; i++)
-        if (pd->procs[i].pid == pid && pd->procs[i].recording == recording)
-            return i;
-    return SIZE_MAX;
+    if (!pd->proc_order) { /* a model put together by hand */
+        for (size_t i = 0; i < pd->nprocs; i++)
+            if (pd->procs[i].pid == pid && pd->procs[i].recording == recording)
+                return i;
+        return SIZE_MAX;
+    }
+    size_t lo = 0, hi = pd->nprocs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct ra_proc_key *k = &pd->proc_order[mid];
+        if (k->pid < pid || (k->pid == pid && k->recording < recording))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == pd->nprocs)
+        return SIZE_MAX;
+    const struct ra_proc_key *k = &pd->proc_order[lo];
+    return k->pid == pid && k->recording == recording ? k->idx : SIZE_MAX;
 }
 
 const ra_proc_t *ra_model_proc(const ra_model_t *pd, int64_t pid, int64_t recording)
@@ -340,42 +383,187 @@ static int cmp_stat(const void *a, const void *b)
     return x->bt < y->bt ? -1 : x->bt > y->bt;
 }
 
+/* A run of stats of one recording in bt order, as the converter writes a recording's. */
+typedef struct {
+    int64_t pid, recording;
+    size_t from, n;
+} run_t;
+
+static int cmp_run(const void *a, const void *b)
+{
+    const run_t *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->recording < y->recording ? -1 : x->recording > y->recording;
+}
+
+/* Sorts the stats by pid, recording, bt. The converter writes each recording's rows together
+ * in bt order, so putting the recordings in order is enough: a copy, where sorting a process
+ * tree's millions of rows one by one took most of a second. Rows in any other order are
+ * sorted one by one. 0, or -1 when out of memory. */
+static int sort_stats(ra_model_t *pd)
+{
+    run_t *runs = NULL;
+    size_t nruns = 0, cap = 0, sorted = 1;
+    for (size_t i = 0; i < pd->nstats && sorted; i++) {
+        const ra_stat_t *s = &pd->stats[i];
+        if (i && s[-1].pid == s->pid && s[-1].recording == s->recording) {
+            sorted = s[-1].bt < s->bt;
+            runs[nruns - 1].n++;
+            continue;
+        }
+        if (rheap_grow(&runs, &cap, nruns, sizeof *runs, 64) != 0) {
+            free(runs);
+            return -1;
+        }
+        runs[nruns++] = (run_t){s->pid, s->recording, i, 1};
+    }
+    ra_stat_t *to = sorted ? malloc(pd->nstats * sizeof *to) : NULL;
+    if (to) {
+        qsort(runs, nruns, sizeof *runs, cmp_run);
+        /* Two runs of one recording: not the converter's order after all. */
+        for (size_t r = 1; r < nruns && sorted; r++)
+            sorted = cmp_run(&runs[r - 1], &runs[r]) != 0;
+    }
+    if (to && sorted) {
+        size_t k = 0;
+        for (size_t r = 0; r < nruns; r++) {
+            memcpy(to + k, pd->stats + runs[r].from, runs[r].n * sizeof *to);
+            k += runs[r].n;
+        }
+        free(pd->stats);
+        pd->stats = to;
+    } else {
+        free(to);
+        qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
+    }
+    free(runs);
+    return 0;
+}
+
 /* ---- Stacks from the allocation site outward ---- */
+
+/* The text of column i as interned, the previous row's when equal: a stack's frames mostly
+ * share their module and often their file, and a build's millions of frame rows were hashed
+ * three times each. */
+static const char *intern_col(struct ra_pool *pool, sqlite3_stmt *st, int i, const char **last)
+{
+    const char *t = col_text(st, i);
+    if (!t)
+        return NULL;
+    if (!*last || strcmp(*last, t) != 0)
+        *last = intern(pool, t);
+    return *last;
+}
+
+/* The frame in the current row of st (the columns of FRAME_COLS) appended to the model's
+ * stacks, a new stack when its id is not the last one's. 0, or -1 when out of memory. */
+#define FRAME_COLS                                                                           \
+    "SELECT b.id, b.sym, b.file, coalesce(b.line, 0), b.module, b.offset, b.inlined, b.ip_index,\n" \
+    "       k.frames - k.site_frame\n"                                                     \
+    "FROM stacks AS k JOIN backtraces AS b ON b.id = k.id AND b.frame_no >= k.site_frame\n"
+
+typedef struct {
+    size_t cap, fcap;
+    ra_stack_t *s;
+    const char *last[3];
+} frame_reader_t;
+
+static int add_frame(ra_model_t *pd, sqlite3_stmt *st, frame_reader_t *r)
+{
+    int64_t id = sqlite3_column_int64(st, 0);
+    if (!r->s || r->s->bt != id) {
+        if (rheap_grow(&pd->stacks, &r->cap, pd->nstacks, sizeof *pd->stacks, 64) != 0)
+            return -1;
+        ra_stack_t *s = r->s = &pd->stacks[pd->nstacks++];
+        memset(s, 0, sizeof *s);
+        s->bt = id;
+        /* The number of frames is known: each stack's array is allocated once, to size. */
+        int64_t want = sqlite3_column_int64(st, 8);
+        r->fcap = 0;
+        if (want > 0 && want < 1 << 20) {
+            s->frames = malloc((size_t)want * sizeof *s->frames);
+            r->fcap = s->frames ? (size_t)want : 0;
+        }
+    }
+    ra_stack_t *s = r->s;
+    if (rheap_grow(&s->frames, &r->fcap, s->nframes, sizeof *s->frames, 64) != 0)
+        return -1;
+    ra_frame_t *f = &s->frames[s->nframes++];
+    f->sym = intern_col(pd->pool, st, 1, &r->last[0]);
+    f->file = intern_col(pd->pool, st, 2, &r->last[1]);
+    f->line = sqlite3_column_int64(st, 3);
+    f->module = intern_col(pd->pool, st, 4, &r->last[2]);
+    f->offset = sqlite3_column_int64(st, 5);
+    f->inlined = sqlite3_column_int(st, 6);
+    f->ip_index = sqlite3_column_int(st, 7);
+    return 0;
+}
 
 static int load_stacks(ctx_t *c, ra_model_t *pd)
 {
     /* The converter decides each stack's site once (stacks.site_frame). */
-    sqlite3_stmt *st = prepare(c,
-        "SELECT b.id, b.sym, b.file, coalesce(b.line, 0), b.module, b.offset, b.inlined, b.ip_index\n"
-        "FROM stacks AS k JOIN backtraces AS b ON b.id = k.id AND b.frame_no >= k.site_frame\n"
-        "ORDER BY b.id, b.frame_no");
+    sqlite3_stmt *st = prepare(c, FRAME_COLS "ORDER BY b.id, b.frame_no");
     if (!st)
         return -1;
-    size_t cap = 0, fcap = 0;
-    ra_stack_t *s = NULL;
+    frame_reader_t r = {0};
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
-        if (!s || s->bt != id) {
-            if (rheap_grow(&pd->stacks, &cap, pd->nstacks, sizeof *pd->stacks, 64) != 0)
-                break;
-            s = &pd->stacks[pd->nstacks++];
-            memset(s, 0, sizeof *s);
-            s->bt = id;
-            fcap = 0;
-        }
-        if (rheap_grow(&s->frames, &fcap, s->nframes, sizeof *s->frames, 64) != 0)
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (add_frame(pd, st, &r) != 0)
             break;
-        ra_frame_t *f = &s->frames[s->nframes++];
-        f->sym = intern(pd->pool, col_text(st, 1));
-        f->file = intern(pd->pool, col_text(st, 2));
-        f->line = sqlite3_column_int64(st, 3);
-        f->module = intern(pd->pool, col_text(st, 4));
-        f->offset = sqlite3_column_int64(st, 5);
-        f->inlined = sqlite3_column_int(st, 6);
-        f->ip_index = sqlite3_column_int(st, 7);
-    }
     return finish(c, st, rc);
+}
+
+ra_status_t ra_model_frames(sqlite3 *db, ra_model_t *pd, const int64_t *bts, size_t n,
+                            ra_err_t *err)
+{
+    /* One seek per stack when the stacks a picture shows are a share of a process tree's;
+     * beyond FRAMES_SEEK_MAX, one pass over every frame in id order, the wanted ids met in
+     * step (a seek costs several rows' reading). */
+    enum { FRAMES_SEEK_MAX = 20000 };
+    int scan = n > FRAMES_SEEK_MAX;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           scan ? FRAME_COLS "ORDER BY b.id, b.frame_no"
+                                : FRAME_COLS "WHERE k.id = ?1 ORDER BY b.frame_no",
+                           -1, &st, NULL) != SQLITE_OK)
+        return ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+    frame_reader_t r = {0};
+    r.cap = pd->nstacks; /* the array holds exactly what it has (none, after RA_MODEL_FRAMES_LATER) */
+    int rc = SQLITE_DONE;
+    int64_t prev = INT64_MIN;
+    int64_t floor = pd->nstacks ? pd->stacks[pd->nstacks - 1].bt : INT64_MIN;
+    size_t want = 0;
+    while (scan && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        while (want < n && bts[want] < id)
+            want++;
+        if (want == n)
+            break;
+        if (bts[want] != id || id <= floor)
+            continue;
+        if (add_frame(pd, st, &r) != 0)
+            break;
+    }
+    if (scan && rc == SQLITE_ROW && want == n)
+        rc = SQLITE_DONE;
+    for (size_t i = 0; !scan && i < n && rc == SQLITE_DONE; i++) {
+        /* In order, each once: the stacks stay sorted by id for ra_model_stack. */
+        if (bts[i] <= prev || (pd->nstacks && bts[i] <= pd->stacks[pd->nstacks - 1].bt))
+            continue;
+        prev = bts[i];
+        sqlite3_bind_int64(st, 1, bts[i]);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+            if (add_frame(pd, st, &r) != 0)
+                break;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    if (pd->pool->oom || rc == SQLITE_ROW)
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
+    if (rc != SQLITE_DONE)
+        return ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+    return RA_OK;
 }
 
 ra_status_t ra_model_skip(sqlite3 *db, ra_model_t *pd, const char *glob, ra_err_t *err)
@@ -477,6 +665,18 @@ static int has_summaries(sqlite3 *db)
     return n == 6;
 }
 
+static int has_table(sqlite3 *db, const char *name)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int yes = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return yes;
+}
+
 static int sum_procs(ctx_t *c, ra_model_t *pd)
 {
     sqlite3_stmt *st = prepare(c,
@@ -533,6 +733,69 @@ static int sum_stats(ctx_t *c, ra_model_t *pd)
         s->temporary_bytes = sqlite3_column_int64(st, 10);
     }
     return finish(c, st, rc);
+}
+
+/* Every stack's rows over the recordings, as the converter added them up (stack_totals): one
+ * stat per stack, pid and recording -1, leaked and stopped already apart. */
+static int sum_totals(ctx_t *c, ra_model_t *pd)
+{
+    sqlite3_stmt *st = prepare(c,
+        "SELECT coalesce(bt, -1), blocks, bytes, leaked_blocks, leaked_bytes, stopped_blocks,\n"
+        "       stopped_bytes, peak_blocks, peak_bytes, temporary_blocks, temporary_bytes\n"
+        "FROM stack_totals");
+    if (!st)
+        return -1;
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (rheap_grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats, 64) != 0)
+            break;
+        ra_stat_t *s = &pd->stats[pd->nstats++];
+        memset(s, 0, sizeof *s);
+        s->pid = s->recording = -1;
+        s->bt = sqlite3_column_int64(st, 0);
+        s->blocks = sqlite3_column_int64(st, 1);
+        s->bytes = sqlite3_column_int64(st, 2);
+        s->leaked_blocks = sqlite3_column_int64(st, 3);
+        s->leaked_bytes = sqlite3_column_int64(st, 4);
+        s->stopped_blocks = sqlite3_column_int64(st, 5);
+        s->stopped_bytes = sqlite3_column_int64(st, 6);
+        s->peak_blocks = sqlite3_column_int64(st, 7);
+        s->peak_bytes = sqlite3_column_int64(st, 8);
+        s->temporary_blocks = sqlite3_column_int64(st, 9);
+        s->temporary_bytes = sqlite3_column_int64(st, 10);
+    }
+    return finish(c, st, rc);
+}
+
+/* The per-recording stats added up per stack, as sum_totals reads them, for a database that
+ * predates stack_totals. After split_windows. */
+static void add_up_stats(ra_model_t *pd)
+{
+    for (size_t i = 0; i < pd->nstats; i++)
+        pd->stats[i].pid = pd->stats[i].recording = -1;
+    if (pd->nstats)
+        qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
+    size_t n = 0;
+    for (size_t i = 0; i < pd->nstats; i++) {
+        const ra_stat_t *s = &pd->stats[i];
+        ra_stat_t *t = n ? &pd->stats[n - 1] : NULL;
+        if (!t || t->bt != s->bt) {
+            pd->stats[n++] = *s;
+            continue;
+        }
+        t->blocks += s->blocks;
+        t->bytes += s->bytes;
+        t->leaked_blocks += s->leaked_blocks;
+        t->leaked_bytes += s->leaked_bytes;
+        t->stopped_blocks += s->stopped_blocks;
+        t->stopped_bytes += s->stopped_bytes;
+        t->peak_blocks += s->peak_blocks;
+        t->peak_bytes += s->peak_bytes;
+        t->temporary_blocks += s->temporary_blocks;
+        t->temporary_bytes += s->temporary_bytes;
+    }
+    pd->nstats = n;
 }
 
 /* Each stack's freed blocks by decade of lifetime, into the stats (sorted by then). */
@@ -615,7 +878,11 @@ static int sum_tables(ctx_t *c, ra_model_t *pd)
     }
     map3_free(&thr);
 
-    sqlite3_stmt *st = prepare(c,
+    /* The converter's sums over the stacks (recording_sizes) where the database has them:
+     * adding up stack_sizes here took seconds on a process tree. */
+    sqlite3_stmt *st = prepare(c, has_table(c->db, "recording_sizes") ?
+        "SELECT pid, recording, min_size, blocks, bytes, leaked_blocks, leaked_bytes\n"
+        "FROM recording_sizes WHERE pid = coalesce(?1, pid)" :
         "SELECT pid, recording, min_size, sum(blocks), sum(bytes), sum(leaked_blocks),\n"
         "       sum(leaked_bytes)\n"
         "FROM stack_sizes WHERE pid = coalesce(?1, pid) GROUP BY pid, recording, min_size");
@@ -733,6 +1000,9 @@ static int split_windows(ctx_t *c, ra_model_t *pd)
     for (size_t i = 0; i < pd->nprocs; i++)
         RA_SPLIT(&pd->procs[i], !pd->procs[i].until_exit);
     for (size_t i = 0; i < pd->nstats; i++) {
+        /* Totals over the recordings (pid -1) come split already. */
+        if (pd->stats[i].pid < 0)
+            continue;
         const ra_proc_t *p = ra_model_proc(pd, pd->stats[i].pid, pd->stats[i].recording);
         RA_SPLIT(&pd->stats[i], p && !p->until_exit);
     }
@@ -768,26 +1038,35 @@ static int load(ctx_t *c, ra_model_t *pd, unsigned what, size_t nbuckets)
     }
     if (load_procs(c, pd) != 0 || load_marks(c, pd) != 0)
         return -1;
+    if (order_procs(pd) != 0)
+        return oom(c);
     /* Each summary is what a pass over the rows of `allocations` would give;
      * tests/visual/model_oracle.c computes that pass and checks it. */
-    if (sum_procs(c, pd) != 0 || ((what & RA_MODEL_STACKS) && sum_stats(c, pd) != 0) ||
+    /* The totals over the recordings: the converter's, else added up after the split. */
+    int totals = (what & RA_MODEL_TOTALS) && (what & RA_MODEL_STACKS) && c->pid < 0 &&
+                 !(what & RA_MODEL_LIFETIMES);
+    int read_totals = totals && has_table(c->db, "stack_totals");
+    if (sum_procs(c, pd) != 0 ||
+        ((what & RA_MODEL_STACKS) && (read_totals ? sum_totals(c, pd) : sum_stats(c, pd)) != 0) ||
         ((what & RA_MODEL_TABLES) && sum_tables(c, pd) != 0) ||
         ((what & RA_MODEL_TIMELINE) && sum_timeline(c, pd, nbuckets) != 0))
         return -1;
     extend_ends(pd);
     /* qsort's array may not be NULL, even when empty. */
-    if (pd->nstats)
-        qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
+    if (pd->nstats && sort_stats(pd) != 0)
+        return oom(c);
     if (pd->nthreads)
         qsort(pd->threads, pd->nthreads, sizeof *pd->threads, cmp_thread);
     if (pd->nsizes)
         qsort(pd->sizes, pd->nsizes, sizeof *pd->sizes, cmp_size);
     if ((what & RA_MODEL_LIFETIMES) && sum_lifetimes(c, pd) != 0)
         return -1;
-    if ((what & RA_MODEL_STACKS) && load_stacks(c, pd) != 0)
+    if ((what & RA_MODEL_STACKS) && !(what & RA_MODEL_FRAMES_LATER) && load_stacks(c, pd) != 0)
         return -1;
     if (split_windows(c, pd) != 0)
         return -1;
+    if (totals && !read_totals)
+        add_up_stats(pd);
     if (pd->pool->oom)
         return oom(c);
     return 0;
@@ -807,6 +1086,7 @@ ra_status_t ra_model_load(sqlite3 *db, int64_t pid, unsigned what, size_t nbucke
 void ra_model_free(ra_model_t *pd)
 {
     free(pd->procs);
+    free(pd->proc_order);
     free(pd->stats);
     for (size_t i = 0; i < pd->nstacks; i++)
         free(pd->stacks[i].frames);

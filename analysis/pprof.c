@@ -8,8 +8,10 @@
  *   (-sample_index=alloc_space, ...) work: alloc_objects/count and alloc_space/bytes are every
  *   block allocated, inuse_objects/count and inuse_space/bytes the blocks never freed. The peak
  *   profile has inuse_objects and inuse_space only: the blocks live at each recording's peak.
- * - One sample per stack and recording, labelled with its pid; its locations start at the
- *   allocation site (plumbing left out, as in `collapsed`), leaf first.
+ * - One sample per stack and recording, labelled with its pid, or, for a model of totals over
+ *   the recordings (RA_MODEL_TOTALS: `rheap export` of a process tree), one per stack without
+ *   a pid; its locations start at the allocation site (plumbing left out, as in
+ *   `collapsed`), leaf first.
  * - One location per return address (its lines the inlined functions), one mapping per module
  *   with its build id, as pbuild.c lays them out.
  */
@@ -248,6 +250,14 @@ ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int pe
         note = base ? "rheap: blocks live at the peak, this run minus the base run, per stack"
                     : "rheap: blocks live at each process's peak of live heap";
     ra_pb_comment(b, note);
+    if (!base && pd->nstats && pd->stats[0].pid < 0) {
+        char totals[160];
+        snprintf(totals, sizeof totals,
+                 "rheap: one sample per stack, added up over the %zu recordings (export with "
+                 "--pid P for one process's, labelled with its pid)",
+                 pd->nprocs);
+        ra_pb_comment(b, totals);
+    }
     if (interval) {
         char sampled[160];
         snprintf(sampled, sizeof sampled,
@@ -273,8 +283,10 @@ ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int pe
         for (size_t i = 0; i < pd->nstats && !oom; i++) {
             int64_t v[4];
             size_t nv = stat_values(&pd->stats[i], peak, v);
+            /* A stack's totals over the recordings (RA_MODEL_TOTALS) have no one pid. */
             if (v[0])
-                oom = add_sample(b, pd, &pd->stats[i], v, nv, pid_key, seen) != 0;
+                oom = add_sample(b, pd, &pd->stats[i], v, nv, pd->stats[i].pid >= 0 ? pid_key : -1,
+                                 seen) != 0;
         }
         for (size_t i = 0; seen && i <= pd->nstacks; i++)
             free(seen[i].locs);

@@ -249,6 +249,184 @@ static long decide(const ra_supp_t *s, char **sym, char **file, char **module, s
     return -1;
 }
 
+/* ---- Deciding every leaking stack at once ----
+ * A stack is suppressed by the first rule all of whose patterns match some frame (a user rule
+ * has one), so what decides it is the set of patterns that match any of its frames. Each
+ * distinct text (a function, a file, a module) is matched against the patterns once and the
+ * result kept: a build's leaking stacks have millions of frame rows but a few hundred
+ * thousand distinct texts, and matching every pattern of every rule against every frame took
+ * most of a second. */
+
+#define MAX_FAST_PATTERNS 64
+
+typedef struct {
+    const char *pats[MAX_FAST_PATTERNS];
+    size_t npats;
+    uint64_t need[1]; /* per rule, the bits of its patterns (allocated to nrules) */
+} pattern_set_t;
+
+/* The bit of pattern p in ps, added when new; -1 when there are too many. */
+static int pattern_bit(pattern_set_t *ps, const char *p)
+{
+    for (size_t i = 0; i < ps->npats; i++)
+        if (!strcmp(ps->pats[i], p))
+            return (int)i;
+    if (ps->npats == MAX_FAST_PATTERNS)
+        return -1;
+    ps->pats[ps->npats] = p;
+    return (int)ps->npats++;
+}
+
+/* The rules as pattern bits: NULL when out of memory or with more than MAX_FAST_PATTERNS
+ * distinct patterns (then each frame is matched rule by rule, as decide does). */
+static pattern_set_t *pattern_set(const ra_supp_t *s)
+{
+    pattern_set_t *ps = calloc(1, sizeof *ps + s->nrules * sizeof ps->need[0]);
+    if (!ps)
+        return NULL;
+    for (size_t r = 0; r < s->nrules; r++) {
+        const rule_t *rule = &s->rules[r];
+        const char *const *pats = rule->pattern ? (const char *const[]){rule->pattern, NULL}
+                                                : default_rules[rule->builtin].patterns;
+        for (size_t k = 0; pats[k]; k++) {
+            int b = pattern_bit(ps, pats[k]);
+            if (b < 0) {
+                free(ps);
+                return NULL;
+            }
+            ps->need[r] |= (uint64_t)1 << b;
+        }
+    }
+    return ps;
+}
+
+/* A map from a text to the bits of the patterns it matches, open addressing. */
+typedef struct {
+    char **keys;
+    uint64_t *bits;
+    size_t n, cap;
+} memo_t;
+
+static uint64_t text_hash(const char *t)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *t; t++)
+        h = (h ^ (unsigned char)*t) * 1099511628211ULL;
+    return h;
+}
+
+/* The pattern bits of text t (NULL matches nothing); 0 with *oom set when out of memory. */
+static uint64_t text_bits(memo_t *m, const pattern_set_t *ps, const char *t, int *oom)
+{
+    if (!t || !*t)
+        return 0;
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 4096;
+        char **keys = calloc(cap, sizeof *keys);
+        uint64_t *bits = calloc(cap, sizeof *bits);
+        if (!keys || !bits) {
+            free(keys);
+            free(bits);
+            *oom = 1;
+            return 0;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->keys[i]) {
+                size_t j = text_hash(m->keys[i]) & (cap - 1);
+                while (keys[j])
+                    j = (j + 1) & (cap - 1);
+                keys[j] = m->keys[i];
+                bits[j] = m->bits[i];
+            }
+        free(m->keys);
+        free(m->bits);
+        m->keys = keys;
+        m->bits = bits;
+        m->cap = cap;
+    }
+    size_t j = text_hash(t) & (m->cap - 1);
+    while (m->keys[j]) {
+        if (!strcmp(m->keys[j], t))
+            return m->bits[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    uint64_t b = 0;
+    for (size_t i = 0; i < ps->npats; i++)
+        if (ra_supp_match(ps->pats[i], t))
+            b |= (uint64_t)1 << i;
+    if (!(m->keys[j] = strdup(t))) {
+        *oom = 1;
+        return 0;
+    }
+    m->bits[j] = b;
+    m->n++;
+    return b;
+}
+
+static void memo_free(memo_t *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->keys[i]);
+    free(m->keys);
+    free(m->bits);
+}
+
+/* Adds stack `id`, suppressed by rule r, to s's sorted list (ids come in order). */
+static int add_suppressed(ra_supp_t *s, size_t *idcap, int64_t id, size_t r)
+{
+    if (s->nids == *idcap) {
+        size_t cap = *idcap ? 2 * *idcap : 64;
+        int64_t *ni = realloc(s->ids, cap * sizeof *ni);
+        if (ni)
+            s->ids = ni;
+        size_t *nr = realloc(s->rule_of, cap * sizeof *nr);
+        if (nr)
+            s->rule_of = nr;
+        if (!ni || !nr)
+            return -1;
+        *idcap = cap;
+    }
+    s->ids[s->nids] = id;
+    s->rule_of[s->nids++] = r;
+    return 0;
+}
+
+/* ra_supp_stacks with the rules as pattern bits: one pass over the rows of st (id, sym, file,
+ * module in id order). */
+static ra_status_t decide_by_bits(ra_supp_t *s, const pattern_set_t *ps, sqlite3 *db,
+                                  sqlite3_stmt *st, ra_err_t *err)
+{
+    memo_t memo = {0};
+    size_t idcap = 0;
+    int oom = 0, step, have = 0;
+    int64_t cur = 0;
+    uint64_t bits = 0;
+    for (;;) {
+        step = sqlite3_step(st);
+        int64_t id = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        if (have && (step != SQLITE_ROW || id != cur)) {
+            for (size_t r = 0; r < s->nrules; r++)
+                if ((bits & ps->need[r]) == ps->need[r]) {
+                    oom |= add_suppressed(s, &idcap, cur, r) != 0;
+                    break;
+                }
+            bits = 0;
+        }
+        if (step != SQLITE_ROW || oom)
+            break;
+        cur = id;
+        have = 1;
+        for (int c = 1; c <= 3; c++)
+            bits |= text_bits(&memo, ps, (const char *)sqlite3_column_text(st, c), &oom);
+    }
+    memo_free(&memo);
+    if (oom)
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
+    if (step != SQLITE_DONE)
+        return ra__fail(err, RA_E_INPUT, "reading backtraces: %s", sqlite3_errmsg(db));
+    return RA_OK;
+}
+
 ra_status_t ra_supp_stacks(ra_supp_t *s, sqlite3 *db, ra_err_t *err)
 {
     free(s->ids);
@@ -267,6 +445,13 @@ ra_status_t ra_supp_stacks(ra_supp_t *s, sqlite3 *db, ra_err_t *err)
                            "ORDER BY id, frame_no",
                            -1, &st, NULL) != SQLITE_OK)
         return ra__fail(err, RA_E_INPUT, "reading backtraces: %s", sqlite3_errmsg(db));
+    pattern_set_t *ps = pattern_set(s);
+    if (ps) {
+        ra_status_t fast = decide_by_bits(s, ps, db, st, err);
+        free(ps);
+        sqlite3_finalize(st);
+        return fast;
+    }
     /* The frames of the stack being read, as copies (a step invalidates the column texts). */
     size_t cap = 0, n = 0, idcap = 0;
     char **cols[3] = {NULL, NULL, NULL};
@@ -481,11 +666,12 @@ void ra_supp_apply(const ra_supp_t *s, ra_model_t *pd, int64_t *blocks, int64_t 
             continue;
         blocks[r] += st->leaked_blocks;
         bytes[r] += st->leaked_bytes;
-        for (size_t p = 0; p < pd->nprocs; p++)
-            if (pd->procs[p].pid == st->pid && pd->procs[p].recording == st->recording) {
-                pd->procs[p].leaked_blocks -= st->leaked_blocks;
-                pd->procs[p].leaked_bytes -= st->leaked_bytes;
-            }
+        /* A stack's totals over the recordings (RA_MODEL_TOTALS) belong to no one recording. */
+        ra_proc_t *p = (ra_proc_t *)ra_model_proc(pd, st->pid, st->recording);
+        if (p) {
+            p->leaked_blocks -= st->leaked_blocks;
+            p->leaked_bytes -= st->leaked_bytes;
+        }
         st->leaked_blocks = 0;
         st->leaked_bytes = 0;
     }

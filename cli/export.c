@@ -183,9 +183,66 @@ static int write_collapsed(const ra_model_t *pd, const ra_model_t *base, ra_weig
 
 /* ---- The command ---- */
 
-/* Reads a database for export, its suppressed leaks taken out (named in a note on stderr). */
-static int load(const char *path, int64_t pid, unsigned what, const cli__supp_opts_t *so,
-                const char *skip, const ra_moment_t *mo, ra_model_t *pd)
+/* pprof: up to this many recordings, a sample per stack and recording labelled with its pid;
+ * beyond, a build's thousands of processes would make millions of samples (2.5 million, 15 s
+ * of CPU to write), so the samples are the stacks' totals over the recordings, and --pid P
+ * gives one process's. */
+#define PPROF_PER_RECORDING_MAX 64
+
+/* The number of recordings of the database; -1 when it cannot be read. */
+static int64_t recordings_of(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM processes", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Whether the output draws the stack of s: collapsed a line for each weight not 0, pprof a
+ * sample for each stack with blocks (at the peak, with peak). */
+static int drawn(const ra_stat_t *s, ra_weight_t w, int pprof)
+{
+    if (!pprof)
+        return ra_weight_of(s, w) != 0;
+    return (w == RA_W_PEAK ? s->peak_blocks : s->blocks) != 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Reads the frames of the stacks the output draws: the leaking stacks of a build are a fifth
+ * of its stacks, and their frames a sixth of the rows. RA_OK or the failure in err. */
+static ra_status_t read_frames(sqlite3 *db, ra_model_t *pd, ra_weight_t w, int pprof,
+                               ra_err_t *err)
+{
+    int64_t *bts = malloc((pd->nstats + 1) * sizeof *bts);
+    if (!bts) {
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        return RA_E_NOMEM;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < pd->nstats; i++)
+        if (pd->stats[i].bt >= 0 && drawn(&pd->stats[i], w, pprof))
+            bts[n++] = pd->stats[i].bt;
+    if (n)
+        qsort(bts, n, sizeof *bts, cmp_i64);
+    ra_status_t rc = ra_model_frames(db, pd, bts, n, err);
+    free(bts);
+    return rc;
+}
+
+/* Reads a database for export, its suppressed leaks taken out (named in a note on stderr), the
+ * frames of the stacks drawn with weight w in the format. With RA_MODEL_TOTALS in what,
+ * totals_over > 0 keeps the samples per recording in a database of at most that many
+ * recordings. */
+static int load(const char *path, int64_t pid, unsigned what, int64_t totals_over, ra_weight_t w,
+                int pprof, const cli__supp_opts_t *so, const char *skip, const ra_moment_t *mo,
+                ra_model_t *pd)
 {
     sqlite3 *db;
     memset(pd, 0, sizeof *pd);
@@ -193,10 +250,13 @@ static int load(const char *path, int64_t pid, unsigned what, const cli__supp_op
     int rc = cli__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
+    if ((what & RA_MODEL_TOTALS) && totals_over > 0) {
+        int64_t n = recordings_of(db);
+        if (n >= 0 && n <= totals_over)
+            what &= ~(unsigned)RA_MODEL_TOTALS;
+    }
     ra_err_t err;
-    ra_status_t loaded = ra_model_load(db, pid, what, 0, pd, &err);
-    if (loaded == RA_OK)
-        loaded = ra_model_skip(db, pd, skip, &err);
+    ra_status_t loaded = ra_model_load(db, pid, what | RA_MODEL_FRAMES_LATER, 0, pd, &err);
     if (loaded == RA_OK)
         loaded = ra_model_moment(db, pd, mo, &err);
     if (loaded != RA_OK) {
@@ -207,8 +267,8 @@ static int load(const char *path, int64_t pid, unsigned what, const cli__supp_op
     }
     ra_supp_t *supp;
     rc = cli__supp_open(so, db, &supp, stderr);
-    sqlite3_close(db);
     if (rc != RHEAP_EXIT_OK) {
+        sqlite3_close(db);
         ra_model_free(pd);
         return rc;
     }
@@ -218,6 +278,7 @@ static int load(const char *path, int64_t pid, unsigned what, const cli__supp_op
         free(bl);
         free(by);
         ra_supp_destroy(supp);
+        sqlite3_close(db);
         ra_model_free(pd);
         cli__error(stderr, "out of memory");
         return RHEAP_EXIT_OUTPUT;
@@ -235,6 +296,16 @@ static int load(const char *path, int64_t pid, unsigned what, const cli__supp_op
     free(bl);
     free(by);
     ra_supp_destroy(supp);
+    /* The suppressed leaks are out: their stacks need no frames for the leaked weight. */
+    loaded = read_frames(db, pd, w, pprof, &err);
+    if (loaded == RA_OK)
+        loaded = ra_model_skip(db, pd, skip, &err);
+    sqlite3_close(db);
+    if (loaded != RA_OK) {
+        cli__error(stderr, "%s: %s", path, err.msg);
+        ra_model_free(pd);
+        return (int)loaded;
+    }
     return RHEAP_EXIT_OK;
 }
 
@@ -257,7 +328,9 @@ static void usage_export(FILE *f)
             "              Go heap profile (alloc_objects, alloc_space, inuse_objects,\n"
             "              inuse_space; inuse = never freed before the process ended or, in\n"
             "              a window, still live when it stopped); with --weight peak, the\n"
-            "              blocks live at each process's peak instead\n"
+            "              blocks live at each process's peak instead. A sample per stack\n"
+            "              and recording, labelled with its pid; beyond 64 recordings (a\n"
+            "              build), one per stack over them all (--pid P: one process's)\n"
             "\n"
             "A database recorded in profile mode (rheap run --profile) holds a sample of the\n"
             "allocations: both formats carry the estimates scaled up from it (pprof's period\n"
@@ -422,12 +495,19 @@ int cli__cmd_export(int argc, char **argv)
         what |= RA_MODEL_PEAK;
     if (w == RA_W_TEMPORARY)
         what |= RA_MODEL_TEMPORARY;
+    /* Every process's stacks added up: the converter's totals per stack (stack_totals), a row
+     * per stack instead of one per stack and recording. Collapsed output adds them up in any
+     * case; pprof keeps its samples per recording in a small tree. A moment is per recording. */
+    int64_t totals_over = pprof ? PPROF_PER_RECORDING_MAX : 0;
+    if (!cli__moment_given(&mo))
+        what |= RA_MODEL_TOTALS;
     ra_model_t pd, base;
-    int rc = load(db_path, pid, what, &so, skip, &mo, &pd);
+    int rc = load(db_path, pid, what, totals_over, w, pprof, &so, skip, &mo, &pd);
     if (rc != RHEAP_EXIT_OK)
         return rc;
     /* The base is another run: its pids differ, so --pid does not select in it. */
-    if (base_path && (rc = load(base_path, -1, what, &so, skip, &mo, &base)) != RHEAP_EXIT_OK) {
+    if (base_path && (rc = load(base_path, -1, what, totals_over, w, pprof, &so, skip, &mo,
+                                &base)) != RHEAP_EXIT_OK) {
         ra_model_free(&pd);
         return rc;
     }

@@ -58,12 +58,45 @@ typedef struct {
     ra_smap_t stacks; /* bt -> index in the page's stack table */
     size_t nstacks;
     unsigned char *keep;  /* per stat: shown on its own */
+    int64_t *shown;       /* per bt + 1 up to nshown: its index in the page's stack table, -1
+                             when not shown on its own (shown_stack) */
+    size_t nshown;
 } page_t;
 
-static int cmp_desc(const void *a, const void *b)
+/* The k-th largest of v[0, n) (k from 0), v reordered: a selection, not a sort, since a
+ * process tree has millions of (recording, stack) figures and only the cut is wanted. */
+static int64_t kth_largest(int64_t *v, size_t n, size_t k)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? 1 : x > y ? -1 : 0;
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        /* The middle of three as the pivot: already ordered figures stay linear. */
+        size_t mid = lo + (hi - lo) / 2;
+        int64_t a = v[lo], b = v[mid], c = v[hi];
+        int64_t pivot = (a < b) ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] > pivot)
+                i++;
+            while (v[j] < pivot)
+                j--;
+            if (i <= j) {
+                int64_t t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
 }
 
 /* The figures a stack is ranked by for the page: one per weight it can be drawn with. */
@@ -95,8 +128,8 @@ static int choose(page_t *pg)
             v[i] = rank_of(&pd->stats[i], k);
         int64_t cut = 1;
         if (pd->nstats > HTML_TOP_STACKS) {
-            qsort(v, pd->nstats, sizeof *v, cmp_desc);
-            cut = v[HTML_TOP_STACKS - 1] > 1 ? v[HTML_TOP_STACKS - 1] : 1;
+            int64_t k = kth_largest(v, pd->nstats, HTML_TOP_STACKS - 1);
+            cut = k > 1 ? k : 1;
         }
         for (size_t i = 0; i < pd->nstats; i++)
             if (rank_of(&pd->stats[i], k) >= cut)
@@ -104,6 +137,33 @@ static int choose(page_t *pg)
     }
     free(v);
     return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Reads the frames of the stacks the page shows on their own (choose): a few thousand of a
+ * build's 200,000, whose frames were most of the page's reading. */
+static ra_status_t read_frames(page_t *pg, ra_err_t *err)
+{
+    ra_model_t *pd = (ra_model_t *)pg->pd;
+    int64_t *bts = malloc((pd->nstats + 1) * sizeof *bts);
+    if (!bts) {
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        return RA_E_NOMEM;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < pd->nstats; i++)
+        if (pg->keep[i] && pd->stats[i].bt >= 0)
+            bts[n++] = pd->stats[i].bt;
+    if (n)
+        qsort(bts, n, sizeof *bts, cmp_i64);
+    ra_status_t rc = ra_model_frames(pg->db, pd, bts, n, err);
+    free(bts);
+    return rc;
 }
 
 /* Adds the figures of s into sum, for the entry of a recording's stacks not shown one by one. */
@@ -315,6 +375,9 @@ static int write_moments(page_t *pg, FILE *out);
 /* The data object: {"db", "procs", "frames", "stacks", "stats", "moments"}. The frame and stack tables
  * are written as they are first used, so the stats come last but are built in the same pass:
  * they go to a memory stream first. */
+static int index_shown(page_t *pg);
+static int write_moments(page_t *pg, FILE *out);
+
 static int write_data(page_t *pg, const char *db_path, FILE *out)
 {
     const ra_model_t *pd = pg->pd;
@@ -407,7 +470,7 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
         fputs("],\n\"stats\":[", out);
         fwrite(stats_txt, 1, stats_len, out);
         fputc(']', out);
-        rc = write_moments(pg, out);
+        rc = index_shown(pg) != 0 ? -1 : write_moments(pg, out);
         fputc('}', out);
     }
     free(stacks_txt);
@@ -415,16 +478,35 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
     return rc ? -1 : 0;
 }
 
-/* The page's index of stack bt, or -1 when the page shows it only in "(smaller stacks)". */
-static int64_t shown_stack(page_t *pg, int64_t bt)
+/* Indexes the stacks the page shows by bt, once they are numbered (write_data): the moments
+ * look a stack up for each of millions of rows. 0, or -1 when out of memory. */
+static int index_shown(page_t *pg)
 {
-    char key[32];
-    snprintf(key, sizeof key, "%" PRId64, bt);
-    uint64_t idx;
-    int created;
-    if (ra_smap_get(&pg->stacks, key, UINT64_MAX, &idx, &created) != 0 || idx == UINT64_MAX)
+    const ra_model_t *pd = pg->pd;
+    int64_t top = -1;
+    for (size_t i = 0; i < pd->nstats; i++)
+        if (pd->stats[i].bt > top)
+            top = pd->stats[i].bt;
+    pg->nshown = (size_t)(top + 2);
+    pg->shown = malloc(pg->nshown * sizeof *pg->shown);
+    if (!pg->shown)
         return -1;
-    return (int64_t)idx;
+    for (size_t b = 0; b < pg->nshown; b++) {
+        char key[32];
+        snprintf(key, sizeof key, "%" PRId64, (int64_t)b - 1);
+        uint64_t idx;
+        int created;
+        if (ra_smap_get(&pg->stacks, key, UINT64_MAX, &idx, &created) != 0)
+            return -1;
+        pg->shown[b] = idx == UINT64_MAX ? -1 : (int64_t)idx;
+    }
+    return 0;
+}
+
+/* The page's index of stack bt, or -1 when the page shows it only in "(smaller stacks)". */
+static int64_t shown_stack(const page_t *pg, int64_t bt)
+{
+    return bt >= -1 && (uint64_t)(bt + 1) < pg->nshown ? pg->shown[bt + 1] : -1;
 }
 
 /* One moment of a recording: [t, label (null: a checkpoint cut), blocks, bytes, [stack,
@@ -510,66 +592,130 @@ static int write_marker_moments(page_t *pg, const ra_proc_t *pr, int64_t every, 
 
 /* The checkpoint cuts of recording p, every `every`-th one and the last: the heap after every
  * event at or before the cut, exactly, per shown stack, as the changes since the cut before. */
+static int cmp_size_t(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A checkpoint_stacks row of a stack the page shows. */
+typedef struct {
+    int64_t ck, s, blocks, bytes;
+} ckrow_t;
+
+static int cmp_ckrow(const void *a, const void *b)
+{
+    const ckrow_t *x = a, *y = b;
+    return x->ck < y->ck ? -1 : x->ck > y->ck;
+}
+
+/* The rows of recording pr's shown stacks, by ck: 0, or -1 when it cannot be read. A
+ * recording's rows are written together, cut after cut: they are read as one range of rowids,
+ * not through the index by stack, which visits the table out of order (0.5 s against 2.0 s
+ * for 456,000 rows), and in the order written, which is the order of the cuts, rather than
+ * through SQLite's sorter (seconds for a build's millions of rows); a range found out of
+ * order is sorted here. The range is only for speed; the WHERE keeps the answer exact. */
+static int read_cut_rows(const page_t *pg, const ra_proc_t *pr, ckrow_t **rows, size_t *n)
+{
+    sqlite3_stmt *cs = NULL;
+    *rows = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(pg->db,
+                           "SELECT ck, coalesce(bt, -1), blocks, bytes FROM checkpoint_stacks "
+                           "NOT INDEXED WHERE rowid BETWEEN (SELECT min(rowid) FROM "
+                           "checkpoint_stacks WHERE pid = ?1 AND recording = ?2) AND (SELECT "
+                           "max(rowid) FROM checkpoint_stacks WHERE pid = ?1 AND recording = "
+                           "?2) AND pid = ?1 AND recording = ?2",
+                           -1, &cs, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(cs, 1, pr->pid);
+    sqlite3_bind_int64(cs, 2, pr->recording);
+    size_t cap = 0;
+    int sorted = 1, row;
+    while ((row = sqlite3_step(cs)) == SQLITE_ROW) {
+        int64_t s = shown_stack(pg, sqlite3_column_int64(cs, 1));
+        if (s < 0)
+            continue;
+        if (rheap_grow(rows, &cap, *n, sizeof **rows, 256) != 0)
+            break;
+        ckrow_t *r = &(*rows)[(*n)++];
+        r->ck = sqlite3_column_int64(cs, 0);
+        r->s = s;
+        r->blocks = sqlite3_column_int64(cs, 2);
+        r->bytes = sqlite3_column_int64(cs, 3);
+        sorted &= *n == 1 || r[-1].ck <= r->ck;
+    }
+    sqlite3_finalize(cs);
+    if (row != SQLITE_DONE) {
+        free(*rows);
+        *rows = NULL;
+        return -1;
+    }
+    /* A stack has one row per cut, so rows of one cut may come in any order. */
+    if (!sorted)
+        qsort(*rows, *n, sizeof **rows, cmp_ckrow);
+    return 0;
+}
+
+/* The checkpoint cuts of recording p, every `every`-th one and the last: the heap after every
+ * event at or before the cut, exactly, per shown stack, as the changes since the cut before. */
 static int write_cut_moments(page_t *pg, const ra_proc_t *pr, int64_t every, FILE *f, int *n)
 {
     size_t ns = pg->nstacks + 1; /* the last: the stacks not shown */
     int64_t *cur = calloc(ns * 2, sizeof *cur);
     unsigned char *dirty = calloc(ns, 1);
-    sqlite3_stmt *ck = NULL, *cs = NULL;
-    int rc = !cur || !dirty;
+    size_t *changed = malloc(ns * sizeof *changed); /* the dirty ones, in the order met */
+    size_t nchanged = 0;
+    int64_t shown_blocks = 0, shown_bytes = 0; /* cur's sums over the shown stacks */
+    ckrow_t *rows = NULL;
+    size_t nrows = 0, r = 0;
+    sqlite3_stmt *ck = NULL;
+    int rc = !cur || !dirty || !changed;
     if (!rc)
         rc = sqlite3_prepare_v2(pg->db,
                                 "SELECT ck, t, blocks, bytes, (SELECT max(ck) FROM checkpoints "
                                 "WHERE pid = ?1 AND recording = ?2) FROM checkpoints "
                                 "WHERE pid = ?1 AND recording = ?2 AND ck > 0 ORDER BY ck",
                                 -1, &ck, NULL) != SQLITE_OK ||
-             sqlite3_prepare_v2(pg->db,
-                                /* A recording's rows are written together, cut after cut:
-                                 * read them as one range of rowids, not through the index by
-                                 * stack, which visits the table out of order (0.5 s against
-                                 * 2.0 s for 456,000 rows). The range is only for speed; the
-                                 * WHERE and ORDER BY keep the answer exact. */
-                                "SELECT ck, coalesce(bt, -1), blocks, bytes FROM checkpoint_stacks "
-                                "NOT INDEXED WHERE rowid BETWEEN (SELECT min(rowid) FROM "
-                                "checkpoint_stacks WHERE pid = ?1 AND recording = ?2) AND (SELECT "
-                                "max(rowid) FROM checkpoint_stacks WHERE pid = ?1 AND recording = "
-                                "?2) AND pid = ?1 AND recording = ?2 ORDER BY ck",
-                                -1, &cs, NULL) != SQLITE_OK;
+             read_cut_rows(pg, pr, &rows, &nrows) != 0;
     if (!rc) {
         sqlite3_bind_int64(ck, 1, pr->pid);
         sqlite3_bind_int64(ck, 2, pr->recording);
-        sqlite3_bind_int64(cs, 1, pr->pid);
-        sqlite3_bind_int64(cs, 2, pr->recording);
     }
     /* A stack's figures from the last row read; those not shown as one sum, kept per stack in
-     * `others` would need a map: the cut's total less the shown stacks gives it instead. */
-    int srow = rc ? SQLITE_DONE : sqlite3_step(cs);
+     * `others` would need a map: the cut's total less the shown stacks gives it instead. The
+     * shown stacks' sum and the list of those that changed are kept as rows come, so a cut
+     * costs its own rows, not one step per stack of the page. */
     int step = SQLITE_DONE;
     while (!rc && (step = sqlite3_step(ck)) == SQLITE_ROW) {
         int64_t c = sqlite3_column_int64(ck, 0), t = sqlite3_column_int64(ck, 1);
         int64_t blocks = sqlite3_column_int64(ck, 2), bytes = sqlite3_column_int64(ck, 3);
         int64_t last = sqlite3_column_int64(ck, 4);
-        for (; srow == SQLITE_ROW && sqlite3_column_int64(cs, 0) <= c; srow = sqlite3_step(cs)) {
-            int64_t s = shown_stack(pg, sqlite3_column_int64(cs, 1));
-            if (s < 0)
-                continue;
-            cur[2 * s] = sqlite3_column_int64(cs, 2);
-            cur[2 * s + 1] = sqlite3_column_int64(cs, 3);
-            dirty[s] = 1;
+        for (; r < nrows && rows[r].ck <= c; r++) {
+            size_t s = (size_t)rows[r].s;
+            shown_blocks += rows[r].blocks - cur[2 * s];
+            shown_bytes += rows[r].bytes - cur[2 * s + 1];
+            cur[2 * s] = rows[r].blocks;
+            cur[2 * s + 1] = rows[r].bytes;
+            if (!dirty[s]) {
+                dirty[s] = 1;
+                changed[nchanged++] = s;
+            }
         }
         if (c % every != 0 && c != last)
             continue;
         moment_head(f, n, t, NULL, blocks, bytes);
         int k = 0;
-        int64_t oblocks = blocks, obytes = bytes;
-        for (size_t s = 0; s + 1 < ns; s++) {
-            oblocks -= cur[2 * s];
-            obytes -= cur[2 * s + 1];
-            if (dirty[s])
-                fprintf(f, "%s%zu,%" PRId64 ",%" PRId64, k++ ? "," : "", s, cur[2 * s],
-                        cur[2 * s + 1]);
+        if (nchanged > 1)
+            qsort(changed, nchanged, sizeof *changed, cmp_size_t);
+        for (size_t i = 0; i < nchanged; i++) {
+            size_t s = changed[i];
+            fprintf(f, "%s%zu,%" PRId64 ",%" PRId64, k++ ? "," : "", s, cur[2 * s],
+                    cur[2 * s + 1]);
             dirty[s] = 0;
         }
+        nchanged = 0;
+        int64_t oblocks = blocks - shown_blocks, obytes = bytes - shown_bytes;
         /* The stacks not shown: written whenever their sum moved. */
         if (oblocks != cur[2 * (ns - 1)] || obytes != cur[2 * (ns - 1) + 1]) {
             fprintf(f, "%s-1,%" PRId64 ",%" PRId64, k++ ? "," : "", oblocks, obytes);
@@ -578,11 +724,12 @@ static int write_cut_moments(page_t *pg, const ra_proc_t *pr, int64_t every, FIL
         }
         fputs("]]", f);
     }
-    rc |= step != SQLITE_DONE || (srow != SQLITE_DONE && srow != SQLITE_ROW);
+    rc |= step != SQLITE_DONE;
     sqlite3_finalize(ck);
-    sqlite3_finalize(cs);
+    free(rows);
     free(cur);
     free(dirty);
+    free(changed);
     return rc ? -1 : 0;
 }
 
@@ -793,11 +940,11 @@ int cli__cmd_report_html(int argc, char **argv)
         return rc;
     ra_model_t pd;
     ra_err_t err;
-    ra_status_t loaded = ra_model_load(
-        db, pid, RA_MODEL_STACKS | RA_MODEL_TIMELINE | RA_MODEL_TABLES | RA_MODEL_LIFETIMES,
-        HTML_BUCKETS, &pd, &err);
-    if (loaded == RA_OK)
-        loaded = ra_model_skip(db, &pd, skip, &err);
+    /* The frames are read once the page has chosen the stacks it shows (read_frames). */
+    ra_status_t loaded = ra_model_load(db, pid,
+                                       RA_MODEL_STACKS | RA_MODEL_TIMELINE | RA_MODEL_TABLES |
+                                           RA_MODEL_LIFETIMES | RA_MODEL_FRAMES_LATER,
+                                       HTML_BUCKETS, &pd, &err);
     if (loaded == RA_OK)
         loaded = ra_model_moment(db, &pd, &mo, &err);
     if (loaded != RA_OK) {
@@ -852,11 +999,23 @@ int cli__cmd_report_html(int argc, char **argv)
         ra_model_free(&pd);
         return RHEAP_EXIT_OUTPUT;
     }
-    int failed = choose(&pg) != 0 || write_page(&pg, db_path, out) != 0;
+    int failed = choose(&pg) != 0;
+    if (!failed && (read_frames(&pg, &err) != RA_OK || ra_model_skip(db, &pd, skip, &err) != RA_OK)) {
+        cli__error(stderr, "%s: %s", db_path, err.msg);
+        fclose(out);
+        sqlite3_close(db);
+        free(pg.keep);
+        free(pg.suppressed);
+        free_memory(mem, pd.nprocs);
+        ra_model_free(&pd);
+        return RHEAP_EXIT_INPUT;
+    }
+    failed = failed || write_page(&pg, db_path, out) != 0;
     if (fclose(out) != 0)
         failed = 1;
     sqlite3_close(db);
     free(pg.keep);
+    free(pg.shown);
     free(pg.suppressed);
     free_memory(mem, pd.nprocs);
     ra_smap_free(&pg.frames);

@@ -6,8 +6,11 @@
  * `rheap report` and the summary of `rheap run` load the same query files through
  * cli__query_load, so they can never disagree with `rheap query`.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +55,9 @@ int cli__query_load(const char *name, ra_query_t *q, FILE *err)
 
 /* ---- `rheap query` ---- */
 
+/* Rows printed in columns without --limit or --all. */
+#define QUERY_ROWS 50
+
 static void usage_query(FILE *f)
 {
     fprintf(f,
@@ -75,6 +81,11 @@ static void usage_query(FILE *f)
             "                         allocation site outwards (queries with a stack column)\n"
             "  --wide, --full-names   columns: every column, whole names and template\n"
             "                         arguments (default: fit $COLUMNS, the terminal or 80)\n"
+            "  --limit N              print the first N rows (columns: 50 by default, and a\n"
+            "                         last line says how many more there are; CSV and JSON:\n"
+            "                         every row by default, the count of those left out on\n"
+            "                         stderr)\n"
+            "  --all                  print every row, in columns too\n"
             "  -h, --help             show this help\n"
             "\n"
             "The leaks query also takes (its suppressed blocks are counted on stderr):\n"
@@ -161,6 +172,8 @@ typedef struct {
     cli__supp_opts_t so;
     cli__fmt_t fmt;
     int list, raw, chains, full_names;
+    size_t limit; /* rows to print; 0: the format's default (QUERY_ROWS in columns, all else) */
+    int all;
     ra_kv_t *kv;
     char **owned;
     size_t nkv;
@@ -189,6 +202,8 @@ static int parse_query(int argc, char **argv, query_opts_t *o)
         {"full-names", no_argument, NULL, 'F'},
         {"wide", no_argument, NULL, 'F'},
         {"param", required_argument, NULL, 'p'},
+        {"limit", required_argument, NULL, 'L'},
+        {"all", no_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},
         RHEAP_SUPP_LONGS,
         {NULL, 0, NULL, 0},
@@ -214,6 +229,18 @@ static int parse_query(int argc, char **argv, query_opts_t *o)
         case 'C': o->fmt = RHEAP_FMT_CSV; break;
         case 'J': o->fmt = RHEAP_FMT_JSON; break;
         case 'F': o->full_names = 1; break;
+        case 'A': o->all = 1; break;
+        case 'L': {
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || errno || n == 0 || optarg[0] == '-') {
+                cli__error(stderr, "--limit: expected a number of rows from 1, got '%s'", optarg);
+                return RHEAP_EXIT_USAGE;
+            }
+            o->limit = (size_t)n;
+            break;
+        }
         case 'p': {
             const char *eq = strchr(optarg, '=');
             if (!eq || eq == optarg) {
@@ -238,6 +265,10 @@ static int parse_query(int argc, char **argv, query_opts_t *o)
             return RHEAP_EXIT_USAGE;
         }
         }
+    }
+    if (o->all && o->limit) {
+        cli__error(stderr, "--limit and --all: give one of them");
+        return RHEAP_EXIT_USAGE;
     }
     o->pos = (const char *const *)argv + optind;
     o->npos = argc - optind;
@@ -296,10 +327,18 @@ static void print_result(const query_opts_t *o, sqlite3 *db, const ra_supp_t *su
     }
     if (o->fmt == RHEAP_FMT_COLUMN && !o->raw)
         cli__table_humanize(t);
+    /* Columns end with the count of the rows not shown, and how to see them; CSV and JSON
+     * stay what a program reads, the count said on stderr. */
+    size_t more = t->more;
+    t->more = 0;
     if (o->fmt == RHEAP_FMT_COLUMN && o->chains && t->ncols)
         cli__table_print_chains(db, t, t->nrows, "", o->full_names, stdout);
     else
         cli__table_print(t, o->fmt, o->full_names, stdout);
+    if (more && o->fmt == RHEAP_FMT_COLUMN)
+        printf("... %zu more rows (--limit N shows N, --all every one)\n", more);
+    else if (more)
+        cli__note(stderr, "%zu more rows left out by --limit", more);
     long long interval = ra_sample_interval(db, NULL);
     if (interval)
         cli__note_wrapped(stderr,
@@ -332,8 +371,15 @@ int cli__cmd_query(int argc, char **argv)
             ra_table_t t;
             ra_err_t why;
             status = open_for_query(&o, &q, &db, &supp);
+            /* A terminal shows a screen of rows (a process tree's per-site answers have
+             * hundreds of thousands); CSV and JSON are read by programs, which want the whole
+             * answer unless they ask for less. */
+            size_t rows = o.all ? SIZE_MAX
+                          : o.limit ? o.limit
+                          : o.fmt == RHEAP_FMT_COLUMN ? QUERY_ROWS : SIZE_MAX;
             if (status == RHEAP_EXIT_OK)
-                status = cli__said(ra_query_run(db, &q, o.kv, o.nkv, &t, &why), &why, stderr);
+                status = cli__said(ra_query_run_rows(db, &q, o.kv, o.nkv, rows, &t, &why), &why,
+                                   stderr);
             if (status == RHEAP_EXIT_OK) {
                 print_result(&o, db, supp, q.name, &t);
                 ra_table_free(&t);

@@ -189,7 +189,8 @@ static int run_canned(sqlite3 *db, const char *name, size_t rows, const char *pi
             kv[nkv++] = (ra_kv_t){"skip", skip};
     }
     ra_err_t why;
-    rc = cli__said(ra_query_run(db, &q, kv, nkv, t, &why), &why, out);
+    /* Only the rows shown are made into text; the others are counted ("... N more rows"). */
+    rc = cli__said(ra_query_run_rows(db, &q, kv, nkv, rows, t, &why), &why, out);
     ra_query_free(&q);
     return rc == RHEAP_EXIT_OK ? 0 : -1;
 }
@@ -213,6 +214,7 @@ static void project(ra_table_t *src, const char *const *cols, ra_table_t *dst)
     }
     dst->ncols = n;
     dst->nrows = src->nrows;
+    dst->more = src->more;
     for (size_t k = 0; k < n; k++) {
         dst->names[k] = src->names[idx[k]];
         src->names[idx[k]] = strdup("");

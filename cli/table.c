@@ -83,6 +83,7 @@ void cli__table_print_rows(const ra_table_t *t, size_t max_rows, const char *ind
      * (--wide, --full-names); CSV and JSON keep everything. */
     ra_table_t shown = {0};
     unsigned char *band = NULL;
+    size_t more = t->more; /* rows the query gave beyond those fetched */
     if (!full_names &&
         cli__names_for_display(t, max_rows, strlen(indent), out, &shown, &band) == 0)
         t = &shown;
@@ -116,8 +117,8 @@ void cli__table_print_rows(const ra_table_t *t, size_t max_rows, const char *ind
         if (after_row)
             after_row(r, arg);
     }
-    if (rows < t->nrows)
-        fprintf(out, "%s... %zu more rows\n", indent, t->nrows - rows);
+    if (rows < t->nrows || more)
+        fprintf(out, "%s... %zu more rows\n", indent, t->nrows - rows + more);
     free(w);
     free(band);
     ra_table_free(&shown);

@@ -2434,6 +2434,14 @@ static int run_workers(ctx_t *c, unsigned n)
         if (started)
             pthread_join(second, NULL);
     }
+    /* The totals over every recording (stack_totals), written at the end from the first
+     * worker's summary with the second's added. */
+    if (!failed && n > 1 && cv__summary_totals_merge(w[0].sum, w[1].sum) != 0)
+        nomem(c, "");
+    if (!failed) {
+        c->sum = w[0].sum;
+        w[0].sum = NULL;
+    }
     for (unsigned k = 0; k < n; k++) {
         ctx_t *x = &w[k];
         c->events += x->events;
@@ -2511,6 +2519,14 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
             if (h)
                 cv__db_failed(c->db);
             db_fail(c, "sites");
+        }
+        /* The totals over every recording, from what the summaries added up as they went. */
+        int tr = h && !c->fatal ? cv__summary_totals_write(c->sum, h) : 0;
+        if (tr < 0) {
+            cv__db_failed(c->db);
+            db_fail(c, "stack_totals");
+        } else if (tr > 0) {
+            nomem(c, "");
         }
         if (h)
             cv__db_leave(c->db);

@@ -109,7 +109,16 @@ typedef struct {
     int seen;                         /* max_live is set */
 } slice_t;
 
+/* One stack's rows of stack_stats added up over every recording converted so far, each figure
+ * as written (rounded in profile mode): the table stack_totals. */
+typedef struct {
+    double recordings, blocks, bytes, leaked_blocks, leaked_bytes, peak_blocks, peak_bytes,
+        temp_blocks, temp_bytes;
+} total_t;
+
 struct cv__summary {
+    total_t *tot;                     /* indexed by bt (0: no backtrace), over the conversion */
+    size_t captot;
     uint32_t pid, recording;
     stackagg_t *st;                   /* indexed by bt (0: no backtrace) */
     size_t capst, nst;                /* nst: 1 + the largest bt seen */
@@ -226,6 +235,7 @@ void cv__summary_destroy(cv__summary_t *s)
     free(s->ckdirty);
     free(s->sagg);
     free(s->slot_of);
+    free(s->tot);
     free(s);
 }
 
@@ -1098,6 +1108,35 @@ static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q, uint64_t base)
     return 0;
 }
 
+static double rounded(double v);
+
+/* Adds a stack's row of stack_stats, as written, to its totals over the conversion. */
+static int total_add(cv__summary_t *s, size_t bt, const stackagg_t *a)
+{
+    if (bt >= s->captot) {
+        size_t cap = s->captot ? s->captot : 1024;
+        while (cap <= bt)
+            cap *= 2;
+        total_t *t = realloc(s->tot, cap * sizeof *t);
+        if (!t)
+            return -1;
+        memset(t + s->captot, 0, (cap - s->captot) * sizeof *t);
+        s->tot = t;
+        s->captot = cap;
+    }
+    total_t *t = &s->tot[bt];
+    t->recordings += 1;
+    t->blocks += rounded(a->blocks);
+    t->bytes += rounded(a->bytes);
+    t->leaked_blocks += rounded(a->live_blocks);
+    t->leaked_bytes += rounded(a->live_bytes);
+    t->peak_blocks += rounded(a->peak_blocks);
+    t->peak_bytes += rounded(a->peak_bytes);
+    t->temp_blocks += rounded(a->temp_blocks);
+    t->temp_bytes += rounded(a->temp_bytes);
+    return 0;
+}
+
 static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
 {
     sort_used(s);
@@ -1106,6 +1145,10 @@ static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
         stackagg_t *a = &s->st[bt];
         if (!a->blocks)
             continue;
+        if (total_add(s, bt, a) != 0) {
+            s->failed = 1;
+            return 0;
+        }
         sqlite3_stmt *st = q[Q_STACK];
         bind_bt(st, 3, bt);
         double v[] = {a->blocks, a->bytes, a->freed_blocks, a->freed_bytes, a->live_blocks,
@@ -1530,4 +1573,104 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t
         sqlite3_finalize(q[i]);
     cv__db_leave(db);
     return s->failed && rc == 0 ? 1 : rc;
+}
+
+/* ---- Across the recordings ---- */
+
+/* What a recording that stopped while its process went on (schema.sql's view recording_ends)
+ * left live is no leak: its rows move from the leaked to the stopped columns. Only when the
+ * database has such a recording (a window that went off other than by exit) are the stack
+ * rows read. 0, or -1 (database error). */
+static int split_windows(cv__summary_t *s, sqlite3 *h, double *stopped)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h, "SELECT count(*) FROM windows WHERE off_how IS NOT NULL "
+                              "AND off_how <> 'exit'", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int any = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+    sqlite3_finalize(st);
+    if (!any)
+        return 0;
+    /* The view's rule decided once per recording (a set SQLite builds once), then one pass
+     * over the stack rows: joining the view row by row cost a third of a tree's conversion,
+     * its windows not yet indexed (schema.sql, after load). */
+    if (sqlite3_prepare_v2(h,
+            "SELECT coalesce(bt, 0), leaked_blocks, leaked_bytes FROM stack_stats\n"
+            "WHERE leaked_blocks > 0 AND (pid, recording) IN (\n"
+            "    SELECT pid, recording FROM recording_ends WHERE NOT until_exit)",
+            -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sqlite3_int64 bt = sqlite3_column_int64(st, 0);
+        if (bt < 0 || (size_t)bt >= s->captot)
+            continue;
+        double b = sqlite3_column_double(st, 1), y = sqlite3_column_double(st, 2);
+        s->tot[bt].leaked_blocks -= b;
+        s->tot[bt].leaked_bytes -= y;
+        stopped[2 * bt] += b;
+        stopped[2 * bt + 1] += y;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int cv__summary_totals_merge(cv__summary_t *dst, const cv__summary_t *src)
+{
+    if (src->captot > dst->captot) {
+        total_t *t = realloc(dst->tot, src->captot * sizeof *t);
+        if (!t)
+            return -1;
+        memset(t + dst->captot, 0, (src->captot - dst->captot) * sizeof *t);
+        dst->tot = t;
+        dst->captot = src->captot;
+    }
+    /* Each figure is a sum of rounded rows: whole numbers, added exactly in either order. */
+    for (size_t bt = 0; bt < src->captot; bt++) {
+        const total_t *a = &src->tot[bt];
+        total_t *t = &dst->tot[bt];
+        t->recordings += a->recordings;
+        t->blocks += a->blocks;
+        t->bytes += a->bytes;
+        t->leaked_blocks += a->leaked_blocks;
+        t->leaked_bytes += a->leaked_bytes;
+        t->peak_blocks += a->peak_blocks;
+        t->peak_bytes += a->peak_bytes;
+        t->temp_blocks += a->temp_blocks;
+        t->temp_bytes += a->temp_bytes;
+    }
+    return 0;
+}
+
+int cv__summary_totals_write(cv__summary_t *s, sqlite3 *h)
+{
+    if (!s->captot)
+        return 0;
+    double *stopped = calloc(2 * s->captot, sizeof *stopped);
+    if (!stopped)
+        return 1;
+    sqlite3_stmt *st = NULL;
+    int rc = split_windows(s, h, stopped) == 0 &&
+                     sqlite3_prepare_v2(h,
+                                        "INSERT INTO stack_totals VALUES (?1,?2,?3,?4,?5,?6,?7,"
+                                        "?8,?9,?10,?11,?12)",
+                                        -1, &st, NULL) == SQLITE_OK
+                 ? 0
+                 : -1;
+    for (size_t bt = 0; rc == 0 && bt < s->captot; bt++) {
+        const total_t *t = &s->tot[bt];
+        if (!t->recordings)
+            continue;
+        bind_bt(st, 1, bt);
+        double v[] = {t->recordings, t->blocks, t->bytes, t->leaked_blocks, t->leaked_bytes,
+                      stopped[2 * bt], stopped[2 * bt + 1], t->peak_blocks, t->peak_bytes,
+                      t->temp_blocks, t->temp_bytes};
+        for (int k = 0; k < 11; k++)
+            bind_w(st, 2 + k, v[k]);
+        if (sqlite3_step(st) != SQLITE_DONE || sqlite3_reset(st) != SQLITE_OK)
+            rc = -1;
+    }
+    sqlite3_finalize(st);
+    free(stopped);
+    return rc;
 }

@@ -90,6 +90,7 @@ typedef struct {
     char **names;
     char **cells;
     unsigned char *types;
+    size_t more;  /* rows the statement gave beyond the nrows kept (ra_query_run_rows) */
 } ra_table_t;
 
 /* Runs sql (one or more statements) binding :key for each kv; t holds the result of the last
@@ -97,6 +98,11 @@ typedef struct {
  * RA_OK, or RA_E_INPUT with SQLite's message (RA_E_NOMEM). */
 ra_status_t ra_fetch(struct sqlite3 *db, const char *sql, const ra_kv_t *kv, size_t nkv,
                      ra_table_t *t, ra_err_t *err);
+/* ra_fetch keeping the first max_rows rows of the result and counting the others in t->more:
+ * a process tree's per-site answers have hundreds of thousands of rows, of which a terminal
+ * shows a screen. */
+ra_status_t ra_fetch_rows(struct sqlite3 *db, const char *sql, const ra_kv_t *kv, size_t nkv,
+                          size_t max_rows, ra_table_t *t, ra_err_t *err);
 /* The value of column col in row, or NULL (no such row or column, or SQL NULL). */
 const char *ra_table_cell(const ra_table_t *t, size_t row, const char *col);
 /* Frees what t holds and empties it; a zeroed table is fine. */
@@ -137,6 +143,9 @@ void ra_query_free(ra_query_t *q);
  * an SQL error is RA_E_INPUT naming the query and its file. t is always initialized. */
 ra_status_t ra_query_run(struct sqlite3 *db, const ra_query_t *q, const ra_kv_t *kv, size_t nkv,
                          ra_table_t *t, ra_err_t *err);
+/* ra_query_run keeping the first max_rows rows, the others counted in t->more (ra_fetch_rows). */
+ra_status_t ra_query_run_rows(struct sqlite3 *db, const ra_query_t *q, const ra_kv_t *kv,
+                              size_t nkv, size_t max_rows, ra_table_t *t, ra_err_t *err);
 /* Checks value against what the documented parameter `name` takes (queries/README.md: a pid of
  * the database, a whole number, one of a few words, a marker label of the database, ...);
  * names it does not know pass. RA_OK, or RA_E_USAGE with a message naming the allowed values
@@ -301,7 +310,13 @@ enum {
     RA_MODEL_TIMELINE = 4,  /* memory over time in buckets (implies the peak) */
     RA_MODEL_TEMPORARY = 8, /* temporary blocks per stack */
     RA_MODEL_TABLES = 16,   /* per thread and per size class */
-    RA_MODEL_LIFETIMES = 32 /* per stack its freed blocks by decade of lifetime (implies stacks) */
+    RA_MODEL_LIFETIMES = 32, /* per stack its freed blocks by decade of lifetime (implies stacks) */
+    RA_MODEL_TOTALS = 64,   /* with every process (pid < 0): one stat per stack, its rows of every
+                               recording added up, pid and recording -1 (table stack_totals;
+                               added up here from the per-recording rows for a database without
+                               it); not with RA_MODEL_LIFETIMES or a moment (ra_model_moment) */
+    RA_MODEL_FRAMES_LATER = 128 /* the stacks' stats without their frames: the caller reads
+                                   those of the stacks it shows with ra_model_frames */
 };
 
 typedef struct {
@@ -324,6 +339,7 @@ typedef struct {
     ra_module_t *modules;      /* distinct paths, sorted */
     size_t nmodules;
     struct ra_pool *pool;      /* owns the strings */
+    struct ra_proc_key *proc_order; /* procs by pid, recording (ra_model_proc); NULL: none */
 } ra_model_t;
 
 /* ---- Memory beyond the heap (memory.c) ---- */
@@ -361,6 +377,11 @@ void ra_memory_free(ra_memory_t *m);
 ra_status_t ra_model_load(struct sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets,
                           ra_model_t *m, ra_err_t *err);
 void ra_model_free(ra_model_t *m);
+/* After ra_model_load with RA_MODEL_FRAMES_LATER: reads the frames of the stacks bts[0, n)
+ * (ascending; ids not above the last stack read are skipped), for ra_model_stack. RA_OK,
+ * RA_E_INPUT or RA_E_NOMEM. */
+ra_status_t ra_model_frames(struct sqlite3 *db, ra_model_t *m, const int64_t *bts, size_t n,
+                            ra_err_t *err);
 /* Charges the stacks of m (loaded with RA_MODEL_STACKS from db) to the callers of the wrapper
  * functions whose bare name matches the GLOB pattern glob (NULL: nothing): each stack starts
  * at the first frame that is neither allocator plumbing nor matched, as the canned queries'

@@ -985,6 +985,78 @@ case_query_json() {
     done
 }
 
+# A long answer: 50 rows in columns and a last line with the count of the others; --limit N and
+# --all; CSV whole unless limited, the rows left out then counted on stderr.
+case_query_limit() {
+    run r "$RHEAP" run -q -o lim.db -- sh -c "for i in 1 2 3; do \"$FAMILY\" tree || exit 1; done"
+    expect_eq "run status" "$STATUS" 0
+    q=(query timeline lim.db --param buckets=1000)
+    run all "$RHEAP" "${q[@]}" --csv
+    expect_eq "csv status" "$STATUS" 0
+    n=$(($(wc -l <all.out) - 1))
+    [ "$n" -gt 60 ] || fail "only $n timeline rows: too few to cut"
+    expect_eq "csv: no count of rows left out" "$(cat all.err)" ""
+    run col "$RHEAP" "${q[@]}" --wide --raw
+    expect_eq "columns: lines" "$(wc -l <col.out)" 53
+    expect_eq "columns: last line" "$(tail -n 1 col.out)" \
+        "... $((n - 50)) more rows (--limit N shows N, --all every one)"
+    run every "$RHEAP" "${q[@]}" --wide --raw --all
+    expect_eq "--all: lines" "$(wc -l <every.out)" $((n + 2))
+    grep -q 'more rows' every.out && fail "--all printed a count of rows left out"
+    # The same rows, the columns' widths set by the rows shown.
+    expect_eq "--all: first 50 rows as the default's" "$(sed -n '3,52p' every.out | awk '{$1 = $1; print}')" \
+        "$(sed -n '3,52p' col.out | awk '{$1 = $1; print}')"
+    run seven "$RHEAP" "${q[@]}" --csv --limit 7
+    expect_eq "--limit 7 --csv" "$(cat seven.out)" "$(head -n 8 all.out)"
+    expect_eq "--limit 7 --csv: stderr" "$(cat seven.err)" "rheap: $((n - 7)) more rows left out by --limit"
+    run zero "$RHEAP" "${q[@]}" --limit 0
+    expect_eq "--limit 0: status" "$STATUS" 1
+    expect_eq "--limit 0" "$(cat zero.err)" "rheap: error: --limit: expected a number of rows from 1, got '0'"
+    run both "$RHEAP" "${q[@]}" --limit 5 --all
+    expect_eq "--limit and --all: status" "$STATUS" 1
+}
+
+# The exports of a tree of more than 64 recordings read the converter's totals per stack:
+# collapsed output is the same as from the per-recording rows (the table dropped), pprof has
+# one sample per stack without a pid, and with --pid that process's samples labelled with it.
+case_export_tree() {
+    run r "$RHEAP" run -q -o t.db -- sh -c "for i in \$(seq 17); do \"$FAMILY\" tree || exit 1; done"
+    expect_eq "run status" "$STATUS" 0
+    n=$(sql t.db "SELECT count(*) FROM processes")
+    [ "$n" -gt 64 ] || fail "only $n recordings"
+    cp t.db rows.db
+    sql rows.db "DROP TABLE stack_totals"
+    for w in leaked allocated allocations peak temporary; do
+        "$RHEAP" export collapsed --weight $w t.db >totals.txt 2>/dev/null || fail "export $w"
+        "$RHEAP" export collapsed --weight $w rows.db >rows.txt 2>/dev/null || fail "export $w, rows"
+        [ -s rows.txt ] || [ $w = temporary ] || fail "no $w lines"
+        cmp -s totals.txt rows.txt || { diff rows.txt totals.txt | head -5 >&2; fail "$w: totals differ"; }
+    done
+    expect_eq "temporary, every line" "$(awk '{s += $NF} END {print s}' totals.txt)" \
+        "$(sql t.db "SELECT sum(temporary_blocks) FROM stack_stats")"
+    command -v go >/dev/null || skip "go not found (golang-go): the profile is not read back"
+    export HOME=$PWD/home GOCACHE=$PWD/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
+    mkdir -p "$HOME"
+    "$RHEAP" export pprof t.db -o all.pb.gz 2>/dev/null || fail "export pprof"
+    go tool pprof -raw all.pb.gz >all.txt 2>&1 || fail "go tool pprof: $(head -3 all.txt)"
+    grep -q "^Comment: rheap: one sample per stack, added up over the $n recordings" all.txt ||
+        fail "no comment on the samples: $(head -5 all.txt)"
+    grep -q 'pid:\[' all.txt && fail "a sample over the tree has a pid"
+    # Samples of the same locations (stacks that differ below the site) are one.
+    samples() { awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && /: / { n++ } END { print n + 0 }' "$1"; }
+    blocks() { awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && /: / { n += $1 } END { print n + 0 }' "$1"; }
+    expect_eq "blocks of the samples over the tree" "$(blocks all.txt)" \
+        "$(sql t.db "SELECT sum(blocks) FROM stack_totals")"
+    [ "$(samples all.txt)" -le "$(sql t.db "SELECT count(*) FROM stack_totals")" ] ||
+        fail "more samples than stacks"
+    pid=$(sql t.db "SELECT pid FROM recording_stats ORDER BY allocs DESC, pid LIMIT 1")
+    "$RHEAP" export pprof t.db --pid "$pid" -o one.pb.gz 2>/dev/null || fail "export pprof --pid"
+    go tool pprof -raw one.pb.gz >one.txt 2>&1 || fail "go tool pprof --pid"
+    expect_eq "blocks of pid $pid" "$(blocks one.txt)" \
+        "$(sql t.db "SELECT sum(blocks) FROM stack_stats WHERE pid = $pid")"
+    expect_eq "samples of pid $pid, each labelled" "$(grep -c "pid:\[$pid\]" one.txt)" "$(samples one.txt)"
+}
+
 # A statically linked program cannot be recorded: rheap says why, and the status is the
 # program's own.
 case_run_static() {

@@ -69,6 +69,9 @@ FROM site_leaks AS s JOIN sites AS n ON n.id = s.site ORDER BY s.pid, s.recordin
 SELECT pid, recording, min_size, blocks, bytes, leaked_blocks, leaked_bytes FROM recording_sizes
 ORDER BY pid, recording, min_size;
 SELECT count(*) FROM stacks AS k JOIN sites AS n ON n.id = k.site AND n.function = k.function AND n.location = k.location;
+SELECT bt, recordings, blocks, bytes, leaked_blocks, leaked_bytes, stopped_blocks, stopped_bytes
+FROM stack_totals ORDER BY bt;
+SELECT bt, peak_blocks, peak_bytes, temporary_blocks, temporary_bytes FROM stack_totals ORDER BY bt;
 '
 tables_scan='
 SELECT s.id, s.function, s.location
@@ -174,6 +177,17 @@ FROM (SELECT *, CASE WHEN size = 0 THEN 0 ELSE
          WHERE (1 << k) <= size) END AS lo FROM sited)
 GROUP BY pid, recording, lo ORDER BY pid, recording, lo;
 SELECT count(*) FROM stacks;
+WITH per AS (
+    SELECT pid, recording, bt, count(*) AS blocks, sum(size) AS bytes, sum(dealloc_after IS NULL) AS lb,
+           coalesce(sum(size) FILTER (WHERE dealloc_after IS NULL), 0) AS ly
+    FROM allocations GROUP BY pid, recording, bt)
+SELECT p.bt, count(*), sum(p.blocks), sum(p.bytes), sum(CASE WHEN e.until_exit THEN p.lb ELSE 0 END),
+       sum(CASE WHEN e.until_exit THEN p.ly ELSE 0 END), sum(CASE WHEN e.until_exit THEN 0 ELSE p.lb END),
+       sum(CASE WHEN e.until_exit THEN 0 ELSE p.ly END)
+FROM per AS p JOIN recording_ends AS e ON e.pid = p.pid AND e.recording = p.recording
+GROUP BY p.bt ORDER BY p.bt;
+SELECT bt, sum(peak_blocks), sum(peak_bytes), sum(temporary_blocks), sum(temporary_bytes)
+FROM stack_stats GROUP BY bt ORDER BY bt;
 '
 
 # The summaries are the heap's: the scans read `allocations` without the program's own mappings
