@@ -21,7 +21,9 @@
 
 -- Key/value facts about the conversion: versions, input counts and the anomalies the converter
 -- counted instead of failing on (frees of blocks allocated before recording started, ...), and
--- 'live_events': the events `rheap run` converted while the program was still writing them.
+-- 'live_events': the events `rheap run` converted while the program was still writing them, and
+-- 'overlapped_recordings': the recordings whose conversion began while another's was under way
+-- (`rheap run` converts two at a time).
 CREATE TABLE meta (
     key TEXT PRIMARY KEY,  -- name of the fact, e.g. 'schema_version', 'unmatched_frees'
     value                  -- its value (text or integer)

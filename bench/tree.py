@@ -25,6 +25,10 @@ With --db, only the answers, on a database of a tree recorded before (so that on
 a tree serves several builds of rheap: record it once with `rheap run --keep`, convert it again
 with each).
 
+While `rheap run` runs, the CPU seconds of each of its threads (the conversion's workers and the
+database writer; utime + stime of /proc/PID/task/TID/stat, read every 0.2 s) are read, at the
+tree's end and at the last reading before rheap run's exit, and printed per run.
+
 Medians of --runs runs; wall seconds, and the CPU seconds (user + system) of the answers, which
 a machine shared with other work inflates less. A benchmark, not a test: it prints a Markdown
 table and asserts nothing.
@@ -37,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -72,18 +77,74 @@ def timed(argv, env=None):
     return wall, cpu
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(pid):
+    """{tid: (name, CPU s)} of pid's threads: utime + stime of /proc/PID/task/TID/stat."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        name = st[st.index("(") + 1:st.rindex(")")]
+        fields = st[st.rindex(")") + 2:].split()
+        out[int(tid)] = (name, (int(fields[11]) + int(fields[12])) / TICK)
+    return out
+
+
+class CpuSampler(threading.Thread):
+    """Reads the CPU of each of rheap run's threads every 0.2 s while it runs: the last
+    reading of each thread, and the readings at the tree's end (mark())."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid, self.last, self.at_end, self.stop = pid, {}, None, threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            now = thread_cpu(self.pid)
+            for tid, v in now.items():
+                self.last[tid] = v
+            self.stop.wait(0.2)
+
+    def mark(self):
+        self.at_end = dict(thread_cpu(self.pid))
+
+    def table(self):
+        """[(name, CPU s at the tree's end, CPU s in all)] of the threads that used 0.05 s or
+        more, the main thread (which waits) left out."""
+        rows = []
+        for tid, (name, cpu) in sorted(self.last.items()):
+            if tid == self.pid or cpu < 0.05:
+                continue
+            end = (self.at_end or {}).get(tid, (name, 0.0))[1]
+            rows.append((name, end, cpu))
+        return rows
+
+
 def run_traced(rheap, db, script, recdir):
-    """rheap run of the tree: (tree wall s, tail to the summary s, tail to the exit s, processes)."""
+    """rheap run of the tree: (tree wall s, tail to the summary s, tail to the exit s, processes,
+    the conversion's CPU per thread)."""
     wrapped = f"{script}; echo '{MARK}' >&2"
     t0 = time.monotonic()
     p = subprocess.Popen([rheap, "run", "-f", "--dir", recdir, "-o", db, "--", "sh", "-c", wrapped],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, bufsize=1)
+    sampler = CpuSampler(p.pid)
+    sampler.start()
     t_end = t_summary = None
     procs = None
     for line in p.stderr:
         now = time.monotonic()
         if line.startswith(MARK):
             t_end = now
+            sampler.mark()
         elif t_end is not None and t_summary is None and line.startswith("rheap: ") \
                 and " allocations, " in line:
             t_summary = now
@@ -91,9 +152,11 @@ def run_traced(rheap, db, script, recdir):
             procs = int(m.group(1)) if m else None
     p.wait()
     t_exit = time.monotonic()
+    sampler.stop.set()
+    sampler.join()
     if p.returncode != 0 or t_end is None or t_summary is None:
         sys.exit(f"tree: rheap run exited {p.returncode} without its summary")
-    return t_end - t0, t_summary - t_end, t_exit - t_end, procs
+    return t_end - t0, t_summary - t_end, t_exit - t_end, procs, sampler.table()
 
 
 def med(xs):
@@ -120,7 +183,8 @@ def main():
         out = os.path.join(scratch, "out")
         db = os.path.abspath(a.db) if a.db else os.path.join(scratch, "tree.db")
         heaptrack = None if a.no_heaptrack else shutil.which("heaptrack")
-        rows = {k: [] for k in ("untraced", "traced", "tail", "exit", "heaptrack")}
+        rows = {k: [] for k in ("untraced", "traced", "tail", "exit", "heaptrack", "cpu")}
+        load = []
         procs = None
         for r in range(0 if a.db else a.runs):
             for what in ("untraced", "traced", "heaptrack"):
@@ -132,7 +196,9 @@ def main():
                     rows["untraced"].append(timed(["sh", "-c", script])[0])
                 elif what == "traced":
                     log(f"run {r + 1}: rheap run")
-                    t, tail, ex, procs = run_traced(rheap, db, script, scratch)
+                    t, tail, ex, procs, cpu = run_traced(rheap, db, script, scratch)
+                    rows["cpu"].append(cpu)
+                    load.append(os.getloadavg()[0])
                     rows["traced"].append(t)
                     rows["tail"].append(tail)
                     rows["exit"].append(ex)
@@ -176,6 +242,13 @@ def main():
         print(f"| tree under `rheap run` | {med(rows['traced']):.1f} | |")
         print(f"| tail: tree's end to the summary | {med(rows['tail']):.2f} | |")
         print(f"| tail: tree's end to rheap run's exit | {med(rows['exit']):.2f} | |")
+        for r, cpu in enumerate(rows["cpu"]):
+            for name, end, total in cpu:
+                print(f"| run {r + 1}: CPU of `{name}`, at the tree's end / in all | | "
+                      f"{end:.2f} / {total:.2f} |")
+        if load:
+            print(f"| load (1 min) after each traced run | "
+                  f"{' '.join(f'{x:.1f}' for x in load)} | |")
         if heaptrack:
             print(f"| tree under heaptrack (first process only) | {med(rows['heaptrack']):.1f} | |")
         else:

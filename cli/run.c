@@ -658,6 +658,8 @@ static void convert_all(live_t *l);
 static void *convert_thread(void *arg)
 {
     live_t *l = arg;
+    /* The conversion's first worker (the second is the converter's own thread). */
+    pthread_setname_np(pthread_self(), "rheap worker 1");
     convert_all(l);
     pthread_mutex_lock(&l->mu);
     l->done = 1;

@@ -1,18 +1,23 @@
 /*
  * conversion.c: a whole conversion, from recording directories to the finished database.
  *
- * Recordings are converted one after the other; inside one recording the thread files are read
+ * Recordings are converted one after the other, by one worker, or under rheap run by two at
+ * once (shared_t, below); inside one recording the thread files are read
  * as parallel streams and merged by time (merge.c), so each event is seen once, in order, and
  * dropped. What stays in memory is the live blocks of the current process (pair.c), the
  * distinct stacks (stacks.c) and the distinct resolved addresses (symbolize.c): bounded by what
  * the program kept and how much code allocated, never by the length of the recording.
  *
  * A block becomes a row when it is freed (or at the end, if it never is), so every row is
- * written once and complete; row ids follow that order and run on across recordings, so they
- * stay unique in a database that holds a whole process tree.
+ * written once and complete; row ids follow that order and run on across recordings (each
+ * recording's rows one range of ids), so they stay unique in a database that holds a whole
+ * process tree.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +47,7 @@ typedef struct {
     char *build_id_hex;
     int file_id;
     int used;                /* a stack of the recording has a frame in it */
+    const char *status;      /* the symbolizer's, at the recording's end */
 } modrow_t;
 
 /* A pool's blocks are kept in the live map under their address with the pool's number (its
@@ -115,21 +121,85 @@ typedef struct {
     rip_recording_t *rec;
     uint32_t pid, recording;
     int skip;                /* its process file holds no complete block */
+    dev_t dev;               /* the directory's, to find one given twice */
+    ino_t ino;
 } input_t;
 
+/* Rows of a recording not yet in the database (see shared_t): ids, threads.id and pools.id
+ * numbered within the recording from 1 (threads from 0), made global when written. */
 typedef struct {
+    cv__row_t r;
+    uint64_t pool;           /* pools.id of a pool's block, else 0 */
+    uint64_t piece_of;       /* a piece of a mapping: the row it was cut from, else 0 */
+} staged_t;
+
+/* A recording's rows wait here in batches of STAGE_BATCH while it holds the turn; a worker
+ * whose recording waits for its turn keeps up to STAGE_MAX of them (7 MiB) before it waits. */
+#define STAGE_BATCH 4096u
+#define STAGE_MAX 65536u
+
+/* What the workers of a conversion share (two of them under rheap run; one for rheap convert).
+ *
+ * Each worker converts a whole recording at a time with a context of its own (ctx_t): its
+ * thread files, merge, live-block store, summaries, mappings and pools. A recording's rows
+ * enter the database together, so that its row ids are one range (the summaries' checkpoints
+ * name ranges of ids): one recording at a time holds the turn, from its first row written to
+ * its end. A worker keeps its recording's rows (numbered within the recording) until it takes
+ * the turn: at the recording's end, or when it has STAGE_MAX rows; then it writes them with
+ * the ids, threads.id and pools.id of the recordings written before added (row_base,
+ * thread_base, pool_base), and the rest as it makes them. Its summaries take the same offsets.
+ * A worker whose small recording ends while the other's larger one is still being read (its
+ * rows kept) takes the turn at once and goes on with the next: recordings enter the database in the order they end, not
+ * the order they were handed out, so row ids differ from a conversion by one worker by whole
+ * recordings, and backtrace ids by the order in which the workers met the stacks.
+ *
+ * The parts both use are behind short locks, always taken in this order:
+ *   sym_mu   the symbolizer, and the stacks table and its sites (changed with db_mu held too);
+ *   db_mu    the database's writing side (cv__db_*: queued rows, kept stack rows, the
+ *            connection's turns with the writer thread), and the sites to read;
+ *   diag_mu  the caller's diag and progress callbacks, and the counts of warnings and errors.
+ * in_mu guards the inputs and the turn; next_mu the caller's next_input, which may wait for a
+ * process to end. */
+typedef struct shared {
+    pthread_mutex_t sym_mu, db_mu, diag_mu, in_mu, next_mu;
+    pthread_cond_t turn_cv;
+    int turn_taken;          /* a recording's rows are going to the database (in_mu) */
+    size_t next_in;          /* the next input to take */
+    int inputs_over;         /* next_input said there are no more */
+    uint64_t row_base;       /* rows, threads and pools of the recordings written so far */
+    uint32_t thread_base;
+    uint64_t pool_base;
+    _Atomic int stop;        /* an error (or a live restart): every worker ends */
+    size_t usable;           /* inputs that are not skipped (in_mu) */
+    int warnings, fatal;     /* diag_mu */
+    int busy;                /* workers inside a recording (in_mu) */
+    uint64_t overlapped;     /* recordings begun while another was being converted (in_mu) */
+    _Atomic uint64_t bytes_done, events; /* progress: recordings done */
+} shared_t;
+
+typedef struct ctx {
     const rheap_convert_opts_t *o;  /* the callbacks */
+    shared_t *sh;
+    struct ctx *main;         /* a worker's: the conversion's context, which holds the inputs */
+    const char *dir;          /* a worker's: the recording being converted */
+    int live;                 /* the inputs come from next_input */
+    int has_turn;             /* its rows go to the database now, with these offsets: */
+    uint64_t row_base, pool_base;
+    uint32_t thread_base;
+    staged_t *stage;          /* rows not written yet */
+    size_t nstage, capstage;
+    size_t format_from;       /* the input whose process file set format_version, + 1 */
     input_t *in;
     size_t nin, capin;
     int restart;              /* live: the merge went too far; convert again from the start */
     cv__db_t *db;
     cv__sym_t *sym;
     cv__stacks_t *stacks;
-    cv__summary_t *sum;
-    int warnings;
-    int fatal;                /* the rheap_convert_status_t of the first error, 0 while none */
-    uint64_t next_id;
-    uint32_t next_thread;     /* the next threads.id to hand out (from 0) */
+    cv__summary_t *sum;       /* a worker's own */
+    int fatal;                /* the rheap_convert_status_t of the first error, 0 while none
+                                 (warnings are counted in shared_t) */
+    uint64_t next_id;         /* a worker's: rows of its recording so far (their ids from 1) */
+    uint32_t next_thread;     /* the next threads.id to hand out within the recording (from 0) */
     uint64_t events, rows, leaked, unmatched_frees, reused_live, null_allocs, lost, truncated;
     uint64_t live_events;     /* events applied while their recording was still growing */
     uint64_t budget;          /* of each recording's live-block store; 0: none (pair.c) */
@@ -138,7 +208,8 @@ typedef struct {
     uint64_t compacted_before; /* the latest checkpoint's time (ns since its recording began) */
     char format_version[32];
     /* progress */
-    uint64_t bytes_total, bytes_done;
+    uint64_t bytes_total;
+    uint64_t events_told;     /* of events, those added to shared_t's */
     struct timespec t0;
     /* the recording being converted */
     uint32_t pid, recording;
@@ -171,17 +242,25 @@ typedef struct {
  * reaches the caller here: warnings are counted, and the first error decides the status. */
 static void report(ctx_t *c, const cv__err_t *e)
 {
-    if (e->status == RHEAP_CONVERT_WARNINGS)
-        c->warnings++;
-    else if (!c->fatal)
-        c->fatal = (int)e->status;
+    shared_t *sh = c->sh;
+    pthread_mutex_lock(&sh->diag_mu);
+    if (e->status == RHEAP_CONVERT_WARNINGS) {
+        sh->warnings++;
+    } else {
+        if (!c->fatal)
+            c->fatal = (int)e->status;
+        if (!sh->fatal)
+            sh->fatal = (int)e->status;
+        atomic_store(&sh->stop, 1);
+    }
     cv__err_report(e, c->o->diag, c->o->user);
+    pthread_mutex_unlock(&sh->diag_mu);
 }
 
 static void vsay(ctx_t *c, rheap_convert_status_t status, const char *file, uint64_t offset,
                  const char *f, va_list ap)
 {
-    static cv__err_t e; /* 8 KiB kept off the stack; one conversion at a time (rheap_convert.h) */
+    static _Thread_local cv__err_t e; /* 8 KiB kept off the stack; one per worker */
     char msg[sizeof e.message];
     vsnprintf(msg, sizeof msg, f, ap);
     cv__fail(&e, status, file, offset, "%s", msg);
@@ -243,8 +322,10 @@ static void rip_truncated(ctx_t *c, const rip_error_t *e, const char *consequenc
 
 static void db_fail(ctx_t *c, const char *what)
 {
-    static cv__err_t e;
+    static _Thread_local cv__err_t e;
+    pthread_mutex_lock(&c->sh->db_mu);
     cv__db_error(c->db, what, &e);
+    pthread_mutex_unlock(&c->sh->db_mu);
     report(c, &e);
 }
 
@@ -259,10 +340,21 @@ static void progress(ctx_t *c, const stream_t *s, size_t n, int final)
 {
     if (!c->o->progress)
         return;
-    rheap_convert_progress_t p = {c->bytes_done, c->bytes_total, c->events, final};
+    shared_t *sh = c->sh;
+    ctx_t *m = c->main ? c->main : c;
+    pthread_mutex_lock(&sh->in_mu);
+    uint64_t total = m->bytes_total;
+    pthread_mutex_unlock(&sh->in_mu);
+    /* Each worker adds its events here as it tells them. */
+    atomic_fetch_add(&sh->events, c->events - c->events_told);
+    c->events_told = c->events;
+    rheap_convert_progress_t p = {atomic_load(&sh->bytes_done), total, atomic_load(&sh->events),
+                                  final};
     for (size_t i = 0; i < n; i++)
         p.bytes_done += s[i].offset;
+    pthread_mutex_lock(&sh->diag_mu);
     c->o->progress(c->o->user, &p);
+    pthread_mutex_unlock(&sh->diag_mu);
 }
 
 static char *hex(const uint8_t *p, size_t n)
@@ -286,9 +378,12 @@ static int seg_cmp(const void *a, const void *b)
 /* A module record of the stream's current list. */
 static int add_module(ctx_t *c, stream_t *s, const rip_record_t *rec)
 {
+    pthread_mutex_lock(&c->sh->sym_mu);
     int fid = cv__sym_file(c->sym, rec->u.module.path.ptr, rec->u.module.path.len,
                               (const uint8_t *)rec->u.module.build_id.ptr,
                               rec->u.module.build_id.len);
+    const char *fpath = fid < 0 ? NULL : cv__sym_file_path(c->sym, fid);
+    pthread_mutex_unlock(&c->sh->sym_mu);
     if (fid < 0)
         return -1;
     uint64_t bias = rec->u.module.bias;
@@ -300,7 +395,7 @@ static int add_module(ctx_t *c, stream_t *s, const rip_record_t *rec)
         if (rheap_grow(&c->mods, &c->capmods, c->nmods, sizeof *c->mods, 32) != 0)
             return -1;
         modrow_t *m = &c->mods[c->nmods++];
-        m->path = strdup(cv__sym_file_path(c->sym, fid));
+        m->path = strdup(fpath);
         m->bias = bias;
         m->build_id_hex =
             hex((const uint8_t *)rec->u.module.build_id.ptr, rec->u.module.build_id.len);
@@ -341,6 +436,9 @@ static int define_stack(ctx_t *c, stream_t *s, const rip_record_t *rec)
     uint32_t n = rec->u.stack.depth;
     if (n > RIP_MAX_DEPTH)
         n = RIP_MAX_DEPTH;
+    /* The symbolizer and the stacks are the workers' to share: the symbolizer resolves each
+     * (module file, offset) once for the whole conversion. */
+    pthread_mutex_lock(&c->sh->sym_mu);
     for (uint32_t i = 0; i < n; i++) {
         uint64_t ip = rec->u.stack.ips[i];
         const seg_t *g = find_seg(s, ip);
@@ -349,12 +447,16 @@ static int define_stack(ctx_t *c, stream_t *s, const rip_record_t *rec)
         const cv__loc_t *l = g ? cv__sym_resolve(c->sym, g->file_id, ip - g->bias)
                                   : cv__sym_resolve(c->sym, -1, ip);
         if (!l) {
+            pthread_mutex_unlock(&c->sh->sym_mu);
             nomem(c, " while symbolizing");
             return -1;
         }
         c->locs[i] = l;
     }
+    pthread_mutex_lock(&c->sh->db_mu);
     uint64_t bt = cv__stacks_intern(c->stacks, c->db, c->sym, c->locs, n);
+    pthread_mutex_unlock(&c->sh->db_mu);
+    pthread_mutex_unlock(&c->sh->sym_mu);
     if (!bt) {
         db_fail(c, "backtraces");
         return -1;
@@ -562,8 +664,11 @@ static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
             break;
         case RIP_REC_MARK:
             cv__summary_marker(c->sum, rec.t);
-            if (cv__db_marker(c->db, c->pid, c->recording, s->tid, rec.t,
-                                 rec.u.name.text.ptr, rec.u.name.text.len) != 0) {
+            pthread_mutex_lock(&c->sh->db_mu);
+            int mrc = cv__db_marker(c->db, c->pid, c->recording, s->tid, rec.t,
+                                    rec.u.name.text.ptr, rec.u.name.text.len);
+            pthread_mutex_unlock(&c->sh->db_mu);
+            if (mrc != 0) {
                 db_fail(c, "markers");
                 return -1;
             }
@@ -619,11 +724,63 @@ static int advance(ctx_t *c, stream_t *s, const cv__pairs_t *live)
     return 1;
 }
 
-/* free_thread: threads.id of the freeing thread, RHEAP_NO_THREAD when none was recorded. */
+/* Writes the staged rows with the offsets of the recording's turn (shared_t). db_mu held. 0,
+ * or -1 (not said). */
+static int write_staged(ctx_t *c)
+{
+    for (size_t i = 0; i < c->nstage; i++) {
+        staged_t *g = &c->stage[i];
+        cv__row_t *r = &g->r;
+        r->id += c->row_base;
+        if (r->realloc_of)
+            r->realloc_of += c->row_base;
+        r->thread += c->thread_base;
+        if (r->free_thread != RHEAP_NO_THREAD)
+            r->free_thread += c->thread_base;
+        if (cv__db_alloc(c->db, r) != 0)
+            return -1;
+        if (g->pool && cv__db_pool_block(c->db, r->id, g->pool + c->pool_base) != 0)
+            return -1;
+        if (g->piece_of && cv__db_map_piece(c->db, r->id, g->piece_of + c->row_base) != 0)
+            return -1;
+    }
+    c->nstage = 0;
+    return 0;
+}
+
+static int wait_turn(ctx_t *c);
+
+/* Hands the staged rows to the database, after waiting for the recording's turn. 0, or -1
+ * (said). */
+static int flush_staged(ctx_t *c)
+{
+    if (!c->has_turn && wait_turn(c) != 0)
+        return -1;
+    pthread_mutex_lock(&c->sh->db_mu);
+    int rc = write_staged(c);
+    pthread_mutex_unlock(&c->sh->db_mu);
+    if (rc != 0) {
+        db_fail(c, "allocations");
+        return -1;
+    }
+    return 0;
+}
+
+/* free_thread: threads.id of the freeing thread, RHEAP_NO_THREAD when none was recorded. The
+ * row is numbered within its recording (shared_t). */
 static int write_row(ctx_t *c, const cv__live_t *b, int freed, uint64_t dealloc_t,
                      uint32_t free_thread, uint64_t *id_out)
 {
-    cv__row_t r = {
+    if (c->nstage >= (c->has_turn ? STAGE_BATCH : STAGE_MAX) && flush_staged(c) != 0)
+        return -1;
+    if (rheap_grow(&c->stage, &c->capstage, c->nstage, sizeof *c->stage, STAGE_BATCH) != 0) {
+        nomem(c, "");
+        return -1;
+    }
+    staged_t *g = &c->stage[c->nstage++];
+    g->pool = b->addr >> POOL_SHIFT;
+    g->piece_of = b->call == RIP_CALL_MMAP ? b->realloc_of : 0;
+    g->r = (cv__row_t){
         .id = ++c->next_id,
         .alloc_t = b->t,
         .dealloc_t = dealloc_t,
@@ -640,23 +797,11 @@ static int write_row(ctx_t *c, const cv__live_t *b, int freed, uint64_t dealloc_
          * nothing, so its row has no realloc_of. */
         .realloc_of = b->call == RIP_CALL_MMAP ? 0 : b->realloc_of,
     };
-    if (cv__db_alloc(c->db, &r) != 0) {
-        db_fail(c, "allocations");
-        return -1;
-    }
     c->rows++;
     if (!freed)
         c->leaked++;
     if (id_out)
-        *id_out = r.id;
-    if (b->addr >> POOL_SHIFT && cv__db_pool_block(c->db, r.id, b->addr >> POOL_SHIFT) != 0) {
-        db_fail(c, "pool_blocks");
-        return -1;
-    }
-    if (b->call == RIP_CALL_MMAP && b->realloc_of && cv__db_map_piece(c->db, r.id, b->realloc_of) != 0) {
-        db_fail(c, "map_pieces");
-        return -1;
-    }
+        *id_out = g->r.id;
     return 0;
 }
 
@@ -790,7 +935,7 @@ static int rss_by_time(const void *a, const void *b)
 }
 
 /* The recording's end: the mappings still mapped, as rows never freed in the order they were
- * made, and its samples of resident memory in time order. 0, or -1 (said). */
+ * made. 0, or -1 (said). */
 static int end_maps(ctx_t *c)
 {
     if (c->nmaps)
@@ -799,6 +944,13 @@ static int end_maps(ctx_t *c)
         if (write_row(c, &c->maps[i], 0, 0, RHEAP_NO_THREAD, NULL) != 0)
             return -1;
     c->nmaps = 0;
+    return 0;
+}
+
+/* The figures of the program's own mappings, and its samples of resident memory in time order.
+ * db_mu held. 0, or -1 (said). */
+static int write_map_rows(ctx_t *c)
+{
     if (c->map_calls && cv__db_map_stats(c->db, c->pid, c->recording, c->map_calls, c->map_bytes,
                                          c->map_peak, c->map_peak_t, c->map_live) != 0) {
         db_fail(c, "mapping_stats");
@@ -1316,7 +1468,10 @@ static int add_stream(ctx_t *c, streams_t *v, const char *path, uint64_t bound)
     for (size_t i = 0; i < v->n; i++)
         if (strcmp(v->s[i].path, path) == 0)
             return 0;
-    if (c->next_thread >= RHEAP_MAX_THREADS) {
+    pthread_mutex_lock(&c->sh->in_mu);
+    uint64_t before = c->has_turn ? c->thread_base : c->sh->thread_base;
+    pthread_mutex_unlock(&c->sh->in_mu);
+    if (before + c->next_thread >= RHEAP_MAX_THREADS) {
         errorf(c, RHEAP_CONVERT_E_INPUT, v->dir, NO_OFFSET,
                "%s: more than %u thread files in the recordings, more than a database holds",
                v->dir, RHEAP_MAX_THREADS);
@@ -1402,6 +1557,7 @@ static int wake(ctx_t *c, streams_t *v, size_t i, const procinfo_t *p, cv__pairs
     key_of(s, &t, &cls);
     if (v->applied && cv__merge_before(t, cls, i, v->last_t, v->last_cls, v->last_i)) {
         c->restart = 1;
+        atomic_store(&c->sh->stop, 1);
         return -1;
     }
     stream_key(v->m, i, s);
@@ -1618,7 +1774,14 @@ static int end_blocks(ctx_t *c, const streams_t *v, cv__pairs_t *live_map)
         if (v->s[i].totals.kind == RIP_REC_TOTALS)
             cv__summary_counted(c->sum, v->s[i].tid, v->s[i].totals.u.totals.allocs,
                                    v->s[i].totals.u.totals.bytes);
-    int sr = cv__summary_end(c->sum, c->db, cv__stacks_sites(c->stacks));
+    return 0;
+}
+
+/* The recording's summary rows, with the ids of its rows as written. db_mu held. 0, or -1
+ * (said). */
+static int write_summary(ctx_t *c)
+{
+    int sr = cv__summary_end(c->sum, c->db, cv__stacks_sites(c->stacks), c->row_base);
     if (sr > 0) {
         nomem(c, "");
         return -1;
@@ -1665,10 +1828,10 @@ static int write_recording_rows(ctx_t *c, const streams_t *v, const procinfo_t *
     for (size_t i = 0; i < v->n && !failed; i++) {
         stream_t *s = &v->s[i];
         lost = add_lost(lost, s->lost);
-        c->bytes_done += s->file_size;
+        atomic_fetch_add(&c->sh->bytes_done, s->file_size);
         if (s->skipped || (s->tid == 0 && !s->checkpoint) || s->id != c->first_thread + i)
             continue; /* not even its header was written (warned above), or a segment: no row */
-        if (cv__db_thread(c->db, s->id, p->pid, p->recording, s->tid, names[i], s->serial,
+        if (cv__db_thread(c->db, s->id + c->thread_base, p->pid, p->recording, s->tid, names[i], s->serial,
                              s->path, events[i], tlost[i], s->addr_base) != 0) {
             db_fail(c, "threads");
             failed = 1;
@@ -1716,8 +1879,7 @@ static int write_recording_rows(ctx_t *c, const streams_t *v, const procinfo_t *
         /* The symbolizer's status is of the file, over every recording so far. */
         if (cv__db_module(c->db, p->pid, p->recording, c->mods[i].path, c->mods[i].bias,
                              c->mods[i].build_id_hex,
-                             c->mods[i].used ? cv__sym_file_status(c->sym, c->mods[i].file_id)
-                                             : "unused") != 0) {
+                             c->mods[i].used ? c->mods[i].status : "unused") != 0) {
             db_fail(c, "modules");
             return -1;
         }
@@ -1725,14 +1887,50 @@ static int write_recording_rows(ctx_t *c, const streams_t *v, const procinfo_t *
     return write_windows(c, p, dir);
 }
 
-/* One recording, from its process file to its last rows: begin, merge, end, describe. */
+/* What is written once the recording's turn has come: its last rows, its summaries, the rows
+ * that describe it and its pools. 0, or -1 (said). */
+static int write_recording(ctx_t *c, const streams_t *v, const procinfo_t *p,
+                           uint64_t unmatched_frees)
+{
+    /* The symbolizer's status is of the file, over every recording so far. */
+    pthread_mutex_lock(&c->sh->sym_mu);
+    for (size_t i = 0; i < c->nmods; i++)
+        c->mods[i].status = cv__sym_file_status(c->sym, c->mods[i].file_id);
+    pthread_mutex_unlock(&c->sh->sym_mu);
+    if (flush_staged(c) != 0)
+        return -1;
+    pthread_mutex_lock(&c->sh->db_mu);
+    int rc = write_map_rows(c) == 0 && write_summary(c) == 0 &&
+                     write_recording_rows(c, v, p, unmatched_frees) == 0
+                 ? 0
+                 : -1;
+    for (size_t i = 0; rc == 0 && i < c->npools; i++) {
+        const pool_t *pl = &c->pools[i];
+        if (cv__db_pool(c->db, c->pool_base + i + 1, pl->pid, pl->recording, pl->pool, pl->t,
+                        pl->name) != 0) {
+            db_fail(c, "pools");
+            rc = -1;
+        }
+    }
+    pthread_mutex_unlock(&c->sh->db_mu);
+    return rc;
+}
+
+/* One recording, from its process file to its last rows: begin, merge, end, describe. Its
+ * rows, threads and pools are numbered from the start (shared_t). */
 static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, int live)
 {
     procinfo_t p = {0};
     streams_t v = {0};
     cv__pairs_t *live_map = cv__pairs_create();
     uint64_t unmatched_before = c->unmatched_frees;
-    size_t pools_before = c->npools;
+    c->next_id = 0;
+    c->next_thread = 0;
+    c->nstage = 0;
+    for (size_t i = 0; i < c->npools; i++)
+        free(c->pools[i].name);
+    c->npools = 0;
+    c->pools_full_said = 0;
     /* Pool ids are the program's, and mean a pool within one recording only. */
     cv__u64map_free(&c->pool_ids);
     c->pool_last = 0;
@@ -1752,15 +1950,8 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
         nomem(c, "");
     else if (begin_recording(c, &v, *rr, &p, live_map, live) == 0 &&
              merge_events(c, &v, rr, &p, live_map) == 0 && end_blocks(c, &v, live_map) == 0 &&
-             write_recording_rows(c, &v, &p, c->unmatched_frees - unmatched_before) == 0)
+             write_recording(c, &v, &p, c->unmatched_frees - unmatched_before) == 0)
         rc = 0;
-    for (size_t i = pools_before; rc == 0 && i < c->npools; i++) {
-        const pool_t *pl = &c->pools[i];
-        if (cv__db_pool(c->db, i + 1, pl->pid, pl->recording, pl->pool, pl->t, pl->name) != 0) {
-            db_fail(c, "pools");
-            rc = -1;
-        }
-    }
     procinfo_free(&p);
     for (size_t i = 0; i < v.n; i++) {
         rip_reader_close(v.s[i].r);
@@ -1808,7 +1999,8 @@ static int write_meta(ctx_t *c, size_t ninputs)
         {"live_events", (int64_t)c->live_events},
         {"compacted_files", (int64_t)c->compacted_files},
         {"compacted_before_ns", (int64_t)c->compacted_before},
-        {"warnings", (int64_t)c->warnings},
+        {"warnings", (int64_t)c->sh->warnings},
+        {"overlapped_recordings", (int64_t)c->sh->overlapped},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         if (cv__db_meta_int(c->db, ints[i].key, ints[i].v) != 0)
@@ -1939,10 +2131,13 @@ static int check_input(ctx_t *c, size_t i)
                "%s: not a directory; expected a recording directory (rip-<pid>)", in);
         return -1;
     }
-    /* The same recording twice would double every row. */
+    /* The same recording twice would double every row. Each input's directory is kept as it
+     * was checked: a look at every earlier one cost a system call per input already checked,
+     * for each input (two million on a tree of 2,000 recordings). */
+    x->dev = sb.st_dev;
+    x->ino = sb.st_ino;
     for (size_t j = 0; j < i; j++) {
-        struct stat sj;
-        if (stat(c->in[j].dir, &sj) == 0 && sj.st_dev == sb.st_dev && sj.st_ino == sb.st_ino) {
+        if (c->in[j].dev == sb.st_dev && c->in[j].ino == sb.st_ino) {
             errorf(c, RHEAP_CONVERT_E_REFUSED, in, NO_OFFSET, "%s: given twice (as %s)", in,
                    c->in[j].dir);
             return -1;
@@ -2048,6 +2243,234 @@ static void release(ctx_t *c)
     }
 }
 
+/* ---- The workers (shared_t) ---- */
+
+/* Waits until no other recording's rows are going to the database, then takes the turn and
+ * the offsets of the recording's ids. 0, or -1 when the conversion ends meanwhile (an error,
+ * said by whoever met it). */
+static int wait_turn(ctx_t *c)
+{
+    shared_t *sh = c->sh;
+    pthread_mutex_lock(&sh->in_mu);
+    while (sh->turn_taken && !atomic_load(&sh->stop))
+        pthread_cond_wait(&sh->turn_cv, &sh->in_mu);
+    int ok = !sh->turn_taken && !atomic_load(&sh->stop);
+    if (ok) {
+        sh->turn_taken = 1;
+        c->row_base = sh->row_base;
+        c->thread_base = sh->thread_base;
+        c->pool_base = sh->pool_base;
+        c->has_turn = 1;
+    }
+    pthread_mutex_unlock(&sh->in_mu);
+    if (!ok)
+        return -1;
+    if ((uint64_t)c->thread_base + c->next_thread > RHEAP_MAX_THREADS) {
+        errorf(c, RHEAP_CONVERT_E_INPUT, c->dir, NO_OFFSET,
+               "%s: more than %u thread files in the recordings, more than a database holds",
+               c->dir, RHEAP_MAX_THREADS);
+        return -1;
+    }
+    return 0;
+}
+
+/* The worker's recording is converted (or skipped, or failed): the turn, if it had it, is free
+ * again. */
+static void finish_input(ctx_t *c, int failed)
+{
+    shared_t *sh = c->sh;
+    pthread_mutex_lock(&sh->in_mu);
+    if (c->has_turn) {
+        sh->row_base += c->next_id;
+        sh->thread_base += c->next_thread;
+        sh->pool_base += c->npools;
+        sh->turn_taken = 0;
+        c->has_turn = 0;
+    }
+    if (failed)
+        atomic_store(&sh->stop, 1);
+    pthread_cond_broadcast(&sh->turn_cv);
+    pthread_mutex_unlock(&sh->in_mu);
+}
+
+/* The next input for worker c: one given but not yet taken, else (live) the next one the
+ * caller hands out, checked. 1 with *i, *dir, *skip and *growing set; 0 when there are no more
+ * (or the conversion ends); -1 after an error (said). */
+static int take_input(ctx_t *c, size_t *i, const char **dir, int *skip, int *growing)
+{
+    shared_t *sh = c->sh;
+    ctx_t *m = c->main;
+    const rheap_convert_opts_t *o = c->o;
+    int got = 0;
+    pthread_mutex_lock(&sh->next_mu);
+    pthread_mutex_lock(&sh->in_mu);
+    if (!atomic_load(&sh->stop) && sh->next_in < m->nin)
+        got = 1;
+    pthread_mutex_unlock(&sh->in_mu);
+    if (!got && m->live && !sh->inputs_over && !atomic_load(&sh->stop)) {
+        /* Outside in_mu: the caller may wait here for a process to end, while the other
+         * worker goes on and passes turns. */
+        const char *next = o->next_input(o->live_user);
+        if (!next) {
+            sh->inputs_over = 1;
+        } else {
+            pthread_mutex_lock(&sh->in_mu);
+            got = add_input(m, next) == 0 && check_input(m, m->nin - 1) == 0 ? 1 : -1;
+            if (got == 1)
+                sh->usable += !m->in[m->nin - 1].skip;
+            pthread_mutex_unlock(&sh->in_mu);
+        }
+    }
+    if (got == 1) {
+        pthread_mutex_lock(&sh->in_mu);
+        *i = sh->next_in++;
+        *dir = m->in[*i].dir;
+        *skip = m->in[*i].skip;
+        pthread_mutex_unlock(&sh->in_mu);
+        *growing = m->live && !*skip && o->growing(o->live_user, *dir, 0);
+    }
+    pthread_mutex_unlock(&sh->next_mu);
+    return got;
+}
+
+/* A worker: takes recordings one at a time and converts each, until there are no more or the
+ * conversion fails. Its counts are added to the conversion's when it ends (run_workers). */
+static void *worker_main(void *arg)
+{
+    ctx_t *c = arg;
+    shared_t *sh = c->sh;
+    size_t i;
+    const char *dir;
+    int skip, growing, got;
+    while ((got = take_input(c, &i, &dir, &skip, &growing)) == 1) {
+        c->dir = dir;
+        c->has_turn = 0;
+        if (skip) {
+            finish_input(c, 0);
+            continue;
+        }
+        pthread_mutex_lock(&sh->in_mu);
+        sh->overlapped += sh->busy > 0;
+        sh->busy++;
+        pthread_mutex_unlock(&sh->in_mu);
+        rip_error_t e;
+        rip_recording_t *rec = NULL;
+        int rc = -1;
+        if (rip_recording_open(dir, &rec, &e) != RIP_OK)
+            rip_fail(c, &e);
+        else
+            rc = convert_recording(c, dir, &rec, growing);
+        rip_recording_close(rec);
+        if (rc == 0)
+            c->format_from = i + 1;
+        pthread_mutex_lock(&sh->in_mu);
+        sh->busy--;
+        pthread_mutex_unlock(&sh->in_mu);
+        finish_input(c, rc != 0);
+        if (rc != 0)
+            break;
+    }
+    if (got < 0) {
+        atomic_store(&sh->stop, 1);
+        pthread_mutex_lock(&sh->in_mu);
+        pthread_cond_broadcast(&sh->turn_cv);
+        pthread_mutex_unlock(&sh->in_mu);
+    }
+    return NULL;
+}
+
+/* What a worker holds of its own. */
+static void worker_release(ctx_t *w)
+{
+    cv__summary_destroy(w->sum);
+    free(w->locs);
+    for (size_t i = 0; i < w->npools; i++)
+        free(w->pools[i].name);
+    free(w->pools);
+    cv__u64map_free(&w->pool_ids);
+    free(w->maps);
+    free(w->rss);
+    for (size_t i = 0; i < w->nmods; i++) {
+        free(w->mods[i].path);
+        free(w->mods[i].build_id_hex);
+    }
+    free(w->mods);
+    free(w->stage);
+}
+
+/* Converts every input with n workers (1 or 2): this thread is the first, a thread of its own
+ * the second. The live-block store's memory budget is the whole conversion's: each worker's
+ * store gets its share. The workers' counts are added up into c. 0, or -1 after an error. */
+static int run_workers(ctx_t *c, unsigned n)
+{
+    ctx_t w[2];
+    memset(w, 0, sizeof w);
+    int failed = 0;
+    for (unsigned k = 0; k < n; k++) {
+        w[k].o = c->o;
+        w[k].sh = c->sh;
+        w[k].main = c;
+        w[k].db = c->db;
+        w[k].sym = c->sym;
+        w[k].stacks = c->stacks;
+        w[k].budget = c->budget / n;
+        w[k].live = c->live;
+        w[k].t0 = c->t0;
+        w[k].sum = cv__summary_create();
+        w[k].locs = malloc(RIP_MAX_DEPTH * sizeof *w[k].locs);
+        if (!w[k].sum || !w[k].locs)
+            failed = 1;
+    }
+    pthread_t second;
+    int started = 0;
+    if (failed) {
+        nomem(c, "");
+    } else {
+        started = n > 1 && pthread_create(&second, NULL, worker_main, &w[1]) == 0;
+        /* Named, so that top -H and /proc/PID/task tell the workers' CPU apart. */
+        if (started)
+            pthread_setname_np(second, "rheap worker 2");
+        worker_main(&w[0]);
+        if (started)
+            pthread_join(second, NULL);
+    }
+    /* The totals over every recording (stack_totals), written at the end from the first
+     * worker's summary with the second's added. */
+    if (!failed && n > 1 && cv__summary_totals_merge(w[0].sum, w[1].sum) != 0)
+        nomem(c, "");
+    if (!failed) {
+        c->sum = w[0].sum;
+        w[0].sum = NULL;
+    }
+    for (unsigned k = 0; k < n; k++) {
+        ctx_t *x = &w[k];
+        c->events += x->events;
+        c->rows += x->rows;
+        c->leaked += x->leaked;
+        c->unmatched_frees += x->unmatched_frees;
+        c->reused_live += x->reused_live;
+        c->null_allocs += x->null_allocs;
+        c->lost = add_lost(c->lost, x->lost);
+        c->truncated += x->truncated;
+        c->live_events += x->live_events;
+        c->spilled += x->spilled;
+        c->spill_bytes += x->spill_bytes;
+        c->compacted_files += x->compacted_files;
+        if (x->compacted_before > c->compacted_before)
+            c->compacted_before = x->compacted_before;
+        if (x->format_from > c->format_from) {
+            c->format_from = x->format_from;
+            memcpy(c->format_version, x->format_version, sizeof c->format_version);
+        }
+        c->restart |= x->restart;
+        worker_release(x);
+    }
+    c->fatal = c->sh->fatal;
+    atomic_store(&c->sh->events, c->events);
+    c->events_told = c->events;
+    return c->fatal || c->restart ? -1 : 0;
+}
+
 /* One attempt: every input of c->in (live: then those o->next_input hands out, as it hands them
  * out) into the database. 0, or -1 after an error or when a live conversion must start over
  * (c->restart). */
@@ -2055,11 +2478,13 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
 {
     const rheap_convert_opts_t *o = c->o;
     size_t usable = 0;
+    c->live = live;
     for (size_t i = 0; i < c->nin; i++) {
         if (check_input(c, i) != 0)
             return -1;
         usable += !c->in[i].skip;
     }
+    c->sh->usable = usable;
     if (!live && usable == 0) {
         no_input(c);
         return -1;
@@ -2074,39 +2499,15 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
     }
     c->sym = cv__sym_create(sym_warning, c);
     c->stacks = cv__stacks_create();
-    c->sum = cv__summary_create();
-    c->locs = malloc(RIP_MAX_DEPTH * sizeof *c->locs);
-    if (!c->sym || !c->stacks || !c->sum || !c->locs) {
+    if (!c->sym || !c->stacks) {
         nomem(c, "");
         return -1;
     }
     clock_gettime(CLOCK_MONOTONIC, &c->t0);
 
-    for (size_t i = 0; !c->fatal; i++) {
-        if (live && i == c->nin) {
-            const char *next = o->next_input(o->live_user);
-            if (!next)
-                break;
-            if (add_input(c, next) != 0 || check_input(c, i) != 0)
-                return -1;
-            usable += !c->in[i].skip;
-        }
-        if (i == c->nin)
-            break;
-        if (c->in[i].skip)
-            continue;
-        int growing = live && o->growing(o->live_user, c->in[i].dir, 0);
-        rip_error_t e;
-        if (rip_recording_open(c->in[i].dir, &c->in[i].rec, &e) != RIP_OK) {
-            rip_fail(c, &e);
-            return -1;
-        }
-        int rc = convert_recording(c, c->in[i].dir, &c->in[i].rec, growing);
-        rip_recording_close(c->in[i].rec);
-        c->in[i].rec = NULL;
-        if (rc != 0)
-            return -1;
-    }
+    if (run_workers(c, live ? 2 : 1) != 0)
+        return -1;
+    usable = c->sh->usable;
     if (!c->fatal && usable == 0)
         no_input(c);
     if (!c->fatal && write_meta(c, c->nin) != 0)
@@ -2157,7 +2558,8 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
         result->allocations = c->rows;
         result->never_freed = c->leaked;
         result->stacks = cv__stacks_count(c->stacks);
-        result->warnings = (uint64_t)c->warnings;
+        result->warnings = (uint64_t)c->sh->warnings;
+        result->overlapped = c->sh->overlapped;
         result->spilled = c->spilled;
         result->spill_bytes = c->spill_bytes;
         result->seconds =
@@ -2184,10 +2586,50 @@ static int budget_of(ctx_t *c, uint64_t *budget)
     return 0;
 }
 
+static int shared_init(shared_t *sh)
+{
+    memset(sh, 0, sizeof *sh);
+    pthread_mutexattr_t rec;
+    /* db_mu is taken again by db_fail, inside the sections that write a recording's end. */
+    if (pthread_mutexattr_init(&rec) != 0)
+        return -1;
+    pthread_mutexattr_settype(&rec, PTHREAD_MUTEX_RECURSIVE);
+    int rc = pthread_mutex_init(&sh->db_mu, &rec);
+    pthread_mutexattr_destroy(&rec);
+    if (rc != 0)
+        return -1;
+    pthread_mutex_init(&sh->sym_mu, NULL);
+    pthread_mutex_init(&sh->diag_mu, NULL);
+    pthread_mutex_init(&sh->in_mu, NULL);
+    pthread_mutex_init(&sh->next_mu, NULL);
+    pthread_cond_init(&sh->turn_cv, NULL);
+    return 0;
+}
+
+static void shared_destroy(shared_t *sh)
+{
+    pthread_mutex_destroy(&sh->db_mu);
+    pthread_mutex_destroy(&sh->sym_mu);
+    pthread_mutex_destroy(&sh->diag_mu);
+    pthread_mutex_destroy(&sh->in_mu);
+    pthread_mutex_destroy(&sh->next_mu);
+    pthread_cond_destroy(&sh->turn_cv);
+}
+
 rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_convert_result_t *result)
 {
     ctx_t c = {0};
+    shared_t sh;
+    if (shared_init(&sh) != 0) {
+        if (o->diag) {
+            static cv__err_t e;
+            cv__fail(&e, RHEAP_CONVERT_E_OUTPUT, NULL, NO_OFFSET, "out of memory");
+            cv__err_report(&e, o->diag, o->user);
+        }
+        return RHEAP_CONVERT_E_OUTPUT;
+    }
     c.o = o;
+    c.sh = &sh;
     uint64_t budget = 0;
     if (budget_of(&c, &budget) != 0)
         return (rheap_convert_status_t)c.fatal;
@@ -2201,8 +2643,11 @@ rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_conver
          * start over once every recording is complete, in the order they were handed out.
          * Nothing was said yet, so the caller sees one conversion. */
         release(&c);
+        shared_destroy(&sh);
+        shared_init(&sh);
         ctx_t again = {0};
         again.o = o;
+        again.sh = &sh;
         again.in = c.in;
         again.nin = c.nin;
         again.capin = c.capin;
@@ -2220,7 +2665,9 @@ rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_conver
     for (size_t i = 0; i < c.nin; i++)
         free(c.in[i].dir);
     free(c.in);
+    int warnings = sh.warnings;
+    shared_destroy(&sh);
     if (c.fatal)
         return (rheap_convert_status_t)c.fatal;
-    return c.warnings ? RHEAP_CONVERT_WARNINGS : RHEAP_CONVERT_OK;
+    return warnings ? RHEAP_CONVERT_WARNINGS : RHEAP_CONVERT_OK;
 }

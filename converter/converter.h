@@ -445,12 +445,17 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b);
 void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_t freer,
                       uint64_t id);
 void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b, uint64_t id);
-/* 0; 1 out of memory; -1 database error (cv__db_error). */
-int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites);
+/* Writes the recording's rows; id_base is added to every row id the summaries name (the
+ * recording's rows were numbered from 1, conversion.c's shared_t). 0; 1 out of memory; -1
+ * database error (cv__db_error). */
+int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t id_base);
 /* At the end of the conversion, inside the database (cv__db_enter): every stack's rows of
  * stack_stats over all the recordings the summary has written, into stack_totals. 0; 1 out of
  * memory; -1 database error. */
 int cv__summary_totals_write(cv__summary_t *s, struct sqlite3 *h);
+/* Adds src's totals over its recordings to dst's (a conversion's two workers each have a
+ * summary). 0, or -1 out of memory. */
+int cv__summary_totals_merge(cv__summary_t *dst, const cv__summary_t *src);
 /* Profile mode, after begin: blocks are weighed (profile.c) by this sampling interval. */
 void cv__summary_sampling(cv__summary_t *s, uint64_t interval);
 /* Profile mode, before end: the exact counts of a thread file's totals record, which replace

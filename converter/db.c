@@ -20,7 +20,7 @@
  * The queue may hold up to QUEUE_BYTES of rows: the reader finishes its pass, and the caller
  * reads the summaries (rheap run prints its summary), while the writer is still catching up.
  */
-#define _GNU_SOURCE /* gettid */
+#define _GNU_SOURCE /* gettid, pthread_setname_np */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -296,6 +296,8 @@ static int write_oldest(cv__db_t *db)
 static void *writer_main(void *arg)
 {
     cv__db_t *db = arg;
+    /* Named apart from the thread that made it (a conversion's worker), for top -H. */
+    pthread_setname_np(pthread_self(), "rheap writer");
     if (db->background)
         setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
     pthread_mutex_lock(&db->mu);

@@ -72,6 +72,7 @@ typedef struct {
     int ck_dirty;                     /* on the list of stacks touched since the last checkpoint */
     size_t ck_row;                    /* thinning: its last row kept, valid when ck_row_of is */
     size_t ck_row_of;                 /* 1 + the checkpoint of that row; 0: none yet */
+    int on_used;                      /* on the list of the recording's stacks */
 } stackagg_t;
 
 typedef struct {
@@ -121,6 +122,12 @@ struct cv__summary {
     uint32_t pid, recording;
     stackagg_t *st;                   /* indexed by bt (0: no backtrace) */
     size_t capst, nst;                /* nst: 1 + the largest bt seen */
+    /* The stacks of the recording: a tree's recordings each use a few hundred of the run's
+     * 100,000 stacks, and a pass over the whole array (to clear it, to write it) per recording
+     * cost more than the recording's own events. */
+    uint64_t *used;
+    size_t nused, capused;
+    int used_sorted;
     uint64_t *dirty;
     size_t ndirty, capdirty;
     table_t threads;                  /* threadagg_t by tid */
@@ -211,6 +218,7 @@ void cv__summary_destroy(cv__summary_t *s)
     if (!s)
         return;
     free(s->st);
+    free(s->used);
     free(s->dirty);
     table_t *tables[] = {&s->threads, &s->sizes, &s->leaks};
     for (int i = 0; i < 3; i++) {
@@ -236,8 +244,10 @@ int cv__summary_begin(cv__summary_t *s, uint32_t pid, uint32_t recording)
 {
     s->pid = pid;
     s->recording = recording;
-    if (s->nst)
-        memset(s->st, 0, s->nst * sizeof *s->st);
+    for (size_t u = 0; u < s->nused; u++)
+        memset(&s->st[s->used[u]], 0, sizeof *s->st);
+    s->nused = 0;
+    s->used_sorted = 1;
     s->nst = 0;
     s->ndirty = 0;
     int ok = table_reset(&s->threads, sizeof(threadagg_t)) == 0;
@@ -345,7 +355,30 @@ static stackagg_t *stack_of(cv__summary_t *s, uint64_t bt)
     }
     if (bt >= s->nst)
         s->nst = bt + 1;
-    return &s->st[bt];
+    stackagg_t *a = &s->st[bt];
+    if (!a->on_used) {
+        if (rheap_grow(&s->used, &s->capused, s->nused, sizeof *s->used, 256) != 0)
+            return NULL;
+        if (s->nused && s->used[s->nused - 1] > bt)
+            s->used_sorted = 0;
+        s->used[s->nused++] = bt;
+        a->on_used = 1;
+    }
+    return a;
+}
+
+static int cmp_bt(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The recording's stacks in id order, for the passes that write rows in that order. */
+static void sort_used(cv__summary_t *s)
+{
+    if (!s->used_sorted && s->nused)
+        qsort(s->used, s->nused, sizeof *s->used, cmp_bt);
+    s->used_sorted = 1;
 }
 
 static void fail(cv__summary_t *s)
@@ -376,7 +409,9 @@ static void close_instant(cv__summary_t *s, uint64_t next, int last)
     }
     size_t k = 0;
     while (k < s->nmarks && (last || s->marks[k] < next)) {
-        for (size_t bt = 0; bt < s->nst; bt++) {
+        sort_used(s);
+        for (size_t u = 0; u < s->nused; u++) {
+            uint64_t bt = s->used[u];
             const stackagg_t *a = &s->st[bt];
             if (a->live_blocks < 0.5) /* none: a weight is at least 1, sums round to 0 */
                 continue;
@@ -624,8 +659,8 @@ static void thin(cv__summary_t *s)
         else
             to[i] = next == SIZE_MAX ? SIZE_MAX : next;
     }
-    for (size_t bt = 0; bt < s->nst; bt++)
-        s->st[bt].ck_row_of = 0;
+    for (size_t u = 0; u < s->nused; u++)
+        s->st[s->used[u]].ck_row_of = 0;
     size_t n = 0;
     for (size_t i = 0; i < s->nckrows; i++) {
         struct ckrow r = s->ckrows[i];
@@ -1002,7 +1037,42 @@ static int later_gather(cv__summary_t *s, struct ckpt *k, const struct later_chu
     return rc;
 }
 
-static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q)
+/* A range of row ids [lo, hi) as written: moved by base, unless empty (0, 0). */
+static void bind_ids(sqlite3_stmt *st, int i, uint64_t lo, uint64_t hi, uint64_t base)
+{
+    if (lo == hi)
+        base = 0;
+    sqlite3_bind_int64(st, i, (sqlite3_int64)(lo + base));
+    sqlite3_bind_int64(st, i + 1, (sqlite3_int64)(hi + base));
+}
+
+/* k's list of ids with base added: only its first delta changes. The list in *buf (NULL when
+ * base is 0: k->later itself), its length in *n. 0, or -1 out of memory. */
+static int later_moved(const struct ckpt *k, uint64_t base, unsigned char **buf, size_t *n)
+{
+    *buf = NULL;
+    *n = k->nlater;
+    if (!base || !k->nlater)
+        return 0;
+    size_t pos = 0;
+    uint64_t first = 0;
+    later_next(k, &pos, &first);
+    unsigned char *b = malloc(k->nlater + 10);
+    if (!b)
+        return -1;
+    size_t len = 0;
+    uint64_t d = first + base;
+    do {
+        b[len++] = (unsigned char)((d & 127) | (d >= 128 ? 128 : 0));
+        d >>= 7;
+    } while (d);
+    memcpy(b + len, k->later + pos, k->nlater - pos);
+    *buf = b;
+    *n = len + k->nlater - pos;
+    return 0;
+}
+
+static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q, uint64_t base)
 {
     if (s->nchunks)
         qsort(s->chunks, s->nchunks, sizeof *s->chunks, cmp_chunk);
@@ -1016,17 +1086,22 @@ static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q)
             return -1;
         sqlite3_bind_int64(q[Q_CK], 3, (sqlite3_int64)i);
         sqlite3_bind_int64(q[Q_CK], 4, k->t);
-        sqlite3_bind_int64(q[Q_CK], 5, (sqlite3_int64)k->free_lo);
-        sqlite3_bind_int64(q[Q_CK], 6, (sqlite3_int64)k->free_hi);
-        sqlite3_bind_int64(q[Q_CK], 7, (sqlite3_int64)k->leak_lo);
-        sqlite3_bind_int64(q[Q_CK], 8, (sqlite3_int64)k->leak_hi);
+        bind_ids(q[Q_CK], 5, k->free_lo, k->free_hi, base);
+        bind_ids(q[Q_CK], 7, k->leak_lo, k->leak_hi, base);
         bind_w(q[Q_CK], 9, k->blocks);
         bind_w(q[Q_CK], 10, k->bytes);
+        unsigned char *moved;
+        size_t nmoved;
+        if (later_moved(k, base, &moved, &nmoved) != 0)
+            return -1;
         if (k->nlater)
-            sqlite3_bind_blob(q[Q_CK], 11, k->later, (int)k->nlater, SQLITE_STATIC);
+            sqlite3_bind_blob(q[Q_CK], 11, moved ? moved : k->later, (int)nmoved,
+                              SQLITE_TRANSIENT);
         else
             sqlite3_bind_null(q[Q_CK], 11);
-        if (put(s, q[Q_CK]) != 0)
+        int rc = put(s, q[Q_CK]);
+        free(moved);
+        if (rc != 0)
             return -1;
     }
     for (size_t i = 0; i < s->nckrows; i++) {
@@ -1072,7 +1147,9 @@ static int total_add(cv__summary_t *s, size_t bt, const stackagg_t *a)
 
 static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
 {
-    for (size_t bt = 0; bt < s->nst; bt++) {
+    sort_used(s);
+    for (size_t u = 0; u < s->nused; u++) {
+        uint64_t bt = s->used[u];
         stackagg_t *a = &s->st[bt];
         if (!a->blocks)
             continue;
@@ -1376,7 +1453,9 @@ static int write_sites(cv__summary_t *s, sqlite3_stmt **q, cv__sites_t *sites)
     }
     s->nsagg = 0;
     int rc = 0;
-    for (size_t bt = 0; rc == 0 && bt < s->nst; bt++) {
+    sort_used(s);
+    for (size_t u = 0; rc == 0 && u < s->nused; u++) {
+        uint64_t bt = s->used[u];
         stackagg_t *a = &s->st[bt];
         if (!a->blocks)
             continue;
@@ -1463,7 +1542,7 @@ static int write_sites(cv__summary_t *s, sqlite3_stmt **q, cv__sites_t *sites)
     return rc;
 }
 
-int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites)
+int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t id_base)
 {
     if (!s->failed && s->started)
         close_instant(s, 0, 1);
@@ -1488,7 +1567,7 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites)
     if (rc == 0)
         rc = write_tables(s, q);
     if (rc == 0)
-        rc = write_checkpoints(s, q);
+        rc = write_checkpoints(s, q, id_base);
     int sr = rc == 0 ? write_sites(s, q, sites) : 0;
     if (sr > 0) {
         s->failed = 1;
@@ -1542,6 +1621,33 @@ static int split_windows(cv__summary_t *s, sqlite3 *h, double *stopped)
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int cv__summary_totals_merge(cv__summary_t *dst, const cv__summary_t *src)
+{
+    if (src->captot > dst->captot) {
+        total_t *t = realloc(dst->tot, src->captot * sizeof *t);
+        if (!t)
+            return -1;
+        memset(t + dst->captot, 0, (src->captot - dst->captot) * sizeof *t);
+        dst->tot = t;
+        dst->captot = src->captot;
+    }
+    /* Each figure is a sum of rounded rows: whole numbers, added exactly in either order. */
+    for (size_t bt = 0; bt < src->captot; bt++) {
+        const total_t *a = &src->tot[bt];
+        total_t *t = &dst->tot[bt];
+        t->recordings += a->recordings;
+        t->blocks += a->blocks;
+        t->bytes += a->bytes;
+        t->leaked_blocks += a->leaked_blocks;
+        t->leaked_bytes += a->leaked_bytes;
+        t->peak_blocks += a->peak_blocks;
+        t->peak_bytes += a->peak_bytes;
+        t->temp_blocks += a->temp_blocks;
+        t->temp_bytes += a->temp_bytes;
+    }
+    return 0;
 }
 
 int cv__summary_totals_write(cv__summary_t *s, sqlite3 *h)

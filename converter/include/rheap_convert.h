@@ -83,7 +83,10 @@ typedef struct {
      * dir may still grow, after waiting a moment first when `wait` is set (it should return at
      * once when the recording stops growing). Once it returns 0 the rest is read as from a
      * finished recording. The database is the one a conversion of the finished recordings
-     * would write (ids and row order may differ). Progress is not reported. */
+     * would write (ids and row order may differ). Progress is not reported. A live conversion
+     * has two workers, the calling thread and one of the converter's, each converting a
+     * recording: next_input is called from either, one call at a time; growing from both at
+     * once (each about its own recording); diag from either, one call at a time. */
     const char *(*next_input)(void *live_user);
     int (*growing)(void *live_user, const char *dir, int wait);
     void *live_user;
@@ -116,6 +119,9 @@ typedef struct {
     double seconds;            /* from opening the database to committing it */
     uint64_t spilled;          /* live blocks written to the spill file (the memory budget) */
     uint64_t spill_bytes;      /* the spill file's bytes, all recordings (0: none spilled) */
+    uint64_t overlapped;       /* recordings whose conversion began while another's was under
+                                * way (a live conversion has two workers; meta's
+                                * overlapped_recordings) */
 } rheap_convert_result_t;
 
 /* Converts o->inputs into the database o->output. Every input is checked before the output is

@@ -213,6 +213,40 @@ case_run_tree_many() {
     cmp -s many.txt batch.txt || { diff many.txt batch.txt | head -5 >&2; fail "run and batch databases differ"; }
 }
 
+# Ten family trees at once: their 40 recordings end together and convert two at a time (the
+# conversion's two workers; meta.overlapped_recordings counts those begun beside another), with
+# each process's blocks exact, and the database the same as a one-worker conversion of the kept
+# recordings.
+case_run_workers() {
+    run r "$RHEAP" run -q --keep -o w.db -- sh -c \
+        "for i in 1 2 3 4 5 6 7 8 9 10; do \"$FAMILY\" tree & done; wait"
+    expect_eq "status" "$STATUS" 0
+    expect_eq "family trees" "$(grep -c '^parent=' r.out)" 10
+    : >want.txt
+    grep '^parent=' r.out | while read -r line; do
+        printf '%s\n' "$(field "$line" parent)|1111|7|4|7777" "$(field "$line" child)|2222|5|0|11110" \
+            "$(field "$line" exec)|3333|3|1|9999" >>want.txt
+    done
+    sort want.txt -o want.txt
+    sql w.db "SELECT pid, size, count(*), count(dealloc_after), sum(size) FROM allocations
+              WHERE size IN (1111, 2222, 3333) GROUP BY pid, size" | sort >got.txt
+    diff want.txt got.txt || fail "allocations per process differ"
+    fam="(pid, recording) IN (SELECT pid, recording FROM processes WHERE exe LIKE '%/cli_family')"
+    expect_eq "summary per process" "$(sql w.db "SELECT count(*), sum(allocs), sum(frees),
+        sum(leaked_bytes) FROM recording_stats WHERE allocs > 0 AND $fam")" "30|150|50|211090"
+    over=$(sql w.db "SELECT value FROM meta WHERE key = 'overlapped_recordings'")
+    [ "${over:-0}" -ge 1 ] || fail "no recording was converted beside another (overlapped_recordings: $over)"
+    kept=$(sed -n 's/^rheap: recordings kept in //p' r.err)
+    [ -n "$kept" ] || fail "--keep did not say where: $(cat r.err)"
+    run c "$RHEAP" convert -q "$kept"/rip-* -o one.db
+    expect_eq "convert status" "$STATUS" 0
+    expect_eq "one worker's overlaps" "$(sql one.db "SELECT value FROM meta
+        WHERE key = 'overlapped_recordings'")" 0
+    sqlite3 -readonly w.db <"$CANONICAL" >w.txt
+    sqlite3 -readonly one.db <"$CANONICAL" >one.txt
+    cmp -s w.txt one.txt || { diff w.txt one.txt | head -5 >&2; fail "run and batch databases differ"; }
+}
+
 # A process that starts others (a build's driver) is not followed while it runs, though it holds
 # most of the run's bytes: every event converts after its end (live_events 0), and its child's
 # recording was not held behind it.

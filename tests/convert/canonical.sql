@@ -26,6 +26,9 @@ SELECT 'stack_stats', x.pid, x.recording, t.n, blocks, bytes, freed_blocks, free
        leak_first_ns, leak_last_ns, min_size, max_size, life_min_ns, life_max_ns, life_total_ns,
        peak_blocks, peak_bytes
 FROM stack_stats AS x LEFT JOIN stack_rank AS t ON t.id = x.bt ORDER BY 2, 3, 4;
+SELECT 'stack_totals', t.n, recordings, blocks, bytes, leaked_blocks, leaked_bytes,
+       stopped_blocks, stopped_bytes, peak_blocks, peak_bytes, temporary_blocks, temporary_bytes
+FROM stack_totals AS x LEFT JOIN stack_rank AS t ON t.id = x.bt ORDER BY 2;
 SELECT 'stack_lifetimes', x.pid, x.recording, t.n, decade, blocks, bytes
 FROM stack_lifetimes AS x LEFT JOIN stack_rank AS t ON t.id = x.bt ORDER BY 2, 3, 4, 5;
 SELECT 'stack_sizes', x.pid, x.recording, t.n, min_size, blocks, bytes, leaked_blocks,
@@ -49,4 +52,4 @@ SELECT 'module', * FROM modules ORDER BY 2, 3, 4, 5;
 SELECT 'marker', * FROM markers ORDER BY 2, 3, 5, 4;
 SELECT 'window', * FROM windows ORDER BY 2, 3, 4;
 SELECT 'meta', key, value FROM meta
-WHERE key NOT IN ('converted_at', 'warnings', 'live_events') ORDER BY 2;
+WHERE key NOT IN ('converted_at', 'warnings', 'live_events', 'overlapped_recordings') ORDER BY 2;
