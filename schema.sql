@@ -543,7 +543,7 @@ CREATE TABLE checkpoints (
 -- Per checkpoint: the live blocks and bytes of each stack that had an allocation or a free
 -- since the previous checkpoint. A stack's live heap at checkpoint ck is its row with the
 -- largest ck at or before it (none: nothing live). Read through the index
--- checkpoint_stacks_by_stack (after the load).
+-- checkpoint_stacks_by_stack. A recording's rows are written together, ordered by (bt, ck).
 CREATE TABLE checkpoint_stacks (
     pid INTEGER NOT NULL,
     recording INTEGER NOT NULL,
@@ -552,6 +552,10 @@ CREATE TABLE checkpoint_stacks (
     blocks INTEGER NOT NULL,       -- live at the checkpoint (weighed in profile mode)
     bytes INTEGER NOT NULL
 );
+-- A moment's per-stack heap: the latest checkpoint_stacks row of each stack at or before a
+-- checkpoint, one seek per stack. Made with the table, not after the load: the converter
+-- inserts each recording's rows in the index's order, so it grows by appends.
+CREATE INDEX checkpoint_stacks_by_stack ON checkpoint_stacks (pid, recording, bt, ck);
 
 -- One row per heap block the program allocated while recording was on: allocation_rows with its
 -- thread, process and recording looked up and its encodings undone. This is what every query
@@ -656,9 +660,6 @@ JOIN backtraces AS k ON k.id = f.id AND k.frame_no = CASE WHEN f.sym IS NOT NULL
 -- without it every lookup read every window (sizes took 41 s of CPU on 587 recordings). Its
 -- build costs a few rows per process.
 CREATE INDEX windows_recording ON windows (pid, recording, on_t);
--- A moment's per-stack heap: the latest checkpoint_stacks row of each stack at or before a
--- checkpoint, one seek per stack.
-CREATE INDEX checkpoint_stacks_by_stack ON checkpoint_stacks (pid, recording, bt, ck);
 -- A recording's samples of resident memory, in time order: the report and the page read each
 -- recording's, which without it meant a scan of every sample per recording (8 s for the page of
 -- a build's 2,000 processes). A few rows per process.

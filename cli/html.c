@@ -612,9 +612,8 @@ static int cmp_ckrow(const void *a, const void *b)
 /* The rows of recording pr's shown stacks, by ck: 0, or -1 when it cannot be read. A
  * recording's rows are written together, cut after cut: they are read as one range of rowids,
  * not through the index by stack, which visits the table out of order (0.5 s against 2.0 s
- * for 456,000 rows), and in the order written, which is the order of the cuts, rather than
- * through SQLite's sorter (seconds for a build's millions of rows); a range found out of
- * order is sorted here. The range is only for speed; the WHERE keeps the answer exact. */
+ * for 456,000 rows), and sorted by cut here, only the shown stacks' rows, rather than by
+ * SQLite's sorter (seconds for a build's millions of rows). The range is only for speed; the WHERE keeps the answer exact. */
 static int read_cut_rows(const page_t *pg, const ra_proc_t *pr, ckrow_t **rows, size_t *n)
 {
     sqlite3_stmt *cs = NULL;

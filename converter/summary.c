@@ -985,6 +985,17 @@ static int cmp_chunk(const void *x, const void *y)
     return a->ck != b->ck ? (a->ck < b->ck ? -1 : 1) : (a->off < b->off ? -1 : a->off > b->off);
 }
 
+/* A recording's checkpoint_stacks rows by (stack, checkpoint), the order of the index
+ * checkpoint_stacks_by_stack: inserted so, each row's index entry lands beside the one before,
+ * where an index built after the load sorted every row of the run again at the end (5.3 s of
+ * CPU for a build's 7.2 M rows, against 0.3 s more inserting in this order). bt 0 (none) comes
+ * first, as NULL does in the index. */
+static int cmp_ckrow(const void *x, const void *y)
+{
+    const struct ckrow *a = x, *b = y;
+    return a->bt != b->bt ? (a->bt < b->bt ? -1 : 1) : (a->ck < b->ck ? -1 : a->ck > b->ck);
+}
+
 static int cmp_u64(const void *x, const void *y)
 {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
@@ -1104,6 +1115,7 @@ static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q, uint64_t base)
         if (rc != 0)
             return -1;
     }
+    qsort(s->ckrows, s->nckrows, sizeof *s->ckrows, cmp_ckrow);
     for (size_t i = 0; i < s->nckrows; i++) {
         const struct ckrow *r = &s->ckrows[i];
         sqlite3_bind_int64(q[Q_CKSTACK], 3, (sqlite3_int64)r->ck);
