@@ -26,7 +26,7 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 # librheap and the service preloads it), or loaded by rheap attach (attach.*: the sanitizer owns
 # the program's malloc, and rheap attach rightly refuses an allocator it cannot hook; hostile.*:
 # each records a program, sanitized here, with librheap preloaded).
-EXCLUDE='^(attach\.|hostile\.|tracer\.|profile\.|stress\.|convert\.(e2e|threads|spill_run)|cli\.(run|query|report|install|stripped|window|fit|help)|queries\.|visual\.|moment\.|symbols\.|serve\.)'
+EXCLUDE='^(attach\.|hostile\.|tracer\.|profile\.|stress\.|convert\.(e2e|threads|spill_run)|cli\.(run|query|report|export_tree|install|stripped|window|fit|help)|queries\.|visual\.|moment\.|symbols\.|serve\.)'
 STRESS_CASES="xthreads waves api_cycles signal_storm dlopen_churn exec_chain spawn_fork
   exit_return exit_thread exit_underscore exit_abort exit_segv exit_group exit_sigterm kill9
   disk_full readonly_dir fd_limit vm_limit perms symlinks long_env setuid max_threads_lost
