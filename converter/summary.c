@@ -1115,7 +1115,8 @@ static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q, uint64_t base)
         if (rc != 0)
             return -1;
     }
-    qsort(s->ckrows, s->nckrows, sizeof *s->ckrows, cmp_ckrow);
+    if (s->nckrows)
+        qsort(s->ckrows, s->nckrows, sizeof *s->ckrows, cmp_ckrow);
     for (size_t i = 0; i < s->nckrows; i++) {
         const struct ckrow *r = &s->ckrows[i];
         sqlite3_bind_int64(q[Q_CKSTACK], 3, (sqlite3_int64)r->ck);
