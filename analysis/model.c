@@ -705,12 +705,11 @@ static int sum_procs(ctx_t *c, ra_model_t *pd)
     return finish(c, st, rc);
 }
 
-static int sum_stats(ctx_t *c, ra_model_t *pd)
+/* Reads stats from sql, whose columns are pid, recording, bt, then blocks, bytes and the
+ * leaked, stopped, peak and temporary blocks and bytes. */
+static int read_stats(ctx_t *c, ra_model_t *pd, const char *sql)
 {
-    sqlite3_stmt *st = prepare(c,
-        "SELECT pid, recording, coalesce(bt, -1), blocks, bytes, leaked_blocks, leaked_bytes,\n"
-        "       peak_blocks, peak_bytes, temporary_blocks, temporary_bytes\n"
-        "FROM stack_stats WHERE pid = coalesce(?1, pid)");
+    sqlite3_stmt *st = prepare(c, sql);
     if (!st)
         return -1;
     size_t cap = 0;
@@ -727,45 +726,34 @@ static int sum_stats(ctx_t *c, ra_model_t *pd)
         s->bytes = sqlite3_column_int64(st, 4);
         s->leaked_blocks = sqlite3_column_int64(st, 5);
         s->leaked_bytes = sqlite3_column_int64(st, 6);
-        s->peak_blocks = sqlite3_column_int64(st, 7);
-        s->peak_bytes = sqlite3_column_int64(st, 8);
-        s->temporary_blocks = sqlite3_column_int64(st, 9);
-        s->temporary_bytes = sqlite3_column_int64(st, 10);
+        s->stopped_blocks = sqlite3_column_int64(st, 7);
+        s->stopped_bytes = sqlite3_column_int64(st, 8);
+        s->peak_blocks = sqlite3_column_int64(st, 9);
+        s->peak_bytes = sqlite3_column_int64(st, 10);
+        s->temporary_blocks = sqlite3_column_int64(st, 11);
+        s->temporary_bytes = sqlite3_column_int64(st, 12);
     }
     return finish(c, st, rc);
+}
+
+/* Every recording's rows per stack (stack_stats); windows are split apart later. */
+static int sum_stats(ctx_t *c, ra_model_t *pd)
+{
+    return read_stats(c, pd,
+        "SELECT pid, recording, coalesce(bt, -1), blocks, bytes, leaked_blocks, leaked_bytes,\n"
+        "       0, 0, peak_blocks, peak_bytes, temporary_blocks, temporary_bytes\n"
+        "FROM stack_stats WHERE pid = coalesce(?1, pid)");
 }
 
 /* Every stack's rows over the recordings, as the converter added them up (stack_totals): one
  * stat per stack, pid and recording -1, leaked and stopped already apart. */
 static int sum_totals(ctx_t *c, ra_model_t *pd)
 {
-    sqlite3_stmt *st = prepare(c,
-        "SELECT coalesce(bt, -1), blocks, bytes, leaked_blocks, leaked_bytes, stopped_blocks,\n"
-        "       stopped_bytes, peak_blocks, peak_bytes, temporary_blocks, temporary_bytes\n"
+    return read_stats(c, pd,
+        "SELECT -1, -1, coalesce(bt, -1), blocks, bytes, leaked_blocks, leaked_bytes,\n"
+        "       stopped_blocks, stopped_bytes, peak_blocks, peak_bytes, temporary_blocks,\n"
+        "       temporary_bytes\n"
         "FROM stack_totals");
-    if (!st)
-        return -1;
-    size_t cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (rheap_grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats, 64) != 0)
-            break;
-        ra_stat_t *s = &pd->stats[pd->nstats++];
-        memset(s, 0, sizeof *s);
-        s->pid = s->recording = -1;
-        s->bt = sqlite3_column_int64(st, 0);
-        s->blocks = sqlite3_column_int64(st, 1);
-        s->bytes = sqlite3_column_int64(st, 2);
-        s->leaked_blocks = sqlite3_column_int64(st, 3);
-        s->leaked_bytes = sqlite3_column_int64(st, 4);
-        s->stopped_blocks = sqlite3_column_int64(st, 5);
-        s->stopped_bytes = sqlite3_column_int64(st, 6);
-        s->peak_blocks = sqlite3_column_int64(st, 7);
-        s->peak_bytes = sqlite3_column_int64(st, 8);
-        s->temporary_blocks = sqlite3_column_int64(st, 9);
-        s->temporary_bytes = sqlite3_column_int64(st, 10);
-    }
-    return finish(c, st, rc);
 }
 
 /* The per-recording stats added up per stack, as sum_totals reads them, for a database that

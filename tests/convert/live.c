@@ -150,6 +150,19 @@ static void on_diag(void *user, const rheap_convert_diag_t *d)
     fprintf(stderr, "%s\n", d->message);
 }
 
+/* Converts the scenario's recordings into out as they are written, the way rheap run does. */
+static rheap_convert_status_t convert_live(scenario_t *s, const char *out,
+                                           rheap_convert_result_t *r)
+{
+    rheap_convert_opts_t o = RHEAP_CONVERT_OPTS_INIT;
+    o.output = out;
+    o.diag = on_diag;
+    o.next_input = next_input;
+    o.growing = growing;
+    o.live_user = s;
+    return rheap_convert(&o, r);
+}
+
 static void run_case(const char *top, const char *sql_path, int late)
 {
     static scenario_t s;
@@ -173,14 +186,8 @@ static void run_case(const char *top, const char *sql_path, int late)
     tgen_fresh_dir(s.dir);
     take_step(&s);
 
-    rheap_convert_opts_t o = RHEAP_CONVERT_OPTS_INIT;
-    o.output = live_db;
-    o.diag = on_diag;
-    o.next_input = next_input;
-    o.growing = growing;
-    o.live_user = &s;
     rheap_convert_result_t r = {0};
-    CHECK_INT(rheap_convert(&o, &r), RHEAP_CONVERT_OK);
+    CHECK_INT(convert_live(&s, live_db, &r), RHEAP_CONVERT_OK);
     CHECK_INT(s.step, 6); /* every step was taken */
     CHECK_U(r.events, s.allocs + s.frees);
     if (late) {
@@ -269,14 +276,8 @@ static void run_full(const char *top, const char *sql_path)
         }
     CHECK_INT(sched_setaffinity(0, sizeof one, &one), 0); /* the writer thread inherits it */
     cv__db_queue_limit(4);
-    rheap_convert_opts_t o = RHEAP_CONVERT_OPTS_INIT;
-    o.output = live_db;
-    o.diag = on_diag;
-    o.next_input = next_input;
-    o.growing = growing;
-    o.live_user = &s;
     rheap_convert_result_t r = {0};
-    CHECK_INT(rheap_convert(&o, &r), RHEAP_CONVERT_OK);
+    CHECK_INT(convert_live(&s, live_db, &r), RHEAP_CONVERT_OK);
     cv__db_queue_limit(0);
     CHECK_INT(sched_setaffinity(0, sizeof all, &all), 0);
     CHECK_U(r.events, 60000 + 50000);
