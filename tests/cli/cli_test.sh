@@ -1034,6 +1034,18 @@ case_export_tree() {
     done
     expect_eq "temporary, every line" "$(awk '{s += $NF} END {print s}' totals.txt)" \
         "$(sql t.db "SELECT sum(temporary_blocks) FROM stack_stats")"
+    # The timeline of a tree is every recording together (timeline_totals), without a pid: its
+    # allocations and frees are every recording's, and what the processes left live went with
+    # them. --param pid=P gives P's own.
+    "$RHEAP" query timeline t.db --csv >tl.csv || fail "query timeline"
+    expect_eq "tree timeline: allocs, frees, rows without a pid, live at the end" \
+        "$(awk -F, '{ sub(/\r$/, "") } NR > 1 { a += $7; f += $9; if ($13 == "") np++; live = $4 "/" $5 } END { print a, f, np + 0, live }' tl.csv)" \
+        "$(sql t.db "SELECT sum(allocs), sum(frees) FROM timeline" | tr '|' ' ') $(($(wc -l <tl.csv) - 1)) 0/0"
+    pid=$(sql t.db "SELECT pid FROM recording_stats ORDER BY allocs DESC, pid LIMIT 1")
+    "$RHEAP" query timeline t.db --csv --param pid="$pid" >one.csv || fail "query timeline --param pid"
+    expect_eq "timeline of pid $pid" \
+        "$(awk -F, '{ sub(/\r$/, "") } NR > 1 { a += $7; if ($13 != '"$pid"') bad++ } END { print a, bad + 0 }' one.csv)" \
+        "$(sql t.db "SELECT sum(allocs) FROM recording_stats WHERE pid = $pid") 0"
     # The page charts the recordings of the largest peaks (the first of equal ones) and carries
     # their slices only: each charted one's allocations add up to its recording's.
     "$RHEAP" report --html -o t.html t.db || fail "report --html"
