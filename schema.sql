@@ -502,6 +502,19 @@ CREATE TABLE stack_totals (
     temporary_bytes INTEGER NOT NULL
 );
 
+-- Per stack over every recording: stack_lifetimes added up, so that a page about the whole
+-- process tree reads each stack's lifetimes from a row per stack and decade instead of one per
+-- stack, decade and recording (a build: 400,000 rows instead of 3 million). Each row is
+--   SELECT bt, decade, sum(blocks), sum(bytes) FROM stack_lifetimes GROUP BY bt, decade
+-- of the rows as written (freed blocks only: a window's blocks live when it stopped are in no
+-- decade). Written once, at the end of the conversion, like stack_totals.
+CREATE TABLE stack_lifetime_totals (
+    bt INTEGER,                    -- stacks.id; NULL: allocations without a backtrace
+    decade INTEGER NOT NULL,       -- as stack_lifetimes.decade
+    blocks INTEGER NOT NULL,       -- freed blocks whose lifetime falls in the decade, every recording
+    bytes INTEGER NOT NULL         -- their bytes
+);
+
 -- The timeline of every recording together, in wall-clock time: each recording's slices of
 -- `timeline` (those with an event, and the first) counted in the slice that holds their
 -- start (processes.start_wall_ns + timeline.start_ns), the recording's end

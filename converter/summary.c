@@ -116,9 +116,17 @@ typedef struct {
         temp_blocks, temp_bytes;
 } total_t;
 
+/* One stack's rows of stack_lifetimes added up over every recording converted so far, as
+ * written: the table stack_lifetime_totals. */
+typedef struct {
+    double blocks[9], bytes[9];
+} life_total_t;
+
 struct cv__summary {
     total_t *tot;                     /* indexed by bt (0: no backtrace), over the conversion */
     size_t captot;
+    life_total_t *lifetot;            /* the same for the lifetimes, indexed by bt */
+    size_t caplifetot;
     cv__treeline_t *tree;             /* every recording's slices together (treeline.c) */
     uint64_t wall;                    /* the recording's start, wall-clock ns */
     uint32_t pid, recording;
@@ -239,6 +247,7 @@ void cv__summary_destroy(cv__summary_t *s)
     free(s->sagg);
     free(s->slot_of);
     free(s->tot);
+    free(s->lifetot);
     cv__treeline_destroy(s->tree);
     free(s);
 }
@@ -1167,6 +1176,29 @@ static int total_add(cv__summary_t *s, size_t bt, const stackagg_t *a)
     return 0;
 }
 
+/* Adds a stack's rows of stack_lifetimes, as written, to its lifetimes over the conversion.
+ * Apart from total_add: a stack that freed nothing (most leaks) needs no room here. */
+static int life_total_add(cv__summary_t *s, size_t bt, const stackagg_t *a)
+{
+    if (bt >= s->caplifetot) {
+        size_t cap = s->caplifetot ? s->caplifetot : 1024;
+        while (cap <= bt)
+            cap *= 2;
+        life_total_t *t = realloc(s->lifetot, cap * sizeof *t);
+        if (!t)
+            return -1;
+        memset(t + s->caplifetot, 0, (cap - s->caplifetot) * sizeof *t);
+        s->lifetot = t;
+        s->caplifetot = cap;
+    }
+    life_total_t *t = &s->lifetot[bt];
+    for (int d = 0; d < 9; d++) {
+        t->blocks[d] += rounded(a->life[d]);
+        t->bytes[d] += rounded(a->life_bytes[d]);
+    }
+    return 0;
+}
+
 /* The recording's slices, as written to `timeline`, onto the timeline of every recording
  * together; its end takes back what it left live. 0, or -1 out of memory. */
 static int tree_add(cv__summary_t *s)
@@ -1205,7 +1237,7 @@ static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
         stackagg_t *a = &s->st[bt];
         if (!a->blocks)
             continue;
-        if (total_add(s, bt, a) != 0) {
+        if (total_add(s, bt, a) != 0 || (a->freed_blocks && life_total_add(s, bt, a) != 0)) {
             s->failed = 1;
             return 0;
         }
@@ -1679,6 +1711,50 @@ static int split_windows(cv__summary_t *s, sqlite3 *h, double *stopped)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* The second worker's lifetimes over its recordings added to the first's. */
+static int life_totals_merge(cv__summary_t *dst, const cv__summary_t *src)
+{
+    if (src->caplifetot > dst->caplifetot) {
+        life_total_t *t = realloc(dst->lifetot, src->caplifetot * sizeof *t);
+        if (!t)
+            return -1;
+        memset(t + dst->caplifetot, 0, (src->caplifetot - dst->caplifetot) * sizeof *t);
+        dst->lifetot = t;
+        dst->caplifetot = src->caplifetot;
+    }
+    for (size_t bt = 0; bt < src->caplifetot; bt++)
+        for (int d = 0; d < 9; d++) {
+            dst->lifetot[bt].blocks[d] += src->lifetot[bt].blocks[d];
+            dst->lifetot[bt].bytes[d] += src->lifetot[bt].bytes[d];
+        }
+    return 0;
+}
+
+/* stack_lifetime_totals: a row per stack and decade that any recording wrote. 0, or -1. */
+static int life_totals_write(cv__summary_t *s, sqlite3 *h)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h, "INSERT INTO stack_lifetime_totals VALUES (?1,?2,?3,?4)", -1, &st,
+                           NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    for (size_t bt = 0; rc == 0 && bt < s->caplifetot; bt++) {
+        const life_total_t *t = &s->lifetot[bt];
+        for (int d = 0; rc == 0 && d < 9; d++) {
+            if (!t->blocks[d])
+                continue;
+            bind_bt(st, 1, bt);
+            sqlite3_bind_int(st, 2, d);
+            bind_w(st, 3, t->blocks[d]);
+            bind_w(st, 4, t->bytes[d]);
+            if (sqlite3_step(st) != SQLITE_DONE || sqlite3_reset(st) != SQLITE_OK)
+                rc = -1;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int cv__summary_totals_merge(cv__summary_t *dst, const cv__summary_t *src)
 {
     if (src->tree && !dst->tree && !(dst->tree = cv__treeline_create()))
@@ -1693,6 +1769,8 @@ int cv__summary_totals_merge(cv__summary_t *dst, const cv__summary_t *src)
         dst->tot = t;
         dst->captot = src->captot;
     }
+    if (life_totals_merge(dst, src) != 0)
+        return -1;
     /* Each figure is a sum of rounded rows: whole numbers, added exactly in either order. */
     for (size_t bt = 0; bt < src->captot; bt++) {
         const total_t *a = &src->tot[bt];
@@ -1740,6 +1818,8 @@ int cv__summary_totals_write(cv__summary_t *s, sqlite3 *h)
     }
     sqlite3_finalize(st);
     free(stopped);
+    if (rc == 0)
+        rc = life_totals_write(s, h);
     return rc;
 }
 

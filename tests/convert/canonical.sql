@@ -29,6 +29,8 @@ FROM stack_stats AS x LEFT JOIN stack_rank AS t ON t.id = x.bt ORDER BY 2, 3, 4;
 SELECT 'stack_totals', t.n, recordings, blocks, bytes, leaked_blocks, leaked_bytes,
        stopped_blocks, stopped_bytes, peak_blocks, peak_bytes, temporary_blocks, temporary_bytes
 FROM stack_totals AS x LEFT JOIN stack_rank AS t ON t.id = x.bt ORDER BY 2;
+SELECT 'stack_lifetime_totals', t.n, decade, blocks, bytes
+FROM stack_lifetime_totals AS x LEFT JOIN stack_rank AS t ON t.id = x.bt ORDER BY 2, 3;
 SELECT 'stack_lifetimes', x.pid, x.recording, t.n, decade, blocks, bytes
 FROM stack_lifetimes AS x LEFT JOIN stack_rank AS t ON t.id = x.bt ORDER BY 2, 3, 4, 5;
 SELECT 'stack_sizes', x.pid, x.recording, t.n, min_size, blocks, bytes, leaked_blocks,

@@ -72,6 +72,7 @@ SELECT count(*) FROM stacks AS k JOIN sites AS n ON n.id = k.site AND n.function
 SELECT bt, recordings, blocks, bytes, leaked_blocks, leaked_bytes, stopped_blocks, stopped_bytes
 FROM stack_totals ORDER BY bt;
 SELECT bt, peak_blocks, peak_bytes, temporary_blocks, temporary_bytes FROM stack_totals ORDER BY bt;
+SELECT bt, decade, blocks, bytes FROM stack_lifetime_totals ORDER BY bt, decade;
 SELECT bucket, start_wall_ns, end_wall_ns, recordings, allocs, alloc_bytes, frees, freed_bytes,
        ended_blocks, ended_bytes, live_blocks, live_bytes, started
 FROM timeline_totals ORDER BY bucket;
@@ -191,6 +192,8 @@ FROM per AS p JOIN recording_ends AS e ON e.pid = p.pid AND e.recording = p.reco
 GROUP BY p.bt ORDER BY p.bt;
 SELECT bt, sum(peak_blocks), sum(peak_bytes), sum(temporary_blocks), sum(temporary_bytes)
 FROM stack_stats GROUP BY bt ORDER BY bt;
+SELECT bt, decade, sum(blocks), sum(bytes) FROM stack_lifetimes GROUP BY bt, decade
+ORDER BY bt, decade;
 WITH RECURSIVE
 recs AS (
     SELECT p.pid, p.recording, coalesce(p.start_wall_ns, 0) AS wall, r.end_ns
