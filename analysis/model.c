@@ -719,20 +719,32 @@ static int sum_procs(ctx_t *c, ra_model_t *pd)
 
 /* Reads stats from sql, whose columns are pid, recording, bt, then blocks, bytes and the
  * leaked, stopped, peak and temporary blocks and bytes. */
-static int read_stats(ctx_t *c, ra_model_t *pd, const char *sql)
+static int read_stats_of(ctx_t *c, ra_model_t *pd, const char *sql, const unsigned char *which)
 {
     sqlite3_stmt *st = prepare(c, sql);
     if (!st)
         return -1;
-    size_t cap = 0;
+    size_t cap = pd->nstats;
     int rc;
+    /* which: only the rows of recordings p with which[p], looked up once per run of rows. */
+    int64_t last_pid = INT64_MIN, last_rec = INT64_MIN;
+    int wanted = 1;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t pid = sqlite3_column_int64(st, 0), rec = sqlite3_column_int64(st, 1);
+        if (which && (pid != last_pid || rec != last_rec)) {
+            size_t p = proc_index(pd, pid, rec);
+            wanted = p != SIZE_MAX && which[p];
+            last_pid = pid;
+            last_rec = rec;
+        }
+        if (!wanted)
+            continue;
         if (rheap_grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats, 64) != 0)
             break;
         ra_stat_t *s = &pd->stats[pd->nstats++];
         memset(s, 0, sizeof *s);
-        s->pid = sqlite3_column_int64(st, 0);
-        s->recording = sqlite3_column_int64(st, 1);
+        s->pid = pid;
+        s->recording = rec;
         s->bt = sqlite3_column_int64(st, 2);
         s->blocks = sqlite3_column_int64(st, 3);
         s->bytes = sqlite3_column_int64(st, 4);
@@ -746,6 +758,11 @@ static int read_stats(ctx_t *c, ra_model_t *pd, const char *sql)
         s->temporary_bytes = sqlite3_column_int64(st, 12);
     }
     return finish(c, st, rc);
+}
+
+static int read_stats(ctx_t *c, ra_model_t *pd, const char *sql)
+{
+    return read_stats_of(c, pd, sql, NULL);
 }
 
 /* Every recording's rows per stack (stack_stats); windows are split apart later. */
@@ -794,6 +811,10 @@ static void add_up_stats(ra_model_t *pd)
         t->peak_bytes += s->peak_bytes;
         t->temporary_blocks += s->temporary_blocks;
         t->temporary_bytes += s->temporary_bytes;
+        for (int d = 0; d < RA_LIFE_DECADES; d++) {
+            t->life_blocks[d] += s->life_blocks[d];
+            t->life_bytes[d] += s->life_bytes[d];
+        }
     }
     pd->nstats = n;
 }
@@ -801,10 +822,12 @@ static void add_up_stats(ra_model_t *pd)
 /* Each stack's freed blocks by decade of lifetime, into the stats (sorted by then). The
  * converter writes a recording's rows in the stats' order, so each row's stat is found by
  * stepping on from the last one (no more steps in all than stats); a row behind is looked up. */
-static int sum_lifetimes(ctx_t *c, ra_model_t *pd)
+static int sum_lifetimes(ctx_t *c, ra_model_t *pd, int totals)
 {
     size_t at = 0;
-    sqlite3_stmt *st = prepare(c,
+    /* With the stats of stack_totals, the lifetimes the converter added up the same way. */
+    sqlite3_stmt *st = prepare(c, totals ?
+        "SELECT -1, -1, coalesce(bt, -1), decade, blocks, bytes FROM stack_lifetime_totals" :
         "SELECT pid, recording, coalesce(bt, -1), decade, blocks, bytes\n"
         "FROM stack_lifetimes WHERE pid = coalesce(?1, pid)");
     if (!st)
@@ -1045,6 +1068,83 @@ ra_status_t ra_model_timeline(sqlite3 *db, ra_model_t *pd, const unsigned char *
     return RA_OK;
 }
 
+/* "pid IN (...)" of the recordings p with which[p], for a pass over a per-recording table that
+ * hands SQLite the filter: a page charts a dozen of a build's 2,000 recordings. NULL when out
+ * of memory. */
+static char *pid_list(const ra_model_t *pd, const unsigned char *which)
+{
+    size_t cap = 32 + 24 * pd->nprocs, len = 0;
+    char *sql = malloc(cap);
+    if (!sql)
+        return NULL;
+    len += (size_t)snprintf(sql, cap, "pid IN (");
+    int n = 0;
+    for (size_t p = 0; p < pd->nprocs; p++)
+        if (which[p])
+            len += (size_t)snprintf(sql + len, cap - len, "%s%" PRId64, n++ ? "," : "",
+                                    pd->procs[p].pid);
+    snprintf(sql + len, cap - len, "%s)", n ? "" : "NULL");
+    return sql;
+}
+
+ra_status_t ra_model_detail(sqlite3 *db, ra_model_t *pd, const unsigned char *which,
+                            ra_err_t *err)
+{
+    ctx_t c = {db, err, RA_OK, -1};
+    char *in = pid_list(pd, which);
+    char *sql = in ? malloc(strlen(in) + 512) : NULL;
+    if (!sql) {
+        free(in);
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
+    }
+    sprintf(sql,
+            "SELECT pid, recording, coalesce(bt, -1), blocks, bytes, leaked_blocks, leaked_bytes,\n"
+            "       0, 0, peak_blocks, peak_bytes, temporary_blocks, temporary_bytes\n"
+            "FROM stack_stats WHERE %s", in);
+    int rc = read_stats_of(&c, pd, sql, which);
+    if (rc == 0 && pd->nstats && sort_stats(pd) != 0)
+        rc = oom(&c);
+    /* Lifetimes found by bsearch: rows of a recording not read find no stat and are skipped. */
+    sqlite3_stmt *st = NULL;
+    if (rc == 0) {
+        sprintf(sql,
+                "SELECT pid, recording, coalesce(bt, -1), decade, blocks, bytes\n"
+                "FROM stack_lifetimes WHERE %s", in);
+        st = prepare(&c, sql);
+        rc = st ? 0 : -1;
+    }
+    int step = SQLITE_DONE;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        ra_stat_t key = {.pid = sqlite3_column_int64(st, 0),
+                         .recording = sqlite3_column_int64(st, 1),
+                         .bt = sqlite3_column_int64(st, 2)};
+        int64_t d = sqlite3_column_int64(st, 3);
+        ra_stat_t *s = bsearch(&key, pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
+        if (!s || d < 0 || d >= RA_LIFE_DECADES)
+            continue;
+        s->life_blocks[d] += sqlite3_column_int64(st, 4);
+        s->life_bytes[d] += sqlite3_column_int64(st, 5);
+    }
+    if (rc == 0)
+        rc = finish(&c, st, step);
+    free(sql);
+    free(in);
+    if (rc != 0)
+        return c.status != RA_OK ? c.status : ra__fail(err, RA_E_NOMEM, "out of memory");
+    /* A window's never-freed blocks are stopped, as split_windows makes them at the load (the
+     * stats split then have none left to move). */
+    for (size_t i = 0; i < pd->nstats; i++) {
+        ra_stat_t *s = &pd->stats[i];
+        const ra_proc_t *p = s->pid < 0 ? NULL : ra_model_proc(pd, s->pid, s->recording);
+        if (p && !p->until_exit && s->leaked_blocks) {
+            s->stopped_blocks = s->leaked_blocks;
+            s->stopped_bytes = s->leaked_bytes;
+            s->leaked_blocks = s->leaked_bytes = 0;
+        }
+    }
+    return RA_OK;
+}
+
 /* The recordings that stopped while their process went on (schema.sql's view recording_ends,
  * the one rule): their never-freed blocks move from leaked to stopped, in every table, so that
  * no picture calls them leaks. Both ways of reading (summaries, rows) count them the same
@@ -1118,9 +1218,11 @@ static int load(ctx_t *c, ra_model_t *pd, unsigned what, size_t nbuckets)
     /* Each summary is what a pass over the rows of `allocations` would give;
      * tests/visual/model_oracle.c computes that pass and checks it. */
     /* The totals over the recordings: the converter's, else added up after the split. */
-    int totals = (what & RA_MODEL_TOTALS) && (what & RA_MODEL_STACKS) && c->pid < 0 &&
-                 !(what & RA_MODEL_LIFETIMES);
-    int read_totals = totals && has_table(c->db, "stack_totals");
+    int totals = (what & RA_MODEL_TOTALS) && (what & RA_MODEL_STACKS) && c->pid < 0;
+    /* A database without the converter's totals (or, for the lifetimes, without
+     * stack_lifetime_totals) has them added up here from the per-recording rows. */
+    int read_totals = totals && has_table(c->db, "stack_totals") &&
+                      (!(what & RA_MODEL_LIFETIMES) || has_table(c->db, "stack_lifetime_totals"));
     if (sum_procs(c, pd) != 0 ||
         ((what & RA_MODEL_STACKS) && (read_totals ? sum_totals(c, pd) : sum_stats(c, pd)) != 0) ||
         ((what & RA_MODEL_TABLES) && sum_tables(c, pd) != 0) ||
@@ -1134,7 +1236,7 @@ static int load(ctx_t *c, ra_model_t *pd, unsigned what, size_t nbuckets)
         qsort(pd->threads, pd->nthreads, sizeof *pd->threads, cmp_thread);
     if (pd->nsizes)
         qsort(pd->sizes, pd->nsizes, sizeof *pd->sizes, cmp_size);
-    if ((what & RA_MODEL_LIFETIMES) && sum_lifetimes(c, pd) != 0)
+    if ((what & RA_MODEL_LIFETIMES) && sum_lifetimes(c, pd, read_totals) != 0)
         return -1;
     if ((what & RA_MODEL_STACKS) && !(what & RA_MODEL_FRAMES_LATER) && load_stacks(c, pd) != 0)
         return -1;

@@ -58,6 +58,8 @@ typedef struct {
     char *suppressed;     /* the line naming what suppressions took out, or NULL */
     const ra_moment_t *mo; /* --at or --from/--to: the peak weight is the heap then */
     unsigned char *charted; /* per recording (pd->procs[i]): its memory is charted */
+    int tree;             /* the stats are the tree's per stack (proc -1), and the charted
+                             recordings' own (cli__cmd_report_html) */
     ra_smap_t frames; /* frame key -> index in the page's frame table */
     size_t nframes;
     ra_smap_t stacks; /* bt -> index in the page's stack table */
@@ -194,9 +196,9 @@ static void add_stat(ra_stat_t *sum, const ra_stat_t *s)
  * leaked_blocks, leaked_bytes, peak_blocks, peak_bytes, stopped_blocks, stopped_bytes,
  * temporary_blocks, temporary_bytes, lifetimes], lifetimes being [decade, blocks, bytes, ...]
  * for the decades that freed any block (report.js reads them). */
-static void write_stat(FILE *f, int first, size_t proc, int64_t stack, const ra_stat_t *s)
+static void write_stat(FILE *f, int first, int64_t proc, int64_t stack, const ra_stat_t *s)
 {
-    fprintf(f, "%s[%zu,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+    fprintf(f, "%s[%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
                ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",[",
             first ? "" : ",\n", proc, stack, s->blocks, s->bytes, s->leaked_blocks, s->leaked_bytes,
             s->peak_blocks, s->peak_bytes, s->stopped_blocks, s->stopped_bytes,
@@ -281,7 +283,8 @@ static ra_memory_t *load_memory(sqlite3 *db, const ra_model_t *pd, const unsigne
     return mem;
 }
 
-static void write_proc(FILE *out, const ra_model_t *pd, const ra_memory_t *mem, size_t p)
+static void write_proc(FILE *out, const ra_model_t *pd, const ra_memory_t *mem, size_t p,
+                       int detail)
 {
     const ra_proc_t *pr = &pd->procs[p];
     fputc('{', out);
@@ -307,6 +310,9 @@ static void write_proc(FILE *out, const ra_model_t *pd, const ra_memory_t *mem, 
     json_i(out, "stopped_blocks", pr->stopped_blocks, 1);
     json_i(out, "stopped_bytes", pr->stopped_bytes, 1);
     json_i(out, "sample_interval", pr->sample_interval, 1);
+    /* On a tree's page: the recording's own stacks are on it (it is charted). */
+    if (detail)
+        json_i(out, "detail", 1, 1);
     if (pr->moment) {
         json_i(out, "moment_from", pr->moment_from, 1);
         json_i(out, "moment_to", pr->moment_to, 1);
@@ -412,22 +418,24 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
         snprintf(moment, sizeof moment, "at the highest point from %s to %s", pg->mo->from,
                  pg->mo->to);
     json_str(out, pg->mo ? moment : NULL);
-    fprintf(out, ",\"chart_max\":%d,\"procs\":[\n", HTML_CHARTS);
+    fprintf(out, ",\"chart_max\":%d,\"tree\":%d,\"procs\":[\n", HTML_CHARTS, pg->tree);
     for (size_t p = 0; p < pd->nprocs; p++) {
         if (p)
             fputs(",\n", out);
-        write_proc(out, pd, pg->mem, p);
+        write_proc(out, pd, pg->mem, p, pg->tree && pg->charted[p]);
     }
     fputs("],\n\"frames\":[", out);
     int rc = 0;
     size_t nstats = 0;
-    /* Per recording, the sum of the stacks not shown on their own. */
+    /* Per recording, the sum of the stacks not shown on their own; proc -1: the tree's stats,
+     * every recording's added up. */
     ra_stat_t other = {0};
-    size_t other_proc = SIZE_MAX;
+    int64_t other_proc = INT64_MIN;
     for (size_t i = 0; i <= pd->nstats && rc == 0; i++) {
         const ra_stat_t *s = i < pd->nstats ? &pd->stats[i] : NULL;
-        size_t p = s ? (size_t)(ra_model_proc(pd, s->pid, s->recording) - pd->procs) : SIZE_MAX;
-        if (other_proc != SIZE_MAX && p != other_proc) {
+        int64_t p = !s ? INT64_MIN : s->pid < 0 ? -1
+                  : (int64_t)(ra_model_proc(pd, s->pid, s->recording) - pd->procs);
+        if (other_proc != INT64_MIN && p != other_proc) {
             if (other.blocks)
                 write_stat(stats, nstats++ == 0, other_proc, -1, &other);
             memset(&other, 0, sizeof other);
@@ -832,6 +840,35 @@ static unsigned char *choose_charts(const ra_model_t *pd)
     return charted;
 }
 
+/* The number of recordings in the database, 0 when it cannot say. */
+static int64_t count_recordings(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    int64_t n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM processes", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Suppressions on a tree's page: the line's figures are the tree's stats' (one per stack, each
+ * decided once); the charted recordings' own stats lose their suppressed leaks too, counted
+ * apart so that nothing is counted twice. */
+static void apply_supp(ra_supp_t *supp, ra_model_t *pd, int64_t *bl, int64_t *by,
+                       int64_t *scratch_bl, int64_t *scratch_by)
+{
+    size_t ntree = 0;
+    while (ntree < pd->nstats && pd->stats[ntree].pid < 0)
+        ntree++;
+    ra_model_t part = *pd;
+    part.nstats = ntree;
+    ra_supp_apply(supp, &part, bl, by);
+    part.stats = pd->stats + ntree;
+    part.nstats = pd->nstats - ntree;
+    ra_supp_apply(supp, &part, scratch_bl, scratch_by);
+}
+
 static void usage_html(FILE *f)
 {
     fprintf(f,
@@ -966,11 +1003,17 @@ int cli__cmd_report_html(int argc, char **argv)
         return rc;
     ra_model_t pd;
     ra_err_t err;
+    /* A process tree's page (several recordings, no --pid, no moment) is drawn from a stat per
+     * stack over every recording (the converter's stack_totals and stack_lifetime_totals), the
+     * charted recordings with their own stats besides (ra_model_detail): reading each
+     * recording's rows was most of a build's page. One recording is drawn from its own. */
+    int tree = pid < 0 && !cli__moment_given(&mo) && count_recordings(db) > 1;
     /* The frames are read once the page has chosen the stacks it shows (read_frames). */
     /* The timeline only of the recordings charted, chosen by their peaks (at the moment). */
     ra_status_t loaded = ra_model_load(db, pid,
                                        RA_MODEL_STACKS | RA_MODEL_PEAK | RA_MODEL_TABLES |
-                                           RA_MODEL_LIFETIMES | RA_MODEL_FRAMES_LATER,
+                                           RA_MODEL_LIFETIMES | RA_MODEL_FRAMES_LATER |
+                                           (tree ? RA_MODEL_TOTALS : 0),
                                        HTML_BUCKETS, &pd, &err);
     if (loaded == RA_OK)
         loaded = ra_model_moment(db, &pd, &mo, &err);
@@ -981,6 +1024,8 @@ int cli__cmd_report_html(int argc, char **argv)
     }
     if (loaded == RA_OK)
         loaded = ra_model_timeline(db, &pd, charted, HTML_BUCKETS, &err);
+    if (loaded == RA_OK && tree)
+        loaded = ra_model_detail(db, &pd, charted, &err);
     if (loaded != RA_OK) {
         cli__error(stderr, "%s: %s", db_path, err.msg);
         free(charted);
@@ -1002,13 +1047,16 @@ int cli__cmd_report_html(int argc, char **argv)
     }
     /* The database stays open until the page is written: its moments are read then. */
     page_t pg = {.pd = &pd, .db = db, .mem = mem, .mo = cli__moment_given(&mo) ? &mo : NULL,
-                 .charted = charted};
+                 .charted = charted, .tree = tree};
     size_t nr = ra_supp_nrules(supp);
-    int64_t *bl = calloc(nr + 1, sizeof *bl), *by = calloc(nr + 1, sizeof *by);
+    int64_t *bl = calloc(2 * nr + 2, sizeof *bl), *by = calloc(2 * nr + 2, sizeof *by);
     size_t len = 0;
     FILE *line = bl && by ? open_memstream(&pg.suppressed, &len) : NULL;
     if (line) {
-        ra_supp_apply(supp, &pd, bl, by);
+        if (tree)
+            apply_supp(supp, &pd, bl, by, bl + nr + 1, by + nr + 1);
+        else
+            ra_supp_apply(supp, &pd, bl, by);
         cli__supp_print(supp, bl, by, "", "", 0, line);
         fclose(line);
         if (pg.suppressed && len && pg.suppressed[len - 1] == '\n')

@@ -314,7 +314,8 @@ enum {
     RA_MODEL_TOTALS = 64,   /* with every process (pid < 0): one stat per stack, its rows of every
                                recording added up, pid and recording -1 (table stack_totals;
                                added up here from the per-recording rows for a database without
-                               it); not with RA_MODEL_LIFETIMES or a moment (ra_model_moment) */
+                               it), with RA_MODEL_LIFETIMES their lifetimes the same way
+                               (stack_lifetime_totals); not with a moment (ra_model_moment) */
     RA_MODEL_FRAMES_LATER = 128 /* the stacks' stats without their frames: the caller reads
                                    those of the stacks it shows with ra_model_frames */
 };
@@ -382,6 +383,12 @@ void ra_model_free(ra_model_t *m);
  * the memory of a dozen of a build's thousands). RA_OK, RA_E_INPUT or RA_E_NOMEM. */
 ra_status_t ra_model_timeline(struct sqlite3 *db, ra_model_t *m, const unsigned char *which,
                               size_t nbuckets, ra_err_t *err);
+/* After ra_model_load with RA_MODEL_TOTALS (one stat per stack, pid -1): adds the per-stack
+ * stats, with their lifetimes, of the recordings pd->procs[i] with which[i] set, each its own
+ * (a page's charted recordings keep their detail; a window's blocks are stopped). The stats stay
+ * sorted, the totals first. RA_OK, RA_E_INPUT or RA_E_NOMEM. */
+ra_status_t ra_model_detail(struct sqlite3 *db, ra_model_t *m, const unsigned char *which,
+                            ra_err_t *err);
 /* After ra_model_load with RA_MODEL_FRAMES_LATER: reads the frames of the stacks bts[0, n)
  * (ascending; ids not above the last stack read are skipped), for ra_model_stack. RA_OK,
  * RA_E_INPUT or RA_E_NOMEM. */

@@ -7,6 +7,9 @@
 //             proc's peak_t and peak figures, and the stats' peak columns, are the heap then,
 //             moment_from/moment_to the range in the recording's ns), or null
 //   chart_max how many recordings are charted
+//   tree      1: a process tree's page: the stats of proc -1 are every recording's added up per
+//             stack, and only the recordings with detail (the charted ones) have stats of their
+//             own; 0: every recording has its own and "all" adds them up
 //   procs[i]  one recording of a process: totals, peak, until_exit (1: the recording lasted until
 //             the process ended, its never-freed blocks are leaks; 0: a window, whose blocks
 //             still live when it stopped are stopped_blocks/stopped_bytes, and leaked_* are 0),
@@ -19,7 +22,7 @@
 //             sizes [[lo, hi, blocks, bytes, leaked_blocks, leaked_bytes]]
 //   frames[k] [name, file, line, inlined, module]
 //   stacks[s] frame indices, outermost first, the allocation site last
-//   stats[j]  [proc, stack (-1: the recording's smaller stacks summed), blocks, bytes,
+//   stats[j]  [proc (-1: the whole tree), stack (-1: the recording's smaller stacks summed), blocks, bytes,
 //             leaked_blocks, leaked_bytes, peak_blocks, peak_bytes, stopped_blocks, stopped_bytes,
 //             temporary_blocks, temporary_bytes, lifetimes] (weights.js reads them)
 //
@@ -109,7 +112,8 @@ function frameLoc(f) {
 // Stats of the selected process, or of all of them.
 // With a moment chosen on the page, the peak columns are the heap then (moment.js).
 function selectedStats() {
-  const base = state.proc === 'all' ? D.stats : D.stats.filter(s => s[0] === state.proc);
+  const base = state.proc !== 'all' ? D.stats.filter(s => s[0] === state.proc)
+    : D.tree ? D.stats.filter(s => s[0] < 0) : D.stats;
   return state.at ? momentStats(base) : base;
 }
 
@@ -123,6 +127,9 @@ function pidCount() {
 function drawTotals() {
   document.getElementById('db').textContent = D.db + ' · rheap ' + D.version;
   const sum = k => D.procs.reduce((a, p) => a + p[k], 0);
+  // A tree's unfreed blocks from its stats: suppressed leaks are out of those, per stack.
+  const TREE_COL = {leaked_blocks: 4, leaked_bytes: 5, stopped_blocks: 8, stopped_bytes: 9};
+  const unfreed = k => D.tree ? D.stats.reduce((a, s) => a + (s[0] < 0 ? s[TREE_COL[k]] : 0), 0) : sum(k);
   const peak = D.procs.reduce((a, p) => (p.peak_bytes > a.peak_bytes ? p : a), D.procs[0] || {peak_bytes: 0});
   const pids = pidCount();
   const cards = [
@@ -130,8 +137,8 @@ function drawTotals() {
     ['allocations', fmtNum(sum('allocs')), sum('allocs')],
     ['allocated', fmtBytes(sum('bytes')), sum('bytes')],
     ['frees', fmtNum(sum('frees')), sum('frees')],
-    ENDED ? ['never freed', fmtBytes(sum('leaked_bytes')) + ' in ' + fmtNum(sum('leaked_blocks')), sum('leaked_bytes')] : null,
-    WINDOWS ? ['live at stop', fmtBytes(sum('stopped_bytes')) + ' in ' + fmtNum(sum('stopped_blocks')), sum('stopped_bytes')] : null,
+    ENDED ? ['never freed', fmtBytes(unfreed('leaked_bytes')) + ' in ' + fmtNum(unfreed('leaked_blocks')), unfreed('leaked_bytes')] : null,
+    WINDOWS ? ['live at stop', fmtBytes(unfreed('stopped_bytes')) + ' in ' + fmtNum(unfreed('stopped_blocks')), unfreed('stopped_bytes')] : null,
     [D.moment ? `largest live ${D.moment}` : 'largest peak', fmtBytes(peak.peak_bytes || 0), peak.peak_bytes || 0],
   ];
   const interval = D.procs.reduce((a, p) => Math.max(a, p.sample_interval || 0), 0);
@@ -486,7 +493,7 @@ function stackCell(si) {
 const LEAK_ROWS = 50, SITE_ROWS = 25;
 
 function drawLeaks() {
-  const all = state.proc === 'all' && D.procs.length > 1;
+  const all = state.proc === 'all' && D.procs.length > 1 && !D.tree;
   const rows = selectedStats().filter(s => s[5] > 0).sort((a, b) => b[5] - a[5] || b[4] - a[4]);
   const draw = s => el('tr', {cls: 'leak'},
     numCell(s[5], true), numCell(s[4]), stackCell(s[1]), el('td', {cls: 'loc', text: siteOf(s[1]).loc}),
@@ -596,7 +603,9 @@ function setup() {
       : `${n} ${n === 1 ? 'process' : 'processes'}, ${D.procs.length} recordings`;
     sel.append(el('option', {value: 'all', text: `all: ${what}`}));
   }
-  D.procs.forEach((p, i) => sel.append(el('option', {value: i, text: procName(p) + ' · ' + (p.cmd || p.exe || '')})));
+  // A tree's page has the stacks of its charted recordings only; the others' are a --pid away.
+  const own = p => !D.tree || p.detail ? '' : ' · stacks: rheap report --html --pid ' + p.pid;
+  D.procs.forEach((p, i) => sel.append(el('option', {value: i, text: procName(p) + ' · ' + (p.cmd || p.exe || '') + own(p)})));
   state.proc = D.procs.length > 1 ? 'all' : 0;
   zoom = loadHash();
   sel.value = String(state.proc);

@@ -1070,6 +1070,66 @@ for i in want:
 print(len(got), len(procs) - len(got))
 PY
     expect_eq "recordings charted, not charted" "$(cat charted.txt)" "12 $((n - 12))"
+    # A tree's page is drawn from a stat per stack over every recording (proc -1), the charted
+    # recordings with their own stats besides: each figure against SQL over the tables.
+    "$RHEAP" report --html --no-default-suppressions -o raw.html t.db || fail "report --html, raw"
+    {
+        sql t.db "SELECT count(*), sum(blocks), sum(bytes), sum(leaked_blocks), sum(leaked_bytes),
+                         sum(peak_blocks), sum(peak_bytes), sum(stopped_blocks), sum(stopped_bytes),
+                         sum(temporary_blocks), sum(temporary_bytes) FROM stack_totals"
+        sql t.db "SELECT decade, sum(blocks), sum(bytes) FROM stack_lifetimes GROUP BY decade"
+        echo per
+        sql t.db "SELECT s.pid, s.recording, sum(s.blocks), sum(s.bytes), sum(s.leaked_bytes),
+                         sum(s.peak_bytes), r.allocs,
+                         (SELECT coalesce(sum(l.blocks), 0) FROM stack_lifetimes AS l
+                          WHERE l.pid = s.pid AND l.recording = s.recording)
+                  FROM stack_stats AS s JOIN recording_stats AS r USING (pid, recording)
+                  GROUP BY s.pid, s.recording"
+    } >tree.txt
+    python3 - raw.html tree.txt >tree.out <<'PY' || fail "tree page data: $(cat tree.out)"
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+d = json.loads(re.search(r'id="rheap-data">(.*?)</script>', page, re.S).group(1))
+lines = open(sys.argv[2]).read().split("\n")
+k = lines.index("per")
+tot = list(map(int, lines[0].split("|")))
+life = {int(a): (int(b), int(c)) for a, b, c in (l.split("|") for l in lines[1:k])}
+per = {}
+for l in lines[k + 1:]:
+    if l:
+        v = list(map(int, l.split("|")))
+        per[(v[0], v[1])] = v[2:]
+assert d["tree"] == 1, d["tree"]
+tree = [s for s in d["stats"] if s[0] == -1]
+# stats: proc, stack, blocks, bytes, leaked b/B, peak b/B, stopped b/B, temporary b/B, lifetimes
+cols = [sum(s[c] for s in tree) for c in range(2, 12)]
+want = [tot[1], tot[2], tot[3], tot[4], tot[5], tot[6], tot[7], tot[8], tot[9], tot[10]]
+assert cols == want, (cols, want)
+assert len([s for s in tree if s[1] >= 0]) <= tot[0]
+got = {}
+for s in tree:
+    l = s[12]
+    for i in range(0, len(l), 3):
+        b, y = got.get(l[i], (0, 0))
+        got[l[i]] = (b + l[i + 1], y + l[i + 2])
+assert got == life, (got, life)
+procs = d["procs"]
+detail = [i for i, p in enumerate(procs) if p.get("detail")]
+charted = [i for i, p in enumerate(procs) if p["buckets"]["t"]]
+assert detail == charted and len(detail) == 12, (detail, charted)
+for i, p in enumerate(procs):
+    own = [s for s in d["stats"] if s[0] == i]
+    if i not in detail:
+        assert not own, p["pid"]
+        continue
+    w = per[(p["pid"], p["rec"])]
+    lb = sum(s[12][j + 1] for s in own for j in range(0, len(s[12]), 3))
+    got = [sum(s[2] for s in own), sum(s[3] for s in own), sum(s[5] + s[9] for s in own),
+           sum(s[7] for s in own), p["allocs"], lb]
+    assert got == w, (p["pid"], got, w)
+print(len(tree), len(detail))
+PY
+    expect_eq "tree page: stats of the tree, recordings with their own" "$(cut -d' ' -f2 tree.out)" 12
     command -v go >/dev/null || skip "go not found (golang-go): the profile is not read back"
     export HOME=$PWD/home GOCACHE=$PWD/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
     mkdir -p "$HOME"
