@@ -43,11 +43,6 @@ WITH site(bt, function, location) AS (
 wanted(n) AS (
     SELECT max(1, cast(coalesce(:phases, 10) AS INTEGER))
 ),
--- The default (10 phases by time, no :skip) was cut by the converter already, per site and
--- recording (site_growth); only the other cases build the phases here.
-fast(yes) AS (
-    SELECT :skip IS NULL AND :marker IS NULL AND max(1, cast(coalesce(:phases, 10) AS INTEGER)) = 10
-),
 span AS MATERIALIZED (
     SELECT t.pid AS pid, t.recording AS recording, max(t.bucket) + 1 AS slices,
            min(max(t.bucket) + 1, w.n) AS n
@@ -95,6 +90,11 @@ per_stack AS (
     WHERE :marker IS NOT NULL AND a.dealloc_after IS NULL AND a.pid = coalesce(:pid, a.pid)
       AND a.call NOT IN (46, 47) -- the heap: not the program's own mappings
     GROUP BY a.pid, a.recording, a.bt, p.k
+),
+-- The default (10 phases by time, no :skip) was cut by the converter already, per site and
+-- recording (site_growth); only the other cases build the phases here.
+fast(yes) AS (
+    SELECT :skip IS NULL AND :marker IS NULL AND max(1, cast(coalesce(:phases, 10) AS INTEGER)) = 10
 ),
 -- Phases by time without :skip read the converter's sums per site (site_leaks, site_stats).
 per_site_phase AS (
