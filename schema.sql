@@ -224,6 +224,13 @@ CREATE TABLE windows (
     off_t INTEGER,           -- when it went off; NULL if the process ended without saying so (killed, or still running)
     off_how TEXT             -- what turned it off: api, signal, exit, exec, detach (rheap attach's window ended while the process went on: its blocks still live then are not leaks), 'error: ...'
 );
+-- The windows of a recording by (pid, recording): the view recording_ends looks up each
+-- recording's last window, which the queries join with thousands of rows of a process tree;
+-- without it every lookup read every window (sizes took 41 s of CPU on 587 recordings). Made
+-- with the table, not after the load, since `rheap run`'s summary reads the view before the
+-- load ends (without the index its totals took 1.9 s of CPU on a build's 2,009 recordings); a
+-- window is a row or two per process, so keeping it up to date costs nothing.
+CREATE INDEX windows_recording ON windows (pid, recording, on_t);
 
 -- Per recording: what ended it, and whether its blocks never freed are leaks. A block is leaked
 -- only when the recording lasted until its process ended: the last window went off by `exit`,
@@ -672,11 +679,6 @@ JOIN backtraces AS k ON k.id = f.id AND k.frame_no = CASE WHEN f.sym IS NOT NULL
              f.frame_no) END;
 
 -- rheap: after load
--- The windows of a recording by (pid, recording): the view recording_ends looks up each
--- recording's last window, which the queries join with thousands of rows of a process tree;
--- without it every lookup read every window (sizes took 41 s of CPU on 587 recordings). Its
--- build costs a few rows per process.
-CREATE INDEX windows_recording ON windows (pid, recording, on_t);
 -- A recording's samples of resident memory, in time order: the report and the page read each
 -- recording's, which without it meant a scan of every sample per recording (8 s for the page of
 -- a build's 2,000 processes). A few rows per process.
