@@ -504,14 +504,20 @@ static int index_shown(page_t *pg)
     pg->shown = malloc(pg->nshown * sizeof *pg->shown);
     if (!pg->shown)
         return -1;
-    for (size_t b = 0; b < pg->nshown; b++) {
+    for (size_t b = 0; b < pg->nshown; b++)
+        pg->shown[b] = -1;
+    /* Only the stats kept are in the stack table: a few thousand lookups, not one per stack of
+     * the database (a build's 200,000 keys printed and hashed). */
+    for (size_t i = 0; i < pd->nstats; i++) {
+        if (!pg->keep[i] || pd->stats[i].bt < -1 || pg->shown[pd->stats[i].bt + 1] >= 0)
+            continue;
         char key[32];
-        snprintf(key, sizeof key, "%" PRId64, (int64_t)b - 1);
+        snprintf(key, sizeof key, "%" PRId64, pd->stats[i].bt);
         uint64_t idx;
         int created;
         if (ra_smap_get(&pg->stacks, key, UINT64_MAX, &idx, &created) != 0)
             return -1;
-        pg->shown[b] = idx == UINT64_MAX ? -1 : (int64_t)idx;
+        pg->shown[pd->stats[i].bt + 1] = idx == UINT64_MAX ? -1 : (int64_t)idx;
     }
     return 0;
 }
