@@ -49,8 +49,12 @@
 
 #include "converter.h"
 
-#define SHARD_BITS 4
-#define NSHARDS (1u << SHARD_BITS)
+/* 16 shards that grow in place, or, where the address space for that is refused, 256 (the
+ * most) that grow by copying: a shard copied is 1/256 of the store more for a moment. */
+#define INPLACE_BITS 4
+#define INPLACE_SHARDS (1u << INPLACE_BITS)
+#define COPY_BITS 8
+#define NSHARDS (1u << COPY_BITS)
 #define MIN_CAP 16
 
 /* A packed block; addr 0 marks an empty slot. */
@@ -76,7 +80,7 @@ typedef struct {
     struct range {
         char *at;
         size_t len;
-    } want[NSHARDS]; /* one per shard, empty when len is 0 */
+    } want[INPLACE_SHARDS]; /* one per shard, empty when len is 0 */
     int stop;
 } filler_t;
 
@@ -110,6 +114,8 @@ typedef struct {
 
 struct cv__pairs {
     shard_t shards[NSHARDS];
+    uint32_t nshards; /* INPLACE_SHARDS with the reservation, else NSHARDS */
+    unsigned shift;   /* 64 - the bits of the hash that pick the shard */
     size_t count;
     /* The regions the larger shard arrays come from, the newest last. */
     region_t *regions;
@@ -127,8 +133,8 @@ struct cv__pairs {
      * reserved, or refused), STRIDE bytes a shard; and the copy of one shard a growth or a
      * spill places its blocks from. */
     char *resv;
-    int resv_refused;
-    filler_t *filler; /* NULL: none (no reservation, or no thread could be made) */
+    filler_t *filler; /* NULL: none yet, or none could be made (filler_failed) */
+    int filler_failed;
     slot_t *scratch;
     uint32_t scratch_cap;
     /* The drain: NLEAVES runs (those past the shards and the side table empty) and a tree of
@@ -167,7 +173,7 @@ static uint64_t hash_of(uint64_t addr)
 
 static shard_t *shard_of(cv__pairs_t *p, uint64_t h)
 {
-    return &p->shards[h >> (64 - SHARD_BITS)];
+    return &p->shards[h >> p->shift];
 }
 
 /* The home slot in a shard of cap slots: 32 hash bits below the shard's, scaled to cap. */
@@ -337,9 +343,10 @@ static void slots_free(cv__pairs_t *p, slot_t *slots, uint32_t cap)
  * full), and grows there: its blocks are copied to one scratch array, the size of a shard,
  * whose pages stay the process's, and placed back; only the pages the shard has not reached
  * before are new. Below INPLACE_MIN a shard would waste most of its first 2 MiB page, and
- * beyond STRIDE (or where the reservation is refused: a limit of address space) it grows by
- * copying as the small ones do. The reservation costs no memory: pages exist where a shard has
- * been. */
+ * beyond STRIDE it grows by copying as the small ones do. The reservation costs no memory:
+ * pages exist where a shard has been. Where it is refused (a limit of address space, ulimit -v)
+ * the store has 256 shards that grow by copying, as before: with 16, a shard's copy and the
+ * rest of the region it was cut from took more address space than 8 M blocks had had. */
 #define INPLACE_MIN (2u << 20)
 #define STRIDE ((size_t)256 << 20)
 
@@ -355,24 +362,18 @@ static int in_place(const cv__pairs_t *p, const shard_t *sh)
 
 static void filler_start(cv__pairs_t *p);
 
-/* Whether the reservation is there, made on the first call; 0 (and never asked again) where
- * the system refuses it. */
-static int reserved(cv__pairs_t *p)
+/* Reserves the address space of the shards in place; 0, or -1 where the system refuses it. */
+static int reserve(cv__pairs_t *p)
 {
-    if (p->resv || p->resv_refused)
-        return p->resv != NULL;
-    void *m = mmap(NULL, NSHARDS * STRIDE, PROT_READ | PROT_WRITE,
+    void *m = mmap(NULL, INPLACE_SHARDS * STRIDE, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) {
-        p->resv_refused = 1;
-        return 0;
-    }
+    if (m == MAP_FAILED)
+        return -1;
 #ifdef MADV_HUGEPAGE
-    (void)madvise(m, NSHARDS * STRIDE, MADV_HUGEPAGE);
+    (void)madvise(m, INPLACE_SHARDS * STRIDE, MADV_HUGEPAGE);
 #endif
     p->resv = m;
-    filler_start(p);
-    return 1;
+    return 0;
 }
 
 /* ---- The filler: new pages brought in on the other core ----
@@ -397,9 +398,9 @@ static void *filler_main(void *arg)
     pthread_mutex_lock(&f->mu);
     for (;;) {
         size_t i = 0;
-        while (i < NSHARDS && !f->want[i].len)
+        while (i < INPLACE_SHARDS && !f->want[i].len)
             i++;
-        if (i == NSHARDS) {
+        if (i == INPLACE_SHARDS) {
             if (f->stop)
                 break;
             pthread_cond_wait(&f->wake, &f->mu);
@@ -418,14 +419,17 @@ static void *filler_main(void *arg)
 static void filler_start(cv__pairs_t *p)
 {
     filler_t *f = calloc(1, sizeof *f);
-    if (!f)
+    if (!f) {
+        p->filler_failed = 1;
         return;
+    }
     pthread_mutex_init(&f->mu, NULL);
     pthread_cond_init(&f->wake, NULL);
     if (pthread_create(&f->thread, NULL, filler_main, f) != 0) {
         pthread_mutex_destroy(&f->mu);
         pthread_cond_destroy(&f->wake);
         free(f);
+        p->filler_failed = 1;
         return;
     }
     p->filler = f;
@@ -744,6 +748,11 @@ static uint32_t first_cap(const cv__pairs_t *p, const shard_t *sh)
 {
     static const uint16_t caps[16] = {64, 65, 66, 67, 68, 69, 70, 71,
                                       72, 73, 74, 75, 76, 77, 78, 79};
+    /* Not the 256 shards that grow by copying (no reservation: a limit of address space):
+     * spread, the arrays each 32 MiB region holds are freed at different moments, and the
+     * regions' address space ran out where 8 M blocks had converted (ulimit -v 460000). */
+    if (p->nshards != INPLACE_SHARDS)
+        return MIN_CAP;
     return caps[(size_t)(sh - p->shards) % 16];
 }
 
@@ -753,7 +762,9 @@ static int shard_grow(cv__pairs_t *p, shard_t *sh)
 {
     uint32_t cap = sh->cap ? sh->cap + sh->cap / 4 : first_cap(p, sh);
     size_t bytes = (size_t)cap * sizeof(slot_t);
-    if (bytes <= STRIDE && (in_place(p, sh) || (bytes >= INPLACE_MIN && reserved(p)))) {
+    if (bytes <= STRIDE && (in_place(p, sh) || (bytes >= INPLACE_MIN && p->resv))) {
+        if (!p->filler && !p->filler_failed)
+            filler_start(p);
         const slot_t *src = sh->slots;
         if (in_place(p, sh)) {
             if (scratch_room(p, sh->cap) != 0)
@@ -846,18 +857,22 @@ static void wide_remove(cv__pairs_t *p, size_t j)
 
 cv__pairs_t *cv__pairs_create(void)
 {
-    return calloc(1, sizeof(cv__pairs_t));
+    cv__pairs_t *p = calloc(1, sizeof(cv__pairs_t));
+    if (!p)
+        return NULL;
+    int in_place = reserve(p) == 0;
+    p->nshards = in_place ? INPLACE_SHARDS : NSHARDS;
+    p->shift = 64 - (in_place ? INPLACE_BITS : COPY_BITS);
+    return p;
 }
 
 static void free_all(cv__pairs_t *p)
 {
-    for (size_t i = 0; i < NSHARDS; i++)
+    for (size_t i = 0; i < p->nshards; i++)
         shard_release(p, &p->shards[i]);
     scratch_free(p);
     filler_stop(p);
-    if (p->resv)
-        munmap(p->resv, NSHARDS * STRIDE);
-    p->resv = NULL;
+    p->filler_failed = 0;
     free(p->wkeys);
     free(p->wvals);
     free(p->tids);
@@ -891,6 +906,8 @@ void cv__pairs_destroy(cv__pairs_t *p)
     if (!p)
         return;
     free_all(p);
+    if (p->resv)
+        munmap(p->resv, INPLACE_SHARDS * STRIDE);
     free(p->regions);
     free(p);
 }
@@ -935,7 +952,7 @@ static void spill_account(cv__pairs_t *p)
 static uint64_t oldest_half(const cv__pairs_t *p)
 {
     uint64_t lo = UINT64_MAX, hi = 0, n = 0;
-    for (size_t i = 0; i < NSHARDS; i++)
+    for (size_t i = 0; i < p->nshards; i++)
         for (uint32_t j = 0; j < p->shards[i].cap; j++) {
             const slot_t *s = &p->shards[i].slots[j];
             if (!s->addr)
@@ -951,7 +968,7 @@ static uint64_t oldest_half(const cv__pairs_t *p)
     while ((hi - lo) >> shift >= 4096)
         shift++;
     uint32_t hist[4096] = {0};
-    for (size_t i = 0; i < NSHARDS; i++)
+    for (size_t i = 0; i < p->nshards; i++)
         for (uint32_t j = 0; j < p->shards[i].cap; j++) {
             const slot_t *s = &p->shards[i].slots[j];
             if (s->addr)
@@ -979,7 +996,7 @@ static int spill_oldest(cv__pairs_t *p, int all)
     uint64_t cut = all ? UINT64_MAX : oldest_half(p);
     void *parts[NSHARDS];
     size_t nparts[NSHARDS], total = 0;
-    for (size_t i = 0; i < NSHARDS; i++) {
+    for (size_t i = 0; i < p->nshards; i++) {
         /* The blocks that go, to the front of the shard's array. */
         shard_t *sh = &p->shards[i];
         size_t e = 0;
@@ -993,8 +1010,8 @@ static int spill_oldest(cv__pairs_t *p, int all)
         nparts[i] = e;
         total += e;
     }
-    int rc = cv__spill_run(p->spill, parts, nparts, NSHARDS);
-    for (size_t i = 0; i < NSHARDS; i++) {
+    int rc = cv__spill_run(p->spill, parts, nparts, p->nshards);
+    for (size_t i = 0; i < p->nshards; i++) {
         shard_t *sh = &p->shards[i];
         uint32_t kept = sh->count - (uint32_t)nparts[i];
         if (!nparts[i] || rc != 0)
@@ -1153,7 +1170,7 @@ size_t cv__pairs_find_range(const cv__pairs_t *p, uint64_t lo, uint64_t hi, uint
                             size_t max)
 {
     size_t n = 0;
-    for (size_t i = 0; i < NSHARDS && n < max; i++) {
+    for (size_t i = 0; i < p->nshards && n < max; i++) {
         const shard_t *sh = &p->shards[i];
         for (uint32_t j = 0; j < sh->cap && n < max; j++)
             if (sh->slots[j].addr >= lo && sh->slots[j].addr < hi)
@@ -1176,7 +1193,7 @@ size_t cv__pairs_find_range(const cv__pairs_t *p, uint64_t lo, uint64_t hi, uint
 void cv__pairs_prefetch(const cv__pairs_t *p, uint64_t addr)
 {
     uint64_t h = hash_of(addr);
-    const shard_t *sh = &p->shards[h >> (64 - SHARD_BITS)];
+    const shard_t *sh = &p->shards[h >> p->shift];
     if (!sh->cap)
         return;
     const char *at = (const char *)&sh->slots[home_of(h, sh->cap)];
@@ -1405,9 +1422,9 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
     /* The growths are over: their scratch array goes before the drain's own buffers. */
     scratch_free(p);
     uint32_t most = 0;
-    for (uint32_t i = 0; i < NSHARDS; i++)
+    for (uint32_t i = 0; i < p->nshards; i++)
         most = p->shards[i].count > most ? p->shards[i].count : most;
-    uint32_t pieces = NRUNS / NSHARDS, per = (most + pieces - 1) / pieces;
+    uint32_t pieces = NRUNS / p->nshards, per = (most + pieces - 1) / pieces;
     p->runs = calloc(NLEAVES, sizeof *p->runs);
     p->tree = malloc(NLEAVES * sizeof *p->tree);
     p->keys = malloc(NLEAVES * sizeof *p->keys);
@@ -1420,7 +1437,7 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
         return -1;
     }
     account(p, (ptrdiff_t)((size_t)per * sizeof *tmp));
-    for (uint32_t i = 0; i < NSHARDS; i++) {
+    for (uint32_t i = 0; i < p->nshards; i++) {
         shard_t *sh = &p->shards[i];
         uint32_t n = 0;
         for (uint32_t j = 0; j < sh->cap; j++)
