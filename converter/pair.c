@@ -40,7 +40,7 @@
  *   misses in memory asks the spilled runs. At the end the blocks still in memory go out as a
  *   last run, and each run comes back in turn, oldest first, through the same sort and merge.
  */
-#define _GNU_SOURCE /* qsort_r, MADV_HUGEPAGE */
+#define _GNU_SOURCE /* qsort_r, MADV_HUGEPAGE, pthread_setname_np */
 #include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -395,6 +395,7 @@ static int reserve(cv__pairs_t *p)
 static void *filler_main(void *arg)
 {
     filler_t *f = arg;
+    pthread_setname_np(pthread_self(), "rheap filler");
     pthread_mutex_lock(&f->mu);
     for (;;) {
         size_t i = 0;
