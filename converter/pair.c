@@ -379,7 +379,7 @@ static int reserve(cv__pairs_t *p)
 /* ---- The filler: new pages brought in on the other core ----
  *
  * A page the store touches for the first time is zeroed by the kernel, and on this kind of
- * machine (a virtual one whose host hands back the memory a guest freed) a fresh 2 MiB page
+ * machine (a virtual one; presumably its host takes back what the guest freed) a fresh 2 MiB page
  * costs far more than zeroing: a first touch of 300 MiB of them took 1.7 s where a second took
  * 0.15 s. A shard in place knows where it will grow, so when it is 17/20 full (it grows at 7/8)
  * a thread of the store's own asks the kernel for the pages of its next size
