@@ -278,7 +278,8 @@ static void test_pairs_in_place(void)
         cv__live_t b, out;
         if (next_rand(&seed) % 3 != 0) {
             random_block(&seed, addr, &b);
-            b.t = op * 8 + (b.t & 7); /* allocations come in time order, as the merge applies them */
+            /* allocations come in time order, as the merge applies them */
+            b.t = op * 8 + (b.t & 7);
             int rc = cv__pairs_insert(p, &b, &out);
             if (rc != (model[k].addr != 0) || (rc == 1 && !same_block(&out, &model[k])))
                 bad++;
