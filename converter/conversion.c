@@ -2521,7 +2521,7 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
             db_fail(c, "sites");
         }
         /* The totals over every recording, from what the summaries added up as they went. */
-        int tr = h && !c->fatal ? cv__summary_totals_write(c->sum, h) : 0;
+        int tr = h && !c->fatal ? cv__summary_totals_write(c->sum, c->db, h) : 0;
         if (tr < 0) {
             cv__db_failed(c->db);
             db_fail(c, "stack_totals");
