@@ -502,6 +502,31 @@ CREATE TABLE stack_totals (
     temporary_bytes INTEGER NOT NULL
 );
 
+-- The timeline of every recording together, in wall-clock time: each recording's slices of
+-- `timeline` (those with an event, and the first) counted in the slice that holds their
+-- start (processes.start_wall_ns + timeline.start_ns), the recording's end
+-- (recording_stats.end_ns) in the slice that holds it. The slices are aligned on their width W
+-- in wall-clock time (a power of two times 1024 ns, the smallest that fits every such start and
+-- end into 1024 slices), so a row's figures are exactly the sums of the `timeline` rows with
+-- (p.start_wall_ns + t.start_ns) / W = start_wall_ns / W (tests/queries/agree.sh), and the
+-- memory of a process tree over time is read from at most 1024 rows (queries/timeline.sql),
+-- not from each recording's. Written once, at the end of the conversion.
+CREATE TABLE timeline_totals (
+    bucket INTEGER PRIMARY KEY,    -- 0, 1, ...: the slice [start_wall_ns, end_wall_ns)
+    start_wall_ns INTEGER NOT NULL, -- ns since the epoch
+    end_wall_ns INTEGER NOT NULL,
+    recordings INTEGER NOT NULL,   -- recordings under way in the slice (started in it or before, not ended before it)
+    allocs INTEGER NOT NULL,       -- the `timeline` columns of the recordings' slices that start in it, added up
+    alloc_bytes INTEGER NOT NULL,
+    frees INTEGER NOT NULL,
+    freed_bytes INTEGER NOT NULL,
+    ended_blocks INTEGER NOT NULL, -- blocks still live when their recording ended in the slice (a process's heap goes with it)
+    ended_bytes INTEGER NOT NULL,
+    live_blocks INTEGER NOT NULL,  -- live at the end of the slice in every recording under way: allocs - frees - ended_blocks up to it
+    live_bytes INTEGER NOT NULL,
+    started INTEGER NOT NULL       -- recordings whose first slice starts in it
+);
+
 -- Per recording, marker time and stack: the blocks live at the moment of each marker (allocated
 -- at or before it and not freed by then), so comparing markers needs no scan. Stacks with
 -- nothing live are left out.

@@ -28,10 +28,70 @@ static uint64_t mapping_id(ra_pb_t *b, const ra_model_t *pd, const char *module)
     return module ? ra__pb_mapping(b, module, module, ra_model_build_id(pd, module)) : 0;
 }
 
-/* The location of frames[0, n) of a stack: one return address and its inlined lines. */
-static uint64_t location_id(ra_pb_t *b, const ra_model_t *pd, const ra_frame_t *fr, size_t n)
+/* The locations given so far by what names them: the module's text (interned by the model: one
+ * pointer per text), the offset and the number of lines (twice, plus 1 for a frame of no name
+ * and no module). A build's 6 M frames each printed a key and hashed it, and the mapping's path
+ * too; most are a location met before, found here by three integers. */
+typedef struct {
+    struct loc_slot {
+        const char *module;
+        int64_t offset;
+        uint64_t lines;
+        uint64_t id; /* 0: empty */
+    } *slots;
+    size_t cap, n;
+} loccache_t;
+
+static size_t loc_hash(const char *module, int64_t offset, uint64_t lines, size_t cap)
+{
+    uint64_t h = (uint64_t)(uintptr_t)module * 0x9E3779B97F4A7C15ULL;
+    h ^= (uint64_t)offset * 0xC2B2AE3D27D4EB4FULL + (h << 6) + (h >> 2);
+    h ^= lines * 0x165667B19E3779F9ULL + (h << 6) + (h >> 2);
+    return (size_t)(h ^ (h >> 29)) & (cap - 1);
+}
+
+/* The slot of the key: its own, or the empty one it goes into. NULL when out of memory. */
+static struct loc_slot *loc_slot(loccache_t *c, const char *module, int64_t offset,
+                                 uint64_t lines)
+{
+    if ((c->n + 1) * 2 > c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 4096;
+        struct loc_slot *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return NULL;
+        for (size_t i = 0; i < c->cap; i++) {
+            const struct loc_slot *o = &c->slots[i];
+            if (!o->id)
+                continue;
+            size_t j = loc_hash(o->module, o->offset, o->lines, cap);
+            while (slots[j].id)
+                j = (j + 1) & (cap - 1);
+            slots[j] = *o;
+        }
+        free(c->slots);
+        c->slots = slots;
+        c->cap = cap;
+    }
+    size_t j = loc_hash(module, offset, lines, c->cap);
+    while (c->slots[j].id && !(c->slots[j].module == module && c->slots[j].offset == offset &&
+                               c->slots[j].lines == lines))
+        j = (j + 1) & (c->cap - 1);
+    return &c->slots[j];
+}
+
+/* The location of frames[0, n) of a stack: one return address and its inlined lines; known
+ * ones from lc when given. */
+static uint64_t location_id(ra_pb_t *b, const ra_model_t *pd, const ra_frame_t *fr, size_t n,
+                            loccache_t *lc)
 {
     const ra_frame_t *outer = &fr[n - 1];
+    struct loc_slot *known = NULL;
+    if (lc) {
+        known = loc_slot(lc, outer->module, outer->offset,
+                         2 * (uint64_t)n + (n == 1 && !outer->sym && !outer->module));
+        if (known && known->id)
+            return known->id;
+    }
     uint64_t map = mapping_id(b, pd, outer->module);
     /* The same address can be cut at its site in one stack and whole in another, so the
      * number of lines is part of the key. */
@@ -56,6 +116,13 @@ static uint64_t location_id(ra_pb_t *b, const ra_model_t *pd, const ra_frame_t *
         }
         id = ra__pb_location(b, key, map, (uint64_t)outer->offset, outer->module, lines, n);
     }
+    if (known && id) {
+        known->module = outer->module;
+        known->offset = outer->offset;
+        known->lines = 2 * (uint64_t)n + (n == 1 && !outer->sym && !outer->module);
+        known->id = id;
+        lc->n++;
+    }
     if (n > FEW) {
         free(lines);
         free(names);
@@ -74,7 +141,7 @@ typedef struct {
 /* One sample for the stack of s (read from pd), labelled with its pid unless pid_key < 0.
  * seen: NULL, or one entry per stack of pd and one for samples of no known stack, last. */
 static int add_sample(ra_pb_t *b, const ra_model_t *pd, const ra_stat_t *s, const int64_t *values,
-                      size_t nvalues, int64_t pid_key, seen_t *seen)
+                      size_t nvalues, int64_t pid_key, seen_t *seen, loccache_t *lc)
 {
     const ra_stack_t *st = ra_model_stack(pd, s->bt);
     seen_t *known = seen ? &seen[st ? (size_t)(st - pd->stacks) : pd->nstacks] : NULL;
@@ -89,14 +156,14 @@ static int add_sample(ra_pb_t *b, const ra_model_t *pd, const ra_stat_t *s, cons
     size_t nlocs = 0;
     if (!st || st->nframes == 0) {
         ra_frame_t none = {.sym = "(no backtrace)"};
-        locs[nlocs++] = location_id(b, pd, &none, 1);
+        locs[nlocs++] = location_id(b, pd, &none, 1, NULL);
     } else {
         /* Leaf first: the site's return address, then outward. */
         for (size_t i = 0; i < st->nframes;) {
             size_t j = i + 1;
             while (j < st->nframes && st->frames[j].ip_index == st->frames[i].ip_index)
                 j++;
-            locs[nlocs++] = location_id(b, pd, &st->frames[i], j - i);
+            locs[nlocs++] = location_id(b, pd, &st->frames[i], j - i, lc);
             i = j;
         }
     }
@@ -279,6 +346,7 @@ ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int pe
     int oom = 0;
     if (!base) {
         seen_t *seen = calloc(pd->nstacks + 1, sizeof *seen);
+        loccache_t lc = {0};
         oom = !seen;
         for (size_t i = 0; i < pd->nstats && !oom; i++) {
             int64_t v[4];
@@ -286,11 +354,12 @@ ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int pe
             /* A stack's totals over the recordings (RA_MODEL_TOTALS) have no one pid. */
             if (v[0])
                 oom = add_sample(b, pd, &pd->stats[i], v, nv, pd->stats[i].pid >= 0 ? pid_key : -1,
-                                 seen) != 0;
+                                 seen, &lc) != 0;
         }
         for (size_t i = 0; seen && i <= pd->nstacks; i++)
             free(seen[i].locs);
         free(seen);
+        free(lc.slots);
     } else {
         /* Stacks are matched by their text, every process of a database adding into its side;
          * a sample carries no pid then. Its frames are read from the run that has the stack,
@@ -306,7 +375,7 @@ ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int pe
             while (k < nv && ents[i].v[k] == 0)
                 k++;
             if (k < nv)
-                oom = add_sample(b, ents[i].pd, ents[i].s, ents[i].v, nv, -1, NULL) != 0;
+                oom = add_sample(b, ents[i].pd, ents[i].s, ents[i].v, nv, -1, NULL, NULL) != 0;
         }
         free(ents);
         ra_smap_free(&keys);

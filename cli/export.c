@@ -65,36 +65,55 @@ static int cmp_line(const void *a, const void *b)
     return strcmp(((const line_t *)a)->text, ((const line_t *)b)->text);
 }
 
+/* A stack's line being made: a buffer that grows, written a name at a time (putting each
+ * character through a stream was a sixth of a build's export). */
+typedef struct {
+    char *text;
+    size_t len, cap;
+} textbuf_t;
+
 /* Appends a frame name, with the two characters the format gives meaning to (';' between
  * frames, the last space before the weight is fine) and line breaks made harmless. */
-static void put_name(FILE *f, const char *s)
+static int put_name(textbuf_t *t, const char *s, int sep)
 {
-    for (; *s; s++)
-        fputc(*s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s, f);
+    size_t n = strlen(s);
+    if (t->len + n + 2 > t->cap) {
+        size_t cap = t->cap ? t->cap : 256;
+        while (t->len + n + 2 > cap)
+            cap *= 2;
+        char *text = realloc(t->text, cap);
+        if (!text)
+            return -1;
+        t->text = text;
+        t->cap = cap;
+    }
+    char *d = t->text + t->len;
+    for (size_t i = 0; i < n; i++)
+        d[i] = s[i] == ';' ? ':' : (s[i] == '\n' || s[i] == '\r') ? ' ' : s[i];
+    t->len += n;
+    if (sep)
+        t->text[t->len++] = ';';
+    t->text[t->len] = 0;
+    return 0;
 }
 
 static char *stack_text(const ra_stack_t *s)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return NULL;
+    textbuf_t t = {0};
+    int rc = 0;
     if (!s || s->nframes == 0) {
-        fputs("(no backtrace)", f);
+        rc = put_name(&t, "(no backtrace)", 0);
     } else {
-        for (size_t i = s->nframes; i-- > 0;) {
+        for (size_t i = s->nframes; i-- > 0 && rc == 0;) {
             char buf[64];
-            put_name(f, ra_frame_name(&s->frames[i], buf, sizeof buf));
-            if (i)
-                fputc(';', f);
+            rc = put_name(&t, ra_frame_name(&s->frames[i], buf, sizeof buf), i != 0);
         }
     }
-    if (fclose(f) != 0) {
-        free(text);
+    if (rc != 0) {
+        free(t.text);
         return NULL;
     }
-    return text;
+    return t.text;
 }
 
 /* Appends the lines of one database's stacks, their weight on side `side`. The rows of a

@@ -35,6 +35,10 @@ extern const char *const cli__html_scripts[];
  * bytes): past it only every second, third, ... marker time or cut is kept, so the moments add
  * at most about 1 MB to a page of 2000 stacks. */
 #define HTML_MOMENT_ROWS 40000
+/* The recordings whose memory the page charts: those with the largest peaks (report.js draws
+ * D.chart_max of them). Only theirs are read: slices, resident memory and checkpoint cuts of a
+ * build's two thousand recordings were most of the page's reading, for charts not drawn. */
+#define HTML_CHARTS 12
 
 /* A JSON string; '<', '>' and '&' are escaped too, so no "</script>" can end the data early. */
 static void json_str(FILE *f, const char *s)
@@ -53,6 +57,7 @@ typedef struct {
     ra_memory_t *mem;     /* per recording (pd->procs[i]): its memory beyond the heap */
     char *suppressed;     /* the line naming what suppressions took out, or NULL */
     const ra_moment_t *mo; /* --at or --from/--to: the peak weight is the heap then */
+    unsigned char *charted; /* per recording (pd->procs[i]): its memory is charted */
     ra_smap_t frames; /* frame key -> index in the page's frame table */
     size_t nframes;
     ra_smap_t stacks; /* bt -> index in the page's stack table */
@@ -262,13 +267,13 @@ static void free_memory(ra_memory_t *mem, size_t n)
 
 /* Each recording's memory beyond the heap, read while the database is open; NULL when out of
  * memory or unreadable (the page then goes without it). */
-static ra_memory_t *load_memory(sqlite3 *db, const ra_model_t *pd)
+static ra_memory_t *load_memory(sqlite3 *db, const ra_model_t *pd, const unsigned char *charted)
 {
     ra_memory_t *mem = calloc(pd->nprocs + 1, sizeof *mem);
     ra_err_t err;
     for (size_t i = 0; mem && i < pd->nprocs; i++) {
-        if (ra_memory_load(db, pd->procs[i].pid, pd->procs[i].recording, HTML_BUCKETS, &mem[i],
-                           &err) != RA_OK) {
+        if (charted[i] && ra_memory_load(db, pd->procs[i].pid, pd->procs[i].recording,
+                                         HTML_BUCKETS, &mem[i], &err) != RA_OK) {
             free_memory(mem, i);
             return NULL;
         }
@@ -407,7 +412,7 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
         snprintf(moment, sizeof moment, "at the highest point from %s to %s", pg->mo->from,
                  pg->mo->to);
     json_str(out, pg->mo ? moment : NULL);
-    fputs(",\"procs\":[\n", out);
+    fprintf(out, ",\"chart_max\":%d,\"procs\":[\n", HTML_CHARTS);
     for (size_t p = 0; p < pd->nprocs; p++) {
         if (p)
             fputs(",\n", out);
@@ -754,8 +759,10 @@ static int write_moments(page_t *pg, FILE *out)
     for (size_t p = 0; p < pd->nprocs; p++) {
         fputs(p ? ",\n[" : "[", out);
         int n = 0;
+        /* Markers are few and named, so every recording keeps its own; a checkpoint cut is a
+         * point of a chart, kept for the recordings charted. */
         if (write_marker_moments(pg, &pd->procs[p], every[0], out, &n) != 0 ||
-            write_cut_moments(pg, &pd->procs[p], every[1], out, &n) != 0)
+            (pg->charted[p] && write_cut_moments(pg, &pd->procs[p], every[1], out, &n) != 0))
             return -1;
         fputc(']', out);
     }
@@ -803,6 +810,26 @@ static int write_page(page_t *pg, const char *db_path, FILE *out)
         s = close + 2;
     }
     return 0;
+}
+
+/* The recordings charted: the HTML_CHARTS largest peaks, the first of equal ones, as report.js
+ * orders them. NULL when out of memory. */
+static unsigned char *choose_charts(const ra_model_t *pd)
+{
+    unsigned char *charted = calloc(pd->nprocs + 1, 1);
+    if (!charted)
+        return NULL;
+    for (int k = 0; k < HTML_CHARTS; k++) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < pd->nprocs; i++)
+            if (!charted[i] &&
+                (best == SIZE_MAX || pd->procs[i].peak_bytes > pd->procs[best].peak_bytes))
+                best = i;
+        if (best == SIZE_MAX)
+            break;
+        charted[best] = 1;
+    }
+    return charted;
 }
 
 static void usage_html(FILE *f)
@@ -940,14 +967,23 @@ int cli__cmd_report_html(int argc, char **argv)
     ra_model_t pd;
     ra_err_t err;
     /* The frames are read once the page has chosen the stacks it shows (read_frames). */
+    /* The timeline only of the recordings charted, chosen by their peaks (at the moment). */
     ra_status_t loaded = ra_model_load(db, pid,
-                                       RA_MODEL_STACKS | RA_MODEL_TIMELINE | RA_MODEL_TABLES |
+                                       RA_MODEL_STACKS | RA_MODEL_PEAK | RA_MODEL_TABLES |
                                            RA_MODEL_LIFETIMES | RA_MODEL_FRAMES_LATER,
                                        HTML_BUCKETS, &pd, &err);
     if (loaded == RA_OK)
         loaded = ra_model_moment(db, &pd, &mo, &err);
+    unsigned char *charted = loaded == RA_OK ? choose_charts(&pd) : NULL;
+    if (loaded == RA_OK && !charted) {
+        snprintf(err.msg, sizeof err.msg, "out of memory");
+        loaded = RA_E_NOMEM;
+    }
+    if (loaded == RA_OK)
+        loaded = ra_model_timeline(db, &pd, charted, HTML_BUCKETS, &err);
     if (loaded != RA_OK) {
         cli__error(stderr, "%s: %s", db_path, err.msg);
+        free(charted);
         ra_model_free(&pd);
         sqlite3_close(db);
         return (int)loaded;
@@ -956,15 +992,17 @@ int cli__cmd_report_html(int argc, char **argv)
      * totals; the page names them in a line of their own. */
     ra_supp_t *supp;
     rc = cli__supp_open(&so, db, &supp, stderr);
-    ra_memory_t *mem = load_memory(db, &pd);
+    ra_memory_t *mem = load_memory(db, &pd, charted);
     if (rc != RHEAP_EXIT_OK) {
+        free(charted);
         sqlite3_close(db);
         free_memory(mem, pd.nprocs);
         ra_model_free(&pd);
         return rc;
     }
     /* The database stays open until the page is written: its moments are read then. */
-    page_t pg = {.pd = &pd, .db = db, .mem = mem, .mo = cli__moment_given(&mo) ? &mo : NULL};
+    page_t pg = {.pd = &pd, .db = db, .mem = mem, .mo = cli__moment_given(&mo) ? &mo : NULL,
+                 .charted = charted};
     size_t nr = ra_supp_nrules(supp);
     int64_t *bl = calloc(nr + 1, sizeof *bl), *by = calloc(nr + 1, sizeof *by);
     size_t len = 0;
@@ -986,6 +1024,7 @@ int cli__cmd_report_html(int argc, char **argv)
     if (!line) {
         cli__error(stderr, "out of memory");
         sqlite3_close(db);
+        free(charted);
         free_memory(mem, pd.nprocs);
         ra_model_free(&pd);
         return RHEAP_EXIT_OUTPUT;
@@ -994,6 +1033,7 @@ int cli__cmd_report_html(int argc, char **argv)
     if (!out) {
         cli__error(stderr, "%s: %s", output, strerror(errno));
         sqlite3_close(db);
+        free(charted);
         free_memory(mem, pd.nprocs);
         ra_model_free(&pd);
         return RHEAP_EXIT_OUTPUT;
@@ -1004,6 +1044,7 @@ int cli__cmd_report_html(int argc, char **argv)
         fclose(out);
         sqlite3_close(db);
         free(pg.keep);
+        free(charted);
         free(pg.suppressed);
         free_memory(mem, pd.nprocs);
         ra_model_free(&pd);
@@ -1014,6 +1055,7 @@ int cli__cmd_report_html(int argc, char **argv)
         failed = 1;
     sqlite3_close(db);
     free(pg.keep);
+    free(charted);
     free(pg.shown);
     free(pg.suppressed);
     free_memory(mem, pd.nprocs);

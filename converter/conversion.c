@@ -1729,6 +1729,7 @@ static int begin_recording(ctx_t *c, streams_t *v, rip_recording_t *rec, procinf
         return -1;
     }
     cv__summary_sampling(c->sum, p->interval);
+    cv__summary_wall(c->sum, p->wall_ns);
     for (size_t i = 0; i < c->nmods; i++) {
         free(c->mods[i].path);
         free(c->mods[i].build_id_hex);
@@ -2619,6 +2620,9 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
         }
         /* The totals over every recording, from what the summaries added up as they went. */
         int tr = h && !c->fatal ? cv__summary_totals_write(c->sum, c->db, h) : 0;
+        /* And the timeline of every recording together. */
+        if (tr == 0 && h && !c->fatal)
+            tr = cv__summary_treeline_write(c->sum, h);
         if (tr < 0) {
             cv__db_failed(c->db);
             db_fail(c, "stack_totals");

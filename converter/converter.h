@@ -14,7 +14,7 @@
 #include "rheap_convert.h"
 #include "rheap_version.h"
 #include "sorted.h"
-#define RHEAP_SCHEMA_VERSION 10
+#define RHEAP_SCHEMA_VERSION 11
 
 /* ---- errors.c: how every part says what went wrong ---- */
 
@@ -463,6 +463,31 @@ int cv__summary_totals_write(cv__summary_t *s, cv__db_t *db, struct sqlite3 *h);
 int cv__summary_totals_merge(cv__summary_t *dst, const cv__summary_t *src);
 /* Profile mode, after begin: blocks are weighed (profile.c) by this sampling interval. */
 void cv__summary_sampling(cv__summary_t *s, uint64_t interval);
+/* After begin: the recording's start in wall-clock ns (processes.start_wall_ns), where its
+ * slices go on the timeline of every recording together (treeline.c). */
+void cv__summary_wall(cv__summary_t *s, uint64_t wall_ns);
+/* At the end of the conversion, inside the database: the timeline of every recording the
+ * summary has written, into timeline_totals. 0; 1 out of memory; -1 database error. */
+int cv__summary_treeline_write(cv__summary_t *s, struct sqlite3 *h);
+
+/* ---- treeline.c: the timeline of every recording together (timeline_totals) ----
+ * The figures a recording's slice adds to the tree's slice that holds its start, each as its
+ * row of `timeline` has it; a recording's end adds what it left live and one ended. */
+enum {
+    CV_TL_ALLOCS, CV_TL_ALLOC_BYTES, CV_TL_FREES, CV_TL_FREED_BYTES,
+    CV_TL_ENDED_BLOCKS, CV_TL_ENDED_BYTES, /* left live by recordings that ended */
+    CV_TL_STARTED, CV_TL_ENDED,            /* recordings that started, ended */
+    CV_TL_N
+};
+typedef struct cv__treeline cv__treeline_t;
+cv__treeline_t *cv__treeline_create(void);
+void cv__treeline_destroy(cv__treeline_t *t);
+/* Adds v[CV_TL_N] at wall-clock time wall. 0, or -1 out of memory. */
+int cv__treeline_add(cv__treeline_t *t, uint64_t wall, const double *v);
+/* Adds src into dst (a conversion's two workers each have one). 0, or -1 out of memory. */
+int cv__treeline_merge(cv__treeline_t *dst, const cv__treeline_t *src);
+/* Writes the rows of timeline_totals. 0, or -1 database error. */
+int cv__treeline_write(const cv__treeline_t *t, struct sqlite3 *h);
 /* Profile mode, before end: the exact counts of a thread file's totals record, which replace
  * the estimates of allocations and their bytes in thread_stats and recording_stats. */
 void cv__summary_counted(cv__summary_t *s, uint32_t tid, uint64_t allocs, uint64_t bytes);

@@ -123,6 +123,8 @@ struct cv__summary {
     struct batches *batches;          /* rows gathered for the tables (cv__summary_end) */
     total_t *tot;                     /* indexed by bt (0: no backtrace), over the conversion */
     size_t captot;
+    cv__treeline_t *tree;             /* every recording's slices together (treeline.c) */
+    uint64_t wall;                    /* the recording's start, wall-clock ns */
     uint32_t pid, recording;
     stackagg_t *st;                   /* indexed by bt (0: no backtrace) */
     size_t capst, nst;                /* nst: 1 + the largest bt seen */
@@ -242,6 +244,7 @@ void cv__summary_destroy(cv__summary_t *s)
     free(s->slot_of);
     free(s->tot);
     batches_free(s->batches);
+    cv__treeline_destroy(s->tree);
     free(s);
 }
 
@@ -752,6 +755,11 @@ void cv__summary_marker(cv__summary_t *s, uint64_t t)
     memmove(s->marks + i + 1, s->marks + i, (s->nmarks - i) * sizeof *s->marks);
     s->marks[i] = t;
     s->nmarks++;
+}
+
+void cv__summary_wall(cv__summary_t *s, uint64_t wall_ns)
+{
+    s->wall = wall_ns;
 }
 
 void cv__summary_sampling(cv__summary_t *s, uint64_t interval)
@@ -1293,6 +1301,36 @@ static int total_add(cv__summary_t *s, size_t bt, const stackagg_t *a)
     return 0;
 }
 
+/* The recording's slices, as written to `timeline`, onto the timeline of every recording
+ * together; its end takes back what it left live. 0, or -1 out of memory. */
+static int tree_add(cv__summary_t *s)
+{
+    if (!s->tree && !(s->tree = cv__treeline_create()))
+        return -1;
+    double left_blocks = 0, left_bytes = 0;
+    for (uint64_t i = 0; i <= s->now >> s->width_log2; i++) {
+        const slice_t *sl = &s->slice[i];
+        double v[CV_TL_N] = {0};
+        v[CV_TL_ALLOCS] = rounded(sl->allocs);
+        v[CV_TL_ALLOC_BYTES] = rounded(sl->alloc_bytes);
+        v[CV_TL_FREES] = rounded(sl->frees);
+        v[CV_TL_FREED_BYTES] = rounded(sl->freed_bytes);
+        v[CV_TL_STARTED] = i == 0;
+        left_blocks += v[CV_TL_ALLOCS] - v[CV_TL_FREES];
+        left_bytes += v[CV_TL_ALLOC_BYTES] - v[CV_TL_FREED_BYTES];
+        int any = 0;
+        for (int k = 0; k < CV_TL_N; k++)
+            any |= v[k] != 0;
+        if (any && cv__treeline_add(s->tree, s->wall + (i << s->width_log2), v) != 0)
+            return -1;
+    }
+    double end[CV_TL_N] = {0};
+    end[CV_TL_ENDED_BLOCKS] = left_blocks;
+    end[CV_TL_ENDED_BYTES] = left_bytes;
+    end[CV_TL_ENDED] = 1;
+    return cv__treeline_add(s->tree, s->wall + s->now, end);
+}
+
 static int write_tables(cv__summary_t *s, rows_t **q)
 {
     sort_used(s);
@@ -1378,6 +1416,10 @@ static int write_tables(cv__summary_t *s, rows_t **q)
             bind_w(q[Q_THREAD], 4 + k, v[k]);
         if (put(s, q[Q_THREAD]) != 0)
             return -1;
+    }
+    if (s->started && tree_add(s) != 0) {
+        s->failed = 1;
+        return 0;
     }
     if (s->started) {
         double live = 0, blocks = 0;
@@ -1776,6 +1818,10 @@ static int split_windows(cv__summary_t *s, sqlite3 *h, double *stopped)
 
 int cv__summary_totals_merge(cv__summary_t *dst, const cv__summary_t *src)
 {
+    if (src->tree && !dst->tree && !(dst->tree = cv__treeline_create()))
+        return -1;
+    if (src->tree && cv__treeline_merge(dst->tree, src->tree) != 0)
+        return -1;
     if (src->captot > dst->captot) {
         total_t *t = realloc(dst->tot, src->captot * sizeof *t);
         if (!t)
@@ -1832,4 +1878,9 @@ int cv__summary_totals_write(cv__summary_t *s, cv__db_t *db, sqlite3 *h)
     free(v);
     free(stopped);
     return rc;
+}
+
+int cv__summary_treeline_write(cv__summary_t *s, sqlite3 *h)
+{
+    return cv__treeline_write(s->tree, h);
 }

@@ -377,6 +377,11 @@ void ra_memory_free(ra_memory_t *m);
 ra_status_t ra_model_load(struct sqlite3 *db, int64_t pid, unsigned what, size_t nbuckets,
                           ra_model_t *m, ra_err_t *err);
 void ra_model_free(ra_model_t *m);
+/* After ra_model_load without RA_MODEL_TIMELINE: reads the timeline, at most nbuckets slices
+ * each, of the recordings pd->procs[i] with which[i] set, a seek per recording (a page draws
+ * the memory of a dozen of a build's thousands). RA_OK, RA_E_INPUT or RA_E_NOMEM. */
+ra_status_t ra_model_timeline(struct sqlite3 *db, ra_model_t *m, const unsigned char *which,
+                              size_t nbuckets, ra_err_t *err);
 /* After ra_model_load with RA_MODEL_FRAMES_LATER: reads the frames of the stacks bts[0, n)
  * (ascending; ids not above the last stack read are skipped), for ra_model_stack. RA_OK,
  * RA_E_INPUT or RA_E_NOMEM. */

@@ -126,6 +126,11 @@ function momentStats(base) {
   return out;
 }
 
+// The processes without the moment, named when few (a build's thousands are counted).
+function missingText(names) {
+  return names.length > 5 ? `${names.length} processes` : names.join(', ');
+}
+
 // The line above the charts saying which moment the page shows, and the card of its bytes.
 function drawMomentNote() {
   let note = document.getElementById('moment-note');
@@ -151,7 +156,7 @@ function drawMomentNote() {
   }
   note.hidden = false;
   note.textContent = 'Showing the heap ' + (parts.length ? parts.join(' · ') : 'of no moment') +
-                     (missing.length ? ` (no such moment in ${missing.join(', ')})` : '') + '. ';
+                     (missing.length ? ` (no such moment in ${missingText(missing)})` : '') + '. ';
   note.append(el('a', {href: '#', id: 'moment-clear', text: 'back to each peak'}));
   note.lastChild.addEventListener('click', ev => { ev.preventDefault(); setMoment(null); });
   if (!card) {

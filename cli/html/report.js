@@ -6,11 +6,14 @@
 //   moment    "at MARKER", "at the highest point from A to B" when drawn at a moment (each
 //             proc's peak_t and peak figures, and the stats' peak columns, are the heap then,
 //             moment_from/moment_to the range in the recording's ns), or null
+//   chart_max how many recordings are charted
 //   procs[i]  one recording of a process: totals, peak, until_exit (1: the recording lasted until
 //             the process ended, its never-freed blocks are leaks; 0: a window, whose blocks
 //             still live when it stopped are stopped_blocks/stopped_bytes, and leaked_* are 0),
 //             sample_interval (profile mode: the
-//             figures but allocs and bytes are estimates; 0 in trace mode), buckets {t, max, allocs} (the chart),
+//             figures but allocs and bytes are estimates; 0 in trace mode),
+//             buckets {t, max, allocs} (the chart; empty but for the chart_max recordings with
+//             the largest peaks, the ones charted),
 //             markers [[t, label]], windows [[on, off, on_how, off_how]],
 //             threads [[tid, name, allocs, bytes, frees, leaked_blocks, leaked_bytes]],
 //             sizes [[lo, hi, blocks, bytes, leaked_blocks, leaked_bytes]]
@@ -145,7 +148,9 @@ function drawTotals() {
 
 // ---- Memory over time ----
 
-const CHART_MAX = 12;
+// The recordings charted, those with the largest peaks: the page carries the slices, resident
+// memory and checkpoint cuts of these only (cli/html.c's HTML_CHARTS).
+const CHART_MAX = D.chart_max || 12;
 
 function niceStep(max, n) {
   const raw = max / n, mag = Math.pow(10, Math.floor(Math.log10(raw || 1)));

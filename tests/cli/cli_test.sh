@@ -1034,6 +1034,42 @@ case_export_tree() {
     done
     expect_eq "temporary, every line" "$(awk '{s += $NF} END {print s}' totals.txt)" \
         "$(sql t.db "SELECT sum(temporary_blocks) FROM stack_stats")"
+    # The timeline of a tree is every recording together (timeline_totals), without a pid: its
+    # allocations and frees are every recording's, and what the processes left live went with
+    # them. --param pid=P gives P's own.
+    "$RHEAP" query timeline t.db --csv >tl.csv || fail "query timeline"
+    expect_eq "tree timeline: allocs, frees, rows without a pid, live at the end" \
+        "$(awk -F, '{ sub(/\r$/, "") } NR > 1 { a += $7; f += $9; if ($13 == "") np++; live = $4 "/" $5 } END { print a, f, np + 0, live }' tl.csv)" \
+        "$(sql t.db "SELECT sum(allocs), sum(frees) FROM timeline" | tr '|' ' ') $(($(wc -l <tl.csv) - 1)) 0/0"
+    pid=$(sql t.db "SELECT pid FROM recording_stats ORDER BY allocs DESC, pid LIMIT 1")
+    "$RHEAP" query timeline t.db --csv --param pid="$pid" >one.csv || fail "query timeline --param pid"
+    expect_eq "timeline of pid $pid" \
+        "$(awk -F, '{ sub(/\r$/, "") } NR > 1 { a += $7; if ($13 != '"$pid"') bad++ } END { print a, bad + 0 }' one.csv)" \
+        "$(sql t.db "SELECT sum(allocs) FROM recording_stats WHERE pid = $pid") 0"
+    # The page charts the recordings of the largest peaks (the first of equal ones) and carries
+    # their slices only: each charted one's allocations add up to its recording's.
+    "$RHEAP" report --html -o t.html t.db || fail "report --html"
+    sql t.db "SELECT pid, recording, peak_bytes, allocs FROM recording_stats" >peaks.txt
+    python3 - t.html peaks.txt >charted.txt <<'PY' || fail "page data: $(cat charted.txt)"
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+d = json.loads(re.search(r'id="rheap-data">(.*?)</script>', page, re.S).group(1))
+stats = {}
+for line in open(sys.argv[2]):
+    pid, rec, peak, allocs = map(int, line.split("|"))
+    stats[(pid, rec)] = (peak, allocs)
+procs = d["procs"]
+want = sorted(range(len(procs)), key=lambda i: -procs[i]["peak_bytes"])[:d["chart_max"]]
+got = [i for i, p in enumerate(procs) if p["buckets"]["t"]]
+assert d["chart_max"] == 12 and sorted(want) == got, (d["chart_max"], sorted(want), got)
+for i in want:
+    p = procs[i]
+    assert p["peak_bytes"] == stats[(p["pid"], p["rec"])][0]
+    assert sum(p["buckets"]["allocs"]) == stats[(p["pid"], p["rec"])][1], p["pid"]
+    assert 0 < len(p["buckets"]["t"]) <= 400
+print(len(got), len(procs) - len(got))
+PY
+    expect_eq "recordings charted, not charted" "$(cat charted.txt)" "12 $((n - 12))"
     command -v go >/dev/null || skip "go not found (golang-go): the profile is not read back"
     export HOME=$PWD/home GOCACHE=$PWD/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
     mkdir -p "$HOME"

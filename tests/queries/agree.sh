@@ -72,6 +72,9 @@ SELECT count(*) FROM stacks AS k JOIN sites AS n ON n.id = k.site AND n.function
 SELECT bt, recordings, blocks, bytes, leaked_blocks, leaked_bytes, stopped_blocks, stopped_bytes
 FROM stack_totals ORDER BY bt;
 SELECT bt, peak_blocks, peak_bytes, temporary_blocks, temporary_bytes FROM stack_totals ORDER BY bt;
+SELECT bucket, start_wall_ns, end_wall_ns, recordings, allocs, alloc_bytes, frees, freed_bytes,
+       ended_blocks, ended_bytes, live_blocks, live_bytes, started
+FROM timeline_totals ORDER BY bucket;
 '
 tables_scan='
 SELECT s.id, s.function, s.location
@@ -188,6 +191,43 @@ FROM per AS p JOIN recording_ends AS e ON e.pid = p.pid AND e.recording = p.reco
 GROUP BY p.bt ORDER BY p.bt;
 SELECT bt, sum(peak_blocks), sum(peak_bytes), sum(temporary_blocks), sum(temporary_bytes)
 FROM stack_stats GROUP BY bt ORDER BY bt;
+WITH RECURSIVE
+recs AS (
+    SELECT p.pid, p.recording, coalesce(p.start_wall_ns, 0) AS wall, r.end_ns
+    FROM processes AS p JOIN recording_stats AS r ON r.pid = p.pid AND r.recording = p.recording
+    WHERE EXISTS (SELECT 1 FROM timeline AS t WHERE t.pid = p.pid AND t.recording = p.recording)),
+pts(t, allocs, alloc_bytes, frees, freed_bytes, ended_blocks, ended_bytes, started, ended) AS (
+    SELECT r.wall + t.start_ns, t.allocs, t.alloc_bytes, t.frees, t.freed_bytes, 0, 0, t.bucket = 0, 0
+    FROM timeline AS t JOIN recs AS r ON r.pid = t.pid AND r.recording = t.recording
+    WHERE t.bucket = 0 OR t.allocs <> 0 OR t.alloc_bytes <> 0 OR t.frees <> 0 OR t.freed_bytes <> 0
+    UNION ALL
+    SELECT r.wall + r.end_ns, 0, 0, 0, 0, sum(t.allocs) - sum(t.frees),
+           sum(t.alloc_bytes) - sum(t.freed_bytes), 0, 1
+    FROM recs AS r JOIN timeline AS t ON t.pid = r.pid AND t.recording = r.recording
+    GROUP BY r.pid, r.recording),
+w(width) AS (SELECT 1024 UNION ALL SELECT width * 2 FROM w WHERE width < 4611686018427387904),
+grid AS (SELECT min(width) AS width FROM w
+         WHERE (SELECT max(t) / w.width - min(t) / w.width FROM pts) < 1024),
+lo AS (SELECT min(t) / width AS lo FROM pts, grid),
+sums AS (
+    SELECT t / width - lo AS i, sum(allocs) AS allocs, sum(alloc_bytes) AS alloc_bytes,
+           sum(frees) AS frees, sum(freed_bytes) AS freed_bytes, sum(ended_blocks) AS ended_blocks,
+           sum(ended_bytes) AS ended_bytes, sum(started) AS started, sum(ended) AS ended
+    FROM pts, grid, lo GROUP BY 1),
+series(i) AS (
+    SELECT 0 WHERE EXISTS (SELECT 1 FROM sums)
+    UNION ALL SELECT i + 1 FROM series WHERE i < (SELECT max(i) FROM sums)),
+slots AS (
+    SELECT s.i, coalesce(x.allocs, 0) AS allocs, coalesce(x.alloc_bytes, 0) AS alloc_bytes,
+           coalesce(x.frees, 0) AS frees, coalesce(x.freed_bytes, 0) AS freed_bytes,
+           coalesce(x.ended_blocks, 0) AS ended_blocks, coalesce(x.ended_bytes, 0) AS ended_bytes,
+           coalesce(x.started, 0) AS started, coalesce(x.ended, 0) AS ended
+    FROM series AS s LEFT JOIN sums AS x ON x.i = s.i)
+SELECT i, (lo + i) * width, (lo + i + 1) * width,
+       sum(started) OVER win - sum(ended) OVER win + ended, allocs, alloc_bytes, frees,
+       freed_bytes, ended_blocks, ended_bytes, sum(allocs - frees - ended_blocks) OVER win,
+       sum(alloc_bytes - freed_bytes - ended_bytes) OVER win, started
+FROM slots, grid, lo WINDOW win AS (ORDER BY i) ORDER BY i;
 '
 
 # The summaries are the heap's: the scans read `allocations` without the program's own mappings
