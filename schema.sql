@@ -224,6 +224,13 @@ CREATE TABLE windows (
     off_t INTEGER,           -- when it went off; NULL if the process ended without saying so (killed, or still running)
     off_how TEXT             -- what turned it off: api, signal, exit, exec, detach (rheap attach's window ended while the process went on: its blocks still live then are not leaks), 'error: ...'
 );
+-- The windows of a recording by (pid, recording): the view recording_ends looks up each
+-- recording's last window, which the queries join with thousands of rows of a process tree;
+-- without it every lookup read every window (sizes took 41 s of CPU on 587 recordings). Made
+-- with the table, not after the load, since `rheap run`'s summary reads the view before the
+-- load ends (without the index its totals took 1.9 s of CPU on a build's 2,009 recordings); a
+-- window is a row or two per process, so keeping it up to date costs nothing.
+CREATE INDEX windows_recording ON windows (pid, recording, on_t);
 
 -- Per recording: what ended it, and whether its blocks never freed are leaks. A block is leaked
 -- only when the recording lasted until its process ended: the last window went off by `exit`,
@@ -464,6 +471,23 @@ CREATE TABLE site_leaks (
     PRIMARY KEY (pid, recording, site, bucket)
 ) WITHOUT ROWID;
 
+-- Per recording and site with never-freed blocks: its site_leaks rows cut into the 10 phases of
+-- queries/growth.sql's default (phases = 10: the recording's timeline slices in 10 groups,
+-- slice b in phase b * n / slices, n = min(10, slices)), so that the default answer reads one
+-- row per site and recording: on a build's tree, 120,000 rows instead of a string built from
+-- 265,000. The figures are exactly those of the query over site_leaks.
+CREATE TABLE site_growth (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    site INTEGER NOT NULL,         -- sites.id
+    phases INTEGER NOT NULL,       -- n: the recording's phases
+    phases_leaking INTEGER NOT NULL, -- phases with a site_leaks row of the site
+    leaked_blocks INTEGER NOT NULL, -- its site_leaks rows added up
+    leaked_bytes INTEGER NOT NULL,
+    per_phase TEXT NOT NULL,       -- the bytes of each phase in order, comma-separated, 0 for none
+    PRIMARY KEY (pid, recording, site)
+) WITHOUT ROWID;
+
 -- Per recording and size class: stack_sizes added up over every stack (queries/sizes.sql).
 CREATE TABLE recording_sizes (
     pid INTEGER NOT NULL,
@@ -680,11 +704,6 @@ JOIN backtraces AS k ON k.id = f.id AND k.frame_no = CASE WHEN f.sym IS NOT NULL
              f.frame_no) END;
 
 -- rheap: after load
--- The windows of a recording by (pid, recording): the view recording_ends looks up each
--- recording's last window, which the queries join with thousands of rows of a process tree;
--- without it every lookup read every window (sizes took 41 s of CPU on 587 recordings). Its
--- build costs a few rows per process.
-CREATE INDEX windows_recording ON windows (pid, recording, on_t);
 -- A recording's samples of resident memory, in time order: the report and the page read each
 -- recording's, which without it meant a scan of every sample per recording (8 s for the page of
 -- a build's 2,000 processes). A few rows per process.

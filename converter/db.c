@@ -72,7 +72,7 @@
 #define KEPT_FRAMES 8192
 #define FRAME_BATCH 32
 #define FRAME_COLS 9
-/* Statements kept for cv__db_insert: summary.c's 14 tables at 6 sizes of batch. */
+/* Statements kept for cv__db_insert: summary.c's 16 tables at 6 sizes of batch at most. */
 #define INSERTS_MAX 128
 
 enum { ST_ALLOC, ST_FREE, ST_EXTRA, ST_FRAME, ST_STACK, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_POOL, ST_POOL_BLOCK, ST_MAP_PIECE, ST_RSS, ST_MAP_STATS, ST_WINDOW, ST_META, ST_N };

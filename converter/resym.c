@@ -295,6 +295,26 @@ static const char sites_sql[] =
     "FROM stack_leaks AS l JOIN temp.rheap_stack_sites AS s\n"
     "     ON s.pid = l.pid AND s.recording = l.recording AND s.bt IS l.bt\n"
     "GROUP BY l.pid, l.recording, s.site, l.bucket;\n"
+    /* Growth's default phases, from the new site_leaks rows (summary.c, growth_add). */
+    "DELETE FROM site_growth;\n"
+    "WITH RECURSIVE series(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM series WHERE k < 9),\n"
+    "span AS (SELECT pid, recording, max(bucket) + 1 AS slices, min(max(bucket) + 1, 10) AS n\n"
+    "         FROM timeline GROUP BY pid, recording),\n"
+    "ph AS (SELECT l.pid, l.recording, l.site, l.bucket * w.n / w.slices AS k,\n"
+    "              sum(l.blocks) AS blocks, sum(l.bytes) AS bytes\n"
+    "       FROM site_leaks AS l JOIN span AS w ON w.pid = l.pid AND w.recording = l.recording\n"
+    "       GROUP BY 1, 2, 3, 4),\n"
+    "grid AS (SELECT g.pid, g.recording, g.site, w.n, x.k, p.blocks, p.bytes\n"
+    "         FROM (SELECT DISTINCT pid, recording, site FROM ph) AS g\n"
+    "         JOIN span AS w ON w.pid = g.pid AND w.recording = g.recording\n"
+    "         JOIN series AS x ON x.k < w.n\n"
+    "         LEFT JOIN ph AS p ON p.pid = g.pid AND p.recording = g.recording\n"
+    "                          AND p.site = g.site AND p.k = x.k)\n"
+    "INSERT INTO site_growth\n"
+    "SELECT DISTINCT pid, recording, site, n, count(bytes) OVER w, sum(blocks) OVER w,\n"
+    "       sum(bytes) OVER w, group_concat(coalesce(bytes, 0), ',') OVER w\n"
+    "FROM grid WINDOW w AS (PARTITION BY pid, recording, site ORDER BY k\n"
+    "                      ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING);\n"
     "DROP TABLE temp.rheap_stack_sites;\n";
 
 static int update_sites(sqlite3 *db)

@@ -47,7 +47,7 @@ span AS MATERIALIZED (
     SELECT t.pid AS pid, t.recording AS recording, max(t.bucket) + 1 AS slices,
            min(max(t.bucket) + 1, w.n) AS n
     FROM timeline AS t, wanted AS w
-    WHERE :marker IS NULL AND t.pid = coalesce(:pid, t.pid)
+    WHERE :marker IS NULL AND NOT (SELECT yes FROM fast) AND t.pid = coalesce(:pid, t.pid)
     GROUP BY t.pid, t.recording
 ),
 series(k) AS (
@@ -90,6 +90,11 @@ per_stack AS (
     WHERE :marker IS NOT NULL AND a.dealloc_after IS NULL AND a.pid = coalesce(:pid, a.pid)
       AND a.call NOT IN (46, 47) -- the heap: not the program's own mappings
     GROUP BY a.pid, a.recording, a.bt, p.k
+),
+-- The default (10 phases by time, no :skip) was cut by the converter already, per site and
+-- recording (site_growth); only the other cases build the phases here.
+fast(yes) AS (
+    SELECT :skip IS NULL AND :marker IS NULL AND max(1, cast(coalesce(:phases, 10) AS INTEGER)) = 10
 ),
 -- Phases by time without :skip read the converter's sums per site (site_leaks, site_stats).
 per_site_phase AS (
@@ -150,8 +155,8 @@ site_stack AS (
            n.location AS location, s.growth_stack AS stack
     FROM site_stats AS s
     JOIN sites AS n ON n.id = s.site
-    WHERE :skip IS NULL AND :marker IS NULL AND s.growth_stack IS NOT NULL
-      AND s.pid = coalesce(:pid, s.pid)
+    WHERE :skip IS NULL AND :marker IS NULL AND NOT (SELECT yes FROM fast)
+      AND s.growth_stack IS NOT NULL AND s.pid = coalesce(:pid, s.pid)
     UNION ALL
     SELECT DISTINCT l.pid AS pid, l.recording AS recording,
            coalesce(s.function, '(no backtrace)') AS function, coalesce(s.location, '??') AS location,
@@ -160,6 +165,15 @@ site_stack AS (
     FROM (SELECT pid, recording, bt, sum(bytes) AS bytes FROM per_stack GROUP BY pid, recording, bt) AS l
     LEFT JOIN site AS s ON s.bt = l.bt
 )
+SELECT g.leaked_blocks, g.leaked_bytes, g.phases_leaking, g.phases, g.per_phase, n.function,
+       n.location, s.leak_first_ns AS first_ns, s.leak_last_ns AS last_ns, s.growth_stack AS stack,
+       g.recording, g.pid
+FROM site_growth AS g
+JOIN site_stats AS s ON s.pid = g.pid AND s.recording = g.recording AND s.site = g.site
+JOIN sites AS n ON n.id = g.site
+WHERE (SELECT yes FROM fast) AND g.pid = coalesce(:pid, g.pid)
+  AND g.phases_leaking >= cast(coalesce(:min_phases, 1) AS INTEGER)
+UNION ALL
 SELECT l.leaked_blocks, l.leaked_bytes, l.phases_leaking, c.phases, g.per_phase, l.function,
        l.location, l.first_ns, l.last_ns, x.stack, l.recording, l.pid
 FROM per_site AS l
@@ -169,4 +183,4 @@ JOIN counts AS c ON c.pid = l.pid AND c.recording = l.recording
 JOIN strip AS g ON g.pid = l.pid AND g.recording = l.recording AND g.function = l.function
                AND g.location = l.location
 WHERE l.phases_leaking >= cast(coalesce(:min_phases, 1) AS INTEGER)
-ORDER BY l.phases_leaking DESC, l.leaked_bytes DESC, l.function, l.location, l.pid, l.recording;
+ORDER BY 3 DESC, 2 DESC, 6, 7, 12, 11;

@@ -49,7 +49,20 @@ per_stack AS (
     LEFT JOIN per_decade AS d ON d.pid = s.pid AND d.recording = s.recording AND d.bt IS s.bt
     WHERE :skip IS NOT NULL AND s.pid = coalesce(:pid, s.pid)
 ),
-per_site AS (
+-- Without :skip, the converter's sums per site (site_stats, site_lifetimes), read row by row
+-- in their own order: no intermediate table of every site (0.5 s less on a build's tree).
+d AS (
+    SELECT pid, recording, site,
+           sum(blocks) FILTER (WHERE decade = 0) AS b0, sum(blocks) FILTER (WHERE decade = 1) AS b1,
+           sum(blocks) FILTER (WHERE decade = 2) AS b2, sum(blocks) FILTER (WHERE decade = 3) AS b3,
+           sum(blocks) FILTER (WHERE decade = 4) AS b4, sum(blocks) FILTER (WHERE decade = 5) AS b5,
+           sum(blocks) FILTER (WHERE decade = 6) AS b6, sum(blocks) FILTER (WHERE decade = 7) AS b7,
+           sum(blocks) FILTER (WHERE decade = 8) AS b8
+    FROM site_lifetimes
+    WHERE :skip IS NULL AND pid = coalesce(:pid, pid)
+    GROUP BY pid, recording, site
+),
+by_site AS (
     SELECT s.pid AS pid, s.recording AS recording, n.function AS function,
            n.location AS location, s.blocks AS blocks, s.freed_blocks AS freed,
            s.life_total_ns AS total_ns, s.life_min_ns AS min_ns, s.life_max_ns AS max_ns,
@@ -59,23 +72,17 @@ per_site AS (
            s.blocks_stack AS stack
     FROM site_stats AS s
     JOIN sites AS n ON n.id = s.site
-    LEFT JOIN (SELECT pid, recording, site,
-                      sum(blocks) FILTER (WHERE decade = 0) AS b0, sum(blocks) FILTER (WHERE decade = 1) AS b1,
-                      sum(blocks) FILTER (WHERE decade = 2) AS b2, sum(blocks) FILTER (WHERE decade = 3) AS b3,
-                      sum(blocks) FILTER (WHERE decade = 4) AS b4, sum(blocks) FILTER (WHERE decade = 5) AS b5,
-                      sum(blocks) FILTER (WHERE decade = 6) AS b6, sum(blocks) FILTER (WHERE decade = 7) AS b7,
-                      sum(blocks) FILTER (WHERE decade = 8) AS b8
-               FROM site_lifetimes
-               WHERE :skip IS NULL AND pid = coalesce(:pid, pid)
-               GROUP BY pid, recording, site) AS d
-           ON d.pid = s.pid AND d.recording = s.recording AND d.site = s.site
+    LEFT JOIN d ON d.pid = s.pid AND d.recording = s.recording AND d.site = s.site
     WHERE :skip IS NULL AND s.pid = coalesce(:pid, s.pid)
-    UNION ALL
-    SELECT pid, recording, function, location, sum(l.blocks), coalesce(sum(l.freed), 0),
-           sum(l.total_ns), min(l.min_ns), max(l.max_ns),
-           coalesce(sum(l.b0), 0), coalesce(sum(l.b1), 0), coalesce(sum(l.b2), 0),
-           coalesce(sum(l.b3), 0), coalesce(sum(l.b4), 0), coalesce(sum(l.b5), 0),
-           coalesce(sum(l.b6), 0), coalesce(sum(l.b7), 0), coalesce(sum(l.b8), 0), stack
+),
+-- With :skip, the stacks' rows added up per site.
+per_site AS (
+    SELECT pid, recording, function, location, sum(l.blocks) AS blocks,
+           coalesce(sum(l.freed), 0) AS freed, sum(l.total_ns) AS total_ns, min(l.min_ns) AS min_ns,
+           max(l.max_ns) AS max_ns, coalesce(sum(l.b0), 0) AS b0, coalesce(sum(l.b1), 0) AS b1,
+           coalesce(sum(l.b2), 0) AS b2, coalesce(sum(l.b3), 0) AS b3, coalesce(sum(l.b4), 0) AS b4,
+           coalesce(sum(l.b5), 0) AS b5, coalesce(sum(l.b6), 0) AS b6, coalesce(sum(l.b7), 0) AS b7,
+           coalesce(sum(l.b8), 0) AS b8, stack
     FROM (SELECT l.*, coalesce(s.function, '(no backtrace)') AS function,
                  coalesce(s.location, '??') AS location,
                  -- The site's stack with the most blocks stands for it (rheap stack ID DB).
@@ -88,11 +95,19 @@ per_site AS (
 ends AS MATERIALIZED (
     SELECT pid, recording, until_exit FROM recording_ends WHERE pid = coalesce(:pid, pid)
 )
-SELECT l.blocks, l.freed, CASE WHEN e.until_exit THEN l.blocks - l.freed END AS never_freed,
-       l.min_ns, CAST(l.total_ns / l.freed AS INTEGER) AS avg_ns, l.max_ns,
-       l.b0 AS under_1us, l.b1 AS under_10us, l.b2 AS under_100us, l.b3 AS under_1ms,
-       l.b4 AS under_10ms, l.b5 AS under_100ms, l.b6 AS under_1s, l.b7 AS under_10s,
-       l.b8 AS over_10s, l.function, l.location, l.stack, l.recording, l.pid
+SELECT l.blocks AS blocks, l.freed AS freed,
+       CASE WHEN e.until_exit THEN l.blocks - l.freed END AS never_freed, l.min_ns AS min_ns,
+       CAST(l.total_ns / l.freed AS INTEGER) AS avg_ns, l.max_ns AS max_ns, l.b0 AS under_1us,
+       l.b1 AS under_10us, l.b2 AS under_100us, l.b3 AS under_1ms, l.b4 AS under_10ms,
+       l.b5 AS under_100ms, l.b6 AS under_1s, l.b7 AS under_10s, l.b8 AS over_10s,
+       l.function AS function, l.location AS location, l.stack AS stack,
+       l.recording AS recording, l.pid AS pid
+FROM by_site AS l
+JOIN ends AS e ON e.pid = l.pid AND e.recording = l.recording
+UNION ALL
+SELECT l.blocks, l.freed, CASE WHEN e.until_exit THEN l.blocks - l.freed END, l.min_ns,
+       CAST(l.total_ns / l.freed AS INTEGER), l.max_ns, l.b0, l.b1, l.b2, l.b3, l.b4, l.b5, l.b6,
+       l.b7, l.b8, l.function, l.location, l.stack, l.recording, l.pid
 FROM per_site AS l
 JOIN ends AS e ON e.pid = l.pid AND e.recording = l.recording
-ORDER BY l.blocks DESC, l.function, l.location, l.pid, l.recording;
+ORDER BY 1 DESC, 16, 17, 20, 19;

@@ -200,6 +200,15 @@ case_run_tree_many() {
     diff want.txt got.txt || fail "stacks across processes differ"
     expect_eq "family modules symbolized" "$(sql many.db "SELECT count(DISTINCT path) FROM modules
         WHERE path LIKE '%/cli_family' AND status = 'ok'")" 1
+    # The report's peak lines: the ten recordings with the largest peaks, then how many more.
+    run rep "$RHEAP" report --raw many.db
+    expect_eq "status of report" "$STATUS" 0
+    expect_eq "ten peak lines" "$(sed -n 's/^  peak live heap \([0-9]*\) bytes.*, pid \([0-9]*\)$/\1 \2/p' rep.out)" \
+        "$(sql many.db "SELECT peak_bytes, pid FROM recording_stats WHERE allocs > 0
+                        ORDER BY peak_bytes DESC, pid, recording LIMIT 10" | tr '|' ' ')"
+    more=$(sql many.db "SELECT count(*) - 10 FROM recording_stats WHERE allocs > 0")
+    [ "$more" -gt 20 ] || fail "only $more recordings beyond the ten"
+    has_line rep.out "  ... $more more recordings, smaller peaks"
     kept=$(sed -n 's/^rheap: recordings kept in //p' r.err)
     [ -n "$kept" ] || fail "--keep did not say where: $(cat r.err)"
     # With fewer open files allowed than there are recordings: a recording's directory is open
@@ -457,7 +466,7 @@ case_run_tree_story() {
     [ "$(section "Top allocating sites" | awk '{ print $2 }' | sort -u | wc -l)" -ge 2 ] ||
         fail "top-sites shows one process only: $(cat rep.out)"
     expect_eq "peak lines" "$(sed -n 's/^  peak live heap \([0-9]*\) bytes.*, pid \([0-9]*\)$/\1 \2/p' rep.out)" \
-        "$(sql mix.db "SELECT peak_bytes, pid FROM recording_stats WHERE allocs > 0 ORDER BY peak_bytes DESC, pid" | tr '|' ' ')"
+        "$(sql mix.db "SELECT peak_bytes, pid FROM recording_stats WHERE allocs > 0 ORDER BY peak_bytes DESC, pid LIMIT 10" | tr '|' ' ')"
     has_line rep.out "  (each process's own peak, at a moment of its own: never live at once)"
     "$RHEAP" report --html -o mix.html mix.db || fail "report --html"
     expect_eq "_start frames" "$(grep -o '\["_start",null,0,0,"[^"]*"\]' mix.html | sort)" \

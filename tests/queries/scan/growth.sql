@@ -2,6 +2,10 @@
 -- place of those from per_stack to site_stack of queries/growth.sql (the per-stack rows and
 -- their sums per site and phase, which the query reads from site_leaks) and requires the same rows.
 -- replaces: per_stack site_stack
+-- The query's default read from site_growth is computed here from the rows too.
+fast(yes) AS (
+    SELECT 0
+),
 per_stack AS (
     -- Every never-freed block, put in its phase by its own time.
     SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt,

@@ -1,6 +1,7 @@
 -- lifetimes.sql computed from the raw rows: agree.sh puts the common table expressions below in
 -- place of those from per_decade to per_site of queries/lifetimes.sql (the per-stack rows and
--- their sums per site, which the query reads from site_stats) and requires the same rows.
+-- their sums per site, which the query reads from site_stats and site_lifetimes in by_site)
+-- and requires the same rows.
 -- replaces: per_decade per_site
 -- Rows are first grouped by stack and decade, the decade being the number of decimal digits of
 -- the lifetime (NULL: never freed), so that each row is looked at once; the decades are spread
@@ -25,6 +26,10 @@ per_stack AS (
            sum(blocks) FILTER (WHERE d = 8) AS b8
     FROM per_decade
     GROUP BY pid, recording, bt
+),
+-- The query's rows read from site_stats are all computed in per_site here.
+by_site AS (
+    SELECT * FROM per_site WHERE 0
 ),
 per_site AS (
     SELECT pid, recording, function, location, sum(l.blocks) AS blocks,
