@@ -5,44 +5,56 @@
  * allocated it. The store holds exactly the blocks that are live at the current point of the
  * merged stream, so the converter's memory follows the program's live heap, not the length of
  * the recording. A program holding 100 M small blocks is what it is built for, so its cost is
- * counted in bytes per live block, at the worst moment, growth included: at most 46.
+ * counted in bytes per live block, at the worst moment, growth included: at most 46, about 41
+ * on the mean, plus a sixteenth of the store for one shard's copy while it grows.
  *
  * - A block takes 32 bytes: its address and three words that pack its time (in the recording's
  *   4 ns units), thread, size, stack, the block a realloc replaced, its alignment and its call.
  *   The rare block whose fields do not fit (a size of 1 TiB or more, a stack id past 16 M, an
  *   alignment that is not a power of two, ...) is kept whole in a side table.
- * - The table is split into 256 shards by the top bits of the address's hash; each shard is an
+ * - The table is split into 16 shards by the top bits of the address's hash; each shard is an
  *   open-addressing table with Robin Hood linear probing and backward-shift deletion (no
  *   tombstones, so heavy churn never lengthens probes), kept up to 7/8 full, and grown by a
  *   quarter when it would be fuller. It is never below 7/10 full once grown, so a block costs
- *   32 / 0.7 = 46 bytes at most; a growth copies one shard, 1/256 of the blocks, so the old and
- *   new arrays together never add more than a fraction of a percent.
+ *   32 / 0.7 = 46 bytes at most; the shards' first sizes are spread over a quarter (first_cap),
+ *   so they do not all grow at once and the mean is nearer 41.
+ * - A shard of 2 MiB and more grows in place (inplace_of): address space for each is reserved
+ *   up front, its blocks are copied to a scratch array and placed back, and only the pages it
+ *   has not reached before are new; a thread of the store's own brings those in ahead, on the
+ *   other core (the filler). A growth into a fresh array cost the kernel's zeroing of the whole
+ *   store five times over, a fifth of the reading thread's time with 8 M blocks live.
  * - Robin Hood keeps every run ordered by home, and ties are broken by the hash bits the home
  *   is made of, so a shard is sorted by those bits: a lookup of an address that is not live
  *   stops as soon as it meets a block with a later home, an insertion finds its place in one
  *   probe and moves the rest of its run up by one slot in a single move of memory, and a growth
  *   places every block in one sequential pass (shard_grow).
- * - Shard arrays of 4 KiB and more are cut from regions of 2 MiB pages (slots_alloc): with
- *   the store larger than what the TLB maps in 4 KiB pages, every probe was a page walk too.
+ * - Smaller shard arrays of 4 KiB and more are cut from regions of 2 MiB pages (slots_alloc),
+ *   and the reserved address space is on 2 MiB pages too: with the store larger than what the
+ *   TLB maps in 4 KiB pages, every probe was a page walk too.
  * - At the end, what is still live comes out in allocation order without a copy of the store:
- *   each shard is compacted and radix-sorted by time (through a buffer the size of the largest
- *   shard, 1/256 of the blocks), and a tournament of losers over the sorted shards, comparing
- *   times alone but for ties, yields the blocks.
+ *   each shard is compacted and cut in 16 pieces, each radix-sorted by time (through a buffer
+ *   the size of the largest piece, 1/256 of the blocks), and a tournament of losers over the
+ *   256 sorted pieces, comparing times alone but for ties, yields the blocks.
  * - With a memory budget (cv__pairs_spill), the oldest half of the packed blocks go to disk
  *   when the store passes it (spill.c), and a shard gives up its room as they go; a take that
  *   misses in memory asks the spilled runs. At the end the blocks still in memory go out as a
  *   last run, and each run comes back in turn, oldest first, through the same sort and merge.
  */
-#define _GNU_SOURCE /* qsort_r, MADV_HUGEPAGE */
+#define _GNU_SOURCE /* qsort_r, MADV_HUGEPAGE, pthread_setname_np */
 #include <malloc.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "converter.h"
 
-#define SHARD_BITS 8
-#define NSHARDS (1u << SHARD_BITS)
+/* 16 shards that grow in place, or, where the address space for that is refused, 256 (the
+ * most) that grow by copying: a shard copied is 1/256 of the store more for a moment. */
+#define INPLACE_BITS 4
+#define INPLACE_SHARDS (1u << INPLACE_BITS)
+#define COPY_BITS 8
+#define NSHARDS (1u << COPY_BITS)
 #define MIN_CAP 16
 
 /* A packed block; addr 0 marks an empty slot. */
@@ -57,7 +69,20 @@ typedef struct {
 typedef struct {
     slot_t *slots;
     uint32_t cap, count;
+    uint32_t ahead; /* the cap whose growth's new pages were asked of the filler */
 } shard_t;
+
+/* The thread that brings in the pages a shard in place will grow into (fill_ahead). */
+typedef struct {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    struct range {
+        char *at;
+        size_t len;
+    } want[INPLACE_SHARDS]; /* one per shard, empty when len is 0 */
+    int stop;
+} filler_t;
 
 /* A region of 2 MiB pages that the larger shard arrays are cut from, one after the other. */
 typedef struct {
@@ -80,11 +105,17 @@ typedef struct {
     int done;                     /* no block left */
 } run_t;
 
-/* The drain's tournament: a power of two at least NSHARDS + 1 (the side table's run). */
-#define NLEAVES (2u * NSHARDS)
+/* The drain's sorted runs: each shard cut in NRUNS / NSHARDS pieces, whose sorts stay within
+ * the caches (a sixteenth of 8 M blocks, 16 MiB, sorted at once, took twice as long), or as
+ * many pieces of a spilled run; and the tournament over them, a power of two at least
+ * NRUNS + 1 (the side table's run). */
+#define NRUNS 256u
+#define NLEAVES (2u * NRUNS)
 
 struct cv__pairs {
     shard_t shards[NSHARDS];
+    uint32_t nshards; /* INPLACE_SHARDS with the reservation, else NSHARDS */
+    unsigned shift;   /* 64 - the bits of the hash that pick the shard */
     size_t count;
     /* The regions the larger shard arrays come from, the newest last. */
     region_t *regions;
@@ -98,6 +129,14 @@ struct cv__pairs {
     uint32_t *tids;
     size_t ntids;
     size_t bytes, peak_bytes;
+    /* The address space where shards of INPLACE_MIN bytes and more grow in place (NULL: not
+     * reserved, or refused), STRIDE bytes a shard; and the copy of one shard a growth or a
+     * spill places its blocks from. */
+    char *resv;
+    filler_t *filler; /* NULL: none yet, or none could be made (filler_failed) */
+    int filler_failed;
+    slot_t *scratch;
+    uint32_t scratch_cap;
     /* The drain: NLEAVES runs (those past the shards and the side table empty) and a tree of
      * losers over them: tree[0] is the run whose next block comes first, tree[n] the loser of
      * the match at node n (the leaves are nodes NLEAVES + run). */
@@ -134,7 +173,7 @@ static uint64_t hash_of(uint64_t addr)
 
 static shard_t *shard_of(cv__pairs_t *p, uint64_t h)
 {
-    return &p->shards[h >> (64 - SHARD_BITS)];
+    return &p->shards[h >> p->shift];
 }
 
 /* The home slot in a shard of cap slots: 32 hash bits below the shard's, scaled to cap. */
@@ -293,6 +332,182 @@ static void slots_free(cv__pairs_t *p, slot_t *slots, uint32_t cap)
         return;
     }
     free(slots); /* from malloc: no region had room */
+}
+
+/* ---- Shards that grow in place ---- */
+
+/* A growth into a fresh array had the kernel zero every page of it: the whole store, five times
+ * over as it grows by quarters (about a fifth of the reading thread's time with 8 M blocks live,
+ * more than the copy). A shard of INPLACE_MIN bytes and more therefore lives at a fixed place of
+ * address space reserved up front, STRIDE bytes a shard (16 of 256 MiB: 117 M blocks at 7/8
+ * full), and grows there: its blocks are copied to one scratch array, the size of a shard,
+ * whose pages stay the process's, and placed back; only the pages the shard has not reached
+ * before are new. Below INPLACE_MIN a shard would waste most of its first 2 MiB page, and
+ * beyond STRIDE it grows by copying as the small ones do. The reservation costs no memory:
+ * pages exist where a shard has been. Where it is refused (a limit of address space, ulimit -v)
+ * the store has 256 shards that grow by copying, as before: with 16, a shard's copy and the
+ * rest of the region it was cut from took more address space than 8 M blocks had had. */
+#define INPLACE_MIN (2u << 20)
+#define STRIDE ((size_t)256 << 20)
+
+static slot_t *inplace_of(const cv__pairs_t *p, const shard_t *sh)
+{
+    return p->resv ? (slot_t *)(p->resv + (size_t)(sh - p->shards) * STRIDE) : NULL;
+}
+
+static int in_place(const cv__pairs_t *p, const shard_t *sh)
+{
+    return p->resv && sh->slots == inplace_of(p, sh);
+}
+
+static void filler_start(cv__pairs_t *p);
+
+/* Reserves the address space of the shards in place; 0, or -1 where the system refuses it. */
+static int reserve(cv__pairs_t *p)
+{
+    void *m = mmap(NULL, INPLACE_SHARDS * STRIDE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+        return -1;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(m, INPLACE_SHARDS * STRIDE, MADV_HUGEPAGE);
+#endif
+    p->resv = m;
+    return 0;
+}
+
+/* ---- The filler: new pages brought in on the other core ----
+ *
+ * A page the store touches for the first time is zeroed by the kernel, and on this kind of
+ * machine (a virtual one; presumably its host takes back what the guest freed) a fresh 2 MiB page
+ * costs far more than zeroing: a first touch of 300 MiB of them took 1.7 s where a second took
+ * 0.15 s. A shard in place knows where it will grow, so when it is 17/20 full (it grows at 7/8)
+ * a thread of the store's own asks the kernel for the pages of its next size
+ * (MADV_POPULATE_WRITE: the pages are made, their contents untouched, so the thread never
+ * races with the shard's own writes), while the reading thread goes on. At any moment only the
+ * shards between 17/20 and 7/8 full (first_cap: about one in eight) hold pages ahead, a
+ * quarter of their size each. Without the thread, or on a kernel without the call, the pages
+ * come in at the growth as before. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+static void *filler_main(void *arg)
+{
+    filler_t *f = arg;
+    pthread_setname_np(pthread_self(), "rheap filler");
+    pthread_mutex_lock(&f->mu);
+    for (;;) {
+        size_t i = 0;
+        while (i < INPLACE_SHARDS && !f->want[i].len)
+            i++;
+        if (i == INPLACE_SHARDS) {
+            if (f->stop)
+                break;
+            pthread_cond_wait(&f->wake, &f->mu);
+            continue;
+        }
+        struct range r = f->want[i];
+        f->want[i].len = 0;
+        pthread_mutex_unlock(&f->mu);
+        (void)madvise(r.at, r.len, MADV_POPULATE_WRITE);
+        pthread_mutex_lock(&f->mu);
+    }
+    pthread_mutex_unlock(&f->mu);
+    return NULL;
+}
+
+static void filler_start(cv__pairs_t *p)
+{
+    filler_t *f = calloc(1, sizeof *f);
+    if (!f) {
+        p->filler_failed = 1;
+        return;
+    }
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->wake, NULL);
+    if (pthread_create(&f->thread, NULL, filler_main, f) != 0) {
+        pthread_mutex_destroy(&f->mu);
+        pthread_cond_destroy(&f->wake);
+        free(f);
+        p->filler_failed = 1;
+        return;
+    }
+    p->filler = f;
+}
+
+/* Stops the filler once it has brought in what it was asked for. */
+static void filler_stop(cv__pairs_t *p)
+{
+    filler_t *f = p->filler;
+    if (!f)
+        return;
+    pthread_mutex_lock(&f->mu);
+    f->stop = 1;
+    pthread_cond_signal(&f->wake);
+    pthread_mutex_unlock(&f->mu);
+    pthread_join(f->thread, NULL);
+    pthread_mutex_destroy(&f->mu);
+    pthread_cond_destroy(&f->wake);
+    free(f);
+    p->filler = NULL;
+}
+
+/* Asks the filler for the pages of a shard in place's next size, once per size. */
+static void fill_ahead(cv__pairs_t *p, shard_t *sh)
+{
+    sh->ahead = sh->cap;
+    if (!p->filler || !in_place(p, sh))
+        return;
+    size_t from = (size_t)sh->cap * sizeof(slot_t), to = from + from / 4 + sizeof(slot_t);
+    from = (from + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+    to = to < STRIDE ? to : STRIDE;
+    if (to <= from)
+        return;
+    filler_t *f = p->filler;
+    pthread_mutex_lock(&f->mu);
+    f->want[sh - p->shards] = (struct range){(char *)sh->slots + from, to - from};
+    pthread_cond_signal(&f->wake);
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* Gives back the pages of a shard in place from byte `from` of its room on (the large page
+ * holding `from` stays). */
+static void inplace_trim(cv__pairs_t *p, const shard_t *sh, size_t from)
+{
+    char *at = (char *)inplace_of(p, sh);
+    if (p->filler) {
+        pthread_mutex_lock(&p->filler->mu);
+        p->filler->want[sh - p->shards].len = 0;
+        pthread_mutex_unlock(&p->filler->mu);
+    }
+    size_t lo = (from + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+    if (lo < STRIDE)
+        (void)madvise(at + lo, STRIDE - lo, MADV_DONTNEED);
+}
+
+/* Room in the scratch array for n blocks. -1: no memory. */
+static int scratch_room(cv__pairs_t *p, uint32_t n)
+{
+    if (p->scratch_cap >= n)
+        return 0;
+    uint32_t cap = n + n / 4;
+    slot_t *x = malloc((size_t)cap * sizeof *x);
+    if (!x)
+        return -1;
+    free(p->scratch);
+    account(p, ((ptrdiff_t)cap - (ptrdiff_t)p->scratch_cap) * (ptrdiff_t)sizeof *x);
+    p->scratch = x;
+    p->scratch_cap = cap;
+    return 0;
+}
+
+static void scratch_free(cv__pairs_t *p)
+{
+    free(p->scratch);
+    account(p, -(ptrdiff_t)((size_t)p->scratch_cap * sizeof *p->scratch));
+    p->scratch = NULL;
+    p->scratch_cap = 0;
 }
 
 /* ---- Packing ---- */
@@ -457,29 +672,40 @@ static void shard_remove(shard_t *sh, uint32_t j)
     sh->count--;
 }
 
-/* Grows a shard by a quarter (to MIN_CAP when it has none). -1: no memory, shard unchanged.
+/* Frees a shard's array (or gives back the pages of one in place) and its count in `bytes`. */
+static void shard_release(cv__pairs_t *p, shard_t *sh)
+{
+    if (in_place(p, sh))
+        inplace_trim(p, sh, 0);
+    else
+        slots_free(p, sh->slots, sh->cap);
+    account(p, -(ptrdiff_t)((size_t)sh->cap * sizeof(slot_t)));
+    *sh = (shard_t){NULL, 0, 0, 0};
+}
+
+/* Places the blocks of src (scap slots, a shard's array) into `to`, empty and larger. Its
+ * array is zero with `zeroed`; otherwise what it holds is of no meaning, and every slot the
+ * pass does not fill is zeroed as it goes (a memset of the whole would write it twice).
  *
  * The blocks are in the order of their keys, starting after any empty slot, and a block's home
  * in the larger shard follows that order: each goes to its home or, if that is taken, right
  * after the block before it. One pass, without probing or moving a block twice; only blocks
  * whose place would run around the end into the first ones placed go through shard_place. */
-static int shard_grow(cv__pairs_t *p, shard_t *sh)
+static void place_all(const slot_t *src, uint32_t scap, shard_t *to, int zeroed)
 {
-    uint32_t cap = sh->cap ? sh->cap + sh->cap / 4 : MIN_CAP;
-    slot_t *slots = slots_alloc(p, cap);
-    if (!slots)
-        return -1;
-    account(p, (ptrdiff_t)(cap * sizeof *slots));
-    shard_t grown = {slots, cap, 0};
+    slot_t *slots = to->slots;
+    uint32_t cap = to->cap;
     uint32_t start = 0;
-    while (start < sh->cap && sh->slots[start].addr)
+    while (start < scap && src[start].addr)
         start++;
-    /* u: the next free place, counted on past the end; wrap: the keys went round. */
+    /* u: the next free place, counted on past the end; wrap: the keys went round; z: the slots
+     * below it are zero or filled. */
     uint64_t u = 0, last = 0;
+    uint32_t z = zeroed ? cap : 0;
     int wrap = 0;
-    for (uint32_t n = 1; n <= sh->cap; n++) {
-        uint32_t i = start + n < sh->cap ? start + n : start + n - sh->cap;
-        const slot_t *s = &sh->slots[i];
+    for (uint32_t n = 1; n <= scap; n++) {
+        uint32_t i = start + n < scap ? start + n : start + n - scap;
+        const slot_t *s = &src[i];
         if (!s->addr)
             continue;
         uint64_t h = hash_of(s->addr);
@@ -490,18 +716,78 @@ static int shard_grow(cv__pairs_t *p, shard_t *sh)
         uint64_t home = home_of(h, cap) + (wrap ? (uint64_t)cap : 0);
         if (u < home)
             u = home;
-        uint32_t j = (uint32_t)(u < cap ? u : u - cap);
-        if (u >= 2 * (uint64_t)cap || slots[j].addr) {
-            shard_place(&grown, *s, h);
-            continue;
+        if (u < cap) {
+            /* Places before the end are filled in increasing order: none is taken. */
+            if (z < u)
+                memset(&slots[z], 0, (size_t)(u - z) * sizeof *slots);
+            z = (uint32_t)u + 1;
+        } else {
+            if (z < cap)
+                memset(&slots[z], 0, (size_t)(cap - z) * sizeof *slots);
+            z = cap;
+            if (u >= 2 * (uint64_t)cap || slots[u - cap].addr) {
+                shard_place(to, *s, h);
+                continue;
+            }
         }
+        uint32_t j = (uint32_t)(u < cap ? u : u - cap);
         slots[j] = *s;
         set_dist(&slots[j], (uint32_t)(u - home < FAR ? u - home : FAR));
-        grown.count++;
+        to->count++;
         u++;
     }
-    slots_free(p, sh->slots, sh->cap);
-    account(p, -(ptrdiff_t)(sh->cap * sizeof *slots));
+    if (z < cap)
+        memset(&slots[z], 0, (size_t)(cap - z) * sizeof *slots);
+}
+
+/* A shard's first size: 16 slots times 1.25^(i/16) for shard i. The shards fill at one pace
+ * (the hash spreads the blocks evenly), so with one first size they would grow all at once:
+ * right after, every one 7/10 full, 46 bytes a block, however many blocks there are. With their
+ * sizes a sixteenth of a growth apart, they are at every point of their growth at any moment
+ * and a block costs 32 bytes over the mean fill, about 41. */
+static uint32_t first_cap(const cv__pairs_t *p, const shard_t *sh)
+{
+    static const uint16_t caps[16] = {64, 65, 66, 67, 68, 69, 70, 71,
+                                      72, 73, 74, 75, 76, 77, 78, 79};
+    /* Not the 256 shards that grow by copying (no reservation: a limit of address space):
+     * spread, the arrays each 32 MiB region holds are freed at different moments, and the
+     * regions' address space ran out where 8 M blocks had converted (ulimit -v 460000). */
+    if (p->nshards != INPLACE_SHARDS)
+        return MIN_CAP;
+    return caps[(size_t)(sh - p->shards) % 16];
+}
+
+/* Grows a shard by a quarter (to first_cap when it has none): in place (inplace_of) when it is
+ * large enough, else into a new array. -1: no memory, shard unchanged. */
+static int shard_grow(cv__pairs_t *p, shard_t *sh)
+{
+    uint32_t cap = sh->cap ? sh->cap + sh->cap / 4 : first_cap(p, sh);
+    size_t bytes = (size_t)cap * sizeof(slot_t);
+    if (bytes <= STRIDE && (in_place(p, sh) || (bytes >= INPLACE_MIN && p->resv))) {
+        if (!p->filler && !p->filler_failed)
+            filler_start(p);
+        const slot_t *src = sh->slots;
+        if (in_place(p, sh)) {
+            if (scratch_room(p, sh->cap) != 0)
+                return -1;
+            memcpy(p->scratch, sh->slots, (size_t)sh->cap * sizeof *sh->slots);
+            src = p->scratch;
+        }
+        shard_t grown = {inplace_of(p, sh), cap, 0, 0};
+        place_all(src, sh->cap, &grown, 0);
+        if (src != p->scratch)
+            slots_free(p, sh->slots, sh->cap);
+        account(p, ((ptrdiff_t)cap - (ptrdiff_t)sh->cap) * (ptrdiff_t)sizeof(slot_t));
+        *sh = grown;
+        return 0;
+    }
+    slot_t *slots = slots_alloc(p, cap);
+    if (!slots)
+        return -1;
+    account(p, (ptrdiff_t)(cap * sizeof *slots));
+    shard_t grown = {slots, cap, 0, 0};
+    place_all(sh->slots, sh->cap, &grown, 1);
+    shard_release(p, sh);
     *sh = grown;
     return 0;
 }
@@ -572,15 +858,22 @@ static void wide_remove(cv__pairs_t *p, size_t j)
 
 cv__pairs_t *cv__pairs_create(void)
 {
-    return calloc(1, sizeof(cv__pairs_t));
+    cv__pairs_t *p = calloc(1, sizeof(cv__pairs_t));
+    if (!p)
+        return NULL;
+    int in_place = reserve(p) == 0;
+    p->nshards = in_place ? INPLACE_SHARDS : NSHARDS;
+    p->shift = 64 - (in_place ? INPLACE_BITS : COPY_BITS);
+    return p;
 }
 
 static void free_all(cv__pairs_t *p)
 {
-    for (size_t i = 0; i < NSHARDS; i++) {
-        slots_free(p, p->shards[i].slots, p->shards[i].cap);
-        p->shards[i] = (shard_t){NULL, 0, 0};
-    }
+    for (size_t i = 0; i < p->nshards; i++)
+        shard_release(p, &p->shards[i]);
+    scratch_free(p);
+    filler_stop(p);
+    p->filler_failed = 0;
     free(p->wkeys);
     free(p->wvals);
     free(p->tids);
@@ -614,6 +907,8 @@ void cv__pairs_destroy(cv__pairs_t *p)
     if (!p)
         return;
     free_all(p);
+    if (p->resv)
+        munmap(p->resv, INPLACE_SHARDS * STRIDE);
     free(p->regions);
     free(p);
 }
@@ -658,7 +953,7 @@ static void spill_account(cv__pairs_t *p)
 static uint64_t oldest_half(const cv__pairs_t *p)
 {
     uint64_t lo = UINT64_MAX, hi = 0, n = 0;
-    for (size_t i = 0; i < NSHARDS; i++)
+    for (size_t i = 0; i < p->nshards; i++)
         for (uint32_t j = 0; j < p->shards[i].cap; j++) {
             const slot_t *s = &p->shards[i].slots[j];
             if (!s->addr)
@@ -674,7 +969,7 @@ static uint64_t oldest_half(const cv__pairs_t *p)
     while ((hi - lo) >> shift >= 4096)
         shift++;
     uint32_t hist[4096] = {0};
-    for (size_t i = 0; i < NSHARDS; i++)
+    for (size_t i = 0; i < p->nshards; i++)
         for (uint32_t j = 0; j < p->shards[i].cap; j++) {
             const slot_t *s = &p->shards[i].slots[j];
             if (s->addr)
@@ -702,7 +997,7 @@ static int spill_oldest(cv__pairs_t *p, int all)
     uint64_t cut = all ? UINT64_MAX : oldest_half(p);
     void *parts[NSHARDS];
     size_t nparts[NSHARDS], total = 0;
-    for (size_t i = 0; i < NSHARDS; i++) {
+    for (size_t i = 0; i < p->nshards; i++) {
         /* The blocks that go, to the front of the shard's array. */
         shard_t *sh = &p->shards[i];
         size_t e = 0;
@@ -716,26 +1011,45 @@ static int spill_oldest(cv__pairs_t *p, int all)
         nparts[i] = e;
         total += e;
     }
-    int rc = cv__spill_run(p->spill, parts, nparts, NSHARDS);
-    for (size_t i = 0; i < NSHARDS; i++) {
+    int rc = cv__spill_run(p->spill, parts, nparts, p->nshards);
+    for (size_t i = 0; i < p->nshards; i++) {
         shard_t *sh = &p->shards[i];
         uint32_t kept = sh->count - (uint32_t)nparts[i];
         if (!nparts[i] || rc != 0)
             continue;
         uint32_t cap = kept ? kept + kept / 4 + 1 : 0;
         cap = kept && cap < MIN_CAP ? MIN_CAP : cap;
+        if (in_place(p, sh) && kept) {
+            /* Rebuilt where it is, from a copy of the blocks that stay; the pages past its
+             * new end go back. */
+            if (scratch_room(p, kept) != 0) {
+                rc = -1;
+                continue;
+            }
+            uint32_t n = 0;
+            for (uint32_t j = (uint32_t)nparts[i]; j < sh->cap; j++)
+                if (sh->slots[j].addr)
+                    p->scratch[n++] = sh->slots[j];
+            memset(sh->slots, 0, (size_t)cap * sizeof *sh->slots);
+            shard_t fresh = {sh->slots, cap, 0, 0};
+            for (uint32_t j = 0; j < n; j++)
+                shard_place(&fresh, p->scratch[j], hash_of(p->scratch[j].addr));
+            inplace_trim(p, sh, (size_t)cap * sizeof *sh->slots);
+            account(p, ((ptrdiff_t)cap - (ptrdiff_t)sh->cap) * (ptrdiff_t)sizeof(slot_t));
+            *sh = fresh;
+            continue;
+        }
         slot_t *slots = cap ? slots_alloc(p, cap) : NULL;
         if (cap && !slots) {
             rc = -1;
             continue;
         }
-        shard_t fresh = {slots, cap, 0};
+        shard_t fresh = {slots, cap, 0, 0};
         for (uint32_t j = (uint32_t)nparts[i]; j < sh->cap; j++)
             if (sh->slots[j].addr)
                 shard_place(&fresh, sh->slots[j], hash_of(sh->slots[j].addr));
-        account(p, (ptrdiff_t)cap * (ptrdiff_t)sizeof *slots -
-                       (ptrdiff_t)sh->cap * (ptrdiff_t)sizeof *slots);
-        slots_free(p, sh->slots, sh->cap);
+        account(p, (ptrdiff_t)cap * (ptrdiff_t)sizeof *slots);
+        shard_release(p, sh);
         *sh = fresh;
     }
     if (rc != 0)
@@ -782,6 +1096,17 @@ int cv__pairs_take(cv__pairs_t *p, uint64_t addr, cv__live_t *out)
     return 1;
 }
 
+/* Room for one more block: the shard grows when it would be more than 7/8 full, and asks for
+ * its next size's pages when it is 17/20 full. -1: no memory. */
+static int make_room(cv__pairs_t *p, shard_t *sh)
+{
+    if ((sh->count + 1) * 8 > (size_t)sh->cap * 7)
+        return shard_grow(p, sh);
+    if (sh->count * 20 > (size_t)sh->cap * 17 && sh->ahead != sh->cap)
+        fill_ahead(p, sh);
+    return 0;
+}
+
 static int insert(cv__pairs_t *p, const cv__live_t *b, cv__live_t *evicted)
 {
     /* A block may be live on disk at the address too (spill.c): the take looks there. */
@@ -791,7 +1116,7 @@ static int insert(cv__pairs_t *p, const cv__live_t *b, cv__live_t *evicted)
         if (packs(b)) {
             uint64_t h = hash_of(b->addr);
             shard_t *sh = shard_of(p, h);
-            if ((sh->count + 1) * 8 > (size_t)sh->cap * 7 && shard_grow(p, sh) != 0)
+            if (make_room(p, sh) != 0)
                 return -1;
             if (note_tid(p, b->thread, b->tid) != 0)
                 return -1;
@@ -806,7 +1131,7 @@ static int insert(cv__pairs_t *p, const cv__live_t *b, cv__live_t *evicted)
      * still live at the address, or the place of the new one. */
     uint64_t h = hash_of(b->addr);
     shard_t *sh = shard_of(p, h);
-    if ((sh->count + 1) * 8 > (size_t)sh->cap * 7 && shard_grow(p, sh) != 0)
+    if (make_room(p, sh) != 0)
         return -1;
     if (b->thread >= p->ntids || p->tids[b->thread] != b->tid)
         if (note_tid(p, b->thread, b->tid) != 0)
@@ -846,7 +1171,7 @@ size_t cv__pairs_find_range(const cv__pairs_t *p, uint64_t lo, uint64_t hi, uint
                             size_t max)
 {
     size_t n = 0;
-    for (size_t i = 0; i < NSHARDS && n < max; i++) {
+    for (size_t i = 0; i < p->nshards && n < max; i++) {
         const shard_t *sh = &p->shards[i];
         for (uint32_t j = 0; j < sh->cap && n < max; j++)
             if (sh->slots[j].addr >= lo && sh->slots[j].addr < hi)
@@ -869,7 +1194,7 @@ size_t cv__pairs_find_range(const cv__pairs_t *p, uint64_t lo, uint64_t hi, uint
 void cv__pairs_prefetch(const cv__pairs_t *p, uint64_t addr)
 {
     uint64_t h = hash_of(addr);
-    const shard_t *sh = &p->shards[h >> (64 - SHARD_BITS)];
+    const shard_t *sh = &p->shards[h >> p->shift];
     if (!sh->cap)
         return;
     const char *at = (const char *)&sh->slots[home_of(h, sh->cap)];
@@ -1058,7 +1383,7 @@ static int load_spilled(cv__pairs_t *p)
         free(p->loaded);
         account(p, -(ptrdiff_t)p->loaded_bytes);
         p->loaded_bytes = 0;
-        size_t per = (n + NSHARDS - 1) / NSHARDS;
+        size_t per = (n + NRUNS - 1) / NRUNS;
         p->loaded = malloc(n * sizeof *p->loaded);
         slot_t *tmp = malloc(per * sizeof *tmp);
         if (!p->loaded || !tmp) {
@@ -1069,7 +1394,7 @@ static int load_spilled(cv__pairs_t *p)
         account(p, (ptrdiff_t)(p->loaded_bytes + per * sizeof *tmp));
         int rc = cv__spill_load(p->spill, k, p->loaded);
         spill_account(p);
-        for (size_t i = 0; rc == 0 && i < NSHARDS; i++) {
+        for (size_t i = 0; rc == 0 && i < NRUNS; i++) {
             p->runs[i] = (run_t){0};
             if (i * per < n) {
                 uint32_t m = (uint32_t)(n - i * per < per ? n - i * per : per);
@@ -1095,43 +1420,49 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
      * so the drain holds one run's blocks at a time, never more than the store held. */
     if (p->spilled && p->count - p->wcount > p->spilled && spill_oldest(p, 1) != 0)
         return -1;
+    /* The growths are over: their scratch array goes before the drain's own buffers. */
+    scratch_free(p);
     uint32_t most = 0;
-    for (uint32_t i = 0; i < NSHARDS; i++)
+    for (uint32_t i = 0; i < p->nshards; i++)
         most = p->shards[i].count > most ? p->shards[i].count : most;
+    uint32_t pieces = NRUNS / p->nshards, per = (most + pieces - 1) / pieces;
     p->runs = calloc(NLEAVES, sizeof *p->runs);
     p->tree = malloc(NLEAVES * sizeof *p->tree);
     p->keys = malloc(NLEAVES * sizeof *p->keys);
     if (p->wcount)
         p->wsorted = malloc(p->wcount * sizeof *p->wsorted);
-    /* The sort's second buffer: room for the largest shard's blocks, 1/256 of them all. */
-    slot_t *tmp = most ? malloc((size_t)most * sizeof *tmp) : NULL;
-    if (!p->runs || !p->tree || !p->keys || (p->wcount && !p->wsorted) || (most && !tmp)) {
+    /* The sort's second buffer: room for the largest piece, 1/256 of the blocks. */
+    slot_t *tmp = per ? malloc((size_t)per * sizeof *tmp) : NULL;
+    if (!p->runs || !p->tree || !p->keys || (p->wcount && !p->wsorted) || (per && !tmp)) {
         free(tmp);
         return -1;
     }
-    account(p, (ptrdiff_t)((size_t)most * sizeof *tmp));
-    for (uint32_t i = 0; i < NSHARDS; i++) {
+    account(p, (ptrdiff_t)((size_t)per * sizeof *tmp));
+    for (uint32_t i = 0; i < p->nshards; i++) {
         shard_t *sh = &p->shards[i];
         uint32_t n = 0;
         for (uint32_t j = 0; j < sh->cap; j++)
             if (sh->slots[j].addr)
                 sh->slots[n++] = sh->slots[j];
-        if (!n)
-            continue;
-        sort_slots(sh->slots, tmp, n, p->tids);
-        p->runs[i].at = sh->slots;
-        p->runs[i].end = sh->slots + n;
+        uint32_t each = (n + pieces - 1) / pieces;
+        for (uint32_t q = 0; q < pieces && q * each < n; q++) {
+            uint32_t m = n - q * each < each ? n - q * each : each;
+            run_t *r = &p->runs[i * pieces + q];
+            sort_slots(sh->slots + q * each, tmp, m, p->tids);
+            r->at = sh->slots + q * each;
+            r->end = r->at + m;
+        }
     }
     free(tmp);
-    account(p, -(ptrdiff_t)((size_t)most * sizeof *tmp));
+    account(p, -(ptrdiff_t)((size_t)per * sizeof *tmp));
     if (p->wcount) {
         size_t n = 0;
         for (size_t j = 0; j <= p->wmask; j++)
             if (p->wkeys[j])
                 p->wsorted[n++] = p->wvals[j];
         qsort(p->wsorted, n, sizeof *p->wsorted, live_cmp);
-        p->runs[NSHARDS].wat = p->wsorted;
-        p->runs[NSHARDS].wend = p->wsorted + n;
+        p->runs[NRUNS].wat = p->wsorted;
+        p->runs[NRUNS].wend = p->wsorted + n;
     }
     for (uint32_t i = 0; i < NLEAVES; i++)
         run_peek(p, i);
@@ -1158,7 +1489,7 @@ int cv__pairs_drain_next(cv__pairs_t *p, cv__live_t *out)
     } else
         *out = *r->wat++;
     run_peek(p, w);
-    if (r->done && w < NSHARDS && p->loaded_runs)
+    if (r->done && w < NRUNS && p->loaded_runs)
         p->loaded_runs--;
     /* The winner's path is played again: at each node the better of it and the loser kept
      * there goes on. Which one is as good as random, so the choice is made without a branch

@@ -252,6 +252,82 @@ static void test_pairs(void)
     cv__pairs_destroy(p);
 }
 
+/* Shards of 2 MiB and more grow in place, in address space the store reserves, from a copy of
+ * their blocks, and bring in their next pages on a thread of their own: 2 M addresses (some
+ * 1.1 M blocks live, shards of 3 MiB before the first spill) against a model, inserts (some at
+ * live addresses) and takes in turn, then the drain; over the budget of 40 MiB the shards in
+ * place are cut down and rebuilt where they are as their oldest blocks go to disk. (Growth in
+ * place without a budget: test_pairs's 3 M blocks.) */
+static void test_pairs_in_place(void)
+{
+    const uint64_t budget = 40u << 20;
+    enum { NADDR = 2000000, OPS = 4000000 };
+    char dir[] = "/tmp/rheap-inplace-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char near[64];
+    snprintf(near, sizeof near, "%s/out.db", dir);
+    cv__pairs_t *p = cv__pairs_create();
+    cv__pairs_spill(p, budget, near);
+    cv__live_t *model = calloc(NADDR, sizeof *model);
+    uint64_t seed = 0x9E3779B97F4A7C15ull;
+    size_t live = 0;
+    int bad = 0;
+    for (uint64_t op = 0; op < OPS; op++) {
+        size_t k = next_rand(&seed) % NADDR;
+        uint64_t addr = 0x7f0000000000ull + k * 48;
+        cv__live_t b, out;
+        if (next_rand(&seed) % 3 != 0) {
+            random_block(&seed, addr, &b);
+            /* allocations come in time order, as the merge applies them */
+            b.t = op * 8 + (b.t & 7);
+            int rc = cv__pairs_insert(p, &b, &out);
+            if (rc != (model[k].addr != 0) || (rc == 1 && !same_block(&out, &model[k])))
+                bad++;
+            live += rc == 0;
+            model[k] = b;
+        } else {
+            int rc = cv__pairs_take(p, addr, &out);
+            if (rc != (model[k].addr != 0) || (rc == 1 && !same_block(&out, &model[k])))
+                bad++;
+            live -= rc == 1;
+            model[k].addr = 0;
+        }
+    }
+    CHECK_INT(bad, 0);
+    CHECK(cv__pairs_failure(p) == NULL);
+    CHECK_INT(cv__pairs_count(p), live);
+    uint64_t spilled, file;
+    cv__pairs_spilled(p, &spilled, &file);
+    size_t bytes, peak;
+    cv__pairs_memory(p, &bytes, &peak);
+    printf("in place: %zu live, %llu spilled, the store's peak %zu bytes\n", live,
+           (unsigned long long)spilled, peak);
+    CHECK(live > 1100000);
+    CHECK(spilled > 500000);
+    cv__live_t *want = malloc((live + 1) * sizeof *want);
+    size_t n = 0;
+    for (size_t k = 0; k < NADDR; k++)
+        if (model[k].addr)
+            want[n++] = model[k];
+    qsort(want, n, sizeof *want, by_drain_order);
+    CHECK_INT(cv__pairs_drain_begin(p), 0);
+    size_t got = 0;
+    cv__live_t b;
+    int more;
+    while ((more = cv__pairs_drain_next(p, &b)) > 0) {
+        if (got >= n || !same_block(&b, &want[got]))
+            bad++;
+        got++;
+    }
+    CHECK_INT(more, 0);
+    CHECK_INT(got, n);
+    CHECK_INT(bad, 0);
+    cv__pairs_destroy(p);
+    free(want);
+    free(model);
+    rmdir(dir);
+}
+
 /* A store over a budget of 64 KiB against a model: most of its blocks live on disk, and every
  * take (of spilled blocks too), insert at a live spilled address, range search and the drain
  * gives what a store without a budget gives. Then a write error: the spill file is named. */
@@ -513,6 +589,7 @@ int main(void)
 {
     test_merge();
     test_pairs();
+    test_pairs_in_place();
     test_spill();
     test_demangle();
     test_symbol_index();
