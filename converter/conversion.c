@@ -134,9 +134,12 @@ typedef struct {
 } staged_t;
 
 /* A recording's rows wait here in batches of STAGE_BATCH while it holds the turn; a worker
- * whose recording waits for its turn keeps up to STAGE_MAX of them (7 MiB) before it waits. */
+ * whose recording waits for its turn keeps up to STAGE_MAX of them (7 MiB) in memory, then
+ * takes the turn if nobody else converts, else moves them to its overflow file (up to
+ * OVERFLOW_MAX rows, 448 MiB; then it waits for the turn). */
 #define STAGE_BATCH 4096u
 #define STAGE_MAX 65536u
+#define OVERFLOW_MAX (64u * STAGE_MAX)
 
 /* What the workers of a conversion share (two of them under rheap run; one for rheap convert).
  *
@@ -145,7 +148,8 @@ typedef struct {
  * enter the database together, so that its row ids are one range (the summaries' checkpoints
  * name ranges of ids): one recording at a time holds the turn, from its first row written to
  * its end. A worker keeps its recording's rows (numbered within the recording) until it takes
- * the turn: at the recording's end, or when it has STAGE_MAX rows; then it writes them with
+ * the turn: at the recording's end, or when it has STAGE_MAX rows and no other worker converts
+ * (else they go to an overflow file and it converts on: stage_full); then it writes them with
  * the ids, threads.id and pools.id of the recordings written before added (row_base,
  * thread_base, pool_base), and the rest as it makes them. Its summaries take the same offsets.
  * A worker whose small recording ends while the other's larger one is still being read (its
@@ -188,6 +192,9 @@ typedef struct ctx {
     uint32_t thread_base;
     staged_t *stage;          /* rows not written yet */
     size_t nstage, capstage;
+    int over_fd;              /* rows not written yet, before those of stage: an unnamed file */
+    uint64_t over_rows;       /* (-1 until first needed) and how many rows it holds */
+    char over_name[4200];     /* how messages call it */
     size_t format_from;       /* the input whose process file set format_version, + 1 */
     input_t *in;
     size_t nin, capin;
@@ -204,6 +211,7 @@ typedef struct ctx {
     uint64_t live_events;     /* events applied while their recording was still growing */
     uint64_t budget;          /* of each recording's live-block store; 0: none (pair.c) */
     uint64_t spilled, spill_bytes; /* what the stores wrote to their spill files */
+    uint64_t turn_rows;       /* rows moved to the overflow file (stage_full) */
     uint64_t compacted_files; /* thread files replaced by the recordings' checkpoints */
     uint64_t compacted_before; /* the latest checkpoint's time (ns since its recording began) */
     char format_version[32];
@@ -750,11 +758,53 @@ static int write_staged(ctx_t *c)
 
 static int wait_turn(ctx_t *c);
 
+/* The rows moved to the overflow file, back in order and written, STAGE_BATCH at a time in
+ * place of the staged rows (which wait apart meanwhile). The turn held. 0, or -1 (said). */
+static int write_overflow(ctx_t *c)
+{
+    if (!c->over_rows)
+        return 0;
+    staged_t *kept = c->stage;
+    size_t nkept = c->nstage, capkept = c->capstage;
+    staged_t *buf = malloc(STAGE_BATCH * sizeof *buf);
+    if (!buf) {
+        nomem(c, "");
+        return -1;
+    }
+    c->stage = buf;
+    int rc = 0;
+    for (uint64_t done = 0; rc == 0 && done < c->over_rows;) {
+        size_t n = c->over_rows - done < STAGE_BATCH ? (size_t)(c->over_rows - done) : STAGE_BATCH;
+        off_t at = (off_t)(done * sizeof *buf);
+        ssize_t got = pread(c->over_fd, buf, n * sizeof *buf, at);
+        if (got != (ssize_t)(n * sizeof *buf)) {
+            errorf(c, RHEAP_CONVERT_E_OUTPUT, c->over_name, (uint64_t)at,
+                   "%s: offset %llu: reading back rows kept for their turn: %s", c->over_name,
+                   (unsigned long long)at, got < 0 ? strerror(errno) : "the file is shorter");
+            rc = -1;
+            break;
+        }
+        c->nstage = n;
+        pthread_mutex_lock(&c->sh->db_mu);
+        rc = write_staged(c);
+        pthread_mutex_unlock(&c->sh->db_mu);
+        if (rc != 0)
+            db_fail(c, "allocations");
+        done += n;
+    }
+    free(buf);
+    c->stage = kept;
+    c->nstage = nkept;
+    c->capstage = capkept;
+    c->over_rows = 0;
+    return rc;
+}
+
 /* Hands the staged rows to the database, after waiting for the recording's turn. 0, or -1
  * (said). */
 static int flush_staged(ctx_t *c)
 {
-    if (!c->has_turn && wait_turn(c) != 0)
+    if (!c->has_turn && (wait_turn(c) != 0 || write_overflow(c) != 0))
         return -1;
     pthread_mutex_lock(&c->sh->db_mu);
     int rc = write_staged(c);
@@ -766,12 +816,52 @@ static int flush_staged(ctx_t *c)
     return 0;
 }
 
+/* STAGE_MAX rows kept and no turn. Taking the turn now would hold it for the rest of the
+ * recording: a worker whose recording ends meanwhile would wait that long, idle (on a build
+ * tree, where 90 compilers make 70% of the rows, one worker in five waited so). So the turn is
+ * taken only when no other worker converts and it is free; else the rows go to the overflow
+ * file, the worker converts on, and its recording takes the turn at its end. 0, or -1
+ * (said). */
+static int stage_full(ctx_t *c)
+{
+    shared_t *sh = c->sh;
+    pthread_mutex_lock(&sh->in_mu);
+    int alone = sh->busy <= 1 && !sh->turn_taken;
+    pthread_mutex_unlock(&sh->in_mu);
+    if (alone || c->over_rows >= OVERFLOW_MAX)
+        return flush_staged(c);
+    if (c->over_fd < 0 &&
+        (c->over_fd = cv__temp_open(c->o->output, "turn", c->over_name, sizeof c->over_name)) < 0) {
+        errorf(c, RHEAP_CONVERT_E_OUTPUT, c->over_name, NO_OFFSET,
+               "%s: making a temporary file for rows kept for their turn: %s", c->over_name,
+               strerror(errno));
+        return -1;
+    }
+    size_t len = c->nstage * sizeof *c->stage;
+    off_t at = (off_t)(c->over_rows * sizeof *c->stage);
+    for (size_t put = 0; put < len;) {
+        ssize_t w = pwrite(c->over_fd, (const char *)c->stage + put, len - put, at + (off_t)put);
+        if (w <= 0) {
+            errorf(c, RHEAP_CONVERT_E_OUTPUT, c->over_name, (uint64_t)at + put,
+                   "%s: offset %llu: writing rows kept for their turn: %s", c->over_name,
+                   (unsigned long long)(at + (off_t)put), w < 0 ? strerror(errno) : "nothing written");
+            return -1;
+        }
+        put += (size_t)w;
+    }
+    c->over_rows += c->nstage;
+    c->turn_rows += c->nstage;
+    c->nstage = 0;
+    return 0;
+}
+
 /* free_thread: threads.id of the freeing thread, RHEAP_NO_THREAD when none was recorded. The
  * row is numbered within its recording (shared_t). */
 static int write_row(ctx_t *c, const cv__live_t *b, int freed, uint64_t dealloc_t,
                      uint32_t free_thread, uint64_t *id_out)
 {
-    if (c->nstage >= (c->has_turn ? STAGE_BATCH : STAGE_MAX) && flush_staged(c) != 0)
+    if (c->nstage >= (c->has_turn ? STAGE_BATCH : STAGE_MAX) &&
+        (c->has_turn ? flush_staged(c) : stage_full(c)) != 0)
         return -1;
     if (rheap_grow(&c->stage, &c->capstage, c->nstage, sizeof *c->stage, STAGE_BATCH) != 0) {
         nomem(c, "");
@@ -1928,6 +2018,8 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
     c->next_id = 0;
     c->next_thread = 0;
     c->nstage = 0;
+    c->over_fd = -1;
+    c->over_rows = 0;
     for (size_t i = 0; i < c->npools; i++)
         free(c->pools[i].name);
     c->npools = 0;
@@ -1972,6 +2064,10 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
         c->spill_bytes += bytes;
     }
     cv__pairs_destroy(live_map);
+    if (c->over_fd >= 0)
+        close(c->over_fd);
+    c->over_fd = -1;
+    c->over_rows = 0;
     return rc;
 }
 
@@ -2456,6 +2552,7 @@ static int run_workers(ctx_t *c, unsigned n)
         c->live_events += x->live_events;
         c->spilled += x->spilled;
         c->spill_bytes += x->spill_bytes;
+        c->turn_rows += x->turn_rows;
         c->compacted_files += x->compacted_files;
         if (x->compacted_before > c->compacted_before)
             c->compacted_before = x->compacted_before;
@@ -2522,7 +2619,7 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
             db_fail(c, "sites");
         }
         /* The totals over every recording, from what the summaries added up as they went. */
-        int tr = h && !c->fatal ? cv__summary_totals_write(c->sum, h) : 0;
+        int tr = h && !c->fatal ? cv__summary_totals_write(c->sum, c->db, h) : 0;
         /* And the timeline of every recording together. */
         if (tr == 0 && h && !c->fatal)
             tr = cv__summary_treeline_write(c->sum, h);
@@ -2566,6 +2663,7 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
         result->overlapped = c->sh->overlapped;
         result->spilled = c->spilled;
         result->spill_bytes = c->spill_bytes;
+        result->turn_rows = c->turn_rows;
         result->seconds =
             (double)(t1.tv_sec - c->t0.tv_sec) + (double)(t1.tv_nsec - c->t0.tv_nsec) / 1e9;
     }

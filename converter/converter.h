@@ -364,6 +364,11 @@ void cv__bind_wide(struct sqlite3_stmt *s, int i, cv__wide_t v);
  * followed by cv__db_leave, after which the writer thread goes on. */
 struct sqlite3 *cv__db_enter(cv__db_t *db);
 void cv__db_leave(cv__db_t *db);
+/* Between enter and leave: `INSERT INTO table VALUES` with `rows` groups of `cols` parameters,
+ * prepared on the first call for (table, rows) and kept until the database is finished (the
+ * same table pointer names the same statement). NULL when it cannot be prepared (SQLite's
+ * message for cv__db_failed) or too many are kept. */
+struct sqlite3_stmt *cv__db_insert(cv__db_t *db, const char *table, int cols, int rows);
 /* Between enter and leave, after a statement of the caller's failed: keeps SQLite's message for
  * cv__db_error, before the writer thread's next chunk can replace it. */
 void cv__db_failed(cv__db_t *db);
@@ -452,7 +457,7 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t
 /* At the end of the conversion, inside the database (cv__db_enter): every stack's rows of
  * stack_stats over all the recordings the summary has written, into stack_totals. 0; 1 out of
  * memory; -1 database error. */
-int cv__summary_totals_write(cv__summary_t *s, struct sqlite3 *h);
+int cv__summary_totals_write(cv__summary_t *s, cv__db_t *db, struct sqlite3 *h);
 /* Adds src's totals over its recordings to dst's (a conversion's two workers each have a
  * summary). 0, or -1 out of memory. */
 int cv__summary_totals_merge(cv__summary_t *dst, const cv__summary_t *src);

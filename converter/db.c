@@ -72,6 +72,8 @@
 #define KEPT_FRAMES 8192
 #define FRAME_BATCH 32
 #define FRAME_COLS 9
+/* Statements kept for cv__db_insert: summary.c's 16 tables at 6 sizes of batch at most. */
+#define INSERTS_MAX 128
 
 enum { ST_ALLOC, ST_FREE, ST_EXTRA, ST_FRAME, ST_STACK, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_POOL, ST_POOL_BLOCK, ST_MAP_PIECE, ST_RSS, ST_MAP_STATS, ST_WINDOW, ST_META, ST_N };
 
@@ -160,6 +162,13 @@ struct cv__db {
     bound_t batched[BATCH * ALLOC_COLS]; /* the parameters of batch */
     sqlite3_stmt *batch;      /* BATCH-row INSERT into allocations */
     sqlite3_stmt *frame_batch; /* FRAME_BATCH-row INSERT into backtraces */
+    /* The other files' multi-row inserts (cv__db_insert), prepared on first use. */
+    struct {
+        const char *table;
+        int cols, rows;
+        sqlite3_stmt *st;
+    } ins[INSERTS_MAX];
+    int nins;
     /* The chunks: qcap + 1 places of CHUNK_BYTES in one mapping, where the queue's chunks wait
      * and the pending one is filled; memory is used as far as the queue ever grows. */
     uint8_t *area;
@@ -444,9 +453,17 @@ static void stop_writer(cv__db_t *db, int discard)
     db->have_writer = 0;
 }
 
+static void finalize_inserts(cv__db_t *db)
+{
+    for (int i = 0; i < db->nins; i++)
+        sqlite3_finalize(db->ins[i].st);
+    db->nins = 0;
+}
+
 static void close_all(cv__db_t *db)
 {
     stop_writer(db, 1);
+    finalize_inserts(db);
     sqlite3_finalize(db->batch);
     db->batch = NULL;
     sqlite3_finalize(db->frame_batch);
@@ -601,6 +618,43 @@ static int prepare_batch(cv__db_t *db, const char *single, int n, sqlite3_stmt *
     int rc = sqlite3_prepare_v2(db->db, sql, -1, out, NULL);
     free(sql);
     return rc == SQLITE_OK ? 0 : -1;
+}
+
+sqlite3_stmt *cv__db_insert(cv__db_t *db, const char *table, int cols, int rows)
+{
+    for (int i = 0; i < db->nins; i++)
+        if (db->ins[i].table == table && db->ins[i].rows == rows)
+            return db->ins[i].st;
+    if (db->nins == INSERTS_MAX || cols < 1 || rows < 1)
+        return NULL;
+    /* "INSERT INTO table VALUES " and rows groups of "(?,...,?)" with commas between. */
+    size_t len = strlen(table) + 32 + (size_t)rows * (2 * (size_t)cols + 2);
+    char *sql = malloc(len);
+    if (!sql)
+        return NULL;
+    char *p = sql + sprintf(sql, "INSERT INTO %s VALUES ", table);
+    for (int r = 0; r < rows; r++) {
+        if (r)
+            *p++ = ',';
+        *p++ = '(';
+        for (int c = 0; c < cols; c++) {
+            if (c)
+                *p++ = ',';
+            *p++ = '?';
+        }
+        *p++ = ')';
+    }
+    *p = 0;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db->db, sql, -1, &st, NULL);
+    free(sql);
+    if (rc != SQLITE_OK)
+        return NULL;
+    db->ins[db->nins].table = table;
+    db->ins[db->nins].cols = cols;
+    db->ins[db->nins].rows = rows;
+    db->ins[db->nins++].st = st;
+    return st;
 }
 
 /* The allocator plumbing list (stacks.c) as the table the view `frames` reads. */
@@ -1680,6 +1734,7 @@ rheap_convert_status_t cv__db_finish(cv__db_t *db, cv__err_t *err)
     db->batch = NULL;
     sqlite3_finalize(db->frame_batch);
     db->frame_batch = NULL;
+    finalize_inserts(db);
     for (int i = 0; i < ST_N; i++) {
         sqlite3_finalize(db->st[i]);
         db->st[i] = NULL;

@@ -125,7 +125,11 @@ typedef struct {
     double blocks[9], bytes[9];
 } life_total_t;
 
+struct batches;
+static void batches_free(struct batches *b);
+
 struct cv__summary {
+    struct batches *batches;          /* rows gathered for the tables (cv__summary_end) */
     total_t *tot;                     /* indexed by bt (0: no backtrace), over the conversion */
     size_t captot;
     life_total_t *lifetot;            /* the same for the lifetimes, indexed by bt */
@@ -251,6 +255,7 @@ void cv__summary_destroy(cv__summary_t *s)
     free(s->slot_of);
     free(s->tot);
     free(s->lifetot);
+    batches_free(s->batches);
     cv__treeline_destroy(s->tree);
     free(s);
 }
@@ -938,66 +943,206 @@ void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b, uint64_t id)
 
 /* ---- Writing the tables ---- */
 
-static void bind_bt(sqlite3_stmt *st, int i, uint64_t bt)
+/* A table's rows, gathered to go in by multi-row INSERTs. SQLite's insert of one row by its own
+ * statement costs a step, a reset and the statement's whole program (transaction, cursor
+ * opened and closed, statement journal) besides the row: on a build tree's 2,000 recordings
+ * these tables took a third of the conversion's CPU, 25 million rows. A row's values wait here
+ * until ROWS_BATCH of them go in by one statement; a recording's last rows by statements of 16,
+ * 8, 4, 2 and 1 rows (cv__db_insert keeps each). The rows, their order and their rowids are
+ * those of one statement per row. */
+#define ROWS_BATCH 32
+enum { V_NULL, V_INT, V_REAL, V_BLOB, V_TEXT };
+typedef struct {
+    int kind;
+    int len;          /* V_BLOB, V_TEXT */
+    union {
+        int64_t i;
+        double r;
+        const void *blob; /* V_BLOB, V_TEXT: valid until the row is written (the table's
+                           * batch is 1) */
+    } u;
+} val_t;
+
+typedef struct {
+    const char *table;
+    int cols, batch, n; /* n rows gathered, of batch at most */
+    val_t *v;           /* batch * cols */
+    cv__db_t *db;
+    sqlite3 *h;
+} rows_t;
+
+static val_t *val(rows_t *r, int i)
+{
+    return &r->v[(size_t)r->n * (size_t)r->cols + (size_t)(i - 1)];
+}
+
+static void bind_int(rows_t *r, int i, int64_t v)
+{
+    val_t *x = val(r, i);
+    x->kind = V_INT;
+    x->u.i = v;
+}
+
+static void bind_real(rows_t *r, int i, double v)
+{
+    val_t *x = val(r, i);
+    x->kind = V_REAL;
+    x->u.r = v;
+}
+
+static void bind_null(rows_t *r, int i)
+{
+    val(r, i)->kind = V_NULL;
+}
+
+static void bind_blob(rows_t *r, int i, const void *p, size_t n)
+{
+    val_t *x = val(r, i);
+    x->kind = V_BLOB;
+    x->u.blob = p;
+    x->len = (int)n;
+}
+
+static void bind_text(rows_t *r, int i, const char *p, size_t n)
+{
+    bind_blob(r, i, p, n);
+    val(r, i)->kind = V_TEXT;
+}
+
+/* As cv__bind_wide: an INTEGER when it fits in 64 signed bits, else a REAL. */
+static void bind_wide(rows_t *r, int i, cv__wide_t v)
+{
+    if (v >= INT64_MIN && v <= INT64_MAX)
+        bind_int(r, i, (int64_t)v);
+    else
+        bind_real(r, i, (double)v);
+}
+
+/* Writes the gathered rows, in order. 0, or -1 (database error). */
+static int rows_flush(rows_t *r)
+{
+    int done = 0;
+    while (done < r->n) {
+        int k = r->batch;
+        while (k > r->n - done)
+            k /= 2;
+        sqlite3_stmt *st = cv__db_insert(r->db, r->table, r->cols, k);
+        if (!st)
+            return -1;
+        const val_t *x = &r->v[(size_t)done * (size_t)r->cols];
+        for (int j = 1; j <= k * r->cols; j++, x++) {
+            if (x->kind == V_INT)
+                sqlite3_bind_int64(st, j, x->u.i);
+            else if (x->kind == V_REAL)
+                sqlite3_bind_double(st, j, x->u.r);
+            else if (x->kind == V_BLOB)
+                sqlite3_bind_blob(st, j, x->u.blob, x->len, SQLITE_TRANSIENT);
+            else if (x->kind == V_TEXT)
+                sqlite3_bind_text(st, j, x->u.blob, x->len, SQLITE_TRANSIENT);
+            else
+                sqlite3_bind_null(st, j);
+        }
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE)
+            return -1;
+        done += k;
+    }
+    r->n = 0;
+    return 0;
+}
+
+static void bind_bt(rows_t *st, int i, uint64_t bt)
 {
     if (bt)
-        sqlite3_bind_int64(st, i, (sqlite3_int64)bt);
+        bind_int(st, i, (int64_t)bt);
     else
-        sqlite3_bind_null(st, i);
+        bind_null(st, i);
 }
 
 /* A count or a byte total, weighed in profile mode: rounded to an integer, a REAL from 2^63 on
  * (the sizes of a hostile recording), never wrapped. */
-static void bind_w(sqlite3_stmt *st, int i, double v)
+static void bind_w(rows_t *st, int i, double v)
 {
     if (v > -9223372036854775808.0 && v < 9223372036854775808.0)
-        sqlite3_bind_int64(st, i, (sqlite3_int64)llround(v));
+        bind_int(st, i, (int64_t)llround(v));
     else
-        sqlite3_bind_double(st, i, v);
+        bind_real(st, i, v);
 }
 
-static void bind_opt(sqlite3_stmt *st, int i, uint64_t v, int present)
+static void bind_opt(rows_t *st, int i, uint64_t v, int present)
 {
     if (present)
-        sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+        bind_int(st, i, (int64_t)v);
     else
-        sqlite3_bind_null(st, i);
+        bind_null(st, i);
 }
 
-/* Binds pid and recording, then the values, steps and resets. */
-static int put(cv__summary_t *s, sqlite3_stmt *st)
+/* Sets pid and recording, and takes the row: the batch goes in when full. 0, or -1. */
+static int put(cv__summary_t *s, rows_t *st)
 {
-    sqlite3_bind_int64(st, 1, s->pid);
-    sqlite3_bind_int64(st, 2, s->recording);
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE ? 0 : -1;
+    bind_int(st, 1, s->pid);
+    bind_int(st, 2, s->recording);
+    return ++st->n == st->batch ? rows_flush(st) : 0;
 }
 
 enum { Q_STACK, Q_LIFE, Q_SIZE, Q_LEAK, Q_THREAD, Q_SLICE, Q_REC, Q_MARK, Q_CK, Q_CKSTACK,
        Q_SITE, Q_SITELIFE, Q_SITELEAK, Q_RECSIZE, Q_SITEGROWTH, Q_N };
 
-static const char *const q_sql[Q_N] = {
-    /* Parenthesized: clang's -Wstring-concatenation takes two literals in an array
-     * initializer for a missing comma. */
-    [Q_STACK] = ("INSERT INTO stack_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
-                 "?16,?17,?18,?19,?20,?21,?22)"),
-    [Q_LIFE] = "INSERT INTO stack_lifetimes VALUES (?1,?2,?3,?4,?5,?6)",
-    [Q_SIZE] = "INSERT INTO stack_sizes VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
-    [Q_LEAK] = "INSERT INTO stack_leaks VALUES (?1,?2,?3,?4,?5,?6)",
-    [Q_THREAD] = "INSERT INTO thread_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
-    [Q_SLICE] = "INSERT INTO timeline VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
-    [Q_REC] = "INSERT INTO recording_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
-    [Q_MARK] = "INSERT INTO marker_stacks VALUES (?1,?2,?3,?4,?5,?6)",
-    [Q_CK] = "INSERT INTO checkpoints VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
-    [Q_CKSTACK] = "INSERT INTO checkpoint_stacks VALUES (?1,?2,?3,?4,?5,?6)",
-    [Q_SITE] = ("INSERT INTO site_stats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
-                "?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29)"),
-    [Q_SITELIFE] = "INSERT INTO site_lifetimes VALUES (?1,?2,?3,?4,?5,?6)",
-    [Q_SITELEAK] = "INSERT INTO site_leaks VALUES (?1,?2,?3,?4,?5,?6)",
-    [Q_RECSIZE] = "INSERT INTO recording_sizes VALUES (?1,?2,?3,?4,?5,?6,?7)",
-    [Q_SITEGROWTH] = "INSERT INTO site_growth VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+/* Each table, its columns, and the rows a statement takes: 1 for checkpoints and site_growth
+ * (their blob and text are buffers freed once the row is taken) and recording_stats (a row a
+ * recording). */
+static const struct {
+    const char *table;
+    int cols, batch;
+} q_tab[Q_N] = {
+    [Q_STACK] = {"stack_stats", 22, ROWS_BATCH},
+    [Q_LIFE] = {"stack_lifetimes", 6, ROWS_BATCH},
+    [Q_SIZE] = {"stack_sizes", 8, ROWS_BATCH},
+    [Q_LEAK] = {"stack_leaks", 6, ROWS_BATCH},
+    [Q_THREAD] = {"thread_stats", 11, ROWS_BATCH},
+    [Q_SLICE] = {"timeline", 12, ROWS_BATCH},
+    [Q_REC] = {"recording_stats", 13, 1},
+    [Q_MARK] = {"marker_stacks", 6, ROWS_BATCH},
+    [Q_CK] = {"checkpoints", 11, 1},
+    [Q_CKSTACK] = {"checkpoint_stacks", 6, ROWS_BATCH},
+    [Q_SITE] = {"site_stats", 29, ROWS_BATCH},
+    [Q_SITELIFE] = {"site_lifetimes", 6, ROWS_BATCH},
+    [Q_SITELEAK] = {"site_leaks", 6, ROWS_BATCH},
+    [Q_RECSIZE] = {"recording_sizes", 7, ROWS_BATCH},
+    [Q_SITEGROWTH] = {"site_growth", 8, 1},
 };
+
+/* The tables' rows being gathered, made at the first recording's end and kept. */
+struct batches {
+    rows_t r[Q_N];
+    rows_t *q[Q_N];
+};
+
+static void batches_free(struct batches *b)
+{
+    for (int i = 0; b && i < Q_N; i++)
+        free(b->r[i].v);
+    free(b);
+}
+
+static struct batches *batches_make(void)
+{
+    struct batches *b = calloc(1, sizeof *b);
+    for (int i = 0; b && i < Q_N; i++) {
+        b->r[i].table = q_tab[i].table;
+        b->r[i].cols = q_tab[i].cols;
+        b->r[i].batch = q_tab[i].batch;
+        b->r[i].v = calloc((size_t)q_tab[i].batch * (size_t)q_tab[i].cols, sizeof(val_t));
+        b->q[i] = &b->r[i];
+        if (!b->r[i].v) {
+            batches_free(b);
+            return NULL;
+        }
+    }
+    return b;
+}
+
 
 /* The checkpoints, with the blocks that outlive their interval, and their per-stack copies. */
 static int cmp_chunk(const void *x, const void *y)
@@ -1071,12 +1216,12 @@ static int later_gather(cv__summary_t *s, struct ckpt *k, const struct later_chu
 }
 
 /* A range of row ids [lo, hi) as written: moved by base, unless empty (0, 0). */
-static void bind_ids(sqlite3_stmt *st, int i, uint64_t lo, uint64_t hi, uint64_t base)
+static void bind_ids(rows_t *st, int i, uint64_t lo, uint64_t hi, uint64_t base)
 {
     if (lo == hi)
         base = 0;
-    sqlite3_bind_int64(st, i, (sqlite3_int64)(lo + base));
-    sqlite3_bind_int64(st, i + 1, (sqlite3_int64)(hi + base));
+    bind_int(st, i, (sqlite3_int64)(lo + base));
+    bind_int(st, i + 1, (sqlite3_int64)(hi + base));
 }
 
 /* k's list of ids with base added: only its first delta changes. The list in *buf (NULL when
@@ -1105,7 +1250,7 @@ static int later_moved(const struct ckpt *k, uint64_t base, unsigned char **buf,
     return 0;
 }
 
-static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q, uint64_t base)
+static int write_checkpoints(cv__summary_t *s, rows_t **q, uint64_t base)
 {
     if (s->nchunks)
         qsort(s->chunks, s->nchunks, sizeof *s->chunks, cmp_chunk);
@@ -1117,8 +1262,8 @@ static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q, uint64_t base)
             c++;
         if (c > c0 && later_gather(s, k, s->chunks + c0, c - c0) != 0)
             return -1;
-        sqlite3_bind_int64(q[Q_CK], 3, (sqlite3_int64)i);
-        sqlite3_bind_int64(q[Q_CK], 4, k->t);
+        bind_int(q[Q_CK], 3, (sqlite3_int64)i);
+        bind_int(q[Q_CK], 4, k->t);
         bind_ids(q[Q_CK], 5, k->free_lo, k->free_hi, base);
         bind_ids(q[Q_CK], 7, k->leak_lo, k->leak_hi, base);
         bind_w(q[Q_CK], 9, k->blocks);
@@ -1128,10 +1273,9 @@ static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q, uint64_t base)
         if (later_moved(k, base, &moved, &nmoved) != 0)
             return -1;
         if (k->nlater)
-            sqlite3_bind_blob(q[Q_CK], 11, moved ? moved : k->later, (int)nmoved,
-                              SQLITE_TRANSIENT);
+            bind_blob(q[Q_CK], 11, moved ? moved : k->later, nmoved);
         else
-            sqlite3_bind_null(q[Q_CK], 11);
+            bind_null(q[Q_CK], 11);
         int rc = put(s, q[Q_CK]);
         free(moved);
         if (rc != 0)
@@ -1141,7 +1285,7 @@ static int write_checkpoints(cv__summary_t *s, sqlite3_stmt **q, uint64_t base)
         qsort(s->ckrows, s->nckrows, sizeof *s->ckrows, cmp_ckrow);
     for (size_t i = 0; i < s->nckrows; i++) {
         const struct ckrow *r = &s->ckrows[i];
-        sqlite3_bind_int64(q[Q_CKSTACK], 3, (sqlite3_int64)r->ck);
+        bind_int(q[Q_CKSTACK], 3, (sqlite3_int64)r->ck);
         bind_bt(q[Q_CKSTACK], 4, r->bt);
         bind_w(q[Q_CKSTACK], 5, r->blocks);
         bind_w(q[Q_CKSTACK], 6, r->bytes);
@@ -1233,7 +1377,7 @@ static int tree_add(cv__summary_t *s)
     return cv__treeline_add(s->tree, s->wall + s->now, end);
 }
 
-static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
+static int write_tables(cv__summary_t *s, rows_t **q)
 {
     sort_used(s);
     for (size_t u = 0; u < s->nused; u++) {
@@ -1245,26 +1389,26 @@ static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
             s->failed = 1;
             return 0;
         }
-        sqlite3_stmt *st = q[Q_STACK];
+        rows_t *st = q[Q_STACK];
         bind_bt(st, 3, bt);
         double v[] = {a->blocks, a->bytes, a->freed_blocks, a->freed_bytes, a->live_blocks,
                       a->live_bytes, a->temp_blocks, a->temp_bytes};
         for (int i = 0; i < 8; i++)
             bind_w(st, 4 + i, v[i]);
-        sqlite3_bind_int64(st, 12, (sqlite3_int64)a->first_t);
-        sqlite3_bind_int64(st, 13, (sqlite3_int64)a->last_t);
+        bind_int(st, 12, (sqlite3_int64)a->first_t);
+        bind_int(st, 13, (sqlite3_int64)a->last_t);
         bind_opt(st, 14, a->leak_first - 1, a->leak_first != 0);
         bind_opt(st, 15, a->leak_last - 1, a->leak_last != 0);
-        cv__bind_wide(st, 16, a->min_size);
-        cv__bind_wide(st, 17, a->max_size);
+        bind_wide(st, 16, a->min_size);
+        bind_wide(st, 17, a->max_size);
         bind_opt(st, 18, a->life_min, a->freed_blocks != 0);
         bind_opt(st, 19, a->life_max, a->freed_blocks != 0);
         if (!a->freed_blocks)
-            sqlite3_bind_null(st, 20);
+            bind_null(st, 20);
         else if (s->interval)
             bind_w(st, 20, a->life_weighed);
         else
-            cv__bind_wide(st, 20, a->life_total);
+            bind_wide(st, 20, a->life_total);
         bind_w(st, 21, a->peak_blocks);
         bind_w(st, 22, a->peak_bytes);
         if (put(s, st) != 0)
@@ -1273,7 +1417,7 @@ static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
             if (!a->life[d])
                 continue;
             bind_bt(q[Q_LIFE], 3, bt);
-            sqlite3_bind_int(q[Q_LIFE], 4, d);
+            bind_int(q[Q_LIFE], 4, d);
             bind_w(q[Q_LIFE], 5, a->life[d]);
             bind_w(q[Q_LIFE], 6, a->life_bytes[d]);
             if (put(s, q[Q_LIFE]) != 0)
@@ -1286,7 +1430,7 @@ static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
             continue;
         const keyagg_t *l = (const keyagg_t *)(s->leaks.vals + i * s->leaks.vsize);
         bind_bt(q[Q_LEAK], 3, (key - 1) / SLICES);
-        sqlite3_bind_int64(q[Q_LEAK], 4, (sqlite3_int64)((key - 1) % SLICES));
+        bind_int(q[Q_LEAK], 4, (sqlite3_int64)((key - 1) % SLICES));
         bind_w(q[Q_LEAK], 5, l->blocks);
         bind_w(q[Q_LEAK], 6, l->bytes);
         if (put(s, q[Q_LEAK]) != 0)
@@ -1299,7 +1443,7 @@ static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
         const keyagg_t *z = (const keyagg_t *)(s->sizes.vals + i * s->sizes.vsize);
         unsigned cls = (unsigned)((key - 1) % 128);
         bind_bt(q[Q_SIZE], 3, (key - 1) / 128);
-        cv__bind_wide(q[Q_SIZE], 4, cls ? (cv__wide_t)1 << (cls - 1) : 0);
+        bind_wide(q[Q_SIZE], 4, cls ? (cv__wide_t)1 << (cls - 1) : 0);
         bind_w(q[Q_SIZE], 5, z->blocks);
         bind_w(q[Q_SIZE], 6, z->bytes);
         bind_w(q[Q_SIZE], 7, z->leaked_blocks);
@@ -1311,7 +1455,7 @@ static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
         if (!s->threads.keys[i])
             continue;
         const threadagg_t *t = (const threadagg_t *)(s->threads.vals + i * s->threads.vsize);
-        sqlite3_bind_int64(q[Q_THREAD], 3, t->tid);
+        bind_int(q[Q_THREAD], 3, t->tid);
         double v[] = {t->allocs, t->alloc_bytes, t->frees, t->freed_bytes, t->leaked_blocks,
                       t->leaked_bytes, t->freed_by_other, t->frees_of_other};
         for (int k = 0; k < 8; k++)
@@ -1330,9 +1474,9 @@ static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
             double mx = sl->seen && sl->max_live > live ? sl->max_live : live;
             live += sl->alloc_bytes - sl->freed_bytes;
             blocks += sl->allocs - sl->frees;
-            sqlite3_bind_int64(q[Q_SLICE], 3, (sqlite3_int64)i);
-            sqlite3_bind_int64(q[Q_SLICE], 4, (sqlite3_int64)(i << s->width_log2));
-            sqlite3_bind_int64(q[Q_SLICE], 5, (sqlite3_int64)((i + 1) << s->width_log2));
+            bind_int(q[Q_SLICE], 3, (sqlite3_int64)i);
+            bind_int(q[Q_SLICE], 4, (sqlite3_int64)(i << s->width_log2));
+            bind_int(q[Q_SLICE], 5, (sqlite3_int64)((i + 1) << s->width_log2));
             double v[] = {mx, live, blocks, sl->allocs, sl->alloc_bytes, sl->frees, sl->freed_bytes};
             for (int k = 0; k < 7; k++)
                 bind_w(q[Q_SLICE], 6 + k, v[k]);
@@ -1341,7 +1485,7 @@ static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
         }
     }
     for (size_t i = 0; i < s->nmrows; i++) {
-        sqlite3_bind_int64(q[Q_MARK], 3, (sqlite3_int64)s->mrows[i].t);
+        bind_int(q[Q_MARK], 3, (sqlite3_int64)s->mrows[i].t);
         bind_bt(q[Q_MARK], 4, s->mrows[i].bt);
         bind_w(q[Q_MARK], 5, s->mrows[i].blocks);
         bind_w(q[Q_MARK], 6, s->mrows[i].bytes);
@@ -1354,11 +1498,11 @@ static int write_tables(cv__summary_t *s, sqlite3_stmt **q)
                   s->freed_bytes, s->live_blocks, s->live_bytes};
     for (int k = 0; k < 6; k++)
         bind_w(q[Q_REC], 3 + k, v[k]);
-    sqlite3_bind_int64(q[Q_REC], 9, (sqlite3_int64)s->now);
-    sqlite3_bind_int64(q[Q_REC], 10, (sqlite3_int64)s->peak_t);
+    bind_int(q[Q_REC], 9, (sqlite3_int64)s->now);
+    bind_int(q[Q_REC], 10, (sqlite3_int64)s->peak_t);
     bind_w(q[Q_REC], 11, s->peak_bytes);
     bind_w(q[Q_REC], 12, s->peak_blocks);
-    sqlite3_bind_int64(q[Q_REC], 13, (sqlite3_int64)((uint64_t)1 << s->width_log2));
+    bind_int(q[Q_REC], 13, (sqlite3_int64)((uint64_t)1 << s->width_log2));
     return put(s, q[Q_REC]);
 }
 
@@ -1391,12 +1535,12 @@ static void pick(pick_t *p, double v, uint64_t bt)
     }
 }
 
-static void bind_pick(sqlite3_stmt *st, int i, const pick_t *p)
+static void bind_pick(rows_t *st, int i, const pick_t *p)
 {
     if (p->any)
         bind_bt(st, i, p->bt);
     else
-        sqlite3_bind_null(st, i);
+        bind_null(st, i);
 }
 
 struct siteagg {
@@ -1498,27 +1642,27 @@ static void site_add(cv__summary_t *s, struct siteagg *g, const stackagg_t *a, u
     (void)s;
 }
 
-static int put_site(cv__summary_t *s, sqlite3_stmt *st, const struct siteagg *g)
+static int put_site(cv__summary_t *s, rows_t *st, const struct siteagg *g)
 {
-    sqlite3_bind_int64(st, 3, g->site);
+    bind_int(st, 3, g->site);
     double v[] = {g->stacks, g->blocks, g->bytes, g->freed_blocks, g->freed_bytes,
                   g->leaked_blocks, g->leaked_bytes, g->temp_blocks, g->temp_bytes};
     for (int i = 0; i < 9; i++)
         bind_w(st, 4 + i, v[i]);
-    sqlite3_bind_int64(st, 13, (sqlite3_int64)g->first_t);
-    sqlite3_bind_int64(st, 14, (sqlite3_int64)g->last_t);
+    bind_int(st, 13, (sqlite3_int64)g->first_t);
+    bind_int(st, 14, (sqlite3_int64)g->last_t);
     bind_opt(st, 15, g->leak_first - 1, g->leak_first != 0);
     bind_opt(st, 16, g->leak_last - 1, g->leak_last != 0);
-    cv__bind_wide(st, 17, g->min_size);
-    cv__bind_wide(st, 18, g->max_size);
+    bind_wide(st, 17, g->min_size);
+    bind_wide(st, 18, g->max_size);
     bind_opt(st, 19, g->life_min, g->freed);
     bind_opt(st, 20, g->life_max, g->freed);
     if (!g->freed)
-        sqlite3_bind_null(st, 21);
+        bind_null(st, 21);
     else if (s->interval)
         bind_w(st, 21, g->life_weighed);
     else
-        cv__bind_wide(st, 21, g->life_total);
+        bind_wide(st, 21, g->life_total);
     bind_w(st, 22, g->peak_blocks);
     bind_w(st, 23, g->peak_bytes);
     bind_pick(st, 24, &g->by_bytes);
@@ -1565,7 +1709,7 @@ static int put_figure(char *buf, size_t cap, double v)
     return snprintf(buf, cap, "%.0f", v);
 }
 
-static int put_growth(cv__summary_t *s, sqlite3_stmt *st, const struct siteagg *g)
+static int put_growth(cv__summary_t *s, rows_t *st, const struct siteagg *g)
 {
     uint64_t slices = growth_slices(s);
     uint64_t n = slices < GROWTH_PHASES ? slices : GROWTH_PHASES;
@@ -1584,19 +1728,19 @@ static int put_growth(cv__summary_t *s, sqlite3_stmt *st, const struct siteagg *
         bytes += g->ph_bytes[k];
         leaking += g->ph_has[k];
     }
-    sqlite3_bind_int64(st, 3, g->site);
-    sqlite3_bind_int64(st, 4, (sqlite3_int64)n);
-    sqlite3_bind_int(st, 5, leaking);
+    bind_int(st, 3, g->site);
+    bind_int(st, 4, (int64_t)n);
+    bind_int(st, 5, leaking);
     bind_w(st, 6, blocks);
     bind_w(st, 7, bytes);
-    sqlite3_bind_text(st, 8, text, (int)len, SQLITE_TRANSIENT);
+    bind_text(st, 8, text, len);
     return put(s, st);
 }
 
 /* site_stats, site_lifetimes, site_leaks and recording_sizes of the recording: its per-stack
  * figures added up per site (or per size class), after write_tables. 1 out of memory, -1 a
  * database error. */
-static int write_sites(cv__summary_t *s, sqlite3_stmt **q, cv__sites_t *sites)
+static int write_sites(cv__summary_t *s, rows_t **q, cv__sites_t *sites)
 {
     /* Each stack's never-freed bytes as its stack_leaks rows hold them, the figure that picks
      * the stack of queries/growth.sql. */
@@ -1630,8 +1774,8 @@ static int write_sites(cv__summary_t *s, sqlite3_stmt **q, cv__sites_t *sites)
         for (int d = 0; rc == 0 && d < 9; d++) {
             if (!g->has_life[d])
                 continue;
-            sqlite3_bind_int64(q[Q_SITELIFE], 3, g->site);
-            sqlite3_bind_int(q[Q_SITELIFE], 4, d);
+            bind_int(q[Q_SITELIFE], 3, g->site);
+            bind_int(q[Q_SITELIFE], 4, d);
             bind_w(q[Q_SITELIFE], 5, g->life[d]);
             bind_w(q[Q_SITELIFE], 6, g->life_bytes[d]);
             rc = put(s, q[Q_SITELIFE]);
@@ -1660,8 +1804,8 @@ static int write_sites(cv__summary_t *s, sqlite3_stmt **q, cv__sites_t *sites)
         if (!key)
             continue;
         const keyagg_t *g = (const keyagg_t *)(per.vals + i * per.vsize);
-        sqlite3_bind_int64(q[Q_SITELEAK], 3, (sqlite3_int64)((key - 1) / SLICES));
-        sqlite3_bind_int64(q[Q_SITELEAK], 4, (sqlite3_int64)((key - 1) % SLICES));
+        bind_int(q[Q_SITELEAK], 3, (sqlite3_int64)((key - 1) / SLICES));
+        bind_int(q[Q_SITELEAK], 4, (sqlite3_int64)((key - 1) % SLICES));
         bind_w(q[Q_SITELEAK], 5, g->blocks);
         bind_w(q[Q_SITELEAK], 6, g->bytes);
         rc = put(s, q[Q_SITELEAK]);
@@ -1691,7 +1835,7 @@ static int write_sites(cv__summary_t *s, sqlite3_stmt **q, cv__sites_t *sites)
     for (unsigned c = 0; rc == 0 && c < 128; c++) {
         if (!has[c])
             continue;
-        cv__bind_wide(q[Q_RECSIZE], 3, c ? (cv__wide_t)1 << (c - 1) : 0);
+        bind_wide(q[Q_RECSIZE], 3, c ? (cv__wide_t)1 << (c - 1) : 0);
         bind_w(q[Q_RECSIZE], 4, cls[c].blocks);
         bind_w(q[Q_RECSIZE], 5, cls[c].bytes);
         bind_w(q[Q_RECSIZE], 6, cls[c].leaked_blocks);
@@ -1700,7 +1844,7 @@ static int write_sites(cv__summary_t *s, sqlite3_stmt **q, cv__sites_t *sites)
     }
     for (size_t i = 0; i < s->nsagg; i++)
         s->slot_of[s->sagg[i].site] = 0;
-    if (rc == 0 && cv__sites_write(sites, sqlite3_db_handle(q[Q_SITE])) != 0)
+    if (rc == 0 && cv__sites_write(sites, q[Q_SITE]->h) != 0)
         rc = -1;
     return rc;
 }
@@ -1719,16 +1863,18 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t
     }
     if (s->failed)
         return 1;
+    if (!s->batches && !(s->batches = batches_make()))
+        return 1;
     sqlite3 *h = cv__db_enter(db);
     if (!h)
         return -1;
-    sqlite3_stmt *q[Q_N] = {0};
-    int rc = 0;
-    for (int i = 0; i < Q_N && rc == 0; i++)
-        if (sqlite3_prepare_v2(h, q_sql[i], -1, &q[i], NULL) != SQLITE_OK)
-            rc = -1;
-    if (rc == 0)
-        rc = write_tables(s, q);
+    rows_t **q = s->batches->q;
+    for (int i = 0; i < Q_N; i++) {
+        q[i]->db = db;
+        q[i]->h = h;
+        q[i]->n = 0;
+    }
+    int rc = write_tables(s, q);
     if (rc == 0)
         rc = write_checkpoints(s, q, id_base);
     int sr = rc == 0 ? write_sites(s, q, sites) : 0;
@@ -1738,10 +1884,11 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t
     } else if (sr < 0) {
         rc = -1;
     }
+    /* The rows still gathered: all of the recording's go in before the other worker's. */
+    for (int i = 0; i < Q_N && rc == 0 && !s->failed; i++)
+        rc = rows_flush(q[i]);
     if (rc != 0)
         cv__db_failed(db);
-    for (int i = 0; i < Q_N; i++)
-        sqlite3_finalize(q[i]);
     cv__db_leave(db);
     return s->failed && rc == 0 ? 1 : rc;
 }
@@ -1805,28 +1952,32 @@ static int life_totals_merge(cv__summary_t *dst, const cv__summary_t *src)
     return 0;
 }
 
-/* stack_lifetime_totals: a row per stack and decade that any recording wrote. 0, or -1. */
-static int life_totals_write(cv__summary_t *s, sqlite3 *h)
+/* stack_lifetime_totals: a row per stack and decade that any recording wrote, in batches as
+ * stack_totals. 0, -1 when the database failed, 1 out of memory. */
+static int life_totals_write(cv__summary_t *s, cv__db_t *db, sqlite3 *h)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(h, "INSERT INTO stack_lifetime_totals VALUES (?1,?2,?3,?4)", -1, &st,
-                           NULL) != SQLITE_OK)
-        return -1;
+    val_t *v = calloc(ROWS_BATCH * 4, sizeof *v);
+    if (!v)
+        return 1;
+    rows_t r = {.table = "stack_lifetime_totals", .cols = 4, .batch = ROWS_BATCH, .v = v,
+                .db = db, .h = h};
     int rc = 0;
     for (size_t bt = 0; rc == 0 && bt < s->caplifetot; bt++) {
         const life_total_t *t = &s->lifetot[bt];
         for (int d = 0; rc == 0 && d < 9; d++) {
             if (!t->blocks[d])
                 continue;
-            bind_bt(st, 1, bt);
-            sqlite3_bind_int(st, 2, d);
-            bind_w(st, 3, t->blocks[d]);
-            bind_w(st, 4, t->bytes[d]);
-            if (sqlite3_step(st) != SQLITE_DONE || sqlite3_reset(st) != SQLITE_OK)
-                rc = -1;
+            bind_bt(&r, 1, bt);
+            bind_int(&r, 2, d);
+            bind_w(&r, 3, t->blocks[d]);
+            bind_w(&r, 4, t->bytes[d]);
+            if (++r.n == r.batch)
+                rc = rows_flush(&r);
         }
     }
-    sqlite3_finalize(st);
+    if (rc == 0)
+        rc = rows_flush(&r);
+    free(v);
     return rc;
 }
 
@@ -1863,38 +2014,38 @@ int cv__summary_totals_merge(cv__summary_t *dst, const cv__summary_t *src)
     return 0;
 }
 
-int cv__summary_totals_write(cv__summary_t *s, sqlite3 *h)
+int cv__summary_totals_write(cv__summary_t *s, cv__db_t *db, sqlite3 *h)
 {
     if (!s->captot)
         return 0;
     double *stopped = calloc(2 * s->captot, sizeof *stopped);
-    if (!stopped)
+    val_t *v = calloc(ROWS_BATCH * 12, sizeof *v);
+    if (!stopped || !v) {
+        free(stopped);
+        free(v);
         return 1;
-    sqlite3_stmt *st = NULL;
-    int rc = split_windows(s, h, stopped) == 0 &&
-                     sqlite3_prepare_v2(h,
-                                        "INSERT INTO stack_totals VALUES (?1,?2,?3,?4,?5,?6,?7,"
-                                        "?8,?9,?10,?11,?12)",
-                                        -1, &st, NULL) == SQLITE_OK
-                 ? 0
-                 : -1;
+    }
+    rows_t r = {.table = "stack_totals", .cols = 12, .batch = ROWS_BATCH, .v = v, .db = db, .h = h};
+    int rc = split_windows(s, h, stopped) == 0 ? 0 : -1;
     for (size_t bt = 0; rc == 0 && bt < s->captot; bt++) {
         const total_t *t = &s->tot[bt];
         if (!t->recordings)
             continue;
-        bind_bt(st, 1, bt);
-        double v[] = {t->recordings, t->blocks, t->bytes, t->leaked_blocks, t->leaked_bytes,
+        bind_bt(&r, 1, bt);
+        double w[] = {t->recordings, t->blocks, t->bytes, t->leaked_blocks, t->leaked_bytes,
                       stopped[2 * bt], stopped[2 * bt + 1], t->peak_blocks, t->peak_bytes,
                       t->temp_blocks, t->temp_bytes};
         for (int k = 0; k < 11; k++)
-            bind_w(st, 2 + k, v[k]);
-        if (sqlite3_step(st) != SQLITE_DONE || sqlite3_reset(st) != SQLITE_OK)
-            rc = -1;
+            bind_w(&r, 2 + k, w[k]);
+        if (++r.n == r.batch)
+            rc = rows_flush(&r);
     }
-    sqlite3_finalize(st);
+    if (rc == 0)
+        rc = rows_flush(&r);
+    free(v);
     free(stopped);
     if (rc == 0)
-        rc = life_totals_write(s, h);
+        rc = life_totals_write(s, db, h);
     return rc;
 }
 

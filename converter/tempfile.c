@@ -1,5 +1,6 @@
 /*
- * tempfile.c: the converter's scratch files (the store's spill, the checkpoint lists).
+ * tempfile.c: the converter's scratch files (the store's spill, the checkpoint lists, the
+ * rows a worker keeps for its turn).
  *
  * A scratch file has no name from the start where the file system allows it (O_TMPFILE), else
  * a name of our own made exclusively and unlinked at once: either way it is gone whenever the

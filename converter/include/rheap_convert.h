@@ -122,6 +122,8 @@ typedef struct {
     uint64_t overlapped;       /* recordings whose conversion began while another's was under
                                 * way (a live conversion has two workers; meta's
                                 * overlapped_recordings) */
+    uint64_t turn_rows;        /* rows a worker moved to a temporary file while its recording
+                                * waited for its turn, so as to convert on (two workers) */
 } rheap_convert_result_t;
 
 /* Converts o->inputs into the database o->output. Every input is checked before the output is

@@ -42,12 +42,13 @@ typedef struct {
     tgen_stack_t st[3];
 } tree_t;
 
-/* Recording k: thread A's blocks and what becomes of them. The first has more rows than a
- * worker keeps before its recording's end (65,536): its worker takes the turn in the middle,
- * and the other's recordings wait for it at their ends. */
+/* Recording k: thread A's blocks and what becomes of them. The first two have more rows than
+ * a worker keeps in memory before its recording's end (65,536): as the other worker converts
+ * too, the rows go to its overflow file (the result's turn_rows) and the recording takes the
+ * turn at its end. */
 static uint64_t nblocks(int k)
 {
-    return k == 0 ? 70000 : 1000 + 60 * (uint64_t)k;
+    return k <= 1 ? 70000 : 1000 + 60 * (uint64_t)k;
 }
 
 static uint64_t size_of(int k, uint64_t i)
@@ -257,8 +258,9 @@ int main(int argc, char **argv)
     if (r.overlapped < 1)
         CHECK_FAIL("no recording was converted beside another (overlapped %" PRIu64 ")",
                    r.overlapped);
-    fprintf(stderr, "workers: %" PRIu64 " of %d recordings began while another was converted\n",
-            r.overlapped, NREC);
+    fprintf(stderr, "workers: %" PRIu64 " of %d recordings began while another was converted, "
+                    "%" PRIu64 " rows waited for their turn in a file\n",
+            r.overlapped, NREC, r.turn_rows);
 
     rheap_convert_opts_t b = RHEAP_CONVERT_OPTS_INIT;
     b.inputs = t.in;
@@ -268,6 +270,7 @@ int main(int argc, char **argv)
     rheap_convert_result_t rb = {0};
     CHECK_INT(rheap_convert(&b, &rb), RHEAP_CONVERT_OK);
     CHECK_U(rb.overlapped, 0);
+    CHECK_U(rb.turn_rows, 0); /* one worker: nobody else converts, its rows never wait */
     CHECK_U(r.events, rb.events);
     CHECK_U(r.allocations, rb.allocations);
     CHECK_U(r.never_freed, rb.never_freed);
