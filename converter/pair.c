@@ -281,7 +281,8 @@ static int hole_cmp(const void *a, const void *b)
  * have placed other mappings since. */
 static void region_unmap(region_t *r)
 {
-    qsort(r->holes, r->nholes, sizeof *r->holes, hole_cmp);
+    if (r->nholes)  /* qsort's array may not be NULL, even empty */
+        qsort(r->holes, r->nholes, sizeof *r->holes, hole_cmp);
     char *at = r->base, *end = r->base + r->size;
     for (size_t i = 0; i < r->nholes; i++) {
         if (r->holes[i].lo > at)
