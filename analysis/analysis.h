@@ -54,4 +54,8 @@ void ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t
 const char *ra__param_value(struct sqlite3 *db, const char *name, const char *v, char *buf,
                             size_t len);
 
+/* Whether the database has the table or view `name` (one of an older schema may lack it): 1 or
+ * 0, -1 on an SQLite error. */
+int ra__has_table(struct sqlite3 *db, const char *name);
+
 #endif

@@ -38,25 +38,11 @@ static sqlite3_stmt *prepare(sqlite3 *db, const char *sql, int64_t pid, int64_t 
     return st;
 }
 
-/* Whether the database has table `name` (one made before resident memory was sampled has
- * none, and then simply no samples): 1 or 0, -1 when it cannot be read. */
-static int has_table(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
-}
-
 ra_status_t ra_memory_load(sqlite3 *db, int64_t pid, int64_t recording, size_t max,
                            ra_memory_t *m, ra_err_t *err)
 {
     memset(m, 0, sizeof *m);
-    int rss = has_table(db, "rss"), maps = has_table(db, "mapping_stats");
+    int rss = ra__has_table(db, "rss"), maps = ra__has_table(db, "mapping_stats");
     if (rss < 0 || maps < 0)
         return sql_fail(db, err, "the tables");
     if (!rss || !maps)

@@ -160,7 +160,6 @@ static void map3_free(map3_t *m)
     memset(m, 0, sizeof *m);
 }
 
-
 /* ---- Statements ---- */
 
 typedef struct {
@@ -677,18 +676,6 @@ static int has_summaries(sqlite3 *db)
     return n == 6;
 }
 
-static int has_table(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int yes = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return yes;
-}
-
 static int sum_procs(ctx_t *c, ra_model_t *pd)
 {
     sqlite3_stmt *st = prepare(c,
@@ -911,7 +898,7 @@ static int sum_tables(ctx_t *c, ra_model_t *pd)
 
     /* The converter's sums over the stacks (recording_sizes) where the database has them:
      * adding up stack_sizes here took seconds on a process tree. */
-    sqlite3_stmt *st = prepare(c, has_table(c->db, "recording_sizes") ?
+    sqlite3_stmt *st = prepare(c, ra__has_table(c->db, "recording_sizes") > 0 ?
         "SELECT pid, recording, min_size, blocks, bytes, leaked_blocks, leaked_bytes\n"
         "FROM recording_sizes WHERE pid = coalesce(?1, pid)" :
         "SELECT pid, recording, min_size, sum(blocks), sum(bytes), sum(leaked_blocks),\n"
@@ -1221,8 +1208,9 @@ static int load(ctx_t *c, ra_model_t *pd, unsigned what, size_t nbuckets)
     int totals = (what & RA_MODEL_TOTALS) && (what & RA_MODEL_STACKS) && c->pid < 0;
     /* A database without the converter's totals (or, for the lifetimes, without
      * stack_lifetime_totals) has them added up here from the per-recording rows. */
-    int read_totals = totals && has_table(c->db, "stack_totals") &&
-                      (!(what & RA_MODEL_LIFETIMES) || has_table(c->db, "stack_lifetime_totals"));
+    int read_totals = totals && ra__has_table(c->db, "stack_totals") > 0 &&
+                      (!(what & RA_MODEL_LIFETIMES) ||
+                       ra__has_table(c->db, "stack_lifetime_totals") > 0);
     if (sum_procs(c, pd) != 0 ||
         ((what & RA_MODEL_STACKS) && (read_totals ? sum_totals(c, pd) : sum_stats(c, pd)) != 0) ||
         ((what & RA_MODEL_TABLES) && sum_tables(c, pd) != 0) ||

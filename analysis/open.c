@@ -39,8 +39,7 @@ static ra_status_t say_sqlite(const char *path, sqlite3 *db, ra_err_t *err)
     return ra__fail(err, RA_E_INPUT, "%s: %s", path, sqlite3_errmsg(db));
 }
 
-/* 1 when the table or view exists, 0 when not, -1 on an SQLite error. */
-static int has_table(sqlite3 *db, const char *name)
+int ra__has_table(sqlite3 *db, const char *name)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db,
@@ -77,7 +76,7 @@ static long long schema_version(sqlite3 *db)
  * the message. */
 static ra_status_t check_rheap(const char *path, sqlite3 *db, ra_err_t *err)
 {
-    int meta = has_table(db, "meta");
+    int meta = ra__has_table(db, "meta");
     if (meta < 0)
         return say_sqlite(path, db, err);
     if (!meta)
@@ -95,7 +94,7 @@ static ra_status_t check_rheap(const char *path, sqlite3 *db, ra_err_t *err)
                         "%d; convert the recording again with this rheap (rheap convert RIP... "
                         "-o DB)",
                         path, v, v > want ? "a newer" : "an older", want);
-    int allocs = has_table(db, "allocations");
+    int allocs = ra__has_table(db, "allocations");
     if (allocs <= 0) {
         if (allocs < 0)
             return say_sqlite(path, db, err);

@@ -427,19 +427,6 @@ static ra_status_t decide_by_bits(ra_supp_t *s, const pattern_set_t *ps, sqlite3
     return RA_OK;
 }
 
-/* The database has the table `name` (a database of an older schema may lack it). */
-static int has_table(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM main.sqlite_schema WHERE type = 'table' AND name = ?1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int yes = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return yes;
-}
-
 ra_status_t ra_supp_stacks(ra_supp_t *s, sqlite3 *db, ra_err_t *err)
 {
     free(s->ids);
@@ -454,7 +441,7 @@ ra_status_t ra_supp_stacks(ra_supp_t *s, sqlite3 *db, ra_err_t *err)
      * where its 90 leaking stacks' rows take under one. They are found in the totals per stack
      * (stack_totals: a row per stack, where stack_stats has one per stack and recording, 2.5
      * million on a build's tree, a scan of 0.25 s); what a window left live counts too. */
-    int totals = has_table(db, "stack_totals");
+    int totals = ra__has_table(db, "stack_totals") > 0;
     if (sqlite3_prepare_v2(db,
                            totals ? "SELECT id, sym, file, module FROM backtraces\n"
                                     "WHERE id IN (SELECT bt FROM main.stack_totals\n"
@@ -706,7 +693,7 @@ ra_status_t ra_supp_totals(const ra_supp_t *s, sqlite3 *db, const char *pid, int
     /* Over every process, the totals per stack hold the same sums (their leaked columns count
      * only the recordings that lasted until their process ended): a row per stack instead of
      * one per stack and recording. */
-    if (!pid && has_table(db, "stack_totals")) {
+    if (!pid && ra__has_table(db, "stack_totals") > 0) {
         if (sqlite3_prepare_v2(db,
                                "SELECT bt, leaked_blocks, leaked_bytes FROM main.stack_totals\n"
                                "WHERE leaked_blocks > 0 AND bt IS NOT NULL",
