@@ -138,6 +138,53 @@ static int by_drain_order(const void *x, const void *y)
     return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
+/* An insert of b where the model's slot says what is live at its address: *bad counts the
+ * answers that differ from the model's. */
+static void insert_vs_model(cv__pairs_t *p, cv__live_t *slot, const cv__live_t *b, size_t *live,
+                            int *bad)
+{
+    cv__live_t out;
+    int rc = cv__pairs_insert(p, b, &out);
+    *bad += rc != (slot->addr != 0) || (rc == 1 && !same_block(&out, slot));
+    *live += rc == 0;
+    *slot = *b;
+}
+
+/* A take at addr, against the model's slot the same way; returns the store's answer. */
+static int take_vs_model(cv__pairs_t *p, cv__live_t *slot, uint64_t addr, cv__live_t *out,
+                         size_t *live, int *bad)
+{
+    int rc = cv__pairs_take(p, addr, out);
+    *bad += rc != (slot->addr != 0) || (rc == 1 && !same_block(out, slot));
+    *live -= rc == 1;
+    slot->addr = 0;
+    return rc;
+}
+
+/* The drain gives exactly the model's live blocks (addr 0: not live), in (t, tid, addr) order,
+ * and ends without an error. */
+static void check_drain(cv__pairs_t *p, const cv__live_t *model, size_t nmodel)
+{
+    cv__live_t *want = malloc((nmodel + 1) * sizeof *want);
+    size_t n = 0, got = 0;
+    for (size_t k = 0; k < nmodel; k++)
+        if (model[k].addr)
+            want[n++] = model[k];
+    qsort(want, n, sizeof *want, by_drain_order);
+    CHECK_INT(cv__pairs_drain_begin(p), 0);
+    int bad = 0, more;
+    cv__live_t b;
+    while ((more = cv__pairs_drain_next(p, &b)) > 0) {
+        if (got >= n || !same_block(&b, &want[got]))
+            bad++;
+        got++;
+    }
+    CHECK_INT(more, 0);
+    CHECK_INT(got, n);
+    CHECK_INT(bad, 0);
+    free(want);
+}
+
 static void test_pairs(void)
 {
     enum { NADDR = 60000, OPS = 400000 };
@@ -153,38 +200,16 @@ static void test_pairs(void)
         cv__live_t b, out;
         if (next_rand(&seed) % 3 != 0) {
             random_block(&seed, addr, &b);
-            int rc = cv__pairs_insert(p, &b, &out);
-            if (rc != (model[k].addr != 0) || (rc == 1 && !same_block(&out, &model[k])))
-                bad++;
-            live += rc == 0;
-            model[k] = b;
+            insert_vs_model(p, &model[k], &b, &live, &bad);
         } else {
-            int rc = cv__pairs_take(p, addr, &out);
-            if (rc != (model[k].addr != 0) || (rc == 1 && !same_block(&out, &model[k])))
-                bad++;
-            live -= rc == 1;
-            model[k].addr = 0;
+            take_vs_model(p, &model[k], addr, &out, &live, &bad);
         }
     }
     CHECK_INT(bad, 0);
     CHECK_INT(cv__pairs_count(p), live);
     CHECK_INT(cv__pairs_take(p, 0, &(cv__live_t){0}), 0);
-    /* The drain gives exactly the live blocks, in (t, tid, addr) order. */
-    cv__live_t *want = malloc((live + 1) * sizeof *want);
-    size_t n = 0;
-    for (size_t k = 0; k < NADDR; k++)
-        if (model[k].addr)
-            want[n++] = model[k];
-    qsort(want, n, sizeof *want, by_drain_order);
-    CHECK_INT(cv__pairs_drain_begin(p), 0);
-    size_t got = 0;
-    for (cv__live_t b; cv__pairs_drain_next(p, &b); got++)
-        if (got >= n || !same_block(&b, &want[got]))
-            bad++;
-    CHECK_INT(got, n);
-    CHECK_INT(bad, 0);
+    check_drain(p, model, NADDR);
     CHECK_INT(cv__pairs_count(p), 0);
-    free(want);
     free(model);
 
     /* The drain's sort on times that span every byte of a packed time, in runs of equal times
@@ -205,19 +230,11 @@ static void test_pairs(void)
         }
         tied[i] = b;
     }
-    n = 0;
+    size_t n = 0;
     for (uint64_t i = 0; i < NTIE; i++)
-        if (tied[i].addr)
-            tied[n++] = tied[i];
+        n += tied[i].addr != 0;
     CHECK_INT(cv__pairs_count(p), n);
-    qsort(tied, n, sizeof *tied, by_drain_order);
-    CHECK_INT(cv__pairs_drain_begin(p), 0);
-    got = 0;
-    for (cv__live_t b; cv__pairs_drain_next(p, &b); got++)
-        if (got >= n || !same_block(&b, &tied[got]))
-            bad++;
-    CHECK_INT(got, n);
-    CHECK_INT(bad, 0);
+    check_drain(p, tied, NTIE);
     free(tied);
 
     /* Memory: 3 M small blocks, as a program with a big heap of small objects holds them, cost
@@ -280,17 +297,9 @@ static void test_pairs_in_place(void)
             random_block(&seed, addr, &b);
             /* allocations come in time order, as the merge applies them */
             b.t = op * 8 + (b.t & 7);
-            int rc = cv__pairs_insert(p, &b, &out);
-            if (rc != (model[k].addr != 0) || (rc == 1 && !same_block(&out, &model[k])))
-                bad++;
-            live += rc == 0;
-            model[k] = b;
+            insert_vs_model(p, &model[k], &b, &live, &bad);
         } else {
-            int rc = cv__pairs_take(p, addr, &out);
-            if (rc != (model[k].addr != 0) || (rc == 1 && !same_block(&out, &model[k])))
-                bad++;
-            live -= rc == 1;
-            model[k].addr = 0;
+            take_vs_model(p, &model[k], addr, &out, &live, &bad);
         }
     }
     CHECK_INT(bad, 0);
@@ -304,26 +313,8 @@ static void test_pairs_in_place(void)
            (unsigned long long)spilled, peak);
     CHECK(live > 1100000);
     CHECK(spilled > 500000);
-    cv__live_t *want = malloc((live + 1) * sizeof *want);
-    size_t n = 0;
-    for (size_t k = 0; k < NADDR; k++)
-        if (model[k].addr)
-            want[n++] = model[k];
-    qsort(want, n, sizeof *want, by_drain_order);
-    CHECK_INT(cv__pairs_drain_begin(p), 0);
-    size_t got = 0;
-    cv__live_t b;
-    int more;
-    while ((more = cv__pairs_drain_next(p, &b)) > 0) {
-        if (got >= n || !same_block(&b, &want[got]))
-            bad++;
-        got++;
-    }
-    CHECK_INT(more, 0);
-    CHECK_INT(got, n);
-    CHECK_INT(bad, 0);
+    check_drain(p, model, NADDR);
     cv__pairs_destroy(p);
-    free(want);
     free(model);
     rmdir(dir);
 }
@@ -351,19 +342,11 @@ static void test_spill(void)
         if (next_rand(&seed) % 3 != 0) {
             random_block(&seed, addr, &b);
             b.t = op * 8 + (b.t & 7); /* allocations come in time order, as the merge applies them */
-            int rc = cv__pairs_insert(p, &b, &out);
-            if (rc != (model[k].addr != 0) || (rc == 1 && !same_block(&out, &model[k])))
-                bad++;
-            live += rc == 0;
-            model[k] = b;
+            insert_vs_model(p, &model[k], &b, &live, &bad);
         } else {
-            int rc = cv__pairs_take(p, addr, &out);
-            if (rc != (model[k].addr != 0) || (rc == 1 && !same_block(&out, &model[k])))
-                bad++;
+            int rc = take_vs_model(p, &model[k], addr, &out, &live, &bad);
             /* A block older than the last 4096 allocations can only have come from disk. */
             old_takes += rc == 1 && out.t + 4096 * 8 * 3 / 2 < op * 8;
-            live -= rc == 1;
-            model[k].addr = 0;
         }
         if (op % 50000 == 0) {
             /* A pool's range: the live addresses in it, from memory and from disk. */
@@ -393,26 +376,8 @@ static void test_spill(void)
      * the runs' filters: 786,432 bytes, where the 40,000 live blocks alone take 1.6 MiB in a
      * store without a budget. */
     CHECK(peak < 1024 * 1024);
-    cv__live_t *want = malloc((live + 1) * sizeof *want);
-    size_t n = 0;
-    for (size_t k = 0; k < NADDR; k++)
-        if (model[k].addr)
-            want[n++] = model[k];
-    qsort(want, n, sizeof *want, by_drain_order);
-    CHECK_INT(cv__pairs_drain_begin(p), 0);
-    size_t got = 0;
-    cv__live_t b;
-    int more;
-    while ((more = cv__pairs_drain_next(p, &b)) > 0) {
-        if (got >= n || !same_block(&b, &want[got]))
-            bad++;
-        got++;
-    }
-    CHECK_INT(more, 0);
-    CHECK_INT(got, n);
-    CHECK_INT(bad, 0);
+    check_drain(p, model, NADDR);
     cv__pairs_destroy(p);
-    free(want);
     free(model);
 
     /* The file is never in the directory. */
