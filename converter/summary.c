@@ -360,19 +360,28 @@ static keyagg_t *size_of(cv__summary_t *s, uint64_t bt, uint64_t size)
     return table_at(&s->sizes, bt * 128 + size_class(size) + 1);
 }
 
+/* Grows *arrayp, an array of *cap elements of elem bytes indexed by stack or site id, by
+ * doublings from 1024 until it holds index i; the new elements are zero. */
+static int grow_zeroed(void *arrayp, size_t *cap, size_t i, size_t elem)
+{
+    size_t nc = *cap ? *cap : 1024;
+    while (nc <= i)
+        nc *= 2;
+    void *old;
+    memcpy(&old, arrayp, sizeof old);
+    char *p = realloc(old, nc * elem);
+    if (!p)
+        return -1;
+    memset(p + *cap * elem, 0, (nc - *cap) * elem);
+    memcpy(arrayp, &p, sizeof p);
+    *cap = nc;
+    return 0;
+}
+
 static stackagg_t *stack_of(cv__summary_t *s, uint64_t bt)
 {
-    if (bt >= s->capst) {
-        size_t cap = s->capst ? s->capst : 1024;
-        while (cap <= bt)
-            cap *= 2;
-        stackagg_t *n = realloc(s->st, cap * sizeof *n);
-        if (!n)
-            return NULL;
-        memset(n + s->capst, 0, (cap - s->capst) * sizeof *n);
-        s->st = n;
-        s->capst = cap;
-    }
+    if (bt >= s->capst && grow_zeroed(&s->st, &s->capst, bt, sizeof *s->st) != 0)
+        return NULL;
     if (bt >= s->nst)
         s->nst = bt + 1;
     stackagg_t *a = &s->st[bt];
@@ -1300,17 +1309,8 @@ static double rounded(double v);
 /* Adds a stack's row of stack_stats, as written, to its totals over the conversion. */
 static int total_add(cv__summary_t *s, size_t bt, const stackagg_t *a)
 {
-    if (bt >= s->captot) {
-        size_t cap = s->captot ? s->captot : 1024;
-        while (cap <= bt)
-            cap *= 2;
-        total_t *t = realloc(s->tot, cap * sizeof *t);
-        if (!t)
-            return -1;
-        memset(t + s->captot, 0, (cap - s->captot) * sizeof *t);
-        s->tot = t;
-        s->captot = cap;
-    }
+    if (bt >= s->captot && grow_zeroed(&s->tot, &s->captot, bt, sizeof *s->tot) != 0)
+        return -1;
     total_t *t = &s->tot[bt];
     t->recordings += 1;
     t->blocks += rounded(a->blocks);
@@ -1328,17 +1328,9 @@ static int total_add(cv__summary_t *s, size_t bt, const stackagg_t *a)
  * Apart from total_add: a stack that freed nothing (most leaks) needs no room here. */
 static int life_total_add(cv__summary_t *s, size_t bt, const stackagg_t *a)
 {
-    if (bt >= s->caplifetot) {
-        size_t cap = s->caplifetot ? s->caplifetot : 1024;
-        while (cap <= bt)
-            cap *= 2;
-        life_total_t *t = realloc(s->lifetot, cap * sizeof *t);
-        if (!t)
-            return -1;
-        memset(t + s->caplifetot, 0, (cap - s->caplifetot) * sizeof *t);
-        s->lifetot = t;
-        s->caplifetot = cap;
-    }
+    if (bt >= s->caplifetot &&
+        grow_zeroed(&s->lifetot, &s->caplifetot, bt, sizeof *s->lifetot) != 0)
+        return -1;
     life_total_t *t = &s->lifetot[bt];
     for (int d = 0; d < 9; d++) {
         t->blocks[d] += rounded(a->life[d]);
@@ -1561,17 +1553,9 @@ struct siteagg {
 /* The entry of site `site` for this recording, made zeroed when new. NULL: out of memory. */
 static struct siteagg *site_entry(cv__summary_t *s, uint32_t site)
 {
-    if (site >= s->capslot) {
-        size_t cap = s->capslot ? s->capslot : 1024;
-        while (cap <= site)
-            cap *= 2;
-        uint32_t *n = realloc(s->slot_of, cap * sizeof *n);
-        if (!n)
-            return NULL;
-        memset(n + s->capslot, 0, (cap - s->capslot) * sizeof *n);
-        s->slot_of = n;
-        s->capslot = cap;
-    }
+    if (site >= s->capslot &&
+        grow_zeroed(&s->slot_of, &s->capslot, site, sizeof *s->slot_of) != 0)
+        return NULL;
     if (s->slot_of[site])
         return &s->sagg[s->slot_of[site] - 1];
     if (rheap_grow(&s->sagg, &s->capsagg, s->nsagg, sizeof *s->sagg, 64) != 0)
@@ -1936,14 +1920,10 @@ static int split_windows(cv__summary_t *s, sqlite3 *h, double *stopped)
 /* The second worker's lifetimes over its recordings added to the first's. */
 static int life_totals_merge(cv__summary_t *dst, const cv__summary_t *src)
 {
-    if (src->caplifetot > dst->caplifetot) {
-        life_total_t *t = realloc(dst->lifetot, src->caplifetot * sizeof *t);
-        if (!t)
-            return -1;
-        memset(t + dst->caplifetot, 0, (src->caplifetot - dst->caplifetot) * sizeof *t);
-        dst->lifetot = t;
-        dst->caplifetot = src->caplifetot;
-    }
+    size_t want = src->caplifetot;
+    if (want > dst->caplifetot &&
+        grow_zeroed(&dst->lifetot, &dst->caplifetot, want - 1, sizeof *dst->lifetot) != 0)
+        return -1;
     for (size_t bt = 0; bt < src->caplifetot; bt++)
         for (int d = 0; d < 9; d++) {
             dst->lifetot[bt].blocks[d] += src->lifetot[bt].blocks[d];
@@ -1987,14 +1967,9 @@ int cv__summary_totals_merge(cv__summary_t *dst, const cv__summary_t *src)
         return -1;
     if (src->tree && cv__treeline_merge(dst->tree, src->tree) != 0)
         return -1;
-    if (src->captot > dst->captot) {
-        total_t *t = realloc(dst->tot, src->captot * sizeof *t);
-        if (!t)
-            return -1;
-        memset(t + dst->captot, 0, (src->captot - dst->captot) * sizeof *t);
-        dst->tot = t;
-        dst->captot = src->captot;
-    }
+    if (src->captot > dst->captot &&
+        grow_zeroed(&dst->tot, &dst->captot, src->captot - 1, sizeof *dst->tot) != 0)
+        return -1;
     if (life_totals_merge(dst, src) != 0)
         return -1;
     /* Each figure is a sum of rounded rows: whole numbers, added exactly in either order. */
