@@ -192,7 +192,7 @@ static int run_canned(sqlite3 *db, const char *name, size_t rows, const char *pi
     }
     ra_err_t why;
     /* Only the rows shown are made into text; the others are counted ("... N more rows"). */
-    rc = cli__said(ra_query_run_rows(db, &q, kv, nkv, rows, t, &why), &why, out);
+    rc = cli__said(cli__query_rows(db, &q, kv, nkv, rows, t, &why), &why, out);
     ra_query_free(&q);
     return rc == RHEAP_EXIT_OK ? 0 : -1;
 }
