@@ -320,6 +320,21 @@ CREATE TABLE stack_stats (
     peak_bytes INTEGER NOT NULL    -- their bytes; summed over the stacks they give recording_stats.peak_bytes
 );
 
+-- Per recording: where its rows of stack_stats are. The converter writes a recording's rows
+-- together, one after the other, so they are the rowids first_row to last_row of stack_stats
+-- (in the order of bt), and a question about a few recordings reads them by rowid
+--   SELECT s.* FROM recording_rows AS r JOIN stack_stats AS s
+--          ON s.rowid BETWEEN r.first_row AND r.last_row WHERE r.pid = ... AND r.recording = ...
+-- instead of scanning every recording's (stack_stats has no index: 2.5 million rows on a
+-- build's tree). The leak suppressions read the few recordings whose sites they change so.
+CREATE TABLE recording_rows (
+    pid INTEGER NOT NULL,
+    recording INTEGER NOT NULL,
+    first_row INTEGER NOT NULL,    -- stack_stats.rowid of its first row
+    last_row INTEGER NOT NULL,     -- of its last; first_row > last_row when it has none
+    PRIMARY KEY (pid, recording)
+) WITHOUT ROWID;
+
 -- Per recording and stack: freed blocks and their bytes by decade of lifetime (the page's lifetime
 -- filter: the blocks that lived at least 1 us, 10 us, ... 10 s are the decades from 1, 2, ... 8).
 CREATE TABLE stack_lifetimes (
