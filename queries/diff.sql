@@ -83,7 +83,10 @@ live_at(pid, recording, t, bt, blocks, bytes) AS (
     SELECT pid, recording, t, bt, blocks, bytes FROM marker_stacks
     UNION ALL
     SELECT pid, recording, 9223372036854775807, bt, leaked_blocks, leaked_bytes
-    FROM stack_stats WHERE leaked_blocks > 0
+    FROM stack_stats
+    -- (read only when a recording needs it: this is every leaking stack row of the database,
+    -- half a million on a build's tree, and the sums per site usually serve)
+    WHERE leaked_blocks > 0 AND EXISTS (SELECT 1 FROM pictured WHERE fast AND NOT by_site)
 ),
 per_stack AS (
     SELECT m.pid AS pid, m.recording AS recording, x.bt AS bt,
