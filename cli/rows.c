@@ -27,10 +27,17 @@
 
 #include "cli.h"
 
+/* Most arms of a compound SELECT counted one by one. */
+#define MAX_ARMS 8
+
 /* Where the clauses are, as offsets into the query's text: the last statement runs from start
- * to end (its ';' or the end of the text), and its top-level ORDER BY starts at order. */
+ * to end (its ';' or the end of the text), and its top-level ORDER BY starts at order. Its
+ * SELECT after any WITH clause starts at body; when that is a compound of arms joined by
+ * UNION ALL, arm[k] to arm_end[k] is each (narms of them; 0 for any other shape). */
 typedef struct {
-    size_t start, order, end;
+    size_t start, order, end, body;
+    size_t arm[MAX_ARMS], arm_end[MAX_ARMS];
+    int narms;
 } shape_t;
 
 /* The first byte after the comment, string or quoted name that starts at i, or i when none
@@ -74,9 +81,10 @@ static int word_at(const char *s, size_t n, size_t i, const char *w)
 static int shape_of(const char *s, shape_t *sh)
 {
     size_t n = strlen(s), i = 0;
-    int depth = 0, limit = 0, found = 0;
+    int depth = 0, limit = 0, found = 0, other = 0, body = 0;
     sh->start = 0;
     sh->end = n;
+    sh->narms = 0;
     while (i < n) {
         size_t next = skip_token(s, n, i);
         if (next != i) {
@@ -105,7 +113,8 @@ static int shape_of(const char *s, shape_t *sh)
                 break;
             }
             sh->start = i + 1;
-            found = limit = 0;
+            found = limit = other = body = 0;
+            sh->narms = 0;
         } else if (depth == 0 && (isalpha((unsigned char)c) || c == '_') &&
                    (i == 0 || !(isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_'))) {
             size_t k = i;
@@ -121,13 +130,61 @@ static int shape_of(const char *s, shape_t *sh)
                 }
             } else if (word_at(s, n, i, "LIMIT")) {
                 limit = 1;
+            } else if (!body && (word_at(s, n, i, "SELECT") || word_at(s, n, i, "VALUES"))) {
+                /* The first SELECT outside parentheses: a CTE's are all inside theirs. */
+                body = 1;
+                sh->body = sh->arm[0] = i;
+                sh->narms = 1;
+            } else if (body && !found && word_at(s, n, i, "UNION")) {
+                size_t j = k;
+                while (j < n && isspace((unsigned char)s[j]))
+                    j++;
+                if (word_at(s, n, j, "ALL") && sh->narms < MAX_ARMS) {
+                    sh->arm_end[sh->narms - 1] = i;
+                    sh->arm[sh->narms++] = j + 3;
+                    k = j + 3;
+                } else {
+                    other = 1;
+                }
+            } else if (body && (word_at(s, n, i, "INTERSECT") || word_at(s, n, i, "EXCEPT"))) {
+                other = 1;
             }
             i = k;
             continue;
         }
         i++;
     }
-    return found && !limit && depth == 0 ? 0 : -1;
+    if (!found || limit || depth != 0)
+        return -1;
+    if (sh->narms > 0)
+        sh->arm_end[sh->narms - 1] = sh->order;
+    if (other || !body)
+        sh->narms = 0;
+    return 0;
+}
+
+/* The statement that counts the answer's rows: the query without its ORDER BY under count(*);
+ * a compound's arms counted one by one and added up, which lets SQLite drop what each arm
+ * computes for columns only (a compound under an aggregate is computed whole). NULL when out
+ * of memory. */
+static char *count_sql(const char *sql, const shape_t *sh)
+{
+    size_t head = sh->order - sh->start, cap = head + 64 + 48 * (size_t)sh->narms;
+    char *c = malloc(cap);
+    if (!c)
+        return NULL;
+    if (sh->narms < 2) {
+        snprintf(c, cap, "SELECT count(*) AS n FROM (\n%.*s\n)", (int)head, sql + sh->start);
+        return c;
+    }
+    size_t at = (size_t)snprintf(c, cap, "%.*sSELECT ", (int)(sh->body - sh->start),
+                                 sql + sh->start);
+    for (int k = 0; k < sh->narms; k++)
+        at += (size_t)snprintf(c + at, cap - at, "%s(SELECT count(*) FROM (\n%.*s\n))",
+                               k ? " + " : "", (int)(sh->arm_end[k] - sh->arm[k]),
+                               sql + sh->arm[k]);
+    snprintf(c + at, cap - at, " AS n");
+    return c;
 }
 
 /* q with its text replaced by sql; it runs with the same checks of the values. */
@@ -142,11 +199,11 @@ static ra_status_t run_as(sqlite3 *db, const ra_query_t *q, char *sql, const ra_
 ra_status_t cli__query_rows(struct sqlite3 *db, const ra_query_t *q, const ra_kv_t *kv, size_t nkv,
                             size_t rows, ra_table_t *t, ra_err_t *err)
 {
-    shape_t sh = {0, 0, 0};
+    shape_t sh = {0};
     if (rows == SIZE_MAX || shape_of(q->sql, &sh) != 0 || sh.start != 0)
         return ra_query_run_rows(db, q, kv, nkv, rows, t, err);
-    size_t body = sh.end - sh.start, head = sh.order - sh.start;
-    char *limited = malloc(body + 32), *count = malloc(head + 64);
+    size_t body = sh.end - sh.start;
+    char *limited = malloc(body + 32), *count = count_sql(q->sql, &sh);
     if (!limited || !count) {
         free(limited);
         free(count);
@@ -154,8 +211,6 @@ ra_status_t cli__query_rows(struct sqlite3 *db, const ra_query_t *q, const ra_kv
     }
     /* A line of its own: the ORDER BY may end in a comment. */
     snprintf(limited, body + 32, "%.*s\nLIMIT %zu", (int)body, q->sql + sh.start, rows);
-    snprintf(count, head + 64, "SELECT count(*) AS n FROM (\n%.*s\n)", (int)head,
-             q->sql + sh.start);
     ra_status_t rc = run_as(db, q, limited, kv, nkv, rows, t, err);
     ra_table_t c;
     if (rc == RA_OK) {
