@@ -18,6 +18,21 @@
 ra_status_t ra__fail(ra_err_t *err, ra_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* ---- arena.c: small arrays cut from large chunks, freed together ---- */
+
+typedef struct {
+    char **chunks;
+    size_t n, cap;
+    char *free_at; /* the unused end of the last chunk */
+    size_t left;   /* its bytes */
+} ra__arena_t;
+
+/* n bytes aligned for a pointer, valid until ra__arena_free; NULL when out of memory. A zeroed
+ * ra__arena_t is an empty arena. */
+void *ra__arena_alloc(ra__arena_t *a, size_t n);
+/* Gives back every piece; the arena is empty and usable again. */
+void ra__arena_free(ra__arena_t *a);
+
 /* ---- pbuild.c: the one profile.proto encoder (ra_pb_* and ra_pprof_encode) ---- */
 
 /* A profile with only its string 0 (""); NULL when out of memory. Out of memory later on is

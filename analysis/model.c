@@ -28,6 +28,9 @@ struct ra_pool {
     char **slots; /* open addressing over the strings */
     size_t cap, n;
     int oom;      /* a copy failed; ra_model_load reports it */
+    /* The stacks' arrays of frame pointers and address numbers: a build's 200,000 stacks
+     * have 6 million frames, and an allocation per stack cost more than reading them. */
+    ra__arena_t arena;
 };
 
 static uint64_t hash_str(const char *s)
@@ -84,6 +87,7 @@ static void pool_free(struct ra_pool *p)
     for (size_t i = 0; i < p->cap; i++)
         free(p->slots[i]);
     free(p->slots);
+    ra__arena_free(&p->arena);
     free(p);
 }
 
@@ -442,87 +446,149 @@ static int sort_stats(ra_model_t *pd)
 
 /* ---- Stacks from the allocation site outward ---- */
 
-/* The text of column i as interned, the previous row's when equal: a stack's frames mostly
- * share their module and often their file, and a build's millions of frame rows were hashed
- * three times each. */
-static const char *intern_col(struct ra_pool *pool, sqlite3_stmt *st, int i, const char **last)
+/* The distinct frames (unique_frames), read once, before the first stack: ids must run 1 .. n,
+ * as the converter writes them, since the stacks' lists index them. */
+static ra_status_t read_unique_frames(sqlite3 *db, ra_model_t *pd, ra_err_t *err)
 {
-    const char *t = col_text(st, i);
-    if (!t)
-        return NULL;
-    if (!*last || strcmp(*last, t) != 0)
-        *last = intern(pool, t);
-    return *last;
+    if (pd->frames)
+        return RA_OK;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id, sym, file, coalesce(line, 0), module, offset, inlined\n"
+                           "FROM unique_frames ORDER BY id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+    size_t cap = 0;
+    int rc;
+    const char *last_module = NULL;
+    ra_status_t status = RA_OK;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (sqlite3_column_int64(st, 0) != (int64_t)pd->nframes + 1) {
+            status = ra__fail(err, RA_E_INPUT,
+                              "table unique_frames: id %" PRId64 " where %zu was expected (ids "
+                              "run from 1 without a gap); convert the recording again",
+                              (int64_t)sqlite3_column_int64(st, 0), pd->nframes + 1);
+            break;
+        }
+        if (rheap_grow(&pd->frames, &cap, pd->nframes, sizeof *pd->frames, 1024) != 0)
+            break;
+        ra_frame_t *f = &pd->frames[pd->nframes++];
+        f->sym = intern(pd->pool, col_text(st, 1));
+        f->file = intern(pd->pool, col_text(st, 2));
+        f->line = sqlite3_column_int64(st, 3);
+        /* Most frames of a module come together, in the order they were met. */
+        const char *m = col_text(st, 4);
+        if (m && (!last_module || strcmp(last_module, m)))
+            last_module = intern(pd->pool, m);
+        f->module = m ? last_module : NULL;
+        f->offset = sqlite3_column_int64(st, 5);
+        f->inlined = sqlite3_column_int(st, 6);
+    }
+    sqlite3_finalize(st);
+    if (status != RA_OK)
+        return status;
+    if (rc == SQLITE_ROW || pd->pool->oom)
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
+    if (rc != SQLITE_DONE)
+        return ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+    if (!pd->frames && !(pd->frames = malloc(sizeof *pd->frames)))
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
+    return RA_OK;
 }
 
-/* The frame in the current row of st (the columns of FRAME_COLS) appended to the model's
- * stacks, a new stack when its id is not the last one's. 0, or -1 when out of memory. */
-#define FRAME_COLS                                                                           \
-    "SELECT b.id, b.sym, b.file, coalesce(b.line, 0), b.module, b.offset, b.inlined, b.ip_index,\n" \
-    "       k.frames - k.site_frame\n"                                                     \
-    "FROM stacks AS k JOIN backtraces AS b ON b.id = k.id AND b.frame_no >= k.site_frame\n"
+/* The columns a stack is read from: its id, where its site is, its list of frames. */
+#define STACK_COLS                                                                           \
+    "SELECT k.id, k.site_frame, f.frames\n"                                                  \
+    "FROM stacks AS k JOIN stack_frames AS f ON f.id = k.id\n"
 
-typedef struct {
-    size_t cap, fcap;
-    ra_stack_t *s;
-    const char *last[3];
-} frame_reader_t;
-
-static int add_frame(ra_model_t *pd, sqlite3_stmt *st, frame_reader_t *r)
+/* The stack in the current row of st (STACK_COLS) appended to the model's stacks, its frames
+ * from the site outward: the list is a JSON array of unique_frames ids, negative for a frame
+ * of the same return address as the one before. RA_OK, or the failure in err. */
+static ra_status_t add_stack(ra_model_t *pd, sqlite3_stmt *st, size_t *cap,
+                             ra_err_t *err)
 {
-    int64_t id = sqlite3_column_int64(st, 0);
-    if (!r->s || r->s->bt != id) {
-        if (rheap_grow(&pd->stacks, &r->cap, pd->nstacks, sizeof *pd->stacks, 64) != 0)
-            return -1;
-        ra_stack_t *s = r->s = &pd->stacks[pd->nstacks++];
-        memset(s, 0, sizeof *s);
-        s->bt = id;
-        /* The number of frames is known: each stack's array is allocated once, to size. */
-        int64_t want = sqlite3_column_int64(st, 8);
-        r->fcap = 0;
-        if (want > 0 && want < 1 << 20) {
-            s->frames = malloc((size_t)want * sizeof *s->frames);
-            r->fcap = s->frames ? (size_t)want : 0;
+    int64_t id = sqlite3_column_int64(st, 0), site = sqlite3_column_int64(st, 1);
+    const char *t = col_text(st, 2);
+    int len = sqlite3_column_bytes(st, 2);
+    if (rheap_grow(&pd->stacks, cap, pd->nstacks, sizeof *pd->stacks, 1024) != 0)
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
+    /* A frame takes two characters at least ("1,"): room for every frame of the list. */
+    size_t most = (size_t)len / 2 + 1;
+    const ra_frame_t **frames = ra__arena_alloc(&pd->pool->arena, most * sizeof *frames);
+    uint16_t *ip = ra__arena_alloc(&pd->pool->arena, most * sizeof *ip);
+    if (!frames || !ip)
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
+    size_t n = 0, at = 0;
+    uint16_t addr = 0;
+    const char *p = t ? t : "";
+    if (*p++ != '[')
+        goto bad;
+    while (*p != ']') {
+        int neg = *p == '-';
+        p += neg;
+        if (*p < '0' || *p > '9')
+            goto bad;
+        uint64_t v = 0;
+        while (*p >= '0' && *p <= '9' && v <= pd->nframes)
+            v = v * 10 + (uint64_t)(*p++ - '0');
+        if (v == 0 || v > pd->nframes || (neg && at == 0) || (*p != ',' && *p != ']'))
+            goto bad;
+        if (at > 0 && !neg)
+            addr++;
+        if ((int64_t)at >= site) {
+            frames[n] = &pd->frames[v - 1];
+            ip[n++] = addr;
         }
+        at++;
+        if (*p == ',' && p[1] != ']')
+            p++;
+        else if (*p == ',')
+            goto bad;
     }
-    ra_stack_t *s = r->s;
-    if (rheap_grow(&s->frames, &r->fcap, s->nframes, sizeof *s->frames, 64) != 0)
-        return -1;
-    ra_frame_t *f = &s->frames[s->nframes++];
-    f->sym = intern_col(pd->pool, st, 1, &r->last[0]);
-    f->file = intern_col(pd->pool, st, 2, &r->last[1]);
-    f->line = sqlite3_column_int64(st, 3);
-    f->module = intern_col(pd->pool, st, 4, &r->last[2]);
-    f->offset = sqlite3_column_int64(st, 5);
-    f->inlined = sqlite3_column_int(st, 6);
-    f->ip_index = sqlite3_column_int(st, 7);
-    return 0;
+    if (p[1] != 0)
+        goto bad;
+    ra_stack_t *s = &pd->stacks[pd->nstacks++];
+    s->bt = id;
+    s->nframes = n;
+    s->frames = frames;
+    s->ip = ip;
+    return RA_OK;
+bad:
+    return ra__fail(err, RA_E_INPUT,
+                    "table stack_frames: stack %" PRId64 ": expected a JSON array of ids of "
+                    "unique_frames (1 to %zu), got '%.60s'; convert the recording again",
+                    id, pd->nframes, t ? t : "NULL");
 }
 
 static int load_stacks(ctx_t *c, ra_model_t *pd)
 {
-    /* The converter decides each stack's site once (stacks.site_frame). */
-    sqlite3_stmt *st = prepare(c, FRAME_COLS "ORDER BY b.id, b.frame_no");
-    if (!st)
+    ra_status_t rc = read_unique_frames(c->db, pd, c->err);
+    sqlite3_stmt *st = NULL;
+    if (rc == RA_OK && !(st = prepare(c, STACK_COLS "ORDER BY k.id")))
         return -1;
-    frame_reader_t r = {0};
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (add_frame(pd, st, &r) != 0)
-            break;
-    return finish(c, st, rc);
+    size_t cap = 0;
+    int step = SQLITE_DONE;
+    while (rc == RA_OK && (step = sqlite3_step(st)) == SQLITE_ROW)
+        rc = add_stack(pd, st, &cap, c->err);
+    if (rc != RA_OK) {
+        sqlite3_finalize(st);
+        c->status = rc;
+        return -1;
+    }
+    return finish(c, st, step);
 }
 
 ra_status_t ra_model_frames(sqlite3 *db, ra_model_t *pd, const int64_t *bts, size_t n,
                             ra_err_t *err)
 {
+    ra_status_t status = read_unique_frames(db, pd, err);
+    if (status != RA_OK)
+        return status;
     sqlite3_stmt *st;
     /* One seek per stack when the stacks a picture shows are a share of the database's; for
-     * more than half of them, one pass over every frame in id order, the wanted ids met in
-     * step. Measured on a build's 198,000 stacks (6 M frames): a seek and its frames cost
-     * about 20 us, the pass about 1.9 s, so seeks win up to about half the stacks (the leaking
-     * fifth: 2.0 s against 3.2). The distinct ids count: a page's list has a stack once per
-     * recording that shows it. */
+     * more than half of them, one pass over every stack's row in id order, the wanted ids met
+     * in step. The distinct ids count: a page's list has a stack once per recording that
+     * shows it. */
     size_t distinct = 0;
     for (size_t i = 0; i < n; i++)
         distinct += i == 0 || bts[i] != bts[i - 1];
@@ -535,17 +601,15 @@ ra_status_t ra_model_frames(sqlite3 *db, ra_model_t *pd, const int64_t *bts, siz
     }
     int scan = distinct > 1000 && (int64_t)distinct * 2 > all;
     if (sqlite3_prepare_v2(db,
-                           scan ? FRAME_COLS "ORDER BY b.id, b.frame_no"
-                                : FRAME_COLS "WHERE k.id = ?1 ORDER BY b.frame_no",
+                           scan ? STACK_COLS "ORDER BY k.id" : STACK_COLS "WHERE k.id = ?1",
                            -1, &st, NULL) != SQLITE_OK)
         return ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
-    frame_reader_t r = {0};
-    r.cap = pd->nstacks; /* the array holds exactly what it has (none, after RA_MODEL_FRAMES_LATER) */
+    size_t cap = pd->nstacks; /* the array holds exactly what it has (none, after RA_MODEL_FRAMES_LATER) */
     int rc = SQLITE_DONE;
     int64_t prev = INT64_MIN;
     int64_t floor = pd->nstacks ? pd->stacks[pd->nstacks - 1].bt : INT64_MIN;
     size_t want = 0;
-    while (scan && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while (scan && status == RA_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
         while (want < n && bts[want] < id)
             want++;
@@ -553,23 +617,23 @@ ra_status_t ra_model_frames(sqlite3 *db, ra_model_t *pd, const int64_t *bts, siz
             break;
         if (bts[want] != id || id <= floor)
             continue;
-        if (add_frame(pd, st, &r) != 0)
-            break;
+        status = add_stack(pd, st, &cap, err);
     }
     if (scan && rc == SQLITE_ROW && want == n)
         rc = SQLITE_DONE;
-    for (size_t i = 0; !scan && i < n && rc == SQLITE_DONE; i++) {
+    for (size_t i = 0; !scan && status == RA_OK && i < n && rc == SQLITE_DONE; i++) {
         /* In order, each once: the stacks stay sorted by id for ra_model_stack. */
         if (bts[i] <= prev || (pd->nstacks && bts[i] <= pd->stacks[pd->nstacks - 1].bt))
             continue;
         prev = bts[i];
         sqlite3_bind_int64(st, 1, bts[i]);
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-            if (add_frame(pd, st, &r) != 0)
-                break;
+        while (status == RA_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+            status = add_stack(pd, st, &cap, err);
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
+    if (status != RA_OK)
+        return status;
     if (pd->pool->oom || rc == SQLITE_ROW)
         return ra__fail(err, RA_E_NOMEM, "out of memory");
     if (rc != SQLITE_DONE)
@@ -605,7 +669,9 @@ ra_status_t ra_model_skip(sqlite3 *db, ra_model_t *pd, const char *glob, ra_err_
         int64_t drop = sqlite3_column_int64(st, 1);
         if (!s || drop <= 0 || (size_t)drop >= s->nframes)
             continue;
-        memmove(s->frames, s->frames + drop, (s->nframes - (size_t)drop) * sizeof *s->frames);
+        /* The arrays are the model's: the stack starts further in them. */
+        s->frames += drop;
+        s->ip += drop;
         s->nframes -= (size_t)drop;
     }
     ra_status_t status = rc == SQLITE_DONE ? RA_OK
@@ -1253,9 +1319,8 @@ void ra_model_free(ra_model_t *pd)
     free(pd->procs);
     free(pd->proc_order);
     free(pd->stats);
-    for (size_t i = 0; i < pd->nstacks; i++)
-        free(pd->stacks[i].frames);
     free(pd->stacks);
+    free(pd->frames);
     free(pd->buckets);
     free(pd->markers);
     free(pd->windows);

@@ -40,6 +40,15 @@ typedef struct {
         uint64_t id; /* 0: empty */
     } *slots;
     size_t cap, n;
+    /* Before the slots: per distinct frame of the model (ra_model_t.frames), the location of
+     * the return address that starts with it, and its number of lines (0: not yet). Stacks
+     * pass through the same frames, so most addresses are found here by an index. */
+    struct loc_memo {
+        uint64_t id;
+        size_t lines;
+    } *memo;
+    const ra_frame_t *frames; /* the model's, which memo follows */
+    size_t nframes;
 } loccache_t;
 
 static size_t loc_hash(const char *module, int64_t offset, uint64_t lines, size_t cap)
@@ -79,18 +88,27 @@ static struct loc_slot *loc_slot(loccache_t *c, const char *module, int64_t offs
     return &c->slots[j];
 }
 
-/* The location of frames[0, n) of a stack: one return address and its inlined lines; known
+/* The location of frames fr[0, n) of a stack: one return address and its inlined lines; known
  * ones from lc when given. */
-static uint64_t location_id(ra_pb_t *b, const ra_model_t *pd, const ra_frame_t *fr, size_t n,
-                            loccache_t *lc)
+static uint64_t location_id(ra_pb_t *b, const ra_model_t *pd, const ra_frame_t *const *fr,
+                            size_t n, loccache_t *lc)
 {
-    const ra_frame_t *outer = &fr[n - 1];
+    const ra_frame_t *outer = fr[n - 1];
     struct loc_slot *known = NULL;
+    struct loc_memo *memo = NULL;
+    if (lc && lc->memo && fr[0] >= lc->frames && fr[0] < lc->frames + lc->nframes) {
+        memo = &lc->memo[fr[0] - lc->frames];
+        if (memo->lines == n)
+            return memo->id;
+    }
     if (lc) {
         known = loc_slot(lc, outer->module, outer->offset,
                          2 * (uint64_t)n + (n == 1 && !outer->sym && !outer->module));
-        if (known && known->id)
+        if (known && known->id) {
+            if (memo)
+                *memo = (struct loc_memo){known->id, n};
             return known->id;
+        }
     }
     uint64_t map = mapping_id(b, pd, outer->module);
     /* The same address can be cut at its site in one stack and whole in another, so the
@@ -110,12 +128,14 @@ static uint64_t location_id(ra_pb_t *b, const ra_model_t *pd, const ra_frame_t *
     uint64_t id = 0;
     if (lines && names) {
         for (size_t i = 0; i < n; i++) {
-            lines[i].function = ra_frame_name(&fr[i], names[i], sizeof names[i]);
-            lines[i].file = fr[i].file;
-            lines[i].line = fr[i].line;
+            lines[i].function = ra_frame_name(fr[i], names[i], sizeof names[i]);
+            lines[i].file = fr[i]->file;
+            lines[i].line = fr[i]->line;
         }
         id = ra__pb_location(b, key, map, (uint64_t)outer->offset, outer->module, lines, n);
     }
+    if (memo && id)
+        *memo = (struct loc_memo){id, n};
     if (known && id) {
         known->module = outer->module;
         known->offset = outer->offset;
@@ -156,12 +176,13 @@ static int add_sample(ra_pb_t *b, const ra_model_t *pd, const ra_stat_t *s, cons
     size_t nlocs = 0;
     if (!st || st->nframes == 0) {
         ra_frame_t none = {.sym = "(no backtrace)"};
-        locs[nlocs++] = location_id(b, pd, &none, 1, NULL);
+        const ra_frame_t *fr = &none;
+        locs[nlocs++] = location_id(b, pd, &fr, 1, NULL);
     } else {
         /* Leaf first: the site's return address, then outward. */
         for (size_t i = 0; i < st->nframes;) {
             size_t j = i + 1;
-            while (j < st->nframes && st->frames[j].ip_index == st->frames[i].ip_index)
+            while (j < st->nframes && st->ip[j] == st->ip[i])
                 j++;
             locs[nlocs++] = location_id(b, pd, &st->frames[i], j - i, lc);
             i = j;
@@ -214,10 +235,10 @@ static char *stack_text(const ra_model_t *pd, int64_t bt)
         return NULL;
     for (size_t i = 0; i < st->nframes; i++) {
         char buf[64];
-        const ra_frame_t *fr = &st->frames[i];
+        const ra_frame_t *fr = st->frames[i];
         fprintf(f, "%s\x1f%s\x1f%" PRId64 "%s", ra_frame_name(fr, buf, sizeof buf),
                 fr->file ? fr->file : "", fr->line,
-                i + 1 < st->nframes && st->frames[i + 1].ip_index == fr->ip_index ? "\x1f" : "\x1e");
+                i + 1 < st->nframes && st->ip[i + 1] == st->ip[i] ? "\x1f" : "\x1e");
     }
     if (fclose(f) != 0) {
         free(txt);
@@ -346,8 +367,9 @@ ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int pe
     int oom = 0;
     if (!base) {
         seen_t *seen = calloc(pd->nstacks + 1, sizeof *seen);
-        loccache_t lc = {0};
-        oom = !seen;
+        loccache_t lc = {.frames = pd->frames, .nframes = pd->nframes};
+        lc.memo = calloc(pd->nframes + 1, sizeof *lc.memo);
+        oom = !seen || !lc.memo;
         for (size_t i = 0; i < pd->nstats && !oom; i++) {
             int64_t v[4];
             size_t nv = stat_values(&pd->stats[i], peak, v);
@@ -360,6 +382,7 @@ ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int pe
             free(seen[i].locs);
         free(seen);
         free(lc.slots);
+        free(lc.memo);
     } else {
         /* Stacks are matched by their text, every process of a database adding into its side;
          * a sample carries no pid then. Its frames are read from the run that has the stack,

@@ -106,7 +106,7 @@ static char *stack_text(const ra_stack_t *s)
     } else {
         for (size_t i = s->nframes; i-- > 0 && rc == 0;) {
             char buf[64];
-            rc = put_name(&t, ra_frame_name(&s->frames[i], buf, sizeof buf), i != 0);
+            rc = put_name(&t, ra_frame_name(s->frames[i], buf, sizeof buf), i != 0);
         }
     }
     if (rc != 0) {

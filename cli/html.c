@@ -466,7 +466,7 @@ static int write_data(page_t *pg, const char *db_path, FILE *out)
                 fprintf(stacks, "%" PRId64, f);
             } else {
                 for (size_t k = st->nframes; k-- > 0;) {
-                    int64_t f = frame_index(pg, &st->frames[k], out);
+                    int64_t f = frame_index(pg, st->frames[k], out);
                     rc |= f < 0;
                     fprintf(stacks, "%s%" PRId64, k + 1 < st->nframes ? "," : "", f);
                 }
