@@ -400,16 +400,16 @@ static int cmp_run(const void *a, const void *b)
     return x->recording < y->recording ? -1 : x->recording > y->recording;
 }
 
-/* Sorts the stats by pid, recording, bt. The converter writes each recording's rows together
- * in bt order, so putting the recordings in order is enough: a copy, where sorting a process
- * tree's millions of rows one by one took most of a second. Rows in any other order are
- * sorted one by one. 0, or -1 when out of memory. */
-static int sort_stats(ra_model_t *pd)
+/* Sorts stats[from, n) by pid, recording, bt, stats[0, from) being sorted already (0, or -1
+ * when out of memory). */
+static int sort_stats_from(ra_model_t *pd, size_t from)
 {
+    ra_stat_t *st = pd->stats + from;
+    size_t n = pd->nstats - from;
     run_t *runs = NULL;
     size_t nruns = 0, cap = 0, sorted = 1;
-    for (size_t i = 0; i < pd->nstats && sorted; i++) {
-        const ra_stat_t *s = &pd->stats[i];
+    for (size_t i = 0; i < n && sorted; i++) {
+        const ra_stat_t *s = &st[i];
         if (i && s[-1].pid == s->pid && s[-1].recording == s->recording) {
             sorted = s[-1].bt < s->bt;
             runs[nruns - 1].n++;
@@ -421,27 +421,44 @@ static int sort_stats(ra_model_t *pd)
         }
         runs[nruns++] = (run_t){s->pid, s->recording, i, 1};
     }
-    ra_stat_t *to = sorted ? malloc(pd->nstats * sizeof *to) : NULL;
+    /* Already in order (the totals over the tree come so): nothing to move. */
+    int in_order = sorted;
+    for (size_t r = 1; r < nruns && in_order; r++)
+        in_order = cmp_run(&runs[r - 1], &runs[r]) < 0;
+    ra_stat_t *to = sorted && !in_order ? malloc(n * sizeof *to) : NULL;
     if (to) {
         qsort(runs, nruns, sizeof *runs, cmp_run);
         /* Two runs of one recording: not the converter's order after all. */
         for (size_t r = 1; r < nruns && sorted; r++)
             sorted = cmp_run(&runs[r - 1], &runs[r]) != 0;
     }
-    if (to && sorted) {
+    if (in_order) {
+        /* as read */
+    } else if (to && sorted) {
         size_t k = 0;
         for (size_t r = 0; r < nruns; r++) {
-            memcpy(to + k, pd->stats + runs[r].from, runs[r].n * sizeof *to);
+            memcpy(to + k, st + runs[r].from, runs[r].n * sizeof *to);
             k += runs[r].n;
         }
-        free(pd->stats);
-        pd->stats = to;
+        memcpy(st, to, n * sizeof *to);
     } else {
-        free(to);
-        qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
+        qsort(st, n, sizeof *st, cmp_stat);
     }
+    free(to);
     free(runs);
+    /* The part before `from` was sorted; the whole is, unless the two overlap. */
+    if (from && n && cmp_stat(&pd->stats[from - 1], st) > 0)
+        qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
     return 0;
+}
+
+/* Sorts the stats by pid, recording, bt. The converter writes each recording's rows together
+ * in bt order, so putting the recordings in order is enough: a copy, where sorting a process
+ * tree's millions of rows one by one took most of a second. Rows in any other order are
+ * sorted one by one. 0, or -1 when out of memory. */
+static int sort_stats(ra_model_t *pd)
+{
+    return sort_stats_from(pd, 0);
 }
 
 /* ---- Stacks from the allocation site outward ---- */
@@ -770,8 +787,27 @@ static int sum_procs(ctx_t *c, ra_model_t *pd)
     return finish(c, st, rc);
 }
 
-/* Reads stats from sql, whose columns are pid, recording, bt, then blocks, bytes and the
- * leaked, stopped, peak and temporary blocks and bytes. */
+/* The stat in the current row of st, whose columns are pid, recording, bt, then blocks, bytes
+ * and the leaked, stopped, peak and temporary blocks and bytes. */
+static void read_stat(sqlite3_stmt *st, ra_stat_t *s)
+{
+    memset(s, 0, sizeof *s);
+    s->pid = sqlite3_column_int64(st, 0);
+    s->recording = sqlite3_column_int64(st, 1);
+    s->bt = sqlite3_column_int64(st, 2);
+    s->blocks = sqlite3_column_int64(st, 3);
+    s->bytes = sqlite3_column_int64(st, 4);
+    s->leaked_blocks = sqlite3_column_int64(st, 5);
+    s->leaked_bytes = sqlite3_column_int64(st, 6);
+    s->stopped_blocks = sqlite3_column_int64(st, 7);
+    s->stopped_bytes = sqlite3_column_int64(st, 8);
+    s->peak_blocks = sqlite3_column_int64(st, 9);
+    s->peak_bytes = sqlite3_column_int64(st, 10);
+    s->temporary_blocks = sqlite3_column_int64(st, 11);
+    s->temporary_bytes = sqlite3_column_int64(st, 12);
+}
+
+/* Reads stats from sql, whose columns are those of read_stat. */
 static int read_stats_of(ctx_t *c, ra_model_t *pd, const char *sql, const unsigned char *which)
 {
     sqlite3_stmt *st = prepare(c, sql);
@@ -794,21 +830,7 @@ static int read_stats_of(ctx_t *c, ra_model_t *pd, const char *sql, const unsign
             continue;
         if (rheap_grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats, 64) != 0)
             break;
-        ra_stat_t *s = &pd->stats[pd->nstats++];
-        memset(s, 0, sizeof *s);
-        s->pid = pid;
-        s->recording = rec;
-        s->bt = sqlite3_column_int64(st, 2);
-        s->blocks = sqlite3_column_int64(st, 3);
-        s->bytes = sqlite3_column_int64(st, 4);
-        s->leaked_blocks = sqlite3_column_int64(st, 5);
-        s->leaked_bytes = sqlite3_column_int64(st, 6);
-        s->stopped_blocks = sqlite3_column_int64(st, 7);
-        s->stopped_bytes = sqlite3_column_int64(st, 8);
-        s->peak_blocks = sqlite3_column_int64(st, 9);
-        s->peak_bytes = sqlite3_column_int64(st, 10);
-        s->temporary_blocks = sqlite3_column_int64(st, 11);
-        s->temporary_bytes = sqlite3_column_int64(st, 12);
+        read_stat(st, &pd->stats[pd->nstats++]);
     }
     return finish(c, st, rc);
 }
@@ -1121,6 +1143,166 @@ ra_status_t ra_model_timeline(sqlite3 *db, ra_model_t *pd, const unsigned char *
     return RA_OK;
 }
 
+/* ---- A few recordings' rows of a per-recording table, found without a scan ----
+ *
+ * stack_stats and stack_lifetimes have no index by recording (building one cost 2.3 s of a
+ * build's conversion), and a page charts a dozen of its 2,000 recordings: a scan of each table
+ * filtered by pid was a third of the page. The converter writes a recording's rows of both
+ * together, the recordings in the order of their recording_stats rows, so a recording's rows
+ * are one run of rowids, found by a binary search over the rowids in that order. That order is
+ * the converter's way of writing, not a rule of the schema, so what is read is checked: the
+ * run's blocks add up to the recording's allocations (recording_stats.allocs) and its
+ * lifetimes to its frees, exact in trace mode. A recording in profile mode (estimates, not
+ * counts), an unknown recording met, or a check that fails sends the caller back to the scan. */
+
+typedef struct {
+    sqlite3_stmt *probe; /* pid, recording of the first row at or after rowid ?1 */
+    sqlite3_stmt *rows;  /* the caller's columns, pid and recording first, from rowid ?1 on */
+    int64_t top;         /* the largest rowid of the table */
+    int64_t *ord;        /* per proc of the model: its place in recording_stats, -1: none */
+} runs_t;
+
+/* The place of the row at or after rowid `at` in the order (INT64_MAX past the end, -1 for a
+ * recording the model does not know), its rowid in *row. */
+static int64_t row_place(const ra_model_t *pd, const runs_t *r, int64_t at, int64_t *row)
+{
+    sqlite3_reset(r->probe);
+    sqlite3_bind_int64(r->probe, 1, at);
+    if (sqlite3_step(r->probe) != SQLITE_ROW)
+        return INT64_MAX;
+    *row = sqlite3_column_int64(r->probe, 2);
+    size_t p = proc_index(pd, sqlite3_column_int64(r->probe, 0),
+                          sqlite3_column_int64(r->probe, 1));
+    return p == SIZE_MAX ? -1 : r->ord[p];
+}
+
+/* Steps r->rows to the first row of proc p's run: SQLITE_ROW on it, SQLITE_DONE when the run
+ * is empty, 1 when the order does not hold, another SQLite code on an error. */
+static int run_start(const ra_model_t *pd, const runs_t *r, size_t p)
+{
+    int64_t want = r->ord[p], lo = 0, hi = r->top + 1, row = 0;
+    /* The smallest rowid whose row's place is want or beyond (rowids are positive). */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        int64_t place = row_place(pd, r, mid, &row);
+        if (place < 0)
+            return 1;
+        if (place < want)
+            lo = row + 1;
+        else
+            hi = mid;
+    }
+    sqlite3_reset(r->rows);
+    sqlite3_bind_int64(r->rows, 1, lo);
+    int rc = sqlite3_step(r->rows);
+    if (rc == SQLITE_ROW && (sqlite3_column_int64(r->rows, 0) != pd->procs[p].pid ||
+                             sqlite3_column_int64(r->rows, 1) != pd->procs[p].recording))
+        return SQLITE_DONE;
+    return rc;
+}
+
+/* The stats (which = 1) or lifetimes (which = 2) of the recordings with want[p], each run read
+ * by run_start. 0, 1 when the caller must scan instead (nothing kept), -1 on an error. */
+static int read_runs(ctx_t *c, ra_model_t *pd, const unsigned char *want, int which)
+{
+    runs_t r = {0};
+    int rc = 0;
+    const char *table = which == 1 ? "stack_stats" : "stack_lifetimes";
+    char sql[512];
+    r.ord = malloc((pd->nprocs + 1) * sizeof *r.ord);
+    if (!r.ord)
+        return oom(c);
+    for (size_t p = 0; p < pd->nprocs; p++) {
+        r.ord[p] = -1;
+        /* Estimates do not add up exactly: no check, so no runs. */
+        if (want[p] && pd->procs[p].sample_interval)
+            rc = 1;
+    }
+    sqlite3_stmt *ord = rc ? NULL : prepare(c, "SELECT pid, recording FROM recording_stats ORDER BY rowid");
+    int step = SQLITE_DONE;
+    for (int64_t k = 0; ord && (step = sqlite3_step(ord)) == SQLITE_ROW; k++) {
+        size_t p = proc_index(pd, sqlite3_column_int64(ord, 0), sqlite3_column_int64(ord, 1));
+        if (p != SIZE_MAX)
+            r.ord[p] = k;
+    }
+    if (ord && finish(c, ord, step) != 0)
+        rc = -1;
+    snprintf(sql, sizeof sql, "SELECT coalesce(max(rowid), 0) FROM %s", table);
+    sqlite3_stmt *top = rc ? NULL : prepare(c, sql);
+    if (top && (step = sqlite3_step(top)) == SQLITE_ROW)
+        r.top = sqlite3_column_int64(top, 0);
+    if (top && finish(c, top, step == SQLITE_ROW ? sqlite3_step(top) : step) != 0)
+        rc = -1;
+    snprintf(sql, sizeof sql,
+             "SELECT pid, recording, rowid FROM %s WHERE rowid >= ?1 ORDER BY rowid LIMIT 1",
+             table);
+    if (rc == 0 && !(r.probe = prepare(c, sql)))
+        rc = -1;
+    snprintf(sql, sizeof sql, which == 1 ?
+             "SELECT pid, recording, coalesce(bt, -1), blocks, bytes, leaked_blocks,\n"
+             "       leaked_bytes, 0, 0, peak_blocks, peak_bytes, temporary_blocks,\n"
+             "       temporary_bytes\n"
+             "FROM %s WHERE rowid >= ?1 ORDER BY rowid" :
+             "SELECT pid, recording, coalesce(bt, -1), decade, blocks, bytes\n"
+             "FROM %s WHERE rowid >= ?1 ORDER BY rowid", table);
+    if (rc == 0 && !(r.rows = prepare(c, sql)))
+        rc = -1;
+    size_t cap = pd->nstats, first = pd->nstats;
+    for (size_t p = 0; p < pd->nprocs && rc == 0; p++) {
+        if (!want[p])
+            continue;
+        const ra_proc_t *pr = &pd->procs[p];
+        if (r.ord[p] < 0) {
+            rc = 1;
+            break;
+        }
+        int s = run_start(pd, &r, p);
+        int64_t sum = 0;
+        for (; s == SQLITE_ROW && sqlite3_column_int64(r.rows, 0) == pr->pid &&
+               sqlite3_column_int64(r.rows, 1) == pr->recording;
+             s = sqlite3_step(r.rows)) {
+            if (which == 1) {
+                if (rheap_grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats, 64) != 0) {
+                    s = SQLITE_NOMEM;
+                    break;
+                }
+                read_stat(r.rows, &pd->stats[pd->nstats++]);
+                sum += pd->stats[pd->nstats - 1].blocks;
+                continue;
+            }
+            ra_stat_t key = {.pid = pr->pid, .recording = pr->recording,
+                             .bt = sqlite3_column_int64(r.rows, 2)};
+            int64_t d = sqlite3_column_int64(r.rows, 3), b = sqlite3_column_int64(r.rows, 4);
+            sum += b;
+            ra_stat_t *st = bsearch(&key, pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
+            if (st && d >= 0 && d < RA_LIFE_DECADES) {
+                st->life_blocks[d] += b;
+                st->life_bytes[d] += sqlite3_column_int64(r.rows, 5);
+            }
+        }
+        if (s == 1 || sum != (which == 1 ? pr->allocs : pr->frees))
+            rc = 1;
+        else if (s == SQLITE_NOMEM)
+            rc = oom(c);
+        else if (s != SQLITE_ROW && s != SQLITE_DONE)
+            rc = (c->status = ra__fail(c->err, RA_E_INPUT, "%s", sqlite3_errmsg(c->db)), -1);
+    }
+    sqlite3_finalize(r.probe);
+    sqlite3_finalize(r.rows);
+    free(r.ord);
+    if (rc == 1 && which == 1) {
+        pd->nstats = first;
+    } else if (rc == 1) {
+        /* Back to no lifetimes for the recordings' stats: the scan adds them all. */
+        for (size_t i = 0; i < pd->nstats; i++)
+            if (pd->stats[i].pid >= 0) {
+                memset(pd->stats[i].life_blocks, 0, sizeof pd->stats[i].life_blocks);
+                memset(pd->stats[i].life_bytes, 0, sizeof pd->stats[i].life_bytes);
+            }
+    }
+    return rc;
+}
+
 /* "pid IN (...)" of the recordings p with which[p], for a pass over a per-recording table that
  * hands SQLite the filter: a page charts a dozen of a build's 2,000 recordings. NULL when out
  * of memory. */
@@ -1154,9 +1336,16 @@ ra_status_t ra_model_detail(sqlite3 *db, ra_model_t *pd, const unsigned char *wh
             "SELECT pid, recording, coalesce(bt, -1), blocks, bytes, leaked_blocks, leaked_bytes,\n"
             "       0, 0, peak_blocks, peak_bytes, temporary_blocks, temporary_bytes\n"
             "FROM stack_stats WHERE %s", in);
-    int rc = read_stats_of(&c, pd, sql, which);
-    if (rc == 0 && pd->nstats && sort_stats(pd) != 0)
+    /* Each recording's run of rows, else a scan filtered by pid. */
+    size_t first = pd->nstats;
+    int rc = read_runs(&c, pd, which, 1);
+    if (rc == 1)
+        rc = read_stats_of(&c, pd, sql, which);
+    /* The stats read before (the totals) are in order already. */
+    if (rc == 0 && pd->nstats && sort_stats_from(pd, first) != 0)
         rc = oom(&c);
+    if (rc == 0)
+        rc = read_runs(&c, pd, which, 2) == 0 ? 2 : c.status != RA_OK ? -1 : 0;
     /* Lifetimes found by bsearch: rows of a recording not read find no stat and are skipped. */
     sqlite3_stmt *st = NULL;
     if (rc == 0) {
@@ -1180,6 +1369,8 @@ ra_status_t ra_model_detail(sqlite3 *db, ra_model_t *pd, const unsigned char *wh
     }
     if (rc == 0)
         rc = finish(&c, st, step);
+    if (rc == 2)
+        rc = 0;
     free(sql);
     free(in);
     if (rc != 0)

@@ -269,6 +269,9 @@ static int load(const char *path, int64_t pid, unsigned what, int64_t totals_ove
     int rc = cli__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
+    /* One read transaction for the whole load: the seeks of the stacks drawn each took and
+     * gave back the file's lock, and it reads one state of the database. Closing ends it. */
+    sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
     if ((what & RA_MODEL_TOTALS) && totals_over > 0) {
         int64_t n = recordings_of(db);
         if (n >= 0 && n <= totals_over)
