@@ -57,9 +57,11 @@ uint64_t ra__pb_location(ra_pb_t *b, const char *key, uint64_t map, uint64_t off
 typedef struct {
     int64_t key, num, str;
 } ra__pb_label_t;
-/* A sample: locations leaf first, one value per sample type, its labels. */
-void ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t *values,
-                   size_t nvalues, const ra__pb_label_t *labels, size_t nlabels);
+/* A sample: locations leaf first, one value per sample type, its labels. Returns the sample's
+ * copy of the locations, valid as long as the profile (NULL when out of memory). */
+const uint64_t *ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs,
+                              const int64_t *values, size_t nvalues,
+                              const ra__pb_label_t *labels, size_t nlabels);
 
 /* ---- params.c: the values parameters take ---- */
 

@@ -513,6 +513,17 @@ static ra_status_t read_unique_frames(sqlite3 *db, ra_model_t *pd, ra_err_t *err
     return RA_OK;
 }
 
+static ra_status_t add_stack_of(ra_model_t *pd, int64_t id, int64_t site, const char *t, int len,
+                                size_t *cap, ra_err_t *err);
+
+/* The stack in the current row of st (STACK_COLS) appended to the model's stacks. */
+static ra_status_t add_stack(ra_model_t *pd, sqlite3_stmt *st, size_t *cap, ra_err_t *err)
+{
+    const char *t = col_text(st, 2);
+    return add_stack_of(pd, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), t,
+                        sqlite3_column_bytes(st, 2), cap, err);
+}
+
 /* The columns a stack is read from: its id, where its site is, its list of frames. */
 #define STACK_COLS                                                                           \
     "SELECT k.id, k.site_frame, f.frames\n"                                                  \
@@ -521,12 +532,9 @@ static ra_status_t read_unique_frames(sqlite3 *db, ra_model_t *pd, ra_err_t *err
 /* The stack in the current row of st (STACK_COLS) appended to the model's stacks, its frames
  * from the site outward: the list is a JSON array of unique_frames ids, negative for a frame
  * of the same return address as the one before. RA_OK, or the failure in err. */
-static ra_status_t add_stack(ra_model_t *pd, sqlite3_stmt *st, size_t *cap,
-                             ra_err_t *err)
+static ra_status_t add_stack_of(ra_model_t *pd, int64_t id, int64_t site, const char *t, int len,
+                                size_t *cap, ra_err_t *err)
 {
-    int64_t id = sqlite3_column_int64(st, 0), site = sqlite3_column_int64(st, 1);
-    const char *t = col_text(st, 2);
-    int len = sqlite3_column_bytes(st, 2);
     if (rheap_grow(&pd->stacks, cap, pd->nstacks, sizeof *pd->stacks, 1024) != 0)
         return ra__fail(err, RA_E_NOMEM, "out of memory");
     /* A frame takes two characters at least ("1,"): room for every frame of the list. */
@@ -577,22 +585,64 @@ bad:
                     id, pd->nframes, t ? t : "NULL");
 }
 
+/* The stacks bts[0, n) (ascending; NULL: every stack), each above the last one the model
+ * has, by one pass over stacks and stack_frames side by side in id order: a join sought each
+ * stack's row of stack_frames by its id, a tenth of an export of every stack. */
+static ra_status_t scan_stacks(sqlite3 *db, ra_model_t *pd, const int64_t *bts, size_t n,
+                               ra_err_t *err)
+{
+    sqlite3_stmt *a = NULL, *b = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT id, site_frame FROM stacks ORDER BY id", -1, &a, NULL) !=
+            SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT id, frames FROM stack_frames ORDER BY id", -1, &b, NULL) !=
+            SQLITE_OK) {
+        ra_status_t rc = ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+        sqlite3_finalize(a);
+        sqlite3_finalize(b);
+        return rc;
+    }
+    size_t cap = pd->nstacks, want = 0;
+    int64_t floor = pd->nstacks ? pd->stacks[pd->nstacks - 1].bt : INT64_MIN;
+    ra_status_t status = RA_OK;
+    int ra = SQLITE_ROW, rb = sqlite3_step(b);
+    while (status == RA_OK && rb == SQLITE_ROW && (ra = sqlite3_step(a)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(a, 0);
+        if (bts) {
+            while (want < n && bts[want] < id)
+                want++;
+            if (want == n)
+                break;
+            if (bts[want] != id)
+                continue;
+        }
+        if (id <= floor)
+            continue;
+        while (rb == SQLITE_ROW && sqlite3_column_int64(b, 0) < id)
+            rb = sqlite3_step(b);
+        if (rb == SQLITE_ROW && sqlite3_column_int64(b, 0) == id)
+            status = add_stack_of(pd, id, sqlite3_column_int64(a, 1), col_text(b, 1),
+                                  sqlite3_column_bytes(b, 1), &cap, err);
+    }
+    if (status == RA_OK && ((ra != SQLITE_ROW && ra != SQLITE_DONE) ||
+                            (rb != SQLITE_ROW && rb != SQLITE_DONE)))
+        status = ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+    sqlite3_finalize(a);
+    sqlite3_finalize(b);
+    if (status == RA_OK && pd->pool->oom)
+        status = ra__fail(err, RA_E_NOMEM, "out of memory");
+    return status;
+}
+
 static int load_stacks(ctx_t *c, ra_model_t *pd)
 {
     ra_status_t rc = read_unique_frames(c->db, pd, c->err);
-    sqlite3_stmt *st = NULL;
-    if (rc == RA_OK && !(st = prepare(c, STACK_COLS "ORDER BY k.id")))
-        return -1;
-    size_t cap = 0;
-    int step = SQLITE_DONE;
-    while (rc == RA_OK && (step = sqlite3_step(st)) == SQLITE_ROW)
-        rc = add_stack(pd, st, &cap, c->err);
+    if (rc == RA_OK)
+        rc = scan_stacks(c->db, pd, NULL, 0, c->err);
     if (rc != RA_OK) {
-        sqlite3_finalize(st);
         c->status = rc;
         return -1;
     }
-    return finish(c, st, step);
+    return 0;
 }
 
 ra_status_t ra_model_frames(sqlite3 *db, ra_model_t *pd, const int64_t *bts, size_t n,
@@ -603,9 +653,9 @@ ra_status_t ra_model_frames(sqlite3 *db, ra_model_t *pd, const int64_t *bts, siz
         return status;
     sqlite3_stmt *st;
     /* One seek per stack when the stacks a picture shows are a share of the database's; for
-     * more than half of them, one pass over every stack's row in id order, the wanted ids met
-     * in step. The distinct ids count: a page's list has a stack once per recording that
-     * shows it. */
+     * more than half of them, one pass over every stack's row in id order (scan_stacks), the
+     * wanted ids met in step. The distinct ids count: a page's list has a stack once per
+     * recording that shows it. */
     size_t distinct = 0;
     for (size_t i = 0; i < n; i++)
         distinct += i == 0 || bts[i] != bts[i - 1];
@@ -616,29 +666,14 @@ ra_status_t ra_model_frames(sqlite3 *db, ra_model_t *pd, const int64_t *bts, siz
             all = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
     }
-    int scan = distinct > 1000 && (int64_t)distinct * 2 > all;
-    if (sqlite3_prepare_v2(db,
-                           scan ? STACK_COLS "ORDER BY k.id" : STACK_COLS "WHERE k.id = ?1",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (distinct > 1000 && (int64_t)distinct * 2 > all)
+        return scan_stacks(db, pd, bts, n, err);
+    if (sqlite3_prepare_v2(db, STACK_COLS "WHERE k.id = ?1", -1, &st, NULL) != SQLITE_OK)
         return ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
     size_t cap = pd->nstacks; /* the array holds exactly what it has (none, after RA_MODEL_FRAMES_LATER) */
     int rc = SQLITE_DONE;
     int64_t prev = INT64_MIN;
-    int64_t floor = pd->nstacks ? pd->stacks[pd->nstacks - 1].bt : INT64_MIN;
-    size_t want = 0;
-    while (scan && status == RA_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
-        while (want < n && bts[want] < id)
-            want++;
-        if (want == n)
-            break;
-        if (bts[want] != id || id <= floor)
-            continue;
-        status = add_stack(pd, st, &cap, err);
-    }
-    if (scan && rc == SQLITE_ROW && want == n)
-        rc = SQLITE_DONE;
-    for (size_t i = 0; !scan && status == RA_OK && i < n && rc == SQLITE_DONE; i++) {
+    for (size_t i = 0; status == RA_OK && i < n && rc == SQLITE_DONE; i++) {
         /* In order, each once: the stacks stay sorted by id for ra_model_stack. */
         if (bts[i] <= prev || (pd->nstacks && bts[i] <= pd->stacks[pd->nstacks - 1].bt))
             continue;

@@ -230,8 +230,9 @@ uint64_t ra__pb_location(ra_pb_t *b, const char *key, uint64_t map, uint64_t off
     return id;
 }
 
-void ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t *values,
-                   size_t nvalues, const ra__pb_label_t *labels, size_t nlabels)
+const uint64_t *ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs,
+                              const int64_t *values, size_t nvalues,
+                              const ra__pb_label_t *labels, size_t nlabels)
 {
     ra__arena_t *a = &b->samples;
     Perftools__Profiles__Sample *sm = ra__arena_alloc(a, sizeof *sm);
@@ -241,7 +242,7 @@ void ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t
     if (!sm || !v || !ls || !lbs ||
         rheap_grow(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm, 64) != 0) {
         b->oom = 1;
-        return;
+        return NULL;
     }
     perftools__profiles__sample__init(sm);
     memcpy(v, values, nvalues * sizeof *v);
@@ -256,7 +257,7 @@ void ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t
         Perftools__Profiles__Label *l = ra__arena_alloc(a, sizeof *l);
         if (!l) {
             b->oom = 1;
-            return;
+            return NULL;
         }
         perftools__profiles__label__init(l);
         l->key = labels[i].key;
@@ -264,6 +265,7 @@ void ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t
         l->str = labels[i].str;
         lbs[sm->n_label++] = l;
     }
+    return ls;
 }
 
 void ra_pb_free(ra_pb_t *b)

@@ -154,7 +154,7 @@ static uint64_t location_id(ra_pb_t *b, const ra_model_t *pd, const ra_frame_t *
  * recordings, a sample each, and the lookups (a key printed and found per return address)
  * were most of the time. The ids do not change once given, so the profile is the same. */
 typedef struct {
-    uint64_t *locs;   /* NULL: not looked up yet */
+    const uint64_t *locs; /* the first sample's (not owned); NULL: not looked up yet */
     size_t n;
 } seen_t;
 
@@ -170,7 +170,10 @@ static int add_sample(ra_pb_t *b, const ra_model_t *pd, const ra_stat_t *s, cons
         ra__pb_sample(b, known->locs, known->n, values, nvalues, &pid, pid_key >= 0);
         return 0;
     }
-    uint64_t *locs = malloc(((st ? st->nframes : 0) + 1) * sizeof *locs);
+    /* Built here, copied by the sample; most stacks fit the buffer on the stack. */
+    uint64_t few[256];
+    size_t want = (st ? st->nframes : 0) + 1;
+    uint64_t *locs = want <= sizeof few / sizeof *few ? few : malloc(want * sizeof *locs);
     if (!locs)
         return -1;
     size_t nlocs = 0;
@@ -192,14 +195,15 @@ static int add_sample(ra_pb_t *b, const ra_model_t *pd, const ra_stat_t *s, cons
     for (size_t i = 0; i < nlocs; i++)
         oom |= locs[i] == 0; /* ids start at 1: 0 is out of memory */
     ra__pb_label_t pid = {pid_key, s->pid, 0};
-    if (!oom)
-        ra__pb_sample(b, locs, nlocs, values, nvalues, &pid, pid_key >= 0);
-    if (!oom && known) {
-        known->locs = locs;
+    const uint64_t *kept = oom ? NULL : ra__pb_sample(b, locs, nlocs, values, nvalues, &pid,
+                                                     pid_key >= 0);
+    /* The sample's own copy serves the stack's next samples: it lives as long as the profile. */
+    if (kept && known) {
+        known->locs = kept;
         known->n = nlocs;
-    } else {
-        free(locs);
     }
+    if (locs != few)
+        free(locs);
     return oom ? -1 : 0;
 }
 
@@ -378,8 +382,6 @@ ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int pe
                 oom = add_sample(b, pd, &pd->stats[i], v, nv, pd->stats[i].pid >= 0 ? pid_key : -1,
                                  seen, &lc) != 0;
         }
-        for (size_t i = 0; seen && i <= pd->nstacks; i++)
-            free(seen[i].locs);
         free(seen);
         free(lc.slots);
         free(lc.memo);
