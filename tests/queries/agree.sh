@@ -83,6 +83,10 @@ SELECT s.id, f.key, u.file, u.line, u.sym, u.module, u.offset, u.inlined,
 FROM stack_frames AS s, json_each(s.frames) AS f JOIN unique_frames AS u ON u.id = abs(f.value)
 ORDER BY s.id, f.key;
 SELECT count(*), min(id), max(id) FROM unique_frames;
+SELECT r.pid, r.recording, s.bt, s.blocks, s.leaked_bytes
+FROM recording_rows AS r JOIN stack_stats AS s ON s.rowid BETWEEN r.first_row AND r.last_row
+ORDER BY s.rowid;
+SELECT count(*) FROM recording_rows;
 '
 tables_scan='
 SELECT s.id, s.function, s.location
@@ -242,6 +246,8 @@ SELECT id, frame_no, file, line, sym, module, offset, inlined, ip_index FROM bac
 ORDER BY id, frame_no;
 SELECT count(*), CASE WHEN count(*) > 0 THEN 1 END, CASE WHEN count(*) > 0 THEN count(*) END
 FROM (SELECT DISTINCT file, line, sym, module, offset, inlined FROM backtraces);
+SELECT pid, recording, bt, blocks, leaked_bytes FROM stack_stats ORDER BY rowid;
+SELECT count(*) FROM recording_stats;
 '
 
 # The summaries are the heap's: the scans read `allocations` without the program's own mappings
