@@ -70,6 +70,13 @@ int cli__query_load(const char *name, ra_query_t *q, FILE *err);
 /* `rheap query ARGS...` (arguments after the command name). Returns the exit status. */
 int cli__cmd_query(int argc, char **argv);
 
+/* ---- rows.c: a query's first rows ---- */
+
+/* As ra_query_run_rows: the first `rows` rows of q's answer in t and the count of the others
+ * in t->more, found without ordering every row when q's text allows (rows.c says when). */
+ra_status_t cli__query_rows(struct sqlite3 *db, const ra_query_t *q, const ra_kv_t *kv, size_t nkv,
+                            size_t rows, ra_table_t *t, ra_err_t *err);
+
 /* ---- output.c: the file a command writes ---- */
 /* RHEAP_EXIT_OK when path may be written: it does not exist, is not a regular file (a device,
  * a pipe), or force is set; else says why ("is a directory; give the WHAT to write", "exists;

@@ -378,7 +378,7 @@ int cli__cmd_query(int argc, char **argv)
                           : o.limit ? o.limit
                           : o.fmt == RHEAP_FMT_COLUMN ? QUERY_ROWS : SIZE_MAX;
             if (status == RHEAP_EXIT_OK)
-                status = cli__said(ra_query_run_rows(db, &q, o.kv, o.nkv, rows, &t, &why), &why,
+                status = cli__said(cli__query_rows(db, &q, o.kv, o.nkv, rows, &t, &why), &why,
                                    stderr);
             if (status == RHEAP_EXIT_OK) {
                 print_result(&o, db, supp, q.name, &t);

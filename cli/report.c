@@ -192,7 +192,7 @@ static int run_canned(sqlite3 *db, const char *name, size_t rows, const char *pi
     }
     ra_err_t why;
     /* Only the rows shown are made into text; the others are counted ("... N more rows"). */
-    rc = cli__said(ra_query_run_rows(db, &q, kv, nkv, rows, t, &why), &why, out);
+    rc = cli__said(cli__query_rows(db, &q, kv, nkv, rows, t, &why), &why, out);
     ra_query_free(&q);
     return rc == RHEAP_EXIT_OK ? 0 : -1;
 }
@@ -495,6 +495,9 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
         cli__table_print_columns(&t, PROCESS_ROWS, "  ", o->full_names, out);
     }
     ra_table_free(&t);
+    /* Only the leak figures need the suppressions' views (the processes' above, the leaks
+     * section below); the other sections read the tables, not a join of every row. */
+    ra_supp_views(supp, db, 0, &why);
     section(db, o, "Peak live heap", "peak", interval, out);
     if (cli__moment_given(&o->mo) &&
         (rc = cli__moment_report(db, path, o->pid, o->skip, &o->mo, o->raw, out)) !=
@@ -505,11 +508,15 @@ static int report(const char *path, const report_opts_t *o, FILE *out)
         sqlite3_close(db);
         return rc;
     }
-    if (ended > 0)
+    if (ended > 0) {
+        if (ra_supp_views(supp, db, 1, &why) != RA_OK)
+            cli__error(stderr, "%s: %s", path, why.msg);
         section(db, o, "Top leaks by site", "leaks", interval, out);
-    else
+        ra_supp_views(supp, db, 0, &why);
+    } else {
         fprintf(out, "\nTop leaks by site (rheap query leaks)\n"
                      "  (none known: no recording lasted until its process ended; see live at stop)\n");
+    }
     section(db, o, "Top temporary allocation sites", "temporary", interval, out);
     section(db, o, "Top allocating sites", "top-sites", interval, out);
     fprintf(out, "\nMore: rheap query --list, or sqlite3 %s\n", path);

@@ -14,7 +14,7 @@
 #include "rheap_convert.h"
 #include "rheap_version.h"
 #include "sorted.h"
-#define RHEAP_SCHEMA_VERSION 13
+#define RHEAP_SCHEMA_VERSION 14
 
 /* ---- errors.c: how every part says what went wrong ---- */
 

@@ -1833,6 +1833,41 @@ static int write_sites(cv__summary_t *s, rows_t **q, cv__sites_t *sites)
     return rc;
 }
 
+/* ---- Where a recording's stack rows are (recording_rows) ----
+ * A recording's rows of stack_stats go in together (cv__summary_end holds the database until
+ * they are all in) and each takes the next rowid, so they are one range of rowids. Noting it
+ * lets a question about a few recordings read their rows by rowid instead of scanning every
+ * recording's (2.5 million rows on a build's tree). */
+
+/* The largest rowid of stack_stats so far (0 when empty), or -1 (database error). */
+static int64_t stats_last_rowid(sqlite3 *h)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h, "SELECT coalesce(max(rowid), 0) FROM stack_stats", -1, &st,
+                           NULL) != SQLITE_OK)
+        return -1;
+    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* The recording's row of recording_rows: its stack_stats rows are the rowids after `before`
+ * up to the last one now. 0, or -1 (database error). */
+static int write_row_range(cv__summary_t *s, cv__db_t *db, sqlite3 *h, int64_t before)
+{
+    int64_t last = stats_last_rowid(h);
+    sqlite3_stmt *st = before < 0 || last < 0 ? NULL : cv__db_insert(db, "recording_rows", 4, 1);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, s->pid);
+    sqlite3_bind_int64(st, 2, s->recording);
+    sqlite3_bind_int64(st, 3, before + 1);
+    sqlite3_bind_int64(st, 4, last);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
 int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t id_base)
 {
     if (!s->failed && s->started)
@@ -1858,6 +1893,7 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t
         q[i]->h = h;
         q[i]->n = 0;
     }
+    int64_t before = stats_last_rowid(h);
     int rc = write_tables(s, q);
     if (rc == 0)
         rc = write_checkpoints(s, q, id_base);
@@ -1871,6 +1907,8 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t
     /* The rows still gathered: all of the recording's go in before the other worker's. */
     for (int i = 0; i < Q_N && rc == 0 && !s->failed; i++)
         rc = rows_flush(q[i]);
+    if (rc == 0 && !s->failed)
+        rc = write_row_range(s, db, h, before);
     if (rc != 0)
         cv__db_failed(db);
     cv__db_leave(db);

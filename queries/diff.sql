@@ -76,14 +76,19 @@ pictured AS MATERIALIZED (
                AS fast,
            :skip IS NULL AND m.a_ns IN (0, 9223372036854775807) AND m.b_ns IN (0, 9223372036854775807)
            AND NOT EXISTS (SELECT 1 FROM started AS z WHERE z.pid = m.pid AND z.recording = m.recording)
-               AS by_site
+               AS by_site,
+           (SELECT r.end_ns FROM recording_stats AS r
+            WHERE r.pid = m.pid AND r.recording = m.recording) AS end_ns
     FROM moments AS m
 ),
 live_at(pid, recording, t, bt, blocks, bytes) AS (
     SELECT pid, recording, t, bt, blocks, bytes FROM marker_stacks
     UNION ALL
     SELECT pid, recording, 9223372036854775807, bt, leaked_blocks, leaked_bytes
-    FROM stack_stats WHERE leaked_blocks > 0
+    FROM stack_stats
+    -- (read only when a recording needs it: this is every leaking stack row of the database,
+    -- half a million on a build's tree, and the sums per site usually serve)
+    WHERE leaked_blocks > 0 AND EXISTS (SELECT 1 FROM pictured WHERE fast AND NOT by_site)
 ),
 per_stack AS (
     SELECT m.pid AS pid, m.recording AS recording, x.bt AS bt,
@@ -118,32 +123,42 @@ sited AS (
     FROM per_stack AS l
     LEFT JOIN site AS s ON s.bt = l.bt
 ),
-per_site AS (
-    SELECT s.pid AS pid, s.recording AS recording, n.function AS function,
-           n.location AS location,
-           CASE WHEN m.a_ns = 0 THEN 0 ELSE s.leaked_blocks END AS blocks_a,
+-- Without :skip, from a recording's start to its end: the converter's sums per site, each one
+-- a row of the answer as it is (a leak is live at B and not at A, or at A and not at B, so a
+-- site differs when exactly one of the two moments is the start), with no table of them made
+-- first: counting them reads nothing else.
+by_site_rows AS (
+    SELECT CASE WHEN m.a_ns = 0 THEN 0 ELSE s.leaked_blocks END AS blocks_a,
            CASE WHEN m.a_ns = 0 THEN 0 ELSE s.leaked_bytes END AS bytes_a,
            CASE WHEN m.b_ns = 0 THEN 0 ELSE s.leaked_blocks END AS blocks_b,
-           CASE WHEN m.b_ns = 0 THEN 0 ELSE s.leaked_bytes END AS bytes_b, s.leak_stack AS stack
+           CASE WHEN m.b_ns = 0 THEN 0 ELSE s.leaked_bytes END AS bytes_b,
+           CASE WHEN m.b_ns = 0 THEN -s.leaked_blocks ELSE s.leaked_blocks END AS delta_blocks,
+           CASE WHEN m.b_ns = 0 THEN -s.leaked_bytes ELSE s.leaked_bytes END AS delta_bytes,
+           n.function AS function, n.location AS location, m.a_ns AS a_ns,
+           CASE WHEN m.b_ns = 9223372036854775807 THEN m.end_ns ELSE m.b_ns END AS b_ns,
+           s.leak_stack AS stack, s.recording AS recording, s.pid AS pid
     FROM pictured AS m
     JOIN site_stats AS s ON s.pid = m.pid AND s.recording = m.recording
     JOIN sites AS n ON n.id = s.site
-    WHERE m.by_site AND s.leaked_blocks > 0
-    UNION ALL
+    WHERE m.by_site AND s.leaked_blocks > 0 AND (m.a_ns = 0) <> (m.b_ns = 0)
+),
+per_site AS (
     SELECT pid, recording, function, location, sum(blocks_a) AS blocks_a, sum(bytes_a) AS bytes_a,
            sum(blocks_b) AS blocks_b, sum(bytes_b) AS bytes_b, stack
     FROM sited
     GROUP BY pid, recording, function, location
 )
-SELECT l.blocks_a, l.bytes_a, l.blocks_b, l.bytes_b, l.blocks_b - l.blocks_a AS delta_blocks,
-       l.bytes_b - l.bytes_a AS delta_bytes, l.function, l.location, m.a_ns,
+SELECT * FROM by_site_rows
+UNION ALL
+SELECT l.blocks_a, l.bytes_a, l.blocks_b, l.bytes_b, l.blocks_b - l.blocks_a,
+       l.bytes_b - l.bytes_a, l.function, l.location, m.a_ns,
        -- The end of the recording is its last event: what is live then is what it left live.
        CASE WHEN m.b_ns = 9223372036854775807
             THEN (SELECT r.end_ns FROM recording_stats AS r
                   WHERE r.pid = l.pid AND r.recording = l.recording)
-            ELSE m.b_ns END AS b_ns,
+            ELSE m.b_ns END,
        l.stack, l.recording, l.pid
 FROM per_site AS l
 JOIN moments AS m ON m.pid = l.pid AND m.recording = l.recording
 WHERE l.blocks_a <> l.blocks_b OR l.bytes_a <> l.bytes_b
-ORDER BY delta_bytes DESC, delta_blocks DESC, l.function, l.location, l.pid, l.recording;
+ORDER BY delta_bytes DESC, delta_blocks DESC, function, location, pid, recording;

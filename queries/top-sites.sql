@@ -47,7 +47,8 @@ per_site AS (
            s.blocks AS blocks, s.bytes AS bytes, s.bytes_stack AS stack
     FROM site_stats AS s
     JOIN sites AS n ON n.id = s.site
-    WHERE :skip IS NULL AND s.pid = coalesce(:pid, s.pid)
+    -- (pid = :pid: one process's rows found by the primary key)
+    WHERE :skip IS NULL AND :pid IS NOT NULL AND s.pid = :pid
     UNION ALL
     SELECT pid, recording, function, location, sum(blocks) AS blocks, sum(bytes) AS bytes, stack
     FROM sited
@@ -57,10 +58,39 @@ ranked AS (
     SELECT *, rank() OVER (ORDER BY bytes DESC) AS bytes_rank,
               rank() OVER (ORDER BY blocks DESC) AS blocks_rank
     FROM per_site
+),
+-- Every process without :skip (the default): rather than ranking every site row twice, the
+-- `top`-th largest bytes and blocks are read from the indexes of site_stats by bytes and by
+-- blocks (schema.sql; `>= 0`, true of every row, is what lets SQLite use them), the rows at or
+-- above either taken, and each one's place is the rows above it counted in the index: a row's
+-- rank is 1 + the rows with more, as rank() gives it.
+bound AS MATERIALIZED (
+    SELECT (SELECT bytes FROM site_stats WHERE bytes >= 0 ORDER BY bytes DESC LIMIT 1
+            OFFSET max(cast(coalesce(:top, 20) AS INTEGER), 1) - 1) AS bytes,
+           (SELECT blocks FROM site_stats WHERE blocks >= 0 ORDER BY blocks DESC LIMIT 1
+            OFFSET max(cast(coalesce(:top, 20) AS INTEGER), 1) - 1) AS blocks
+    WHERE :skip IS NULL AND :pid IS NULL
+),
+leaders AS (
+    SELECT s.pid AS pid, s.recording AS recording, s.site AS site
+    FROM bound AS b JOIN site_stats AS s ON s.bytes >= coalesce(b.bytes, 0) AND s.bytes >= 0
+    UNION
+    SELECT s.pid, s.recording, s.site
+    FROM bound AS b JOIN site_stats AS s ON s.blocks >= coalesce(b.blocks, 0) AND s.blocks >= 0
+),
+all_ranked AS (
+    SELECT * FROM ranked
+    UNION ALL
+    SELECT s.pid, s.recording, n.function, n.location, s.blocks, s.bytes, s.bytes_stack,
+           1 + (SELECT count(*) FROM site_stats AS o WHERE o.bytes > s.bytes AND o.bytes >= 0),
+           1 + (SELECT count(*) FROM site_stats AS o WHERE o.blocks > s.blocks AND o.blocks >= 0)
+    FROM leaders AS l
+    JOIN site_stats AS s ON s.pid = l.pid AND s.recording = l.recording AND s.site = l.site
+    JOIN sites AS n ON n.id = s.site
 )
 SELECT blocks, bytes, bytes / blocks AS avg_size, function, location, bytes_rank, blocks_rank,
        stack, recording, pid
-FROM ranked
+FROM all_ranked
 WHERE bytes_rank <= cast(coalesce(:top, 20) AS INTEGER)
    OR blocks_rank <= cast(coalesce(:top, 20) AS INTEGER)
 ORDER BY CASE coalesce(:by, 'bytes') WHEN 'blocks' THEN blocks_rank ELSE bytes_rank END,

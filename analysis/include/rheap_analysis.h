@@ -195,6 +195,11 @@ const char *ra_supp_rule(const ra_supp_t *s, size_t r, const char **from);
 ra_status_t ra_supp_shadow(const ra_supp_t *s, struct sqlite3 *db, ra_err_t *err);
 /* Drops what ra_supp_shadow made. */
 void ra_supp_unshadow(struct sqlite3 *db);
+/* After ra_supp_shadow: takes its two views away (on = 0), so that queries that read no leak
+ * column read the tables themselves (a view joins every row with the re-added sites), or puts
+ * them back (on = 1) without deciding anything again. Nothing when no stack is suppressed.
+ * RA_OK or RA_E_INPUT. */
+ra_status_t ra_supp_views(const ra_supp_t *s, struct sqlite3 *db, int on, ra_err_t *err);
 /* Adds the never-freed blocks and bytes of suppressed stacks (of process pid, text; NULL: all)
  * per rule into blocks[] and bytes[] (ra_supp_nrules entries each), from main.stack_stats.
  * RA_OK or RA_E_INPUT. */

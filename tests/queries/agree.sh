@@ -76,6 +76,10 @@ SELECT bt, decade, blocks, bytes FROM stack_lifetime_totals ORDER BY bt, decade;
 SELECT bucket, start_wall_ns, end_wall_ns, recordings, allocs, alloc_bytes, frees, freed_bytes,
        ended_blocks, ended_bytes, live_blocks, live_bytes, started
 FROM timeline_totals ORDER BY bucket;
+SELECT r.pid, r.recording, s.bt, s.blocks, s.leaked_bytes
+FROM recording_rows AS r JOIN stack_stats AS s ON s.rowid BETWEEN r.first_row AND r.last_row
+ORDER BY s.rowid;
+SELECT count(*) FROM recording_rows;
 '
 tables_scan='
 SELECT s.id, s.function, s.location
@@ -231,6 +235,8 @@ SELECT i, (lo + i) * width, (lo + i + 1) * width,
        freed_bytes, ended_blocks, ended_bytes, sum(allocs - frees - ended_blocks) OVER win,
        sum(alloc_bytes - freed_bytes - ended_bytes) OVER win, started
 FROM slots, grid, lo WINDOW win AS (ORDER BY i) ORDER BY i;
+SELECT pid, recording, bt, blocks, leaked_bytes FROM stack_stats ORDER BY rowid;
+SELECT count(*) FROM recording_stats;
 '
 
 # The summaries are the heap's: the scans read `allocations` without the program's own mappings

@@ -1,7 +1,8 @@
 -- top-sites.sql computed from the raw rows: agree.sh puts the common table expressions below in
--- place of those from per_stack to per_site of queries/top-sites.sql (the per-stack rows and their
--- sums per site, which the query reads from site_stats) and requires the same rows.
--- replaces: per_stack per_site
+-- place of those from per_stack to all_ranked of queries/top-sites.sql (the per-stack rows, their
+-- sums per site, which the query reads from site_stats, and each site's places, which it reads
+-- for every process from the indexes of site_stats) and requires the same rows.
+-- replaces: per_stack all_ranked
 per_stack AS (
     SELECT a.pid AS pid, a.recording AS recording, a.bt AS bt, count(*) AS blocks,
            sum(a.size) AS bytes
@@ -22,4 +23,10 @@ per_site AS (
     SELECT pid, recording, function, location, sum(blocks) AS blocks, sum(bytes) AS bytes, stack
     FROM sited
     GROUP BY pid, recording, function, location
+),
+-- Each site's places among all, by ranking every row.
+all_ranked AS (
+    SELECT *, rank() OVER (ORDER BY bytes DESC) AS bytes_rank,
+              rank() OVER (ORDER BY blocks DESC) AS blocks_rank
+    FROM per_site
 )
