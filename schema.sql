@@ -161,6 +161,31 @@ CREATE TABLE backtraces (
     PRIMARY KEY (id, frame_no)
 ) WITHOUT ROWID;
 
+-- The frames of `backtraces` without their repeats. The stacks of a process tree pass through
+-- the same few tens of thousands of frames (main, the compiler's passes, libc's start), so a
+-- build's 200,000 stacks hold 6 million backtraces rows but under 40,000 distinct frames; the
+-- exports and the page read each stack as one row of stack_frames and each frame once from here,
+-- where reading the backtraces rows of every stack took seconds. Both tables hold exactly what
+-- `backtraces` holds (tests/queries/agree.sh decodes them and compares):
+--   SELECT s.id, f.key AS frame_no, u.file, u.line, u.sym, u.module, u.offset, u.inlined
+--   FROM stack_frames AS s, json_each(s.frames) AS f JOIN unique_frames AS u ON u.id = abs(f.value)
+-- gives its rows, and ip_index is the count of positive ids before the frame's own.
+CREATE TABLE unique_frames (
+    id INTEGER PRIMARY KEY,    -- 1, 2, ... in the order the frames were first met
+    file TEXT,                 -- as backtraces.file, line, sym, module, offset and inlined: one
+    line INTEGER,              -- row per distinct combination of the six
+    sym TEXT,
+    module TEXT,
+    offset INTEGER NOT NULL,
+    inlined INTEGER NOT NULL
+);
+
+-- Each stack's frames, a row per stack.
+CREATE TABLE stack_frames (
+    id INTEGER PRIMARY KEY,    -- backtraces.id (stacks.id)
+    frames TEXT NOT NULL       -- a JSON array of unique_frames ids, frame 0 first (the order of frame_no); an id is negative when its frame comes from the same recorded return address as the frame before it (the function an inlined one was inlined into), positive when it starts the next address
+);
+
 -- One row per recorded process (each recording directory rip-<pid>[-N]).
 CREATE TABLE processes (
     pid INTEGER NOT NULL,        -- process id

@@ -18,6 +18,21 @@
 ra_status_t ra__fail(ra_err_t *err, ra_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* ---- arena.c: small arrays cut from large chunks, freed together ---- */
+
+typedef struct {
+    char **chunks;
+    size_t n, cap;
+    char *free_at; /* the unused end of the last chunk */
+    size_t left;   /* its bytes */
+} ra__arena_t;
+
+/* n bytes aligned for a pointer, valid until ra__arena_free; NULL when out of memory. A zeroed
+ * ra__arena_t is an empty arena. */
+void *ra__arena_alloc(ra__arena_t *a, size_t n);
+/* Gives back every piece; the arena is empty and usable again. */
+void ra__arena_free(ra__arena_t *a);
+
 /* ---- pbuild.c: the one profile.proto encoder (ra_pb_* and ra_pprof_encode) ---- */
 
 /* A profile with only its string 0 (""); NULL when out of memory. Out of memory later on is
@@ -42,9 +57,11 @@ uint64_t ra__pb_location(ra_pb_t *b, const char *key, uint64_t map, uint64_t off
 typedef struct {
     int64_t key, num, str;
 } ra__pb_label_t;
-/* A sample: locations leaf first, one value per sample type, its labels. */
-void ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t *values,
-                   size_t nvalues, const ra__pb_label_t *labels, size_t nlabels);
+/* A sample: locations leaf first, one value per sample type, its labels. Returns the sample's
+ * copy of the locations, valid as long as the profile (NULL when out of memory). */
+const uint64_t *ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs,
+                              const int64_t *values, size_t nvalues,
+                              const ra__pb_label_t *labels, size_t nlabels);
 
 /* ---- params.c: the values parameters take ---- */
 

@@ -28,6 +28,9 @@ struct ra_pool {
     char **slots; /* open addressing over the strings */
     size_t cap, n;
     int oom;      /* a copy failed; ra_model_load reports it */
+    /* The stacks' arrays of frame pointers and address numbers: a build's 200,000 stacks
+     * have 6 million frames, and an allocation per stack cost more than reading them. */
+    ra__arena_t arena;
 };
 
 static uint64_t hash_str(const char *s)
@@ -84,6 +87,7 @@ static void pool_free(struct ra_pool *p)
     for (size_t i = 0; i < p->cap; i++)
         free(p->slots[i]);
     free(p->slots);
+    ra__arena_free(&p->arena);
     free(p);
 }
 
@@ -396,16 +400,16 @@ static int cmp_run(const void *a, const void *b)
     return x->recording < y->recording ? -1 : x->recording > y->recording;
 }
 
-/* Sorts the stats by pid, recording, bt. The converter writes each recording's rows together
- * in bt order, so putting the recordings in order is enough: a copy, where sorting a process
- * tree's millions of rows one by one took most of a second. Rows in any other order are
- * sorted one by one. 0, or -1 when out of memory. */
-static int sort_stats(ra_model_t *pd)
+/* Sorts stats[from, n) by pid, recording, bt, stats[0, from) being sorted already (0, or -1
+ * when out of memory). */
+static int sort_stats_from(ra_model_t *pd, size_t from)
 {
+    ra_stat_t *st = pd->stats + from;
+    size_t n = pd->nstats - from;
     run_t *runs = NULL;
     size_t nruns = 0, cap = 0, sorted = 1;
-    for (size_t i = 0; i < pd->nstats && sorted; i++) {
-        const ra_stat_t *s = &pd->stats[i];
+    for (size_t i = 0; i < n && sorted; i++) {
+        const ra_stat_t *s = &st[i];
         if (i && s[-1].pid == s->pid && s[-1].recording == s->recording) {
             sorted = s[-1].bt < s->bt;
             runs[nruns - 1].n++;
@@ -417,111 +421,240 @@ static int sort_stats(ra_model_t *pd)
         }
         runs[nruns++] = (run_t){s->pid, s->recording, i, 1};
     }
-    ra_stat_t *to = sorted ? malloc(pd->nstats * sizeof *to) : NULL;
+    /* Already in order (the totals over the tree come so): nothing to move. */
+    int in_order = sorted;
+    for (size_t r = 1; r < nruns && in_order; r++)
+        in_order = cmp_run(&runs[r - 1], &runs[r]) < 0;
+    ra_stat_t *to = sorted && !in_order ? malloc(n * sizeof *to) : NULL;
     if (to) {
         qsort(runs, nruns, sizeof *runs, cmp_run);
         /* Two runs of one recording: not the converter's order after all. */
         for (size_t r = 1; r < nruns && sorted; r++)
             sorted = cmp_run(&runs[r - 1], &runs[r]) != 0;
     }
-    if (to && sorted) {
+    if (in_order) {
+        /* as read */
+    } else if (to && sorted) {
         size_t k = 0;
         for (size_t r = 0; r < nruns; r++) {
-            memcpy(to + k, pd->stats + runs[r].from, runs[r].n * sizeof *to);
+            memcpy(to + k, st + runs[r].from, runs[r].n * sizeof *to);
             k += runs[r].n;
         }
-        free(pd->stats);
-        pd->stats = to;
+        memcpy(st, to, n * sizeof *to);
     } else {
-        free(to);
-        qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
+        qsort(st, n, sizeof *st, cmp_stat);
     }
+    free(to);
     free(runs);
+    /* The part before `from` was sorted; the whole is, unless the two overlap. */
+    if (from && n && cmp_stat(&pd->stats[from - 1], st) > 0)
+        qsort(pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
     return 0;
+}
+
+/* Sorts the stats by pid, recording, bt. The converter writes each recording's rows together
+ * in bt order, so putting the recordings in order is enough: a copy, where sorting a process
+ * tree's millions of rows one by one took most of a second. Rows in any other order are
+ * sorted one by one. 0, or -1 when out of memory. */
+static int sort_stats(ra_model_t *pd)
+{
+    return sort_stats_from(pd, 0);
 }
 
 /* ---- Stacks from the allocation site outward ---- */
 
-/* The text of column i as interned, the previous row's when equal: a stack's frames mostly
- * share their module and often their file, and a build's millions of frame rows were hashed
- * three times each. */
-static const char *intern_col(struct ra_pool *pool, sqlite3_stmt *st, int i, const char **last)
+/* The distinct frames (unique_frames), read once, before the first stack: ids must run 1 .. n,
+ * as the converter writes them, since the stacks' lists index them. */
+static ra_status_t read_unique_frames(sqlite3 *db, ra_model_t *pd, ra_err_t *err)
 {
-    const char *t = col_text(st, i);
-    if (!t)
-        return NULL;
-    if (!*last || strcmp(*last, t) != 0)
-        *last = intern(pool, t);
-    return *last;
+    if (pd->frames)
+        return RA_OK;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id, sym, file, coalesce(line, 0), module, offset, inlined\n"
+                           "FROM unique_frames ORDER BY id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+    size_t cap = 0;
+    int rc;
+    const char *last_module = NULL;
+    ra_status_t status = RA_OK;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (sqlite3_column_int64(st, 0) != (int64_t)pd->nframes + 1) {
+            status = ra__fail(err, RA_E_INPUT,
+                              "table unique_frames: id %" PRId64 " where %zu was expected (ids "
+                              "run from 1 without a gap); convert the recording again",
+                              (int64_t)sqlite3_column_int64(st, 0), pd->nframes + 1);
+            break;
+        }
+        if (rheap_grow(&pd->frames, &cap, pd->nframes, sizeof *pd->frames, 1024) != 0)
+            break;
+        ra_frame_t *f = &pd->frames[pd->nframes++];
+        f->sym = intern(pd->pool, col_text(st, 1));
+        f->file = intern(pd->pool, col_text(st, 2));
+        f->line = sqlite3_column_int64(st, 3);
+        /* Most frames of a module come together, in the order they were met. */
+        const char *m = col_text(st, 4);
+        if (m && (!last_module || strcmp(last_module, m)))
+            last_module = intern(pd->pool, m);
+        f->module = m ? last_module : NULL;
+        f->offset = sqlite3_column_int64(st, 5);
+        f->inlined = sqlite3_column_int(st, 6);
+    }
+    sqlite3_finalize(st);
+    if (status != RA_OK)
+        return status;
+    if (rc == SQLITE_ROW || pd->pool->oom)
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
+    if (rc != SQLITE_DONE)
+        return ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+    if (!pd->frames && !(pd->frames = malloc(sizeof *pd->frames)))
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
+    return RA_OK;
 }
 
-/* The frame in the current row of st (the columns of FRAME_COLS) appended to the model's
- * stacks, a new stack when its id is not the last one's. 0, or -1 when out of memory. */
-#define FRAME_COLS                                                                           \
-    "SELECT b.id, b.sym, b.file, coalesce(b.line, 0), b.module, b.offset, b.inlined, b.ip_index,\n" \
-    "       k.frames - k.site_frame\n"                                                     \
-    "FROM stacks AS k JOIN backtraces AS b ON b.id = k.id AND b.frame_no >= k.site_frame\n"
+static ra_status_t add_stack_of(ra_model_t *pd, int64_t id, int64_t site, const char *t, int len,
+                                size_t *cap, ra_err_t *err);
 
-typedef struct {
-    size_t cap, fcap;
-    ra_stack_t *s;
-    const char *last[3];
-} frame_reader_t;
-
-static int add_frame(ra_model_t *pd, sqlite3_stmt *st, frame_reader_t *r)
+/* The stack in the current row of st (STACK_COLS) appended to the model's stacks. */
+static ra_status_t add_stack(ra_model_t *pd, sqlite3_stmt *st, size_t *cap, ra_err_t *err)
 {
-    int64_t id = sqlite3_column_int64(st, 0);
-    if (!r->s || r->s->bt != id) {
-        if (rheap_grow(&pd->stacks, &r->cap, pd->nstacks, sizeof *pd->stacks, 64) != 0)
-            return -1;
-        ra_stack_t *s = r->s = &pd->stacks[pd->nstacks++];
-        memset(s, 0, sizeof *s);
-        s->bt = id;
-        /* The number of frames is known: each stack's array is allocated once, to size. */
-        int64_t want = sqlite3_column_int64(st, 8);
-        r->fcap = 0;
-        if (want > 0 && want < 1 << 20) {
-            s->frames = malloc((size_t)want * sizeof *s->frames);
-            r->fcap = s->frames ? (size_t)want : 0;
+    const char *t = col_text(st, 2);
+    return add_stack_of(pd, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), t,
+                        sqlite3_column_bytes(st, 2), cap, err);
+}
+
+/* The columns a stack is read from: its id, where its site is, its list of frames. */
+#define STACK_COLS                                                                           \
+    "SELECT k.id, k.site_frame, f.frames\n"                                                  \
+    "FROM stacks AS k JOIN stack_frames AS f ON f.id = k.id\n"
+
+/* The stack in the current row of st (STACK_COLS) appended to the model's stacks, its frames
+ * from the site outward: the list is a JSON array of unique_frames ids, negative for a frame
+ * of the same return address as the one before. RA_OK, or the failure in err. */
+static ra_status_t add_stack_of(ra_model_t *pd, int64_t id, int64_t site, const char *t, int len,
+                                size_t *cap, ra_err_t *err)
+{
+    if (rheap_grow(&pd->stacks, cap, pd->nstacks, sizeof *pd->stacks, 1024) != 0)
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
+    /* A frame takes two characters at least ("1,"): room for every frame of the list. */
+    size_t most = (size_t)len / 2 + 1;
+    const ra_frame_t **frames = ra__arena_alloc(&pd->pool->arena, most * sizeof *frames);
+    uint16_t *ip = ra__arena_alloc(&pd->pool->arena, most * sizeof *ip);
+    if (!frames || !ip)
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
+    size_t n = 0, at = 0;
+    uint16_t addr = 0;
+    const char *p = t ? t : "";
+    if (*p++ != '[')
+        goto bad;
+    while (*p != ']') {
+        int neg = *p == '-';
+        p += neg;
+        if (*p < '0' || *p > '9')
+            goto bad;
+        uint64_t v = 0;
+        while (*p >= '0' && *p <= '9' && v <= pd->nframes)
+            v = v * 10 + (uint64_t)(*p++ - '0');
+        if (v == 0 || v > pd->nframes || (neg && at == 0) || (*p != ',' && *p != ']'))
+            goto bad;
+        if (at > 0 && !neg)
+            addr++;
+        if ((int64_t)at >= site) {
+            frames[n] = &pd->frames[v - 1];
+            ip[n++] = addr;
         }
+        at++;
+        if (*p == ',' && p[1] != ']')
+            p++;
+        else if (*p == ',')
+            goto bad;
     }
-    ra_stack_t *s = r->s;
-    if (rheap_grow(&s->frames, &r->fcap, s->nframes, sizeof *s->frames, 64) != 0)
-        return -1;
-    ra_frame_t *f = &s->frames[s->nframes++];
-    f->sym = intern_col(pd->pool, st, 1, &r->last[0]);
-    f->file = intern_col(pd->pool, st, 2, &r->last[1]);
-    f->line = sqlite3_column_int64(st, 3);
-    f->module = intern_col(pd->pool, st, 4, &r->last[2]);
-    f->offset = sqlite3_column_int64(st, 5);
-    f->inlined = sqlite3_column_int(st, 6);
-    f->ip_index = sqlite3_column_int(st, 7);
-    return 0;
+    if (p[1] != 0)
+        goto bad;
+    ra_stack_t *s = &pd->stacks[pd->nstacks++];
+    s->bt = id;
+    s->nframes = n;
+    s->frames = frames;
+    s->ip = ip;
+    return RA_OK;
+bad:
+    return ra__fail(err, RA_E_INPUT,
+                    "table stack_frames: stack %" PRId64 ": expected a JSON array of ids of "
+                    "unique_frames (1 to %zu), got '%.60s'; convert the recording again",
+                    id, pd->nframes, t ? t : "NULL");
+}
+
+/* The stacks bts[0, n) (ascending; NULL: every stack), each above the last one the model
+ * has, by one pass over stacks and stack_frames side by side in id order: a join sought each
+ * stack's row of stack_frames by its id, a tenth of an export of every stack. */
+static ra_status_t scan_stacks(sqlite3 *db, ra_model_t *pd, const int64_t *bts, size_t n,
+                               ra_err_t *err)
+{
+    sqlite3_stmt *a = NULL, *b = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT id, site_frame FROM stacks ORDER BY id", -1, &a, NULL) !=
+            SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT id, frames FROM stack_frames ORDER BY id", -1, &b, NULL) !=
+            SQLITE_OK) {
+        ra_status_t rc = ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+        sqlite3_finalize(a);
+        sqlite3_finalize(b);
+        return rc;
+    }
+    size_t cap = pd->nstacks, want = 0;
+    int64_t floor = pd->nstacks ? pd->stacks[pd->nstacks - 1].bt : INT64_MIN;
+    ra_status_t status = RA_OK;
+    int ra = SQLITE_ROW, rb = sqlite3_step(b);
+    while (status == RA_OK && rb == SQLITE_ROW && (ra = sqlite3_step(a)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(a, 0);
+        if (bts) {
+            while (want < n && bts[want] < id)
+                want++;
+            if (want == n)
+                break;
+            if (bts[want] != id)
+                continue;
+        }
+        if (id <= floor)
+            continue;
+        while (rb == SQLITE_ROW && sqlite3_column_int64(b, 0) < id)
+            rb = sqlite3_step(b);
+        if (rb == SQLITE_ROW && sqlite3_column_int64(b, 0) == id)
+            status = add_stack_of(pd, id, sqlite3_column_int64(a, 1), col_text(b, 1),
+                                  sqlite3_column_bytes(b, 1), &cap, err);
+    }
+    if (status == RA_OK && ((ra != SQLITE_ROW && ra != SQLITE_DONE) ||
+                            (rb != SQLITE_ROW && rb != SQLITE_DONE)))
+        status = ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
+    sqlite3_finalize(a);
+    sqlite3_finalize(b);
+    if (status == RA_OK && pd->pool->oom)
+        status = ra__fail(err, RA_E_NOMEM, "out of memory");
+    return status;
 }
 
 static int load_stacks(ctx_t *c, ra_model_t *pd)
 {
-    /* The converter decides each stack's site once (stacks.site_frame). */
-    sqlite3_stmt *st = prepare(c, FRAME_COLS "ORDER BY b.id, b.frame_no");
-    if (!st)
+    ra_status_t rc = read_unique_frames(c->db, pd, c->err);
+    if (rc == RA_OK)
+        rc = scan_stacks(c->db, pd, NULL, 0, c->err);
+    if (rc != RA_OK) {
+        c->status = rc;
         return -1;
-    frame_reader_t r = {0};
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (add_frame(pd, st, &r) != 0)
-            break;
-    return finish(c, st, rc);
+    }
+    return 0;
 }
 
 ra_status_t ra_model_frames(sqlite3 *db, ra_model_t *pd, const int64_t *bts, size_t n,
                             ra_err_t *err)
 {
+    ra_status_t status = read_unique_frames(db, pd, err);
+    if (status != RA_OK)
+        return status;
     sqlite3_stmt *st;
     /* One seek per stack when the stacks a picture shows are a share of the database's; for
-     * more than half of them, one pass over every frame in id order, the wanted ids met in
-     * step. Measured on a build's 198,000 stacks (6 M frames): a seek and its frames cost
-     * about 20 us, the pass about 1.9 s, so seeks win up to about half the stacks (the leaking
-     * fifth: 2.0 s against 3.2). The distinct ids count: a page's list has a stack once per
+     * more than half of them, one pass over every stack's row in id order (scan_stacks), the
+     * wanted ids met in step. The distinct ids count: a page's list has a stack once per
      * recording that shows it. */
     size_t distinct = 0;
     for (size_t i = 0; i < n; i++)
@@ -533,43 +666,26 @@ ra_status_t ra_model_frames(sqlite3 *db, ra_model_t *pd, const int64_t *bts, siz
             all = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
     }
-    int scan = distinct > 1000 && (int64_t)distinct * 2 > all;
-    if (sqlite3_prepare_v2(db,
-                           scan ? FRAME_COLS "ORDER BY b.id, b.frame_no"
-                                : FRAME_COLS "WHERE k.id = ?1 ORDER BY b.frame_no",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (distinct > 1000 && (int64_t)distinct * 2 > all)
+        return scan_stacks(db, pd, bts, n, err);
+    if (sqlite3_prepare_v2(db, STACK_COLS "WHERE k.id = ?1", -1, &st, NULL) != SQLITE_OK)
         return ra__fail(err, RA_E_INPUT, "%s", sqlite3_errmsg(db));
-    frame_reader_t r = {0};
-    r.cap = pd->nstacks; /* the array holds exactly what it has (none, after RA_MODEL_FRAMES_LATER) */
+    size_t cap = pd->nstacks; /* the array holds exactly what it has (none, after RA_MODEL_FRAMES_LATER) */
     int rc = SQLITE_DONE;
     int64_t prev = INT64_MIN;
-    int64_t floor = pd->nstacks ? pd->stacks[pd->nstacks - 1].bt : INT64_MIN;
-    size_t want = 0;
-    while (scan && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
-        while (want < n && bts[want] < id)
-            want++;
-        if (want == n)
-            break;
-        if (bts[want] != id || id <= floor)
-            continue;
-        if (add_frame(pd, st, &r) != 0)
-            break;
-    }
-    if (scan && rc == SQLITE_ROW && want == n)
-        rc = SQLITE_DONE;
-    for (size_t i = 0; !scan && i < n && rc == SQLITE_DONE; i++) {
+    for (size_t i = 0; status == RA_OK && i < n && rc == SQLITE_DONE; i++) {
         /* In order, each once: the stacks stay sorted by id for ra_model_stack. */
         if (bts[i] <= prev || (pd->nstacks && bts[i] <= pd->stacks[pd->nstacks - 1].bt))
             continue;
         prev = bts[i];
         sqlite3_bind_int64(st, 1, bts[i]);
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-            if (add_frame(pd, st, &r) != 0)
-                break;
+        while (status == RA_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+            status = add_stack(pd, st, &cap, err);
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
+    if (status != RA_OK)
+        return status;
     if (pd->pool->oom || rc == SQLITE_ROW)
         return ra__fail(err, RA_E_NOMEM, "out of memory");
     if (rc != SQLITE_DONE)
@@ -605,7 +721,9 @@ ra_status_t ra_model_skip(sqlite3 *db, ra_model_t *pd, const char *glob, ra_err_
         int64_t drop = sqlite3_column_int64(st, 1);
         if (!s || drop <= 0 || (size_t)drop >= s->nframes)
             continue;
-        memmove(s->frames, s->frames + drop, (s->nframes - (size_t)drop) * sizeof *s->frames);
+        /* The arrays are the model's: the stack starts further in them. */
+        s->frames += drop;
+        s->ip += drop;
         s->nframes -= (size_t)drop;
     }
     ra_status_t status = rc == SQLITE_DONE ? RA_OK
@@ -704,8 +822,27 @@ static int sum_procs(ctx_t *c, ra_model_t *pd)
     return finish(c, st, rc);
 }
 
-/* Reads stats from sql, whose columns are pid, recording, bt, then blocks, bytes and the
- * leaked, stopped, peak and temporary blocks and bytes. */
+/* The stat in the current row of st, whose columns are pid, recording, bt, then blocks, bytes
+ * and the leaked, stopped, peak and temporary blocks and bytes. */
+static void read_stat(sqlite3_stmt *st, ra_stat_t *s)
+{
+    memset(s, 0, sizeof *s);
+    s->pid = sqlite3_column_int64(st, 0);
+    s->recording = sqlite3_column_int64(st, 1);
+    s->bt = sqlite3_column_int64(st, 2);
+    s->blocks = sqlite3_column_int64(st, 3);
+    s->bytes = sqlite3_column_int64(st, 4);
+    s->leaked_blocks = sqlite3_column_int64(st, 5);
+    s->leaked_bytes = sqlite3_column_int64(st, 6);
+    s->stopped_blocks = sqlite3_column_int64(st, 7);
+    s->stopped_bytes = sqlite3_column_int64(st, 8);
+    s->peak_blocks = sqlite3_column_int64(st, 9);
+    s->peak_bytes = sqlite3_column_int64(st, 10);
+    s->temporary_blocks = sqlite3_column_int64(st, 11);
+    s->temporary_bytes = sqlite3_column_int64(st, 12);
+}
+
+/* Reads stats from sql, whose columns are those of read_stat. */
 static int read_stats_of(ctx_t *c, ra_model_t *pd, const char *sql, const unsigned char *which)
 {
     sqlite3_stmt *st = prepare(c, sql);
@@ -728,21 +865,7 @@ static int read_stats_of(ctx_t *c, ra_model_t *pd, const char *sql, const unsign
             continue;
         if (rheap_grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats, 64) != 0)
             break;
-        ra_stat_t *s = &pd->stats[pd->nstats++];
-        memset(s, 0, sizeof *s);
-        s->pid = pid;
-        s->recording = rec;
-        s->bt = sqlite3_column_int64(st, 2);
-        s->blocks = sqlite3_column_int64(st, 3);
-        s->bytes = sqlite3_column_int64(st, 4);
-        s->leaked_blocks = sqlite3_column_int64(st, 5);
-        s->leaked_bytes = sqlite3_column_int64(st, 6);
-        s->stopped_blocks = sqlite3_column_int64(st, 7);
-        s->stopped_bytes = sqlite3_column_int64(st, 8);
-        s->peak_blocks = sqlite3_column_int64(st, 9);
-        s->peak_bytes = sqlite3_column_int64(st, 10);
-        s->temporary_blocks = sqlite3_column_int64(st, 11);
-        s->temporary_bytes = sqlite3_column_int64(st, 12);
+        read_stat(st, &pd->stats[pd->nstats++]);
     }
     return finish(c, st, rc);
 }
@@ -1055,6 +1178,166 @@ ra_status_t ra_model_timeline(sqlite3 *db, ra_model_t *pd, const unsigned char *
     return RA_OK;
 }
 
+/* ---- A few recordings' rows of a per-recording table, found without a scan ----
+ *
+ * stack_stats and stack_lifetimes have no index by recording (building one cost 2.3 s of a
+ * build's conversion), and a page charts a dozen of its 2,000 recordings: a scan of each table
+ * filtered by pid was a third of the page. The converter writes a recording's rows of both
+ * together, the recordings in the order of their recording_stats rows, so a recording's rows
+ * are one run of rowids, found by a binary search over the rowids in that order. That order is
+ * the converter's way of writing, not a rule of the schema, so what is read is checked: the
+ * run's blocks add up to the recording's allocations (recording_stats.allocs) and its
+ * lifetimes to its frees, exact in trace mode. A recording in profile mode (estimates, not
+ * counts), an unknown recording met, or a check that fails sends the caller back to the scan. */
+
+typedef struct {
+    sqlite3_stmt *probe; /* pid, recording of the first row at or after rowid ?1 */
+    sqlite3_stmt *rows;  /* the caller's columns, pid and recording first, from rowid ?1 on */
+    int64_t top;         /* the largest rowid of the table */
+    int64_t *ord;        /* per proc of the model: its place in recording_stats, -1: none */
+} runs_t;
+
+/* The place of the row at or after rowid `at` in the order (INT64_MAX past the end, -1 for a
+ * recording the model does not know), its rowid in *row. */
+static int64_t row_place(const ra_model_t *pd, const runs_t *r, int64_t at, int64_t *row)
+{
+    sqlite3_reset(r->probe);
+    sqlite3_bind_int64(r->probe, 1, at);
+    if (sqlite3_step(r->probe) != SQLITE_ROW)
+        return INT64_MAX;
+    *row = sqlite3_column_int64(r->probe, 2);
+    size_t p = proc_index(pd, sqlite3_column_int64(r->probe, 0),
+                          sqlite3_column_int64(r->probe, 1));
+    return p == SIZE_MAX ? -1 : r->ord[p];
+}
+
+/* Steps r->rows to the first row of proc p's run: SQLITE_ROW on it, SQLITE_DONE when the run
+ * is empty, 1 when the order does not hold, another SQLite code on an error. */
+static int run_start(const ra_model_t *pd, const runs_t *r, size_t p)
+{
+    int64_t want = r->ord[p], lo = 0, hi = r->top + 1, row = 0;
+    /* The smallest rowid whose row's place is want or beyond (rowids are positive). */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        int64_t place = row_place(pd, r, mid, &row);
+        if (place < 0)
+            return 1;
+        if (place < want)
+            lo = row + 1;
+        else
+            hi = mid;
+    }
+    sqlite3_reset(r->rows);
+    sqlite3_bind_int64(r->rows, 1, lo);
+    int rc = sqlite3_step(r->rows);
+    if (rc == SQLITE_ROW && (sqlite3_column_int64(r->rows, 0) != pd->procs[p].pid ||
+                             sqlite3_column_int64(r->rows, 1) != pd->procs[p].recording))
+        return SQLITE_DONE;
+    return rc;
+}
+
+/* The stats (which = 1) or lifetimes (which = 2) of the recordings with want[p], each run read
+ * by run_start. 0, 1 when the caller must scan instead (nothing kept), -1 on an error. */
+static int read_runs(ctx_t *c, ra_model_t *pd, const unsigned char *want, int which)
+{
+    runs_t r = {0};
+    int rc = 0;
+    const char *table = which == 1 ? "stack_stats" : "stack_lifetimes";
+    char sql[512];
+    r.ord = malloc((pd->nprocs + 1) * sizeof *r.ord);
+    if (!r.ord)
+        return oom(c);
+    for (size_t p = 0; p < pd->nprocs; p++) {
+        r.ord[p] = -1;
+        /* Estimates do not add up exactly: no check, so no runs. */
+        if (want[p] && pd->procs[p].sample_interval)
+            rc = 1;
+    }
+    sqlite3_stmt *ord = rc ? NULL : prepare(c, "SELECT pid, recording FROM recording_stats ORDER BY rowid");
+    int step = SQLITE_DONE;
+    for (int64_t k = 0; ord && (step = sqlite3_step(ord)) == SQLITE_ROW; k++) {
+        size_t p = proc_index(pd, sqlite3_column_int64(ord, 0), sqlite3_column_int64(ord, 1));
+        if (p != SIZE_MAX)
+            r.ord[p] = k;
+    }
+    if (ord && finish(c, ord, step) != 0)
+        rc = -1;
+    snprintf(sql, sizeof sql, "SELECT coalesce(max(rowid), 0) FROM %s", table);
+    sqlite3_stmt *top = rc ? NULL : prepare(c, sql);
+    if (top && (step = sqlite3_step(top)) == SQLITE_ROW)
+        r.top = sqlite3_column_int64(top, 0);
+    if (top && finish(c, top, step == SQLITE_ROW ? sqlite3_step(top) : step) != 0)
+        rc = -1;
+    snprintf(sql, sizeof sql,
+             "SELECT pid, recording, rowid FROM %s WHERE rowid >= ?1 ORDER BY rowid LIMIT 1",
+             table);
+    if (rc == 0 && !(r.probe = prepare(c, sql)))
+        rc = -1;
+    snprintf(sql, sizeof sql, which == 1 ?
+             "SELECT pid, recording, coalesce(bt, -1), blocks, bytes, leaked_blocks,\n"
+             "       leaked_bytes, 0, 0, peak_blocks, peak_bytes, temporary_blocks,\n"
+             "       temporary_bytes\n"
+             "FROM %s WHERE rowid >= ?1 ORDER BY rowid" :
+             "SELECT pid, recording, coalesce(bt, -1), decade, blocks, bytes\n"
+             "FROM %s WHERE rowid >= ?1 ORDER BY rowid", table);
+    if (rc == 0 && !(r.rows = prepare(c, sql)))
+        rc = -1;
+    size_t cap = pd->nstats, first = pd->nstats;
+    for (size_t p = 0; p < pd->nprocs && rc == 0; p++) {
+        if (!want[p])
+            continue;
+        const ra_proc_t *pr = &pd->procs[p];
+        if (r.ord[p] < 0) {
+            rc = 1;
+            break;
+        }
+        int s = run_start(pd, &r, p);
+        int64_t sum = 0;
+        for (; s == SQLITE_ROW && sqlite3_column_int64(r.rows, 0) == pr->pid &&
+               sqlite3_column_int64(r.rows, 1) == pr->recording;
+             s = sqlite3_step(r.rows)) {
+            if (which == 1) {
+                if (rheap_grow(&pd->stats, &cap, pd->nstats, sizeof *pd->stats, 64) != 0) {
+                    s = SQLITE_NOMEM;
+                    break;
+                }
+                read_stat(r.rows, &pd->stats[pd->nstats++]);
+                sum += pd->stats[pd->nstats - 1].blocks;
+                continue;
+            }
+            ra_stat_t key = {.pid = pr->pid, .recording = pr->recording,
+                             .bt = sqlite3_column_int64(r.rows, 2)};
+            int64_t d = sqlite3_column_int64(r.rows, 3), b = sqlite3_column_int64(r.rows, 4);
+            sum += b;
+            ra_stat_t *st = bsearch(&key, pd->stats, pd->nstats, sizeof *pd->stats, cmp_stat);
+            if (st && d >= 0 && d < RA_LIFE_DECADES) {
+                st->life_blocks[d] += b;
+                st->life_bytes[d] += sqlite3_column_int64(r.rows, 5);
+            }
+        }
+        if (s == 1 || sum != (which == 1 ? pr->allocs : pr->frees))
+            rc = 1;
+        else if (s == SQLITE_NOMEM)
+            rc = oom(c);
+        else if (s != SQLITE_ROW && s != SQLITE_DONE)
+            rc = (c->status = ra__fail(c->err, RA_E_INPUT, "%s", sqlite3_errmsg(c->db)), -1);
+    }
+    sqlite3_finalize(r.probe);
+    sqlite3_finalize(r.rows);
+    free(r.ord);
+    if (rc == 1 && which == 1) {
+        pd->nstats = first;
+    } else if (rc == 1) {
+        /* Back to no lifetimes for the recordings' stats: the scan adds them all. */
+        for (size_t i = 0; i < pd->nstats; i++)
+            if (pd->stats[i].pid >= 0) {
+                memset(pd->stats[i].life_blocks, 0, sizeof pd->stats[i].life_blocks);
+                memset(pd->stats[i].life_bytes, 0, sizeof pd->stats[i].life_bytes);
+            }
+    }
+    return rc;
+}
+
 /* "pid IN (...)" of the recordings p with which[p], for a pass over a per-recording table that
  * hands SQLite the filter: a page charts a dozen of a build's 2,000 recordings. NULL when out
  * of memory. */
@@ -1088,9 +1371,16 @@ ra_status_t ra_model_detail(sqlite3 *db, ra_model_t *pd, const unsigned char *wh
             "SELECT pid, recording, coalesce(bt, -1), blocks, bytes, leaked_blocks, leaked_bytes,\n"
             "       0, 0, peak_blocks, peak_bytes, temporary_blocks, temporary_bytes\n"
             "FROM stack_stats WHERE %s", in);
-    int rc = read_stats_of(&c, pd, sql, which);
-    if (rc == 0 && pd->nstats && sort_stats(pd) != 0)
+    /* Each recording's run of rows, else a scan filtered by pid. */
+    size_t first = pd->nstats;
+    int rc = read_runs(&c, pd, which, 1);
+    if (rc == 1)
+        rc = read_stats_of(&c, pd, sql, which);
+    /* The stats read before (the totals) are in order already. */
+    if (rc == 0 && pd->nstats && sort_stats_from(pd, first) != 0)
         rc = oom(&c);
+    if (rc == 0)
+        rc = read_runs(&c, pd, which, 2) == 0 ? 2 : c.status != RA_OK ? -1 : 0;
     /* Lifetimes found by bsearch: rows of a recording not read find no stat and are skipped. */
     sqlite3_stmt *st = NULL;
     if (rc == 0) {
@@ -1114,6 +1404,8 @@ ra_status_t ra_model_detail(sqlite3 *db, ra_model_t *pd, const unsigned char *wh
     }
     if (rc == 0)
         rc = finish(&c, st, step);
+    if (rc == 2)
+        rc = 0;
     free(sql);
     free(in);
     if (rc != 0)
@@ -1253,9 +1545,8 @@ void ra_model_free(ra_model_t *pd)
     free(pd->procs);
     free(pd->proc_order);
     free(pd->stats);
-    for (size_t i = 0; i < pd->nstacks; i++)
-        free(pd->stacks[i].frames);
     free(pd->stacks);
+    free(pd->frames);
     free(pd->buckets);
     free(pd->markers);
     free(pd->windows);

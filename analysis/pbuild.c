@@ -5,8 +5,9 @@
  *
  * The message types come from pprof's own profile.proto, compiled by protoc-c at build time
  * (analysis/CMakeLists.txt), and protobuf-c encodes them: the schema is fixed and well known, and
- * a hand-written encoder would be one more thing to get wrong. zlib writes the gzip wrapper that
- * pprof expects.
+ * a hand-written encoder would be one more thing to get wrong. libdeflate gzips it, as pprof
+ * expects: the whole profile is in memory, and it compresses a build's 17 MB at zlib's default
+ * level in 0.14 s of CPU where zlib took 0.35 s, to a file a little smaller.
  *
  * The choices both callers share: strings interned in the order first met, "" first; one
  * location per return address, its lines the inlined functions innermost first and the function
@@ -22,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include "analysis.h"
 #include "profile.pb-c.h"
@@ -36,6 +37,9 @@ struct ra_pb {
     size_t cap_str, cap_fn, cap_loc, cap_map, cap_sample, cap_types, cap_comment;
     uint64_t *map_max; /* per mapping: the largest offset of its locations */
     int64_t keys[3];   /* ra_pb_sample's label keys pid, exe, host */
+    /* The samples, their values, locations and labels: a build's profile has 200,000 samples,
+     * and four allocations each, freed one by one, cost a sixth of its export. */
+    ra__arena_t samples;
     int oom;
 };
 
@@ -226,18 +230,19 @@ uint64_t ra__pb_location(ra_pb_t *b, const char *key, uint64_t map, uint64_t off
     return id;
 }
 
-void ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t *values,
-                   size_t nvalues, const ra__pb_label_t *labels, size_t nlabels)
+const uint64_t *ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs,
+                              const int64_t *values, size_t nvalues,
+                              const ra__pb_label_t *labels, size_t nlabels)
 {
-    Perftools__Profiles__Sample *sm = malloc(sizeof *sm);
-    int64_t *v = malloc((nvalues ? nvalues : 1) * sizeof *v);
-    uint64_t *ls = malloc((nlocs ? nlocs : 1) * sizeof *ls);
-    Perftools__Profiles__Label **lbs = calloc(nlabels ? nlabels : 1, sizeof *lbs);
+    ra__arena_t *a = &b->samples;
+    Perftools__Profiles__Sample *sm = ra__arena_alloc(a, sizeof *sm);
+    int64_t *v = ra__arena_alloc(a, (nvalues ? nvalues : 1) * sizeof *v);
+    uint64_t *ls = ra__arena_alloc(a, (nlocs ? nlocs : 1) * sizeof *ls);
+    Perftools__Profiles__Label **lbs = ra__arena_alloc(a, (nlabels ? nlabels : 1) * sizeof *lbs);
     if (!sm || !v || !ls || !lbs ||
         rheap_grow(&b->prof.sample, &b->cap_sample, b->prof.n_sample, sizeof sm, 64) != 0) {
-        free(sm), free(v), free(ls), free(lbs);
         b->oom = 1;
-        return;
+        return NULL;
     }
     perftools__profiles__sample__init(sm);
     memcpy(v, values, nvalues * sizeof *v);
@@ -249,10 +254,10 @@ void ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t
     sm->label = lbs;
     b->prof.sample[b->prof.n_sample++] = sm;
     for (size_t i = 0; i < nlabels; i++) {
-        Perftools__Profiles__Label *l = malloc(sizeof *l);
+        Perftools__Profiles__Label *l = ra__arena_alloc(a, sizeof *l);
         if (!l) {
             b->oom = 1;
-            return;
+            return NULL;
         }
         perftools__profiles__label__init(l);
         l->key = labels[i].key;
@@ -260,6 +265,7 @@ void ra__pb_sample(ra_pb_t *b, const uint64_t *locs, size_t nlocs, const int64_t
         l->str = labels[i].str;
         lbs[sm->n_label++] = l;
     }
+    return ls;
 }
 
 void ra_pb_free(ra_pb_t *b)
@@ -270,15 +276,8 @@ void ra_pb_free(ra_pb_t *b)
     for (size_t i = 0; i < p->n_sample_type; i++)
         free(p->sample_type[i]);
     free(p->sample_type);
-    for (size_t i = 0; i < p->n_sample; i++) {
-        for (size_t k = 0; k < p->sample[i]->n_label; k++)
-            free(p->sample[i]->label[k]);
-        free(p->sample[i]->label);
-        free(p->sample[i]->value);
-        free(p->sample[i]->location_id);
-        free(p->sample[i]);
-    }
     free(p->sample);
+    ra__arena_free(&b->samples);
     for (size_t i = 0; i < p->n_mapping; i++)
         free(p->mapping[i]);
     free(p->mapping);
@@ -308,26 +307,15 @@ void ra_pb_free(ra_pb_t *b)
 /* buf gzipped into a new buffer (*out, malloc'ed, *outlen bytes). 0, or -1 out of memory. */
 static int gzip(const uint8_t *buf, size_t len, uint8_t **out, size_t *outlen)
 {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    /* 15 + 16: the largest window, with a gzip header and trailer instead of zlib's. */
-    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    /* Level 6, zlib's default: the size the profiles always had, at a third of the time. */
+    struct libdeflate_compressor *c = libdeflate_alloc_compressor(6);
+    if (!c)
         return -1;
-    /* deflateBound is zlib's, without the gzip header and trailer: 18 bytes more. */
-    size_t cap = deflateBound(&z, (uLong)len) + 18;
+    size_t cap = libdeflate_gzip_compress_bound(c, len);
     *out = malloc(cap);
-    if (!*out) {
-        deflateEnd(&z);
-        return -1;
-    }
-    z.next_in = (Bytef *)buf;
-    z.avail_in = (uInt)len;
-    z.next_out = *out;
-    z.avail_out = (uInt)cap;
-    int rc = deflate(&z, Z_FINISH);
-    *outlen = cap - z.avail_out;
-    deflateEnd(&z);
-    if (rc != Z_STREAM_END) {
+    *outlen = *out ? libdeflate_gzip_compress(c, buf, len, *out, cap) : 0;
+    libdeflate_free_compressor(c);
+    if (*outlen == 0) {
         free(*out);
         *out = NULL;
         return -1;

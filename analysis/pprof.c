@@ -40,6 +40,15 @@ typedef struct {
         uint64_t id; /* 0: empty */
     } *slots;
     size_t cap, n;
+    /* Before the slots: per distinct frame of the model (ra_model_t.frames), the location of
+     * the return address that starts with it, and its number of lines (0: not yet). Stacks
+     * pass through the same frames, so most addresses are found here by an index. */
+    struct loc_memo {
+        uint64_t id;
+        size_t lines;
+    } *memo;
+    const ra_frame_t *frames; /* the model's, which memo follows */
+    size_t nframes;
 } loccache_t;
 
 static size_t loc_hash(const char *module, int64_t offset, uint64_t lines, size_t cap)
@@ -79,18 +88,27 @@ static struct loc_slot *loc_slot(loccache_t *c, const char *module, int64_t offs
     return &c->slots[j];
 }
 
-/* The location of frames[0, n) of a stack: one return address and its inlined lines; known
+/* The location of frames fr[0, n) of a stack: one return address and its inlined lines; known
  * ones from lc when given. */
-static uint64_t location_id(ra_pb_t *b, const ra_model_t *pd, const ra_frame_t *fr, size_t n,
-                            loccache_t *lc)
+static uint64_t location_id(ra_pb_t *b, const ra_model_t *pd, const ra_frame_t *const *fr,
+                            size_t n, loccache_t *lc)
 {
-    const ra_frame_t *outer = &fr[n - 1];
+    const ra_frame_t *outer = fr[n - 1];
     struct loc_slot *known = NULL;
+    struct loc_memo *memo = NULL;
+    if (lc && lc->memo && fr[0] >= lc->frames && fr[0] < lc->frames + lc->nframes) {
+        memo = &lc->memo[fr[0] - lc->frames];
+        if (memo->lines == n)
+            return memo->id;
+    }
     if (lc) {
         known = loc_slot(lc, outer->module, outer->offset,
                          2 * (uint64_t)n + (n == 1 && !outer->sym && !outer->module));
-        if (known && known->id)
+        if (known && known->id) {
+            if (memo)
+                *memo = (struct loc_memo){known->id, n};
             return known->id;
+        }
     }
     uint64_t map = mapping_id(b, pd, outer->module);
     /* The same address can be cut at its site in one stack and whole in another, so the
@@ -110,12 +128,14 @@ static uint64_t location_id(ra_pb_t *b, const ra_model_t *pd, const ra_frame_t *
     uint64_t id = 0;
     if (lines && names) {
         for (size_t i = 0; i < n; i++) {
-            lines[i].function = ra_frame_name(&fr[i], names[i], sizeof names[i]);
-            lines[i].file = fr[i].file;
-            lines[i].line = fr[i].line;
+            lines[i].function = ra_frame_name(fr[i], names[i], sizeof names[i]);
+            lines[i].file = fr[i]->file;
+            lines[i].line = fr[i]->line;
         }
         id = ra__pb_location(b, key, map, (uint64_t)outer->offset, outer->module, lines, n);
     }
+    if (memo && id)
+        *memo = (struct loc_memo){id, n};
     if (known && id) {
         known->module = outer->module;
         known->offset = outer->offset;
@@ -134,7 +154,7 @@ static uint64_t location_id(ra_pb_t *b, const ra_model_t *pd, const ra_frame_t *
  * recordings, a sample each, and the lookups (a key printed and found per return address)
  * were most of the time. The ids do not change once given, so the profile is the same. */
 typedef struct {
-    uint64_t *locs;   /* NULL: not looked up yet */
+    const uint64_t *locs; /* the first sample's (not owned); NULL: not looked up yet */
     size_t n;
 } seen_t;
 
@@ -150,18 +170,22 @@ static int add_sample(ra_pb_t *b, const ra_model_t *pd, const ra_stat_t *s, cons
         ra__pb_sample(b, known->locs, known->n, values, nvalues, &pid, pid_key >= 0);
         return 0;
     }
-    uint64_t *locs = malloc(((st ? st->nframes : 0) + 1) * sizeof *locs);
+    /* Built here, copied by the sample; most stacks fit the buffer on the stack. */
+    uint64_t few[256];
+    size_t want = (st ? st->nframes : 0) + 1;
+    uint64_t *locs = want <= sizeof few / sizeof *few ? few : malloc(want * sizeof *locs);
     if (!locs)
         return -1;
     size_t nlocs = 0;
     if (!st || st->nframes == 0) {
         ra_frame_t none = {.sym = "(no backtrace)"};
-        locs[nlocs++] = location_id(b, pd, &none, 1, NULL);
+        const ra_frame_t *fr = &none;
+        locs[nlocs++] = location_id(b, pd, &fr, 1, NULL);
     } else {
         /* Leaf first: the site's return address, then outward. */
         for (size_t i = 0; i < st->nframes;) {
             size_t j = i + 1;
-            while (j < st->nframes && st->frames[j].ip_index == st->frames[i].ip_index)
+            while (j < st->nframes && st->ip[j] == st->ip[i])
                 j++;
             locs[nlocs++] = location_id(b, pd, &st->frames[i], j - i, lc);
             i = j;
@@ -171,14 +195,15 @@ static int add_sample(ra_pb_t *b, const ra_model_t *pd, const ra_stat_t *s, cons
     for (size_t i = 0; i < nlocs; i++)
         oom |= locs[i] == 0; /* ids start at 1: 0 is out of memory */
     ra__pb_label_t pid = {pid_key, s->pid, 0};
-    if (!oom)
-        ra__pb_sample(b, locs, nlocs, values, nvalues, &pid, pid_key >= 0);
-    if (!oom && known) {
-        known->locs = locs;
+    const uint64_t *kept = oom ? NULL : ra__pb_sample(b, locs, nlocs, values, nvalues, &pid,
+                                                     pid_key >= 0);
+    /* The sample's own copy serves the stack's next samples: it lives as long as the profile. */
+    if (kept && known) {
+        known->locs = kept;
         known->n = nlocs;
-    } else {
-        free(locs);
     }
+    if (locs != few)
+        free(locs);
     return oom ? -1 : 0;
 }
 
@@ -214,10 +239,10 @@ static char *stack_text(const ra_model_t *pd, int64_t bt)
         return NULL;
     for (size_t i = 0; i < st->nframes; i++) {
         char buf[64];
-        const ra_frame_t *fr = &st->frames[i];
+        const ra_frame_t *fr = st->frames[i];
         fprintf(f, "%s\x1f%s\x1f%" PRId64 "%s", ra_frame_name(fr, buf, sizeof buf),
                 fr->file ? fr->file : "", fr->line,
-                i + 1 < st->nframes && st->frames[i + 1].ip_index == fr->ip_index ? "\x1f" : "\x1e");
+                i + 1 < st->nframes && st->ip[i + 1] == st->ip[i] ? "\x1f" : "\x1e");
     }
     if (fclose(f) != 0) {
         free(txt);
@@ -346,8 +371,9 @@ ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int pe
     int oom = 0;
     if (!base) {
         seen_t *seen = calloc(pd->nstacks + 1, sizeof *seen);
-        loccache_t lc = {0};
-        oom = !seen;
+        loccache_t lc = {.frames = pd->frames, .nframes = pd->nframes};
+        lc.memo = calloc(pd->nframes + 1, sizeof *lc.memo);
+        oom = !seen || !lc.memo;
         for (size_t i = 0; i < pd->nstats && !oom; i++) {
             int64_t v[4];
             size_t nv = stat_values(&pd->stats[i], peak, v);
@@ -356,10 +382,9 @@ ra_status_t ra_pprof_encode(const ra_model_t *pd, const ra_model_t *base, int pe
                 oom = add_sample(b, pd, &pd->stats[i], v, nv, pd->stats[i].pid >= 0 ? pid_key : -1,
                                  seen, &lc) != 0;
         }
-        for (size_t i = 0; seen && i <= pd->nstacks; i++)
-            free(seen[i].locs);
         free(seen);
         free(lc.slots);
+        free(lc.memo);
     } else {
         /* Stacks are matched by their text, every process of a database adding into its side;
          * a sample carries no pid then. Its frames are read from the run that has the stack,

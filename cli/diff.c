@@ -50,7 +50,7 @@ static void site_of(const ra_model_t *pd, int64_t bt, char *fn, size_t fnlen, ch
         snprintf(loc, loclen, "??");
         return;
     }
-    const ra_frame_t *f = &s->frames[0];
+    const ra_frame_t *f = s->frames[0];
     snprintf(fn, fnlen, "%s", f->sym ? f->sym : "??");
     /* The module by its file name: a rebuild elsewhere is the same program. */
     const char *slash = f->module ? strrchr(f->module, '/') : NULL;

@@ -57,6 +57,7 @@ static void window_note(const ra_model_t *pd, ra_weight_t w)
 
 typedef struct {
     char *text;
+    size_t len;
     int64_t weight[2]; /* [0] the base database's (with --base), [1] this one's */
 } line_t;
 
@@ -65,55 +66,67 @@ static int cmp_line(const void *a, const void *b)
     return strcmp(((const line_t *)a)->text, ((const line_t *)b)->text);
 }
 
-/* A stack's line being made: a buffer that grows, written a name at a time (putting each
- * character through a stream was a sixth of a build's export). */
+/* The frame names as a line shows them, made once per distinct frame of a model: a build's
+ * leaking stacks pass through the same frames a million times. */
 typedef struct {
-    char *text;
-    size_t len, cap;
-} textbuf_t;
+    const ra_model_t *pd;
+    char **text;   /* per frame of pd->frames; NULL: not made yet */
+    size_t *len;
+} names_t;
 
-/* Appends a frame name, with the two characters the format gives meaning to (';' between
- * frames, the last space before the weight is fine) and line breaks made harmless. */
-static int put_name(textbuf_t *t, const char *s, int sep)
+/* A copy of a frame's name with the two characters the format gives meaning to (';' between
+ * frames, the last space before the weight is fine) and line breaks made harmless; NULL when
+ * out of memory. */
+static char *line_name(const ra_frame_t *f, size_t *len)
 {
+    char buf[64];
+    const char *s = ra_frame_name(f, buf, sizeof buf);
     size_t n = strlen(s);
-    if (t->len + n + 2 > t->cap) {
-        size_t cap = t->cap ? t->cap : 256;
-        while (t->len + n + 2 > cap)
-            cap *= 2;
-        char *text = realloc(t->text, cap);
-        if (!text)
-            return -1;
-        t->text = text;
-        t->cap = cap;
-    }
-    char *d = t->text + t->len;
+    char *d = malloc(n + 1);
+    if (!d)
+        return NULL;
     for (size_t i = 0; i < n; i++)
         d[i] = s[i] == ';' ? ':' : (s[i] == '\n' || s[i] == '\r') ? ' ' : s[i];
-    t->len += n;
-    if (sep)
-        t->text[t->len++] = ';';
-    t->text[t->len] = 0;
-    return 0;
+    d[n] = 0;
+    *len = n;
+    return d;
 }
 
-static char *stack_text(const ra_stack_t *s)
+/* The name of frame f of nm's model, made on first use; NULL when out of memory. */
+static const char *name_of(names_t *nm, const ra_frame_t *f, size_t *len)
 {
-    textbuf_t t = {0};
-    int rc = 0;
+    size_t k = (size_t)(f - nm->pd->frames);
+    if (!nm->text[k])
+        nm->text[k] = line_name(f, &nm->len[k]);
+    *len = nm->len[k];
+    return nm->text[k];
+}
+
+/* A stack's line without its weight: its frames' names from the outermost, ';' between them.
+ * malloc'ed (its length in *len); NULL when out of memory. */
+static char *stack_text(names_t *nm, const ra_stack_t *s, size_t *len)
+{
     if (!s || s->nframes == 0) {
-        rc = put_name(&t, "(no backtrace)", 0);
-    } else {
-        for (size_t i = s->nframes; i-- > 0 && rc == 0;) {
-            char buf[64];
-            rc = put_name(&t, ra_frame_name(&s->frames[i], buf, sizeof buf), i != 0);
-        }
+        *len = strlen("(no backtrace)");
+        return strdup("(no backtrace)");
     }
-    if (rc != 0) {
-        free(t.text);
+    size_t total = 0, n;
+    for (size_t i = 0; i < s->nframes; i++) {
+        if (!name_of(nm, s->frames[i], &n))
+            return NULL;
+        total += n + 1;
+    }
+    char *t = malloc(total), *p = t;
+    if (!t)
         return NULL;
+    for (size_t i = s->nframes; i-- > 0;) {
+        const char *name = name_of(nm, s->frames[i], &n);
+        memcpy(p, name, n);
+        p += n;
+        *p++ = i ? ';' : 0;
     }
-    return t.text;
+    *len = total - 1;
+    return t;
 }
 
 /* Appends the lines of one database's stacks, their weight on side `side`. The rows of a
@@ -127,9 +140,13 @@ static int collect(const ra_model_t *pd, ra_weight_t w, int side, line_t **lines
     int64_t *sum = calloc(pd->nstacks + 1, sizeof *sum);
     unsigned char *any = calloc(pd->nstacks + 1, 1); /* a row of it weighs something (a
                                                         moment's changes may add up to 0) */
-    if (!sum || !any) {
+    names_t nm = {pd, calloc(pd->nframes + 1, sizeof *nm.text),
+                  calloc(pd->nframes + 1, sizeof *nm.len)};
+    if (!sum || !any || !nm.text || !nm.len) {
         free(sum);
         free(any);
+        free(nm.text);
+        free(nm.len);
         return -1;
     }
     for (size_t i = 0; i < pd->nstats; i++) {
@@ -150,7 +167,7 @@ static int collect(const ra_model_t *pd, ra_weight_t w, int side, line_t **lines
             break;
         }
         line_t *l = &(*lines)[*n];
-        l->text = stack_text(k ? &pd->stacks[k - 1] : NULL);
+        l->text = stack_text(&nm, k ? &pd->stacks[k - 1] : NULL, &l->len);
         if (!l->text) {
             rc = -1;
             break;
@@ -159,6 +176,10 @@ static int collect(const ra_model_t *pd, ra_weight_t w, int side, line_t **lines
         l->weight[!side] = 0;
         (*n)++;
     }
+    for (size_t k = 0; k < pd->nframes; k++)
+        free(nm.text[k]);
+    free(nm.text);
+    free(nm.len);
     free(sum);
     free(any);
     return rc;
@@ -184,14 +205,18 @@ static int write_collapsed(const ra_model_t *pd, const ra_model_t *base, ra_weig
     for (size_t i = 0; rc == 0 && i < n;) {
         int64_t sum[2] = {0, 0};
         size_t j = i;
-        for (; j < n && !strcmp(lines[j].text, lines[i].text); j++) {
+        for (; j < n && lines[j].len == lines[i].len &&
+               !memcmp(lines[j].text, lines[i].text, lines[i].len);
+             j++) {
             sum[0] += lines[j].weight[0];
             sum[1] += lines[j].weight[1];
         }
+        /* The text as a block: printf's %s of a line of hundreds of frames was a tenth. */
+        fwrite(lines[i].text, 1, lines[i].len, out);
         if (base)
-            fprintf(out, "%s %" PRId64 " %" PRId64 "\n", lines[i].text, sum[0], sum[1]);
+            fprintf(out, " %" PRId64 " %" PRId64 "\n", sum[0], sum[1]);
         else
-            fprintf(out, "%s %" PRId64 "\n", lines[i].text, sum[1]);
+            fprintf(out, " %" PRId64 "\n", sum[1]);
         i = j;
     }
     for (size_t i = 0; i < n; i++)
@@ -269,6 +294,9 @@ static int load(const char *path, int64_t pid, unsigned what, int64_t totals_ove
     int rc = cli__said(ra_open_read(path, &db, &open_err), &open_err, stderr);
     if (rc != RHEAP_EXIT_OK)
         return rc;
+    /* One read transaction for the whole load: the seeks of the stacks drawn each took and
+     * gave back the file's lock, and it reads one state of the database. Closing ends it. */
+    sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
     if ((what & RA_MODEL_TOTALS) && totals_over > 0) {
         int64_t n = recordings_of(db);
         if (n >= 0 && n <= totals_over)

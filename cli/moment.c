@@ -134,7 +134,7 @@ int cli__moment_report(sqlite3 *db, const char *path, const char *pid, const cha
             fputs("(no backtrace)\n", out);
             continue;
         }
-        const ra_frame_t *f = &s->frames[0];
+        const ra_frame_t *f = s->frames[0];
         fputs(ra_frame_name(f, name, sizeof name), out);
         if (f->file) {
             const char *base = strrchr(f->file, '/');

@@ -2618,6 +2618,11 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
                 cv__db_failed(c->db);
             db_fail(c, "sites");
         }
+        /* The distinct frames of every stack (the stacks' own lists went with their rows). */
+        if (h && !c->fatal && cv__uframes_write(cv__stacks_uframes(c->stacks), h) != 0) {
+            cv__db_failed(c->db);
+            db_fail(c, "unique_frames");
+        }
         /* The totals over every recording, from what the summaries added up as they went. */
         int tr = h && !c->fatal ? cv__summary_totals_write(c->sum, c->db, h) : 0;
         /* And the timeline of every recording together. */

@@ -14,7 +14,7 @@
 #include "rheap_convert.h"
 #include "rheap_version.h"
 #include "sorted.h"
-#define RHEAP_SCHEMA_VERSION 14
+#define RHEAP_SCHEMA_VERSION 15
 
 /* ---- errors.c: how every part says what went wrong ---- */
 
@@ -372,9 +372,11 @@ struct sqlite3_stmt *cv__db_insert(cv__db_t *db, const char *table, int cols, in
 /* Between enter and leave, after a statement of the caller's failed: keeps SQLite's message for
  * cv__db_error, before the writer thread's next chunk can replace it. */
 void cv__db_failed(cv__db_t *db);
-/* A stacks row: the allocation site of stack `id` (schema.sql), numbered `site` (sites.c). */
+/* A stacks row: the allocation site of stack `id` (schema.sql), numbered `site` (sites.c); and
+ * its stack_frames row, `frame_ids` its text (cv__uframes_text), malloc'ed and the writer's from
+ * the call on, whatever it returns. */
 int cv__db_stack(cv__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame, uint32_t site,
-                    const char *function, const char *location);
+                    const char *function, const char *location, char *frame_ids);
 /* After a -1 of one of the functions above (a database error): fills *err with
  * RHEAP_CONVERT_E_OUTPUT and "writing the database (WHAT): SQLite's reason", the temporary
  * file as its file, and returns that status. */
@@ -392,6 +394,8 @@ uint64_t cv__stacks_intern(cv__stacks_t *st, cv__db_t *db, const cv__sym_t *sym,
 uint64_t cv__stacks_count(const cv__stacks_t *st);
 /* The sites of the stacks interned so far (sites.c). */
 struct cv__sites *cv__stacks_sites(cv__stacks_t *st);
+/* The distinct frames of the stacks interned so far (uframes.c). */
+struct cv__uframes *cv__stacks_uframes(cv__stacks_t *st);
 /* One frame of a stack, as the allocation-site rule reads it. */
 typedef struct {
     const char *sym, *file, *module; /* NULL unknown */
@@ -431,6 +435,25 @@ uint32_t cv__sites_of(cv__sites_t *s, uint64_t bt);
 size_t cv__sites_count(const cv__sites_t *s);
 /* Writes the rows of table `sites` not written yet, on a handle of cv__db_enter. 0 or -1. */
 int cv__sites_write(cv__sites_t *s, struct sqlite3 *h);
+
+/* ---- uframes.c: the frames without their repeats (unique_frames, stack_frames) ----
+ * Ids run from 1 in the order the frames were first asked for. */
+typedef struct cv__uframes cv__uframes_t;
+
+cv__uframes_t *cv__uframes_create(void);
+void cv__uframes_destroy(cv__uframes_t *u);
+/* The id of the frame with these columns of backtraces (line -1: NULL; NULL texts are NULL),
+ * a new one when not met before; 0 when out of memory. */
+uint32_t cv__uframes_id(cv__uframes_t *u, const char *file, int64_t line, const char *sym,
+                        const char *module, uint64_t offset, int inlined);
+size_t cv__uframes_count(const cv__uframes_t *u);
+/* A stack_frames.frames text: the ids of n frames from frame 0, each negative where cont[i]
+ * (the frame comes from the same return address as the one before). malloc'ed; NULL when out of
+ * memory. */
+char *cv__uframes_text(const uint32_t *ids, const uint8_t *cont, size_t n);
+/* Writes the rows of table `unique_frames` not written yet, on a handle of cv__db_enter (or any
+ * handle in a transaction). 0 or -1. */
+int cv__uframes_write(cv__uframes_t *u, struct sqlite3 *h);
 
 /* ---- summary.c: the summary tables, computed during the merge ----
  * Calls for one recording: begin; then, in time order, alloc when a block starts and free when

@@ -75,7 +75,7 @@
 /* Statements kept for cv__db_insert: summary.c's 16 tables at 6 sizes of batch at most. */
 #define INSERTS_MAX 128
 
-enum { ST_ALLOC, ST_FREE, ST_EXTRA, ST_FRAME, ST_STACK, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_POOL, ST_POOL_BLOCK, ST_MAP_PIECE, ST_RSS, ST_MAP_STATS, ST_WINDOW, ST_META, ST_N };
+enum { ST_ALLOC, ST_FREE, ST_EXTRA, ST_FRAME, ST_STACK, ST_STACK_FRAMES, ST_PROCESS, ST_THREAD, ST_MODULE, ST_MARKER, ST_POOL, ST_POOL_BLOCK, ST_MAP_PIECE, ST_RSS, ST_MAP_STATS, ST_WINDOW, ST_META, ST_N };
 
 static const char *const stmt_sql[ST_N] = {
     /* No id: SQLite's own next rowid (the largest plus one) is the converter's id, since rows
@@ -88,6 +88,7 @@ static const char *const stmt_sql[ST_N] = {
     [ST_FRAME] = "INSERT INTO backtraces (id, frame_no, file, line, sym, module, offset, inlined, "
                  "ip_index) VALUES (?,?,?,?,?,?,?,?,?)",
     [ST_STACK] = "INSERT INTO stacks (id, frames, site_frame, function, location, site) VALUES (?,?,?,?,?,?)",
+    [ST_STACK_FRAMES] = "INSERT INTO stack_frames (id, frames) VALUES (?,?)",
     [ST_PROCESS] = "INSERT INTO processes (pid, recording, ppid, exe, cmdline, start_ns, "
                    "start_wall_ns, page_size, stack_depth, sample_ppm, dir, unmatched_frees, "
                    "lost_events) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -128,11 +129,12 @@ typedef struct {
     const char *file, *sym, *module;
 } frame_row_t;
 
-/* A row of stacks kept until flush_kept; its strings are copies. */
+/* A row of stacks, and its row of stack_frames, kept until flush_kept; its strings are
+ * copies (frame_ids handed over by cv__db_stack's caller). */
 typedef struct {
     uint64_t id;
     uint32_t frames, site_frame, site;
-    char *function, *location;
+    char *function, *location, *frame_ids;
 } stack_row_t;
 
 /* Rows of backtraces and stacks kept to be written together: those being gathered, or a full
@@ -544,6 +546,7 @@ static void free_kept(kept_t *b)
     for (size_t i = 0; i < b->nstacks; i++) {
         free(b->stacks[i].function);
         free(b->stacks[i].location);
+        free(b->stacks[i].frame_ids);
     }
     free(b->stacks);
     memset(b, 0, sizeof *b);
@@ -1303,8 +1306,15 @@ static int write_kept(cv__db_t *db, kept_t *b)
             sqlite3_bind_int64(s, 6, k->site);
             rc = step(s);
         }
+        if (rc == 0) {
+            sqlite3_stmt *f = db->st[ST_STACK_FRAMES];
+            sqlite3_bind_int64(f, 1, (sqlite3_int64)k->id);
+            sqlite3_bind_text(f, 2, k->frame_ids, -1, SQLITE_STATIC);
+            rc = step(f);
+        }
         free(k->function);
         free(k->location);
+        free(k->frame_ids);
     }
     b->nstacks = 0;
     return rc;
@@ -1383,18 +1393,21 @@ int cv__db_frame(cv__db_t *db, uint64_t bt, uint32_t frame_no, const cv__srcfram
 }
 
 int cv__db_stack(cv__db_t *db, uint64_t id, uint32_t frames, uint32_t site_frame, uint32_t site,
-                    const char *function, const char *location)
+                    const char *function, const char *location, char *frame_ids)
 {
     kept_t *b = &db->kept;
-    if (rheap_grow(&b->stacks, &b->capstacks, b->nstacks, sizeof *b->stacks, 256) != 0)
+    if (!frame_ids || rheap_grow(&b->stacks, &b->capstacks, b->nstacks, sizeof *b->stacks, 256) != 0) {
+        free(frame_ids);
         return failed_here(db, "out of memory");
+    }
     char *fn = strdup(function), *loc = strdup(location);
     if (!fn || !loc) {
         free(fn);
         free(loc);
+        free(frame_ids);
         return failed_here(db, "out of memory");
     }
-    b->stacks[b->nstacks++] = (stack_row_t){id, frames, site_frame, site, fn, loc};
+    b->stacks[b->nstacks++] = (stack_row_t){id, frames, site_frame, site, fn, loc, frame_ids};
     return hand_off_if_full(db);
 }
 

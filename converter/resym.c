@@ -11,8 +11,9 @@
  * whose module cannot be read now (gone, or its build-id no longer the recorded one: symbols
  * from another build would be wrong) keeps the rows it had. All of it happens in one SQLite
  * transaction, so the database is either wholly updated or left as it was. The stacks table's
- * allocation sites, which name a function and a location, are decided again from the new rows;
- * the other summary tables hold only numbers per stack id, which symbolization does not change.
+ * allocation sites, which name a function and a location, are decided again from the new rows,
+ * and so are the frames without their repeats (unique_frames, stack_frames); the other summary
+ * tables hold only numbers per stack id, which symbolization does not change.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -397,6 +398,91 @@ static int update_stacks(sqlite3 *db)
     return rc;
 }
 
+/* unique_frames and stack_frames made again from the new backtraces rows, as the converter
+ * makes them (uframes.c). */
+static int update_frames(sqlite3 *db)
+{
+    if (!has_table(db, "stack_frames"))
+        return 0;
+    if (sqlite3_exec(db, "DELETE FROM unique_frames; DELETE FROM stack_frames", NULL, NULL,
+                     NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_stmt *rd = NULL, *up = NULL;
+    cv__uframes_t *u = cv__uframes_create();
+    if (!u ||
+        sqlite3_prepare_v2(db,
+                           "SELECT id, file, line, sym, module, offset, inlined, ip_index "
+                           "FROM backtraces ORDER BY id, frame_no",
+                           -1, &rd, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "INSERT INTO stack_frames (id, frames) VALUES (?1, ?2)", -1, &up,
+                           NULL) != SQLITE_OK) {
+        sqlite3_finalize(rd);
+        cv__uframes_destroy(u);
+        return -1;
+    }
+    uint32_t *ids = NULL;
+    uint8_t *cont = NULL;
+    size_t n = 0, cap = 0;
+    sqlite3_int64 id = 0, ip = 0;
+    int rc = 0, s;
+    for (;;) {
+        s = sqlite3_step(rd);
+        sqlite3_int64 next = s == SQLITE_ROW ? sqlite3_column_int64(rd, 0) : -1;
+        if (n && (s != SQLITE_ROW || next != id)) {
+            char *text = cv__uframes_text(ids, cont, n);
+            sqlite3_reset(up);
+            sqlite3_bind_int64(up, 1, id);
+            sqlite3_bind_text(up, 2, text, -1, SQLITE_STATIC);
+            if (!text || sqlite3_step(up) != SQLITE_DONE)
+                rc = -1;
+            free(text);
+            n = 0;
+        }
+        if (s != SQLITE_ROW || rc)
+            break;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            uint32_t *i2 = realloc(ids, cap * sizeof *i2);
+            if (i2)
+                ids = i2;
+            uint8_t *c2 = realloc(cont, cap);
+            if (c2)
+                cont = c2;
+            if (!i2 || !c2) {
+                rc = -1;
+                break;
+            }
+        }
+        sqlite3_int64 this_ip = sqlite3_column_int64(rd, 7);
+        cont[n] = n > 0 && this_ip == ip;
+        ip = this_ip;
+        id = next;
+        ids[n] = cv__uframes_id(u, (const char *)sqlite3_column_text(rd, 1),
+                                sqlite3_column_type(rd, 2) == SQLITE_NULL
+                                    ? -1
+                                    : sqlite3_column_int64(rd, 2),
+                                (const char *)sqlite3_column_text(rd, 3),
+                                (const char *)sqlite3_column_text(rd, 4),
+                                (uint64_t)sqlite3_column_int64(rd, 5),
+                                (int)sqlite3_column_int64(rd, 6));
+        if (!ids[n]) {
+            rc = -1;
+            break;
+        }
+        n++;
+    }
+    if (!rc && s != SQLITE_DONE && s != SQLITE_ROW)
+        rc = -1;
+    if (!rc)
+        rc = cv__uframes_write(u, db);
+    free(ids);
+    free(cont);
+    sqlite3_finalize(rd);
+    sqlite3_finalize(up);
+    cv__uframes_destroy(u);
+    return rc;
+}
+
 /* A module read now gets status 'ok'; one that could not be read keeps 'ok' if an earlier
  * conversion symbolized from it (its rows were kept) and otherwise says why. */
 static int update_modules(sqlite3 *db, cv__sym_t *sym, const module_t *mods, size_t n)
@@ -463,6 +549,7 @@ rheap_convert_status_t rheap_resymbolize(struct sqlite3 *db, const char *name,
     if (load_modules(db, sym, &mods, &nmods) != 0 || load_rows(db, &rows, &nrows) != 0 ||
         rewrite(db, sym, mods, nmods, rows, nrows, &before, &after) != 0 ||
         update_modules(db, sym, mods, nmods) != 0 || update_stacks(db) != 0 ||
+        update_frames(db) != 0 ||
         update_sites(db) != 0 ||
         sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         /* A failed step that SQLite did not fail ran out of memory. */

@@ -5,7 +5,9 @@
  * several times. After symbolization a stack is the sequence of its resolved locations; two
  * stacks with the same sequence (the same code, in any thread or process) get the same global
  * id and their rows are written once. The table keeps only location ids (4 bytes per frame), so
- * its size follows the number of distinct stacks.
+ * its size follows the number of distinct stacks. Each new stack's frames are also written as a
+ * list of distinct frames (uframes.c, table stack_frames): the ids of a location's frames are
+ * looked up once per location and kept here by location id.
  */
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -31,6 +33,14 @@ struct cv__stacks {
     uint32_t *pool;
     size_t npool, cappool;
     cv__sites_t *sites;        /* the site of every stack, numbered (sites.c) */
+    cv__uframes_t *uframes;    /* the distinct frames (uframes.c) */
+    uint32_t *loc_at;          /* per location id: 1 + where its frames' ids start in loc_ids */
+    size_t nloc_at;
+    uint32_t *loc_ids;         /* the distinct frame ids of the locations met, frame by frame */
+    size_t nloc_ids, caploc_ids;
+    uint32_t *ids;             /* the stack being written: its frames' ids */
+    uint8_t *cont;             /* and whether each continues the address before */
+    size_t capids;
 };
 
 cv__stacks_t *cv__stacks_create(void)
@@ -43,10 +53,12 @@ cv__stacks_t *cv__stacks_create(void)
     st->keys = calloc(st->mask + 1, sizeof *st->keys);
     st->slots = malloc((st->mask + 1) * sizeof *st->slots);
     st->sites = cv__sites_create();
-    if (!st->keys || !st->slots || !st->sites) {
+    st->uframes = cv__uframes_create();
+    if (!st->keys || !st->slots || !st->sites || !st->uframes) {
         free(st->keys);
         free(st->slots);
         cv__sites_destroy(st->sites);
+        cv__uframes_destroy(st->uframes);
         free(st);
         return NULL;
     }
@@ -61,12 +73,22 @@ void cv__stacks_destroy(cv__stacks_t *st)
     free(st->slots);
     free(st->pool);
     cv__sites_destroy(st->sites);
+    cv__uframes_destroy(st->uframes);
+    free(st->loc_at);
+    free(st->loc_ids);
+    free(st->ids);
+    free(st->cont);
     free(st);
 }
 
 cv__sites_t *cv__stacks_sites(cv__stacks_t *st)
 {
     return st->sites;
+}
+
+cv__uframes_t *cv__stacks_uframes(cv__stacks_t *st)
+{
+    return st->uframes;
 }
 
 uint64_t cv__stacks_count(const cv__stacks_t *st)
@@ -189,14 +211,16 @@ void cv__stack_site(const cv__siteframe_t *fr, uint32_t n, uint32_t *site_no,
 
 /* Writes the stacks row of a new stack. */
 static int write_site(cv__db_t *db, cv__sites_t *sites, const cv__sym_t *sym, uint64_t bt,
-                      const cv__loc_t *const *locs, uint32_t n)
+                      const cv__loc_t *const *locs, uint32_t n, char *frame_ids)
 {
     uint32_t total = 0;
     for (uint32_t i = 0; i < n; i++)
         total += locs[i]->nframes;
     cv__siteframe_t *fr = malloc((total + 1) * sizeof *fr);
-    if (!fr)
+    if (!fr) {
+        free(frame_ids);
         return -1;
+    }
     uint32_t frame_no = 0;
     for (uint32_t i = 0; i < n; i++) {
         const char *module = cv__sym_file_path(sym, locs[i]->file_id);
@@ -209,9 +233,86 @@ static int write_site(cv__db_t *db, cv__sites_t *sites, const cv__sym_t *sym, ui
     uint32_t site_no;
     cv__stack_site(fr, total, &site_no, function, sizeof function, location, sizeof location);
     uint32_t site = cv__sites_add(sites, bt, function, location);
-    int rc = site ? cv__db_stack(db, bt, total, site_no, site, function, location) : -1;
+    int rc = -1;
+    if (site)
+        rc = cv__db_stack(db, bt, total, site_no, site, function, location, frame_ids);
+    else
+        free(frame_ids);
     free(fr);
     return rc;
+}
+
+/* The distinct frame ids of location l's frames, looked up on its first use. NULL when out of
+ * memory. */
+static const uint32_t *loc_frame_ids(cv__stacks_t *st, const cv__sym_t *sym, const cv__loc_t *l)
+{
+    if (l->id < st->nloc_at && st->loc_at[l->id])
+        return &st->loc_ids[st->loc_at[l->id] - 1];
+    if (l->id >= st->nloc_at) {
+        size_t n = st->nloc_at ? st->nloc_at : 1024;
+        while (n <= l->id)
+            n *= 2;
+        uint32_t *at = realloc(st->loc_at, n * sizeof *at);
+        if (!at)
+            return NULL;
+        memset(at + st->nloc_at, 0, (n - st->nloc_at) * sizeof *at);
+        st->loc_at = at;
+        st->nloc_at = n;
+    }
+    if (st->nloc_ids + l->nframes >= UINT32_MAX)
+        return NULL;
+    while (st->nloc_ids + l->nframes > st->caploc_ids) {
+        size_t cap = st->caploc_ids ? st->caploc_ids * 2 : 4096;
+        uint32_t *ids = realloc(st->loc_ids, cap * sizeof *ids);
+        if (!ids)
+            return NULL;
+        st->loc_ids = ids;
+        st->caploc_ids = cap;
+    }
+    const char *module = cv__sym_file_path(sym, l->file_id);
+    for (uint32_t k = 0; k < l->nframes; k++) {
+        const cv__srcframe_t *f = &l->frames[k];
+        uint32_t id = cv__uframes_id(st->uframes, f->file, f->line ? (int64_t)f->line : -1,
+                                     f->sym, module, l->offset, f->inlined);
+        if (!id)
+            return NULL;
+        st->loc_ids[st->nloc_ids + k] = id;
+    }
+    st->loc_at[l->id] = (uint32_t)st->nloc_ids + 1;
+    st->nloc_ids += l->nframes;
+    return &st->loc_ids[st->loc_at[l->id] - 1];
+}
+
+/* The stack_frames text of a new stack (cv__uframes_text); NULL when out of memory. */
+static char *frame_ids_text(cv__stacks_t *st, const cv__sym_t *sym, const cv__loc_t *const *locs,
+                            uint32_t n)
+{
+    size_t total = 0;
+    for (uint32_t i = 0; i < n; i++)
+        total += locs[i]->nframes;
+    if (total + 1 > st->capids) {
+        size_t cap = total + 64;
+        uint32_t *ids = realloc(st->ids, cap * sizeof *ids);
+        if (ids)
+            st->ids = ids;
+        uint8_t *cont = realloc(st->cont, cap);
+        if (cont)
+            st->cont = cont;
+        if (!ids || !cont)
+            return NULL;
+        st->capids = cap;
+    }
+    size_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t *ids = loc_frame_ids(st, sym, locs[i]);
+        if (!ids)
+            return NULL;
+        for (uint32_t j = 0; j < locs[i]->nframes; j++, k++) {
+            st->ids[k] = ids[j];
+            st->cont[k] = j > 0;
+        }
+    }
+    return cv__uframes_text(st->ids, st->cont, k);
 }
 
 uint64_t cv__stacks_intern(cv__stacks_t *st, cv__db_t *db, const cv__sym_t *sym,
@@ -257,7 +358,7 @@ uint64_t cv__stacks_intern(cv__stacks_t *st, cv__db_t *db, const cv__sym_t *sym,
         }
         st->pool[st->npool + i] = l->id;
     }
-    if (write_site(db, st->sites, sym, bt, locs, n) != 0)
+    if (write_site(db, st->sites, sym, bt, locs, n, frame_ids_text(st, sym, locs, n)) != 0)
         return 0;
     st->keys[j] = h;
     entry_t *e = &st->slots[j];

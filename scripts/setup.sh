@@ -5,7 +5,7 @@
 set -eu
 PKGS="build-essential cmake pkg-config liblz4-dev lz4 libunwind-dev libdw-dev libelf-dev
 libiberty-dev libsqlite3-dev sqlite3 python3 perl clang llvm elfutils
-protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev zlib1g-dev
+protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev libdeflate-dev
 golang-go chromium chromium-driver python3-selenium curl libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev
 libcapstone-dev rustc"
 missing=""

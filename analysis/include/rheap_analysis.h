@@ -254,13 +254,13 @@ typedef struct {
     int64_t life_blocks[RA_LIFE_DECADES], life_bytes[RA_LIFE_DECADES];
 } ra_stat_t;
 
-/* One frame of a stack, as in the backtraces table. */
+/* A frame of code, as in the backtraces table: one per distinct frame of the database (table
+ * unique_frames), shared by every stack that passes through it (ra_model_t.frames). */
 typedef struct {
     const char *sym, *file, *module; /* NULL when unknown */
     int64_t line;                    /* 0 when unknown */
     int64_t offset;
     int inlined;                     /* inlined into the next frame */
-    int ip_index;                    /* frames from one return address share it */
 } ra_frame_t;
 
 /* A stack from its allocation site outward: frames[0] is the site (stacks.site_frame),
@@ -268,7 +268,10 @@ typedef struct {
 typedef struct {
     int64_t bt;
     size_t nframes;
-    ra_frame_t *frames;
+    const ra_frame_t **frames;       /* into the model's frames */
+    const uint16_t *ip;              /* per frame, which recorded return address it comes from
+                                        (backtraces.ip_index, modulo 65536): the frames of one
+                                        address share it, the next address has the next */
 } ra_stack_t;
 
 /* One slice of a recording's time: [t_from, t_to). */
@@ -332,6 +335,9 @@ typedef struct {
     size_t nstats;
     ra_stack_t *stacks;        /* sorted by bt */
     size_t nstacks;
+    ra_frame_t *frames;        /* the distinct frames the stacks point into (unique_frames, by
+                                  id - 1), once a stack is read */
+    size_t nframes;
     ra_bucket_t *buckets;      /* each process's slices (ra_proc_t.bucket0) */
     size_t nbuckets;
     ra_marker_t *markers;

@@ -40,7 +40,9 @@ for prog in "$@"; do
 done
 
 # Each summary table against the same figures computed from the rows; the allocation site of
-# each stack against the rule of schema.sql's view `frames` applied to its frames.
+# each stack against the rule of schema.sql's view `frames` applied to its frames; the stacks'
+# lists of distinct frames (stack_frames, unique_frames) decoded against `backtraces`, each
+# distinct frame once, numbered from 1 without a gap.
 tables_summary='
 SELECT id, function, location FROM stacks ORDER BY id;
 SELECT pid, recording, bt, blocks, bytes, freed_blocks, freed_bytes, leaked_blocks, leaked_bytes,
@@ -76,6 +78,11 @@ SELECT bt, decade, blocks, bytes FROM stack_lifetime_totals ORDER BY bt, decade;
 SELECT bucket, start_wall_ns, end_wall_ns, recordings, allocs, alloc_bytes, frees, freed_bytes,
        ended_blocks, ended_bytes, live_blocks, live_bytes, started
 FROM timeline_totals ORDER BY bucket;
+SELECT s.id, f.key, u.file, u.line, u.sym, u.module, u.offset, u.inlined,
+       sum(f.value > 0) OVER (PARTITION BY s.id ORDER BY f.key) - 1
+FROM stack_frames AS s, json_each(s.frames) AS f JOIN unique_frames AS u ON u.id = abs(f.value)
+ORDER BY s.id, f.key;
+SELECT count(*), min(id), max(id) FROM unique_frames;
 SELECT r.pid, r.recording, s.bt, s.blocks, s.leaked_bytes
 FROM recording_rows AS r JOIN stack_stats AS s ON s.rowid BETWEEN r.first_row AND r.last_row
 ORDER BY s.rowid;
@@ -235,6 +242,10 @@ SELECT i, (lo + i) * width, (lo + i + 1) * width,
        freed_bytes, ended_blocks, ended_bytes, sum(allocs - frees - ended_blocks) OVER win,
        sum(alloc_bytes - freed_bytes - ended_bytes) OVER win, started
 FROM slots, grid, lo WINDOW win AS (ORDER BY i) ORDER BY i;
+SELECT id, frame_no, file, line, sym, module, offset, inlined, ip_index FROM backtraces
+ORDER BY id, frame_no;
+SELECT count(*), CASE WHEN count(*) > 0 THEN 1 END, CASE WHEN count(*) > 0 THEN count(*) END
+FROM (SELECT DISTINCT file, line, sym, module, offset, inlined FROM backtraces);
 SELECT pid, recording, bt, blocks, leaked_bytes FROM stack_stats ORDER BY rowid;
 SELECT count(*) FROM recording_stats;
 '

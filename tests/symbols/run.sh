@@ -197,6 +197,12 @@ debugdir() {
     a=$(sql "$dir/byid.db" "SELECT group_concat(x, '|') FROM (SELECT id || ',' || frame_no || ',' || coalesce(sym, '') || ',' || coalesce(file, '') || ',' || coalesce(line, '') || ',' || inlined || ',' || ip_index AS x FROM backtraces ORDER BY id, frame_no)")
     b=$(sql "$dir/byid-resym.db" "SELECT group_concat(x, '|') FROM (SELECT id || ',' || frame_no || ',' || coalesce(sym, '') || ',' || coalesce(file, '') || ',' || coalesce(line, '') || ',' || inlined || ',' || ip_index AS x FROM backtraces ORDER BY id, frame_no)")
     [ "$a" = "$b" ] || die "resymbolize: the database differs from a conversion with the debug file"
+    # The stacks' lists of distinct frames are made again from the new rows too.
+    q="SELECT group_concat(x, '|') FROM (SELECT s.id || ',' || f.key || ',' || coalesce(u.sym, '') || ',' || coalesce(u.file, '') || ',' || coalesce(u.line, '') || ',' || u.inlined || ',' || (f.value > 0) AS x FROM stack_frames AS s, json_each(s.frames) AS f JOIN unique_frames AS u ON u.id = abs(f.value) ORDER BY s.id, f.key)"
+    [ "$(sql "$dir/byid.db" "$q")" = "$(sql "$dir/byid-resym.db" "$q")" ] ||
+        die "resymbolize: stack_frames and unique_frames differ from a conversion with the debug file"
+    [ "$(sql "$dir/byid-resym.db" "SELECT count(*) FROM unique_frames")" = "$(sql "$dir/byid-resym.db" "SELECT count(*) FROM (SELECT DISTINCT file, line, sym, module, offset, inlined FROM backtraces)")" ] ||
+        die "resymbolize: unique_frames does not hold each distinct frame of backtraces once"
     # The allocation sites of the stacks table follow the new names.
     q="SELECT group_concat(id || ',' || frames || ',' || site_frame || ',' || function || ',' || location, '|') FROM (SELECT * FROM stacks ORDER BY id)"
     [ "$(sql "$dir/byid.db" "$q")" = "$(sql "$dir/byid-resym.db" "$q")" ] ||
