@@ -235,6 +235,14 @@ void rip_writer_rollback(rip_writer_t *w)
     w->blocks = c->blocks;
     w->frame_started = c->frame_started;
     w->end_mark_written = c->end_mark_written;
+    /* The copy not in use must hold this block's fields too, since the next record's publish
+     * copies only its own state into it before making it the one in use. A jump out of
+     * publish_block leaves it with the fields of another block: the one before the flush (a
+     * jump after the switch) or the one after (a jump before it, which the rollback undoes).
+     * Left so, a later rollback would put the writer back to that block's offset, and the next
+     * flush would write over a block already in the file, or write the same records twice: its
+     * stack definitions gone, the events after it would name stacks the file does not define. */
+    save_block(w, CK_AT(w, w->ck_cur ^ CK_OTHER));
 }
 
 /* Starts a block: the column directory first (after the stream header in the first block),
