@@ -273,9 +273,34 @@ void rheap__threads_wait_reallocs(void) {
     atomic_store(&closing, 0);
 }
 
-/* Claimer side, under the control lock: announce, then one barrier for any number of claims. */
-static void claim_wait(rheap__thread_t *t) {
-    wait_clear(&t->busy);
+/* How long a claimer waits for a thread inside an event. An event takes microseconds; a thread
+ * that stays inside one was left there by a signal handler's siglongjmp and only gets out at its
+ * next allocation call, which may never come: exit, a fork or a disable must not wait for it. */
+#define CLAIM_WAIT_NS 1000000000ull
+
+/* Claimer side, under the control lock: announce, then one barrier for any number of claims.
+ * Returns 0 once t is out of its event, -1 if it stayed inside past CLAIM_WAIT_NS (it is not
+ * claimed then: the caller must leave its writer alone). */
+static int claim_wait(rheap__thread_t *t) {
+    if (!atomic_load_explicit(&t->busy, memory_order_seq_cst))
+        return 0;
+    uint64_t deadline = rheap__now_abs() + CLAIM_WAIT_NS;
+    while (atomic_load_explicit(&t->busy, memory_order_seq_cst))
+        if (rheap__now_abs() >= deadline)
+            return -1;
+        else
+            sched_yield();
+    return 0;
+}
+
+/* The one line for threads a claim gave up on: their records up to the abandoned event are in
+ * their staging areas, which the converter reads as a killed process's. */
+static void say_left_inside(unsigned n) {
+    char num[24];
+    rheap__log(rheap__utoa(n, num), n == 1 ? " thread" : " threads",
+               " stayed inside an event for a second (left there by a signal handler's jump),"
+               " not waited for: ", n == 1 ? "its" : "their",
+               " records up to it are kept, unflushed", NULL);
 }
 
 static void claim_release(rheap__thread_t *t) {
@@ -1119,10 +1144,15 @@ void rheap__threads_flush_all(int how) {
         if (t->status != T_FREE && !held_by_me(t))
             atomic_store(&t->claim, 1);
     claim_barrier();
+    unsigned left_inside = 0;
     for (rheap__thread_t *t = all_threads; t; t = t->next) {
         if (t->status == T_FREE || held_by_me(t))
             continue;
-        claim_wait(t);
+        if (claim_wait(t) != 0) {
+            left_inside++;
+            claim_release(t);
+            continue;
+        }
         if (t->w && atomic_load(&t->gen) == gen) {
             rip_status_t st = drain_side(t);
             if (st == RIP_OK && close_files)
@@ -1144,6 +1174,8 @@ void rheap__threads_flush_all(int how) {
         }
         claim_release(t);
     }
+    if (left_inside)
+        say_left_inside(left_inside);
     if (failed)
         rheap__report_failure("cannot write a thread file", err);
 }
@@ -1152,8 +1184,10 @@ void rheap__threads_lock_all(void) {
     for (rheap__thread_t *t = all_threads; t; t = t->next)
         atomic_store(&t->claim, 1);
     claim_barrier();
+    /* A thread left inside an event is not waited for: the fork child drops every other
+     * thread's writer without writing, and this thread's stays as the jump left it. */
     for (rheap__thread_t *t = all_threads; t; t = t->next)
-        claim_wait(t);
+        (void)claim_wait(t);
 }
 
 void rheap__threads_unlock_all(void) {
