@@ -721,6 +721,13 @@ static int advance(ctx_t *c, stream_t *s, const cv__pairs_t *live)
         cv__pairs_prefetch(live, e->addr);
         if (e->old_addr)
             cv__pairs_prefetch(live, e->old_addr);
+        if (s->ahead_n > LOOKAHEAD / 2) {
+            /* The event decoded half the lookahead before: its tags have come in by now. */
+            const event_t *o = &s->ahead[(s->ahead_head + s->ahead_n - 1 - LOOKAHEAD / 2) % LOOKAHEAD];
+            cv__pairs_prefetch_slot(live, o->addr);
+            if (o->old_addr)
+                cv__pairs_prefetch_slot(live, o->old_addr);
+        }
     }
     if (!s->ahead_n)
         return s->ended ? 0 : 2;

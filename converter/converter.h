@@ -97,9 +97,12 @@ size_t cv__pairs_count(const cv__pairs_t *p);
  * rare, not for every event. */
 size_t cv__pairs_find_range(const cv__pairs_t *p, uint64_t lo, uint64_t hi, uint64_t *addrs,
                             size_t max);
-/* Starts loading the slot of addr into the cache: the map is larger than the caches and every
- * lookup would otherwise wait for memory. */
+/* Start loading what a lookup of addr reads into the cache, in two steps some events apart:
+ * the tags of its home group (cv__pairs_prefetch), then, once those are in, the slots they name
+ * (cv__pairs_prefetch_slot). The map is larger than the caches and every lookup would otherwise
+ * wait for memory twice. */
 void cv__pairs_prefetch(const cv__pairs_t *p, uint64_t addr);
+void cv__pairs_prefetch_slot(const cv__pairs_t *p, uint64_t addr);
 /* The memory the store holds now and the most it held at any moment, growth included. */
 void cv__pairs_memory(const cv__pairs_t *p, size_t *bytes, size_t *peak_bytes);
 /* Readies the live blocks to come out in allocation order, (t, tid, addr), without a copy (the

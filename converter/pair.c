@@ -5,7 +5,7 @@
  * allocated it. The store holds exactly the blocks that are live at the current point of the
  * merged stream, so the converter's memory follows the program's live heap, not the length of
  * the recording. A program holding 100 M small blocks is what it is built for, so its cost is
- * counted in bytes per live block, at the worst moment, growth included: at most 46, about 41
+ * counted in bytes per live block, at the worst moment, growth included: at most 47, about 42
  * on the mean, plus a sixteenth of the store for one shard's copy while it grows.
  *
  * - A block takes 32 bytes: its address and three words that pack its time (in the recording's
@@ -13,21 +13,21 @@
  *   The rare block whose fields do not fit (a size of 1 TiB or more, a stack id past 16 M, an
  *   alignment that is not a power of two, ...) is kept whole in a side table.
  * - The table is split into 16 shards by the top bits of the address's hash; each shard is an
- *   open-addressing table with Robin Hood linear probing and backward-shift deletion (no
- *   tombstones, so heavy churn never lengthens probes), kept up to 7/8 full, and grown by a
- *   quarter when it would be fuller. It is never below 7/10 full once grown, so a block costs
- *   32 / 0.7 = 46 bytes at most; the shards' first sizes are spread over a quarter (first_cap),
- *   so they do not all grow at once and the mean is nearer 41.
+ *   open-addressing table of groups of 16 slots with a byte of tag per slot apart (see One
+ *   shard, below): a lookup or an insertion reads a line of tags and the one slot they name,
+ *   where the Robin Hood table it replaced read and moved some 15 lines at 7/8 full. It is kept
+ *   up to 7/8 full, and grown by a quarter when it would be fuller; it is never below 27/40
+ *   full once grown, so a block costs 33 / 0.675 = 49 bytes at the very worst moment of one
+ *   shard (47 with no freed slots to drop); the shards' first sizes are spread over a quarter
+ *   (first_cap), so they do not all grow at once and the mean is nearer 42.
  * - A shard of 2 MiB and more grows in place (inplace_of): address space for each is reserved
  *   up front, its blocks are copied to a scratch array and placed back, and only the pages it
  *   has not reached before are new; a thread of the store's own brings those in ahead, on the
  *   other core (the filler). A growth into a fresh array cost the kernel's zeroing of the whole
  *   store five times over, a fifth of the reading thread's time with 8 M blocks live.
- * - Robin Hood keeps every run ordered by home, and ties are broken by the hash bits the home
- *   is made of, so a shard is sorted by those bits: a lookup of an address that is not live
- *   stops as soon as it meets a block with a later home, an insertion finds its place in one
- *   probe and moves the rest of its run up by one slot in a single move of memory, and a growth
- *   places every block in one sequential pass (shard_grow).
+ * - A block's home group grows with the hash bits it is made of, so a shard's blocks lie nearly
+ *   in the order of those bits, and a growth, placing the blocks of its copy in the order it
+ *   reads them, writes the new shard nearly in order (place_all).
  * - Smaller shard arrays of 4 KiB and more are cut from regions of 2 MiB pages (slots_alloc),
  *   and the reserved address space is on 2 MiB pages too: with the store larger than what the
  *   TLB maps in 4 KiB pages, every probe was a page walk too.
@@ -46,6 +46,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "converter.h"
 
@@ -62,13 +65,15 @@ typedef struct {
     uint64_t addr;
     uint64_t w1; /* bits 0-47: t / 4; 48-63: thread */
     uint64_t w2; /* bits 0-39: size; 40-63: bt */
-    uint64_t w3; /* bits 0-39: realloc_of; 40-45: log2(align) + 1, 0 = none; 46-53: call;
-                  * 54-63: distance from the home slot (1023: that far or farther) */
+    uint64_t w3; /* bits 0-39: realloc_of; 40-45: log2(align) + 1, 0 = none; 46-53: call */
 } slot_t;
 
 typedef struct {
     slot_t *slots;
-    uint32_t cap, count;
+    uint8_t *meta;    /* a byte per slot: its tag, EMPTY or DELETED */
+    uint32_t cap;     /* slots, whole groups */
+    uint32_t nominal; /* the size its growths count from: cap is it rounded up to groups */
+    uint32_t count, deleted;
     uint32_t ahead; /* the cap whose growth's new pages were asked of the filler */
 } shard_t;
 
@@ -161,7 +166,7 @@ struct cv__pairs {
 
 /* Heap addresses are aligned and handed out in runs; a multiplicative hash alone spreads them
  * over the top bits (the shard) but leaves the bits below correlated, so that a run of addresses
- * lands in one shard at homes next to each other and Robin Hood's runs grow long. Mixing the
+ * lands in one shard at homes next to each other and the groups there fill up. Mixing the
  * product's high half back in (as splitmix64's finalizer does) decorrelates every bit. */
 static uint64_t hash_of(uint64_t addr)
 {
@@ -174,30 +179,6 @@ static uint64_t hash_of(uint64_t addr)
 static shard_t *shard_of(cv__pairs_t *p, uint64_t h)
 {
     return &p->shards[h >> p->shift];
-}
-
-/* The home slot in a shard of cap slots: 32 hash bits below the shard's, scaled to cap. */
-static uint32_t home_of(uint64_t h, uint32_t cap)
-{
-    return (uint32_t)(((h >> 24) & 0xFFFFFFFFull) * cap >> 32);
-}
-
-#define FAR 1023u
-
-/* How far the block in slot j of a shard of cap slots lies from its home slot: kept in the
- * block, so probing never hashes the residents it passes. */
-static uint32_t dist_of(const slot_t *s, uint32_t j, uint32_t cap)
-{
-    uint32_t d = (uint32_t)(s->w3 >> 54);
-    if (d < FAR)
-        return d;
-    uint32_t home = home_of(hash_of(s->addr), cap);
-    return j >= home ? j - home : j + cap - home;
-}
-
-static void set_dist(slot_t *s, uint32_t d)
-{
-    s->w3 = (s->w3 & ((1ull << 54) - 1)) | (uint64_t)(d < FAR ? d : FAR) << 54;
 }
 
 static void account(cv__pairs_t *p, ptrdiff_t delta)
@@ -362,6 +343,8 @@ static int in_place(const cv__pairs_t *p, const shard_t *sh)
 }
 
 static void filler_start(cv__pairs_t *p);
+static uint32_t round_group(uint32_t n);
+static uint32_t next_nominal(const cv__pairs_t *p, const shard_t *sh);
 
 /* Reserves the address space of the shards in place; 0, or -1 where the system refuses it. */
 static int reserve(cv__pairs_t *p)
@@ -460,7 +443,8 @@ static void fill_ahead(cv__pairs_t *p, shard_t *sh)
     sh->ahead = sh->cap;
     if (!p->filler || !in_place(p, sh))
         return;
-    size_t from = (size_t)sh->cap * sizeof(slot_t), to = from + from / 4 + sizeof(slot_t);
+    size_t from = (size_t)sh->cap * sizeof(slot_t),
+           to = (size_t)round_group(next_nominal(p, sh)) * sizeof(slot_t);
     from = (from + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
     to = to < STRIDE ? to : STRIDE;
     if (to <= from)
@@ -567,113 +551,151 @@ static int note_tid(cv__pairs_t *p, uint32_t thread, uint32_t tid)
     return 0;
 }
 
-/* ---- One shard: Robin Hood linear probing ---- */
+/* ---- One shard: groups of 16 slots, a byte of tag each ----
+ *
+ * A shard's slots come in groups of GROUP; beside them, one byte per slot (meta) says whether it
+ * is empty, holds a block (7 bits of its hash: the tag) or held one since the shard was last
+ * built (deleted). A block's home is a group, from 32 bits of its hash scaled to the shard's
+ * groups; its slot is the first free one of the groups from its home on. A lookup compares the
+ * 16 tags of a group at once and reads only the slots whose tags match (one, or rarely two), and
+ * stops at the first group holding an empty slot; an insertion writes its slot and its tag. So
+ * either touches a line of tags and a line of slots, where the Robin Hood table of before read
+ * to the empty slot ending its run (some 15 lines at 7/8 full) and moved that run up by one slot.
+ *
+ * A removal leaves an empty slot where its group has one already (no lookup can have gone past
+ * that group since it was built: a full group never gets an empty slot back), else a deleted
+ * one, which a later insertion reuses. Deleted slots count towards the fill that triggers a
+ * rebuild; a rebuild at the same size drops them (shard_grow's purge). */
+#define GROUP 16u
+#define EMPTY 0x80u
+#define DELETED 0xFEu
+
+static uint32_t round_group(uint32_t n)
+{
+    return (n + GROUP - 1) & ~(GROUP - 1);
+}
+
+/* The home group in a shard of cap slots: 32 hash bits below the shard's, scaled to its groups,
+ * so that the homes of blocks in the order of those bits never go down (a growth places the
+ * blocks of its copy nearly in the order it reads them). */
+static uint32_t home_of(uint64_t h, uint32_t cap)
+{
+    return (uint32_t)(((h >> 24) & 0xFFFFFFFFull) * (cap / GROUP) >> 32);
+}
+
+/* The tag: the hash's low 7 bits, apart from those of the shard and the home. */
+static uint8_t tag_of(uint64_t h)
+{
+    return (uint8_t)(h & 0x7F);
+}
+
+/* A bit for each of the group's tags equal to v. */
+static uint32_t group_match(const uint8_t *m, uint8_t v)
+{
+#ifdef __SSE2__
+    __m128i g = _mm_loadu_si128((const __m128i *)(const void *)m);
+    return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(g, _mm_set1_epi8((char)v)));
+#else
+    uint32_t r = 0;
+    for (unsigned i = 0; i < GROUP; i++)
+        r |= (uint32_t)(m[i] == v) << i;
+    return r;
+#endif
+}
+
+/* A bit for each free slot of the group, empty or deleted (their top bit set; a tag's is not). */
+static uint32_t group_free(const uint8_t *m)
+{
+#ifdef __SSE2__
+    return (uint32_t)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)m));
+#else
+    uint32_t r = 0;
+    for (unsigned i = 0; i < GROUP; i++)
+        r |= (uint32_t)(m[i] >> 7) << i;
+    return r;
+#endif
+}
+
+/* A shard's tags: cap bytes on a line boundary, every slot empty. NULL: no memory. */
+static uint8_t *meta_alloc(cv__pairs_t *p, uint32_t cap)
+{
+    uint8_t *m = aligned_alloc(64, ((size_t)cap + 63) & ~(size_t)63);
+    if (!m)
+        return NULL;
+    memset(m, EMPTY, cap);
+    account(p, (ptrdiff_t)cap);
+    return m;
+}
+
+static void meta_free(cv__pairs_t *p, uint8_t *m, uint32_t cap)
+{
+    if (!m)
+        return;
+    free(m);
+    account(p, -(ptrdiff_t)cap);
+}
 
 /* The slot holding addr, or -1. */
 static long shard_find(const shard_t *sh, uint64_t addr, uint64_t h)
 {
     if (!sh->cap)
         return -1;
-    uint32_t cap = sh->cap, j = home_of(h, cap);
-    for (uint32_t d = 0;; d++) {
-        const slot_t *s = &sh->slots[j];
-        if (!s->addr || dist_of(s, j, cap) < d)
+    uint32_t groups = sh->cap / GROUP, g = home_of(h, sh->cap);
+    uint8_t tag = tag_of(h);
+    for (;;) {
+        const uint8_t *m = &sh->meta[(size_t)g * GROUP];
+        for (uint32_t x = group_match(m, tag); x; x &= x - 1) {
+            uint32_t j = g * GROUP + (uint32_t)__builtin_ctz(x);
+            if (sh->slots[j].addr == addr)
+                return (long)j;
+        }
+        if (group_match(m, EMPTY))
             return -1;
-        if (s->addr == addr)
-            return (long)j;
-        if (++j == cap)
-            j = 0;
+        if (++g == groups)
+            g = 0;
     }
 }
 
-/* The 32 hash bits that give a block its home: the table keeps its blocks in their order. */
-static uint32_t key_of(uint64_t h)
+/* Puts block s in slot j, a free one, with the tag of hash h. */
+static void shard_set(shard_t *sh, uint32_t j, const slot_t *s, uint64_t h)
 {
-    return (uint32_t)(h >> 24);
-}
-
-/* One slot further from home (a distance of FAR or more is worked out again when read). */
-static void further(slot_t *s)
-{
-    if ((s->w3 >> 54) != FAR)
-        s->w3 += 1ull << 54;
-}
-
-/* Moves the blocks of slots [from, to) one slot up, to [from + 1, to]. */
-static void shift_up(slot_t *slots, uint32_t from, uint32_t to)
-{
-    if (to == from)
-        return;
-    memmove(&slots[from + 1], &slots[from], (size_t)(to - from) * sizeof *slots);
-    for (uint32_t i = from + 1; i <= to; i++)
-        further(&slots[i]);
-}
-
-/* Whether a block of home distance d and key k, probing at slot j, goes before the resident
- * `at` (of distance ad): the resident's home is later, or the same and its key larger. Robin
- * Hood alone orders blocks by home; breaking its ties by the key keeps every shard sorted by
- * the key (around the wrap), which lets a growth place the blocks in one pass (shard_grow). */
-static int goes_before(const slot_t *at, uint32_t ad, uint32_t d, uint32_t k)
-{
-    return ad < d || (ad == d && key_of(hash_of(at->addr)) > k);
-}
-
-/* Places s from slot j at home distance d, where it goes before the blocks that follow; the
- * shard has room. */
-static void shard_place_at(shard_t *sh, slot_t s, uint32_t j, uint32_t d)
-{
-    uint32_t cap = sh->cap, e = j;
-    while (sh->slots[e].addr)
-        if (++e == cap)
-            e = 0;
-    /* Every block from j up to the empty slot e moves one slot further from its home, in one
-     * move of memory (two where the run wraps round the end); they stay in order. */
-    if (e < j) {
-        shift_up(sh->slots, 0, e);
-        sh->slots[0] = sh->slots[cap - 1];
-        further(&sh->slots[0]);
-        shift_up(sh->slots, j, cap - 1);
-    } else {
-        shift_up(sh->slots, j, e);
-    }
-    set_dist(&s, d);
-    sh->slots[j] = s;
+    if (sh->meta[j] == DELETED)
+        sh->deleted--;
+    sh->meta[j] = tag_of(h);
+    sh->slots[j] = *s;
     sh->count++;
 }
 
-/* Places s, whose address is not in the shard, which has room, in the order of the keys. */
-static void shard_place(shard_t *sh, slot_t s, uint64_t h)
+/* Places s, whose address is not in the shard, which has room: the first free slot from its
+ * home group on. */
+static void shard_put(shard_t *sh, const slot_t *s, uint64_t h)
 {
-    uint32_t cap = sh->cap, j = home_of(h, cap), k = key_of(h);
-    for (uint32_t d = 0;; d++) {
-        slot_t *at = &sh->slots[j];
-        if (!at->addr || goes_before(at, dist_of(at, j, cap), d, k)) {
-            shard_place_at(sh, s, j, d);
+    uint32_t groups = sh->cap / GROUP, g = home_of(h, sh->cap);
+    for (;;) {
+        uint32_t f = group_free(&sh->meta[(size_t)g * GROUP]);
+        if (f) {
+            shard_set(sh, g * GROUP + (uint32_t)__builtin_ctz(f), s, h);
             return;
         }
-        if (++j == cap)
-            j = 0;
+        if (++g == groups)
+            g = 0;
     }
 }
 
 static void shard_remove(shard_t *sh, uint32_t j)
 {
-    uint32_t cap = sh->cap;
-    for (;;) {
-        uint32_t k = j + 1 == cap ? 0 : j + 1;
-        slot_t *next = &sh->slots[k];
-        uint32_t d;
-        if (!next->addr || (d = dist_of(next, k, cap)) == 0)
-            break;
-        sh->slots[j] = *next;
-        set_dist(&sh->slots[j], d - 1);
-        j = k;
+    if (group_match(&sh->meta[j / GROUP * GROUP], EMPTY)) {
+        sh->meta[j] = EMPTY;
+    } else {
+        sh->meta[j] = DELETED;
+        sh->deleted++;
     }
-    sh->slots[j].addr = 0;
+    sh->slots[j].addr = 0; /* a slot's block is its address: scans of the slots skip it */
     sh->count--;
 }
 
-/* Frees a shard's array (or gives back the pages of one in place) and its count in `bytes`. */
+/* Frees a shard's array (or gives back the pages of one in place) and its tags, and their
+ * count in `bytes`. */
 static void shard_release(cv__pairs_t *p, shard_t *sh)
 {
     if (in_place(p, sh))
@@ -681,71 +703,49 @@ static void shard_release(cv__pairs_t *p, shard_t *sh)
     else
         slots_free(p, sh->slots, sh->cap);
     account(p, -(ptrdiff_t)((size_t)sh->cap * sizeof(slot_t)));
-    *sh = (shard_t){NULL, 0, 0, 0};
+    meta_free(p, sh->meta, sh->cap);
+    *sh = (shard_t){0};
 }
 
-/* Places the blocks of src (scap slots, a shard's array) into `to`, empty and larger. Its
- * array is zero with `zeroed`; otherwise what it holds is of no meaning, and every slot the
- * pass does not fill is zeroed as it goes (a memset of the whole would write it twice).
- *
- * The blocks are in the order of their keys, starting after any empty slot, and a block's home
- * in the larger shard follows that order: each goes to its home or, if that is taken, right
- * after the block before it. One pass, without probing or moving a block twice; only blocks
- * whose place would run around the end into the first ones placed go through shard_place. */
-static void place_all(const slot_t *src, uint32_t scap, shard_t *to, int zeroed)
+/* Places the blocks of src (n slots, those of address 0 empty) into `to`, which is new (no
+ * deleted slots) and has room for them, in the order they come: the blocks of a shard's array
+ * come nearly in the order of their homes, so the new shard is written nearly in order too, and
+ * most blocks go to the group the one before went to. That group's free slots are kept in a
+ * register: read back from the tags after each block, its 16 bytes would wait for the byte just
+ * stored to reach the cache (a failed store forwarding: shard_put spent half its time on that
+ * load with 8 M blocks live). */
+static void place_all(const slot_t *src, uint32_t n, shard_t *to)
 {
-    slot_t *slots = to->slots;
-    uint32_t cap = to->cap;
-    uint32_t start = 0;
-    while (start < scap && src[start].addr)
-        start++;
-    /* u: the next free place, counted on past the end; wrap: the keys went round; z: the slots
-     * below it are zero or filled. */
-    uint64_t u = 0, last = 0;
-    uint32_t z = zeroed ? cap : 0;
-    int wrap = 0;
-    for (uint32_t n = 1; n <= scap; n++) {
-        uint32_t i = start + n < scap ? start + n : start + n - scap;
-        const slot_t *s = &src[i];
-        if (!s->addr)
+    uint32_t groups = to->cap / GROUP, cur = UINT32_MAX, free_bits = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!src[i].addr)
             continue;
-        uint64_t h = hash_of(s->addr);
-        uint32_t k = key_of(h);
-        if (k < last)
-            wrap = 1;
-        last = k;
-        uint64_t home = home_of(h, cap) + (wrap ? (uint64_t)cap : 0);
-        if (u < home)
-            u = home;
-        if (u < cap) {
-            /* Places before the end are filled in increasing order: none is taken. */
-            if (z < u)
-                memset(&slots[z], 0, (size_t)(u - z) * sizeof *slots);
-            z = (uint32_t)u + 1;
-        } else {
-            if (z < cap)
-                memset(&slots[z], 0, (size_t)(cap - z) * sizeof *slots);
-            z = cap;
-            if (u >= 2 * (uint64_t)cap || slots[u - cap].addr) {
-                shard_place(to, *s, h);
-                continue;
+        uint64_t h = hash_of(src[i].addr);
+        uint32_t g = home_of(h, to->cap);
+        for (;;) {
+            if (g != cur) {
+                cur = g;
+                free_bits = group_free(&to->meta[(size_t)g * GROUP]);
             }
+            if (free_bits)
+                break;
+            if (++g == groups)
+                g = 0;
         }
-        uint32_t j = (uint32_t)(u < cap ? u : u - cap);
-        slots[j] = *s;
-        set_dist(&slots[j], (uint32_t)(u - home < FAR ? u - home : FAR));
+        uint32_t j = g * GROUP + (uint32_t)__builtin_ctz(free_bits);
+        free_bits &= free_bits - 1;
+        to->meta[j] = tag_of(h);
+        to->slots[j] = src[i];
         to->count++;
-        u++;
     }
-    if (z < cap)
-        memset(&slots[z], 0, (size_t)(cap - z) * sizeof *slots);
 }
 
-/* A shard's first size: 16 slots times 1.25^(i/16) for shard i. The shards fill at one pace
- * (the hash spreads the blocks evenly), so with one first size they would grow all at once:
- * right after, every one 7/10 full, 46 bytes a block, however many blocks there are. With their
- * sizes a sixteenth of a growth apart, they are at every point of their growth at any moment
- * and a block costs 32 bytes over the mean fill, about 41. */
+/* A shard's first size, as a count its sizes grow from (nominal): 64 slots times 1.25^(i/16)
+ * for shard i. The shards fill at one pace (the hash spreads the blocks evenly), so with one
+ * first size they would grow all at once: right after, every one 7/10 full, 46 bytes a block,
+ * however many blocks there are. With their sizes a sixteenth of a growth apart, they are at
+ * every point of their growth at any moment and a block costs 33 bytes over the mean fill,
+ * about 42. */
 static uint32_t first_cap(const cv__pairs_t *p, const shard_t *sh)
 {
     static const uint16_t caps[16] = {64, 65, 66, 67, 68, 69, 70, 71,
@@ -758,36 +758,55 @@ static uint32_t first_cap(const cv__pairs_t *p, const shard_t *sh)
     return caps[(size_t)(sh - p->shards) % 16];
 }
 
-/* Grows a shard by a quarter (to first_cap when it has none): in place (inplace_of) when it is
- * large enough, else into a new array. -1: no memory, shard unchanged. */
-static int shard_grow(cv__pairs_t *p, shard_t *sh)
+/* The nominal size after the next growth, a quarter more (the slots: it rounded up to whole
+ * groups). */
+static uint32_t next_nominal(const cv__pairs_t *p, const shard_t *sh)
 {
-    uint32_t cap = sh->cap ? sh->cap + sh->cap / 4 : first_cap(p, sh);
+    return sh->cap ? sh->nominal + sh->nominal / 4 : first_cap(p, sh);
+}
+
+/* Grows a shard by a quarter (to first_cap when it has none), or with `purge` builds it again
+ * at its size without its deleted slots: in place (inplace_of) when it is large enough, else
+ * into a new array. -1: no memory, shard unchanged. */
+static int shard_grow(cv__pairs_t *p, shard_t *sh, int purge)
+{
+    uint32_t nominal = purge ? sh->nominal : next_nominal(p, sh);
+    uint32_t cap = round_group(nominal);
     size_t bytes = (size_t)cap * sizeof(slot_t);
+    uint8_t *meta = meta_alloc(p, cap);
+    if (!meta)
+        return -1;
     if (bytes <= STRIDE && (in_place(p, sh) || (bytes >= INPLACE_MIN && p->resv))) {
         if (!p->filler && !p->filler_failed)
             filler_start(p);
         const slot_t *src = sh->slots;
         if (in_place(p, sh)) {
-            if (scratch_room(p, sh->cap) != 0)
+            if (scratch_room(p, sh->cap) != 0) {
+                meta_free(p, meta, cap);
                 return -1;
+            }
             memcpy(p->scratch, sh->slots, (size_t)sh->cap * sizeof *sh->slots);
             src = p->scratch;
         }
-        shard_t grown = {inplace_of(p, sh), cap, 0, 0};
-        place_all(src, sh->cap, &grown, 0);
+        shard_t grown = {inplace_of(p, sh), meta, cap, nominal, 0, 0, 0};
+        /* What the room held before (a shard placed there earlier, or this one) goes. */
+        memset(grown.slots, 0, bytes);
+        place_all(src, sh->cap, &grown);
         if (src != p->scratch)
             slots_free(p, sh->slots, sh->cap);
         account(p, ((ptrdiff_t)cap - (ptrdiff_t)sh->cap) * (ptrdiff_t)sizeof(slot_t));
+        meta_free(p, sh->meta, sh->cap);
         *sh = grown;
         return 0;
     }
-    slot_t *slots = slots_alloc(p, cap);
-    if (!slots)
+    slot_t *slots = slots_alloc(p, cap); /* zero */
+    if (!slots) {
+        meta_free(p, meta, cap);
         return -1;
+    }
     account(p, (ptrdiff_t)(cap * sizeof *slots));
-    shard_t grown = {slots, cap, 0, 0};
-    place_all(sh->slots, sh->cap, &grown, 1);
+    shard_t grown = {slots, meta, cap, nominal, 0, 0, 0};
+    place_all(sh->slots, sh->cap, &grown);
     shard_release(p, sh);
     *sh = grown;
     return 0;
@@ -1018,12 +1037,19 @@ static int spill_oldest(cv__pairs_t *p, int all)
         uint32_t kept = sh->count - (uint32_t)nparts[i];
         if (!nparts[i] || rc != 0)
             continue;
-        uint32_t cap = kept ? kept + kept / 4 + 1 : 0;
-        cap = kept && cap < MIN_CAP ? MIN_CAP : cap;
+        uint32_t nominal = kept ? kept + kept / 4 + 1 : 0;
+        nominal = kept && nominal < MIN_CAP ? MIN_CAP : nominal;
+        uint32_t cap = round_group(nominal);
+        uint8_t *meta = cap ? meta_alloc(p, cap) : NULL;
+        if (cap && !meta) {
+            rc = -1;
+            continue;
+        }
         if (in_place(p, sh) && kept) {
             /* Rebuilt where it is, from a copy of the blocks that stay; the pages past its
              * new end go back. */
             if (scratch_room(p, kept) != 0) {
+                meta_free(p, meta, cap);
                 rc = -1;
                 continue;
             }
@@ -1032,23 +1058,22 @@ static int spill_oldest(cv__pairs_t *p, int all)
                 if (sh->slots[j].addr)
                     p->scratch[n++] = sh->slots[j];
             memset(sh->slots, 0, (size_t)cap * sizeof *sh->slots);
-            shard_t fresh = {sh->slots, cap, 0, 0};
-            for (uint32_t j = 0; j < n; j++)
-                shard_place(&fresh, p->scratch[j], hash_of(p->scratch[j].addr));
+            shard_t fresh = {sh->slots, meta, cap, nominal, 0, 0, 0};
+            place_all(p->scratch, n, &fresh);
             inplace_trim(p, sh, (size_t)cap * sizeof *sh->slots);
             account(p, ((ptrdiff_t)cap - (ptrdiff_t)sh->cap) * (ptrdiff_t)sizeof(slot_t));
+            meta_free(p, sh->meta, sh->cap);
             *sh = fresh;
             continue;
         }
         slot_t *slots = cap ? slots_alloc(p, cap) : NULL;
         if (cap && !slots) {
+            meta_free(p, meta, cap);
             rc = -1;
             continue;
         }
-        shard_t fresh = {slots, cap, 0, 0};
-        for (uint32_t j = (uint32_t)nparts[i]; j < sh->cap; j++)
-            if (sh->slots[j].addr)
-                shard_place(&fresh, sh->slots[j], hash_of(sh->slots[j].addr));
+        shard_t fresh = {slots, meta, cap, nominal, 0, 0, 0};
+        place_all(sh->slots + nparts[i], sh->cap - (uint32_t)nparts[i], &fresh);
         account(p, (ptrdiff_t)cap * (ptrdiff_t)sizeof *slots);
         shard_release(p, sh);
         *sh = fresh;
@@ -1097,13 +1122,16 @@ int cv__pairs_take(cv__pairs_t *p, uint64_t addr, cv__live_t *out)
     return 1;
 }
 
-/* Room for one more block: the shard grows when it would be more than 7/8 full, and asks for
- * its next size's pages when it is 17/20 full. -1: no memory. */
+/* Room for one more block: when the shard's blocks and deleted slots would fill more than 7/8 of
+ * it, it is built again, at its size when dropping the deleted slots leaves room for 1/32 of it
+ * more, else a quarter larger; it asks for its next size's pages when it is 17/20 full. So a
+ * shard that grows was at least 27/32 full, and is at least 27/40 full after (47 bytes a block
+ * with the tags). -1: no memory. */
 static int make_room(cv__pairs_t *p, shard_t *sh)
 {
-    if ((sh->count + 1) * 8 > (size_t)sh->cap * 7)
-        return shard_grow(p, sh);
-    if (sh->count * 20 > (size_t)sh->cap * 17 && sh->ahead != sh->cap)
+    if ((size_t)(sh->count + sh->deleted + 1) * 8 > (size_t)sh->cap * 7)
+        return shard_grow(p, sh, sh->deleted && (size_t)(sh->count + 1) * 32 <= (size_t)sh->cap * 27);
+    if ((size_t)sh->count * 20 > (size_t)sh->cap * 17 && sh->ahead != sh->cap)
         fill_ahead(p, sh);
     return 0;
 }
@@ -1121,15 +1149,16 @@ static int insert(cv__pairs_t *p, const cv__live_t *b, cv__live_t *evicted)
                 return -1;
             if (note_tid(p, b->thread, b->tid) != 0)
                 return -1;
-            shard_place(sh, pack(b), h);
+            slot_t s = pack(b);
+            shard_put(sh, &s, h);
         } else if (wide_put(p, b) != 0) {
             return -1;
         }
         p->count++;
         return had;
     }
-    /* The common case, a packed block and an empty side table: one probe finds the block
-     * still live at the address, or the place of the new one. */
+    /* The common case, a packed block and an empty side table: one pass over the groups finds
+     * the block still live at the address, or else the first free slot on the way. */
     uint64_t h = hash_of(b->addr);
     shard_t *sh = shard_of(p, h);
     if (make_room(p, sh) != 0)
@@ -1137,24 +1166,31 @@ static int insert(cv__pairs_t *p, const cv__live_t *b, cv__live_t *evicted)
     if (b->thread >= p->ntids || p->tids[b->thread] != b->tid)
         if (note_tid(p, b->thread, b->tid) != 0)
             return -1;
-    uint32_t cap = sh->cap, j = home_of(h, cap), k = key_of(h);
-    for (uint32_t d = 0;; d++) {
-        slot_t *at = &sh->slots[j];
-        if (at->addr == b->addr) {
-            /* Same address, same home: the new block takes the old one's slot. */
-            unpack(p, at, evicted);
-            *at = pack(b);
-            set_dist(at, d);
-            return 1;
+    uint32_t groups = sh->cap / GROUP, g = home_of(h, sh->cap), put = UINT32_MAX;
+    uint8_t tag = tag_of(h);
+    for (;;) {
+        const uint8_t *m = &sh->meta[(size_t)g * GROUP];
+        for (uint32_t x = group_match(m, tag); x; x &= x - 1) {
+            slot_t *at = &sh->slots[g * GROUP + (uint32_t)__builtin_ctz(x)];
+            if (at->addr == b->addr) {
+                /* The new block takes the old one's slot. */
+                unpack(p, at, evicted);
+                *at = pack(b);
+                return 1;
+            }
         }
-        if (!at->addr || goes_before(at, dist_of(at, j, cap), d, k)) {
-            shard_place_at(sh, pack(b), j, d);
-            p->count++;
-            return 0;
-        }
-        if (++j == cap)
-            j = 0;
+        uint32_t f = group_free(m);
+        if (put == UINT32_MAX && f)
+            put = g * GROUP + (uint32_t)__builtin_ctz(f);
+        if (group_match(m, EMPTY))
+            break;
+        if (++g == groups)
+            g = 0;
     }
+    slot_t s = pack(b);
+    shard_set(sh, put, &s, h);
+    p->count++;
+    return 0;
 }
 
 int cv__pairs_insert(cv__pairs_t *p, const cv__live_t *b, cv__live_t *evicted)
@@ -1186,22 +1222,30 @@ size_t cv__pairs_find_range(const cv__pairs_t *p, uint64_t lo, uint64_t hi, uint
     return n;
 }
 
-/* How many lines from the home slot on a prefetch brings in: an insertion reads up to the first
- * empty slot, which at 7/8 full lies some 30 slots (15 lines) further on average, at 7/10
- * about 6; a lookup that finds its block reads half as far. Measured on 8 M blocks live, 8 lines
- * ran the reading thread faster than 1, 2 or 4. */
-#define PREFETCH_LINES 8
-
+/* The line of tags of the address's home group: the first of the two steps of a lookup's
+ * prefetch (conversion.c decodes events ahead and calls this as it decodes each). */
 void cv__pairs_prefetch(const cv__pairs_t *p, uint64_t addr)
+{
+    uint64_t h = hash_of(addr);
+    const shard_t *sh = &p->shards[h >> p->shift];
+    if (sh->cap)
+        __builtin_prefetch(&sh->meta[(size_t)home_of(h, sh->cap) * GROUP]);
+}
+
+/* The second step, some events later, once the tags are in the cache: the lines of the slots
+ * whose tags match the address's, and of the first free slot, where an insertion would go. */
+void cv__pairs_prefetch_slot(const cv__pairs_t *p, uint64_t addr)
 {
     uint64_t h = hash_of(addr);
     const shard_t *sh = &p->shards[h >> p->shift];
     if (!sh->cap)
         return;
-    const char *at = (const char *)&sh->slots[home_of(h, sh->cap)];
-    const char *end = (const char *)&sh->slots[sh->cap];
-    for (int i = 0; i < PREFETCH_LINES && at < end; i++, at += 64)
-        __builtin_prefetch(at);
+    uint32_t g = home_of(h, sh->cap);
+    const uint8_t *m = &sh->meta[(size_t)g * GROUP];
+    uint32_t x = group_match(m, tag_of(h)), f = group_free(m);
+    x |= f & (0u - f); /* the first free slot's bit */
+    for (int n = 0; x && n < 3; x &= x - 1, n++)
+        __builtin_prefetch(&sh->slots[g * GROUP + (uint32_t)__builtin_ctz(x)]);
 }
 
 size_t cv__pairs_count(const cv__pairs_t *p)
