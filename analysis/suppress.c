@@ -8,8 +8,9 @@
  * stands for any run of characters. A stack is suppressed when any of its frames matches any
  * rule, the first matching rule being the one it is counted under.
  *
- * Suppression is decided once per stack, in one pass over `backtraces`; every output then
- * looks the stack id up. Blocks are never read one by one.
+ * Suppression is decided once per stack, from each distinct frame's match (unique_frames) and
+ * each stack's list of frames (stack_frames); every output then looks the stack id up. Blocks
+ * are never read one by one.
  *
  * Besides the user's files there is a built-in list of allocations that runtimes make once and
  * never free by design; it is on unless --no-default-suppressions, and every output that uses
