@@ -642,9 +642,10 @@ CREATE TABLE checkpoints (
     PRIMARY KEY (pid, recording, ck)
 ) WITHOUT ROWID;
 
--- Per checkpoint: the live blocks and bytes of each stack that had an allocation or a free
--- since the previous checkpoint. A stack's live heap at checkpoint ck is its row with the
--- largest ck at or before it (none: nothing live). Read through the index
+-- Per checkpoint: the live blocks and bytes of each stack whose figures changed since its row
+-- before (its first row: since nothing was live); a stack that allocated and freed between two
+-- checkpoints and ended where it was gets no row. A stack's live heap at checkpoint ck is its
+-- row with the largest ck at or before it (none: nothing live). Read through the index
 -- checkpoint_stacks_by_stack. A recording's rows are written together, ordered by (bt, ck).
 CREATE TABLE checkpoint_stacks (
     pid INTEGER NOT NULL,

@@ -410,7 +410,6 @@ typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int over;                 /* every process has exited, or the wait for them was stopped */
-    int noted;                /* collect's notes were printed */
     char **handed;            /* the recordings handed to the converter, sorted by path */
     size_t nhanded, caphanded;
     char *first;              /* handed out before the conversion started */
@@ -418,6 +417,9 @@ typedef struct {
     int idle_ms;              /* the wait before next_input looks again: grows while idle */
     uint32_t *parents;        /* the parents' pids of the recordings seen: never followed */
     size_t nparents, capparents;
+    cli__rec_t *rest;         /* after the run: its recordings, listed once, and the next one */
+    size_t nrest, irest;      /* to look at */
+    int listed_rest;
     int crc;                  /* the conversion's exit status; -1: there was nothing to convert */
     int done;                 /* convert_thread has returned */
 } live_t;
@@ -558,6 +560,29 @@ static int add_handed(live_t *l, char *path)
     return 0;
 }
 
+/* next_input once the run is over: nothing new can appear, so the directory is listed once
+ * and what was not handed yet goes out in pid order. Listing it at each call, as while the run
+ * goes on, cost the tail of a build tree a listing of its 2,000 recordings, a path made and a
+ * process file looked for in each unhanded one, per recording left: seconds of CPU. */
+static const char *next_after_run(live_t *l)
+{
+    if (!l->listed_rest) {
+        l->listed_rest = 1;
+        /* Not quiet: a recording left out now (its process file was never made) is said. */
+        l->rest = cli__collect_recordings_seen(l->recdir, &l->nrest, 0, seen_before, l);
+    }
+    while (l->irest < l->nrest) {
+        const char *path = l->rest[l->irest++].path;
+        if (was_handed(l, path))
+            continue;
+        char *copy = strdup(path);
+        if (copy && add_handed(l, copy) == 0)
+            return copy;
+        free(copy);
+    }
+    return NULL;
+}
+
 /* rheap_convert's next_input. While the run goes on: a finished recording first, in pid order
  * (a build's compilers end one after another, and each converts in a moment while the tree
  * runs on, on the core the build leaves); else the recording with the most thread bytes, to be
@@ -575,21 +600,16 @@ static const char *next_input(void *user)
         return f;
     }
     for (;;) {
-        int over = run_over(l);
+        if (run_over(l))
+            return next_after_run(l);
         size_t n;
-        cli__rec_t *recs =
-            cli__collect_recordings_seen(l->recdir, &n, !over || l->noted, seen_before, l);
-        l->noted |= over;
+        cli__rec_t *recs = cli__collect_recordings_seen(l->recdir, &n, 1, seen_before, l);
         const char *pick = NULL, *busiest = NULL;
         uint32_t busiest_pid = 0;
         uint64_t best = 0, pending = 0;
         for (size_t i = 0; i < n && !pick; i++) {
             if (was_handed(l, recs[i].path))
                 continue;
-            if (over) {
-                pick = recs[i].path;
-                continue;
-            }
             if (!process_file_ready(l, recs[i].path))
                 continue;
             uint64_t b = thread_bytes(recs[i].path);
@@ -618,8 +638,6 @@ static const char *next_input(void *user)
             return copy;
         }
         free(copy);
-        if (over)
-            return NULL;
         if (l->idle_ms < LIVE_POLL_MS)
             l->idle_ms = LIVE_POLL_MS;
         wait_ms(l, l->idle_ms);
@@ -816,6 +834,7 @@ int cli__cmd_run(int argc, char **argv)
         free(l.handed[i]);
     free(l.handed);
     free(l.parents);
+    cli__free_recordings(l.rest, l.nrest);
 
     int crc = l.crc;
     if (crc == -1) {

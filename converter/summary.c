@@ -1259,6 +1259,8 @@ static int later_moved(const struct ckpt *k, uint64_t base, unsigned char **buf,
     return 0;
 }
 
+static double rounded(double v);
+
 static int write_checkpoints(cv__summary_t *s, rows_t **q, uint64_t base)
 {
     if (s->nchunks)
@@ -1292,8 +1294,24 @@ static int write_checkpoints(cv__summary_t *s, rows_t **q, uint64_t base)
     }
     if (s->nckrows)
         qsort(s->ckrows, s->nckrows, sizeof *s->ckrows, cmp_ckrow);
+    /* A reader takes a stack's latest row at or before a checkpoint, and no row for nothing
+     * live: a row whose figures, as written, are those of the stack's row before it (or, its
+     * first, are zero) tells nothing and is left out. A stack that allocated and freed
+     * between two checkpoints makes such rows: 79% of a build tree's 7.2 M, where the index
+     * made this table the costliest of the summaries (5.3 of a conversion's 46 s of CPU). */
+    uint64_t prev_bt = UINT64_MAX;
+    double prev_blocks = 0, prev_bytes = 0;
     for (size_t i = 0; i < s->nckrows; i++) {
         const struct ckrow *r = &s->ckrows[i];
+        double blocks = rounded(r->blocks), bytes = rounded(r->bytes);
+        if (r->bt != prev_bt) {
+            prev_bt = r->bt;
+            prev_blocks = prev_bytes = 0;
+        }
+        if (blocks == prev_blocks && bytes == prev_bytes)
+            continue;
+        prev_blocks = blocks;
+        prev_bytes = bytes;
         bind_int(q[Q_CKSTACK], 3, (sqlite3_int64)r->ck);
         bind_bt(q[Q_CKSTACK], 4, r->bt);
         bind_w(q[Q_CKSTACK], 5, r->blocks);

@@ -134,4 +134,15 @@ if command -v chromium >/dev/null; then
     grep -q 'data-name="all" data-v="1198576"' range.dom || fail "the page from b_done to c_done: not 1198576"
 fi
 
-echo "moment: $checked moments and ranges equal to SQL"
+# checkpoint_stacks holds changes only: no row repeats the figures of its stack's row before, and
+# no stack's first row says nothing is live (churn and spike allocate and free between
+# checkpoints, which made such rows), while the moments above come out exact.
+ckrows=$(sql "SELECT count(*) FROM checkpoint_stacks")
+[ "$ckrows" -gt 0 ] || fail "checkpoint_stacks is empty"
+redundant=$(sql "WITH x AS (SELECT blocks, bytes, lag(blocks) OVER w AS pb, lag(bytes) OVER w AS py
+                 FROM checkpoint_stacks WINDOW w AS (PARTITION BY pid, recording, bt ORDER BY ck))
+                 SELECT count(*) FROM x WHERE (pb IS NULL AND blocks = 0 AND bytes = 0)
+                                           OR (pb = blocks AND py = bytes)")
+[ "$redundant" = 0 ] || fail "checkpoint_stacks: $redundant of $ckrows rows repeat what their stack's row before said"
+
+echo "moment: $checked moments and ranges equal to SQL, $ckrows checkpoint_stacks rows"
