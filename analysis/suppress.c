@@ -8,8 +8,9 @@
  * stands for any run of characters. A stack is suppressed when any of its frames matches any
  * rule, the first matching rule being the one it is counted under.
  *
- * Suppression is decided once per stack, in one pass over `backtraces`; every output then
- * looks the stack id up. Blocks are never read one by one.
+ * Suppression is decided once per stack, from each distinct frame's match (unique_frames) and
+ * each stack's list of frames (stack_frames); every output then looks the stack id up. Blocks
+ * are never read one by one.
  *
  * Besides the user's files there is a built-in list of allocations that runtimes make once and
  * never free by design; it is on unless --no-default-suppressions, and every output that uses
@@ -427,6 +428,205 @@ static ra_status_t decide_by_bits(ra_supp_t *s, const pattern_set_t *ps, sqlite3
     return RA_OK;
 }
 
+/* ---- Deciding by distinct frame ----
+ * The leaking stacks of a build have a million frame rows in backtraces but use a few tens of
+ * thousands of distinct frames (unique_frames), and matching the three texts of every row was
+ * most of the cost of every answer that suppresses. So each distinct frame a leaking stack uses
+ * is matched once (its function, file and module, a bit per pattern), and each stack's bits
+ * are the OR of its frames' bits, its frames read from its one row of stack_frames. */
+
+typedef struct {
+    uint32_t *ids;     /* the frame ids of every stack read, one after the other */
+    size_t n, cap;
+    int64_t *stack;    /* per stack, its id and where its frame ids start in ids */
+    size_t *start;
+    size_t nstacks, scap;
+} frame_lists_t;
+
+static void lists_free(frame_lists_t *l)
+{
+    free(l->ids);
+    free(l->stack);
+    free(l->start);
+}
+
+/* Appends the ids of a stack_frames list ("[12,-40,7]": a negative id names the same frame as
+ * its absolute value) to l->ids, marking each in used[id - 1]: 0, -1 for a text that is not such
+ * a list or names a frame past the nf of unique_frames, -2 when out of memory. */
+static int parse_list(frame_lists_t *l, const char *t, unsigned char *used, size_t nf)
+{
+    if (!t || *t++ != '[')
+        return -1;
+    while (*t == ' ')
+        t++;
+    if (*t == ']')
+        return 0;
+    for (;;) {
+        t += *t == '-';
+        if (*t < '0' || *t > '9')
+            return -1;
+        uint64_t id = 0;
+        while (*t >= '0' && *t <= '9') {
+            id = id * 10 + (uint64_t)(*t++ - '0');
+            if (id > nf)
+                return -1;
+        }
+        if (id == 0)
+            return -1;
+        if (l->n == l->cap) {
+            size_t cap = l->cap ? 2 * l->cap : 65536;
+            uint32_t *g = realloc(l->ids, cap * sizeof *g);
+            if (!g)
+                return -2;
+            l->ids = g;
+            l->cap = cap;
+        }
+        l->ids[l->n++] = (uint32_t)id;
+        used[id - 1] = 1;
+        while (*t == ' ')
+            t++;
+        if (*t == ']')
+            return 0;
+        if (*t++ != ',')
+            return -1;
+        while (*t == ' ')
+            t++;
+    }
+}
+
+/* The frame lists of the stacks `which` selects, in id order, into l: 0, -1 when the database
+ * cannot be read this way, -2 when out of memory. */
+static int read_lists(sqlite3 *db, const char *which, frame_lists_t *l, unsigned char *used,
+                      size_t nf)
+{
+    char *sql = sqlite3_mprintf("SELECT id, frames FROM main.stack_frames WHERE id IN (%s) ORDER BY id",
+                                which);
+    if (!sql)
+        return -2;
+    sqlite3_stmt *st;
+    int prep = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    sqlite3_free(sql);
+    if (prep != SQLITE_OK)
+        return -1;
+    int rc = 0, step = SQLITE_DONE;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (l->nstacks == l->scap) {
+            size_t cap = l->scap ? 2 * l->scap : 1024;
+            int64_t *gs = realloc(l->stack, cap * sizeof *gs);
+            if (gs)
+                l->stack = gs;
+            size_t *gt = realloc(l->start, cap * sizeof *gt);
+            if (gt)
+                l->start = gt;
+            if (!gs || !gt) {
+                rc = -2;
+                break;
+            }
+            l->scap = cap;
+        }
+        l->stack[l->nstacks] = sqlite3_column_int64(st, 0);
+        l->start[l->nstacks++] = l->n;
+        rc = parse_list(l, (const char *)sqlite3_column_text(st, 1), used, nf);
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -1;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The pattern bits of every frame marked in used, into fb[id - 1]: by one scan of unique_frames
+ * when the marked are many, by id when few (a program's handful of leaking stacks). 0, -1 when
+ * a marked frame is missing, -2 when out of memory. */
+static int frame_bits(sqlite3 *db, const pattern_set_t *ps, const unsigned char *used, size_t nf,
+                      uint64_t *fb)
+{
+    size_t marked = 0;
+    for (size_t i = 0; i < nf; i++)
+        marked += used[i];
+    int scan = marked > nf / 8;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           scan ? "SELECT id, sym, file, module FROM main.unique_frames"
+                                : "SELECT id, sym, file, module FROM main.unique_frames WHERE id = ?1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    memo_t memo = {0};
+    int oom = 0;
+    size_t done = 0, next = 0;
+    for (;;) {
+        if (!scan) {
+            while (next < nf && !used[next])
+                next++;
+            if (next == nf)
+                break;
+            sqlite3_reset(st);
+            sqlite3_bind_int64(st, 1, (sqlite3_int64)++next);
+        }
+        if (sqlite3_step(st) != SQLITE_ROW)
+            break;
+        int64_t id = sqlite3_column_int64(st, 0);
+        if (id < 1 || (uint64_t)id > nf || !used[id - 1])
+            continue;
+        uint64_t b = 0;
+        for (int c = 1; c <= 3; c++)
+            b |= text_bits(&memo, ps, (const char *)sqlite3_column_text(st, c), &oom);
+        fb[id - 1] = b;
+        done++;
+        if (oom)
+            break;
+    }
+    sqlite3_finalize(st);
+    memo_free(&memo);
+    return oom ? -2 : done == marked ? 0 : -1;
+}
+
+/* ra_supp_stacks by distinct frame, for the stacks `which` selects. Sets *used when it decided;
+ * leaves it 0 when the database cannot be read this way (a frame that unique_frames does not
+ * hold yet: `rheap run` reads its database while the converter, which writes the distinct
+ * frames last, is still at work), and the caller then reads backtraces. */
+static ra_status_t decide_by_frames(ra_supp_t *s, const pattern_set_t *ps, sqlite3 *db,
+                                    const char *which, int *decided, ra_err_t *err)
+{
+    *decided = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT max(id) FROM main.unique_frames", -1, &st, NULL) != SQLITE_OK)
+        return RA_OK;
+    int64_t max = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (max <= 0 || (uint64_t)max >= UINT32_MAX)
+        return RA_OK;
+    size_t nf = (size_t)max;
+    frame_lists_t l = {0};
+    unsigned char *used = calloc(nf, 1);
+    uint64_t *fb = malloc(nf * sizeof *fb);
+    int rc = used && fb ? read_lists(db, which, &l, used, nf) : -2;
+    if (rc == 0)
+        rc = frame_bits(db, ps, used, nf, fb);
+    size_t idcap = 0;
+    for (size_t k = 0; rc == 0 && k < l.nstacks; k++) {
+        size_t end = k + 1 < l.nstacks ? l.start[k + 1] : l.n;
+        uint64_t bits = 0;
+        for (size_t i = l.start[k]; i < end; i++)
+            bits |= fb[l.ids[i] - 1];
+        for (size_t r = 0; r < s->nrules; r++)
+            if ((bits & ps->need[r]) == ps->need[r]) {
+                rc = add_suppressed(s, &idcap, l.stack[k], r) != 0 ? -2 : 0;
+                break;
+            }
+    }
+    lists_free(&l);
+    free(used);
+    free(fb);
+    if (rc == -2)
+        return ra__fail(err, RA_E_NOMEM, "out of memory");
+    if (rc < 0) {
+        s->nids = 0; /* what was decided is decided again from backtraces */
+        return RA_OK;
+    }
+    *decided = 1;
+    return RA_OK;
+}
+
 ra_status_t ra_supp_stacks(ra_supp_t *s, sqlite3 *db, ra_err_t *err)
 {
     free(s->ids);
@@ -442,6 +642,19 @@ ra_status_t ra_supp_stacks(ra_supp_t *s, sqlite3 *db, ra_err_t *err)
      * (stack_totals: a row per stack, where stack_stats has one per stack and recording, 2.5
      * million on a build's tree, a scan of 0.25 s); what a window left live counts too. */
     int totals = ra__has_table(db, "stack_totals") > 0;
+    pattern_set_t *ps = pattern_set(s);
+    if (ps) {
+        int decided;
+        ra_status_t rc = decide_by_frames(s, ps, db,
+                                          totals ? "SELECT bt FROM main.stack_totals\n"
+                                                   "WHERE leaked_blocks > 0 OR stopped_blocks > 0"
+                                                 : "SELECT bt FROM main.stack_stats WHERE leaked_blocks > 0",
+                                          &decided, err);
+        if (rc != RA_OK || decided) {
+            free(ps);
+            return rc;
+        }
+    }
     if (sqlite3_prepare_v2(db,
                            totals ? "SELECT id, sym, file, module FROM backtraces\n"
                                     "WHERE id IN (SELECT bt FROM main.stack_totals\n"
@@ -450,9 +663,10 @@ ra_status_t ra_supp_stacks(ra_supp_t *s, sqlite3 *db, ra_err_t *err)
                                   : "SELECT id, sym, file, module FROM backtraces\n"
                                     "WHERE id IN (SELECT bt FROM main.stack_stats WHERE leaked_blocks > 0)\n"
                                     "ORDER BY id, frame_no",
-                           -1, &st, NULL) != SQLITE_OK)
+                           -1, &st, NULL) != SQLITE_OK) {
+        free(ps);
         return ra__fail(err, RA_E_INPUT, "reading backtraces: %s", sqlite3_errmsg(db));
-    pattern_set_t *ps = pattern_set(s);
+    }
     if (ps) {
         ra_status_t fast = decide_by_bits(s, ps, db, st, err);
         free(ps);
