@@ -684,22 +684,9 @@ ra_status_t ra_supp_stacks(ra_supp_t *s, sqlite3 *db, ra_err_t *err)
         int64_t id = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
         if (have && (step != SQLITE_ROW || id != cur)) {
             long r = decide(s, cols[0], cols[1], cols[2], n);
-            if (r >= 0) {
-                if (s->nids == idcap) {
-                    idcap = idcap ? 2 * idcap : 64;
-                    int64_t *ni = realloc(s->ids, idcap * sizeof *ni);
-                    if (ni)
-                        s->ids = ni;
-                    size_t *nr = realloc(s->rule_of, idcap * sizeof *nr);
-                    if (nr)
-                        s->rule_of = nr;
-                    if (!ni || !nr) {
-                        rc = ra__fail(err, RA_E_NOMEM, "out of memory");
-                        break;
-                    }
-                }
-                s->ids[s->nids] = cur;
-                s->rule_of[s->nids++] = (size_t)r;
+            if (r >= 0 && add_suppressed(s, &idcap, cur, (size_t)r) != 0) {
+                rc = ra__fail(err, RA_E_NOMEM, "out of memory");
+                break;
             }
             for (size_t k = 0; k < n; k++)
                 for (int c = 0; c < 3; c++)
