@@ -372,21 +372,31 @@ static void memo_free(memo_t *m)
     free(m->bits);
 }
 
+/* Makes room for one more entry in two arrays of *cap entries that grow together (a stack id
+ * and what goes with it), first entries at the first growth. 0, or -1 out of memory (both
+ * arrays still valid). */
+static int grow_pair(int64_t **ids, size_t **with, size_t n, size_t *cap, size_t first)
+{
+    if (n < *cap)
+        return 0;
+    size_t want = *cap ? 2 * *cap : first;
+    int64_t *gi = realloc(*ids, want * sizeof *gi);
+    if (gi)
+        *ids = gi;
+    size_t *gw = realloc(*with, want * sizeof *gw);
+    if (gw)
+        *with = gw;
+    if (!gi || !gw)
+        return -1;
+    *cap = want;
+    return 0;
+}
+
 /* Adds stack `id`, suppressed by rule r, to s's sorted list (ids come in order). */
 static int add_suppressed(ra_supp_t *s, size_t *idcap, int64_t id, size_t r)
 {
-    if (s->nids == *idcap) {
-        size_t cap = *idcap ? 2 * *idcap : 64;
-        int64_t *ni = realloc(s->ids, cap * sizeof *ni);
-        if (ni)
-            s->ids = ni;
-        size_t *nr = realloc(s->rule_of, cap * sizeof *nr);
-        if (nr)
-            s->rule_of = nr;
-        if (!ni || !nr)
-            return -1;
-        *idcap = cap;
-    }
+    if (grow_pair(&s->ids, &s->rule_of, s->nids, idcap, 64) != 0)
+        return -1;
     s->ids[s->nids] = id;
     s->rule_of[s->nids++] = r;
     return 0;
@@ -510,19 +520,9 @@ static int read_lists(sqlite3 *db, const char *which, frame_lists_t *l, unsigned
         return -1;
     int rc = 0, step = SQLITE_DONE;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (l->nstacks == l->scap) {
-            size_t cap = l->scap ? 2 * l->scap : 1024;
-            int64_t *gs = realloc(l->stack, cap * sizeof *gs);
-            if (gs)
-                l->stack = gs;
-            size_t *gt = realloc(l->start, cap * sizeof *gt);
-            if (gt)
-                l->start = gt;
-            if (!gs || !gt) {
-                rc = -2;
-                break;
-            }
-            l->scap = cap;
+        if (grow_pair(&l->stack, &l->start, l->nstacks, &l->scap, 1024) != 0) {
+            rc = -2;
+            break;
         }
         l->stack[l->nstacks] = sqlite3_column_int64(st, 0);
         l->start[l->nstacks++] = l->n;
