@@ -2737,6 +2737,13 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
 
     if (run_workers(c, live ? 2 : 1) != 0)
         return -1;
+    /* Every recording's summary rows are in: the tables laid into pages go into the file, where
+     * the totals below and the summary callback read them. */
+    st = cv__db_settle(c->db, &err);
+    if (st != RHEAP_CONVERT_OK) {
+        report(c, &err);
+        return -1;
+    }
     usable = c->sh->usable;
     if (!c->fatal && usable == 0)
         no_input(c);

@@ -352,6 +352,16 @@ int cv__db_meta_text(cv__db_t *db, const char *key, const char *value);
  * (RHEAP_CONVERT_E_REFUSED otherwise). Returns a status, with *err filled unless
  * RHEAP_CONVERT_OK (the temporary file is gone then). Frees db either way. */
 rheap_convert_status_t cv__db_finish(cv__db_t *db, cv__err_t *err);
+/* Once every recording's summary rows are written (before the totals, which read them, and
+ * the summary callback): puts the b-trees of the summary tables laid into pages (cv__db_tree)
+ * into the file, through a commit, a close and a reopen of the database. Afterwards those
+ * tables take rows through SQLite like any other. Returns a status, with *err filled unless
+ * RHEAP_CONVERT_OK (then only cv__db_abort is left to call). */
+rheap_convert_status_t cv__db_settle(cv__db_t *db, cv__err_t *err);
+/* Between enter and leave: the builder of summary table `table` (stack_stats, stack_lifetimes,
+ * stack_sizes, stack_leaks), whose rows are laid into pages (btree.c) until cv__db_settle, each
+ * with the next rowid (the last plus one, from 1); NULL when the table takes SQLite's inserts. */
+cv__btree_t *cv__db_tree(cv__db_t *db, const char *table);
 /* Closes and removes the temporary file; NULL is a no-op. */
 void cv__db_abort(cv__db_t *db);
 /* Sizes are unsigned 64-bit numbers, and sums of them can pass 2^64 in a hostile recording:
@@ -372,8 +382,9 @@ void cv__db_leave(cv__db_t *db);
  * same table pointer names the same statement). NULL when it cannot be prepared (SQLite's
  * message for cv__db_failed) or too many are kept. */
 struct sqlite3_stmt *cv__db_insert(cv__db_t *db, const char *table, int cols, int rows);
-/* Between enter and leave, after a statement of the caller's failed: keeps SQLite's message for
- * cv__db_error, before the writer thread's next chunk can replace it. */
+/* Between enter and leave, after a statement of the caller's failed: keeps SQLite's message (or
+ * the failed builder's of cv__db_tree) for cv__db_error, before the writer thread's next chunk
+ * can replace it. */
 void cv__db_failed(cv__db_t *db);
 /* A stacks row: the allocation site of stack `id` (schema.sql), numbered `site` (sites.c); and
  * its stack_frames row, `frame_ids` its text (cv__uframes_text), malloc'ed and the writer's from

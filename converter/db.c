@@ -148,10 +148,16 @@ typedef struct kept {
 } kept_t;
 
 /* The tables whose rows are laid into pages directly (btree.c): every row comes in increasing
- * id order. */
-enum { T_ROWS, T_FREES, T_EXTRAS, T_N };
+ * id order. Allocation rows and their side tables are put into the file at the end
+ * (cv__db_finish); the per-recording summary tables, from T_SUMMARY on, once every recording's
+ * rows are in (cv__db_settle), since the totals and the summary callback read them. Each
+ * recording's summary rows take the next rowids, in recording turns, as SQLite's inserts gave
+ * them (summary.c's recording_rows names each recording's range of stack_stats). */
+enum { T_ROWS, T_FREES, T_EXTRAS, T_STATS, T_LIFE, T_SIZES, T_LEAKS, T_N };
+#define T_SUMMARY T_STATS
 static const char *const tree_table[T_N] = {"allocation_rows", "allocation_frees",
-                                            "allocation_extras"};
+                                            "allocation_extras", "stack_stats",
+                                            "stack_lifetimes", "stack_sizes", "stack_leaks"};
 
 struct cv__db {
     sqlite3 *db;
@@ -181,6 +187,8 @@ struct cv__db {
     kept_t kept;
     char *path;
     char *tmp;
+    dev_t tmp_dev;            /* the temporary file as made: a reopen must find the same */
+    ino_t tmp_ino;
     int force;                /* replace an existing path; without it, never */
     /* The writer thread and its queue of full chunks (under mu). */
     int have_writer;
@@ -462,18 +470,24 @@ static void finalize_inserts(cv__db_t *db)
     db->nins = 0;
 }
 
-static void close_all(cv__db_t *db)
+/* Every prepared statement finalized: before the commit. */
+static void finalize_all(cv__db_t *db)
 {
-    stop_writer(db, 1);
-    finalize_inserts(db);
     sqlite3_finalize(db->batch);
     db->batch = NULL;
     sqlite3_finalize(db->frame_batch);
     db->frame_batch = NULL;
+    finalize_inserts(db);
     for (int i = 0; i < ST_N; i++) {
         sqlite3_finalize(db->st[i]);
         db->st[i] = NULL;
     }
+}
+
+static void close_all(cv__db_t *db)
+{
+    stop_writer(db, 1);
+    finalize_all(db);
     sqlite3_close(db->db);
     db->db = NULL;
 }
@@ -729,6 +743,8 @@ static rheap_convert_status_t open_temporary(cv__db_t *db, cv__err_t *err)
      * lets others rename files, someone could have put another in its place). */
     int same = opened && lstat(db->tmp, &now) == 0 && now.st_dev == mine.st_dev &&
                now.st_ino == mine.st_ino;
+    db->tmp_dev = mine.st_dev;
+    db->tmp_ino = mine.st_ino;
     close(tfd);
     if (!opened)
         return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
@@ -741,12 +757,11 @@ static rheap_convert_status_t open_temporary(cv__db_t *db, cv__err_t *err)
     return RHEAP_CONVERT_OK;
 }
 
-/* The PRAGMAs, the schema's load part, the load transaction, the prepared inserts and the
- * plumbing patterns. */
-static rheap_convert_status_t create_schema(cv__db_t *db, cv__err_t *err)
+/* The connection's PRAGMAs: set at the start and again when cv__db_settle reopens the file.
+ * page_size must come before the first table. The journal and syncs are useless here: a failed
+ * load is thrown away as a whole. */
+static rheap_convert_status_t set_pragmas(cv__db_t *db, cv__err_t *err)
 {
-    /* page_size must come before the first table. The journal and syncs are useless here: a
-     * failed load is thrown away as a whole. */
     const char *pragmas = "PRAGMA page_size = " PAGE_SIZE_TEXT ";"
                           "PRAGMA journal_mode = OFF;"
                           "PRAGMA synchronous = OFF;"
@@ -760,8 +775,13 @@ static rheap_convert_status_t create_schema(cv__db_t *db, cv__err_t *err)
         sqlite3_free(msg);
         return RHEAP_CONVERT_E_OUTPUT;
     }
-    if (run_schema(db, 0, err) != RHEAP_CONVERT_OK)
-        return RHEAP_CONVERT_E_OUTPUT;
+    return RHEAP_CONVERT_OK;
+}
+
+/* The load transaction and the prepared inserts. */
+static rheap_convert_status_t begin_load(cv__db_t *db, cv__err_t *err)
+{
+    char *msg = NULL;
     if (sqlite3_exec(db->db, "BEGIN", NULL, NULL, &msg) != SQLITE_OK) {
         cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: %s", db->tmp,
                  msg ? msg : "?");
@@ -773,13 +793,21 @@ static rheap_convert_status_t create_schema(cv__db_t *db, cv__err_t *err)
             return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
                             "%s: preparing '%s': %s", db->tmp, stmt_sql[i],
                             sqlite3_errmsg(db->db));
-    if (write_plumbing(db, err) != RHEAP_CONVERT_OK)
-        return RHEAP_CONVERT_E_OUTPUT;
     if (prepare_batch(db, stmt_sql[ST_ALLOC], BATCH, &db->batch) != 0 ||
         prepare_batch(db, stmt_sql[ST_FRAME], FRAME_BATCH, &db->frame_batch) != 0)
         return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
                         "%s: preparing a batch insert: %s", db->tmp, sqlite3_errmsg(db->db));
     return RHEAP_CONVERT_OK;
+}
+
+/* The PRAGMAs, the schema's load part, the load transaction, the prepared inserts and the
+ * plumbing patterns. */
+static rheap_convert_status_t create_schema(cv__db_t *db, cv__err_t *err)
+{
+    if (set_pragmas(db, err) != RHEAP_CONVERT_OK || run_schema(db, 0, err) != RHEAP_CONVERT_OK ||
+        begin_load(db, err) != RHEAP_CONVERT_OK)
+        return RHEAP_CONVERT_E_OUTPUT;
+    return write_plumbing(db, err);
 }
 
 /* The queue of row chunks and the thread that writes them. Without the thread (no memory for
@@ -1423,6 +1451,11 @@ void cv__db_leave(cv__db_t *db)
 
 void cv__db_failed(cv__db_t *db)
 {
+    for (int t = T_SUMMARY; t < T_N; t++)
+        if (db->tree[t] && cv__btree_error(db->tree[t])) {
+            failed_here(db, cv__btree_error(db->tree[t]));
+            return;
+        }
     failed_here(db, why(db, NULL));
 }
 
@@ -1654,9 +1687,10 @@ static rheap_convert_status_t install(cv__db_t *db, cv__err_t *err)
     return RHEAP_CONVERT_OK;
 }
 
-/* The root pages SQLite allocated for the tables built beside it, read before it closes. A
- * table with an index could not be built that way (the index would miss the rows): refused. */
-static int tree_roots(cv__db_t *db, uint32_t *roots, cv__err_t *err)
+/* The root pages SQLite allocated for the tables first .. end - 1 built beside it, read before
+ * it closes. A table with an index could not be built that way (the index would miss the
+ * rows): refused. */
+static int tree_roots(cv__db_t *db, uint32_t *roots, int first, int end, cv__err_t *err)
 {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db->db,
@@ -1664,7 +1698,7 @@ static int tree_roots(cv__db_t *db, uint32_t *roots, cv__err_t *err)
                                 "AND name = ?1), (SELECT count(*) FROM sqlite_schema WHERE "
                                 "type = 'index' AND tbl_name = ?1)",
                                 -1, &st, NULL);
-    for (int t = 0; rc == SQLITE_OK && t < T_N; t++) {
+    for (int t = first; rc == SQLITE_OK && t < end; t++) {
         sqlite3_bind_text(st, 1, tree_table[t], -1, SQLITE_STATIC);
         if (sqlite3_step(st) != SQLITE_ROW) {
             rc = SQLITE_ERROR;
@@ -1688,18 +1722,20 @@ static int tree_roots(cv__db_t *db, uint32_t *roots, cv__err_t *err)
     return 0;
 }
 
-/* Puts the b-trees into the closed database file, then opens it again with SQLite and reads
- * each table's last row, which goes through the root and the right-most pages: a file SQLite
- * could not read is an error here, not the user's surprise. */
-static int put_trees(cv__db_t *db, const uint32_t *roots, cv__err_t *err)
+/* Puts the b-trees first .. end - 1 into the closed database file, then opens it again with
+ * SQLite and reads each table's last row, which goes through the root and the right-most
+ * pages: a file SQLite could not read is an error here, not the user's surprise. The builders
+ * are destroyed. */
+static int put_trees(cv__db_t *db, const uint32_t *roots, int first, int end, cv__err_t *err)
 {
     char msg[4800];
-    if (cv__btree_put(db->tmp, db->tree, roots, T_N, msg, sizeof msg) != 0)
+    if (cv__btree_put(db->tmp, db->tree + first, roots + first, (unsigned)(end - first), msg,
+                      sizeof msg) != 0)
         return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s", msg);
     sqlite3 *h = NULL;
     int ok = sqlite3_open_v2(db->tmp, &h, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) ==
              SQLITE_OK;
-    for (int t = 0; ok && t < T_N; t++) {
+    for (int t = first; ok && t < end; t++) {
         char sql[128];
         snprintf(sql, sizeof sql, "SELECT count(*), max(rowid) FROM (SELECT rowid FROM %s "
                                   "ORDER BY rowid DESC LIMIT 1)", tree_table[t]);
@@ -1717,9 +1753,77 @@ static int put_trees(cv__db_t *db, const uint32_t *roots, cv__err_t *err)
     if (!ok && !h)
         fmt(msg, sizeof msg, "%s: reopening: out of memory", db->tmp);
     sqlite3_close(h);
+    for (int t = first; t < end; t++) {
+        cv__btree_destroy(db->tree[t]);
+        db->tree[t] = NULL;
+    }
     if (!ok)
         return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s", msg);
     return 0;
+}
+
+cv__btree_t *cv__db_tree(cv__db_t *db, const char *table)
+{
+    for (int t = T_SUMMARY; t < T_N; t++)
+        if (strcmp(tree_table[t], table) == 0)
+            return db->tree[t];
+    return NULL;
+}
+
+/* Commits, closes SQLite, puts the summary tables' b-trees into the file and opens it again for
+ * the rest of the load: what comes after (the totals, the summary callback, the allocation
+ * rows' pages) finds those tables in the database. The connection is held throughout, so the
+ * writer thread, which writes allocation rows into their own b-trees meanwhile, waits between
+ * two chunks. A reopen must find the file made at the start (the directory may let others
+ * rename files). */
+static rheap_convert_status_t settle(cv__db_t *db, cv__err_t *err)
+{
+    char *msg = NULL;
+    finalize_all(db);
+    if (sqlite3_exec(db->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: committing: %s",
+                 db->tmp, why(db, msg ? msg : "?"));
+        sqlite3_free(msg);
+        return RHEAP_CONVERT_E_OUTPUT;
+    }
+    uint32_t roots[T_N];
+    if (tree_roots(db, roots, T_SUMMARY, T_N, err) != 0)
+        return RHEAP_CONVERT_E_OUTPUT;
+    if (sqlite3_close(db->db) != SQLITE_OK)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: closing: %s",
+                        db->tmp, why(db, NULL));
+    db->db = NULL;
+    if (put_trees(db, roots, T_SUMMARY, T_N, err) != 0)
+        return RHEAP_CONVERT_E_OUTPUT;
+    struct stat now;
+    if (sqlite3_open_v2(db->tmp, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: opening again after putting the summary tables in: %s", db->tmp,
+                        why(db, NULL));
+    if (lstat(db->tmp, &now) != 0 || now.st_dev != db->tmp_dev || now.st_ino != db->tmp_ino)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: replaced by another file while the database was being written; "
+                        "refused",
+                        db->tmp);
+    if (set_pragmas(db, err) != RHEAP_CONVERT_OK || begin_load(db, err) != RHEAP_CONVERT_OK)
+        return RHEAP_CONVERT_E_OUTPUT;
+    return RHEAP_CONVERT_OK;
+}
+
+rheap_convert_status_t cv__db_settle(cv__db_t *db, cv__err_t *err)
+{
+    if (!db->tree[T_SUMMARY])
+        return RHEAP_CONVERT_OK;
+    if (enter(db) != 0)
+        return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
+                        "%s: writing the database: %s", db->tmp,
+                        db->main_failed ? db->main_error : db->error);
+    rheap_convert_status_t st = settle(db, err);
+    if (st != RHEAP_CONVERT_OK)
+        failed_here(db, err->message);
+    give_turn(db);
+    return st;
 }
 
 rheap_convert_status_t cv__db_finish(cv__db_t *db, cv__err_t *err)
@@ -1743,15 +1847,7 @@ rheap_convert_status_t cv__db_finish(cv__db_t *db, cv__err_t *err)
     }
     if (run_schema(db, 1, err) != RHEAP_CONVERT_OK)
         goto fail;
-    sqlite3_finalize(db->batch);
-    db->batch = NULL;
-    sqlite3_finalize(db->frame_batch);
-    db->frame_batch = NULL;
-    finalize_inserts(db);
-    for (int i = 0; i < ST_N; i++) {
-        sqlite3_finalize(db->st[i]);
-        db->st[i] = NULL;
-    }
+    finalize_all(db);
     if (sqlite3_exec(db->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
         cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: committing: %s",
                  db->tmp, why(db, msg ? msg : "?"));
@@ -1759,7 +1855,9 @@ rheap_convert_status_t cv__db_finish(cv__db_t *db, cv__err_t *err)
         goto fail;
     }
     uint32_t roots[T_N];
-    if (db->tree[T_ROWS] && tree_roots(db, roots, err) != 0)
+    /* The summary tables too, when cv__db_settle did not put them in. */
+    int trees = db->tree[T_ROWS] != NULL, end = db->tree[T_SUMMARY] ? T_N : T_SUMMARY;
+    if (trees && tree_roots(db, roots, T_ROWS, end, err) != 0)
         goto fail;
     if (sqlite3_close(db->db) != SQLITE_OK) {
         cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: closing: %s",
@@ -1767,7 +1865,7 @@ rheap_convert_status_t cv__db_finish(cv__db_t *db, cv__err_t *err)
         goto fail;
     }
     db->db = NULL;
-    if (db->tree[T_ROWS] && put_trees(db, roots, err) != 0)
+    if (trees && put_trees(db, roots, T_ROWS, end, err) != 0)
         goto fail;
     rheap_convert_status_t st = install(db, err);
     if (st != RHEAP_CONVERT_OK)

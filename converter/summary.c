@@ -978,6 +978,7 @@ typedef struct {
     val_t *v;           /* batch * cols */
     cv__db_t *db;
     sqlite3 *h;
+    cv__btree_t *tree;  /* the table's rows laid into pages (cv__db_tree), or NULL: SQLite's */
 } rows_t;
 
 static val_t *val(rows_t *r, int i)
@@ -1027,9 +1028,47 @@ static void bind_wide(rows_t *r, int i, cv__wide_t v)
         bind_real(r, i, (double)v);
 }
 
+/* The gathered rows laid into the table's pages, each with the next rowid, as SQLite's
+ * insert would: the values as SQLite stores them in the tables' INTEGER columns (a REAL that is
+ * a whole number strictly between INT64_MIN and INT64_MAX becomes an INTEGER; both ends stay
+ * REAL, as SQLite's bounds are strict). Numbers only: those tables hold no text.
+ * 0, or -1 (the builder says why). */
+static int rows_lay(rows_t *r)
+{
+    cv__bt_value_t v[32];
+    const val_t *x = r->v;
+    if (r->cols > 32)
+        return -1;
+    for (int k = 0; k < r->n; k++) {
+        for (int j = 0; j < r->cols; j++, x++) {
+            if (x->kind == V_INT) {
+                v[j] = (cv__bt_value_t){CV__BT_INT, x->u.i, 0};
+            } else if (x->kind == V_REAL) {
+                double d = x->u.r;
+                if (d > -9223372036854775808.0 && d < 9223372036854775808.0 &&
+                    (double)(int64_t)d == d)
+                    v[j] = (cv__bt_value_t){CV__BT_INT, (int64_t)d, 0};
+                else
+                    v[j] = (cv__bt_value_t){CV__BT_REAL, 0, d};
+            } else if (x->kind == V_NULL) {
+                v[j] = (cv__bt_value_t){CV__BT_NULL, 0, 0};
+            } else {
+                return -1;
+            }
+        }
+        int64_t rowid = cv__btree_rows(r->tree) ? cv__btree_last(r->tree) + 1 : 1;
+        if (cv__btree_add(r->tree, rowid, v, (unsigned)r->cols) != 0)
+            return -1;
+    }
+    r->n = 0;
+    return 0;
+}
+
 /* Writes the gathered rows, in order. 0, or -1 (database error). */
 static int rows_flush(rows_t *r)
 {
+    if (r->tree)
+        return rows_lay(r);
     int done = 0;
     while (done < r->n) {
         int k = r->batch;
@@ -1858,8 +1897,10 @@ static int write_sites(cv__summary_t *s, rows_t **q, cv__sites_t *sites)
  * recording's (2.5 million rows on a build's tree). */
 
 /* The largest rowid of stack_stats so far (0 when empty), or -1 (database error). */
-static int64_t stats_last_rowid(sqlite3 *h)
+static int64_t stats_last_rowid(const rows_t *stats, sqlite3 *h)
 {
+    if (stats->tree)
+        return cv__btree_rows(stats->tree) ? cv__btree_last(stats->tree) : 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(h, "SELECT coalesce(max(rowid), 0) FROM stack_stats", -1, &st,
                            NULL) != SQLITE_OK)
@@ -1871,9 +1912,10 @@ static int64_t stats_last_rowid(sqlite3 *h)
 
 /* The recording's row of recording_rows: its stack_stats rows are the rowids after `before`
  * up to the last one now. 0, or -1 (database error). */
-static int write_row_range(cv__summary_t *s, cv__db_t *db, sqlite3 *h, int64_t before)
+static int write_row_range(cv__summary_t *s, cv__db_t *db, sqlite3 *h, const rows_t *stats,
+                           int64_t before)
 {
-    int64_t last = stats_last_rowid(h);
+    int64_t last = stats_last_rowid(stats, h);
     sqlite3_stmt *st = before < 0 || last < 0 ? NULL : cv__db_insert(db, "recording_rows", 4, 1);
     if (!st)
         return -1;
@@ -1909,9 +1951,10 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t
     for (int i = 0; i < Q_N; i++) {
         q[i]->db = db;
         q[i]->h = h;
+        q[i]->tree = cv__db_tree(db, q[i]->table);
         q[i]->n = 0;
     }
-    int64_t before = stats_last_rowid(h);
+    int64_t before = stats_last_rowid(q[Q_STACK], h);
     int rc = write_tables(s, q);
     if (rc == 0)
         rc = write_checkpoints(s, q, id_base);
@@ -1926,7 +1969,7 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t
     for (int i = 0; i < Q_N && rc == 0 && !s->failed; i++)
         rc = rows_flush(q[i]);
     if (rc == 0 && !s->failed)
-        rc = write_row_range(s, db, h, before);
+        rc = write_row_range(s, db, h, q[Q_STACK], before);
     if (rc != 0)
         cv__db_failed(db);
     cv__db_leave(db);

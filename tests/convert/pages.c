@@ -10,8 +10,10 @@
  *                               refused with the file, offset and reason
  *   convert_pages convert DIR   a recording of 2 threads and 2 recordings (cross-thread frees,
  *                               alignments too large for `how`, unscaled times, a size of 2^63
- *                               and more) converted with the builder and with SQLite's inserts:
- *                               every table equal row for row and type for type, the file no
+ *                               and more, 1,200 more stacks) converted with the builder and with
+ *                               SQLite's inserts: every table equal row for row (the summary
+ *                               tables laid into pages type for type too, over several pages,
+ *                               with each recording's range of stack_stats rowids), the file no
  *                               larger; then under file size limits that stop the builder's
  *                               temporary file and the final append: status 4, a message naming
  *                               the file and the offset, and nothing left in the directory
@@ -348,6 +350,7 @@ static void test_tree(const char *dir)
 #define TID_B 7201
 #define ROUNDS 100000
 #define BIG_ALIGN (1ull << 40)
+#define STACKS_2 1200 /* recording 2's stack_stats rows are 2 to 1202 */
 
 static void write_recording(const char *dir)
 {
@@ -403,6 +406,17 @@ static void write_recording(const char *dir)
         if (i % 2)
             rip_writer_free(a.w, 9 + i * 10, 0x777700000003ull + i * 40);
     }
+    /* STACKS_2 more stacks of one made-up address each, two blocks a stack (one freed, of
+     * sizes in two classes): the summary tables, laid into pages too, over several pages. */
+    for (uint64_t j = 0; j < STACKS_2; j++) {
+        uint64_t ip = 0x10000 + j * 64;
+        rip_writer_stack(a.w, (uint32_t)(2 + j), &ip, 1);
+        uint64_t t2 = 40000 + j * 100, addr = 0x888800000000ull + j * 64;
+        rip_writer_alloc(a.w, RIP_CALL_MALLOC, t2, addr, 24, (uint32_t)(2 + j), 0, 0, 0);
+        rip_writer_alloc(a.w, RIP_CALL_MALLOC, t2 + 10, addr + 32, 100 + j, (uint32_t)(2 + j), 0,
+                         0, 0);
+        rip_writer_free(a.w, t2 + 20, addr);
+    }
     tgen_close(&a);
 }
 
@@ -431,6 +445,26 @@ static rheap_convert_status_t convert(const char *dir, const char *out, diag_t *
     o.user = g;
     rheap_convert_result_t res;
     return rheap_convert(&o, &res);
+}
+
+/* The rows of `table` in database a whose column types differ from those of the same rowid in
+ * the attached database o (or that o lacks). */
+static long long types_differ(sqlite3 *a, const char *table)
+{
+    char types[1024] = "", sql[2600];
+    sqlite3_stmt *st;
+    snprintf(sql, sizeof sql, "SELECT name FROM pragma_table_info('%s')", table);
+    sqlite3_prepare_v2(a, sql, -1, &st, NULL);
+    size_t n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW && n < sizeof types - 64)
+        n += (size_t)snprintf(types + n, sizeof types - n, "%s typeof(%%1$s.%s)",
+                              n ? " ||" : "", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    char x[1200], y[1200];
+    snprintf(x, sizeof x, types, "x");
+    snprintf(y, sizeof y, types, "y");
+    return tgen_int(a, "SELECT count(*) FROM %s AS x LEFT JOIN o.%s AS y ON y.rowid = x.rowid "
+                       "WHERE y.rowid IS NULL OR (%s) <> (%s)", table, table, x, y);
 }
 
 /* Every row of every table, in order (meta's time of conversion aside). */
@@ -520,12 +554,13 @@ static void test_convert(const char *dir)
     CHECK_STR(tgen_text(a, "PRAGMA integrity_check"), "ok");
     /* Every path was taken: rows over several leaves, frees by the other thread, alignments
      * apart, unscaled rows and a REAL size. */
-    CHECK_INT(tgen_int(a, "SELECT count(*) FROM allocation_rows"), ROUNDS + 1 + 3000);
+    CHECK_INT(tgen_int(a, "SELECT count(*) FROM allocation_rows"), ROUNDS + 1 + 3000 + 2 * STACKS_2);
     CHECK_INT(tgen_int(a, "SELECT count(*) FROM allocation_frees"),
               tgen_int(b, "SELECT count(*) FROM allocations WHERE dealloc_thread = %d", TID_B));
     CHECK(tgen_int(a, "SELECT count(*) FROM allocation_frees") > 3000);
     CHECK_INT(tgen_int(a, "SELECT count(*) FROM allocation_extras"), ROUNDS / 50);
-    CHECK_INT(tgen_int(a, "SELECT count(*) FROM allocation_rows WHERE how & 128"), 3000);
+    CHECK_INT(tgen_int(a, "SELECT count(*) FROM allocation_rows WHERE how & 128"),
+              3000 + 2 * STACKS_2);
     CHECK_STR(tgen_text(a, "SELECT typeof(size) || ' ' || size FROM allocations WHERE size > 1e18"),
               "real 9.22337203685478e+18");
     char *da = digest(a), *db = digest(b);
@@ -548,22 +583,41 @@ static void test_convert(const char *dir)
                           "typeof(y.size) OR typeof(x.addr) <> typeof(y.addr) OR typeof(x.how) <> "
                           "typeof(y.how)"),
               0);
+    /* The summary tables laid into pages: every row, its rowid and its types as SQLite's inserts
+     * made them (a REAL for the byte sums past 2^63), each over more than one page, and each
+     * recording's range of stack_stats rowids right. */
+    static const char *const summary[] = {"stack_stats", "stack_lifetimes", "stack_sizes",
+                                          "stack_leaks"};
+    for (size_t i = 0; i < sizeof summary / sizeof summary[0]; i++) {
+        CHECK_INT(types_differ(a, summary[i]), 0);
+        CHECK(tgen_int(a, "SELECT count(*) FROM dbstat WHERE name = '%s'", summary[i]) > 2);
+    }
+    CHECK_INT(tgen_int(a, "SELECT count(*) FROM stack_stats"), 2 + STACKS_2);
+    CHECK_STR(tgen_text(a, "SELECT typeof(bytes) || ' ' || typeof(max_size) FROM stack_stats "
+                           "WHERE rowid = 1"),
+              "real real");
+    CHECK_STR(tgen_text(a, "SELECT group_concat(first_row || '-' || last_row, ' ') FROM "
+                           "(SELECT * FROM recording_rows ORDER BY recording)"),
+              "1-1 2-1202");
     CHECK(file_size(mine) <= file_size(theirs));
     long long tree_pages = tgen_int(a, "SELECT count(*) FROM dbstat WHERE name IN "
                                        "('allocation_rows', 'allocation_frees', "
                                        "'allocation_extras')");
+    long long rows_pages = tgen_int(a, "SELECT count(*) FROM dbstat WHERE name = "
+                                       "'allocation_rows'");
     sqlite3_close(a);
     sqlite3_close(b);
     unlink(theirs);
 
-    /* The limits: half the tables' pages stops the page file of allocation_rows (SQLite's own
-     * part is smaller); one page short of the whole file stops the final append. */
+    /* The limits: between the size of the rest of the file (SQLite's own part and the summary
+     * tables put in before the end) and that of allocation_rows' pages, the limit stops the
+     * page file of allocation_rows; one page short of the whole file stops the final append. */
     off_t total = file_size(mine);
     off_t rest = total - (off_t)tree_pages * 16384;
     unlink(mine);
-    off_t half = (off_t)tree_pages * 16384 / 2;
-    CHECK(rest < half);
-    limited(dir, mine, half, "(a temporary file without a name in");
+    off_t rows = (off_t)rows_pages * 16384;
+    CHECK(rest + 2 * 16384 < rows);
+    limited(dir, mine, (rest + rows) / 2 / 16384 * 16384, "(a temporary file without a name in");
     limited(dir, mine, total - 16384, "appending the pages of");
 }
 
