@@ -524,14 +524,33 @@ static int finish(cv__btree_t *b)
     return flush_wbuf(b);
 }
 
-/* Child page numbers of an interior page: provisional indexes in the file, plus base. */
-static void relocate(uint8_t *p, uint32_t base)
+/* SQLite never uses the page that holds the byte at 1 GiB (its "pending byte", where its file
+ * locks live on systems with mandatory locks): a database past that size has the page, but no
+ * b-tree may name it, and PRAGMA integrity_check counts it as used. The pages laid here skip it
+ * as SQLite's own allocation does. */
+#define PENDING_BYTE 0x40000000u
+
+static uint32_t lock_page(const cv__btree_t *b)
+{
+    return PENDING_BYTE / b->page_size + 1;
+}
+
+/* The page number in the database of the page with provisional index i, the pages appended
+ * from page `base` on: one further from the lock page on. */
+static uint32_t real_page(const cv__btree_t *b, uint32_t base, uint32_t i)
+{
+    uint32_t n = base + i;
+    return n >= lock_page(b) && base <= lock_page(b) ? n + 1 : n;
+}
+
+/* Child page numbers of an interior page: provisional indexes in the file, made real. */
+static void relocate(const cv__btree_t *b, uint8_t *p, uint32_t base)
 {
     uint32_t n = get16(p + 3);
-    put32(p + 8, get32(p + 8) + base);
+    put32(p + 8, real_page(b, base, get32(p + 8)));
     for (uint32_t i = 0; i < n; i++) {
         uint8_t *c = p + get16(p + INTERIOR_HEADER + 2 * i);
-        put32(c, get32(c) + base);
+        put32(c, real_page(b, base, get32(c)));
     }
 }
 
@@ -554,13 +573,14 @@ static int read_at(cv__btree_t *b, int fd, const char *name, void *data, size_t 
     return 0;
 }
 
-/* Copies len bytes of the temporary file from offset 0 to offset `to` of fd: in the kernel
+/* Copies len bytes of the temporary file from offset `from` to offset `to` of fd: in the kernel
  * (copy_file_range), or through a buffer where it cannot. */
-static int copy_pages(cv__btree_t *b, int fd, const char *name, uint64_t len, uint64_t to)
+static int copy_pages(cv__btree_t *b, int fd, const char *name, uint64_t from, uint64_t len,
+                      uint64_t to)
 {
     uint64_t done = 0;
     while (done < len) {
-        loff_t in = (loff_t)done, out = (loff_t)(to + done);
+        loff_t in = (loff_t)(from + done), out = (loff_t)(to + done);
         size_t want = len - done > (1u << 30) ? (1u << 30) : (size_t)(len - done);
         ssize_t n = copy_file_range(b->fd, &in, fd, &out, want, 0);
         if (n < 0 && errno == EINTR)
@@ -579,7 +599,7 @@ static int copy_pages(cv__btree_t *b, int fd, const char *name, uint64_t len, ui
     }
     for (; done < len;) {
         size_t want = len - done > b->wcap ? b->wcap : (size_t)(len - done);
-        if (read_at(b, b->fd, b->name, b->wbuf, want, done) != 0 ||
+        if (read_at(b, b->fd, b->name, b->wbuf, want, from + done) != 0 ||
             write_at(b, fd, name, b->wbuf, want, to + done, "appending the pages of") != 0)
             return -1;
         done += want;
@@ -598,7 +618,7 @@ int cv__btree_install(cv__btree_t *b, int fd, const char *name, uint32_t root, u
         fail(b, "%s: root page %u: not a page of the table's", b->table, root);
         return -1;
     }
-    if (base + b->pages >= UINT32_MAX) {
+    if (base + b->pages + 1 >= UINT32_MAX) {
         fail(b, "%s: the database would pass 2^32 pages", b->table);
         return -1;
     }
@@ -607,20 +627,25 @@ int cv__btree_install(cv__btree_t *b, int fd, const char *name, uint32_t root, u
         uint64_t off = (uint64_t)b->interior[i] * b->page_size;
         if (read_at(b, b->fd, b->name, b->wbuf, b->page_size, off) != 0)
             return -1;
-        relocate(b->wbuf, (uint32_t)base);
+        relocate(b, b->wbuf, (uint32_t)base);
         if (write_at(b, b->fd, b->name, b->wbuf, b->page_size, off, "renumbering the pages of") !=
             0)
             return -1;
     }
-    if (copy_pages(b, fd, name, b->pages * b->page_size, (base - 1) * b->page_size) != 0)
+    /* The pages before the lock page, then those after it, one page further. */
+    uint64_t lock = lock_page(b);
+    uint64_t before = base <= lock && lock < base + b->pages ? lock - base : b->pages;
+    if (copy_pages(b, fd, name, 0, before * b->page_size, (base - 1) * b->page_size) != 0 ||
+        copy_pages(b, fd, name, before * b->page_size, (b->pages - before) * b->page_size,
+                   (base + before) * b->page_size) != 0)
         return -1;
     uint8_t *top = b->lv[b->nlv - 1].page;
     if (b->root_interior)
-        relocate(top, (uint32_t)base);
+        relocate(b, top, (uint32_t)base);
     if (write_at(b, fd, name, top, b->page_size, (uint64_t)(root - 1) * b->page_size,
                  "writing the root page of") != 0)
         return -1;
-    *next_page = (uint32_t)(base + b->pages);
+    *next_page = (uint32_t)(base + b->pages + (before < b->pages));
     return 0;
 }
 
