@@ -5,7 +5,9 @@
  *                               negative and large rowids) at 512-byte pages (four levels: three
  *                               of interior pages) and at 16 KiB (three levels), an empty table,
  *                               one row; each read back by SQLite row for row against the same
- *                               rows inserted by SQLite itself, and PRAGMA integrity_check; rows
+ *                               rows inserted by SQLite itself, and PRAGMA integrity_check; pages
+ *                               appended across SQLite's lock page at 1 GiB (a sparse file) skip
+ *                               it; rows
  *                               out of order, a row too large for a page and a file size limit
  *                               refused with the file, offset and reason
  *   convert_pages convert DIR   a recording of 2 threads and 2 recordings (cross-thread frees,
@@ -20,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,8 +287,77 @@ static void fixed_case(const char *dir, int64_t n, int levels)
     unlink(path);
 }
 
+/* SQLite's varint at p (9 bytes at most). */
+static uint64_t get_varint(const uint8_t *p, const uint8_t **end)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) {
+        v = v << 7 | (p[i] & 0x7f);
+        if (!(p[i] & 0x80)) {
+            *end = p + i + 1;
+            return v;
+        }
+    }
+    *end = p + 9;
+    return v << 8 | p[8];
+}
+
+static uint32_t be16(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 8 | p[1];
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Pages appended across SQLite's lock page (the page holding the byte at 1 GiB, page 65537 at
+ * 16 KiB, which no b-tree may name): a sparse file of 65,534 pages takes a table of 7 leaves
+ * from page 65535 on. The root's children must skip the lock page, each be a leaf where its
+ * number says, and the leaves hold rowids 1 to N in order. */
+static void lock_page_case(const char *dir)
+{
+    const uint32_t ps = 16384, lock = 65537, n = 10000;
+    char path[2048];
+    snprintf(path, sizeof path, "%s/lock.db", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0 && ftruncate(fd, (off_t)(lock - 3) * ps) == 0);
+    cv__btree_t *b = cv__btree_create(path, "t", ps, 0);
+    cv__bt_value_t v[2] = {{CV__BT_NULL, 0, 0}, {CV__BT_INT, 100000, 0}};
+    for (uint32_t i = 1; i <= n; i++)
+        CHECK(cv__btree_add(b, i, v, 2) == 0);
+    uint32_t next = lock - 2;
+    CHECK(cv__btree_install(b, fd, path, 2, &next) == 0);
+    CHECK_INT(cv__btree_levels(b), 2);
+    cv__btree_destroy(b);
+    static uint8_t root[16384], leaf[16384];
+    CHECK(pread(fd, root, ps, ps) == (ssize_t)ps);
+    CHECK_INT(root[0], 0x05);
+    uint32_t cells = be16(root + 3), expect = 1, leaves = 0;
+    for (uint32_t c = 0; c <= cells; c++) {
+        uint32_t child = c < cells ? be32(root + be16(root + 12 + 2 * c)) : be32(root + 8);
+        CHECK(child >= lock - 2 && child != lock && child < next);
+        CHECK(pread(fd, leaf, ps, (off_t)(child - 1) * ps) == (ssize_t)ps);
+        CHECK_INT(leaf[0], 0x0D);
+        for (uint32_t k = 0; k < be16(leaf + 3); k++, expect++) {
+            const uint8_t *q = leaf + be16(leaf + 8 + 2 * k);
+            get_varint(q, &q);
+            CHECK_INT(get_varint(q, &q), expect);
+        }
+        leaves++;
+    }
+    CHECK_INT(expect, n + 1);
+    CHECK_INT(leaves, 7);
+    CHECK_INT(next, lock - 2 + leaves + 1); /* the leaves, and the lock page skipped */
+    close(fd);
+    unlink(path);
+    printf("lock page: %u leaves from page %u on, page %u skipped\n", leaves, lock - 2, lock);
+}
+
 static void test_tree(const char *dir)
 {
+    lock_page_case(dir);
     fixed_case(dir, 3160, 2);
     fixed_case(dir, 3170, 3);
     /* 512 bytes, 7 columns: about 11 rows a leaf and 33 children an interior page. */
