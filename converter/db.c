@@ -11,7 +11,9 @@
  * converter queues chunks of rows, packed as LEB128 numbers, and goes on reading and pairing
  * while the writer lays them into pages (btree.c; SQLite's insert cost three times as much per
  * row): allocation_rows and its side tables are built beside SQLite and put into the file once
- * SQLite has closed it (put_trees). SQLite is built for one thread here (no mutexes), so the
+ * SQLite has closed it (put_trees); so are the four largest per-recording summary tables, put in
+ * earlier, once every recording's rows are written (cv__db_settle), since the totals and the
+ * summary callback read them. SQLite is built for one thread here (no mutexes), so the
  * two take turns on the connection (`conn`), which also guards the builders: the writer holds it
  * for one chunk at a time, and any other write waits for the chunk in progress only, not for the
  * queue to empty (enter/leave). Stack rows,
