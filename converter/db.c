@@ -1736,6 +1736,7 @@ static int tree_roots(cv__db_t *db, uint32_t *roots, int first, int end, cv__err
 static void *append_trees(void *arg)
 {
     cv__db_t *db = arg;
+    pthread_setname_np(pthread_self(), "rheap appender");
     db->append_rc = cv__btree_put_pages(db->tmp, db->tree, (unsigned)db->end_trees, &db->pages,
                                         db->append_msg, sizeof db->append_msg);
     return NULL;
