@@ -1604,8 +1604,8 @@ int cv__pairs_drain_next(cv__pairs_t *p, cv__live_t *out)
     uint32_t w = p->tree[0];
     run_t *r = &p->runs[w];
     if (r->at) {
-        /* 257 runs are read in turns: too many streams for the hardware to see, so each line
-         * would come from memory when its first block is reached. */
+        /* The runs (16, up to 257) are read in turns: too many streams for the hardware to see,
+         * so each line would come from memory when its first block is reached. */
         __builtin_prefetch(r->at + 8);
         unpack(p, r->at++, out);
     } else
