@@ -75,13 +75,14 @@ typedef struct {
     int ck_dirty;                     /* on the list of stacks touched since the last checkpoint */
     size_t ck_row;                    /* thinning: its last row kept, valid when ck_row_of is */
     size_t ck_row_of;                 /* 1 + the checkpoint of that row; 0: none yet */
-    size_t ck_at;                     /* sort_ckrows: where its next row goes */
+    uint32_t ck_at;                   /* sort_ckrows: where its next row goes */
     int on_used;                      /* on the list of the recording's stacks */
-    /* The stack's entries of the tables `sizes` and `leaks` it used last (kcache_t). */
+    /* The stack's entries of the tables `sizes` and `leaks` it used last (cached_at). Zeroed
+     * with the rest at each recording's start, so only this recording's stacks hold one. */
     struct kcache {
-        void *val;                    /* valid while gen is the table's and sub is nonzero */
-        uint32_t gen;
-        uint32_t sub;                 /* 1 + the size class, or 1 + the timeline slice */
+        uint32_t slot;                /* valid while gen is the table's and sub is nonzero */
+        uint16_t gen;                 /* the table's, whose changes in one recording are few */
+        uint16_t sub;                 /* 1 + the size class, or 1 + the timeline slice */
     } zlast, llast;
 } stackagg_t;
 
@@ -373,13 +374,13 @@ static unsigned size_class(uint64_t size)
  * memory. */
 static keyagg_t *cached_at(table_t *t, struct kcache *c, uint32_t sub, uint64_t key)
 {
-    if (c->sub == sub + 1 && c->gen == t->gen)
-        return c->val;
+    if (c->sub == sub + 1 && c->gen == (uint16_t)t->gen)
+        return (keyagg_t *)(t->vals + (size_t)c->slot * sizeof(keyagg_t));
     keyagg_t *v = table_at(t, key);
     if (v) {
-        c->val = v;
-        c->gen = t->gen;
-        c->sub = sub + 1;
+        c->slot = (uint32_t)(((unsigned char *)v - t->vals) / sizeof(keyagg_t));
+        c->gen = (uint16_t)t->gen;
+        c->sub = (uint16_t)(sub + 1);
     }
     return v;
 }
