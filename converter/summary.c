@@ -208,8 +208,8 @@ struct cv__summary {
         uint64_t bt;
         uint64_t ck;
         double blocks, bytes;
-    } *ckrows;
-    size_t nckrows, capckrows;
+    } *ckrows, *ckrows2;              /* ckrows2: sort_ckrows's other array, kept for the next */
+    size_t nckrows, capckrows, capckrows2;
     uint64_t *ckdirty;
     size_t nckdirty, capckdirty;
     int failed;                       /* out of memory: the summaries are not written */
@@ -259,6 +259,7 @@ void cv__summary_destroy(cv__summary_t *s)
     later_reset(s);
     free(s->chunks);
     free(s->ckrows);
+    free(s->ckrows2);
     free(s->ckdirty);
     free(s->sagg);
     free(s->slot_of);
@@ -1240,11 +1241,16 @@ static int cmp_ckrow(const void *x, const void *y)
  * of them was 1.6% of a build tree's conversion. */
 static void sort_ckrows(cv__summary_t *s)
 {
-    struct ckrow *to = malloc(s->nckrows * sizeof *to);
-    if (!to) {
-        qsort(s->ckrows, s->nckrows, sizeof *s->ckrows, cmp_ckrow);
-        return;
+    if (s->capckrows2 < s->nckrows) {
+        struct ckrow *x = realloc(s->ckrows2, s->capckrows * sizeof *x);
+        if (!x) {
+            qsort(s->ckrows, s->nckrows, sizeof *s->ckrows, cmp_ckrow);
+            return;
+        }
+        s->ckrows2 = x;
+        s->capckrows2 = s->capckrows;
     }
+    struct ckrow *to = s->ckrows2;
     for (size_t i = 0; i < s->nckrows; i++)
         s->st[s->ckrows[i].bt].ck_at++;
     sort_used(s);
@@ -1252,16 +1258,18 @@ static void sort_ckrows(cv__summary_t *s)
     for (size_t u = 0; u < s->nused; u++) {
         stackagg_t *a = &s->st[s->used[u]];
         size_t n = a->ck_at;
-        a->ck_at = at;
+        a->ck_at = (uint32_t)at;
         at += n;
     }
     for (size_t i = 0; i < s->nckrows; i++)
         to[s->st[s->ckrows[i].bt].ck_at++] = s->ckrows[i];
     for (size_t u = 0; u < s->nused; u++)
         s->st[s->used[u]].ck_at = 0;
-    free(s->ckrows);
+    s->ckrows2 = s->ckrows;
     s->ckrows = to;
-    s->capckrows = s->nckrows;
+    size_t cap = s->capckrows;
+    s->capckrows = s->capckrows2;
+    s->capckrows2 = cap;
 }
 
 static int cmp_u64(const void *x, const void *y)
