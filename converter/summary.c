@@ -8,8 +8,10 @@
  * lifetimes and size classes are added up as blocks start and end.
  *
  * What each event costs: a few additions into the stack's entry (an array indexed by the dense
- * backtrace id), the thread's entry (a small hash by tid) and the current timeline slice. Two
- * things are not constant per event, and both are bounded:
+ * backtrace id), the thread's entry (a small hash by tid, the last one looked up kept), the
+ * current timeline slice and the (stack, size class) entry (a hash, which each stack's cache of
+ * the entry it used last answers nearly always). Two things are not constant per event, and
+ * both are bounded:
  *
  *  - The peak's per-stack picture. Copying every stack's live bytes whenever the heap reaches
  *    a new high would cost the number of stacks per new high, and a growing heap sets one at
