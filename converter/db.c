@@ -1698,6 +1698,7 @@ static int tree_roots(cv__db_t *db, uint32_t *roots, cv__err_t *err)
 static void *append_trees(void *arg)
 {
     cv__db_t *db = arg;
+    pthread_setname_np(pthread_self(), "rheap appender");
     db->append_rc = cv__btree_put_pages(db->tmp, db->tree, T_N, &db->pages, db->append_msg,
                                         sizeof db->append_msg);
     return NULL;
