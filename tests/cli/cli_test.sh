@@ -394,6 +394,21 @@ case_run_options() {
     expect_eq "recorded between the toggles" \
         "$(sql tg.db "SELECT size, count(*), count(dealloc_after) FROM allocations GROUP BY size")" "3210|3|1"
     expect_eq "window" "$(sql tg.db "SELECT on_how, off_how FROM windows")" "signal|signal"
+    # The program runs 10 steps of nice below rheap by default, --nice N steps, relative to
+    # rheap's own (the kernel stops at 19); 0 keeps rheap's. `nice` without arguments prints the
+    # niceness it runs at.
+    local base
+    base=$(nice)
+    below() { echo $(($1 + $2 > 19 ? 19 : $1 + $2)); }
+    run r "$RHEAP" run -q -o n1.db -- nice
+    expect_eq "default nice" "$(cat r.out)" "$(below "$base" 10)"
+    run r "$RHEAP" run -q --nice 0 -o n2.db -- nice
+    expect_eq "--nice 0" "$(cat r.out)" "$base"
+    run r nice -n 3 "$RHEAP" run -q --nice=5 -o n3.db -- nice
+    expect_eq "--nice=5 under nice 3" "$(cat r.out)" "$(below "$(below "$base" 3)" 5)"
+    run r "$RHEAP" run -q --nice 20 -o n4.db -- nice
+    expect_eq "--nice 20 status" "$STATUS" 1
+    has_line r.err "rheap: error: --nice 20: expected a number from 0 to 19"
 }
 
 # A window (recording toggled on and off by the signal while the program went on): no output
