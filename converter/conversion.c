@@ -4,7 +4,8 @@
  * Recordings are converted one after the other, by one worker, or under rheap run by two at
  * once (shared_t, below); inside one recording the thread files are read
  * as parallel streams and merged by time (merge.c), so each event is seen once, in order, and
- * dropped. What stays in memory is the live blocks of the current process (pair.c), the
+ * dropped; a big finished recording is read and merged by a thread of its own, which hands the
+ * merged events to the worker's thread through a ring (Two threads per recording, below). What stays in memory is the live blocks of the current process (pair.c), the
  * distinct stacks (stacks.c) and the distinct resolved addresses (symbolize.c): bounded by what
  * the program kept and how much code allocated, never by the length of the recording.
  *
