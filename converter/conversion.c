@@ -5,9 +5,10 @@
  * once (shared_t, below); inside one recording the thread files are read
  * as parallel streams and merged by time (merge.c), so each event is seen once, in order, and
  * dropped; a big finished recording is read and merged by a thread of its own, which hands the
- * merged events to the worker's thread through a ring (Two threads per recording, below). What stays in memory is the live blocks of the current process (pair.c), the
- * distinct stacks (stacks.c) and the distinct resolved addresses (symbolize.c): bounded by what
- * the program kept and how much code allocated, never by the length of the recording.
+ * merged events to the worker's thread through a ring (Two threads per recording, below). What
+ * stays in memory is the live blocks of the current process (pair.c), the distinct stacks
+ * (stacks.c) and the distinct resolved addresses (symbolize.c): bounded by what the program kept
+ * and how much code allocated, never by the length of the recording.
  *
  * A block becomes a row when it is freed (or at the end, if it never is), so every row is
  * written once and complete; row ids follow that order and run on across recordings (each
