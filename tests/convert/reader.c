@@ -379,9 +379,12 @@ int main(int argc, char **argv)
     write_recording(rip, 0, &m);
     snprintf(tfile, sizeof tfile, "%s/t7100.rip", rip);
     int fd = open(tfile, O_RDWR);
-    unsigned char byte;
+    unsigned char byte = 0;
     off_t at = (off_t)(file_size(tfile) / 2);
-    CHECK(fd >= 0 && pread(fd, &byte, 1, at) == 1);
+    if (fd < 0 || pread(fd, &byte, 1, at) != 1) {
+        perror(tfile);
+        return 99;
+    }
     byte ^= 0x10;
     CHECK(pwrite(fd, &byte, 1, at) == 1);
     close(fd);
