@@ -191,6 +191,8 @@ int cli__make_private_dir(const char *dir, const char *output, const char *prefi
                           size_t len);
 /* Removes a directory tree; a warning when it cannot. */
 void cli__remove_tree(const char *dir);
+/* Removes it in the background, by a process that outlives the caller, nothing said. */
+void cli__remove_tree_detached(const char *dir);
 /* A recording directory found by cli__collect_recordings. */
 typedef struct {
     char *path;

@@ -902,7 +902,7 @@ int cli__cmd_run(int argc, char **argv)
 
     int converted = crc == RHEAP_EXIT_OK || crc == RHEAP_EXIT_WARNINGS;
     if (converted && !o.keep) {
-        cli__remove_tree(recdir);
+        cli__remove_tree_detached(recdir);
     } else if (!converted) {
         cli__note(stderr,
                     "the recordings are kept in %s; convert them again with: "
