@@ -2,7 +2,7 @@
 """tree.py: a build-sized process tree under `rheap run`, and how fast its answers come.
 
     bench/tree.py --rheap BUILD/cli/rheap [--tree build|gcc] [--runs N] [--no-heaptrack]
-                  [--no-answers]
+                  [--no-answers] [--nice N]
     bench/tree.py --rheap BUILD/cli/rheap --db TREE.db [--runs N]
 
 The tree is made from a copy of this checkout (`git archive HEAD`) in a scratch directory:
@@ -13,7 +13,8 @@ The tree is made from a copy of this checkout (`git archive HEAD`) in a scratch 
 
 Per run, one after the other so that a noisy moment falls on all of them: the tree untraced;
 the tree under `rheap run` (its wall time, and the tail: from the tree's end, a line the
-shell writes to stderr, to the first line of rheap run's summary, and to rheap run's exit);
+shell writes to stderr, to the first line of rheap run's summary, and to rheap run's exit;
+`--nice N` is passed on to it, to compare the tree's priorities);
 the tree under heaptrack when installed (heaptrack preloads itself into the first process
 only and removes itself from the environment of the programs it starts, so it records the
 shell and none of the compilers: its time is given to show that, not as a comparison).
@@ -129,12 +130,14 @@ class CpuSampler(threading.Thread):
         return rows
 
 
-def run_traced(rheap, db, script, recdir):
+def run_traced(rheap, db, script, recdir, nice):
     """rheap run of the tree: (tree wall s, tail to the summary s, tail to the exit s, processes,
     the conversion's CPU per thread)."""
     wrapped = f"{script}; echo '{MARK}' >&2"
     t0 = time.monotonic()
-    p = subprocess.Popen([rheap, "run", "-f", "--dir", recdir, "-o", db, "--", "sh", "-c", wrapped],
+    niceness = [] if nice is None else ["--nice", str(nice)]
+    p = subprocess.Popen([rheap, "run", "-f", "--dir", recdir, "-o", db] + niceness +
+                         ["--", "sh", "-c", wrapped],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, bufsize=1)
     sampler = CpuSampler(p.pid)
     sampler.start()
@@ -170,6 +173,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-heaptrack", action="store_true")
     ap.add_argument("--no-answers", action="store_true")
+    ap.add_argument("--nice", type=int, help="rheap run's --nice (default: its own default)")
     ap.add_argument("--db", help="time the answers on this database only, no tree is run")
     a = ap.parse_args()
     rheap = os.path.abspath(a.rheap)
@@ -196,7 +200,7 @@ def main():
                     rows["untraced"].append(timed(["sh", "-c", script])[0])
                 elif what == "traced":
                     log(f"run {r + 1}: rheap run")
-                    t, tail, ex, procs, cpu = run_traced(rheap, db, script, scratch)
+                    t, tail, ex, procs, cpu = run_traced(rheap, db, script, scratch, a.nice)
                     rows["cpu"].append(cpu)
                     load.append(os.getloadavg()[0])
                     rows["traced"].append(t)

@@ -231,15 +231,24 @@ int cv__btree_levels(const cv__btree_t *b);
 /* The last row's rowid (when there is one). */
 int64_t cv__btree_last(const cv__btree_t *b);
 const char *cv__btree_error(const cv__btree_t *b);
-/* Writes the rest of the pages, appends them to the database file open as fd (`name` for
- * messages) from page number *next_page on, whose number it advances, and writes the root over
- * page `root`, the empty leaf SQLite made for the table. Nothing when the table has no row. */
-int cv__btree_install(cv__btree_t *b, int fd, const char *name, uint32_t root,
-                      uint32_t *next_page);
-/* Puts n tables into the database file `path`, which SQLite has closed (no journal, no
- * auto-vacuum): each appended at the end and its root written over roots[i], then the header's
- * page count, change counter and version-valid-for updated. 0, or -1 with err filled (naming the
- * file, the offset and what failed). The tables' builders are spent either way. */
+/* Writes the rest of the pages and appends them to the database file open as fd (`name` for
+ * messages) from page number *next_page on, whose number it advances. Nothing when the table
+ * has no row. */
+int cv__btree_append(cv__btree_t *b, int fd, const char *name, uint32_t *next_page);
+/* Then writes its root over page `root`, the empty leaf SQLite made for the table. */
+int cv__btree_root(cv__btree_t *b, int fd, const char *name, uint32_t root);
+/* Puts n tables into the database file `path` (no journal, no auto-vacuum), in two steps.
+ * First each is appended after the file's last page, *pages set to the file's new page count:
+ * the file's own pages are not touched, so SQLite may go on reading them meanwhile (its header
+ * still gives the old count, and it reads no page past it). Then, once SQLite has closed it,
+ * each root is written over roots[i], and the header's page count, change counter and
+ * version-valid-for are updated. 0, or -1 with err filled (naming the file, the offset and what
+ * failed). The tables' builders are spent either way. */
+int cv__btree_put_pages(const char *path, cv__btree_t *const *trees, unsigned n,
+                        uint32_t *pages, char *err, size_t errlen);
+int cv__btree_put_roots(const char *path, cv__btree_t *const *trees, const uint32_t *roots,
+                        unsigned n, uint32_t pages, char *err, size_t errlen);
+/* Both steps at once, for a file SQLite has closed. */
 int cv__btree_put(const char *path, cv__btree_t *const *trees, const uint32_t *roots, unsigned n,
                   char *err, size_t errlen);
 
@@ -388,11 +397,17 @@ int cv__db_update_process(cv__db_t *db, uint32_t pid, uint32_t recording, const 
 int cv__db_unrecorded(cv__db_t *db, uint32_t pid, uint32_t recording, const char *what);
 int cv__db_meta_int(cv__db_t *db, const char *key, int64_t value);
 int cv__db_meta_text(cv__db_t *db, const char *key, const char *value);
-/* Builds the after-load part of the schema, commits, closes and puts the temporary file in
- * place of the requested path: without force, only if no file has appeared there meanwhile
- * (RHEAP_CONVERT_E_REFUSED otherwise). Returns a status, with *err filled unless
- * RHEAP_CONVERT_OK (the temporary file is gone then). Frees db either way. */
-rheap_convert_status_t cv__db_finish(cv__db_t *db, cv__err_t *err);
+/* The end, in two calls. cv__db_finish_start builds the after-load part of the schema,
+ * commits, and starts appending the tables laid into pages to the file, on a thread of its own;
+ * meanwhile the caller may read the database through cv__db_reader (every table but the
+ * allocations' complete; write nothing). cv__db_finish_end waits for the pages, closes, links
+ * them in and puts the temporary file in place of the requested path: without force, only if no
+ * file has appeared there meanwhile (RHEAP_CONVERT_E_REFUSED otherwise). Each returns a status,
+ * with *err filled unless RHEAP_CONVERT_OK; on a failure the temporary file is gone and db freed,
+ * and cv__db_finish_end frees it either way. */
+rheap_convert_status_t cv__db_finish_start(cv__db_t *db, cv__err_t *err);
+struct sqlite3 *cv__db_reader(cv__db_t *db);
+rheap_convert_status_t cv__db_finish_end(cv__db_t *db, cv__err_t *err);
 /* Closes and removes the temporary file; NULL is a no-op. */
 void cv__db_abort(cv__db_t *db);
 /* Sizes are unsigned 64-bit numbers, and sums of them can pass 2^64 in a hostile recording:

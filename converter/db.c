@@ -158,6 +158,12 @@ struct cv__db {
     /* The b-trees of allocation_rows and its side tables, built beside SQLite; NULL when the
      * rows go through SQLite's inserts (cv__db_rows_by_sqlite). */
     cv__btree_t *tree[T_N];
+    /* The end: the trees appended to the file by a thread of their own while the caller reads
+     * the finished tables (cv__db_finish_start), their roots and page count kept for the rest. */
+    pthread_t appender;
+    int appending, append_rc;
+    uint32_t roots[T_N], pages;
+    char append_msg[4800];
     int background;           /* the writer thread runs at nice 19; the reader writes a full queue */
     sqlite3_stmt *st[ST_N];
     bound_t single[ALLOC_COLS];      /* the parameters of st[ST_ALLOC] */
@@ -1688,13 +1694,34 @@ static int tree_roots(cv__db_t *db, uint32_t *roots, cv__err_t *err)
     return 0;
 }
 
-/* Puts the b-trees into the closed database file, then opens it again with SQLite and reads
- * each table's last row, which goes through the root and the right-most pages: a file SQLite
- * could not read is an error here, not the user's surprise. */
-static int put_trees(cv__db_t *db, const uint32_t *roots, cv__err_t *err)
+/* The appender thread: the trees' pages after SQLite's last page (cv__btree_put_pages). */
+static void *append_trees(void *arg)
+{
+    cv__db_t *db = arg;
+    pthread_setname_np(pthread_self(), "rheap appender");
+    db->append_rc = cv__btree_put_pages(db->tmp, db->tree, T_N, &db->pages, db->append_msg,
+                                        sizeof db->append_msg);
+    return NULL;
+}
+
+/* Waits for the appender; its status. */
+static int join_appender(cv__db_t *db)
+{
+    if (db->appending) {
+        pthread_join(db->appender, NULL);
+        db->appending = 0;
+    }
+    return db->append_rc;
+}
+
+/* Links the appended trees in (their roots, the header's page count) once SQLite has closed the
+ * file, then opens it again with SQLite and reads each table's last row, which goes through the
+ * root and the right-most pages: a file SQLite could not read is an error here, not the user's
+ * surprise. */
+static int link_trees(cv__db_t *db, cv__err_t *err)
 {
     char msg[4800];
-    if (cv__btree_put(db->tmp, db->tree, roots, T_N, msg, sizeof msg) != 0)
+    if (cv__btree_put_roots(db->tmp, db->tree, db->roots, T_N, db->pages, msg, sizeof msg) != 0)
         return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s", msg);
     sqlite3 *h = NULL;
     int ok = sqlite3_open_v2(db->tmp, &h, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) ==
@@ -1722,7 +1749,7 @@ static int put_trees(cv__db_t *db, const uint32_t *roots, cv__err_t *err)
     return 0;
 }
 
-rheap_convert_status_t cv__db_finish(cv__db_t *db, cv__err_t *err)
+rheap_convert_status_t cv__db_finish_start(cv__db_t *db, cv__err_t *err)
 {
     char *msg = NULL;
     if (drain(db) != 0) {
@@ -1758,16 +1785,39 @@ rheap_convert_status_t cv__db_finish(cv__db_t *db, cv__err_t *err)
         sqlite3_free(msg);
         goto fail;
     }
-    uint32_t roots[T_N];
-    if (db->tree[T_ROWS] && tree_roots(db, roots, err) != 0)
+    if (db->tree[T_ROWS]) {
+        if (tree_roots(db, db->roots, err) != 0)
+            goto fail;
+        /* A second core copies the pages while the caller reads (a build's 0.9 GB took 1.6 to
+         * 3.6 s, as long as rheap run's summary); without a thread, here and now. */
+        db->appending = pthread_create(&db->appender, NULL, append_trees, db) == 0;
+        if (!db->appending)
+            append_trees(db);
+    }
+    return RHEAP_CONVERT_OK;
+fail:
+    cv__db_abort(db);
+    return RHEAP_CONVERT_E_OUTPUT;
+}
+
+sqlite3 *cv__db_reader(cv__db_t *db)
+{
+    return db->db;
+}
+
+rheap_convert_status_t cv__db_finish_end(cv__db_t *db, cv__err_t *err)
+{
+    if (join_appender(db) != 0) {
+        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s", db->append_msg);
         goto fail;
+    }
     if (sqlite3_close(db->db) != SQLITE_OK) {
         cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: closing: %s",
                  db->tmp, why(db, NULL));
         goto fail;
     }
     db->db = NULL;
-    if (db->tree[T_ROWS] && put_trees(db, roots, err) != 0)
+    if (db->tree[T_ROWS] && link_trees(db, err) != 0)
         goto fail;
     rheap_convert_status_t st = install(db, err);
     if (st != RHEAP_CONVERT_OK)
@@ -1785,6 +1835,7 @@ void cv__db_abort(cv__db_t *db)
 {
     if (!db)
         return;
+    join_appender(db);
     close_all(db);
     unlink(db->tmp);
     destroy(db);

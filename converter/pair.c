@@ -32,9 +32,10 @@
  *   and the reserved address space is on 2 MiB pages too: with the store larger than what the
  *   TLB maps in 4 KiB pages, every probe was a page walk too.
  * - At the end, what is still live comes out in allocation order without a copy of the store:
- *   each shard is compacted and cut in 16 pieces, each radix-sorted by time (through a buffer
- *   the size of the largest piece, 1/256 of the blocks), and a tournament of losers over the
- *   256 sorted pieces, comparing times alone but for ties, yields the blocks.
+ *   each shard is compacted and radix-sorted whole by time (split by the top bits of its times
+ *   first, so that the passes stay within the caches; through a buffer the size of the largest
+ *   shard, as a growth's copy), and a tournament of losers over the 16 sorted shards, comparing
+ *   times alone but for ties, yields the blocks.
  * - With a memory budget (cv__pairs_spill), the oldest half of the packed blocks go to disk
  *   when the store passes it (spill.c), and a shard gives up its room as they go; a take that
  *   misses in memory asks the spilled runs. At the end the blocks still in memory go out as a
@@ -110,12 +111,13 @@ typedef struct {
     int done;                     /* no block left */
 } run_t;
 
-/* The drain's sorted runs: each shard cut in NRUNS / NSHARDS pieces, whose sorts stay within
- * the caches (a sixteenth of 8 M blocks, 16 MiB, sorted at once, took twice as long), or as
- * many pieces of a spilled run; and the tournament over them, a power of two at least
- * NRUNS + 1 (the side table's run). */
-#define NRUNS 256u
-#define NLEAVES (2u * NRUNS)
+/* The drain's sorted runs: each shard whole (16, or 256 where the shards grow by copying), or a
+ * spilled run cut in SPILL_RUNS pieces; and the tournament over them, a power of two at least
+ * the runs + 1 when the side table has blocks (its run comes after the others). A shard sorted
+ * whole rather than in 16 pieces took the tournament from nine rounds a block to four
+ * (sort_slots keeps each sort's passes within the caches). */
+#define SPILL_RUNS 256u
+#define MAX_LEAVES (2u * SPILL_RUNS)
 
 struct cv__pairs {
     shard_t shards[NSHARDS];
@@ -142,9 +144,10 @@ struct cv__pairs {
     int filler_failed;
     slot_t *scratch;
     uint32_t scratch_cap;
-    /* The drain: NLEAVES runs (those past the shards and the side table empty) and a tree of
-     * losers over them: tree[0] is the run whose next block comes first, tree[n] the loser of
-     * the match at node n (the leaves are nodes NLEAVES + run). */
+    /* The drain: nleaves runs (nruns sorted ones, then the side table's, the rest empty) and a
+     * tree of losers over them: tree[0] is the run whose next block comes first, tree[n] the
+     * loser of the match at node n (the leaves are nodes nleaves + run). */
+    uint32_t nruns, nleaves;
     run_t *runs;
     uint32_t *tree;
     uint64_t *keys; /* each run's next time, UINT64_MAX once done */
@@ -1290,24 +1293,19 @@ static int slot_cmp(const void *a, const void *b, void *arg)
 #define DIGITS (1u << DIGIT_BITS)
 #define MAX_PASSES ((48 + DIGIT_BITS - 1) / DIGIT_BITS)
 
-/* Sorts n packed blocks into the drain's order through tmp (room for n): a radix sort on the
- * time, 11 bits at a time from the least significant, over the digits in which the times differ
- * (a pass in which every block has the same digit is skipped; every pass's counts are taken in
- * one read of the blocks), then each run of equal times by thread id and address. The time is
- * all but unique, so the sort reads and writes each block a few times in order where a
- * comparison sort would call its comparison n log n times. */
-static void sort_slots(slot_t *a, slot_t *tmp, uint32_t n, const uint32_t *tids)
+/* Sorts n packed blocks into the drain's order, where they fit in the caches, with tmp (room for
+ * n) as the other buffer: a radix sort on the time, 11 bits at a time from the least
+ * significant, over the digits of t - lo (all below 2^bits): a pass in which every block has
+ * the same digit is skipped, and every pass's counts are taken in one read of the blocks; then
+ * each run of equal times by thread id and address. The time is all but unique, so the sort
+ * reads and writes each block a few times in order where a comparison sort would call its
+ * comparison n log n times. Returns a or tmp, whichever holds the result. */
+static slot_t *sort_small(slot_t *a, slot_t *tmp, uint32_t n, uint64_t lo, unsigned bits,
+                          const uint32_t *tids)
 {
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t t = a[i].w1 & T_MASK;
-        lo = t < lo ? t : lo;
-        hi = t > hi ? t : hi;
-    }
-    unsigned passes = 0;
-    while (passes < MAX_PASSES && (hi - lo) >> (passes * DIGIT_BITS))
-        passes++;
-    uint32_t at[MAX_PASSES][DIGITS] = {{0}}; /* 40 KiB */
+    unsigned passes = (bits + DIGIT_BITS - 1) / DIGIT_BITS;
+    uint32_t at[MAX_PASSES][DIGITS]; /* 40 KiB, of which the passes' rows are cleared */
+    memset(at, 0, passes * sizeof at[0]);
     for (uint32_t i = 0; i < n; i++) {
         uint64_t v = (a[i].w1 & T_MASK) - lo;
         for (unsigned q = 0; q < passes; q++)
@@ -1331,15 +1329,93 @@ static void sort_slots(slot_t *a, slot_t *tmp, uint32_t n, const uint32_t *tids)
         src = dst;
         dst = x;
     }
-    if (src != a)
-        memcpy(a, src, (size_t)n * sizeof *a);
     for (uint32_t i = 0; i < n;) {
         uint32_t j = i + 1;
-        while (j < n && (a[j].w1 & T_MASK) == (a[i].w1 & T_MASK))
+        while (j < n && (src[j].w1 & T_MASK) == (src[i].w1 & T_MASK))
             j++;
         if (j - i > 1)
-            qsort_r(a + i, j - i, sizeof *a, slot_cmp, (void *)tids);
+            qsort_r(src + i, j - i, sizeof *src, slot_cmp, (void *)tids);
         i = j;
+    }
+    return src;
+}
+
+/* About this many blocks (512 KiB) are sorted by sort_small at once: a whole shard's passes
+ * would each scatter its blocks over 2,048 places in tens of MiB, a cache miss a block (a
+ * sixteenth of 8 M blocks sorted that way took twice as long as in pieces). */
+#define SORT_SMALL (1u << 14)
+/* The most blocks sort_small is handed (a larger part is split again): the size of the sort's
+ * buffer, 2 MiB, whatever the number of blocks. */
+#define SORT_PART (4u * SORT_SMALL)
+
+/* The digit of a packed block's time that sort_slots splits by. */
+static inline uint32_t split_digit(const slot_t *x, uint64_t lo, unsigned shift)
+{
+    return (uint32_t)(((x->w1 & T_MASK) - lo) >> shift);
+}
+
+/* Sorts n packed blocks into the drain's order, with tmp (room for min(n, SORT_PART) blocks) as
+ * the other buffer. A larger array is first split in place by the top bits of its times into
+ * parts of about SORT_SMALL blocks (each block swapped into its part's next free place, as an
+ * American flag sort does), then each part sorted by sort_small while it is in the caches: one
+ * pass over the whole and the rest within the caches, and no buffer the size of the array. */
+static void sort_slots(slot_t *a, slot_t *tmp, uint32_t n, const uint32_t *tids)
+{
+    if (n < 2)
+        return;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t t = a[i].w1 & T_MASK;
+        lo = t < lo ? t : lo;
+        hi = t > hi ? t : hi;
+    }
+    unsigned bits = hi > lo ? 64u - (unsigned)__builtin_clzll(hi - lo) : 0;
+    if (bits == 0 && n > SORT_PART) {
+        qsort_r(a, n, sizeof *a, slot_cmp, (void *)tids); /* every time equal */
+        return;
+    }
+    if (n <= 2 * SORT_SMALL || bits == 0) {
+        slot_t *r = sort_small(a, tmp, n, lo, bits, tids);
+        if (r != a)
+            memcpy(a, r, (size_t)n * sizeof *a);
+        return;
+    }
+    unsigned split = 1;
+    while (split < DIGIT_BITS && (n >> split) > SORT_SMALL)
+        split++;
+    unsigned shift = bits > split ? bits - split : 0;
+    uint32_t parts = 1u << (bits - shift), c[DIGITS] = {0}, from[DIGITS + 1], next[DIGITS];
+    for (uint32_t i = 0; i < n; i++)
+        c[split_digit(&a[i], lo, shift)]++;
+    uint32_t sum = 0;
+    for (unsigned d = 0; d < parts; d++) {
+        from[d] = next[d] = sum;
+        sum += c[d];
+    }
+    from[parts] = n;
+    for (unsigned d = 0; d < parts; d++) {
+        while (next[d] < from[d + 1]) {
+            slot_t x = a[next[d]];
+            uint32_t e = split_digit(&x, lo, shift);
+            while (e != d) {
+                slot_t y = a[next[e]];
+                a[next[e]++] = x;
+                x = y;
+                e = split_digit(&x, lo, shift);
+            }
+            a[next[d]++] = x;
+        }
+    }
+    for (unsigned d = 0; d < parts; d++) {
+        uint32_t k = from[d + 1] - from[d];
+        slot_t *part = a + from[d];
+        if (k > SORT_PART) {
+            sort_slots(part, tmp, k, tids); /* times bunched together */
+        } else if (k > 1) {
+            slot_t *r = sort_small(part, tmp, k, lo + ((uint64_t)d << shift), shift, tids);
+            if (r != part)
+                memcpy(part, r, (size_t)k * sizeof *part);
+        }
     }
 }
 
@@ -1402,10 +1478,10 @@ static int run_before(const cv__pairs_t *p, uint32_t a, uint32_t b)
 /* Plays the tournament once, bottom up: each node keeps its loser, passes its winner on. */
 static void play(cv__pairs_t *p)
 {
-    uint32_t win[2 * NLEAVES];
-    for (uint32_t i = 0; i < NLEAVES; i++)
-        win[NLEAVES + i] = i;
-    for (uint32_t n = NLEAVES - 1; n >= 1; n--) {
+    uint32_t win[2 * MAX_LEAVES];
+    for (uint32_t i = 0; i < p->nleaves; i++)
+        win[p->nleaves + i] = i;
+    for (uint32_t n = p->nleaves - 1; n >= 1; n--) {
         uint32_t a = win[2 * n], b = win[2 * n + 1];
         int first = run_before(p, a, b);
         win[n] = first ? a : b;
@@ -1428,7 +1504,7 @@ static int load_spilled(cv__pairs_t *p)
         free(p->loaded);
         account(p, -(ptrdiff_t)p->loaded_bytes);
         p->loaded_bytes = 0;
-        size_t per = (n + NRUNS - 1) / NRUNS;
+        size_t per = (n + p->nruns - 1) / p->nruns;
         p->loaded = malloc(n * sizeof *p->loaded);
         slot_t *tmp = malloc(per * sizeof *tmp);
         if (!p->loaded || !tmp) {
@@ -1439,7 +1515,7 @@ static int load_spilled(cv__pairs_t *p)
         account(p, (ptrdiff_t)(p->loaded_bytes + per * sizeof *tmp));
         int rc = cv__spill_load(p->spill, k, p->loaded);
         spill_account(p);
-        for (size_t i = 0; rc == 0 && i < NRUNS; i++) {
+        for (size_t i = 0; rc == 0 && i < p->nruns; i++) {
             p->runs[i] = (run_t){0};
             if (i * per < n) {
                 uint32_t m = (uint32_t)(n - i * per < per ? n - i * per : per);
@@ -1467,16 +1543,22 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
         return -1;
     /* The growths are over: their scratch array goes before the drain's own buffers. */
     scratch_free(p);
+    /* A run per shard, or the spilled runs' pieces (where the shards are empty), then the side
+     * table's. */
+    p->nruns = p->spill ? SPILL_RUNS : p->nshards;
+    p->nleaves = 2;
+    while (p->nleaves < p->nruns + (p->wcount ? 1u : 0u))
+        p->nleaves *= 2;
     uint32_t most = 0;
     for (uint32_t i = 0; i < p->nshards; i++)
         most = p->shards[i].count > most ? p->shards[i].count : most;
-    uint32_t pieces = NRUNS / p->nshards, per = (most + pieces - 1) / pieces;
-    p->runs = calloc(NLEAVES, sizeof *p->runs);
-    p->tree = malloc(NLEAVES * sizeof *p->tree);
-    p->keys = malloc(NLEAVES * sizeof *p->keys);
+    uint32_t per = most < SORT_PART ? most : SORT_PART;
+    p->runs = calloc(p->nleaves, sizeof *p->runs);
+    p->tree = malloc(p->nleaves * sizeof *p->tree);
+    p->keys = malloc(p->nleaves * sizeof *p->keys);
     if (p->wcount)
         p->wsorted = malloc(p->wcount * sizeof *p->wsorted);
-    /* The sort's second buffer: room for the largest piece, 1/256 of the blocks. */
+    /* The sort's second buffer: room for its largest part, 2 MiB at most. */
     slot_t *tmp = per ? malloc((size_t)per * sizeof *tmp) : NULL;
     if (!p->runs || !p->tree || !p->keys || (p->wcount && !p->wsorted) || (per && !tmp)) {
         free(tmp);
@@ -1489,14 +1571,9 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
         for (uint32_t j = 0; j < sh->cap; j++)
             if (sh->slots[j].addr)
                 sh->slots[n++] = sh->slots[j];
-        uint32_t each = (n + pieces - 1) / pieces;
-        for (uint32_t q = 0; q < pieces && q * each < n; q++) {
-            uint32_t m = n - q * each < each ? n - q * each : each;
-            run_t *r = &p->runs[i * pieces + q];
-            sort_slots(sh->slots + q * each, tmp, m, p->tids);
-            r->at = sh->slots + q * each;
-            r->end = r->at + m;
-        }
+        sort_slots(sh->slots, tmp, n, p->tids);
+        p->runs[i].at = sh->slots;
+        p->runs[i].end = sh->slots + n;
     }
     free(tmp);
     account(p, -(ptrdiff_t)((size_t)per * sizeof *tmp));
@@ -1506,10 +1583,10 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
             if (p->wkeys[j])
                 p->wsorted[n++] = p->wvals[j];
         qsort(p->wsorted, n, sizeof *p->wsorted, live_cmp);
-        p->runs[NRUNS].wat = p->wsorted;
-        p->runs[NRUNS].wend = p->wsorted + n;
+        p->runs[p->nruns].wat = p->wsorted;
+        p->runs[p->nruns].wend = p->wsorted + n;
     }
-    for (uint32_t i = 0; i < NLEAVES; i++)
+    for (uint32_t i = 0; i < p->nleaves; i++)
         run_peek(p, i);
     play(p);
     return p->spill ? load_spilled(p) : 0;
@@ -1527,21 +1604,21 @@ int cv__pairs_drain_next(cv__pairs_t *p, cv__live_t *out)
     uint32_t w = p->tree[0];
     run_t *r = &p->runs[w];
     if (r->at) {
-        /* 257 runs are read in turns: too many streams for the hardware to see, so each line
-         * would come from memory when its first block is reached. */
+        /* The runs (16, up to 257) are read in turns: too many streams for the hardware to see,
+         * so each line would come from memory when its first block is reached. */
         __builtin_prefetch(r->at + 8);
         unpack(p, r->at++, out);
     } else
         *out = *r->wat++;
     run_peek(p, w);
-    if (r->done && w < NRUNS && p->loaded_runs)
+    if (r->done && w < p->nruns && p->loaded_runs)
         p->loaded_runs--;
     /* The winner's path is played again: at each node the better of it and the loser kept
      * there goes on. Which one is as good as random, so the choice is made without a branch
      * (a mispredicted one at each of the nine levels cost more than the rest of the match);
      * only equal keys, a tie or a run that is done, take the slow way. */
     uint64_t wk = p->keys[w];
-    for (uint32_t n = (NLEAVES + w) / 2; n >= 1; n /= 2) {
+    for (uint32_t n = (p->nleaves + w) / 2; n >= 1; n /= 2) {
         uint32_t o = p->tree[n];
         uint64_t ok = p->keys[o];
         int swap = ok < wk;

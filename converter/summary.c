@@ -8,8 +8,10 @@
  * lifetimes and size classes are added up as blocks start and end.
  *
  * What each event costs: a few additions into the stack's entry (an array indexed by the dense
- * backtrace id), the thread's entry (a small hash by tid) and the current timeline slice. Two
- * things are not constant per event, and both are bounded:
+ * backtrace id), the thread's entry (a small hash by tid, the last one looked up kept), the
+ * current timeline slice and the (stack, size class) entry (a hash, which each stack's cache of
+ * the entry it used last answers nearly always). Two things are not constant per event, and
+ * both are bounded:
  *
  *  - The peak's per-stack picture. Copying every stack's live bytes whenever the heap reaches
  *    a new high would cost the number of stacks per new high, and a growing heap sets one at
@@ -75,7 +77,15 @@ typedef struct {
     int ck_dirty;                     /* on the list of stacks touched since the last checkpoint */
     size_t ck_row;                    /* thinning: its last row kept, valid when ck_row_of is */
     size_t ck_row_of;                 /* 1 + the checkpoint of that row; 0: none yet */
+    uint32_t ck_at;                   /* sort_ckrows: where its next row goes */
     int on_used;                      /* on the list of the recording's stacks */
+    /* The stack's entries of the tables `sizes` and `leaks` it used last (cached_at). Zeroed
+     * with the rest at each recording's start, so only this recording's stacks hold one. */
+    struct kcache {
+        uint32_t slot;                /* valid while gen is the table's and sub is nonzero */
+        uint16_t gen;                 /* the table's, whose changes in one recording are few */
+        uint16_t sub;                 /* 1 + the size class, or 1 + the timeline slice */
+    } zlast, llast;
 } stackagg_t;
 
 typedef struct {
@@ -102,6 +112,7 @@ typedef struct {
     unsigned char *vals;
     size_t vsize, mask, n;
     unsigned shift;
+    uint32_t gen;                     /* changes whenever the values move (growth, reset) */
 } table_t;
 
 static int table_reset(table_t *t, size_t vsize);
@@ -199,8 +210,8 @@ struct cv__summary {
         uint64_t bt;
         uint64_t ck;
         double blocks, bytes;
-    } *ckrows;
-    size_t nckrows, capckrows;
+    } *ckrows, *ckrows2;              /* ckrows2: sort_ckrows's other array, kept for the next */
+    size_t nckrows, capckrows, capckrows2;
     uint64_t *ckdirty;
     size_t nckdirty, capckdirty;
     int failed;                       /* out of memory: the summaries are not written */
@@ -250,6 +261,7 @@ void cv__summary_destroy(cv__summary_t *s)
     later_reset(s);
     free(s->chunks);
     free(s->ckrows);
+    free(s->ckrows2);
     free(s->ckdirty);
     free(s->sagg);
     free(s->slot_of);
@@ -310,6 +322,7 @@ static void *table_at(table_t *t, uint64_t key)
         if ((t->n + 1) * 2 > t->mask + 1) {
             if (cv__hash_grow(&t->keys, &t->vals, t->vsize, &t->mask, &t->shift) != 0)
                 return NULL;
+            t->gen++;
             j = cv__hash_slot(key, t->shift);
             while (t->keys[j])
                 j = (j + 1) & t->mask;
@@ -330,6 +343,7 @@ static int table_reset(table_t *t, size_t vsize)
     t->mask = 63;
     t->shift = 64 - 6;
     t->n = 0;
+    t->gen++;
     t->keys = calloc(t->mask + 1, sizeof *t->keys);
     t->vals = malloc((t->mask + 1) * vsize);
     return t->keys && t->vals ? 0 : -1;
@@ -355,9 +369,29 @@ static unsigned size_class(uint64_t size)
     return size ? 64u - (unsigned)__builtin_clzll(size) : 0u; /* 0, or 1 + floor(log2(size)) */
 }
 
-static keyagg_t *size_of(cv__summary_t *s, uint64_t bt, uint64_t size)
+/* The entry of (a stack, sub) in t, whose key is key, through the stack's one-entry cache c.
+ * A stack's blocks mostly come in one size class, and its never-freed blocks, drained in time
+ * order, in one slice after another: the cache answers most lookups without hashing or
+ * probing (table_at was a fifth of the summaries' counting). The table itself is filled as
+ * without the cache, in the same order, so its rows come out as they did. NULL: out of
+ * memory. */
+static keyagg_t *cached_at(table_t *t, struct kcache *c, uint32_t sub, uint64_t key)
 {
-    return table_at(&s->sizes, bt * 128 + size_class(size) + 1);
+    if (c->sub == sub + 1 && c->gen == (uint16_t)t->gen)
+        return (keyagg_t *)(t->vals + (size_t)c->slot * sizeof(keyagg_t));
+    keyagg_t *v = table_at(t, key);
+    if (v) {
+        c->slot = (uint32_t)(((unsigned char *)v - t->vals) / sizeof(keyagg_t));
+        c->gen = (uint16_t)t->gen;
+        c->sub = (uint16_t)(sub + 1);
+    }
+    return v;
+}
+
+static keyagg_t *size_of(cv__summary_t *s, stackagg_t *a, uint64_t bt, uint64_t size)
+{
+    unsigned cls = size_class(size);
+    return cached_at(&s->sizes, &a->zlast, cls, bt * 128 + cls + 1);
 }
 
 /* Grows *arrayp, an array of *cap elements of elem bytes indexed by stack or site id, by
@@ -410,14 +444,20 @@ static void sort_used(cv__summary_t *s)
     s->used_sorted = 1;
 }
 
+/* A block's weight: 1 in a trace, without the call into profile.c that every event paid. */
+static inline double weight_of(const cv__summary_t *s, uint64_t size)
+{
+    return s->interval ? cv__profile_weight(size, s->interval) : 1.0;
+}
+
 static void fail(cv__summary_t *s)
 {
     s->failed = 1;
 }
 
-/* The heap after every event of the instant s->now is final: record it in the slice, the
- * peak, and any marker between s->now and `next` (the next instant). */
-static void close_instant(cv__summary_t *s, uint64_t next, int last)
+/* The heap after every event of the instant s->now is final: record it in its slice and in
+ * the peak. Inline: it runs once per instant, nearly once per event. */
+static inline void close_heap(cv__summary_t *s)
 {
     slice_t *sl = &s->slice[s->now >> s->width_log2];
     if (!sl->seen || s->live_bytes > sl->max_live) {
@@ -436,6 +476,12 @@ static void close_instant(cv__summary_t *s, uint64_t next, int last)
         }
         s->ndirty = 0;
     }
+}
+
+/* close_heap, and then any marker between s->now and `next` (the next instant) pictured. */
+static void close_instant(cv__summary_t *s, uint64_t next, int last)
+{
+    close_heap(s);
     size_t k = 0;
     while (k < s->nmarks && (last || s->marks[k] < next)) {
         sort_used(s);
@@ -720,12 +766,10 @@ static void thin(cv__summary_t *s)
     free(to);
 }
 
-/* Moves the clock to t. Events come in time order; one that does not (a clock step the
- * merge could not hide) is counted with the instant being applied. */
-static void at(cv__summary_t *s, uint64_t t)
+/* at() for the instants that start the recording, pass a marker, widen the timeline or cross
+ * a checkpoint: the clock moved to t. */
+static void at_slow(cv__summary_t *s, uint64_t t)
 {
-    if (s->started && t <= s->now)
-        return;
     int was = s->started;
     if (s->started) {
         close_instant(s, t, 0);
@@ -746,6 +790,25 @@ static void at(cv__summary_t *s, uint64_t t)
     if (was && s->now >> ck != t >> ck && (t >> ck) << ck <= INT64_MAX)
         checkpoint(s, (int64_t)((t >> ck) << ck) - 1);
     s->now = t;
+}
+
+/* Moves the clock to t. Events come in time order; one that does not (a clock step the
+ * merge could not hide) is counted with the instant being applied. Nearly every event starts
+ * an instant, and nearly every instant stays inside the slice and the checkpoint interval of
+ * the one before and passes no marker: that case is a few comparisons here, the rest is
+ * at_slow's (two calls per event were a fifth of the summaries' counting). */
+static inline void at(cv__summary_t *s, uint64_t t)
+{
+    if (s->started && t <= s->now)
+        return;
+    unsigned ck = s->width_log2 + CK_SHIFT;
+    if (s->started && t >> s->width_log2 < SLICES && s->now >> ck == t >> ck &&
+        (!s->nmarks || s->marks[0] >= t)) {
+        close_heap(s);
+        s->now = t;
+        return;
+    }
+    at_slow(s, t);
 }
 
 static void touch(cv__summary_t *s, stackagg_t *a, uint64_t bt)
@@ -809,7 +872,7 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
 {
     if (s->failed)
         return;
-    double w = cv__profile_weight(b->size, s->interval), wb = w * (double)b->size;
+    double w = weight_of(s, b->size), wb = w * (double)b->size;
     stackagg_t *a = stack_of(s, b->bt);
     threadagg_t *th = thread_of(s, b->tid);
     if (!a || !th) {
@@ -853,7 +916,7 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
     th->pend_bt = b->bt;
     th->pend_w = w;
     th->pend_bytes = wb;
-    keyagg_t *z = size_of(s, b->bt, b->size);
+    keyagg_t *z = size_of(s, a, b->bt, b->size);
     if (!z) {
         fail(s);
         return;
@@ -874,7 +937,7 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
         fail(s);
         return;
     }
-    double w = cv__profile_weight(b->size, s->interval), wb = w * (double)b->size;
+    double w = weight_of(s, b->size), wb = w * (double)b->size;
     at(s, t);
     uint64_t life = t - b->t;
     if (!a->freed_blocks || life < a->life_min)
@@ -926,7 +989,7 @@ void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b, uint64_t id)
     range_add(&k->leak_lo, &k->leak_hi, id);
     stackagg_t *a = &s->st[b->bt];
     threadagg_t *th = thread_of(s, b->tid);
-    keyagg_t *z = size_of(s, b->bt, b->size);
+    keyagg_t *z = size_of(s, a, b->bt, b->size);
     if (!th || !z) {
         fail(s);
         return;
@@ -935,13 +998,14 @@ void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b, uint64_t id)
         a->leak_first = b->t + 1; /* + 1: 0 means none */
     if (b->t + 1 > a->leak_last)
         a->leak_last = b->t + 1;
-    double w = cv__profile_weight(b->size, s->interval), wb = w * (double)b->size;
+    double w = weight_of(s, b->size), wb = w * (double)b->size;
     th->leaked_blocks += w;
     th->leaked_bytes += wb;
     z->leaked_blocks += w;
     z->leaked_bytes += wb;
     /* Leaks are drained after the last event, so the slice width is final. */
-    keyagg_t *l = table_at(&s->leaks, b->bt * SLICES + (b->t >> s->width_log2) + 1);
+    uint64_t slice = b->t >> s->width_log2;
+    keyagg_t *l = cached_at(&s->leaks, &a->llast, (uint32_t)slice, b->bt * SLICES + slice + 1);
     if (!l) {
         fail(s);
         return;
@@ -1172,6 +1236,44 @@ static int cmp_ckrow(const void *x, const void *y)
     return a->bt != b->bt ? (a->bt < b->bt ? -1 : 1) : (a->ck < b->ck ? -1 : a->ck > b->ck);
 }
 
+/* Puts the checkpoints' rows in (stack, checkpoint) order, as cmp_ckrow does. They come in
+ * checkpoint order (appended at each checkpoint; thin keeps their order and its new indices
+ * keep the old ones' order), so a stable pass by stack is enough: the rows counted per stack,
+ * the recording's stacks in id order give each one's place, each row moved there once. A qsort
+ * of them was 1.6% of a build tree's conversion. */
+static void sort_ckrows(cv__summary_t *s)
+{
+    if (s->capckrows2 < s->nckrows) {
+        struct ckrow *x = realloc(s->ckrows2, s->capckrows * sizeof *x);
+        if (!x) {
+            qsort(s->ckrows, s->nckrows, sizeof *s->ckrows, cmp_ckrow);
+            return;
+        }
+        s->ckrows2 = x;
+        s->capckrows2 = s->capckrows;
+    }
+    struct ckrow *to = s->ckrows2;
+    for (size_t i = 0; i < s->nckrows; i++)
+        s->st[s->ckrows[i].bt].ck_at++;
+    sort_used(s);
+    size_t at = 0;
+    for (size_t u = 0; u < s->nused; u++) {
+        stackagg_t *a = &s->st[s->used[u]];
+        size_t n = a->ck_at;
+        a->ck_at = (uint32_t)at;
+        at += n;
+    }
+    for (size_t i = 0; i < s->nckrows; i++)
+        to[s->st[s->ckrows[i].bt].ck_at++] = s->ckrows[i];
+    for (size_t u = 0; u < s->nused; u++)
+        s->st[s->used[u]].ck_at = 0;
+    s->ckrows2 = s->ckrows;
+    s->ckrows = to;
+    size_t cap = s->capckrows;
+    s->capckrows = s->capckrows2;
+    s->capckrows2 = cap;
+}
+
 static int cmp_u64(const void *x, const void *y)
 {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
@@ -1293,7 +1395,7 @@ static int write_checkpoints(cv__summary_t *s, rows_t **q, uint64_t base)
             return -1;
     }
     if (s->nckrows)
-        qsort(s->ckrows, s->nckrows, sizeof *s->ckrows, cmp_ckrow);
+        sort_ckrows(s);
     /* A reader takes a stack's latest row at or before a checkpoint, and no row for nothing
      * live: a row whose figures, as written, are those of the stack's row before it (or, its
      * first, are zero) tells nothing and is left out. A stack that allocated and freed

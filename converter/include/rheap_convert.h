@@ -67,11 +67,11 @@ typedef struct {
     void (*diag)(void *user, const rheap_convert_diag_t *d);
     /* Called every 65536 events and once more at the end; NULL: not told (and not counted). */
     void (*progress)(void *user, const rheap_convert_progress_t *p);
-    /* Called once when every table but `allocations` is complete (the summary tables, stacks,
-     * processes, meta) and the rows of `allocations` may still be being written: `db` is the
-     * database being built, to be read on this thread during the call and not changed (temp
-     * objects must be dropped before returning). This is how `rheap run` prints its summary
-     * without waiting for every row. NULL: not called. */
+    /* Called once when every table but `allocations` is complete and committed (the summary
+     * tables, stacks, processes, meta) while the rows of `allocations` are still being put into
+     * the file (they read as none): `db` is the database being built, to be read on this thread
+     * during the call and not changed (temp objects must be dropped before returning). This is
+     * how `rheap run` prints its summary without waiting for every row. NULL: not called. */
     void (*summary)(void *user, struct sqlite3 *db);
     void *user;                /* passed to the callbacks */
     /* Live conversion, as `rheap run` does while the program runs. When next_input is set, the

@@ -5,7 +5,8 @@
  *                               negative and large rowids) at 512-byte pages (four levels: three
  *                               of interior pages) and at 16 KiB (three levels), an empty table,
  *                               one row; each read back by SQLite row for row against the same
- *                               rows inserted by SQLite itself, and PRAGMA integrity_check; rows
+ *                               rows inserted by SQLite itself, and PRAGMA integrity_check; a
+ *                               table that crosses SQLite's lock-byte page at 1 GiB; rows
  *                               out of order, a row too large for a page and a file size limit
  *                               refused with the file, offset and reason
  *   convert_pages convert DIR   a recording of 2 threads and 2 recordings (cross-thread frees,
@@ -282,8 +283,50 @@ static void fixed_case(const char *dir, int64_t n, int levels)
     unlink(path);
 }
 
+/* A table that crosses the first GiB of the file: SQLite never uses the page holding byte 2^30
+ * (its locks' byte range), and integrity_check counts a reference to it as a second one. At
+ * 16 KiB pages that is page 65537; a filler of zeroblobs ends the file some 100 pages before it,
+ * and 2.4 M rows of three numbers (some 2,400 leaves, three levels) go on past it: the page
+ * falls among the first interior page's children. */
+static void lock_page_case(const char *dir)
+{
+    const uint32_t ps = 16384;
+    const long long lock = (1ll << 30) / ps + 1;
+    char path[2048];
+    snprintf(path, sizeof path, "%s/lock.db", dir);
+    uint32_t root = make_db(path, ps, 3);
+    sqlite3 *db = open_rw(path);
+    exec(db, "CREATE TABLE filler (x); INSERT INTO filler VALUES (zeroblob(534000000));"
+             "INSERT INTO filler VALUES (zeroblob(534000000))");
+    long long before = tgen_int(db, "PRAGMA page_count");
+    sqlite3_close(db);
+    printf("lock page: the file ends at page %lld, %lld before the lock page\n", before,
+           lock - before);
+    CHECK(lock - before > 20 && lock - before < 400);
+    cv__btree_t *b = cv__btree_create(path, "t", ps, 0);
+    cv__bt_value_t v[4] = {{CV__BT_NULL, 0, 0}, {CV__BT_INT, 0, 0}, {CV__BT_INT, 7, 0},
+                           {CV__BT_INT, 1000, 0}};
+    const int64_t n = 2400000;
+    for (int64_t i = 1; i <= n; i++) {
+        v[1].i = i;
+        CHECK(cv__btree_add(b, i, v, 4) == 0);
+    }
+    CHECK_INT(cv__btree_levels(b), 3);
+    char err[8192];
+    CHECK(cv__btree_put(path, &b, &root, 1, err, sizeof err) == 0);
+    cv__btree_destroy(b);
+    db = tgen_db_open(path);
+    CHECK_STR(tgen_text(db, "PRAGMA integrity_check"), "ok");
+    CHECK_INT(tgen_int(db, "SELECT count(*) FROM t"), n);
+    CHECK_INT(tgen_int(db, "SELECT sum(c0) FROM t"), n * (n + 1) / 2);
+    CHECK_INT(tgen_int(db, "SELECT c0 FROM t WHERE id = 1234567"), 1234567);
+    sqlite3_close(db);
+    unlink(path);
+}
+
 static void test_tree(const char *dir)
 {
+    lock_page_case(dir);
     fixed_case(dir, 3160, 2);
     fixed_case(dir, 3170, 3);
     /* 512 bytes, 7 columns: about 11 rows a leaf and 33 children an interior page. */
