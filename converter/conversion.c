@@ -4,9 +4,11 @@
  * Recordings are converted one after the other, by one worker, or under rheap run by two at
  * once (shared_t, below); inside one recording the thread files are read
  * as parallel streams and merged by time (merge.c), so each event is seen once, in order, and
- * dropped. What stays in memory is the live blocks of the current process (pair.c), the
- * distinct stacks (stacks.c) and the distinct resolved addresses (symbolize.c): bounded by what
- * the program kept and how much code allocated, never by the length of the recording.
+ * dropped; a big finished recording is read and merged by a thread of its own, which hands the
+ * merged events to the worker's thread through a ring (Two threads per recording, below). What
+ * stays in memory is the live blocks of the current process (pair.c), the distinct stacks
+ * (stacks.c) and the distinct resolved addresses (symbolize.c): bounded by what the program kept
+ * and how much code allocated, never by the length of the recording.
  *
  * A block becomes a row when it is freed (or at the end, if it never is), so every row is
  * written once and complete; row ids follow that order and run on across recordings (each
@@ -71,6 +73,12 @@ typedef struct {
  * pool's destruction (addr: its key range's base), or one of the program's own mappings: mapped
  * (addr, size, stack), unmapped (addr, size) or remapped (old_addr, old_size to addr, size). */
 enum { EV_ALLOC, EV_FREE, EV_DESTROY, EV_MAP, EV_UNMAP, EV_REMAP };
+
+/* What else a cell of the ring between the two threads of a recording (cv__merged_t.kind) can
+ * be: the first half of a realloc (the old block's release, at old_t), a marker (t), an
+ * allocation whose stack the file never defined (addr: the file offset of its block, size: the
+ * stack id), and the reading thread's end (size: 1 when it failed, having said why). */
+enum { EV_RELEASE = 8, EV_MARKER, EV_UNDEFINED, EV_END };
 
 /* An allocation or free copied out of the reader. */
 typedef struct {
@@ -225,6 +233,7 @@ typedef struct ctx {
     uint64_t events, rows, leaked, unmatched_frees, reused_live, null_allocs, lost, truncated;
     uint64_t live_events;     /* events applied while their recording was still growing */
     uint64_t budget;          /* of each recording's live-block store; 0: none (pair.c) */
+    uint64_t pipe_min;        /* thread files of a recording given a reading thread (pipe_pays) */
     uint64_t spilled, spill_bytes; /* what the stores wrote to their spill files */
     uint64_t turn_rows;       /* rows moved to the overflow file (stage_full) */
     uint64_t compacted_files; /* thread files replaced by the recordings' checkpoints */
@@ -259,6 +268,9 @@ typedef struct ctx {
     size_t nrss, caprss;
     uint64_t pool_last;
     int pools_full_said;
+    /* Set while a reading thread of the worker's own decodes and merges its recording (see
+     * Two threads per recording): the ring it hands merged events and markers into. */
+    cv__ring_t *feed;
 } ctx_t;
 
 /* Every warning and error of the conversion, its own and its parts' (cv__err_t, errors.c),
@@ -358,8 +370,9 @@ static void nomem(ctx_t *c, const char *while_doing)
 }
 
 /* Tells the caller how far the conversion is: the thread files already done, plus the offset
- * each open stream has reached. */
-static void progress(ctx_t *c, const stream_t *s, size_t n, int final)
+ * each open stream has reached, and `events`, the worker's events so far (c->events, or the
+ * reading thread's count of the events it handed on). */
+static void progress(ctx_t *c, const stream_t *s, size_t n, uint64_t events, int final)
 {
     if (!c->o->progress)
         return;
@@ -369,8 +382,10 @@ static void progress(ctx_t *c, const stream_t *s, size_t n, int final)
     uint64_t total = m->bytes_total;
     pthread_mutex_unlock(&sh->in_mu);
     /* Each worker adds its events here as it tells them. */
-    atomic_fetch_add(&sh->events, c->events - c->events_told);
-    c->events_told = c->events;
+    if (events > c->events_told) {
+        atomic_fetch_add(&sh->events, events - c->events_told);
+        c->events_told = events;
+    }
     rheap_convert_progress_t p = {atomic_load(&sh->bytes_done), total, atomic_load(&sh->events),
                                   final};
     for (size_t i = 0; i < n; i++)
@@ -686,7 +701,18 @@ static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
             s->name = strndup(rec.u.name.text.ptr, rec.u.name.text.len);
             break;
         case RIP_REC_MARK:
-            cv__summary_marker(c->sum, rec.t);
+            if (c->feed) {
+                /* The summaries are the converting thread's: the marker goes to them in its
+                 * place among the events, where the one-thread merge would count it. */
+                cv__merged_t *m = cv__ring_put(c->feed);
+                if (!m)
+                    return -1;
+                m->kind = EV_MARKER;
+                m->t = rec.t;
+                cv__ring_commit(c->feed);
+            } else {
+                cv__summary_marker(c->sum, rec.t);
+            }
             pthread_mutex_lock(&c->sh->db_mu);
             int mrc = cv__db_marker(c->db, c->pid, c->recording, s->tid, rec.t,
                                     rec.u.name.text.ptr, rec.u.name.text.len);
@@ -733,6 +759,8 @@ static int advance(ctx_t *c, stream_t *s, const cv__pairs_t *live)
             break;
         }
         s->ahead_n++;
+        if (!live)
+            continue; /* a reading thread: the converting thread prefetches (convert_ring) */
         cv__pairs_prefetch(live, e->addr);
         if (e->old_addr)
             cv__pairs_prefetch(live, e->old_addr);
@@ -1103,10 +1131,10 @@ static int maps_cut(ctx_t *c, const stream_t *s, uint64_t lo, uint64_t hi, uint6
     return 0;
 }
 
-/* A map, unmap or remap event (FORMAT.md, "Mappings"), with its backtrace id bt. */
-static int apply_map(ctx_t *c, stream_t *s, uint64_t bt)
+/* A map, unmap or remap event e of stream s (FORMAT.md, "Mappings"), with its backtrace id
+ * bt. */
+static int apply_map(ctx_t *c, stream_t *s, const event_t *e, uint64_t bt)
 {
-    const event_t *e = &s->ev;
     uint64_t first = 0;
     if (e->is_free == EV_UNMAP)
         return maps_cut(c, s, e->addr, e->addr + e->size, e->t, NULL);
@@ -1200,9 +1228,9 @@ static void store_fail(ctx_t *c, const cv__pairs_t *live)
 }
 
 /* A pool's destruction: every block of it still live is freed at its time, by its thread. */
-static int destroy_pool(ctx_t *c, cv__pairs_t *live, stream_t *s)
+static int destroy_pool(ctx_t *c, cv__pairs_t *live, const stream_t *s, const event_t *e)
 {
-    uint64_t lo = s->ev.addr, hi = lo + (1ull << POOL_SHIFT), addrs[256];
+    uint64_t lo = e->addr, hi = lo + (1ull << POOL_SHIFT), addrs[256];
     size_t n;
     do {
         n = cv__pairs_find_range(live, lo, hi, addrs, sizeof addrs / sizeof addrs[0]);
@@ -1210,62 +1238,77 @@ static int destroy_pool(ctx_t *c, cv__pairs_t *live, stream_t *s)
             cv__live_t b;
             if (!cv__pairs_take(live, addrs[i], &b))
                 continue;
-            cv__summary_free(c->sum, &b, s->ev.t, s->tid, c->next_id + 1);
-            if (write_row(c, &b, 1, s->ev.t, s->id, NULL) != 0)
+            cv__summary_free(c->sum, &b, e->t, s->tid, c->next_id + 1);
+            if (write_row(c, &b, 1, e->t, s->id, NULL) != 0)
                 return -1;
         }
     } while (n == sizeof addrs / sizeof addrs[0]);
     return 0;
 }
 
-/* Applies the stream's current event to the live map. 0: the event is consumed; 1: only the
- * release half of a realloc was applied, its allocation half is still to come; -1: fatal. */
-static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s)
+/* The release half of a realloc, event e of stream s: the old block ends when realloc released
+ * it; *old_id gets its row id (stays 0 when it was not live). 0, or -1: fatal. */
+static int apply_release(ctx_t *c, cv__pairs_t *live, const stream_t *s, const event_t *e,
+                         uint64_t *old_id)
 {
     cv__live_t b;
-    if (s->ev.is_free == EV_DESTROY)
-        return destroy_pool(c, live, s);
-    if (s->ev.is_free == EV_UNMAP)
-        return apply_map(c, s, 0);
-    if (s->ev.is_free == EV_FREE) {
-        if (cv__pairs_take(live, s->ev.addr, &b)) {
-            cv__summary_free(c->sum, &b, s->ev.t, s->tid, c->next_id + 1);
-            return write_row(c, &b, 1, s->ev.t, s->id, NULL);
+    if (cv__pairs_take(live, e->old_addr, &b)) {
+        cv__summary_free(c->sum, &b, e->old_t, s->tid, c->next_id + 1);
+        return write_row(c, &b, 1, e->old_t, s->id, old_id);
+    }
+    c->unmatched_frees++;
+    return 0;
+}
+
+/* An allocation or mapping names a stack the file never defined. */
+static void undefined_stack(ctx_t *c, const stream_t *s, uint64_t offset, uint64_t stack)
+{
+    errorf(c, RHEAP_CONVERT_E_INPUT, s->path, offset,
+           "%s: offset %llu: allocation names stack id %llu, which the file never defined",
+           s->path, (unsigned long long)offset, (unsigned long long)stack);
+}
+
+/* Whether event e needs its stack's backtrace id: an allocation (its second half, for a
+ * realloc) or a new mapping. */
+static inline int needs_stack(const event_t *e)
+{
+    return (e->is_free == EV_ALLOC || e->is_free == EV_MAP || e->is_free == EV_REMAP) && e->stack;
+}
+
+/* Applies event e of stream s to the live map, all of it but a realloc's release half
+ * (apply_release, before): bt is its backtrace id, old_id the row id of the block its realloc
+ * released (0: none). 0, or -1: fatal. */
+static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s, const event_t *e, uint64_t bt,
+                 uint64_t old_id)
+{
+    cv__live_t b;
+    if (e->is_free == EV_DESTROY)
+        return destroy_pool(c, live, s, e);
+    if (e->is_free == EV_UNMAP)
+        return apply_map(c, s, e, 0);
+    if (e->is_free == EV_FREE) {
+        if (cv__pairs_take(live, e->addr, &b)) {
+            cv__summary_free(c->sum, &b, e->t, s->tid, c->next_id + 1);
+            return write_row(c, &b, 1, e->t, s->id, NULL);
         }
         c->unmatched_frees++;
         return 0;
     }
-    if (s->phase == 0) {
-        /* The old half of a realloc: the old block ends when realloc released it. */
-        s->phase = 1;
-        if (cv__pairs_take(live, s->ev.old_addr, &b)) {
-            cv__summary_free(c->sum, &b, s->ev.old_t, s->tid, c->next_id + 1);
-            return write_row(c, &b, 1, s->ev.old_t, s->id, &s->old_id) == 0 ? 1 : -1;
-        }
-        c->unmatched_frees++;
-        return 1;
-    }
-    uint64_t bt = 0;
-    if (s->ev.stack && !cv__u64map_get(&s->stacks, s->ev.stack, &bt)) {
-        errorf(c, RHEAP_CONVERT_E_INPUT, s->path, s->ev.offset,
-               "%s: offset %llu: allocation names stack id %llu, which the file never defined", s->path, (unsigned long long)s->ev.offset, (unsigned long long)s->ev.stack);
-        return -1;
-    }
-    if (s->ev.is_free == EV_MAP || s->ev.is_free == EV_REMAP)
-        return apply_map(c, s, bt);
-    if (!s->ev.addr) {
+    if (e->is_free == EV_MAP || e->is_free == EV_REMAP)
+        return apply_map(c, s, e, bt);
+    if (!e->addr) {
         c->null_allocs++;
         return 0;
     }
-    b.addr = s->ev.addr;
-    b.t = s->ev.t;
-    b.size = s->ev.size;
+    b.addr = e->addr;
+    b.t = e->t;
+    b.size = e->size;
     b.bt = bt;
-    b.align = s->ev.align;
-    b.realloc_of = s->old_id;
+    b.align = e->align;
+    b.realloc_of = old_id;
     b.tid = s->tid;
     b.thread = s->id;
-    b.call = (uint8_t)s->ev.call;
+    b.call = (uint8_t)e->call;
     /* The thread's base, shared by its segments: the base of its first allocation in any. */
     stream_t *th = &c->streams[s->id - c->first_thread];
     if (!th->addr_base)
@@ -1280,12 +1323,28 @@ static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s)
         /* The address was handed out again, so the earlier block was freed by then, but its
          * free was not recorded: close it at the reuse, with no freeing thread. */
         c->reused_live++;
-        cv__summary_free(c->sum, &old, s->ev.t, 0, c->next_id + 1);
+        cv__summary_free(c->sum, &old, e->t, 0, c->next_id + 1);
         cv__summary_alloc(c->sum, &b);
-        return write_row(c, &old, 1, s->ev.t, RHEAP_NO_THREAD, NULL);
+        return write_row(c, &old, 1, e->t, RHEAP_NO_THREAD, NULL);
     }
     cv__summary_alloc(c->sum, &b);
     return 0;
+}
+
+/* Applies the stream's current event: 0, it is consumed; 1, only the release half of a realloc
+ * was applied, its allocation half is still to come; -1, fatal. */
+static int apply_current(ctx_t *c, cv__pairs_t *live, stream_t *s)
+{
+    if (s->phase == 0) {
+        s->phase = 1;
+        return apply_release(c, live, s, &s->ev, &s->old_id) == 0 ? 1 : -1;
+    }
+    uint64_t bt = 0;
+    if (needs_stack(&s->ev) && !cv__u64map_get(&s->stacks, s->ev.stack, &bt)) {
+        undefined_stack(c, s, s->ev.offset, s->ev.stack);
+        return -1;
+    }
+    return apply(c, live, s, &s->ev, bt, s->old_id);
 }
 
 static char *join_args(const rip_record_t *rec)
@@ -1894,12 +1953,225 @@ static int begin_recording(ctx_t *c, streams_t *v, rip_recording_t *rec, procinf
     return 0;
 }
 
+/* ---- Two threads per recording ----
+ *
+ * A big finished recording is converted over two cores: a reading thread of its own decodes the
+ * thread files (LZ4, records, stack definitions to backtrace ids, module lists, pools), merges
+ * them and hands the merged events to the worker's thread through a ring (ring.c); the worker
+ * pairs them (it alone touches the live-block store), counts them in the summaries and makes
+ * the rows. What the decoding meets between events and the converting side needs (markers) goes
+ * through the ring as cells of their own, in the place where the one-thread merge meets it, so
+ * the database is the one a single thread makes. The reading thread is the same code as the
+ * one-thread merge (advance, decode_next), without the store's prefetches, which move to the
+ * converting side, reading ahead in the ring. A live recording (still growing) keeps one thread,
+ * as do the two workers of a live conversion (they have the two cores already) and a small
+ * recording, where a thread and its ring cost more than they give. */
+
+/* Thread files smaller than this in all convert on one thread (RHEAP_CONVERT_READER changes
+ * it: reader_of). */
+#define PIPE_MIN_BYTES (1ull << 20)
+
+/* How far ahead of the event being applied the converting thread prefetches the store's tags of
+ * an event (in cells), and how far the slot they name (see advance). */
+#define RING_TAGS_AHEAD 64u
+#define RING_SLOT_AHEAD 32u
+
+/* Whether the recording is worth a reading thread of its own. */
+static int pipe_pays(const ctx_t *c, const streams_t *v)
+{
+    if (c->live || v->live || v->was_live || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        return 0;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < v->n; i++)
+        bytes += v->s[i].file_size;
+    return bytes >= c->pipe_min;
+}
+
+/* The reading thread: merges the streams and hands each event on, as merge_events applies them.
+ * 0 at the merge's end; -1 when it failed (said), found an undefined stack (the converting
+ * thread says it, at its place) or the converting thread closed the ring. base: the worker's
+ * events before the recording's (its progress counts on from there). */
+static int feed(ctx_t *c, streams_t *v, cv__ring_t *ring, uint64_t base)
+{
+    uint64_t tick = 0;
+    for (;;) {
+        long top = cv__merge_top(v->m);
+        if (top < 0)
+            return 0;
+        stream_t *cur = &v->s[top];
+        const event_t *e = &cur->ev;
+        cv__merged_t *m = cv__ring_put(ring);
+        if (!m)
+            return -1;
+        m->call = (uint8_t)e->call;
+        m->stream = (uint32_t)top;
+        m->t = e->t;
+        m->addr = e->addr;
+        m->size = e->size;
+        m->bt = 0;
+        /* A mapping has no alignment; a remap's old length takes its place. */
+        m->align = e->is_free == EV_REMAP ? e->old_size : e->align;
+        m->old_addr = e->old_addr;
+        m->old_t = e->old_t;
+        if (cur->phase == 0) {
+            m->kind = EV_RELEASE;
+            cv__ring_commit(ring);
+            cur->phase = 1;
+            stream_key(v->m, (size_t)top, cur);
+            continue;
+        }
+        m->kind = (uint8_t)e->is_free;
+        if (needs_stack(e) && !cv__u64map_get(&cur->stacks, e->stack, &m->bt)) {
+            m->kind = EV_UNDEFINED;
+            m->addr = e->offset;
+            m->size = e->stack;
+            cv__ring_commit(ring);
+            return -1;
+        }
+        cv__ring_commit(ring);
+        int more = advance(c, cur, NULL);
+        if (more < 0)
+            return -1;
+        if (more == 1) {
+            stream_key(v->m, (size_t)top, cur);
+        } else {
+            cv__merge_remove(v->m, (size_t)top);
+            cur->done = 1;
+        }
+        if ((++tick & 0xffff) == 0)
+            progress(c, v->s, v->n, base + tick, 0);
+    }
+}
+
+typedef struct {
+    ctx_t *c;
+    streams_t *v;
+    uint64_t events;         /* the worker's before the recording */
+} reader_t;
+
+static void *reader_main(void *arg)
+{
+    reader_t *r = arg;
+    ctx_t *c = r->c;
+    cv__ring_t *ring = c->feed;
+    int rc = feed(c, r->v, ring, r->events);
+    cv__merged_t *m = cv__ring_put(ring);
+    if (m) {
+        m->kind = EV_END;
+        m->size = rc != 0;
+        cv__ring_commit(ring);
+    }
+    cv__ring_flush(ring);
+    return NULL;
+}
+
+/* The converting thread: applies the cells of the ring until the reading thread's end, with
+ * old_ids[i] the row id of the block the current realloc of stream i released. 0, or -1 (said,
+ * by one thread or the other). */
+static int convert_ring(ctx_t *c, streams_t *v, cv__pairs_t *live, cv__ring_t *ring,
+                        uint64_t *old_ids)
+{
+    const cv__merged_t *cells = cv__ring_cells(ring);
+    const uint64_t mask = CV__RING_SIZE - 1;
+    uint64_t pos = 0, end = 0, tags = 0, slots = 0;
+    for (;;) {
+        if (pos == end)
+            end = cv__ring_wait(ring, pos);
+        /* Each event's tags RING_TAGS_AHEAD cells ahead, its slot RING_SLOT_AHEAD ahead, as the
+         * one-thread merge prefetches them as it decodes (advance). */
+        uint64_t lim = end - pos > RING_TAGS_AHEAD ? pos + RING_TAGS_AHEAD : end;
+        for (; tags < lim; tags++) {
+            const cv__merged_t *x = &cells[tags & mask];
+            cv__pairs_prefetch(live, x->kind == EV_RELEASE ? x->old_addr : x->addr);
+        }
+        lim = end - pos > RING_SLOT_AHEAD ? pos + RING_SLOT_AHEAD : end;
+        for (; slots < lim; slots++) {
+            const cv__merged_t *x = &cells[slots & mask];
+            cv__pairs_prefetch_slot(live, x->kind == EV_RELEASE ? x->old_addr : x->addr);
+        }
+        cv__merged_t m = cells[pos & mask];
+        if ((++pos & (CV__RING_BATCH - 1)) == 0)
+            cv__ring_release(ring, pos, 0);
+        if (m.kind == EV_END)
+            return m.size ? -1 : 0;
+        if (m.kind == EV_MARKER) {
+            cv__summary_marker(c->sum, m.t);
+            continue;
+        }
+        stream_t *s = &v->s[m.stream];
+        if (m.kind == EV_UNDEFINED) {
+            undefined_stack(c, s, m.addr, m.size);
+            return -1;
+        }
+        event_t e = {
+            .is_free = m.kind == EV_RELEASE ? EV_ALLOC : m.kind,
+            .call = (rip_call_t)m.call,
+            .t = m.t,
+            .addr = m.addr,
+            .size = m.size,
+            .align = m.kind == EV_REMAP ? 0 : m.align,
+            .old_addr = m.old_addr,
+            .old_t = m.old_t,
+            .old_size = m.kind == EV_REMAP ? m.align : 0,
+        };
+        int a;
+        if (m.kind == EV_RELEASE) {
+            old_ids[m.stream] = 0;
+            a = apply_release(c, live, s, &e, &old_ids[m.stream]);
+        } else {
+            a = apply(c, live, s, &e, m.bt,
+                      m.kind == EV_ALLOC && m.old_addr ? old_ids[m.stream] : 0);
+        }
+        if (a < 0)
+            return -1;
+        /* A take that could not read the spill file found nothing: the rows would be wrong. */
+        if (cv__pairs_failure(live)) {
+            store_fail(c, live);
+            return -1;
+        }
+        if (m.kind != EV_RELEASE)
+            c->events++;
+    }
+}
+
+/* The recording's events over two threads (above). 0, or -1 (said); 1 when the reading thread
+ * could not be started (nothing done: the caller merges on one thread). */
+static int merge_pipe(ctx_t *c, streams_t *v, cv__pairs_t *live_map)
+{
+    cv__ring_t *ring = cv__ring_create();
+    uint64_t *old_ids = calloc(v->n ? v->n : 1, sizeof *old_ids);
+    reader_t r = {c, v, c->events};
+    pthread_t reader;
+    c->feed = ring;
+    if (!ring || !old_ids || pthread_create(&reader, NULL, reader_main, &r) != 0) {
+        c->feed = NULL;
+        cv__ring_destroy(ring);
+        free(old_ids);
+        return 1;
+    }
+    /* Named, so that top -H and /proc/PID/task tell the two threads' CPU apart. */
+    pthread_setname_np(reader, "rheap reader");
+    int rc = convert_ring(c, v, live_map, ring, old_ids);
+    /* However it ended, the reading thread stops at its next cell. */
+    cv__ring_close(ring);
+    pthread_join(reader, NULL);
+    c->feed = NULL;
+    cv__ring_destroy(ring);
+    free(old_ids);
+    return rc;
+}
+
 /* Applies every event of the recording in merge order, following the files while they grow
  * (live); then, after a live recording, reads its process file again for the records written
  * last. 0, or -1 (said). */
 static int merge_events(ctx_t *c, streams_t *v, rip_recording_t **rr, procinfo_t *p,
                         cv__pairs_t *live_map)
 {
+    if (pipe_pays(c, v)) {
+        int rc = merge_pipe(c, v, live_map);
+        if (rc <= 0)
+            return rc;
+    }
     uint64_t tick = 0;
     for (;;) {
         long top = cv__merge_top(v->m);
@@ -1920,7 +2192,7 @@ static int merge_events(ctx_t *c, streams_t *v, rip_recording_t **rr, procinfo_t
         key_of(cur, &v->last_t, &v->last_cls);
         v->last_i = (size_t)top;
         v->applied = 1;
-        int a = apply(c, live_map, cur);
+        int a = apply_current(c, live_map, cur);
         if (a < 0)
             return -1;
         /* A take that could not read the spill file found nothing: the rows would be wrong. */
@@ -1952,7 +2224,7 @@ static int merge_events(ctx_t *c, streams_t *v, rip_recording_t **rr, procinfo_t
             }
         }
         if ((++tick & 0xffff) == 0 && !v->was_live)
-            progress(c, v->s, v->n, 0);
+            progress(c, v->s, v->n, c->events, 0);
     }
     if (v->was_live) {
         /* The process file's last records (off, lost) were written after it was first read. */
@@ -2643,6 +2915,7 @@ static int run_workers(ctx_t *c, unsigned n)
         w[k].sym = c->sym;
         w[k].stacks = c->stacks;
         w[k].budget = c->budget / n;
+        w[k].pipe_min = c->pipe_min;
         w[k].live = c->live;
         w[k].t0 = c->t0;
         w[k].sum = cv__summary_create();
@@ -2778,7 +3051,7 @@ static int convert_all(ctx_t *c, int live, rheap_convert_result_t *result)
     }
     if (c->fatal)
         return -1; /* the error said what went wrong; the temporary database goes away */
-    progress(c, NULL, 0, 1);
+    progress(c, NULL, 0, c->events, 1);
     cv__db_t *db = c->db;
     c->db = NULL;
     st = cv__db_finish_start(db, &err);
@@ -2840,6 +3113,27 @@ static int budget_of(ctx_t *c, uint64_t *budget)
     return 0;
 }
 
+/* RHEAP_CONVERT_READER: `0`, every recording on one thread; `1`, every finished one with a
+ * reading thread, however small (the tests compare the two); unset or `auto`, those of
+ * PIPE_MIN_BYTES of thread files or more. 0, or -1 (said). */
+static int reader_of(ctx_t *c, uint64_t *pipe_min)
+{
+    const char *env = getenv("RHEAP_CONVERT_READER");
+    if (!env || !*env || !strcmp(env, "auto"))
+        *pipe_min = PIPE_MIN_BYTES;
+    else if (!strcmp(env, "0"))
+        *pipe_min = UINT64_MAX;
+    else if (!strcmp(env, "1"))
+        *pipe_min = 0;
+    else {
+        errorf(c, RHEAP_CONVERT_E_REFUSED, NULL, NO_OFFSET,
+               "RHEAP_CONVERT_READER=%s: expected 0 (one thread), 1 (a reading thread for every "
+               "recording) or auto", env);
+        return -1;
+    }
+    return 0;
+}
+
 static int shared_init(shared_t *sh)
 {
     memset(sh, 0, sizeof *sh);
@@ -2884,10 +3178,11 @@ rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_conver
     }
     c.o = o;
     c.sh = &sh;
-    uint64_t budget = 0;
-    if (budget_of(&c, &budget) != 0)
+    uint64_t budget = 0, pipe_min = 0;
+    if (budget_of(&c, &budget) != 0 || reader_of(&c, &pipe_min) != 0)
         return (rheap_convert_status_t)c.fatal;
     c.budget = budget;
+    c.pipe_min = pipe_min;
     int live = o->next_input != NULL;
     for (size_t i = 0; !live && i < o->ninputs; i++)
         if (add_input(&c, o->inputs[i]) != 0)
@@ -2907,6 +3202,7 @@ rheap_convert_status_t rheap_convert(const rheap_convert_opts_t *o, rheap_conver
         again.capin = c.capin;
         c = again;
         c.budget = budget;
+        c.pipe_min = pipe_min;
         for (const char *next; !c.fatal && (next = o->next_input(o->live_user));)
             add_input(&c, next);
         for (size_t i = 0; i < c.nin; i++)

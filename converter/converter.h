@@ -69,6 +69,47 @@ long cv__merge_top(const cv__merge_t *m);
 /* 1 when key (t, cls) of stream a sorts before key (u, clu) of stream b: the merge's order. */
 int cv__merge_before(uint64_t t, int cls, size_t a, uint64_t u, int clu, size_t b);
 
+/* ---- ring.c: merged events from the reading thread to the converting thread ----
+ * One producer (the thread that decodes and merges the thread files) and one consumer (the one
+ * that pairs, counts and writes rows); cells are published and given back CV__RING_BATCH at a
+ * time, and a side that finds the ring full (or empty) sleeps until the other has given back
+ * half (or filled a quarter). Positions count cells from 0 and never wrap; cell `pos` is
+ * cells[pos & (CV__RING_SIZE - 1)]. */
+#define CV__RING_SIZE 4096u
+#define CV__RING_BATCH 64u
+
+/* One cell: an event as the merge hands it on, or another entry that must keep its place among
+ * the events (conversion.c's `kind`s say which and how the fields are used). */
+typedef struct {
+    uint8_t kind;
+    uint8_t call;        /* rip_call_t */
+    uint16_t spare;
+    uint32_t stream;     /* the index of the stream it came from */
+    uint64_t t, addr, size, bt, align, old_addr, old_t;
+} cv__merged_t;
+
+typedef struct cv__ring cv__ring_t;
+
+/* An empty ring (256 KiB of cells), or NULL without memory. */
+cv__ring_t *cv__ring_create(void);
+void cv__ring_destroy(cv__ring_t *r);
+cv__merged_t *cv__ring_cells(cv__ring_t *r);
+/* Producer: the next cell to fill, waiting while the ring is full; NULL once the consumer has
+ * closed the ring (nothing more will be read). The cell is the consumer's once committed and
+ * published (every CV__RING_BATCH commits, and at cv__ring_flush, which wakes the consumer: call
+ * it at the end). */
+cv__merged_t *cv__ring_put(cv__ring_t *r);
+void cv__ring_commit(cv__ring_t *r);
+void cv__ring_flush(cv__ring_t *r);
+/* Consumer: waits until a cell past pos is published and returns the position after the last
+ * one published; every cell before pos is given back first. */
+uint64_t cv__ring_wait(cv__ring_t *r, uint64_t pos);
+/* Consumer: the cells before pos are used up (a sleeping producer is woken once half the ring
+ * is free, or at once with force). */
+void cv__ring_release(cv__ring_t *r, uint64_t pos, int force);
+/* Consumer: it reads no more; the producer's waits and puts end (NULL). */
+void cv__ring_close(cv__ring_t *r);
+
 /* ---- pair.c: live allocations of one process, by address ---- */
 typedef struct {
     uint64_t addr;       /* key; never 0 */
