@@ -213,38 +213,6 @@ static void write_recording(const char *dir, uint32_t undefined_at, model_t *m)
     tgen_close(&c);
 }
 
-/* Every row of every table, in rowid order, one line each; the meta row of the conversion's
- * time left out (it is when, not what). */
-static char *dump(const char *path)
-{
-    sqlite3 *db = tgen_db_open(path);
-    char *out = NULL;
-    size_t len = 0;
-    FILE *o = open_memstream(&out, &len);
-    sqlite3_stmt *tables;
-    if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name",
-                           -1, &tables, NULL) != SQLITE_OK)
-        exit(99);
-    while (sqlite3_step(tables) == SQLITE_ROW) {
-        char sql[512];
-        const char *name = (const char *)sqlite3_column_text(tables, 0);
-        snprintf(sql, sizeof sql, "SELECT * FROM \"%s\"%s", name,
-                 strcmp(name, "meta") ? "" : " WHERE key <> 'converted_at'");
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-            fprintf(stderr, "%s: %s\n", sql, sqlite3_errmsg(db));
-            exit(99);
-        }
-        fprintf(o, "== %s\n", name);
-        tgen_print_rows(o, st);
-        sqlite3_finalize(st);
-    }
-    sqlite3_finalize(tables);
-    sqlite3_close(db);
-    fclose(o);
-    return out;
-}
-
 /* `rheap convert -q` of rip into out with RHEAP_CONVERT_READER set to reader (NULL: unset);
  * its status, and its stderr in err. */
 static int convert(const char *rheap, const char *rip, const char *out, const char *reader,
@@ -290,7 +258,7 @@ static char *both_ways(const char *rheap, const char *rip, const char *dir, int 
     CHECK_INT(access(two, F_OK) == 0, written);
     if (!written)
         return NULL;
-    char *x = dump(one), *y = dump(two);
+    char *x = tgen_dump_tables(one), *y = tgen_dump_tables(two);
     if (strcmp(x, y))
         tgen_first_difference("one thread against two", x, y);
     CHECK(strcmp(x, y) == 0);
@@ -330,7 +298,7 @@ int main(int argc, char **argv)
     char *ref = both_ways(rheap, rip, dir, 0);
     static char err[65536];
     CHECK_INT(convert(rheap, rip, db_auto, NULL, err, sizeof err), 0);
-    char *z = dump(db_auto);
+    char *z = tgen_dump_tables(db_auto);
     if (ref && strcmp(ref, z))
         tgen_first_difference("one thread against the size's choice", ref, z);
     CHECK(ref && strcmp(ref, z) == 0);

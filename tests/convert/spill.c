@@ -98,38 +98,6 @@ static void write_recording(const char *dir, int undefined)
     tgen_close(&b);
 }
 
-/* Every row of every table, in rowid order, one line each; the meta row of the conversion's
- * time left out (it is when, not what). */
-static char *dump(const char *path)
-{
-    sqlite3 *db = tgen_db_open(path);
-    char *out = NULL;
-    size_t len = 0;
-    FILE *o = open_memstream(&out, &len);
-    sqlite3_stmt *tables;
-    if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name",
-                           -1, &tables, NULL) != SQLITE_OK)
-        exit(99);
-    while (sqlite3_step(tables) == SQLITE_ROW) {
-        char sql[512];
-        const char *name = (const char *)sqlite3_column_text(tables, 0);
-        snprintf(sql, sizeof sql, "SELECT * FROM \"%s\"%s", name,
-                 strcmp(name, "meta") ? "" : " WHERE key <> 'converted_at'");
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-            fprintf(stderr, "%s: %s\n", sql, sqlite3_errmsg(db));
-            exit(99);
-        }
-        fprintf(o, "== %s\n", name);
-        tgen_print_rows(o, st);
-        sqlite3_finalize(st);
-    }
-    sqlite3_finalize(tables);
-    sqlite3_close(db);
-    fclose(o);
-    return out;
-}
-
 /* The names in dir other than those given (NULL-terminated), counted. */
 static int strangers(const char *dir, const char *const *known)
 {
@@ -188,7 +156,7 @@ static void test_convert(const char *rheap, const char *tmp)
     CHECK_INT(convert(rheap, rip, env, "64 K", err, sizeof err), 1);
     CHECK(strstr(err, "--memory: expected a size such as 512M, 4G or none, got '64 K'") != NULL);
 
-    char *x = dump(ref), *y = dump(small), *z = dump(env);
+    char *x = tgen_dump_tables(ref), *y = tgen_dump_tables(small), *z = tgen_dump_tables(env);
     if (strcmp(x, y))
         tgen_first_difference("--memory 64K", x, y);
     if (strcmp(x, z))

@@ -168,6 +168,36 @@ void tgen_print_rows(FILE *out, sqlite3_stmt *st)
     }
 }
 
+char *tgen_dump_tables(const char *path)
+{
+    sqlite3 *db = tgen_db_open(path);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&out, &len);
+    sqlite3_stmt *tables;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name",
+                           -1, &tables, NULL) != SQLITE_OK)
+        exit(99);
+    while (sqlite3_step(tables) == SQLITE_ROW) {
+        char sql[512];
+        const char *name = (const char *)sqlite3_column_text(tables, 0);
+        snprintf(sql, sizeof sql, "SELECT * FROM \"%s\"%s", name,
+                 strcmp(name, "meta") ? "" : " WHERE key <> 'converted_at'");
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+            fprintf(stderr, "%s: %s\n", sql, sqlite3_errmsg(db));
+            exit(99);
+        }
+        fprintf(o, "== %s\n", name);
+        tgen_print_rows(o, st);
+        sqlite3_finalize(st);
+    }
+    sqlite3_finalize(tables);
+    sqlite3_close(db);
+    fclose(o);
+    return out;
+}
+
 char *tgen_script_rows(const char *db_path, const char *sql_path)
 {
     FILE *f = fopen(sql_path, "r");

@@ -68,6 +68,11 @@ int tgen_run(char *const argv[], char *errbuf, size_t errlen);
  * each followed by '|', one line a row. */
 void tgen_print_rows(FILE *out, sqlite3_stmt *st);
 
+/* Every row of every table of the database at path, table by table in name order and each in
+ * rowid order, one line a row, the meta row of the conversion's time left out (it is when, not
+ * what): two conversions compared whole (malloc'd; exits on an error). */
+char *tgen_dump_tables(const char *path);
+
 /* Every row the SQL script at sql_path selects from the database, as one string (malloc'd;
  * exits on an error in the script). */
 char *tgen_script_rows(const char *db_path, const char *sql_path);
