@@ -822,6 +822,15 @@ int cli__cmd_run(int argc, char **argv)
         return RHEAP_EXIT_USAGE;
     if (cli__make_private_dir(o.dir, o.output, "rheap-run", recdir, sizeof recdir) != 0)
         return RHEAP_EXIT_USAGE;
+    /* The database --force replaces, held open: the rename of the new one over it then leaves
+     * its blocks to whoever closes it last, the process that removes the recordings after rheap
+     * has exited. Given back by the rename, a build's 1.8 GB took 1.3 s after a ready database
+     * (a disk mounted with discard, as with the recordings). */
+    int replaced = o.force ? open(o.output, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (replaced >= 0 && (fstat(replaced, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+        close(replaced);
+        replaced = -1;
+    }
 
     /* Ctrl-C and Ctrl-\ reach the whole foreground process group; like a shell waiting for a
      * job, rheap lets the program decide and converts what was recorded. The program gets the
@@ -903,6 +912,8 @@ int cli__cmd_run(int argc, char **argv)
     int converted = crc == RHEAP_EXIT_OK || crc == RHEAP_EXIT_WARNINGS;
     if (converted && !o.keep) {
         cli__remove_tree_detached(recdir);
+        if (replaced >= 0)
+            close(replaced);
     } else if (!converted) {
         cli__note(stderr,
                     "the recordings are kept in %s; convert them again with: "
