@@ -193,6 +193,9 @@ int cli__make_private_dir(const char *dir, const char *output, const char *prefi
 void cli__remove_tree(const char *dir);
 /* Removes it in the background, by a process that outlives the caller, nothing said. */
 void cli__remove_tree_detached(const char *dir);
+/* The calling process's nice value raised by steps, relative to its own as `nice -n` does (the
+ * kernel stops at 19); nothing when it cannot be read. */
+void cli__lower_priority(int steps);
 /* A recording directory found by cli__collect_recordings. */
 typedef struct {
     char *path;

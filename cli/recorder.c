@@ -177,6 +177,14 @@ void cli__remove_tree(const char *dir)
         cli__warning(stderr, "could not remove %s: %s", dir, strerror(errno));
 }
 
+void cli__lower_priority(int steps)
+{
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, 0);
+    if (errno == 0)
+        (void)setpriority(PRIO_PROCESS, 0, now + steps);
+}
+
 /* A build's recordings are thousands of files: removing them took 5 to 14 s where the file
  * system gives each freed block back to the disk at once (ext4 mounted with `discard`), after a
  * database that was ready. A process of its own removes them after rheap has exited: the child
@@ -199,10 +207,7 @@ void cli__remove_tree_detached(const char *dir)
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         for (int fd = 0; fd < 3 && null >= 0; fd++)
             dup2(null, fd);
-        errno = 0;
-        int now = getpriority(PRIO_PROCESS, 0);
-        if (errno == 0)
-            (void)setpriority(PRIO_PROCESS, 0, now + 19);
+        cli__lower_priority(19);
         nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
         _exit(0);
     }

@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -297,13 +296,8 @@ static void child_exec(const run_opts_t *o, const char *lib, const char *recdir,
         else if (text)
             unsetenv(s->env);
     }
-    if (o->nice > 0) {
-        /* Relative to rheap's own, as `nice -n N` would; the kernel caps it at 19. */
-        errno = 0;
-        int now = getpriority(PRIO_PROCESS, 0);
-        if (errno == 0)
-            (void)setpriority(PRIO_PROCESS, 0, now + o->nice);
-    }
+    if (o->nice > 0)
+        cli__lower_priority(o->nice);
     execvp(o->argv[0], o->argv);
     int e = errno;
     ssize_t w = write(errfd, &e, sizeof e);

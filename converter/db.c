@@ -1818,6 +1818,19 @@ cv__btree_t *cv__db_tree(cv__db_t *db, const char *table)
     return NULL;
 }
 
+/* The load's statements finalized and its transaction committed. 0, or -1 with err filled. */
+static int commit(cv__db_t *db, cv__err_t *err)
+{
+    char *msg = NULL;
+    finalize_all(db);
+    if (sqlite3_exec(db->db, "COMMIT", NULL, NULL, &msg) == SQLITE_OK)
+        return 0;
+    cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: committing: %s", db->tmp,
+             why(db, msg ? msg : "?"));
+    sqlite3_free(msg);
+    return -1;
+}
+
 /* Commits, closes SQLite, puts the summary tables' b-trees into the file and opens it again for
  * the rest of the load: what comes after (the totals, the summary callback, the allocation
  * rows' pages) finds those tables in the database. The connection is held throughout, so the
@@ -1826,14 +1839,8 @@ cv__btree_t *cv__db_tree(cv__db_t *db, const char *table)
  * rename files). */
 static rheap_convert_status_t settle(cv__db_t *db, cv__err_t *err)
 {
-    char *msg = NULL;
-    finalize_all(db);
-    if (sqlite3_exec(db->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: committing: %s",
-                 db->tmp, why(db, msg ? msg : "?"));
-        sqlite3_free(msg);
+    if (commit(db, err) != 0)
         return RHEAP_CONVERT_E_OUTPUT;
-    }
     uint32_t roots[T_N];
     if (tree_roots(db, roots, T_SUMMARY, T_N, err) != 0)
         return RHEAP_CONVERT_E_OUTPUT;
@@ -1876,7 +1883,6 @@ rheap_convert_status_t cv__db_settle(cv__db_t *db, cv__err_t *err)
 
 rheap_convert_status_t cv__db_finish_start(cv__db_t *db, cv__err_t *err)
 {
-    char *msg = NULL;
     if (drain(db) != 0) {
         cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
                  "%s: writing allocations: %s", db->tmp, db->error);
@@ -1895,13 +1901,8 @@ rheap_convert_status_t cv__db_finish_start(cv__db_t *db, cv__err_t *err)
     }
     if (run_schema(db, 1, err) != RHEAP_CONVERT_OK)
         goto fail;
-    finalize_all(db);
-    if (sqlite3_exec(db->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-        cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET, "%s: committing: %s",
-                 db->tmp, why(db, msg ? msg : "?"));
-        sqlite3_free(msg);
+    if (commit(db, err) != 0)
         goto fail;
-    }
     /* The summary tables too, when cv__db_settle did not put them in. */
     db->end_trees = db->tree[T_SUMMARY] ? T_N : T_SUMMARY;
     if (db->tree[T_ROWS]) {
