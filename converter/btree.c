@@ -58,6 +58,9 @@
 #define WRITE_PAGES_BYTES (256u << 10)
 #define LEAF_HEADER 8
 #define INTERIOR_HEADER 12
+/* Bytes past each page's end, so that cv__btree_add_ints may store 16 bytes at a cell's end
+ * (and put them back) whatever the cell's place in the page. */
+#define PAGE_SLACK 16
 #define LEAF_TYPE 0x0D
 #define INTERIOR_TYPE 0x05
 
@@ -219,6 +222,23 @@ static unsigned int_type(int64_t i)
 /* Bytes of the value of each serial type up to 9. */
 static const uint8_t type_bytes[10] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0};
 
+/* int_type by the bit length of i (of ~i when negative), for those other than 0 and 1: a
+ * lookup where int_type compares five times. */
+static const uint8_t type_of_bits[65] = {
+    1, 1, 1, 1, 1, 1, 1, 1,                                        /* up to 7 bits */
+    2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, /* 15, 23, 31 */
+    5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,                /* 47 */
+    6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,             /* 64 */
+};
+
+static inline unsigned int_type_fast(int64_t i)
+{
+    if ((uint64_t)i <= 1)
+        return 8 + (unsigned)i;
+    uint64_t u = i < 0 ? ~(uint64_t)i : (uint64_t)i;
+    return type_of_bits[64 - __builtin_clzll(u | 1)];
+}
+
 cv__btree_t *cv__btree_create(const char *near, const char *table, uint32_t page_size,
                               uint32_t reserved)
 {
@@ -239,7 +259,7 @@ cv__btree_t *cv__btree_create(const char *near, const char *table, uint32_t page
         return b;
     }
     b->wbuf = malloc(b->wcap);
-    b->lv[0].page = calloc(1, page_size);
+    b->lv[0].page = calloc(1, page_size + PAGE_SLACK);
     if (!b->wbuf || !b->lv[0].page) {
         fail(b, "%s: out of memory for its pages", table);
         return b;
@@ -348,7 +368,7 @@ static int push(cv__btree_t *b, int k, uint32_t child, int64_t key, int last)
             fail(b, "%s: more than %d levels", b->table, MAX_LEVELS);
             return -1;
         }
-        if (!b->lv[k].page && !(b->lv[k].page = calloc(1, b->page_size))) {
+        if (!b->lv[k].page && !(b->lv[k].page = calloc(1, b->page_size + PAGE_SLACK))) {
             fail(b, "%s: out of memory for its pages", b->table);
             return -1;
         }
@@ -486,6 +506,58 @@ int cv__btree_add(cv__btree_t *b, int64_t rowid, const cv__bt_value_t *v, unsign
         return -1;
     l->content -= size;
     memcpy(l->page + l->content, rec, size);
+    put16(l->page + LEAF_HEADER + 2 * l->ncells, l->content);
+    l->ncells++;
+    l->last_key = rowid;
+    b->last_rowid = rowid;
+    b->rows++;
+    return 0;
+}
+
+/* The columns of cv__btree_add_ints at most: a record header of 15 bytes, below 128, so one
+ * byte of length, and a payload of at most 127 bytes, one byte too. */
+#define INTS_MAX 14
+
+int cv__btree_add_ints(cv__btree_t *b, int64_t rowid, const int64_t *v, unsigned ncols,
+                       uint32_t nulls)
+{
+    if (b->failed || b->finished || ncols > INTS_MAX || (b->rows && rowid <= b->last_rowid)) {
+        /* The generic path says what is wrong. */
+        cv__bt_value_t w[INTS_MAX + 1];
+        unsigned n = ncols <= INTS_MAX ? ncols : INTS_MAX + 1;
+        for (unsigned i = 0; i < n; i++)
+            w[i] = (cv__bt_value_t){(nulls >> i & 1) ? CV__BT_NULL : CV__BT_INT, v[i], 0};
+        return cv__btree_add(b, rowid, w, n);
+    }
+    uint8_t types[16] = {0};
+    uint32_t body = 0;
+    for (unsigned i = 0; i < ncols; i++) {
+        unsigned t = (nulls >> i & 1) ? 0 : int_type_fast(v[i]);
+        types[i] = (uint8_t)t;
+        body += type_bytes[t];
+    }
+    uint32_t payload = 1 + ncols + body;
+    uint32_t size = 1 + varint_len((uint64_t)rowid) + payload;
+    level_t *l = &b->lv[0];
+    if (LEAF_HEADER + 2 * (l->ncells + 1) + size > l->content && leaf_full(b) != 0)
+        return -1;
+    /* The cell is written in place, each value as 8 bytes of which only its own count: what
+     * goes past the cell's end (the cell below it, or the page's slack) is put back after. */
+    uint8_t *end = l->page + l->content, keep[16];
+    memcpy(keep, end, sizeof keep);
+    l->content -= size;
+    uint8_t *c = l->page + l->content;
+    *c++ = (uint8_t)payload;
+    c += put_varint(c, (uint64_t)rowid);
+    *c++ = (uint8_t)(1 + ncols);
+    memcpy(c, types, sizeof types);
+    c += ncols;
+    for (unsigned i = 0; i < ncols; i++) {
+        unsigned n = type_bytes[types[i]], shift = 32 - 4 * n; /* twice: 64 - 8n, 0 to 64 */
+        put_be(c, ((uint64_t)v[i] << shift) << shift);
+        c += n;
+    }
+    memcpy(end, keep, sizeof keep);
     put16(l->page + LEAF_HEADER + 2 * l->ncells, l->content);
     l->ncells++;
     l->last_key = rowid;
