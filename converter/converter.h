@@ -222,14 +222,14 @@ cv__btree_t *cv__btree_create(const char *near, const char *table, uint32_t page
 void cv__btree_destroy(cv__btree_t *b);
 /* Appends a row of ncols (at most 120) values, the record's columns in the table's order (the
  * rowid's own column, an INTEGER PRIMARY KEY, as NULL: SQLite keeps it so); rowid above the
- * last row's. 0, or -1. Costs about 420 instructions for allocation_rows' seven columns
- * (callgrind), plus a write per 16 pages. */
+ * last row's. 0, or -1. Costs about 420 instructions for a row of seven columns (callgrind),
+ * plus a write per 16 pages. */
 int cv__btree_add(cv__btree_t *b, int64_t rowid, const cv__bt_value_t *v, unsigned ncols);
 /* The same for a row of ncols (at most 14) integers, the columns whose bit is set in `nulls`
  * NULL (their v ignored): the record is the one cv__btree_add makes of such values, laid
  * straight into the leaf page, without the values' kinds to dispatch on nor a copy of the
- * cell. For allocation_rows' millions of rows: about 110 instructions for its seven columns
- * (callgrind). 0, or -1. */
+ * cell. For allocation_rows' millions of rows: about 290 instructions for its seven columns,
+ * the page's write included (callgrind). 0, or -1. */
 int cv__btree_add_ints(cv__btree_t *b, int64_t rowid, const int64_t *v, unsigned ncols,
                        uint32_t nulls);
 uint64_t cv__btree_rows(const cv__btree_t *b);

@@ -8,17 +8,17 @@
  * the converter dies, the temporary file is garbage anyway.
  *
  * Allocation rows, nearly all of what is written, are written by a thread of their own: the
- * converter queues chunks of rows, packed as LEB128 numbers, and goes on reading and pairing
- * while the writer lays them into pages (btree.c; SQLite's insert cost three times as much per
- * row): allocation_rows and its side tables are built beside SQLite and put into the file at the
- * end (append_trees, link_trees); so are the four largest per-recording summary tables, put in
- * earlier, once every recording's rows are written (cv__db_settle, put_trees), since the totals
- * and the summary callback read them. SQLite is built for one thread here (no mutexes), so the
- * two take turns on the connection (`conn`), which also guards the builders: the writer holds it
- * for one chunk at a time, and any other write waits for the chunk in progress only, not for the
- * queue to empty (enter/leave). Stack rows,
- * which come throughout a conversion, are kept here and handed to the writer thread in sets,
- * so a new stack costs the reader no wait.
+ * converter queues chunks of rows, each the fields it had from its live-block store
+ * (cv__row_t), and goes on reading and pairing while the writer lays them into pages (btree.c;
+ * SQLite's insert cost three times as much per row): allocation_rows and its side tables are
+ * built beside SQLite and put into the file at the end (append_trees, link_trees); so are
+ * the four largest per-recording summary tables, put in earlier, once every recording's rows
+ * are written (cv__db_settle, put_trees), since the totals and the summary callback read them.
+ * SQLite is built for one thread here (no mutexes), so the two take turns on the connection
+ * (`conn`), which also guards the builders: the writer holds it for one chunk at a time, and
+ * any other write waits for the chunk in progress only, not for the queue to empty
+ * (enter/leave). Stack rows, which come throughout a conversion, are kept here and handed to
+ * the writer thread in sets, so a new stack costs the reader no wait.
  * The queue may hold up to QUEUE_BYTES of rows: the reader finishes its pass, and the caller
  * reads the summaries (rheap run prints its summary), while the writer is still catching up.
  */
@@ -61,7 +61,7 @@
  * million rows. They were packed into LEB128 numbers (about 20 bytes a row, 1.6 million rows),
  * but packing and unpacking them cost more than the rest of the row's way (bigheap 2000000
  * under callgrind: 173 instructions a row on the converting thread, 245 on the writer), and a
- * writer that lays a row into its page in 170 instructions seldom lets the queue fill. The
+ * writer that lays a row into its page in 430 instructions seldom lets the queue fill. The
  * queue is most of the converter's memory beside the live blocks (a queue of 128 MiB, filled
  * while `rheap run`'s writer ran at nice 19, took its conversion of a program holding 8 M
  * blocks to 54 bytes per live block over 64 MiB); 32 MiB keeps the whole conversion within 48
