@@ -1145,6 +1145,7 @@ static inline int tree_row(cv__db_t *db, const cv__row_t *r, uint64_t id)
     fields_t f;
     fields_of(r, id, &f);
     int64_t v[1 + ALLOC_COLS];
+    v[0] = 0; /* the id column: NULL */
     int wide;
     uint32_t nulls = 1u | row_columns(r, &f, v + 1, &wide) << 1;
     if (!wide) {
