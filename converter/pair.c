@@ -61,7 +61,8 @@
 #define NSHARDS (1u << COPY_BITS)
 #define MIN_CAP 16
 
-/* A packed block; addr 0 marks an empty slot. */
+/* A packed block. Whether a slot holds one is its tag's to say (One shard, below): a free
+ * slot's words are whatever was there before. */
 typedef struct {
     uint64_t addr;
     uint64_t w1; /* bits 0-47: t / 4; 48-63: thread */
@@ -606,7 +607,16 @@ static uint32_t group_match(const uint8_t *m, uint8_t v)
 #endif
 }
 
-/* A bit for each free slot of the group, empty or deleted (their top bit set; a tag's is not). */
+/* Whether a slot of tag m is free, empty or deleted (their top bit set; a tag's is not). The
+ * tags alone say which slots hold a block: a shard's array is not cleared when it is built
+ * again (a memset of the grown shard was a tenth of a growth), so a free slot may hold an old
+ * block, and every scan of the slots reads the tags first. */
+static int slot_free(uint8_t m)
+{
+    return m >> 7;
+}
+
+/* A bit for each free slot of the group, empty or deleted. */
 static uint32_t group_free(const uint8_t *m)
 {
 #ifdef __SSE2__
@@ -693,7 +703,6 @@ static void shard_remove(shard_t *sh, uint32_t j)
         sh->meta[j] = DELETED;
         sh->deleted++;
     }
-    sh->slots[j].addr = 0; /* a slot's block is its address: scans of the slots skip it */
     sh->count--;
 }
 
@@ -710,18 +719,19 @@ static void shard_release(cv__pairs_t *p, shard_t *sh)
     *sh = (shard_t){0};
 }
 
-/* Places the blocks of src (n slots, those of address 0 empty) into `to`, which is new (no
+/* Places the blocks of src (n slots; with src_meta, those whose tags there are free skipped)
+ * into `to`, which is new (no
  * deleted slots) and has room for them, in the order they come: the blocks of a shard's array
  * come nearly in the order of their homes, so the new shard is written nearly in order too, and
  * most blocks go to the group the one before went to. That group's free slots are kept in a
  * register: read back from the tags after each block, its 16 bytes would wait for the byte just
  * stored to reach the cache (a failed store forwarding: shard_put spent half its time on that
  * load with 8 M blocks live). */
-static void place_all(const slot_t *src, uint32_t n, shard_t *to)
+static void place_all(const slot_t *src, const uint8_t *src_meta, uint32_t n, shard_t *to)
 {
     uint32_t groups = to->cap / GROUP, cur = UINT32_MAX, free_bits = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (!src[i].addr)
+        if (src_meta && slot_free(src_meta[i]))
             continue;
         uint64_t h = hash_of(src[i].addr);
         uint32_t g = home_of(h, to->cap);
@@ -791,10 +801,10 @@ static int shard_grow(cv__pairs_t *p, shard_t *sh, int purge)
             memcpy(p->scratch, sh->slots, (size_t)sh->cap * sizeof *sh->slots);
             src = p->scratch;
         }
+        /* What the room held before (a shard placed there earlier, or this one) stays: the
+         * new tags say every slot is empty. */
         shard_t grown = {inplace_of(p, sh), meta, cap, nominal, 0, 0, 0};
-        /* What the room held before (a shard placed there earlier, or this one) goes. */
-        memset(grown.slots, 0, bytes);
-        place_all(src, sh->cap, &grown);
+        place_all(src, sh->meta, sh->cap, &grown);
         if (src != p->scratch)
             slots_free(p, sh->slots, sh->cap);
         account(p, ((ptrdiff_t)cap - (ptrdiff_t)sh->cap) * (ptrdiff_t)sizeof(slot_t));
@@ -809,7 +819,7 @@ static int shard_grow(cv__pairs_t *p, shard_t *sh, int purge)
     }
     account(p, (ptrdiff_t)(cap * sizeof *slots));
     shard_t grown = {slots, meta, cap, nominal, 0, 0, 0};
-    place_all(sh->slots, sh->cap, &grown);
+    place_all(sh->slots, sh->meta, sh->cap, &grown);
     shard_release(p, sh);
     *sh = grown;
     return 0;
@@ -979,7 +989,7 @@ static uint64_t oldest_half(const cv__pairs_t *p)
     for (size_t i = 0; i < p->nshards; i++)
         for (uint32_t j = 0; j < p->shards[i].cap; j++) {
             const slot_t *s = &p->shards[i].slots[j];
-            if (!s->addr)
+            if (slot_free(p->shards[i].meta[j]))
                 continue;
             uint64_t t = s->w1 & ((1ull << 48) - 1);
             lo = t < lo ? t : lo;
@@ -995,7 +1005,7 @@ static uint64_t oldest_half(const cv__pairs_t *p)
     for (size_t i = 0; i < p->nshards; i++)
         for (uint32_t j = 0; j < p->shards[i].cap; j++) {
             const slot_t *s = &p->shards[i].slots[j];
-            if (s->addr)
+            if (!slot_free(p->shards[i].meta[j]))
                 hist[((s->w1 & ((1ull << 48) - 1)) - lo) >> shift]++;
         }
     uint64_t sum = 0;
@@ -1025,10 +1035,14 @@ static int spill_oldest(cv__pairs_t *p, int all)
         shard_t *sh = &p->shards[i];
         size_t e = 0;
         for (uint32_t j = 0; j < sh->cap; j++)
-            if (sh->slots[j].addr && (sh->slots[j].w1 & ((1ull << 48) - 1)) < cut) {
+            if (!slot_free(sh->meta[j]) && (sh->slots[j].w1 & ((1ull << 48) - 1)) < cut) {
+                /* Its tag goes with it, so that the tags still say which slots hold a block. */
                 slot_t t = sh->slots[e];
-                sh->slots[e++] = sh->slots[j];
+                uint8_t m = sh->meta[e];
+                sh->slots[e] = sh->slots[j];
+                sh->meta[e++] = sh->meta[j];
                 sh->slots[j] = t;
+                sh->meta[j] = m;
             }
         parts[i] = sh->slots;
         nparts[i] = e;
@@ -1058,11 +1072,10 @@ static int spill_oldest(cv__pairs_t *p, int all)
             }
             uint32_t n = 0;
             for (uint32_t j = (uint32_t)nparts[i]; j < sh->cap; j++)
-                if (sh->slots[j].addr)
+                if (!slot_free(sh->meta[j]))
                     p->scratch[n++] = sh->slots[j];
-            memset(sh->slots, 0, (size_t)cap * sizeof *sh->slots);
             shard_t fresh = {sh->slots, meta, cap, nominal, 0, 0, 0};
-            place_all(p->scratch, n, &fresh);
+            place_all(p->scratch, NULL, n, &fresh);
             inplace_trim(p, sh, (size_t)cap * sizeof *sh->slots);
             account(p, ((ptrdiff_t)cap - (ptrdiff_t)sh->cap) * (ptrdiff_t)sizeof(slot_t));
             meta_free(p, sh->meta, sh->cap);
@@ -1076,7 +1089,8 @@ static int spill_oldest(cv__pairs_t *p, int all)
             continue;
         }
         shard_t fresh = {slots, meta, cap, nominal, 0, 0, 0};
-        place_all(sh->slots + nparts[i], sh->cap - (uint32_t)nparts[i], &fresh);
+        place_all(sh->slots + nparts[i], sh->meta + nparts[i], sh->cap - (uint32_t)nparts[i],
+                  &fresh);
         account(p, (ptrdiff_t)cap * (ptrdiff_t)sizeof *slots);
         shard_release(p, sh);
         *sh = fresh;
@@ -1214,7 +1228,7 @@ size_t cv__pairs_find_range(const cv__pairs_t *p, uint64_t lo, uint64_t hi, uint
     for (size_t i = 0; i < p->nshards && n < max; i++) {
         const shard_t *sh = &p->shards[i];
         for (uint32_t j = 0; j < sh->cap && n < max; j++)
-            if (sh->slots[j].addr >= lo && sh->slots[j].addr < hi)
+            if (!slot_free(sh->meta[j]) && sh->slots[j].addr >= lo && sh->slots[j].addr < hi)
                 addrs[n++] = sh->slots[j].addr;
     }
     for (size_t j = 0; p->wcount && j <= p->wmask && n < max; j++)
@@ -1569,7 +1583,7 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
         shard_t *sh = &p->shards[i];
         uint32_t n = 0;
         for (uint32_t j = 0; j < sh->cap; j++)
-            if (sh->slots[j].addr)
+            if (!slot_free(sh->meta[j]))
                 sh->slots[n++] = sh->slots[j];
         sort_slots(sh->slots, tmp, n, p->tids);
         p->runs[i].at = sh->slots;
