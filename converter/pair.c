@@ -350,15 +350,19 @@ static void filler_start(cv__pairs_t *p);
 static uint32_t round_group(uint32_t n);
 static uint32_t next_nominal(const cv__pairs_t *p, const shard_t *sh);
 
-/* Reserves the address space of the shards in place; 0, or -1 where the system refuses it. */
+/* The reservation: a STRIDE for each shard in place, and one more for the scratch array. */
+#define RESERVED ((INPLACE_SHARDS + 1) * STRIDE)
+
+/* Reserves the address space of the shards in place and of the scratch array; 0, or -1 where
+ * the system refuses it. */
 static int reserve(cv__pairs_t *p)
 {
-    void *m = mmap(NULL, INPLACE_SHARDS * STRIDE, PROT_READ | PROT_WRITE,
+    void *m = mmap(NULL, RESERVED, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED)
         return -1;
 #ifdef MADV_HUGEPAGE
-    (void)madvise(m, INPLACE_SHARDS * STRIDE, MADV_HUGEPAGE);
+    (void)madvise(m, RESERVED, MADV_HUGEPAGE);
 #endif
     p->resv = m;
     return 0;
@@ -475,26 +479,29 @@ static void inplace_trim(cv__pairs_t *p, const shard_t *sh, size_t from)
         (void)madvise(at + lo, STRIDE - lo, MADV_DONTNEED);
 }
 
-/* Room in the scratch array for n blocks. -1: no memory. */
+/* Room in the scratch array for n blocks (at most a shard in place's). The array lies in the
+ * last STRIDE of the reservation, so that its pages stay the process's from one growth to the
+ * next: malloc'ed anew at each larger size, it had the kernel zero a fresh array each time (a
+ * tenth of the growths' time). Its memory is counted as the most blocks it has held: the pages
+ * it has touched. -1: no reservation (only shards in place use it). */
 static int scratch_room(cv__pairs_t *p, uint32_t n)
 {
-    if (p->scratch_cap >= n)
-        return 0;
-    uint32_t cap = n + n / 4;
-    slot_t *x = malloc((size_t)cap * sizeof *x);
-    if (!x)
+    if (!p->resv)
         return -1;
-    free(p->scratch);
-    account(p, ((ptrdiff_t)cap - (ptrdiff_t)p->scratch_cap) * (ptrdiff_t)sizeof *x);
-    p->scratch = x;
-    p->scratch_cap = cap;
+    p->scratch = (slot_t *)(p->resv + INPLACE_SHARDS * STRIDE);
+    if (p->scratch_cap < n) {
+        account(p, ((ptrdiff_t)n - (ptrdiff_t)p->scratch_cap) * (ptrdiff_t)sizeof(slot_t));
+        p->scratch_cap = n;
+    }
     return 0;
 }
 
+/* Gives the scratch array's pages back. */
 static void scratch_free(cv__pairs_t *p)
 {
-    free(p->scratch);
-    account(p, -(ptrdiff_t)((size_t)p->scratch_cap * sizeof *p->scratch));
+    if (p->scratch_cap)
+        (void)madvise(p->scratch, (size_t)p->scratch_cap * sizeof *p->scratch, MADV_DONTNEED);
+    account(p, -(ptrdiff_t)((size_t)p->scratch_cap * sizeof(slot_t)));
     p->scratch = NULL;
     p->scratch_cap = 0;
 }
@@ -941,7 +948,7 @@ void cv__pairs_destroy(cv__pairs_t *p)
         return;
     free_all(p);
     if (p->resv)
-        munmap(p->resv, INPLACE_SHARDS * STRIDE);
+        munmap(p->resv, RESERVED);
     free(p->regions);
     free(p);
 }
