@@ -6,7 +6,7 @@
  * merged stream, so the converter's memory follows the program's live heap, not the length of
  * the recording. A program holding 100 M small blocks is what it is built for, so its cost is
  * counted in bytes per live block, at the worst moment, growth included: at most 47, about 42
- * on the mean, plus a sixteenth of the store for one shard's copy while it grows.
+ * on the mean, plus the new tags of the shard that grows (a growth in place copies no blocks).
  *
  * - A block takes 32 bytes: its address and three words that pack its time (in the recording's
  *   4 ns units), thread, size, stack, the block a realloc replaced, its alignment and its call.
@@ -21,13 +21,14 @@
  *   shard (47 with no freed slots to drop); the shards' first sizes are spread over a quarter
  *   (first_cap), so they do not all grow at once and the mean is nearer 42.
  * - A shard of 2 MiB and more grows in place (inplace_of): address space for each is reserved
- *   up front, its blocks are copied to a scratch array and placed back, and only the pages it
- *   has not reached before are new; a thread of the store's own brings those in ahead, on the
- *   other core (the filler). A growth into a fresh array cost the kernel's zeroing of the whole
- *   store five times over, a fifth of the reading thread's time with 8 M blocks live.
+ *   up front, its blocks are moved to their new slots where they are, from the top down, the
+ *   few that would land on a block not yet moved set aside first (rehash), and only the pages
+ *   it has not reached before are new; a thread of the store's own brings those in ahead, on
+ *   the other core (the filler). A growth into a fresh array cost the kernel's zeroing of the
+ *   whole store five times over, a fifth of the reading thread's time with 8 M blocks live.
  * - A block's home group grows with the hash bits it is made of, so a shard's blocks lie nearly
- *   in the order of those bits, and a growth, placing the blocks of its copy in the order it
- *   reads them, writes the new shard nearly in order (place_all).
+ *   in the order of those bits, and a growth, placing the blocks in the order it reads them,
+ *   writes the new shard nearly in order (place_all, rehash).
  * - Smaller shard arrays of 4 KiB and more are cut from regions of 2 MiB pages (slots_alloc),
  *   and the reserved address space is on 2 MiB pages too: with the store larger than what the
  *   TLB maps in 4 KiB pages, every probe was a page walk too.
@@ -138,8 +139,8 @@ struct cv__pairs {
     size_t ntids;
     size_t bytes, peak_bytes;
     /* The address space where shards of INPLACE_MIN bytes and more grow in place (NULL: not
-     * reserved, or refused), STRIDE bytes a shard; and the copy of one shard a growth or a
-     * spill places its blocks from. */
+     * reserved, or refused), STRIDE bytes a shard; and the scratch array after them, for the
+     * blocks a growth sets aside or the copy a spill's rebuild places its blocks from. */
     char *resv;
     filler_t *filler; /* NULL: none yet, or none could be made (filler_failed) */
     int filler_failed;
@@ -326,9 +327,8 @@ static void slots_free(cv__pairs_t *p, slot_t *slots, uint32_t cap)
  * over as it grows by quarters (about a fifth of the reading thread's time with 8 M blocks live,
  * more than the copy). A shard of INPLACE_MIN bytes and more therefore lives at a fixed place of
  * address space reserved up front, STRIDE bytes a shard (16 of 256 MiB: 117 M blocks at 7/8
- * full), and grows there: its blocks are copied to one scratch array, the size of a shard,
- * whose pages stay the process's, and placed back; only the pages the shard has not reached
- * before are new. Below INPLACE_MIN a shard would waste most of its first 2 MiB page, and
+ * full), and grows there, its blocks moved within it (rehash); only the pages the shard has
+ * not reached before are new. Below INPLACE_MIN a shard would waste most of its first 2 MiB page, and
  * beyond STRIDE it grows by copying as the small ones do. The reservation costs no memory:
  * pages exist where a shard has been. Where it is refused (a limit of address space, ulimit -v)
  * the store has 256 shards that grow by copying, as before: with 16, a shard's copy and the
@@ -479,11 +479,13 @@ static void inplace_trim(cv__pairs_t *p, const shard_t *sh, size_t from)
         (void)madvise(at + lo, STRIDE - lo, MADV_DONTNEED);
 }
 
-/* Room in the scratch array for n blocks (at most a shard in place's). The array lies in the
- * last STRIDE of the reservation, so that its pages stay the process's from one growth to the
- * next: malloc'ed anew at each larger size, it had the kernel zero a fresh array each time (a
- * tenth of the growths' time). Its memory is counted as the most blocks it has held: the pages
- * it has touched. -1: no reservation (only shards in place use it). */
+/* Room in the scratch array for n blocks (at most a shard in place's): the blocks a growth in
+ * place sets aside (rehash), or the copy a spill rebuilds a shard in place from. The array lies
+ * in the last STRIDE of the reservation, so that its pages stay the process's from one use to
+ * the next (malloc'ed anew at each larger size, a shard's copy had the kernel zero a fresh array
+ * each time, a sixth of the growths' samples), and so that a growth can take room in it without
+ * a call that may fail. Its memory is counted as the most blocks it has held: the pages it has
+ * touched. -1: no reservation (only shards in place use it). */
 static int scratch_room(cv__pairs_t *p, uint32_t n)
 {
     if (!p->resv)
@@ -616,7 +618,7 @@ static uint32_t group_match(const uint8_t *m, uint8_t v)
 
 /* Whether a slot of tag m is free, empty or deleted (their top bit set; a tag's is not). The
  * tags alone say which slots hold a block: a shard's array is not cleared when it is built
- * again (a memset of the grown shard was a tenth of a growth), so a free slot may hold an old
+ * again (a memset of the grown shard was a seventh of a growth's time), so a free slot may hold an old
  * block, and every scan of the slots reads the tags first. */
 static int slot_free(uint8_t m)
 {
@@ -760,6 +762,81 @@ static void place_all(const slot_t *src, const uint8_t *src_meta, uint32_t n, sh
     }
 }
 
+/* Builds shard sh again where it is, as `to` (the same slots, at least as many of them, new
+ * tags), without a copy of the shard: a growth's copy to a scratch array and back read and
+ * wrote the whole shard twice more, and the scratch array, counted in the store's memory, was
+ * a sixteenth of the store more from the first growth in place to the drain.
+ *
+ * The blocks are moved one by one from their old slots to their new ones, the old tags saying
+ * which old slots still hold a block to move. A block's new slot may be an old slot whose block
+ * has not moved yet: that block is set aside first (in the scratch array, its old tag made
+ * free), and the blocks set aside are placed last, when no old slot is left to overwrite. Any
+ * order of the moves is exact (a table built by insertions alone is one whatever their order:
+ * each block is at the first free slot from its home at its insertion, and the groups it passed
+ * stay full), so the order is chosen for few blocks set aside. A growth goes from the top down:
+ * a block's new home is at or above its old one (home_of scales the same hash bits to more
+ * groups), and nearly always above its old slot, which was already read; only blocks near the
+ * bottom, whose new home is not far above their old one, and those that run past the top and
+ * go round to group 0, can land on a block not yet moved. A rebuild at the same size (a purge)
+ * goes from the bottom up: a block's home is the same and the slots before it only emptier, so
+ * it moves down or stays, onto slots already read; only the blocks that had gone round past the
+ * top are set aside. With 8 M blocks live (155 growths in place of shards of 2 to 20 MiB), at
+ * most 52 blocks were set aside at once. Nothing is allocated on the way, and nothing can fail:
+ * the scratch array's room is reserved address space, and counted as it is used. */
+static inline __attribute__((always_inline)) void rehash_dir(cv__pairs_t *p, shard_t *sh,
+                                                             shard_t *to, const int down)
+{
+    slot_t *s = sh->slots;
+    uint8_t *old = sh->meta;
+    uint32_t groups = to->cap / GROUP, old_groups = sh->cap / GROUP, cur = UINT32_MAX;
+    uint32_t free_bits = 0, aside = 0;
+    for (uint32_t n = 0; n < old_groups; n++) {
+        /* The old group's blocks, a bit each, taken from the top down or the bottom up. */
+        uint32_t og = down ? old_groups - 1 - n : n;
+        uint32_t held = ~group_free(&old[(size_t)og * GROUP]) & 0xFFFFu;
+        while (held) {
+            uint32_t b = down ? 31u - (uint32_t)__builtin_clz(held) : (uint32_t)__builtin_ctz(held);
+            held &= ~(1u << b);
+            uint32_t i = og * GROUP + b;
+            uint64_t h = hash_of(s[i].addr);
+            uint32_t g = home_of(h, to->cap);
+            for (;;) {
+                if (g != cur) {
+                    cur = g;
+                    free_bits = group_free(&to->meta[(size_t)g * GROUP]);
+                }
+                if (free_bits)
+                    break;
+                if (++g == groups)
+                    g = 0;
+            }
+            uint32_t j = g * GROUP + (uint32_t)__builtin_ctz(free_bits);
+            free_bits &= free_bits - 1;
+            /* An old slot not read yet, holding a block: that block is set aside. */
+            if (__builtin_expect(down ? j < i : j > i && j < sh->cap, 0) && !slot_free(old[j])) {
+                (void)scratch_room(p, aside + 1);
+                p->scratch[aside++] = s[j];
+                old[j] = EMPTY;
+                if (j / GROUP == og)
+                    held &= ~(1u << (j % GROUP));
+            }
+            s[j] = s[i];
+            to->meta[j] = tag_of(h);
+        }
+    }
+    to->count = sh->count - aside;
+    if (aside)
+        place_all(p->scratch, NULL, aside, to);
+}
+
+static void rehash(cv__pairs_t *p, shard_t *sh, shard_t *to)
+{
+    if (to->cap > sh->cap)
+        rehash_dir(p, sh, to, 1);
+    else
+        rehash_dir(p, sh, to, 0);
+}
+
 /* A shard's first size, as a count its sizes grow from (nominal): 64 slots times 1.25^(i/16)
  * for shard i. The shards fill at one pace (the hash spreads the blocks evenly), so with one
  * first size they would grow all at once: right after, every one 7/10 full, 46 bytes a block,
@@ -799,22 +876,16 @@ static int shard_grow(cv__pairs_t *p, shard_t *sh, int purge)
     if (bytes <= STRIDE && (in_place(p, sh) || (bytes >= INPLACE_MIN && p->resv))) {
         if (!p->filler && !p->filler_failed)
             filler_start(p);
-        const slot_t *src = sh->slots;
-        if (in_place(p, sh)) {
-            if (scratch_room(p, sh->cap) != 0) {
-                meta_free(p, meta, cap);
-                return -1;
-            }
-            memcpy(p->scratch, sh->slots, (size_t)sh->cap * sizeof *sh->slots);
-            src = p->scratch;
-        }
         /* What the room held before (a shard placed there earlier, or this one) stays: the
          * new tags say every slot is empty. */
         shard_t grown = {inplace_of(p, sh), meta, cap, nominal, 0, 0, 0};
-        place_all(src, sh->meta, sh->cap, &grown);
-        if (src != p->scratch)
-            slots_free(p, sh->slots, sh->cap);
         account(p, ((ptrdiff_t)cap - (ptrdiff_t)sh->cap) * (ptrdiff_t)sizeof(slot_t));
+        if (in_place(p, sh)) {
+            rehash(p, sh, &grown);
+        } else {
+            place_all(sh->slots, sh->meta, sh->cap, &grown);
+            slots_free(p, sh->slots, sh->cap);
+        }
         meta_free(p, sh->meta, sh->cap);
         *sh = grown;
         return 0;
