@@ -1381,42 +1381,53 @@ static int slot_cmp(const void *a, const void *b, void *arg)
 
 #define T_MASK ((1ull << 48) - 1)
 
+/* sort_slots splits by at most 11 bits. */
 #define DIGIT_BITS 11
 #define DIGITS (1u << DIGIT_BITS)
-#define MAX_PASSES ((48 + DIGIT_BITS - 1) / DIGIT_BITS)
+
+/* sort_small's digits: at most 12 bits, the passes' widths equal (SMALL_PASSES of them at most,
+ * for 48 bits). */
+#define SMALL_BITS 12
+#define SMALL_DIGITS (1u << SMALL_BITS)
+#define SMALL_PASSES ((48 + SMALL_BITS - 1) / SMALL_BITS)
 
 /* Sorts n packed blocks into the drain's order, where they fit in the caches, with tmp (room for
- * n) as the other buffer: a radix sort on the time, 11 bits at a time from the least
- * significant, over the digits of t - lo (all below 2^bits): a pass in which every block has
- * the same digit is skipped, and every pass's counts are taken in one read of the blocks; then
- * each run of equal times by thread id and address. The time is all but unique, so the sort
- * reads and writes each block a few times in order where a comparison sort would call its
- * comparison n log n times. Returns a or tmp, whichever holds the result. */
+ * n) as the other buffer: a radix sort on the time, from the least significant digit, over the
+ * digits of t - lo (all below 2^bits), as few passes as digits of 12 bits allow, the bits shared
+ * out evenly (24 bits take passes of 12 and 12 where digits of 11 bits took three passes and a
+ * copy back): a pass in which every block has the same digit
+ * is skipped, and every pass's counts are taken in one read of the blocks; then each run of
+ * equal times by thread id and address. The time is all but unique, so the sort reads and
+ * writes each block a few times in order where a comparison sort would call its comparison
+ * n log n times. Returns a or tmp, whichever holds the result. */
 static slot_t *sort_small(slot_t *a, slot_t *tmp, uint32_t n, uint64_t lo, unsigned bits,
                           const uint32_t *tids)
 {
-    unsigned passes = (bits + DIGIT_BITS - 1) / DIGIT_BITS;
-    uint32_t at[MAX_PASSES][DIGITS]; /* 40 KiB, of which the passes' rows are cleared */
-    memset(at, 0, passes * sizeof at[0]);
+    unsigned passes = (bits + SMALL_BITS - 1) / SMALL_BITS;
+    unsigned width = passes ? (bits + passes - 1) / passes : 0;
+    uint32_t digits = 1u << width, mask = digits - 1;
+    uint32_t at[SMALL_PASSES][SMALL_DIGITS]; /* 64 KiB, of which the passes' digits are cleared */
+    for (unsigned q = 0; q < passes; q++)
+        memset(at[q], 0, digits * sizeof at[q][0]);
     for (uint32_t i = 0; i < n; i++) {
         uint64_t v = (a[i].w1 & T_MASK) - lo;
         for (unsigned q = 0; q < passes; q++)
-            at[q][v >> (q * DIGIT_BITS) & (DIGITS - 1)]++;
+            at[q][v >> (q * width) & mask]++;
     }
     slot_t *src = a, *dst = tmp;
     for (unsigned q = 0; q < passes; q++) {
-        unsigned shift = q * DIGIT_BITS;
+        unsigned shift = q * width;
         uint32_t *c = at[q];
-        if (c[((src[0].w1 & T_MASK) - lo) >> shift & (DIGITS - 1)] == n)
+        if (c[((src[0].w1 & T_MASK) - lo) >> shift & mask] == n)
             continue;
         uint32_t sum = 0;
-        for (unsigned d = 0; d < DIGITS; d++) {
+        for (unsigned d = 0; d < digits; d++) {
             uint32_t k = c[d];
             c[d] = sum;
             sum += k;
         }
         for (uint32_t i = 0; i < n; i++)
-            dst[c[((src[i].w1 & T_MASK) - lo) >> shift & (DIGITS - 1)]++] = src[i];
+            dst[c[((src[i].w1 & T_MASK) - lo) >> shift & mask]++] = src[i];
         slot_t *x = src;
         src = dst;
         dst = x;
@@ -1472,8 +1483,14 @@ static void sort_slots(slot_t *a, slot_t *tmp, uint32_t n, const uint32_t *tids)
             memcpy(a, r, (size_t)n * sizeof *a);
         return;
     }
+    /* Parts of SORT_SMALL blocks or fewer, and, while they stay above a quarter of that (where
+     * sort_small's counts would cost more than a pass saves), of times that sort_small sorts in
+     * two passes: with 8 M blocks live, 500 K a shard, parts of 16 K blocks had 25 bits of time
+     * left, three passes and a copy back, where parts of 8 K have 24. */
     unsigned split = 1;
-    while (split < DIGIT_BITS && (n >> split) > SORT_SMALL)
+    while (split < DIGIT_BITS &&
+           ((n >> split) > SORT_SMALL ||
+            (bits > split + 2 * SMALL_BITS && (n >> split) > SORT_SMALL / 4)))
         split++;
     unsigned shift = bits > split ? bits - split : 0;
     uint32_t parts = 1u << (bits - shift), c[DIGITS] = {0}, from[DIGITS + 1], next[DIGITS];
