@@ -324,15 +324,15 @@ static void slots_free(cv__pairs_t *p, slot_t *slots, uint32_t cap)
 /* ---- Shards that grow in place ---- */
 
 /* A growth into a fresh array had the kernel zero every page of it: the whole store, five times
- * over as it grows by quarters (about a fifth of the reading thread's time with 8 M blocks live,
- * more than the copy). A shard of INPLACE_MIN bytes and more therefore lives at a fixed place of
- * address space reserved up front, STRIDE bytes a shard (16 of 256 MiB: 117 M blocks at 7/8
- * full), and grows there, its blocks moved within it (rehash); only the pages the shard has
- * not reached before are new. Below INPLACE_MIN a shard would waste most of its first 2 MiB page, and
- * beyond STRIDE it grows by copying as the small ones do. The reservation costs no memory:
- * pages exist where a shard has been. Where it is refused (a limit of address space, ulimit -v)
- * the store has 256 shards that grow by copying, as before: with 16, a shard's copy and the
- * rest of the region it was cut from took more address space than 8 M blocks had had. */
+ * over as it grows by quarters (about a fifth of the reading thread's time with 8 M blocks
+ * live, more than the copy). A shard of INPLACE_MIN bytes and more therefore lives at a fixed
+ * place of address space reserved up front, STRIDE bytes a shard (16 of 256 MiB: 117 M blocks
+ * at 7/8 full), and grows there, its blocks moved within it (rehash); only the pages the shard
+ * has not reached before are new. Below INPLACE_MIN a shard would waste most of its first 2 MiB
+ * page, and beyond STRIDE it grows by copying as the small ones do. The reservation costs no
+ * memory: pages exist where a shard has been. Where it is refused (a limit of address space,
+ * ulimit -v) the store has 256 shards that grow by copying, as before: with 16, a shard's copy
+ * and the rest of the region it was cut from took more address space than 8 M blocks had had. */
 #define INPLACE_MIN (2u << 20)
 #define STRIDE ((size_t)256 << 20)
 
@@ -618,8 +618,8 @@ static uint32_t group_match(const uint8_t *m, uint8_t v)
 
 /* Whether a slot of tag m is free, empty or deleted (their top bit set; a tag's is not). The
  * tags alone say which slots hold a block: a shard's array is not cleared when it is built
- * again (a memset of the grown shard was a seventh of a growth's time), so a free slot may hold an old
- * block, and every scan of the slots reads the tags first. */
+ * again (a memset of the grown shard was a seventh of a growth's time), so a free slot may
+ * hold an old block, and every scan of the slots reads the tags first. */
 static int slot_free(uint8_t m)
 {
     return m >> 7;

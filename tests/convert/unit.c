@@ -269,12 +269,12 @@ static void test_pairs(void)
     cv__pairs_destroy(p);
 }
 
-/* Shards of 2 MiB and more grow in place, in address space the store reserves, from a copy of
- * their blocks, and bring in their next pages on a thread of their own: 2 M addresses (some
- * 1.1 M blocks live, shards of 3 MiB before the first spill) against a model, inserts (some at
- * live addresses) and takes in turn, then the drain; over the budget of 40 MiB the shards in
- * place are cut down and rebuilt where they are as their oldest blocks go to disk. (Growth in
- * place without a budget: test_pairs's 3 M blocks.) */
+/* Shards of 2 MiB and more grow in place, in address space the store reserves, their blocks
+ * moved where they are, and bring in their next pages on a thread of their own: 2 M addresses
+ * (some 1.1 M blocks live, shards of 3 MiB before the first spill) against a model, inserts
+ * (some at live addresses) and takes in turn, then the drain; over the budget of 40 MiB the
+ * shards in place are cut down and rebuilt where they are as their oldest blocks go to disk.
+ * (Growth in place without a budget: test_pairs's 3 M blocks.) */
 static void test_pairs_in_place(void)
 {
     const uint64_t budget = 40u << 20;
