@@ -69,11 +69,17 @@ typedef struct {
     double life_weighed;              /* profile mode: lifetimes times their blocks' weights (a
                                          trace's sum can pass 2^53 ns, exact only in integers) */
     double live_blocks, live_bytes;   /* now */
-    double peak_blocks, peak_bytes;   /* at the peak, once copied */
+    double peak_blocks, peak_bytes;   /* at the peak, once copied (peak_seen) */
+    /* The recording's count of new highs (cv__summary.peaks) when the stack last changed. The
+     * stack's live totals at the latest high are what they were then, until it changes again:
+     * so its first change after a new high copies them (touch), and the end copies those of
+     * the stacks that did not change since. Keeping a list of the stacks changed since the last
+     * high and copying them at each one cost a list append and a pass per event while the heap
+     * grows, as nearly every instant is a new high then. */
+    uint64_t peak_seen;
     double life[9], life_bytes[9];    /* freed blocks and their bytes per decade of lifetime */
     int leak_rows;                    /* has stack_leaks rows (write_sites) */
     double leak_rows_bytes;           /* their bytes as written */
-    int dirty;                        /* on the dirty list */
     int ck_dirty;                     /* on the list of stacks touched since the last checkpoint */
     size_t ck_row;                    /* thinning: its last row kept, valid when ck_row_of is */
     size_t ck_row_of;                 /* 1 + the checkpoint of that row; 0: none yet */
@@ -149,18 +155,16 @@ struct cv__summary {
     uint64_t wall;                    /* the recording's start, wall-clock ns */
     uint32_t pid, recording;
     stackagg_t *st;                   /* indexed by bt (0: no backtrace) */
-    size_t capst, nst;                /* nst: 1 + the largest bt seen */
+    size_t capst;
     /* The stacks of the recording: a tree's recordings each use a few hundred of the run's
      * 100,000 stacks, and a pass over the whole array (to clear it, to write it) per recording
      * cost more than the recording's own events. */
     uint64_t *used;
     size_t nused, capused;
     int used_sorted;
-    uint64_t *dirty;
-    size_t ndirty, capdirty;
     table_t threads;                  /* threadagg_t by tid */
-    threadagg_t *last_th;             /* the thread looked up last, while threads.vals is */
-    const void *last_vals;            /* the same (a growing table moves its values) */
+    threadagg_t *last_th;             /* the thread looked up last; NULL whenever the table
+                                       * moved its values and thread_of did not look it up since */
     table_t sizes;                    /* keyagg_t by bt * 128 + size class + 1 */
     table_t leaks;                    /* keyagg_t by bt * SLICES + slice + 1, never-freed blocks only */
     slice_t slice[SLICES];
@@ -169,9 +173,11 @@ struct cv__summary {
     /* The live heap and the instant being applied. */
     int started;
     uint64_t now;
+    uint64_t fast_until;              /* at(): an instant before it needs no more than close_heap */
     double live_bytes, live_blocks;
     double peak_bytes, peak_blocks;
     uint64_t peak_t;
+    uint64_t peaks;                   /* how many times the heap reached a new high */
     double allocs, alloc_bytes, frees, freed_bytes;
     uint64_t interval;                /* profile mode's sampling interval, 0 in trace mode */
     int counted;                      /* allocs and alloc_bytes are the totals records' */
@@ -247,7 +253,6 @@ void cv__summary_destroy(cv__summary_t *s)
         return;
     free(s->st);
     free(s->used);
-    free(s->dirty);
     table_t *tables[] = {&s->threads, &s->sizes, &s->leaks};
     for (int i = 0; i < 3; i++) {
         free(tables[i]->keys);
@@ -280,8 +285,6 @@ int cv__summary_begin(cv__summary_t *s, uint32_t pid, uint32_t recording)
         memset(&s->st[s->used[u]], 0, sizeof *s->st);
     s->nused = 0;
     s->used_sorted = 1;
-    s->nst = 0;
-    s->ndirty = 0;
     int ok = table_reset(&s->threads, sizeof(threadagg_t)) == 0;
     s->last_th = NULL; /* the new table may have its values where the old one had */
     ok &= table_reset(&s->sizes, sizeof(keyagg_t)) == 0;
@@ -290,8 +293,10 @@ int cv__summary_begin(cv__summary_t *s, uint32_t pid, uint32_t recording)
     s->width_log2 = FIRST_WIDTH_LOG2;
     s->started = 0;
     s->now = 0;
+    s->fast_until = 0;
     s->live_bytes = s->live_blocks = s->peak_bytes = s->peak_blocks = 0;
     s->peak_t = 0;
+    s->peaks = 0;
     s->allocs = s->alloc_bytes = s->frees = s->freed_bytes = 0;
     s->interval = 0;
     s->counted = 0;
@@ -349,36 +354,37 @@ static int table_reset(table_t *t, size_t vsize)
     return t->keys && t->vals ? 0 : -1;
 }
 
-/* The thread entry of tid, made on first use. NULL: out of memory. */
-static threadagg_t *thread_of(cv__summary_t *s, uint32_t tid)
+/* thread_of's lookup in the table. Only here does the threads table grow, and the entry
+ * returned is where the values are now, so last_th stays valid; a caller that holds another
+ * entry across a lookup checks threads.gen (cv__summary_free). */
+static __attribute__((noinline)) threadagg_t *thread_find(cv__summary_t *s, uint32_t tid)
 {
-    /* Events come in runs of one thread: the last lookup is usually the answer. */
-    if (s->last_th && s->last_vals == (const void *)s->threads.vals && s->last_th->tid == tid)
-        return s->last_th;
     threadagg_t *t = table_at(&s->threads, tid);
     if (t) {
         t->tid = tid;
         s->last_th = t;
-        s->last_vals = s->threads.vals;
     }
     return t;
 }
 
-static unsigned size_class(uint64_t size)
+/* The thread entry of tid, made on first use. NULL: out of memory. Events come in runs of one
+ * thread: the last lookup is usually the answer, a load and a compare inline. */
+static inline threadagg_t *thread_of(cv__summary_t *s, uint32_t tid)
+{
+    if (s->last_th && s->last_th->tid == tid)
+        return s->last_th;
+    return thread_find(s, tid);
+}
+
+static inline unsigned size_class(uint64_t size)
 {
     return size ? 64u - (unsigned)__builtin_clzll(size) : 0u; /* 0, or 1 + floor(log2(size)) */
 }
 
-/* The entry of (a stack, sub) in t, whose key is key, through the stack's one-entry cache c.
- * A stack's blocks mostly come in one size class, and its never-freed blocks, drained in time
- * order, in one slice after another: the cache answers most lookups without hashing or
- * probing (table_at was a fifth of the summaries' counting). The table itself is filled as
- * without the cache, in the same order, so its rows come out as they did. NULL: out of
- * memory. */
-static keyagg_t *cached_at(table_t *t, struct kcache *c, uint32_t sub, uint64_t key)
+/* cached_at's miss: the table's lookup, and the cache set to its answer. */
+static __attribute__((noinline)) keyagg_t *cache_fill(table_t *t, struct kcache *c, uint32_t sub,
+                                                      uint64_t key)
 {
-    if (c->sub == sub + 1 && c->gen == (uint16_t)t->gen)
-        return (keyagg_t *)(t->vals + (size_t)c->slot * sizeof(keyagg_t));
     keyagg_t *v = table_at(t, key);
     if (v) {
         c->slot = (uint32_t)(((unsigned char *)v - t->vals) / sizeof(keyagg_t));
@@ -388,7 +394,20 @@ static keyagg_t *cached_at(table_t *t, struct kcache *c, uint32_t sub, uint64_t 
     return v;
 }
 
-static keyagg_t *size_of(cv__summary_t *s, stackagg_t *a, uint64_t bt, uint64_t size)
+/* The entry of (a stack, sub) in t, whose key is key, through the stack's one-entry cache c.
+ * A stack's blocks mostly come in one size class, and its never-freed blocks, drained in time
+ * order, in one slice after another: the cache answers most lookups without hashing or
+ * probing (table_at was a fifth of the summaries' counting), and its test is inline (the call
+ * was a tenth). The table itself is filled as without the cache, in the same order, so its
+ * rows come out as they did. NULL: out of memory. */
+static inline keyagg_t *cached_at(table_t *t, struct kcache *c, uint32_t sub, uint64_t key)
+{
+    if (c->sub == sub + 1 && c->gen == (uint16_t)t->gen)
+        return (keyagg_t *)(t->vals + (size_t)c->slot * sizeof(keyagg_t));
+    return cache_fill(t, c, sub, key);
+}
+
+static inline keyagg_t *size_of(cv__summary_t *s, stackagg_t *a, uint64_t bt, uint64_t size)
 {
     unsigned cls = size_class(size);
     return cached_at(&s->sizes, &a->zlast, cls, bt * 128 + cls + 1);
@@ -412,12 +431,11 @@ static int grow_zeroed(void *arrayp, size_t *cap, size_t i, size_t elem)
     return 0;
 }
 
-static stackagg_t *stack_of(cv__summary_t *s, uint64_t bt)
+/* stack_of for a stack the recording has not used yet: room for it, and on the list. */
+static __attribute__((noinline)) stackagg_t *stack_first(cv__summary_t *s, uint64_t bt)
 {
     if (bt >= s->capst && grow_zeroed(&s->st, &s->capst, bt, sizeof *s->st) != 0)
         return NULL;
-    if (bt >= s->nst)
-        s->nst = bt + 1;
     stackagg_t *a = &s->st[bt];
     if (!a->on_used) {
         if (rheap_grow(&s->used, &s->capused, s->nused, sizeof *s->used, 256) != 0)
@@ -428,6 +446,15 @@ static stackagg_t *stack_of(cv__summary_t *s, uint64_t bt)
         a->on_used = 1;
     }
     return a;
+}
+
+/* The entry of stack bt, made on first use (NULL: out of memory); a stack already used is
+ * the inline case. */
+static inline stackagg_t *stack_of(cv__summary_t *s, uint64_t bt)
+{
+    if (bt < s->capst && s->st[bt].on_used)
+        return &s->st[bt];
+    return stack_first(s, bt);
 }
 
 static int cmp_bt(const void *x, const void *y)
@@ -444,10 +471,17 @@ static void sort_used(cv__summary_t *s)
     s->used_sorted = 1;
 }
 
-/* A block's weight: 1 in a trace, without the call into profile.c that every event paid. */
-static inline double weight_of(const cv__summary_t *s, uint64_t size)
+/* A block's weight *w and its bytes weighed *wb: 1 and the size in a trace, without the call
+ * into profile.c that every event paid nor the product (1 times the size is the size). */
+static inline void weigh(const cv__summary_t *s, uint64_t size, double *w, double *wb)
 {
-    return s->interval ? cv__profile_weight(size, s->interval) : 1.0;
+    if (!s->interval) {
+        *w = 1.0;
+        *wb = (double)size;
+    } else {
+        *w = cv__profile_weight(size, s->interval);
+        *wb = *w * (double)size;
+    }
 }
 
 static void fail(cv__summary_t *s)
@@ -468,13 +502,7 @@ static inline void close_heap(cv__summary_t *s)
         s->peak_bytes = s->live_bytes;
         s->peak_blocks = s->live_blocks;
         s->peak_t = s->now;
-        for (size_t i = 0; i < s->ndirty; i++) {
-            stackagg_t *a = &s->st[s->dirty[i]];
-            a->peak_blocks = a->live_blocks;
-            a->peak_bytes = a->live_bytes;
-            a->dirty = 0;
-        }
-        s->ndirty = 0;
+        s->peaks++; /* each stack's picture is taken when it next changes (touch) */
     }
 }
 
@@ -545,15 +573,9 @@ static void checkpoint(cv__summary_t *s, int64_t t)
     s->cks[s->nck++] = (struct ckpt){.t = t, .blocks = s->live_blocks, .bytes = s->live_bytes};
 }
 
-/* The checkpoint interval holding time t: the last checkpoint before t. */
-static size_t interval_of(cv__summary_t *s, uint64_t t)
+/* interval_of's search, when the interval is not the one found last. */
+static __attribute__((noinline)) size_t interval_find(cv__summary_t *s, uint64_t t)
 {
-    /* The end's never-freed blocks come in time order, mostly from the interval of the one
-     * before: a binary search for each (its dependent loads) took most of their summing. */
-    size_t k = s->ck_hint;
-    if (k < s->nck && s->cks[k].t < (int64_t)t &&
-        (k + 1 == s->nck || s->cks[k + 1].t >= (int64_t)t))
-        return k;
     size_t lo = 0, hi = s->nck; /* cks[lo].t < t; cks[0].t is -1 */
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
@@ -566,16 +588,16 @@ static size_t interval_of(cv__summary_t *s, uint64_t t)
     return lo;
 }
 
-static void ck_touch(cv__summary_t *s, stackagg_t *a, uint64_t bt)
+/* The checkpoint interval holding time t: the last checkpoint before t. The end's
+ * never-freed blocks come in time order, mostly from the interval of the one before: a binary
+ * search for each (its dependent loads) took most of their summing. */
+static inline size_t interval_of(cv__summary_t *s, uint64_t t)
 {
-    if (a->ck_dirty)
-        return;
-    if (rheap_grow(&s->ckdirty, &s->capckdirty, s->nckdirty, sizeof *s->ckdirty, 1024) != 0) {
-        fail(s);
-        return;
-    }
-    a->ck_dirty = 1;
-    s->ckdirty[s->nckdirty++] = bt;
+    size_t k = s->ck_hint;
+    if (k < s->nck && s->cks[k].t < (int64_t)t &&
+        (k + 1 == s->nck || s->cks[k + 1].t >= (int64_t)t))
+        return k;
+    return interval_find(s, t);
 }
 
 /* Adds id to the range [*lo, *hi) (empty when equal). */
@@ -768,6 +790,23 @@ static void thin(cv__summary_t *s)
 
 /* at() for the instants that start the recording, pass a marker, widen the timeline or cross
  * a checkpoint: the clock moved to t. */
+/* at()'s bound: the earliest time that ends the current checkpoint interval, falls past the
+ * timeline's slices or passes the first marker not yet passed (each saturated at UINT64_MAX, a
+ * time at() sends to at_slow too, which is always right). Set after each instant at_slow
+ * applies, and lowered by a new marker. */
+static void fast_reset(cv__summary_t *s)
+{
+    unsigned ck = s->width_log2 + CK_SHIFT;
+    uint64_t until = UINT64_MAX;
+    if (ck < 64 && (s->now >> ck) + 1 < ((uint64_t)1 << (64 - ck)))
+        until = ((s->now >> ck) + 1) << ck;
+    if (s->width_log2 + 10 < 64 && ((uint64_t)SLICES << s->width_log2) < until)
+        until = (uint64_t)SLICES << s->width_log2;
+    if (s->nmarks && s->marks[0] < until)
+        until = s->marks[0] + 1;
+    s->fast_until = s->started ? until : 0;
+}
+
 static void at_slow(cv__summary_t *s, uint64_t t)
 {
     int was = s->started;
@@ -790,6 +829,7 @@ static void at_slow(cv__summary_t *s, uint64_t t)
     if (was && s->now >> ck != t >> ck && (t >> ck) << ck <= INT64_MAX)
         checkpoint(s, (int64_t)((t >> ck) << ck) - 1);
     s->now = t;
+    fast_reset(s);
 }
 
 /* Moves the clock to t. Events come in time order; one that does not (a clock step the
@@ -799,11 +839,11 @@ static void at_slow(cv__summary_t *s, uint64_t t)
  * at_slow's (two calls per event were a fifth of the summaries' counting). */
 static inline void at(cv__summary_t *s, uint64_t t)
 {
-    if (s->started && t <= s->now)
+    if (t <= s->now && s->started)
         return;
-    unsigned ck = s->width_log2 + CK_SHIFT;
-    if (s->started && t >> s->width_log2 < SLICES && s->now >> ck == t >> ck &&
-        (!s->nmarks || s->marks[0] >= t)) {
+    /* The same test as "inside the slice range, in the interval of s->now, before no marker",
+     * computed once per slow instant (fast_reset). */
+    if (t < s->fast_until) {
         close_heap(s);
         s->now = t;
         return;
@@ -811,16 +851,43 @@ static inline void at(cv__summary_t *s, uint64_t t)
     at_slow(s, t);
 }
 
-static void touch(cv__summary_t *s, stackagg_t *a, uint64_t bt)
+/* Puts stack bt on the list of stacks touched since the last checkpoint. */
+static __attribute__((noinline)) void ck_list_add(cv__summary_t *s, stackagg_t *a, uint64_t bt)
 {
-    if (a->dirty)
-        return;
-    if (rheap_grow(&s->dirty, &s->capdirty, s->ndirty, sizeof *s->dirty, 1024) != 0) {
+    if (rheap_grow(&s->ckdirty, &s->capckdirty, s->nckdirty, sizeof *s->ckdirty, 1024) != 0) {
         fail(s);
         return;
     }
-    a->dirty = 1;
-    s->dirty[s->ndirty++] = bt;
+    a->ck_dirty = 1;
+    s->ckdirty[s->nckdirty++] = bt;
+}
+
+/* The stack's live totals are about to change (at() has closed the instants before): its
+ * picture at the latest high is taken if that high came after its last change, and it goes on
+ * the list copied at the next checkpoint unless it is on it. */
+static inline void touch(cv__summary_t *s, stackagg_t *a, uint64_t bt)
+{
+    if (a->peak_seen != s->peaks) {
+        a->peak_blocks = a->live_blocks;
+        a->peak_bytes = a->live_bytes;
+        a->peak_seen = s->peaks;
+    }
+    if (!a->ck_dirty)
+        ck_list_add(s, a, bt);
+}
+
+/* The end of the recording: the stacks that did not change since the last high hold what they
+ * held then. */
+static void peak_pictures(cv__summary_t *s)
+{
+    for (size_t u = 0; u < s->nused; u++) {
+        stackagg_t *a = &s->st[s->used[u]];
+        if (a->peak_seen != s->peaks) {
+            a->peak_blocks = a->live_blocks;
+            a->peak_bytes = a->live_bytes;
+            a->peak_seen = s->peaks;
+        }
+    }
 }
 
 void cv__summary_marker(cv__summary_t *s, uint64_t t)
@@ -839,6 +906,8 @@ void cv__summary_marker(cv__summary_t *s, uint64_t t)
     memmove(s->marks + i + 1, s->marks + i, (s->nmarks - i) * sizeof *s->marks);
     s->marks[i] = t;
     s->nmarks++;
+    if (t < s->fast_until)
+        s->fast_until = t + 1; /* at() sends the instant past it to at_slow */
 }
 
 void cv__summary_wall(cv__summary_t *s, uint64_t wall_ns)
@@ -872,7 +941,8 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
 {
     if (s->failed)
         return;
-    double w = weight_of(s, b->size), wb = w * (double)b->size;
+    double w, wb;
+    weigh(s, b->size, &w, &wb);
     stackagg_t *a = stack_of(s, b->bt);
     threadagg_t *th = thread_of(s, b->tid);
     if (!a || !th) {
@@ -880,6 +950,7 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
         return;
     }
     at(s, b->t);
+    touch(s, a, b->bt);
     if (!a->blocks) {
         a->first_t = b->t;
         a->min_size = b->size;
@@ -893,8 +964,6 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
         a->max_size = b->size;
     a->live_blocks += w;
     a->live_bytes += wb;
-    touch(s, a, b->bt);
-    ck_touch(s, a, b->bt);
     s->live_blocks += w;
     s->live_bytes += wb;
     s->allocs += w;
@@ -932,13 +1001,19 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
         return;
     stackagg_t *a = &s->st[b->bt]; /* made by summary_alloc */
     threadagg_t *owner = thread_of(s, b->tid);
+    uint32_t gen = s->threads.gen;
     threadagg_t *by = freer ? thread_of(s, freer) : NULL;
+    /* A freeing thread met for the first time may have grown the table under owner. */
+    if (owner && s->threads.gen != gen)
+        owner = thread_of(s, b->tid);
     if (!owner || (freer && !by)) {
         fail(s);
         return;
     }
-    double w = weight_of(s, b->size), wb = w * (double)b->size;
+    double w, wb;
+    weigh(s, b->size, &w, &wb);
     at(s, t);
+    touch(s, a, b->bt);
     uint64_t life = t - b->t;
     if (!a->freed_blocks || life < a->life_min)
         a->life_min = life;
@@ -955,8 +1030,6 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     a->freed_bytes += wb;
     a->live_blocks -= w;
     a->live_bytes -= wb;
-    touch(s, a, b->bt);
-    ck_touch(s, a, b->bt);
     struct ckpt *k = &s->cks[s->nck - 1];
     range_add(&k->free_lo, &k->free_hi, id);
     size_t born = interval_of(s, b->t);
@@ -998,7 +1071,8 @@ void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b, uint64_t id)
         a->leak_first = b->t + 1; /* + 1: 0 means none */
     if (b->t + 1 > a->leak_last)
         a->leak_last = b->t + 1;
-    double w = weight_of(s, b->size), wb = w * (double)b->size;
+    double w, wb;
+    weigh(s, b->size, &w, &wb);
     th->leaked_blocks += w;
     th->leaked_bytes += wb;
     z->leaked_blocks += w;
@@ -2034,6 +2108,8 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t
 {
     if (!s->failed && s->started)
         close_instant(s, 0, 1);
+    if (!s->failed)
+        peak_pictures(s);
     /* A thread's last allocation has no next one: it is temporary when it was freed at all. */
     for (size_t i = 0; !s->failed && i <= s->threads.mask; i++) {
         const threadagg_t *t = (const threadagg_t *)(s->threads.vals + i * s->threads.vsize);
