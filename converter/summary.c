@@ -94,6 +94,8 @@ typedef struct {
     } zlast, llast;
 } stackagg_t;
 
+enum { PEND_NONE, PEND_LIVE, PEND_FREED };
+
 typedef struct {
     uint32_t tid;
     double allocs, alloc_bytes, frees, freed_bytes, leaked_blocks, leaked_bytes;
@@ -101,7 +103,7 @@ typedef struct {
     int counted;                      /* allocs and alloc_bytes are a totals record's */
     /* The thread's latest allocation, to decide whether it was temporary: freed before the
      * thread allocated again. */
-    int pend, pend_freed;
+    int pend;                         /* PEND_NONE, PEND_LIVE or PEND_FREED */
     uint64_t pend_addr, pend_t, pend_bt;
     double pend_w, pend_bytes;
 } threadagg_t;
@@ -431,7 +433,8 @@ static int grow_zeroed(void *arrayp, size_t *cap, size_t i, size_t elem)
     return 0;
 }
 
-/* stack_of for a stack the recording has not used yet: room for it, and on the list. */
+/* The entry of a stack the recording has not used yet: room for it, and on the list. Its
+ * first allocation sets first_t and min_size (cv__summary_alloc). */
 static __attribute__((noinline)) stackagg_t *stack_first(cv__summary_t *s, uint64_t bt)
 {
     if (bt >= s->capst && grow_zeroed(&s->st, &s->capst, bt, sizeof *s->st) != 0)
@@ -448,14 +451,6 @@ static __attribute__((noinline)) stackagg_t *stack_first(cv__summary_t *s, uint6
     return a;
 }
 
-/* The entry of stack bt, made on first use (NULL: out of memory); a stack already used is
- * the inline case. */
-static inline stackagg_t *stack_of(cv__summary_t *s, uint64_t bt)
-{
-    if (bt < s->capst && s->st[bt].on_used)
-        return &s->st[bt];
-    return stack_first(s, bt);
-}
 
 static int cmp_bt(const void *x, const void *y)
 {
@@ -943,7 +938,15 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
         return;
     double w, wb;
     weigh(s, b->size, &w, &wb);
-    stackagg_t *a = stack_of(s, b->bt);
+    /* A stack used already is the inline case; the first allocation of a stack in the
+     * recording starts its first_t and min_size (a weight is never 0: blocks stays nonzero). */
+    stackagg_t *a;
+    if (b->bt < s->capst && s->st[b->bt].on_used) {
+        a = &s->st[b->bt];
+    } else if ((a = stack_first(s, b->bt))) {
+        a->first_t = b->t;
+        a->min_size = b->size;
+    }
     threadagg_t *th = thread_of(s, b->tid);
     if (!a || !th) {
         fail(s);
@@ -951,10 +954,6 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
     }
     at(s, b->t);
     touch(s, a, b->bt);
-    if (!a->blocks) {
-        a->first_t = b->t;
-        a->min_size = b->size;
-    }
     a->blocks += w;
     a->bytes += wb;
     a->last_t = b->t;
@@ -973,13 +972,12 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
     sl->alloc_bytes += wb;
     th->allocs += w;
     th->alloc_bytes += wb;
-    if (th->pend && th->pend_freed) {
+    if (th->pend == PEND_FREED) {
         stackagg_t *p = &s->st[th->pend_bt];
         p->temp_blocks += th->pend_w;
         p->temp_bytes += th->pend_bytes;
     }
-    th->pend = 1;
-    th->pend_freed = 0;
+    th->pend = PEND_LIVE;
     th->pend_addr = b->addr;
     th->pend_t = b->t;
     th->pend_bt = b->bt;
@@ -1020,10 +1018,15 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     if (life > a->life_max)
         a->life_max = life;
     a->life_total += life;
-    a->life_weighed += w * (double)life;
+    if (s->interval) /* written in profile mode only, as life_total in a trace */
+        a->life_weighed += w * (double)life;
+    /* The decade: 0 under 1 us, then one more for each power of ten up to 8 (10 s and more),
+     * by comparisons rather than a division per decade. */
     unsigned d = 0;
-    for (uint64_t x = life; x >= 1000 && d < 8; x /= 10)
-        d++;
+    if (life >= 1000u)
+        d = 1u + (life >= 10000u) + (life >= 100000u) + (life >= 1000000u) +
+            (life >= 10000000u) + (life >= 100000000u) + (life >= 1000000000u) +
+            (life >= 10000000000u);
     a->life[d] += w;
     a->life_bytes[d] += wb;
     a->freed_blocks += w;
@@ -1043,7 +1046,7 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     sl->frees += w;
     sl->freed_bytes += wb;
     if (owner->pend && owner->pend_addr == b->addr && owner->pend_t == b->t)
-        owner->pend_freed = 1;
+        owner->pend = PEND_FREED;
     if (by) {
         by->frees += w;
         by->freed_bytes += wb;
@@ -1054,38 +1057,62 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     }
 }
 
+void cv__summary_leaked_batch(cv__summary_t *s, const cv__live_t *b, size_t n, uint64_t id)
+{
+    if (s->failed || !n)
+        return;
+    /* Leaks are drained after the last event, so the slice width is final. */
+    const unsigned width = s->width_log2;
+    const int weighed = s->interval != 0;
+    /* Their ids are consecutive and their times mostly ascending: each run of blocks in one
+     * checkpoint interval widens its range of ids once, by its first and last ids. */
+    size_t run_ck = interval_of(s, b[0].t);
+    uint64_t run_first = id;
+    for (size_t i = 0; i < n; i++, id++) {
+        const cv__live_t *x = &b[i];
+        size_t ck = interval_of(s, x->t);
+        if (ck != run_ck) {
+            struct ckpt *k = &s->cks[run_ck];
+            range_add(&k->leak_lo, &k->leak_hi, run_first);
+            range_add(&k->leak_lo, &k->leak_hi, id - 1);
+            run_ck = ck;
+            run_first = id;
+        }
+        stackagg_t *a = &s->st[x->bt];
+        threadagg_t *th = thread_of(s, x->tid);
+        keyagg_t *z = size_of(s, a, x->bt, x->size);
+        if (!th || !z) {
+            fail(s);
+            return;
+        }
+        if (!a->leak_first || x->t < a->leak_first - 1)
+            a->leak_first = x->t + 1; /* + 1: 0 means none */
+        if (x->t + 1 > a->leak_last)
+            a->leak_last = x->t + 1;
+        double w = 1.0, wb = (double)x->size;
+        if (weighed)
+            weigh(s, x->size, &w, &wb);
+        th->leaked_blocks += w;
+        th->leaked_bytes += wb;
+        z->leaked_blocks += w;
+        z->leaked_bytes += wb;
+        uint64_t slice = x->t >> width;
+        keyagg_t *l = cached_at(&s->leaks, &a->llast, (uint32_t)slice, x->bt * SLICES + slice + 1);
+        if (!l) {
+            fail(s);
+            return;
+        }
+        l->blocks += w;
+        l->bytes += wb;
+    }
+    struct ckpt *k = &s->cks[run_ck];
+    range_add(&k->leak_lo, &k->leak_hi, run_first);
+    range_add(&k->leak_lo, &k->leak_hi, id - 1);
+}
+
 void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b, uint64_t id)
 {
-    if (s->failed)
-        return;
-    struct ckpt *k = &s->cks[interval_of(s, b->t)];
-    range_add(&k->leak_lo, &k->leak_hi, id);
-    stackagg_t *a = &s->st[b->bt];
-    threadagg_t *th = thread_of(s, b->tid);
-    keyagg_t *z = size_of(s, a, b->bt, b->size);
-    if (!th || !z) {
-        fail(s);
-        return;
-    }
-    if (!a->leak_first || b->t < a->leak_first - 1)
-        a->leak_first = b->t + 1; /* + 1: 0 means none */
-    if (b->t + 1 > a->leak_last)
-        a->leak_last = b->t + 1;
-    double w, wb;
-    weigh(s, b->size, &w, &wb);
-    th->leaked_blocks += w;
-    th->leaked_bytes += wb;
-    z->leaked_blocks += w;
-    z->leaked_bytes += wb;
-    /* Leaks are drained after the last event, so the slice width is final. */
-    uint64_t slice = b->t >> s->width_log2;
-    keyagg_t *l = cached_at(&s->leaks, &a->llast, (uint32_t)slice, b->bt * SLICES + slice + 1);
-    if (!l) {
-        fail(s);
-        return;
-    }
-    l->blocks += w;
-    l->bytes += wb;
+    cv__summary_leaked_batch(s, b, 1, id);
 }
 
 /* ---- Writing the tables ---- */
@@ -2113,7 +2140,7 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t
     /* A thread's last allocation has no next one: it is temporary when it was freed at all. */
     for (size_t i = 0; !s->failed && i <= s->threads.mask; i++) {
         const threadagg_t *t = (const threadagg_t *)(s->threads.vals + i * s->threads.vsize);
-        if (s->threads.keys[i] && t->pend && t->pend_freed) {
+        if (s->threads.keys[i] && t->pend == PEND_FREED) {
             s->st[t->pend_bt].temp_blocks += t->pend_w;
             s->st[t->pend_bt].temp_bytes += t->pend_bytes;
         }
