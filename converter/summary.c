@@ -91,7 +91,8 @@ typedef struct {
         uint32_t slot;                /* valid while gen is the table's and sub is nonzero */
         uint16_t gen;                 /* the table's, whose changes in one recording are few */
         uint16_t sub;                 /* 1 + the size class, or 1 + the timeline slice */
-    } zlast, llast;
+    } zlast[4], llast;                /* zlast: by size class modulo 4, as a program's sizes
+                                       * at one stack often span neighbouring classes */
 } stackagg_t;
 
 enum { PEND_NONE, PEND_LIVE, PEND_FREED };
@@ -184,6 +185,8 @@ struct cv__summary {
     uint64_t interval;                /* profile mode's sampling interval, 0 in trace mode */
     int counted;                      /* allocs and alloc_bytes are the totals records' */
     uint64_t counted_allocs, counted_bytes;
+    uint64_t leak_sum;                /* trace mode: the bytes of the never-freed blocks summed by
+                                       * leaked_exact, which needs it under 2^52 */
     /* Marker times not yet passed, sorted; and the per-stack copies taken at passed ones. */
     uint64_t *marks;
     size_t nmarks, capmarks;
@@ -303,6 +306,7 @@ int cv__summary_begin(cv__summary_t *s, uint32_t pid, uint32_t recording)
     s->interval = 0;
     s->counted = 0;
     s->counted_allocs = s->counted_bytes = 0;
+    s->leak_sum = 0;
     s->nmarks = s->nmrows = 0;
     for (size_t i = 0; i < s->nck; i++)
         free(s->cks[i].later);
@@ -385,9 +389,9 @@ static inline unsigned size_class(uint64_t size)
 
 /* cached_at's miss: the table's lookup, and the cache set to its answer. */
 static __attribute__((noinline)) keyagg_t *cache_fill(table_t *t, struct kcache *c, uint32_t sub,
-                                                      uint64_t key)
+                                                      uint64_t bt, uint64_t per)
 {
-    keyagg_t *v = table_at(t, key);
+    keyagg_t *v = table_at(t, bt * per + sub + 1);
     if (v) {
         c->slot = (uint32_t)(((unsigned char *)v - t->vals) / sizeof(keyagg_t));
         c->gen = (uint16_t)t->gen;
@@ -396,23 +400,25 @@ static __attribute__((noinline)) keyagg_t *cache_fill(table_t *t, struct kcache 
     return v;
 }
 
-/* The entry of (a stack, sub) in t, whose key is key, through the stack's one-entry cache c.
+/* The entry of (stack bt, sub) in t, whose key is bt * per + sub + 1, through the stack's
+ * one-entry cache c.
  * A stack's blocks mostly come in one size class, and its never-freed blocks, drained in time
  * order, in one slice after another: the cache answers most lookups without hashing or
  * probing (table_at was a fifth of the summaries' counting), and its test is inline (the call
  * was a tenth). The table itself is filled as without the cache, in the same order, so its
  * rows come out as they did. NULL: out of memory. */
-static inline keyagg_t *cached_at(table_t *t, struct kcache *c, uint32_t sub, uint64_t key)
+static inline keyagg_t *cached_at(table_t *t, struct kcache *c, uint32_t sub, uint64_t bt,
+                                  uint64_t per)
 {
     if (c->sub == sub + 1 && c->gen == (uint16_t)t->gen)
         return (keyagg_t *)(t->vals + (size_t)c->slot * sizeof(keyagg_t));
-    return cache_fill(t, c, sub, key);
+    return cache_fill(t, c, sub, bt, per);
 }
 
 static inline keyagg_t *size_of(cv__summary_t *s, stackagg_t *a, uint64_t bt, uint64_t size)
 {
     unsigned cls = size_class(size);
-    return cached_at(&s->sizes, &a->zlast, cls, bt * 128 + cls + 1);
+    return cached_at(&s->sizes, &a->zlast[cls & 3], cls, bt, 128);
 }
 
 /* Grows *arrayp, an array of *cap elements of elem bytes indexed by stack or site id, by
@@ -943,12 +949,16 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
     stackagg_t *a;
     if (b->bt < s->capst && s->st[b->bt].on_used) {
         a = &s->st[b->bt];
-    } else if ((a = stack_first(s, b->bt))) {
+    } else {
+        if (!(a = stack_first(s, b->bt))) {
+            fail(s);
+            return;
+        }
         a->first_t = b->t;
         a->min_size = b->size;
     }
     threadagg_t *th = thread_of(s, b->tid);
-    if (!a || !th) {
+    if (!th) {
         fail(s);
         return;
     }
@@ -1057,10 +1067,94 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     }
 }
 
+/* The never-freed blocks of a trace, while their sums are exact: each block weighs 1, so
+ * every sum is an integer, and integers below 2^53 add up exactly in doubles in any order.
+ * Every figure they go into is a sum of never-freed bytes of the recording, below leak_sum: a
+ * batch starts only while it is under 2^52, and a block of 2^32 bytes or more ends the exact
+ * part (128 blocks then add less than 2^39). The blocks come in time order, so in runs of one
+ * thread, stack, timeline slice and checkpoint interval: a run's blocks are counted in
+ * integers, by size class, and the run added once to its thread, its (stack, slice) entry,
+ * each of its (stack, size class) entries, its stack's first and last times and its
+ * checkpoint's range of ids. The tables are looked up at the first block of each run, so the
+ * entries they make come in the order they did block by block. Returns how many blocks of b it
+ * summed (fewer on a large block, or out of memory: failed set); the caller sums the rest. */
+static size_t leaked_exact(cv__summary_t *s, const cv__live_t *b, size_t n, uint64_t id)
+{
+    const unsigned width = s->width_log2;
+    uint64_t cls_blocks[33], cls_bytes[33]; /* by size class: under 2^32 bytes, 0 to 32 */
+    memset(cls_blocks, 0, sizeof cls_blocks);
+    memset(cls_bytes, 0, sizeof cls_bytes);
+    size_t i = 0;
+    while (i < n && !(b[i].size >> 32)) {
+        const cv__live_t *x0 = &b[i];
+        const uint32_t tid = x0->tid;
+        const uint64_t bt = x0->bt, slice = x0->t >> width;
+        const size_t ck = interval_of(s, x0->t);
+        const int64_t lo = s->cks[ck].t, hi = ck + 1 < s->nck ? s->cks[ck + 1].t : INT64_MAX;
+        uint64_t tmin = x0->t, tmax = x0->t, bytes = 0, classes = 0;
+        size_t j = i;
+        for (; j < n; j++) {
+            const cv__live_t *x = &b[j];
+            if (x->tid != tid || x->bt != bt || x->t >> width != slice || (int64_t)x->t <= lo ||
+                (int64_t)x->t > hi || x->size >> 32)
+                break;
+            unsigned c = size_class(x->size);
+            cls_blocks[c]++;
+            cls_bytes[c] += x->size;
+            classes |= (uint64_t)1 << c;
+            bytes += x->size;
+            tmin = x->t < tmin ? x->t : tmin;
+            tmax = x->t > tmax ? x->t : tmax;
+        }
+        stackagg_t *a = &s->st[bt];
+        threadagg_t *th = thread_of(s, tid);
+        keyagg_t *l = th ? cached_at(&s->leaks, &a->llast, (uint32_t)slice, bt, SLICES) : NULL;
+        if (!l) {
+            fail(s);
+            return i;
+        }
+        double nb = (double)(j - i), ny = (double)bytes;
+        th->leaked_blocks += nb;
+        th->leaked_bytes += ny;
+        l->blocks += nb;
+        l->bytes += ny;
+        while (classes) {
+            unsigned c = (unsigned)__builtin_ctzll(classes);
+            classes &= classes - 1;
+            keyagg_t *z = cached_at(&s->sizes, &a->zlast[c & 3], c, bt, 128);
+            if (!z) {
+                fail(s);
+                return i;
+            }
+            z->leaked_blocks += (double)cls_blocks[c];
+            z->leaked_bytes += (double)cls_bytes[c];
+            cls_blocks[c] = cls_bytes[c] = 0;
+        }
+        if (!a->leak_first || tmin < a->leak_first - 1)
+            a->leak_first = tmin + 1; /* + 1: 0 means none */
+        if (tmax + 1 > a->leak_last)
+            a->leak_last = tmax + 1;
+        struct ckpt *k = &s->cks[ck];
+        range_add(&k->leak_lo, &k->leak_hi, id + i);
+        range_add(&k->leak_lo, &k->leak_hi, id + j - 1);
+        s->leak_sum += bytes;
+        i = j;
+    }
+    return i;
+}
+
 void cv__summary_leaked_batch(cv__summary_t *s, const cv__live_t *b, size_t n, uint64_t id)
 {
     if (s->failed || !n)
         return;
+    if (!s->interval && s->leak_sum < ((uint64_t)1 << 52)) {
+        size_t done = leaked_exact(s, b, n, id);
+        if (done == n || s->failed)
+            return;
+        b += done;
+        n -= done;
+        id += done;
+    }
     /* Leaks are drained after the last event, so the slice width is final. */
     const unsigned width = s->width_log2;
     const int weighed = s->interval != 0;
@@ -1097,7 +1191,7 @@ void cv__summary_leaked_batch(cv__summary_t *s, const cv__live_t *b, size_t n, u
         z->leaked_blocks += w;
         z->leaked_bytes += wb;
         uint64_t slice = x->t >> width;
-        keyagg_t *l = cached_at(&s->leaks, &a->llast, (uint32_t)slice, x->bt * SLICES + slice + 1);
+        keyagg_t *l = cached_at(&s->leaks, &a->llast, (uint32_t)slice, x->bt, SLICES);
         if (!l) {
             fail(s);
             return;
