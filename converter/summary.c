@@ -495,15 +495,17 @@ static void fail(cv__summary_t *s)
 static inline void close_heap(cv__summary_t *s)
 {
     slice_t *sl = &s->slice[s->now >> s->width_log2];
-    if (!sl->seen || s->live_bytes > sl->max_live) {
-        sl->max_live = s->live_bytes;
-        sl->seen = 1;
-    }
+    /* A new high is above every slice's most too: while the heap grows, one test. */
     if (s->live_bytes > s->peak_bytes) {
         s->peak_bytes = s->live_bytes;
         s->peak_blocks = s->live_blocks;
         s->peak_t = s->now;
         s->peaks++; /* each stack's picture is taken when it next changes (touch) */
+        sl->max_live = s->live_bytes;
+        sl->seen = 1;
+    } else if (!sl->seen || s->live_bytes > sl->max_live) {
+        sl->max_live = s->live_bytes;
+        sl->seen = 1;
     }
 }
 
