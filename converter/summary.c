@@ -1010,12 +1010,16 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     if (s->failed)
         return;
     stackagg_t *a = &s->st[b->bt]; /* made by summary_alloc */
-    threadagg_t *owner = thread_of(s, b->tid);
-    uint32_t gen = s->threads.gen;
-    threadagg_t *by = freer ? thread_of(s, freer) : NULL;
-    /* A freeing thread met for the first time may have grown the table under owner. */
-    if (owner && s->threads.gen != gen)
-        owner = thread_of(s, b->tid);
+    threadagg_t *owner = thread_of(s, b->tid), *by = NULL;
+    if (freer && freer == b->tid) {
+        by = owner; /* mostly: the thread that allocated frees (0: an address reused) */
+    } else if (freer) {
+        uint32_t gen = s->threads.gen;
+        by = thread_of(s, freer);
+        /* A freeing thread met for the first time may have grown the table under owner. */
+        if (owner && s->threads.gen != gen)
+            owner = thread_of(s, b->tid);
+    }
     if (!owner || (freer && !by)) {
         fail(s);
         return;
