@@ -56,6 +56,10 @@
  * cost memory per checkpoint, not per event. */
 #define LATER_CHUNK 1024u
 
+/* cv__summary_leaked_batch sums a trace's never-freed blocks in integers (leaked_exact) while
+ * the bytes summed so far are under this: every sum then stays exact in doubles. */
+#define LEAK_EXACT ((uint64_t)1 << 52)
+
 /* The phases of queries/growth.sql's default, which the table site_growth holds. */
 #define GROWTH_PHASES 10u
 
@@ -166,8 +170,8 @@ struct cv__summary {
     size_t nused, capused;
     int used_sorted;
     table_t threads;                  /* threadagg_t by tid */
-    threadagg_t *last_th;             /* the thread looked up last; NULL whenever the table
-                                       * moved its values and thread_of did not look it up since */
+    threadagg_t *last_th;             /* the thread looked up last (the table grows only in
+                                       * thread_find, which sets it); NULL after a reset */
     table_t sizes;                    /* keyagg_t by bt * 128 + size class + 1 */
     table_t leaks;                    /* keyagg_t by bt * SLICES + slice + 1, never-freed blocks only */
     slice_t slice[SLICES];
@@ -185,8 +189,8 @@ struct cv__summary {
     uint64_t interval;                /* profile mode's sampling interval, 0 in trace mode */
     int counted;                      /* allocs and alloc_bytes are the totals records' */
     uint64_t counted_allocs, counted_bytes;
-    uint64_t leak_sum;                /* trace mode: the bytes of the never-freed blocks summed by
-                                       * leaked_exact, which needs it under 2^52 */
+    uint64_t leak_sum;                /* the bytes of the never-freed blocks summed so far, up to
+                                       * LEAK_EXACT (leaked_exact) */
     /* Marker times not yet passed, sorted; and the per-stack copies taken at passed ones. */
     uint64_t *marks;
     size_t nmarks, capmarks;
@@ -401,8 +405,7 @@ static __attribute__((noinline)) keyagg_t *cache_fill(table_t *t, struct kcache 
 }
 
 /* The entry of (stack bt, sub) in t, whose key is bt * per + sub + 1, through the stack's
- * one-entry cache c.
- * A stack's blocks mostly come in one size class, and its never-freed blocks, drained in time
+ * one-entry cache c. A stack's blocks mostly come in one size class, and its never-freed blocks, drained in time
  * order, in one slice after another: the cache answers most lookups without hashing or
  * probing (table_at was a fifth of the summaries' counting), and its test is inline (the call
  * was a tenth). The table itself is filled as without the cache, in the same order, so its
@@ -456,7 +459,6 @@ static __attribute__((noinline)) stackagg_t *stack_first(cv__summary_t *s, uint6
     }
     return a;
 }
-
 
 static int cmp_bt(const void *x, const void *y)
 {
@@ -791,8 +793,6 @@ static void thin(cv__summary_t *s)
     free(to);
 }
 
-/* at() for the instants that start the recording, pass a marker, widen the timeline or cross
- * a checkpoint: the clock moved to t. */
 /* at()'s bound: the earliest time that ends the current checkpoint interval, falls past the
  * timeline's slices or passes the first marker not yet passed (each saturated at UINT64_MAX, a
  * time at() sends to at_slow too, which is always right). Set after each instant at_slow
@@ -803,13 +803,15 @@ static void fast_reset(cv__summary_t *s)
     uint64_t until = UINT64_MAX;
     if (ck < 64 && (s->now >> ck) + 1 < ((uint64_t)1 << (64 - ck)))
         until = ((s->now >> ck) + 1) << ck;
-    if (s->width_log2 + 10 < 64 && ((uint64_t)SLICES << s->width_log2) < until)
+    if (s->width_log2 + 10 < 64 && ((uint64_t)SLICES << s->width_log2) < until) /* 2^10 slices */
         until = (uint64_t)SLICES << s->width_log2;
     if (s->nmarks && s->marks[0] < until)
         until = s->marks[0] + 1;
     s->fast_until = s->started ? until : 0;
 }
 
+/* at() for the instants that start the recording, pass a marker, widen the timeline or cross
+ * a checkpoint: the clock moved to t. */
 static void at_slow(cv__summary_t *s, uint64_t t)
 {
     int was = s->started;
@@ -1153,7 +1155,7 @@ void cv__summary_leaked_batch(cv__summary_t *s, const cv__live_t *b, size_t n, u
 {
     if (s->failed || !n)
         return;
-    if (!s->interval && s->leak_sum < ((uint64_t)1 << 52)) {
+    if (!s->interval && s->leak_sum < LEAK_EXACT) {
         size_t done = leaked_exact(s, b, n, id);
         if (done == n || s->failed)
             return;
@@ -1192,6 +1194,8 @@ void cv__summary_leaked_batch(cv__summary_t *s, const cv__live_t *b, size_t n, u
         double w = 1.0, wb = (double)x->size;
         if (weighed)
             weigh(s, x->size, &w, &wb);
+        /* These sums are leaked_exact's to bound too: past 2^52 it stays off. */
+        s->leak_sum = x->size >= LEAK_EXACT - s->leak_sum ? LEAK_EXACT : s->leak_sum + x->size;
         th->leaked_blocks += w;
         th->leaked_bytes += wb;
         z->leaked_blocks += w;
