@@ -134,29 +134,31 @@ typedef struct {
     ino_t ino;
 } input_t;
 
-/* Rows of a recording not yet in the database (see shared_t): ids, threads.id and pools.id
- * numbered within the recording from 1 (threads from 0), made global when written. */
+/* Rows of a recording not yet in the database (see shared_t) are kept as the writer takes
+ * them (cv__row_t), numbered within the recording: ids from 1, threads.id from 0 (and pools.id
+ * from 1), made global when written. The rare facts a row's table does not hold, a pool's
+ * block or a piece of a mapping, wait beside them. */
 typedef struct {
-    cv__row_t r;
+    uint64_t id;             /* the row's, within the recording */
     uint64_t pool;           /* pools.id of a pool's block, else 0 */
     uint64_t piece_of;       /* a piece of a mapping: the row it was cut from, else 0 */
-} staged_t;
+} side_t;
 
-/* A recording's rows wait here in batches of STAGE_BATCH while it holds the turn; a worker
- * whose recording waits for its turn keeps up to STAGE_MAX of them (7 MiB) in memory, then
- * takes the turn if nobody else converts, else moves them to its overflow file, packed (up to
- * OVERFLOW_MAX rows, about 100 MiB; then it waits for the turn). */
-#define STAGE_BATCH 4096u
+/* A recording's rows wait here in batches of STAGE_BATCH (a chunk of the writer's queue) while
+ * it holds the turn; a worker whose recording waits for its turn keeps up to STAGE_MAX of them
+ * (4 MiB) in memory, then takes the turn if nobody else converts, else moves them to its
+ * overflow file, packed (up to OVERFLOW_MAX rows, about 100 MiB; then it waits for the turn). */
+#define STAGE_BATCH 1024u
 #define STAGE_MAX 65536u
 #define OVERFLOW_MAX (64u * STAGE_MAX)
 
 /* The overflow file holds each row as the LEB128 numbers of its OVER_FIELDS fields, each the
- * zigzagged difference from the same field of the row before: ids follow on by one, times and
- * addresses move little from one row to the next, most other fields repeat, so a row takes
- * about 25 bytes where the struct took 112. On a build tree two workers moved 16.6 M rows
+ * zigzagged difference from the same field of the row before: times and addresses move little
+ * from one row to the next, most other fields repeat, so a row takes about 25 bytes where it
+ * took 64 in memory (112 as it was kept before). On a build tree two workers moved 16.6 M rows
  * there and back as structs, 1.9 GB each way: the kernel's copies were a sixth of their CPU.
  * The rows go out and come back through a buffer of OVER_BUF bytes. */
-#define OVER_FIELDS 15
+#define OVER_FIELDS 11
 #define OVER_ROW_MAX (OVER_FIELDS * 10)
 #define OVER_BUF (256u * 1024u)
 
@@ -209,8 +211,10 @@ typedef struct ctx {
     int has_turn;             /* its rows go to the database now, with these offsets: */
     uint64_t row_base, pool_base;
     uint32_t thread_base;
-    staged_t *stage;          /* rows not written yet */
+    cv__row_t *stage;         /* rows not written yet, the first with id next_id - nstage + 1 */
     size_t nstage, capstage;
+    side_t *side;             /* their pools' blocks and mappings' pieces, in id order */
+    size_t nside, capside;
     int over_fd;              /* rows not written yet, before those of stage: an unnamed file */
     uint64_t over_rows;       /* (-1 until first needed) and how many rows it holds */
     uint64_t over_bytes;      /* its length, with the buffer's bytes not yet written */
@@ -782,71 +786,71 @@ static int advance(ctx_t *c, stream_t *s, const cv__pairs_t *live)
     return 1;
 }
 
-/* Writes the staged rows with the offsets of the recording's turn (shared_t). db_mu held. 0,
- * or -1 (not said). */
-static int write_staged(ctx_t *c)
+/* Writes n rows, the first of local id `first`, and their side facts side[0..nside), with the
+ * offsets of the recording's turn (shared_t): ids, pools.id and map_pieces' rows by adding
+ * the recording's first; threads.id, in the rows themselves, only when they were made before
+ * the turn (`based` 0; a row made with the turn has them already). db_mu held. 0, or -1 (not
+ * said). */
+static int write_staged_rows(ctx_t *c, cv__row_t *rows, size_t n, uint64_t first,
+                             const side_t *side, size_t nside, int based)
 {
-    for (size_t i = 0; i < c->nstage; i++) {
-        staged_t *g = &c->stage[i];
-        cv__row_t *r = &g->r;
-        r->id += c->row_base;
-        if (r->realloc_of)
-            r->realloc_of += c->row_base;
-        r->thread += c->thread_base;
-        if (r->free_thread != RHEAP_NO_THREAD)
-            r->free_thread += c->thread_base;
-        if (cv__db_alloc(c->db, r) != 0)
+    if (!based && c->thread_base)
+        for (size_t i = 0; i < n; i++) {
+            rows[i].who += c->thread_base << CV__ROW_THREAD_SHIFT;
+            if (rows[i].free_thread != RHEAP_NO_THREAD)
+                rows[i].free_thread += c->thread_base;
+        }
+    if (n && cv__db_rows(c->db, first + c->row_base, rows, n) != 0)
+        return -1;
+    for (size_t i = 0; i < nside; i++) {
+        uint64_t id = side[i].id + c->row_base;
+        if (side[i].pool && cv__db_pool_block(c->db, id, side[i].pool + c->pool_base) != 0)
             return -1;
-        if (g->pool && cv__db_pool_block(c->db, r->id, g->pool + c->pool_base) != 0)
-            return -1;
-        if (g->piece_of && cv__db_map_piece(c->db, r->id, g->piece_of + c->row_base) != 0)
+        if (side[i].piece_of && cv__db_map_piece(c->db, id, side[i].piece_of + c->row_base) != 0)
             return -1;
     }
-    c->nstage = 0;
     return 0;
+}
+
+/* The staged rows written (write_staged_rows). db_mu held. 0, or -1 (not said). */
+static int write_staged(ctx_t *c, int based)
+{
+    int rc = write_staged_rows(c, c->stage, c->nstage, c->next_id - c->nstage + 1, c->side,
+                               c->nside, based);
+    c->nstage = c->nside = 0;
+    return rc;
 }
 
 static int wait_turn(ctx_t *c);
 
-/* A staged row's fields as numbers, in the overflow file's order, and back. */
-static void over_fields(const staged_t *g, uint64_t f[OVER_FIELDS])
+/* A row's fields as numbers, in the overflow file's order, and back. */
+static void over_fields(const cv__row_t *r, uint64_t pool, uint64_t piece_of,
+                        uint64_t f[OVER_FIELDS])
 {
-    const cv__row_t *r = &g->r;
-    f[0] = r->id;
-    f[1] = r->alloc_t;
-    f[2] = r->dealloc_t;
-    f[3] = (uint64_t)r->freed;
+    f[0] = r->alloc_t;
+    f[1] = r->dealloc_t;
+    f[2] = r->size;
+    f[3] = r->addr;
     f[4] = r->bt;
-    f[5] = r->size;
-    f[6] = r->addr;
-    f[7] = r->addr_base;
-    f[8] = r->thread;
-    f[9] = r->free_thread;
-    f[10] = r->call;
-    f[11] = r->align;
-    f[12] = r->realloc_of;
-    f[13] = g->pool;
-    f[14] = g->piece_of;
+    f[5] = r->align;
+    f[6] = r->back;
+    f[7] = r->who;
+    f[8] = r->free_thread;
+    f[9] = pool;
+    f[10] = piece_of;
 }
 
-static void over_row(const uint64_t f[OVER_FIELDS], staged_t *g)
+static void over_row(const uint64_t f[OVER_FIELDS], cv__row_t *r)
 {
-    cv__row_t *r = &g->r;
-    r->id = f[0];
-    r->alloc_t = f[1];
-    r->dealloc_t = f[2];
-    r->freed = (int)f[3];
+    r->alloc_t = f[0];
+    r->dealloc_t = f[1];
+    r->size = f[2];
+    r->addr = f[3];
     r->bt = f[4];
-    r->size = f[5];
-    r->addr = f[6];
-    r->addr_base = f[7];
-    r->thread = (uint32_t)f[8];
-    r->free_thread = (uint32_t)f[9];
-    r->call = (uint8_t)f[10];
-    r->align = f[11];
-    r->realloc_of = f[12];
-    g->pool = f[13];
-    g->piece_of = f[14];
+    r->align = f[5];
+    r->back = f[6];
+    r->who = (uint32_t)f[7];
+    r->free_thread = (uint32_t)f[8];
 }
 
 /* Writes the packed rows of the buffer at the file's end. 0, or -1 (said). */
@@ -867,28 +871,28 @@ static int over_write(ctx_t *c)
     return 0;
 }
 
-/* The rows moved to the overflow file, back in order and written, STAGE_BATCH at a time in
- * place of the staged rows (which wait apart meanwhile). The turn held. 0, or -1 (said). */
+/* The rows moved to the overflow file (local ids 1 to over_rows, before the staged rows), back
+ * in order and written, STAGE_BATCH at a time. The turn held. 0, or -1 (said). */
 static int write_overflow(ctx_t *c)
 {
     if (!c->over_rows)
         return 0;
     if (c->over_used && over_write(c) != 0)
         return -1;
-    staged_t *kept = c->stage;
-    size_t nkept = c->nstage, capkept = c->capstage;
-    staged_t *buf = malloc(STAGE_BATCH * sizeof *buf);
-    if (!buf) {
+    cv__row_t *buf = malloc(STAGE_BATCH * sizeof *buf);
+    side_t *side = malloc(STAGE_BATCH * sizeof *side);
+    if (!buf || !side) {
+        free(buf);
+        free(side);
         nomem(c, "");
         return -1;
     }
-    c->stage = buf;
     uint64_t prev[OVER_FIELDS] = {0};
     uint64_t at = 0;    /* the file's offset of over_buf[0] */
     size_t have = 0, pos = 0;
     int rc = 0;
     for (uint64_t done = 0; rc == 0 && done < c->over_rows;) {
-        size_t n = 0;
+        size_t n = 0, nside = 0;
         while (n < STAGE_BATCH && done + n < c->over_rows) {
             /* Less than a whole row's room left in the buffer: the rest moved to its start
              * and the file read on behind it. */
@@ -929,35 +933,36 @@ static int write_overflow(ctx_t *c)
             if (rc != 0)
                 break;
             pos = (size_t)(p - c->over_buf);
-            over_row(f, &buf[n++]);
+            over_row(f, &buf[n]);
+            if (f[9] || f[10])
+                side[nside++] = (side_t){done + n + 1, f[9], f[10]};
+            n++;
         }
         if (rc != 0)
             break;
-        c->nstage = n;
         pthread_mutex_lock(&c->sh->db_mu);
-        rc = write_staged(c);
+        rc = write_staged_rows(c, buf, n, done + 1, side, nside, 0);
         pthread_mutex_unlock(&c->sh->db_mu);
         if (rc != 0)
             db_fail(c, "allocations");
         done += n;
     }
     free(buf);
-    c->stage = kept;
-    c->nstage = nkept;
-    c->capstage = capkept;
+    free(side);
     c->over_rows = c->over_bytes = 0;
     c->over_used = 0;
     return rc;
 }
 
-/* Hands the staged rows to the database, after waiting for the recording's turn. 0, or -1
- * (said). */
+/* Hands the staged rows to the database, after waiting for the recording's turn (the rows
+ * staged before it get its threads.id offset then). 0, or -1 (said). */
 static int flush_staged(ctx_t *c)
 {
+    int based = c->has_turn;
     if (!c->has_turn && (wait_turn(c) != 0 || write_overflow(c) != 0))
         return -1;
     pthread_mutex_lock(&c->sh->db_mu);
-    int rc = write_staged(c);
+    int rc = write_staged(c, based);
     pthread_mutex_unlock(&c->sh->db_mu);
     if (rc != 0) {
         db_fail(c, "allocations");
@@ -993,62 +998,77 @@ static int stage_full(ctx_t *c)
     }
     if (c->over_rows == 0)
         memset(c->over_prev, 0, sizeof c->over_prev);
+    uint64_t first = c->next_id - c->nstage + 1;
+    size_t k = 0; /* the next side fact */
     for (size_t i = 0; i < c->nstage; i++) {
         if (OVER_BUF - c->over_used < OVER_ROW_MAX && over_write(c) != 0)
             return -1;
-        uint64_t f[OVER_FIELDS];
-        over_fields(&c->stage[i], f);
+        uint64_t f[OVER_FIELDS], pool = 0, piece_of = 0;
+        if (k < c->nside && c->side[k].id == first + i) {
+            pool = c->side[k].pool;
+            piece_of = c->side[k].piece_of;
+            k++;
+        }
+        over_fields(&c->stage[i], pool, piece_of, f);
         uint8_t *p = c->over_buf + c->over_used, *start = p;
-        for (int k = 0; k < OVER_FIELDS; k++) {
-            p += rip__put_varint(p, rip__zigzag((int64_t)(f[k] - c->over_prev[k])));
-            c->over_prev[k] = f[k];
+        for (int j = 0; j < OVER_FIELDS; j++) {
+            p += rip__put_varint(p, rip__zigzag((int64_t)(f[j] - c->over_prev[j])));
+            c->over_prev[j] = f[j];
         }
         c->over_used += (size_t)(p - start);
         c->over_bytes += (uint64_t)(p - start);
     }
     c->over_rows += c->nstage;
     c->turn_rows += c->nstage;
-    c->nstage = 0;
+    c->nstage = c->nside = 0;
     return 0;
 }
 
-/* free_thread: threads.id of the freeing thread, RHEAP_NO_THREAD when none was recorded. The
- * row is numbered within its recording (shared_t). */
+/* The row of block b, ended (freed, at dealloc_t, by threads.id free_thread: RHEAP_NO_THREAD
+ * when none was recorded) or not, staged as the writer takes it: its fields copied, the address
+ * relative to its thread's first, the thread with the turn's offset when the recording has it.
+ * The row is numbered within its recording (shared_t); *id_out gets its id. About 40
+ * instructions: every allocation of a program comes through here once. */
 static int write_row(ctx_t *c, const cv__live_t *b, int freed, uint64_t dealloc_t,
                      uint32_t free_thread, uint64_t *id_out)
 {
     if (c->nstage >= (c->has_turn ? STAGE_BATCH : STAGE_MAX) &&
         (c->has_turn ? flush_staged(c) : stage_full(c)) != 0)
         return -1;
-    if (rheap_grow(&c->stage, &c->capstage, c->nstage, sizeof *c->stage, STAGE_BATCH) != 0) {
+    if (c->nstage == c->capstage &&
+        rheap_grow(&c->stage, &c->capstage, c->nstage, sizeof *c->stage, STAGE_BATCH) != 0) {
         nomem(c, "");
         return -1;
     }
-    staged_t *g = &c->stage[c->nstage++];
-    g->pool = b->addr >> POOL_SHIFT;
-    g->piece_of = b->call == RIP_CALL_MMAP ? b->realloc_of : 0;
-    g->r = (cv__row_t){
-        .id = ++c->next_id,
-        .alloc_t = b->t,
-        .dealloc_t = dealloc_t,
-        .freed = freed,
-        .bt = b->bt,
-        .size = b->size,
-        .addr = b->addr & ADDR_MASK,
-        .addr_base = c->streams[b->thread - c->first_thread].addr_base,
-        .thread = b->thread,
-        .free_thread = free_thread,
-        .call = b->call,
-        .align = b->align,
-        /* A piece of a mapping keeps the row it was cut from in map_pieces: mmap resizes
-         * nothing, so its row has no realloc_of. */
-        .realloc_of = b->call == RIP_CALL_MMAP ? 0 : b->realloc_of,
-    };
+    uint64_t id = ++c->next_id;
+    uint32_t base = c->has_turn ? c->thread_base : 0;
+    /* A piece of a mapping keeps the row it was cut from in map_pieces: mmap resizes nothing,
+     * so its row has no realloc_of. */
+    uint64_t of = b->call == RIP_CALL_MMAP ? 0 : b->realloc_of;
+    cv__row_t *r = &c->stage[c->nstage++];
+    r->alloc_t = b->t;
+    r->dealloc_t = dealloc_t;
+    r->size = b->size;
+    r->addr = (b->addr & ADDR_MASK) ^ c->streams[b->thread - c->first_thread].addr_base;
+    r->bt = b->bt;
+    r->align = b->align;
+    r->back = of ? id - of : 0;
+    r->who = (b->thread + base) << CV__ROW_THREAD_SHIFT | (freed ? CV__ROW_FREED : 0) |
+             (b->call & 63u);
+    r->free_thread = free_thread == RHEAP_NO_THREAD ? free_thread : free_thread + base;
+    uint64_t pool = b->addr >> POOL_SHIFT, piece_of = b->call == RIP_CALL_MMAP ? b->realloc_of : 0;
+    if (pool | piece_of) {
+        if (rheap_grow(&c->side, &c->capside, c->nside, sizeof *c->side, 64) != 0) {
+            nomem(c, "");
+            return -1;
+        }
+        c->side[c->nside++] = (side_t){id, pool, piece_of};
+    }
     c->rows++;
     if (!freed)
         c->leaked++;
     if (id_out)
-        *id_out = g->r.id;
+        *id_out = id;
     return 0;
 }
 
@@ -2426,7 +2446,7 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
     uint64_t unmatched_before = c->unmatched_frees;
     c->next_id = 0;
     c->next_thread = 0;
-    c->nstage = 0;
+    c->nstage = c->nside = 0;
     c->over_fd = -1;
     c->over_rows = c->over_bytes = 0;
     c->over_used = 0;
@@ -2904,6 +2924,7 @@ static void worker_release(ctx_t *w)
     }
     free(w->mods);
     free(w->stage);
+    free(w->side);
     free(w->over_buf);
 }
 

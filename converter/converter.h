@@ -222,9 +222,16 @@ cv__btree_t *cv__btree_create(const char *near, const char *table, uint32_t page
 void cv__btree_destroy(cv__btree_t *b);
 /* Appends a row of ncols (at most 120) values, the record's columns in the table's order (the
  * rowid's own column, an INTEGER PRIMARY KEY, as NULL: SQLite keeps it so); rowid above the
- * last row's. 0, or -1. Costs about 420 instructions for allocation_rows' seven columns
- * (callgrind), plus a write per 16 pages. */
+ * last row's. 0, or -1. Costs about 420 instructions for a row of seven columns (callgrind),
+ * plus a write per 16 pages. */
 int cv__btree_add(cv__btree_t *b, int64_t rowid, const cv__bt_value_t *v, unsigned ncols);
+/* The same for a row of ncols (at most 14) integers, the columns whose bit is set in `nulls`
+ * NULL (their v ignored): the record is the one cv__btree_add makes of such values, laid
+ * straight into the leaf page, without the values' kinds to dispatch on nor a copy of the
+ * cell. For allocation_rows' millions of rows: about 290 instructions for its seven columns,
+ * the page's write included (callgrind). 0, or -1. */
+int cv__btree_add_ints(cv__btree_t *b, int64_t rowid, const int64_t *v, unsigned ncols,
+                       uint32_t nulls);
 uint64_t cv__btree_rows(const cv__btree_t *b);
 /* The levels of the tree so far, leaves included (1 while every row fits in one page). */
 int cv__btree_levels(const cv__btree_t *b);
@@ -318,20 +325,27 @@ int cv__scopes_chain(cv__scopes_t *sc, Dwarf_Die *cu, uint64_t pc, Dwarf_Die *ch
 /* ---- db.c: the SQLite writer ---- */
 typedef struct cv__db cv__db_t;
 
+/* An allocation row as the converting thread hands it to the writer thread: the block's own
+ * numbers, copied from the live-block store without computing anything (the writer makes the
+ * record of allocation_rows and its side rows from them, cv__db_rows). 64 bytes, one cache line;
+ * the row's id is not in it: rows go in batches of consecutive ids. The converting thread wrote
+ * a row three times over (a struct of 112 bytes, then LEB128 numbers into the queue, which the
+ * writer unpacked into a struct again): 300 instructions a row on the converting thread and a
+ * third of the writer's. */
 typedef struct {
-    uint64_t id;
     uint64_t alloc_t;
     uint64_t dealloc_t;    /* valid when freed */
-    int freed;
+    uint64_t size;
+    uint64_t addr;         /* the address XOR threads.addr_base of the allocating thread */
     uint64_t bt;           /* 0: NULL */
-    uint64_t size, addr;
-    uint64_t addr_base;    /* threads.addr_base of the allocating thread */
-    uint32_t thread;       /* threads.id of the allocating thread */
-    uint32_t free_thread;  /* threads.id of the freeing thread; RHEAP_NO_THREAD: none recorded */
-    uint8_t call;
     uint64_t align;        /* 0: NULL */
-    uint64_t realloc_of;   /* 0: NULL */
+    uint64_t back;         /* id - realloc_of; 0: no realloc_of */
+    uint32_t who;          /* threads.id of the allocating thread << 8 | freed << 7 | call & 63 */
+    uint32_t free_thread;  /* threads.id of the freeing thread; RHEAP_NO_THREAD: none recorded */
 } cv__row_t;
+_Static_assert(sizeof(cv__row_t) == 64, "a row is one cache line");
+#define CV__ROW_FREED 0x80u
+#define CV__ROW_THREAD_SHIFT 8
 
 #define RHEAP_NO_THREAD UINT32_MAX
 /* threads.id stays below this: allocation_rows.how holds it in 22 bits. */
@@ -353,7 +367,10 @@ void cv__db_queue_limit(unsigned chunks);
  * with on, the databases created afterwards get allocation_rows, allocation_frees and
  * allocation_extras through prepared INSERTs. Not thread-safe, as cv__db_queue_limit. */
 void cv__db_rows_by_sqlite(int on);
-int cv__db_alloc(cv__db_t *db, const cv__row_t *r);
+/* Queues n allocation rows whose ids are first, first + 1, ... (above every id queued
+ * before) for the writer thread: a copy into the queue's pending chunk, handed over whole when
+ * full. 0, or -1 when a write failed (cv__db_error says why). */
+int cv__db_rows(cv__db_t *db, uint64_t first, const cv__row_t *rows, size_t n);
 int cv__db_frame(cv__db_t *db, uint64_t bt, uint32_t frame_no, const cv__srcframe_t *f,
                     const char *module, uint64_t offset, uint32_t ip_index);
 /* A processes row (schema.sql): a 0 wall_ns, page_size or depth is written as NULL, and

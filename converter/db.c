@@ -8,17 +8,17 @@
  * the converter dies, the temporary file is garbage anyway.
  *
  * Allocation rows, nearly all of what is written, are written by a thread of their own: the
- * converter queues chunks of rows, packed as LEB128 numbers, and goes on reading and pairing
- * while the writer lays them into pages (btree.c; SQLite's insert cost three times as much per
- * row): allocation_rows and its side tables are built beside SQLite and put into the file at the
- * end (append_trees, link_trees); so are the four largest per-recording summary tables, put in
- * earlier, once every recording's rows are written (cv__db_settle, put_trees), since the totals
- * and the summary callback read them. SQLite is built for one thread here (no mutexes), so the
- * two take turns on the connection (`conn`), which also guards the builders: the writer holds it
- * for one chunk at a time, and any other write waits for the chunk in progress only, not for the
- * queue to empty (enter/leave). Stack rows,
- * which come throughout a conversion, are kept here and handed to the writer thread in sets,
- * so a new stack costs the reader no wait.
+ * converter queues chunks of rows, each the fields it had from its live-block store
+ * (cv__row_t), and goes on reading and pairing while the writer lays them into pages (btree.c;
+ * SQLite's insert cost three times as much per row): allocation_rows and its side tables are
+ * built beside SQLite and put into the file at the end (append_trees, link_trees); so are
+ * the four largest per-recording summary tables, put in earlier, once every recording's rows
+ * are written (cv__db_settle, put_trees), since the totals and the summary callback read them.
+ * SQLite is built for one thread here (no mutexes), so the two take turns on the connection
+ * (`conn`), which also guards the builders: the writer holds it for one chunk at a time, and
+ * any other write waits for the chunk in progress only, not for the queue to empty
+ * (enter/leave). Stack rows, which come throughout a conversion, are kept here and handed to
+ * the writer thread in sets, so a new stack costs the reader no wait.
  * The queue may hold up to QUEUE_BYTES of rows: the reader finishes its pass, and the caller
  * reads the summaries (rheap run prints its summary), while the writer is still catching up.
  */
@@ -43,7 +43,6 @@
 #include <sqlite3.h>
 
 #include "converter.h"
-#include "varint.h"
 
 /* The line of schema.sql that separates what is created before the load from what after. */
 #define AFTER_LOAD_MARK "\n-- rheap: after load\n"
@@ -58,14 +57,18 @@
 #define ALLOC_COLS 6
 /* Rows go to the writer thread in chunks of CHUNK_BYTES (a chunk of many batches keeps the two
  * threads from waking each other at every batch), at most QUEUE_BYTES of them waiting. A row
- * is packed into about 20 bytes (pack_row), at most ROW_MAX: the 32 MiB hold some 1.6 million
- * rows, where rows as structs (96 bytes) held 1.4 million in 128 MiB. The queue is most of the
- * converter's memory beside the live blocks (a queue of 128 MiB, filled while `rheap run`'s
- * writer ran at nice 19, took its conversion of a program holding 8 M blocks to 54 bytes per
- * live block over 64 MiB); 32 MiB keeps the whole conversion within 48 bytes per live block plus
- * 64 MiB, and a reader further ahead than that waits for the writer. */
+ * is queued as the converting thread has it (cv__row_t, 64 bytes): the 32 MiB hold half a
+ * million rows. They were packed into LEB128 numbers (about 20 bytes a row, 1.6 million rows),
+ * but packing and unpacking them cost more than the rest of the row's way (bigheap 2000000
+ * under callgrind: 173 instructions a row on the converting thread, 245 on the writer), and a
+ * writer that lays a row into its page in 430 instructions seldom lets the queue fill. The
+ * queue is most of the converter's memory beside the live blocks (a queue of 128 MiB, filled
+ * while `rheap run`'s writer ran at nice 19, took its conversion of a program holding 8 M
+ * blocks to 54 bytes per live block over 64 MiB); 32 MiB keeps the whole conversion within 48
+ * bytes per live block plus 64 MiB, and a reader further ahead than that waits for the
+ * writer. */
 #define CHUNK_BYTES (64u << 10)
-#define ROW_MAX (1 + 11 * RIP__VARINT_MAX)
+#define CHUNK_ROWS (CHUNK_BYTES / sizeof(cv__row_t))
 #define QUEUE_BYTES (32u << 20)
 #define QUEUE ((unsigned)(QUEUE_BYTES / CHUNK_BYTES))
 /* Under a limit of address space (ulimit -v) the queue is made smaller, down to this. */
@@ -189,9 +192,9 @@ struct cv__db {
     /* The chunks: qcap + 1 places of CHUNK_BYTES in one mapping, where the queue's chunks wait
      * and the pending one is filled; memory is used as far as the queue ever grows. */
     uint8_t *area;
-    uint32_t *used;           /* used[i]: bytes of packed rows in place i */
+    uint32_t *used;           /* used[i]: rows in place i */
+    uint64_t *first;          /* first[i]: the id of its first row (the others follow on) */
     unsigned pending;         /* the place being filled */
-    uint64_t pending_id;      /* the id of its last row (0 before the first) */
     /* Rows of backtraces and stacks being gathered (flush_kept writes them). */
     kept_t kept;
     char *path;
@@ -274,10 +277,10 @@ static size_t area_bytes(unsigned qcap)
     return (size_t)(qcap + 1) * CHUNK_BYTES;
 }
 
-/* The bytes of chunk place i. */
-static inline uint8_t *chunk(cv__db_t *db, unsigned i)
+/* The rows of chunk place i. */
+static inline cv__row_t *chunk(cv__db_t *db, unsigned i)
 {
-    return db->area + (size_t)i * CHUNK_BYTES;
+    return (cv__row_t *)(db->area + (size_t)i * CHUNK_BYTES);
 }
 
 /* Writes the oldest work of the queue: the full sets of kept rows, else the oldest queued chunk,
@@ -593,6 +596,7 @@ static void destroy(cv__db_t *db)
     if (db->area)
         munmap(db->area, area_bytes(db->qcap));
     free(db->used);
+    free(db->first);
     free(db->spare);
     free(db->queue);
     drop_kept(db->kept_full);
@@ -849,7 +853,8 @@ static rheap_convert_status_t start_writer(cv__db_t *db, int background, cv__err
                         "%s: out of memory for the queue of rows", db->tmp);
     db->area = area;
     db->used = calloc(db->qcap + 1, sizeof *db->used);
-    if (!db->used)
+    db->first = calloc(db->qcap + 1, sizeof *db->first);
+    if (!db->used || !db->first)
         return cv__fail(err, RHEAP_CONVERT_E_OUTPUT, db->tmp, CV__NO_OFFSET,
                         "%s: out of memory for the queue of rows", db->tmp);
     db->queue = malloc(db->qcap * sizeof *db->queue);
@@ -1003,138 +1008,165 @@ static void rebind_int_or_null(sqlite3_stmt *s, bound_t *b, int i, uint64_t v, i
 #define EXTRA_SHIFT 30 /* above 22 bits of thread: a realloc_of up to 2^16 rows back fits in 6 bytes */
 #define EXTRA_ELSEWHERE (((uint64_t)1 << (63 - EXTRA_SHIFT)) - 2) /* the value is in allocation_extras */
 _Static_assert(RIP_CALL_LAST <= 64, "how keeps call - 1 in 6 bits");
+_Static_assert(RHEAP_MAX_THREADS <= (UINT32_MAX >> CV__ROW_THREAD_SHIFT) + 1,
+               "a row's who keeps the thread in 24 bits");
 
-static int cross_free(const cv__row_t *r)
+/* The calls that resize (rip_call_resizes), as bits: the writer asks for every row. */
+#define RESIZE_BIT(name, id, text, kind) | ((uint64_t)((kind) == RIP_RESIZE) << (id))
+static const uint64_t resizing = 0 RIP_CALL_LIST(RESIZE_BIT);
+#undef RESIZE_BIT
+
+/* A row's fields as the writer reads them. */
+typedef struct {
+    uint64_t id;
+    unsigned call, freed, cross; /* cross: freed by another thread, or by none recorded */
+    uint32_t thread;
+    uint64_t extra;              /* realloc_of as id - realloc_of when the call resizes, else align */
+    int resize;
+} fields_t;
+
+static inline void fields_of(const cv__row_t *r, uint64_t id, fields_t *f)
 {
-    return r->freed && r->free_thread != r->thread;
+    f->id = id;
+    f->call = r->who & 63;
+    f->freed = (r->who & CV__ROW_FREED) != 0;
+    f->thread = r->who >> CV__ROW_THREAD_SHIFT;
+    f->cross = f->freed && r->free_thread != f->thread;
+    f->resize = (int)(resizing >> f->call & 1);
+    f->extra = f->resize ? r->back : r->align;
 }
 
-/* realloc_of as id - realloc_of for the calls that resize, align for the others; 0: NULL. */
-static uint64_t extra_of(const cv__row_t *r)
-{
-    if (rip_call_resizes((rip_call_t)r->call))
-        return r->realloc_of ? r->id - r->realloc_of : 0;
-    return r->align;
-}
-
-/* The extra value as kept in `how`: doubled, plus 1 for a resizing call, so that the view tells
- * realloc_of from align without knowing the calls; EXTRA_ELSEWHERE (+1 when resizing) when it
- * is in allocation_extras. */
-static uint64_t extra_field(const cv__row_t *r)
-{
-    uint64_t extra = extra_of(r);
-    if (extra == 0)
-        return 0;
-    uint64_t resize = rip_call_resizes((rip_call_t)r->call) ? 1 : 0;
-    return (extra >= EXTRA_ELSEWHERE / 2 ? EXTRA_ELSEWHERE : extra * 2) + resize;
-}
-
-/* The columns of row r in allocation_rows, after the id: t, life, bt, size, addr, how. */
-static void row_values(const cv__row_t *r, cv__bt_value_t *v)
+/* The columns of row r in allocation_rows, after the id: t, life, bt, size, addr, how, in v;
+ * the bit of each NULL in the result. A size of 2^63 or more does not fit: *wide is set, and
+ * the caller stores r->size as a REAL (cv__bind_wide), as SQLite's INTEGER affinity keeps it. */
+static inline uint32_t row_columns(const cv__row_t *r, const fields_t *f, int64_t *v, int *wide)
 {
     const uint64_t limit = (uint64_t)1 << 59;
-    uint64_t addr = r->addr ^ r->addr_base;
-    int plain = r->alloc_t % 4 != 0 || r->alloc_t >= limit || addr % 16 != 0 || addr >= limit ||
-                (r->freed && (r->dealloc_t % 4 != 0 || r->dealloc_t >= limit));
-    int64_t unit = plain ? 1 : 4;
-    int64_t life = (int64_t)(r->dealloc_t - r->alloc_t);
-    uint64_t how = (uint64_t)((r->call - 1) & 63) | (cross_free(r) ? 64 : 0) | (plain ? 128 : 0) |
-                   (uint64_t)r->thread << 8 | extra_field(r) << EXTRA_SHIFT;
-    v[0] = (cv__bt_value_t){CV__BT_INT, (int64_t)(r->alloc_t / (uint64_t)unit), 0};
-    v[1] = (cv__bt_value_t){r->freed ? CV__BT_INT : CV__BT_NULL, life / unit, 0};
-    v[2] = (cv__bt_value_t){r->bt ? CV__BT_INT : CV__BT_NULL, (int64_t)r->bt, 0};
-    /* A size of 2^63 or more is a REAL (cv__bind_wide), as SQLite's INTEGER affinity keeps it. */
-    v[3] = r->size <= INT64_MAX ? (cv__bt_value_t){CV__BT_INT, (int64_t)r->size, 0}
-                                : (cv__bt_value_t){CV__BT_REAL, 0, (double)r->size};
-    v[4] = (cv__bt_value_t){CV__BT_INT, (int64_t)(plain ? addr : addr / 16), 0};
-    v[5] = (cv__bt_value_t){CV__BT_INT, (int64_t)how, 0};
+    uint64_t t = r->alloc_t, addr = r->addr;
+    uint64_t end = f->freed ? r->dealloc_t : 0;
+    /* Scaled unless a time is not a multiple of 4 or an address of 16, or one is too large. */
+    int plain = ((t | end) & 3) != 0 || (addr & 15) != 0 || (t | end | addr) >= limit;
+    unsigned ts = plain ? 0 : 2, as = plain ? 0 : 4;
+    /* The extra value as kept in `how`: doubled, plus 1 for a resizing call, so that the view
+     * tells realloc_of from align without knowing the calls; EXTRA_ELSEWHERE (+1 when
+     * resizing) when it is in allocation_extras. */
+    uint64_t extra = f->extra == 0 ? 0
+                     : (f->extra >= EXTRA_ELSEWHERE / 2 ? EXTRA_ELSEWHERE : f->extra * 2) +
+                           (uint64_t)f->resize;
+    v[0] = (int64_t)(t >> ts);
+    /* Exact: both times are multiples of 4 when scaled; a clock step can make it negative. */
+    v[1] = (int64_t)(end - t) >> ts;
+    v[2] = (int64_t)r->bt;
+    v[3] = (int64_t)r->size;
+    v[4] = (int64_t)(addr >> as);
+    v[5] = (int64_t)((uint64_t)((f->call - 1) & 63) | (uint64_t)f->cross << 6 |
+                     (uint64_t)plain << 7 | (uint64_t)f->thread << 8 | extra << EXTRA_SHIFT);
+    *wide = r->size > INT64_MAX;
+    return (f->freed ? 0u : 2u) | (r->bt ? 0u : 4u);
 }
 
 /* b points at the row's ALLOC_COLS bindings, base is the row's first parameter minus one. */
-static void bind_row(sqlite3_stmt *s, bound_t *b, int base, const cv__row_t *r)
+static void bind_row(sqlite3_stmt *s, bound_t *b, int base, const cv__row_t *r, uint64_t id)
 {
-    cv__bt_value_t v[ALLOC_COLS];
-    row_values(r, v);
+    fields_t f;
+    fields_of(r, id, &f);
+    int64_t v[ALLOC_COLS];
+    int wide;
+    uint32_t nulls = row_columns(r, &f, v, &wide);
     for (int i = 0; i < ALLOC_COLS; i++) {
-        if (v[i].kind == CV__BT_REAL)
+        if (i == 3)
             rebind_size(s, &b[i], base + i + 1, r->size);
         else
-            rebind_int_or_null(s, &b[i], base + i + 1, (uint64_t)v[i].i, v[i].kind == CV__BT_INT);
+            rebind_int_or_null(s, &b[i], base + i + 1, (uint64_t)v[i], !(nulls >> i & 1));
     }
 }
 
 /* The side rows of a block: its freeing thread when another thread freed it, its realloc_of or
  * align when too large for `how`. Through SQLite's inserts (cv__db_rows_by_sqlite). */
-static int write_side(cv__db_t *db, const cv__row_t *r)
+static int write_side(cv__db_t *db, const cv__row_t *r, uint64_t id)
 {
-    if (cross_free(r) && r->free_thread != RHEAP_NO_THREAD) {
+    fields_t f;
+    fields_of(r, id, &f);
+    if (f.cross && r->free_thread != RHEAP_NO_THREAD) {
         sqlite3_stmt *s = db->st[ST_FREE];
-        sqlite3_bind_int64(s, 1, (sqlite3_int64)r->id);
+        sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
         sqlite3_bind_int64(s, 2, r->free_thread);
         if (step(s) != 0)
             return -1;
     }
-    uint64_t extra = extra_of(r);
-    if (extra >= EXTRA_ELSEWHERE / 2) {
+    if (f.extra >= EXTRA_ELSEWHERE / 2) {
         sqlite3_stmt *s = db->st[ST_EXTRA];
-        sqlite3_bind_int64(s, 1, (sqlite3_int64)r->id);
-        sqlite3_bind_int64(s, 2, (sqlite3_int64)extra);
+        sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+        sqlite3_bind_int64(s, 2, (sqlite3_int64)f.extra);
         if (step(s) != 0)
             return -1;
     }
     return 0;
 }
 
-/* Writes BATCH rows in one statement. */
-static int write_batch(cv__db_t *db, const cv__row_t *rows)
+/* Writes BATCH rows, the first with id `first`, in one statement. */
+static int write_batch(cv__db_t *db, const cv__row_t *rows, uint64_t first)
 {
     for (size_t i = 0; i < BATCH; i++)
-        bind_row(db->batch, &db->batched[i * ALLOC_COLS], (int)i * ALLOC_COLS, &rows[i]);
+        bind_row(db->batch, &db->batched[i * ALLOC_COLS], (int)i * ALLOC_COLS, &rows[i],
+                 first + i);
     if (step(db->batch) != 0)
         return -1;
     /* The ids the converter handed out (realloc_of refers to them) must be SQLite's. */
-    if (sqlite3_last_insert_rowid(db->db) != (sqlite3_int64)rows[BATCH - 1].id)
+    if (sqlite3_last_insert_rowid(db->db) != (sqlite3_int64)(first + BATCH - 1))
         return -1;
     for (size_t i = 0; i < BATCH; i++)
-        if (write_side(db, &rows[i]) != 0)
+        if (write_side(db, &rows[i], first + i) != 0)
             return -1;
     return 0;
 }
 
 /* Writes n rows through SQLite: whole batches in one statement each, the rest row by row. */
-static int write_rows(cv__db_t *db, const cv__row_t *rows, size_t n)
+static int write_rows(cv__db_t *db, const cv__row_t *rows, size_t n, uint64_t first)
 {
     size_t i = 0;
     for (; i + BATCH <= n; i += BATCH)
-        if (write_batch(db, rows + i) != 0)
+        if (write_batch(db, rows + i, first + i) != 0)
             return -1;
     for (; i < n; i++) {
-        bind_row(db->st[ST_ALLOC], db->single, 0, &rows[i]);
-        if (step(db->st[ST_ALLOC]) != 0 || write_side(db, &rows[i]) != 0)
+        bind_row(db->st[ST_ALLOC], db->single, 0, &rows[i], first + i);
+        if (step(db->st[ST_ALLOC]) != 0 || write_side(db, &rows[i], first + i) != 0)
             return -1;
     }
     return 0;
 }
 
-/* Lays row r and its side rows into the b-trees. Each record starts with the id column, NULL:
- * an INTEGER PRIMARY KEY is the rowid, and SQLite keeps NULL in its place. 0, or -1
- * (cv__btree_error). */
-static int tree_row(cv__db_t *db, const cv__row_t *r)
+/* Lays row r (id `id`) and its side rows into the b-trees: the record straight from the row's
+ * fields (cv__btree_add_ints), the id column NULL (an INTEGER PRIMARY KEY is the rowid, and
+ * SQLite keeps NULL in its place). The side rows are rare: a block freed by another thread, a
+ * realloc_of far back. 0, or -1 (cv__btree_error). */
+static inline int tree_row(cv__db_t *db, const cv__row_t *r, uint64_t id)
 {
-    cv__bt_value_t v[1 + ALLOC_COLS];
-    v[0] = (cv__bt_value_t){CV__BT_NULL, 0, 0};
-    row_values(r, v + 1);
-    if (cv__btree_add(db->tree[T_ROWS], (int64_t)r->id, v, 1 + ALLOC_COLS) != 0)
-        return -1;
-    if (cross_free(r) && r->free_thread != RHEAP_NO_THREAD) {
-        v[1] = (cv__bt_value_t){CV__BT_INT, r->free_thread, 0};
-        if (cv__btree_add(db->tree[T_FREES], (int64_t)r->id, v, 2) != 0)
+    fields_t f;
+    fields_of(r, id, &f);
+    int64_t v[1 + ALLOC_COLS];
+    v[0] = 0; /* the id column: NULL */
+    int wide;
+    uint32_t nulls = 1u | row_columns(r, &f, v + 1, &wide) << 1;
+    if (!wide) {
+        if (cv__btree_add_ints(db->tree[T_ROWS], (int64_t)id, v, 1 + ALLOC_COLS, nulls) != 0)
+            return -1;
+    } else {
+        cv__bt_value_t w[1 + ALLOC_COLS];
+        for (int i = 0; i < 1 + ALLOC_COLS; i++)
+            w[i] = (cv__bt_value_t){(nulls >> i & 1) ? CV__BT_NULL : CV__BT_INT, v[i], 0};
+        w[4] = (cv__bt_value_t){CV__BT_REAL, 0, (double)r->size};
+        if (cv__btree_add(db->tree[T_ROWS], (int64_t)id, w, 1 + ALLOC_COLS) != 0)
             return -1;
     }
-    uint64_t extra = extra_of(r);
-    if (extra >= EXTRA_ELSEWHERE / 2) {
-        v[1] = (cv__bt_value_t){CV__BT_INT, (int64_t)extra, 0};
-        if (cv__btree_add(db->tree[T_EXTRAS], (int64_t)r->id, v, 2) != 0)
+    if (f.cross && r->free_thread != RHEAP_NO_THREAD) {
+        int64_t side[2] = {0, r->free_thread};
+        if (cv__btree_add_ints(db->tree[T_FREES], (int64_t)id, side, 2, 1) != 0)
+            return -1;
+    }
+    if (f.extra >= EXTRA_ELSEWHERE / 2) {
+        int64_t side[2] = {0, (int64_t)f.extra};
+        if (cv__btree_add_ints(db->tree[T_EXTRAS], (int64_t)id, side, 2, 1) != 0)
             return -1;
     }
     return 0;
@@ -1151,100 +1183,21 @@ static int tree_failed(cv__db_t *db)
     return -1;
 }
 
-/* Packs row r at p (ROW_MAX bytes of room) after the row whose id was *prev_id: a byte with the
- * call, whether it was freed and whether by another thread, then LEB128 numbers: the id's step,
- * the allocation time, the lifetime (zigzagged: a clock step can make it negative), the stack,
- * the size, the address XOR the thread's first one, the thread, the freeing thread when another,
- * align and realloc_of. Returns the bytes written. */
-static size_t pack_row(uint8_t *p, const cv__row_t *r, uint64_t *prev_id)
-{
-    int other = r->freed && r->free_thread != r->thread;
-    size_t n = 0;
-    p[n++] = (uint8_t)((r->call & 63) | (r->freed ? 64 : 0) | (other ? 128 : 0));
-    n += rip__put_varint(p + n, r->id - *prev_id);
-    n += rip__put_varint(p + n, r->alloc_t);
-    if (r->freed)
-        n += rip__put_varint(p + n, rip__zigzag((int64_t)(r->dealloc_t - r->alloc_t)));
-    n += rip__put_varint(p + n, r->bt);
-    n += rip__put_varint(p + n, r->size);
-    n += rip__put_varint(p + n, r->addr ^ r->addr_base);
-    n += rip__put_varint(p + n, r->thread);
-    if (other)
-        n += rip__put_varint(p + n, r->free_thread);
-    n += rip__put_varint(p + n, r->align);
-    n += rip__put_varint(p + n, r->realloc_of);
-    *prev_id = r->id;
-    return n;
-}
-
-/* The LEB128 number at *p, packed by pack_row: read without the bounds and length checks of
- * rip__get_varint: with SQLite's inserts gone, reading the packed rows is a third of the
- * writer's instructions. */
-static inline uint64_t next_varint(const uint8_t **p, const uint8_t *end)
-{
-    const uint8_t *q = *p;
-    uint64_t v = 0;
-    unsigned shift = 0;
-    uint8_t byte;
-    (void)end;
-    do {
-        byte = *q++;
-        v |= (uint64_t)(byte & 0x7f) << shift;
-        shift += 7;
-    } while (byte & 0x80);
-    *p = q;
-    return v;
-}
-
-/* Unpacks the row at *p into *r (the address comes back XORed, with a base of 0: the row binds
- * as it was) and advances *p. */
-static void unpack_row(const uint8_t **p, const uint8_t *end, cv__row_t *r, uint64_t *prev_id)
-{
-    uint8_t head = *(*p)++;
-    memset(r, 0, sizeof *r);
-    r->call = head & 63;
-    r->freed = (head & 64) != 0;
-    r->id = *prev_id + next_varint(p, end);
-    r->alloc_t = next_varint(p, end);
-    if (r->freed)
-        r->dealloc_t = r->alloc_t + (uint64_t)rip__unzigzag(next_varint(p, end));
-    r->bt = next_varint(p, end);
-    r->size = next_varint(p, end);
-    r->addr = next_varint(p, end);
-    r->thread = (uint32_t)next_varint(p, end);
-    r->free_thread = head & 128 ? (uint32_t)next_varint(p, end) : r->thread;
-    r->align = next_varint(p, end);
-    r->realloc_of = next_varint(p, end);
-    *prev_id = r->id;
-}
-
-/* Writes the rows packed in chunk place i: into the b-trees, or through SQLite a batch at a
- * time. On failure db->error says why. */
+/* Writes the rows of chunk place i: into the b-trees, or through SQLite a batch at a time. On
+ * failure db->error says why. */
 static int write_chunk(cv__db_t *db, unsigned place)
 {
-    const uint8_t *p = chunk(db, place), *end = p + db->used[place];
-    cv__row_t rows[BATCH];
-    uint64_t prev_id = 0;
-    size_t n = 0;
+    const cv__row_t *rows = chunk(db, place);
+    uint32_t n = db->used[place];
+    uint64_t first = db->first[place];
     if (db->tree[T_ROWS]) {
-        while (p < end) {
-            unpack_row(&p, end, &rows[0], &prev_id);
-            if (tree_row(db, &rows[0]) != 0)
+        for (uint32_t i = 0; i < n; i++)
+            if (tree_row(db, &rows[i], first + i) != 0)
                 return tree_failed(db);
-        }
         return 0;
     }
-    while (p < end) {
-        unpack_row(&p, end, &rows[n++], &prev_id);
-        if (n == BATCH) {
-            if (write_batch(db, rows) != 0)
-                goto failed;
-            n = 0;
-        }
-    }
-    if (write_rows(db, rows, n) == 0)
+    if (write_rows(db, rows, n, first) == 0)
         return 0;
-failed:
     fmt(db->error, sizeof db->error, "%s", why(db, NULL));
     return -1;
 }
@@ -1253,7 +1206,6 @@ failed:
 static void empty_pending(cv__db_t *db)
 {
     db->used[db->pending] = 0;
-    db->pending_id = 0;
 }
 
 /* Writes the pending rows on this thread. */
@@ -1290,15 +1242,36 @@ static int submit(cv__db_t *db)
     return failed ? -1 : 0;
 }
 
-int cv__db_alloc(cv__db_t *db, const cv__row_t *r)
+/* The pending chunk handed on: to the writer thread, or written here when there is none. */
+static int hand_over(cv__db_t *db)
 {
-    uint32_t *used = &db->used[db->pending];
-    *used += (uint32_t)pack_row(chunk(db, db->pending) + *used, r, &db->pending_id);
-    if (*used + ROW_MAX <= CHUNK_BYTES)
-        return 0;
     if (db->have_writer)
         return submit(db);
     return flush_rows(db) == 0 ? 0 : failed_here(db, db->error);
+}
+
+int cv__db_rows(cv__db_t *db, uint64_t first, const cv__row_t *rows, size_t n)
+{
+    while (n) {
+        uint32_t used = db->used[db->pending];
+        /* A chunk's rows have consecutive ids, from first[place] on. */
+        if (used && first != db->first[db->pending] + used) {
+            if (hand_over(db) != 0)
+                return -1;
+            used = 0;
+        }
+        if (!used)
+            db->first[db->pending] = first;
+        size_t k = CHUNK_ROWS - used < n ? CHUNK_ROWS - used : n;
+        memcpy(chunk(db, db->pending) + used, rows, k * sizeof *rows);
+        db->used[db->pending] = used + (uint32_t)k;
+        first += k;
+        rows += k;
+        n -= k;
+        if (used + k == CHUNK_ROWS && hand_over(db) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* Binds frame row f to the parameters from base + 1 of statement s. */
