@@ -6,7 +6,7 @@
  * merged stream, so the converter's memory follows the program's live heap, not the length of
  * the recording. A program holding 100 M small blocks is what it is built for, so its cost is
  * counted in bytes per live block, at the worst moment, growth included: at most 47, about 42
- * on the mean, plus a sixteenth of the store for one shard's copy while it grows.
+ * on the mean, plus the new tags of the shard that grows (a growth in place copies no blocks).
  *
  * - A block takes 32 bytes: its address and three words that pack its time (in the recording's
  *   4 ns units), thread, size, stack, the block a realloc replaced, its alignment and its call.
@@ -21,13 +21,14 @@
  *   shard (47 with no freed slots to drop); the shards' first sizes are spread over a quarter
  *   (first_cap), so they do not all grow at once and the mean is nearer 42.
  * - A shard of 2 MiB and more grows in place (inplace_of): address space for each is reserved
- *   up front, its blocks are copied to a scratch array and placed back, and only the pages it
- *   has not reached before are new; a thread of the store's own brings those in ahead, on the
- *   other core (the filler). A growth into a fresh array cost the kernel's zeroing of the whole
- *   store five times over, a fifth of the reading thread's time with 8 M blocks live.
+ *   up front, its blocks are moved to their new slots where they are, from the top down, the
+ *   few that would land on a block not yet moved set aside first (rehash), and only the pages
+ *   it has not reached before are new; a thread of the store's own brings those in ahead, on
+ *   the other core (the filler). A growth into a fresh array cost the kernel's zeroing of the
+ *   whole store five times over, a fifth of the reading thread's time with 8 M blocks live.
  * - A block's home group grows with the hash bits it is made of, so a shard's blocks lie nearly
- *   in the order of those bits, and a growth, placing the blocks of its copy in the order it
- *   reads them, writes the new shard nearly in order (place_all).
+ *   in the order of those bits, and a growth, placing the blocks in the order it reads them,
+ *   writes the new shard nearly in order (place_all, rehash).
  * - Smaller shard arrays of 4 KiB and more are cut from regions of 2 MiB pages (slots_alloc),
  *   and the reserved address space is on 2 MiB pages too: with the store larger than what the
  *   TLB maps in 4 KiB pages, every probe was a page walk too.
@@ -61,7 +62,8 @@
 #define NSHARDS (1u << COPY_BITS)
 #define MIN_CAP 16
 
-/* A packed block; addr 0 marks an empty slot. */
+/* A packed block. Whether a slot holds one is its tag's to say (One shard, below): a free
+ * slot's words are whatever was there before. */
 typedef struct {
     uint64_t addr;
     uint64_t w1; /* bits 0-47: t / 4; 48-63: thread */
@@ -137,8 +139,8 @@ struct cv__pairs {
     size_t ntids;
     size_t bytes, peak_bytes;
     /* The address space where shards of INPLACE_MIN bytes and more grow in place (NULL: not
-     * reserved, or refused), STRIDE bytes a shard; and the copy of one shard a growth or a
-     * spill places its blocks from. */
+     * reserved, or refused), STRIDE bytes a shard; and the scratch array after them, for the
+     * blocks a growth sets aside or the copy a spill's rebuild places its blocks from. */
     char *resv;
     filler_t *filler; /* NULL: none yet, or none could be made (filler_failed) */
     int filler_failed;
@@ -322,16 +324,15 @@ static void slots_free(cv__pairs_t *p, slot_t *slots, uint32_t cap)
 /* ---- Shards that grow in place ---- */
 
 /* A growth into a fresh array had the kernel zero every page of it: the whole store, five times
- * over as it grows by quarters (about a fifth of the reading thread's time with 8 M blocks live,
- * more than the copy). A shard of INPLACE_MIN bytes and more therefore lives at a fixed place of
- * address space reserved up front, STRIDE bytes a shard (16 of 256 MiB: 117 M blocks at 7/8
- * full), and grows there: its blocks are copied to one scratch array, the size of a shard,
- * whose pages stay the process's, and placed back; only the pages the shard has not reached
- * before are new. Below INPLACE_MIN a shard would waste most of its first 2 MiB page, and
- * beyond STRIDE it grows by copying as the small ones do. The reservation costs no memory:
- * pages exist where a shard has been. Where it is refused (a limit of address space, ulimit -v)
- * the store has 256 shards that grow by copying, as before: with 16, a shard's copy and the
- * rest of the region it was cut from took more address space than 8 M blocks had had. */
+ * over as it grows by quarters (about a fifth of the reading thread's time with 8 M blocks
+ * live, more than the copy). A shard of INPLACE_MIN bytes and more therefore lives at a fixed
+ * place of address space reserved up front, STRIDE bytes a shard (16 of 256 MiB: 117 M blocks
+ * at 7/8 full), and grows there, its blocks moved within it (rehash); only the pages the shard
+ * has not reached before are new. Below INPLACE_MIN a shard would waste most of its first 2 MiB
+ * page, and beyond STRIDE it grows by copying as the small ones do. The reservation costs no
+ * memory: pages exist where a shard has been. Where it is refused (a limit of address space,
+ * ulimit -v) the store has 256 shards that grow by copying, as before: with 16, a shard's copy
+ * and the rest of the region it was cut from took more address space than 8 M blocks had had. */
 #define INPLACE_MIN (2u << 20)
 #define STRIDE ((size_t)256 << 20)
 
@@ -349,15 +350,19 @@ static void filler_start(cv__pairs_t *p);
 static uint32_t round_group(uint32_t n);
 static uint32_t next_nominal(const cv__pairs_t *p, const shard_t *sh);
 
-/* Reserves the address space of the shards in place; 0, or -1 where the system refuses it. */
+/* The reservation: a STRIDE for each shard in place, and one more for the scratch array. */
+#define RESERVED ((INPLACE_SHARDS + 1) * STRIDE)
+
+/* Reserves the address space of the shards in place and of the scratch array; 0, or -1 where
+ * the system refuses it. */
 static int reserve(cv__pairs_t *p)
 {
-    void *m = mmap(NULL, INPLACE_SHARDS * STRIDE, PROT_READ | PROT_WRITE,
+    void *m = mmap(NULL, RESERVED, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED)
         return -1;
 #ifdef MADV_HUGEPAGE
-    (void)madvise(m, INPLACE_SHARDS * STRIDE, MADV_HUGEPAGE);
+    (void)madvise(m, RESERVED, MADV_HUGEPAGE);
 #endif
     p->resv = m;
     return 0;
@@ -474,26 +479,31 @@ static void inplace_trim(cv__pairs_t *p, const shard_t *sh, size_t from)
         (void)madvise(at + lo, STRIDE - lo, MADV_DONTNEED);
 }
 
-/* Room in the scratch array for n blocks. -1: no memory. */
+/* Room in the scratch array for n blocks (at most a shard in place's): the blocks a growth in
+ * place sets aside (rehash), or the copy a spill rebuilds a shard in place from. The array lies
+ * in the last STRIDE of the reservation, so that its pages stay the process's from one use to
+ * the next (malloc'ed anew at each larger size, a shard's copy had the kernel zero a fresh array
+ * each time, a sixth of the growths' samples), and so that a growth can take room in it without
+ * a call that may fail. Its memory is counted as the most blocks it has held: the pages it has
+ * touched. -1: no reservation (only shards in place use it). */
 static int scratch_room(cv__pairs_t *p, uint32_t n)
 {
-    if (p->scratch_cap >= n)
-        return 0;
-    uint32_t cap = n + n / 4;
-    slot_t *x = malloc((size_t)cap * sizeof *x);
-    if (!x)
+    if (!p->resv)
         return -1;
-    free(p->scratch);
-    account(p, ((ptrdiff_t)cap - (ptrdiff_t)p->scratch_cap) * (ptrdiff_t)sizeof *x);
-    p->scratch = x;
-    p->scratch_cap = cap;
+    p->scratch = (slot_t *)(p->resv + INPLACE_SHARDS * STRIDE);
+    if (p->scratch_cap < n) {
+        account(p, ((ptrdiff_t)n - (ptrdiff_t)p->scratch_cap) * (ptrdiff_t)sizeof(slot_t));
+        p->scratch_cap = n;
+    }
     return 0;
 }
 
+/* Gives the scratch array's pages back. */
 static void scratch_free(cv__pairs_t *p)
 {
-    free(p->scratch);
-    account(p, -(ptrdiff_t)((size_t)p->scratch_cap * sizeof *p->scratch));
+    if (p->scratch_cap)
+        (void)madvise(p->scratch, (size_t)p->scratch_cap * sizeof *p->scratch, MADV_DONTNEED);
+    account(p, -(ptrdiff_t)((size_t)p->scratch_cap * sizeof(slot_t)));
     p->scratch = NULL;
     p->scratch_cap = 0;
 }
@@ -606,7 +616,16 @@ static uint32_t group_match(const uint8_t *m, uint8_t v)
 #endif
 }
 
-/* A bit for each free slot of the group, empty or deleted (their top bit set; a tag's is not). */
+/* Whether a slot of tag m is free, empty or deleted (their top bit set; a tag's is not). The
+ * tags alone say which slots hold a block: a shard's array is not cleared when it is built
+ * again (a memset of the grown shard was a seventh of a growth's time), so a free slot may
+ * hold an old block, and every scan of the slots reads the tags first. */
+static int slot_free(uint8_t m)
+{
+    return m >> 7;
+}
+
+/* A bit for each free slot of the group, empty or deleted. */
 static uint32_t group_free(const uint8_t *m)
 {
 #ifdef __SSE2__
@@ -693,7 +712,6 @@ static void shard_remove(shard_t *sh, uint32_t j)
         sh->meta[j] = DELETED;
         sh->deleted++;
     }
-    sh->slots[j].addr = 0; /* a slot's block is its address: scans of the slots skip it */
     sh->count--;
 }
 
@@ -710,18 +728,19 @@ static void shard_release(cv__pairs_t *p, shard_t *sh)
     *sh = (shard_t){0};
 }
 
-/* Places the blocks of src (n slots, those of address 0 empty) into `to`, which is new (no
+/* Places the blocks of src (n slots; with src_meta, those whose tags there are free skipped)
+ * into `to`, which is new (no
  * deleted slots) and has room for them, in the order they come: the blocks of a shard's array
  * come nearly in the order of their homes, so the new shard is written nearly in order too, and
  * most blocks go to the group the one before went to. That group's free slots are kept in a
  * register: read back from the tags after each block, its 16 bytes would wait for the byte just
  * stored to reach the cache (a failed store forwarding: shard_put spent half its time on that
  * load with 8 M blocks live). */
-static void place_all(const slot_t *src, uint32_t n, shard_t *to)
+static void place_all(const slot_t *src, const uint8_t *src_meta, uint32_t n, shard_t *to)
 {
     uint32_t groups = to->cap / GROUP, cur = UINT32_MAX, free_bits = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (!src[i].addr)
+        if (src_meta && slot_free(src_meta[i]))
             continue;
         uint64_t h = hash_of(src[i].addr);
         uint32_t g = home_of(h, to->cap);
@@ -741,6 +760,81 @@ static void place_all(const slot_t *src, uint32_t n, shard_t *to)
         to->slots[j] = src[i];
         to->count++;
     }
+}
+
+/* Builds shard sh again where it is, as `to` (the same slots, at least as many of them, new
+ * tags), without a copy of the shard: a growth's copy to a scratch array and back read and
+ * wrote the whole shard twice more, and the scratch array, counted in the store's memory, was
+ * a sixteenth of the store more from the first growth in place to the drain.
+ *
+ * The blocks are moved one by one from their old slots to their new ones, the old tags saying
+ * which old slots still hold a block to move. A block's new slot may be an old slot whose block
+ * has not moved yet: that block is set aside first (in the scratch array, its old tag made
+ * free), and the blocks set aside are placed last, when no old slot is left to overwrite. Any
+ * order of the moves is exact (a table built by insertions alone is one whatever their order:
+ * each block is at the first free slot from its home at its insertion, and the groups it passed
+ * stay full), so the order is chosen for few blocks set aside. A growth goes from the top down:
+ * a block's new home is at or above its old one (home_of scales the same hash bits to more
+ * groups), and nearly always above its old slot, which was already read; only blocks near the
+ * bottom, whose new home is not far above their old one, and those that run past the top and
+ * go round to group 0, can land on a block not yet moved. A rebuild at the same size (a purge)
+ * goes from the bottom up: a block's home is the same and the slots before it only emptier, so
+ * it moves down or stays, onto slots already read; only the blocks that had gone round past the
+ * top are set aside. With 8 M blocks live (155 growths in place of shards of 2 to 20 MiB), at
+ * most 52 blocks were set aside at once. Nothing is allocated on the way, and nothing can fail:
+ * the scratch array's room is reserved address space, and counted as it is used. */
+static inline __attribute__((always_inline)) void rehash_dir(cv__pairs_t *p, shard_t *sh,
+                                                             shard_t *to, const int down)
+{
+    slot_t *s = sh->slots;
+    uint8_t *old = sh->meta;
+    uint32_t groups = to->cap / GROUP, old_groups = sh->cap / GROUP, cur = UINT32_MAX;
+    uint32_t free_bits = 0, aside = 0;
+    for (uint32_t n = 0; n < old_groups; n++) {
+        /* The old group's blocks, a bit each, taken from the top down or the bottom up. */
+        uint32_t og = down ? old_groups - 1 - n : n;
+        uint32_t held = ~group_free(&old[(size_t)og * GROUP]) & 0xFFFFu;
+        while (held) {
+            uint32_t b = down ? 31u - (uint32_t)__builtin_clz(held) : (uint32_t)__builtin_ctz(held);
+            held &= ~(1u << b);
+            uint32_t i = og * GROUP + b;
+            uint64_t h = hash_of(s[i].addr);
+            uint32_t g = home_of(h, to->cap);
+            for (;;) {
+                if (g != cur) {
+                    cur = g;
+                    free_bits = group_free(&to->meta[(size_t)g * GROUP]);
+                }
+                if (free_bits)
+                    break;
+                if (++g == groups)
+                    g = 0;
+            }
+            uint32_t j = g * GROUP + (uint32_t)__builtin_ctz(free_bits);
+            free_bits &= free_bits - 1;
+            /* An old slot not read yet, holding a block: that block is set aside. */
+            if (__builtin_expect(down ? j < i : j > i && j < sh->cap, 0) && !slot_free(old[j])) {
+                (void)scratch_room(p, aside + 1);
+                p->scratch[aside++] = s[j];
+                old[j] = EMPTY;
+                if (j / GROUP == og)
+                    held &= ~(1u << (j % GROUP));
+            }
+            s[j] = s[i];
+            to->meta[j] = tag_of(h);
+        }
+    }
+    to->count = sh->count - aside;
+    if (aside)
+        place_all(p->scratch, NULL, aside, to);
+}
+
+static void rehash(cv__pairs_t *p, shard_t *sh, shard_t *to)
+{
+    if (to->cap > sh->cap)
+        rehash_dir(p, sh, to, 1);
+    else
+        rehash_dir(p, sh, to, 0);
 }
 
 /* A shard's first size, as a count its sizes grow from (nominal): 64 slots times 1.25^(i/16)
@@ -782,22 +876,16 @@ static int shard_grow(cv__pairs_t *p, shard_t *sh, int purge)
     if (bytes <= STRIDE && (in_place(p, sh) || (bytes >= INPLACE_MIN && p->resv))) {
         if (!p->filler && !p->filler_failed)
             filler_start(p);
-        const slot_t *src = sh->slots;
-        if (in_place(p, sh)) {
-            if (scratch_room(p, sh->cap) != 0) {
-                meta_free(p, meta, cap);
-                return -1;
-            }
-            memcpy(p->scratch, sh->slots, (size_t)sh->cap * sizeof *sh->slots);
-            src = p->scratch;
-        }
+        /* What the room held before (a shard placed there earlier, or this one) stays: the
+         * new tags say every slot is empty. */
         shard_t grown = {inplace_of(p, sh), meta, cap, nominal, 0, 0, 0};
-        /* What the room held before (a shard placed there earlier, or this one) goes. */
-        memset(grown.slots, 0, bytes);
-        place_all(src, sh->cap, &grown);
-        if (src != p->scratch)
-            slots_free(p, sh->slots, sh->cap);
         account(p, ((ptrdiff_t)cap - (ptrdiff_t)sh->cap) * (ptrdiff_t)sizeof(slot_t));
+        if (in_place(p, sh)) {
+            rehash(p, sh, &grown);
+        } else {
+            place_all(sh->slots, sh->meta, sh->cap, &grown);
+            slots_free(p, sh->slots, sh->cap);
+        }
         meta_free(p, sh->meta, sh->cap);
         *sh = grown;
         return 0;
@@ -809,7 +897,7 @@ static int shard_grow(cv__pairs_t *p, shard_t *sh, int purge)
     }
     account(p, (ptrdiff_t)(cap * sizeof *slots));
     shard_t grown = {slots, meta, cap, nominal, 0, 0, 0};
-    place_all(sh->slots, sh->cap, &grown);
+    place_all(sh->slots, sh->meta, sh->cap, &grown);
     shard_release(p, sh);
     *sh = grown;
     return 0;
@@ -931,7 +1019,7 @@ void cv__pairs_destroy(cv__pairs_t *p)
         return;
     free_all(p);
     if (p->resv)
-        munmap(p->resv, INPLACE_SHARDS * STRIDE);
+        munmap(p->resv, RESERVED);
     free(p->regions);
     free(p);
 }
@@ -979,7 +1067,7 @@ static uint64_t oldest_half(const cv__pairs_t *p)
     for (size_t i = 0; i < p->nshards; i++)
         for (uint32_t j = 0; j < p->shards[i].cap; j++) {
             const slot_t *s = &p->shards[i].slots[j];
-            if (!s->addr)
+            if (slot_free(p->shards[i].meta[j]))
                 continue;
             uint64_t t = s->w1 & ((1ull << 48) - 1);
             lo = t < lo ? t : lo;
@@ -995,7 +1083,7 @@ static uint64_t oldest_half(const cv__pairs_t *p)
     for (size_t i = 0; i < p->nshards; i++)
         for (uint32_t j = 0; j < p->shards[i].cap; j++) {
             const slot_t *s = &p->shards[i].slots[j];
-            if (s->addr)
+            if (!slot_free(p->shards[i].meta[j]))
                 hist[((s->w1 & ((1ull << 48) - 1)) - lo) >> shift]++;
         }
     uint64_t sum = 0;
@@ -1025,10 +1113,14 @@ static int spill_oldest(cv__pairs_t *p, int all)
         shard_t *sh = &p->shards[i];
         size_t e = 0;
         for (uint32_t j = 0; j < sh->cap; j++)
-            if (sh->slots[j].addr && (sh->slots[j].w1 & ((1ull << 48) - 1)) < cut) {
+            if (!slot_free(sh->meta[j]) && (sh->slots[j].w1 & ((1ull << 48) - 1)) < cut) {
+                /* Its tag goes with it, so that the tags still say which slots hold a block. */
                 slot_t t = sh->slots[e];
-                sh->slots[e++] = sh->slots[j];
+                uint8_t m = sh->meta[e];
+                sh->slots[e] = sh->slots[j];
+                sh->meta[e++] = sh->meta[j];
                 sh->slots[j] = t;
+                sh->meta[j] = m;
             }
         parts[i] = sh->slots;
         nparts[i] = e;
@@ -1058,11 +1150,10 @@ static int spill_oldest(cv__pairs_t *p, int all)
             }
             uint32_t n = 0;
             for (uint32_t j = (uint32_t)nparts[i]; j < sh->cap; j++)
-                if (sh->slots[j].addr)
+                if (!slot_free(sh->meta[j]))
                     p->scratch[n++] = sh->slots[j];
-            memset(sh->slots, 0, (size_t)cap * sizeof *sh->slots);
             shard_t fresh = {sh->slots, meta, cap, nominal, 0, 0, 0};
-            place_all(p->scratch, n, &fresh);
+            place_all(p->scratch, NULL, n, &fresh);
             inplace_trim(p, sh, (size_t)cap * sizeof *sh->slots);
             account(p, ((ptrdiff_t)cap - (ptrdiff_t)sh->cap) * (ptrdiff_t)sizeof(slot_t));
             meta_free(p, sh->meta, sh->cap);
@@ -1076,7 +1167,8 @@ static int spill_oldest(cv__pairs_t *p, int all)
             continue;
         }
         shard_t fresh = {slots, meta, cap, nominal, 0, 0, 0};
-        place_all(sh->slots + nparts[i], sh->cap - (uint32_t)nparts[i], &fresh);
+        place_all(sh->slots + nparts[i], sh->meta + nparts[i], sh->cap - (uint32_t)nparts[i],
+                  &fresh);
         account(p, (ptrdiff_t)cap * (ptrdiff_t)sizeof *slots);
         shard_release(p, sh);
         *sh = fresh;
@@ -1214,7 +1306,7 @@ size_t cv__pairs_find_range(const cv__pairs_t *p, uint64_t lo, uint64_t hi, uint
     for (size_t i = 0; i < p->nshards && n < max; i++) {
         const shard_t *sh = &p->shards[i];
         for (uint32_t j = 0; j < sh->cap && n < max; j++)
-            if (sh->slots[j].addr >= lo && sh->slots[j].addr < hi)
+            if (!slot_free(sh->meta[j]) && sh->slots[j].addr >= lo && sh->slots[j].addr < hi)
                 addrs[n++] = sh->slots[j].addr;
     }
     for (size_t j = 0; p->wcount && j <= p->wmask && n < max; j++)
@@ -1289,42 +1381,53 @@ static int slot_cmp(const void *a, const void *b, void *arg)
 
 #define T_MASK ((1ull << 48) - 1)
 
+/* sort_slots splits by at most 11 bits. */
 #define DIGIT_BITS 11
 #define DIGITS (1u << DIGIT_BITS)
-#define MAX_PASSES ((48 + DIGIT_BITS - 1) / DIGIT_BITS)
+
+/* sort_small's digits: at most 12 bits, the passes' widths equal (SMALL_PASSES of them at most,
+ * for 48 bits). */
+#define SMALL_BITS 12
+#define SMALL_DIGITS (1u << SMALL_BITS)
+#define SMALL_PASSES ((48 + SMALL_BITS - 1) / SMALL_BITS)
 
 /* Sorts n packed blocks into the drain's order, where they fit in the caches, with tmp (room for
- * n) as the other buffer: a radix sort on the time, 11 bits at a time from the least
- * significant, over the digits of t - lo (all below 2^bits): a pass in which every block has
- * the same digit is skipped, and every pass's counts are taken in one read of the blocks; then
- * each run of equal times by thread id and address. The time is all but unique, so the sort
- * reads and writes each block a few times in order where a comparison sort would call its
- * comparison n log n times. Returns a or tmp, whichever holds the result. */
+ * n) as the other buffer: a radix sort on the time, from the least significant digit, over the
+ * digits of t - lo (all below 2^bits), as few passes as digits of 12 bits allow, the bits shared
+ * out evenly (24 bits take passes of 12 and 12 where digits of 11 bits took three passes and a
+ * copy back): a pass in which every block has the same digit
+ * is skipped, and every pass's counts are taken in one read of the blocks; then each run of
+ * equal times by thread id and address. The time is all but unique, so the sort reads and
+ * writes each block a few times in order where a comparison sort would call its comparison
+ * n log n times. Returns a or tmp, whichever holds the result. */
 static slot_t *sort_small(slot_t *a, slot_t *tmp, uint32_t n, uint64_t lo, unsigned bits,
                           const uint32_t *tids)
 {
-    unsigned passes = (bits + DIGIT_BITS - 1) / DIGIT_BITS;
-    uint32_t at[MAX_PASSES][DIGITS]; /* 40 KiB, of which the passes' rows are cleared */
-    memset(at, 0, passes * sizeof at[0]);
+    unsigned passes = (bits + SMALL_BITS - 1) / SMALL_BITS;
+    unsigned width = passes ? (bits + passes - 1) / passes : 0;
+    uint32_t digits = 1u << width, mask = digits - 1;
+    uint32_t at[SMALL_PASSES][SMALL_DIGITS]; /* 64 KiB, of which the passes' digits are cleared */
+    for (unsigned q = 0; q < passes; q++)
+        memset(at[q], 0, digits * sizeof at[q][0]);
     for (uint32_t i = 0; i < n; i++) {
         uint64_t v = (a[i].w1 & T_MASK) - lo;
         for (unsigned q = 0; q < passes; q++)
-            at[q][v >> (q * DIGIT_BITS) & (DIGITS - 1)]++;
+            at[q][v >> (q * width) & mask]++;
     }
     slot_t *src = a, *dst = tmp;
     for (unsigned q = 0; q < passes; q++) {
-        unsigned shift = q * DIGIT_BITS;
+        unsigned shift = q * width;
         uint32_t *c = at[q];
-        if (c[((src[0].w1 & T_MASK) - lo) >> shift & (DIGITS - 1)] == n)
+        if (c[((src[0].w1 & T_MASK) - lo) >> shift & mask] == n)
             continue;
         uint32_t sum = 0;
-        for (unsigned d = 0; d < DIGITS; d++) {
+        for (unsigned d = 0; d < digits; d++) {
             uint32_t k = c[d];
             c[d] = sum;
             sum += k;
         }
         for (uint32_t i = 0; i < n; i++)
-            dst[c[((src[i].w1 & T_MASK) - lo) >> shift & (DIGITS - 1)]++] = src[i];
+            dst[c[((src[i].w1 & T_MASK) - lo) >> shift & mask]++] = src[i];
         slot_t *x = src;
         src = dst;
         dst = x;
@@ -1380,8 +1483,14 @@ static void sort_slots(slot_t *a, slot_t *tmp, uint32_t n, const uint32_t *tids)
             memcpy(a, r, (size_t)n * sizeof *a);
         return;
     }
+    /* Parts of SORT_SMALL blocks or fewer, and, while they stay above a quarter of that (where
+     * sort_small's counts would cost more than a pass saves), of times that sort_small sorts in
+     * two passes: with 8 M blocks live, 500 K a shard, parts of 16 K blocks had 25 bits of time
+     * left, three passes and a copy back, where parts of 8 K have 24. */
     unsigned split = 1;
-    while (split < DIGIT_BITS && (n >> split) > SORT_SMALL)
+    while (split < DIGIT_BITS &&
+           ((n >> split) > SORT_SMALL ||
+            (bits > split + 2 * SMALL_BITS && (n >> split) > SORT_SMALL / 4)))
         split++;
     unsigned shift = bits > split ? bits - split : 0;
     uint32_t parts = 1u << (bits - shift), c[DIGITS] = {0}, from[DIGITS + 1], next[DIGITS];
@@ -1569,7 +1678,7 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
         shard_t *sh = &p->shards[i];
         uint32_t n = 0;
         for (uint32_t j = 0; j < sh->cap; j++)
-            if (sh->slots[j].addr)
+            if (!slot_free(sh->meta[j]))
                 sh->slots[n++] = sh->slots[j];
         sort_slots(sh->slots, tmp, n, p->tids);
         p->runs[i].at = sh->slots;

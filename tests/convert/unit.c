@@ -269,12 +269,12 @@ static void test_pairs(void)
     cv__pairs_destroy(p);
 }
 
-/* Shards of 2 MiB and more grow in place, in address space the store reserves, from a copy of
- * their blocks, and bring in their next pages on a thread of their own: 2 M addresses (some
- * 1.1 M blocks live, shards of 3 MiB before the first spill) against a model, inserts (some at
- * live addresses) and takes in turn, then the drain; over the budget of 40 MiB the shards in
- * place are cut down and rebuilt where they are as their oldest blocks go to disk. (Growth in
- * place without a budget: test_pairs's 3 M blocks.) */
+/* Shards of 2 MiB and more grow in place, in address space the store reserves, their blocks
+ * moved where they are, and bring in their next pages on a thread of their own: 2 M addresses
+ * (some 1.1 M blocks live, shards of 3 MiB before the first spill) against a model, inserts
+ * (some at live addresses) and takes in turn, then the drain; over the budget of 40 MiB the
+ * shards in place are cut down and rebuilt where they are as their oldest blocks go to disk.
+ * (Growth in place without a budget: test_pairs's 3 M blocks.) */
 static void test_pairs_in_place(void)
 {
     const uint64_t budget = 40u << 20;
@@ -317,6 +317,54 @@ static void test_pairs_in_place(void)
     cv__pairs_destroy(p);
     free(model);
     rmdir(dir);
+}
+
+/* Shards in place are built again where they are, block by block, without a copy: against a
+ * model, 2.5 M addresses inserted at random with takes between (about 1.4 M blocks live, every
+ * shard grown in place a few times, some blocks landing on old slots not yet moved), then a
+ * churn at that size, takes and inserts in turn, whose freed slots in full groups make the
+ * shards rebuild at their size (from the bottom up); every answer and the drain as the
+ * model's. */
+static void test_pairs_rehash(void)
+{
+    enum { NADDR = 2500000, GROW = 3000000, CHURN = 2000000 };
+    cv__pairs_t *p = cv__pairs_create();
+    cv__live_t *model = calloc(NADDR, sizeof *model);
+    uint64_t seed = 0xD1B54A32D192ED03ull;
+    size_t live = 0;
+    int bad = 0;
+    for (uint64_t op = 0; op < GROW + CHURN; op++) {
+        size_t k = next_rand(&seed) % NADDR;
+        /* In the churn, a live block goes and a new one comes in turn, at an address not live. */
+        int put = op < GROW ? next_rand(&seed) % 5 != 0 : op % 2 == 0;
+        while (op >= GROW && (model[k].addr != 0) == put)
+            k = next_rand(&seed) % NADDR;
+        uint64_t addr = 0x7f3000000000ull + k * 32;
+        cv__live_t b, out;
+        if (put) {
+            random_block(&seed, addr, &b);
+            insert_vs_model(p, &model[k], &b, &live, &bad);
+        } else {
+            take_vs_model(p, &model[k], addr, &out, &live, &bad);
+        }
+    }
+    CHECK_INT(bad, 0);
+    CHECK_INT(cv__pairs_count(p), live);
+    CHECK(live > 1350000);
+    /* The range search reads the tags, not what freed slots still hold. */
+    uint64_t lo = 0x7f3000000000ull + 1000000 * 32, hi = lo + 6000 * 32, addrs[6000];
+    size_t n = cv__pairs_find_range(p, lo, hi, addrs, 6000), want = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = (size_t)((addrs[i] - 0x7f3000000000ull) / 32);
+        bad += addrs[i] < lo || addrs[i] >= hi || model[k].addr != addrs[i];
+    }
+    for (size_t k = 1000000; k < 1006000; k++)
+        want += model[k].addr != 0;
+    CHECK_INT(bad, 0);
+    CHECK_INT(n, want);
+    check_drain(p, model, NADDR);
+    cv__pairs_destroy(p);
+    free(model);
 }
 
 /* A store over a budget of 64 KiB against a model: most of its blocks live on disk, and every
@@ -555,6 +603,7 @@ int main(void)
     test_merge();
     test_pairs();
     test_pairs_in_place();
+    test_pairs_rehash();
     test_spill();
     test_demangle();
     test_symbol_index();
