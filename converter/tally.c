@@ -26,20 +26,33 @@ struct cv__tally {
     pthread_t thread;
 };
 
+/* The never-freed blocks' calls are gathered back into batches of up to LEAK_BATCH, as the
+ * drain made them (cv__summary_leaked_batch: a call per block was a tenth of the counting). */
+#define LEAK_BATCH 128
+
 /* The consumer: each cell is a call; cv__merged_t's fields carry its arguments (a block's
  * address, time, size, stack and thread id in addr, t, size, bt and stream; a free's time,
- * freeing thread and row id in align, old_t and old_addr). */
+ * freeing thread and row id in align, old_t and old_addr; a never-freed block's row id in
+ * old_addr). */
 static void *tally_main(void *arg)
 {
     cv__tally_t *q = arg;
     const cv__merged_t *cells = cv__ring_cells(q->ring);
     uint64_t pos = 0, end = 0;
+    cv__live_t leaked[LEAK_BATCH];
+    size_t nleaked = 0;
+    uint64_t leaked_id = 0; /* the row id of leaked[0] */
     for (;;) {
         if (pos == end)
             end = cv__ring_wait(q->ring, pos);
         const cv__merged_t *m = &cells[pos & (CV__RING_SIZE - 1)];
         cv__live_t b = {.addr = m->addr, .t = m->t, .size = m->size, .bt = m->bt,
                         .tid = m->stream};
+        if (nleaked && (m->kind != OP_LEAKED || nleaked == LEAK_BATCH ||
+                        m->old_addr != leaked_id + nleaked)) {
+            cv__summary_leaked_batch(q->sum, leaked, nleaked, leaked_id);
+            nleaked = 0;
+        }
         switch (m->kind) {
         case OP_ALLOC:
             cv__summary_alloc(q->sum, &b);
@@ -48,7 +61,9 @@ static void *tally_main(void *arg)
             cv__summary_free(q->sum, &b, m->align, (uint32_t)m->old_t, m->old_addr);
             break;
         case OP_LEAKED:
-            cv__summary_leaked(q->sum, &b, m->old_addr);
+            if (!nleaked)
+                leaked_id = m->old_addr;
+            leaked[nleaked++] = b;
             break;
         case OP_MARKER:
             cv__summary_marker(q->sum, m->t);
@@ -109,10 +124,12 @@ void cv__tally_free(cv__tally_t *q, const cv__live_t *b, uint64_t t, uint32_t fr
     cv__ring_commit(q->ring);
 }
 
-void cv__tally_leaked(cv__tally_t *q, const cv__live_t *b, uint64_t id)
+void cv__tally_leaked(cv__tally_t *q, const cv__live_t *b, size_t n, uint64_t id)
 {
-    cell(q, OP_LEAKED, b)->old_addr = id;
-    cv__ring_commit(q->ring);
+    for (size_t i = 0; i < n; i++) {
+        cell(q, OP_LEAKED, &b[i])->old_addr = id + i;
+        cv__ring_commit(q->ring);
+    }
 }
 
 void cv__tally_marker(cv__tally_t *q, uint64_t t)
