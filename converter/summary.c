@@ -10,13 +10,16 @@
  * What each event costs: a few additions into the stack's entry (an array indexed by the dense
  * backtrace id), the thread's entry (a small hash by tid, the last one looked up kept), the
  * current timeline slice and the (stack, size class) entry (a hash, which each stack's cache of
- * the entry it used last answers nearly always). Two things are not constant per event, and
- * both are bounded:
+ * the entries it used last answers nearly always); the caches' hits are inline, their misses
+ * apart. About 160 instructions an allocation and 200 a free (callgrind, bench/bigheap.c); the
+ * never-freed blocks of a trace, given a batch at a time and summed by runs, about 45 each.
+ * Three things are not constant per event, and all are bounded:
  *
  *  - The peak's per-stack picture. Copying every stack's live bytes whenever the heap reaches
  *    a new high would cost the number of stacks per new high, and a growing heap sets one at
- *    nearly every event. Instead each stack whose live total changed since the last copy is on
- *    a dirty list, and a new high copies only those: each change is copied at most once.
+ *    nearly every event. Instead a stack's first change after a new high copies what it held
+ *    then (it had not changed since), and the end copies the stacks not changed since the last
+ *    high: each change is copied at most once.
  *  - Markers copy every stack with live blocks; there are as many of those copies as distinct
  *    marker times.
  *  - Checkpoints (schema.sql's table `checkpoints`): at each boundary of a grid of CK_SLICES
@@ -56,6 +59,10 @@
  * cost memory per checkpoint, not per event. */
 #define LATER_CHUNK 1024u
 
+/* cv__summary_leaked_batch sums a trace's never-freed blocks in integers (leaked_exact) while
+ * the bytes summed so far are under this: every sum then stays exact in doubles. */
+#define LEAK_EXACT ((uint64_t)1 << 52)
+
 /* The phases of queries/growth.sql's default, which the table site_growth holds. */
 #define GROWTH_PHASES 10u
 
@@ -69,11 +76,17 @@ typedef struct {
     double life_weighed;              /* profile mode: lifetimes times their blocks' weights (a
                                          trace's sum can pass 2^53 ns, exact only in integers) */
     double live_blocks, live_bytes;   /* now */
-    double peak_blocks, peak_bytes;   /* at the peak, once copied */
+    double peak_blocks, peak_bytes;   /* at the peak, once copied (peak_seen) */
+    /* The recording's count of new highs (cv__summary.peaks) when the stack last changed. The
+     * stack's live totals at the latest high are what they were then, until it changes again:
+     * so its first change after a new high copies them (touch), and the end copies those of
+     * the stacks that did not change since. Keeping a list of the stacks changed since the last
+     * high and copying them at each one cost a list append and a pass per event while the heap
+     * grows, as nearly every instant is a new high then. */
+    uint64_t peak_seen;
     double life[9], life_bytes[9];    /* freed blocks and their bytes per decade of lifetime */
     int leak_rows;                    /* has stack_leaks rows (write_sites) */
     double leak_rows_bytes;           /* their bytes as written */
-    int dirty;                        /* on the dirty list */
     int ck_dirty;                     /* on the list of stacks touched since the last checkpoint */
     size_t ck_row;                    /* thinning: its last row kept, valid when ck_row_of is */
     size_t ck_row_of;                 /* 1 + the checkpoint of that row; 0: none yet */
@@ -85,8 +98,11 @@ typedef struct {
         uint32_t slot;                /* valid while gen is the table's and sub is nonzero */
         uint16_t gen;                 /* the table's, whose changes in one recording are few */
         uint16_t sub;                 /* 1 + the size class, or 1 + the timeline slice */
-    } zlast, llast;
+    } zlast[4], llast;                /* zlast: by size class modulo 4, as a program's sizes
+                                       * at one stack often span neighbouring classes */
 } stackagg_t;
+
+enum { PEND_NONE, PEND_LIVE, PEND_FREED };
 
 typedef struct {
     uint32_t tid;
@@ -95,7 +111,7 @@ typedef struct {
     int counted;                      /* allocs and alloc_bytes are a totals record's */
     /* The thread's latest allocation, to decide whether it was temporary: freed before the
      * thread allocated again. */
-    int pend, pend_freed;
+    int pend;                         /* PEND_NONE, PEND_LIVE or PEND_FREED */
     uint64_t pend_addr, pend_t, pend_bt;
     double pend_w, pend_bytes;
 } threadagg_t;
@@ -149,18 +165,16 @@ struct cv__summary {
     uint64_t wall;                    /* the recording's start, wall-clock ns */
     uint32_t pid, recording;
     stackagg_t *st;                   /* indexed by bt (0: no backtrace) */
-    size_t capst, nst;                /* nst: 1 + the largest bt seen */
+    size_t capst;
     /* The stacks of the recording: a tree's recordings each use a few hundred of the run's
      * 100,000 stacks, and a pass over the whole array (to clear it, to write it) per recording
      * cost more than the recording's own events. */
     uint64_t *used;
     size_t nused, capused;
     int used_sorted;
-    uint64_t *dirty;
-    size_t ndirty, capdirty;
     table_t threads;                  /* threadagg_t by tid */
-    threadagg_t *last_th;             /* the thread looked up last, while threads.vals is */
-    const void *last_vals;            /* the same (a growing table moves its values) */
+    threadagg_t *last_th;             /* the thread looked up last (the table grows only in
+                                       * thread_find, which sets it); NULL after a reset */
     table_t sizes;                    /* keyagg_t by bt * 128 + size class + 1 */
     table_t leaks;                    /* keyagg_t by bt * SLICES + slice + 1, never-freed blocks only */
     slice_t slice[SLICES];
@@ -169,13 +183,17 @@ struct cv__summary {
     /* The live heap and the instant being applied. */
     int started;
     uint64_t now;
+    uint64_t fast_until;              /* at(): an instant before it needs no more than close_heap */
     double live_bytes, live_blocks;
     double peak_bytes, peak_blocks;
     uint64_t peak_t;
+    uint64_t peaks;                   /* how many times the heap reached a new high */
     double allocs, alloc_bytes, frees, freed_bytes;
     uint64_t interval;                /* profile mode's sampling interval, 0 in trace mode */
     int counted;                      /* allocs and alloc_bytes are the totals records' */
     uint64_t counted_allocs, counted_bytes;
+    uint64_t leak_sum;                /* the bytes of the never-freed blocks summed so far, up to
+                                       * LEAK_EXACT (leaked_exact) */
     /* Marker times not yet passed, sorted; and the per-stack copies taken at passed ones. */
     uint64_t *marks;
     size_t nmarks, capmarks;
@@ -247,7 +265,6 @@ void cv__summary_destroy(cv__summary_t *s)
         return;
     free(s->st);
     free(s->used);
-    free(s->dirty);
     table_t *tables[] = {&s->threads, &s->sizes, &s->leaks};
     for (int i = 0; i < 3; i++) {
         free(tables[i]->keys);
@@ -280,8 +297,6 @@ int cv__summary_begin(cv__summary_t *s, uint32_t pid, uint32_t recording)
         memset(&s->st[s->used[u]], 0, sizeof *s->st);
     s->nused = 0;
     s->used_sorted = 1;
-    s->nst = 0;
-    s->ndirty = 0;
     int ok = table_reset(&s->threads, sizeof(threadagg_t)) == 0;
     s->last_th = NULL; /* the new table may have its values where the old one had */
     ok &= table_reset(&s->sizes, sizeof(keyagg_t)) == 0;
@@ -290,12 +305,15 @@ int cv__summary_begin(cv__summary_t *s, uint32_t pid, uint32_t recording)
     s->width_log2 = FIRST_WIDTH_LOG2;
     s->started = 0;
     s->now = 0;
+    s->fast_until = 0;
     s->live_bytes = s->live_blocks = s->peak_bytes = s->peak_blocks = 0;
     s->peak_t = 0;
+    s->peaks = 0;
     s->allocs = s->alloc_bytes = s->frees = s->freed_bytes = 0;
     s->interval = 0;
     s->counted = 0;
     s->counted_allocs = s->counted_bytes = 0;
+    s->leak_sum = 0;
     s->nmarks = s->nmrows = 0;
     for (size_t i = 0; i < s->nck; i++)
         free(s->cks[i].later);
@@ -349,37 +367,38 @@ static int table_reset(table_t *t, size_t vsize)
     return t->keys && t->vals ? 0 : -1;
 }
 
-/* The thread entry of tid, made on first use. NULL: out of memory. */
-static threadagg_t *thread_of(cv__summary_t *s, uint32_t tid)
+/* thread_of's lookup in the table. Only here does the threads table grow, and the entry
+ * returned is where the values are now, so last_th stays valid; a caller that holds another
+ * entry across a lookup checks threads.gen (cv__summary_free). */
+static __attribute__((noinline)) threadagg_t *thread_find(cv__summary_t *s, uint32_t tid)
 {
-    /* Events come in runs of one thread: the last lookup is usually the answer. */
-    if (s->last_th && s->last_vals == (const void *)s->threads.vals && s->last_th->tid == tid)
-        return s->last_th;
     threadagg_t *t = table_at(&s->threads, tid);
     if (t) {
         t->tid = tid;
         s->last_th = t;
-        s->last_vals = s->threads.vals;
     }
     return t;
 }
 
-static unsigned size_class(uint64_t size)
+/* The thread entry of tid, made on first use. NULL: out of memory. Events come in runs of one
+ * thread: the last lookup is usually the answer, a load and a compare inline. */
+static inline threadagg_t *thread_of(cv__summary_t *s, uint32_t tid)
+{
+    if (s->last_th && s->last_th->tid == tid)
+        return s->last_th;
+    return thread_find(s, tid);
+}
+
+static inline unsigned size_class(uint64_t size)
 {
     return size ? 64u - (unsigned)__builtin_clzll(size) : 0u; /* 0, or 1 + floor(log2(size)) */
 }
 
-/* The entry of (a stack, sub) in t, whose key is key, through the stack's one-entry cache c.
- * A stack's blocks mostly come in one size class, and its never-freed blocks, drained in time
- * order, in one slice after another: the cache answers most lookups without hashing or
- * probing (table_at was a fifth of the summaries' counting). The table itself is filled as
- * without the cache, in the same order, so its rows come out as they did. NULL: out of
- * memory. */
-static keyagg_t *cached_at(table_t *t, struct kcache *c, uint32_t sub, uint64_t key)
+/* cached_at's miss: the table's lookup, and the cache set to its answer. */
+static __attribute__((noinline)) keyagg_t *cache_fill(table_t *t, struct kcache *c, uint32_t sub,
+                                                      uint64_t bt, uint64_t per)
 {
-    if (c->sub == sub + 1 && c->gen == (uint16_t)t->gen)
-        return (keyagg_t *)(t->vals + (size_t)c->slot * sizeof(keyagg_t));
-    keyagg_t *v = table_at(t, key);
+    keyagg_t *v = table_at(t, bt * per + sub + 1);
     if (v) {
         c->slot = (uint32_t)(((unsigned char *)v - t->vals) / sizeof(keyagg_t));
         c->gen = (uint16_t)t->gen;
@@ -388,10 +407,24 @@ static keyagg_t *cached_at(table_t *t, struct kcache *c, uint32_t sub, uint64_t 
     return v;
 }
 
-static keyagg_t *size_of(cv__summary_t *s, stackagg_t *a, uint64_t bt, uint64_t size)
+/* The entry of (stack bt, sub) in t, whose key is bt * per + sub + 1, through the stack's
+ * one-entry cache c. A stack's blocks mostly come in one size class, and its never-freed blocks, drained in time
+ * order, in one slice after another: the cache answers most lookups without hashing or
+ * probing (table_at was a fifth of the summaries' counting), and its test is inline (the call
+ * was a tenth). The table itself is filled as without the cache, in the same order, so its
+ * rows come out as they did. NULL: out of memory. */
+static inline keyagg_t *cached_at(table_t *t, struct kcache *c, uint32_t sub, uint64_t bt,
+                                  uint64_t per)
+{
+    if (c->sub == sub + 1 && c->gen == (uint16_t)t->gen)
+        return (keyagg_t *)(t->vals + (size_t)c->slot * sizeof(keyagg_t));
+    return cache_fill(t, c, sub, bt, per);
+}
+
+static inline keyagg_t *size_of(cv__summary_t *s, stackagg_t *a, uint64_t bt, uint64_t size)
 {
     unsigned cls = size_class(size);
-    return cached_at(&s->sizes, &a->zlast, cls, bt * 128 + cls + 1);
+    return cached_at(&s->sizes, &a->zlast[cls & 3], cls, bt, 128);
 }
 
 /* Grows *arrayp, an array of *cap elements of elem bytes indexed by stack or site id, by
@@ -412,12 +445,12 @@ static int grow_zeroed(void *arrayp, size_t *cap, size_t i, size_t elem)
     return 0;
 }
 
-static stackagg_t *stack_of(cv__summary_t *s, uint64_t bt)
+/* The entry of a stack the recording has not used yet: room for it, and on the list. Its
+ * first allocation sets first_t and min_size (cv__summary_alloc). */
+static __attribute__((noinline)) stackagg_t *stack_first(cv__summary_t *s, uint64_t bt)
 {
     if (bt >= s->capst && grow_zeroed(&s->st, &s->capst, bt, sizeof *s->st) != 0)
         return NULL;
-    if (bt >= s->nst)
-        s->nst = bt + 1;
     stackagg_t *a = &s->st[bt];
     if (!a->on_used) {
         if (rheap_grow(&s->used, &s->capused, s->nused, sizeof *s->used, 256) != 0)
@@ -444,10 +477,17 @@ static void sort_used(cv__summary_t *s)
     s->used_sorted = 1;
 }
 
-/* A block's weight: 1 in a trace, without the call into profile.c that every event paid. */
-static inline double weight_of(const cv__summary_t *s, uint64_t size)
+/* A block's weight *w and its bytes weighed *wb: 1 and the size in a trace, without the call
+ * into profile.c that every event paid nor the product (1 times the size is the size). */
+static inline void weigh(const cv__summary_t *s, uint64_t size, double *w, double *wb)
 {
-    return s->interval ? cv__profile_weight(size, s->interval) : 1.0;
+    if (!s->interval) {
+        *w = 1.0;
+        *wb = (double)size;
+    } else {
+        *w = cv__profile_weight(size, s->interval);
+        *wb = *w * (double)size;
+    }
 }
 
 static void fail(cv__summary_t *s)
@@ -460,21 +500,17 @@ static void fail(cv__summary_t *s)
 static inline void close_heap(cv__summary_t *s)
 {
     slice_t *sl = &s->slice[s->now >> s->width_log2];
-    if (!sl->seen || s->live_bytes > sl->max_live) {
-        sl->max_live = s->live_bytes;
-        sl->seen = 1;
-    }
+    /* A new high is above every slice's most too: while the heap grows, one test. */
     if (s->live_bytes > s->peak_bytes) {
         s->peak_bytes = s->live_bytes;
         s->peak_blocks = s->live_blocks;
         s->peak_t = s->now;
-        for (size_t i = 0; i < s->ndirty; i++) {
-            stackagg_t *a = &s->st[s->dirty[i]];
-            a->peak_blocks = a->live_blocks;
-            a->peak_bytes = a->live_bytes;
-            a->dirty = 0;
-        }
-        s->ndirty = 0;
+        s->peaks++; /* each stack's picture is taken when it next changes (touch) */
+        sl->max_live = s->live_bytes;
+        sl->seen = 1;
+    } else if (!sl->seen || s->live_bytes > sl->max_live) {
+        sl->max_live = s->live_bytes;
+        sl->seen = 1;
     }
 }
 
@@ -545,15 +581,9 @@ static void checkpoint(cv__summary_t *s, int64_t t)
     s->cks[s->nck++] = (struct ckpt){.t = t, .blocks = s->live_blocks, .bytes = s->live_bytes};
 }
 
-/* The checkpoint interval holding time t: the last checkpoint before t. */
-static size_t interval_of(cv__summary_t *s, uint64_t t)
+/* interval_of's search, when the interval is not the one found last. */
+static __attribute__((noinline)) size_t interval_find(cv__summary_t *s, uint64_t t)
 {
-    /* The end's never-freed blocks come in time order, mostly from the interval of the one
-     * before: a binary search for each (its dependent loads) took most of their summing. */
-    size_t k = s->ck_hint;
-    if (k < s->nck && s->cks[k].t < (int64_t)t &&
-        (k + 1 == s->nck || s->cks[k + 1].t >= (int64_t)t))
-        return k;
     size_t lo = 0, hi = s->nck; /* cks[lo].t < t; cks[0].t is -1 */
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
@@ -566,16 +596,16 @@ static size_t interval_of(cv__summary_t *s, uint64_t t)
     return lo;
 }
 
-static void ck_touch(cv__summary_t *s, stackagg_t *a, uint64_t bt)
+/* The checkpoint interval holding time t: the last checkpoint before t. The end's
+ * never-freed blocks come in time order, mostly from the interval of the one before: a binary
+ * search for each (its dependent loads) took most of their summing. */
+static inline size_t interval_of(cv__summary_t *s, uint64_t t)
 {
-    if (a->ck_dirty)
-        return;
-    if (rheap_grow(&s->ckdirty, &s->capckdirty, s->nckdirty, sizeof *s->ckdirty, 1024) != 0) {
-        fail(s);
-        return;
-    }
-    a->ck_dirty = 1;
-    s->ckdirty[s->nckdirty++] = bt;
+    size_t k = s->ck_hint;
+    if (k < s->nck && s->cks[k].t < (int64_t)t &&
+        (k + 1 == s->nck || s->cks[k + 1].t >= (int64_t)t))
+        return k;
+    return interval_find(s, t);
 }
 
 /* Adds id to the range [*lo, *hi) (empty when equal). */
@@ -766,6 +796,23 @@ static void thin(cv__summary_t *s)
     free(to);
 }
 
+/* at()'s bound: the earliest time that ends the current checkpoint interval, falls past the
+ * timeline's slices or passes the first marker not yet passed (each saturated at UINT64_MAX, a
+ * time at() sends to at_slow too, which is always right). Set after each instant at_slow
+ * applies, and lowered by a new marker. */
+static void fast_reset(cv__summary_t *s)
+{
+    unsigned ck = s->width_log2 + CK_SHIFT;
+    uint64_t until = UINT64_MAX;
+    if (ck < 64 && (s->now >> ck) + 1 < ((uint64_t)1 << (64 - ck)))
+        until = ((s->now >> ck) + 1) << ck;
+    if (s->width_log2 + 10 < 64 && ((uint64_t)SLICES << s->width_log2) < until) /* 2^10 slices */
+        until = (uint64_t)SLICES << s->width_log2;
+    if (s->nmarks && s->marks[0] < until)
+        until = s->marks[0] + 1;
+    s->fast_until = s->started ? until : 0;
+}
+
 /* at() for the instants that start the recording, pass a marker, widen the timeline or cross
  * a checkpoint: the clock moved to t. */
 static void at_slow(cv__summary_t *s, uint64_t t)
@@ -790,6 +837,7 @@ static void at_slow(cv__summary_t *s, uint64_t t)
     if (was && s->now >> ck != t >> ck && (t >> ck) << ck <= INT64_MAX)
         checkpoint(s, (int64_t)((t >> ck) << ck) - 1);
     s->now = t;
+    fast_reset(s);
 }
 
 /* Moves the clock to t. Events come in time order; one that does not (a clock step the
@@ -799,11 +847,11 @@ static void at_slow(cv__summary_t *s, uint64_t t)
  * at_slow's (two calls per event were a fifth of the summaries' counting). */
 static inline void at(cv__summary_t *s, uint64_t t)
 {
-    if (s->started && t <= s->now)
+    if (t <= s->now && s->started)
         return;
-    unsigned ck = s->width_log2 + CK_SHIFT;
-    if (s->started && t >> s->width_log2 < SLICES && s->now >> ck == t >> ck &&
-        (!s->nmarks || s->marks[0] >= t)) {
+    /* The same test as "inside the slice range, in the interval of s->now, before no marker",
+     * computed once per slow instant (fast_reset). */
+    if (t < s->fast_until) {
         close_heap(s);
         s->now = t;
         return;
@@ -811,16 +859,43 @@ static inline void at(cv__summary_t *s, uint64_t t)
     at_slow(s, t);
 }
 
-static void touch(cv__summary_t *s, stackagg_t *a, uint64_t bt)
+/* Puts stack bt on the list of stacks touched since the last checkpoint. */
+static __attribute__((noinline)) void ck_list_add(cv__summary_t *s, stackagg_t *a, uint64_t bt)
 {
-    if (a->dirty)
-        return;
-    if (rheap_grow(&s->dirty, &s->capdirty, s->ndirty, sizeof *s->dirty, 1024) != 0) {
+    if (rheap_grow(&s->ckdirty, &s->capckdirty, s->nckdirty, sizeof *s->ckdirty, 1024) != 0) {
         fail(s);
         return;
     }
-    a->dirty = 1;
-    s->dirty[s->ndirty++] = bt;
+    a->ck_dirty = 1;
+    s->ckdirty[s->nckdirty++] = bt;
+}
+
+/* The stack's live totals are about to change (at() has closed the instants before): its
+ * picture at the latest high is taken if that high came after its last change, and it goes on
+ * the list copied at the next checkpoint unless it is on it. */
+static inline void touch(cv__summary_t *s, stackagg_t *a, uint64_t bt)
+{
+    if (a->peak_seen != s->peaks) {
+        a->peak_blocks = a->live_blocks;
+        a->peak_bytes = a->live_bytes;
+        a->peak_seen = s->peaks;
+    }
+    if (!a->ck_dirty)
+        ck_list_add(s, a, bt);
+}
+
+/* The end of the recording: the stacks that did not change since the last high hold what they
+ * held then. */
+static void peak_pictures(cv__summary_t *s)
+{
+    for (size_t u = 0; u < s->nused; u++) {
+        stackagg_t *a = &s->st[s->used[u]];
+        if (a->peak_seen != s->peaks) {
+            a->peak_blocks = a->live_blocks;
+            a->peak_bytes = a->live_bytes;
+            a->peak_seen = s->peaks;
+        }
+    }
 }
 
 void cv__summary_marker(cv__summary_t *s, uint64_t t)
@@ -839,6 +914,8 @@ void cv__summary_marker(cv__summary_t *s, uint64_t t)
     memmove(s->marks + i + 1, s->marks + i, (s->nmarks - i) * sizeof *s->marks);
     s->marks[i] = t;
     s->nmarks++;
+    if (t < s->fast_until)
+        s->fast_until = t + 1; /* at() sends the instant past it to at_slow */
 }
 
 void cv__summary_wall(cv__summary_t *s, uint64_t wall_ns)
@@ -872,18 +949,28 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
 {
     if (s->failed)
         return;
-    double w = weight_of(s, b->size), wb = w * (double)b->size;
-    stackagg_t *a = stack_of(s, b->bt);
+    double w, wb;
+    weigh(s, b->size, &w, &wb);
+    /* A stack used already is the inline case; the first allocation of a stack in the
+     * recording starts its first_t and min_size (a weight is never 0: blocks stays nonzero). */
+    stackagg_t *a;
+    if (b->bt < s->capst && s->st[b->bt].on_used) {
+        a = &s->st[b->bt];
+    } else {
+        if (!(a = stack_first(s, b->bt))) {
+            fail(s);
+            return;
+        }
+        a->first_t = b->t;
+        a->min_size = b->size;
+    }
     threadagg_t *th = thread_of(s, b->tid);
-    if (!a || !th) {
+    if (!th) {
         fail(s);
         return;
     }
     at(s, b->t);
-    if (!a->blocks) {
-        a->first_t = b->t;
-        a->min_size = b->size;
-    }
+    touch(s, a, b->bt);
     a->blocks += w;
     a->bytes += wb;
     a->last_t = b->t;
@@ -893,8 +980,6 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
         a->max_size = b->size;
     a->live_blocks += w;
     a->live_bytes += wb;
-    touch(s, a, b->bt);
-    ck_touch(s, a, b->bt);
     s->live_blocks += w;
     s->live_bytes += wb;
     s->allocs += w;
@@ -904,13 +989,12 @@ void cv__summary_alloc(cv__summary_t *s, const cv__live_t *b)
     sl->alloc_bytes += wb;
     th->allocs += w;
     th->alloc_bytes += wb;
-    if (th->pend && th->pend_freed) {
+    if (th->pend == PEND_FREED) {
         stackagg_t *p = &s->st[th->pend_bt];
         p->temp_blocks += th->pend_w;
         p->temp_bytes += th->pend_bytes;
     }
-    th->pend = 1;
-    th->pend_freed = 0;
+    th->pend = PEND_LIVE;
     th->pend_addr = b->addr;
     th->pend_t = b->t;
     th->pend_bt = b->bt;
@@ -931,32 +1015,45 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     if (s->failed)
         return;
     stackagg_t *a = &s->st[b->bt]; /* made by summary_alloc */
-    threadagg_t *owner = thread_of(s, b->tid);
-    threadagg_t *by = freer ? thread_of(s, freer) : NULL;
+    threadagg_t *owner = thread_of(s, b->tid), *by = NULL;
+    if (freer && freer == b->tid) {
+        by = owner; /* mostly: the thread that allocated frees (0: an address reused) */
+    } else if (freer) {
+        uint32_t gen = s->threads.gen;
+        by = thread_of(s, freer);
+        /* A freeing thread met for the first time may have grown the table under owner. */
+        if (owner && s->threads.gen != gen)
+            owner = thread_of(s, b->tid);
+    }
     if (!owner || (freer && !by)) {
         fail(s);
         return;
     }
-    double w = weight_of(s, b->size), wb = w * (double)b->size;
+    double w, wb;
+    weigh(s, b->size, &w, &wb);
     at(s, t);
+    touch(s, a, b->bt);
     uint64_t life = t - b->t;
     if (!a->freed_blocks || life < a->life_min)
         a->life_min = life;
     if (life > a->life_max)
         a->life_max = life;
     a->life_total += life;
-    a->life_weighed += w * (double)life;
+    if (s->interval) /* written in profile mode only, as life_total in a trace */
+        a->life_weighed += w * (double)life;
+    /* The decade: 0 under 1 us, then one more for each power of ten up to 8 (10 s and more),
+     * by comparisons rather than a division per decade. */
     unsigned d = 0;
-    for (uint64_t x = life; x >= 1000 && d < 8; x /= 10)
-        d++;
+    if (life >= 1000u)
+        d = 1u + (life >= 10000u) + (life >= 100000u) + (life >= 1000000u) +
+            (life >= 10000000u) + (life >= 100000000u) + (life >= 1000000000u) +
+            (life >= 10000000000u);
     a->life[d] += w;
     a->life_bytes[d] += wb;
     a->freed_blocks += w;
     a->freed_bytes += wb;
     a->live_blocks -= w;
     a->live_bytes -= wb;
-    touch(s, a, b->bt);
-    ck_touch(s, a, b->bt);
     struct ckpt *k = &s->cks[s->nck - 1];
     range_add(&k->free_lo, &k->free_hi, id);
     size_t born = interval_of(s, b->t);
@@ -970,7 +1067,7 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     sl->frees += w;
     sl->freed_bytes += wb;
     if (owner->pend && owner->pend_addr == b->addr && owner->pend_t == b->t)
-        owner->pend_freed = 1;
+        owner->pend = PEND_FREED;
     if (by) {
         by->frees += w;
         by->freed_bytes += wb;
@@ -981,37 +1078,148 @@ void cv__summary_free(cv__summary_t *s, const cv__live_t *b, uint64_t t, uint32_
     }
 }
 
+/* The never-freed blocks of a trace, while their sums are exact: each block weighs 1, so
+ * every sum is an integer, and integers below 2^53 add up exactly in doubles in any order.
+ * Every figure they go into is a sum of never-freed bytes of the recording, below leak_sum: a
+ * batch starts only while it is under 2^52, and a block of 2^32 bytes or more ends the exact
+ * part (128 blocks then add less than 2^39). The blocks come in time order, so in runs of one
+ * thread, stack, timeline slice and checkpoint interval: a run's blocks are counted in
+ * integers, by size class, and the run added once to its thread, its (stack, slice) entry,
+ * each of its (stack, size class) entries, its stack's first and last times and its
+ * checkpoint's range of ids. The tables are looked up at the first block of each run, so the
+ * entries they make come in the order they did block by block. Returns how many blocks of b it
+ * summed (fewer on a large block, or out of memory: failed set); the caller sums the rest. */
+static size_t leaked_exact(cv__summary_t *s, const cv__live_t *b, size_t n, uint64_t id)
+{
+    const unsigned width = s->width_log2;
+    uint64_t cls_blocks[33], cls_bytes[33]; /* by size class: under 2^32 bytes, 0 to 32 */
+    memset(cls_blocks, 0, sizeof cls_blocks);
+    memset(cls_bytes, 0, sizeof cls_bytes);
+    size_t i = 0;
+    while (i < n && !(b[i].size >> 32)) {
+        const cv__live_t *x0 = &b[i];
+        const uint32_t tid = x0->tid;
+        const uint64_t bt = x0->bt, slice = x0->t >> width;
+        const size_t ck = interval_of(s, x0->t);
+        const int64_t lo = s->cks[ck].t, hi = ck + 1 < s->nck ? s->cks[ck + 1].t : INT64_MAX;
+        uint64_t tmin = x0->t, tmax = x0->t, bytes = 0, classes = 0;
+        size_t j = i;
+        for (; j < n; j++) {
+            const cv__live_t *x = &b[j];
+            if (x->tid != tid || x->bt != bt || x->t >> width != slice || (int64_t)x->t <= lo ||
+                (int64_t)x->t > hi || x->size >> 32)
+                break;
+            unsigned c = size_class(x->size);
+            cls_blocks[c]++;
+            cls_bytes[c] += x->size;
+            classes |= (uint64_t)1 << c;
+            bytes += x->size;
+            tmin = x->t < tmin ? x->t : tmin;
+            tmax = x->t > tmax ? x->t : tmax;
+        }
+        stackagg_t *a = &s->st[bt];
+        threadagg_t *th = thread_of(s, tid);
+        keyagg_t *l = th ? cached_at(&s->leaks, &a->llast, (uint32_t)slice, bt, SLICES) : NULL;
+        if (!l) {
+            fail(s);
+            return i;
+        }
+        double nb = (double)(j - i), ny = (double)bytes;
+        th->leaked_blocks += nb;
+        th->leaked_bytes += ny;
+        l->blocks += nb;
+        l->bytes += ny;
+        while (classes) {
+            unsigned c = (unsigned)__builtin_ctzll(classes);
+            classes &= classes - 1;
+            keyagg_t *z = cached_at(&s->sizes, &a->zlast[c & 3], c, bt, 128);
+            if (!z) {
+                fail(s);
+                return i;
+            }
+            z->leaked_blocks += (double)cls_blocks[c];
+            z->leaked_bytes += (double)cls_bytes[c];
+            cls_blocks[c] = cls_bytes[c] = 0;
+        }
+        if (!a->leak_first || tmin < a->leak_first - 1)
+            a->leak_first = tmin + 1; /* + 1: 0 means none */
+        if (tmax + 1 > a->leak_last)
+            a->leak_last = tmax + 1;
+        struct ckpt *k = &s->cks[ck];
+        range_add(&k->leak_lo, &k->leak_hi, id + i);
+        range_add(&k->leak_lo, &k->leak_hi, id + j - 1);
+        s->leak_sum += bytes;
+        i = j;
+    }
+    return i;
+}
+
+void cv__summary_leaked_batch(cv__summary_t *s, const cv__live_t *b, size_t n, uint64_t id)
+{
+    if (s->failed || !n)
+        return;
+    if (!s->interval && s->leak_sum < LEAK_EXACT) {
+        size_t done = leaked_exact(s, b, n, id);
+        if (done == n || s->failed)
+            return;
+        b += done;
+        n -= done;
+        id += done;
+    }
+    /* Leaks are drained after the last event, so the slice width is final. */
+    const unsigned width = s->width_log2;
+    const int weighed = s->interval != 0;
+    /* Their ids are consecutive and their times mostly ascending: each run of blocks in one
+     * checkpoint interval widens its range of ids once, by its first and last ids. */
+    size_t run_ck = interval_of(s, b[0].t);
+    uint64_t run_first = id;
+    for (size_t i = 0; i < n; i++, id++) {
+        const cv__live_t *x = &b[i];
+        size_t ck = interval_of(s, x->t);
+        if (ck != run_ck) {
+            struct ckpt *k = &s->cks[run_ck];
+            range_add(&k->leak_lo, &k->leak_hi, run_first);
+            range_add(&k->leak_lo, &k->leak_hi, id - 1);
+            run_ck = ck;
+            run_first = id;
+        }
+        stackagg_t *a = &s->st[x->bt];
+        threadagg_t *th = thread_of(s, x->tid);
+        keyagg_t *z = size_of(s, a, x->bt, x->size);
+        if (!th || !z) {
+            fail(s);
+            return;
+        }
+        if (!a->leak_first || x->t < a->leak_first - 1)
+            a->leak_first = x->t + 1; /* + 1: 0 means none */
+        if (x->t + 1 > a->leak_last)
+            a->leak_last = x->t + 1;
+        double w = 1.0, wb = (double)x->size;
+        if (weighed)
+            weigh(s, x->size, &w, &wb);
+        /* These sums are leaked_exact's to bound too: past 2^52 it stays off. */
+        s->leak_sum = x->size >= LEAK_EXACT - s->leak_sum ? LEAK_EXACT : s->leak_sum + x->size;
+        th->leaked_blocks += w;
+        th->leaked_bytes += wb;
+        z->leaked_blocks += w;
+        z->leaked_bytes += wb;
+        uint64_t slice = x->t >> width;
+        keyagg_t *l = cached_at(&s->leaks, &a->llast, (uint32_t)slice, x->bt, SLICES);
+        if (!l) {
+            fail(s);
+            return;
+        }
+        l->blocks += w;
+        l->bytes += wb;
+    }
+    struct ckpt *k = &s->cks[run_ck];
+    range_add(&k->leak_lo, &k->leak_hi, run_first);
+    range_add(&k->leak_lo, &k->leak_hi, id - 1);
+}
+
 void cv__summary_leaked(cv__summary_t *s, const cv__live_t *b, uint64_t id)
 {
-    if (s->failed)
-        return;
-    struct ckpt *k = &s->cks[interval_of(s, b->t)];
-    range_add(&k->leak_lo, &k->leak_hi, id);
-    stackagg_t *a = &s->st[b->bt];
-    threadagg_t *th = thread_of(s, b->tid);
-    keyagg_t *z = size_of(s, a, b->bt, b->size);
-    if (!th || !z) {
-        fail(s);
-        return;
-    }
-    if (!a->leak_first || b->t < a->leak_first - 1)
-        a->leak_first = b->t + 1; /* + 1: 0 means none */
-    if (b->t + 1 > a->leak_last)
-        a->leak_last = b->t + 1;
-    double w = weight_of(s, b->size), wb = w * (double)b->size;
-    th->leaked_blocks += w;
-    th->leaked_bytes += wb;
-    z->leaked_blocks += w;
-    z->leaked_bytes += wb;
-    /* Leaks are drained after the last event, so the slice width is final. */
-    uint64_t slice = b->t >> s->width_log2;
-    keyagg_t *l = cached_at(&s->leaks, &a->llast, (uint32_t)slice, b->bt * SLICES + slice + 1);
-    if (!l) {
-        fail(s);
-        return;
-    }
-    l->blocks += w;
-    l->bytes += wb;
+    cv__summary_leaked_batch(s, b, 1, id);
 }
 
 /* ---- Writing the tables ---- */
@@ -2034,10 +2242,12 @@ int cv__summary_end(cv__summary_t *s, cv__db_t *db, cv__sites_t *sites, uint64_t
 {
     if (!s->failed && s->started)
         close_instant(s, 0, 1);
+    if (!s->failed)
+        peak_pictures(s);
     /* A thread's last allocation has no next one: it is temporary when it was freed at all. */
     for (size_t i = 0; !s->failed && i <= s->threads.mask; i++) {
         const threadagg_t *t = (const threadagg_t *)(s->threads.vals + i * s->threads.vsize);
-        if (s->threads.keys[i] && t->pend && t->pend_freed) {
+        if (s->threads.keys[i] && t->pend == PEND_FREED) {
             s->st[t->pend_bt].temp_blocks += t->pend_w;
             s->st[t->pend_bt].temp_bytes += t->pend_bytes;
         }
