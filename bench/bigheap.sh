@@ -11,8 +11,8 @@
 # peak is the rheap process's own (VmHWM read while it runs), not the program's. For `rheap
 # convert` the CPU time is also split by thread: the converting thread (the process's first:
 # pairing, summaries, rows, the drain; decode and merge too when the recording has no reading
-# thread), the reading thread (`rheap reader`: decode and merge), the summaries' thread (`rheap
-# tally`) and the others (the database writer, the store's page filler), read from /proc/PID/task every 50 ms; the threads share two
+# thread), the reading thread (`rheap reader`: decode and merge) and the others (the database
+# writer, the store's page filler), read from /proc/PID/task every 50 ms; the threads share two
 # cores, so the conversion cannot take less wall time than the largest of them. The load average is printed first and last: wall
 # times mean something only when it is low. Nothing is kept.
 # With MEMORY set, both convert and run get `--memory $MEMORY` (the live-block store's budget) and
@@ -84,7 +84,7 @@ run_timed() {
 }
 # threads_timed: one `rheap convert` of the big recording under /usr/bin/time, its threads' CPU
 # read from /proc while it runs; appends "seconds kilobytes cpu converting-cpu others-cpu
-# reader-cpu tally-cpu" to convert.txt.
+# reader-cpu" to convert.txt.
 threads_timed() {
     rm -f out.db t.txt
     /usr/bin/time -f "%e %M %U %S" -o t.txt "$RHEAP" convert --no-progress --memory "$MEMORY" "$RIP" -o out.db >/dev/null 2>err.txt &
@@ -93,7 +93,6 @@ threads_timed() {
     pid=
     conv=0
     reader=0
-    tally=0
     while kill -0 "$tpid" 2>/dev/null; do
         [ -n "$pid" ] || pid=$(pgrep -P "$tpid" || true)
         if [ -n "$pid" ]; then
@@ -101,24 +100,22 @@ threads_timed() {
             c=$(awk -v t="$tck" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / t }' \
                 "/proc/$pid/task/$pid/stat" 2>/dev/null) || c=
             [ -z "$c" ] || conv=$c
-            # the reading thread's and the summaries', while they live (the reading thread
-            # ends before the drain, the summaries' after it)
+            # the reading thread's, while it lives (it ends before the drain)
             for task in /proc/"$pid"/task/*; do
-                name=$(cat "$task/comm" 2>/dev/null) || continue
-                [ "$name" = "rheap reader" ] || [ "$name" = "rheap tally" ] || continue
+                [ "$(cat "$task/comm" 2>/dev/null)" = "rheap reader" ] || continue
                 c=$(awk -v t="$tck" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / t }' \
                     "$task/stat" 2>/dev/null) || c=
-                [ -z "$c" ] || { if [ "$name" = "rheap reader" ]; then reader=$c; else tally=$c; fi; }
+                [ -z "$c" ] || reader=$c
             done
         fi
         sleep 0.05
     done
     wait "$tpid" || { echo "convert failed" >&2; exit 1; }
-    awk -v r="$conv" -v d="$reader" -v y="$tally" '{ c = $3 + $4; printf "%s %s %.2f %.2f %.2f %.2f %.2f\n", $1, $2, c, r, c - r - d - y, d, y }' t.txt >>convert.txt
+    awk -v r="$conv" -v d="$reader" '{ c = $3 + $4; printf "%s %s %.2f %.2f %.2f %.2f\n", $1, $2, c, r, c - r - d, d }' t.txt >>convert.txt
     spill=$(sed -n 's/.*went to disk on the way (\([0-9.]*\) MiB of temporary file.*/\1/p' err.txt)
     echo "${spill:-0}" >>convert.spill
     set -- $(tail -n 1 convert.txt)
-    echo "  convert: $1 s, $(($2 / 1024)) MiB, $3 s CPU: converting thread $4 s, reading thread $6 s, summaries' thread $7 s, writer and filler $5 s; ${spill:-0} MiB spilled"
+    echo "  convert: $1 s, $(($2 / 1024)) MiB, $3 s CPU: converting thread $4 s, reading thread $6 s, writer and filler $5 s; ${spill:-0} MiB spilled"
 }
 timed baseline "$RHEAP" convert --no-progress "$SMALL" -o small.db
 i=0
@@ -149,10 +146,9 @@ for name in convert heaptrack_print run; do
         r=$(cut -d' ' -f4 convert.txt | median)
         w=$(cut -d' ' -f5 convert.txt | median)
         d=$(cut -d' ' -f6 convert.txt | median)
-        y=$(cut -d' ' -f7 convert.txt | median)
-        awk -v r="$r" -v w="$w" -v d="$d" -v y="$y" -v e="$EVENTS" 'BEGIN {
-            printf "convert by thread: converting %.2f s of CPU (%.2f M events/s), reading %.2f s, summaries %.2f s, writer and filler %.2f s (%.2f M events/s)\n",
-                   r, e / r / 1e6, d, y, w, e / w / 1e6 }'
+        awk -v r="$r" -v w="$w" -v d="$d" -v e="$EVENTS" 'BEGIN {
+            printf "convert by thread: converting %.2f s of CPU (%.2f M events/s), reading %.2f s, writer and filler %.2f s (%.2f M events/s)\n",
+                   r, e / r / 1e6, d, w, e / w / 1e6 }'
     fi
     awk -v kb="$kb" -v base="$base" -v n="$N" -v e="$EVENTS" -v s="$s" -v c="$cpu" -v name="$name" 'BEGIN {
         printf "%s: %.2f M events/s, %.2f M per CPU second (%d events); %.1f B per live block over the baseline of %d MiB, %.1f B over 64 MiB\n",

@@ -230,7 +230,6 @@ typedef struct ctx {
     cv__sym_t *sym;
     cv__stacks_t *stacks;
     cv__summary_t *sum;       /* a worker's own */
-    cv__tally_t *tally;       /* while a big recording merges: the thread that counts sum */
     int fatal;                /* the rheap_convert_status_t of the first error, 0 while none
                                  (warnings are counted in shared_t) */
     uint64_t next_id;         /* a worker's: rows of its recording so far (their ids from 1) */
@@ -277,38 +276,6 @@ typedef struct ctx {
      * Two threads per recording): the ring it hands merged events and markers into. */
     cv__ring_t *feed;
 } ctx_t;
-
-/* The summaries' calls: made here, or queued to the tally thread while it runs (tally.c). */
-static void sum_alloc(ctx_t *c, const cv__live_t *b)
-{
-    if (c->tally)
-        cv__tally_alloc(c->tally, b);
-    else
-        cv__summary_alloc(c->sum, b);
-}
-
-static void sum_free(ctx_t *c, const cv__live_t *b, uint64_t t, uint32_t freer)
-{
-    if (c->tally)
-        cv__tally_free(c->tally, b, t, freer, c->next_id + 1);
-    else
-        cv__summary_free(c->sum, b, t, freer, c->next_id + 1);
-}
-
-static void sum_marker(ctx_t *c, uint64_t t)
-{
-    if (c->tally)
-        cv__tally_marker(c->tally, t);
-    else
-        cv__summary_marker(c->sum, t);
-}
-
-/* Ends the tally thread, if one runs: the summary is this thread's again. */
-static void tally_stop(ctx_t *c)
-{
-    cv__tally_stop(c->tally);
-    c->tally = NULL;
-}
 
 /* Every warning and error of the conversion, its own and its parts' (cv__err_t, errors.c),
  * reaches the caller here: warnings are counted, and the first error decides the status. */
@@ -748,7 +715,7 @@ static int decode_next(ctx_t *c, stream_t *s, event_t *ev)
                 m->t = rec.t;
                 cv__ring_commit(c->feed);
             } else {
-                sum_marker(c, rec.t);
+                cv__summary_marker(c->sum, rec.t);
             }
             pthread_mutex_lock(&c->sh->db_mu);
             int mrc = cv__db_marker(c->db, c->pid, c->recording, s->tid, rec.t,
@@ -1291,7 +1258,7 @@ static int destroy_pool(ctx_t *c, cv__pairs_t *live, const stream_t *s, const ev
             cv__live_t b;
             if (!cv__pairs_take(live, addrs[i], &b))
                 continue;
-            sum_free(c, &b, e->t, s->tid);
+            cv__summary_free(c->sum, &b, e->t, s->tid, c->next_id + 1);
             if (write_row(c, &b, 1, e->t, s->id, NULL) != 0)
                 return -1;
         }
@@ -1306,7 +1273,7 @@ static int apply_release(ctx_t *c, cv__pairs_t *live, const stream_t *s, const e
 {
     cv__live_t b;
     if (cv__pairs_take(live, e->old_addr, &b)) {
-        sum_free(c, &b, e->old_t, s->tid);
+        cv__summary_free(c->sum, &b, e->old_t, s->tid, c->next_id + 1);
         return write_row(c, &b, 1, e->old_t, s->id, old_id);
     }
     c->unmatched_frees++;
@@ -1341,7 +1308,7 @@ static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s, const event_t *e, uin
         return apply_map(c, s, e, 0);
     if (e->is_free == EV_FREE) {
         if (cv__pairs_take(live, e->addr, &b)) {
-            sum_free(c, &b, e->t, s->tid);
+            cv__summary_free(c->sum, &b, e->t, s->tid, c->next_id + 1);
             return write_row(c, &b, 1, e->t, s->id, NULL);
         }
         c->unmatched_frees++;
@@ -1376,11 +1343,11 @@ static int apply(ctx_t *c, cv__pairs_t *live, stream_t *s, const event_t *e, uin
         /* The address was handed out again, so the earlier block was freed by then, but its
          * free was not recorded: close it at the reuse, with no freeing thread. */
         c->reused_live++;
-        sum_free(c, &old, e->t, 0);
-        sum_alloc(c, &b);
+        cv__summary_free(c->sum, &old, e->t, 0, c->next_id + 1);
+        cv__summary_alloc(c->sum, &b);
         return write_row(c, &old, 1, e->t, RHEAP_NO_THREAD, NULL);
     }
-    sum_alloc(c, &b);
+    cv__summary_alloc(c->sum, &b);
     return 0;
 }
 
@@ -2148,7 +2115,7 @@ static int convert_ring(ctx_t *c, streams_t *v, cv__pairs_t *live, cv__ring_t *r
         if (m.kind == EV_END)
             return m.size ? -1 : 0;
         if (m.kind == EV_MARKER) {
-            sum_marker(c, m.t);
+            cv__summary_marker(c->sum, m.t);
             continue;
         }
         stream_t *s = &v->s[m.stream];
@@ -2221,9 +2188,6 @@ static int merge_events(ctx_t *c, streams_t *v, rip_recording_t **rr, procinfo_t
                         cv__pairs_t *live_map)
 {
     if (pipe_pays(c, v)) {
-        /* The summaries too get a thread of their own (tally.c); without one, this thread
-         * counts them. */
-        c->tally = cv__tally_start(c->sum);
         int rc = merge_pipe(c, v, live_map);
         if (rc <= 0)
             return rc;
@@ -2314,10 +2278,7 @@ static int end_blocks(ctx_t *c, const streams_t *v, cv__pairs_t *live_map)
         more = cv__pairs_drain_next(live_map, &rest[n]);
         if (more > 0 && ++n < sizeof rest / sizeof *rest)
             continue;
-        if (c->tally)
-            cv__tally_leaked(c->tally, rest, n, c->next_id + 1);
-        else
-            cv__summary_leaked_batch(c->sum, rest, n, c->next_id + 1);
+        cv__summary_leaked_batch(c->sum, rest, n, c->next_id + 1);
         for (size_t i = 0; i < n; i++)
             if (write_row(c, &rest[i], 0, 0, RHEAP_NO_THREAD, NULL) != 0)
                 return -1;
@@ -2327,7 +2288,6 @@ static int end_blocks(ctx_t *c, const streams_t *v, cv__pairs_t *live_map)
         store_fail(c, live_map);
         return -1;
     }
-    tally_stop(c);
     if (end_maps(c) != 0)
         return -1;
     for (size_t i = 0; i < v->n; i++)
@@ -2515,7 +2475,6 @@ static int convert_recording(ctx_t *c, const char *dir, rip_recording_t **rr, in
              merge_events(c, &v, rr, &p, live_map) == 0 && end_blocks(c, &v, live_map) == 0 &&
              write_recording(c, &v, &p, c->unmatched_frees - unmatched_before) == 0)
         rc = 0;
-    tally_stop(c); /* after a failure on the way */
     procinfo_free(&p);
     for (size_t i = 0; i < v.n; i++) {
         rip_reader_close(v.s[i].r);

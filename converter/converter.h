@@ -583,21 +583,6 @@ void cv__summary_wall(cv__summary_t *s, uint64_t wall_ns);
  * summary has written, into timeline_totals. 0; 1 out of memory; -1 database error. */
 int cv__summary_treeline_write(cv__summary_t *s, struct sqlite3 *h);
 
-/* ---- tally.c: a recording's summaries counted on a thread of their own ----
- * The same calls as summary.c's, queued through a ring to a thread that makes them in order.
- * Between start and stop only that thread touches the summary. */
-typedef struct cv__tally cv__tally_t;
-
-/* Starts the thread for summary s. NULL: it could not be started (call s directly). */
-cv__tally_t *cv__tally_start(cv__summary_t *s);
-void cv__tally_alloc(cv__tally_t *q, const cv__live_t *b);
-void cv__tally_free(cv__tally_t *q, const cv__live_t *b, uint64_t t, uint32_t freer, uint64_t id);
-/* cv__summary_leaked_batch's blocks: b[0 .. n), their rows' ids from id on. */
-void cv__tally_leaked(cv__tally_t *q, const cv__live_t *b, size_t n, uint64_t id);
-void cv__tally_marker(cv__tally_t *q, uint64_t t);
-/* Waits until every queued call is made, and ends the thread (nothing when q is NULL). */
-void cv__tally_stop(cv__tally_t *q);
-
 /* ---- treeline.c: the timeline of every recording together (timeline_totals) ----
  * The figures a recording's slice adds to the tree's slice that holds its start, each as its
  * row of `timeline` has it; a recording's end adds what it left live and one ended. */
