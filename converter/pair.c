@@ -1644,6 +1644,39 @@ static int load_spilled(cv__pairs_t *p)
     return 0;
 }
 
+/* Compacts the shards of one parity (every shard when parity is UINT32_MAX) and sorts them by
+ * time, each a run of the drain. */
+static void sort_shards(cv__pairs_t *p, uint32_t parity, slot_t *tmp)
+{
+    for (uint32_t i = 0; i < p->nshards; i++) {
+        if (parity != UINT32_MAX && i % 2 != parity)
+            continue;
+        shard_t *sh = &p->shards[i];
+        uint32_t n = 0;
+        for (uint32_t j = 0; j < sh->cap; j++)
+            if (!slot_free(sh->meta[j]))
+                sh->slots[n++] = sh->slots[j];
+        sort_slots(sh->slots, tmp, n, p->tids);
+        p->runs[i].at = sh->slots;
+        p->runs[i].end = sh->slots + n;
+    }
+}
+
+/* The second sorting thread's shards and buffer. */
+typedef struct {
+    cv__pairs_t *p;
+    uint32_t parity;
+    slot_t *tmp;
+} sorter_t;
+
+static void *sort_main(void *arg)
+{
+    sorter_t *s = arg;
+    pthread_setname_np(pthread_self(), "rheap sorter");
+    sort_shards(s->p, s->parity, s->tmp);
+    return NULL;
+}
+
 int cv__pairs_drain_begin(cv__pairs_t *p)
 {
     /* What spilled comes back run by run; the blocks in memory go out first as the last run,
@@ -1674,16 +1707,22 @@ int cv__pairs_drain_begin(cv__pairs_t *p)
         return -1;
     }
     account(p, (ptrdiff_t)((size_t)per * sizeof *tmp));
-    for (uint32_t i = 0; i < p->nshards; i++) {
-        shard_t *sh = &p->shards[i];
-        uint32_t n = 0;
-        for (uint32_t j = 0; j < sh->cap; j++)
-            if (!slot_free(sh->meta[j]))
-                sh->slots[n++] = sh->slots[j];
-        sort_slots(sh->slots, tmp, n, p->tids);
-        p->runs[i].at = sh->slots;
-        p->runs[i].end = sh->slots + n;
+    /* The shards are sorted over two threads, each with a buffer of its own, when a second
+     * buffer and a thread can be had: with 8 M blocks live the sort took 0.2 s, the converting
+     * thread alone while the writer waited for the first rows. */
+    sorter_t other = {p, 1, NULL};
+    pthread_t thread;
+    int two = 0;
+    if (p->nshards > 1 && per >= SORT_PART && (other.tmp = malloc((size_t)per * sizeof *tmp)))
+        two = pthread_create(&thread, NULL, sort_main, &other) == 0;
+    if (two)
+        account(p, (ptrdiff_t)((size_t)per * sizeof *tmp));
+    sort_shards(p, two ? 0 : UINT32_MAX, tmp);
+    if (two) {
+        pthread_join(thread, NULL);
+        account(p, -(ptrdiff_t)((size_t)per * sizeof *tmp));
     }
+    free(other.tmp);
     free(tmp);
     account(p, -(ptrdiff_t)((size_t)per * sizeof *tmp));
     if (p->wcount) {
