@@ -34,8 +34,9 @@
  *   TLB maps in 4 KiB pages, every probe was a page walk too.
  * - At the end, what is still live comes out in allocation order without a copy of the store:
  *   each shard is compacted and radix-sorted whole by time (split by the top bits of its times
- *   first, so that the passes stay within the caches; through a buffer the size of the largest
- *   shard, as a growth's copy), and a tournament of losers over the 16 sorted shards, comparing
+ *   first, so that the passes stay within the caches; through a buffer of its largest part,
+ *   2 MiB at most; large shards over two threads, the odd ones on a thread of the drain's own
+ *   with a buffer of its own), and a tournament of losers over the 16 sorted shards, comparing
  *   times alone but for ties, yields the blocks.
  * - With a memory budget (cv__pairs_spill), the oldest half of the packed blocks go to disk
  *   when the store passes it (spill.c), and a shard gives up its room as they go; a take that
