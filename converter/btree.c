@@ -445,6 +445,16 @@ static int leaf_full(cv__btree_t *b)
     return push(b, 1, index, key, 0);
 }
 
+/* Counts the cell just laid at l->content into the leaf l as row `rowid`. */
+static void cell_added(cv__btree_t *b, level_t *l, int64_t rowid)
+{
+    put16(l->page + LEAF_HEADER + 2 * l->ncells, l->content);
+    l->ncells++;
+    l->last_key = rowid;
+    b->last_rowid = rowid;
+    b->rows++;
+}
+
 int cv__btree_add(cv__btree_t *b, int64_t rowid, const cv__bt_value_t *v, unsigned ncols)
 {
     if (b->failed)
@@ -505,11 +515,7 @@ int cv__btree_add(cv__btree_t *b, int64_t rowid, const cv__bt_value_t *v, unsign
         return -1;
     l->content -= size;
     memcpy(l->page + l->content, rec, size);
-    put16(l->page + LEAF_HEADER + 2 * l->ncells, l->content);
-    l->ncells++;
-    l->last_key = rowid;
-    b->last_rowid = rowid;
-    b->rows++;
+    cell_added(b, l, rowid);
     return 0;
 }
 
@@ -593,11 +599,7 @@ __attribute__((always_inline)) static inline int add_ints(cv__btree_t *b, int64_
         c += n;
     }
     memcpy(end, keep, sizeof keep);
-    put16(l->page + LEAF_HEADER + 2 * l->ncells, l->content);
-    l->ncells++;
-    l->last_key = rowid;
-    b->last_rowid = rowid;
-    b->rows++;
+    cell_added(b, l, rowid);
     return 0;
 }
 
