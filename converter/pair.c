@@ -729,6 +729,29 @@ static void shard_release(cv__pairs_t *p, shard_t *sh)
     *sh = (shard_t){0};
 }
 
+/* The first free slot from group g on in `to` (of `groups` groups), a new shard being filled
+ * (no deleted slots), taken: *cur is the group whose free slots *free_bits holds, kept by the
+ * caller across blocks (see place_all). */
+static inline __attribute__((always_inline)) uint32_t take_free(const shard_t *to,
+                                                                 uint32_t groups, uint32_t g,
+                                                                 uint32_t *cur,
+                                                                 uint32_t *free_bits)
+{
+    for (;;) {
+        if (g != *cur) {
+            *cur = g;
+            *free_bits = group_free(&to->meta[(size_t)g * GROUP]);
+        }
+        if (*free_bits)
+            break;
+        if (++g == groups)
+            g = 0;
+    }
+    uint32_t j = g * GROUP + (uint32_t)__builtin_ctz(*free_bits);
+    *free_bits &= *free_bits - 1;
+    return j;
+}
+
 /* Places the blocks of src (n slots; with src_meta, those whose tags there are free skipped)
  * into `to`, which is new (no
  * deleted slots) and has room for them, in the order they come: the blocks of a shard's array
@@ -744,19 +767,7 @@ static void place_all(const slot_t *src, const uint8_t *src_meta, uint32_t n, sh
         if (src_meta && slot_free(src_meta[i]))
             continue;
         uint64_t h = hash_of(src[i].addr);
-        uint32_t g = home_of(h, to->cap);
-        for (;;) {
-            if (g != cur) {
-                cur = g;
-                free_bits = group_free(&to->meta[(size_t)g * GROUP]);
-            }
-            if (free_bits)
-                break;
-            if (++g == groups)
-                g = 0;
-        }
-        uint32_t j = g * GROUP + (uint32_t)__builtin_ctz(free_bits);
-        free_bits &= free_bits - 1;
+        uint32_t j = take_free(to, groups, home_of(h, to->cap), &cur, &free_bits);
         to->meta[j] = tag_of(h);
         to->slots[j] = src[i];
         to->count++;
@@ -800,19 +811,7 @@ static inline __attribute__((always_inline)) void rehash_dir(cv__pairs_t *p, sha
             held &= ~(1u << b);
             uint32_t i = og * GROUP + b;
             uint64_t h = hash_of(s[i].addr);
-            uint32_t g = home_of(h, to->cap);
-            for (;;) {
-                if (g != cur) {
-                    cur = g;
-                    free_bits = group_free(&to->meta[(size_t)g * GROUP]);
-                }
-                if (free_bits)
-                    break;
-                if (++g == groups)
-                    g = 0;
-            }
-            uint32_t j = g * GROUP + (uint32_t)__builtin_ctz(free_bits);
-            free_bits &= free_bits - 1;
+            uint32_t j = take_free(to, groups, home_of(h, to->cap), &cur, &free_bits);
             /* An old slot not read yet, holding a block: that block is set aside. */
             if (__builtin_expect(down ? j < i : j > i && j < sh->cap, 0) && !slot_free(old[j])) {
                 (void)scratch_room(p, aside + 1);
